@@ -1,0 +1,581 @@
+/* cluster.c - devices, links, the run loop, memory accounting and compute. */
+#include "cluster.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cblas.h>
+
+#include "internal.h"
+#include "preset.h"
+#include "units.h"
+
+double sl_wall_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double thread_cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void sl_cluster_config_default(sl_cluster_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->devices = 4;
+	cfg->devices_per_node = 0;
+	cfg->topology = SL_TOPO_FULL;
+	cfg->timing = SL_TIMING_MODEL;
+	cfg->slowdown = 0;
+	sl_preset_apply(sl_preset_find(SL_PRESET_DEFAULT), cfg);
+}
+
+int sl_cluster_config_check(const sl_cluster_config *cfg, sl_err *err)
+{
+	char a[32], b[32];
+	if (cfg->devices < 1 || cfg->devices > SL_MAX_DEVICES)
+		return sl_fail(err, SL_EINVAL, "device count %d is out of range (1 to %d)", cfg->devices,
+			       SL_MAX_DEVICES);
+	if (cfg->devices_per_node < 0 || cfg->devices_per_node > cfg->devices)
+		return sl_fail(err, SL_EINVAL, "devices per node %d is out of range (1 to %d devices)",
+			       cfg->devices_per_node, cfg->devices);
+	if (cfg->devices_per_node > 0 && cfg->devices % cfg->devices_per_node != 0)
+		return sl_fail(err, SL_EINVAL,
+			       "%d devices do not split into nodes of %d: the node size must divide the device count",
+			       cfg->devices, cfg->devices_per_node);
+	if (cfg->topology == SL_TOPO_RING && cfg->devices_per_node > 0 &&
+	    cfg->devices_per_node != cfg->devices)
+		return sl_fail(err, SL_EINVAL, "the ring topology is one node: drop --devices-per-node");
+	if (!(cfg->flops > 0) || !isfinite(cfg->flops))
+		return sl_fail(err, SL_EINVAL, "device compute rate must be positive");
+	if (cfg->memory == 0)
+		return sl_fail(err, SL_EINVAL, "device memory must be positive");
+	const sl_link_spec *sp[2] = {&cfg->intra, &cfg->inter};
+	for (int i = 0; i < 2; i++) {
+		const char *which = i ? "inter-node" : "intra-node";
+		if (!(sp[i]->bandwidth > 0) || !isfinite(sp[i]->bandwidth))
+			return sl_fail(err, SL_EINVAL, "%s bandwidth must be positive", which);
+		if (sp[i]->bandwidth < 1e3 || sp[i]->bandwidth > 1e15)
+			return sl_fail(err, SL_EINVAL, "%s bandwidth %s is out of range (1 KB/s to 1 PB/s)",
+				       which, sl_fmt_rate(sp[i]->bandwidth, a, sizeof a));
+		if (!(sp[i]->latency >= 0) || sp[i]->latency > 10)
+			return sl_fail(err, SL_EINVAL, "%s latency %s is out of range (0 to 10 s)", which,
+				       sl_fmt_time(sp[i]->latency, b, sizeof b));
+	}
+	if (cfg->slowdown != 0 && !(cfg->slowdown >= 1 && cfg->slowdown <= 1e6))
+		return sl_fail(err, SL_EINVAL, "slowdown %g is out of range (1 to 1000000, or 0 for none)",
+			       cfg->slowdown);
+	return SL_OK;
+}
+
+static int node_of(const sl_cluster_config *cfg, int d)
+{
+	return cfg->devices_per_node > 0 ? d / cfg->devices_per_node : 0;
+}
+
+int sl_cluster_hops(const sl_cluster *c, int src, int dst)
+{
+	if (src == dst)
+		return 0;
+	if (c->cfg.topology != SL_TOPO_RING)
+		return 1;
+	int d = abs(src - dst);
+	return d < c->n - d ? d : c->n - d;
+}
+
+int sl_cluster_same_node(const sl_cluster *c, int a, int b)
+{
+	return node_of(&c->cfg, a) == node_of(&c->cfg, b);
+}
+
+static void link_reset_spec(sl_cluster *c, int s, int d)
+{
+	const sl_link_spec *sp = sl_cluster_same_node(c, s, d) ? &c->cfg.intra : &c->cfg.inter;
+	struct sl_link *l = sl_link_at(c, s, d);
+	atomic_store(&l->bandwidth, sp->bandwidth);
+	atomic_store(&l->latency, sp->latency * sl_cluster_hops(c, s, d));
+}
+
+sl_cluster *sl_cluster_create(const sl_cluster_config *cfg, sl_err *err)
+{
+	if (sl_cluster_config_check(cfg, err))
+		return NULL;
+	sl_cluster *c = calloc(1, sizeof *c);
+	if (!c) {
+		sl_fail(err, SL_ENOMEM, "out of host memory");
+		return NULL;
+	}
+	c->cfg = *cfg;
+	int n = c->n = cfg->devices;
+	c->dev = calloc((size_t)n, sizeof *c->dev);
+	c->link = calloc((size_t)n * n, sizeof *c->link);
+	c->chan = calloc((size_t)n * n, sizeof *c->chan);
+	c->trace = sl_trace_create(n);
+	if (!c->dev || !c->link || !c->chan || !c->trace) {
+		free(c->dev);
+		free(c->link);
+		free(c->chan);
+		sl_trace_destroy(c->trace);
+		free(c);
+		sl_fail(err, SL_ENOMEM, "out of host memory");
+		return NULL;
+	}
+	for (int i = 0; i < n; i++) {
+		c->dev[i].c = c;
+		c->dev[i].id = i;
+		c->dev[i].node = node_of(cfg, i);
+		pthread_mutex_init(&c->dev[i].mu, NULL);
+	}
+	for (int s = 0; s < n; s++)
+		for (int d = 0; d < n; d++) {
+			link_reset_spec(c, s, d);
+			struct sl_chan *ch = sl_chan_at(c, s, d);
+			pthread_mutex_init(&ch->mu, NULL);
+			pthread_cond_init(&ch->cv, NULL);
+		}
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_mutex_init(&c->pace_mu, NULL);
+	pthread_cond_init(&c->pace_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&c->bar_mu, NULL);
+	pthread_cond_init(&c->bar_cv, NULL);
+	c->slowdown = cfg->slowdown;
+	return c;
+}
+
+void sl_cluster_destroy(sl_cluster *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->n * c->n; i++) {
+		pthread_mutex_destroy(&c->chan[i].mu);
+		pthread_cond_destroy(&c->chan[i].cv);
+	}
+	for (int i = 0; i < c->n; i++)
+		pthread_mutex_destroy(&c->dev[i].mu);
+	pthread_mutex_destroy(&c->pace_mu);
+	pthread_cond_destroy(&c->pace_cv);
+	pthread_mutex_destroy(&c->bar_mu);
+	pthread_cond_destroy(&c->bar_cv);
+	sl_trace_destroy(c->trace);
+	free(c->dev);
+	free(c->link);
+	free(c->chan);
+	free(c);
+}
+
+const sl_cluster_config *sl_cluster_config_of(const sl_cluster *c)
+{
+	return &c->cfg;
+}
+
+int sl_cluster_devices(const sl_cluster *c)
+{
+	return c->n;
+}
+
+sl_trace *sl_cluster_trace(sl_cluster *c)
+{
+	return c->trace;
+}
+
+/* ---- cancellation and knobs ---- */
+
+static void wake_everyone(sl_cluster *c)
+{
+	for (int i = 0; i < c->n * c->n; i++) {
+		pthread_mutex_lock(&c->chan[i].mu);
+		pthread_cond_broadcast(&c->chan[i].cv);
+		pthread_mutex_unlock(&c->chan[i].mu);
+	}
+	pthread_mutex_lock(&c->pace_mu);
+	pthread_cond_broadcast(&c->pace_cv);
+	pthread_mutex_unlock(&c->pace_mu);
+	pthread_mutex_lock(&c->bar_mu);
+	pthread_cond_broadcast(&c->bar_cv);
+	pthread_mutex_unlock(&c->bar_mu);
+}
+
+void sl_cluster_cancel(sl_cluster *c)
+{
+	atomic_store(&c->cancel, 1);
+	wake_everyone(c);
+}
+
+int sl_cluster_cancelled(const sl_cluster *c)
+{
+	return atomic_load(&((sl_cluster *)c)->cancel);
+}
+
+static void pace_wake(sl_cluster *c)
+{
+	pthread_mutex_lock(&c->pace_mu);
+	pthread_cond_broadcast(&c->pace_cv);
+	pthread_mutex_unlock(&c->pace_mu);
+}
+
+void sl_cluster_set_link(sl_cluster *c, int src, int dst, double bandwidth, double latency)
+{
+	for (int s = 0; s < c->n; s++)
+		for (int d = 0; d < c->n; d++) {
+			if (s == d || (src >= 0 && s != src) || (dst >= 0 && d != dst))
+				continue;
+			struct sl_link *l = sl_link_at(c, s, d);
+			if (bandwidth > 0)
+				atomic_store(&l->bandwidth, bandwidth);
+			if (latency >= 0)
+				atomic_store(&l->latency, latency);
+		}
+	pace_wake(c);
+}
+
+void sl_cluster_set_class(sl_cluster *c, int inter_node, double bandwidth, double latency)
+{
+	sl_link_spec *sp = inter_node ? &c->cfg.inter : &c->cfg.intra;
+	if (bandwidth > 0)
+		sp->bandwidth = bandwidth;
+	if (latency >= 0)
+		sp->latency = latency;
+	for (int s = 0; s < c->n; s++)
+		for (int d = 0; d < c->n; d++)
+			if (s != d && !sl_cluster_same_node(c, s, d) == !!inter_node)
+				link_reset_spec(c, s, d);
+	pace_wake(c);
+}
+
+void sl_cluster_set_slowdown(sl_cluster *c, double slowdown)
+{
+	pthread_mutex_lock(&c->pace_mu);
+	double now = sl_wall_now();
+	if (c->slowdown > 0 && slowdown > 0) {
+		double emul_now = (now - c->origin) / c->slowdown;
+		c->origin = now - emul_now * slowdown;
+	}
+	c->slowdown = slowdown;
+	pthread_cond_broadcast(&c->pace_cv);
+	pthread_mutex_unlock(&c->pace_mu);
+}
+
+double sl_cluster_slowdown(const sl_cluster *c)
+{
+	sl_cluster *m = (sl_cluster *)c;
+	pthread_mutex_lock(&m->pace_mu);
+	double s = m->slowdown;
+	pthread_mutex_unlock(&m->pace_mu);
+	return s;
+}
+
+sl_link_spec sl_cluster_link(const sl_cluster *c, int src, int dst)
+{
+	struct sl_link *l = sl_link_at((sl_cluster *)c, src, dst);
+	sl_link_spec s = {atomic_load(&l->bandwidth), atomic_load(&l->latency)};
+	return s;
+}
+
+sl_link_state sl_cluster_link_state(const sl_cluster *c, int src, int dst)
+{
+	struct sl_link *l = sl_link_at((sl_cluster *)c, src, dst);
+	sl_link_state s = {atomic_load(&l->inflight_done), atomic_load(&l->inflight_total),
+			   atomic_load(&l->total)};
+	return s;
+}
+
+sl_dev_stats sl_cluster_dev_stats(const sl_cluster *c, int dev)
+{
+	struct sl_dev *d = &c->dev[dev];
+	pthread_mutex_lock(&d->mu);
+	sl_dev_stats s = d->st;
+	s.clock = d->clock;
+	pthread_mutex_unlock(&d->mu);
+	return s;
+}
+
+/* ---- pacing ---- */
+
+int sl_pace_until(sl_cluster *c, double t)
+{
+	pthread_mutex_lock(&c->pace_mu);
+	for (;;) {
+		if (atomic_load(&c->cancel)) {
+			pthread_mutex_unlock(&c->pace_mu);
+			return SL_ECANCEL;
+		}
+		if (!(c->slowdown > 0))
+			break;
+		double deadline = c->origin + t * c->slowdown;
+		/* A passed deadline is not slept on: even a zero sleep costs tens
+		 * of microseconds here. */
+		if (sl_wall_now() >= deadline)
+			break;
+		struct timespec ts;
+		ts.tv_sec = (time_t)deadline;
+		ts.tv_nsec = (long)((deadline - (double)ts.tv_sec) * 1e9);
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&c->pace_cv, &c->pace_mu, &ts);
+	}
+	pthread_mutex_unlock(&c->pace_mu);
+	return SL_OK;
+}
+
+/* ---- the run ---- */
+
+static void *device_main(void *p)
+{
+	struct sl_dev *d = p;
+	sl_cluster *c = d->c;
+	d->err.code = 0;
+	d->err.msg[0] = 0;
+	d->rc = c->prog(d, c->arg, &d->err);
+	if (d->rc != SL_OK)
+		sl_cluster_cancel(c);
+	return NULL;
+}
+
+int sl_cluster_run(sl_cluster *c, sl_program prog, void *arg, sl_err *err)
+{
+	atomic_store(&c->cancel, 0);
+	sl_trace_clear(c->trace);
+	for (int i = 0; i < c->n; i++) {
+		struct sl_dev *d = &c->dev[i];
+		d->clock = 0;
+		d->op = -1;
+		d->mb = -1;
+		d->rc = SL_OK;
+		memset(&d->st, 0, sizeof d->st);
+	}
+	for (int i = 0; i < c->n * c->n; i++) {
+		struct sl_link *l = &c->link[i];
+		l->free_at = 0;
+		atomic_store(&l->inflight_done, 0);
+		atomic_store(&l->inflight_total, 0);
+		atomic_store(&l->total, 0);
+		c->chan[i].posted = c->chan[i].taken = 0;
+	}
+	c->bar_count = 0;
+	c->prog = prog;
+	c->arg = arg;
+	pthread_mutex_lock(&c->pace_mu);
+	c->wall0 = c->origin = sl_wall_now();
+	pthread_mutex_unlock(&c->pace_mu);
+
+	int started = 0, rc = SL_OK;
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	/* Device programs keep their data in accounted heap buffers. */
+	pthread_attr_setstacksize(&at, 1 << 20);
+	for (; started < c->n; started++)
+		if (pthread_create(&c->dev[started].thread, &at, device_main, &c->dev[started]) != 0) {
+			rc = sl_fail(err, SL_ESYS, "cannot start device thread %d: %s", started,
+				     strerror(errno));
+			sl_cluster_cancel(c);
+			break;
+		}
+	pthread_attr_destroy(&at);
+	for (int i = 0; i < started; i++)
+		pthread_join(c->dev[i].thread, NULL);
+	if (rc != SL_OK)
+		return rc;
+	/* The first real error wins over the cancellations it caused. */
+	for (int i = 0; i < c->n; i++)
+		if (c->dev[i].rc != SL_OK && c->dev[i].rc != SL_ECANCEL) {
+			if (err)
+				*err = c->dev[i].err;
+			return c->dev[i].rc;
+		}
+	for (int i = 0; i < c->n; i++)
+		if (c->dev[i].rc != SL_OK)
+			return sl_fail(err, SL_ECANCEL, "the run was cancelled");
+	return SL_OK;
+}
+
+/* ---- on a device thread ---- */
+
+int sl_dev_id(const sl_dev *d)
+{
+	return d->id;
+}
+
+int sl_dev_node(const sl_dev *d)
+{
+	return d->node;
+}
+
+sl_cluster *sl_dev_cluster(sl_dev *d)
+{
+	return d->c;
+}
+
+double sl_dev_clock(const sl_dev *d)
+{
+	return d->clock;
+}
+
+void sl_dev_set_op(sl_dev *d, int op_id, int microbatch)
+{
+	d->op = op_id;
+	d->mb = microbatch;
+}
+
+void sl_dev_record(sl_dev *d, sl_ev_kind kind, int peer, double t0, double t1, double w0,
+		   double w1, uint64_t bytes, double flops, const char *label)
+{
+	sl_event ev;
+	memset(&ev, 0, sizeof ev);
+	ev.dev = d->id;
+	ev.peer = peer;
+	ev.kind = kind;
+	ev.op = d->op;
+	ev.mb = d->mb;
+	ev.t0 = t0;
+	ev.t1 = t1;
+	ev.w0 = w0 - d->c->wall0;
+	ev.w1 = w1 - d->c->wall0;
+	ev.bytes = bytes;
+	ev.flops = flops;
+	if (label)
+		snprintf(ev.label, sizeof ev.label, "%s", label);
+	sl_trace_add(d->c->trace, &ev);
+}
+
+void sl_dev_wait_until(sl_dev *d, double t)
+{
+	if (t <= d->clock)
+		return;
+	double w = sl_wall_now();
+	sl_dev_record(d, SL_EV_WAIT, -1, d->clock, t, w, w, 0, 0, "idle");
+	pthread_mutex_lock(&d->mu);
+	d->st.wait_s += t - d->clock;
+	d->clock = t;
+	pthread_mutex_unlock(&d->mu);
+}
+
+int sl_dev_reserve(sl_dev *d, uint64_t bytes, const char *what, sl_err *err)
+{
+	char a[32], b[32], cap[32];
+	pthread_mutex_lock(&d->mu);
+	uint64_t cur = d->st.mem_current, capacity = d->c->cfg.memory;
+	if (bytes > capacity || cur > capacity - bytes) {
+		pthread_mutex_unlock(&d->mu);
+		return sl_fail(err, SL_EDEVMEM,
+			       "device %d is out of memory: %s needs %s but only %s of %s is free",
+			       d->id, what ? what : "a buffer", sl_fmt_bytes((double)bytes, a, sizeof a),
+			       sl_fmt_bytes((double)(capacity - cur), b, sizeof b),
+			       sl_fmt_bytes((double)capacity, cap, sizeof cap));
+	}
+	d->st.mem_current = cur + bytes;
+	if (d->st.mem_current > d->st.mem_peak)
+		d->st.mem_peak = d->st.mem_current;
+	pthread_mutex_unlock(&d->mu);
+	return SL_OK;
+}
+
+void sl_dev_release(sl_dev *d, uint64_t bytes)
+{
+	pthread_mutex_lock(&d->mu);
+	d->st.mem_current = bytes > d->st.mem_current ? 0 : d->st.mem_current - bytes;
+	pthread_mutex_unlock(&d->mu);
+}
+
+void *sl_dev_alloc(sl_dev *d, size_t bytes, const char *what, sl_err *err)
+{
+	if (sl_dev_reserve(d, bytes, what, err))
+		return NULL;
+	void *p = malloc(bytes ? bytes : 1);
+	if (!p) {
+		sl_dev_release(d, bytes);
+		char a[32];
+		sl_fail(err, SL_ENOMEM, "device %d: the host cannot allocate %s for %s", d->id,
+			sl_fmt_bytes((double)bytes, a, sizeof a), what ? what : "a buffer");
+	}
+	return p;
+}
+
+void sl_dev_free(sl_dev *d, void *p, size_t bytes)
+{
+	if (!p)
+		return;
+	free(p);
+	sl_dev_release(d, bytes);
+}
+
+double sl_dev_cpu_mark(void)
+{
+	return thread_cpu_now();
+}
+
+/* Advance the clock by one compute and record it. */
+static int account_compute(sl_dev *d, double flops, double cpu_s, double w0, const char *label,
+			   sl_err *err)
+{
+	double dt = d->c->cfg.timing == SL_TIMING_MODEL ? flops / d->c->cfg.flops : cpu_s;
+	double t0 = d->clock, t1 = t0 + dt;
+	if (sl_pace_until(d->c, t1))
+		return sl_fail(err, SL_ECANCEL, "cancelled");
+	sl_dev_record(d, SL_EV_COMPUTE, -1, t0, t1, w0, sl_wall_now(), 0, flops, label);
+	pthread_mutex_lock(&d->mu);
+	d->clock = t1;
+	d->st.compute_s += dt;
+	d->st.flops += flops;
+	d->st.cpu_s += cpu_s;
+	pthread_mutex_unlock(&d->mu);
+	return SL_OK;
+}
+
+int sl_dev_sgemm(sl_dev *d, int trans_a, int trans_b, int m, int n, int k, float alpha,
+		 const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc,
+		 const char *label, sl_err *err)
+{
+	if (atomic_load(&d->c->cancel))
+		return sl_fail(err, SL_ECANCEL, "cancelled");
+	if (m < 0 || n < 0 || k < 0)
+		return sl_fail(err, SL_EINVAL, "negative GEMM shape");
+	double w0 = sl_wall_now(), c0 = thread_cpu_now();
+	if (m > 0 && n > 0 && k > 0)
+		cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+			    trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta,
+			    c, ldc);
+	else if (m > 0 && n > 0 && beta != 1.0f)
+		for (int i = 0; i < m; i++)
+			for (int j = 0; j < n; j++)
+				c[(size_t)i * ldc + j] *= beta;
+	double cpu = thread_cpu_now() - c0;
+	return account_compute(d, 2.0 * m * n * k, cpu, w0, label, err);
+}
+
+int sl_dev_compute(sl_dev *d, double flops, double cpu_mark, const char *label, sl_err *err)
+{
+	if (atomic_load(&d->c->cancel))
+		return sl_fail(err, SL_ECANCEL, "cancelled");
+	double now = sl_wall_now();
+	return account_compute(d, flops, thread_cpu_now() - cpu_mark, now, label, err);
+}
+
+int sl_dev_wall_barrier(sl_dev *d)
+{
+	sl_cluster *c = d->c;
+	pthread_mutex_lock(&c->bar_mu);
+	unsigned gen = c->bar_gen;
+	if (++c->bar_count == c->n) {
+		c->bar_count = 0;
+		c->bar_gen++;
+		pthread_cond_broadcast(&c->bar_cv);
+	} else {
+		while (gen == c->bar_gen && !atomic_load(&c->cancel))
+			pthread_cond_wait(&c->bar_cv, &c->bar_mu);
+	}
+	pthread_mutex_unlock(&c->bar_mu);
+	return atomic_load(&c->cancel) ? SL_ECANCEL : SL_OK;
+}

@@ -1,0 +1,141 @@
+/* cluster.h - emulated devices, the links between them, and running a
+ * program on every device thread.
+ *
+ * A cluster owns ndev devices (one pthread each while a run is in progress),
+ * a link for every ordered device pair, and the trace.  Every device keeps an
+ * emulated clock; see docs/architecture.md for the time model. */
+#ifndef SL_CLUSTER_H
+#define SL_CLUSTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "status.h"
+
+#define SL_MAX_DEVICES 64
+
+typedef struct sl_cluster sl_cluster;
+typedef struct sl_dev sl_dev;
+typedef struct sl_trace sl_trace;
+
+typedef enum sl_timing {
+	SL_TIMING_MODEL,    /* compute = flops / device rate (deterministic) */
+	SL_TIMING_MEASURED, /* compute = the device thread's own CPU time */
+} sl_timing;
+
+typedef enum sl_topo {
+	SL_TOPO_FULL,  /* every pair connected (one node, or nodes of G) */
+	SL_TOPO_RING,  /* only ring neighbours; other pairs pay one latency per hop */
+} sl_topo;
+
+typedef struct sl_link_spec {
+	double bandwidth; /* bytes per second */
+	double latency;   /* seconds */
+} sl_link_spec;
+
+typedef struct sl_cluster_config {
+	int devices;            /* 1 .. SL_MAX_DEVICES */
+	int devices_per_node;   /* G; 0 means all devices in one node */
+	sl_topo topology;
+	double flops;           /* per device, FLOP/s */
+	uint64_t memory;        /* per device capacity, bytes */
+	sl_link_spec intra;     /* links inside a node */
+	sl_link_spec inter;     /* links between nodes */
+	sl_timing timing;
+	double slowdown;        /* 0: headless, no pacing; >= 1: wall = emulated * slowdown */
+} sl_cluster_config;
+
+/* Fill cfg with the defaults (4 devices, one node, the default preset). */
+void sl_cluster_config_default(sl_cluster_config *cfg);
+/* Check a configuration; returns SL_EINVAL with a message naming the field. */
+int sl_cluster_config_check(const sl_cluster_config *cfg, sl_err *err);
+
+sl_cluster *sl_cluster_create(const sl_cluster_config *cfg, sl_err *err);
+void sl_cluster_destroy(sl_cluster *c);
+const sl_cluster_config *sl_cluster_config_of(const sl_cluster *c);
+
+/* A device program: runs on the device's own thread.  Returns SL_OK or an
+ * error code with err filled. */
+typedef int (*sl_program)(sl_dev *dev, void *arg, sl_err *err);
+
+/* Run prog on every device thread and wait for all of them.  Device clocks,
+ * link state, memory peaks and the trace start afresh.  If one device fails,
+ * the others are cancelled (their blocking calls return SL_ECANCEL) and the
+ * first real error is returned. */
+int sl_cluster_run(sl_cluster *c, sl_program prog, void *arg, sl_err *err);
+
+/* Ask a run in progress to stop (any thread; safe from a signal-free
+ * context).  Blocking calls on device threads return SL_ECANCEL promptly. */
+void sl_cluster_cancel(sl_cluster *c);
+int sl_cluster_cancelled(const sl_cluster *c);
+
+/* Knobs, safe to call from any thread while a run is in progress.  A change
+ * applies to the rest of any transfer in flight.  src/dst = -1 matches all. */
+void sl_cluster_set_link(sl_cluster *c, int src, int dst, double bandwidth, double latency);
+void sl_cluster_set_class(sl_cluster *c, int inter_node, double bandwidth, double latency);
+void sl_cluster_set_slowdown(sl_cluster *c, double slowdown);
+double sl_cluster_slowdown(const sl_cluster *c);
+sl_link_spec sl_cluster_link(const sl_cluster *c, int src, int dst);
+/* Number of hops between two devices in the topology (1 for direct links). */
+int sl_cluster_hops(const sl_cluster *c, int src, int dst);
+int sl_cluster_same_node(const sl_cluster *c, int a, int b);
+
+/* Live state of a link for the front end: bytes moved by the transfer in
+ * flight and its size (0 when idle), and total bytes since the run began. */
+typedef struct sl_link_state {
+	uint64_t inflight_done, inflight_total, total;
+} sl_link_state;
+sl_link_state sl_cluster_link_state(const sl_cluster *c, int src, int dst);
+
+/* Per-device results after (or during) a run. */
+typedef struct sl_dev_stats {
+	double clock;          /* emulated time at the end of the device's program */
+	double compute_s, comm_s, wait_s;
+	double flops;
+	uint64_t bytes_sent, bytes_received;
+	uint64_t mem_current, mem_peak;
+	double cpu_s;          /* host CPU time spent in the device's compute */
+} sl_dev_stats;
+sl_dev_stats sl_cluster_dev_stats(const sl_cluster *c, int dev);
+int sl_cluster_devices(const sl_cluster *c);
+sl_trace *sl_cluster_trace(sl_cluster *c);
+
+/* ---- on a device thread ---- */
+int sl_dev_id(const sl_dev *d);
+int sl_dev_node(const sl_dev *d);
+sl_cluster *sl_dev_cluster(sl_dev *d);
+double sl_dev_clock(const sl_dev *d);
+/* Move the device's clock forward to t (never back), as idle time. */
+void sl_dev_wait_until(sl_dev *d, double t);
+
+/* Memory accounting: every buffer a device holds goes through these.  An
+ * allocation past capacity fails with SL_EDEVMEM and a message naming the
+ * device, what was asked, and what is free. */
+void *sl_dev_alloc(sl_dev *d, size_t bytes, const char *what, sl_err *err);
+void sl_dev_free(sl_dev *d, void *p, size_t bytes);
+/* Account bytes without a host buffer (sizes only). */
+int sl_dev_reserve(sl_dev *d, uint64_t bytes, const char *what, sl_err *err);
+void sl_dev_release(sl_dev *d, uint64_t bytes);
+
+/* Row-major C[m,n] = alpha * op(A) op(B) + beta * C with one real
+ * cblas_sgemm call on this thread; the emulated clock advances by the
+ * compute time of the timing mode; an event labelled label is recorded. */
+int sl_dev_sgemm(sl_dev *d, int trans_a, int trans_b, int m, int n, int k,
+		 float alpha, const float *a, int lda, const float *b, int ldb,
+		 float beta, float *c, int ldc, const char *label, sl_err *err);
+/* Account compute done outside BLAS (element-wise work): flops at the
+ * device rate in model timing, the measured CPU time since mark otherwise.
+ * mark comes from sl_dev_cpu_mark() taken before the work. */
+double sl_dev_cpu_mark(void);
+int sl_dev_compute(sl_dev *d, double flops, double cpu_mark, const char *label, sl_err *err);
+
+/* Tag the events this device records next (shown in the TUI and trace):
+ * an operation id shared by the devices taking part, and a micro-batch
+ * number (-1 for none). */
+void sl_dev_set_op(sl_dev *d, int op_id, int microbatch);
+
+/* Wall-clock barrier across all devices (no emulated time passes); for
+ * benchmarks that time repeated operations. */
+int sl_dev_wall_barrier(sl_dev *d);
+
+#endif

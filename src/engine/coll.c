@@ -1,0 +1,514 @@
+/* coll.c - collectives from point-to-point transfers: ring and binomial tree.
+ *
+ * Ranks are positions in the group; "relative" ranks count from the root.
+ * Every algorithm is written as the sequence of exchanges one rank makes, so
+ * its emulated cost is what those transfers add up to. */
+#include "coll.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "xfer.h"
+
+#define F sizeof(float)
+
+static const char *const op_names[SL_COLL_NOPS] = {
+	"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "gather", "scatter"};
+static const char *const algo_names[SL_ALGO_NALGOS] = {"ring", "tree"};
+
+const char *sl_coll_op_name(sl_coll_op op)
+{
+	return op >= 0 && op < SL_COLL_NOPS ? op_names[op] : "?";
+}
+
+const char *sl_algo_name(sl_algo a)
+{
+	return a >= 0 && a < SL_ALGO_NALGOS ? algo_names[a] : "?";
+}
+
+int sl_coll_op_parse(const char *s, sl_coll_op *op)
+{
+	for (int i = 0; i < SL_COLL_NOPS; i++)
+		if (strcmp(s, op_names[i]) == 0) {
+			*op = (sl_coll_op)i;
+			return SL_OK;
+		}
+	return SL_EINVAL;
+}
+
+int sl_algo_parse(const char *s, sl_algo *a)
+{
+	for (int i = 0; i < SL_ALGO_NALGOS; i++)
+		if (strcmp(s, algo_names[i]) == 0) {
+			*a = (sl_algo)i;
+			return SL_OK;
+		}
+	return SL_EINVAL;
+}
+
+sl_group sl_group_all(int ndev)
+{
+	sl_group g;
+	memset(&g, 0, sizeof g);
+	g.n = ndev;
+	for (int i = 0; i < ndev && i < SL_MAX_DEVICES; i++)
+		g.ranks[i] = i;
+	return g;
+}
+
+int sl_group_rank(const sl_group *g, int dev)
+{
+	for (int i = 0; i < g->n; i++)
+		if (g->ranks[i] == dev)
+			return i;
+	return -1;
+}
+
+void sl_block_offsets(size_t n, int p, const size_t *counts, size_t *off)
+{
+	off[0] = 0;
+	for (int r = 0; r < p; r++) {
+		size_t c = counts ? counts[r] : n / (size_t)p + ((size_t)r < n % (size_t)p);
+		off[r + 1] = off[r] + c;
+	}
+}
+
+/* What every collective needs: my rank, the block layout, argument checks. */
+struct ctx {
+	sl_dev *d;
+	const sl_group *g;
+	int p, r;
+	float *buf;
+	size_t off[SL_MAX_DEVICES + 1];
+	sl_coll_op op;
+	sl_algo algo;
+	int root;
+	int step, nsteps;
+	sl_err *err;
+};
+
+static int setup(struct ctx *x, sl_dev *d, const sl_group *g, sl_coll_op op, float *buf, size_t count,
+		 const size_t *counts, int root, sl_algo a, sl_err *err)
+{
+	memset(x, 0, sizeof *x);
+	x->d = d;
+	x->g = g;
+	x->op = op;
+	x->algo = a;
+	x->buf = buf;
+	x->err = err;
+	x->root = root;
+	if (!g || g->n < 1 || g->n > SL_MAX_DEVICES)
+		return sl_fail(err, SL_EINVAL, "%s: a group holds 1 to %d devices", op_names[op],
+			       SL_MAX_DEVICES);
+	x->p = g->n;
+	x->r = sl_group_rank(g, sl_dev_id(d));
+	if (x->r < 0)
+		return sl_fail(err, SL_EINVAL, "%s: device %d is not in the group", op_names[op], sl_dev_id(d));
+	if (a < 0 || a >= SL_ALGO_NALGOS)
+		return sl_fail(err, SL_EINVAL, "%s: unknown algorithm", op_names[op]);
+	if (root < 0 || root >= x->p)
+		return sl_fail(err, SL_EINVAL, "%s: root %d is not a rank of the group", op_names[op], root);
+	if (count > 0 && !buf)
+		return sl_fail(err, SL_EINVAL, "%s: no buffer", op_names[op]);
+	sl_block_offsets(count, x->p, counts, x->off);
+	if (x->off[x->p] != count)
+		return sl_fail(err, SL_EINVAL, "%s: the blocks add up to %zu elements, not %zu", op_names[op],
+			       x->off[x->p], count);
+	return SL_OK;
+}
+
+static int peer(const struct ctx *x, int rank)
+{
+	return x->g->ranks[((rank % x->p) + x->p) % x->p];
+}
+
+static int mod(int a, int p)
+{
+	return ((a % p) + p) % p;
+}
+
+/* Relative rank <-> group rank. */
+static int rel(const struct ctx *x)
+{
+	return mod(x->r - x->root, x->p);
+}
+
+static int absr(const struct ctx *x, int vr)
+{
+	return mod(vr + x->root, x->p);
+}
+
+/* The bytes of blocks [first, first+len) in relative order from the root,
+ * which wrap around the end of the buffer in at most two ranges. */
+static sl_msg blocks_rel(const struct ctx *x, int to, int first_vr, int len)
+{
+	int b = absr(x, first_vr);
+	if (b + len <= x->p)
+		return sl_msg1(to, x->buf, x->off[b] * F, (x->off[b + len] - x->off[b]) * F);
+	int tail = b + len - x->p;
+	return sl_msg2(to, x->buf, x->off[b] * F, (x->off[x->p] - x->off[b]) * F, 0, x->off[tail] * F);
+}
+
+static sl_msg block_abs(const struct ctx *x, int to, int b)
+{
+	return sl_msg1(to, x->buf, x->off[b] * F, (x->off[b + 1] - x->off[b]) * F);
+}
+
+/* One exchange: an optional send and an optional receive, concurrently. */
+static int xchg(struct ctx *x, const sl_msg *snd, const sl_msg *rcv, sl_xop xop, const char *phase)
+{
+	char label[40];
+	x->step++;
+	snprintf(label, sizeof label, "%s %s%s%s %d/%d", op_names[x->op], algo_names[x->algo],
+		 phase ? " " : "", phase ? phase : "", x->step, x->nsteps);
+	return sl_xfer(x->d, snd, snd ? 1 : 0, rcv, rcv ? 1 : 0, xop, label, x->err);
+}
+
+/* ---- ring ---- */
+
+/* After it, block r of rank r holds the sum of everyone's block r. */
+static int ring_reducescatter(struct ctx *x)
+{
+	int p = x->p, r = x->r;
+	for (int s = 0; s < p - 1; s++) {
+		sl_msg snd = block_abs(x, peer(x, r + 1), mod(r - s - 1, p));
+		sl_msg rcv = block_abs(x, peer(x, r - 1), mod(r - s - 2, p));
+		int rc = xchg(x, &snd, &rcv, SL_XSUM, "rs");
+		if (rc)
+			return rc;
+	}
+	return SL_OK;
+}
+
+static int ring_allgather(struct ctx *x)
+{
+	int p = x->p, r = x->r;
+	for (int s = 0; s < p - 1; s++) {
+		sl_msg snd = block_abs(x, peer(x, r + 1), mod(r - s, p));
+		sl_msg rcv = block_abs(x, peer(x, r - 1), mod(r - s - 1, p));
+		int rc = xchg(x, &snd, &rcv, SL_XCOPY, "ag");
+		if (rc)
+			return rc;
+	}
+	return SL_OK;
+}
+
+/* Segments for the pipelined chains. */
+static int nsegments(const struct ctx *x, size_t count)
+{
+	size_t k = (size_t)x->p;
+	if (k > count)
+		k = count;
+	return k ? (int)k : 1;
+}
+
+static sl_msg segment(const struct ctx *x, int to, size_t count, int k, int j)
+{
+	size_t a = count * (size_t)j / (size_t)k, b = count * (size_t)(j + 1) / (size_t)k;
+	return sl_msg1(to, x->buf, a * F, (b - a) * F);
+}
+
+/* Chain root -> 1 -> 2 ... in k pipelined segments. */
+static int ring_broadcast(struct ctx *x, size_t count)
+{
+	int p = x->p, vr = rel(x), k = nsegments(x, count);
+	int next = peer(x, absr(x, vr + 1)), prev = peer(x, absr(x, vr - 1));
+	x->nsteps = vr == 0 ? k : vr == p - 1 ? k : k + 1;
+	for (int j = 0; j <= k; j++) {
+		int do_send = vr < p - 1 && (vr == 0 ? j < k : j >= 1);
+		int do_recv = vr > 0 && j < k;
+		int js = vr == 0 ? j : j - 1;
+		if (!do_send && !do_recv)
+			continue;
+		sl_msg snd = segment(x, next, count, k, js), rcv = segment(x, prev, count, k, j);
+		int rc = xchg(x, do_send ? &snd : NULL, do_recv ? &rcv : NULL, SL_XCOPY, NULL);
+		if (rc)
+			return rc;
+	}
+	return SL_OK;
+}
+
+/* Chain p-1 -> p-2 ... -> root, summing, in k pipelined segments. */
+static int ring_reduce(struct ctx *x, size_t count)
+{
+	int p = x->p, vr = rel(x), k = nsegments(x, count);
+	int next = peer(x, absr(x, vr + 1)), prev = peer(x, absr(x, vr - 1));
+	x->nsteps = vr == p - 1 || vr == 0 ? k : k + 1;
+	for (int j = 0; j <= k; j++) {
+		int do_send = vr > 0 && (vr == p - 1 ? j < k : j >= 1);
+		int do_recv = vr < p - 1 && j < k;
+		int js = vr == p - 1 ? j : j - 1;
+		if (!do_send && !do_recv)
+			continue;
+		sl_msg snd = segment(x, prev, count, k, js), rcv = segment(x, next, count, k, j);
+		int rc = xchg(x, do_send ? &snd : NULL, do_recv ? &rcv : NULL, SL_XSUM, NULL);
+		if (rc)
+			return rc;
+	}
+	return SL_OK;
+}
+
+/* Every rank forwards the blocks of the ranks behind it, one per step. */
+static int ring_gather(struct ctx *x)
+{
+	int p = x->p, vr = rel(x);
+	int toward = peer(x, absr(x, vr - 1)), from = peer(x, absr(x, vr + 1));
+	int nsend = vr == 0 ? 0 : p - vr, nrecv = p - 1 - vr;
+	x->nsteps = nsend > nrecv ? nsend : nrecv;
+	for (int j = 0; j < x->nsteps; j++) {
+		sl_msg snd = blocks_rel(x, toward, vr + j, 1), rcv = blocks_rel(x, from, vr + 1 + j, 1);
+		int rc = xchg(x, j < nsend ? &snd : NULL, j < nrecv ? &rcv : NULL, SL_XCOPY, NULL);
+		if (rc)
+			return rc;
+	}
+	return SL_OK;
+}
+
+/* The root sends the farthest block first; every rank keeps its own and
+ * forwards the rest. */
+static int ring_scatter(struct ctx *x)
+{
+	int p = x->p, vr = rel(x);
+	int next = peer(x, absr(x, vr + 1)), prev = peer(x, absr(x, vr - 1));
+	if (vr == 0) {
+		x->nsteps = p - 1;
+		for (int j = 0; j < p - 1; j++) {
+			sl_msg snd = blocks_rel(x, next, p - 1 - j, 1);
+			int rc = xchg(x, &snd, NULL, SL_XCOPY, NULL);
+			if (rc)
+				return rc;
+		}
+		return SL_OK;
+	}
+	int nrecv = p - vr;
+	x->nsteps = nrecv;
+	for (int j = 0; j < nrecv; j++) {
+		int fwd = p - j; /* the block received in the step before */
+		int do_send = j >= 1 && fwd > vr;
+		sl_msg snd = blocks_rel(x, next, fwd, 1), rcv = blocks_rel(x, prev, p - 1 - j, 1);
+		int rc = xchg(x, do_send ? &snd : NULL, &rcv, SL_XCOPY, NULL);
+		if (rc)
+			return rc;
+	}
+	return SL_OK;
+}
+
+/* ---- binomial trees ---- */
+
+static int log2ceil(int p)
+{
+	int l = 0;
+	while ((1 << l) < p)
+		l++;
+	return l;
+}
+
+static int tree_broadcast(struct ctx *x, size_t count)
+{
+	int p = x->p, vr = rel(x), mask = 1;
+	x->nsteps = log2ceil(p);
+	sl_msg whole;
+	while (mask < p) {
+		if (vr & mask) {
+			whole = sl_msg1(peer(x, absr(x, vr - mask)), x->buf, 0, count * F);
+			int rc = xchg(x, NULL, &whole, SL_XCOPY, NULL);
+			if (rc)
+				return rc;
+			break;
+		}
+		mask <<= 1;
+	}
+	for (mask >>= 1; mask > 0; mask >>= 1)
+		if (vr + mask < p) {
+			whole = sl_msg1(peer(x, absr(x, vr + mask)), x->buf, 0, count * F);
+			int rc = xchg(x, &whole, NULL, SL_XCOPY, NULL);
+			if (rc)
+				return rc;
+		}
+	return SL_OK;
+}
+
+static int tree_reduce(struct ctx *x, size_t count)
+{
+	int p = x->p, vr = rel(x);
+	x->nsteps = log2ceil(p);
+	for (int mask = 1; mask < p; mask <<= 1) {
+		if ((vr & mask) == 0) {
+			if ((vr | mask) < p) {
+				sl_msg m = sl_msg1(peer(x, absr(x, vr | mask)), x->buf, 0, count * F);
+				int rc = xchg(x, NULL, &m, SL_XSUM, NULL);
+				if (rc)
+					return rc;
+			}
+		} else {
+			sl_msg m = sl_msg1(peer(x, absr(x, vr & ~mask)), x->buf, 0, count * F);
+			return xchg(x, &m, NULL, SL_XSUM, NULL);
+		}
+	}
+	return SL_OK;
+}
+
+static int imin(int a, int b)
+{
+	return a < b ? a : b;
+}
+
+static int tree_gather(struct ctx *x)
+{
+	int p = x->p, vr = rel(x);
+	x->nsteps = log2ceil(p);
+	for (int mask = 1; mask < p; mask <<= 1) {
+		if ((vr & mask) == 0) {
+			int src = vr | mask;
+			if (src < p) {
+				sl_msg m = blocks_rel(x, peer(x, absr(x, src)), src, imin(mask, p - src));
+				int rc = xchg(x, NULL, &m, SL_XCOPY, NULL);
+				if (rc)
+					return rc;
+			}
+		} else {
+			sl_msg m = blocks_rel(x, peer(x, absr(x, vr & ~mask)), vr, imin(mask, p - vr));
+			return xchg(x, &m, NULL, SL_XCOPY, NULL);
+		}
+	}
+	return SL_OK;
+}
+
+static int tree_scatter(struct ctx *x)
+{
+	int p = x->p, vr = rel(x), mask = 1;
+	x->nsteps = log2ceil(p);
+	while (mask < p) {
+		if (vr & mask) {
+			sl_msg m = blocks_rel(x, peer(x, absr(x, vr - mask)), vr, imin(mask, p - vr));
+			int rc = xchg(x, NULL, &m, SL_XCOPY, NULL);
+			if (rc)
+				return rc;
+			break;
+		}
+		mask <<= 1;
+	}
+	for (mask >>= 1; mask > 0; mask >>= 1)
+		if (vr + mask < p) {
+			int dst = vr + mask;
+			sl_msg m = blocks_rel(x, peer(x, absr(x, dst)), dst, imin(mask, p - dst));
+			int rc = xchg(x, &m, NULL, SL_XCOPY, NULL);
+			if (rc)
+				return rc;
+		}
+	return SL_OK;
+}
+
+/* ---- the public calls ---- */
+
+int sl_allreduce(sl_dev *d, const sl_group *g, float *buf, size_t count, sl_algo a, sl_err *err)
+{
+	struct ctx x;
+	int rc = setup(&x, d, g, SL_COLL_ALLREDUCE, buf, count, NULL, 0, a, err);
+	if (rc || x.p == 1)
+		return rc;
+	if (a == SL_ALGO_RING) {
+		x.nsteps = 2 * (x.p - 1);
+		rc = ring_reducescatter(&x);
+		return rc ? rc : ring_allgather(&x);
+	}
+	rc = tree_reduce(&x, count);
+	x.step = 0;
+	return rc ? rc : tree_broadcast(&x, count);
+}
+
+int sl_reducescatter(sl_dev *d, const sl_group *g, float *buf, size_t count, const size_t *counts,
+		     sl_algo a, sl_err *err)
+{
+	struct ctx x;
+	int rc = setup(&x, d, g, SL_COLL_REDUCESCATTER, buf, count, counts, 0, a, err);
+	if (rc || x.p == 1)
+		return rc;
+	if (a == SL_ALGO_RING) {
+		x.nsteps = x.p - 1;
+		return ring_reducescatter(&x);
+	}
+	rc = tree_reduce(&x, count);
+	x.step = 0;
+	return rc ? rc : tree_scatter(&x);
+}
+
+int sl_allgather(sl_dev *d, const sl_group *g, float *buf, size_t count, const size_t *counts,
+		 sl_algo a, sl_err *err)
+{
+	struct ctx x;
+	int rc = setup(&x, d, g, SL_COLL_ALLGATHER, buf, count, counts, 0, a, err);
+	if (rc || x.p == 1)
+		return rc;
+	if (a == SL_ALGO_RING) {
+		x.nsteps = x.p - 1;
+		return ring_allgather(&x);
+	}
+	rc = tree_gather(&x);
+	x.step = 0;
+	return rc ? rc : tree_broadcast(&x, count);
+}
+
+int sl_broadcast(sl_dev *d, const sl_group *g, float *buf, size_t count, int root, sl_algo a,
+		 sl_err *err)
+{
+	struct ctx x;
+	int rc = setup(&x, d, g, SL_COLL_BROADCAST, buf, count, NULL, root, a, err);
+	if (rc || x.p == 1)
+		return rc;
+	return a == SL_ALGO_RING ? ring_broadcast(&x, count) : tree_broadcast(&x, count);
+}
+
+int sl_reduce(sl_dev *d, const sl_group *g, float *buf, size_t count, int root, sl_algo a,
+	      sl_err *err)
+{
+	struct ctx x;
+	int rc = setup(&x, d, g, SL_COLL_REDUCE, buf, count, NULL, root, a, err);
+	if (rc || x.p == 1)
+		return rc;
+	return a == SL_ALGO_RING ? ring_reduce(&x, count) : tree_reduce(&x, count);
+}
+
+int sl_gather(sl_dev *d, const sl_group *g, float *buf, size_t count, const size_t *counts, int root,
+	      sl_algo a, sl_err *err)
+{
+	struct ctx x;
+	int rc = setup(&x, d, g, SL_COLL_GATHER, buf, count, counts, root, a, err);
+	if (rc || x.p == 1)
+		return rc;
+	return a == SL_ALGO_RING ? ring_gather(&x) : tree_gather(&x);
+}
+
+int sl_scatter(sl_dev *d, const sl_group *g, float *buf, size_t count, const size_t *counts,
+	       int root, sl_algo a, sl_err *err)
+{
+	struct ctx x;
+	int rc = setup(&x, d, g, SL_COLL_SCATTER, buf, count, counts, root, a, err);
+	if (rc || x.p == 1)
+		return rc;
+	return a == SL_ALGO_RING ? ring_scatter(&x) : tree_scatter(&x);
+}
+
+int sl_coll_run(sl_dev *d, const sl_group *g, sl_coll_op op, float *buf, size_t count, sl_algo a,
+		sl_err *err)
+{
+	switch (op) {
+	case SL_COLL_ALLREDUCE:
+		return sl_allreduce(d, g, buf, count, a, err);
+	case SL_COLL_ALLGATHER:
+		return sl_allgather(d, g, buf, count, NULL, a, err);
+	case SL_COLL_REDUCESCATTER:
+		return sl_reducescatter(d, g, buf, count, NULL, a, err);
+	case SL_COLL_BROADCAST:
+		return sl_broadcast(d, g, buf, count, 0, a, err);
+	case SL_COLL_REDUCE:
+		return sl_reduce(d, g, buf, count, 0, a, err);
+	case SL_COLL_GATHER:
+		return sl_gather(d, g, buf, count, NULL, 0, a, err);
+	case SL_COLL_SCATTER:
+		return sl_scatter(d, g, buf, count, NULL, 0, a, err);
+	default:
+		return sl_fail(err, SL_EINVAL, "unknown collective");
+	}
+}

@@ -1,0 +1,237 @@
+/* gemm.c - the sharded matrix multiply scenario. */
+#include "gemm.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cblas.h>
+
+#include "cost.h"
+
+static const char *const split_names[SL_SPLIT_N] = {"single", "colwise", "rowwise"};
+
+const char *sl_split_name(sl_split s)
+{
+	return s >= 0 && s < SL_SPLIT_N ? split_names[s] : "?";
+}
+
+int sl_split_parse(const char *s, sl_split *out)
+{
+	for (int i = 0; i < SL_SPLIT_N; i++)
+		if (strcmp(s, split_names[i]) == 0) {
+			*out = (sl_split)i;
+			return SL_OK;
+		}
+	return SL_EINVAL;
+}
+
+/* splitmix64: tiny, good enough, and the same on every machine. */
+static uint64_t mix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+void sl_fill_random(float *x, size_t n, uint64_t seed)
+{
+	uint64_t s = seed;
+	for (size_t i = 0; i < n; i++)
+		x[i] = (float)((double)(mix(&s) >> 40) / (double)(1ULL << 24) * 2.0 - 1.0);
+}
+
+#define MAX_DIM 1000000
+
+int sl_gemm_check(const sl_gemm_spec *s, int t, sl_err *err)
+{
+	const int dims[3] = {s->m, s->k, s->n};
+	const char *names[3] = {"m", "k", "n"};
+	for (int i = 0; i < 3; i++)
+		if (dims[i] < 1 || dims[i] > MAX_DIM)
+			return sl_fail(err, SL_EINVAL, "%s=%d is out of range (1 to %d)", names[i], dims[i],
+				       MAX_DIM);
+	if ((double)s->m * s->k > 2e9 || (double)s->k * s->n > 2e9 || (double)s->m * s->n > 2e9)
+		return sl_fail(err, SL_EINVAL, "m=%d k=%d n=%d: a matrix of over 2^31 elements is too large",
+			       s->m, s->k, s->n);
+	if (s->split == SL_SPLIT_SINGLE && t != 1)
+		return sl_fail(err, SL_EINVAL, "the single strategy runs on one device, not %d", t);
+	if (s->split == SL_SPLIT_COL && s->n < t)
+		return sl_fail(err, SL_EINVAL,
+			       "cannot split n=%d output columns over %d devices column-wise: every device needs at least one column",
+			       s->n, t);
+	if (s->split == SL_SPLIT_ROW && s->k < t)
+		return sl_fail(err, SL_EINVAL,
+			       "cannot split k=%d input rows over %d devices row-wise: every device needs at least one row of W",
+			       s->k, t);
+	return SL_OK;
+}
+
+struct job {
+	const sl_gemm_spec *s;
+	int t;
+	const float *x, *w;
+	float *y;
+	size_t off[SL_MAX_DEVICES + 1]; /* the split dimension's shard starts */
+};
+
+static int run_col(sl_dev *d, struct job *j, sl_err *err)
+{
+	const sl_gemm_spec *s = j->s;
+	int r = sl_dev_id(d);
+	size_t m = (size_t)s->m, k = (size_t)s->k, n = (size_t)s->n;
+	size_t c0 = j->off[r], nr = j->off[r + 1] - c0;
+	size_t counts[SL_MAX_DEVICES];
+	for (int i = 0; i < j->t; i++)
+		counts[i] = m * (j->off[i + 1] - j->off[i]);
+	int rc = SL_EDEVMEM;
+	float *x = NULL, *w = NULL, *y = NULL;
+	if (!(x = sl_dev_alloc(d, m * k * sizeof *x, "X (replicated)", err)) ||
+	    !(w = sl_dev_alloc(d, k * nr * sizeof *w, "its column shard of W", err)) ||
+	    !(y = sl_dev_alloc(d, m * n * sizeof *y, "Y (gathered)", err)))
+		goto out;
+	memcpy(x, j->x, m * k * sizeof *x);
+	for (size_t i = 0; i < k; i++)
+		memcpy(w + i * nr, j->w + i * n + c0, nr * sizeof *w);
+	/* My block of the gathered buffer is Y[:, c0:c0+nr] stored densely. */
+	float *mine = y + m * c0;
+	rc = sl_dev_sgemm(d, 0, 0, (int)m, (int)nr, (int)k, 1.0f, x, (int)k, w, (int)nr, 0.0f, mine,
+			  (int)nr, "sgemm column shard", err);
+	if (rc == SL_OK) {
+		sl_group g = sl_group_all(j->t);
+		rc = sl_allgather(d, &g, y, m * n, counts, s->algo, err);
+	}
+	if (rc == SL_OK && r == 0)
+		for (int b = 0; b < j->t; b++) {
+			size_t bc = j->off[b], bn = j->off[b + 1] - bc;
+			const float *blk = y + m * bc;
+			for (size_t i = 0; i < m; i++)
+				memcpy(j->y + i * n + bc, blk + i * bn, bn * sizeof *blk);
+		}
+out:
+	sl_dev_free(d, x, m * k * sizeof *x);
+	sl_dev_free(d, w, k * nr * sizeof *w);
+	sl_dev_free(d, y, m * n * sizeof *y);
+	return rc;
+}
+
+static int run_row(sl_dev *d, struct job *j, sl_err *err)
+{
+	const sl_gemm_spec *s = j->s;
+	int r = sl_dev_id(d);
+	size_t m = (size_t)s->m, k = (size_t)s->k, n = (size_t)s->n;
+	size_t k0 = j->off[r], kr = j->off[r + 1] - k0;
+	int rc = SL_EDEVMEM;
+	float *x = NULL, *w = NULL, *y = NULL;
+	if (!(x = sl_dev_alloc(d, m * kr * sizeof *x, "its column slice of X", err)) ||
+	    !(w = sl_dev_alloc(d, kr * n * sizeof *w, "its row shard of W", err)) ||
+	    !(y = sl_dev_alloc(d, m * n * sizeof *y, "its partial Y", err)))
+		goto out;
+	for (size_t i = 0; i < m; i++)
+		memcpy(x + i * kr, j->x + i * k + k0, kr * sizeof *x);
+	memcpy(w, j->w + k0 * n, kr * n * sizeof *w);
+	rc = sl_dev_sgemm(d, 0, 0, (int)m, (int)n, (int)kr, 1.0f, x, (int)kr, w, (int)n, 0.0f, y, (int)n,
+			  "sgemm row shard", err);
+	if (rc == SL_OK) {
+		sl_group g = sl_group_all(j->t);
+		rc = sl_allreduce(d, &g, y, m * n, s->algo, err);
+	}
+	if (rc == SL_OK && r == 0)
+		memcpy(j->y, y, m * n * sizeof *y);
+out:
+	sl_dev_free(d, x, m * kr * sizeof *x);
+	sl_dev_free(d, w, kr * n * sizeof *w);
+	sl_dev_free(d, y, m * n * sizeof *y);
+	return rc;
+}
+
+static int gemm_prog(sl_dev *d, void *arg, sl_err *err)
+{
+	struct job *j = arg;
+	return j->s->split == SL_SPLIT_ROW ? run_row(d, j, err) : run_col(d, j, err);
+}
+
+static double cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int sl_gemm_run(sl_cluster *c, const sl_gemm_spec *s, sl_gemm_result *res, sl_err *err)
+{
+	int t = sl_cluster_devices(c);
+	const sl_cluster_config *cfg = sl_cluster_config_of(c);
+	memset(res, 0, sizeof *res);
+	int rc = sl_gemm_check(s, t, err);
+	if (rc)
+		return rc;
+	size_t m = (size_t)s->m, k = (size_t)s->k, n = (size_t)s->n;
+	float *x = malloc(m * k * sizeof *x), *w = malloc(k * n * sizeof *w);
+	float *y = calloc(m * n, sizeof *y), *ref = malloc(m * n * sizeof *ref);
+	if (!x || !w || !y || !ref) {
+		rc = sl_fail(err, SL_ENOMEM, "the host cannot hold the matrices of m=%d k=%d n=%d", s->m,
+			     s->k, s->n);
+		goto out;
+	}
+	sl_fill_random(x, m * k, s->seed * 2 + 1);
+	sl_fill_random(w, k * n, s->seed * 2 + 2);
+
+	struct job j = {.s = s, .t = t, .x = x, .w = w, .y = y};
+	sl_block_offsets(s->split == SL_SPLIT_ROW ? k : n, t, NULL, j.off);
+	rc = sl_cluster_run(c, gemm_prog, &j, err);
+	if (rc)
+		goto out;
+
+	/* The reference: one plain sgemm on this thread. */
+	double c0 = cpu_now();
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->m, s->n, s->k, 1.0f, x, s->k, w, s->n,
+		    0.0f, ref, s->n);
+	double ref_cpu = cpu_now() - c0;
+	double maxref = 0, maxdiff = 0;
+	for (size_t i = 0; i < m * n; i++) {
+		double dv = fabs((double)y[i] - (double)ref[i]);
+		if (!(dv <= maxdiff))
+			maxdiff = dv; /* also catches NaN */
+		if (fabs(ref[i]) > maxref)
+			maxref = fabs(ref[i]);
+	}
+	res->max_abs_error = maxdiff;
+	res->max_rel_error = maxref > 0 ? maxdiff / maxref : maxdiff;
+
+	int slow = 0;
+	for (int i = 0; i < t; i++) {
+		sl_dev_stats st = sl_cluster_dev_stats(c, i);
+		res->bytes_moved += st.bytes_sent;
+		if (st.clock > sl_cluster_dev_stats(c, slow).clock)
+			slow = i;
+	}
+	sl_dev_stats ss = sl_cluster_dev_stats(c, slow);
+	res->emulated_time_s = ss.clock;
+	res->compute_s = ss.compute_s;
+	res->comm_s = ss.comm_s;
+	double flops = 2.0 * (double)m * n * k;
+	res->single_time_s = cfg->timing == SL_TIMING_MODEL ? flops / cfg->flops : ref_cpu;
+	res->speedup = res->emulated_time_s > 0 ? res->single_time_s / res->emulated_time_s : 0;
+
+	size_t maxshard = 0;
+	for (int i = 0; i < t; i++)
+		if (j.off[i + 1] - j.off[i] > maxshard)
+			maxshard = j.off[i + 1] - j.off[i];
+	sl_link_spec bn = sl_cost_ring_bottleneck(c, t);
+	double bytes = (double)m * n * sizeof(float);
+	if (s->split == SL_SPLIT_ROW)
+		res->predicted_s = 2.0 * m * n * maxshard / cfg->flops +
+				   sl_cost_coll(SL_COLL_ALLREDUCE, s->algo, t, bytes, bn.latency, bn.bandwidth);
+	else
+		res->predicted_s = 2.0 * m * maxshard * k / cfg->flops +
+				   sl_cost_coll(SL_COLL_ALLGATHER, s->algo, t, bytes, bn.latency, bn.bandwidth);
+out:
+	free(x);
+	free(w);
+	free(y);
+	free(ref);
+	return rc;
+}

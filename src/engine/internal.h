@@ -1,0 +1,92 @@
+/* internal.h - the cluster's insides, shared by cluster.c and xfer.c only. */
+#ifndef SL_INTERNAL_H
+#define SL_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "cluster.h"
+#include "trace.h"
+
+/* One direction of one device pair.  bandwidth and latency are knobs that
+ * any thread may turn; free_at is touched only by the receiving device,
+ * which is the one that moves the bytes. */
+struct sl_link {
+	_Atomic double bandwidth, latency;
+	double free_at;
+	_Atomic uint64_t inflight_done, inflight_total, total;
+};
+
+/* The rendezvous for messages src->dst.  The sender posts a description of
+ * its buffer and waits; the receiver pulls the bytes and reports the
+ * emulated times.  A device has at most one message in flight per peer. */
+struct sl_chan {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned posted, taken;  /* sequence numbers */
+	const char *buf;
+	size_t off[2], len[2];
+	int nseg;
+	double t_ready;          /* sender's clock when posted */
+	double t_start, t_end;   /* filled by the receiver */
+	double w_start, w_end;
+	int failed;              /* receiver refused it (size mismatch) */
+	int busy;                /* the receiver is reading the sender's buffer */
+};
+
+struct sl_dev {
+	sl_cluster *c;
+	int id, node;
+	pthread_t thread;
+	double clock;
+	int op, mb;
+	pthread_mutex_t mu; /* guards stats for readers on other threads */
+	sl_dev_stats st;
+	int rc;
+	sl_err err;
+};
+
+struct sl_cluster {
+	sl_cluster_config cfg;
+	int n;
+	struct sl_dev *dev;
+	struct sl_link *link; /* n*n, index src*n+dst */
+	struct sl_chan *chan; /* n*n */
+	sl_trace *trace;
+	atomic_int cancel;
+
+	/* Pacing: wall = origin + emulated * slowdown, re-anchored when the
+	 * slowdown changes so playback stays continuous. */
+	pthread_mutex_t pace_mu;
+	pthread_cond_t pace_cv; /* CLOCK_MONOTONIC; woken on cancel and knob changes */
+	double origin, slowdown, wall0;
+
+	/* Wall-clock barrier. */
+	pthread_mutex_t bar_mu;
+	pthread_cond_t bar_cv;
+	int bar_count;
+	unsigned bar_gen;
+
+	sl_program prog;
+	void *arg;
+};
+
+static inline struct sl_link *sl_link_at(sl_cluster *c, int src, int dst)
+{
+	return &c->link[src * c->n + dst];
+}
+
+static inline struct sl_chan *sl_chan_at(sl_cluster *c, int src, int dst)
+{
+	return &c->chan[src * c->n + dst];
+}
+
+double sl_wall_now(void);
+/* Block until the wall time of emulated time t (no-op when headless or the
+ * deadline has passed).  Returns SL_ECANCEL if cancelled meanwhile. */
+int sl_pace_until(sl_cluster *c, double t_emulated);
+void sl_dev_record(sl_dev *d, sl_ev_kind kind, int peer, double t0, double t1, double w0,
+		   double w1, uint64_t bytes, double flops, const char *label);
+
+#endif

@@ -1,0 +1,27 @@
+/* status.h - error values returned by the engine.
+ *
+ * The engine never prints or exits: a call that fails returns a non-zero
+ * code and fills an sl_err with one human-readable line.  The front end
+ * decides what to do with it. */
+#ifndef SL_STATUS_H
+#define SL_STATUS_H
+
+enum sl_code {
+	SL_OK = 0,
+	SL_EINVAL,   /* bad argument or configuration */
+	SL_EDEVMEM,  /* an emulated device ran out of memory */
+	SL_ENOMEM,   /* the host ran out of memory */
+	SL_ECANCEL,  /* the run was cancelled (another device failed, or quit) */
+	SL_ESYS,     /* an operating-system call failed */
+};
+
+typedef struct sl_err {
+	int code;
+	char msg[256];
+} sl_err;
+
+/* Fill err (if not NULL) with code and a printf-style message; returns code. */
+int sl_fail(sl_err *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,30 @@
+/* units.h - reading and writing sizes, rates and durations with units. */
+#ifndef SL_UNITS_H
+#define SL_UNITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "status.h"
+
+/* Sizes: 1024, 4KiB, 64MiB, 1GiB, 1.5GB, 512B (KB/MB/GB are powers of 10). */
+int sl_parse_bytes(const char *s, double *out, sl_err *err);
+/* Rates in bytes/s: 450GB/s, 25GiB/s, 400Gb/s (bits), 1e9.  Bare numbers
+ * are bytes/s. */
+int sl_parse_rate(const char *s, double *out, sl_err *err);
+/* Durations in seconds: 2us, 1.5ms, 0.1s, 500ns, 0.  Bare numbers are s. */
+int sl_parse_time(const char *s, double *out, sl_err *err);
+/* Compute rates in FLOP/s: 989TFLOP/s, 30GFLOPS, 1e12. */
+int sl_parse_flops(const char *s, double *out, sl_err *err);
+/* A plain positive integer within [lo, hi]; what names it in messages. */
+int sl_parse_int(const char *s, long lo, long hi, const char *what, long *out, sl_err *err);
+/* A plain real number. */
+int sl_parse_double(const char *s, double *out, sl_err *err);
+
+/* Human forms: "64.0 MiB", "450 GB/s", "2.00 us", "989 TFLOP/s". */
+char *sl_fmt_bytes(double bytes, char *buf, size_t n);
+char *sl_fmt_rate(double bytes_per_s, char *buf, size_t n);
+char *sl_fmt_time(double seconds, char *buf, size_t n);
+char *sl_fmt_flops(double flops_per_s, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,352 @@
+/* xfer.c - point-to-point transfers: the rendezvous, the emulated link time,
+ * and the pacing of live runs. */
+#include "xfer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "units.h"
+
+#define MAX_MSGS (2 * SL_MAX_DEVICES)
+
+sl_msg sl_msg1(int peer, void *buf, size_t off, size_t len)
+{
+	sl_msg m = {peer, buf, {off, 0}, {len, 0}, 1};
+	return m;
+}
+
+sl_msg sl_msg2(int peer, void *buf, size_t off0, size_t len0, size_t off1, size_t len1)
+{
+	sl_msg m = {peer, buf, {off0, off1}, {len0, len1}, 2};
+	if (len1 == 0)
+		m.nseg = 1;
+	return m;
+}
+
+size_t sl_msg_bytes(const sl_msg *m)
+{
+	size_t s = 0;
+	for (int i = 0; i < m->nseg; i++)
+		s += m->len[i];
+	return s;
+}
+
+/* Walks the byte ranges of a message. */
+struct cursor {
+	char *base;
+	const size_t *off, *len;
+	int nseg, seg;
+	size_t pos;
+};
+
+static void cursor_init(struct cursor *c, const void *base, const size_t *off, const size_t *len,
+			int nseg)
+{
+	c->base = (char *)base;
+	c->off = off;
+	c->len = len;
+	c->nseg = nseg;
+	c->seg = 0;
+	c->pos = 0;
+	while (c->seg < c->nseg && c->len[c->seg] == 0)
+		c->seg++;
+}
+
+static size_t cursor_span(const struct cursor *c)
+{
+	return c->seg < c->nseg ? c->len[c->seg] - c->pos : 0;
+}
+
+static char *cursor_ptr(const struct cursor *c)
+{
+	return c->base + c->off[c->seg] + c->pos;
+}
+
+static void cursor_advance(struct cursor *c, size_t n)
+{
+	c->pos += n;
+	while (c->seg < c->nseg && c->pos == c->len[c->seg]) {
+		c->seg++;
+		c->pos = 0;
+	}
+}
+
+static void sum_f32(float *restrict dst, const float *restrict src, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] += src[i];
+}
+
+/* Move n bytes from one cursor to the other. */
+static void move_bytes(struct cursor *from, struct cursor *to, size_t n, sl_xop op)
+{
+	while (n > 0) {
+		size_t k = cursor_span(from);
+		size_t kt = cursor_span(to);
+		if (kt < k)
+			k = kt;
+		if (n < k)
+			k = n;
+		if (op == SL_XSUM)
+			sum_f32((float *)cursor_ptr(to), (const float *)cursor_ptr(from), k / sizeof(float));
+		else
+			memcpy(cursor_ptr(to), cursor_ptr(from), k);
+		cursor_advance(from, k);
+		cursor_advance(to, k);
+		n -= k;
+	}
+}
+
+/* Bytes per chunk: in live mode about 20 ms of wall time, so a knob turned
+ * mid-transfer bites quickly and the animation sees steady progress; headless,
+ * large chunks. */
+static size_t chunk_bytes(double bw, double slowdown)
+{
+	double c = slowdown > 0 ? bw / slowdown * 0.02 : 1 << 20;
+	if (c < 4096)
+		c = 4096;
+	if (c > (1 << 20))
+		c = 1 << 20;
+	return (size_t)c & ~(size_t)(sizeof(float) - 1);
+}
+
+/* The receiver's half: compute emulated times and move the bytes, paced. */
+static int pull(sl_dev *d, int src, const struct sl_chan *desc, const sl_msg *r, sl_xop op,
+		double *t_start, double *t_end)
+{
+	sl_cluster *c = d->c;
+	struct sl_link *l = sl_link_at(c, src, d->id);
+	size_t total = sl_msg_bytes(r);
+	double start = desc->t_ready > l->free_at ? desc->t_ready : l->free_at;
+	double seg_t0 = start + atomic_load(&l->latency);
+	double bw = atomic_load(&l->bandwidth);
+	size_t seg_bytes = 0, done = 0;
+	struct cursor from, to;
+	cursor_init(&from, desc->buf, desc->off, desc->len, desc->nseg);
+	cursor_init(&to, r->buf, r->off, r->len, r->nseg);
+	atomic_store(&l->inflight_done, 0);
+	atomic_store(&l->inflight_total, total);
+	int rc = SL_OK;
+	if (total == 0)
+		rc = sl_pace_until(c, seg_t0);
+	while (done < total && rc == SL_OK) {
+		double slowdown = sl_cluster_slowdown(c);
+		double b = atomic_load(&l->bandwidth);
+		if (b != bw) {
+			/* A knob turned mid-transfer: the rest goes at the new rate. */
+			seg_t0 += (double)seg_bytes / bw;
+			seg_bytes = 0;
+			bw = b;
+		}
+		size_t n = chunk_bytes(bw, slowdown);
+		if (n > total - done)
+			n = total - done;
+		if (slowdown > 0 && (rc = sl_pace_until(c, seg_t0 + (double)(seg_bytes + n) / bw)))
+			break;
+		if (atomic_load(&c->cancel)) {
+			rc = SL_ECANCEL;
+			break;
+		}
+		move_bytes(&from, &to, n, op);
+		seg_bytes += n;
+		done += n;
+		atomic_store(&l->inflight_done, done);
+	}
+	*t_start = start;
+	*t_end = seg_t0 + (double)seg_bytes / bw;
+	l->free_at = *t_end;
+	atomic_fetch_add(&l->total, done);
+	atomic_store(&l->inflight_total, 0);
+	atomic_store(&l->inflight_done, 0);
+	return rc;
+}
+
+struct span {
+	double t0, t1;
+};
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+	return (x->t0 > y->t0) - (x->t0 < y->t0);
+}
+
+/* Advance the device clock over a set of transfer intervals, recording the
+ * gaps between them as waiting. */
+static void settle_clock(sl_dev *d, struct span *sp, int n, double w)
+{
+	double t = d->clock, comm = 0, wait = 0;
+	qsort(sp, (size_t)n, sizeof *sp, cmp_span);
+	for (int i = 0; i < n; i++) {
+		double a = sp[i].t0 > t ? sp[i].t0 : t, b = sp[i].t1;
+		if (b <= t)
+			continue;
+		if (a > t) {
+			sl_dev_record(d, SL_EV_WAIT, -1, t, a, w, w, 0, 0, "wait");
+			wait += a - t;
+		}
+		comm += b - a;
+		t = b;
+	}
+	pthread_mutex_lock(&d->mu);
+	d->clock = t;
+	d->st.comm_s += comm;
+	d->st.wait_s += wait;
+	pthread_mutex_unlock(&d->mu);
+}
+
+static int check_msgs(sl_dev *d, const sl_msg *m, int n, sl_xop op, sl_err *err)
+{
+	for (int i = 0; i < n; i++) {
+		if (m[i].peer < 0 || m[i].peer >= d->c->n || m[i].peer == d->id)
+			return sl_fail(err, SL_EINVAL, "device %d: no link to device %d", d->id, m[i].peer);
+		if (m[i].nseg < 1 || m[i].nseg > 2)
+			return sl_fail(err, SL_EINVAL, "device %d: bad message", d->id);
+		for (int s = 0; s < m[i].nseg; s++)
+			if (op == SL_XSUM && (m[i].len[s] % sizeof(float) || m[i].off[s] % sizeof(float)))
+				return sl_fail(err, SL_EINVAL, "device %d: a summed message must hold whole floats",
+					       d->id);
+	}
+	return SL_OK;
+}
+
+int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int nrecv, sl_xop op,
+	    const char *label, sl_err *err)
+{
+	sl_cluster *c = d->c;
+	if (nsend < 0 || nrecv < 0 || nsend > MAX_MSGS / 2 || nrecv > MAX_MSGS / 2)
+		return sl_fail(err, SL_EINVAL, "device %d: too many messages at once", d->id);
+	if (check_msgs(d, sends, nsend, op, err) || check_msgs(d, recvs, nrecv, op, err))
+		return SL_EINVAL;
+	if (atomic_load(&c->cancel))
+		return sl_fail(err, SL_ECANCEL, "cancelled");
+
+	unsigned seq[MAX_MSGS / 2];
+	struct span sp[MAX_MSGS];
+	int nsp = 0;
+	for (int i = 0; i < nsend; i++) {
+		struct sl_chan *ch = sl_chan_at(c, d->id, sends[i].peer);
+		pthread_mutex_lock(&ch->mu);
+		ch->buf = sends[i].buf;
+		memcpy(ch->off, sends[i].off, sizeof ch->off);
+		memcpy(ch->len, sends[i].len, sizeof ch->len);
+		ch->nseg = sends[i].nseg;
+		ch->t_ready = d->clock;
+		ch->failed = 0;
+		seq[i] = ++ch->posted;
+		pthread_cond_broadcast(&ch->cv);
+		pthread_mutex_unlock(&ch->mu);
+	}
+
+	int rc = SL_OK;
+	for (int i = 0; i < nrecv && rc == SL_OK; i++) {
+		int src = recvs[i].peer;
+		struct sl_chan *ch = sl_chan_at(c, src, d->id);
+		pthread_mutex_lock(&ch->mu);
+		while (ch->posted == ch->taken && !atomic_load(&c->cancel))
+			pthread_cond_wait(&ch->cv, &ch->mu);
+		if (atomic_load(&c->cancel)) {
+			pthread_mutex_unlock(&ch->mu);
+			rc = sl_fail(err, SL_ECANCEL, "cancelled");
+			break;
+		}
+		/* The sender stays blocked until taken moves, so its buffer and
+		 * this description stay valid while we read them unlocked. */
+		struct sl_chan desc = *ch;
+		ch->busy = 1;
+		pthread_mutex_unlock(&ch->mu);
+
+		size_t want = sl_msg_bytes(&recvs[i]), got = 0;
+		for (int s = 0; s < desc.nseg; s++)
+			got += desc.len[s];
+		double ts = d->clock, te = d->clock, w0 = sl_wall_now();
+		if (want != got)
+			rc = sl_fail(err, SL_EINVAL,
+				     "device %d expected %zu bytes from device %d but it sent %zu", d->id,
+				     want, src, got);
+		else
+			rc = pull(d, src, &desc, &recvs[i], op, &ts, &te);
+		if (rc == SL_ECANCEL)
+			sl_fail(err, SL_ECANCEL, "cancelled");
+		double w1 = sl_wall_now();
+
+		pthread_mutex_lock(&ch->mu);
+		ch->t_start = ts;
+		ch->t_end = te;
+		ch->w_start = w0;
+		ch->w_end = w1;
+		ch->failed = rc != SL_OK;
+		ch->busy = 0;
+		ch->taken++;
+		pthread_cond_broadcast(&ch->cv);
+		pthread_mutex_unlock(&ch->mu);
+		if (rc != SL_OK)
+			break;
+
+		double a = ts > d->clock ? ts : d->clock;
+		if (te > a)
+			sl_dev_record(d, op == SL_XSUM ? SL_EV_REDUCE : SL_EV_RECV, src, a, te, w0, w1, want, 0,
+				      label);
+		sp[nsp++] = (struct span){ts, te};
+		pthread_mutex_lock(&d->mu);
+		d->st.bytes_received += want;
+		pthread_mutex_unlock(&d->mu);
+	}
+
+	/* Wait for every send to be taken, even after a failure: the receiver
+	 * may be reading our buffer. */
+	for (int i = 0; i < nsend; i++) {
+		struct sl_chan *ch = sl_chan_at(c, d->id, sends[i].peer);
+		pthread_mutex_lock(&ch->mu);
+		while (ch->taken < seq[i] && !atomic_load(&c->cancel))
+			pthread_cond_wait(&ch->cv, &ch->mu);
+		int finished = ch->taken >= seq[i];
+		if (!finished) {
+			/* Cancelled.  A receiver already reading our buffer stops
+			 * at its next chunk; wait for it.  Otherwise take the
+			 * message back so nobody reads it once we return. */
+			while (ch->busy)
+				pthread_cond_wait(&ch->cv, &ch->mu);
+			if (ch->taken < seq[i] && ch->posted == seq[i])
+				ch->posted--;
+			pthread_mutex_unlock(&ch->mu);
+			if (rc == SL_OK)
+				rc = sl_fail(err, SL_ECANCEL, "cancelled");
+			continue;
+		}
+		struct sl_chan done = *ch;
+		pthread_mutex_unlock(&ch->mu);
+		if (done.failed) {
+			if (rc == SL_OK)
+				rc = sl_fail(err, SL_EINVAL, "device %d: device %d refused a message",
+					     d->id, sends[i].peer);
+			continue;
+		}
+		if (rc != SL_OK)
+			continue;
+		size_t bytes = sl_msg_bytes(&sends[i]);
+		sl_dev_record(d, SL_EV_SEND, sends[i].peer, done.t_start, done.t_end, done.w_start,
+			      done.w_end, bytes, 0, label);
+		sp[nsp++] = (struct span){done.t_start, done.t_end};
+		pthread_mutex_lock(&d->mu);
+		d->st.bytes_sent += bytes;
+		pthread_mutex_unlock(&d->mu);
+	}
+	if (rc != SL_OK)
+		return rc;
+	settle_clock(d, sp, nsp, sl_wall_now());
+	return SL_OK;
+}
+
+int sl_send(sl_dev *d, int peer, const void *buf, size_t bytes, const char *label, sl_err *err)
+{
+	sl_msg m = sl_msg1(peer, (void *)buf, 0, bytes);
+	return sl_xfer(d, &m, 1, NULL, 0, SL_XCOPY, label, err);
+}
+
+int sl_recv(sl_dev *d, int peer, void *buf, size_t bytes, const char *label, sl_err *err)
+{
+	sl_msg m = sl_msg1(peer, buf, 0, bytes);
+	return sl_xfer(d, NULL, 0, &m, 1, SL_XCOPY, label, err);
+}

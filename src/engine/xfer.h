@@ -1,0 +1,43 @@
+/* xfer.h - point-to-point transfers between emulated devices.
+ *
+ * A transfer really copies bytes from the sender's buffer to the receiver's
+ * (or adds fp32 values into it), over the link src->dst.  In emulated time it
+ * starts when the sender is ready and the link is free, and lasts
+ * latency + bytes / bandwidth.  The receiver pulls the data; the sender's call
+ * returns when the receiver has it. */
+#ifndef SL_XFER_H
+#define SL_XFER_H
+
+#include <stddef.h>
+
+#include "cluster.h"
+
+typedef enum sl_xop {
+	SL_XCOPY, /* receiver's buffer = sender's */
+	SL_XSUM,  /* receiver's buffer += sender's (fp32) */
+} sl_xop;
+
+/* One message: up to two byte ranges of a buffer (a ring wrap needs two). */
+typedef struct sl_msg {
+	int peer;
+	void *buf;
+	size_t off[2], len[2]; /* bytes */
+	int nseg;
+} sl_msg;
+
+sl_msg sl_msg1(int peer, void *buf, size_t off, size_t len);
+sl_msg sl_msg2(int peer, void *buf, size_t off0, size_t len0, size_t off1, size_t len1);
+size_t sl_msg_bytes(const sl_msg *m);
+
+/* Post all sends, pull all receives (in order), wait for all sends to be
+ * taken.  In emulated time every message starts at the device's current
+ * clock, concurrently on their own links; the clock ends at the latest
+ * completion.  Receives and sends must match the peer's calls in count and
+ * size, else SL_EINVAL. */
+int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int nrecv,
+	    sl_xop op, const char *label, sl_err *err);
+
+int sl_send(sl_dev *d, int peer, const void *buf, size_t bytes, const char *label, sl_err *err);
+int sl_recv(sl_dev *d, int peer, void *buf, size_t bytes, const char *label, sl_err *err);
+
+#endif

@@ -1,0 +1,3 @@
+#ifndef SL_REPORT_H
+#define SL_REPORT_H
+#endif

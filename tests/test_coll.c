@@ -1,0 +1,187 @@
+/* Every collective and algorithm against a serial reference written here. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "testutil.h"
+
+struct job {
+	sl_coll_op op;
+	sl_algo algo;
+	size_t count;
+	int root;
+	float *bufs[SL_MAX_DEVICES];
+	int uneven;
+	size_t counts[SL_MAX_DEVICES];
+};
+
+static int prog(sl_dev *d, void *arg, sl_err *err)
+{
+	struct job *j = arg;
+	sl_group g = sl_group_all(sl_cluster_devices(sl_dev_cluster(d)));
+	float *b = j->bufs[sl_dev_id(d)];
+	const size_t *counts = j->uneven ? j->counts : NULL;
+	switch (j->op) {
+	case SL_COLL_ALLREDUCE:
+		return sl_allreduce(d, &g, b, j->count, j->algo, err);
+	case SL_COLL_ALLGATHER:
+		return sl_allgather(d, &g, b, j->count, counts, j->algo, err);
+	case SL_COLL_REDUCESCATTER:
+		return sl_reducescatter(d, &g, b, j->count, counts, j->algo, err);
+	case SL_COLL_BROADCAST:
+		return sl_broadcast(d, &g, b, j->count, j->root, j->algo, err);
+	case SL_COLL_REDUCE:
+		return sl_reduce(d, &g, b, j->count, j->root, j->algo, err);
+	case SL_COLL_GATHER:
+		return sl_gather(d, &g, b, j->count, counts, j->root, j->algo, err);
+	case SL_COLL_SCATTER:
+		return sl_scatter(d, &g, b, j->count, counts, j->root, j->algo, err);
+	default:
+		return SL_EINVAL;
+	}
+}
+
+/* Block boundaries, computed here independently of the engine. */
+static void bounds(size_t n, int p, const struct job *j, size_t *off)
+{
+	off[0] = 0;
+	for (int r = 0; r < p; r++)
+		off[r + 1] = off[r] + (j->uneven ? j->counts[r] : n / p + ((size_t)r < n % p ? 1 : 0));
+}
+
+static void check_one(int p, sl_coll_op op, sl_algo algo, size_t n, int root, int uneven)
+{
+	struct job j = {.op = op, .algo = algo, .count = n, .root = root, .uneven = uneven};
+	if (uneven) {
+		/* Deliberately lopsided blocks, one of them empty when possible. */
+		size_t left = n;
+		for (int r = 0; r < p; r++) {
+			size_t c = r == p - 1 ? left : (r % 3 == 1 ? 0 : left / 2);
+			j.counts[r] = c;
+			left -= c;
+		}
+	}
+	size_t off[SL_MAX_DEVICES + 1];
+	bounds(n, p, &j, off);
+	float *in[SL_MAX_DEVICES];
+	for (int r = 0; r < p; r++) {
+		in[r] = malloc((n ? n : 1) * sizeof(float));
+		j.bufs[r] = malloc((n ? n : 1) * sizeof(float));
+		for (size_t i = 0; i < n; i++)
+			in[r][i] = j.bufs[r][i] = tu_val(r, i);
+	}
+	float *sum = calloc(n ? n : 1, sizeof(float));
+	for (int r = 0; r < p; r++)
+		for (size_t i = 0; i < n; i++)
+			sum[i] += in[r][i];
+
+	sl_cluster *c = tu_cluster(p, 100e9, 1e-6);
+	sl_err err = {0};
+	int rc = sl_cluster_run(c, prog, &j, &err);
+	if (rc)
+		fail_msg("%s %s p=%d n=%zu: %s", sl_coll_op_name(op), sl_algo_name(algo), p, n, err.msg);
+
+	for (int r = 0; r < p; r++) {
+		for (size_t i = 0; i < n; i++) {
+			int blk = 0;
+			while (i >= off[blk + 1])
+				blk++;
+			float want;
+			int check = 1;
+			switch (op) {
+			case SL_COLL_ALLREDUCE:
+				want = sum[i];
+				break;
+			case SL_COLL_ALLGATHER:
+				want = in[blk][i];
+				break;
+			case SL_COLL_REDUCESCATTER:
+				want = sum[i];
+				check = blk == r;
+				break;
+			case SL_COLL_BROADCAST:
+				want = in[root][i];
+				break;
+			case SL_COLL_REDUCE:
+				want = sum[i];
+				check = r == root;
+				break;
+			case SL_COLL_GATHER:
+				want = in[blk][i];
+				check = r == root || blk == r;
+				break;
+			case SL_COLL_SCATTER:
+				want = in[root][i];
+				check = blk == r;
+				break;
+			default:
+				want = 0;
+			}
+			if (check && j.bufs[r][i] != want)
+				fail_msg("%s %s p=%d n=%zu root=%d uneven=%d: rank %d element %zu is %g, want %g",
+					 sl_coll_op_name(op), sl_algo_name(algo), p, n, root, uneven, r, i,
+					 (double)j.bufs[r][i], (double)want);
+		}
+	}
+	/* Nothing was left on the devices and every byte was accounted. */
+	uint64_t sent = 0, recvd = 0;
+	for (int r = 0; r < p; r++) {
+		sl_dev_stats st = sl_cluster_dev_stats(c, r);
+		sent += st.bytes_sent;
+		recvd += st.bytes_received;
+	}
+	assert_int_equal(sent, recvd);
+	sl_cluster_destroy(c);
+	for (int r = 0; r < p; r++) {
+		free(in[r]);
+		free(j.bufs[r]);
+	}
+	free(sum);
+}
+
+static void sweep(sl_coll_op op)
+{
+	for (int a = 0; a < SL_ALGO_NALGOS; a++)
+		for (int p = 1; p <= 9; p++) {
+			size_t lens[] = {0, 1, (size_t)p - 1, (size_t)p + 1, 1000, 100003};
+			for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+				int roots[] = {0, p - 1, p / 2};
+				int has_root = op == SL_COLL_BROADCAST || op == SL_COLL_REDUCE ||
+					       op == SL_COLL_GATHER || op == SL_COLL_SCATTER;
+				for (int ri = 0; ri < (has_root ? 3 : 1); ri++)
+					check_one(p, op, (sl_algo)a, lens[li], roots[ri], 0);
+				int blocked = op == SL_COLL_ALLGATHER || op == SL_COLL_REDUCESCATTER ||
+					      op == SL_COLL_GATHER || op == SL_COLL_SCATTER;
+				if (blocked)
+					check_one(p, op, (sl_algo)a, lens[li], has_root ? p / 2 : 0, 1);
+			}
+		}
+}
+
+static void test_allreduce(void **s) { (void)s; sweep(SL_COLL_ALLREDUCE); }
+static void test_allgather(void **s) { (void)s; sweep(SL_COLL_ALLGATHER); }
+static void test_reducescatter(void **s) { (void)s; sweep(SL_COLL_REDUCESCATTER); }
+static void test_broadcast(void **s) { (void)s; sweep(SL_COLL_BROADCAST); }
+static void test_reduce(void **s) { (void)s; sweep(SL_COLL_REDUCE); }
+static void test_gather(void **s) { (void)s; sweep(SL_COLL_GATHER); }
+static void test_scatter(void **s) { (void)s; sweep(SL_COLL_SCATTER); }
+
+/* A large buffer at a size where chunking and both ring phases matter. */
+static void test_allreduce_large(void **s)
+{
+	(void)s;
+	check_one(8, SL_COLL_ALLREDUCE, SL_ALGO_RING, (size_t)3 << 20, 0, 0);
+	check_one(5, SL_COLL_ALLREDUCE, SL_ALGO_TREE, (size_t)1 << 20, 0, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_allreduce),   cmocka_unit_test(test_allgather),
+		cmocka_unit_test(test_reducescatter), cmocka_unit_test(test_broadcast),
+		cmocka_unit_test(test_reduce),      cmocka_unit_test(test_gather),
+		cmocka_unit_test(test_scatter),     cmocka_unit_test(test_allreduce_large),
+	};
+	return cmocka_run_group_tests_name("collectives", tests, NULL, NULL);
+}
