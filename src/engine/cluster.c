@@ -150,6 +150,7 @@ sl_cluster *sl_cluster_create(const sl_cluster_config *cfg, sl_err *err)
 	pthread_mutex_init(&c->bar_mu, NULL);
 	pthread_cond_init(&c->bar_cv, NULL);
 	c->slowdown = cfg->slowdown;
+	c->breakpoint = INFINITY;
 	return c;
 }
 
@@ -266,6 +267,65 @@ void sl_cluster_set_slowdown(sl_cluster *c, double slowdown)
 	pthread_mutex_unlock(&c->pace_mu);
 }
 
+void sl_cluster_pause(sl_cluster *c, int paused)
+{
+	pthread_mutex_lock(&c->pace_mu);
+	double now = sl_wall_now();
+	if (paused && !c->paused) {
+		c->paused = 1;
+		c->pause_wall = now;
+	} else if (!paused && c->paused) {
+		c->origin += now - c->pause_wall;
+		c->paused = 0;
+	}
+	pthread_cond_broadcast(&c->pace_cv);
+	pthread_mutex_unlock(&c->pace_mu);
+}
+
+int sl_cluster_paused(const sl_cluster *c)
+{
+	sl_cluster *m = (sl_cluster *)c;
+	pthread_mutex_lock(&m->pace_mu);
+	int p = m->paused;
+	pthread_mutex_unlock(&m->pace_mu);
+	return p;
+}
+
+static double playback_locked(const sl_cluster *c)
+{
+	if (!(c->slowdown > 0))
+		return INFINITY;
+	double wall = c->paused ? c->pause_wall : sl_wall_now();
+	double t = (wall - c->origin) / c->slowdown;
+	if (t < 0)
+		t = 0;
+	return t < c->breakpoint ? t : c->breakpoint;
+}
+
+void sl_cluster_set_breakpoint(sl_cluster *c, double t)
+{
+	pthread_mutex_lock(&c->pace_mu);
+	/* Playback that stood still at the old breakpoint goes on from there,
+	 * not from where the wall clock would have taken it meanwhile. */
+	if (c->slowdown > 0 && isfinite(c->breakpoint)) {
+		double wall = c->paused ? c->pause_wall : sl_wall_now();
+		if ((wall - c->origin) / c->slowdown > c->breakpoint)
+			c->origin = wall - c->breakpoint * c->slowdown;
+	}
+	c->breakpoint = t;
+	pthread_cond_broadcast(&c->pace_cv);
+	pthread_mutex_unlock(&c->pace_mu);
+}
+
+double sl_cluster_now(const sl_cluster *c)
+{
+	sl_cluster *m = (sl_cluster *)c;
+	pthread_mutex_lock(&m->pace_mu);
+	double t = playback_locked(m);
+	pthread_mutex_unlock(&m->pace_mu);
+	return t;
+}
+
 double sl_cluster_slowdown(const sl_cluster *c)
 {
 	sl_cluster *m = (sl_cluster *)c;
@@ -309,6 +369,10 @@ int sl_pace_until(sl_cluster *c, double t)
 		if (atomic_load(&c->cancel)) {
 			pthread_mutex_unlock(&c->pace_mu);
 			return SL_ECANCEL;
+		}
+		if (c->paused || t > c->breakpoint) {
+			pthread_cond_wait(&c->pace_cv, &c->pace_mu);
+			continue;
 		}
 		if (!(c->slowdown > 0))
 			break;
@@ -369,6 +433,8 @@ int sl_cluster_run(sl_cluster *c, sl_program prog, void *arg, sl_err *err)
 	c->arg = arg;
 	pthread_mutex_lock(&c->pace_mu);
 	c->wall0 = c->origin = sl_wall_now();
+	if (c->paused)
+		c->pause_wall = c->origin;
 	pthread_mutex_unlock(&c->pace_mu);
 
 	int started = 0, rc = SL_OK;

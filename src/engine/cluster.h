@@ -76,6 +76,18 @@ void sl_cluster_set_class(sl_cluster *c, int inter_node, double bandwidth, doubl
 void sl_cluster_set_slowdown(sl_cluster *c, double slowdown);
 double sl_cluster_slowdown(const sl_cluster *c);
 sl_link_spec sl_cluster_link(const sl_cluster *c, int src, int dst);
+
+/* Playback control for the front end, from any thread.  Pausing freezes the
+ * mapping from wall to emulated time and holds every device at its next
+ * operation; a breakpoint holds back any operation that would end after
+ * emulated time t (INFINITY: none), which is how the TUI steps one operation
+ * at a time.  Both persist across runs. */
+void sl_cluster_pause(sl_cluster *c, int paused);
+int sl_cluster_paused(const sl_cluster *c);
+void sl_cluster_set_breakpoint(sl_cluster *c, double t);
+/* The emulated time playback has reached: (wall - start) / slowdown less
+ * pauses, never past the breakpoint; INFINITY when headless. */
+double sl_cluster_now(const sl_cluster *c);
 /* Number of hops between two devices in the topology (1 for direct links). */
 int sl_cluster_hops(const sl_cluster *c, int src, int dst);
 int sl_cluster_same_node(const sl_cluster *c, int a, int b);

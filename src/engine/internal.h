@@ -61,6 +61,9 @@ struct sl_cluster {
 	pthread_mutex_t pace_mu;
 	pthread_cond_t pace_cv; /* CLOCK_MONOTONIC; woken on cancel and knob changes */
 	double origin, slowdown, wall0;
+	int paused;          /* the playback clock is frozen at pause_wall */
+	double pause_wall;
+	double breakpoint;   /* no operation ends past this emulated time */
 
 	/* Wall-clock barrier. */
 	pthread_mutex_t bar_mu;

@@ -142,7 +142,8 @@ static int pull(sl_dev *d, int src, const struct sl_chan *desc, const sl_msg *r,
 		size_t n = chunk_bytes(bw, slowdown);
 		if (n > total - done)
 			n = total - done;
-		if (slowdown > 0 && (rc = sl_pace_until(c, seg_t0 + (double)(seg_bytes + n) / bw)))
+		/* Headless too: a paused run or a breakpoint holds the chunk. */
+		if ((rc = sl_pace_until(c, seg_t0 + (double)(seg_bytes + n) / bw)))
 			break;
 		if (atomic_load(&c->cancel)) {
 			rc = SL_ECANCEL;
