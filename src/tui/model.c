@@ -325,7 +325,7 @@ static void describe(const sl_model_in *in, const sl_model *m, double t_end, dou
 	char who[96] = "each device";
 	int ndevs = __builtin_popcountll(devs);
 	if (ndevs < p) {
-		size_t len = (size_t)snprintf(who, sizeof who, "device%s", ndevs > 1 ? "s" : "");
+		size_t len = (size_t)snprintf(who, sizeof who, "%s", ndevs > 1 ? "each of devices" : "device");
 		for (int d = 0, c = 0; d < p && len < sizeof who - 8; d++)
 			if (devs >> d & 1)
 				len += (size_t)snprintf(who + len, sizeof who - len, "%s %d", c++ ? "," : "", d);

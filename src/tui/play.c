@@ -195,6 +195,7 @@ struct runjob {
 
 enum queued { Q_NONE, Q_TOGGLE, Q_STEP, Q_END };
 
+
 struct sl_play {
 	pthread_mutex_t mu; /* shared with the background threads: fields marked (mu) */
 	pthread_cond_t cv;
@@ -216,7 +217,8 @@ struct sl_play {
 	sl_snapshot livesnap;
 	size_t livesnap_count;
 	sl_snapshot empty;
-	enum queued queued;
+	enum queued queued; /* an action that waits for the plan */
+	int queued_steps;   /* how many steps it is, for Q_STEP */
 
 	double t, stop_at, anchor_t, anchor_wall, slowdown, frontier;
 	int playing, auto_speed, discovering, end_pending;
@@ -588,6 +590,7 @@ void sl_play_step(sl_play *p, int forward, double now)
 		return;
 	}
 	if (busy_planning(p)) {
+		p->queued_steps = p->queued == Q_STEP ? p->queued_steps + 1 : 1;
 		p->queued = Q_STEP;
 		return;
 	}
@@ -901,6 +904,21 @@ int sl_play_stale(const sl_play *p)
 	return p->stale;
 }
 
+/* Steps pressed while planning: all but the last jump, the last animates. */
+static void step_queued(sl_play *p, int n, double now)
+{
+	for (int i = 1; i < n && sl_play_exact(p); i++) {
+		double target = next_step(p, p->t);
+		if (target < 0)
+			break;
+		play_from(p, target, now);
+		p->t = target;
+		p->playing = 0;
+		follow(p);
+	}
+	sl_play_step(p, 1, now);
+}
+
 unsigned sl_play_collect(sl_play *p)
 {
 	unsigned f = 0;
@@ -927,7 +945,7 @@ unsigned sl_play_collect(sl_play *p)
 		if (q == Q_TOGGLE)
 			sl_play_toggle(p, now);
 		else if (q == Q_STEP)
-			sl_play_step(p, 1, now);
+			step_queued(p, p->queued_steps, now);
 		else if (q == Q_END)
 			sl_play_to_end(p, now);
 	}

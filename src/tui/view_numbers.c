@@ -95,38 +95,41 @@ void sl_draw_numbers(const sl_view *v, sl_rect r)
 	else
 		snprintf(b, sizeof b, "?");
 	sl_fmt_time(m->predicted_s, c, sizeof c);
-	line(v, in, &row, head, "time %s of %s %s model %s", a, b, g->dot, c);
+	line(v, in, &row, head, "t %s / %s %s model %s", a, b, g->dot, c);
 	sl_fmt_time(m->crit_compute, a, sizeof a);
 	sl_fmt_time(m->crit_comm, b, sizeof b);
 	sl_fmt_time(m->crit_wait, c, sizeof c);
-	line(v, in, &row, norm, "compute %s %s comm %s %s idle %s", a, g->dot, b, g->dot, c);
+	if (m->crit_wait > 0)
+		line(v, in, &row, norm, "compute %s %s comm %s %s wait %s", a, g->dot, b, g->dot, c);
+	else
+		line(v, in, &row, norm, "compute %s %s comm %s", a, g->dot, b);
 	sl_fmt_time(m->single_s, a, sizeof a);
 	if (m->total_s > 0)
-		line(v, in, &row, norm, "speedup %.2fx %s efficiency %.0f%% (1 device: %s)", m->speedup,
-		     g->dot, m->efficiency * 100, a);
+		line(v, in, &row, norm, "speedup %.2fx %s eff %.0f%% %s 1 dev %s", m->speedup, g->dot,
+		     m->efficiency * 100, g->dot, a);
 	else
-		line(v, in, &row, norm, "speedup ? (1 device: %s)", a);
+		line(v, in, &row, norm, "speedup ? %s 1 dev %s", g->dot, a);
 	sl_fmt_bytes((double)m->moved, a, sizeof a);
 	sl_fmt_bytes((double)m->moved_total, b, sizeof b);
 	if (m->coll_state == 2) {
 		sl_fmt_rate(m->busbw, c, sizeof c);
-		line(v, in, &row, norm, "moved %s of %s %s busbw %s", a, b, g->dot, c);
+		line(v, in, &row, norm, "bytes %s/%s %s busbw %s", a, b, g->dot, c);
 	} else {
-		line(v, in, &row, norm, "moved %s of %s%s", a, b,
-		     m->coll_name[0] ? (m->coll_state == 1 ? " (collective running)" : "") : "");
+		line(v, in, &row, norm, "bytes %s/%s%s", a, b,
+		     m->coll_state == 1 ? " (collective running)" : "");
 	}
 	if (row < in.h) {
 		int y = in.y + row, x = in.x + 1, end = in.x + in.w;
 		if (m->failed) {
 			sl_put(y, x, end - x, sl_theme_role(v->th, SL_ROLE_FAIL), m->error);
 		} else if (m->checked) {
-			x += sl_putf(y, x, end - x, norm, "check: max err %.1e (rel %.1e) ", m->max_abs_error,
+			x += sl_putf(y, x, end - x, norm, "check: err %.1e (rel %.1e) ", m->max_abs_error,
 				     m->max_rel_error);
 			sl_put(y, x, end - x, sl_theme_role(v->th, m->pass ? SL_ROLE_PASS : SL_ROLE_FAIL),
 			       m->pass ? g->pass : g->fail);
 		} else {
 			sl_put(y, x, end - x, sl_theme_role(v->th, SL_ROLE_DIM),
-			       "check against 1 device: at the end");
+			       "check vs 1 device: at the end");
 		}
 		row++;
 	}

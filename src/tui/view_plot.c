@@ -76,10 +76,11 @@ void sl_draw_plot(const sl_view *v, sl_rect r)
 		sl_put(ay + yy, ax - 1, 1, dim, g->v);
 	sl_rep(ay + ah, ax, aw, dim, g->h);
 	sl_put(ay + ah, ax - 1, 1, dim, g->bl);
-	for (int k = 0; k <= 4; k++) {
-		double yv = ymax * k / 4;
+	/* Round y labels, and always 1. */
+	double ystep = ymax > 8 ? 2 : ymax > 4 ? 1 : ymax > 2 ? 0.5 : 0.25;
+	for (double yv = 0; yv <= ymax; yv += ystep) {
 		int yy = ay + ah - 1 - (int)lround((ah - 1) * yv / ymax);
-		sl_putf(yy, in.x, 6, dim, "%5.2g", yv);
+		sl_putf(yy, in.x, 6, dim, "%5.4g", yv);
 	}
 	/* Speedup 1: the line below which parallelism loses. */
 	int y1 = ay + ah - 1 - (int)lround((ah - 1) * 1.0 / ymax);
@@ -140,6 +141,8 @@ void sl_draw_plot(const sl_view *v, sl_rect r)
 		xlabel(pts[i].x, kind, lab, sizeof lab);
 		int c = ax + (int)lround(xpos(pts[i].x, lo, hi, logx) * (aw - 1));
 		int lw = sl_cols(lab), x = c - lw / 2;
+		if (x < ax - 6)
+			x = ax - 6;
 		if (x < next_free || x + lw > ax + aw + 4)
 			continue;
 		sl_put(ay + ah + 2, x, lw, dim, lab);
