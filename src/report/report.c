@@ -150,7 +150,7 @@ void sl_report_run_text(FILE *f, const sl_run_report *r)
 		cfg->timing == SL_TIMING_MODEL ? "model: compute = flops / device rate"
 					       : "measured: compute = each device thread's CPU time");
 	if (cfg->slowdown > 0)
-		fprintf(f, "  paced       %gx slower than emulated: %s of wall time\n", cfg->slowdown,
+		fprintf(f, "  paced       %.10gx slower than emulated: %s of wall time\n", cfg->slowdown,
 			ft(r->wall_s));
 	fputc('\n', f);
 
