@@ -104,6 +104,24 @@ struct coll_job {
 	uint64_t wrong[SL_MAX_DEVICES];  /* per device */
 };
 
+/* The expected contents of a block: the sum (src < 0) or val(src, i). */
+static uint64_t count_wrong(const struct coll_job *j, const float *buf, size_t i0, size_t i1,
+			    int src)
+{
+	float want[17];
+	for (int q = 0; q < 17; q++)
+		want[q] = src < 0 ? j->sum[q] : val(src, (size_t)q);
+	uint64_t wrong = 0;
+	/* i % 17 kept by a counter: a division per element would cost more
+	 * than the collective itself. */
+	for (size_t i = i0, q = i0 % 17; i < i1; i++) {
+		wrong += buf[i] != want[q];
+		if (++q == 17)
+			q = 0;
+	}
+	return wrong;
+}
+
 /* Count the elements of rank r's buffer that differ from what op leaves
  * there; blocks that op leaves as scratch are not checked. */
 static uint64_t verify(const struct coll_job *j, int r, const float *buf)
@@ -112,37 +130,35 @@ static uint64_t verify(const struct coll_job *j, int r, const float *buf)
 	sl_block_offsets(j->count, j->p, NULL, off);
 	uint64_t wrong = 0;
 	for (int b = 0; b < j->p; b++) {
-		int kind = 0; /* 0: unchecked, 1: the sum, 2: val(src, i) */
-		int src = 0;
+		enum { SKIP = -2, SUM = -1 };
+		int src = SKIP; /* else the rank whose val() the block holds */
 		switch (j->op) {
 		case SL_COLL_ALLREDUCE:
-			kind = 1;
+			src = SUM;
 			break;
 		case SL_COLL_ALLGATHER:
-			kind = 2, src = b;
+			src = b;
 			break;
 		case SL_COLL_REDUCESCATTER:
-			kind = b == r ? 1 : 0;
+			src = b == r ? SUM : SKIP;
 			break;
 		case SL_COLL_BROADCAST:
-			kind = 2, src = 0;
+			src = 0;
 			break;
 		case SL_COLL_REDUCE:
-			kind = r == 0 ? 1 : 0;
+			src = r == 0 ? SUM : SKIP;
 			break;
 		case SL_COLL_GATHER:
-			kind = r == 0 ? 2 : 0, src = b;
+			src = r == 0 ? b : SKIP;
 			break;
 		case SL_COLL_SCATTER:
-			kind = b == r ? 2 : 0, src = 0;
+			src = b == r ? 0 : SKIP;
 			break;
 		default:
 			break;
 		}
-		for (size_t i = off[b]; kind && i < off[b + 1]; i++) {
-			float want = kind == 1 ? j->sum[i % 17] : val(src, i);
-			wrong += buf[i] != want;
-		}
+		if (src != SKIP)
+			wrong += count_wrong(j, buf, off[b], off[b + 1], src);
 	}
 	return wrong;
 }
@@ -155,8 +171,14 @@ static int coll_prog(sl_dev *d, void *arg, sl_err *err)
 	float *buf = sl_dev_alloc(d, bytes, "its collective buffer", err);
 	if (!buf)
 		return err && err->code ? err->code : SL_EDEVMEM;
-	for (size_t i = 0; i < j->count; i++)
-		buf[i] = val(r, i);
+	float mine[17];
+	for (int q = 0; q < 17; q++)
+		mine[q] = val(r, (size_t)q);
+	for (size_t i = 0, q = 0; i < j->count; i++) {
+		buf[i] = mine[q];
+		if (++q == 17)
+			q = 0;
+	}
 	sl_group g = sl_group_all(j->p);
 	int rc = sl_coll_run(d, &g, j->op, buf, j->count, j->algo, err);
 	if (rc == SL_OK)

@@ -170,8 +170,11 @@ void sl_report_run_text(FILE *f, const sl_run_report *r)
 	for (int i = 0; i < t; i++) {
 		sl_dev_stats st = sl_cluster_dev_stats(r->cluster, i);
 		double idle = res->emulated_time_s - st.compute_s - st.comm_s;
+		/* Sums of the same times in another order leave rounding dust. */
+		if (idle < 1e-9 * res->emulated_time_s)
+			idle = 0;
 		fprintf(f, "  %6d %11s %11s %11s %13s %11s %11s %11s\n", i, ft(st.compute_s),
-			ft(st.comm_s), ft(idle > 0 ? idle : 0), fcount(st.flops),
+			ft(st.comm_s), ft(idle), fcount(st.flops),
 			fb((double)st.bytes_sent), fb((double)st.bytes_received), fb((double)st.mem_peak));
 	}
 }
