@@ -101,8 +101,8 @@ static int check_spelling(const char *cmd, int argc, char **argv, const struct o
 						       cl ? ", " : "", lo[j].name);
 		}
 		if (exact < 0 && hits > 0)
-			return sl_cli_usage(cmd, "unknown option '--%.*s' (did you mean %s%s?)", (int)len,
-					    name, hits > 1 ? "one of " : "", cands);
+			return sl_cli_usage(cmd, "unknown option '--%.*s' (did you mean %s%s?)",
+					    (int)len, name, hits > 1 ? "one of " : "", cands);
 		if (exact < 0)
 			return sl_cli_usage(cmd, "unknown option '--%.*s'", (int)len, name);
 		if (lo[exact].has_arg == no_argument && name[len] == '=')
@@ -168,8 +168,8 @@ int sl_cli_host_fits(const char *cmd, double bytes, const char *what)
 	if (bytes <= limit)
 		return 0;
 	char need[32], have[32];
-	sl_cli_error("%s: %s would take %s of host memory, more than half of this machine's %s", cmd,
-		     what, sl_fmt_bytes(bytes, need, sizeof need),
+	sl_cli_error("%s: %s would take %s of host memory, more than half of this machine's %s",
+		     cmd, what, sl_fmt_bytes(bytes, need, sizeof need),
 		     sl_fmt_bytes(limit * 2, have, sizeof have));
 	return SL_EXIT_USAGE;
 }
@@ -242,7 +242,8 @@ int sl_cli_main(int argc, char **argv)
 	const char *a = argv[1];
 	if (a[0] == '-') {
 		if (argc > 2)
-			return sl_cli_usage(NULL, "'%s' takes no further arguments; options go after a command",
+			return sl_cli_usage(NULL, "'%s' takes no further arguments; "
+						  "options go after a command",
 					    a);
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			print_help();

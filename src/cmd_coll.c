@@ -32,7 +32,7 @@ static void coll_help(void)
 	       "  --op=OP                 allreduce (default), allgather, reducescatter,\n"
 	       "                          broadcast, reduce, gather, scatter (root: device 0)\n"
 	       "  --bytes=SIZE|MIN:MAX    one size, or MIN, 2 MIN, 4 MIN ... up to MAX\n"
-	       "                          (default 1MiB:64MiB)\n");
+	       "                          (default 1MiB:64MiB)\n\n");
 	fputs(sl_opts_cluster_help, stdout);
 	printf("  (--flops and --timing do not change a collective; with a range, --trace\n"
 	       "  holds the last size.)\n\nSee shardlab(1).\n");
@@ -45,12 +45,13 @@ static int parse_size(const char *arg, const char *part, const char *which, doub
 	if (sl_parse_bytes(part, out, err)) {
 		char msg[sizeof err->msg];
 		snprintf(msg, sizeof msg, "%s", err->msg);
-		return sl_fail(err, SL_EINVAL, "--bytes '%s': %s%s%s", arg, which, *which ? ": " : "",
-			       msg);
+		return sl_fail(err, SL_EINVAL, "--bytes '%s': %s%s%s", arg, which,
+			       *which ? ": " : "", msg);
 	}
 	if (*out < 4)
-		return sl_fail(err, SL_EINVAL, "--bytes '%s': %s%s%s is less than one fp32 element (4 B)",
-			       arg, which, *which ? " " : "", part);
+		return sl_fail(err, SL_EINVAL,
+			       "--bytes '%s': %s%s%s is less than one fp32 element (4 B)", arg,
+			       which, *which ? " " : "", part);
 	if (*out > MAX_BYTES)
 		return sl_fail(err, SL_EINVAL, "--bytes '%s' is out of range (4 B to 1 PiB)", arg);
 	return SL_OK;
@@ -62,7 +63,9 @@ static int coll_option(void *ctx, int code, const char *arg, sl_err *err)
 	if (code == OPT_OP) {
 		if (sl_coll_op_parse(arg, &a->op))
 			return sl_fail(err, SL_EINVAL,
-				       "--op: unknown collective '%s' (one of: allreduce, allgather, reducescatter, broadcast, reduce, gather, scatter)",
+				       "--op: unknown collective '%s' (one of: allreduce, "
+				       "allgather, reducescatter, broadcast, reduce, gather, "
+				       "scatter)",
 				       arg);
 		return SL_OK;
 	}
@@ -218,7 +221,8 @@ int sl_cmd_coll(int argc, char **argv)
 		char used[64];
 		int len = snprintf(used, sizeof used, "%zu", cmin * sizeof(float));
 		if (cmax != cmin)
-			snprintf(used + len, sizeof used - (size_t)len, ":%zu", cmax * sizeof(float));
+			snprintf(used + len, sizeof used - (size_t)len, ":%zu",
+				 cmax * sizeof(float));
 		sl_cli_error("%s: note: --bytes=%s is not whole fp32 elements: using %s B", cmd,
 			     a.bytes_arg, used);
 	}
@@ -271,8 +275,8 @@ int sl_cmd_coll(int argc, char **argv)
 			row->wrong += job.wrong[d];
 		}
 		wrong += row->wrong;
-		row->predicted_s = sl_cost_coll(a.op, rep.algo, p, row->bytes, rep.bottleneck.latency,
-						rep.bottleneck.bandwidth);
+		row->predicted_s = sl_cost_coll(a.op, rep.algo, p, row->bytes,
+						rep.bottleneck.latency, rep.bottleneck.bandwidth);
 		if (row->time_s > 0) {
 			row->algbw = row->bytes / row->time_s;
 			row->busbw = row->algbw * sl_busbw_factor(a.op, p);

@@ -16,6 +16,7 @@ static void run_help(void)
 	       "single sgemm.  Exit status: 0, 1 if the run failed (a device out of memory,\n"
 	       "a wrong result), 2 for a bad command line.\n\n");
 	fputs(sl_opts_gemm_help, stdout);
+	putchar('\n');
 	fputs(sl_opts_cluster_help, stdout);
 	printf("\nUnits: sizes 4096, 64KiB, 1.5GB; rates 450GB/s, 25GiB/s, 400Gb/s (bits);\n"
 	       "times 2us, 1.5ms, 0; compute 989TFLOP/s, 30GFLOPS.  See shardlab(1).\n");

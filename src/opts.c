@@ -112,7 +112,8 @@ static int parse_word(const char *opt, const char *arg, const char *const *words
 			*out = i;
 			return SL_OK;
 		}
-		len += (size_t)snprintf(known + len, sizeof known - len, "%s%s", i ? ", " : "", words[i]);
+		len += (size_t)snprintf(known + len, sizeof known - len, "%s%s", i ? ", " : "",
+					words[i]);
 		if (len >= sizeof known)
 			len = sizeof known - 1;
 	}
@@ -171,7 +172,8 @@ int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err)
 		o->devices = (int)l;
 		break;
 	case SL_OPT_DEVICES_PER_NODE:
-		rc = named(opt, sl_parse_int(arg, 1, SL_MAX_DEVICES, "devices per node", &l, err), err);
+		rc = named(opt, sl_parse_int(arg, 1, SL_MAX_DEVICES, "devices per node", &l, err),
+			   err);
 		o->devices_per_node = (int)l;
 		break;
 	case SL_OPT_TOPOLOGY:
@@ -182,11 +184,12 @@ int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err)
 		if (!sl_preset_find(arg)) {
 			char known[128] = "";
 			size_t len = 0;
-			for (const sl_preset *p = sl_presets(); p->name && len < sizeof known - 16; p++)
+			const sl_preset *p = sl_presets();
+			for (; p->name && len < sizeof known - 16; p++)
 				len += (size_t)snprintf(known + len, sizeof known - len, "%s%s",
 							len ? ", " : "", p->name);
-			return sl_fail(err, SL_EINVAL, "--preset: unknown preset '%s' (one of: %s)", arg,
-				       known);
+			return sl_fail(err, SL_EINVAL, "--preset: unknown preset '%s' (one of: %s)",
+				       arg, known);
 		}
 		o->preset = arg;
 		break;
@@ -205,13 +208,15 @@ int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err)
 	case SL_OPT_FLOPS:
 		rc = named(opt, sl_parse_flops(arg, &o->flops, err), err);
 		if (!rc)
-			rc = in_range(opt, arg, o->flops, 1e6, 1e18, "1 MFLOP/s to 1000 PFLOP/s", err);
+			rc = in_range(opt, arg, o->flops, 1e6, 1e18, "1 MFLOP/s to 1000 PFLOP/s",
+				      err);
 		break;
 	case SL_OPT_MEMORY:
 		rc = named(opt, sl_parse_bytes(arg, &o->memory, err), err);
 		/* At least one whole byte; at most 1 PiB, so it fits a uint64_t. */
 		if (!rc)
-			rc = in_range(opt, arg, o->memory, 1, 1125899906842624.0, "1 B to 1 PiB", err);
+			rc = in_range(opt, arg, o->memory, 1, 1125899906842624.0, "1 B to 1 PiB",
+				      err);
 		break;
 	case SL_OPT_TIMING:
 		rc = parse_word(opt, arg, timings, 2, &w, err);
@@ -221,11 +226,13 @@ int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err)
 		rc = named(opt, sl_parse_double(arg, &o->slowdown, err), err);
 		if (!rc && !(o->slowdown >= 1 && o->slowdown <= 1e6))
 			rc = sl_fail(err, SL_EINVAL,
-				     "--slowdown=%s is out of range (1 = real time, to 1000000)", arg);
+				     "--slowdown=%s is out of range (1 = real time, to 1000000)",
+				     arg);
 		break;
 	case SL_OPT_ALGORITHM:
 		if (sl_algo_parse(arg, &o->algo))
-			rc = sl_fail(err, SL_EINVAL, "--algorithm: unknown algorithm '%s' (one of: ring, tree)",
+			rc = sl_fail(err, SL_EINVAL,
+				     "--algorithm: unknown algorithm '%s' (one of: ring, tree)",
 				     arg);
 		break;
 	case SL_OPT_FORMAT:
@@ -240,7 +247,9 @@ int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err)
 	case SL_OPT_STRATEGY:
 		if (sl_split_parse(arg, &o->split))
 			rc = sl_fail(err, SL_EINVAL,
-				     "--strategy: unknown strategy '%s' (one of: single, colwise, rowwise)", arg);
+				     "--strategy: unknown strategy '%s' "
+				     "(one of: single, colwise, rowwise)",
+				     arg);
 		break;
 	case SL_OPT_M:
 	case SL_OPT_K:
@@ -334,11 +343,13 @@ int sl_opts_finish(sl_opts *o, sl_err *err)
 			       cfg->devices_per_node, cfg->devices);
 	if (cfg->devices_per_node > 0 && cfg->devices % cfg->devices_per_node != 0)
 		return sl_fail(err, SL_EINVAL,
-			       "--devices-per-node=%d does not divide --devices=%d: every node holds the same number of devices",
+			       "--devices-per-node=%d does not divide --devices=%d: "
+			       "every node holds the same number of devices",
 			       cfg->devices_per_node, cfg->devices);
 	if (cfg->topology == SL_TOPO_RING && cfg->devices_per_node > 0 &&
 	    cfg->devices_per_node != cfg->devices)
 		return sl_fail(err, SL_EINVAL,
-			       "--topology=ring is a single node: drop --devices-per-node or use --topology=full");
+			       "--topology=ring is a single node: "
+			       "drop --devices-per-node or use --topology=full");
 	return sl_cluster_config_check(cfg, err);
 }

@@ -126,7 +126,8 @@ static int count_lines(const char *s)
 static void expect_one_error(const char *args, int want, const struct result *r)
 {
 	if (!r->exited)
-		fail_msg("'%s' died of signal %d%s", args, r->signal, r->core ? " (core dumped)" : "");
+		fail_msg("'%s' died of signal %d%s", args, r->signal,
+			 r->core ? " (core dumped)" : "");
 	if (r->status != want)
 		fail_msg("'%s' exited %d, want %d; stderr: %s", args, r->status, want, r->err);
 	if (count_lines(r->err) != 1 || strncmp(r->err, "shardlab: ", 10) != 0 ||
@@ -345,7 +346,8 @@ static int near(double got, double want, double rel)
 static void test_run_json_fields(void **state)
 {
 	(void)state;
-	json_t *j = run_json("run --strategy=rowwise --devices=3 --m=40 --k=50 --n=30 --format=json");
+	json_t *j =
+		run_json("run --strategy=rowwise --devices=3 --m=40 --k=50 --n=30 --format=json");
 	assert_string_equal(str(j, "strategy"), "rowwise");
 	assert_int_equal((int)num(j, "devices"), 3);
 	assert_string_equal(str(j, "timing"), "model");
@@ -387,8 +389,8 @@ static void check_closed_form(const char *strategy, int t, int m, int k, int n, 
 {
 	char args[512];
 	snprintf(args, sizeof args,
-		 "run --strategy=%s --devices=%d --m=%d --k=%d --n=%d %s --format=json", strategy, t, m,
-		 k, n, link);
+		 "run --strategy=%s --devices=%d --m=%d --k=%d --n=%d %s --format=json", strategy,
+		 t, m, k, n, link);
 	json_t *j = run_json(args);
 	double N = (double)m * n * 4, want;
 	if (strcmp(strategy, "colwise") == 0)
@@ -453,7 +455,8 @@ static void test_preset_and_overrides(void **state)
 	};
 	for (size_t i = 0; i < sizeof layouts / sizeof *layouts; i++) {
 		char args[256];
-		snprintf(args, sizeof args, "run --m=8 --k=32 --n=32 --format=json %s", layouts[i].args);
+		snprintf(args, sizeof args, "run --m=8 --k=32 --n=32 --format=json %s",
+			 layouts[i].args);
 		json_t *j = run_json(args);
 		assert_int_equal((int)num(j, "devices_per_node"), layouts[i].per_node);
 		assert_int_equal((int)num(j, "nodes"), layouts[i].nodes);
@@ -487,8 +490,8 @@ static void test_coll_busbw_is_link_bandwidth(void **state)
 		for (int i = 0; i < 3; i++) {
 			char args[256];
 			snprintf(args, sizeof args,
-				 "coll --op=%s --devices=%d --bytes=1MiB --bandwidth=100GB/s --latency=0 "
-				 "--format=json",
+				 "coll --op=%s --devices=%d --bytes=1MiB --bandwidth=100GB/s "
+				 "--latency=0 --format=json",
 				 ops[o], ps[i]);
 			json_t *j = run_json(args);
 			assert_string_equal(str(j, "op"), ops[o]);
@@ -546,8 +549,9 @@ static void test_coll_range_and_rounding(void **state)
 	for (int i = 0; i < 7; i++)
 		for (int a = 0; a < 2; a++) {
 			char args[256];
-			snprintf(args, sizeof args, "coll --op=%s --algorithm=%s --devices=7 --bytes=4004",
-				 all[i], a ? "tree" : "ring");
+			snprintf(args, sizeof args,
+				 "coll --op=%s --algorithm=%s --devices=7 --bytes=4004", all[i],
+				 a ? "tree" : "ring");
 			run(args, &r);
 			if (r.status != 0)
 				fail_msg("'%s' exited %d: %s", args, r.status, r.err);
@@ -580,8 +584,8 @@ static void test_trace_file(void **state)
 	assert_true(json_is_array(ev));
 	size_t compute = 0, sends = 0;
 	for (size_t i = 0; i < json_array_size(ev); i++) {
-		json_t *e = json_array_get(ev, i), *args_obj = json_object_get(e, "args");
-		const char *kind = args_obj ? json_string_value(json_object_get(args_obj, "kind")) : NULL;
+		json_t *e = json_array_get(ev, i), *a = json_object_get(e, "args");
+		const char *kind = a ? json_string_value(json_object_get(a, "kind")) : NULL;
 		if (kind && strcmp(kind, "compute") == 0)
 			compute++;
 		if (kind && strcmp(kind, "send") == 0)

@@ -215,14 +215,18 @@ static void test_round_trip(void **state)
 		char buf[32];
 		double back;
 		sl_err err = {0};
-		assert_int_equal(sl_parse_bytes(sl_fmt_bytes(vals[i], buf, sizeof buf), &back, &err), SL_OK);
-		assert_true(fabs(back - vals[i]) <= 0.005 * vals[i]);
-		assert_int_equal(sl_parse_rate(sl_fmt_rate(vals[i], buf, sizeof buf), &back, &err), SL_OK);
-		assert_true(fabs(back - vals[i]) <= 0.005 * vals[i]);
-		assert_int_equal(sl_parse_flops(sl_fmt_flops(vals[i], buf, sizeof buf), &back, &err), SL_OK);
-		assert_true(fabs(back - vals[i]) <= 0.005 * vals[i]);
-		double t = vals[i] * 1e-9;
-		assert_int_equal(sl_parse_time(sl_fmt_time(t, buf, sizeof buf), &back, &err), SL_OK);
+		double v = vals[i], t = v * 1e-9;
+		sl_fmt_bytes(v, buf, sizeof buf);
+		assert_int_equal(sl_parse_bytes(buf, &back, &err), SL_OK);
+		assert_true(fabs(back - v) <= 0.005 * v);
+		sl_fmt_rate(v, buf, sizeof buf);
+		assert_int_equal(sl_parse_rate(buf, &back, &err), SL_OK);
+		assert_true(fabs(back - v) <= 0.005 * v);
+		sl_fmt_flops(v, buf, sizeof buf);
+		assert_int_equal(sl_parse_flops(buf, &back, &err), SL_OK);
+		assert_true(fabs(back - v) <= 0.005 * v);
+		sl_fmt_time(t, buf, sizeof buf);
+		assert_int_equal(sl_parse_time(buf, &back, &err), SL_OK);
 		assert_true(fabs(back - t) <= 0.005 * t);
 	}
 }

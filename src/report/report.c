@@ -118,13 +118,15 @@ static void print_hardware(FILE *f, const char *lead, const sl_cluster_config *c
 	fprintf(f, "%slinks       %s, %s inside a node", lead, fr(cfg->intra.bandwidth),
 		ft(cfg->intra.latency));
 	if (nodes_of(cfg) > 1)
-		fprintf(f, "; %s, %s between nodes", fr(cfg->inter.bandwidth), ft(cfg->inter.latency));
+		fprintf(f, "; %s, %s between nodes", fr(cfg->inter.bandwidth),
+			ft(cfg->inter.latency));
 	fputc('\n', f);
 	if (cfg->devices == 1)
 		fprintf(f, "%slayout      one device\n", lead);
 	else if (nodes_of(cfg) > 1)
 		fprintf(f, "%slayout      %d nodes of %d devices, %s\n", lead, nodes_of(cfg),
-			cfg->devices_per_node, cfg->topology == SL_TOPO_RING ? "ring" : "all pairs linked");
+			cfg->devices_per_node,
+			cfg->topology == SL_TOPO_RING ? "ring" : "all pairs linked");
 	else
 		fprintf(f, "%slayout      one node of %d device%s, %s\n", lead, cfg->devices,
 			cfg->devices == 1 ? "" : "s",
@@ -145,13 +147,15 @@ void sl_report_run_text(FILE *f, const sl_run_report *r)
 	if (g->split == SL_SPLIT_COL)
 		fprintf(f, "  collective  all-gather of Y, %s algorithm\n", sl_algo_name(g->algo));
 	else if (g->split == SL_SPLIT_ROW)
-		fprintf(f, "  collective  all-reduce of the partial Y, %s algorithm\n", sl_algo_name(g->algo));
+		fprintf(f, "  collective  all-reduce of the partial Y, %s algorithm\n",
+			sl_algo_name(g->algo));
 	fprintf(f, "  timing      %s\n",
-		cfg->timing == SL_TIMING_MODEL ? "model: compute = flops / device rate"
-					       : "measured: compute = each device thread's CPU time");
+		cfg->timing == SL_TIMING_MODEL
+			? "model: compute = flops / device rate"
+			: "measured: compute = each device thread's CPU time");
 	if (cfg->slowdown > 0)
-		fprintf(f, "  paced       %.10gx slower than emulated: %s of wall time\n", cfg->slowdown,
-			ft(r->wall_s));
+		fprintf(f, "  paced       %.10gx slower than emulated: %s of wall time\n",
+			cfg->slowdown, ft(r->wall_s));
 	fputc('\n', f);
 
 	fprintf(f, "  emulated time   %-12s predicted %s by the alpha-beta model%s\n",
@@ -161,12 +165,13 @@ void sl_report_run_text(FILE *f, const sl_run_report *r)
 	fprintf(f, "  slowest device  %s computing, %s communicating\n", ft(res->compute_s),
 		ft(res->comm_s));
 	fprintf(f, "  bytes moved     %s over the links\n", fb((double)res->bytes_moved));
-	fprintf(f, "  check           %s  max abs error %.3g, max rel error %.3g (tolerance %.3g)\n",
+	fprintf(f,
+		"  check           %s  max abs error %.3g, max rel error %.3g (tolerance %.3g)\n",
 		r->pass ? "PASS" : "FAIL", res->max_abs_error, res->max_rel_error, r->tolerance);
 	fputc('\n', f);
 
-	fprintf(f, "  %6s %11s %11s %11s %13s %11s %11s %11s\n", "device", "compute", "comm", "idle",
-		"work", "sent", "received", "peak mem");
+	fprintf(f, "  %6s %11s %11s %11s %13s %11s %11s %11s\n", "device", "compute", "comm",
+		"idle", "work", "sent", "received", "peak mem");
 	for (int i = 0; i < t; i++) {
 		sl_dev_stats st = sl_cluster_dev_stats(r->cluster, i);
 		double idle = res->emulated_time_s - st.compute_s - st.comm_s;
@@ -175,7 +180,8 @@ void sl_report_run_text(FILE *f, const sl_run_report *r)
 			idle = 0;
 		fprintf(f, "  %6d %11s %11s %11s %13s %11s %11s %11s\n", i, ft(st.compute_s),
 			ft(st.comm_s), ft(idle), fcount(st.flops),
-			fb((double)st.bytes_sent), fb((double)st.bytes_received), fb((double)st.mem_peak));
+			fb((double)st.bytes_sent), fb((double)st.bytes_received),
+			fb((double)st.mem_peak));
 	}
 }
 
@@ -198,8 +204,8 @@ static void json_cluster(json_t *o, const sl_cluster_config *cfg, const char *pr
 			 const char *overrides)
 {
 	json_object_set_new(o, "devices", json_integer(cfg->devices));
-	json_object_set_new(o, "devices_per_node",
-			    json_integer(cfg->devices_per_node > 0 ? cfg->devices_per_node : cfg->devices));
+	int per_node = cfg->devices_per_node > 0 ? cfg->devices_per_node : cfg->devices;
+	json_object_set_new(o, "devices_per_node", json_integer(per_node));
 	json_object_set_new(o, "nodes", json_integer(nodes_of(cfg)));
 	json_object_set_new(o, "topology", json_string(topo_name(cfg->topology)));
 	json_object_set_new(o, "preset", json_string(preset));
@@ -262,11 +268,13 @@ json_t *sl_report_run_json(const sl_run_report *r)
 								 : 0));
 		json_object_set_new(d, "compute_s", jreal(st.compute_s));
 		json_object_set_new(d, "comm_s", jreal(st.comm_s));
-		json_object_set_new(d, "idle_s", jreal(res->emulated_time_s - st.compute_s - st.comm_s));
+		double idle = res->emulated_time_s - st.compute_s - st.comm_s;
+		json_object_set_new(d, "idle_s", jreal(idle));
 		json_object_set_new(d, "clock_s", jreal(st.clock));
 		json_object_set_new(d, "flops", jreal(st.flops));
 		json_object_set_new(d, "bytes_sent", json_integer((json_int_t)st.bytes_sent));
-		json_object_set_new(d, "bytes_received", json_integer((json_int_t)st.bytes_received));
+		json_object_set_new(d, "bytes_received",
+				    json_integer((json_int_t)st.bytes_received));
 		json_object_set_new(d, "memory_peak_bytes", json_integer((json_int_t)st.mem_peak));
 		json_array_append_new(devs, d);
 	}
@@ -280,9 +288,9 @@ void sl_report_coll_header(FILE *f, const sl_coll_report *r)
 	fprintf(f, "# shardlab coll: %s, %s algorithm, %d device%s\n", sl_coll_op_name(r->op),
 		sl_algo_name(r->algo), cfg->devices, cfg->devices == 1 ? "" : "s");
 	print_hardware(f, "# ", cfg, r->sc->preset, r->overrides);
-	fprintf(f, "# each device holds a buffer of SIZE bytes (fp32); time is the slowest device's\n"
-		   "# emulated clock; predicted from the alpha-beta model on the slowest link of\n"
-		   "# the ring (%s, %s); busbw = algbw x %.4g (NCCL-tests)\n",
+	fprintf(f, "# each device holds a buffer of SIZE bytes (fp32); time is the slowest\n"
+		   "# device's emulated clock; predicted from the alpha-beta model on the\n"
+		   "# slowest link of the ring (%s, %s); busbw = algbw x %.4g (NCCL-tests)\n",
 		fr(r->bottleneck.bandwidth), ft(r->bottleneck.latency),
 		sl_busbw_factor(r->op, cfg->devices));
 	fprintf(f, "#%11s %12s %11s %11s %11s %11s %6s\n", "size", "elements", "time", "predicted",
@@ -315,7 +323,8 @@ json_t *sl_report_coll_json(const sl_coll_report *r)
 	json_object_set_new(o, "op", json_string(sl_coll_op_name(r->op)));
 	json_object_set_new(o, "algorithm", json_string(sl_algo_name(r->algo)));
 	json_cluster(o, &r->sc->cluster, r->sc->preset, r->overrides);
-	json_object_set_new(o, "busbw_factor", jreal(sl_busbw_factor(r->op, r->sc->cluster.devices)));
+	json_object_set_new(o, "busbw_factor",
+			    jreal(sl_busbw_factor(r->op, r->sc->cluster.devices)));
 	json_object_set_new(o, "bottleneck", jlink(r->bottleneck));
 	/* The first size at the top level too, so a one-size run reads flat. */
 	if (r->nrows > 0)
