@@ -116,11 +116,13 @@ int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err);
 /* Did the command line give this option? */
 int sl_opts_given(const sl_opts *o, int code);
 
-/* Build the scenario: the preset (the given one, else the default), then
- * every explicit option over it; the node size from the preset when the
- * device count exceeds one of its nodes and --devices-per-node was not
- * given; then the cluster configuration is checked.  SL_EINVAL with err
- * filled when the combination is invalid. */
+/* Build the scenario: the preset (--preset, else sc.preset, which a command
+ * may change after sl_opts_init to get another default), then every
+ * explicit option over it; the node size from the preset when the device
+ * count exceeds one of its nodes and --devices-per-node was not given; then
+ * the cluster configuration is checked.  Other defaults a command sets in
+ * sc after sl_opts_init (device count, shape) stay unless an option is
+ * given.  SL_EINVAL with err filled when the combination is invalid. */
 int sl_opts_finish(sl_opts *o, sl_err *err);
 
 /* Append the entries of src (up to its zero terminator) to dst, which holds
