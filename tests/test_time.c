@@ -82,7 +82,7 @@ static void ring_sweep(sl_coll_op op)
 			for (size_t bi = 0; bi < LEN(bws); bi++) {
 				int p = ps[pi];
 				double a = lats[ai], bw = bws[bi];
-				size_t sizes[] = {4 * (size_t)p, 4 * (size_t)p * 3, 4 * (size_t)p * 4096};
+				size_t sizes[] = {4 * (size_t)p, 4 * (size_t)p * 3, 4 * (size_t)p * 1024};
 				for (size_t si = 0; si < LEN(sizes); si++) {
 					double n = (double)sizes[si], want;
 					if (op == SL_COLL_ALLREDUCE)
@@ -101,6 +101,13 @@ static void test_ring_allreduce(void **st)
 {
 	(void)st;
 	ring_sweep(SL_COLL_ALLREDUCE);
+	/* Blocks of several headless chunks (1 MiB each), and an odd p. */
+	for (int p = 2; p <= 3; p++) {
+		size_t n = 4 * (size_t)p * ((5u << 20) / 4 + 3);
+		double a = 7e-6, bw = 30e9;
+		coll_time(p, a, bw, n, SL_COLL_ALLREDUCE, SL_ALGO_RING,
+			  2.0 * (p - 1) * a + 2.0 * (p - 1) / p * (double)n / bw, 1);
+	}
 }
 
 static void test_ring_allgather(void **st)
