@@ -10,6 +10,7 @@
 
 #include "coll.h"
 #include "cost.h"
+#include "trace.h"
 #include "xfer.h"
 #include "testutil.h"
 
@@ -302,6 +303,19 @@ static void test_compute(void **st)
 			if (sl_cluster_run(c, gemm_prog, &j, &err))
 				fail_msg("gemm: %s", err.msg);
 			double f = 2.0 * j.m * j.n * j.k;
+			/* The sgemm alone, as its trace event shows it. */
+			sl_snapshot snap;
+			assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), &snap), SL_OK);
+			int seen = 0;
+			for (size_t e = 0; e < snap.n; e++)
+				if (snap.ev[e].kind == SL_EV_COMPUTE && strcmp(snap.ev[e].label, "sgemm") == 0) {
+					seen++;
+					assert_true(snap.ev[e].t0 == 0);
+					tu_check_close(snap.ev[e].t1, f / rates[ri], REL, "one sgemm: 2mnk/F");
+					tu_check_close(snap.ev[e].flops, f, REL, "one sgemm's flops");
+				}
+			assert_int_equal(seen, 3);
+			sl_snapshot_free(&snap);
 			for (int i = 0; i < 3; i++) {
 				sl_dev_stats s = sl_cluster_dev_stats(c, i);
 				tu_check_close(s.clock, (f + j.extra_flops) / rates[ri], REL, "clock");
