@@ -95,8 +95,9 @@ static void check_case(sl_split split, sl_algo algo, int p, int m, int k, int n)
 			double d = fabs((double)y[e] - r.exact[e]);
 			double bound = gamma * r.mag[e];
 			if (!(d <= bound))
-				fail_msg("%s: Y[%d,%d] = %.9g, exact %.17g, off by %.3g (bound %.3g)", what, i,
-					 j, (double)y[e], r.exact[e], d, bound);
+				fail_msg(
+				    "%s: Y[%d,%d] = %.9g, exact %.17g, off by %.3g (bound %.3g)",
+				    what, i, j, (double)y[e], r.exact[e], d, bound);
 			if (d > myabs)
 				myabs = d;
 			/* What a plain k-term fp32 product may differ from the exact one. */
@@ -110,8 +111,8 @@ static void check_case(sl_split split, sl_algo algo, int p, int m, int k, int n)
 	 * comparison by the triangle inequality. */
 	float *yb = malloc((size_t)m * n * sizeof *yb);
 	assert_non_null(yb);
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, r.x, k, r.w, n, 0.0f, yb,
-		    n);
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, r.x, k, r.w, n, 0.0f,
+		    yb, n);
 	double blasabs = 0;
 	for (size_t e = 0; e < (size_t)m * n; e++) {
 		double d = fabs((double)y[e] - (double)yb[e]);
@@ -121,13 +122,16 @@ static void check_case(sl_split split, sl_algo algo, int p, int m, int k, int n)
 	if (!(res.max_abs_error >= 0 && res.max_rel_error >= 0))
 		fail_msg("%s: error figures %g %g", what, res.max_abs_error, res.max_rel_error);
 	if (res.max_abs_error != blasabs)
-		fail_msg("%s: engine reports max_abs_error %.17g; against cblas_sgemm here it is %.17g",
-			 what, res.max_abs_error, blasabs);
+		fail_msg(
+		    "%s: engine reports max_abs_error %.17g; against cblas_sgemm here it is %.17g",
+		    what, res.max_abs_error, blasabs);
 	if (fabs(res.max_abs_error - myabs) > bmax)
-		fail_msg("%s: engine's max_abs_error %.3g vs %.3g against the exact product, more apart "
-			 "than a BLAS product can be from it (%.3g)",
-			 what, res.max_abs_error, myabs, bmax);
-	if (fabs(res.max_rel_error * r.maxexact - res.max_abs_error) > res.max_rel_error * bmax + 1e-300)
+		fail_msg(
+		    "%s: engine's max_abs_error %.3g vs %.3g against the exact product, more apart "
+		    "than a BLAS product can be from it (%.3g)",
+		    what, res.max_abs_error, myabs, bmax);
+	if (fabs(res.max_rel_error * r.maxexact - res.max_abs_error) >
+	    res.max_rel_error * bmax + 1e-300)
 		fail_msg("%s: max_rel_error %.3g is not max_abs_error %.3g over max |Y| %.6g", what,
 			 res.max_rel_error, res.max_abs_error, r.maxexact);
 	/* One device computing the whole product does exactly what the reference sgemm does. */
@@ -143,7 +147,8 @@ static void check_case(sl_split split, sl_algo algo, int p, int m, int k, int n)
 		sl_dev_stats st = sl_cluster_dev_stats(c, d);
 		double shard = st.flops / other;
 		if (shard != floor(shard) || shard < lo || shard > hi)
-			fail_msg("%s: device %d computed a shard of %g (want %d..%d)", what, d, shard, lo, hi);
+			fail_msg("%s: device %d computed a shard of %g (want %d..%d)", what, d,
+				 shard, lo, hi);
 		total += (int)shard;
 		if (st.mem_current != 0)
 			fail_msg("%s: device %d still holds %llu bytes", what, d,
@@ -255,8 +260,8 @@ static void expect_einval(sl_split split, int p, int m, int k, int n, const char
 	assert_int_equal(sl_gemm_check(&s, p, &err), SL_EINVAL);
 	assert_int_equal(err.code, SL_EINVAL);
 	if (!strstr(err.msg, name))
-		fail_msg("check %s p=%d: message does not name %s: %s", sl_split_name(split), p, name,
-			 err.msg);
+		fail_msg("check %s p=%d: message does not name %s: %s", sl_split_name(split), p,
+			 name, err.msg);
 
 	sl_cluster *c = tu_cluster(p, 100e9, 1e-6);
 	sl_gemm_result res;
@@ -276,8 +281,8 @@ static void expect_einval(sl_split split, int p, int m, int k, int n, const char
 	assert_int_equal(sl_scenario_run(&sc, &out, &res, &err), SL_EINVAL);
 	assert_null(out);
 	if (!strstr(err.msg, name))
-		fail_msg("scenario %s p=%d: message does not name %s: %s", sl_split_name(split), p, name,
-			 err.msg);
+		fail_msg("scenario %s p=%d: message does not name %s: %s", sl_split_name(split), p,
+			 name, err.msg);
 }
 
 static void test_cannot_split(void **st)
@@ -337,11 +342,11 @@ static void test_scenario(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_one_by_one), cmocka_unit_test(test_dot_product),
-		cmocka_unit_test(test_3_5_7),      cmocka_unit_test(test_primes),
-		cmocka_unit_test(test_even),       cmocka_unit_test(test_uneven),
-		cmocka_unit_test(test_blocked),    cmocka_unit_test(test_tree),
-		cmocka_unit_test(test_cannot_split), cmocka_unit_test(test_scenario),
+	    cmocka_unit_test(test_one_by_one),	 cmocka_unit_test(test_dot_product),
+	    cmocka_unit_test(test_3_5_7),	 cmocka_unit_test(test_primes),
+	    cmocka_unit_test(test_even),	 cmocka_unit_test(test_uneven),
+	    cmocka_unit_test(test_blocked),	 cmocka_unit_test(test_tree),
+	    cmocka_unit_test(test_cannot_split), cmocka_unit_test(test_scenario),
 	};
 	return cmocka_run_group_tests_name("sharded gemm", tests, NULL, NULL);
 }

@@ -22,7 +22,7 @@ struct obs {
 
 struct mem_job {
 	int mode;
-	int fail_dev, fail_after;  /* which device runs out, after how many all-reduces */
+	int fail_dev, fail_after; /* which device runs out, after how many all-reduces */
 	struct obs o[SL_MAX_DEVICES][MAXOBS];
 	int nobs[SL_MAX_DEVICES];
 	int rc[SL_MAX_DEVICES];
@@ -89,11 +89,12 @@ static void test_accounting(void **st)
 		for (int i = 0; i < 8; i++) {
 			assert_int_equal(j->o[d][i].rc, SL_OK);
 			if (j->o[d][i].cur != acc_cur[i] * u || j->o[d][i].peak != acc_peak[i] * u)
-				fail_msg("device %d step %d: current %llu peak %llu, want %llu and %llu", d, i,
-					 (unsigned long long)j->o[d][i].cur,
-					 (unsigned long long)j->o[d][i].peak,
-					 (unsigned long long)(acc_cur[i] * u),
-					 (unsigned long long)(acc_peak[i] * u));
+				fail_msg(
+				    "device %d step %d: current %llu peak %llu, want %llu and %llu",
+				    d, i, (unsigned long long)j->o[d][i].cur,
+				    (unsigned long long)j->o[d][i].peak,
+				    (unsigned long long)(acc_cur[i] * u),
+				    (unsigned long long)(acc_peak[i] * u));
 		}
 		sl_dev_stats s = sl_cluster_dev_stats(c, d);
 		assert_int_equal(s.mem_current, 0);
@@ -119,7 +120,7 @@ static int boundary_prog(sl_dev *d, void *arg, sl_err *err)
 	struct mem_job *j = arg;
 	uint64_t cap = sl_cluster_config_of(sl_dev_cluster(d))->memory;
 	char *all = sl_dev_alloc(d, cap, "everything", err);
-	see(d, j, all ? SL_OK : err->code);            /* exactly the capacity fits */
+	see(d, j, all ? SL_OK : err->code);		  /* exactly the capacity fits */
 	see(d, j, sl_dev_reserve(d, 1, "one byte", err)); /* one more byte does not */
 	sl_dev_free(d, all, cap);
 	see(d, j, sl_dev_reserve(d, cap - 100, "most", err));
@@ -214,8 +215,9 @@ static void test_oom_in_run(void **st)
 			sl_err err = {0};
 			int rc = sl_cluster_run(c, oom_prog, j, &err);
 			if (rc != SL_EDEVMEM)
-				fail_msg("device %d failing after %d all-reduces: run returned %d (%s)", fail_dev,
-					 after, rc, err.msg);
+				fail_msg(
+				    "device %d failing after %d all-reduces: run returned %d (%s)",
+				    fail_dev, after, rc, err.msg);
 			assert_int_equal(err.code, SL_EDEVMEM);
 			/* The message names the device, what was asked and what is free. */
 			char dev[32];
@@ -223,7 +225,8 @@ static void test_oom_in_run(void **st)
 			const char *want[] = {dev, "activations", "512 KiB", "240 KiB", "free"};
 			for (size_t w = 0; w < sizeof want / sizeof *want; w++)
 				if (!strstr(err.msg, want[w]))
-					fail_msg("the message does not say '%s': %s", want[w], err.msg);
+					fail_msg("the message does not say '%s': %s", want[w],
+						 err.msg);
 			/* A refused request leaves the accounting as it was. */
 			assert_int_equal(j->nobs[fail_dev], 1);
 			assert_int_equal(j->o[fail_dev][0].rc, SL_EDEVMEM);
@@ -233,7 +236,8 @@ static void test_oom_in_run(void **st)
 				if (d == fail_dev)
 					assert_int_equal(j->rc[d], SL_EDEVMEM);
 				else if (j->rc[d] != SL_ECANCEL)
-					fail_msg("device %d (waiting in an all-reduce) returned %d, not SL_ECANCEL: %s",
+					fail_msg("device %d (waiting in an all-reduce) "
+						 "returned %d, not SL_ECANCEL: %s",
 						 d, j->rc[d], j->err[d].msg);
 				assert_int_equal(sl_cluster_dev_stats(c, d).mem_current, 0);
 			}
@@ -283,8 +287,8 @@ static void test_gemm_does_not_fit(void **st)
 		sl_split split;
 		int p, fits;
 	} cases[] = {
-		{SL_SPLIT_SINGLE, 1, 0}, {SL_SPLIT_ROW, 2, 0}, {SL_SPLIT_COL, 2, 0},
-		{SL_SPLIT_COL, 4, 1},    {SL_SPLIT_ROW, 4, 1},
+	    {SL_SPLIT_SINGLE, 1, 0}, {SL_SPLIT_ROW, 2, 0}, {SL_SPLIT_COL, 2, 0},
+	    {SL_SPLIT_COL, 4, 1},    {SL_SPLIT_ROW, 4, 1},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		sl_gemm_result res;
@@ -294,18 +298,21 @@ static void test_gemm_does_not_fit(void **st)
 		const char *name = sl_split_name(cases[i].split);
 		if (cases[i].fits) {
 			if (rc)
-				fail_msg("%s over %d should fit in 512 KiB: %s", name, cases[i].p, err.msg);
-			/* Every device held at least its quarter of W, and never more than it has. */
+				fail_msg("%s over %d should fit in 512 KiB: %s", name, cases[i].p,
+					 err.msg);
+			/* Every device held at least its quarter of W, and never more than it has.
+			 */
 			assert_true(peak >= 512u * 512u * 4u / 4u);
 			assert_true(peak <= 512 * KiB);
 			assert_true(res.max_rel_error < 1e-5);
 		} else {
 			if (rc != SL_EDEVMEM)
-				fail_msg("%s over %d: want SL_EDEVMEM, got %d (%s)", name, cases[i].p, rc,
-					 err.msg);
+				fail_msg("%s over %d: want SL_EDEVMEM, got %d (%s)", name,
+					 cases[i].p, rc, err.msg);
 			if (!strstr(err.msg, "device ") || !strstr(err.msg, "out of memory") ||
 			    !strstr(err.msg, "free"))
-				fail_msg("%s over %d: unclear message: %s", name, cases[i].p, err.msg);
+				fail_msg("%s over %d: unclear message: %s", name, cases[i].p,
+					 err.msg);
 			assert_true(peak <= 512 * KiB);
 		}
 	}
@@ -315,10 +322,10 @@ static void test_gemm_does_not_fit(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_accounting),
-		cmocka_unit_test(test_capacity_boundary),
-		cmocka_unit_test(test_oom_in_run),
-		cmocka_unit_test(test_gemm_does_not_fit),
+	    cmocka_unit_test(test_accounting),
+	    cmocka_unit_test(test_capacity_boundary),
+	    cmocka_unit_test(test_oom_in_run),
+	    cmocka_unit_test(test_gemm_does_not_fit),
 	};
 	return cmocka_run_group_tests_name("device memory", tests, NULL, NULL);
 }

@@ -37,7 +37,7 @@ static void sleep_s(double s)
  * transfer's wall-clock schedule. */
 struct xfer_job {
 	size_t n;
-	double lead_flops;   /* paced compute on both devices before the transfer */
+	double lead_flops; /* paced compute on both devices before the transfer */
 	unsigned char *buf[2];
 	double w0[2], w1[2]; /* wall time around the transfer, per device */
 	int rc[2];
@@ -76,7 +76,8 @@ static int xfer_prog(sl_dev *d, void *arg, sl_err *err)
 	int id = sl_dev_id(d);
 	if (sl_dev_reserve(d, j->n, "buffer", err))
 		return err->code;
-	if (j->lead_flops > 0 && sl_dev_compute(d, j->lead_flops, sl_dev_cpu_mark(), "lead-in", err)) {
+	if (j->lead_flops > 0 &&
+	    sl_dev_compute(d, j->lead_flops, sl_dev_cpu_mark(), "lead-in", err)) {
 		sl_dev_release(d, j->n);
 		return err->code;
 	}
@@ -190,8 +191,8 @@ static int mixed_prog(sl_dev *d, void *arg, sl_err *err)
 	for (size_t i = 0; i < mm * mm; i++)
 		a[i] = b[i] = 0.5f;
 	sl_group g = sl_group_all(p);
-	int rc = sl_dev_sgemm(d, 0, 0, (int)mm, (int)mm, (int)mm, 1.0f, a, (int)mm, b, (int)mm, 0.0f, cc,
-			      (int)mm, "sgemm", err);
+	int rc = sl_dev_sgemm(d, 0, 0, (int)mm, (int)mm, (int)mm, 1.0f, a, (int)mm, b, (int)mm,
+			      0.0f, cc, (int)mm, "sgemm", err);
 	if (!rc)
 		rc = sl_allreduce(d, &g, buf, count, SL_ALGO_RING, err);
 	if (!rc && id == 0)
@@ -211,8 +212,8 @@ static int mixed_prog(sl_dev *d, void *arg, sl_err *err)
 static int cmp_event(const void *x, const void *y)
 {
 	const sl_event *a = x, *b = y;
-#define CMP(f)                                                                                    \
-	if (a->f != b->f)                                                                         \
+#define CMP(f)                                                                                     \
+	if (a->f != b->f)                                                                          \
 		return a->f < b->f ? -1 : 1;
 	CMP(dev)
 	CMP(t0)
@@ -261,30 +262,33 @@ static void test_paced_equals_headless(void **st)
 		double wall = now() - t0, emul = 0;
 		for (int i = 0; i < p; i++) {
 			const sl_dev_stats *a = &head.st[i], *b = &paced.st[i];
-			if (a->clock != b->clock || a->compute_s != b->compute_s || a->comm_s != b->comm_s ||
-			    a->wait_s != b->wait_s || a->flops != b->flops ||
-			    a->bytes_sent != b->bytes_sent || a->bytes_received != b->bytes_received)
-				fail_msg("slowdown %g, device %d: clock %.17g vs %.17g headless (compute %.17g "
-					 "vs %.17g, comm %.17g vs %.17g, wait %.17g vs %.17g)",
-					 slowdowns[si], i, b->clock, a->clock, b->compute_s, a->compute_s,
-					 b->comm_s, a->comm_s, b->wait_s, a->wait_s);
+			if (a->clock != b->clock || a->compute_s != b->compute_s ||
+			    a->comm_s != b->comm_s || a->wait_s != b->wait_s ||
+			    a->flops != b->flops || a->bytes_sent != b->bytes_sent ||
+			    a->bytes_received != b->bytes_received)
+				fail_msg("slowdown %g, device %d: clock %.17g vs %.17g headless "
+					 "(compute %.17g vs %.17g, comm %.17g vs %.17g, "
+					 "wait %.17g vs %.17g)",
+					 slowdowns[si], i, b->clock, a->clock, b->compute_s,
+					 a->compute_s, b->comm_s, a->comm_s, b->wait_s, a->wait_s);
 			if (b->clock > emul)
 				emul = b->clock;
 		}
 		assert_int_equal(paced.snap.n, head.snap.n);
 		for (size_t e = 0; e < head.snap.n; e++)
 			if (cmp_event(&head.snap.ev[e], &paced.snap.ev[e]))
-				fail_msg("slowdown %g: event %zu differs: device %d %s %s [%.17g, %.17g] vs "
-					 "[%.17g, %.17g] headless",
+				fail_msg("slowdown %g: event %zu differs: device %d %s %s "
+					 "[%.17g, %.17g] vs [%.17g, %.17g] headless",
 					 slowdowns[si], e, paced.snap.ev[e].dev,
-					 sl_ev_kind_name(paced.snap.ev[e].kind), paced.snap.ev[e].label,
-					 paced.snap.ev[e].t0, paced.snap.ev[e].t1, head.snap.ev[e].t0,
+					 sl_ev_kind_name(paced.snap.ev[e].kind),
+					 paced.snap.ev[e].label, paced.snap.ev[e].t0,
+					 paced.snap.ev[e].t1, head.snap.ev[e].t0,
 					 head.snap.ev[e].t1);
 		/* Pacing really held the run back (a lower bound only: never
 		 * assert how late a loaded machine finishes). */
 		if (!(wall >= emul * slowdowns[si]))
-			fail_msg("slowdown %g: the run took %.6f s of wall time, less than the %.6f s it "
-				 "emulates times the slowdown",
+			fail_msg("slowdown %g: the run took %.6f s of wall time, less than "
+				 "the %.6f s it emulates times the slowdown",
 				 slowdowns[si], wall, emul * slowdowns[si]);
 		sl_snapshot_free(&paced.snap);
 	}
@@ -299,7 +303,7 @@ struct knob {
 	size_t n;
 	double bw;
 	atomic_int run_over, applied;
-	int cancel;        /* cancel instead of turning the bandwidth */
+	int cancel; /* cancel instead of turning the bandwidth */
 	double w_applied;
 };
 
@@ -349,9 +353,10 @@ static void test_knob_mid_transfer(void **st)
 	       "(all old rate %.6f s, all new %.6f s)\n",
 	       t, all_old, all_new);
 	if (!(t > all_new && t < all_old))
-		fail_msg("emulated end %.9f s is not between %.9f s (all at the new rate) and %.9f s "
-			 "(all at the old)",
-			 t, all_new, all_old);
+		fail_msg(
+		    "emulated end %.9f s is not between %.9f s (all at the new rate) and %.9f s "
+		    "(all at the old)",
+		    t, all_new, all_old);
 	/* The sender's view of the same transfer agrees. */
 	assert_true(sl_cluster_dev_stats(c, 0).clock == t);
 	sl_cluster_destroy(c);
@@ -446,11 +451,11 @@ static void test_cancel_slow_compute(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_live_64mib),
-		cmocka_unit_test(test_paced_equals_headless),
-		cmocka_unit_test(test_knob_mid_transfer),
-		cmocka_unit_test(test_cancel_slow_transfer),
-		cmocka_unit_test(test_cancel_slow_compute),
+	    cmocka_unit_test(test_live_64mib),
+	    cmocka_unit_test(test_paced_equals_headless),
+	    cmocka_unit_test(test_knob_mid_transfer),
+	    cmocka_unit_test(test_cancel_slow_transfer),
+	    cmocka_unit_test(test_cancel_slow_compute),
 	};
 	return cmocka_run_group_tests_name("throttle", tests, NULL, NULL);
 }

@@ -83,17 +83,19 @@ static void ring_sweep(sl_coll_op op)
 			for (size_t bi = 0; bi < LEN(bws); bi++) {
 				int p = ps[pi];
 				double a = lats[ai], bw = bws[bi];
-				size_t sizes[] = {4 * (size_t)p, 4 * (size_t)p * 3, 4 * (size_t)p * 1024};
+				size_t sizes[] = {4 * (size_t)p, 4 * (size_t)p * 3,
+						  4 * (size_t)p * 1024};
 				for (size_t si = 0; si < LEN(sizes); si++) {
 					double n = (double)sizes[si], want;
 					if (op == SL_COLL_ALLREDUCE)
-						want = 2.0 * (p - 1) * a + 2.0 * (p - 1) / p * n / bw;
+						want =
+						    2.0 * (p - 1) * a + 2.0 * (p - 1) / p * n / bw;
 					else
 						want = (p - 1) * a + (double)(p - 1) / p * n / bw;
 					coll_time(p, a, bw, sizes[si], op, SL_ALGO_RING, want, 1);
 					/* The analytic model states the same closed form. */
-					tu_check_close(sl_cost_coll(op, SL_ALGO_RING, p, n, a, bw), want, REL,
-						       "sl_cost_coll");
+					tu_check_close(sl_cost_coll(op, SL_ALGO_RING, p, n, a, bw),
+						       want, REL, "sl_cost_coll");
 				}
 			}
 }
@@ -131,7 +133,8 @@ static void test_tree_allreduce(void **st)
 	for (int L = 1; L <= 4; L++) {
 		int p = 1 << L;
 		double a = 2e-6, bw = 100e9, n = 4.0 * 1000;
-		coll_time(p, a, bw, (size_t)n, SL_COLL_ALLREDUCE, SL_ALGO_TREE, 2.0 * L * (a + n / bw), 0);
+		coll_time(p, a, bw, (size_t)n, SL_COLL_ALLREDUCE, SL_ALGO_TREE,
+			  2.0 * L * (a + n / bw), 0);
 	}
 }
 
@@ -139,10 +142,10 @@ static void test_tree_allreduce(void **st)
 
 struct p2p_job {
 	size_t n;
-	int sends;               /* back-to-back sends 0 -> 1 */
-	double bw2, lat2;        /* > 0: device 0 turns the link to these between sends */
-	int by_class;            /* ... through sl_cluster_set_class instead of set_link */
-	size_t n1, n2;           /* device 0 sends n1 to 1 and n2 to 2 in one sl_xfer */
+	int sends;	  /* back-to-back sends 0 -> 1 */
+	double bw2, lat2; /* > 0: device 0 turns the link to these between sends */
+	int by_class;	  /* ... through sl_cluster_set_class instead of set_link */
+	size_t n1, n2;	  /* device 0 sends n1 to 1 and n2 to 2 in one sl_xfer */
 };
 
 static int p2p_prog(sl_dev *d, void *arg, sl_err *err)
@@ -159,7 +162,8 @@ static int p2p_prog(sl_dev *d, void *arg, sl_err *err)
 				if (j->by_class)
 					sl_cluster_set_class(sl_dev_cluster(d), 0, j->bw2, j->lat2);
 				else
-					sl_cluster_set_link(sl_dev_cluster(d), 0, 1, j->bw2, j->lat2);
+					sl_cluster_set_link(sl_dev_cluster(d), 0, 1, j->bw2,
+							    j->lat2);
 			}
 			rc = sl_send(d, 1, buf, j->n, "send", err);
 		} else if (id == 1) {
@@ -190,8 +194,10 @@ static void test_single_send(void **st)
 				struct p2p_job j = {.n = ns[ni], .sends = 1};
 				double a = lats[ai], bw = bws[bi], want = a + (double)ns[ni] / bw;
 				sl_cluster *c = run_p2p(2, bw, a, &j);
-				tu_check_close(sl_cluster_dev_stats(c, 0).clock, want, REL, "sender's clock");
-				tu_check_close(sl_cluster_dev_stats(c, 1).clock, want, REL, "receiver's clock");
+				tu_check_close(sl_cluster_dev_stats(c, 0).clock, want, REL,
+					       "sender's clock");
+				tu_check_close(sl_cluster_dev_stats(c, 1).clock, want, REL,
+					       "receiver's clock");
 				sl_cluster_destroy(c);
 			}
 }
@@ -206,8 +212,10 @@ static void test_back_to_back(void **st)
 			struct p2p_job j = {.n = 65536, .sends = 2};
 			double a = lats[ai], bw = bws[bi], want = 2 * (a + 65536.0 / bw);
 			sl_cluster *c = run_p2p(2, bw, a, &j);
-			tu_check_close(sl_cluster_dev_stats(c, 0).clock, want, REL, "sender's clock");
-			tu_check_close(sl_cluster_dev_stats(c, 1).clock, want, REL, "receiver's clock");
+			tu_check_close(sl_cluster_dev_stats(c, 0).clock, want, REL,
+				       "sender's clock");
+			tu_check_close(sl_cluster_dev_stats(c, 1).clock, want, REL,
+				       "receiver's clock");
 			sl_cluster_destroy(c);
 		}
 }
@@ -219,10 +227,12 @@ static void test_bandwidth_change(void **st)
 	(void)st;
 	for (int by_class = 0; by_class <= 1; by_class++) {
 		double a1 = 3e-6, b1 = 10e9, a2 = 40e-6, b2 = 2e9;
-		struct p2p_job j = {.n = 1 << 20, .sends = 2, .bw2 = b2, .lat2 = a2, .by_class = by_class};
+		struct p2p_job j = {
+		    .n = 1 << 20, .sends = 2, .bw2 = b2, .lat2 = a2, .by_class = by_class};
 		double want = (a1 + (double)j.n / b1) + (a2 + (double)j.n / b2);
 		sl_cluster *c = run_p2p(2, b1, a1, &j);
-		tu_check_close(sl_cluster_dev_stats(c, 1).clock, want, REL, "after a bandwidth change");
+		tu_check_close(sl_cluster_dev_stats(c, 1).clock, want, REL,
+			       "after a bandwidth change");
 		sl_cluster_destroy(c);
 	}
 }
@@ -278,8 +288,8 @@ static int gemm_prog(sl_dev *d, void *arg, sl_err *err)
 	float *a = calloc(sa + sb + sc, sizeof *a);
 	if (!a)
 		return sl_fail(err, SL_ENOMEM, "host memory");
-	int rc = sl_dev_sgemm(d, 0, 0, j->m, j->n, j->k, 1.0f, a, j->k, a + sa, j->n, 0.0f, a + sa + sb,
-			      j->n, "sgemm", err);
+	int rc = sl_dev_sgemm(d, 0, 0, j->m, j->n, j->k, 1.0f, a, j->k, a + sa, j->n, 0.0f,
+			      a + sa + sb, j->n, "sgemm", err);
 	if (rc == SL_OK && j->extra_flops > 0)
 		rc = sl_dev_compute(d, j->extra_flops, sl_dev_cpu_mark(), "elementwise", err);
 	free(a);
@@ -308,18 +318,23 @@ static void test_compute(void **st)
 			assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), &snap), SL_OK);
 			int seen = 0;
 			for (size_t e = 0; e < snap.n; e++)
-				if (snap.ev[e].kind == SL_EV_COMPUTE && strcmp(snap.ev[e].label, "sgemm") == 0) {
+				if (snap.ev[e].kind == SL_EV_COMPUTE &&
+				    strcmp(snap.ev[e].label, "sgemm") == 0) {
 					seen++;
 					assert_true(snap.ev[e].t0 == 0);
-					tu_check_close(snap.ev[e].t1, f / rates[ri], REL, "one sgemm: 2mnk/F");
-					tu_check_close(snap.ev[e].flops, f, REL, "one sgemm's flops");
+					tu_check_close(snap.ev[e].t1, f / rates[ri], REL,
+						       "one sgemm: 2mnk/F");
+					tu_check_close(snap.ev[e].flops, f, REL,
+						       "one sgemm's flops");
 				}
 			assert_int_equal(seen, 3);
 			sl_snapshot_free(&snap);
 			for (int i = 0; i < 3; i++) {
 				sl_dev_stats s = sl_cluster_dev_stats(c, i);
-				tu_check_close(s.clock, (f + j.extra_flops) / rates[ri], REL, "clock");
-				tu_check_close(s.compute_s, (f + j.extra_flops) / rates[ri], REL, "compute_s");
+				tu_check_close(s.clock, (f + j.extra_flops) / rates[ri], REL,
+					       "clock");
+				tu_check_close(s.compute_s, (f + j.extra_flops) / rates[ri], REL,
+					       "compute_s");
 				tu_check_close(s.flops, f + j.extra_flops, REL, "flops");
 			}
 			sl_cluster_destroy(c);
@@ -391,16 +406,16 @@ static void test_two_nodes(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ring_allreduce),
-		cmocka_unit_test(test_ring_allgather),
-		cmocka_unit_test(test_ring_reducescatter),
-		cmocka_unit_test(test_tree_allreduce),
-		cmocka_unit_test(test_single_send),
-		cmocka_unit_test(test_back_to_back),
-		cmocka_unit_test(test_bandwidth_change),
-		cmocka_unit_test(test_concurrent_links),
-		cmocka_unit_test(test_compute),
-		cmocka_unit_test(test_two_nodes),
+	    cmocka_unit_test(test_ring_allreduce),
+	    cmocka_unit_test(test_ring_allgather),
+	    cmocka_unit_test(test_ring_reducescatter),
+	    cmocka_unit_test(test_tree_allreduce),
+	    cmocka_unit_test(test_single_send),
+	    cmocka_unit_test(test_back_to_back),
+	    cmocka_unit_test(test_bandwidth_change),
+	    cmocka_unit_test(test_concurrent_links),
+	    cmocka_unit_test(test_compute),
+	    cmocka_unit_test(test_two_nodes),
 	};
 	return cmocka_run_group_tests_name("model time", tests, NULL, NULL);
 }

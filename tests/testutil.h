@@ -62,8 +62,8 @@ static inline int tu_close(double got, double want, double rel)
 static inline void tu_check_close(double got, double want, double rel, const char *what)
 {
 	if (!tu_close(got, want, rel))
-		fail_msg("%s: got %.17g, want %.17g (relative difference %.3g, allowed %.3g)", what, got,
-			 want, want != 0 ? fabs(got - want) / fabs(want) : fabs(got), rel);
+		fail_msg("%s: got %.17g, want %.17g (relative difference %.3g, allowed %.3g)", what,
+			 got, want, want != 0 ? fabs(got - want) / fabs(want) : fabs(got), rel);
 }
 
 /* A hang must fail the suite rather than stall make check: a test that
