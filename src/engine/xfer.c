@@ -202,6 +202,11 @@ static int check_msgs(sl_dev *d, const sl_msg *m, int n, sl_xop op, sl_err *err)
 	for (int i = 0; i < n; i++) {
 		if (m[i].peer < 0 || m[i].peer >= d->c->n || m[i].peer == d->id)
 			return sl_fail(err, SL_EINVAL, "device %d: no link to device %d", d->id, m[i].peer);
+		/* One slot per channel: a device has one message in flight per peer. */
+		for (int k = 0; k < i; k++)
+			if (m[k].peer == m[i].peer)
+				return sl_fail(err, SL_EINVAL, "device %d: two messages to device %d at once",
+					       d->id, m[i].peer);
 		if (m[i].nseg < 1 || m[i].nseg > 2)
 			return sl_fail(err, SL_EINVAL, "device %d: bad message", d->id);
 		for (int s = 0; s < m[i].nseg; s++)
@@ -277,7 +282,7 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 		ch->t_end = te;
 		ch->w_start = w0;
 		ch->w_end = w1;
-		ch->failed = rc != SL_OK;
+		ch->failed = rc;
 		ch->busy = 0;
 		ch->taken++;
 		pthread_cond_broadcast(&ch->cv);
@@ -319,7 +324,10 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 		struct sl_chan done = *ch;
 		pthread_mutex_unlock(&ch->mu);
 		if (done.failed) {
-			if (rc == SL_OK)
+			/* A receiver cancelled mid-transfer did not refuse anything. */
+			if (rc == SL_OK && done.failed == SL_ECANCEL)
+				rc = sl_fail(err, SL_ECANCEL, "cancelled");
+			else if (rc == SL_OK)
 				rc = sl_fail(err, SL_EINVAL, "device %d: device %d refused a message",
 					     d->id, sends[i].peer);
 			continue;
