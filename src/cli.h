@@ -24,6 +24,9 @@ typedef int (*sl_cmd_fn)(int argc, char **argv);
 
 int sl_cmd_run(int argc, char **argv);
 int sl_cmd_coll(int argc, char **argv);
+int sl_cmd_sandbox(int argc, char **argv);
+/* The interactive view of the default scenario (no command, on a terminal). */
+int sl_sandbox_default(void);
 
 /* Parse and run; returns the process exit status. */
 int sl_cli_main(int argc, char **argv);

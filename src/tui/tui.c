@@ -586,6 +586,23 @@ static int check_scenario(const sl_scenario *sc)
 	return 1;
 }
 
+/* The trace of the run shown (the plan, or the live run that replaced it). */
+static int write_trace(sl_play *p, const char *path)
+{
+	const sl_run_info *r = sl_play_result(p);
+	if (!r || !r->done || r->rc != SL_OK) {
+		fprintf(stderr, "shardlab: sandbox: no complete run to write to %s\n", path);
+		return 1;
+	}
+	FILE *f = fopen(path, "w");
+	sl_err err = {0};
+	if (!f || sl_trace_write_chrome(&r->snap, f, &err) != SL_OK || fclose(f) != 0) {
+		fprintf(stderr, "shardlab: sandbox: cannot write %s\n", path);
+		return 1;
+	}
+	return 0;
+}
+
 int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 {
 	struct app a;
@@ -678,6 +695,9 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 	}
 	/* The terminal first, so the shell is back at once; then the threads. */
 	sl_term_stop();
+	int status = 0;
+	if (a.opt.trace && !quit_sig)
+		status = write_trace(a.play, a.opt.trace);
 	sl_sweep_destroy(a.sweep, 0.3);
 	sl_play_destroy(a.play, 0.3);
 	sl_term_done();
@@ -688,5 +708,5 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 	free(a.m);
 	if (quit_sig)
 		sl_term_reraise(quit_sig);
-	return 0;
+	return status;
 }

@@ -12,6 +12,7 @@ struct sl_tui_options {
 	int no_mouse;       /* leave the mouse to the terminal */
 	int play;           /* start playing at once (else paused at time zero) */
 	double fps;         /* frames per second while animating; 0: the default */
+	const char *trace;  /* on quitting, write the shown run's Chrome trace here */
 };
 
 #define SL_TUI_DEFAULT_FPS 25.0
