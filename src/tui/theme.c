@@ -30,7 +30,7 @@ const sl_glyphs sl_glyphs_ascii = {
 	.level = {".", ":", "=", "%", "#"},
 	.incoming = ">",
 	.line_done = "=", .line_todo = "-", .line_head = ">", .line_inter = "~",
-	.bar = {" ", " ", " ", " ", "|", "|", "|", "|", "#"},
+	.bar = {" ", ".", ".", ":", ":", "|", "|", "|", "#"},
 	.arrow = "->", .larrow = "<-",
 	.tick = "+", .caret = "^",
 	.point = "o", .curve = ".", .cross_mark = ":",
