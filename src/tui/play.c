@@ -1002,10 +1002,10 @@ sl_play *sl_play_create(const sl_scenario *sc, int wake_fd, sl_err *err)
 	return p;
 }
 
-void sl_play_destroy(sl_play *p, double max_wait_s)
+int sl_play_destroy(sl_play *p, double max_wait_s)
 {
 	if (!p)
-		return;
+		return 1;
 	plan_cancel(p);
 	live_release(p);
 	struct timespec until;
@@ -1020,7 +1020,7 @@ void sl_play_destroy(sl_play *p, double max_wait_s)
 	int left = p->threads;
 	pthread_mutex_unlock(&p->mu);
 	if (left > 0)
-		return; /* still in a BLAS call; they hold p, and the process is leaving */
+		return 0; /* still in a BLAS call; they hold p */
 	sl_run_info_free(&p->plan);
 	sl_run_info_free(&p->livei);
 	sl_snapshot_free(&p->livesnap);
@@ -1028,4 +1028,5 @@ void sl_play_destroy(sl_play *p, double max_wait_s)
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
 	free(p);
+	return 1;
 }

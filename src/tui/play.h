@@ -58,10 +58,12 @@ enum {
 
 /* sc must be valid (sl_cluster_config_check); slowdown 0 means automatic. */
 sl_play *sl_play_create(const sl_scenario *sc, int wake_fd, sl_err *err);
-/* Cancel everything and wait up to max_wait_s for the background threads;
- * those still running then (in the middle of a BLAS call) are left to the
- * process exit. */
-void sl_play_destroy(sl_play *p, double max_wait_s);
+/* Cancel everything and wait up to max_wait_s for the background threads.
+ * Returns 1 when they are all gone; 0 when some are still in the middle of a
+ * BLAS call (they hold p, which is then not freed): the caller should leave
+ * with _exit, since library destructors at exit() would pull memory from
+ * under them. */
+int sl_play_destroy(sl_play *p, double max_wait_s);
 
 /* Take in what background threads finished. */
 unsigned sl_play_collect(sl_play *p);

@@ -297,10 +297,10 @@ double sl_sweep_crossover(const sl_sweep_point *p, int n, int *measured)
 	return 0;
 }
 
-void sl_sweep_destroy(sl_sweep *s, double max_wait_s)
+int sl_sweep_destroy(sl_sweep *s, double max_wait_s)
 {
 	if (!s)
-		return;
+		return 1;
 	sl_sweep_stop(s);
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
@@ -314,8 +314,9 @@ void sl_sweep_destroy(sl_sweep *s, double max_wait_s)
 	int left = s->threads;
 	pthread_mutex_unlock(&s->mu);
 	if (left > 0)
-		return; /* its thread still holds s; the process is leaving */
+		return 0; /* its thread still holds s */
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->cv);
 	free(s);
+	return 1;
 }

@@ -25,8 +25,9 @@ typedef struct sl_sweep_point {
 typedef struct sl_sweep sl_sweep;
 
 sl_sweep *sl_sweep_create(int wake_fd);
-/* Cancel and wait up to max_wait_s for the thread (see sl_play_destroy). */
-void sl_sweep_destroy(sl_sweep *s, double max_wait_s);
+/* Cancel and wait up to max_wait_s for the thread; 1 when it is gone (see
+ * sl_play_destroy). */
+int sl_sweep_destroy(sl_sweep *s, double max_wait_s);
 
 /* Start (or keep, when nothing changed) a sweep of sc.  inter: sweep the
  * inter-node links' bandwidth (else intra-node). */

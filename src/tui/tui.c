@@ -698,15 +698,26 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 	int status = 0;
 	if (a.opt.trace && !quit_sig)
 		status = write_trace(a.play, a.opt.trace);
-	sl_sweep_destroy(a.sweep, 0.3);
-	sl_play_destroy(a.play, 0.3);
-	sl_term_done();
+	/* Threads wake at once when cancelled, unless inside a BLAS call (a
+	 * large plan's product): quitting does not wait for that. */
+	int clean = sl_sweep_destroy(a.sweep, 0.3);
+	clean = sl_play_destroy(a.play, clean ? 0.3 : 0) && clean;
 	if (a.stats) {
 		fprintf(a.stats, "frames %ld\n", a.frames);
 		fclose(a.stats);
 	}
 	free(a.m);
-	if (quit_sig)
+	if (quit_sig) {
 		sl_term_reraise(quit_sig);
+		sl_term_done();
+		return status;
+	}
+	if (!clean) {
+		/* exit() would run library destructors (OpenBLAS frees its
+		 * buffers) under a thread still computing. */
+		fflush(NULL);
+		_exit(status);
+	}
+	sl_term_done();
 	return status;
 }
