@@ -23,6 +23,8 @@
 
 static const char *const axis_names[SL_NAXES] = {"tp", "pp", "dp"};
 
+#define MAX_CHUNKS 64
+
 void sl_layout_default(sl_layout *l)
 {
 	memset(l, 0, sizeof *l);
@@ -137,8 +139,12 @@ int sl_layout_check(const sl_model_spec *m, const sl_layout *l, int ndev, sl_err
 	}
 	if (l->algo < 0 || l->algo >= SL_ALGO_NALGOS)
 		return sl_fail(err, SL_EINVAL, "unknown collective algorithm");
-	if (l->microbatches < 1)
-		return sl_fail(err, SL_EINVAL, "--microbatches must be at least 1");
+	if (l->microbatches < 1 || l->microbatches > 4096)
+		return sl_fail(err, SL_EINVAL, "--microbatches=%d is out of range (1 to 4096)",
+			       l->microbatches);
+	if (l->chunks < 1 || l->chunks > MAX_CHUNKS)
+		return sl_fail(err, SL_EINVAL, "--chunks=%d is out of range (1 to %d)", l->chunks,
+			       MAX_CHUNKS);
 	if ((rc = sl_pp_check(l->schedule, l->pp, l->microbatches, l->chunks, err)))
 		return rc;
 	if (m->heads > 0 && m->heads % l->tp != 0)
@@ -200,7 +206,7 @@ struct dstate {
 	int id, tp, pp, dp;
 	sl_group tpg, dpg;
 	struct blk *blk;
-	int cfirst[65];   /* local chunk c's blocks: blk[cfirst[c] .. cfirst[c+1]) */
+	int cfirst[MAX_CHUNKS + 1]; /* local chunk c's blocks: blk[cfirst[c] .. cfirst[c+1]) */
 	size_t n, opt_lo, opt_hi;
 	size_t rep_lo, rep_n; /* the replicated biases, kept together at the end */
 	size_t zoff[SL_MAX_DEVICES + 1]; /* ZeRO-1 slices of the DP ranks */
@@ -218,8 +224,6 @@ struct sl_train {
 	long step;
 	struct dstate dev[SL_MAX_DEVICES];
 };
-
-#define MAX_CHUNKS 64
 
 static int build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
 {
@@ -340,10 +344,6 @@ sl_train *sl_train_create(const sl_model_spec *m, const sl_layout *l, int ndev, 
 	}
 	if (sl_layout_check(m, l, ndev, err))
 		return NULL;
-	if (l->chunks > MAX_CHUNKS) {
-		sl_fail(err, SL_EINVAL, "--chunks=%d is out of range (1 to %d)", l->chunks, MAX_CHUNKS);
-		return NULL;
-	}
 	sl_train *tr = calloc(1, sizeof *tr);
 	if (!tr) {
 		sl_fail(err, SL_ENOMEM, "out of host memory");
