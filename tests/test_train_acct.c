@@ -448,6 +448,43 @@ static void test_single_baseline(void **state)
 	sl_cluster_destroy(c);
 }
 
+/* Measured timing charges the device threads' CPU time; the arithmetic,
+ * and so the losses, are the same as in model timing. */
+static void test_measured_timing(void **state)
+{
+	(void)state;
+	sl_model_spec m;
+	attn_model(&m, 4, 8);
+	sl_layout l = layout(2, 2, 1, SL_SCHED_1F1B, 2, 1);
+	l.seq_parallel = 1;
+	sl_cluster_config cfg;
+	sl_cluster_config_default(&cfg);
+	cfg.devices = 4;
+	cfg.timing = SL_TIMING_MEASURED;
+	sl_err err = {0};
+	sl_cluster *cm = sl_cluster_create(&cfg, &err), *c = compute_bound(4);
+	assert_non_null(cm);
+	sl_train_report rm, r;
+	run(&m, &l, cm, 2, &rm, NULL);
+	run(&m, &l, c, 2, &r, NULL);
+	for (int s = 0; s < 2; s++)
+		assert_true(rm.losses[s] == r.losses[s]);
+	for (int i = 0; i < 4; i++) {
+		assert_true(rm.dev[i].compute_s > 0);
+		assert_true(rm.dev[i].flops == r.dev[i].flops);
+		assert_true(rm.dev[i].sent[SL_TR_PP_SENDRECV] == r.dev[i].sent[SL_TR_PP_SENDRECV]);
+	}
+	double one;
+	int est;
+	assert_int_equal(sl_train_single_step_s(&m, &cfg, &one, &est, &err), SL_OK);
+	assert_int_equal(est, 0);
+	assert_true(one > 0);
+	sl_train_report_free(&rm);
+	sl_train_report_free(&r);
+	sl_cluster_destroy(cm);
+	sl_cluster_destroy(c);
+}
+
 /* ---- bad layouts and memory ---- */
 
 static void expect_refused(const sl_model_spec *m, sl_layout l, int ndev, const char *msg)
@@ -693,6 +730,7 @@ int main(void)
 		cmocka_unit_test(test_zero1_shards_optimizer),
 		cmocka_unit_test(test_prediction_equals_emulation),
 		cmocka_unit_test(test_single_baseline),
+		cmocka_unit_test(test_measured_timing),
 		cmocka_unit_test(test_invalid_layouts),
 		cmocka_unit_test(test_mesh_order),
 		cmocka_unit_test(test_out_of_memory),
