@@ -102,7 +102,7 @@ static void fmt_slowdown(double s, char *b, size_t n)
 void sl_draw_title(const sl_view *v, sl_rect r)
 {
 	const sl_scenario *sc = v->sc;
-	const sl_model *m = v->m;
+	const sl_scene *m = v->m;
 	const sl_glyphs *g = v->th->g;
 	attr_t a = sl_theme_role(v->th, SL_ROLE_TITLE), norm = sl_theme_role(v->th, SL_ROLE_NORMAL);
 	sl_clear_rect(r, norm);

@@ -1,7 +1,7 @@
 /* draw.h - what the views share: the read-only state they draw from, and
  * small curses helpers that clip to a width.
  *
- * Views only draw.  They get a const sl_view (the model built for this
+ * Views only draw.  They get a const sl_view (the scene built for this
  * tick, the theme, the selection) and never change anything; the loop in
  * tui.c calls them once per tick. */
 #ifndef SL_TUI_DRAW_H
@@ -10,7 +10,7 @@
 #include <curses.h>
 
 #include "layout.h"
-#include "model.h"
+#include "scene.h"
 #include "theme.h"
 
 typedef enum sl_sel_kind { SL_SEL_NONE, SL_SEL_DEVICE, SL_SEL_LINK } sl_sel_kind;
@@ -25,7 +25,7 @@ struct sl_sweep;
 
 typedef struct sl_view {
 	const sl_theme *th;
-	const sl_model *m;
+	const sl_scene *m;
 	const sl_scenario *sc;
 	const sl_layout *lay;
 	sl_selection sel;

@@ -11,7 +11,7 @@
 
 #include <curses.h>
 
-#include "model.h"
+#include "scene.h"
 
 typedef enum sl_role {
 	SL_ROLE_NORMAL,

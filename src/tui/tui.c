@@ -17,7 +17,7 @@
 #include "draw.h"
 #include "keys.h"
 #include "layout.h"
-#include "model.h"
+#include "scene.h"
 #include "play.h"
 #include "preset.h"
 #include "sweep.h"
@@ -39,7 +39,7 @@ struct app {
 	sl_play *play;
 	sl_sweep *sweep;
 	sl_layout lay;
-	sl_model *m;
+	sl_scene *m;
 	sl_selection sel;
 	int knob_inter;
 	sl_keymode mode, back; /* the view shown; where help returns to */
@@ -64,7 +64,7 @@ void sl_tui_options_default(struct sl_tui_options *o)
 	o->fps = SL_TUI_DEFAULT_FPS;
 }
 
-/* ---- the model for this tick ---- */
+/* ---- the scene for this tick ---- */
 
 static sl_link_spec cb_link(void *ctx, int s, int d)
 {
@@ -81,10 +81,10 @@ static sl_link_state cb_live(void *ctx, int s, int d)
 	return sl_play_link_state(ctx, s, d);
 }
 
-static void build_model(struct app *a)
+static void build_scene(struct app *a)
 {
 	sl_play *p = a->play;
-	sl_model_in in = {
+	sl_scene_in in = {
 		.ev = sl_play_events(p),
 		.t = sl_play_time(p),
 		.end = sl_play_end(p),
@@ -98,7 +98,7 @@ static void build_model(struct app *a)
 		.live = sl_play_stale(p) ? cb_live : NULL,
 		.ctx = p,
 	};
-	sl_model_build(&in, a->m);
+	sl_scene_build(&in, a->m);
 }
 
 static sl_view make_view(const struct app *a)
@@ -156,7 +156,7 @@ static double since_exec(void)
 
 static void draw(struct app *a)
 {
-	build_model(a);
+	build_scene(a);
 	sl_view v = make_view(a);
 	const sl_layout *L = &a->lay;
 	erase();
@@ -382,7 +382,7 @@ static void speed_msg(struct app *a)
 
 static void select_step(struct app *a, int dir)
 {
-	const sl_model *m = a->m;
+	const sl_scene *m = a->m;
 	int nd = m->ndev, nl = m->nlinks, total = nd + nl + 1;
 	int cur = 0; /* 0 none, 1..nd devices, then links */
 	if (a->sel.kind == SL_SEL_DEVICE)

@@ -28,7 +28,7 @@ int sl_devices_row_item(const sl_view *v, sl_rect r, int y)
 }
 
 /* "recv<-3->1", "compute", "done". */
-static void state_text(const sl_view *v, const sl_mdev *d, char *b, size_t n)
+static void state_text(const sl_view *v, const sl_scene_dev *d, char *b, size_t n)
 {
 	const sl_glyphs *g = v->th->g;
 	if (d->finished && (d->state == SL_DS_IDLE || d->state == SL_DS_WAIT)) {
@@ -65,7 +65,7 @@ static void bar(const sl_view *v, int y, int x, int w, double frac, attr_t a)
 void sl_draw_block_cell(const sl_view *v, int y, int x, int dev, int b);
 void sl_draw_block_cell(const sl_view *v, int y, int x, int dev, int b)
 {
-	const sl_mblocks *B = &v->m->blk;
+	const sl_scene_blocks *B = &v->m->blk;
 	const sl_glyphs *g = v->th->g;
 	uint64_t have = B->have[dev][b];
 	if (B->incoming[dev][b] >= 0 && have != B->full) {
@@ -90,7 +90,7 @@ void sl_draw_block_cell(const sl_view *v, int y, int x, int dev, int b)
 
 void sl_draw_devices(const sl_view *v, sl_rect r)
 {
-	const sl_model *m = v->m;
+	const sl_scene *m = v->m;
 	const sl_glyphs *g = v->th->g;
 	char title[48];
 	snprintf(title, sizeof title, "Devices (%d)", m->ndev);
@@ -98,7 +98,7 @@ void sl_draw_devices(const sl_view *v, sl_rect r)
 	int rows = in.h, first = dev_scroll(v, rows);
 	for (int i = 0; i < rows && first + i < m->ndev; i++) {
 		int d = first + i, y = in.y + i, x = in.x, end = in.x + in.w;
-		const sl_mdev *dv = &m->dev[d];
+		const sl_scene_dev *dv = &m->dev[d];
 		int sel = v->sel.kind == SL_SEL_DEVICE && v->sel.dev == d;
 		attr_t norm = sl_theme_role(v->th, sel ? SL_ROLE_SELECT : SL_ROLE_NORMAL);
 		if (sel)
@@ -155,7 +155,7 @@ void sl_draw_devices(const sl_view *v, sl_rect r)
  * link index or -1 for the heading. */
 static int link_rows(const sl_view *v, int *item, int cap)
 {
-	const sl_model *m = v->m;
+	const sl_scene *m = v->m;
 	int n = 0;
 	for (int pass = 0; pass < 2; pass++) {
 		int head = 0;
@@ -189,8 +189,8 @@ static int link_scroll(const sl_view *v, const int *item, int n, int rows)
 
 int sl_links_row_item(const sl_view *v, sl_rect r, int y)
 {
-	int item[SL_MODEL_MAX_LINKS + 1];
-	int n = link_rows(v, item, SL_MODEL_MAX_LINKS + 1), rows = r.h - 2;
+	int item[SL_SCENE_MAX_LINKS + 1];
+	int n = link_rows(v, item, SL_SCENE_MAX_LINKS + 1), rows = r.h - 2;
 	int i = y - (r.y + 1);
 	if (i < 0 || i >= rows)
 		return -1;
@@ -199,7 +199,7 @@ int sl_links_row_item(const sl_view *v, sl_rect r, int y)
 }
 
 /* The transfer in flight: delivered, the head, what is still to come. */
-static void link_bar(const sl_view *v, int y, int x, int w, const sl_mlink *l)
+static void link_bar(const sl_view *v, int y, int x, int w, const sl_scene_link *l)
 {
 	const sl_glyphs *g = v->th->g;
 	attr_t cls = sl_theme_role(v->th, l->inter ? SL_ROLE_INTER : SL_ROLE_INTRA);
@@ -217,7 +217,7 @@ static void link_bar(const sl_view *v, int y, int x, int w, const sl_mlink *l)
 
 void sl_draw_links(const sl_view *v, sl_rect r)
 {
-	const sl_model *m = v->m;
+	const sl_scene *m = v->m;
 	const sl_glyphs *g = v->th->g;
 	const sl_link_spec *intra = &v->sc->cluster.intra, *inter = &v->sc->cluster.inter;
 	char title[96], bw[24], lat[24];
@@ -229,8 +229,8 @@ void sl_draw_links(const sl_view *v, sl_rect r)
 		snprintf(title, sizeof title, "Links %s %s", bw, lat);
 	}
 	sl_rect in = sl_box(v, r, title);
-	int item[SL_MODEL_MAX_LINKS + 1];
-	int n = link_rows(v, item, SL_MODEL_MAX_LINKS + 1);
+	int item[SL_SCENE_MAX_LINKS + 1];
+	int n = link_rows(v, item, SL_SCENE_MAX_LINKS + 1);
 	int first = link_scroll(v, item, n, in.h);
 	if (n == 0) {
 		sl_put(in.y, in.x, in.w, sl_theme_role(v->th, SL_ROLE_DIM),
@@ -247,7 +247,7 @@ void sl_draw_links(const sl_view *v, sl_rect r)
 				bw, lat, g->h);
 			continue;
 		}
-		const sl_mlink *l = &m->link[it];
+		const sl_scene_link *l = &m->link[it];
 		int sel = v->sel.kind == SL_SEL_LINK && v->sel.src == l->src && v->sel.dst == l->dst;
 		attr_t norm = sl_theme_role(v->th, sel ? SL_ROLE_SELECT : SL_ROLE_NORMAL);
 		if (sel)

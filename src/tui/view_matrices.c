@@ -38,8 +38,8 @@ static void cell(const sl_view *v, int y, int x, int dev, int first_row_of_block
 /* Y's block b as a whole: the most complete copy of it on any device. */
 static void y_cell(const sl_view *v, int y, int x, int b, int first)
 {
-	const sl_model *m = v->m;
-	const sl_mblocks *B = &m->blk;
+	const sl_scene *m = v->m;
+	const sl_scene_blocks *B = &m->blk;
 	const sl_glyphs *g = v->th->g;
 	if (!B->valid) {
 		sl_put(y, x, 1, sl_theme_role(v->th, SL_ROLE_DIM), "?");
@@ -101,7 +101,7 @@ static void matrix(const sl_view *v, int y, int x, int gh, int gw, int split, co
 
 void sl_draw_matrices(const sl_view *v, sl_rect r)
 {
-	const sl_model *m = v->m;
+	const sl_scene *m = v->m;
 	const sl_scenario *sc = v->sc;
 	const sl_glyphs *g = v->th->g;
 	int row = m->split == SL_SPLIT_ROW;

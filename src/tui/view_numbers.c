@@ -27,12 +27,12 @@ static void line(const sl_view *v, sl_rect in, int *row, attr_t a, const char *f
 
 static void selection(const sl_view *v, sl_rect in, int *row)
 {
-	const sl_model *m = v->m;
+	const sl_scene *m = v->m;
 	const sl_glyphs *g = v->th->g;
 	attr_t sel = sl_theme_role(v->th, SL_ROLE_KEY), norm = sl_theme_role(v->th, SL_ROLE_NORMAL);
 	char a[32], b[32], c[32], d[32];
 	if (v->sel.kind == SL_SEL_DEVICE && v->sel.dev < m->ndev) {
-		const sl_mdev *dv = &m->dev[v->sel.dev];
+		const sl_scene_dev *dv = &m->dev[v->sel.dev];
 		int node = v->sc->cluster.devices_per_node > 0 ? v->sel.dev / v->sc->cluster.devices_per_node : 0;
 		sl_fmt_bytes((double)dv->mem, a, sizeof a);
 		sl_fmt_bytes((double)v->sc->cluster.memory, b, sizeof b);
@@ -52,7 +52,7 @@ static void selection(const sl_view *v, sl_rect in, int *row)
 			line(v, in, row, norm, "  shard: X[:, %lld:%lld] and W[%lld:%lld, :], a partial Y",
 			     (long long)dv->lo, (long long)dv->hi, (long long)dv->lo, (long long)dv->hi);
 	} else if (v->sel.kind == SL_SEL_LINK) {
-		const sl_mlink *l = NULL;
+		const sl_scene_link *l = NULL;
 		for (int i = 0; i < m->nlinks; i++)
 			if (m->link[i].src == v->sel.src && m->link[i].dst == v->sel.dst)
 				l = &m->link[i];
@@ -76,7 +76,7 @@ static void selection(const sl_view *v, sl_rect in, int *row)
 
 void sl_draw_numbers(const sl_view *v, sl_rect r)
 {
-	const sl_model *m = v->m;
+	const sl_scene *m = v->m;
 	const sl_glyphs *g = v->th->g;
 	sl_rect in = sl_box(v, r, "Numbers (emulated)");
 	attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL), head = sl_theme_role(v->th, SL_ROLE_HEAD);

@@ -38,7 +38,7 @@ static double nice_step(double span, int n)
 
 void sl_draw_timeline(const sl_view *v, sl_rect r)
 {
-	const sl_model *m = v->m;
+	const sl_scene *m = v->m;
 	const sl_glyphs *g = v->th->g;
 	char title[160];
 	snprintf(title, sizeof title, "Timeline  %s compute  %s recv  %s reduce  %s send  %s wait",

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "model.h"
+#include "scene.h"
 #include "play.h"
 #include "scenario.h"
 #include "testutil.h"
@@ -141,9 +141,9 @@ static int cb_inter(void *ctx, int s, int d)
 	return sl_play_inter(ctx, s, d);
 }
 
-static void model_of(sl_play *p, sl_model *m)
+static void model_of(sl_play *p, sl_scene *m)
 {
-	sl_model_in in = {
+	sl_scene_in in = {
 		.ev = sl_play_events(p),
 		.t = sl_play_time(p),
 		.end = sl_play_end(p),
@@ -156,7 +156,7 @@ static void model_of(sl_play *p, sl_model *m)
 		.inter = cb_inter,
 		.ctx = p,
 	};
-	sl_model_build(&in, m);
+	sl_scene_build(&in, m);
 }
 
 /* The plan is the headless run, to the last bit. */
@@ -207,7 +207,7 @@ static void test_steps_and_live_run(void **state)
 	struct rig r;
 	rig_open(&r, &sc);
 	pump_until(&r, planned, "the plan");
-	sl_model *m = calloc(1, sizeof *m);
+	sl_scene *m = calloc(1, sizeof *m);
 	double now = now_mono();
 	for (size_t k = 0; k < n; k++) {
 		sl_play_step(r.p, 1, now);
@@ -271,7 +271,7 @@ static int no_inter(void *ctx, int s, int d)
 }
 
 static void build(const sl_scenario *sc, const sl_snapshot *s, const sl_gemm_result *res, double t,
-		  sl_model *m)
+		  sl_scene *m)
 {
 	/* The finished run the numbers come from. */
 	static sl_run_info info;
@@ -281,7 +281,7 @@ static void build(const sl_scenario *sc, const sl_snapshot *s, const sl_gemm_res
 	info.res = *res;
 	info.ndev = sc->cluster.devices;
 	cur_sc = sc;
-	sl_model_in in = {
+	sl_scene_in in = {
 		.ev = s,
 		.t = t,
 		.end = res->emulated_time_s,
@@ -294,7 +294,7 @@ static void build(const sl_scenario *sc, const sl_snapshot *s, const sl_gemm_res
 		.inter = no_inter,
 		.ctx = NULL,
 	};
-	sl_model_build(&in, m);
+	sl_scene_build(&in, m);
 }
 
 static int md(int a, int p)
@@ -315,7 +315,7 @@ static void test_colwise_picture(void **state)
 	size_t n = ends(&s, e, 64);
 	int p = sc.cluster.devices;
 	double s_bytes = 4.0 * sc.gemm.m * (sc.gemm.n / p);
-	sl_model *m = calloc(1, sizeof *m);
+	sl_scene *m = calloc(1, sizeof *m);
 	build(&sc, &s, &res, 0, m);
 	for (int d = 0; d < p; d++) {
 		assert_int_equal(m->dev[d].state, SL_DS_COMPUTE);
@@ -377,7 +377,7 @@ static void test_rowwise_picture(void **state)
 	size_t n = ends(&s, e, 64);
 	int p = sc.cluster.devices;
 	assert_int_equal(n, (size_t)(1 + 2 * (p - 1)));
-	sl_model *m = calloc(1, sizeof *m);
+	sl_scene *m = calloc(1, sizeof *m);
 	build(&sc, &s, &res, e[0], m);
 	for (int d = 0; d < p; d++)
 		for (int b = 0; b < p; b++)
@@ -418,7 +418,7 @@ static void test_busbw_without_latency(void **state)
 		sl_snapshot s;
 		sl_gemm_result res;
 		headless(&sc, &s, &res);
-		sl_model *m = calloc(1, sizeof *m);
+		sl_scene *m = calloc(1, sizeof *m);
 		build(&sc, &s, &res, res.emulated_time_s, m);
 		assert_int_equal(m->coll_state, 2);
 		assert_true(fabs(m->busbw - 100e9) <= 1e-9 * 100e9);

@@ -1,11 +1,11 @@
-/* model.h - what the screen shows at emulated time t, derived from events.
+/* scene.h - what the screen shows at emulated time t, derived from events.
  *
  * A pure function of the events, the time and the scenario (no curses, no
  * threads), so the views only draw and tests can check what is derived:
  * device states, link fills, which block of Y each device holds, the
  * numbers, and the sentence that says what the step does. */
-#ifndef SL_TUI_MODEL_H
-#define SL_TUI_MODEL_H
+#ifndef SL_TUI_SCENE_H
+#define SL_TUI_SCENE_H
 
 #include <stdint.h>
 
@@ -27,7 +27,7 @@ typedef enum sl_dstate {
 
 const char *sl_dstate_name(sl_dstate s);
 
-typedef struct sl_mdev {
+typedef struct sl_scene_dev {
 	sl_dstate state;
 	int send_to, recv_from;      /* peers of transfers in flight, or -1 */
 	double fill;                 /* progress of the current operation, 0..1 */
@@ -38,9 +38,9 @@ typedef struct sl_mdev {
 	int mem_known;
 	int finished;                /* its last operation ended by t */
 	int64_t lo, hi;              /* its shard of the split dimension */
-} sl_mdev;
+} sl_scene_dev;
 
-typedef struct sl_mlink {
+typedef struct sl_scene_link {
 	int src, dst;
 	int inter;                   /* between nodes */
 	double bandwidth, latency;   /* now */
@@ -48,32 +48,32 @@ typedef struct sl_mlink {
 	uint64_t inflight;           /* its size */
 	uint64_t moved;              /* bytes delivered by t */
 	uint64_t total;              /* bytes it carries over the whole run */
-} sl_mlink;
+} sl_scene_link;
 
 /* Blocks of the collective's buffer (Y): for every device and block, the set
  * of devices whose contribution it holds (bit i for device i).  Column-wise:
  * a complete block has one contribution, its owner's.  Row-wise: a block is
  * complete when it holds everyone's partial sum. */
-typedef struct sl_mblocks {
+typedef struct sl_scene_blocks {
 	int valid;                   /* the picture is known for this collective */
 	int p;
 	uint64_t full;               /* the mask of a complete block */
 	uint64_t have[SL_MAX_DEVICES][SL_MAX_DEVICES];
 	float incoming[SL_MAX_DEVICES][SL_MAX_DEVICES]; /* fill of a block arriving, or -1 */
-} sl_mblocks;
+} sl_scene_blocks;
 
-#define SL_MODEL_MAX_LINKS (SL_MAX_DEVICES * 4)
+#define SL_SCENE_MAX_LINKS (SL_MAX_DEVICES * 4)
 
-typedef struct sl_model {
+typedef struct sl_scene {
 	double t, end;               /* end < 0: not known yet */
 	int exact;
 	int ndev;
 	sl_split split;
-	sl_mdev dev[SL_MAX_DEVICES];
+	sl_scene_dev dev[SL_MAX_DEVICES];
 	int nlinks;                  /* links that carry traffic, in (src, dst) order */
-	sl_mlink link[SL_MODEL_MAX_LINKS];
+	sl_scene_link link[SL_SCENE_MAX_LINKS];
 	int links_omitted;           /* more than fit in the table */
-	sl_mblocks blk;
+	sl_scene_blocks blk;
 	const sl_snapshot *ev;       /* for the timeline */
 
 	/* steps */
@@ -95,9 +95,9 @@ typedef struct sl_model {
 	int pass;
 	int failed;                  /* the run failed: error holds why */
 	char error[256];
-} sl_model;
+} sl_scene;
 
-typedef struct sl_model_in {
+typedef struct sl_scene_in {
 	const sl_snapshot *ev;
 	double t, end;
 	int exact;
@@ -110,18 +110,18 @@ typedef struct sl_model_in {
 	int (*inter)(void *ctx, int src, int dst);
 	sl_link_state (*live)(void *ctx, int src, int dst);
 	void *ctx;
-} sl_model_in;
+} sl_scene_in;
 
 /* The correctness check passes when the largest error relative to the
  * largest element of the single-device result stays under this (the same
  * mark as `shardlab run`). */
 #define SL_CHECK_REL_TOL 1e-5
 
-void sl_model_build(const sl_model_in *in, sl_model *m);
+void sl_scene_build(const sl_scene_in *in, sl_scene *m);
 
 /* The state of device d at time t per the events alone, with the peer of a
  * transfer in flight (sends and receives both set). */
-sl_dstate sl_model_state_at(const sl_snapshot *s, int d, double t, int *send_to, int *recv_from);
+sl_dstate sl_scene_state_at(const sl_snapshot *s, int d, double t, int *send_to, int *recv_from);
 
 /* Parse a collective step label: "allreduce ring rs 3/6" gives op
  * "allreduce", algo "ring", phase "rs", step 3 of 6.  Returns 0 on success. */

@@ -1,5 +1,5 @@
-/* model.c - deriving the picture at time t from the events (see model.h). */
-#include "model.h"
+/* scene.c - deriving the picture at time t from the events (see scene.h). */
+#include "scene.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -76,7 +76,7 @@ static int covers(const sl_event *e, double t)
 	return e->t0 <= t && t < e->t1;
 }
 
-sl_dstate sl_model_state_at(const sl_snapshot *s, int d, double t, int *send_to, int *recv_from)
+sl_dstate sl_scene_state_at(const sl_snapshot *s, int d, double t, int *send_to, int *recv_from)
 {
 	sl_dstate st = SL_DS_IDLE;
 	if (send_to)
@@ -180,9 +180,9 @@ static int cmp_end(const void *a, const void *b)
 	return x->dev - y->dev;
 }
 
-static void build_blocks(const sl_model_in *in, sl_model *m, const uint64_t *boff)
+static void build_blocks(const sl_scene_in *in, sl_scene *m, const uint64_t *boff)
 {
-	sl_mblocks *B = &m->blk;
+	sl_scene_blocks *B = &m->blk;
 	int p = m->ndev;
 	const sl_snapshot *s = in->ev;
 	memset(B, 0, sizeof *B);
@@ -243,16 +243,16 @@ static void build_blocks(const sl_model_in *in, sl_model *m, const uint64_t *bof
 
 /* ---- links ---- */
 
-static int link_index(sl_model *m, int src, int dst, const sl_model_in *in)
+static int link_index(sl_scene *m, int src, int dst, const sl_scene_in *in)
 {
 	for (int i = 0; i < m->nlinks; i++)
 		if (m->link[i].src == src && m->link[i].dst == dst)
 			return i;
-	if (m->nlinks == SL_MODEL_MAX_LINKS) {
+	if (m->nlinks == SL_SCENE_MAX_LINKS) {
 		m->links_omitted = 1;
 		return -1;
 	}
-	sl_mlink *l = &m->link[m->nlinks];
+	sl_scene_link *l = &m->link[m->nlinks];
 	memset(l, 0, sizeof *l);
 	l->src = src;
 	l->dst = dst;
@@ -266,7 +266,7 @@ static int link_index(sl_model *m, int src, int dst, const sl_model_in *in)
 
 static int cmp_link(const void *a, const void *b)
 {
-	const sl_mlink *x = a, *y = b;
+	const sl_scene_link *x = a, *y = b;
 	if (x->src != y->src)
 		return x->src - y->src;
 	return x->dst - y->dst;
@@ -294,7 +294,7 @@ static int same_label_stem(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
-static void describe(const sl_model_in *in, const sl_model *m, double t_end, double t_begin,
+static void describe(const sl_scene_in *in, const sl_scene *m, double t_end, double t_begin,
 		     char *out, size_t n)
 {
 	const sl_snapshot *s = in->ev;
@@ -332,7 +332,7 @@ static void describe(const sl_model_in *in, const sl_model *m, double t_end, dou
 	}
 	char a[32], dur[32];
 	fmt_t(t_end - t_begin, dur, sizeof dur);
-	const sl_mdev *d0 = &m->dev[first->dev];
+	const sl_scene_dev *d0 = &m->dev[first->dev];
 	long shard = (long)(d0->hi - d0->lo);
 	char op[24], algo[24], phase[24];
 	int k, N;
@@ -373,7 +373,7 @@ static void describe(const sl_model_in *in, const sl_model *m, double t_end, dou
 	}
 }
 
-static void build_sentence(const sl_model_in *in, sl_model *m)
+static void build_sentence(const sl_scene_in *in, sl_scene *m)
 {
 	double *steps = NULL;
 	size_t ns = sl_steps_of(in->ev, &steps);
@@ -410,7 +410,7 @@ static void build_sentence(const sl_model_in *in, sl_model *m)
 
 /* ---- everything ---- */
 
-void sl_model_build(const sl_model_in *in, sl_model *m)
+void sl_scene_build(const sl_scene_in *in, sl_scene *m)
 {
 	const sl_snapshot *s = in->ev;
 	const sl_scenario *sc = in->sc;
@@ -431,7 +431,7 @@ void sl_model_build(const sl_model_in *in, sl_model *m)
 	double mm = sc->gemm.m, kk = sc->gemm.k, nn = sc->gemm.n;
 	double last_end[SL_MAX_DEVICES] = {0}, covered[SL_MAX_DEVICES] = {0};
 	for (int d = 0; d < p; d++) {
-		sl_mdev *v = &m->dev[d];
+		sl_scene_dev *v = &m->dev[d];
 		v->send_to = v->recv_from = -1;
 		v->label = "";
 		v->lo = (int64_t)shard[d];
@@ -452,7 +452,7 @@ void sl_model_build(const sl_model_in *in, sl_model *m)
 		const sl_event *e = &s->ev[i];
 		if (e->dev < 0 || e->dev >= p)
 			continue;
-		sl_mdev *v = &m->dev[e->dev];
+		sl_scene_dev *v = &m->dev[e->dev];
 		if (e->t1 > last_end[e->dev])
 			last_end[e->dev] = e->t1;
 		int li = -1;
@@ -542,7 +542,7 @@ void sl_model_build(const sl_model_in *in, sl_model *m)
 	/* Finished devices; in the live case, running ones we cannot see. */
 	double end = in->end;
 	for (int d = 0; d < p; d++) {
-		sl_mdev *v = &m->dev[d];
+		sl_scene_dev *v = &m->dev[d];
 		if (in->exact || end >= 0)
 			v->finished = t >= last_end[d] && t > 0;
 		else if (v->state == SL_DS_IDLE && t > 0)
