@@ -20,8 +20,8 @@ static int one_line(int p)
 /* Everything the layout promises, checked cell by cell. */
 static void check(int rows, int cols, int ndev)
 {
-	sl_layout L;
-	assert_int_equal(sl_layout_compute(rows, cols, ndev, &L), 0);
+	sl_screen_layout L;
+	assert_int_equal(sl_screen_layout_compute(rows, cols, ndev, &L), 0);
 	assert_false(L.too_small);
 	static unsigned char owner[100][300];
 	for (int y = 0; y < rows; y++)
@@ -83,15 +83,15 @@ static void test_every_size(void **state)
 static void test_too_small(void **state)
 {
 	(void)state;
-	sl_layout L;
+	sl_screen_layout L;
 	const int sizes[][2] = {{23, 80}, {24, 79}, {10, 40}, {1, 1}, {0, 0}, {23, 300}, {100, 79}};
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-		assert_int_equal(sl_layout_compute(sizes[i][0], sizes[i][1], 4, &L), 1);
+		assert_int_equal(sl_screen_layout_compute(sizes[i][0], sizes[i][1], 4, &L), 1);
 		assert_true(L.too_small);
 		assert_int_equal(L.rows, sizes[i][0]);
 		assert_int_equal(L.cols, sizes[i][1]);
 	}
-	assert_int_equal(sl_layout_compute(24, 80, 4, &L), 0);
+	assert_int_equal(sl_screen_layout_compute(24, 80, 4, &L), 0);
 }
 
 /* Devices beyond what the layout is tuned for still lay out. */

@@ -27,7 +27,7 @@ typedef struct sl_view {
 	const sl_theme *th;
 	const sl_scene *m;
 	const sl_scenario *sc;
-	const sl_layout *lay;
+	const sl_screen_layout *lay;
 	sl_selection sel;
 	int knob_inter;          /* the class knobs turn when no link is selected */
 	int multi_node;

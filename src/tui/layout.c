@@ -38,7 +38,7 @@ int sl_rect_overlap(sl_rect a, sl_rect b)
 	return a.y < b.y + b.h && b.y < a.y + a.h && a.x < b.x + b.w && b.x < a.x + a.w;
 }
 
-int sl_layout_compute(int rows, int cols, int ndev, sl_layout *L)
+int sl_screen_layout_compute(int rows, int cols, int ndev, sl_screen_layout *L)
 {
 	memset(L, 0, sizeof *L);
 	L->rows = rows;

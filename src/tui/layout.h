@@ -30,17 +30,17 @@ typedef enum sl_panel {
 	SL_PANEL_COUNT
 } sl_panel;
 
-typedef struct sl_layout {
+typedef struct sl_screen_layout {
 	int rows, cols;
 	int too_small;       /* below SL_LAYOUT_MIN_*: nothing else is filled */
 	sl_rect r[SL_PANEL_COUNT];
-} sl_layout;
+} sl_screen_layout;
 
 /* Lay out a rows x cols screen for ndev devices (1 .. SL_MAX_DEVICES).
  * Panels of the main view never overlap and stay on screen; each is at
  * least 3 rows high (a border and one line) except the one-line title,
  * sentence and status.  Returns out->too_small. */
-int sl_layout_compute(int rows, int cols, int ndev, sl_layout *out);
+int sl_screen_layout_compute(int rows, int cols, int ndev, sl_screen_layout *out);
 
 const char *sl_panel_name(sl_panel p);
 

@@ -38,7 +38,7 @@ struct app {
 	sl_theme th;
 	sl_play *play;
 	sl_sweep *sweep;
-	sl_layout lay;
+	sl_screen_layout lay;
 	sl_scene *m;
 	sl_selection sel;
 	int knob_inter;
@@ -158,7 +158,7 @@ static void draw(struct app *a)
 {
 	build_scene(a);
 	sl_view v = make_view(a);
-	const sl_layout *L = &a->lay;
+	const sl_screen_layout *L = &a->lay;
 	erase();
 	if (L->too_small) {
 		sl_draw_too_small(&v, L->rows, L->cols);
@@ -196,7 +196,7 @@ static void relayout(struct app *a)
 {
 	int rows, cols;
 	getmaxyx(stdscr, rows, cols);
-	sl_layout_compute(rows, cols, sl_play_devices(a->play), &a->lay);
+	sl_screen_layout_compute(rows, cols, sl_play_devices(a->play), &a->lay);
 }
 
 /* ---- scenario changes ---- */
@@ -415,7 +415,7 @@ static unsigned click(struct app *a)
 	if (getmouse(&ev) != OK || a->mode != SL_MODE_MAIN || a->lay.too_small)
 		return 0;
 	sl_view v = make_view(a);
-	const sl_layout *L = &a->lay;
+	const sl_screen_layout *L = &a->lay;
 	if (in_rect(L->r[SL_PANEL_DEVICES], ev.y, ev.x)) {
 		int d = sl_devices_row_item(&v, L->r[SL_PANEL_DEVICES], ev.y);
 		if (d >= 0) {
