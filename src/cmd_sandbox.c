@@ -16,13 +16,13 @@ enum {
 };
 
 static const struct option mine[] = {
-	{"no-color", no_argument, NULL, OPT_NO_COLOR},
-	{"ascii", no_argument, NULL, OPT_ASCII},
-	{"high-contrast", no_argument, NULL, OPT_HIGH_CONTRAST},
-	{"no-mouse", no_argument, NULL, OPT_NO_MOUSE},
-	{"play", no_argument, NULL, OPT_PLAY},
-	{"fps", required_argument, NULL, OPT_FPS},
-	{NULL, 0, NULL, 0},
+    {"no-color", no_argument, NULL, OPT_NO_COLOR},
+    {"ascii", no_argument, NULL, OPT_ASCII},
+    {"high-contrast", no_argument, NULL, OPT_HIGH_CONTRAST},
+    {"no-mouse", no_argument, NULL, OPT_NO_MOUSE},
+    {"play", no_argument, NULL, OPT_PLAY},
+    {"fps", required_argument, NULL, OPT_FPS},
+    {NULL, 0, NULL, 0},
 };
 
 static void sandbox_help(void)

@@ -87,10 +87,12 @@ static void test_man_keys_section(void **state)
 		print_message("rewrote the KEYS section of %s\n", SHARDLAB_MAN);
 	} else {
 		if (find_section(man, &a, &b) != 0)
-			fail_msg("%s has no KEYS section (run the test with GENERATE=1)", SHARDLAB_MAN);
+			fail_msg("%s has no KEYS section (run the test with GENERATE=1)",
+			         SHARDLAB_MAN);
 		if (b - a != glen || memcmp(man + a, gen, glen) != 0)
-			fail_msg("the KEYS section of %s differs from the key table (GENERATE=1 rewrites it)",
-				 SHARDLAB_MAN);
+			fail_msg("the KEYS section of %s differs from the key table (GENERATE=1 "
+			         "rewrites it)",
+			         SHARDLAB_MAN);
 	}
 	free(man);
 	free(gen);
@@ -104,14 +106,15 @@ static void test_no_key_twice(void **state)
 		for (int i = 0; t[i].action != SL_A_NONE; i++) {
 			for (int j = i + 1; t[j].action != SL_A_NONE; j++)
 				if (t[i].key == t[j].key)
-					fail_msg("%s: key %d bound twice", sl_keymode_title((sl_keymode)m), t[i].key);
+					fail_msg("%s: key %d bound twice",
+					         sl_keymode_title((sl_keymode)m), t[i].key);
 			/* A view's own binding must not hide a global one. */
 			if (m != SL_MODE_ANY) {
 				const sl_keybind *g = sl_keys_of(SL_MODE_ANY);
 				for (int j = 0; g[j].action != SL_A_NONE; j++)
 					if (g[j].key == t[i].key)
 						fail_msg("%s: key %d hides a global binding",
-							 sl_keymode_title((sl_keymode)m), t[i].key);
+						         sl_keymode_title((sl_keymode)m), t[i].key);
 			}
 			assert_int_equal(sl_keys_lookup((sl_keymode)m, t[i].key), t[i].action);
 		}
@@ -164,10 +167,10 @@ static void test_key_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_no_key_twice),
-		cmocka_unit_test(test_every_action_explained),
-		cmocka_unit_test(test_key_names),
-		cmocka_unit_test(test_man_keys_section),
+	    cmocka_unit_test(test_no_key_twice),
+	    cmocka_unit_test(test_every_action_explained),
+	    cmocka_unit_test(test_key_names),
+	    cmocka_unit_test(test_man_keys_section),
 	};
 	return cmocka_run_group_tests_name("keys", tests, NULL, NULL);
 }

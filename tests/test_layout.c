@@ -30,21 +30,24 @@ static void check(int rows, int cols, int ndev)
 	for (int p = 0; p < SL_PANEL_NMAIN; p++) {
 		sl_rect r = L.r[p];
 		if (r.y < 0 || r.x < 0 || r.y + r.h > rows || r.x + r.w > cols)
-			fail_msg("%dx%d, %d devices: %s (%d,%d %dx%d) is off screen", cols, rows, ndev,
-				 sl_panel_name(p), r.y, r.x, r.w, r.h);
+			fail_msg("%dx%d, %d devices: %s (%d,%d %dx%d) is off screen", cols, rows,
+			         ndev, sl_panel_name(p), r.y, r.x, r.w, r.h);
 		if (one_line(p)) {
 			if (r.h < 1 || r.w != cols)
-				fail_msg("%dx%d: %s is not a full-width line", cols, rows, sl_panel_name(p));
+				fail_msg("%dx%d: %s is not a full-width line", cols, rows,
+				         sl_panel_name(p));
 		} else if (r.h < 3 || r.w < 20) {
 			/* A box needs its border and at least one line. */
-			fail_msg("%dx%d, %d devices: %s is only %dx%d", cols, rows, ndev, sl_panel_name(p),
-				 r.w, r.h);
+			fail_msg("%dx%d, %d devices: %s is only %dx%d", cols, rows, ndev,
+			         sl_panel_name(p), r.w, r.h);
 		}
 		for (int y = r.y; y < r.y + r.h; y++)
 			for (int x = r.x; x < r.x + r.w; x++) {
 				if (owner[y][x] != 0xff)
-					fail_msg("%dx%d, %d devices: %s and %s overlap at row %d col %d", cols,
-						 rows, ndev, sl_panel_name(owner[y][x]), sl_panel_name(p), y, x);
+					fail_msg(
+					    "%dx%d, %d devices: %s and %s overlap at row %d col %d",
+					    cols, rows, ndev, sl_panel_name(owner[y][x]),
+					    sl_panel_name(p), y, x);
 				owner[y][x] = (unsigned char)p;
 			}
 	}
@@ -52,8 +55,8 @@ static void check(int rows, int cols, int ndev)
 	for (int y = 0; y < rows; y++)
 		for (int x = 0; x < cols; x++)
 			if (owner[y][x] == 0xff)
-				fail_msg("%dx%d, %d devices: cell %d,%d belongs to no panel", cols, rows, ndev,
-					 y, x);
+				fail_msg("%dx%d, %d devices: cell %d,%d belongs to no panel", cols,
+				         rows, ndev, y, x);
 	/* The full-screen views' body sits between the title and the
 	 * sentence, covering the same rows as the boxed panels. */
 	sl_rect b = L.r[SL_PANEL_BODY];
@@ -116,10 +119,10 @@ static void test_overlap_helper(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_every_size),
-		cmocka_unit_test(test_too_small),
-		cmocka_unit_test(test_many_devices),
-		cmocka_unit_test(test_overlap_helper),
+	    cmocka_unit_test(test_every_size),
+	    cmocka_unit_test(test_too_small),
+	    cmocka_unit_test(test_many_devices),
+	    cmocka_unit_test(test_overlap_helper),
 	};
 	return cmocka_run_group_tests_name("layout", tests, NULL, NULL);
 }

@@ -144,17 +144,17 @@ static int cb_inter(void *ctx, int s, int d)
 static void model_of(sl_play *p, sl_scene *m)
 {
 	sl_scene_in in = {
-		.ev = sl_play_events(p),
-		.t = sl_play_time(p),
-		.end = sl_play_end(p),
-		.exact = sl_play_exact(p),
-		.sc = sl_play_scenario(p),
-		.ndev = sl_play_devices(p),
-		.result = sl_play_result(p),
-		.predicted_s = sl_play_predicted(p),
-		.link = cb_link,
-		.inter = cb_inter,
-		.ctx = p,
+	    .ev = sl_play_events(p),
+	    .t = sl_play_time(p),
+	    .end = sl_play_end(p),
+	    .exact = sl_play_exact(p),
+	    .sc = sl_play_scenario(p),
+	    .ndev = sl_play_devices(p),
+	    .result = sl_play_result(p),
+	    .predicted_s = sl_play_predicted(p),
+	    .link = cb_link,
+	    .inter = cb_inter,
+	    .ctx = p,
 	};
 	sl_scene_build(&in, m);
 }
@@ -199,7 +199,8 @@ static void test_steps_and_live_run(void **state)
 	/* Compute, then p-1 all-gather steps of latency + block / bandwidth. */
 	int p = sc.cluster.devices;
 	double c = 2.0 * sc.gemm.m * (sc.gemm.n / p) * sc.gemm.k / sc.cluster.flops;
-	double s = sc.cluster.intra.latency + sc.gemm.m * (sc.gemm.n / p) * 4.0 / sc.cluster.intra.bandwidth;
+	double s = sc.cluster.intra.latency +
+	           sc.gemm.m * (sc.gemm.n / p) * 4.0 / sc.cluster.intra.bandwidth;
 	assert_int_equal(n, (size_t)p);
 	for (size_t k = 0; k < n; k++)
 		assert_true(fabs(want[k] - (c + (double)k * s)) <= 1e-12 * want[k]);
@@ -271,7 +272,7 @@ static int no_inter(void *ctx, int s, int d)
 }
 
 static void build(const sl_scenario *sc, const sl_snapshot *s, const sl_gemm_result *res, double t,
-		  sl_scene *m)
+                  sl_scene *m)
 {
 	/* The finished run the numbers come from. */
 	static sl_run_info info;
@@ -282,17 +283,17 @@ static void build(const sl_scenario *sc, const sl_snapshot *s, const sl_gemm_res
 	info.ndev = sc->cluster.devices;
 	cur_sc = sc;
 	sl_scene_in in = {
-		.ev = s,
-		.t = t,
-		.end = res->emulated_time_s,
-		.exact = 1,
-		.sc = sc,
-		.ndev = sc->cluster.devices,
-		.result = &info,
-		.predicted_s = res->predicted_s,
-		.link = fixed_link,
-		.inter = no_inter,
-		.ctx = NULL,
+	    .ev = s,
+	    .t = t,
+	    .end = res->emulated_time_s,
+	    .exact = 1,
+	    .sc = sc,
+	    .ndev = sc->cluster.devices,
+	    .result = &info,
+	    .predicted_s = res->predicted_s,
+	    .link = fixed_link,
+	    .inter = no_inter,
+	    .ctx = NULL,
 	};
 	sl_scene_build(&in, m);
 }
@@ -454,8 +455,8 @@ static void test_knob_replans(void **state)
 	int p = sc.cluster.devices;
 	double bytes = 4.0 * sc.gemm.m * sc.gemm.n;
 	double pred = 2.0 * sc.gemm.m * sc.gemm.n * (sc.gemm.k / p) / sc.cluster.flops +
-		      2 * (p - 1) * slow.cluster.intra.latency +
-		      2.0 * (p - 1) / p * bytes / slow.cluster.intra.bandwidth;
+	              2 * (p - 1) * slow.cluster.intra.latency +
+	              2.0 * (p - 1) / p * bytes / slow.cluster.intra.bandwidth;
 	assert_true(fabs(sl_play_predicted(r.p) - pred) <= 1e-12 * pred);
 	sl_snapshot_free(&s);
 	rig_close(&r);
@@ -501,34 +502,34 @@ static void test_label_parse(void **state)
 	(void)state;
 	char op[24], algo[24], phase[24];
 	int k, n;
-	assert_int_equal(sl_label_parse("allreduce ring rs 3/6", op, sizeof op, algo, sizeof algo, phase,
-					sizeof phase, &k, &n),
-			 0);
+	assert_int_equal(sl_label_parse("allreduce ring rs 3/6", op, sizeof op, algo, sizeof algo,
+	                                phase, sizeof phase, &k, &n),
+	                 0);
 	assert_string_equal(op, "allreduce");
 	assert_string_equal(algo, "ring");
 	assert_string_equal(phase, "rs");
 	assert_int_equal(k, 3);
 	assert_int_equal(n, 6);
-	assert_int_equal(sl_label_parse("allgather tree 1/2", op, sizeof op, algo, sizeof algo, phase,
-					sizeof phase, &k, &n),
-			 0);
+	assert_int_equal(sl_label_parse("allgather tree 1/2", op, sizeof op, algo, sizeof algo,
+	                                phase, sizeof phase, &k, &n),
+	                 0);
 	assert_string_equal(phase, "");
 	assert_int_not_equal(sl_label_parse("sgemm column shard", op, sizeof op, algo, sizeof algo,
-					    phase, sizeof phase, &k, &n),
-			     0);
+	                                    phase, sizeof phase, &k, &n),
+	                     0);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_label_parse),
-		cmocka_unit_test(test_plan_is_the_headless_run),
-		cmocka_unit_test(test_colwise_picture),
-		cmocka_unit_test(test_rowwise_picture),
-		cmocka_unit_test(test_busbw_without_latency),
-		cmocka_unit_test(test_steps_and_live_run),
-		cmocka_unit_test(test_knob_replans),
-		cmocka_unit_test(test_knob_during_live_run),
+	    cmocka_unit_test(test_label_parse),
+	    cmocka_unit_test(test_plan_is_the_headless_run),
+	    cmocka_unit_test(test_colwise_picture),
+	    cmocka_unit_test(test_rowwise_picture),
+	    cmocka_unit_test(test_busbw_without_latency),
+	    cmocka_unit_test(test_steps_and_live_run),
+	    cmocka_unit_test(test_knob_replans),
+	    cmocka_unit_test(test_knob_during_live_run),
 	};
 	return cmocka_run_group_tests_name("tui model", tests, NULL, NULL);
 }

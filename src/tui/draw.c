@@ -113,20 +113,26 @@ void sl_draw_title(const sl_view *v, sl_rect r)
 	else
 		snprintf(e, sizeof e, "?");
 	fmt_slowdown(v->slowdown, sd, sizeof sd);
-	int nodes = sc->cluster.devices_per_node > 0 ? sc->cluster.devices / sc->cluster.devices_per_node
-						     : 1;
-	const char *state = v->planning && !v->stale ? "planning" : v->playing ? "playing" : "paused";
+	int nodes = sc->cluster.devices_per_node > 0
+	                ? sc->cluster.devices / sc->cluster.devices_per_node
+	                : 1;
+	const char *state = v->planning && !v->stale ? "planning"
+	                    : v->playing             ? "playing"
+	                                             : "paused";
 	int x = r.x, end = r.x + r.w;
 	x += sl_put(r.y, x, end - x, a, "shardlab  ");
 	x += sl_putf(r.y, x, end - x, a, "t %s / %s", t, e);
 	x += sl_put(r.y, x, end - x, norm, "  ");
-	x += sl_put(r.y, x, end - x, sl_theme_role(v->th, v->playing ? SL_ROLE_PASS : SL_ROLE_WARN), state);
+	x += sl_put(r.y, x, end - x, sl_theme_role(v->th, v->playing ? SL_ROLE_PASS : SL_ROLE_WARN),
+	            state);
 	x += sl_putf(r.y, x, end - x, sl_theme_role(v->th, SL_ROLE_DIM), "  %s%s  ", sd,
-		     v->auto_speed ? " (auto)" : "");
+	             v->auto_speed ? " (auto)" : "");
 	sl_putf(r.y, x, end - x, norm, "%s %s %d%s%d%s%d %s %d%s%s %s %d node%s%s %s %s", g->v,
-		sl_split_name(sc->gemm.split), sc->gemm.m, g->times, sc->gemm.k, g->times, sc->gemm.n, g->dot,
-		m->ndev, g->times, sc->preset[0] ? sc->preset : "custom", g->dot, nodes, nodes > 1 ? "s" : "",
-		sc->cluster.topology == SL_TOPO_RING ? " ring-wired" : "", g->dot, sl_algo_name(sc->gemm.algo));
+	        sl_split_name(sc->gemm.split), sc->gemm.m, g->times, sc->gemm.k, g->times,
+	        sc->gemm.n, g->dot, m->ndev, g->times, sc->preset[0] ? sc->preset : "custom",
+	        g->dot, nodes, nodes > 1 ? "s" : "",
+	        sc->cluster.topology == SL_TOPO_RING ? " ring-wired" : "", g->dot,
+	        sl_algo_name(sc->gemm.algo));
 }
 
 /* Word-wrapped over the rows it has. */
@@ -163,10 +169,11 @@ void sl_draw_sentence(const sl_view *v, sl_rect r)
 /* The keys that matter now, from the key table. */
 void sl_draw_status(const sl_view *v, sl_rect r)
 {
-	static const sl_action main_acts[] = {SL_A_PLAY, SL_A_STEP, SL_A_BACK, SL_A_BW_DOWN, SL_A_BW_UP,
-					      SL_A_SEL_NEXT, SL_A_PLOT, SL_A_HELP, SL_A_QUIT};
-	static const sl_action plot_acts[] = {SL_A_PLOT, SL_A_BW_DOWN, SL_A_BW_UP, SL_A_DEV_DOWN,
-					      SL_A_DEV_UP, SL_A_CLOSE, SL_A_HELP, SL_A_QUIT};
+	static const sl_action main_acts[] = {SL_A_PLAY,    SL_A_STEP,  SL_A_BACK,
+	                                      SL_A_BW_DOWN, SL_A_BW_UP, SL_A_SEL_NEXT,
+	                                      SL_A_PLOT,    SL_A_HELP,  SL_A_QUIT};
+	static const sl_action plot_acts[] = {SL_A_PLOT,   SL_A_BW_DOWN, SL_A_BW_UP, SL_A_DEV_DOWN,
+	                                      SL_A_DEV_UP, SL_A_CLOSE,   SL_A_HELP,  SL_A_QUIT};
 	static const sl_action help_acts[] = {SL_A_SCROLL_DOWN, SL_A_CLOSE, SL_A_QUIT};
 	const sl_action *acts = main_acts;
 	size_t n = sizeof main_acts / sizeof main_acts[0];
@@ -200,11 +207,13 @@ void sl_draw_status(const sl_view *v, sl_rect r)
 			int ku = sl_keys_first((sl_keymode)v->mode, SL_A_BW_UP);
 			char n1[8], n2[8], what[32];
 			if (v->sel.kind == SL_SEL_LINK)
-				snprintf(what, sizeof what, "bw %d%s%d", v->sel.src, v->th->g->arrow, v->sel.dst);
+				snprintf(what, sizeof what, "bw %d%s%d", v->sel.src,
+				         v->th->g->arrow, v->sel.dst);
 			else
-				snprintf(what, sizeof what, "%s bw", v->knob_inter ? "inter" : "intra");
+				snprintf(what, sizeof what, "%s bw",
+				         v->knob_inter ? "inter" : "intra");
 			x += sl_putf(r.y, x, end - x, key, "%s%s", sl_key_name(kd, n1, sizeof n1),
-				     sl_key_name(ku, n2, sizeof n2));
+			             sl_key_name(ku, n2, sizeof n2));
 			x += sl_putf(r.y, x, end - x, norm, " %s  ", what);
 			continue;
 		}
@@ -217,13 +226,13 @@ void sl_draw_too_small(const sl_view *v, int rows, int cols)
 {
 	erase();
 	char l1[80], l2[80];
-	snprintf(l1, sizeof l1, "Please enlarge the terminal to at least %dx%d.", SL_LAYOUT_MIN_COLS,
-		 SL_LAYOUT_MIN_ROWS);
+	snprintf(l1, sizeof l1, "Please enlarge the terminal to at least %dx%d.",
+	         SL_LAYOUT_MIN_COLS, SL_LAYOUT_MIN_ROWS);
 	snprintf(l2, sizeof l2, "It is %dx%d now.  q quits.", cols, rows);
 	int y = rows / 2 - 1 > 0 ? rows / 2 - 1 : 0;
 	int w1 = (int)strlen(l1), w2 = (int)strlen(l2);
 	sl_put(y, cols > w1 ? (cols - w1) / 2 : 0, cols, sl_theme_role(v->th, SL_ROLE_WARN), l1);
 	if (y + 1 < rows)
-		sl_put(y + 1, cols > w2 ? (cols - w2) / 2 : 0, cols, sl_theme_role(v->th, SL_ROLE_NORMAL),
-		       l2);
+		sl_put(y + 1, cols > w2 ? (cols - w2) / 2 : 0, cols,
+		       sl_theme_role(v->th, SL_ROLE_NORMAL), l2);
 }

@@ -17,8 +17,8 @@ typedef enum sl_sel_kind { SL_SEL_NONE, SL_SEL_DEVICE, SL_SEL_LINK } sl_sel_kind
 
 typedef struct sl_selection {
 	sl_sel_kind kind;
-	int dev;       /* SL_SEL_DEVICE */
-	int src, dst;  /* SL_SEL_LINK */
+	int dev;      /* SL_SEL_DEVICE */
+	int src, dst; /* SL_SEL_LINK */
 } sl_selection;
 
 struct sl_sweep;
@@ -29,15 +29,15 @@ typedef struct sl_view {
 	const sl_scenario *sc;
 	const sl_screen_layout *lay;
 	sl_selection sel;
-	int knob_inter;          /* the class knobs turn when no link is selected */
+	int knob_inter; /* the class knobs turn when no link is selected */
 	int multi_node;
 	double slowdown;
 	int auto_speed, playing, planning, stale, live;
 	int help_scroll;
-	int plot_kind;           /* 0 bandwidth, 1 device count */
+	int plot_kind; /* 0 bandwidth, 1 device count */
 	const struct sl_sweep *sweep;
-	const char *msg;         /* feedback for the last key, or "" */
-	int mode;                /* sl_keymode */
+	const char *msg; /* feedback for the last key, or "" */
+	int mode;        /* sl_keymode */
 } sl_view;
 
 /* Text clipped to w columns (every glyph used is one column wide);
@@ -45,7 +45,7 @@ typedef struct sl_view {
 int sl_put(int y, int x, int w, attr_t a, const char *s);
 /* printf into a line clipped to w columns. */
 int sl_putf(int y, int x, int w, attr_t a, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
+    __attribute__((format(printf, 5, 6)));
 /* A glyph repeated n times. */
 void sl_rep(int y, int x, int n, attr_t a, const char *glyph);
 /* Blank a rectangle. */

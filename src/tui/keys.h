@@ -63,7 +63,7 @@ typedef enum sl_keymode {
 } sl_keymode;
 
 typedef struct sl_keybind {
-	int key;          /* a character or a curses KEY_* code */
+	int key; /* a character or a curses KEY_* code */
 	sl_action action;
 	const char *note; /* what it does, for the help and the man page */
 } sl_keybind;

@@ -13,7 +13,7 @@
 #include <string.h>
 
 static const char *const names[SL_PANEL_COUNT] = {
-	"title", "devices", "links", "matrices", "numbers", "timeline", "sentence", "status", "body"};
+    "title", "devices", "links", "matrices", "numbers", "timeline", "sentence", "status", "body"};
 
 const char *sl_panel_name(sl_panel p)
 {

@@ -25,14 +25,14 @@ typedef enum sl_panel {
 	SL_PANEL_TIMELINE,
 	SL_PANEL_SENTENCE,
 	SL_PANEL_STATUS,
-	SL_PANEL_NMAIN,              /* the main view's panels are those before */
+	SL_PANEL_NMAIN, /* the main view's panels are those before */
 	SL_PANEL_BODY = SL_PANEL_NMAIN,
 	SL_PANEL_COUNT
 } sl_panel;
 
 typedef struct sl_screen_layout {
 	int rows, cols;
-	int too_small;       /* below SL_LAYOUT_MIN_*: nothing else is filled */
+	int too_small; /* below SL_LAYOUT_MIN_*: nothing else is filled */
 	sl_rect r[SL_PANEL_COUNT];
 } sl_screen_layout;
 

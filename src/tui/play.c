@@ -60,11 +60,11 @@ static void apply_links(sl_cluster *c, const sl_link_spec *links)
 		for (int d = 0; d < n; d++)
 			if (s != d)
 				sl_cluster_set_link(c, s, d, links[s * n + d].bandwidth,
-						    links[s * n + d].latency);
+				                    links[s * n + d].latency);
 }
 
 int sl_play_run_headless(const sl_scenario *sc, const sl_link_spec *links, sl_run_info *info,
-			 sl_publish_fn publish, void *ctx)
+                         sl_publish_fn publish, void *ctx)
 {
 	memset(info, 0, sizeof *info);
 	sl_cluster_config cfg = cluster_cfg(sc);
@@ -110,8 +110,9 @@ static double predict_with(const sl_scenario *sc, sl_link_spec bn)
 	double maxshard = ceil(dim / t);
 	double bytes = m * n * sizeof(float);
 	if (sc->gemm.split == SL_SPLIT_ROW)
-		return 2.0 * m * n * maxshard / cfg.flops +
-		       sl_cost_coll(SL_COLL_ALLREDUCE, sc->gemm.algo, t, bytes, bn.latency, bn.bandwidth);
+		return 2.0 * m * n * maxshard / cfg.flops + sl_cost_coll(SL_COLL_ALLREDUCE,
+		                                                         sc->gemm.algo, t, bytes,
+		                                                         bn.latency, bn.bandwidth);
 	return 2.0 * m * maxshard * k / cfg.flops +
 	       sl_cost_coll(SL_COLL_ALLGATHER, sc->gemm.algo, t, bytes, bn.latency, bn.bandwidth);
 }
@@ -171,12 +172,12 @@ size_t sl_steps_of(const sl_snapshot *s, double **out)
 struct live {
 	sl_cluster *c;
 	sl_gemm_spec spec;
-	int refs;            /* (mu) the play's and the runner's */
+	int refs; /* (mu) the play's and the runner's */
 	int started;
-	int done;            /* (mu) */
-	int rc;              /* (mu) */
-	sl_err err;          /* (mu) */
-	sl_gemm_result res;  /* (mu) */
+	int done;           /* (mu) */
+	int rc;             /* (mu) */
+	sl_err err;         /* (mu) */
+	sl_gemm_result res; /* (mu) */
 };
 
 struct planjob {
@@ -195,25 +196,24 @@ struct runjob {
 
 enum queued { Q_NONE, Q_TOGGLE, Q_STEP, Q_END };
 
-
 struct sl_play {
 	pthread_mutex_t mu; /* shared with the background threads: fields marked (mu) */
 	pthread_cond_t cv;
 	int wake_fd;
-	int threads;        /* (mu) background threads alive */
+	int threads; /* (mu) background threads alive */
 
 	sl_scenario sc;
-	struct live *live;  /* always there: the cluster to run (and the knobs') */
-	struct planjob *pj; /* (mu) the plan being computed */
+	struct live *live;       /* always there: the cluster to run (and the knobs') */
+	struct planjob *pj;      /* (mu) the plan being computed */
 	struct planjob *pj_done; /* (mu) a plan waiting for collect */
 
-	sl_run_info plan;   /* what the screen draws when exact */
+	sl_run_info plan; /* what the screen draws when exact */
 	int have_plan;
-	int plan_pure;      /* the plan is the current scenario run from zero */
-	int stale;          /* a knob moved the live run away from the plan */
+	int plan_pure; /* the plan is the current scenario run from zero */
+	int stale;     /* a knob moved the live run away from the plan */
 	double *steps;
 	size_t nsteps;
-	sl_run_info livei;  /* the live run's, once collected */
+	sl_run_info livei; /* the live run's, once collected */
 	sl_snapshot livesnap;
 	size_t livesnap_count;
 	sl_snapshot empty;
@@ -520,7 +520,8 @@ static double prev_step(const sl_play *p, const sl_snapshot *s, double t)
 	double best = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const sl_event *e = &s->ev[i];
-		if (e->kind != SL_EV_WAIT && e->t1 > e->t0 && e->t1 < t * (1 - 1e-12) && e->t1 > best)
+		if (e->kind != SL_EV_WAIT && e->t1 > e->t0 && e->t1 < t * (1 - 1e-12) &&
+		    e->t1 > best)
 			best = e->t1;
 	}
 	(void)p;
@@ -671,8 +672,9 @@ void sl_play_set_slowdown(sl_play *p, double s, double now)
 
 static double auto_slowdown(const sl_play *p)
 {
-	double total = p->have_plan && p->plan.rc == SL_OK && p->plan.end > 0 ? p->plan.end
-									    : sl_play_predicted(p);
+	double total = p->have_plan && p->plan.rc == SL_OK && p->plan.end > 0
+	                   ? p->plan.end
+	                   : sl_play_predicted(p);
 	if (!(total > 0))
 		return SL_PLAY_MAX_SLOWDOWN;
 	return clampd(SL_PLAY_AUTO_SECONDS / total, SL_PLAY_MIN_SLOWDOWN, SL_PLAY_MAX_SLOWDOWN);
@@ -735,8 +737,8 @@ unsigned sl_play_tick(sl_play *p, double now)
 		double best = INFINITY;
 		for (size_t i = 0; i < s->n; i++) {
 			const sl_event *e = &s->ev[i];
-			if (e->kind != SL_EV_WAIT && e->t1 > p->disc_from * (1 + 1e-12) && e->t1 <= t &&
-			    e->t1 < best)
+			if (e->kind != SL_EV_WAIT && e->t1 > p->disc_from * (1 + 1e-12) &&
+			    e->t1 <= t && e->t1 < best)
 				best = e->t1;
 		}
 		if (best < INFINITY) {

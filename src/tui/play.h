@@ -35,14 +35,14 @@ typedef struct sl_play sl_play;
 
 /* What a finished run (the plan, or a completed live run) left. */
 typedef struct sl_run_info {
-	int done;                 /* the run finished (rc tells how) */
+	int done; /* the run finished (rc tells how) */
 	int rc;
 	sl_err err;
-	sl_snapshot snap;         /* every event, sorted by (t0, dev) */
+	sl_snapshot snap; /* every event, sorted by (t0, dev) */
 	sl_gemm_result res;
 	int ndev;
 	sl_dev_stats st[SL_MAX_DEVICES];
-	double end;               /* the last event's end (emulated s) */
+	double end; /* the last event's end (emulated s) */
 } sl_run_info;
 
 /* Flags returned by sl_play_collect and sl_play_tick. */
@@ -139,7 +139,7 @@ double sl_play_single_time(const sl_scenario *sc);
  * sl_run_info_free. */
 typedef int (*sl_publish_fn)(void *ctx, sl_cluster *c);
 int sl_play_run_headless(const sl_scenario *sc, const sl_link_spec *links, sl_run_info *info,
-			 sl_publish_fn publish, void *ctx);
+                         sl_publish_fn publish, void *ctx);
 void sl_run_info_free(sl_run_info *info);
 
 /* The emulated times at which steps end: distinct ends of every operation

@@ -10,8 +10,8 @@
 #include "cost.h"
 #include "units.h"
 
-static const char *const state_names[SL_DS_COUNT] = {"idle", "compute", "send", "recv",
-						      "reduce", "wait", "busy"};
+static const char *const state_names[SL_DS_COUNT] = {"idle",   "compute", "send", "recv",
+                                                     "reduce", "wait",    "busy"};
 
 const char *sl_dstate_name(sl_dstate s)
 {
@@ -29,7 +29,7 @@ static double clamp01(double v)
 }
 
 int sl_label_parse(const char *label, char *op, size_t opn, char *algo, size_t algon, char *phase,
-		   size_t phn, int *k, int *n)
+                   size_t phn, int *k, int *n)
 {
 	char w[4][24];
 	int nw = sscanf(label, "%23s %23s %23s %23s", w[0], w[1], w[2], w[3]);
@@ -295,7 +295,7 @@ static int same_label_stem(const char *a, const char *b)
 }
 
 static void describe(const sl_scene_in *in, const sl_scene *m, double t_end, double t_begin,
-		     char *out, size_t n)
+                     char *out, size_t n)
 {
 	const sl_snapshot *s = in->ev;
 	const sl_scenario *sc = in->sc;
@@ -325,10 +325,12 @@ static void describe(const sl_scene_in *in, const sl_scene *m, double t_end, dou
 	char who[96] = "each device";
 	int ndevs = __builtin_popcountll(devs);
 	if (ndevs < p) {
-		size_t len = (size_t)snprintf(who, sizeof who, "%s", ndevs > 1 ? "each of devices" : "device");
+		size_t len = (size_t)snprintf(who, sizeof who, "%s",
+		                              ndevs > 1 ? "each of devices" : "device");
 		for (int d = 0, c = 0; d < p && len < sizeof who - 8; d++)
 			if (devs >> d & 1)
-				len += (size_t)snprintf(who + len, sizeof who - len, "%s %d", c++ ? "," : "", d);
+				len += (size_t)snprintf(who + len, sizeof who - len, "%s %d",
+				                        c++ ? "," : "", d);
 	}
 	char a[32], dur[32];
 	fmt_t(t_end - t_begin, dur, sizeof dur);
@@ -342,32 +344,41 @@ static void describe(const sl_scene_in *in, const sl_scene *m, double t_end, dou
 		char *slash = strstr(a, "/s");
 		if (slash)
 			*slash = '\0';
-		snprintf(out, n, "%s computes X times its %ld columns of W: its own %dx%ld block of Y (%s, %s)",
-			 who, shard, sc->gemm.m, shard, a, dur);
+		snprintf(
+		    out, n,
+		    "%s computes X times its %ld columns of W: its own %dx%ld block of Y (%s, %s)",
+		    who, shard, sc->gemm.m, shard, a, dur);
 	} else if (strcmp(first->label, "sgemm row shard") == 0) {
 		snprintf(out, n,
-			 "%s computes its %ld columns of X times its %ld rows of W: a full %dx%d partial Y, "
-			 "still to be summed (%s)",
-			 who, shard, shard, sc->gemm.m, sc->gemm.n, dur);
+		         "%s computes its %ld columns of X times its %ld rows of W: a full %dx%d "
+		         "partial Y, "
+		         "still to be summed (%s)",
+		         who, shard, shard, sc->gemm.m, sc->gemm.n, dur);
 	} else if (!sl_label_parse(first->label, op, sizeof op, algo, sizeof algo, phase,
-				   sizeof phase, &k, &N) &&
-		   strcmp(algo, "ring") == 0) {
+	                           sizeof phase, &k, &N) &&
+	           strcmp(algo, "ring") == 0) {
 		sl_fmt_bytes((double)bytes, a, sizeof a);
 		if (strcmp(op, "allgather") == 0)
-			snprintf(out, n, "all-gather, ring step %d of %d: %s sends a Y block (%s) to the next (%s)%s",
-				 k, N, who, a, dur, k == N ? "; now all hold all of Y" : "");
+			snprintf(out, n,
+			         "all-gather, ring step %d of %d: %s sends a Y block (%s) to the "
+			         "next (%s)%s",
+			         k, N, who, a, dur, k == N ? "; now all hold all of Y" : "");
 		else if (strcmp(phase, "rs") == 0)
 			snprintf(out, n,
-				 "all-reduce, reduce-scatter %d of %d: %s adds a chunk (%s) from the previous one "
-				 "into its sum (%s)%s",
-				 k, N / 2, who, a, dur, k == N / 2 ? "; each holds one chunk fully summed" : "");
+			         "all-reduce, reduce-scatter %d of %d: %s adds a chunk (%s) from "
+			         "the previous one "
+			         "into its sum (%s)%s",
+			         k, N / 2, who, a, dur,
+			         k == N / 2 ? "; each holds one chunk fully summed" : "");
 		else
 			snprintf(out, n,
-				 "all-reduce, all-gather %d of %d: %s passes a summed chunk (%s) to the next (%s)%s",
-				 k - N / 2, N / 2, who, a, dur, k == N ? "; Y is summed everywhere" : "");
+			         "all-reduce, all-gather %d of %d: %s passes a summed chunk (%s) "
+			         "to the next (%s)%s",
+			         k - N / 2, N / 2, who, a, dur,
+			         k == N ? "; Y is summed everywhere" : "");
 	} else if (nxfer > 0) {
 		snprintf(out, n, "%s: %s, %d transfer%s of %s (%s)", first->label, who, nxfer,
-			 nxfer > 1 ? "s" : "", sl_fmt_bytes((double)bytes, a, sizeof a), dur);
+		         nxfer > 1 ? "s" : "", sl_fmt_bytes((double)bytes, a, sizeof a), dur);
 	} else {
 		snprintf(out, n, "%s: %s (%s)", first->label, who, dur);
 	}
@@ -394,14 +405,14 @@ static void build_sentence(const sl_scene_in *in, sl_scene *m)
 		snprintf(total, sizeof total, "/%d", m->nsteps);
 	if (ns == 0) {
 		snprintf(m->sentence, sizeof m->sentence, "%s",
-			 in->exact ? "nothing to run" : "planning the scenario...");
+		         in->exact ? "nothing to run" : "planning the scenario...");
 	} else if (m->at_step_end) {
 		describe(in, m, steps[k - 1], k > 1 ? steps[k - 2] : 0, desc, sizeof desc);
 		snprintf(m->sentence, sizeof m->sentence, "Step %d%s done: %s.", k, total, desc);
 	} else if ((size_t)k < ns) {
 		describe(in, m, steps[k], k > 0 ? steps[k - 1] : 0, desc, sizeof desc);
 		snprintf(m->sentence, sizeof m->sentence, "Step %d%s%s: %s.", k + 1, total,
-			 t <= 0 ? " next" : "", desc);
+		         t <= 0 ? " next" : "", desc);
 	} else {
 		snprintf(m->sentence, sizeof m->sentence, "Step %d%s: running...", k + 1, total);
 	}
@@ -508,7 +519,9 @@ void sl_scene_build(const sl_scene_in *in, sl_scene *m)
 			if (state_rank(k) > state_rank(v->state)) {
 				v->state = k;
 				v->label = e->label;
-				v->fill = e->kind == SL_EV_COMPUTE ? clamp01((t - e->t0) / (e->t1 - e->t0)) : fill;
+				v->fill = e->kind == SL_EV_COMPUTE
+				              ? clamp01((t - e->t0) / (e->t1 - e->t0))
+				              : fill;
 			}
 		}
 	}
@@ -525,9 +538,11 @@ void sl_scene_build(const sl_scene_in *in, sl_scene *m)
 				int li = link_index(m, a, b, in);
 				if (li < 0)
 					continue;
-				m->link[li].fill = (double)ls.inflight_done / (double)ls.inflight_total;
+				m->link[li].fill =
+				    (double)ls.inflight_done / (double)ls.inflight_total;
 				m->link[li].inflight = ls.inflight_total;
-				if (m->dev[a].state == SL_DS_IDLE || m->dev[a].state == SL_DS_BUSY) {
+				if (m->dev[a].state == SL_DS_IDLE ||
+				    m->dev[a].state == SL_DS_BUSY) {
 					m->dev[a].state = SL_DS_SEND;
 					m->dev[a].send_to = b;
 				}
@@ -592,8 +607,8 @@ void sl_scene_build(const sl_scene_in *in, sl_scene *m)
 			double bytes = mm * nn * sizeof(float);
 			m->algbw = m->coll_time > 0 ? bytes / m->coll_time : 0;
 			m->busbw = sl_coll_op_parse(m->coll_name, &op) == SL_OK
-					   ? m->algbw * sl_busbw_factor(op, p)
-					   : m->algbw;
+			               ? m->algbw * sl_busbw_factor(op, p)
+			               : m->algbw;
 		} else if (t > c0) {
 			m->coll_state = 1;
 		}
@@ -601,7 +616,8 @@ void sl_scene_build(const sl_scene_in *in, sl_scene *m)
 	const sl_run_info *r = in->result;
 	if (r && r->done && r->rc != SL_OK && r->rc != SL_ECANCEL) {
 		m->failed = 1;
-		snprintf(m->error, sizeof m->error, "%s", r->err.msg[0] ? r->err.msg : "the run failed");
+		snprintf(m->error, sizeof m->error, "%s",
+		         r->err.msg[0] ? r->err.msg : "the run failed");
 	} else if (r && r->done && r->rc == SL_OK && end >= 0 && t >= end) {
 		m->checked = 1;
 		m->max_abs_error = r->res.max_abs_error;
@@ -615,6 +631,6 @@ void sl_scene_build(const sl_scene_in *in, sl_scene *m)
 		char a[32];
 		size_t len = strlen(m->sentence);
 		snprintf(m->sentence + len, sizeof m->sentence - len, " Finished in %s.",
-			 sl_fmt_time(end, a, sizeof a));
+		         sl_fmt_time(end, a, sizeof a));
 	}
 }

@@ -28,8 +28,8 @@ struct sl_sweep {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int wake_fd;
-	int threads;       /* (mu) */
-	struct job *job;   /* (mu) the current sweep; the thread frees a cancelled one */
+	int threads;     /* (mu) */
+	struct job *job; /* (mu) the current sweep; the thread frees a cancelled one */
 	/* The UI thread's copy. */
 	sl_scenario sc;
 	sl_sweep_kind kind;

@@ -14,12 +14,12 @@
 typedef enum sl_sweep_kind { SL_SWEEP_BANDWIDTH, SL_SWEEP_DEVICES } sl_sweep_kind;
 
 typedef struct sl_sweep_point {
-	double x;          /* bandwidth (bytes/s) or device count */
-	double predicted;  /* the analytic model's time (s) */
-	double single;     /* one device's time (s) */
-	int done;          /* measured */
-	int rc;            /* the run's status; SL_OK when time holds a figure */
-	double time;       /* emulated time of the run (s) */
+	double x;         /* bandwidth (bytes/s) or device count */
+	double predicted; /* the analytic model's time (s) */
+	double single;    /* one device's time (s) */
+	int done;         /* measured */
+	int rc;           /* the run's status; SL_OK when time holds a figure */
+	double time;      /* emulated time of the run (s) */
 } sl_sweep_point;
 
 typedef struct sl_sweep sl_sweep;

@@ -103,7 +103,7 @@ int sl_term_start(int no_mouse, sl_err *err)
 	screen = newterm(NULL, stdout, stdin);
 	if (!screen)
 		return sl_fail(err, SL_ESYS, "cannot drive the terminal '%s' (check TERM)",
-			       getenv("TERM") ? getenv("TERM") : "");
+		               getenv("TERM") ? getenv("TERM") : "");
 	set_term(screen);
 	/* The crash handler's way back, taken from this terminal's own
 	 * description. */
@@ -115,7 +115,7 @@ int sl_term_start(int no_mouse, sl_err *err)
 		add_seq("\033[?1006l\033[?1002l\033[?1000l");
 	add_seq(tigetstr("rmcup"));
 	add_seq("\r\n");
-	cbreak();          /* Ctrl-C stays a signal: a clean quit */
+	cbreak(); /* Ctrl-C stays a signal: a clean quit */
 	noecho();
 	nonl();
 	keypad(stdscr, TRUE);

@@ -9,33 +9,61 @@
 /* States, in sl_dstate order: idle, compute, send, recv, reduce, wait, busy.
  * Densities differ, so a monochrome timeline still tells them apart. */
 const sl_glyphs sl_glyphs_utf8 = {
-	.utf8 = 1,
-	.h = "─", .v = "│", .tl = "┌", .tr = "┐", .bl = "└", .br = "┘",
-	.state = {" ", "█", "░", "▒", "▓", "·", "?"},
-	.level = {"·", "░", "▒", "▓", "█"},
-	.incoming = "»",
-	.line_done = "━", .line_todo = "─", .line_head = "▶", .line_inter = "┅",
-	.bar = {" ", "▏", "▎", "▍", "▌", "▋", "▊", "▉", "█"},
-	.arrow = "→", .larrow = "←",
-	.tick = "┴", .caret = "▲",
-	.point = "●", .curve = "·", .cross_mark = "┆",
-	.pass = "✓ pass", .fail = "✗ FAIL",
-	.dot = "·", .times = "×",
+    .utf8 = 1,
+    .h = "─",
+    .v = "│",
+    .tl = "┌",
+    .tr = "┐",
+    .bl = "└",
+    .br = "┘",
+    .state = {" ", "█", "░", "▒", "▓", "·", "?"},
+    .level = {"·", "░", "▒", "▓", "█"},
+    .incoming = "»",
+    .line_done = "━",
+    .line_todo = "─",
+    .line_head = "▶",
+    .line_inter = "┅",
+    .bar = {" ", "▏", "▎", "▍", "▌", "▋", "▊", "▉", "█"},
+    .arrow = "→",
+    .larrow = "←",
+    .tick = "┴",
+    .caret = "▲",
+    .point = "●",
+    .curve = "·",
+    .cross_mark = "┆",
+    .pass = "✓ pass",
+    .fail = "✗ FAIL",
+    .dot = "·",
+    .times = "×",
 };
 
 const sl_glyphs sl_glyphs_ascii = {
-	.utf8 = 0,
-	.h = "-", .v = "|", .tl = "+", .tr = "+", .bl = "+", .br = "+",
-	.state = {" ", "#", ">", "<", "+", ".", "?"},
-	.level = {".", ":", "=", "%", "#"},
-	.incoming = ">",
-	.line_done = "=", .line_todo = "-", .line_head = ">", .line_inter = "~",
-	.bar = {" ", ".", ".", ":", ":", "|", "|", "|", "#"},
-	.arrow = "->", .larrow = "<-",
-	.tick = "+", .caret = "^",
-	.point = "o", .curve = ".", .cross_mark = ":",
-	.pass = "pass", .fail = "FAIL",
-	.dot = ".", .times = "x",
+    .utf8 = 0,
+    .h = "-",
+    .v = "|",
+    .tl = "+",
+    .tr = "+",
+    .bl = "+",
+    .br = "+",
+    .state = {" ", "#", ">", "<", "+", ".", "?"},
+    .level = {".", ":", "=", "%", "#"},
+    .incoming = ">",
+    .line_done = "=",
+    .line_todo = "-",
+    .line_head = ">",
+    .line_inter = "~",
+    .bar = {" ", ".", ".", ":", ":", "|", "|", "|", "#"},
+    .arrow = "->",
+    .larrow = "<-",
+    .tick = "+",
+    .caret = "^",
+    .point = "o",
+    .curve = ".",
+    .cross_mark = ":",
+    .pass = "pass",
+    .fail = "FAIL",
+    .dot = ".",
+    .times = "x",
 };
 
 int sl_theme_want_mono(const char *env, int opt)
@@ -54,15 +82,15 @@ int sl_theme_want_ascii(const char *codeset, int opt)
 char sl_dev_char(int d)
 {
 	static const char digits[] =
-		"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 	return d >= 0 && d < (int)sizeof digits - 1 ? digits[d] : '*';
 }
 
 /* Okabe-Ito (orange, sky blue, bluish green, yellow, blue, vermillion,
  * reddish purple, grey) in the 256-colour cube; 8-colour fallbacks. */
 static const short dev256[SL_THEME_NDEV] = {214, 74, 36, 227, 32, 166, 175, 250};
-static const short dev8[SL_THEME_NDEV] = {COLOR_YELLOW, COLOR_CYAN,    COLOR_GREEN, COLOR_WHITE,
-					  COLOR_BLUE,   COLOR_RED,     COLOR_MAGENTA, COLOR_WHITE};
+static const short dev8[SL_THEME_NDEV] = {COLOR_YELLOW, COLOR_CYAN, COLOR_GREEN,   COLOR_WHITE,
+                                          COLOR_BLUE,   COLOR_RED,  COLOR_MAGENTA, COLOR_WHITE};
 static const short devhc[SL_THEME_NDEV] = {11, 14, 10, 15, 12, 9, 13, 208};
 
 static void pairs(sl_theme *th)
@@ -75,26 +103,26 @@ static void pairs(sl_theme *th)
 		short c256, c8, chc;
 		attr_t extra;
 	} roles[] = {
-		{SL_ROLE_TITLE, 231, COLOR_WHITE, 15, A_BOLD},
-		{SL_ROLE_BORDER, 244, COLOR_BLUE, 15, 0},
-		{SL_ROLE_HEAD, 111, COLOR_CYAN, 14, A_BOLD},
-		{SL_ROLE_STATUS, 252, COLOR_WHITE, 15, 0},
-		{SL_ROLE_KEY, 214, COLOR_YELLOW, 11, A_BOLD},
-		{SL_ROLE_CURSOR, 231, COLOR_WHITE, 15, A_BOLD},
-		{SL_ROLE_PASS, 41, COLOR_GREEN, 10, A_BOLD},
-		{SL_ROLE_FAIL, 196, COLOR_RED, 9, A_BOLD},
-		{SL_ROLE_WARN, 214, COLOR_YELLOW, 11, A_BOLD},
-		{SL_ROLE_INTRA, 74, COLOR_CYAN, 14, 0},
-		{SL_ROLE_INTER, 214, COLOR_YELLOW, 11, 0},
-		{SL_ROLE_DIM, 242, COLOR_WHITE, 250, 0},
-		/* states: idle, compute, send, recv, reduce, wait, busy */
-		{SL_ROLE_STATE0 + SL_DS_IDLE, 242, COLOR_WHITE, 250, 0},
-		{SL_ROLE_STATE0 + SL_DS_COMPUTE, 41, COLOR_GREEN, 10, A_BOLD},
-		{SL_ROLE_STATE0 + SL_DS_SEND, 75, COLOR_BLUE, 12, A_BOLD},
-		{SL_ROLE_STATE0 + SL_DS_RECV, 44, COLOR_CYAN, 14, A_BOLD},
-		{SL_ROLE_STATE0 + SL_DS_REDUCE, 170, COLOR_MAGENTA, 13, A_BOLD},
-		{SL_ROLE_STATE0 + SL_DS_WAIT, 221, COLOR_YELLOW, 11, 0},
-		{SL_ROLE_STATE0 + SL_DS_BUSY, 252, COLOR_WHITE, 15, 0},
+	    {SL_ROLE_TITLE, 231, COLOR_WHITE, 15, A_BOLD},
+	    {SL_ROLE_BORDER, 244, COLOR_BLUE, 15, 0},
+	    {SL_ROLE_HEAD, 111, COLOR_CYAN, 14, A_BOLD},
+	    {SL_ROLE_STATUS, 252, COLOR_WHITE, 15, 0},
+	    {SL_ROLE_KEY, 214, COLOR_YELLOW, 11, A_BOLD},
+	    {SL_ROLE_CURSOR, 231, COLOR_WHITE, 15, A_BOLD},
+	    {SL_ROLE_PASS, 41, COLOR_GREEN, 10, A_BOLD},
+	    {SL_ROLE_FAIL, 196, COLOR_RED, 9, A_BOLD},
+	    {SL_ROLE_WARN, 214, COLOR_YELLOW, 11, A_BOLD},
+	    {SL_ROLE_INTRA, 74, COLOR_CYAN, 14, 0},
+	    {SL_ROLE_INTER, 214, COLOR_YELLOW, 11, 0},
+	    {SL_ROLE_DIM, 242, COLOR_WHITE, 250, 0},
+	    /* states: idle, compute, send, recv, reduce, wait, busy */
+	    {SL_ROLE_STATE0 + SL_DS_IDLE, 242, COLOR_WHITE, 250, 0},
+	    {SL_ROLE_STATE0 + SL_DS_COMPUTE, 41, COLOR_GREEN, 10, A_BOLD},
+	    {SL_ROLE_STATE0 + SL_DS_SEND, 75, COLOR_BLUE, 12, A_BOLD},
+	    {SL_ROLE_STATE0 + SL_DS_RECV, 44, COLOR_CYAN, 14, A_BOLD},
+	    {SL_ROLE_STATE0 + SL_DS_REDUCE, 170, COLOR_MAGENTA, 13, A_BOLD},
+	    {SL_ROLE_STATE0 + SL_DS_WAIT, 221, COLOR_YELLOW, 11, 0},
+	    {SL_ROLE_STATE0 + SL_DS_BUSY, 252, COLOR_WHITE, 15, 0},
 	};
 	short next = 1;
 	for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++) {
@@ -151,7 +179,8 @@ static void mono(sl_theme *th)
 void sl_theme_init(sl_theme *th, int no_color, int ascii, int high_contrast)
 {
 	memset(th, 0, sizeof *th);
-	th->g = sl_theme_want_ascii(nl_langinfo(CODESET), ascii) ? &sl_glyphs_ascii : &sl_glyphs_utf8;
+	th->g =
+	    sl_theme_want_ascii(nl_langinfo(CODESET), ascii) ? &sl_glyphs_ascii : &sl_glyphs_utf8;
 	th->color = !sl_theme_want_mono(getenv("NO_COLOR"), no_color) && has_colors();
 	if (th->color && start_color() == OK) {
 		use_default_colors();

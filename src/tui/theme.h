@@ -18,17 +18,17 @@ typedef enum sl_role {
 	SL_ROLE_DIM,
 	SL_ROLE_TITLE,
 	SL_ROLE_BORDER,
-	SL_ROLE_HEAD,     /* panel titles */
+	SL_ROLE_HEAD, /* panel titles */
 	SL_ROLE_STATUS,
-	SL_ROLE_KEY,      /* a key name on the status line and in the help */
-	SL_ROLE_SELECT,   /* the selected device or link */
-	SL_ROLE_CURSOR,   /* the timeline's current time */
+	SL_ROLE_KEY,    /* a key name on the status line and in the help */
+	SL_ROLE_SELECT, /* the selected device or link */
+	SL_ROLE_CURSOR, /* the timeline's current time */
 	SL_ROLE_PASS,
 	SL_ROLE_FAIL,
 	SL_ROLE_WARN,
 	SL_ROLE_INTRA,
 	SL_ROLE_INTER,
-	SL_ROLE_STATE0,   /* + sl_dstate: compute, send, ... */
+	SL_ROLE_STATE0,                              /* + sl_dstate: compute, send, ... */
 	SL_ROLE_DEV0 = SL_ROLE_STATE0 + SL_DS_COUNT, /* + device % SL_THEME_NDEV */
 	SL_ROLE_DEVBG0 = SL_ROLE_DEV0 + 8,           /* a device's colour as background */
 	SL_ROLE_COUNT = SL_ROLE_DEVBG0 + 8
@@ -38,26 +38,26 @@ typedef enum sl_role {
 
 typedef struct sl_glyphs {
 	int utf8;
-	const char *h, *v, *tl, *tr, *bl, *br;    /* box */
-	const char *state[SL_DS_COUNT];          /* one cell per device state */
-	const char *level[5];                    /* empty, 1/4 .. full: partial sums */
-	const char *incoming;                    /* a block arriving */
+	const char *h, *v, *tl, *tr, *bl, *br; /* box */
+	const char *state[SL_DS_COUNT];        /* one cell per device state */
+	const char *level[5];                  /* empty, 1/4 .. full: partial sums */
+	const char *incoming;                  /* a block arriving */
 	const char *line_done, *line_todo, *line_head, *line_inter; /* a link's transfer */
-	const char *bar[9];                      /* eighths of a cell, for bars */
-	const char *arrow;                       /* "->" */
-	const char *larrow;                      /* "<-" */
-	const char *tick;                        /* a time-scale tick */
-	const char *caret;                       /* under the timeline's cursor */
-	const char *point, *curve, *cross_mark;  /* the plot */
+	const char *bar[9];                     /* eighths of a cell, for bars */
+	const char *arrow;                      /* "->" */
+	const char *larrow;                     /* "<-" */
+	const char *tick;                       /* a time-scale tick */
+	const char *caret;                      /* under the timeline's cursor */
+	const char *point, *curve, *cross_mark; /* the plot */
 	const char *pass, *fail;
-	const char *dot;                         /* a separator */
-	const char *times;                       /* "x" in sizes */
+	const char *dot;   /* a separator */
+	const char *times; /* "x" in sizes */
 } sl_glyphs;
 
 extern const sl_glyphs sl_glyphs_utf8, sl_glyphs_ascii;
 
 typedef struct sl_theme {
-	int color;           /* colours in use (else monochrome attributes) */
+	int color; /* colours in use (else monochrome attributes) */
 	int high_contrast;
 	const sl_glyphs *g;
 	attr_t attr[SL_ROLE_COUNT];

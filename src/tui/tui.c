@@ -30,7 +30,7 @@ enum {
 	F_LAYOUT = 2, /* lay the screen out again first */
 	F_CLEAR = 4,  /* repaint every cell (after a palette change) */
 	F_QUIT = 8,
-	F_NOW = 16,   /* do not wait for the next frame time */
+	F_NOW = 16, /* do not wait for the next frame time */
 };
 
 struct app {
@@ -46,7 +46,7 @@ struct app {
 	int plot_kind;
 	int help_scroll;
 	char msg[200];
-	FILE *stats;           /* SHARDLAB_TUI_STATS: timings for the benchmark */
+	FILE *stats; /* SHARDLAB_TUI_STATS: timings for the benchmark */
 	double t_start;
 	long frames;
 };
@@ -85,18 +85,18 @@ static void build_scene(struct app *a)
 {
 	sl_play *p = a->play;
 	sl_scene_in in = {
-		.ev = sl_play_events(p),
-		.t = sl_play_time(p),
-		.end = sl_play_end(p),
-		.exact = sl_play_exact(p),
-		.sc = sl_play_scenario(p),
-		.ndev = sl_play_devices(p),
-		.result = sl_play_result(p),
-		.predicted_s = sl_play_predicted(p),
-		.link = cb_link,
-		.inter = cb_inter,
-		.live = sl_play_stale(p) ? cb_live : NULL,
-		.ctx = p,
+	    .ev = sl_play_events(p),
+	    .t = sl_play_time(p),
+	    .end = sl_play_end(p),
+	    .exact = sl_play_exact(p),
+	    .sc = sl_play_scenario(p),
+	    .ndev = sl_play_devices(p),
+	    .result = sl_play_result(p),
+	    .predicted_s = sl_play_predicted(p),
+	    .link = cb_link,
+	    .inter = cb_inter,
+	    .live = sl_play_stale(p) ? cb_live : NULL,
+	    .ctx = p,
 	};
 	sl_scene_build(&in, a->m);
 }
@@ -105,25 +105,25 @@ static sl_view make_view(const struct app *a)
 {
 	const sl_scenario *sc = sl_play_scenario(a->play);
 	sl_view v = {
-		.th = &a->th,
-		.m = a->m,
-		.sc = sc,
-		.lay = &a->lay,
-		.sel = a->sel,
-		.knob_inter = a->knob_inter,
-		.multi_node = sc->cluster.devices_per_node > 0 &&
-			      sc->cluster.devices_per_node < sl_play_devices(a->play),
-		.slowdown = sl_play_slowdown(a->play),
-		.auto_speed = sl_play_auto(a->play),
-		.playing = sl_play_playing(a->play),
-		.planning = sl_play_planning(a->play),
-		.stale = sl_play_stale(a->play),
-		.live = sl_play_live_started(a->play),
-		.help_scroll = a->help_scroll,
-		.plot_kind = a->plot_kind,
-		.sweep = a->sweep,
-		.msg = a->msg,
-		.mode = a->mode,
+	    .th = &a->th,
+	    .m = a->m,
+	    .sc = sc,
+	    .lay = &a->lay,
+	    .sel = a->sel,
+	    .knob_inter = a->knob_inter,
+	    .multi_node = sc->cluster.devices_per_node > 0 &&
+	                  sc->cluster.devices_per_node < sl_play_devices(a->play),
+	    .slowdown = sl_play_slowdown(a->play),
+	    .auto_speed = sl_play_auto(a->play),
+	    .playing = sl_play_playing(a->play),
+	    .planning = sl_play_planning(a->play),
+	    .stale = sl_play_stale(a->play),
+	    .live = sl_play_live_started(a->play),
+	    .help_scroll = a->help_scroll,
+	    .plot_kind = a->plot_kind,
+	    .sweep = a->sweep,
+	    .msg = a->msg,
+	    .mode = a->mode,
 	};
 	return v;
 }
@@ -184,7 +184,7 @@ static void draw(struct app *a)
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		fprintf(a->stats, "first_frame_realtime %.6f\nfirst_frame_after_main_s %.6f\n",
-			(double)ts.tv_sec + (double)ts.tv_nsec * 1e-9, now_mono() - a->t_start);
+		        (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9, now_mono() - a->t_start);
 		double since = since_exec();
 		if (since >= 0)
 			fprintf(a->stats, "first_frame_since_exec_s %.3f\n", since);
@@ -208,7 +208,7 @@ static int host_fits(const sl_scenario *sc, char *why, size_t n)
 	/* The host's matrices and reference, and every device's buffers; the
 	 * plan and the live run may hold them at once. */
 	double per_dev = sc->gemm.split == SL_SPLIT_ROW ? m * k / t + k * nn / t + m * nn
-							 : m * k + k * nn / t + m * nn;
+	                                                : m * k + k * nn / t + m * nn;
 	double bytes = 2 * 4 * (m * k + k * nn + 2 * m * nn + t * per_dev);
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	if (pages <= 0 || psize <= 0)
@@ -217,8 +217,8 @@ static int host_fits(const sl_scenario *sc, char *why, size_t n)
 	if (bytes <= limit)
 		return 1;
 	char a[32], b[32];
-	snprintf(why, n, "that would take %s of host memory (limit %s)", sl_fmt_bytes(bytes, a, sizeof a),
-		 sl_fmt_bytes(limit, b, sizeof b));
+	snprintf(why, n, "that would take %s of host memory (limit %s)",
+	         sl_fmt_bytes(bytes, a, sizeof a), sl_fmt_bytes(limit, b, sizeof b));
 	return 0;
 }
 
@@ -226,8 +226,8 @@ static int scenario_ok(const sl_scenario *sc, char *why, size_t n)
 {
 	sl_err err = {0};
 	if (sl_cluster_config_check(&sc->cluster, &err) == SL_OK &&
-	    sl_gemm_check(&sc->gemm, sc->gemm.split == SL_SPLIT_SINGLE ? 1 : sc->cluster.devices, &err) ==
-		    SL_OK)
+	    sl_gemm_check(&sc->gemm, sc->gemm.split == SL_SPLIT_SINGLE ? 1 : sc->cluster.devices,
+	                  &err) == SL_OK)
 		return host_fits(sc, why, n);
 	snprintf(why, n, "%s", err.msg);
 	return 0;
@@ -253,7 +253,8 @@ static unsigned change_devices(struct app *a, int dir)
 {
 	sl_scenario sc = *sl_play_scenario(a->play);
 	if (sc.gemm.split == SL_SPLIT_SINGLE) {
-		snprintf(a->msg, sizeof a->msg, "the single strategy has one device: press s first");
+		snprintf(a->msg, sizeof a->msg,
+		         "the single strategy has one device: press s first");
 		return F_DRAW;
 	}
 	char why[120] = "";
@@ -266,8 +267,8 @@ static unsigned change_devices(struct app *a, int dir)
 			return rerun(a, &t, msg);
 		}
 	}
-	snprintf(a->msg, sizeof a->msg, "no valid device count %s %d%s%s", dir > 0 ? "above" : "below",
-		 sc.cluster.devices, why[0] ? ": " : "", why);
+	snprintf(a->msg, sizeof a->msg, "no valid device count %s %d%s%s",
+	         dir > 0 ? "above" : "below", sc.cluster.devices, why[0] ? ": " : "", why);
 	return F_DRAW;
 }
 
@@ -322,13 +323,15 @@ static unsigned knob(struct app *a, double fb, double fl)
 		double bw = clampd(s.bandwidth * fb, 1e3, 1e15), lat = turn_latency(s.latency, fl);
 		sl_play_set_link(a->play, a->sel.src, a->sel.dst, bw, lat);
 		if (fb != 1)
-			snprintf(a->msg, sizeof a->msg, "link %d%s%d: %s %s %s", a->sel.src, a->th.g->arrow,
-				 a->sel.dst, sl_fmt_rate(s.bandwidth, was, sizeof was), a->th.g->arrow,
-				 sl_fmt_rate(bw, now, sizeof now));
+			snprintf(a->msg, sizeof a->msg, "link %d%s%d: %s %s %s", a->sel.src,
+			         a->th.g->arrow, a->sel.dst,
+			         sl_fmt_rate(s.bandwidth, was, sizeof was), a->th.g->arrow,
+			         sl_fmt_rate(bw, now, sizeof now));
 		else
 			snprintf(a->msg, sizeof a->msg, "link %d%s%d latency: %s %s %s", a->sel.src,
-				 a->th.g->arrow, a->sel.dst, sl_fmt_time(s.latency, was, sizeof was),
-				 a->th.g->arrow, sl_fmt_time(lat, now, sizeof now));
+			         a->th.g->arrow, a->sel.dst,
+			         sl_fmt_time(s.latency, was, sizeof was), a->th.g->arrow,
+			         sl_fmt_time(lat, now, sizeof now));
 		return F_DRAW;
 	}
 	const sl_link_spec *s = a->knob_inter ? &sc->cluster.inter : &sc->cluster.intra;
@@ -338,10 +341,12 @@ static unsigned knob(struct app *a, double fb, double fl)
 	const char *cls = a->knob_inter ? "inter-node" : "intra-node";
 	if (fb != 1)
 		snprintf(a->msg, sizeof a->msg, "%s bandwidth %s %s %s", cls,
-			 sl_fmt_rate(old_bw, was, sizeof was), a->th.g->arrow, sl_fmt_rate(bw, now, sizeof now));
+		         sl_fmt_rate(old_bw, was, sizeof was), a->th.g->arrow,
+		         sl_fmt_rate(bw, now, sizeof now));
 	else
-		snprintf(a->msg, sizeof a->msg, "%s latency %s %s %s", cls, sl_fmt_time(old_lat, was, sizeof was),
-			 a->th.g->arrow, sl_fmt_time(lat, now, sizeof now));
+		snprintf(a->msg, sizeof a->msg, "%s latency %s %s %s", cls,
+		         sl_fmt_time(old_lat, was, sizeof was), a->th.g->arrow,
+		         sl_fmt_time(lat, now, sizeof now));
 	return F_DRAW;
 }
 
@@ -375,7 +380,7 @@ static void speed_msg(struct app *a)
 		snprintf(a->msg, sizeof a->msg, "speed: real time");
 	else
 		snprintf(a->msg, sizeof a->msg, "speed: %g times slower than real time%s", s,
-			 sl_play_auto(a->play) ? " (auto)" : "");
+		         sl_play_auto(a->play) ? " (auto)" : "");
 }
 
 /* ---- selection ---- */
@@ -438,7 +443,7 @@ static unsigned click(struct app *a)
 static void plot_sweep(struct app *a)
 {
 	sl_sweep_start(a->sweep, sl_play_scenario(a->play),
-		       a->plot_kind ? SL_SWEEP_DEVICES : SL_SWEEP_BANDWIDTH, a->knob_inter);
+	               a->plot_kind ? SL_SWEEP_DEVICES : SL_SWEEP_BANDWIDTH, a->knob_inter);
 }
 
 /* ---- actions ---- */
@@ -471,11 +476,13 @@ static unsigned act(struct app *a, sl_action ac, double now)
 		return F_DRAW;
 	case SL_A_CONTRAST:
 		if (!a->th.color) {
-			snprintf(a->msg, sizeof a->msg, "monochrome: contrast is already the terminal's own");
+			snprintf(a->msg, sizeof a->msg,
+			         "monochrome: contrast is already the terminal's own");
 			return F_DRAW;
 		}
 		sl_theme_contrast(&a->th, !a->th.high_contrast);
-		snprintf(a->msg, sizeof a->msg, "high contrast %s", a->th.high_contrast ? "on" : "off");
+		snprintf(a->msg, sizeof a->msg, "high contrast %s",
+		         a->th.high_contrast ? "on" : "off");
 		return F_DRAW | F_CLEAR;
 	case SL_A_REDRAW:
 		return F_DRAW | F_CLEAR;
@@ -520,10 +527,12 @@ static unsigned act(struct app *a, sl_action ac, double now)
 		a->knob_inter = !a->knob_inter;
 		if (a->sel.kind == SL_SEL_LINK)
 			a->sel.kind = SL_SEL_NONE;
-		snprintf(a->msg, sizeof a->msg, "knobs turn %s-node links%s", a->knob_inter ? "inter" : "intra",
-			 sc.cluster.devices_per_node > 0 && sc.cluster.devices_per_node < sc.cluster.devices
-				 ? ""
-				 : " (one node: no inter-node link is used)");
+		snprintf(a->msg, sizeof a->msg, "knobs turn %s-node links%s",
+		         a->knob_inter ? "inter" : "intra",
+		         sc.cluster.devices_per_node > 0 &&
+		                 sc.cluster.devices_per_node < sc.cluster.devices
+		             ? ""
+		             : " (one node: no inter-node link is used)");
 		break;
 	case SL_A_SEL_NEXT:
 	case SL_A_SEL_PREV:
@@ -539,11 +548,13 @@ static unsigned act(struct app *a, sl_action ac, double now)
 		f = next_preset(a);
 		break;
 	case SL_A_TOPOLOGY:
-		sc.cluster.topology = sc.cluster.topology == SL_TOPO_RING ? SL_TOPO_FULL : SL_TOPO_RING;
+		sc.cluster.topology =
+		    sc.cluster.topology == SL_TOPO_RING ? SL_TOPO_FULL : SL_TOPO_RING;
 		if (sc.cluster.topology == SL_TOPO_RING)
 			sc.cluster.devices_per_node = 0;
-		f = rerun(a, &sc, sc.cluster.topology == SL_TOPO_RING ? "ring topology (one node)"
-								       : "full topology");
+		f = rerun(a, &sc,
+		          sc.cluster.topology == SL_TOPO_RING ? "ring topology (one node)"
+		                                              : "full topology");
 		break;
 	case SL_A_DEV_DOWN:
 	case SL_A_DEV_UP:
@@ -644,8 +655,9 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 		a.opt.fps = SL_TUI_DEFAULT_FPS;
 	setlocale(LC_ALL, "");
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-		fprintf(stderr, "shardlab: the interactive view needs a terminal (for a report, use "
-				"'shardlab run')\n");
+		fprintf(stderr,
+		        "shardlab: the interactive view needs a terminal (for a report, use "
+		        "'shardlab run')\n");
 		return 1;
 	}
 	if (check_scenario(sc))

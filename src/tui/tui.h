@@ -6,13 +6,13 @@
 #include "scenario.h"
 
 struct sl_tui_options {
-	int no_color;       /* monochrome (NO_COLOR set and non-empty does it too) */
-	int ascii;          /* ASCII glyphs (a locale that is not UTF-8 does it too) */
-	int high_contrast;  /* the high-contrast palette (key c switches it) */
-	int no_mouse;       /* leave the mouse to the terminal */
-	int play;           /* start playing at once (else paused at time zero) */
-	double fps;         /* frames per second while animating; 0: the default */
-	const char *trace;  /* on quitting, write the shown run's Chrome trace here */
+	int no_color;      /* monochrome (NO_COLOR set and non-empty does it too) */
+	int ascii;         /* ASCII glyphs (a locale that is not UTF-8 does it too) */
+	int high_contrast; /* the high-contrast palette (key c switches it) */
+	int no_mouse;      /* leave the mouse to the terminal */
+	int play;          /* start playing at once (else paused at time zero) */
+	double fps;        /* frames per second while animating; 0: the default */
+	const char *trace; /* on quitting, write the shown run's Chrome trace here */
 };
 
 #define SL_TUI_DEFAULT_FPS 25.0

@@ -106,7 +106,9 @@ void sl_draw_devices(const sl_view *v, sl_rect r)
 		x += sl_putf(y, x, end - x, sel ? norm : sl_theme_dev(v->th, d), "%2d", d);
 		if (v->multi_node)
 			x += sl_putf(y, x, end - x, norm, " n%d",
-				     v->sc->cluster.devices_per_node > 0 ? d / v->sc->cluster.devices_per_node : 0);
+			             v->sc->cluster.devices_per_node > 0
+			                 ? d / v->sc->cluster.devices_per_node
+			                 : 0);
 		x += sl_put(y, x, end - x, norm, " ");
 		sl_dstate st = dv->finished && dv->state == SL_DS_IDLE ? SL_DS_IDLE : dv->state;
 		x += sl_put(y, x, end - x, sl_theme_state(v->th, st), g->state[st]);
@@ -124,7 +126,9 @@ void sl_draw_devices(const sl_view *v, sl_rect r)
 		}
 		/* Memory: used of capacity. */
 		if (end - x >= 6) {
-			double frac = v->sc->cluster.memory ? (double)dv->mem / (double)v->sc->cluster.memory : 0;
+			double frac = v->sc->cluster.memory
+			                  ? (double)dv->mem / (double)v->sc->cluster.memory
+			                  : 0;
 			sl_put(y, x, 1, sl_theme_role(v->th, SL_ROLE_DIM), g->utf8 ? "▕" : "[");
 			bar(v, y, x + 1, 4, frac, sl_theme_dev(v->th, d));
 			sl_put(y, x + 5, 1, sl_theme_role(v->th, SL_ROLE_DIM), g->utf8 ? "▏" : "]");
@@ -133,9 +137,11 @@ void sl_draw_devices(const sl_view *v, sl_rect r)
 		char mem[24], shard[40];
 		sl_fmt_bytes((double)dv->mem, mem, sizeof mem);
 		if (m->split == SL_SPLIT_ROW)
-			snprintf(shard, sizeof shard, " W[%lld:%lld,:]", (long long)dv->lo, (long long)dv->hi);
+			snprintf(shard, sizeof shard, " W[%lld:%lld,:]", (long long)dv->lo,
+			         (long long)dv->hi);
 		else if (m->split == SL_SPLIT_COL)
-			snprintf(shard, sizeof shard, " W[:,%lld:%lld]", (long long)dv->lo, (long long)dv->hi);
+			snprintf(shard, sizeof shard, " W[:,%lld:%lld]", (long long)dv->lo,
+			         (long long)dv->hi);
 		else
 			snprintf(shard, sizeof shard, " all of W");
 		if (end - x >= sl_cols(mem) + 1)
@@ -144,8 +150,8 @@ void sl_draw_devices(const sl_view *v, sl_rect r)
 			sl_put(y, x, end - x, norm, shard);
 	}
 	if (m->ndev > rows)
-		sl_putf(r.y + r.h - 1, r.x + r.w - 12, 10, sl_theme_role(v->th, SL_ROLE_DIM), " %d-%d ",
-			first, first + rows - 1);
+		sl_putf(r.y + r.h - 1, r.x + r.w - 12, 10, sl_theme_role(v->th, SL_ROLE_DIM),
+		        " %d-%d ", first, first + rows - 1);
 }
 
 /* ---- links ---- */
@@ -243,12 +249,13 @@ void sl_draw_links(const sl_view *v, sl_rect r)
 		if (it < 0) {
 			sl_fmt_rate(inter->bandwidth, bw, sizeof bw);
 			sl_fmt_time(inter->latency, lat, sizeof lat);
-			sl_putf(y, x, in.w, sl_theme_role(v->th, SL_ROLE_INTER), "%s inter-node %s %s %s", g->h,
-				bw, lat, g->h);
+			sl_putf(y, x, in.w, sl_theme_role(v->th, SL_ROLE_INTER),
+			        "%s inter-node %s %s %s", g->h, bw, lat, g->h);
 			continue;
 		}
 		const sl_scene_link *l = &m->link[it];
-		int sel = v->sel.kind == SL_SEL_LINK && v->sel.src == l->src && v->sel.dst == l->dst;
+		int sel =
+		    v->sel.kind == SL_SEL_LINK && v->sel.src == l->src && v->sel.dst == l->dst;
 		attr_t norm = sl_theme_role(v->th, sel ? SL_ROLE_SELECT : SL_ROLE_NORMAL);
 		if (sel)
 			sl_rep(y, in.x, in.w, norm, " ");
@@ -257,7 +264,8 @@ void sl_draw_links(const sl_view *v, sl_rect r)
 		x += sl_put(y, x, end - x, norm, lab);
 		x += sl_put(y, x, end - x, norm, " ");
 		const sl_link_spec *cls = l->inter ? inter : intra;
-		int custom = l->bandwidth != cls->bandwidth || fabs(l->latency - cls->latency) > 1e-15;
+		int custom =
+		    l->bandwidth != cls->bandwidth || fabs(l->latency - cls->latency) > 1e-15;
 		int tail = 5 + (wide || custom ? 18 : 0);
 		int bw_cols = end - x - tail;
 		if (bw_cols < 4)
@@ -265,17 +273,18 @@ void sl_draw_links(const sl_view *v, sl_rect r)
 		link_bar(v, y, x, bw_cols, l);
 		x += bw_cols;
 		if (l->fill >= 0)
-			x += sl_putf(y, x, end - x, norm, " %3d%%", (int)floor(l->fill * 100 + 1e-9));
+			x += sl_putf(y, x, end - x, norm, " %3d%%",
+			             (int)floor(l->fill * 100 + 1e-9));
 		else
 			x += sl_put(y, x, end - x, norm, "     ");
 		if (wide || custom) {
 			sl_fmt_rate(l->bandwidth, bw, sizeof bw);
 			sl_fmt_time(l->latency, lat, sizeof lat);
-			sl_putf(y, x, end - x, custom ? sl_theme_role(v->th, SL_ROLE_WARN) : norm, " %9s %7s%s",
-				bw, lat, custom ? "*" : "");
+			sl_putf(y, x, end - x, custom ? sl_theme_role(v->th, SL_ROLE_WARN) : norm,
+			        " %9s %7s%s", bw, lat, custom ? "*" : "");
 		}
 	}
 	if (n > in.h)
-		sl_putf(r.y + r.h - 1, r.x + r.w - 14, 12, sl_theme_role(v->th, SL_ROLE_DIM), " %d more ",
-			n - in.h);
+		sl_putf(r.y + r.h - 1, r.x + r.w - 14, 12, sl_theme_role(v->th, SL_ROLE_DIM),
+		        " %d more ", n - in.h);
 }

@@ -75,7 +75,7 @@ static void y_cell(const sl_view *v, int y, int x, int b, int first)
 /* Draw one matrix of gh x gw cells.  split: 0 none (replicated), 1 by
  * columns, 2 by rows; off: block boundaries along the split dimension. */
 static void matrix(const sl_view *v, int y, int x, int gh, int gw, int split, const size_t *off,
-		   int p, int is_y)
+                   int p, int is_y)
 {
 	for (int r = 0; r < gh; r++)
 		for (int c = 0; c < gw; c++) {
@@ -89,13 +89,16 @@ static void matrix(const sl_view *v, int y, int x, int gh, int gw, int split, co
 				first = first && c == 0;
 			}
 			if (is_y)
-				y_cell(v, y + r, x + c, b, first && (split != 1 || c == 0 ||
-								   block_of((c - 0.5) / gw, off, p) != b));
+				y_cell(v, y + r, x + c, b,
+				       first && (split != 1 || c == 0 ||
+				                 block_of((c - 0.5) / gw, off, p) != b));
 			else if (split == 0)
-				sl_put(y + r, x + c, 1, sl_theme_role(v->th, SL_ROLE_DIM), v->th->g->level[1]);
+				sl_put(y + r, x + c, 1, sl_theme_role(v->th, SL_ROLE_DIM),
+				       v->th->g->level[1]);
 			else
 				cell(v, y + r, x + c, b,
-				     first && (split != 1 || c == 0 || block_of((c - 0.5) / gw, off, p) != b));
+				     first && (split != 1 || c == 0 ||
+				               block_of((c - 0.5) / gw, off, p) != b));
 		}
 }
 
@@ -105,9 +108,10 @@ void sl_draw_matrices(const sl_view *v, sl_rect r)
 	const sl_scenario *sc = v->sc;
 	const sl_glyphs *g = v->th->g;
 	int row = m->split == SL_SPLIT_ROW;
-	sl_rect in = sl_box(v, r, row ? "Matrices: Y = X W, split by rows of W"
-				       : m->split == SL_SPLIT_COL ? "Matrices: Y = X W, split by columns of W"
-								  : "Matrices: Y = X W on one device");
+	sl_rect in = sl_box(v, r,
+	                    row                        ? "Matrices: Y = X W, split by rows of W"
+	                    : m->split == SL_SPLIT_COL ? "Matrices: Y = X W, split by columns of W"
+	                                               : "Matrices: Y = X W on one device");
 	int p = m->ndev;
 	size_t off[SL_MAX_DEVICES + 1], yoff[SL_MAX_DEVICES + 1];
 	size_t dim = (size_t)(row ? sc->gemm.k : sc->gemm.n);
@@ -134,7 +138,8 @@ void sl_draw_matrices(const sl_view *v, sl_rect r)
 	if (wy < mins)
 		wy = mins;
 	if (wx + ww + wy + 8 > in.w) {
-		sl_put(in.y, in.x, in.w, sl_theme_role(v->th, SL_ROLE_DIM), " (too narrow for the matrices)");
+		sl_put(in.y, in.x, in.w, sl_theme_role(v->th, SL_ROLE_DIM),
+		       " (too narrow for the matrices)");
 		return;
 	}
 	int x0 = in.x + 1, xw = x0 + wx + 3, xy = xw + ww + 3;
@@ -166,11 +171,15 @@ void sl_draw_matrices(const sl_view *v, sl_rect r)
 	if (ly < in.y + in.h) {
 		char leg[160];
 		if (m->split == SL_SPLIT_COL)
-			snprintf(leg, sizeof leg, "X on every device %s digits: the device owning a block %s %s arriving",
-				 g->dot, g->dot, g->incoming);
+			snprintf(
+			    leg, sizeof leg,
+			    "X on every device %s digits: the device owning a block %s %s arriving",
+			    g->dot, g->dot, g->incoming);
 		else if (row)
-			snprintf(leg, sizeof leg, "Y: %s%s%s%s partial sums, %s%s%s complete %s %s arriving", g->level[1],
-				 g->level[2], g->level[3], "", "", g->dot, "", g->dot, g->incoming);
+			snprintf(leg, sizeof leg,
+			         "Y: %s%s%s%s partial sums, %s%s%s complete %s %s arriving",
+			         g->level[1], g->level[2], g->level[3], "", "", g->dot, "", g->dot,
+			         g->incoming);
 		else
 			snprintf(leg, sizeof leg, "one device holds everything");
 		sl_put(ly, x0, in.w - 1, sl_theme_role(v->th, SL_ROLE_DIM), leg);

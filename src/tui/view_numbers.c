@@ -9,7 +9,7 @@
 #include "units.h"
 
 static void line(const sl_view *v, sl_rect in, int *row, attr_t a, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
+    __attribute__((format(printf, 5, 6)));
 
 static void line(const sl_view *v, sl_rect in, int *row, attr_t a, const char *fmt, ...)
 {
@@ -33,24 +33,29 @@ static void selection(const sl_view *v, sl_rect in, int *row)
 	char a[32], b[32], c[32], d[32];
 	if (v->sel.kind == SL_SEL_DEVICE && v->sel.dev < m->ndev) {
 		const sl_scene_dev *dv = &m->dev[v->sel.dev];
-		int node = v->sc->cluster.devices_per_node > 0 ? v->sel.dev / v->sc->cluster.devices_per_node : 0;
+		int node = v->sc->cluster.devices_per_node > 0
+		               ? v->sel.dev / v->sc->cluster.devices_per_node
+		               : 0;
 		sl_fmt_bytes((double)dv->mem, a, sizeof a);
 		sl_fmt_bytes((double)v->sc->cluster.memory, b, sizeof b);
-		line(v, in, row, sel, "device %d (node %d): %s, holds %s of %s (%.2g%%)", v->sel.dev, node,
-		     sl_dstate_name(dv->state), a, b,
-		     v->sc->cluster.memory ? 100.0 * (double)dv->mem / (double)v->sc->cluster.memory : 0);
+		line(v, in, row, sel, "device %d (node %d): %s, holds %s of %s (%.2g%%)",
+		     v->sel.dev, node, sl_dstate_name(dv->state), a, b,
+		     v->sc->cluster.memory ? 100.0 * (double)dv->mem / (double)v->sc->cluster.memory
+		                           : 0);
 		sl_fmt_time(dv->compute_s, a, sizeof a);
 		sl_fmt_time(dv->comm_s, b, sizeof b);
 		sl_fmt_bytes((double)dv->sent, c, sizeof c);
 		sl_fmt_bytes((double)dv->received, d, sizeof d);
-		line(v, in, row, norm, "  compute %s %s comm %s %s sent %s %s received %s", a, g->dot, b,
-		     g->dot, c, g->dot, d);
+		line(v, in, row, norm, "  compute %s %s comm %s %s sent %s %s received %s", a,
+		     g->dot, b, g->dot, c, g->dot, d);
 		if (m->split == SL_SPLIT_COL)
 			line(v, in, row, norm, "  shard: W[:, %lld:%lld], all of X, then all of Y",
 			     (long long)dv->lo, (long long)dv->hi);
 		else if (m->split == SL_SPLIT_ROW)
-			line(v, in, row, norm, "  shard: X[:, %lld:%lld] and W[%lld:%lld, :], a partial Y",
-			     (long long)dv->lo, (long long)dv->hi, (long long)dv->lo, (long long)dv->hi);
+			line(v, in, row, norm,
+			     "  shard: X[:, %lld:%lld] and W[%lld:%lld, :], a partial Y",
+			     (long long)dv->lo, (long long)dv->hi, (long long)dv->lo,
+			     (long long)dv->hi);
 	} else if (v->sel.kind == SL_SEL_LINK) {
 		const sl_scene_link *l = NULL;
 		for (int i = 0; i < m->nlinks; i++)
@@ -60,8 +65,8 @@ static void selection(const sl_view *v, sl_rect in, int *row)
 			return;
 		sl_fmt_rate(l->bandwidth, a, sizeof a);
 		sl_fmt_time(l->latency, b, sizeof b);
-		line(v, in, row, sel, "link %d%s%d (%s-node): %s, latency %s", l->src, g->arrow, l->dst,
-		     l->inter ? "inter" : "intra", a, b);
+		line(v, in, row, sel, "link %d%s%d (%s-node): %s, latency %s", l->src, g->arrow,
+		     l->dst, l->inter ? "inter" : "intra", a, b);
 		sl_fmt_bytes((double)l->moved, a, sizeof a);
 		sl_fmt_bytes((double)l->total, b, sizeof b);
 		if (l->fill >= 0) {
@@ -79,7 +84,8 @@ void sl_draw_numbers(const sl_view *v, sl_rect r)
 	const sl_scene *m = v->m;
 	const sl_glyphs *g = v->th->g;
 	sl_rect in = sl_box(v, r, "Numbers (emulated)");
-	attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL), head = sl_theme_role(v->th, SL_ROLE_HEAD);
+	attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL),
+	       head = sl_theme_role(v->th, SL_ROLE_HEAD);
 	char a[32], b[32], c[32], d[32];
 	int row = 0;
 	/* With a selection and little room, the selection goes first. */
@@ -100,13 +106,14 @@ void sl_draw_numbers(const sl_view *v, sl_rect r)
 	sl_fmt_time(m->crit_comm, b, sizeof b);
 	sl_fmt_time(m->crit_wait, c, sizeof c);
 	if (m->crit_wait > 0)
-		line(v, in, &row, norm, "compute %s %s comm %s %s wait %s", a, g->dot, b, g->dot, c);
+		line(v, in, &row, norm, "compute %s %s comm %s %s wait %s", a, g->dot, b, g->dot,
+		     c);
 	else
 		line(v, in, &row, norm, "compute %s %s comm %s", a, g->dot, b);
 	sl_fmt_time(m->single_s, a, sizeof a);
 	if (m->total_s > 0)
-		line(v, in, &row, norm, "speedup %.2fx %s eff %.0f%% %s 1 dev %s", m->speedup, g->dot,
-		     m->efficiency * 100, g->dot, a);
+		line(v, in, &row, norm, "speedup %.2fx %s eff %.0f%% %s 1 dev %s", m->speedup,
+		     g->dot, m->efficiency * 100, g->dot, a);
 	else
 		line(v, in, &row, norm, "speedup ? %s 1 dev %s", g->dot, a);
 	sl_fmt_bytes((double)m->moved, a, sizeof a);
@@ -123,9 +130,10 @@ void sl_draw_numbers(const sl_view *v, sl_rect r)
 		if (m->failed) {
 			sl_put(y, x, end - x, sl_theme_role(v->th, SL_ROLE_FAIL), m->error);
 		} else if (m->checked) {
-			x += sl_putf(y, x, end - x, norm, "check: err %.1e (rel %.1e) ", m->max_abs_error,
-				     m->max_rel_error);
-			sl_put(y, x, end - x, sl_theme_role(v->th, m->pass ? SL_ROLE_PASS : SL_ROLE_FAIL),
+			x += sl_putf(y, x, end - x, norm, "check: err %.1e (rel %.1e) ",
+			             m->max_abs_error, m->max_rel_error);
+			sl_put(y, x, end - x,
+			       sl_theme_role(v->th, m->pass ? SL_ROLE_PASS : SL_ROLE_FAIL),
 			       m->pass ? g->pass : g->fail);
 		} else {
 			sl_put(y, x, end - x, sl_theme_role(v->th, SL_ROLE_DIM),
@@ -136,8 +144,8 @@ void sl_draw_numbers(const sl_view *v, sl_rect r)
 	if (row < in.h && m->coll_state == 2) {
 		sl_fmt_time(m->coll_time, a, sizeof a);
 		sl_fmt_rate(m->algbw, b, sizeof b);
-		line(v, in, &row, sl_theme_role(v->th, SL_ROLE_DIM), "%s took %s %s algbw %s", m->coll_name, a,
-		     g->dot, b);
+		line(v, in, &row, sl_theme_role(v->th, SL_ROLE_DIM), "%s took %s %s algbw %s",
+		     m->coll_name, a, g->dot, b);
 	}
 	(void)d;
 	if (want_sel && room >= 8 && row < in.h)

@@ -35,12 +35,15 @@ void sl_draw_plot(const sl_view *v, sl_rect r)
 	const sl_scenario *sc = sw ? sl_sweep_scenario(sw) : v->sc;
 	char title[160];
 	if (kind == SL_SWEEP_BANDWIDTH)
-		snprintf(title, sizeof title, "Plot: speedup against %s-node link bandwidth, %s %d%s%d%s%d",
-			 sw && sl_sweep_inter(sw) ? "inter" : "intra", sl_split_name(sc->gemm.split), sc->gemm.m,
-			 g->times, sc->gemm.k, g->times, sc->gemm.n);
+		snprintf(title, sizeof title,
+		         "Plot: speedup against %s-node link bandwidth, %s %d%s%d%s%d",
+		         sw && sl_sweep_inter(sw) ? "inter" : "intra",
+		         sl_split_name(sc->gemm.split), sc->gemm.m, g->times, sc->gemm.k, g->times,
+		         sc->gemm.n);
 	else
 		snprintf(title, sizeof title, "Plot: speedup against device count, %s %d%s%d%s%d",
-			 sl_split_name(sc->gemm.split), sc->gemm.m, g->times, sc->gemm.k, g->times, sc->gemm.n);
+		         sl_split_name(sc->gemm.split), sc->gemm.m, g->times, sc->gemm.k, g->times,
+		         sc->gemm.n);
 	sl_rect in = sl_box(v, r, title);
 	if (n < 2) {
 		sl_put(in.y + 1, in.x + 2, in.w - 2, dim, "no points to plot for this scenario");
@@ -63,7 +66,8 @@ void sl_draw_plot(const sl_view *v, sl_rect r)
 		double sp = pts[i].predicted > 0 ? pts[i].single / pts[i].predicted : 0;
 		if (sp > ymax)
 			ymax = sp;
-		if (pts[i].done && pts[i].rc == 0 && pts[i].time > 0 && pts[i].single / pts[i].time > ymax)
+		if (pts[i].done && pts[i].rc == 0 && pts[i].time > 0 &&
+		    pts[i].single / pts[i].time > ymax)
 			ymax = pts[i].single / pts[i].time;
 	}
 	if (kind == SL_SWEEP_DEVICES && hi > ymax)
@@ -98,7 +102,8 @@ void sl_draw_plot(const sl_view *v, sl_rect r)
 				t.cluster.intra.bandwidth = x;
 		} else {
 			t.cluster.devices = (int)lround(x);
-			if (t.cluster.devices_per_node > 0 && t.cluster.devices % t.cluster.devices_per_node)
+			if (t.cluster.devices_per_node > 0 &&
+			    t.cluster.devices % t.cluster.devices_per_node)
 				t.cluster.devices_per_node = 0;
 			if (t.cluster.devices_per_node > t.cluster.devices)
 				t.cluster.devices_per_node = 0;
@@ -116,12 +121,13 @@ void sl_draw_plot(const sl_view *v, sl_rect r)
 	if (xc > 0) {
 		int c = (int)lround(xpos(xc, lo, hi, logx) * (aw - 1));
 		for (int yy = 0; yy < ah; yy++)
-			sl_put(ay + yy, ax + c, 1, sl_theme_role(v->th, SL_ROLE_WARN), g->cross_mark);
+			sl_put(ay + yy, ax + c, 1, sl_theme_role(v->th, SL_ROLE_WARN),
+			       g->cross_mark);
 	}
 	/* The current figure. */
-	double cur = kind == SL_SWEEP_BANDWIDTH
-			     ? (sl_sweep_inter(sw) ? sc->cluster.inter.bandwidth : sc->cluster.intra.bandwidth)
-			     : sc->cluster.devices;
+	double cur = kind == SL_SWEEP_BANDWIDTH ? (sl_sweep_inter(sw) ? sc->cluster.inter.bandwidth
+	                                                              : sc->cluster.intra.bandwidth)
+	                                        : sc->cluster.devices;
 	int cc = (int)lround(xpos(cur, lo, hi, logx) * (aw - 1));
 	if (cc >= 0 && cc < aw)
 		sl_put(ay + ah + 1, ax + cc, 1, key, g->caret);
@@ -153,31 +159,33 @@ void sl_draw_plot(const sl_view *v, sl_rect r)
 	if (kind == SL_SWEEP_BANDWIDTH) {
 		if (xc > 0)
 			sl_putf(fy, in.x + 1, in.w - tw - 2, sl_theme_role(v->th, SL_ROLE_WARN),
-				"%s crossover: speedup falls below 1 under %s (%s)", g->cross_mark,
-				sl_fmt_rate(xc, a, sizeof a), measured ? "measured" : "model");
+			        "%s crossover: speedup falls below 1 under %s (%s)", g->cross_mark,
+			        sl_fmt_rate(xc, a, sizeof a), measured ? "measured" : "model");
 		else
 			sl_put(fy, in.x + 1, in.w - tw - 2, dim, "no crossover in this range");
 	} else {
 		sl_put(fy, in.x + 1, in.w - tw - 2, dim, "ideal speedup is the device count");
 	}
 	if (done < total)
-		sl_putf(fy - 0, in.x + in.w - tw - 24, 22, dim, " measuring %d/%d...", done + 1, total);
+		sl_putf(fy - 0, in.x + in.w - tw - 24, 22, dim, " measuring %d/%d...", done + 1,
+		        total);
 	/* The table: step time and speedup per point. */
 	if (tw) {
 		int tx = in.x + in.w - tw;
-		sl_putf(in.y, tx, tw, head, "%-10s %10s %8s", kind == SL_SWEEP_BANDWIDTH ? "bandwidth" : "devices",
-			"time", "speedup");
+		sl_putf(in.y, tx, tw, head, "%-10s %10s %8s",
+		        kind == SL_SWEEP_BANDWIDTH ? "bandwidth" : "devices", "time", "speedup");
 		for (int i = 0; i < n && i + 1 < in.h; i++) {
 			char xl[24], tl[24];
 			xlabel(pts[i].x, kind, xl, sizeof xl);
 			if (pts[i].done && pts[i].rc == 0 && pts[i].time > 0) {
 				sl_fmt_time(pts[i].time, tl, sizeof tl);
 				sl_putf(in.y + 1 + i, tx, tw, norm, "%-10s %10s %7.2fx", xl, tl,
-					pts[i].single / pts[i].time);
+				        pts[i].single / pts[i].time);
 			} else {
 				sl_fmt_time(pts[i].predicted, tl, sizeof tl);
-				sl_putf(in.y + 1 + i, tx, tw, dim, "%-10s %10s %7.2fx model", xl, tl,
-					pts[i].predicted > 0 ? pts[i].single / pts[i].predicted : 0);
+				sl_putf(
+				    in.y + 1 + i, tx, tw, dim, "%-10s %10s %7.2fx model", xl, tl,
+				    pts[i].predicted > 0 ? pts[i].single / pts[i].predicted : 0);
 			}
 		}
 	}

@@ -42,8 +42,8 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 	const sl_glyphs *g = v->th->g;
 	char title[160];
 	snprintf(title, sizeof title, "Timeline  %s compute  %s recv  %s reduce  %s send  %s wait",
-		 g->state[SL_DS_COMPUTE], g->state[SL_DS_RECV], g->state[SL_DS_REDUCE], g->state[SL_DS_SEND],
-		 g->state[SL_DS_WAIT]);
+	         g->state[SL_DS_COMPUTE], g->state[SL_DS_RECV], g->state[SL_DS_REDUCE],
+	         g->state[SL_DS_SEND], g->state[SL_DS_WAIT]);
 	sl_rect in = sl_box(v, r, title);
 	int label = 4, w = in.w - label - 1;
 	int rows = in.h - 1;
@@ -60,7 +60,8 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 	if (m->t > span)
 		span = m->t;
 	if (!(span > 0)) {
-		sl_put(in.y, in.x + 1, in.w - 1, sl_theme_role(v->th, SL_ROLE_DIM), "(nothing has run yet)");
+		sl_put(in.y, in.x + 1, in.w - 1, sl_theme_role(v->th, SL_ROLE_DIM),
+		       "(nothing has run yet)");
 		return;
 	}
 	double dt = span / w;
@@ -90,7 +91,8 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 				c1 = w - 1;
 			sl_dstate st = ev_state(e->kind);
 			for (int c = c0; c <= c1 && c >= 0; c++) {
-				double lo = c * dt > a ? c * dt : a, hi = (c + 1) * dt < b ? (c + 1) * dt : b;
+				double lo = c * dt > a ? c * dt : a,
+				       hi = (c + 1) * dt < b ? (c + 1) * dt : b;
 				if (hi > lo)
 					occ[c][st] += hi - lo;
 			}
@@ -99,8 +101,9 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 		}
 		attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL);
 		int sel = v->sel.kind == SL_SEL_DEVICE && v->sel.dev == d;
-		sl_putf(y, in.x, label, sel ? sl_theme_role(v->th, SL_ROLE_SELECT) : sl_theme_dev(v->th, d),
-			"%3d", d);
+		sl_putf(y, in.x, label,
+		        sel ? sl_theme_role(v->th, SL_ROLE_SELECT) : sl_theme_dev(v->th, d), "%3d",
+		        d);
 		int x0 = in.x + label;
 		for (int c = 0; c < w; c++) {
 			/* The state that fills the column most; on a tie (a ring
@@ -120,7 +123,8 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 			if (c * dt >= m->t) {
 				sl_put(y, x0 + c, 1, norm, c == cur ? " " : " ");
 				if (c == cur)
-					sl_put(y, x0 + c, 1, sl_theme_role(v->th, SL_ROLE_CURSOR), v->th->g->v);
+					sl_put(y, x0 + c, 1, sl_theme_role(v->th, SL_ROLE_CURSOR),
+					       v->th->g->v);
 				continue;
 			}
 			attr_t a = sl_theme_state(v->th, best);
