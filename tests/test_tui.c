@@ -14,8 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "scene.h"
 #include "play.h"
+#include "scene.h"
+#include "sweep.h"
 #include "scenario.h"
 #include "testutil.h"
 
@@ -519,10 +520,37 @@ static void test_label_parse(void **state)
 	                     0);
 }
 
+/* The crossover: where speedup = single / time crosses 1, between two
+ * points, on a log axis; measured times win over the model's. */
+static void test_crossover(void **state)
+{
+	(void)state;
+	sl_sweep_point p[3] = {
+	    {.x = 1e9, .single = 10, .predicted = 40, .done = 1, .rc = 0, .time = 20},
+	    {.x = 1e11, .single = 10, .predicted = 20, .done = 1, .rc = 0, .time = 5},
+	    {.x = 1e13, .single = 10, .predicted = 10, .done = 0},
+	};
+	int measured = 0;
+	/* Measured: speedup 0.5 at 1e9, 2 at 1e11; 1 is a third of the way in
+	 * speedup, so at 10^(9 + 2/3) on the log axis. */
+	double x = sl_sweep_crossover(p, 3, &measured);
+	assert_true(measured);
+	assert_true(fabs(x - pow(10, 9 + 2.0 / 3)) <= 1e-9 * x);
+	/* Without measurements, the model: 0.25, 0.5, 1 reaches 1 at 1e13. */
+	p[0].done = p[1].done = 0;
+	x = sl_sweep_crossover(p, 3, &measured);
+	assert_false(measured);
+	assert_true(fabs(x - 1e13) <= 1e-9 * 1e13);
+	/* Never crossing. */
+	p[2].predicted = 20;
+	assert_true(sl_sweep_crossover(p, 3, &measured) == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_label_parse),
+	    cmocka_unit_test(test_crossover),
 	    cmocka_unit_test(test_plan_is_the_headless_run),
 	    cmocka_unit_test(test_colwise_picture),
 	    cmocka_unit_test(test_rowwise_picture),

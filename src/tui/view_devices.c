@@ -266,7 +266,7 @@ void sl_draw_links(const sl_view *v, sl_rect r)
 		const sl_link_spec *cls = l->inter ? inter : intra;
 		int custom =
 		    l->bandwidth != cls->bandwidth || fabs(l->latency - cls->latency) > 1e-15;
-		int tail = 5 + (wide || custom ? 18 : 0);
+		int tail = 5 + (wide || custom ? 19 : 0);
 		int bw_cols = end - x - tail;
 		if (bw_cols < 4)
 			bw_cols = 4;

@@ -141,7 +141,7 @@ void sl_draw_plot(const sl_view *v, sl_rect r)
 		sl_put(yy, ax + c, 1, key, g->point);
 	}
 	/* x labels. */
-	int next_free = ax;
+	int next_free = ax - 6;
 	for (int i = 0; i < n; i++) {
 		char lab[24];
 		xlabel(pts[i].x, kind, lab, sizeof lab);
