@@ -159,6 +159,8 @@ static void draw(struct app *a)
 	build_scene(a);
 	sl_view v = make_view(a);
 	const sl_screen_layout *L = &a->lay;
+	/* The high-contrast theme paints the whole screen, not only text. */
+	bkgdset(' ' | sl_theme_role(&a->th, SL_ROLE_NORMAL));
 	erase();
 	if (L->too_small) {
 		sl_draw_too_small(&v, L->rows, L->cols);
