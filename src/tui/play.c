@@ -601,10 +601,16 @@ void sl_play_step(sl_play *p, int forward, double now)
 	if (end >= 0 && p->t >= end)
 		return;
 	if (sl_play_exact(p)) {
-		double target = next_step(p, p->t);
+		/* Pressed again while a step plays: one more step (a presenter's
+		 * clicker sends them faster than steps animate). */
+		int extend = p->playing && isfinite(p->stop_at);
+		double target = next_step(p, extend ? p->stop_at : p->t);
 		if (target < 0)
 			return;
-		play_from(p, target, now);
+		if (extend)
+			p->stop_at = target;
+		else
+			play_from(p, target, now);
 		return;
 	}
 	/* Stale: a step the live trace already holds, else the next operation

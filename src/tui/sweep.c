@@ -157,17 +157,55 @@ void sl_sweep_stop(sl_sweep *s)
 	s->active = 0;
 }
 
+/* Field by field: struct padding is not part of a scenario. */
+static int same_link(sl_link_spec a, sl_link_spec b)
+{
+	return a.bandwidth == b.bandwidth && a.latency == b.latency;
+}
+
 static int same_scenario(const sl_scenario *a, const sl_scenario *b)
 {
-	sl_scenario x = *a, y = *b;
+	const sl_cluster_config *x = &a->cluster, *y = &b->cluster;
+	return strcmp(a->preset, b->preset) == 0 && x->devices == y->devices &&
+	       x->devices_per_node == y->devices_per_node && x->topology == y->topology &&
+	       x->flops == y->flops && x->memory == y->memory && same_link(x->intra, y->intra) &&
+	       same_link(x->inter, y->inter) && x->timing == y->timing &&
+	       a->gemm.split == b->gemm.split && a->gemm.m == b->gemm.m && a->gemm.k == b->gemm.k &&
+	       a->gemm.n == b->gemm.n && a->gemm.algo == b->gemm.algo &&
+	       a->gemm.seed == b->gemm.seed;
+}
+
+/* The same sweep: everything but the swept figure (and the playback speed)
+ * equal, and the swept figure inside the range measured. */
+static int same_sweep(const sl_sweep *s, const sl_scenario *sc, sl_sweep_kind kind, int inter)
+{
+	if (!s->active || s->kind != kind || s->inter != inter || s->n < 2)
+		return 0;
+	sl_scenario x = s->sc, y = *sc;
 	x.cluster.slowdown = y.cluster.slowdown = 0;
-	return memcmp(&x, &y, sizeof x) == 0;
+	double cur;
+	if (kind == SL_SWEEP_BANDWIDTH) {
+		sl_link_spec *a = inter ? &x.cluster.inter : &x.cluster.intra;
+		sl_link_spec *b = inter ? &y.cluster.inter : &y.cluster.intra;
+		cur = b->bandwidth;
+		a->bandwidth = b->bandwidth = 0;
+	} else {
+		cur = y.cluster.devices;
+		x.cluster.devices = y.cluster.devices = 0;
+		x.cluster.devices_per_node = y.cluster.devices_per_node = 0;
+	}
+	if (!same_scenario(&x, &y))
+		return 0;
+	return cur >= s->pts[0].x && cur <= s->pts[s->n - 1].x;
 }
 
 void sl_sweep_start(sl_sweep *s, const sl_scenario *sc, sl_sweep_kind kind, int inter)
 {
-	if (s->active && s->kind == kind && s->inter == inter && same_scenario(&s->sc, sc))
+	if (same_sweep(s, sc, kind, inter)) {
+		/* Only the marker of the current figure moves. */
+		s->sc = *sc;
 		return;
+	}
 	sl_sweep_stop(s);
 	struct job *j = calloc(1, sizeof *j);
 	if (!j)
