@@ -81,6 +81,9 @@ settle() {
 		shardlab*) same=0 ;;
 		*) need=3 ;;
 		esac
+		case "$cur" in
+		*measuring*) same=0 ;; # the plot's points still coming
+		esac
 		[ $same -ge $need ] && return 0
 		sleep 0.05
 	done
@@ -146,6 +149,8 @@ start small 70 20 "$run_env $sb $small"
 start mono 100 30 "$run_env $sb $small $fast --no-color"
 start nocolor 100 30 "NO_COLOR=1 $run_env $sb $small $fast"
 start ascii 100 30 "$run_env $sb $small $fast --ascii"
+start select 100 30 "$run_env $sb $small $fast"
+start plot 100 30 "$run_env $sb --m=64 --k=256 --n=256 --flops=100GFLOP/s --bandwidth=10GB/s"
 
 # The first screen: paused at time zero, the plan done.
 check first
@@ -223,6 +228,18 @@ if LC_ALL=C grep -q "$(printf '[\200-\377]')" "$work/ascii.txt"; then
 else
 	pass "ascii-only"
 fi
+
+# Select the first link (after the four devices) and double its bandwidth
+# alone: its details, and a plan where the ring steps no longer line up.
+settle select
+keys select Tab Tab Tab Tab Tab ']'
+check select
+
+# The plot of speedup against bandwidth: the model's curve, the engine's
+# points (all measured before the screen settles), the step times.
+settle plot
+keys plot g
+check plot
 
 # Quitting: q mid-transfer, and the signals.  The shell around the program
 # records its exit status and the terminal modes before and after.
