@@ -106,6 +106,12 @@ int sl_cmd_sandbox(int argc, char **argv)
 		return sl_cli_usage("sandbox", "--format is for the reports of run and coll");
 	if (o.trace && (rc = sl_cli_check_output("sandbox", o.trace)))
 		return rc;
+	/* A shape that cannot be split is a usage error, as for run. */
+	const sl_scenario *sc = &o.sc;
+	sl_err err = {0};
+	if (sl_gemm_check(&sc->gemm, sc->gemm.split == SL_SPLIT_SINGLE ? 1 : sc->cluster.devices,
+	                  &err))
+		return sl_cli_usage("sandbox", "%s", err.msg);
 	t.trace = o.trace;
 	return open_view(&o, &t);
 }

@@ -105,6 +105,17 @@ int sl_term_start(int no_mouse, sl_err *err)
 		return sl_fail(err, SL_ESYS, "cannot drive the terminal '%s' (check TERM)",
 		               getenv("TERM") ? getenv("TERM") : "");
 	set_term(screen);
+	/* A terminal that cannot move the cursor (dumb, a printer) cannot
+	 * show a screen. */
+	const char *cup = tigetstr("cup");
+	if (!cup || cup == (char *)-1) {
+		endwin();
+		delscreen(screen);
+		screen = NULL;
+		return sl_fail(err, SL_EINVAL,
+		               "the terminal '%s' cannot address the cursor (check TERM)",
+		               getenv("TERM") ? getenv("TERM") : "");
+	}
 	/* The crash handler's way back, taken from this terminal's own
 	 * description. */
 	restore_len = 0;

@@ -625,7 +625,7 @@ static int check_scenario(const sl_scenario *sc)
 	if (scenario_ok(sc, why, sizeof why))
 		return 0;
 	fprintf(stderr, "shardlab: sandbox: %s\n", why);
-	return 1;
+	return 2; /* the scenario is the user's */
 }
 
 /* The trace of the run shown (the plan, or the live run that replaced it). */
@@ -663,7 +663,7 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 		return 1;
 	}
 	if (check_scenario(sc))
-		return 1;
+		return 2;
 	const char *stats = getenv("SHARDLAB_TUI_STATS");
 	if (stats && *stats)
 		a.stats = fopen(stats, "w");

@@ -19,10 +19,12 @@ struct sl_tui_options {
 
 void sl_tui_options_default(struct sl_tui_options *o);
 
-/* Run the TUI on sc until the user quits; returns the process exit status
- * (0, or 1 after printing one line on stderr: no terminal, a terminal curses
- * cannot drive, an invalid scenario).  A quit signal restores the terminal
- * and then ends the process by that signal. */
+/* Run the TUI on sc until the user quits; returns the process exit status:
+ * 0; 1 after printing one line on stderr (no terminal, a terminal curses
+ * cannot drive, a trace that cannot be written); 2 for a scenario that
+ * cannot run (a shape that does not split, more than the host can hold).
+ * A quit signal restores the terminal and then ends the process by that
+ * signal. */
 int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt);
 
 #endif
