@@ -322,9 +322,12 @@ static void test_colwise_picture(void **state)
 	for (int d = 0; d < p; d++) {
 		assert_int_equal(m->dev[d].state, SL_DS_COMPUTE);
 		for (int b = 0; b < p; b++)
-			assert_true(m->blk.have[d][b] == 0);
-		assert_true(m->blk.incoming[d][d] >= 0);
+			assert_true(m->blk.have[d][b] == 0 && m->blk.incoming[d][b] < 0);
 	}
+	/* Halfway through the product, each device's own block is coming. */
+	build(&sc, &s, &res, e[0] / 2, m);
+	for (int d = 0; d < p; d++)
+		assert_true(fabs(m->blk.incoming[d][d] - 0.5) < 1e-6);
 	for (size_t k = 1; k < n; k++) {
 		/* Halfway through all-gather step k. */
 		build(&sc, &s, &res, (e[k - 1] + e[k]) / 2, m);

@@ -218,8 +218,8 @@ static void build_blocks(const sl_scene_in *in, sl_scene *m, const uint64_t *bof
 					continue;
 				if (done)
 					B->have[d][b] = row ? (uint64_t)1 << d : B->full;
-				else
-					B->incoming[d][b] = (float)fill;
+				else if (in->t > e->t0)
+					B->incoming[d][b] = (float)fill; /* being computed */
 			}
 			continue;
 		}
