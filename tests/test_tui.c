@@ -184,6 +184,105 @@ static void test_plan_is_the_headless_run(void **state)
 	}
 }
 
+static sl_link_spec cb_link_of_sc(void *ctx, int s, int d)
+{
+	(void)s;
+	(void)d;
+	const sl_scenario *sc = ctx;
+	return sc->cluster.intra;
+}
+
+static int cb_inter_none(void *ctx, int s, int d)
+{
+	(void)ctx;
+	(void)s;
+	(void)d;
+	return 0;
+}
+
+/* A training step on screen: its end, step time and bubble equal what the
+ * engine's training run of the same layout (`shardlab train --steps=1`)
+ * gives on the same devices, for pipeline, tensor and mixed layouts. */
+static void test_train_times_are_the_headless_run(void **state)
+{
+	(void)state;
+	static const int lay[][5] = {/* tp pp dp schedule microbatches */
+	                             {1, 4, 1, SL_SCHED_1F1B, 8},
+	                             {1, 2, 1, SL_SCHED_GPIPE, 4},
+	                             {2, 1, 1, SL_SCHED_1F1B, 1},
+	                             {2, 2, 1, SL_SCHED_INTERLEAVED, 4}};
+	for (size_t i = 0; i < sizeof lay / sizeof lay[0]; i++) {
+		sl_play_train tr = {.on = 1};
+		sl_model_default(&tr.m);
+		tr.m.layers = 4;
+		tr.m.hidden = 32;
+		tr.m.ffn = 64;
+		tr.m.heads = i == 3 ? 2 : 0;
+		tr.m.seq = i == 3 ? 4 : 1;
+		tr.m.batch = 8;
+		sl_layout_default(&tr.l);
+		tr.l.tp = lay[i][0];
+		tr.l.pp = lay[i][1];
+		tr.l.dp = lay[i][2];
+		tr.l.schedule = (sl_sched)lay[i][3];
+		tr.l.microbatches = lay[i][4];
+		tr.l.chunks = tr.l.schedule == SL_SCHED_INTERLEAVED ? 2 : 1;
+		int n = tr.l.tp * tr.l.pp * tr.l.dp;
+		sl_scenario sc = small(SL_SPLIT_COL);
+		sc.cluster.devices = n;
+		sc.cluster.devices_per_node = 0;
+
+		/* The engine's run, as `shardlab train` makes it. */
+		sl_err err = {0};
+		sl_cluster *c = sl_cluster_create(&sc.cluster, &err);
+		assert_non_null(c);
+		sl_train *t = sl_train_create(&tr.m, &tr.l, n, &err);
+		assert_non_null(t);
+		sl_train_report rep;
+		assert_int_equal(sl_train_run(t, c, 1, &rep, &err), SL_OK);
+		sl_train_destroy(t);
+		sl_cluster_destroy(c);
+
+		sl_run_info info;
+		assert_int_equal(sl_play_run_train_headless(&sc, &tr, NULL, &info, NULL, NULL), SL_OK);
+		assert_true(info.trep.step_s == rep.step_s);
+		assert_true(info.trep.bubble_fraction == rep.bubble_fraction);
+		assert_true(info.end == rep.step_s);
+		assert_true(info.loss == rep.losses[0]);
+		/* In model timing the analytic model agrees. */
+		assert_true(fabs(info.tpred.step_s - rep.step_s) <= 1e-9 * rep.step_s);
+
+		sl_scene *m = calloc(1, sizeof *m);
+		assert_non_null(m);
+		sl_scene_in in = {
+		    .ev = &info.snap,
+		    .t = info.end,
+		    .end = info.end,
+		    .exact = 1,
+		    .sc = &sc,
+		    .ndev = n,
+		    .result = &info,
+		    .predicted_s = info.tpred.step_s,
+		    .train = &tr,
+		    .link = cb_link_of_sc,
+		    .inter = cb_inter_none,
+		    .ctx = &sc,
+		};
+		sl_scene_build(&in, m);
+		assert_true(m->total_s == rep.step_s);
+		assert_true(m->have_report);
+		assert_true(m->trep->step_s == rep.step_s);
+		for (int d = 0; d < n; d++) {
+			assert_true(m->trep->dev[d].params_bytes == rep.dev[d].params_bytes);
+			assert_true(m->trep->dev[d].act_peak_bytes == rep.dev[d].act_peak_bytes);
+		}
+		assert_false(m->blk.valid);
+		free(m);
+		sl_train_report_free(&rep);
+		sl_run_info_free(&info);
+	}
+}
+
 /* Stepping stops exactly at every operation's end of the headless run,
  * which are the ring's closed forms; the live run that the steps release
  * ends at the headless run's time. */
@@ -555,6 +654,7 @@ int main(void)
 	    cmocka_unit_test(test_label_parse),
 	    cmocka_unit_test(test_crossover),
 	    cmocka_unit_test(test_plan_is_the_headless_run),
+	    cmocka_unit_test(test_train_times_are_the_headless_run),
 	    cmocka_unit_test(test_colwise_picture),
 	    cmocka_unit_test(test_rowwise_picture),
 	    cmocka_unit_test(test_busbw_without_latency),

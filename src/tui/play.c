@@ -63,14 +63,36 @@ static void apply_links(sl_cluster *c, const sl_link_spec *links)
 				                    links[s * n + d].latency);
 }
 
-int sl_play_run_headless(const sl_scenario *sc, const sl_link_spec *links, sl_run_info *info,
-                         sl_publish_fn publish, void *ctx)
+/* One training step on c; pred and single may be NULL (the live run). */
+static int train_step(sl_cluster *c, const sl_play_train *tr, sl_train_report *rep,
+                      double *loss, sl_train_prediction *pred, double *single, sl_err *err)
+{
+	sl_train *t = sl_train_create(&tr->m, &tr->l, sl_cluster_devices(c), err);
+	if (!t)
+		return err->code ? err->code : SL_EINVAL;
+	int rc = sl_train_run(t, c, 1, rep, err);
+	if (rc == SL_OK) {
+		*loss = rep->losses ? rep->losses[0] : 0;
+		if (pred)
+			rc = sl_train_predict(t, c, pred, err);
+	}
+	sl_train_report_free(rep);
+	sl_train_destroy(t);
+	int est;
+	if (rc == SL_OK && single)
+		rc = sl_train_single_step_s(&tr->m, sl_cluster_config_of(c), single, &est, err);
+	return rc;
+}
+
+static int run_headless(const sl_scenario *sc, const sl_play_train *tr, const sl_link_spec *links,
+                        sl_run_info *info, sl_publish_fn publish, void *ctx)
 {
 	memset(info, 0, sizeof *info);
 	sl_cluster_config cfg = cluster_cfg(sc);
 	cfg.slowdown = 0;
 	sl_err err = {0};
-	int rc = sl_gemm_check(&sc->gemm, cfg.devices, &err);
+	int rc = tr ? sl_layout_check(&tr->m, &tr->l, cfg.devices, &err)
+	            : sl_gemm_check(&sc->gemm, cfg.devices, &err);
 	sl_cluster *c = rc ? NULL : sl_cluster_create(&cfg, &err);
 	if (!c) {
 		info->done = 1;
@@ -86,12 +108,30 @@ int sl_play_run_headless(const sl_scenario *sc, const sl_link_spec *links, sl_ru
 		info->rc = sl_fail(&info->err, SL_ECANCEL, "cancelled");
 		return info->rc;
 	}
-	rc = sl_gemm_run(c, &sc->gemm, &info->res, &err);
+	if (tr)
+		rc = train_step(c, tr, &info->trep, &info->loss, &info->tpred, &info->single_s, &err);
+	else
+		rc = sl_gemm_run(c, &sc->gemm, &info->res, &err);
 	if (publish)
 		publish(ctx, NULL);
+	sl_train_report trep = info->trep;
 	info_fill(info, c, rc, &err);
+	info->trep = trep;
 	sl_cluster_destroy(c);
 	return info->rc;
+}
+
+int sl_play_run_headless(const sl_scenario *sc, const sl_link_spec *links, sl_run_info *info,
+                         sl_publish_fn publish, void *ctx)
+{
+	return run_headless(sc, NULL, links, info, publish, ctx);
+}
+
+int sl_play_run_train_headless(const sl_scenario *sc, const sl_play_train *tr,
+                               const sl_link_spec *links, sl_run_info *info,
+                               sl_publish_fn publish, void *ctx)
+{
+	return run_headless(sc, tr, links, info, publish, ctx);
 }
 
 /* ---- the analytic model, as gemm.c computes its prediction ---- */
@@ -172,17 +212,21 @@ size_t sl_steps_of(const sl_snapshot *s, double **out)
 struct live {
 	sl_cluster *c;
 	sl_gemm_spec spec;
+	sl_play_train train;
 	int refs; /* (mu) the play's and the runner's */
 	int started;
 	int done;           /* (mu) */
 	int rc;             /* (mu) */
 	sl_err err;         /* (mu) */
 	sl_gemm_result res; /* (mu) */
+	sl_train_report trep; /* (mu) */
+	double loss;          /* (mu) */
 };
 
 struct planjob {
 	sl_play *p;
 	sl_scenario sc;
+	sl_play_train train;
 	sl_link_spec *links; /* n*n */
 	sl_cluster *c;       /* (mu) while it runs */
 	int cancelled;       /* (mu) */
@@ -203,6 +247,7 @@ struct sl_play {
 	int threads; /* (mu) background threads alive */
 
 	sl_scenario sc;
+	sl_play_train train; /* on: a training step instead of the product */
 	struct live *live;       /* always there: the cluster to run (and the knobs') */
 	struct planjob *pj;      /* (mu) the plan being computed */
 	struct planjob *pj_done; /* (mu) a plan waiting for collect */
@@ -310,6 +355,7 @@ static int live_new(sl_play *p, sl_err *err)
 				}
 	}
 	L->spec = p->sc.gemm;
+	L->train = p->train;
 	L->refs = 1;
 	/* Nothing runs past what the screen shows. */
 	sl_cluster_set_breakpoint(L->c, 0);
@@ -326,12 +372,19 @@ static void *runner(void *arg)
 	struct live *L = r->L;
 	free(r);
 	sl_gemm_result res;
+	memset(&res, 0, sizeof res);
+	sl_train_report trep;
+	memset(&trep, 0, sizeof trep);
+	double loss = 0;
 	sl_err err = {0};
-	int rc = sl_gemm_run(L->c, &L->spec, &res, &err);
+	int rc = L->train.on ? train_step(L->c, &L->train, &trep, &loss, NULL, NULL, &err)
+	                     : sl_gemm_run(L->c, &L->spec, &res, &err);
 	pthread_mutex_lock(&p->mu);
 	L->rc = rc;
 	L->err = err;
 	L->res = res;
+	L->trep = trep;
+	L->loss = loss;
 	L->done = 1;
 	int last = --L->refs == 0;
 	pthread_mutex_unlock(&p->mu);
@@ -421,7 +474,7 @@ static void *planner(void *arg)
 	int go = !j->cancelled;
 	pthread_mutex_unlock(&p->mu);
 	if (go)
-		sl_play_run_headless(&j->sc, j->links, &j->info, job_publish, j);
+		run_headless(&j->sc, j->train.on ? &j->train : NULL, j->links, &j->info, job_publish, j);
 	pthread_mutex_lock(&p->mu);
 	if (!j->cancelled && p->pj == j) {
 		p->pj = NULL;
@@ -464,6 +517,7 @@ static void replan(sl_play *p)
 	}
 	j->p = p;
 	j->sc = p->sc;
+	j->train = p->train;
 	for (int s = 0; s < n; s++)
 		for (int d = 0; d < n; d++)
 			j->links[s * n + d] = sl_cluster_link(p->live->c, s, d);
@@ -818,6 +872,8 @@ sl_link_state sl_play_link_state(const sl_play *p, int src, int dst)
 
 double sl_play_predicted(const sl_play *p)
 {
+	if (p->train.on) /* the plan's analytic model, with the links it ran on */
+		return p->have_plan && p->plan.rc == SL_OK ? p->plan.tpred.step_s : -1;
 	int t = sl_cluster_devices(p->live->c);
 	return predict_with(&p->sc, sl_cost_ring_bottleneck(p->live->c, t));
 }
@@ -962,6 +1018,12 @@ unsigned sl_play_collect(sl_play *p)
 		sl_err err = L->err;
 		info_fill(&p->livei, L->c, L->rc, &err);
 		p->livei.res = L->res;
+		p->livei.trep = L->trep;
+		p->livei.loss = L->loss;
+		if (p->have_plan) { /* the live run has no prediction of its own */
+			p->livei.tpred = p->plan.tpred;
+			p->livei.single_s = p->plan.single_s;
+		}
 		refresh_livesnap(p);
 		if (p->stale) {
 			/* What the live run did is now the whole story. */
@@ -985,11 +1047,24 @@ unsigned sl_play_collect(sl_play *p)
 
 sl_play *sl_play_create(const sl_scenario *sc, int wake_fd, sl_err *err)
 {
+	return sl_play_create_train(sc, NULL, wake_fd, err);
+}
+
+const sl_play_train *sl_play_training(const sl_play *p)
+{
+	return p->train.on ? &p->train : NULL;
+}
+
+sl_play *sl_play_create_train(const sl_scenario *sc, const sl_play_train *tr, int wake_fd,
+                              sl_err *err)
+{
 	sl_play *p = calloc(1, sizeof *p);
 	if (!p) {
 		sl_fail(err, SL_ENOMEM, "out of host memory");
 		return NULL;
 	}
+	if (tr && tr->on)
+		p->train = *tr;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
 	p->wake_fd = wake_fd;

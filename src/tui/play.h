@@ -30,6 +30,7 @@
 #include "gemm.h"
 #include "scenario.h"
 #include "trace.h"
+#include "train.h"
 
 typedef struct sl_play sl_play;
 
@@ -43,7 +44,22 @@ typedef struct sl_run_info {
 	int ndev;
 	sl_dev_stats st[SL_MAX_DEVICES];
 	double end; /* the last event's end (emulated s) */
+	/* A training step (sl_play_train): the engine's report (its losses
+	 * taken into loss and freed), the analytic prediction (the plan's
+	 * only) and one device's step time. */
+	sl_train_report trep;
+	sl_train_prediction tpred;
+	double single_s, loss;
 } sl_run_info;
+
+/* One training step of a model under a layout, shown instead of the
+ * product (sandbox --tp/--pp/--dp).  The scenario's cluster must then have
+ * exactly tp*pp*dp devices; its gemm part is not used. */
+typedef struct sl_play_train {
+	int on;
+	sl_model_spec m;
+	sl_layout l;
+} sl_play_train;
 
 /* Flags returned by sl_play_collect and sl_play_tick. */
 enum {
@@ -58,6 +74,11 @@ enum {
 
 /* sc must be valid (sl_cluster_config_check); slowdown 0 means automatic. */
 sl_play *sl_play_create(const sl_scenario *sc, int wake_fd, sl_err *err);
+/* The same on one training step (tr->on set; tr is copied). */
+sl_play *sl_play_create_train(const sl_scenario *sc, const sl_play_train *tr, int wake_fd,
+                              sl_err *err);
+/* The training step shown, or NULL for the product. */
+const sl_play_train *sl_play_training(const sl_play *p);
 /* Cancel everything and wait up to max_wait_s for the background threads.
  * Returns 1 when they are all gone; 0 when some are still in the middle of a
  * BLAS call (they hold p, which is then not freed): the caller should leave
@@ -141,6 +162,10 @@ typedef int (*sl_publish_fn)(void *ctx, sl_cluster *c);
 int sl_play_run_headless(const sl_scenario *sc, const sl_link_spec *links, sl_run_info *info,
                          sl_publish_fn publish, void *ctx);
 void sl_run_info_free(sl_run_info *info);
+/* The same for one training step (as `shardlab train --steps=1` runs it). */
+int sl_play_run_train_headless(const sl_scenario *sc, const sl_play_train *tr,
+                               const sl_link_spec *links, sl_run_info *info,
+                               sl_publish_fn publish, void *ctx);
 
 /* The emulated times at which steps end: distinct ends of every operation
  * but waiting, sorted.  Returns the count; *out is malloc'd (free it). */

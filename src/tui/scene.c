@@ -445,11 +445,14 @@ void sl_scene_build(const sl_scene_in *in, sl_scene *m)
 		sl_scene_dev *v = &m->dev[d];
 		v->send_to = v->recv_from = -1;
 		v->label = "";
-		v->lo = (int64_t)shard[d];
-		v->hi = (int64_t)shard[d + 1];
+		v->lo = in->train ? 0 : (int64_t)shard[d];
+		v->hi = in->train ? 0 : (int64_t)shard[d + 1];
 		double part = (double)(shard[d + 1] - shard[d]);
 		if (in->result && in->result->done && in->result->ndev == p) {
 			v->mem = in->result->st[d].mem_peak;
+		} else if (in->train) {
+			v->mem_known = 0;
+			continue;
 		} else if (sc->gemm.split == SL_SPLIT_ROW) {
 			v->mem = (uint64_t)((mm * part + part * nn + mm * nn) * sizeof(float));
 		} else {
@@ -564,11 +567,21 @@ void sl_scene_build(const sl_scene_in *in, sl_scene *m)
 			v->state = SL_DS_BUSY;
 	}
 
-	build_blocks(in, m, boff);
+	const sl_run_info *r = in->result;
+	m->train = in->train;
+	if (!in->train)
+		build_blocks(in, m, boff);
 
 	/* Numbers. */
 	m->predicted_s = in->predicted_s;
-	m->single_s = sl_play_single_time(sc);
+	if (in->train) {
+		m->single_s = r && r->done && r->rc == SL_OK ? r->single_s : 0;
+		m->have_report = r && r->done && r->rc == SL_OK && r->trep.ndev == p;
+		m->trep = m->have_report ? &r->trep : NULL;
+		m->loss = m->have_report ? r->loss : 0;
+	} else {
+		m->single_s = sl_play_single_time(sc);
+	}
 	m->total_s = end;
 	if (end > 0) {
 		m->speedup = m->single_s / end;
@@ -598,7 +611,7 @@ void sl_scene_build(const sl_scene_in *in, sl_scene *m)
 		if (e->t1 > c1)
 			c1 = e->t1;
 	}
-	if (m->coll_name[0]) {
+	if (m->coll_name[0] && !in->train) { /* one collective's figures: the product's */
 		int complete = in->exact || end >= 0;
 		if (complete && t >= c1) {
 			sl_coll_op op;
@@ -613,12 +626,11 @@ void sl_scene_build(const sl_scene_in *in, sl_scene *m)
 			m->coll_state = 1;
 		}
 	}
-	const sl_run_info *r = in->result;
 	if (r && r->done && r->rc != SL_OK && r->rc != SL_ECANCEL) {
 		m->failed = 1;
 		snprintf(m->error, sizeof m->error, "%s",
 		         r->err.msg[0] ? r->err.msg : "the run failed");
-	} else if (r && r->done && r->rc == SL_OK && end >= 0 && t >= end) {
+	} else if (r && r->done && r->rc == SL_OK && end >= 0 && t >= end && !in->train) {
 		m->checked = 1;
 		m->max_abs_error = r->res.max_abs_error;
 		m->max_rel_error = r->res.max_rel_error;

@@ -95,6 +95,13 @@ typedef struct sl_scene {
 	int pass;
 	int failed; /* the run failed: error holds why */
 	char error[256];
+
+	/* A training step (in->train): the engine's report once the run is
+	 * known (have_report), and the loss; blk is not valid. */
+	const sl_play_train *train;
+	int have_report;
+	const sl_train_report *trep;
+	double loss;
 } sl_scene;
 
 typedef struct sl_scene_in {
@@ -105,6 +112,7 @@ typedef struct sl_scene_in {
 	int ndev;
 	const sl_run_info *result; /* the finished run, or NULL */
 	double predicted_s;
+	const sl_play_train *train; /* a training step, or NULL (the product) */
 	/* Link figures and live state; live may be NULL (nothing live). */
 	sl_link_spec (*link)(void *ctx, int src, int dst);
 	int (*inter)(void *ctx, int src, int dst);

@@ -93,6 +93,7 @@ static void build_scene(struct app *a)
 	    .ndev = sl_play_devices(p),
 	    .result = sl_play_result(p),
 	    .predicted_s = sl_play_predicted(p),
+	    .train = sl_play_training(p),
 	    .link = cb_link,
 	    .inter = cb_inter,
 	    .live = sl_play_stale(p) ? cb_live : NULL,
@@ -238,6 +239,11 @@ static int scenario_ok(const sl_scenario *sc, char *why, size_t n)
 static unsigned rerun(struct app *a, const sl_scenario *sc, const char *what)
 {
 	char why[160];
+	if (sl_play_training(a->play)) {
+		snprintf(a->msg, sizeof a->msg,
+		         "a training layout is set by the command line: quit and run sandbox again");
+		return F_DRAW;
+	}
 	if (!scenario_ok(sc, why, sizeof why)) {
 		snprintf(a->msg, sizeof a->msg, "cannot: %s", why);
 		return F_DRAW;
@@ -577,6 +583,10 @@ static unsigned act(struct app *a, sl_action ac, double now)
 		f = scale_size(a, ac == SL_A_SIZE_UP);
 		break;
 	case SL_A_PLOT:
+		if (sl_play_training(p)) { /* the sweeps run the product */
+			snprintf(a->msg, sizeof a->msg, "the plots are for the sharded product");
+			break;
+		}
 		if (a->mode == SL_MODE_MAIN) {
 			a->mode = SL_MODE_PLOT;
 			a->plot_kind = 0;
@@ -662,7 +672,7 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 		        "'shardlab run')\n");
 		return 1;
 	}
-	if (check_scenario(sc))
+	if (!a.opt.train && check_scenario(sc))
 		return 2;
 	const char *stats = getenv("SHARDLAB_TUI_STATS");
 	if (stats && *stats)
@@ -674,7 +684,7 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 		free(a.m);
 		return 1;
 	}
-	a.play = sl_play_create(sc, sl_term_wake_fd(), &err);
+	a.play = sl_play_create_train(sc, a.opt.train, sl_term_wake_fd(), &err);
 	a.sweep = a.play ? sl_sweep_create(sl_term_wake_fd()) : NULL;
 	if (!a.play || !a.sweep || sl_term_start(a.opt.no_mouse, &err) != SL_OK) {
 		sl_sweep_destroy(a.sweep, 0);

@@ -3,6 +3,7 @@
 #ifndef SL_TUI_H
 #define SL_TUI_H
 
+#include "play.h"
 #include "scenario.h"
 
 struct sl_tui_options {
@@ -13,6 +14,9 @@ struct sl_tui_options {
 	int play;          /* start playing at once (else paused at time zero) */
 	double fps;        /* frames per second while animating; 0: the default */
 	const char *trace; /* on quitting, write the shown run's Chrome trace here */
+	/* A training step to show instead of the product (sandbox --tp/--pp/
+	 * --dp), or NULL; the scenario's cluster then has tp*pp*dp devices. */
+	const sl_play_train *train;
 };
 
 #define SL_TUI_DEFAULT_FPS 25.0

@@ -136,7 +136,11 @@ void sl_draw_devices(const sl_view *v, sl_rect r)
 		}
 		char mem[24], shard[40];
 		sl_fmt_bytes((double)dv->mem, mem, sizeof mem);
-		if (m->split == SL_SPLIT_ROW)
+		if (m->train) {
+			int ct, cp, cd;
+			sl_mesh_coords(&m->train->l, d, &ct, &cp, &cd);
+			snprintf(shard, sizeof shard, " tp%d pp%d dp%d", ct, cp, cd);
+		} else if (m->split == SL_SPLIT_ROW)
 			snprintf(shard, sizeof shard, " W[%lld:%lld,:]", (long long)dv->lo,
 			         (long long)dv->hi);
 		else if (m->split == SL_SPLIT_COL)

@@ -102,9 +102,78 @@ static void matrix(const sl_view *v, int y, int x, int gh, int gw, int split, co
 		}
 }
 
+/* A training layout: the Megatron split of a block over the TP group, the
+ * pipeline's stages and the data-parallel replicas, as the layout has them. */
+static void draw_train(const sl_view *v, sl_rect r)
+{
+	const sl_scene *m = v->m;
+	const sl_layout *l = &m->train->l;
+	const sl_model_spec *ms = &m->train->m;
+	const sl_glyphs *g = v->th->g;
+	sl_rect in = sl_box(v, r, "Layout: one training step");
+	attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL), head = sl_theme_role(v->th, SL_ROLE_HEAD),
+	       dim = sl_theme_role(v->th, SL_ROLE_DIM);
+	int row = 0, w = in.w - 1;
+#define LINE(a, ...)                                                                          \
+	do {                                                                                  \
+		if (row < in.h)                                                               \
+			sl_putf(in.y + row++, in.x + 1, w, a, __VA_ARGS__);                   \
+	} while (0)
+	char ord[16];
+	LINE(head, "tp=%d pp=%d dp=%d %s mesh %s %s %d micro-batch%s", l->tp, l->pp, l->dp, g->dot,
+	     sl_mesh_order_name(l->order, ord, sizeof ord), g->dot, l->microbatches,
+	     l->microbatches == 1 ? "" : "es");
+	if (l->tp > 1) {
+		int f = ms->ffn, h = ms->hidden, t = l->tp;
+		LINE(norm, "MLP over %d devices (Megatron):", t);
+		LINE(norm, " fc1 %dx%d column-parallel: %dx%d each, GeLU local", h, f, h, f / t);
+		LINE(norm, " fc2 %dx%d row-parallel: %dx%d each, partial sums", f, h, f / t, h);
+		LINE(norm, " %s", l->seq_parallel ? "reduce-scatter + all-gather instead of all-reduce"
+		                                  : "one all-reduce forward, one of dX backward");
+		if (ms->heads > 0)
+			LINE(norm, " attention: %d of %d heads each, proj row-parallel",
+			     ms->heads / t, ms->heads);
+	}
+	if (l->pp > 1) {
+		LINE(norm, "pipeline: %d stages, %s%s", l->pp, sl_sched_name(l->schedule),
+		     l->chunks > 1 ? " (interleaved chunks)" : "");
+		for (int st = 0; st < l->pp && row < in.h; st++) {
+			char buf[160];
+			int len = snprintf(buf, sizeof buf, " stage %d:", st);
+			for (int c = 0; c < l->chunks; c++) {
+				int first, count;
+				sl_layout_blocks(ms, l, st, c, &first, &count);
+				len += snprintf(buf + len, sizeof buf - (size_t)len, " blocks %d-%d", first,
+				                first + count - 1);
+			}
+			snprintf(buf + len, sizeof buf - (size_t)len, " %s devices", g->dot);
+			LINE(norm, "%s", buf);
+			int x = in.x + 2 + sl_cols(buf);
+			for (int d = 0; d < m->ndev; d++) {
+				int ct, cp, cd;
+				sl_mesh_coords(l, d, &ct, &cp, &cd);
+				if (cp == st && x + 3 < in.x + in.w)
+					x += sl_putf(in.y + row - 1, x, 3, sl_theme_dev(v->th, d), "%d ", d);
+			}
+		}
+	}
+	if (l->dp > 1)
+		LINE(norm, "data parallel: %d replicas, %d sequences each; gradients %s", l->dp,
+		     ms->batch / l->dp, l->zero1 ? "reduce-scattered (ZeRO-1)" : "all-reduced");
+	if (l->tp * l->pp * l->dp == 1)
+		LINE(norm, "one device: the whole model");
+	LINE(dim, "model: %d blocks, width %d, ffn %d, %d heads", ms->layers, ms->hidden, ms->ffn,
+	     ms->heads);
+#undef LINE
+}
+
 void sl_draw_matrices(const sl_view *v, sl_rect r)
 {
 	const sl_scene *m = v->m;
+	if (m->train) {
+		draw_train(v, r);
+		return;
+	}
 	const sl_scenario *sc = v->sc;
 	const sl_glyphs *g = v->th->g;
 	int row = m->split == SL_SPLIT_ROW;

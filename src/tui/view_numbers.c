@@ -79,6 +79,48 @@ static void selection(const sl_view *v, sl_rect in, int *row)
 	}
 }
 
+/* A training step: the engine's accounting (sl_train_report) once the run
+ * is known: bubble, idle, bytes per collective kind, memory by category. */
+static void train_numbers(const sl_view *v, sl_rect in, int *row)
+{
+	const sl_scene *m = v->m;
+	const sl_glyphs *g = v->th->g;
+	attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL), dim = sl_theme_role(v->th, SL_ROLE_DIM);
+	char a[32], b[32], c[32], d[32];
+	if (m->failed) {
+		line(v, in, row, sl_theme_role(v->th, SL_ROLE_FAIL), "%s", m->error);
+		return;
+	}
+	if (!m->have_report) {
+		line(v, in, row, dim, "accounting: once the step has run");
+		return;
+	}
+	const sl_train_report *p = m->trep;
+	sl_fmt_time(p->step_s, a, sizeof a);
+	line(v, in, row, norm, "step %s %s bubble %.4f %s idle %.1f%% %s loss %.6f", a, g->dot,
+	     p->bubble_fraction, g->dot, 100 * p->idle_fraction, g->dot, m->loss);
+	char buf[200];
+	int len = snprintf(buf, sizeof buf, "sent:");
+	for (int k = 0; k < SL_TR_NKINDS; k++) {
+		uint64_t t = 0;
+		for (int i = 0; i < p->ndev; i++)
+			t += p->dev[i].sent[k];
+		if (t && len < (int)sizeof buf)
+			len += snprintf(buf + len, sizeof buf - (size_t)len, " %s %s",
+			                sl_traffic_name((sl_traffic_kind)k),
+			                sl_fmt_bytes((double)t, a, sizeof a));
+	}
+	line(v, in, row, norm, "%s", len > 5 ? buf : "sent: nothing (one device)");
+	int dv = v->sel.kind == SL_SEL_DEVICE && v->sel.dev < p->ndev ? v->sel.dev : 0;
+	const sl_train_dev *x = &p->dev[dv];
+	sl_fmt_bytes((double)x->params_bytes, a, sizeof a);
+	sl_fmt_bytes((double)x->grads_bytes, b, sizeof b);
+	sl_fmt_bytes((double)x->optimizer_bytes, c, sizeof c);
+	sl_fmt_bytes((double)x->act_peak_bytes, d, sizeof d);
+	line(v, in, row, norm, "dev %d (tp%d pp%d dp%d): params %s %s grads %s %s adam %s %s act peak %s",
+	     dv, x->tp, x->pp, x->dp, a, g->dot, b, g->dot, c, g->dot, d);
+}
+
 void sl_draw_numbers(const sl_view *v, sl_rect r)
 {
 	const sl_scene *m = v->m;
@@ -116,6 +158,12 @@ void sl_draw_numbers(const sl_view *v, sl_rect r)
 		     g->dot, m->efficiency * 100, g->dot, a);
 	else
 		line(v, in, &row, norm, "speedup ? %s 1 dev %s", g->dot, a);
+	if (m->train) {
+		train_numbers(v, in, &row);
+		if (want_sel && room >= 8 && row < in.h)
+			selection(v, in, &row);
+		return;
+	}
 	sl_fmt_bytes((double)m->moved, a, sizeof a);
 	sl_fmt_bytes((double)m->moved_total, b, sizeof b);
 	if (m->coll_state == 2) {
