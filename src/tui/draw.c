@@ -1,6 +1,7 @@
 /* draw.c - clipped text, boxes, and the one-line views (title, sentence,
  * status, too-small). */
 #include "draw.h"
+#include "play.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -127,6 +128,14 @@ void sl_draw_title(const sl_view *v, sl_rect r)
 	            state);
 	x += sl_putf(r.y, x, end - x, sl_theme_role(v->th, SL_ROLE_DIM), "  %s%s  ", sd,
 	             v->auto_speed ? " (auto)" : "");
+	if (m->train && m->train->on) {
+		const sl_layout *l = &m->train->l;
+		sl_putf(r.y, x, end - x, norm, "%s train tp=%d pp=%d dp=%d %s %s %d mb %s %d%s%s %s %d node%s",
+		        g->v, l->tp, l->pp, l->dp, g->dot, sl_sched_name(l->schedule), l->microbatches,
+		        g->dot, m->ndev, g->times, sc->preset[0] ? sc->preset : "custom", g->dot, nodes,
+		        nodes > 1 ? "s" : "");
+		return;
+	}
 	sl_putf(r.y, x, end - x, norm, "%s %s %d%s%d%s%d %s %d%s%s %s %d node%s%s %s %s", g->v,
 	        sl_split_name(sc->gemm.split), sc->gemm.m, g->times, sc->gemm.k, g->times,
 	        sc->gemm.n, g->dot, m->ndev, g->times, sc->preset[0] ? sc->preset : "custom",
