@@ -368,22 +368,25 @@ static int coll_prog(sl_dev *d, void *arg, sl_err *err)
 	return rc;
 }
 
-/* Single-thread memcpy between two touched buffers of `bytes`. */
-static double memcpy_bw(size_t bytes, double seconds)
+/* Single-thread memcpy between two touched buffers of `bytes`: like the
+ * collectives, loops of about `seconds`, the best of reps loops. */
+static double memcpy_bw(size_t bytes, double seconds, int reps)
 {
 	char *a = xmalloc(bytes), *b = xmalloc(bytes);
 	memset(a, 1, bytes);
 	memset(b, 2, bytes);
+	double t0 = wall_now();
 	memcpy(b, a, bytes);
-	double best = 0, start = wall_now();
-	int n = 0;
-	do {
-		double t0 = wall_now();
-		memcpy(n % 2 ? a : b, n % 2 ? b : a, bytes);
-		double bw = (double)bytes / (wall_now() - t0);
+	double one = wall_now() - t0, best = 0;
+	int iters = one > 0 ? (int)(seconds / one) : 1000;
+	iters = iters < 1 ? 1 : iters > 100000 ? 100000 : iters;
+	for (int r = 0; r < reps; r++) {
+		t0 = wall_now();
+		for (int i = 0; i < iters; i++)
+			memcpy(i % 2 ? a : b, i % 2 ? b : a, bytes);
+		double bw = (double)bytes * iters / (wall_now() - t0);
 		best = bw > best ? bw : best;
-		n++;
-	} while (n < 3 || wall_now() - start < seconds);
+	}
 	free(a);
 	free(b);
 	return best;
@@ -396,7 +399,7 @@ static int cmd_coll(size_t lo, size_t hi, double seconds, int reps, const int *p
 	if (reps > 16)
 		reps = 16;
 	for (size_t b = lo; b <= hi; b *= 2) {
-		printf("memcpy %zu %.6e\n", b, memcpy_bw(b, seconds));
+		printf("memcpy %zu %.6e\n", b, memcpy_bw(b, seconds, reps));
 		fflush(stdout);
 	}
 	for (int pi = 0; pi < nps; pi++) {

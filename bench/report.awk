@@ -11,7 +11,8 @@ $1 == "date" { date = rest(2) }
 $1 == "commit" { commit = rest(2) }
 $1 == "info" { info[$2] = rest(3) }
 $1 == "note" { note[$2] = note[$2] "- " rest(3) "\n" }
-$1 == "throttle" { nth++; th[nth] = $0; reps_note = $4 }
+$1 == "config" { reps = $2; secs = $3 }
+$1 == "throttle" { nth++; th[nth] = $0 }
 $1 == "gemm" { ngm++; gm[ngm] = $0 }
 $1 == "memcpy" { mc[$2] = $3 }
 $1 == "shardlab" || $1 == "mpi" {
@@ -36,8 +37,9 @@ END {
 	print "| OpenBLAS core | " info["openblas_core"] " (" info["openblas_config"] "), " info["openblas_threads"] " thread |"
 	print "| load average at start / end | " info["load"] " / " info["load_end"] " |"
 	print ""
-	print "The machine is shared: wall-clock figures are noisy.  Throughput figures are the best"
-	print "of " reps_note " repetitions (noise only ever slows a run down), with the median beside them."
+	print "The machine is shared (see the load average): wall-clock figures are noisy.  Throughput"
+	print "figures are the best of " reps " timed loops of about " secs " s each (noise only ever slows a"
+	print "run down), with the median beside them in parentheses."
 	print ""
 
 	# ---- 1. throttle ----
@@ -63,20 +65,24 @@ END {
 	print "`sl_gemm_run` with measured timing on 4 devices (4 threads on the machine's cores), against"
 	print "a bare `cblas_sgemm` of the same shard shape on the main thread of the same process, both"
 	print "as thread CPU time, single-threaded OpenBLAS, inputs copied into fresh buffers and a fresh"
-	print "output buffer in both. Efficiency = bare / device. Target: at least 0.95."
+	print "output buffer in both. Efficiency = bare / device. Target: at least 0.95. One untimed"
+	print "warm-up run first (OpenBLAS allocates and first touches its buffers once per process)."
+	print "For scale, the last column runs the bare shard on 4 plain threads at once, as the devices"
+	print "do: what sharing the cores and caches costs without the engine."
 	print ""
-	print "| split | shape m x k x n | shard m x k x n | device CPU s (mean of devices, median of runs) | devices min .. max | bare CPU s (median) | efficiency | target | result |"
-	print "|---|---|---|---|---|---|---|---|---|"
+	print "| split | shape m x k x n | shard m x k x n | device CPU s (mean of devices, median of runs) | devices min .. max | bare CPU s (median) | efficiency | target | result | bare on 4 threads at once |"
+	print "|---|---|---|---|---|---|---|---|---|---|"
 	for (i = 1; i <= ngm; i++) {
 		split(gm[i], f, " ")
 		eff = f[14] / f[11]
-		printf "| %s | %d x %d x %d over %d | %d x %d x %d | %.4f | %.4f .. %.4f | %.4f | %.3f | >= 0.95 | %s |\n",
+		printf "| %s | %d x %d x %d over %d | %d x %d x %d | %.4f | %.4f .. %.4f | %.4f | %.3f | >= 0.95 | %s | %.4f |\n",
 			f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[11], f[12], f[13], f[14], eff,
-			verdict(eff >= 0.95)
+			verdict(eff >= 0.95), f[16]
 		gemm_err = f[15]
+		gemm_reps = f[10]
 	}
 	print ""
-	print "Largest relative error of the assembled product against a single sgemm: " gemm_err "."
+	print gemm_reps " runs each. Largest relative error of the assembled product against a single sgemm: " gemm_err "."
 	print ""
 
 	# ---- 3. collectives ----
@@ -146,10 +152,15 @@ END {
 	print "|---|---|---|---|---|---|"
 	if ("shardlab" in su) {
 		split(su["shardlab"], f, " ")
-		printf "| shardlab coll | %s | %.1f ms | %.1f ms | < 50 ms | %s |\n", f[3], f[5] * 1e3,
+		printf "| shardlab coll (OPENBLAS_NUM_THREADS=1 and OPENBLAS_CORETYPE set, as make bench runs it) | %s | %.1f ms | %.1f ms | < 50 ms | %s |\n", f[3], f[5] * 1e3,
 			f[6] * 1e3, verdict(f[5] < 0.050)
 	} else
 		print "| shardlab coll | - | not measured yet | - | < 50 ms | - |"
+	if ("shardlab_reexec" in su) {
+		split(su["shardlab_reexec"], f, " ")
+		printf "| shardlab coll, OPENBLAS_NUM_THREADS unset (re-executes itself once) | %s | %.1f ms | %.1f ms | < 50 ms | %s |\n",
+			f[3], f[5] * 1e3, f[6] * 1e3, verdict(f[5] < 0.050)
+	}
 	if ("mpi" in su) {
 		split(su["mpi"], f, " ")
 		printf "| mpirun -np 4 | %s | %.1f ms | %.1f ms | (reference) | |\n", f[3], f[5] * 1e3, f[6] * 1e3
