@@ -28,7 +28,8 @@ mkdir -p "$B/bench"
 : >"$RAW"
 : >"$LOG"
 
-step() { printf 'bench: %s\n' "$*" >&2; }
+T0=$(date +%s)
+step() { printf 'bench: [%3ds] %s\n' "$(($(date +%s) - T0))" "$*" >&2; }
 fail() { printf 'bench: %s (see %s)\n' "$*" "$LOG" >&2; exit 1; }
 
 [ -x "$BE" ] || fail "$BE is not built"
@@ -45,8 +46,8 @@ echo "config $REPS $SECS" >>"$RAW"
 step "throttle accuracy (about 15 s)"
 "$BE" throttle 3 >>"$RAW" 2>>"$LOG" || fail "throttle failed"
 
-step "GEMM efficiency (about 10 s)"
-"$BE" gemm "$REPS" 1024 4096 4096 4 >>"$RAW" 2>>"$LOG" || fail "gemm failed"
+step "GEMM efficiency (about 20 s)"
+"$BE" gemm 3 1024 4096 4096 4 >>"$RAW" 2>>"$LOG" || fail "gemm failed"
 
 # Open MPI: built and run only when both tools are there.
 MPI_BIN=$B/bench/mpi_coll
@@ -63,11 +64,11 @@ else
 	echo "note mpi Open MPI (mpicc, mpirun) is not installed" >>"$RAW"
 fi
 
-step "unpaced collectives, shardlab (about a minute)"
+step "unpaced collectives, shardlab (about 40 s)"
 "$BE" coll "$MIN" "$MAX" "$SECS" "$REPS" $PS >>"$RAW" 2>>"$LOG" || fail "coll failed"
 
 if [ "$mpi" = yes ]; then
-	step "unpaced collectives, Open MPI (about a minute)"
+	step "unpaced collectives, Open MPI (about 40 s)"
 	for p in $PS; do
 		# shellcheck disable=SC2086
 		if ! "$MPIRUN" $MPI_FLAGS -np "$p" "$MPI_BIN" sweep "$MIN" "$MAX" "$SECS" "$REPS" \
@@ -81,20 +82,22 @@ fi
 # a binary that prints no table for it is not timed.
 step "start-up"
 STARTUP_ARGS="coll --op=allreduce --devices=4 --bytes=1MiB"
-time_cmd() { # label command...
+time_cmd() { # label runs command...
 	label=$1
-	shift
+	runs=$2
+	shift 2
 	if command -v hyperfine >/dev/null 2>&1; then
 		csv=$B/bench/hyperfine.csv
-		if hyperfine -N --style none --warmup 3 --runs 20 --export-csv "$csv" "$*" \
+		if hyperfine -N --style none --warmup 2 --runs "$runs" --export-csv "$csv" "$*" \
 			>>"$LOG" 2>&1; then
 			# command,mean,stddev,median,user,system,min,max
-			awk -F, -v l="$label" 'NR == 2 { printf "startup %s hyperfine 20 %s %s\n", l, $4, $7 }' \
+			awk -F, -v l="$label" -v n="$runs" \
+				'NR == 2 { printf "startup %s hyperfine %d %s %s\n", l, n, $4, $7 }' \
 				"$csv" >>"$RAW"
 			return
 		fi
 	fi
-	if t=$("$BE" time 20 "$@" 2>>"$LOG"); then
+	if t=$("$BE" time "$runs" "$@" 2>>"$LOG"); then
 		echo "$t" | awk -v l="$label" '{ printf "startup %s bench_engine %s %s %s\n", l, $2, $3, $4 }' \
 			>>"$RAW"
 	else
@@ -104,20 +107,20 @@ time_cmd() { # label command...
 # shellcheck disable=SC2086
 if out=$("$SL" $STARTUP_ARGS 2>>"$LOG") && echo "$out" | grep -qiE 'allreduce|busbw'; then
 	# shellcheck disable=SC2086
-	time_cmd shardlab "$SL" $STARTUP_ARGS
+	time_cmd shardlab 20 "$SL" $STARTUP_ARGS
 	# As a user's shell runs it, without OPENBLAS_NUM_THREADS: the program
 	# sets it and re-executes itself once (src/blasenv.c).
 	# shellcheck disable=SC2086
-	time_cmd shardlab_reexec env -u OPENBLAS_NUM_THREADS "$SL" $STARTUP_ARGS
+	time_cmd shardlab_reexec 20 env -u OPENBLAS_NUM_THREADS "$SL" $STARTUP_ARGS
 else
 	echo "note startup shardlab: this build has no working 'coll' subcommand yet" >>"$RAW"
 fi
 if [ "$mpi" = yes ]; then
 	# shellcheck disable=SC2086
-	time_cmd mpi "$MPIRUN" $MPI_FLAGS -np 4 "$MPI_BIN" once 1048576
+	time_cmd mpi 5 "$MPIRUN" $MPI_FLAGS -np 4 "$MPI_BIN" once 1048576
 fi
 
-step "engine overhead: 64 devices, 64 MiB all-reduce"
+step "engine overhead: 64 devices, 64 MiB all-reduce (up to a minute: 4 GiB of fresh pages)"
 "$BE" memory 64 67108864 >>"$RAW" 2>>"$LOG" || fail "memory failed"
 "$BE" info | grep '^info load' | sed 's/^info load/info load_end/' >>"$RAW"
 
