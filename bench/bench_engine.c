@@ -320,13 +320,15 @@ static double bus_factor(sl_coll_op op, int p)
 	return op == SL_COLL_ALLREDUCE ? 2.0 * (p - 1) / p : (double)(p - 1) / p;
 }
 
+/* One op and size in one run: a warm-up, one timed call to size the loops,
+ * then reps loops of about `seconds`, each between wall barriers. */
 struct coll_job {
 	sl_coll_op op;
 	size_t count;
+	float **bufs; /* one per device, allocated and touched once per p */
 	double seconds;
-	int iters;
-	int slow; /* one call took longer than a loop should */
-	double elapsed;
+	int reps, iters, nrep;
+	double elapsed[16];
 };
 
 static int coll_prog(sl_dev *d, void *arg, sl_err *err)
@@ -334,13 +336,7 @@ static int coll_prog(sl_dev *d, void *arg, sl_err *err)
 	struct coll_job *j = arg;
 	int id = sl_dev_id(d), p = sl_cluster_devices(sl_dev_cluster(d));
 	sl_group g = sl_group_all(p);
-	size_t bytes = j->count * sizeof(float);
-	float *buf = sl_dev_alloc(d, bytes, "benchmark buffer", err);
-	if (!buf)
-		return err->code;
-	for (size_t i = 0; i < j->count; i++)
-		buf[i] = (float)((i + (size_t)id) % 7);
-	/* After a warm-up, one timed call sizes the loop to about j->seconds. */
+	float *buf = j->bufs[id];
 	int rc = sl_coll_run(d, &g, j->op, buf, j->count, SL_ALGO_RING, err);
 	if (!rc)
 		rc = sl_dev_wall_barrier(d);
@@ -353,18 +349,21 @@ static int coll_prog(sl_dev *d, void *arg, sl_err *err)
 		double dt = wall_now() - t0;
 		int it = dt > 0 ? (int)(j->seconds / dt) : 1000;
 		j->iters = it < 1 ? 1 : it > 1000 ? 1000 : it;
-		j->slow = dt > j->seconds;
+		/* One call longer than a loop: an overloaded machine; one loop
+		 * keeps the sweep short. */
+		j->nrep = dt > j->seconds ? 1 : j->reps;
 	}
 	if (!rc)
 		rc = sl_dev_wall_barrier(d);
-	t0 = wall_now();
-	for (int i = 0; !rc && i < j->iters; i++)
-		rc = sl_coll_run(d, &g, j->op, buf, j->count, SL_ALGO_RING, err);
-	if (!rc)
-		rc = sl_dev_wall_barrier(d);
-	if (!rc && id == 0)
-		j->elapsed = wall_now() - t0;
-	sl_dev_free(d, buf, bytes);
+	for (int r = 0; !rc && r < j->nrep; r++) {
+		t0 = wall_now();
+		for (int i = 0; !rc && i < j->iters; i++)
+			rc = sl_coll_run(d, &g, j->op, buf, j->count, SL_ALGO_RING, err);
+		if (!rc)
+			rc = sl_dev_wall_barrier(d);
+		if (!rc && id == 0)
+			j->elapsed[r] = wall_now() - t0;
+	}
 	return rc;
 }
 
@@ -405,29 +404,34 @@ static int cmd_coll(size_t lo, size_t hi, double seconds, int reps, const int *p
 	for (int pi = 0; pi < nps; pi++) {
 		int p = ps[pi];
 		sl_cluster *c = make_cluster(p, 100e9, 0, SL_TIMING_MODEL, (uint64_t)1 << 34);
+		/* Host buffers touched once: this machine takes seconds to fault
+		 * in fresh pages, which would swamp the sweep. */
+		float *bufs[SL_MAX_DEVICES];
+		for (int r = 0; r < p; r++) {
+			bufs[r] = xmalloc(hi);
+			for (size_t i = 0; i < hi / sizeof(float); i++)
+				bufs[r][i] = (float)((i + (size_t)r) % 7);
+		}
 		for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
 			for (size_t b = lo; b <= hi; b *= 2) {
 				/* Whole blocks per rank, as mpi_coll.c does. */
 				size_t count = b / sizeof(float);
 				count -= count % (size_t)p;
+				struct coll_job j = {ops[o], count, bufs, seconds, reps, 0, 0, {0}};
+				run_or_die(c, coll_prog, &j);
 				double bw[16], tm[16];
-				int iters = 0, n = 0;
-				for (int r = 0; r < reps; r++) {
-					struct coll_job j = {ops[o], count, seconds, 0, 0, 0};
-					run_or_die(c, coll_prog, &j);
-					tm[r] = j.elapsed / j.iters;
+				for (int r = 0; r < j.nrep; r++) {
+					tm[r] = j.elapsed[r] / j.iters;
 					bw[r] = (double)count * sizeof(float) / tm[r] * bus_factor(ops[o], p);
-					iters = j.iters;
-					n++;
-					if (j.slow) /* an overloaded machine: keep the sweep short */
-						break;
 				}
-				/* Best of the repetitions: the machine is shared, and the
-				 * noise only ever slows a run down. */
+				/* Best of the loops: the machine is shared, and the noise
+				 * only ever slows a loop down. */
 				printf("shardlab %s %d %zu %d %.9f %.6e %.6e\n", sl_coll_op_name(ops[o]), p, b,
-				       iters, median(tm, n), max_of(bw, n), median(bw, n));
+				       j.iters, median(tm, j.nrep), max_of(bw, j.nrep), median(bw, j.nrep));
 				fflush(stdout);
 			}
+		for (int r = 0; r < p; r++)
+			free(bufs[r]);
 		sl_cluster_destroy(c);
 	}
 	return 0;

@@ -51,17 +51,10 @@ static int cmp_double(const void *a, const void *b)
 /* Time one op and size: after a warm-up, one timed call sizes the loop to
  * about `seconds`;
  * a loop's time is the slowest rank's, between barriers. */
-static void measure(int op, size_t bytes, double seconds, int reps, int rank, int p)
+static void measure(int op, float *buf, size_t bytes, double seconds, int reps, int rank, int p)
 {
 	size_t count = bytes / sizeof(float);
 	count -= count % (size_t)p;
-	float *buf = malloc(count * sizeof *buf);
-	if (!buf) {
-		fprintf(stderr, "mpi_coll: cannot allocate %zu bytes\n", bytes);
-		MPI_Abort(MPI_COMM_WORLD, 1);
-	}
-	for (size_t i = 0; i < count; i++)
-		buf[i] = (float)((i + (size_t)rank) % 7);
 
 	run_op(op, buf, count, p); /* warm-up: first touches, connections */
 	MPI_Barrier(MPI_COMM_WORLD);
@@ -98,7 +91,6 @@ static void measure(int op, size_t bytes, double seconds, int reps, int rank, in
 		       real / tm[0] * f, real / med * f);
 		fflush(stdout);
 	}
-	free(buf);
 }
 
 int main(int argc, char **argv)
@@ -114,10 +106,20 @@ int main(int argc, char **argv)
 		int reps = atoi(argv[5]);
 		if (lo < sizeof(float) * (size_t)p || hi < lo || !(seconds > 0) || reps < 1 || reps > 16)
 			bad = 1;
-		else
+		else {
+			/* One buffer touched once, as bench_engine does. */
+			float *buf = malloc(hi);
+			if (!buf) {
+				fprintf(stderr, "mpi_coll: cannot allocate %zu bytes\n", hi);
+				MPI_Abort(MPI_COMM_WORLD, 1);
+			}
+			for (size_t i = 0; i < hi / sizeof(float); i++)
+				buf[i] = (float)((i + (size_t)rank) % 7);
 			for (int op = 0; op < NOPS; op++)
 				for (size_t b = lo; b <= hi; b *= 2)
-					measure(op, b, seconds, reps, rank, p);
+					measure(op, buf, b, seconds, reps, rank, p);
+			free(buf);
+		}
 	} else if (argc == 3 && strcmp(argv[1], "once") == 0) {
 		size_t count = strtoull(argv[2], NULL, 10) / sizeof(float);
 		float *buf = calloc(count ? count : 1, sizeof *buf);
