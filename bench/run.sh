@@ -112,6 +112,8 @@ if out=$("$SL" $STARTUP_ARGS 2>>"$LOG") && echo "$out" | grep -qiE 'allreduce|bu
 	# sets it and re-executes itself once (src/blasenv.c).
 	# shellcheck disable=SC2086
 	time_cmd shardlab_reexec 20 env -u OPENBLAS_NUM_THREADS "$SL" $STARTUP_ARGS
+	# The fixed part: loading the program and OpenBLAS, no devices.
+	time_cmd shardlab_version 20 "$SL" --version
 else
 	echo "note startup shardlab: this build has no working 'coll' subcommand yet" >>"$RAW"
 fi
