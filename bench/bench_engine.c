@@ -8,7 +8,7 @@
  *   info                         the machine: CPU, cores, OpenBLAS core
  *   throttle REPS                paced transfers at 1 MB/s .. 1 GB/s, slowdown 1
  *   gemm REPS M K N DEVICES      a device's sharded sgemm against a bare one
- *   coll MIN MAX SECONDS REPS P...  unpaced collectives, and memcpy
+ *   coll MIN MAX SECONDS REPS P...  unpaced collectives, memcpy, cross-core copy
  *   memory DEVICES BYTES         peak RSS of an all-reduce over many devices
  *   time RUNS CMD ARGS...        wall time of a whole process (start-up) */
 #include <inttypes.h>
@@ -391,6 +391,83 @@ static double memcpy_bw(size_t bytes, double seconds, int reps)
 	return best;
 }
 
+/* Two plain threads, no engine: each writes its own buffer, then copies the
+ * other's, freshly written, into a second buffer of its own, a barrier after
+ * each phase.  Every byte a ring step moves was just written by another
+ * core, so this copy rate, not memcpy's, bounds a step on this machine. */
+struct xcore {
+	char *x[2], *y[2];
+	size_t bytes;
+	int iters, reps;
+	pthread_barrier_t bar;
+	double best;
+};
+
+struct xcore_arg {
+	struct xcore *xc;
+	int id;
+};
+
+static void *xcore_rank(void *arg)
+{
+	struct xcore_arg *a = arg;
+	struct xcore *xc = a->xc;
+	int id = a->id;
+	float *mine = (float *)xc->x[id];
+	size_t n = xc->bytes / sizeof(float);
+	for (int r = 0; r < xc->reps; r++) {
+		double copy = 0;
+		for (int i = 0; i < xc->iters; i++) {
+			for (size_t k = 0; k < n; k++)
+				mine[k] += 1.0f;
+			pthread_barrier_wait(&xc->bar);
+			double t0 = wall_now();
+			memcpy(xc->y[id], xc->x[1 - id], xc->bytes);
+			pthread_barrier_wait(&xc->bar);
+			copy += wall_now() - t0;
+		}
+		double bw = (double)xc->bytes * xc->iters / copy;
+		if (id == 0 && bw > xc->best)
+			xc->best = bw;
+	}
+	return NULL;
+}
+
+static double xcore_bw(size_t bytes, double seconds, int reps)
+{
+	struct xcore xc;
+	memset(&xc, 0, sizeof xc);
+	xc.bytes = bytes / sizeof(float) * sizeof(float);
+	for (int r = 0; r < 2; r++) {
+		xc.x[r] = xmalloc(xc.bytes);
+		xc.y[r] = xmalloc(xc.bytes);
+		memset(xc.x[r], 0, xc.bytes);
+		memset(xc.y[r], 0, xc.bytes);
+	}
+	/* Size the loops from one copy; the write phase takes about as long. */
+	double t0 = wall_now();
+	memcpy(xc.y[0], xc.x[1], xc.bytes);
+	double one = 2 * (wall_now() - t0);
+	xc.iters = one > 0 ? (int)(seconds / one) : 1000;
+	xc.iters = xc.iters < 2 ? 2 : xc.iters > 10000 ? 10000 : xc.iters;
+	xc.reps = reps;
+	pthread_barrier_init(&xc.bar, NULL, 2);
+	pthread_t th;
+	struct xcore_arg a0 = {&xc, 0}, a1 = {&xc, 1};
+	if (pthread_create(&th, NULL, xcore_rank, &a1) != 0) {
+		fprintf(stderr, "bench_engine: cannot start a thread\n");
+		exit(1);
+	}
+	xcore_rank(&a0);
+	pthread_join(th, NULL);
+	pthread_barrier_destroy(&xc.bar);
+	for (int r = 0; r < 2; r++) {
+		free(xc.x[r]);
+		free(xc.y[r]);
+	}
+	return xc.best;
+}
+
 static int cmd_coll(size_t lo, size_t hi, double seconds, int reps, const int *ps, int nps)
 {
 	static const sl_coll_op ops[] = {SL_COLL_ALLREDUCE, SL_COLL_ALLGATHER,
@@ -399,6 +476,7 @@ static int cmd_coll(size_t lo, size_t hi, double seconds, int reps, const int *p
 		reps = 16;
 	for (size_t b = lo; b <= hi; b *= 2) {
 		printf("memcpy %zu %.6e\n", b, memcpy_bw(b, seconds, reps));
+		printf("xcore %zu %.6e\n", b, xcore_bw(b, seconds, reps));
 		fflush(stdout);
 	}
 	for (int pi = 0; pi < nps; pi++) {
