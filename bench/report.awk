@@ -113,6 +113,9 @@ END {
 	print "(no engine) each write their own buffer of the size, then copy the other's freshly written"
 	print "one, a barrier after each phase; the copy phase's rate per thread. Every byte a ring step"
 	print "moves was just written by another core, as here. GB/s = 1e9 bytes/s; best (median)."
+	print "Open MPI's ranks are processes that poll for messages; with more ranks than cores, or"
+	print "other work on the machine, they lose far more than threads that sleep, so its figures"
+	print "here depend strongly on the load average above."
 	print ""
 	if ("mpi" in note) printf "%s\n", note["mpi"]
 	print "| op | p | size | memcpy GB/s | cross-core copy GB/s | shardlab busbw GB/s | / memcpy | Open MPI busbw GB/s | shardlab / Open MPI |"
