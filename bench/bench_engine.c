@@ -178,9 +178,8 @@ static int cmd_throttle(int reps)
 		if (bytes > cap)
 			bytes = cap;
 		bytes &= ~(size_t)3;
-		double ratio[16], wall[16];
-		if (reps > 16)
-			reps = 16;
+		double ratio[16] = {0}, wall[16] = {0};
+		reps = reps < 1 ? 1 : reps > 16 ? 16 : reps;
 		for (int i = 0; i < reps; i++) {
 			sl_cluster *c = make_cluster(2, rates[r], 1.0, SL_TIMING_MODEL, (uint64_t)1 << 30);
 			struct xfer_job j = {bytes, src, dst};
@@ -271,7 +270,7 @@ static int cmd_gemm(int reps, int m, int k, int n, int t)
 	if (reps > 16)
 		reps = 16;
 	for (int split = SL_SPLIT_COL; split <= SL_SPLIT_ROW; split++) {
-		double dev[16], bare[16], conc[16], lo = 1e300, hi = 0, err_max = 0;
+		double dev[16] = {0}, bare[16] = {0}, conc[16] = {0}, lo = 1e300, hi = 0, err_max = 0;
 		/* Run -1 is a warm-up: OpenBLAS allocates and first touches its
 		 * per-call buffers once per process, which no later call pays. */
 		for (int i = -1; i < reps; i++) {
@@ -396,7 +395,7 @@ static double memcpy_bw(size_t bytes, double seconds, int reps)
  * each phase.  Every byte a ring step moves was just written by another
  * core, so this copy rate, not memcpy's, bounds a step on this machine. */
 struct xcore {
-	char *x[2], *y[2];
+	float *x[2], *y[2];
 	size_t bytes;
 	int iters, reps;
 	pthread_barrier_t bar;
@@ -413,7 +412,7 @@ static void *xcore_rank(void *arg)
 	struct xcore_arg *a = arg;
 	struct xcore *xc = a->xc;
 	int id = a->id;
-	float *mine = (float *)xc->x[id];
+	float *mine = xc->x[id];
 	size_t n = xc->bytes / sizeof(float);
 	for (int r = 0; r < xc->reps; r++) {
 		double copy = 0;
@@ -497,7 +496,7 @@ static int cmd_coll(size_t lo, size_t hi, double seconds, int reps, const int *p
 				count -= count % (size_t)p;
 				struct coll_job j = {ops[o], count, bufs, seconds, reps, 0, 0, {0}};
 				run_or_die(c, coll_prog, &j);
-				double bw[16], tm[16];
+				double bw[16] = {0}, tm[16] = {0};
 				for (int r = 0; r < j.nrep; r++) {
 					tm[r] = j.elapsed[r] / j.iters;
 					bw[r] = (double)count * sizeof(float) / tm[r] * bus_factor(ops[o], p);
@@ -601,9 +600,8 @@ static int cmd_memory(int p, size_t bytes)
 
 static int cmd_time(int runs, char **argv)
 {
-	double t[64];
-	if (runs > 64)
-		runs = 64;
+	double t[64] = {0};
+	runs = runs < 1 ? 1 : runs > 64 ? 64 : runs;
 	for (int i = -2; i < runs; i++) { /* two warm-up runs */
 		double t0 = wall_now();
 		pid_t pid = fork();

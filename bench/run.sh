@@ -65,6 +65,7 @@ else
 fi
 
 step "unpaced collectives, shardlab (about 40 s)"
+# shellcheck disable=SC2086 # PS is a list of rank counts
 "$BE" coll "$MIN" "$MAX" "$SECS" "$REPS" $PS >>"$RAW" 2>>"$LOG" || fail "coll failed"
 
 if [ "$mpi" = yes ]; then
