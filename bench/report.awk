@@ -3,6 +3,7 @@
 
 function gb(x) { return sprintf("%.2f", x / 1e9) }
 function mib(x) { return sprintf("%g MiB", x / 1048576) }
+function size(x) { return x % 1048576 == 0 ? mib(x) : sprintf("%g MB", x / 1e6) }
 function verdict(ok) { return ok ? "PASS" : "MISS" }
 function rate(x) { return x >= 1e9 ? sprintf("%g GB/s", x / 1e9) : sprintf("%g MB/s", x / 1e6) }
 function rest(from,   i, s) { s = $from; for (i = from + 1; i <= NF; i++) s = s " " $i; return s }
@@ -56,7 +57,7 @@ END {
 		split(th[i], f, " ")
 		ok = f[6] >= 0.99 && f[6] <= 1.01
 		printf "| %s | %s | %.4f s | %.4f | %.4f .. %.4f | 0.99 .. 1.01 | %s |\n",
-			rate(f[2]), mib(f[3]), f[5], f[6], f[7], f[8], verdict(ok)
+			rate(f[2]), size(f[3]), f[5], f[6], f[7], f[8], verdict(ok)
 		if (!ok) miss_th = 1
 	}
 	print ""
