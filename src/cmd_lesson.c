@@ -291,9 +291,9 @@ static int run_session(struct session *s, FILE *in, FILE *out, sl_err *err)
 			if (a.correct)
 				wrap(out, a.explain, 0, "[right] ");
 			else {
-				char head[400];
-				snprintf(head, sizeof head, "[wrong] the answer: %s. ", a.expected);
-				wrap(out, a.explain, 0, head);
+				fprintf(out, "[wrong] the answer: %s\n", a.expected);
+				if (a.explain[0])
+					wrap(out, a.explain, 8, "");
 			}
 			break;
 		}

@@ -117,7 +117,15 @@ int sl_literal_parse(const char *s, double *v, sl_dim *d, sl_err *err)
 	}
 	size_t ul = strlen(u);
 	int rc;
-	if (strstr(u, "FLOP")) {
+	if (strlen(s) > 40)
+		return sl_fail(err, SL_EINVAL, "'%.40s...' is too long for a number", s);
+	if (strstr(u, "FLOP") && !strstr(u, "/s") && strcmp(u + ul - 1, "S") != 0) {
+		/* An amount of work: the rate parser reads it with "/s" added. */
+		char r[64];
+		snprintf(r, sizeof r, "%s/s", s);
+		*d = SL_DIM_WORK;
+		rc = sl_parse_flops(r, v, err);
+	} else if (strstr(u, "FLOP")) {
 		*d = SL_DIM_FLOPS;
 		rc = sl_parse_flops(s, v, err);
 	} else if ((ul > 2 && strcmp(u + ul - 2, "/s") == 0) || (ul > 3 && strcmp(u + ul - 3, "bps") == 0)) {
@@ -132,7 +140,7 @@ int sl_literal_parse(const char *s, double *v, sl_dim *d, sl_err *err)
 	} else {
 		return sl_fail(err, SL_EINVAL,
 			       "unknown unit '%s' in '%s' (units: s ms us ns, B KiB MiB GiB KB MB GB, "
-			       "GB/s MB/s Gb/s, TFLOP/s, %%)",
+			       "GB/s MB/s Gb/s, GFLOP TFLOP/s, %%)",
 			       u, s);
 	}
 	return rc;

@@ -248,7 +248,6 @@ static int add_lline(struct parser *P, int no, int kw, const char *rest, size_t 
 static int split_lines(struct parser *P, const char *buf, size_t len)
 {
 	int line = 0, open = 0; /* a command that continuation lines may extend */
-	int in_block = 0;
 	for (size_t i = 0; i < len;) {
 		size_t e = i;
 		while (e < len && buf[e] != '\n')
@@ -271,19 +270,7 @@ static int split_lines(struct parser *P, const char *buf, size_t len)
 			continue;
 		if (lead > 0) {
 			const char *t = s + lead;
-			size_t tn = n - lead, wl = 0;
-			while (wl < tn && islower((unsigned char)t[wl]))
-				wl++;
-			char w[16] = "";
-			if (wl < sizeof w && (wl == tn || t[wl] == ' ' || t[wl] == '\t'))
-				memcpy(w, t, wl), w[wl] = 0;
-			int kw = kw_find(w);
-			if (in_block && kw >= 0 && is_block_kw(kw)) {
-				diag(P, line, "indented '%s' would continue the line above: start the lines of a "
-					 "block in column 1", w);
-				open = 0;
-				continue;
-			}
+			size_t tn = n - lead;
 			if (!open) {
 				diag(P, line, "an indented line continues the command above it, but there is none "
 					 "(commands start in column 1; a blank line ends a command)");
@@ -338,10 +325,6 @@ static int split_lines(struct parser *P, const char *buf, size_t len)
 			open = 0;
 			continue;
 		}
-		if (kw == KW_QUESTION || kw == KW_MENU || kw == KW_EXPLORE)
-			in_block = 1;
-		else if (kw == KW_END)
-			in_block = 0;
 		size_t r = wl;
 		while (r < n && (s[r] == ' ' || s[r] == '\t'))
 			r++;
@@ -804,7 +787,7 @@ static int compile_question(struct parser *P, sl_op *o, int from, int to)
 			      "(answer), not both");
 	else if (!answers && !options)
 		diag(P, line, "the question has no choices and no answer: add 'correct TEXT' and "
-			      "'option TEXT' lines, or 'answer FIGURE'");
+			      "'option TEXT' lines, or 'answer FIGURE' (block lines start in column 1)");
 	else if (options) {
 		o->numeric = 0;
 		if (options < 2)
@@ -868,7 +851,7 @@ static int compile_menu(struct parser *P, sl_op *o, int from, int to)
 		text(P, L->no, rest, &c->text);
 	}
 	if (o->nch == 0)
-		diag(P, o->line, "the menu has no items: add 'item LABEL TEXT' lines");
+		diag(P, o->line, "the menu has no items: add 'item LABEL TEXT' lines (in column 1)");
 	return 0;
 }
 
@@ -943,7 +926,7 @@ static int compile_explore(struct parser *P, sl_op *o, int from, int to)
 	}
 	if (!o->nknobs)
 		diag(P, o->line, "the explore gives the learner no knob: add 'knob bandwidth' (or another "
-				 "setup key)");
+				 "setup key) in column 1");
 	if (!until) {
 		diag(P, o->line, "the explore has no 'until CONDITION': say when the lesson goes on");
 	} else {
@@ -1216,7 +1199,7 @@ static int compile(struct parser *P)
 			if (j >= P->nll) {
 				int last = P->nll ? P->ll[P->nll - 1].no : L->no;
 				diag(P, last, "the %s opened at line %d is not closed: add 'end' after its last "
-					 "line", what, L->no);
+					 "line, in column 1", what, L->no);
 			} else if (P->ll[j].kw != KW_END) {
 				diag(P, P->ll[j].no, "'%s' inside the %s opened at line %d: add 'end' before this "
 					 "line to close the %s", kw_names[P->ll[j].kw], what, L->no, what);

@@ -204,8 +204,9 @@ void sl_lsetup_describe(const sl_lsetup *s, char *buf, size_t n)
 				c->topology == SL_TOPO_RING ? " wired as a ring" : "", bw, lat);
 	if (len < 0 || (size_t)len >= n)
 		return;
-	snprintf(buf + len, n - (size_t)len, "; matmul %s m=%d k=%d n=%d; collective %s of %s, %s%s",
+	snprintf(buf + len, n - (size_t)len, "; matmul %s m=%d k=%d n=%d%s; collective %s of %s, %s%s",
 		 sl_split_name(s->sc.gemm.split), s->sc.gemm.m, s->sc.gemm.k, s->sc.gemm.n,
+		 s->sc.gemm.split == SL_SPLIT_SINGLE && c->devices > 1 ? " (on one device)" : "",
 		 sl_coll_op_name(s->op), by, sl_algo_name(s->sc.gemm.algo),
 		 c->timing == SL_TIMING_MEASURED ? "; measured timing" : "");
 }
