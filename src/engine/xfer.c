@@ -202,6 +202,11 @@ static int check_msgs(sl_dev *d, const sl_msg *m, int n, sl_xop op, sl_err *err)
 	for (int i = 0; i < n; i++) {
 		if (m[i].peer < 0 || m[i].peer >= d->c->n || m[i].peer == d->id)
 			return sl_fail(err, SL_EINVAL, "device %d: no link to device %d", d->id, m[i].peer);
+		/* One slot per channel: a device has one message in flight per peer. */
+		for (int k = 0; k < i; k++)
+			if (m[k].peer == m[i].peer)
+				return sl_fail(err, SL_EINVAL, "device %d: two messages to device %d at once",
+					       d->id, m[i].peer);
 		if (m[i].nseg < 1 || m[i].nseg > 2)
 			return sl_fail(err, SL_EINVAL, "device %d: bad message", d->id);
 		for (int s = 0; s < m[i].nseg; s++)
