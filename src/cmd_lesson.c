@@ -21,7 +21,7 @@
 static void usage_lesson(FILE *f)
 {
 	fprintf(f, "usage: shardlab lesson --headless [--start=LABEL|LINE] [--resume] [--fresh] "
-		   "[--no-save] FILE|NAME\n");
+		   "[--no-save] [--demo] FILE|NAME\n");
 }
 
 int sl_cmd_check(int argc, char **argv)
@@ -199,7 +199,13 @@ static int run_explore(struct session *s, const sl_step *st, FILE *in, FILE *out
 		fprintf(out, " %s", st->knobs[i]);
 	fprintf(out, "; the lesson goes on when %s (type KNOB VALUE, demo, or skip)\n", st->detail);
 	for (;;) {
-		if (!prompt(in, out, "knob> ", buf, sizeof buf, s->o->echo))
+		if (s->o->autoplay) {
+			if (tries)
+				return sl_fail(err, SL_EINVAL, "%s:%d: the explore's demo does not meet its "
+					       "condition", sl_lesson_name(s->l), st->line);
+			fprintf(out, "knob> demo\n");
+			snprintf(buf, sizeof buf, "demo");
+		} else if (!prompt(in, out, "knob> ", buf, sizeof buf, s->o->echo))
 			return sl_fail(err, SL_EINVAL, "%s:%d: standard input ended during the explore",
 				       sl_lesson_name(s->l), st->line);
 		if (strcmp(buf, "skip") == 0) {
@@ -208,6 +214,8 @@ static int run_explore(struct session *s, const sl_step *st, FILE *in, FILE *out
 		}
 		sl_err e = {0};
 		if (strcmp(buf, "demo") == 0 ? sl_vm_demo(s->vm, &e) : sl_vm_knob(s->vm, buf, &e)) {
+			if (s->o->autoplay)
+				return sl_fail(err, SL_EINVAL, "%s:%d: %s", sl_lesson_name(s->l), st->line, e.msg);
 			fprintf(out, "  %s\n", e.msg);
 			continue;
 		}
@@ -251,7 +259,7 @@ static int run_session(struct session *s, FILE *in, FILE *out, sl_err *err)
 			break;
 		case SL_STEP_PAUSE:
 			save(s, 0);
-			if (s->o->interactive) {
+			if (s->o->interactive && !s->o->autoplay) {
 				fprintf(out, "[pause] %s%s", st.text, st.text[0] ? " " : "");
 				if (!prompt(in, out, "(Enter) ", buf, sizeof buf, 0))
 					return sl_fail(err, SL_EINVAL, "%s:%d: standard input ended at a pause",
@@ -280,14 +288,24 @@ static int run_session(struct session *s, FILE *in, FILE *out, sl_err *err)
 				fprintf(out, "  (a number in %s, or with its unit)\n", st.unit);
 			sl_answer a;
 			for (;;) {
-				if (!prompt(in, out, "answer> ", buf, sizeof buf, s->o->echo))
+				if (s->o->autoplay) {
+					if (sl_vm_expected(s->vm, buf, sizeof buf, err))
+						return err ? err->code : SL_EINVAL;
+					fprintf(out, "answer> %s\n", buf);
+				} else if (!prompt(in, out, "answer> ", buf, sizeof buf, s->o->echo))
 					return sl_fail(err, SL_EINVAL, "%s:%d: standard input ended before the "
 						       "question was answered", sl_lesson_name(s->l), st.line);
 				sl_err e = {0};
 				if (sl_vm_answer(s->vm, buf, &a, &e) == SL_OK)
 					break;
+				if (s->o->autoplay)
+					return sl_fail(err, SL_EINVAL, "%s:%d: %s", sl_lesson_name(s->l), st.line,
+						       e.msg);
 				fprintf(out, "  %s\n", e.msg);
 			}
+			if (s->o->autoplay && !a.correct)
+				return sl_fail(err, SL_EINVAL, "%s:%d: the lesson's own answer '%s' is judged "
+					       "wrong (it expects %s)", sl_lesson_name(s->l), st.line, buf, a.expected);
 			if (a.correct)
 				wrap(out, a.explain, 0, "[right] ");
 			else {
@@ -307,7 +325,9 @@ static int run_session(struct session *s, FILE *in, FILE *out, sl_err *err)
 				wrap(out, st.choices[i], 2, lab);
 			}
 			for (;;) {
-				if (!prompt(in, out, "choice> ", buf, sizeof buf, s->o->echo))
+				if (s->o->autoplay) /* the first item: the course reads in order */
+					fprintf(out, "choice> %s\n", strcpy(buf, "1"));
+				else if (!prompt(in, out, "choice> ", buf, sizeof buf, s->o->echo))
 					return sl_fail(err, SL_EINVAL, "%s:%d: standard input ended before a menu "
 						       "item was chosen", sl_lesson_name(s->l), st.line);
 				char *end;
@@ -424,6 +444,8 @@ int sl_cmd_lesson(int argc, char **argv)
 			o.fresh = 1;
 		else if (strcmp(a, "--no-save") == 0)
 			o.save = 0;
+		else if (strcmp(a, "--demo") == 0)
+			o.autoplay = 1;
 		else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			usage_lesson(stdout);
 			return 0;
@@ -458,5 +480,7 @@ int sl_cmd_lesson(int argc, char **argv)
 	}
 	o.interactive = isatty(STDIN_FILENO);
 	o.echo = !o.interactive;
+	if (o.autoplay) /* a demonstration is not the learner's progress */
+		o.save = 0;
 	return sl_lesson_headless(path, &o, stdin, stdout, stderr);
 }

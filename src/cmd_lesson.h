@@ -15,6 +15,7 @@ typedef struct sl_headless_opts {
 	int save;          /* keep progress in the state directory */
 	int interactive;   /* wait for Enter at pauses (stdin is a terminal) */
 	int echo;          /* echo what was read (stdin is not a terminal) */
+	int autoplay;      /* play it through: the lesson's own answers and demos */
 } sl_headless_opts;
 
 /* Run a lesson file without curses: steps to out, the learner's answers from

@@ -24,7 +24,7 @@
 #define SL_LESSON_MAX_BYTES (1 << 20)   /* file size */
 #define SL_LESSON_MAX_LINE 1000         /* bytes per physical line */
 #define SL_LESSON_MAX_TEXT 8000         /* bytes of one command with its continuations */
-#define SL_LESSON_MAX_STEPS 10000       /* commands executed between two learner inputs */
+#define SL_LESSON_MAX_STEPS 10000       /* commands executed without a step to show */
 #define SL_LESSON_MAX_RUNS 1000         /* engine runs in one session */
 #define SL_LESSON_MAX_DIAGS 20          /* errors reported by one check */
 

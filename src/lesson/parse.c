@@ -435,7 +435,7 @@ static int resolve(void *ctx, const char *prefix, const char *name, sl_node *nod
 	}
 	int ni = name_find(l, name);
 	if (ni >= 0 && l->names[ni].kind == NAME_LET) {
-		if (l->names[ni].bit < 0)
+		if (l->names[ni].pos < 0)
 			return sl_fail(err, SL_EINVAL, "'%s' is used before its let at line %d", name,
 				       l->names[ni].line);
 		node->op = SL_N_LET;
@@ -945,6 +945,15 @@ static int compile(struct parser *P)
 	/* The label index first, so jumps may go forward. */
 	for (int i = 0; i < P->nll; i++) {
 		const struct lline *L = &P->ll[i];
+		if (L->kw == KW_LET) {
+			/* Known before its line, so an early use is named as such. */
+			char w[64];
+			word(L->rest, w, sizeof w);
+			if (valid_name(w, 0) && !reserved(w) && sl_fig_find(w) < 0 && name_find(l, w) < 0 &&
+			    name_add(l, w, NAME_LET, L->no) < 0)
+				return -1;
+			continue;
+		}
 		if (L->kw != KW_LABEL)
 			continue;
 		char w[64];
@@ -961,6 +970,9 @@ static int compile(struct parser *P)
 		int ni = name_find(l, w);
 		if (ni >= 0) {
 			diag(P, L->no, "label '%s' is already defined at line %d", w, l->names[ni].line);
+			if (l->names[ni].kind != NAME_LABEL)
+				diag(P, L->no, "'%s' names a let at line %d; a label needs another name", w,
+				     l->names[ni].line);
 			continue;
 		}
 		if (name_add(l, w, NAME_LABEL, L->no) < 0)
@@ -1119,12 +1131,12 @@ static int compile(struct parser *P)
 			int e = expr(P, L->no, after, strlen(after), 0);
 			if (e < 0)
 				break;
-			if (ni < 0) {
-				if ((ni = name_add(l, w, NAME_LET, L->no)) < 0)
-					return -1;
+			if (ni < 0 && (ni = name_add(l, w, NAME_LET, L->no)) < 0)
+				return -1;
+			if (l->names[ni].pos < 0) { /* its first let: the value's dimension is its own */
 				l->names[ni].dim = l->pool.n[e].dim;
 				l->names[ni].flag = l->pool.n[e].flag;
-				l->names[ni].bit = 0; /* defined: assigned properly below */
+				l->names[ni].pos = 0;
 			} else if (!sl_dim_eq(l->names[ni].dim, l->pool.n[e].dim)) {
 				diag(P, L->no, "'%s' was %s at line %d; here it is %s", w,
 				     sl_dim_name(l->names[ni].dim), l->names[ni].line,
@@ -1589,13 +1601,15 @@ static int parse_buf(const char *name, const char *buf, size_t len, int truncate
 	}
 	P.l = l;
 	l->hash = fnv1a(buf, len);
-	int rc = check_bytes(&P, buf, len, truncated);
-	if (rc == 0)
+	/* rc is for running out of memory only; what is wrong with the lesson
+	 * goes to diag() and stops the later stages. */
+	int rc = 0, text_ok = check_bytes(&P, buf, len, truncated) == 0;
+	if (text_ok)
 		rc = split_lines(&P, buf, len);
 	if (rc == 0 && P.nerr == 0 && P.nll == 0)
 		diag(&P, 1, "the lesson is empty: it needs a 'title' line, a 'minutes' line and at least "
 			    "one step");
-	if (rc == 0 && P.nll > 0)
+	if (rc == 0 && text_ok && P.nll > 0) /* report command errors past a bad line too */
 		rc = compile(&P);
 	if (rc == 0 && P.nerr == 0 && l->nops == 0)
 		diag(&P, P.ll[P.nll - 1].no, "the lesson has no steps: add 'say TEXT'");

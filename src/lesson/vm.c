@@ -40,7 +40,7 @@ struct sl_vm {
 	size_t nev;
 	double horizon;
 	/* counters */
-	long steps;
+	long steps; /* commands executed since something was yielded */
 	int runs;
 	int asked, right, checks_failed;
 	/* strings handed out with the current step */
@@ -426,6 +426,7 @@ int sl_vm_next(sl_vm *vm, sl_step *st, sl_err *err)
 	const sl_lesson *l = vm->l;
 	int rc = SL_OK;
 	strs_reset(vm);
+	vm->steps = 0;
 	if (vm->waiting) {
 		const char *what = vm->waiting == OP_QUESTION ? "the question waits for an answer"
 				   : vm->waiting == OP_MENU ? "the menu waits for a choice"
@@ -454,9 +455,11 @@ int sl_vm_next(sl_vm *vm, sl_step *st, sl_err *err)
 			return SL_OK;
 		}
 		const sl_op *o = &l->ops[vm->pc];
+		/* The checker refuses loops without a learner in them; this is the
+		 * backstop should one slip through. */
 		if (++vm->steps > SL_LESSON_MAX_STEPS)
-			return vfail(vm, o->line, err, "%d steps without the learner: is there a jump loop?",
-				     SL_LESSON_MAX_STEPS);
+			return vfail(vm, o->line, err, "%d commands in a row without a step to show: is "
+				     "there a jump loop?", SL_LESSON_MAX_STEPS);
 		step_init(vm, st, o);
 		vm->position = vm->pc;
 		switch (o->kind) {
