@@ -1,2 +1,266 @@
+/* cli.c - the command line: the table of subcommands, the global options,
+ * and the parsing and error conventions every subcommand shares. */
 #include "cli.h"
-int sl_cli_main(int argc, char **argv) { (void)argc; (void)argv; return 0; }
+
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cblas.h>
+
+#include "report.h"
+#include "units.h"
+
+/* The subcommands.  Adding one is one line here and its declaration in
+ * cli.h. */
+static const struct sl_cmd {
+	const char *name;
+	sl_cmd_fn fn;
+	const char *summary;
+} cmds[] = {
+	{"run", sl_cmd_run, "run one sharded matrix multiply headless and report it"},
+	{"coll", sl_cmd_coll, "time a collective over one size or a range, nccl-tests style"},
+	{"check", sl_cmd_check, "check lesson files without running them"},
+	{"lesson", sl_cmd_lesson, "follow a guided lesson (--headless: without the screen)"},
+	{NULL, NULL, NULL},
+};
+
+void sl_cli_error(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	/* Keep the promise of one line, whatever a message holds. */
+	for (char *p = msg; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	fflush(stdout);
+	fprintf(stderr, "shardlab: %s\n", msg);
+}
+
+int sl_cli_usage(const char *cmd, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (cmd)
+		sl_cli_error("%s: %s (see 'shardlab %s --help')", cmd, msg, cmd);
+	else
+		sl_cli_error("%s (see 'shardlab --help')", msg);
+	return SL_EXIT_USAGE;
+}
+
+int sl_cli_fail(const char *cmd, const sl_err *err)
+{
+	sl_cli_error("%s: %s", cmd, err->msg[0] ? err->msg : "failed");
+	return err->code == SL_EINVAL ? SL_EXIT_USAGE : SL_EXIT_FAIL;
+}
+
+int sl_cli_flush(int status)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		sl_cli_error("cannot write the report: %s", strerror(errno));
+		return SL_EXIT_FAIL;
+	}
+	return status;
+}
+
+/* Long options must be spelled out: with --m, --k and --n beside --memory,
+ * getopt_long's abbreviations would read "--m=3" as --memory=3 in a command
+ * without --m.  Check every "--name" (and skip the value of "--name VALUE")
+ * before getopt_long sees them. */
+static int check_spelling(const char *cmd, int argc, char **argv, const struct option *lo)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--") == 0)
+			break;
+		if (strncmp(a, "--", 2) != 0)
+			continue;
+		const char *name = a + 2;
+		size_t len = strcspn(name, "=");
+		int exact = -1, hits = 0;
+		char cands[160] = "";
+		size_t cl = 0;
+		for (int j = 0; lo[j].name; j++) {
+			if (strncmp(lo[j].name, name, len) != 0)
+				continue;
+			if (strlen(lo[j].name) == len)
+				exact = j;
+			hits++;
+			if (cl < sizeof cands)
+				cl += (size_t)snprintf(cands + cl, sizeof cands - cl, "%s--%s",
+						       cl ? ", " : "", lo[j].name);
+		}
+		if (exact < 0 && hits > 0)
+			return sl_cli_usage(cmd, "unknown option '--%.*s' (did you mean %s%s?)",
+					    (int)len, name, hits > 1 ? "one of " : "", cands);
+		if (exact < 0)
+			return sl_cli_usage(cmd, "unknown option '--%.*s'", (int)len, name);
+		if (lo[exact].has_arg == no_argument && name[len] == '=')
+			return sl_cli_usage(cmd, "option '--%s' takes no value", lo[exact].name);
+		if (lo[exact].has_arg == required_argument && name[len] != '=')
+			i++; /* its value */
+	}
+	return 0;
+}
+
+/* What getopt_long did not like, in words (long options were checked). */
+static int getopt_error(const char *cmd, int c, char **argv)
+{
+	if (c == ':')
+		return sl_cli_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
+	return sl_cli_usage(cmd, "unknown option '-%c'", optopt > 0 && optopt < 128 ? optopt : '?');
+}
+
+int sl_cli_parse(const char *cmd, int argc, char **argv, const struct option *lo, sl_opts *o,
+		 sl_cli_optfn own, void *ctx, void (*help)(void))
+{
+	static const struct option help_opt[] = {{"help", no_argument, NULL, 'h'},
+						 {NULL, 0, NULL, 0}};
+	struct option all[SL_OPTS_MAX];
+	size_t n = sl_opts_append(all, 0, SL_OPTS_MAX, lo);
+	sl_opts_append(all, n, SL_OPTS_MAX, help_opt);
+	int rc = check_spelling(cmd, argc, argv, all);
+	if (rc)
+		return rc;
+	sl_err err = {0};
+	int c;
+	optind = 0; /* a full reset in glibc, whatever parsed before */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", all, NULL)) != -1) {
+		if (c == 'h') {
+			help();
+			return sl_cli_flush(SL_EXIT_OK);
+		}
+		if (c == '?' || c == ':')
+			return getopt_error(cmd, c, argv);
+		rc = sl_opts_handle(o, c, optarg, &err);
+		if (rc == SL_OPTS_NOT_MINE)
+			rc = own ? own(ctx, c, optarg, &err)
+				 : sl_fail(&err, SL_EINVAL, "option code %d has no handler", c);
+		if (rc)
+			return sl_cli_usage(cmd, "%s", err.msg);
+	}
+	if (optind < argc)
+		return sl_cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+	if (sl_opts_finish(o, &err))
+		return sl_cli_usage(cmd, "%s", err.msg);
+	return SL_CLI_GO;
+}
+
+int sl_cli_host_fits(const char *cmd, double bytes, const char *what)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	if (pages <= 0 || psize <= 0)
+		return 0;
+	/* Half the machine: the emulated devices' memory is the host's, and
+	 * the machine is shared. */
+	double limit = (double)pages * (double)psize / 2;
+	if (bytes <= limit)
+		return 0;
+	char need[32], have[32];
+	sl_cli_error("%s: %s would take %s of host memory, more than half of this machine's %s",
+		     cmd, what, sl_fmt_bytes(bytes, need, sizeof need),
+		     sl_fmt_bytes(limit * 2, have, sizeof have));
+	return SL_EXIT_USAGE;
+}
+
+int sl_cli_check_output(const char *cmd, const char *path)
+{
+	struct stat st;
+	size_t len = strlen(path);
+	if ((stat(path, &st) == 0 && S_ISDIR(st.st_mode)) || (len > 0 && path[len - 1] == '/'))
+		return sl_cli_usage(cmd, "--trace=%s is a directory: give a file name", path);
+	/* The directory the file goes into must exist. */
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		return 0;
+	if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+		return sl_cli_usage(cmd, "--trace=%s: no directory %s", path, dir);
+	if (access(dir, W_OK) != 0)
+		return sl_cli_usage(cmd, "--trace=%s: cannot write into %s", path, dir);
+	return 0;
+}
+
+static void print_help(void)
+{
+	printf("Usage: shardlab [COMMAND [OPTION...]]\n"
+	       "       shardlab --help | --version | --list-presets\n\n"
+	       "Threads play GPUs: each emulated device multiplies its shard with OpenBLAS and\n"
+	       "exchanges results over links throttled to a bandwidth and a latency; every\n"
+	       "device keeps an emulated clock, so times are those of the hardware emulated.\n\n"
+	       "Without a command, runs the default scenario (4 devices of the h100 preset, a\n"
+	       "column-wise 1024 x 4096 x 4096 product) and prints its report.\n\n"
+	       "Commands:\n");
+	for (const struct sl_cmd *c = cmds; c->name; c++)
+		printf("  %-8s %s\n", c->name, c->summary);
+	printf("\nOptions:\n"
+	       "  -h, --help          this help\n"
+	       "  -V, --version       the version and the OpenBLAS kernel in use\n"
+	       "  --list-presets      the hardware presets, their figures and sources\n\n"
+	       "Run 'shardlab COMMAND --help' for a command's options; see shardlab(1).\n");
+}
+
+static int print_version(void)
+{
+	const char *core = openblas_get_corename();
+	printf("%s %s (OpenBLAS core: %s)\n", PACKAGE_NAME, PACKAGE_VERSION,
+	       core && *core ? core : "unknown");
+	return sl_cli_flush(SL_EXIT_OK);
+}
+
+/* No command: the default scenario, headless.  (The TUI takes this over.) */
+static int run_default(void)
+{
+	sl_opts o;
+	sl_err err = {0};
+	sl_opts_init(&o);
+	if (sl_opts_finish(&o, &err))
+		return sl_cli_fail("run", &err);
+	return sl_run_and_report("run", &o);
+}
+
+int sl_cli_main(int argc, char **argv)
+{
+	if (argc < 2)
+		return run_default();
+	const char *a = argv[1];
+	if (a[0] == '-') {
+		if (argc > 2)
+			return sl_cli_usage(NULL, "'%s' takes no further arguments; "
+						  "options go after a command",
+					    a);
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			print_help();
+			return sl_cli_flush(SL_EXIT_OK);
+		}
+		if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0)
+			return print_version();
+		if (strcmp(a, "--list-presets") == 0) {
+			sl_report_presets(stdout);
+			return sl_cli_flush(SL_EXIT_OK);
+		}
+		return sl_cli_usage(NULL, "unknown option '%s'", a);
+	}
+	for (const struct sl_cmd *c = cmds; c->name; c++)
+		if (strcmp(a, c->name) == 0)
+			return c->fn(argc - 1, argv + 1);
+	return sl_cli_usage(NULL, "unknown command '%s'", a);
+}

@@ -34,7 +34,8 @@ int sl_cmd_check(int argc, char **argv)
 			return 0;
 		}
 		if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "shardlab check: unknown option '%s'\n", argv[i]);
+			fprintf(stderr, "shardlab: check: unknown option '%s' (see 'shardlab check --help')\n",
+				argv[i]);
 			return 2;
 		}
 	}
@@ -43,7 +44,7 @@ int sl_cmd_check(int argc, char **argv)
 		sl_err err = {0};
 		files++;
 		if (sl_lesson_find(argv[i], path, sizeof path, &err)) {
-			fprintf(stderr, "shardlab check: %s\n", err.msg);
+			fprintf(stderr, "shardlab: check: %s\n", err.msg);
 			bad++;
 			continue;
 		}
@@ -64,7 +65,7 @@ int sl_cmd_check(int argc, char **argv)
 		sl_lesson_free(l);
 	}
 	if (!files) {
-		fprintf(stderr, "usage: shardlab check FILE|NAME...\n");
+		fprintf(stderr, "shardlab: check: no lesson given (see 'shardlab check --help')\n");
 		return 2;
 	}
 	return bad ? 1 : 0;
@@ -450,32 +451,32 @@ int sl_cmd_lesson(int argc, char **argv)
 			usage_lesson(stdout);
 			return 0;
 		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "shardlab lesson: unknown option '%s'\n", a);
-			usage_lesson(stderr);
+			fprintf(stderr, "shardlab: lesson: unknown option '%s' (see 'shardlab lesson "
+					"--help')\n", a);
 			return 2;
 		} else if (what) {
-			fprintf(stderr, "shardlab lesson: one lesson at a time ('%s' and '%s')\n", what, a);
+			fprintf(stderr, "shardlab: lesson: one lesson at a time ('%s' and '%s')\n", what, a);
 			return 2;
 		} else
 			what = a;
 	}
 	if (!what) {
-		usage_lesson(stderr);
+		fprintf(stderr, "shardlab: lesson: no lesson given (see 'shardlab lesson --help')\n");
 		return 2;
 	}
 	if (o.resume && o.start) {
-		fprintf(stderr, "shardlab lesson: --resume and --start say different places to begin\n");
+		fprintf(stderr, "shardlab: lesson: --resume and --start say different places to begin\n");
 		return 2;
 	}
 	if (!headless) {
-		fprintf(stderr, "shardlab lesson: this build has no lesson screen yet: run it with "
+		fprintf(stderr, "shardlab: lesson: this build has no lesson screen yet: run it with "
 				"--headless\n");
 		return 2;
 	}
 	char path[1024];
 	sl_err err = {0};
 	if (sl_lesson_find(what, path, sizeof path, &err)) {
-		fprintf(stderr, "shardlab lesson: %s\n", err.msg);
+		fprintf(stderr, "shardlab: lesson: %s\n", err.msg);
 		return 2;
 	}
 	o.interactive = isatty(STDIN_FILENO);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -128,6 +129,58 @@ static void test_run_all(void **state)
 	}
 }
 
+/* The program itself: the subcommands are in its table, NAME lookup finds
+ * the source tree's lessons (the test environment points
+ * SHARDLAB_LESSON_PATH there), and the exit statuses are the documented
+ * ones. */
+static int shell(const char *cmd, char *out, size_t n)
+{
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	size_t len = fread(out, 1, n - 1, p);
+	out[len] = 0;
+	int st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_program(void **state)
+{
+	(void)state;
+	static char out[1 << 16];
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "%s check %s/*.lesson 2>&1", SHARDLAB_BIN, LESSONS_DIR);
+	assert_int_equal(shell(cmd, out, sizeof out), 0);
+	assert_non_null(strstr(out, "02-colwise.lesson: ok: \"Column-wise split\""));
+
+	snprintf(cmd, sizeof cmd, "%s lesson --headless --demo colwise </dev/null 2>&1", SHARDLAB_BIN);
+	assert_int_equal(shell(cmd, out, sizeof out), 0);
+	assert_non_null(strstr(out, "Lesson: Column-wise split"));
+	assert_non_null(strstr(out, "every check held"));
+
+	/* A bad lesson: its file:line on stderr, status 1 for check. */
+	char bad[] = "/tmp/sl_bad_XXXXXX";
+	int fd = mkstemp(bad);
+	assert_true(fd >= 0);
+	const char *text = "title T\nminutes 5\nsya x\n";
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	snprintf(cmd, sizeof cmd, "%s check %s 2>&1 >/dev/null", SHARDLAB_BIN, bad);
+	assert_int_equal(shell(cmd, out, sizeof out), 1);
+	char want[128];
+	snprintf(want, sizeof want, "%s:3: unknown command 'sya' (did you mean 'say'?)\n", bad);
+	assert_string_equal(out, want);
+	snprintf(cmd, sizeof cmd, "%s lesson --headless %s </dev/null 2>&1 >/dev/null", SHARDLAB_BIN, bad);
+	assert_int_equal(shell(cmd, out, sizeof out), 2);
+	assert_string_equal(out, want);
+	unlink(bad);
+
+	snprintf(cmd, sizeof cmd, "%s lesson --headless no-such-lesson 2>&1", SHARDLAB_BIN);
+	assert_int_equal(shell(cmd, out, sizeof out), 2);
+	assert_non_null(strstr(out, "shardlab: lesson: no lesson named 'no-such-lesson' (lessons: 01-"));
+	snprintf(cmd, sizeof cmd, "%s lesson --headless --bogus 02 2>&1", SHARDLAB_BIN);
+	assert_int_equal(shell(cmd, out, sizeof out), 2);
+}
+
 int main(void)
 {
 	/* Never touch the user's state directory. */
@@ -139,6 +192,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_check_all),
 		cmocka_unit_test(test_run_all),
+		cmocka_unit_test(test_program),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	for (int i = 0; i < nfiles; i++)

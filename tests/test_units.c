@@ -1,1 +1,246 @@
-int main(void){return 0;}
+/* test_units.c - reading and writing sizes, rates, durations and compute
+ * rates: every unit family, bits against bytes, and what must be refused.
+ * Expected values are written out here by hand. */
+#include <math.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "units.h"
+
+typedef int (*parse_fn)(const char *, double *, sl_err *);
+
+struct good {
+	const char *text;
+	double want;
+};
+
+static void expect_all(parse_fn parse, const struct good *g, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		double v = -1;
+		sl_err err = {0};
+		int rc = parse(g[i].text, &v, &err);
+		if (rc != SL_OK)
+			fail_msg("'%s' was refused: %s", g[i].text, err.msg);
+		if (fabs(v - g[i].want) > 1e-12 * fabs(g[i].want))
+			fail_msg("'%s' read as %.17g, want %.17g", g[i].text, v, g[i].want);
+	}
+}
+
+static void refuse_all(parse_fn parse, const char *const *bad, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		double v = 12345;
+		sl_err err = {0};
+		int rc = parse(bad[i], &v, &err);
+		if (rc != SL_EINVAL)
+			fail_msg("'%s' was accepted as %g", bad[i], v);
+		if (err.code != SL_EINVAL || strlen(err.msg) == 0)
+			fail_msg("'%s' was refused without a message", bad[i]);
+	}
+}
+
+#define N(a) (sizeof(a) / sizeof *(a))
+
+static void test_bytes(void **state)
+{
+	(void)state;
+	static const struct good g[] = {
+		{"1024", 1024},
+		{"0", 0},
+		{"512B", 512},
+		{"4KiB", 4096},
+		{"64MiB", 64.0 * 1024 * 1024},
+		{"1GiB", 1024.0 * 1024 * 1024},
+		{"2TiB", 2.0 * 1024 * 1024 * 1024 * 1024},
+		{"2KB", 2000},
+		{"3MB", 3e6},
+		{"1.5GB", 1.5e9},
+		{"1TB", 1e12},
+		{"4K", 4096},
+		{"1M", 1048576},
+		{"1G", 1073741824},
+		{"8 MiB", 8.0 * 1048576},
+		{"1e3", 1000},
+	};
+	expect_all(sl_parse_bytes, g, N(g));
+	static const char *const bad[] = {"", "abc", "MiB", "4XiB", "4 parsecs", "-1", "-1KiB",
+					  "4MiB/s", "1e400", "nan", "inf", "12KiBx", "1..5MB"};
+	refuse_all(sl_parse_bytes, bad, N(bad));
+}
+
+static void test_rates_bits_and_bytes(void **state)
+{
+	(void)state;
+	static const struct good g[] = {
+		{"450GB/s", 450e9},
+		{"25GiB/s", 25.0 * 1073741824},
+		{"400Gb/s", 50e9},   /* bits: 400e9 / 8 */
+		{"100Gbps", 12.5e9},
+		{"8Kb/s", 1000},
+		{"80Mb/s", 10e6},
+		{"1Tb/s", 125e9},
+		{"2TB/s", 2e12},
+		{"1MB/s", 1e6},
+		{"1KB/s", 1e3},
+		{"1MiB/s", 1048576},
+		{"5B/s", 5},
+		{"1e9", 1e9},
+	};
+	expect_all(sl_parse_rate, g, N(g));
+
+	/* The same figure in bits is an eighth of it in bytes. */
+	const char *pairs[][2] = {{"1Gb/s", "1GB/s"}, {"3Mb/s", "3MB/s"}, {"7Kb/s", "7KB/s"},
+				  {"2Tb/s", "2TB/s"}};
+	for (size_t i = 0; i < N(pairs); i++) {
+		double bits, bytes;
+		sl_err err = {0};
+		assert_int_equal(sl_parse_rate(pairs[i][0], &bits, &err), SL_OK);
+		assert_int_equal(sl_parse_rate(pairs[i][1], &bytes, &err), SL_OK);
+		assert_true(fabs(bits * 8 - bytes) <= 1e-12 * bytes);
+	}
+	static const char *const bad[] = {"", "fast", "450GB", "450GBs", "450XB/s", "-1GB/s",
+					  "-0.5Gb/s", "1e999GB/s", "nan", "12GB/s/s"};
+	refuse_all(sl_parse_rate, bad, N(bad));
+}
+
+static void test_times(void **state)
+{
+	(void)state;
+	static const struct good g[] = {
+		{"2us", 2e-6},    {"1.5ms", 1.5e-3}, {"0.1s", 0.1}, {"500ns", 500e-9},
+		{"0", 0},         {"3", 3},          {"7\xc2\xb5s", 7e-6}, {"10 ms", 10e-3},
+	};
+	expect_all(sl_parse_time, g, N(g));
+	static const char *const bad[] = {"", "soon", "2 weeks", "5parsecs", "-1us", "-0.1",
+					  "2uss", "ms", "1e999s", "inf"};
+	refuse_all(sl_parse_time, bad, N(bad));
+}
+
+static void test_flops(void **state)
+{
+	(void)state;
+	static const struct good g[] = {
+		{"989TFLOP/s", 989e12}, {"30GFLOPS", 30e9}, {"1e12", 1e12},  {"2PFLOP/s", 2e15},
+		{"5T", 5e12},           {"7MFLOP/s", 7e6},  {"3KFLOPS", 3e3}, {"100FLOP/s", 100},
+	};
+	expect_all(sl_parse_flops, g, N(g));
+	static const char *const bad[] = {"", "lots", "989TB/s", "-1TFLOP/s", "1XFLOP/s", "nan"};
+	refuse_all(sl_parse_flops, bad, N(bad));
+}
+
+static void test_int_and_double(void **state)
+{
+	(void)state;
+	long v = 0;
+	sl_err err = {0};
+	assert_int_equal(sl_parse_int("8", 1, 64, "devices", &v, &err), SL_OK);
+	assert_int_equal(v, 8);
+	assert_int_equal(sl_parse_int("64", 1, 64, "devices", &v, &err), SL_OK);
+	assert_int_equal(v, 64);
+	static const char *const bad[] = {"0", "65", "-3", "", "4x", "1.5", "1e3", "abc",
+					  "99999999999999999999999"};
+	for (size_t i = 0; i < N(bad); i++) {
+		memset(&err, 0, sizeof err);
+		if (sl_parse_int(bad[i], 1, 64, "devices", &v, &err) != SL_EINVAL)
+			fail_msg("'%s' accepted as a device count", bad[i]);
+		assert_true(strlen(err.msg) > 0);
+		assert_non_null(strstr(err.msg, "devices"));
+	}
+	double d = 0;
+	assert_int_equal(sl_parse_double("2.5", &d, &err), SL_OK);
+	assert_true(d == 2.5);
+	assert_int_equal(sl_parse_double("-4", &d, &err), SL_OK);
+	assert_true(d == -4);
+	static const char *const badd[] = {"", "x", "2.5x", "nan", "inf", "1e999"};
+	for (size_t i = 0; i < N(badd); i++)
+		if (sl_parse_double(badd[i], &d, &err) != SL_EINVAL)
+			fail_msg("'%s' accepted as a number", badd[i]);
+}
+
+struct shown {
+	double v;
+	const char *want;
+};
+
+static void expect_fmt(char *(*fmt)(double, char *, size_t), const struct shown *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char buf[32];
+		const char *got = fmt(s[i].v, buf, sizeof buf);
+		if (strcmp(got, s[i].want) != 0)
+			fail_msg("%.17g formatted as '%s', want '%s'", s[i].v, got, s[i].want);
+	}
+}
+
+static void test_formatting(void **state)
+{
+	(void)state;
+	static const struct shown bytes[] = {
+		{0, "0 B"},
+		{512, "512 B"},
+		{1000, "1000 B"},
+		{1024, "1.00 KiB"},
+		{1536, "1.50 KiB"},
+		{64.0 * 1048576, "64.0 MiB"},
+		{200.0 * 1048576, "200 MiB"},
+		{1.5 * 1073741824, "1.50 GiB"},
+		{80.0 * 1073741824, "80.0 GiB"},
+		{2.0 * 1099511627776, "2.00 TiB"},
+	};
+	expect_fmt(sl_fmt_bytes, bytes, N(bytes));
+	static const struct shown rates[] = {
+		{999, "999 B/s"},          {1e3, "1.00 KB/s"},        {5.5e9, "5.50 GB/s"},
+		{12.5e9, "12.5 GB/s"},     {450e9, "450 GB/s"},       {2e12, "2.00 TB/s"},
+	};
+	expect_fmt(sl_fmt_rate, rates, N(rates));
+	static const struct shown times[] = {
+		{0, "0 s"},           {5e-9, "5.0 ns"},     {2e-6, "2.00 us"},
+		{1.5e-3, "1.50 ms"},  {0.25, "250.00 ms"},  {2.5, "2.500 s"},
+	};
+	expect_fmt(sl_fmt_time, times, N(times));
+	static const struct shown flops[] = {
+		{989e12, "989 TFLOP/s"}, {30e9, "30.0 GFLOP/s"}, {1.5e15, "1.50 PFLOP/s"},
+		{500, "500 FLOP/s"},
+	};
+	expect_fmt(sl_fmt_flops, flops, N(flops));
+}
+
+/* What is written can be read back, to the precision written (3 figures). */
+static void test_round_trip(void **state)
+{
+	(void)state;
+	const double vals[] = {1, 3, 999, 1000, 1234, 65536, 3.3e6, 7.7e8, 4.2e10, 9.9e12};
+	for (size_t i = 0; i < N(vals); i++) {
+		char buf[32];
+		double back;
+		sl_err err = {0};
+		double v = vals[i], t = v * 1e-9;
+		sl_fmt_bytes(v, buf, sizeof buf);
+		assert_int_equal(sl_parse_bytes(buf, &back, &err), SL_OK);
+		assert_true(fabs(back - v) <= 0.005 * v);
+		sl_fmt_rate(v, buf, sizeof buf);
+		assert_int_equal(sl_parse_rate(buf, &back, &err), SL_OK);
+		assert_true(fabs(back - v) <= 0.005 * v);
+		sl_fmt_flops(v, buf, sizeof buf);
+		assert_int_equal(sl_parse_flops(buf, &back, &err), SL_OK);
+		assert_true(fabs(back - v) <= 0.005 * v);
+		sl_fmt_time(t, buf, sizeof buf);
+		assert_int_equal(sl_parse_time(buf, &back, &err), SL_OK);
+		assert_true(fabs(back - t) <= 0.005 * t);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bytes),
+		cmocka_unit_test(test_rates_bits_and_bytes),
+		cmocka_unit_test(test_times),
+		cmocka_unit_test(test_flops),
+		cmocka_unit_test(test_int_and_double),
+		cmocka_unit_test(test_formatting),
+		cmocka_unit_test(test_round_trip),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,1 +1,371 @@
+/* report.c - text and JSON reports of the headless commands. */
 #include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+#include "preset.h"
+#include "trace.h"
+#include "units.h"
+
+/* Formatted figures for one printf: a small ring of buffers, so a line can
+ * hold several.  The front end is single-threaded. */
+#define SLOTS 24
+#define SLOT_LEN 40
+static char *slot(void)
+{
+	static char bufs[SLOTS][SLOT_LEN];
+	static int next;
+	next = (next + 1) % SLOTS;
+	return bufs[next];
+}
+
+static const char *ft(double s)
+{
+	return sl_fmt_time(s, slot(), SLOT_LEN);
+}
+
+static const char *fb(double bytes)
+{
+	return sl_fmt_bytes(bytes, slot(), SLOT_LEN);
+}
+
+static const char *fr(double bps)
+{
+	return sl_fmt_rate(bps, slot(), SLOT_LEN);
+}
+
+static const char *ff(double flops_per_s)
+{
+	return sl_fmt_flops(flops_per_s, slot(), SLOT_LEN);
+}
+
+/* A count of floating-point operations: "8.59 GFLOP". */
+static const char *fcount(double flops)
+{
+	char *s = sl_fmt_flops(flops, slot(), SLOT_LEN);
+	size_t n = strlen(s);
+	if (n > 2 && strcmp(s + n - 2, "/s") == 0)
+		s[n - 2] = '\0';
+	return s;
+}
+
+/* Print text from column indent, wrapped before width. */
+static void wrap(FILE *f, const char *text, int indent, int width)
+{
+	int col = indent;
+	fprintf(f, "%*s", indent, "");
+	while (*text) {
+		size_t w = strcspn(text, " ");
+		if (col > indent && col + 1 + (int)w > width) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		} else if (col > indent) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%.*s", (int)w, text);
+		col += (int)w;
+		text += w;
+		while (*text == ' ')
+			text++;
+	}
+	fputc('\n', f);
+}
+
+void sl_report_presets(FILE *f)
+{
+	for (const sl_preset *p = sl_presets(); p->name; p++) {
+		int def = strcmp(p->name, SL_PRESET_DEFAULT) == 0;
+		fprintf(f, "%-10s %s%s\n", p->name, p->title, def ? " (the default)" : "");
+		double flops = p->flops > 0 ? p->flops : sl_host_flops();
+		fprintf(f, "%11s%s%s per device, %s of memory", "", ff(flops),
+			p->flops > 0 ? "" : " (measured now)", fb(p->memory));
+		if (p->devices_per_node > 0)
+			fprintf(f, ", %d devices per node\n", p->devices_per_node);
+		else
+			fprintf(f, ", any number of devices per node\n");
+		fprintf(f, "%11slinks %s, %s inside a node; %s, %s between nodes\n", "",
+			fr(p->intra.bandwidth), ft(p->intra.latency), fr(p->inter.bandwidth),
+			ft(p->inter.latency));
+		char src[512];
+		snprintf(src, sizeof src, "source: %s", p->source);
+		wrap(f, src, 11, 79);
+	}
+}
+
+static int nodes_of(const sl_cluster_config *cfg)
+{
+	return cfg->devices_per_node > 0 ? cfg->devices / cfg->devices_per_node : 1;
+}
+
+static const char *topo_name(sl_topo t)
+{
+	return t == SL_TOPO_RING ? "ring" : "full";
+}
+
+/* The hardware, links and layout lines, each line starting with lead. */
+static void print_hardware(FILE *f, const char *lead, const sl_cluster_config *cfg,
+			   const char *preset, const char *overrides)
+{
+	int given = overrides && *overrides;
+	fprintf(f, "%shardware    %s per device, %s of memory (%s preset%s%s)\n", lead,
+		ff(cfg->flops), fb((double)cfg->memory), preset, given ? "; given: " : "",
+		given ? overrides : "");
+	fprintf(f, "%slinks       %s, %s inside a node", lead, fr(cfg->intra.bandwidth),
+		ft(cfg->intra.latency));
+	if (nodes_of(cfg) > 1)
+		fprintf(f, "; %s, %s between nodes", fr(cfg->inter.bandwidth),
+			ft(cfg->inter.latency));
+	fputc('\n', f);
+	if (cfg->devices == 1)
+		fprintf(f, "%slayout      one device\n", lead);
+	else if (nodes_of(cfg) > 1)
+		fprintf(f, "%slayout      %d nodes of %d devices, %s\n", lead, nodes_of(cfg),
+			cfg->devices_per_node,
+			cfg->topology == SL_TOPO_RING ? "ring" : "all pairs linked");
+	else
+		fprintf(f, "%slayout      one node of %d device%s, %s\n", lead, cfg->devices,
+			cfg->devices == 1 ? "" : "s",
+			cfg->topology == SL_TOPO_RING ? "ring (other pairs pay a latency per hop)"
+						      : "all pairs linked");
+}
+
+void sl_report_run_text(FILE *f, const sl_run_report *r)
+{
+	const sl_gemm_spec *g = &r->sc->gemm;
+	const sl_gemm_result *res = r->res;
+	const sl_cluster_config *cfg = sl_cluster_config_of(r->cluster);
+	int t = cfg->devices;
+
+	fprintf(f, "shardlab run: %s Y[%dx%d] = X[%dx%d] W[%dx%d] on %d device%s\n",
+		sl_split_name(g->split), g->m, g->n, g->m, g->k, g->k, g->n, t, t == 1 ? "" : "s");
+	print_hardware(f, "  ", cfg, r->sc->preset, r->overrides);
+	if (g->split == SL_SPLIT_COL)
+		fprintf(f, "  collective  all-gather of Y, %s algorithm\n", sl_algo_name(g->algo));
+	else if (g->split == SL_SPLIT_ROW)
+		fprintf(f, "  collective  all-reduce of the partial Y, %s algorithm\n",
+			sl_algo_name(g->algo));
+	fprintf(f, "  timing      %s\n",
+		cfg->timing == SL_TIMING_MODEL
+			? "model: compute = flops / device rate"
+			: "measured: compute = each device thread's CPU time");
+	if (cfg->slowdown > 0)
+		fprintf(f, "  paced       %.10gx slower than emulated: %s of wall time\n",
+			cfg->slowdown, ft(r->wall_s));
+	fputc('\n', f);
+
+	fprintf(f, "  emulated time   %-12s predicted %s by the alpha-beta model%s\n",
+		ft(res->emulated_time_s), ft(res->predicted_s),
+		cfg->timing == SL_TIMING_MODEL ? "" : " (at the preset's compute rate)");
+	fprintf(f, "  one device      %-12s speedup %.2fx\n", ft(res->single_time_s), res->speedup);
+	fprintf(f, "  slowest device  %s computing, %s communicating\n", ft(res->compute_s),
+		ft(res->comm_s));
+	fprintf(f, "  bytes moved     %s over the links\n", fb((double)res->bytes_moved));
+	fprintf(f,
+		"  check           %s  max abs error %.3g, max rel error %.3g (tolerance %.3g)\n",
+		r->pass ? "PASS" : "FAIL", res->max_abs_error, res->max_rel_error, r->tolerance);
+	fputc('\n', f);
+
+	fprintf(f, "  %6s %11s %11s %11s %13s %11s %11s %11s\n", "device", "compute", "comm",
+		"idle", "work", "sent", "received", "peak mem");
+	for (int i = 0; i < t; i++) {
+		sl_dev_stats st = sl_cluster_dev_stats(r->cluster, i);
+		double idle = res->emulated_time_s - st.compute_s - st.comm_s;
+		/* Sums of the same times in another order leave rounding dust. */
+		if (idle < 1e-9 * res->emulated_time_s)
+			idle = 0;
+		fprintf(f, "  %6d %11s %11s %11s %13s %11s %11s %11s\n", i, ft(st.compute_s),
+			ft(st.comm_s), ft(idle), fcount(st.flops),
+			fb((double)st.bytes_sent), fb((double)st.bytes_received),
+			fb((double)st.mem_peak));
+	}
+}
+
+/* jansson refuses NaN and infinities: those become null. */
+static json_t *jreal(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *jlink(sl_link_spec s)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "bandwidth_Bps", jreal(s.bandwidth));
+	json_object_set_new(o, "latency_s", jreal(s.latency));
+	return o;
+}
+
+/* The hardware and layout fields every report carries. */
+static void json_cluster(json_t *o, const sl_cluster_config *cfg, const char *preset,
+			 const char *overrides)
+{
+	json_object_set_new(o, "devices", json_integer(cfg->devices));
+	int per_node = cfg->devices_per_node > 0 ? cfg->devices_per_node : cfg->devices;
+	json_object_set_new(o, "devices_per_node", json_integer(per_node));
+	json_object_set_new(o, "nodes", json_integer(nodes_of(cfg)));
+	json_object_set_new(o, "topology", json_string(topo_name(cfg->topology)));
+	json_object_set_new(o, "preset", json_string(preset));
+	json_t *ov = json_array();
+	for (const char *p = overrides ? overrides : ""; *p;) {
+		size_t n = strcspn(p, ",");
+		json_array_append_new(ov, json_stringn(p, n));
+		p += n;
+		while (*p == ',' || *p == ' ')
+			p++;
+	}
+	json_object_set_new(o, "overrides", ov);
+	json_object_set_new(o, "flops_per_device", jreal(cfg->flops));
+	json_object_set_new(o, "memory_per_device_bytes", json_integer((json_int_t)cfg->memory));
+	json_object_set_new(o, "intra", jlink(cfg->intra));
+	json_object_set_new(o, "inter", jlink(cfg->inter));
+	json_object_set_new(o, "bandwidth_Bps", jreal(cfg->intra.bandwidth));
+	json_object_set_new(o, "latency_s", jreal(cfg->intra.latency));
+	json_object_set_new(o, "inter_bandwidth_Bps", jreal(cfg->inter.bandwidth));
+	json_object_set_new(o, "inter_latency_s", jreal(cfg->inter.latency));
+	json_object_set_new(o, "timing",
+			    json_string(cfg->timing == SL_TIMING_MODEL ? "model" : "measured"));
+	json_object_set_new(o, "slowdown", jreal(cfg->slowdown));
+}
+
+json_t *sl_report_run_json(const sl_run_report *r)
+{
+	const sl_gemm_spec *g = &r->sc->gemm;
+	const sl_gemm_result *res = r->res;
+	const sl_cluster_config *cfg = sl_cluster_config_of(r->cluster);
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "strategy", json_string(sl_split_name(g->split)));
+	json_object_set_new(o, "m", json_integer(g->m));
+	json_object_set_new(o, "k", json_integer(g->k));
+	json_object_set_new(o, "n", json_integer(g->n));
+	json_object_set_new(o, "algorithm", json_string(sl_algo_name(g->algo)));
+	json_object_set_new(o, "seed", json_integer((json_int_t)g->seed));
+	json_cluster(o, cfg, r->sc->preset, r->overrides);
+	json_object_set_new(o, "emulated_time_s", jreal(res->emulated_time_s));
+	json_object_set_new(o, "predicted_s", jreal(res->predicted_s));
+	json_object_set_new(o, "single_device_time_s", jreal(res->single_time_s));
+	json_object_set_new(o, "speedup", jreal(res->speedup));
+	json_object_set_new(o, "compute_s", jreal(res->compute_s));
+	json_object_set_new(o, "comm_s", jreal(res->comm_s));
+	json_object_set_new(o, "bytes_moved", json_integer((json_int_t)res->bytes_moved));
+	json_object_set_new(o, "max_abs_error", jreal(res->max_abs_error));
+	json_object_set_new(o, "max_rel_error", jreal(res->max_rel_error));
+	json_object_set_new(o, "tolerance", jreal(r->tolerance));
+	json_object_set_new(o, "check", json_string(r->pass ? "pass" : "fail"));
+	json_object_set_new(o, "wall_s", jreal(r->wall_s));
+	json_t *devs = json_array();
+	for (int i = 0; i < cfg->devices; i++) {
+		sl_dev_stats st = sl_cluster_dev_stats(r->cluster, i);
+		json_t *d = json_object();
+		json_object_set_new(d, "id", json_integer(i));
+		json_object_set_new(d, "node", json_integer(cfg->devices_per_node > 0
+								 ? i / cfg->devices_per_node
+								 : 0));
+		json_object_set_new(d, "compute_s", jreal(st.compute_s));
+		json_object_set_new(d, "comm_s", jreal(st.comm_s));
+		double idle = res->emulated_time_s - st.compute_s - st.comm_s;
+		json_object_set_new(d, "idle_s", jreal(idle));
+		json_object_set_new(d, "clock_s", jreal(st.clock));
+		json_object_set_new(d, "flops", jreal(st.flops));
+		json_object_set_new(d, "bytes_sent", json_integer((json_int_t)st.bytes_sent));
+		json_object_set_new(d, "bytes_received",
+				    json_integer((json_int_t)st.bytes_received));
+		json_object_set_new(d, "memory_peak_bytes", json_integer((json_int_t)st.mem_peak));
+		json_array_append_new(devs, d);
+	}
+	json_object_set_new(o, "per_device", devs);
+	return o;
+}
+
+void sl_report_coll_header(FILE *f, const sl_coll_report *r)
+{
+	const sl_cluster_config *cfg = &r->sc->cluster;
+	fprintf(f, "# shardlab coll: %s, %s algorithm, %d device%s\n", sl_coll_op_name(r->op),
+		sl_algo_name(r->algo), cfg->devices, cfg->devices == 1 ? "" : "s");
+	print_hardware(f, "# ", cfg, r->sc->preset, r->overrides);
+	fprintf(f, "# each device holds a buffer of SIZE bytes (fp32); time is the slowest\n"
+		   "# device's emulated clock; predicted from the alpha-beta model on the\n"
+		   "# slowest link of the ring (%s, %s); busbw = algbw x %.4g (NCCL-tests)\n",
+		fr(r->bottleneck.bandwidth), ft(r->bottleneck.latency),
+		sl_busbw_factor(r->op, cfg->devices));
+	fprintf(f, "#%11s %12s %11s %11s %11s %11s %6s\n", "size", "elements", "time", "predicted",
+		"algbw", "busbw", "wrong");
+}
+
+void sl_report_coll_row(FILE *f, const sl_coll_row *row)
+{
+	fprintf(f, " %11s %12zu %11s %11s %11s %11s %6llu\n", fb(row->bytes), row->count,
+		ft(row->time_s), ft(row->predicted_s), row->time_s > 0 ? fr(row->algbw) : "n/a",
+		row->time_s > 0 ? fr(row->busbw) : "n/a", (unsigned long long)row->wrong);
+}
+
+static void json_coll_row(json_t *o, const sl_coll_row *row)
+{
+	json_object_set_new(o, "bytes", json_integer((json_int_t)row->bytes));
+	json_object_set_new(o, "count", json_integer((json_int_t)row->count));
+	json_object_set_new(o, "time_s", jreal(row->time_s));
+	json_object_set_new(o, "predicted_s", jreal(row->predicted_s));
+	json_object_set_new(o, "algbw_Bps", row->time_s > 0 ? jreal(row->algbw) : json_null());
+	json_object_set_new(o, "busbw_Bps", row->time_s > 0 ? jreal(row->busbw) : json_null());
+	json_object_set_new(o, "wrong", json_integer((json_int_t)row->wrong));
+}
+
+json_t *sl_report_coll_json(const sl_coll_report *r)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "op", json_string(sl_coll_op_name(r->op)));
+	json_object_set_new(o, "algorithm", json_string(sl_algo_name(r->algo)));
+	json_cluster(o, &r->sc->cluster, r->sc->preset, r->overrides);
+	json_object_set_new(o, "busbw_factor",
+			    jreal(sl_busbw_factor(r->op, r->sc->cluster.devices)));
+	json_object_set_new(o, "bottleneck", jlink(r->bottleneck));
+	/* The first size at the top level too, so a one-size run reads flat. */
+	if (r->nrows > 0)
+		json_coll_row(o, &r->rows[0]);
+	json_t *rows = json_array();
+	for (size_t i = 0; i < r->nrows; i++) {
+		json_t *row = json_object();
+		json_coll_row(row, &r->rows[i]);
+		json_array_append_new(rows, row);
+	}
+	json_object_set_new(o, "results", rows);
+	return o;
+}
+
+int sl_report_json_print(FILE *f, json_t *j)
+{
+	if (!j)
+		return -1;
+	int rc = json_dumpf(j, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+	json_decref(j);
+	if (rc == 0 && fputc('\n', f) == EOF)
+		rc = -1;
+	return rc;
+}
+
+int sl_report_trace(sl_cluster *c, const char *path, sl_err *err)
+{
+	sl_snapshot snap;
+	if (sl_trace_snapshot(sl_cluster_trace(c), &snap))
+		return sl_fail(err, SL_ENOMEM, "out of host memory copying the trace");
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		int e = errno;
+		sl_snapshot_free(&snap);
+		return sl_fail(err, SL_ESYS, "cannot write the trace to %s: %s", path, strerror(e));
+	}
+	int rc = sl_trace_write_chrome(&snap, f, err);
+	sl_snapshot_free(&snap);
+	if (ferror(f) && rc == SL_OK)
+		rc = sl_fail(err, SL_ESYS, "writing the trace to %s failed", path);
+	if (fclose(f) != 0 && rc == SL_OK)
+		rc = sl_fail(err, SL_ESYS, "writing the trace to %s: %s", path, strerror(errno));
+	return rc;
+}

@@ -1,3 +1,69 @@
+/* report.h - the headless reports: text and JSON (jansson) for a run and a
+ * collective sweep, the preset list, and the Chrome trace file.
+ *
+ * Reports only format what the engine measured; they decide nothing (the
+ * pass/fail tolerance and exit statuses belong to the commands). */
 #ifndef SL_REPORT_H
 #define SL_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "cluster.h"
+#include "coll.h"
+#include "gemm.h"
+#include "scenario.h"
+#include "status.h"
+
+/* Every preset with its figures in human units and its source. */
+void sl_report_presets(FILE *f);
+
+/* One sharded product, after sl_scenario_run. */
+typedef struct sl_run_report {
+	const sl_scenario *sc;
+	const char *overrides;      /* preset figures replaced by options ("" if none) */
+	const sl_cluster *cluster;  /* the cluster that ran: per-device statistics */
+	const sl_gemm_result *res;
+	double tolerance;           /* max_rel_error allowed by the check */
+	int pass;                   /* max_rel_error <= tolerance */
+	double wall_s;              /* wall-clock seconds of the run */
+} sl_run_report;
+
+void sl_report_run_text(FILE *f, const sl_run_report *r);
+/* A new JSON object (caller owns it); NULL if out of memory. */
+json_t *sl_report_run_json(const sl_run_report *r);
+
+/* One collective at one size. */
+typedef struct sl_coll_row {
+	double bytes;         /* each device's buffer */
+	size_t count;         /* fp32 elements */
+	double time_s;        /* the slowest device's emulated clock */
+	double predicted_s;   /* sl_cost_coll on the ring's bottleneck link */
+	double algbw, busbw;  /* bytes/s; 0 when time_s is 0 (one device) */
+	uint64_t wrong;       /* elements that differ from the expected result */
+} sl_coll_row;
+
+typedef struct sl_coll_report {
+	sl_coll_op op;
+	sl_algo algo;
+	const sl_scenario *sc;      /* the cluster figures and preset */
+	const char *overrides;
+	sl_link_spec bottleneck;    /* the link the prediction uses */
+	size_t nrows;
+	const sl_coll_row *rows;
+} sl_coll_report;
+
+/* Text: the header once, then one line per size as it completes. */
+void sl_report_coll_header(FILE *f, const sl_coll_report *r);
+void sl_report_coll_row(FILE *f, const sl_coll_row *row);
+json_t *sl_report_coll_json(const sl_coll_report *r);
+
+/* Pretty-print j with a final newline and release it; -1 on a write error. */
+int sl_report_json_print(FILE *f, json_t *j);
+
+/* Write the cluster's trace to path as Chrome Trace Event JSON. */
+int sl_report_trace(sl_cluster *c, const char *path, sl_err *err);
+
 #endif
