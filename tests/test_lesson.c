@@ -17,6 +17,7 @@
 #include "cmd_lesson.h"
 #include "lesson.h"
 #include "progress.h"
+#include "setup.h"
 
 #define HEAD "title T\nminutes 5\n"
 
@@ -787,6 +788,86 @@ static void test_find(void **state)
 	unsetenv("SHARDLAB_LESSON_PATH");
 }
 
+/* ---- the manual ---- */
+
+static char *read_man(void)
+{
+	FILE *f = fopen(MAN_PAGE, "r");
+	assert_non_null(f);
+	static char buf[1 << 17];
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	/* roff escapes to text: \- is a minus, \e a backslash. */
+	size_t j = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (buf[i] == '\\' && i + 1 < n && buf[i + 1] == '-') {
+			buf[j++] = '-';
+			i++;
+		} else if (buf[i] == '\\' && i + 1 < n && buf[i + 1] == 'e') {
+			buf[j++] = '\\';
+			i++;
+		} else {
+			buf[j++] = buf[i];
+		}
+	}
+	buf[j] = 0;
+	return buf;
+}
+
+/* Every setup key and figure the checker knows is documented. */
+static void test_manual_covers_tables(void **state)
+{
+	(void)state;
+	const char *man = read_man();
+	for (int i = 0; i < sl_fig_count(); i++)
+		if (!strstr(man, sl_fig(i)->name))
+			fail_msg("figure '%s' is not in shardlab-lesson(5)", sl_fig(i)->name);
+	for (int k = 0; sl_setup_key_name(k)[0] != '?'; k++) {
+		char want[40];
+		snprintf(want, sizeof want, "%s=", sl_setup_key_name(k));
+		if (!strstr(man, want))
+			fail_msg("setup key '%s' is not in shardlab-lesson(5)", sl_setup_key_name(k));
+	}
+}
+
+/* The manual's complete example passes the checker and plays through. */
+static void test_manual_example(void **state)
+{
+	(void)state;
+	const char *man = read_man();
+	const char *a = strstr(man, "\n.EX\n"), *b = a ? strstr(a, "\n.EE\n") : NULL;
+	assert_non_null(a);
+	assert_non_null(b);
+	a += 5;
+	char *text = strndup(a, (size_t)(b - a + 1));
+	char *out[2];
+	char path[] = "/tmp/sl_example_XXXXXX";
+	int fd = mkstemp(path);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	sl_lesson *l;
+	sl_err err = {0};
+	if (sl_lesson_load(path, &l, NULL, &err))
+		fail_msg("the manual's example: %s", err.msg);
+	sl_lesson_free(l);
+	size_t olen;
+	FILE *in = fopen("/dev/null", "r");
+	FILE *o = open_memstream(&out[0], &olen);
+	FILE *e = open_memstream(&out[1], &olen);
+	sl_headless_opts opts = {.autoplay = 1};
+	int rc = sl_lesson_headless(path, &opts, in, o, e);
+	fclose(in);
+	fclose(o);
+	fclose(e);
+	if (rc != 0)
+		fail_msg("the manual's example: status %d: %s", rc, out[1]);
+	assert_non_null(strstr(out[0], "2 of 2 questions right; every check held"));
+	free(out[0]);
+	free(out[1]);
+	free(text);
+	unlink(path);
+}
+
 int main(void)
 {
 	/* Progress goes to a private state directory, never the user's. */
@@ -809,6 +890,8 @@ int main(void)
 		cmocka_unit_test(test_progress),
 		cmocka_unit_test(test_resume),
 		cmocka_unit_test(test_find),
+		cmocka_unit_test(test_manual_covers_tables),
+		cmocka_unit_test(test_manual_example),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[128];
