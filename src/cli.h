@@ -24,6 +24,8 @@ typedef int (*sl_cmd_fn)(int argc, char **argv);
 
 int sl_cmd_run(int argc, char **argv);
 int sl_cmd_coll(int argc, char **argv);
+int sl_cmd_train(int argc, char **argv);
+int sl_cmd_compare(int argc, char **argv);
 int sl_cmd_check(int argc, char **argv);  /* cmd_lesson.c */
 int sl_cmd_lesson(int argc, char **argv); /* cmd_lesson.c */
 

@@ -1,0 +1,479 @@
+/* model.c - the model's tensors, initial values, data, kernels and the
+ * single-device reference step. */
+#include "model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#define MAX_DIM 65536
+
+void sl_model_default(sl_model_spec *m)
+{
+	memset(m, 0, sizeof *m);
+	m->layers = 4;
+	m->hidden = 64;
+	m->ffn = 256;
+	m->heads = 0;
+	m->seq = 1;
+	m->batch = 16;
+	m->seed = 1;
+	m->lr = 1e-3f;
+	m->beta1 = 0.9f;
+	m->beta2 = 0.999f;
+	m->eps = 1e-8f;
+}
+
+int sl_model_check(const sl_model_spec *m, sl_err *err)
+{
+	const struct {
+		int v, lo, hi;
+		const char *name;
+	} dims[] = {
+		{m->layers, 1, 4096, "--layers"}, {m->hidden, 1, MAX_DIM, "--hidden"},
+		{m->ffn, 1, MAX_DIM, "--ffn"},    {m->heads, 0, MAX_DIM, "--heads"},
+		{m->seq, 1, MAX_DIM, "--seq"},    {m->batch, 1, 1 << 20, "--batch"},
+	};
+	for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
+		if (dims[i].v < dims[i].lo || dims[i].v > dims[i].hi)
+			return sl_fail(err, SL_EINVAL, "%s=%d is out of range (%d to %d)", dims[i].name,
+				       dims[i].v, dims[i].lo, dims[i].hi);
+	if (m->heads > 0 && m->hidden % m->heads != 0)
+		return sl_fail(err, SL_EINVAL,
+			       "--hidden=%d does not split into %d heads: the head count must divide the width",
+			       m->hidden, m->heads);
+	double rows = (double)m->batch * m->seq;
+	if (rows * m->hidden > 1e9 || rows * m->ffn > 1e9 || (double)m->hidden * m->ffn > 1e9 ||
+	    3.0 * m->hidden * m->hidden > 1e9)
+		return sl_fail(err, SL_EINVAL, "the model is too large for this emulator (a matrix of over 10^9 values)");
+	if (!(m->lr > 0) || !(m->beta1 >= 0 && m->beta1 < 1) || !(m->beta2 >= 0 && m->beta2 < 1) ||
+	    !(m->eps > 0))
+		return sl_fail(err, SL_EINVAL, "Adam needs lr > 0, 0 <= beta1, beta2 < 1 and eps > 0");
+	return SL_OK;
+}
+
+/* ---- tensors ---- */
+
+static const char *const split_names[SL_TS_N] = {"replicated", "column", "row", "heads"};
+
+const char *sl_tsplit_name(sl_tsplit s)
+{
+	return s >= 0 && s < SL_TS_N ? split_names[s] : "?";
+}
+
+static int kinds_per_block(const sl_model_spec *m)
+{
+	return m->heads > 0 ? SL_T_PER_BLOCK : SL_T_PER_BLOCK - SL_T_FC1_W;
+}
+
+static size_t block_params(const sl_model_spec *m)
+{
+	size_t h = (size_t)m->hidden, f = (size_t)m->ffn;
+	size_t mlp = h * f + f + f * h + h;
+	return m->heads > 0 ? mlp + h * 3 * h + h * h + h : mlp;
+}
+
+int sl_model_ntensors(const sl_model_spec *m)
+{
+	return m->layers * kinds_per_block(m);
+}
+
+size_t sl_model_nparams(const sl_model_spec *m)
+{
+	return (size_t)m->layers * block_params(m);
+}
+
+int sl_model_tensor(const sl_model_spec *m, int i, sl_tensor_info *t)
+{
+	int per = kinds_per_block(m);
+	if (i < 0 || i >= m->layers * per)
+		return SL_EINVAL;
+	memset(t, 0, sizeof *t);
+	int h = m->hidden, f = m->ffn, d = m->heads > 0 ? h / m->heads : 1;
+	t->block = i / per;
+	t->kind = i % per + (m->heads > 0 ? 0 : SL_T_FC1_W);
+	size_t off = (size_t)t->block * block_params(m);
+	static const char *const names[SL_T_PER_BLOCK] = {
+		"attn.qkv.weight", "attn.out.weight", "attn.out.bias",
+		"mlp.fc1.weight",  "mlp.fc1.bias",  "mlp.fc2.weight",  "mlp.fc2.bias"};
+	const struct {
+		int rows, cols;
+		sl_tsplit split;
+		int axis, unit;
+	} shape[SL_T_PER_BLOCK] = {
+		{h, 3 * h, SL_TS_HEADS, 1, 3 * d}, {h, h, SL_TS_ROW, 0, d},
+		{1, h, SL_TS_REPLICATED, -1, 1},
+		{h, f, SL_TS_COLUMN, 1, 1},        {1, f, SL_TS_COLUMN, 1, 1},
+		{f, h, SL_TS_ROW, 0, 1},           {1, h, SL_TS_REPLICATED, -1, 1},
+	};
+	for (int k = m->heads > 0 ? 0 : SL_T_FC1_W; k < t->kind; k++)
+		off += (size_t)shape[k].rows * shape[k].cols;
+	t->rows = shape[t->kind].rows;
+	t->cols = shape[t->kind].cols;
+	t->split = shape[t->kind].split;
+	t->axis = shape[t->kind].axis;
+	t->unit = shape[t->kind].unit;
+	t->offset = off;
+	t->count = (size_t)t->rows * t->cols;
+	snprintf(t->name, sizeof t->name, "block%d.%s", t->block, names[t->kind]);
+	return SL_OK;
+}
+
+void sl_tensor_shard(const sl_tensor_info *ti, int t, int r, int *start, int *len)
+{
+	if (ti->axis < 0) {
+		*start = 0;
+		*len = ti->rows;
+		return;
+	}
+	int dim = ti->axis ? ti->cols : ti->rows;
+	int units = dim / ti->unit;
+	int base = units / t, extra = units % t;
+	int u0 = r * base + (r < extra ? r : extra);
+	int nu = base + (r < extra);
+	*start = u0 * ti->unit;
+	*len = nu * ti->unit;
+}
+
+/* ---- deterministic values ---- */
+
+static uint64_t mix64(uint64_t z)
+{
+	z += 0x9e3779b97f4a7c15ULL;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in [-1, 1) from (seed, stream, index), independent of the order
+ * values are asked for. */
+static float urand(uint64_t seed, uint64_t stream, uint64_t i)
+{
+	uint64_t z = mix64(mix64(seed ^ (stream * 0xd1b54a32d192ed03ULL)) + i);
+	return (float)((double)(z >> 40) / (double)(1ULL << 24) * 2.0 - 1.0);
+}
+
+void sl_model_init(const sl_model_spec *m, float *params)
+{
+	int nt = sl_model_ntensors(m);
+	for (int i = 0; i < nt; i++) {
+		sl_tensor_info t;
+		sl_model_tensor(m, i, &t);
+		/* Weights scaled by 1/sqrt(fan-in) keep the residual stream tame;
+		 * biases start small but non-zero so their paths are exercised. */
+		float scale = t.rows > 1 ? 1.0f / sqrtf((float)t.rows) : 0.1f;
+		for (size_t k = 0; k < t.count; k++)
+			params[t.offset + k] = scale * urand(m->seed, 1000 + (uint64_t)i, k);
+	}
+}
+
+void sl_model_data(const sl_model_spec *m, long step, long row0, int nrows, float *x, float *y)
+{
+	int h = m->hidden;
+	uint64_t stream = 0x5eed0000ULL + (uint64_t)step;
+	for (int r = 0; r < nrows; r++) {
+		uint64_t base = (uint64_t)(row0 + r) * (uint64_t)h;
+		float *xr = x + (size_t)r * h;
+		for (int j = 0; j < h; j++)
+			xr[j] = urand(m->seed, stream, base + (uint64_t)j);
+		if (y)
+			for (int j = 0; j < h; j++)
+				y[(size_t)r * h + j] = tanhf(xr[j] + 0.5f * xr[(j + 1) % h]);
+	}
+}
+
+double sl_model_step_flops(const sl_model_spec *m)
+{
+	double R = (double)m->batch * m->seq, h = m->hidden, f = m->ffn;
+	double fwd = 2 * (2 * R * h * f);
+	if (m->heads > 0) {
+		double d = h / m->heads;
+		fwd += 2 * R * h * 3 * h + 2 * R * h * h +
+		       2 * (2.0 * m->batch * m->heads * (double)m->seq * m->seq * d);
+	}
+	return 3 * fwd * m->layers;
+}
+
+/* ---- kernels ---- */
+
+#define GELU_C 0.7978845608028654f /* sqrt(2/pi) */
+
+void sl_gelu(const float *z, float *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		float x = z[i];
+		a[i] = 0.5f * x * (1.0f + tanhf(GELU_C * (x + 0.044715f * x * x * x)));
+	}
+}
+
+void sl_gelu_grad(const float *z, const float *da, float *dz, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		float x = z[i];
+		float u = GELU_C * (x + 0.044715f * x * x * x);
+		float th = tanhf(u);
+		float du = GELU_C * (1.0f + 3.0f * 0.044715f * x * x);
+		dz[i] = da[i] * (0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du);
+	}
+}
+
+void sl_softmax_rows(float *s, int rows, int cols, int ld)
+{
+	for (int i = 0; i < rows; i++) {
+		float *r = s + (size_t)i * ld;
+		float mx = r[0];
+		for (int j = 1; j < cols; j++)
+			if (r[j] > mx)
+				mx = r[j];
+		float sum = 0;
+		for (int j = 0; j < cols; j++) {
+			r[j] = expf(r[j] - mx);
+			sum += r[j];
+		}
+		for (int j = 0; j < cols; j++)
+			r[j] /= sum;
+	}
+}
+
+void sl_softmax_grad_rows(const float *p, float *dp, int rows, int cols, int ld, float scale)
+{
+	for (int i = 0; i < rows; i++) {
+		const float *pr = p + (size_t)i * ld;
+		float *dr = dp + (size_t)i * ld;
+		float dot = 0;
+		for (int j = 0; j < cols; j++)
+			dot += pr[j] * dr[j];
+		for (int j = 0; j < cols; j++)
+			dr[j] = scale * pr[j] * (dr[j] - dot);
+	}
+}
+
+void sl_adam(const sl_model_spec *m, long t, float *p, const float *g, float *mom, float *var,
+	     size_t n)
+{
+	float b1 = m->beta1, b2 = m->beta2;
+	float c1 = (float)(1.0 / (1.0 - pow(b1, (double)t)));
+	float c2 = (float)(1.0 / (1.0 - pow(b2, (double)t)));
+	for (size_t i = 0; i < n; i++) {
+		mom[i] = b1 * mom[i] + (1.0f - b1) * g[i];
+		var[i] = b2 * var[i] + (1.0f - b2) * g[i] * g[i];
+		p[i] -= m->lr * (mom[i] * c1) / (sqrtf(var[i] * c2) + m->eps);
+	}
+}
+
+/* ---- the reference ---- */
+
+static void gemm(int ta, int tb, int M, int N, int K, float alpha, const float *a, int lda,
+		 const float *b, int ldb, float beta, float *c, int ldc)
+{
+	cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M,
+		    N, K, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+static void add_bias(float *y, const float *b, size_t rows, size_t cols)
+{
+	for (size_t i = 0; i < rows; i++)
+		for (size_t j = 0; j < cols; j++)
+			y[i * cols + j] += b[j];
+}
+
+static void colsum_into(float *db, const float *dy, size_t rows, size_t cols)
+{
+	for (size_t i = 0; i < rows; i++)
+		for (size_t j = 0; j < cols; j++)
+			db[j] += dy[i * cols + j];
+}
+
+/* What one block keeps for its backward pass. */
+struct saved {
+	float *xa, *qkv, *p, *o; /* attention */
+	float *xm, *z, *a;       /* MLP */
+};
+
+int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, double *loss,
+		sl_err *err)
+{
+	int rc = sl_model_check(m, err);
+	if (rc)
+		return rc;
+	size_t R = (size_t)m->batch * m->seq, h = (size_t)m->hidden, f = (size_t)m->ffn;
+	size_t L = (size_t)m->layers, s = (size_t)m->seq, B = (size_t)m->batch;
+	size_t A = (size_t)m->heads, d = A ? h / A : 1;
+	int per = kinds_per_block(m);
+	struct saved *sv = calloc(L, sizeof *sv);
+	float *x = malloc(R * h * sizeof *x), *tgt = malloc(R * h * sizeof *tgt);
+	float *dx = malloc(R * h * sizeof *dx), *tmp = malloc(R * (f > 3 * h ? f : 3 * h) * sizeof *tmp);
+	float *tmp2 = malloc(R * (f > 3 * h ? f : 3 * h) * sizeof *tmp2);
+	int ok = sv && x && tgt && dx && tmp && tmp2;
+	for (size_t l = 0; ok && l < L; l++) {
+		if (A) {
+			ok &= !!(sv[l].xa = malloc(R * h * sizeof(float)));
+			ok &= !!(sv[l].qkv = malloc(R * 3 * h * sizeof(float)));
+			ok &= !!(sv[l].p = malloc(B * A * s * s * sizeof(float)));
+			ok &= !!(sv[l].o = malloc(R * h * sizeof(float)));
+		}
+		ok &= !!(sv[l].xm = malloc(R * h * sizeof(float)));
+		ok &= !!(sv[l].z = malloc(R * f * sizeof(float)));
+		ok &= !!(sv[l].a = malloc(R * f * sizeof(float)));
+	}
+	if (!ok) {
+		rc = sl_fail(err, SL_ENOMEM, "the host cannot hold the reference model's activations");
+		goto out;
+	}
+	memset(G, 0, sl_model_nparams(m) * sizeof *G);
+	sl_model_data(m, step, 0, (int)R, x, tgt);
+	float scale = A ? 1.0f / sqrtf((float)d) : 1.0f;
+
+	for (size_t l = 0; l < L; l++) {
+		sl_tensor_info ti;
+		sl_model_tensor(m, (int)(l * per), &ti);
+		const float *bp = P + ti.offset;
+		if (A) {
+			const float *wqkv = bp, *wo = wqkv + h * 3 * h, *bo = wo + h * h;
+			memcpy(sv[l].xa, x, R * h * sizeof *x);
+			gemm(0, 0, (int)R, (int)(3 * h), (int)h, 1, x, (int)h, wqkv, (int)(3 * h), 0,
+			     sv[l].qkv, (int)(3 * h));
+			for (size_t n = 0; n < B; n++)
+				for (size_t j = 0; j < A; j++) {
+					const float *q = sv[l].qkv + n * s * 3 * h + j * 3 * d;
+					float *pm = sv[l].p + (n * A + j) * s * s;
+					gemm(0, 1, (int)s, (int)s, (int)d, scale, q, (int)(3 * h), q + d,
+					     (int)(3 * h), 0, pm, (int)s);
+					sl_softmax_rows(pm, (int)s, (int)s, (int)s);
+					gemm(0, 0, (int)s, (int)d, (int)s, 1, pm, (int)s, q + 2 * d, (int)(3 * h), 0,
+					     sv[l].o + n * s * h + j * d, (int)h);
+				}
+			gemm(0, 0, (int)R, (int)h, (int)h, 1, sv[l].o, (int)h, wo, (int)h, 1, x, (int)h);
+			add_bias(x, bo, R, h);
+			bp = bo + h;
+		}
+		const float *w1 = bp, *b1 = w1 + h * f, *w2 = b1 + f, *b2 = w2 + f * h;
+		memcpy(sv[l].xm, x, R * h * sizeof *x);
+		gemm(0, 0, (int)R, (int)f, (int)h, 1, x, (int)h, w1, (int)f, 0, sv[l].z, (int)f);
+		add_bias(sv[l].z, b1, R, f);
+		sl_gelu(sv[l].z, sv[l].a, R * f);
+		gemm(0, 0, (int)R, (int)h, (int)f, 1, sv[l].a, (int)f, w2, (int)h, 1, x, (int)h);
+		add_bias(x, b2, R, h);
+	}
+
+	double sum = 0, norm = (double)R * h;
+	for (size_t i = 0; i < R * h; i++) {
+		double e = (double)x[i] - tgt[i];
+		sum += e * e;
+		dx[i] = (float)(2.0 * e / norm);
+	}
+	*loss = sum / norm;
+
+	for (size_t l = L; l-- > 0;) {
+		sl_tensor_info ti;
+		sl_model_tensor(m, (int)(l * per), &ti);
+		const float *bp = P + ti.offset;
+		float *gp = G + ti.offset;
+		if (A)
+			bp += h * 3 * h + h * h + h, gp += h * 3 * h + h * h + h;
+		/* MLP: dY = dx (the residual passes it through unchanged). */
+		const float *w1 = bp, *w2 = w1 + h * f + f;
+		float *gw1 = gp, *gb1 = gw1 + h * f, *gw2 = gb1 + f, *gb2 = gw2 + f * h;
+		colsum_into(gb2, dx, R, h);
+		gemm(1, 0, (int)f, (int)h, (int)R, 1, sv[l].a, (int)f, dx, (int)h, 1, gw2, (int)h);
+		gemm(0, 1, (int)R, (int)f, (int)h, 1, dx, (int)h, w2, (int)h, 0, tmp, (int)f);
+		sl_gelu_grad(sv[l].z, tmp, tmp, R * f);
+		colsum_into(gb1, tmp, R, f);
+		gemm(1, 0, (int)h, (int)f, (int)R, 1, sv[l].xm, (int)h, tmp, (int)f, 1, gw1, (int)f);
+		gemm(0, 1, (int)R, (int)h, (int)f, 1, tmp, (int)f, w1, (int)f, 1, dx, (int)h);
+		if (A) {
+			const float *wqkv = P + ti.offset, *wo = wqkv + h * 3 * h;
+			float *gwqkv = G + ti.offset, *gwo = gwqkv + h * 3 * h, *gbo = gwo + h * h;
+			float *dO = tmp, *dqkv = tmp2;
+			float *dp = malloc(s * s * sizeof *dp);
+			if (!dp) {
+				rc = sl_fail(err, SL_ENOMEM, "out of host memory");
+				goto out;
+			}
+			colsum_into(gbo, dx, R, h);
+			gemm(1, 0, (int)h, (int)h, (int)R, 1, sv[l].o, (int)h, dx, (int)h, 1, gwo, (int)h);
+			gemm(0, 1, (int)R, (int)h, (int)h, 1, dx, (int)h, wo, (int)h, 0, dO, (int)h);
+			for (size_t n = 0; n < B; n++)
+				for (size_t j = 0; j < A; j++) {
+					const float *q = sv[l].qkv + n * s * 3 * h + j * 3 * d;
+					const float *pm = sv[l].p + (n * A + j) * s * s;
+					const float *dob = dO + n * s * h + j * d;
+					float *dq = dqkv + n * s * 3 * h + j * 3 * d;
+					gemm(0, 1, (int)s, (int)s, (int)d, 1, dob, (int)h, q + 2 * d, (int)(3 * h), 0,
+					     dp, (int)s);
+					gemm(1, 0, (int)s, (int)d, (int)s, 1, pm, (int)s, dob, (int)h, 0, dq + 2 * d,
+					     (int)(3 * h));
+					sl_softmax_grad_rows(pm, dp, (int)s, (int)s, (int)s, scale);
+					gemm(0, 0, (int)s, (int)d, (int)s, 1, dp, (int)s, q + d, (int)(3 * h), 0, dq,
+					     (int)(3 * h));
+					gemm(1, 0, (int)s, (int)d, (int)s, 1, dp, (int)s, q, (int)(3 * h), 0, dq + d,
+					     (int)(3 * h));
+				}
+			free(dp);
+			gemm(1, 0, (int)h, (int)(3 * h), (int)R, 1, sv[l].xa, (int)h, dqkv, (int)(3 * h), 1,
+			     gwqkv, (int)(3 * h));
+			gemm(0, 1, (int)R, (int)h, (int)(3 * h), 1, dqkv, (int)(3 * h), wqkv, (int)(3 * h), 1,
+			     dx, (int)h);
+		}
+	}
+out:
+	if (sv)
+		for (size_t l = 0; l < L; l++) {
+			free(sv[l].xa);
+			free(sv[l].qkv);
+			free(sv[l].p);
+			free(sv[l].o);
+			free(sv[l].xm);
+			free(sv[l].z);
+			free(sv[l].a);
+		}
+	free(sv);
+	free(x);
+	free(tgt);
+	free(dx);
+	free(tmp);
+	free(tmp2);
+	return rc;
+}
+
+int sl_ref_init(sl_ref *r, const sl_model_spec *m, sl_err *err)
+{
+	memset(r, 0, sizeof *r);
+	int rc = sl_model_check(m, err);
+	if (rc)
+		return rc;
+	r->m = *m;
+	r->n = sl_model_nparams(m);
+	r->params = malloc(r->n * sizeof(float));
+	r->grad = malloc(r->n * sizeof(float));
+	r->mom = calloc(r->n, sizeof(float));
+	r->var = calloc(r->n, sizeof(float));
+	if (!r->params || !r->grad || !r->mom || !r->var) {
+		sl_ref_free(r);
+		return sl_fail(err, SL_ENOMEM, "the host cannot hold the reference model");
+	}
+	sl_model_init(m, r->params);
+	return SL_OK;
+}
+
+void sl_ref_free(sl_ref *r)
+{
+	free(r->params);
+	free(r->grad);
+	free(r->mom);
+	free(r->var);
+	memset(r, 0, sizeof *r);
+}
+
+int sl_ref_step(sl_ref *r, double *loss, sl_err *err)
+{
+	int rc = sl_ref_grad(&r->m, r->params, r->step, r->grad, loss, err);
+	if (rc)
+		return rc;
+	r->step++;
+	sl_adam(&r->m, r->step, r->params, r->grad, r->mom, r->var, r->n);
+	return SL_OK;
+}

@@ -1,0 +1,137 @@
+/* model.h - the small fp32 model that the strategies train, its parameters,
+ * its data, and the single-device reference step.
+ *
+ * L blocks of width h.  Each block is, in order, an optional multi-head
+ * self-attention sub-block (a heads of d = h/a, no mask) and an MLP
+ * sub-block, each with a residual:
+ *     x = x + (softmax(Q K^T / sqrt(d)) V) Wo + bo,   [Q K V] = x Wqkv
+ *     x = x + gelu(x W1 + b1) W2 + b2
+ * No normalisation layers, and no QKV bias: a bias on K shifts every score
+ * of a softmax row by the same amount, so its gradient is exactly zero and
+ * Adam would turn rounding noise into full-size steps.  A batch is B sequences of s tokens, i.e. B*s
+ * rows of h values; the loss is the mean squared error against a target
+ * over all B*s*h values.  Data and targets are a pure function of (seed,
+ * step, row), so any device can make any slice of any step's batch.
+ *
+ * Parameters live in one flat vector in "model order": block by block, in
+ * each block the tensors listed by sl_model_tensor().  That vector is the
+ * canonical form that layouts gather to and scatter from (and that
+ * checkpoints can be resharded through). */
+#ifndef SL_MODEL_H
+#define SL_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "status.h"
+
+typedef struct sl_model_spec {
+	int layers; /* L */
+	int hidden; /* h */
+	int ffn;    /* f */
+	int heads;  /* a; 0: MLP-only blocks */
+	int seq;    /* s, tokens per sequence (1 without attention) */
+	int batch;  /* B, sequences per step (the global batch) */
+	uint64_t seed;
+	float lr, beta1, beta2, eps; /* Adam */
+} sl_model_spec;
+
+/* 4 MLP-only blocks, h=64, f=256, batch 16, seed 1, Adam lr 1e-3. */
+void sl_model_default(sl_model_spec *m);
+/* Sizes in range, h divisible by the head count; the message names the
+ * option to change. */
+int sl_model_check(const sl_model_spec *m, sl_err *err);
+
+/* ---- tensors ---- */
+
+/* How tensor parallelism cuts a tensor (Megatron-LM's naming). */
+typedef enum sl_tsplit {
+	SL_TS_REPLICATED, /* every TP rank holds all of it */
+	SL_TS_COLUMN,     /* column-parallel: cut along axis 1 */
+	SL_TS_ROW,        /* row-parallel: cut along axis 0 */
+	SL_TS_HEADS,      /* by attention heads: cut along axis 1 of the head-major stored layout */
+	SL_TS_N
+} sl_tsplit;
+
+const char *sl_tsplit_name(sl_tsplit s);
+
+enum {
+	SL_T_QKV_W,  /* [h, 3h] columns head-major: head j owns [3dj, 3d(j+1)) = its q, k, v */
+	SL_T_OUT_W,  /* [h, h]  rows head-major: head j's output rows [dj, d(j+1)) */
+	SL_T_OUT_B,  /* [1, h] */
+	SL_T_FC1_W,  /* [h, f] */
+	SL_T_FC1_B,  /* [1, f] */
+	SL_T_FC2_W,  /* [f, h] */
+	SL_T_FC2_B,  /* [1, h] */
+	SL_T_PER_BLOCK
+};
+
+typedef struct sl_tensor_info {
+	char name[48];   /* "block3.mlp.fc1.weight" */
+	int block;       /* 0..L-1 */
+	int kind;        /* SL_T_* */
+	int rows, cols;  /* global shape of the stored layout, row-major (biases: 1 row) */
+	sl_tsplit split;
+	int axis;        /* the stored layout's axis the split cuts: 0, 1, or -1 (replicated) */
+	int unit;        /* shards hold whole units of this many elements along axis (3d for
+			    QKV columns, d for output-projection rows, 1 otherwise) */
+	size_t offset;   /* first element in the model's flat parameter vector */
+	size_t count;    /* rows * cols */
+} sl_tensor_info;
+
+/* Tensors in model order (attention tensors only when heads > 0). */
+int sl_model_ntensors(const sl_model_spec *m);
+int sl_model_tensor(const sl_model_spec *m, int i, sl_tensor_info *out);
+size_t sl_model_nparams(const sl_model_spec *m);
+
+/* Tensor-parallel rank r of t's part of a tensor along its split axis:
+ * elements [*start, *start + *len) of that axis (the whole axis 0 range
+ * when replicated).  Units are dealt as evenly as possible, the first
+ * ones one larger. */
+void sl_tensor_shard(const sl_tensor_info *ti, int t, int r, int *start, int *len);
+
+/* Deterministic initial values of the whole flat vector. */
+void sl_model_init(const sl_model_spec *m, float *params);
+
+/* Rows [row0, row0+nrows) of step's batch (rows count tokens: sequence
+ * i's token j is row i*s+j): inputs x and targets y, each nrows*h. */
+void sl_model_data(const sl_model_spec *m, long step, long row0, int nrows, float *x, float *y);
+
+/* GEMM FLOPs of one training step of the whole batch (forward and
+ * backward; element-wise work is not counted). */
+double sl_model_step_flops(const sl_model_spec *m);
+
+/* ---- element-wise kernels, shared by the reference and the layouts ---- */
+
+void sl_gelu(const float *z, float *a, size_t n);
+/* dz = da * gelu'(z) */
+void sl_gelu_grad(const float *z, const float *da, float *dz, size_t n);
+/* Row-wise softmax in place on rows x cols, leading dimension ld. */
+void sl_softmax_rows(float *s, int rows, int cols, int ld);
+/* Given P (rows x cols) and dP, overwrite dP with dS = scale * P (dP - rowsum(dP P)). */
+void sl_softmax_grad_rows(const float *p, float *dp, int rows, int cols, int ld, float scale);
+/* One Adam step (t counts from 1) on n elements. */
+void sl_adam(const sl_model_spec *m, long t, float *p, const float *g, float *mom, float *var,
+	     size_t n);
+
+/* ---- the single-device reference ---- */
+
+/* Loss and gradient of step's whole batch at params (plain host code, one
+ * cblas_sgemm per product, no micro-batches).  grad gets the full flat
+ * gradient. */
+int sl_ref_grad(const sl_model_spec *m, const float *params, long step, float *grad, double *loss,
+		sl_err *err);
+
+typedef struct sl_ref {
+	sl_model_spec m;
+	size_t n;
+	float *params, *grad, *mom, *var;
+	long step; /* steps done = Adam's step count */
+} sl_ref;
+
+int sl_ref_init(sl_ref *r, const sl_model_spec *m, sl_err *err);
+void sl_ref_free(sl_ref *r);
+/* One step: the loss before the update, then Adam. */
+int sl_ref_step(sl_ref *r, double *loss, sl_err *err);
+
+#endif

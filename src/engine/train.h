@@ -1,0 +1,189 @@
+/* train.h - training steps of the model under tensor, pipeline and data
+ * parallelism and their combinations, with accounting.
+ *
+ * A layout puts t*p*d devices on a mesh.  Device ids follow the mesh order
+ * (fastest-varying axis first); the default "tp-dp-pp" (Megatron-LM's) is
+ *     id = tp + t * (dp + d * pp)
+ * so a TP group is t consecutive devices (one node when t = devices per
+ * node), DP groups stride by t, and pipeline stages by t*d.
+ *
+ * Tensor parallel (Megatron): fc1 and QKV column-parallel (QKV by heads),
+ * fc2 and the output projection row-parallel, one all-reduce of b*s*h
+ * values per sub-block forward and one backward; the row-parallel biases
+ * are replicated and added once after the reduction.  With sequence
+ * parallelism each all-reduce becomes a reduce-scatter (of rows) plus an
+ * all-gather, the residual stream is split by rows, and the replicated
+ * biases' gradients are all-reduced over the TP group once per step.
+ * Pipeline parallel: L blocks in p stages (v chunks per device when
+ * interleaved); activations and their gradients go by send/recv.  Data
+ * parallel: replica r trains on its slice of the batch; gradients are
+ * all-reduced once per step (each replica's are already scaled by the
+ * global batch, so the sum is the average), or with ZeRO-1 reduce-scattered
+ * to the owner of each slice of the optimizer state, which updates it and
+ * all-gathers the parameters.
+ *
+ * Time: compute is the GEMMs (element-wise work is recorded, and charged
+ * at its CPU time in measured timing, but costs no emulated time in model
+ * timing, as in the usual model-FLOPs convention).  Every step starts with
+ * all devices at the same emulated time and ends when the last one is done. */
+#ifndef SL_TRAIN_H
+#define SL_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cluster.h"
+#include "coll.h"
+#include "model.h"
+#include "schedule.h"
+
+typedef enum sl_axis { SL_AXIS_TP, SL_AXIS_PP, SL_AXIS_DP, SL_NAXES } sl_axis;
+
+typedef struct sl_layout {
+	int tp, pp, dp;
+	sl_sched schedule;
+	int chunks;        /* v: model chunks per device (interleaved only; 1 otherwise) */
+	int microbatches;  /* m: micro-batches per replica and step */
+	int seq_parallel;  /* sequence parallelism inside TP groups */
+	int zero1;         /* shard Adam's state over the DP group */
+	sl_axis order[SL_NAXES]; /* mesh order, fastest-varying first */
+	sl_algo algo;      /* collective algorithm */
+} sl_layout;
+
+/* One device, 1F1B, one micro-batch, order tp-dp-pp, ring. */
+void sl_layout_default(sl_layout *l);
+/* Every way a layout can be wrong for this model and device count gets one
+ * line saying what to change. */
+int sl_layout_check(const sl_model_spec *m, const sl_layout *l, int ndev, sl_err *err);
+
+/* "tp-dp-pp" and the other five permutations. */
+int sl_mesh_order_parse(const char *s, sl_axis order[SL_NAXES]);
+const char *sl_mesh_order_name(const sl_axis order[SL_NAXES], char *buf, size_t n);
+int sl_mesh_device(const sl_layout *l, int tp, int pp, int dp);
+void sl_mesh_coords(const sl_layout *l, int dev, int *tp, int *pp, int *dp);
+
+/* Which blocks pipeline stage s holds as its local chunk c: [*first, *first + *count).
+ * Stages get L/p blocks, the first L%p one more (uneven splits only with v = 1). */
+void sl_layout_blocks(const sl_model_spec *m, const sl_layout *l, int s, int c, int *first,
+		      int *count);
+/* Sequences [*first, *first + *count) of the global batch that replica r's
+ * micro-batch j holds. */
+void sl_layout_microbatch(const sl_model_spec *m, const sl_layout *l, int r, int j, int *first,
+			  int *count);
+
+/* ---- accounting ---- */
+
+typedef enum sl_traffic_kind {
+	SL_TR_TP_ALLREDUCE,     /* activations (and, with SP, replicated biases' gradients) */
+	SL_TR_TP_ALLGATHER,     /* sequence parallelism */
+	SL_TR_TP_REDUCESCATTER, /* sequence parallelism */
+	SL_TR_PP_SENDRECV,      /* activations and their gradients between stages */
+	SL_TR_DP_ALLREDUCE,     /* gradients */
+	SL_TR_DP_REDUCESCATTER, /* gradients, ZeRO-1 */
+	SL_TR_DP_ALLGATHER,     /* parameters, ZeRO-1 */
+	SL_TR_NKINDS
+} sl_traffic_kind;
+
+const char *sl_traffic_name(sl_traffic_kind k);
+
+typedef struct sl_train_dev {
+	int tp, pp, dp;
+	/* memory by category (bytes); activations are what is kept for the
+	 * backward pass; workspace is everything transient */
+	uint64_t params_bytes, grads_bytes, optimizer_bytes;
+	uint64_t act_peak_bytes, workspace_peak_bytes;
+	uint64_t mem_peak_bytes; /* all of it, as the engine counted it */
+	/* per step (means over the run) */
+	double compute_s, comm_s, idle_s, flops;
+	double pipe_busy_s;      /* compute + communication during the pipeline phase */
+	uint64_t sent[SL_TR_NKINDS], received[SL_TR_NKINDS];
+} sl_train_dev;
+
+typedef struct sl_train_report {
+	int steps;
+	long first_step;        /* Adam steps done before this run */
+	double *losses;         /* steps values, the loss before each update */
+	double step_s;          /* emulated time per step (mean) */
+	double pipeline_s;      /* from the step's start to the last backward */
+	double ideal_s;         /* the busiest device's compute + communication in that phase */
+	double bubble_fraction; /* (pipeline_s - ideal_s) / ideal_s */
+	double idle_fraction;   /* idle share of all devices' step time */
+	double flops_per_step;  /* all devices' GEMM FLOPs */
+	int ndev;
+	sl_train_dev dev[SL_MAX_DEVICES];
+} sl_train_report;
+
+void sl_train_report_free(sl_train_report *r);
+
+/* ---- the training state ---- */
+
+typedef struct sl_train sl_train;
+
+/* Check the layout, split the model's parameters over the devices, and set
+ * them to the model's initial values (Adam's state zero, step 0). */
+sl_train *sl_train_create(const sl_model_spec *m, const sl_layout *l, int ndev, sl_err *err);
+void sl_train_destroy(sl_train *tr);
+const sl_model_spec *sl_train_model(const sl_train *tr);
+const sl_layout *sl_train_layout(const sl_train *tr);
+
+/* Run `steps` training steps on c (whose device count must match),
+ * carrying on from the state's step.  Fills rep (free it with
+ * sl_train_report_free).  A device that runs out of memory fails the run
+ * with the engine's message. */
+int sl_train_run(sl_train *tr, sl_cluster *c, int steps, sl_train_report *rep, sl_err *err);
+
+/* Steps done: Adam's step count, and the next batch's index. */
+long sl_train_step(const sl_train *tr);
+void sl_train_set_step(sl_train *tr, long step);
+
+/* What a device holds.  Its parameters, gradients and (without ZeRO-1) Adam
+ * moments are flat arrays of n floats, made of shards: the part of a model
+ * tensor that the device's TP rank owns, stored densely in the tensor's own
+ * row-major order (a column shard of an r x c matrix is r x len, a row
+ * shard len x c).  With ZeRO-1 the moments cover only [opt_lo, opt_hi) of
+ * the flat array (mom[0] is element opt_lo's). */
+typedef struct sl_shard {
+	int tensor;      /* index for sl_model_tensor() */
+	int start, len;  /* along the tensor's split axis (axis 0's whole range when replicated) */
+	size_t offset;   /* into the device's flat arrays */
+	size_t count;
+	int primary;     /* this device is the one copy to save (dp 0, and tp 0 if replicated) */
+} sl_shard;
+
+typedef struct sl_dev_state {
+	float *params, *grads, *mom, *var;
+	size_t n, opt_lo, opt_hi;
+	const sl_shard *shards;
+	int nshards;
+} sl_dev_state;
+
+sl_dev_state sl_train_dev_state(sl_train *tr, int dev);
+
+/* The whole model in canonical form (sl_model.h's flat order): gather
+ * parameters and Adam moments from the devices that hold them, or scatter
+ * them to every device that holds a copy.  NULL skips an array. */
+int sl_train_gather(const sl_train *tr, float *params, float *mom, float *var);
+int sl_train_scatter(sl_train *tr, const float *params, const float *mom, const float *var);
+
+/* ---- prediction ---- */
+
+typedef struct sl_train_prediction {
+	double step_s, pipeline_s, ideal_s, bubble_fraction;
+	double compute_s[SL_MAX_DEVICES], comm_s[SL_MAX_DEVICES];
+} sl_train_prediction;
+
+/* The analytic model of one step on c's devices and links: FLOPs over the
+ * device rate, alpha-beta transfers, collectives as the exchanges their
+ * algorithm makes, and the schedule's dependencies.  In model timing with
+ * ring collectives it equals what the emulation produces. */
+int sl_train_predict(const sl_train *tr, const sl_cluster *c, sl_train_prediction *out,
+		     sl_err *err);
+
+/* One step of the same model on one device of c's kind: the baseline of
+ * speedup.  Model timing: the GEMM FLOPs over the rate.  Measured timing: a
+ * real one-device step when it fits in a device's memory (*estimated = 0),
+ * else the FLOPs over the rate (*estimated = 1). */
+int sl_train_single_step_s(const sl_model_spec *m, const sl_cluster_config *cfg, double *out,
+			   int *estimated, sl_err *err);
+
+#endif

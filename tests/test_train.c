@@ -1,0 +1,212 @@
+/* test_train.c - every layout trains the model exactly as one device does.
+ *
+ * For each strategy and combination (uneven splits included where the
+ * strategy allows them): the losses of 10 steps equal the single-device
+ * reference's to 1e-5 relative, and the parameters and Adam moments
+ * gathered after 10 steps equal the reference's to 1e-4 relative (the
+ * largest difference in a tensor over its largest value). */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train.h"
+
+#define STEPS 10
+
+struct ref {
+	sl_model_spec m;
+	double loss[STEPS];
+	sl_ref r;
+};
+
+/* Attention model: 4 blocks, 4 heads of 2, ffn 10 (uneven over 3 and 4). */
+static struct ref attn_ref, mlp_ref;
+
+static void make_ref(struct ref *R, const sl_model_spec *m)
+{
+	sl_err err;
+	R->m = *m;
+	assert_int_equal(sl_ref_init(&R->r, m, &err), SL_OK);
+	for (int s = 0; s < STEPS; s++)
+		assert_int_equal(sl_ref_step(&R->r, &R->loss[s], &err), SL_OK);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	sl_model_spec m;
+	sl_model_default(&m);
+	m.layers = 4;
+	m.hidden = 8;
+	m.ffn = 10;
+	m.heads = 4;
+	m.seq = 4;
+	m.batch = 8;
+	m.lr = 1e-2f;
+	make_ref(&attn_ref, &m);
+	/* MLP model: 5 blocks (uneven over 2 and 3 stages), batch 7 (uneven
+	 * over replicas and micro-batches), ffn 10. */
+	sl_model_default(&m);
+	m.layers = 5;
+	m.hidden = 6;
+	m.ffn = 10;
+	m.batch = 7;
+	m.seed = 3;
+	m.lr = 1e-2f;
+	make_ref(&mlp_ref, &m);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	sl_ref_free(&attn_ref.r);
+	sl_ref_free(&mlp_ref.r);
+	return 0;
+}
+
+static double tensor_rel(const sl_model_spec *m, const float *got, const float *want, int *worst)
+{
+	double rel = 0;
+	for (int i = 0; i < sl_model_ntensors(m); i++) {
+		sl_tensor_info t;
+		sl_model_tensor(m, i, &t);
+		double d = 0, mx = 0;
+		for (size_t k = t.offset; k < t.offset + t.count; k++) {
+			double e = fabs((double)got[k] - want[k]);
+			if (!(e <= d))
+				d = e;
+			if (fabs(want[k]) > mx)
+				mx = fabs(want[k]);
+		}
+		double r = mx > 0 ? d / mx : d;
+		if (!(r <= rel)) {
+			rel = r;
+			*worst = i;
+		}
+	}
+	return rel;
+}
+
+static void check(const struct ref *R, const char *spec, int devices_per_node)
+{
+	/* spec: "tp pp dp schedule m v sp zero1 [order [algo]]" */
+	sl_layout l;
+	sl_layout_default(&l);
+	char sched[16], order[16] = "tp-dp-pp", algo[8] = "ring";
+	int n = sscanf(spec, "%d %d %d %15s %d %d %d %d %15s %7s", &l.tp, &l.pp, &l.dp, sched,
+		       &l.microbatches, &l.chunks, &l.seq_parallel, &l.zero1, order, algo);
+	assert_true(n >= 8);
+	assert_int_equal(sl_sched_parse(sched, &l.schedule), SL_OK);
+	assert_int_equal(sl_mesh_order_parse(order, l.order), SL_OK);
+	assert_int_equal(sl_algo_parse(algo, &l.algo), SL_OK);
+	int ndev = l.tp * l.pp * l.dp;
+
+	sl_cluster_config cfg;
+	sl_cluster_config_default(&cfg);
+	cfg.devices = ndev;
+	cfg.devices_per_node = devices_per_node;
+	cfg.memory = (uint64_t)1 << 30;
+	sl_err err = {0};
+	sl_cluster *c = sl_cluster_create(&cfg, &err);
+	assert_non_null(c);
+	sl_train *tr = sl_train_create(&R->m, &l, ndev, &err);
+	if (!tr)
+		fail_msg("%s: %s", spec, err.msg);
+	sl_train_report rep;
+	if (sl_train_run(tr, c, STEPS, &rep, &err))
+		fail_msg("%s: %s", spec, err.msg);
+	for (int s = 0; s < STEPS; s++) {
+		double rel = fabs(rep.losses[s] - R->loss[s]) / fabs(R->loss[s]);
+		if (!(rel <= 1e-5))
+			fail_msg("%s: step %d loss %.9g, reference %.9g", spec, s, rep.losses[s], R->loss[s]);
+	}
+	assert_int_equal(sl_train_step(tr), STEPS);
+
+	size_t np = sl_model_nparams(&R->m);
+	float *p = malloc(np * sizeof *p), *mo = malloc(np * sizeof *mo), *va = malloc(np * sizeof *va);
+	assert_int_equal(sl_train_gather(tr, p, mo, va), SL_OK);
+	const float *want[3] = {R->r.params, R->r.mom, R->r.var};
+	const float *got[3] = {p, mo, va};
+	const char *what[3] = {"parameters", "first moments", "second moments"};
+	for (int w = 0; w < 3; w++) {
+		int worst = 0;
+		double rel = tensor_rel(&R->m, got[w], want[w], &worst);
+		if (!(rel <= 1e-4)) {
+			sl_tensor_info t;
+			sl_model_tensor(&R->m, worst, &t);
+			fail_msg("%s: %s of %s differ by %.3g relative", spec, what[w], t.name, rel);
+		}
+	}
+	free(p);
+	free(mo);
+	free(va);
+	sl_train_report_free(&rep);
+	sl_train_destroy(tr);
+	sl_cluster_destroy(c);
+}
+
+#define CASE(name, ref, spec, g)                                                                  \
+	static void name(void **state)                                                            \
+	{                                                                                         \
+		(void)state;                                                                      \
+		check(&ref, spec, g);                                                             \
+	}
+
+/*                                      tp pp dp sched       m v sp z1 */
+CASE(single, attn_ref,                  "1 1 1 1f1b        1 1 0 0", 0)
+CASE(single_microbatches, attn_ref,     "1 1 1 gpipe       3 1 0 0", 0)
+CASE(tp2, attn_ref,                     "2 1 1 1f1b        1 1 0 0", 0)
+CASE(tp4_uneven_ffn, attn_ref,          "4 1 1 1f1b        1 1 0 0", 0)
+CASE(tp3_uneven_ffn, mlp_ref,           "3 1 1 1f1b        1 1 0 0", 0)
+CASE(tp2_sp, attn_ref,                  "2 1 1 1f1b        2 1 1 0", 0)
+CASE(tp3_sp_uneven_rows, mlp_ref,       "3 1 1 1f1b        1 1 1 0", 0)
+CASE(pp2_gpipe, attn_ref,               "1 2 1 gpipe       4 1 0 0", 0)
+CASE(pp3_1f1b_uneven_layers, mlp_ref,   "1 3 1 1f1b        3 1 0 0", 0)
+CASE(pp4_1f1b, attn_ref,                "1 4 1 1f1b        6 1 0 0", 0)
+CASE(pp2_interleaved, attn_ref,         "1 2 1 interleaved 4 2 0 0", 0)
+CASE(pp2_interleaved_m_eq_p, attn_ref,  "1 2 1 interleaved 2 2 0 0", 0)
+CASE(dp2_uneven_batch, mlp_ref,         "1 1 2 1f1b        1 1 0 0", 0)
+CASE(dp3_zero1, mlp_ref,                "1 1 3 1f1b        2 1 0 1", 0)
+CASE(dp2_zero1, attn_ref,               "1 1 2 gpipe       2 1 0 1", 0)
+CASE(tp2_dp2, attn_ref,                 "2 1 2 1f1b        1 1 0 0", 2)
+CASE(tp2_dp2_sp_zero1, attn_ref,        "2 1 2 1f1b        2 1 1 1", 2)
+CASE(tp2_dp2_tree, attn_ref,            "2 1 2 1f1b        1 1 0 0 tp-dp-pp tree", 0)
+CASE(tp2_pp2_1f1b, attn_ref,            "2 2 1 1f1b        2 1 0 0", 0)
+CASE(tp2_pp2_interleaved_sp, attn_ref,  "2 2 1 interleaved 2 2 1 0", 0)
+CASE(tp2_pp2_dp2, attn_ref,             "2 2 2 1f1b        2 1 1 1", 2)
+CASE(tp2_pp2_dp2_interleaved, attn_ref, "2 2 2 interleaved 2 2 0 1 pp-tp-dp", 0)
+CASE(tp2_pp2_mlp_uneven, mlp_ref,       "2 2 1 gpipe       3 1 1 0 dp-pp-tp", 0)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(single),
+		cmocka_unit_test(single_microbatches),
+		cmocka_unit_test(tp2),
+		cmocka_unit_test(tp4_uneven_ffn),
+		cmocka_unit_test(tp3_uneven_ffn),
+		cmocka_unit_test(tp2_sp),
+		cmocka_unit_test(tp3_sp_uneven_rows),
+		cmocka_unit_test(pp2_gpipe),
+		cmocka_unit_test(pp3_1f1b_uneven_layers),
+		cmocka_unit_test(pp4_1f1b),
+		cmocka_unit_test(pp2_interleaved),
+		cmocka_unit_test(pp2_interleaved_m_eq_p),
+		cmocka_unit_test(dp2_uneven_batch),
+		cmocka_unit_test(dp3_zero1),
+		cmocka_unit_test(dp2_zero1),
+		cmocka_unit_test(tp2_dp2),
+		cmocka_unit_test(tp2_dp2_sp_zero1),
+		cmocka_unit_test(tp2_dp2_tree),
+		cmocka_unit_test(tp2_pp2_1f1b),
+		cmocka_unit_test(tp2_pp2_interleaved_sp),
+		cmocka_unit_test(tp2_pp2_dp2),
+		cmocka_unit_test(tp2_pp2_dp2_interleaved),
+		cmocka_unit_test(tp2_pp2_mlp_uneven),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,742 @@
+/* test_train_acct.c - traffic, bubble, memory and prediction of training
+ * layouts against the formulas (computed here from the issue's statements,
+ * not from the code), invalid layouts, running out of memory, and resuming
+ * a run under another layout through the state API. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace.h"
+#include "train.h"
+
+#define F4 4 /* bytes per fp32 value */
+
+/* Attention model with even splits everywhere: h=8, 4 heads of 2, f=16. */
+static void attn_model(sl_model_spec *m, int layers, int batch)
+{
+	sl_model_default(m);
+	m->layers = layers;
+	m->hidden = 8;
+	m->ffn = 16;
+	m->heads = 4;
+	m->seq = 4;
+	m->batch = batch;
+}
+
+static sl_layout layout(int tp, int pp, int dp, sl_sched k, int m, int v)
+{
+	sl_layout l;
+	sl_layout_default(&l);
+	l.tp = tp;
+	l.pp = pp;
+	l.dp = dp;
+	l.schedule = k;
+	l.microbatches = m;
+	l.chunks = v;
+	return l;
+}
+
+static sl_cluster *cluster(int n, int per_node, double flops, double bw, double lat, uint64_t mem)
+{
+	sl_cluster_config cfg;
+	sl_cluster_config_default(&cfg);
+	cfg.devices = n;
+	cfg.devices_per_node = per_node;
+	cfg.flops = flops;
+	cfg.intra.bandwidth = cfg.inter.bandwidth = bw;
+	cfg.intra.latency = cfg.inter.latency = lat;
+	cfg.memory = mem;
+	sl_err err = {0};
+	sl_cluster *c = sl_cluster_create(&cfg, &err);
+	if (!c)
+		fail_msg("cluster: %s", err.msg);
+	return c;
+}
+
+/* Links 10^10 times faster than compute: communication is negligible, the
+ * condition under which the bubble formulas hold. */
+static sl_cluster *compute_bound(int n)
+{
+	return cluster(n, 0, 1e6, 1e15, 0, (uint64_t)1 << 32);
+}
+
+static void run(const sl_model_spec *m, const sl_layout *l, sl_cluster *c, int steps,
+		sl_train_report *rep, sl_train **keep)
+{
+	sl_err err = {0};
+	int n = l->tp * l->pp * l->dp;
+	sl_train *tr = sl_train_create(m, l, n, &err);
+	if (!tr)
+		fail_msg("create: %s", err.msg);
+	if (sl_train_run(tr, c, steps, rep, &err))
+		fail_msg("run: %s", err.msg);
+	if (keep)
+		*keep = tr;
+	else
+		sl_train_destroy(tr);
+}
+
+/* Parameters a device holds: its blocks' shards (TP rank with h/t of the
+ * attention's width and f/t of the MLP's) plus the replicated biases. */
+static uint64_t params_per_device(const sl_model_spec *m, int blocks, int t)
+{
+	uint64_t h = (uint64_t)m->hidden, f = (uint64_t)m->ffn;
+	uint64_t attn = m->heads ? h * 3 * h / t + h / t * h + h : 0;
+	uint64_t mlp = h * (f / t) + f / t + (f / t) * h + h;
+	return (uint64_t)blocks * (attn + mlp);
+}
+
+/* ---- traffic ---- */
+
+/* TP: each sub-block moves one all-reduce of b*s*h values forward and one
+ * backward, so a block 4 all-reduces, 8*b*s*h*(t-1)/t values per device
+ * with the ring; sequence parallelism turns each all-reduce into a
+ * reduce-scatter plus an all-gather and all-reduces the replicated biases'
+ * gradients once per step. */
+static void test_tp_traffic(void **state)
+{
+	(void)state;
+	const int grid[][5] = {/* t, p, d, m, sp */
+			       {2, 1, 1, 1, 0}, {4, 1, 1, 2, 0}, {2, 2, 1, 2, 0}, {2, 1, 2, 1, 0},
+			       {2, 1, 1, 2, 1}, {4, 1, 1, 1, 1}, {2, 2, 2, 2, 1}};
+	for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
+		int t = grid[g][0], p = grid[g][1], d = grid[g][2], mb = grid[g][3], sp = grid[g][4];
+		sl_model_spec m;
+		attn_model(&m, 4, 16);
+		sl_layout l = layout(t, p, d, SL_SCHED_1F1B, mb, 1);
+		l.seq_parallel = sp;
+		sl_cluster *c = cluster(t * p * d, 0, 1e12, 1e11, 1e-6, (uint64_t)1 << 30);
+		sl_train_report rep;
+		run(&m, &l, c, 2, &rep, NULL);
+		uint64_t b = (uint64_t)m.batch / d / mb, s = m.seq, h = m.hidden;
+		uint64_t blocks = (uint64_t)m.layers / p;
+		uint64_t act = blocks * mb * 8 * b * s * h * (t - 1) / t * F4;
+		uint64_t bias = 2 * (uint64_t)(t - 1) * (blocks * 2 * h) / t * F4;
+		for (int i = 0; i < rep.ndev; i++) {
+			const sl_train_dev *dv = &rep.dev[i];
+			if (!sp) {
+				assert_int_equal(dv->sent[SL_TR_TP_ALLREDUCE], act);
+				assert_int_equal(dv->received[SL_TR_TP_ALLREDUCE], act);
+				assert_int_equal(dv->sent[SL_TR_TP_ALLGATHER], 0);
+			} else {
+				assert_int_equal(dv->sent[SL_TR_TP_ALLGATHER], act / 2);
+				assert_int_equal(dv->sent[SL_TR_TP_REDUCESCATTER], act / 2);
+				assert_int_equal(dv->received[SL_TR_TP_REDUCESCATTER], act / 2);
+				assert_int_equal(dv->sent[SL_TR_TP_ALLREDUCE], bias);
+			}
+		}
+		sl_train_report_free(&rep);
+		sl_cluster_destroy(c);
+	}
+}
+
+/* PP: each micro-batch's activations go forward across every stage
+ * boundary and their gradients come back. */
+static void test_pp_traffic(void **state)
+{
+	(void)state;
+	const int grid[][5] = {/* p, m, v, t, sp */
+			       {2, 4, 1, 1, 0}, {4, 4, 1, 1, 0}, {2, 4, 2, 1, 0}, {4, 4, 2, 1, 0},
+			       {2, 2, 1, 2, 0}, {2, 2, 2, 2, 1}};
+	for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
+		int p = grid[g][0], mb = grid[g][1], v = grid[g][2], t = grid[g][3], sp = grid[g][4];
+		sl_model_spec m;
+		attn_model(&m, 8, 8);
+		sl_layout l = layout(t, p, 1, v > 1 ? SL_SCHED_INTERLEAVED : SL_SCHED_1F1B, mb, v);
+		l.seq_parallel = sp;
+		sl_cluster *c = cluster(t * p, 0, 1e12, 1e11, 1e-6, (uint64_t)1 << 30);
+		sl_train_report rep;
+		run(&m, &l, c, 1, &rep, NULL);
+		/* With sequence parallelism a device holds and sends 1/t of the rows. */
+		uint64_t msg = (uint64_t)m.batch / mb * m.seq * m.hidden / (sp ? t : 1) * F4;
+		for (int i = 0; i < rep.ndev; i++) {
+			int s = rep.dev[i].pp;
+			/* Stage s holds global chunks c*p+s; all but the last send
+			 * forward, all but the first send back. */
+			uint64_t fwd = (uint64_t)mb * (v - (s == p - 1)), bwd = (uint64_t)mb * (v - (s == 0));
+			assert_int_equal(rep.dev[i].sent[SL_TR_PP_SENDRECV], (fwd + bwd) * msg);
+			uint64_t rf = (uint64_t)mb * (v - (s == 0)), rb = (uint64_t)mb * (v - (s == p - 1));
+			assert_int_equal(rep.dev[i].received[SL_TR_PP_SENDRECV], (rf + rb) * msg);
+		}
+		sl_train_report_free(&rep);
+		sl_cluster_destroy(c);
+	}
+}
+
+/* DP: 2(d-1)/d of the device's gradient bytes per step with the ring;
+ * ZeRO-1 the same total, half reduce-scatter and half all-gather. */
+static void test_dp_traffic(void **state)
+{
+	(void)state;
+	const int grid[][4] = {/* d, t, p, zero1 */
+			       {2, 1, 1, 0}, {4, 1, 1, 0}, {2, 2, 1, 0}, {2, 1, 2, 0}, {2, 1, 1, 1},
+			       {4, 1, 1, 1}, {2, 2, 2, 1}};
+	for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
+		int d = grid[g][0], t = grid[g][1], p = grid[g][2], z = grid[g][3];
+		sl_model_spec m;
+		attn_model(&m, 4, 8);
+		sl_layout l = layout(t, p, d, SL_SCHED_1F1B, 2, 1);
+		l.zero1 = z;
+		sl_cluster *c = cluster(t * p * d, 0, 1e12, 1e11, 1e-6, (uint64_t)1 << 30);
+		sl_train_report rep;
+		run(&m, &l, c, 1, &rep, NULL);
+		uint64_t n = params_per_device(&m, m.layers / p, t);
+		assert_int_equal(n % d, 0);
+		for (int i = 0; i < rep.ndev; i++) {
+			const sl_train_dev *dv = &rep.dev[i];
+			assert_int_equal(dv->grads_bytes, n * F4);
+			if (!z) {
+				assert_int_equal(dv->sent[SL_TR_DP_ALLREDUCE], 2 * (d - 1) * n / d * F4);
+				assert_int_equal(dv->received[SL_TR_DP_ALLREDUCE], 2 * (d - 1) * n / d * F4);
+			} else {
+				assert_int_equal(dv->sent[SL_TR_DP_ALLREDUCE], 0);
+				assert_int_equal(dv->sent[SL_TR_DP_REDUCESCATTER], (d - 1) * n / d * F4);
+				assert_int_equal(dv->sent[SL_TR_DP_ALLGATHER], (d - 1) * n / d * F4);
+			}
+		}
+		sl_train_report_free(&rep);
+		sl_cluster_destroy(c);
+	}
+}
+
+/* ---- bubble ---- */
+
+/* bubble = idle / ideal = (p-1)/m for GPipe and 1F1B, (p-1)/(v*m)
+ * interleaved, when stages are uniform and communication is free; the
+ * idle share of the step is then bubble / (1 + bubble). */
+static void test_bubble_formulas(void **state)
+{
+	(void)state;
+	const int grid[][4] = {/* kind, p, m, v */
+			       {SL_SCHED_GPIPE, 2, 1, 1},       {SL_SCHED_GPIPE, 2, 4, 1},
+			       {SL_SCHED_GPIPE, 4, 2, 1},       {SL_SCHED_1F1B, 2, 16, 1},
+			       {SL_SCHED_1F1B, 4, 8, 1},        {SL_SCHED_1F1B, 4, 2, 1},
+			       {SL_SCHED_INTERLEAVED, 2, 2, 2}, {SL_SCHED_INTERLEAVED, 2, 4, 4},
+			       {SL_SCHED_INTERLEAVED, 4, 8, 2}, {SL_SCHED_INTERLEAVED, 4, 4, 2}};
+	for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
+		int p = grid[g][1], mb = grid[g][2], v = grid[g][3];
+		sl_model_spec m;
+		attn_model(&m, 8, 16);
+		sl_layout l = layout(1, p, 1, (sl_sched)grid[g][0], mb, v);
+		sl_cluster *c = compute_bound(p);
+		sl_train_report rep;
+		run(&m, &l, c, 1, &rep, NULL);
+		double want = (double)(p - 1) / (v * mb);
+		if (fabs(rep.bubble_fraction - want) > 1e-9 * want)
+			fail_msg("%s p=%d m=%d v=%d: bubble %.12f, formula %.12f",
+				 sl_sched_name(l.schedule), p, mb, v, rep.bubble_fraction, want);
+		assert_true(fabs(rep.idle_fraction - want / (1 + want)) < 1e-9);
+		sl_train_report_free(&rep);
+		sl_cluster_destroy(c);
+	}
+}
+
+/* GPipe and 1F1B take the same time; 1F1B holds fewer activations. */
+static void test_gpipe_equals_1f1b_in_time(void **state)
+{
+	(void)state;
+	for (int p = 2; p <= 4; p += 2)
+		for (int mb = 1; mb <= 8; mb *= 2) {
+			sl_model_spec m;
+			attn_model(&m, 4, 8);
+			sl_layout a = layout(1, p, 1, SL_SCHED_GPIPE, mb, 1);
+			sl_layout b = layout(1, p, 1, SL_SCHED_1F1B, mb, 1);
+			sl_cluster *c = compute_bound(p);
+			sl_train_report ra, rb;
+			run(&m, &a, c, 1, &ra, NULL);
+			run(&m, &b, c, 1, &rb, NULL);
+			assert_true(fabs(ra.step_s - rb.step_s) < 1e-9 * ra.step_s);
+			if (mb > p)
+				assert_true(rb.dev[0].act_peak_bytes < ra.dev[0].act_peak_bytes);
+			sl_train_report_free(&ra);
+			sl_train_report_free(&rb);
+			sl_cluster_destroy(c);
+		}
+}
+
+/* ---- memory ---- */
+
+/* What one block keeps per micro-batch of nb sequences on a TP rank (with
+ * sequence parallelism the inputs kept are the gathered ones, the same
+ * size): the attention's input, Q K V, the probabilities and the heads'
+ * outputs; the MLP's input, fc1 output and GeLU output. */
+static uint64_t stash_per_block(const sl_model_spec *m, int t, uint64_t nb)
+{
+	uint64_t s = m->seq, r = nb * s, h = m->hidden, f = m->ffn / t;
+	uint64_t d = m->heads ? h / m->heads : 0, ah = m->heads / t;
+	uint64_t attn = m->heads ? r * h + r * 3 * d * ah + nb * ah * s * s + r * d * ah : 0;
+	return (attn + r * h + 2 * r * f) * F4;
+}
+
+/* Megatron-LM's interleaved order for stage s, written out independently:
+ * warm-up forwards, forward/backward pairs, then the remaining backwards;
+ * virtual micro-batch k runs chunk (k mod pv) / p (reversed backwards).
+ * Replayed for the peak of kept activations. */
+static uint64_t interleaved_peak_bytes(int p, int mb, int v, int s, uint64_t per_chunk,
+				       uint64_t last)
+{
+	int total = mb * v, n = 0;
+	int warm = mb == p ? total : (p - s - 1) * 2 + (v - 1) * p;
+	if (warm > total)
+		warm = total;
+	int *fwd = malloc(sizeof(int) * 2 * total), *kk = malloc(sizeof(int) * 2 * total);
+	for (int i = 0; i < warm; i++)
+		fwd[n] = 1, kk[n++] = i;
+	for (int i = 0; i < total - warm; i++) {
+		fwd[n] = 1, kk[n++] = warm + i;
+		fwd[n] = 0, kk[n++] = i;
+	}
+	for (int i = total - warm; i < total; i++)
+		fwd[n] = 0, kk[n++] = i;
+	uint64_t cur = 0, peak = 0;
+	for (int i = 0; i < n; i++) {
+		int chunk = (kk[i] % (p * v)) / p;
+		if (!fwd[i])
+			chunk = v - 1 - chunk;
+		uint64_t bytes = per_chunk + (s == p - 1 && chunk == v - 1 ? last : 0);
+		cur = fwd[i] ? cur + bytes : cur - bytes;
+		if (cur > peak)
+			peak = cur;
+	}
+	free(fwd);
+	free(kk);
+	return peak;
+}
+
+static void test_memory_formulas(void **state)
+{
+	(void)state;
+	const int grid[][6] = {/* kind, p, m, v, t, sp */
+			       {SL_SCHED_GPIPE, 2, 4, 1, 1, 0},       {SL_SCHED_1F1B, 2, 4, 1, 1, 0},
+			       {SL_SCHED_1F1B, 4, 8, 1, 1, 0},        {SL_SCHED_1F1B, 4, 2, 1, 1, 0},
+			       {SL_SCHED_GPIPE, 2, 2, 1, 2, 1},       {SL_SCHED_1F1B, 2, 4, 1, 2, 0},
+			       {SL_SCHED_INTERLEAVED, 2, 4, 2, 1, 0}, {SL_SCHED_INTERLEAVED, 4, 8, 2, 1, 0},
+			       {SL_SCHED_INTERLEAVED, 2, 2, 4, 2, 1}};
+	for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
+		int p = grid[g][1], mb = grid[g][2], v = grid[g][3], t = grid[g][4], sp = grid[g][5];
+		sl_model_spec m;
+		attn_model(&m, 8, 16);
+		sl_layout l = layout(t, p, 1, (sl_sched)grid[g][0], mb, v);
+		l.seq_parallel = sp;
+		sl_cluster *c = compute_bound(t * p);
+		sl_train_report rep;
+		run(&m, &l, c, 1, &rep, NULL);
+		uint64_t nb = (uint64_t)m.batch / mb, blocks = (uint64_t)m.layers / p;
+		uint64_t chunk = blocks / v * stash_per_block(&m, t, nb);
+		/* the last stage also keeps the loss gradient of its rows */
+		uint64_t loss = nb * m.seq * m.hidden / (sp ? t : 1) * F4;
+		for (int i = 0; i < rep.ndev; i++) {
+			const sl_train_dev *dv = &rep.dev[i];
+			int s = dv->pp;
+			uint64_t n = params_per_device(&m, (int)blocks, t);
+			assert_int_equal(dv->params_bytes, n * F4);
+			assert_int_equal(dv->grads_bytes, n * F4);
+			assert_int_equal(dv->optimizer_bytes, 2 * n * F4);
+			uint64_t want;
+			if (l.schedule == SL_SCHED_INTERLEAVED) {
+				want = interleaved_peak_bytes(p, mb, v, s, chunk, loss);
+			} else {
+				uint64_t inflight = l.schedule == SL_SCHED_GPIPE ? mb : mb < p - s ? mb : p - s;
+				want = inflight * (chunk + (s == p - 1 ? loss : 0));
+			}
+			if (dv->act_peak_bytes != want)
+				fail_msg("%s p=%d m=%d v=%d t=%d stage %d: peak activations %llu, formula %llu",
+					 sl_sched_name(l.schedule), p, mb, v, t, s,
+					 (unsigned long long)dv->act_peak_bytes, (unsigned long long)want);
+			assert_true(dv->mem_peak_bytes >=
+				    dv->params_bytes + dv->grads_bytes + dv->optimizer_bytes + want);
+		}
+		sl_train_report_free(&rep);
+		sl_cluster_destroy(c);
+	}
+}
+
+static void test_zero1_shards_optimizer(void **state)
+{
+	(void)state;
+	sl_model_spec m;
+	attn_model(&m, 4, 8);
+	sl_layout l = layout(1, 1, 4, SL_SCHED_1F1B, 1, 1);
+	l.zero1 = 1;
+	sl_cluster *c = compute_bound(4);
+	sl_train_report rep;
+	run(&m, &l, c, 1, &rep, NULL);
+	uint64_t n = params_per_device(&m, m.layers, 1);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(rep.dev[i].params_bytes, n * F4);
+		assert_int_equal(rep.dev[i].optimizer_bytes, 2 * (n / 4) * F4);
+	}
+	sl_train_report_free(&rep);
+	sl_cluster_destroy(c);
+}
+
+/* ---- prediction ---- */
+
+/* The analytic model equals the emulation in model timing with ring
+ * collectives, on real link figures and across nodes. */
+static void test_prediction_equals_emulation(void **state)
+{
+	(void)state;
+	const int grid[][8] = {/* t, p, d, kind, m, v, sp, per_node */
+			       {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0},
+			       {4, 1, 1, SL_SCHED_1F1B, 2, 1, 0, 0},
+			       {2, 1, 2, SL_SCHED_1F1B, 1, 1, 1, 2},
+			       {1, 4, 1, SL_SCHED_GPIPE, 4, 1, 0, 2},
+			       {1, 2, 1, SL_SCHED_INTERLEAVED, 4, 2, 0, 0},
+			       {2, 2, 2, SL_SCHED_1F1B, 2, 1, 1, 4},
+			       {2, 2, 2, SL_SCHED_INTERLEAVED, 2, 2, 0, 2}};
+	for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
+		const int *x = grid[g];
+		sl_model_spec m;
+		attn_model(&m, 8, 16);
+		sl_layout l = layout(x[0], x[1], x[2], (sl_sched)x[3], x[4], x[5]);
+		l.seq_parallel = x[6];
+		l.zero1 = x[2] > 1 && x[6];
+		int n = x[0] * x[1] * x[2];
+		sl_cluster_config cfg;
+		sl_cluster_config_default(&cfg); /* H100s: NVLink inside a node, InfiniBand across */
+		cfg.devices = n;
+		cfg.devices_per_node = x[7];
+		cfg.inter.bandwidth = 50e9;
+		cfg.inter.latency = 5e-6;
+		sl_err err = {0};
+		sl_cluster *c = sl_cluster_create(&cfg, &err);
+		assert_non_null(c);
+		sl_train *tr;
+		sl_train_report rep;
+		run(&m, &l, c, 2, &rep, &tr);
+		sl_train_prediction pr;
+		assert_int_equal(sl_train_predict(tr, c, &pr, &err), SL_OK);
+		if (fabs(pr.step_s - rep.step_s) > 1e-9 * rep.step_s)
+			fail_msg("layout %zu: predicted %.12g s, emulated %.12g s", g, pr.step_s, rep.step_s);
+		assert_true(fabs(pr.bubble_fraction - rep.bubble_fraction) < 1e-9);
+		for (int i = 0; i < n; i++) {
+			assert_true(fabs(pr.compute_s[i] - rep.dev[i].compute_s) <= 1e-9 * rep.step_s);
+			assert_true(fabs(pr.comm_s[i] - rep.dev[i].comm_s) <= 1e-9 * rep.step_s);
+		}
+		sl_train_report_free(&rep);
+		sl_train_destroy(tr);
+		sl_cluster_destroy(c);
+	}
+}
+
+/* The single-device baseline is the whole batch's GEMM FLOPs over the rate. */
+static void test_single_baseline(void **state)
+{
+	(void)state;
+	sl_model_spec m;
+	attn_model(&m, 4, 8);
+	sl_cluster *c = cluster(1, 0, 1e12, 1e11, 1e-6, (uint64_t)1 << 30);
+	sl_train_report rep;
+	sl_layout l = layout(1, 1, 1, SL_SCHED_1F1B, 1, 1);
+	run(&m, &l, c, 1, &rep, NULL);
+	/* 32 rows; forward: fc1 and fc2, QKV, the output projection, scores
+	 * and PV for 8 sequences x 4 heads; backward twice the forward */
+	double s = 3.0 * m.layers *
+		   (2 * (2.0 * 32 * 8 * 16) + 2.0 * 32 * 8 * 24 + 2.0 * 32 * 8 * 8 + 2 * (2.0 * 32 * 16 * 2));
+	double one;
+	int est;
+	sl_err err;
+	assert_int_equal(sl_train_single_step_s(&m, sl_cluster_config_of(c), &one, &est, &err), SL_OK);
+	assert_int_equal(est, 0);
+	assert_true(fabs(one - s / 1e12) < 1e-12 * one);
+	assert_true(fabs(rep.step_s - one) < 1e-12 * one);
+	assert_true(fabs(rep.flops_per_step - s) < 1e-6);
+	sl_train_report_free(&rep);
+	sl_cluster_destroy(c);
+}
+
+/* Measured timing charges the device threads' CPU time; the arithmetic,
+ * and so the losses, are the same as in model timing. */
+static void test_measured_timing(void **state)
+{
+	(void)state;
+	sl_model_spec m;
+	attn_model(&m, 4, 8);
+	sl_layout l = layout(2, 2, 1, SL_SCHED_1F1B, 2, 1);
+	l.seq_parallel = 1;
+	sl_cluster_config cfg;
+	sl_cluster_config_default(&cfg);
+	cfg.devices = 4;
+	cfg.timing = SL_TIMING_MEASURED;
+	sl_err err = {0};
+	sl_cluster *cm = sl_cluster_create(&cfg, &err), *c = compute_bound(4);
+	assert_non_null(cm);
+	sl_train_report rm, r;
+	run(&m, &l, cm, 2, &rm, NULL);
+	run(&m, &l, c, 2, &r, NULL);
+	for (int s = 0; s < 2; s++)
+		assert_true(rm.losses[s] == r.losses[s]);
+	for (int i = 0; i < 4; i++) {
+		assert_true(rm.dev[i].compute_s > 0);
+		assert_true(rm.dev[i].flops == r.dev[i].flops);
+		assert_true(rm.dev[i].sent[SL_TR_PP_SENDRECV] == r.dev[i].sent[SL_TR_PP_SENDRECV]);
+	}
+	double one;
+	int est;
+	assert_int_equal(sl_train_single_step_s(&m, &cfg, &one, &est, &err), SL_OK);
+	assert_int_equal(est, 0);
+	assert_true(one > 0);
+	sl_train_report_free(&rm);
+	sl_train_report_free(&r);
+	sl_cluster_destroy(cm);
+	sl_cluster_destroy(c);
+}
+
+/* ---- bad layouts and memory ---- */
+
+static void expect_refused(const sl_model_spec *m, sl_layout l, int ndev, const char *msg)
+{
+	sl_err err = {0};
+	sl_train *tr = sl_train_create(m, &l, ndev, &err);
+	if (tr)
+		fail_msg("accepted a layout that should say: %s", msg);
+	assert_int_equal(err.code, SL_EINVAL);
+	if (!strstr(err.msg, msg))
+		fail_msg("message \"%s\" does not say \"%s\"", err.msg, msg);
+	assert_null(strchr(err.msg, '\n'));
+}
+
+static void test_invalid_layouts(void **state)
+{
+	(void)state;
+	sl_model_spec m;
+	attn_model(&m, 4, 8);
+	sl_layout l = layout(2, 2, 2, SL_SCHED_1F1B, 1, 1);
+	expect_refused(&m, l, 4, "tp*pp*dp = 2*2*2 = 8 but there are 4 devices");
+	expect_refused(&m, layout(3, 1, 1, SL_SCHED_1F1B, 1, 1), 3, "4 heads do not split over tp=3");
+	sl_model_spec f = m;
+	f.heads = 0;
+	f.ffn = 2;
+	expect_refused(&f, layout(4, 1, 1, SL_SCHED_1F1B, 1, 1), 4, "--ffn=2 cannot be split over tp=4");
+	expect_refused(&m, layout(1, 8, 1, SL_SCHED_1F1B, 8, 1), 8,
+		       "4 layers cannot fill pp*chunks = 8*1 = 8 model chunks");
+	sl_model_spec six = m;
+	six.layers = 6;
+	expect_refused(&six, layout(1, 2, 1, SL_SCHED_INTERLEAVED, 2, 2), 2,
+		       "--layers=6 does not split into pp*chunks = 2*2 = 4 equal model chunks");
+	expect_refused(&m, layout(1, 2, 1, SL_SCHED_INTERLEAVED, 3, 2), 2,
+		       "3 is not a multiple of 2");
+	expect_refused(&m, layout(1, 2, 1, SL_SCHED_1F1B, 2, 2), 2, "--chunks=2 needs --schedule=interleaved");
+	expect_refused(&m, layout(1, 1, 4, SL_SCHED_1F1B, 4, 1), 4,
+		       "a batch of 8 sequences cannot fill dp*microbatches = 4*4 = 16 micro-batches");
+	l = layout(1, 2, 1, SL_SCHED_1F1B, 1, 1);
+	l.seq_parallel = 1;
+	expect_refused(&m, l, 2, "--sequence-parallel splits the sequence inside a TP group");
+	sl_model_spec one = m;
+	one.seq = 1;
+	one.heads = 0;
+	l = layout(4, 1, 2, SL_SCHED_1F1B, 2, 1);
+	l.seq_parallel = 1;
+	expect_refused(&one, l, 8, "splits a micro-batch's 2 tokens over tp=4");
+	l = layout(2, 1, 1, SL_SCHED_1F1B, 1, 1);
+	l.zero1 = 1;
+	expect_refused(&m, l, 2, "--zero1 shards the optimizer over data-parallel replicas");
+	l = layout(1, 1, 1, SL_SCHED_1F1B, 1, 1);
+	l.order[1] = SL_AXIS_TP;
+	expect_refused(&m, l, 1, "the mesh order must name tp, pp and dp once each");
+	sl_axis o[3];
+	assert_int_equal(sl_mesh_order_parse("tp-tp-dp", o), SL_EINVAL);
+	assert_int_equal(sl_mesh_order_parse("pp-tp-dp", o), SL_OK);
+	assert_int_equal(o[0], SL_AXIS_PP);
+}
+
+/* The mesh order puts TP groups on consecutive devices by default. */
+static void test_mesh_order(void **state)
+{
+	(void)state;
+	sl_layout l = layout(2, 3, 4, SL_SCHED_1F1B, 1, 1);
+	for (int dev = 0; dev < 24; dev++) {
+		int t, p, d;
+		sl_mesh_coords(&l, dev, &t, &p, &d);
+		assert_int_equal(dev, t + 2 * (d + 4 * p));
+		assert_int_equal(sl_mesh_device(&l, t, p, d), dev);
+	}
+	assert_int_equal(sl_mesh_order_parse("pp-dp-tp", l.order), SL_OK);
+	for (int dev = 0; dev < 24; dev++) {
+		int t, p, d;
+		sl_mesh_coords(&l, dev, &t, &p, &d);
+		assert_int_equal(dev, p + 3 * (d + 4 * t));
+	}
+}
+
+static void test_out_of_memory(void **state)
+{
+	(void)state;
+	sl_model_spec m;
+	attn_model(&m, 4, 8);
+	sl_layout l = layout(1, 2, 1, SL_SCHED_GPIPE, 4, 1);
+	uint64_t n = params_per_device(&m, 2, 1) * F4;
+	sl_err err = {0};
+	sl_train *tr = sl_train_create(&m, &l, 2, &err);
+	assert_non_null(tr);
+	/* room for parameters and gradients, not Adam's moments */
+	sl_cluster *c = cluster(2, 0, 1e12, 1e11, 1e-6, 3 * n);
+	sl_train_report rep;
+	assert_int_equal(sl_train_run(tr, c, 1, &rep, &err), SL_EDEVMEM);
+	assert_non_null(strstr(err.msg, "is out of memory: its Adam state needs"));
+	sl_cluster_destroy(c);
+	sl_train_destroy(tr);
+	/* one device: room for the state, not for GPipe's four micro-batches of
+	 * activations */
+	l = layout(1, 1, 1, SL_SCHED_GPIPE, 4, 1);
+	n = params_per_device(&m, 4, 1) * F4;
+	tr = sl_train_create(&m, &l, 1, &err);
+	assert_non_null(tr);
+	c = cluster(1, 0, 1e12, 1e11, 1e-6, 4 * n + 2 * stash_per_block(&m, 1, 2));
+	assert_int_equal(sl_train_run(tr, c, 1, &rep, &err), SL_EDEVMEM);
+	assert_non_null(strstr(err.msg, "device 0 is out of memory: "));
+	assert_non_null(strstr(err.msg, "is free"));
+	sl_cluster_destroy(c);
+	sl_train_destroy(tr);
+}
+
+/* ---- resuming ---- */
+
+/* Runs carry on from the state's step: 4 + 6 steps are 10 steps. */
+static void test_runs_continue(void **state)
+{
+	(void)state;
+	sl_model_spec m;
+	attn_model(&m, 4, 8);
+	sl_layout l = layout(2, 2, 1, SL_SCHED_1F1B, 2, 1);
+	sl_cluster *c = compute_bound(4);
+	sl_train *a, *b;
+	sl_train_report ra, r1, r2;
+	run(&m, &l, c, 10, &ra, &a);
+	run(&m, &l, c, 4, &r1, &b);
+	sl_err err;
+	assert_int_equal(sl_train_run(b, c, 6, &r2, &err), SL_OK);
+	assert_int_equal(r2.first_step, 4);
+	for (int s = 0; s < 4; s++)
+		assert_true(r1.losses[s] == ra.losses[s]);
+	for (int s = 0; s < 6; s++)
+		assert_true(r2.losses[s] == ra.losses[4 + s]);
+	sl_train_report_free(&ra);
+	sl_train_report_free(&r1);
+	sl_train_report_free(&r2);
+	sl_train_destroy(a);
+	sl_train_destroy(b);
+	sl_cluster_destroy(c);
+}
+
+/* Gather the state under one layout, scatter it into another, carry on:
+ * the run matches one device's 10 steps (what checkpoints build on). */
+static void test_reshard_through_canonical_form(void **state)
+{
+	(void)state;
+	sl_model_spec m;
+	attn_model(&m, 4, 8);
+	m.lr = 1e-2f;
+	sl_ref ref;
+	sl_err err;
+	double want[10];
+	assert_int_equal(sl_ref_init(&ref, &m, &err), SL_OK);
+	for (int s = 0; s < 10; s++)
+		sl_ref_step(&ref, &want[s], &err);
+	sl_layout la = layout(2, 1, 2, SL_SCHED_1F1B, 2, 1);
+	la.zero1 = 1;
+	sl_layout lb = layout(1, 2, 2, SL_SCHED_INTERLEAVED, 2, 2);
+	sl_cluster *c = compute_bound(4);
+	sl_train *a, *b;
+	sl_train_report ra, rb;
+	run(&m, &la, c, 5, &ra, &a);
+	size_t np = sl_model_nparams(&m);
+	float *p = malloc(np * 4), *mo = malloc(np * 4), *va = malloc(np * 4);
+	assert_int_equal(sl_train_gather(a, p, mo, va), SL_OK);
+	b = sl_train_create(&m, &lb, 4, &err);
+	assert_non_null(b);
+	assert_int_equal(sl_train_scatter(b, p, mo, va), SL_OK);
+	sl_train_set_step(b, sl_train_step(a));
+	assert_int_equal(sl_train_run(b, c, 5, &rb, &err), SL_OK);
+	for (int s = 0; s < 5; s++) {
+		assert_true(fabs(ra.losses[s] - want[s]) <= 1e-5 * want[s]);
+		assert_true(fabs(rb.losses[s] - want[5 + s]) <= 1e-5 * want[5 + s]);
+	}
+	assert_int_equal(sl_train_gather(b, p, NULL, NULL), SL_OK);
+	double d = 0, mx = 0;
+	for (size_t i = 0; i < np; i++) {
+		if (fabs(p[i] - ref.params[i]) > d)
+			d = fabs(p[i] - ref.params[i]);
+		if (fabs(ref.params[i]) > mx)
+			mx = fabs(ref.params[i]);
+	}
+	assert_true(d <= 1e-4 * mx);
+	/* every tensor is saved by exactly one device */
+	int *owners = calloc((size_t)sl_model_ntensors(&m), sizeof *owners);
+	size_t covered = 0;
+	for (int dev = 0; dev < 4; dev++) {
+		sl_dev_state ds = sl_train_dev_state(b, dev);
+		for (int i = 0; i < ds.nshards; i++)
+			if (ds.shards[i].primary) {
+				owners[ds.shards[i].tensor]++;
+				covered += ds.shards[i].count;
+			}
+	}
+	assert_int_equal(covered, np);
+	free(owners);
+	free(p);
+	free(mo);
+	free(va);
+	sl_ref_free(&ref);
+	sl_train_report_free(&ra);
+	sl_train_report_free(&rb);
+	sl_train_destroy(a);
+	sl_train_destroy(b);
+	sl_cluster_destroy(c);
+}
+
+/* The trace tags pipeline work with its micro-batch: the staircase. */
+static void test_trace_microbatches(void **state)
+{
+	(void)state;
+	sl_model_spec m;
+	attn_model(&m, 4, 8);
+	sl_layout l = layout(1, 4, 1, SL_SCHED_1F1B, 4, 1);
+	sl_cluster *c = compute_bound(4);
+	sl_train_report rep;
+	run(&m, &l, c, 1, &rep, NULL);
+	sl_snapshot snap;
+	assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), &snap), SL_OK);
+	double first[4][4];
+	for (int d = 0; d < 4; d++)
+		for (int b = 0; b < 4; b++)
+			first[d][b] = -1;
+	for (size_t i = 0; i < snap.n; i++) {
+		const sl_event *e = &snap.ev[i];
+		if (e->kind == SL_EV_COMPUTE && e->mb >= 0 && first[e->dev][e->mb] < 0)
+			first[e->dev][e->mb] = e->t0;
+	}
+	/* every stage starts every micro-batch, each stage after the one before */
+	for (int b = 0; b < 4; b++)
+		for (int d = 1; d < 4; d++)
+			assert_true(first[d][b] > first[d - 1][b]);
+	sl_snapshot_free(&snap);
+	sl_train_report_free(&rep);
+	sl_cluster_destroy(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tp_traffic),
+		cmocka_unit_test(test_pp_traffic),
+		cmocka_unit_test(test_dp_traffic),
+		cmocka_unit_test(test_bubble_formulas),
+		cmocka_unit_test(test_gpipe_equals_1f1b_in_time),
+		cmocka_unit_test(test_memory_formulas),
+		cmocka_unit_test(test_zero1_shards_optimizer),
+		cmocka_unit_test(test_prediction_equals_emulation),
+		cmocka_unit_test(test_single_baseline),
+		cmocka_unit_test(test_measured_timing),
+		cmocka_unit_test(test_invalid_layouts),
+		cmocka_unit_test(test_mesh_order),
+		cmocka_unit_test(test_out_of_memory),
+		cmocka_unit_test(test_runs_continue),
+		cmocka_unit_test(test_reshard_through_canonical_form),
+		cmocka_unit_test(test_trace_microbatches),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
