@@ -151,6 +151,10 @@ static const struct bad bads[] = {
 	{"typed figure", HEAD "say it takes 2.5 ms on fast links\n",
 	 "t.lesson:3: '2.5 ms' is a figure typed into the text: let the engine produce it and "
 	 "interpolate it, e.g. {time} or {bandwidth}"},
+	{"typed figure in a formula is fine, outside it is not",
+	 HEAD "say `T > 8 F / (6 B)` and 6 B\n",
+	 "t.lesson:3: '6 B' is a figure typed into the text: let the engine produce it and "
+	 "interpolate it, e.g. {time} or {bandwidth}"},
 	{"unclosed brace", HEAD "say {devices\n",
 	 "t.lesson:3: a '{' is not closed: write {figure}, or {{ for a brace"},
 	{"jump loop", HEAD "label a\nsay x\njump a\n",
@@ -170,15 +174,20 @@ static const struct bad bads[] = {
 	 "t.lesson:4: run collective: this collective would hold 64.0 GiB of host memory; a lesson "
 	 "may use 1.00 GiB: use smaller sizes or fewer devices"},
 	{"explore knob", HEAD "explore matmul Go.\nknob bandwidht\nuntil speedup < 1\nend\n",
-	 "t.lesson:4: knob: unknown setup key 'bandwidht' (keys: preset devices per-node topology "
-	 "bandwidth latency inter-bandwidth inter-latency flops memory timing strategy m k n algo op "
-	 "bytes seed)"},
+	 "t.lesson:4: knob: unknown setup key 'bandwidht' (did you mean 'bandwidth'?)"},
+	{"setup key far from any", HEAD "setup frobnicate=1\nsay x\n",
+	 "t.lesson:3: unknown setup key 'frobnicate' (see SETUP KEYS in shardlab-lesson(5))"},
 	{"demo outside knobs", HEAD "explore matmul Go.\nknob bandwidth\nuntil speedup < 1\n"
 				 "demo latency=1us\nend\n",
 	 "t.lesson:6: demo sets 'latency', which is not one of the explore's knobs"},
 	{"control character", HEAD "say a\x01" "b\n",
 	 "t.lesson:3: not text: byte 0x01 at column 6 (a lesson is UTF-8 text)"},
 	{"invalid utf-8", HEAD "say caf\xc3\n", "t.lesson:3: not UTF-8 text: byte 0xc3 at column 8"},
+	{"layout the engine refuses", HEAD "setup tp=3 heads=4 hidden=64\nrun train\n",
+	 "t.lesson:4: run train: 4 heads do not split over tp=3: tp must divide heads (attention is "
+	 "split by whole heads)"},
+	{"schedule", HEAD "setup schedule=zigzag\nsay x\n",
+	 "t.lesson:3: schedule: 'zigzag' is not one of: gpipe 1f1b interleaved"},
 	{"let before use", HEAD "run matmul\nsay {r}\nlet r = time / single_time\n",
 	 "t.lesson:4: 'r' is used before its let at line 5"},
 };
@@ -435,6 +444,57 @@ static void test_collective_figures(void **state)
 	must_next(vm, &st, SL_STEP_END);
 	assert_int_equal(st.asked, 2);
 	assert_int_equal(st.right, 1);
+	sl_vm_destroy(vm);
+	sl_lesson_free(l);
+}
+
+/* Training figures against formulas written here: the parameter count of
+ * MLP-only blocks, the pipeline bubble (p-1)/m on near-instant links, and
+ * the Megatron all-reduce bytes (one forward, one backward per block). */
+static void test_train_figures(void **state)
+{
+	(void)state;
+	const int L = 4, h = 64, f = 256, B = 8, S = 4, t = 2, p = 2, m = 4;
+	sl_lesson *l = must_parse(
+		HEAD "setup preset=h100 latency=0 bandwidth=1000TB/s layers=4 hidden=64 ffn=256 "
+		"batch=8 seq=4\n"
+		"setup pp=2 schedule=gpipe microbatches=4\nrun train as pipe\n"
+		"setup pp=1 microbatches=1 tp=2\nrun train as tens\n"
+		"question a\nanswer params\nend\n"
+		"question b\nanswer pipe.bubble\nend\n"
+		"question c\nanswer tens.tp_traffic\nend\n"
+		"question d\nanswer tens.loss_error\nend\n"
+		"question e\nanswer pipe.speedup\nend\n");
+	sl_vm *vm = sl_vm_create(l, NULL);
+	sl_step st;
+	sl_answer ans;
+	sl_err err = {0};
+	for (;;) {
+		if (sl_vm_next(vm, &st, &err))
+			fail_msg("%s", err.msg);
+		if (st.kind == SL_STEP_QUESTION)
+			break;
+	}
+	double P = (double)L * (2.0 * h * f + f + h);
+	assert_rel(oracle(vm), P, 1e-12);
+	assert_int_equal(sl_vm_skip(vm, &err), SL_OK);
+	must_next(vm, &st, SL_STEP_QUESTION);
+	/* Not exact: even at 1000 TB/s the stages' few-KiB transfers take a
+	 * thousandth of these nanosecond micro-batches. */
+	assert_rel(oracle(vm), (double)(p - 1) / m, 5e-3);
+	assert_int_equal(sl_vm_answer(vm, "1/4", &ans, &err), SL_OK);
+	assert_true(ans.correct);
+	must_next(vm, &st, SL_STEP_QUESTION);
+	/* Per block: one all-reduce forward, one backward, of B*S*h fp32; a ring
+	 * over t devices sends 2(t-1)/t of it from each of the t devices. */
+	assert_rel(oracle(vm), L * 2.0 * 2 * (t - 1) * B * S * h * 4, 1e-12);
+	assert_int_equal(sl_vm_skip(vm, &err), SL_OK);
+	must_next(vm, &st, SL_STEP_QUESTION);
+	assert_true(oracle(vm) < 1e-5);
+	assert_int_equal(sl_vm_skip(vm, &err), SL_OK);
+	must_next(vm, &st, SL_STEP_QUESTION);
+	/* Two stages: the ideal time halved, stretched by the bubble. */
+	assert_rel(oracle(vm), p / (1.0 + (double)(p - 1) / m), 5e-3);
 	sl_vm_destroy(vm);
 	sl_lesson_free(l);
 }
@@ -883,6 +943,7 @@ int main(void)
 		cmocka_unit_test(test_steps_and_figures),
 		cmocka_unit_test(test_collective_figures),
 		cmocka_unit_test(test_step_ops),
+		cmocka_unit_test(test_train_figures),
 		cmocka_unit_test(test_flow_menu_jump_explore),
 		cmocka_unit_test(test_start_and_did_not_fit),
 		cmocka_unit_test(test_spans),

@@ -15,7 +15,7 @@
 #define HOST_BYTES_LIMIT (1024.0 * 1024 * 1024)
 #define HOST_WORK_LIMIT 2e11 /* FLOP of a product: a few seconds of one core */
 
-static const char *const kind_names[SL_RUN_NKINDS] = {"matmul", "collective"};
+static const char *const kind_names[SL_RUN_NKINDS] = {"matmul", "collective", "train"};
 
 const char *sl_run_kind_name(sl_run_kind k)
 {
@@ -34,7 +34,7 @@ int sl_run_kind_parse(const char *s, sl_run_kind *k)
 
 const char *sl_run_kinds(void)
 {
-	return "matmul collective";
+	return "matmul collective train";
 }
 
 void sl_runrec_init(sl_runrec *r)
@@ -96,7 +96,51 @@ int sl_lrun_config(sl_run_kind k, const sl_lsetup *s, double slowdown, sl_cluste
 		cfg->devices = 1;
 		cfg->devices_per_node = 0;
 	}
+	if (k == SL_RUN_TRAIN) {
+		/* As many devices as the layout uses, in nodes of the set-up's
+		 * size (as `shardlab train` builds them). */
+		int n = s->layout.tp * s->layout.pp * s->layout.dp, g = cfg->devices_per_node;
+		if (n > SL_MAX_DEVICES)
+			return sl_fail(err, SL_EINVAL, "tp*pp*dp = %d devices: more than %d", n,
+				       SL_MAX_DEVICES);
+		cfg->devices = n;
+		if (g > 0 && n <= g)
+			cfg->devices_per_node = 0;
+		else if (g > 0 && n % g != 0)
+			return sl_fail(err, SL_EINVAL, "%d devices do not fill nodes of %d: use a multiple "
+				       "of %d", n, g, g);
+	}
 	return sl_cluster_config_check(cfg, err);
+}
+
+/* The engine's layout messages name command-line options (--tp); a lesson
+ * names setup keys (tp). */
+static int lesson_words(int rc, sl_err *err)
+{
+	if (!err || !rc)
+		return rc;
+	char out[sizeof err->msg];
+	size_t j = 0;
+	for (const char *p = err->msg; *p && j + 1 < sizeof out; p++) {
+		if (p[0] == '-' && p[1] == '-' && p[2] >= 'a' && p[2] <= 'z') {
+			p++;
+			continue;
+		}
+		out[j++] = *p;
+	}
+	out[j] = 0;
+	memcpy(err->msg, out, j + 1);
+	return rc;
+}
+
+/* What the host holds for a training run: the reference's state and
+ * activations and every device's (an upper bound; as cmd_train.c counts). */
+static double train_host_bytes(const sl_model_spec *m, const sl_layout *l)
+{
+	double n = (double)sl_model_nparams(m), R = (double)m->batch * m->seq;
+	double h = m->hidden, f = m->ffn;
+	double acts = 4.0 * m->layers * (R * (6 * h + 2 * f) + (double)m->batch * m->heads * m->seq * m->seq);
+	return 16 * n * (1 + l->dp) + acts * (1 + l->tp);
 }
 
 int sl_lrun_check(sl_run_kind k, const sl_lsetup *s, sl_err *err)
@@ -106,7 +150,19 @@ int sl_lrun_check(sl_run_kind k, const sl_lsetup *s, sl_err *err)
 	if (sl_lrun_config(k, s, 0, &cfg, err))
 		return SL_EINVAL;
 	double mem = (double)cfg.memory, host;
-	if (k == SL_RUN_MATMUL) {
+	if (k == SL_RUN_TRAIN) {
+		sl_layout l = sl_lsetup_layout(s);
+		if (lesson_words(sl_layout_check(&s->model, &l, cfg.devices, err), err))
+			return SL_EINVAL;
+		/* The steps, and the one-device reference that checks the losses. */
+		double work = 2.0 * s->steps * sl_model_step_flops(&s->model);
+		if (work > HOST_WORK_LIMIT)
+			return sl_fail(err, SL_EINVAL,
+				       "%d training step%s of this model is %.3g FLOP: more than a lesson "
+				       "may run on this host (%.0e); use a smaller model or fewer steps",
+				       s->steps, s->steps == 1 ? "" : "s", work, HOST_WORK_LIMIT);
+		host = train_host_bytes(&s->model, &l);
+	} else if (k == SL_RUN_MATMUL) {
 		if (sl_gemm_check(&s->sc.gemm, cfg.devices, err))
 			return SL_EINVAL;
 		double m = s->sc.gemm.m, kk = s->sc.gemm.k, n = s->sc.gemm.n;
@@ -272,6 +328,119 @@ static int run_coll(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *err
 	return SL_OK;
 }
 
+static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *err)
+{
+	int n = sl_cluster_devices(c);
+	sl_layout l = sl_lsetup_layout(s);
+	sl_err e = {0};
+	char a[32], b[32];
+	sl_train *tr = sl_train_create(&s->model, &l, n, &e);
+	if (!tr) {
+		if (err)
+			*err = e;
+		return lesson_words(e.code ? e.code : SL_EINVAL, err);
+	}
+	sl_train_report rep;
+	memset(&rep, 0, sizeof rep);
+	int rc = sl_train_run(tr, c, s->steps, &rep, &e);
+	common(r, c, n);
+	if (rc == SL_EDEVMEM) {
+		set(r, "fits", 0);
+		snprintf(r->why, sizeof r->why, "the layout did not fit in device memory: %s", e.msg);
+		snprintf(r->summary, sizeof r->summary, "did not fit: %s", e.msg);
+		sl_train_report_free(&rep);
+		sl_train_destroy(tr);
+		return SL_OK;
+	}
+	sl_train_prediction pred;
+	double single = 0;
+	int est = 0;
+	if (rc == SL_OK)
+		rc = sl_train_predict(tr, c, &pred, &e);
+	if (rc == SL_OK)
+		rc = sl_train_single_step_s(&s->model, sl_cluster_config_of(c), &single, &est, &e);
+	/* The same steps on one device, plain: the losses must agree. */
+	double loss_err = 0;
+	sl_ref ref;
+	if (rc == SL_OK && (rc = sl_ref_init(&ref, &s->model, &e)) == SL_OK) {
+		for (int i = 0; i < rep.steps && rc == SL_OK; i++) {
+			double lr;
+			rc = sl_ref_step(&ref, &lr, &e);
+			double d = fabs(rep.losses[i] - lr) / fabs(lr);
+			if (!(d <= loss_err))
+				loss_err = d;
+		}
+		sl_ref_free(&ref);
+	}
+	if (rc) {
+		if (err)
+			*err = e;
+		sl_train_report_free(&rep);
+		sl_train_destroy(tr);
+		return lesson_words(rc, err);
+	}
+	double comp = 0, comm = 0, pmem = 0, gmem = 0, omem = 0, amem = 0, peak = 0;
+	double tp = 0, pp = 0, dp = 0, held = 0, saved = 0, shards = 0;
+	for (int i = 0; i < rep.ndev; i++) {
+		const sl_train_dev *d = &rep.dev[i];
+		comp = fmax(comp, d->compute_s);
+		comm = fmax(comm, d->comm_s);
+		pmem = fmax(pmem, (double)d->params_bytes);
+		gmem = fmax(gmem, (double)d->grads_bytes);
+		omem = fmax(omem, (double)d->optimizer_bytes);
+		amem = fmax(amem, (double)d->act_peak_bytes);
+		peak = fmax(peak, (double)d->mem_peak_bytes);
+		tp += (double)(d->sent[SL_TR_TP_ALLREDUCE] + d->sent[SL_TR_TP_ALLGATHER] +
+			       d->sent[SL_TR_TP_REDUCESCATTER]);
+		pp += (double)d->sent[SL_TR_PP_SENDRECV];
+		dp += (double)(d->sent[SL_TR_DP_ALLREDUCE] + d->sent[SL_TR_DP_REDUCESCATTER] +
+			       d->sent[SL_TR_DP_ALLGATHER]);
+		sl_dev_state ds = sl_train_dev_state(tr, i);
+		held += 4.0 * (double)ds.n;
+		for (int j = 0; j < ds.nshards; j++)
+			if (ds.shards[j].primary) {
+				saved += 4.0 * (double)ds.shards[j].count;
+				shards++;
+			}
+	}
+	set(r, "fits", 1);
+	set(r, "time", rep.step_s);
+	set(r, "predicted", pred.step_s);
+	set(r, "single_time", single);
+	set(r, "speedup", rep.step_s > 0 ? single / rep.step_s : NAN);
+	set(r, "compute_time", comp);
+	set(r, "comm_time", comm);
+	set(r, "traffic", tp + pp + dp);
+	set(r, "mem_peak", peak);
+	set(r, "bubble", rep.bubble_fraction);
+	set(r, "predicted_bubble", pred.bubble_fraction);
+	set(r, "idle", rep.idle_fraction);
+	set(r, "pipeline_time", rep.pipeline_s);
+	set(r, "ideal_time", rep.ideal_s);
+	set(r, "params_mem", pmem);
+	set(r, "grads_mem", gmem);
+	set(r, "optimizer_mem", omem);
+	set(r, "act_mem", amem);
+	set(r, "tp_traffic", tp);
+	set(r, "pp_traffic", pp);
+	set(r, "dp_traffic", dp);
+	set(r, "loss", rep.losses[rep.steps - 1]);
+	set(r, "loss_first", rep.losses[0]);
+	set(r, "loss_error", loss_err);
+	set(r, "held_params", held);
+	set(r, "saved_params", saved);
+	set(r, "shards", shards);
+	snprintf(r->summary, sizeof r->summary,
+		 "tp=%d pp=%d dp=%d on %d device%s: %s a step (one device: %s), speedup %.2f; bubble "
+		 "%.3f; loss %.6g",
+		 l.tp, l.pp, l.dp, n, n == 1 ? "" : "s", sl_fmt_time(rep.step_s, a, sizeof a),
+		 sl_fmt_time(single, b, sizeof b), rep.step_s > 0 ? single / rep.step_s : 0,
+		 rep.bubble_fraction, rep.losses[rep.steps - 1]);
+	sl_train_report_free(&rep);
+	sl_train_destroy(tr);
+	return SL_OK;
+}
+
 int sl_lrun(sl_run_kind k, const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *err)
 {
 	if (!r->v && !(r->v = malloc(sizeof *r->v * (size_t)sl_fig_count())))
@@ -282,7 +451,8 @@ int sl_lrun(sl_run_kind k, const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_e
 	r->kind = k;
 	r->setup = *s;
 	r->valid = 0;
-	int rc = k == SL_RUN_MATMUL ? run_matmul(s, c, r, err) : run_coll(s, c, r, err);
+	int rc = k == SL_RUN_MATMUL ? run_matmul(s, c, r, err)
+		 : k == SL_RUN_TRAIN ? run_train(s, c, r, err) : run_coll(s, c, r, err);
 	if (rc == SL_OK)
 		r->valid = 1;
 	return rc;

@@ -493,6 +493,13 @@ static int unit_word(const char *s, size_t *len)
 static void lint_typed_figures(struct parser *P, int line, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '`') { /* a `code` span holds a formula, not a figure */
+			const char *e = memchr(s + i + 1, '`', n - i - 1);
+			if (e) {
+				i = (size_t)(e - s);
+				continue;
+			}
+		}
 		if (!isdigit((unsigned char)s[i]) || (i > 0 && (isalnum((unsigned char)s[i - 1]) ||
 								s[i - 1] == '_' || s[i - 1] == '.')))
 			continue;
@@ -633,6 +640,19 @@ static const char *find_within(const char *s)
 	return hit;
 }
 
+static void unknown_key(struct parser *P, int line, const char *what, const char *k)
+{
+	const char *cands[64];
+	int nc = 0;
+	for (int i = 0; sl_setup_key_name(i)[0] != '?' && nc < 64; i++)
+		cands[nc++] = sl_setup_key_name(i);
+	const char *near = closest(k, cands, nc);
+	if (near)
+		diag(P, line, "%sunknown setup key '%s' (did you mean '%s'?)", what, k, near);
+	else
+		diag(P, line, "%sunknown setup key '%s' (see SETUP KEYS in shardlab-lesson(5))", what, k);
+}
+
 /* key=value pairs of a setup (or an explore's demo) into o->set. */
 static int settings(struct parser *P, sl_op *o, const struct lline *L)
 {
@@ -655,15 +675,7 @@ static int settings(struct parser *P, sl_op *o, const struct lline *L)
 		*eq = 0;
 		sl_err e = {0};
 		if (sl_setup_key(kv) < 0) {
-			const char *cands[32];
-			int nc = 0;
-			for (int k = 0; sl_setup_key_name(k)[0] != '?' && nc < 32; k++)
-				cands[nc++] = sl_setup_key_name(k);
-			const char *near = closest(kv, cands, nc);
-			if (near)
-				diag(P, L->no, "unknown setup key '%s' (did you mean '%s'?)", kv, near);
-			else
-				diag(P, L->no, "unknown setup key '%s' (keys: %s)", kv, sl_setup_keys());
+			unknown_key(P, L->no, "", kv);
 			continue;
 		}
 		if (sl_lsetup_set(&scratch, kv, eq + 1, &e)) {
@@ -872,7 +884,7 @@ static int compile_explore(struct parser *P, sl_op *o, int from, int to)
 				r = word(r, k, sizeof k);
 				int key = sl_setup_key(k);
 				if (key < 0) {
-					diag(P, L->no, "knob: unknown setup key '%s' (keys: %s)", k, sl_setup_keys());
+					unknown_key(P, L->no, "knob: ", k);
 					continue;
 				}
 				int *kn = realloc(o->knobs, (size_t)(o->nknobs + 1) * sizeof *kn);
@@ -1041,7 +1053,7 @@ static int compile(struct parser *P)
 				return -1;
 			break;
 		case KW_RUN: {
-			if (!need_text(P, L, "what to run: run matmul, or run collective"))
+			if (!need_text(P, L, "what to run: run matmul, run collective or run train"))
 				break;
 			after = word(L->rest, w, sizeof w);
 			sl_run_kind k;
@@ -1325,9 +1337,13 @@ static void walk_uses(struct parser *P, int node, struct flow f, int line)
 				diag(P, line, "'%s.%s' may have no value here: no path to this line surely passes "
 					 "the run named '%s' (line %d)", nm->s, fd->name, nm->s, nm->line);
 		} else if (!(fd->from & SL_FIG_SETUP)) {
-			if (f.kinds == KIND_NONE)
+			if (f.kinds == KIND_NONE) {
+				int k = 0;
+				while (k < SL_RUN_NKINDS - 1 && !(fd->from & SL_FIG_KIND(k)))
+					k++;
 				diag(P, line, "'%s' needs a run before it: add 'run %s' above this line", fd->name,
-				     fd->from & SL_FIG_KIND(SL_RUN_MATMUL) ? "matmul" : "collective");
+				     sl_run_kind_name((sl_run_kind)k));
+			}
 			else if (f.kinds & KIND_NONE)
 				diag(P, line, "'%s' may have no value here: a jump or menu reaches this line "
 					 "before any run", fd->name);

@@ -15,17 +15,28 @@
 #include "expr.h"
 #include "lesson.h"
 #include "scenario.h"
+#include "train.h"
 
-/* Everything a lesson has set up: the matmul scenario and the collective. */
+/* Everything a lesson has set up: the matmul scenario, the collective, and
+ * the model with its training layout. */
 typedef struct sl_lsetup {
 	sl_scenario sc;
 	sl_coll_op op;
-	double bytes; /* the collective's buffer */
+	double bytes;          /* the collective's buffer */
+	sl_model_spec model;
+	sl_layout layout;
+	int steps;             /* training steps per run */
+	int given_mb, given_v; /* microbatches and chunks were set (else they follow pp) */
+	unsigned touched;      /* SL_FIG_KIND bits of the kinds whose keys were set */
 } sl_lsetup;
 
 /* 4 h100 devices in one node; colwise 1024 x 4096 x 4096; an all-reduce of
- * 64 MiB over a ring. */
+ * 64 MiB over a ring; 4 MLP blocks of width 128 (ffn 512) trained one step
+ * on 16 sequences, on one device. */
 void sl_lsetup_default(sl_lsetup *s);
+/* The layout with the defaults that follow other keys (chunks for an
+ * interleaved schedule, micro-batches to fill the pipeline twice). */
+sl_layout sl_lsetup_layout(const sl_lsetup *s);
 
 /* Set key to value (parsed with the engine's unit parsers).  Unknown keys and
  * bad values fail with a message that names the fix. */
