@@ -130,10 +130,15 @@ int sl_vm_start_at(sl_vm *vm, int pos, sl_err *err);
  * question, menu or unmet explore waits is an error. */
 int sl_vm_next(sl_vm *vm, sl_step *st, sl_err *err);
 
-/* After SL_STEP_RUN, a front end that animates builds the cluster with its own
- * slowdown, runs sl_vm_execute() on a worker thread while drawing snapshots of
- * sl_cluster_trace(), and calls sl_vm_next() afterwards.  A front end that
- * does nothing gets a headless run at the next sl_vm_next(). */
+/* After SL_STEP_RUN a front end has two ways to animate:
+ *  - build the cluster with its own slowdown (sl_vm_make_cluster), run
+ *    sl_vm_execute() on a worker thread while drawing snapshots of
+ *    sl_cluster_trace(), and call sl_vm_next() afterwards; or
+ *  - play step->scenario with its own playback (the TUI's sl_play takes an
+ *    sl_scenario) and let the vm run headless for the figures at the next
+ *    sl_vm_next(): in model timing both runs give the same times.
+ * SL_STEP_OPS then maps to stepping that playback op->ops times.  A front end
+ * that does nothing gets a headless run at the next sl_vm_next(). */
 sl_cluster *sl_vm_make_cluster(sl_vm *vm, double slowdown, sl_err *err);
 /* Run the pending work on c (NULL: a headless cluster of its own).  The vm
  * takes c over and keeps it until the next run, for sl_vm_cluster().  Do not
