@@ -12,6 +12,7 @@
 
 #include "catalog.h"
 #include "lesson.h"
+#include "lesson_ui.h"
 #include "progress.h"
 #include "units.h"
 
@@ -20,7 +21,8 @@
 
 static void usage_lesson(FILE *f)
 {
-	fprintf(f, "usage: shardlab lesson --headless [--start=LABEL|LINE] [--resume] [--fresh] "
+	fprintf(f, "usage: shardlab lesson [--start=LABEL|LINE] [--fresh] FILE|NAME\n"
+		   "       shardlab lesson --headless [--start=LABEL|LINE] [--resume] [--fresh] "
 		   "[--no-save] [--demo] FILE|NAME\n");
 }
 
@@ -468,16 +470,21 @@ int sl_cmd_lesson(int argc, char **argv)
 		fprintf(stderr, "shardlab: lesson: --resume and --start say different places to begin\n");
 		return 2;
 	}
-	if (!headless) {
-		fprintf(stderr, "shardlab: lesson: this build has no lesson screen yet: run it with "
-				"--headless\n");
-		return 2;
-	}
 	char path[1024];
 	sl_err err = {0};
 	if (sl_lesson_find(what, path, sizeof path, &err)) {
 		fprintf(stderr, "shardlab: lesson: %s\n", err.msg);
 		return 2;
+	}
+	if (!headless) {
+		if (o.autoplay || o.resume || !o.save) {
+			fprintf(stderr, "shardlab: lesson: --demo, --resume and --no-save are for "
+					"--headless (the screen goes on where the learner left off)\n");
+			return 2;
+		}
+		int st = sl_tui_lessons(path, o.start, o.fresh, NULL);
+		fflush(stdout);
+		return st;
 	}
 	o.interactive = isatty(STDIN_FILENO);
 	o.echo = !o.interactive;

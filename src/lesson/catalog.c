@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "lesson.h"
 #include "progress.h"
@@ -17,12 +18,20 @@
 #define MAX_DIRS 8
 #define MAX_LESSONS 200
 
-/* The search path, in order. */
+static int is_dir(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The search path, in order: $SHARDLAB_LESSON_PATH, the installed lessons,
+ * and for a program run from its build tree (not installed) the source
+ * tree's lessons/ beside it or one level up. */
 static int dirs(char d[MAX_DIRS][512])
 {
 	int n = 0;
 	const char *env = getenv("SHARDLAB_LESSON_PATH");
-	while (env && *env && n < MAX_DIRS - 1) {
+	while (env && *env && n < MAX_DIRS - 3) {
 		const char *c = strchr(env, ':');
 		size_t len = c ? (size_t)(c - env) : strlen(env);
 		if (len > 0 && len < 512) {
@@ -32,6 +41,21 @@ static int dirs(char d[MAX_DIRS][512])
 		env = c ? c + 1 : NULL;
 	}
 	snprintf(d[n++], 512, "%s/lessons", SL_PKGDATADIR);
+	char exe[400];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (len > 0) {
+		exe[len] = 0;
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = 0;
+			snprintf(d[n], 512, "%s/lessons", exe);
+			if (is_dir(d[n]))
+				n++;
+			snprintf(d[n], 512, "%s/../lessons", exe);
+			if (is_dir(d[n]))
+				n++;
+		}
+	}
 	return n;
 }
 
@@ -129,8 +153,8 @@ int sl_lesson_find(const char *name, char *path, size_t n, sl_err *err)
 	}
 	if (known[0])
 		return sl_fail(err, SL_EINVAL, "no lesson named '%s' (lessons: %s)", name, known);
-	return sl_fail(err, SL_EINVAL, "no lesson named '%s', and no lessons installed in %s", name,
-		       d[nd - 1]);
+	return sl_fail(err, SL_EINVAL, "no lesson named '%s', and no lessons installed in %s/lessons",
+		       name, SL_PKGDATADIR);
 }
 
 int sl_catalog_list(sl_catalog_entry **out, int *count, sl_err *err)
@@ -163,6 +187,7 @@ int sl_catalog_list(sl_catalog_entry **out, int *count, sl_err *err)
 			if (sl_lesson_load(e[j].path, &l, NULL, &le) == SL_OK) {
 				e[j].ok = 1;
 				snprintf(e[j].title, sizeof e[j].title, "%s", sl_lesson_title(l));
+				snprintf(e[j].about, sizeof e[j].about, "%s", sl_lesson_about(l));
 				e[j].minutes = sl_lesson_minutes(l);
 				sl_lesson_free(l);
 			} else {

@@ -19,6 +19,7 @@ typedef struct sl_catalog_entry {
 	char path[512];
 	char id[64];
 	char title[128];
+	char about[256];
 	int minutes;
 	int ok;            /* it passed the check; else error holds why */
 	char error[256];
