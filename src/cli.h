@@ -29,6 +29,8 @@ int sl_cmd_compare(int argc, char **argv);
 int sl_cmd_sandbox(int argc, char **argv);
 /* The interactive view of the default scenario (no command, on a terminal). */
 int sl_sandbox_default(void);
+int sl_cmd_check(int argc, char **argv);  /* cmd_lesson.c */
+int sl_cmd_lesson(int argc, char **argv); /* cmd_lesson.c */
 
 /* Parse and run; returns the process exit status. */
 int sl_cli_main(int argc, char **argv);
