@@ -1559,11 +1559,16 @@ static int prepare_target(const char *dir, struct target *t, sl_err *err)
 	/* A new checkpoint (or an empty directory): build it beside, rename it in. */
 	t->fresh = 1;
 	t->gen = 1;
-	snprintf(t->work, sizeof t->work, "%s.tmp-XXXXXX", t->final);
-	if (!mkdtemp(t->work))
-		return sl_fail(err, SL_ESYS, "cannot create a directory beside %s: %s", t->final,
-			       strerror(errno));
-	return SL_OK;
+	/* mkdir rather than mkdtemp: the directory gets the usual permissions. */
+	for (int i = 0; i < 1000; i++) {
+		snprintf(t->work, sizeof t->work, "%s.tmp-%ld-%d", t->final, (long)getpid(), i);
+		if (mkdir(t->work, 0777) == 0)
+			return SL_OK;
+		if (errno != EEXIST)
+			break;
+	}
+	return sl_fail(err, SL_ESYS, "cannot create a directory beside %s: %s", t->final,
+		       strerror(errno));
 }
 
 static void parent_of(const char *path, char *out)
