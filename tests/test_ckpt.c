@@ -491,6 +491,66 @@ static void devices_write_and_read_chunks(void **st)
 	sl_train_destroy(t4);
 }
 
+/* ---- training with periodic saves ---- */
+
+static int count_commits(void *ctx, sl_ckpt_point p, int dev)
+{
+	(void)dev;
+	if (p == SL_CKPT_AT_COMMIT)
+		(*(int *)ctx)++;
+	return 0;
+}
+
+/* 5 steps saving every 2: three saves (after steps 2, 4, 5), the last one
+ * holding the final state, and a report equal to one 5-step run's. */
+static void train_run_saves_every_n(void **st)
+{
+	(void)st;
+	sl_layout l = parse_layout(layouts[1]);
+	sl_train *a = make_train(&attn, &l), *b = make_train(&attn, &l);
+	sl_cluster *c = tu_cluster(4, 100e9, 1e-6);
+	sl_train_report ra, rb;
+	sl_err err = {0};
+	assert_int_equal(sl_train_run(a, c, 5, &ra, &err), SL_OK);
+	char dir[300];
+	path_in(dir, sizeof dir, "every2");
+	int commits = 0;
+	sl_ckpt_opts o;
+	sl_ckpt_opts_default(&o);
+	o.fault = count_commits;
+	o.fault_ctx = &commits;
+	if (sl_ckpt_train_run(b, c, 5, dir, 2, &o, &rb, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(commits, 3);
+	assert_int_equal(rb.steps, 5);
+	assert_int_equal(rb.first_step, 0);
+	for (int s = 0; s < 5; s++)
+		assert_true(rb.losses[s] == ra.losses[s]);
+	/* Model timing: every step takes the same emulated time. */
+	assert_true(fabs(rb.step_s - ra.step_s) <= 1e-12 * ra.step_s);
+	assert_true(fabs(rb.bubble_fraction - ra.bubble_fraction) <= 1e-9);
+	for (int i = 0; i < 4; i++) {
+		assert_true(fabs(rb.dev[i].compute_s - ra.dev[i].compute_s) <= 1e-12 * ra.step_s);
+		assert_true(fabs(rb.dev[i].comm_s - ra.dev[i].comm_s) <= 1e-12 * ra.step_s);
+		for (int k = 0; k < SL_TR_NKINDS; k++)
+			assert_int_equal(rb.dev[i].sent[k], ra.dev[i].sent[k]);
+	}
+	struct state want = gather(b);
+	sl_layout one = layout(1, 1, 1, "1f1b", 1, 0);
+	sl_train *t1 = make_train(&attn, &one);
+	load(t1, dir, 0);
+	struct state got = gather(t1);
+	assert_true(state_same(&got, &want));
+	state_free(&got);
+	state_free(&want);
+	sl_train_destroy(t1);
+	sl_train_report_free(&ra);
+	sl_train_report_free(&rb);
+	sl_train_destroy(a);
+	sl_train_destroy(b);
+	sl_cluster_destroy(c);
+}
+
 /* ---- joins follow the stored split ---- */
 
 /* MLP-only, h 6, f 10: fc2 is 10 x 6, row-parallel. */
@@ -1137,6 +1197,7 @@ int main(void)
 		cmocka_unit_test(resume_from_tp2_dp2_zero1),
 		cmocka_unit_test(resume_from_pp4),
 		cmocka_unit_test(devices_write_and_read_chunks),
+		cmocka_unit_test(train_run_saves_every_n),
 		cmocka_unit_test(row_parallel_joined_along_rows),
 		cmocka_unit_test(bad_missing_file),
 		cmocka_unit_test(bad_truncated_file),

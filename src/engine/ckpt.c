@@ -1836,6 +1836,88 @@ int sl_ckpt_reshard(const sl_ckpt *ck, const sl_layout *l, sl_cluster *c, const 
 	return rc;
 }
 
+/* ---- training with periodic saves ---- */
+
+/* Fold segment r (r->steps steps) into the running total t. */
+static int report_add(sl_train_report *t, const sl_train_report *r)
+{
+	int n = t->steps + r->steps;
+	double *l = realloc(t->losses, (size_t)n * sizeof *l);
+	if (!l)
+		return SL_ENOMEM;
+	memcpy(l + t->steps, r->losses, (size_t)r->steps * sizeof *l);
+	t->losses = l;
+	if (t->steps == 0) {
+		t->first_step = r->first_step;
+		t->ndev = r->ndev;
+	}
+	double a = t->steps, b = r->steps;
+	/* idle share: of all devices' time, i.e. weighted by each segment's time */
+	double ta = a * t->step_s, tb = b * r->step_s;
+	t->idle_fraction = ta + tb > 0 ? (t->idle_fraction * ta + r->idle_fraction * tb) / (ta + tb)
+				       : 0;
+	t->step_s = (t->step_s * a + r->step_s * b) / n;
+	t->pipeline_s = (t->pipeline_s * a + r->pipeline_s * b) / n;
+	t->ideal_s = (t->ideal_s * a + r->ideal_s * b) / n;
+	t->flops_per_step = (t->flops_per_step * a + r->flops_per_step * b) / n;
+	t->bubble_fraction = t->ideal_s > 0 ? (t->pipeline_s - t->ideal_s) / t->ideal_s : 0;
+	if (t->bubble_fraction < 0)
+		t->bubble_fraction = 0;
+	for (int i = 0; i < r->ndev; i++) {
+		sl_train_dev *d = &t->dev[i];
+		const sl_train_dev *e = &r->dev[i];
+		d->tp = e->tp;
+		d->pp = e->pp;
+		d->dp = e->dp;
+		d->params_bytes = e->params_bytes;
+		d->grads_bytes = e->grads_bytes;
+		d->optimizer_bytes = e->optimizer_bytes;
+		if (e->act_peak_bytes > d->act_peak_bytes)
+			d->act_peak_bytes = e->act_peak_bytes;
+		if (e->workspace_peak_bytes > d->workspace_peak_bytes)
+			d->workspace_peak_bytes = e->workspace_peak_bytes;
+		if (e->mem_peak_bytes > d->mem_peak_bytes)
+			d->mem_peak_bytes = e->mem_peak_bytes;
+		d->compute_s = (d->compute_s * a + e->compute_s * b) / n;
+		d->comm_s = (d->comm_s * a + e->comm_s * b) / n;
+		d->flops = (d->flops * a + e->flops * b) / n;
+		d->pipe_busy_s = (d->pipe_busy_s * a + e->pipe_busy_s * b) / n;
+		d->idle_s = t->step_s - d->compute_s - d->comm_s;
+		for (int k = 0; k < SL_TR_NKINDS; k++) {
+			d->sent[k] = (uint64_t)((d->sent[k] * a + e->sent[k] * b) / n + 0.5);
+			d->received[k] = (uint64_t)((d->received[k] * a + e->received[k] * b) / n + 0.5);
+		}
+	}
+	t->steps = n;
+	return SL_OK;
+}
+
+int sl_ckpt_train_run(sl_train *tr, sl_cluster *c, int steps, const char *dir, int every,
+		      const sl_ckpt_opts *o, sl_train_report *rep, sl_err *err)
+{
+	memset(rep, 0, sizeof *rep);
+	if (steps < 1)
+		return sl_fail(err, SL_EINVAL, "--steps=%d is out of range", steps);
+	if (every < 0)
+		return sl_fail(err, SL_EINVAL, "--save-every=%d must not be negative", every);
+	int done = 0, rc = SL_OK;
+	while (done < steps && !rc) {
+		int n = every > 0 && every < steps - done ? every : steps - done;
+		sl_train_report seg;
+		if ((rc = sl_train_run(tr, c, n, &seg, err)))
+			break;
+		if (report_add(rep, &seg))
+			rc = sl_fail(err, SL_ENOMEM, "out of host memory");
+		sl_train_report_free(&seg);
+		done += n;
+		if (!rc && dir)
+			rc = sl_ckpt_save(tr, c, dir, o, err);
+	}
+	if (rc)
+		sl_train_report_free(rep);
+	return rc;
+}
+
 /* ---- plans ---- */
 
 struct wsort {

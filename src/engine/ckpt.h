@@ -180,6 +180,15 @@ int sl_ckpt_load(sl_train *tr, sl_cluster *c, const sl_ckpt *ck, const sl_ckpt_o
 int sl_ckpt_reshard(const sl_ckpt *ck, const sl_layout *l, sl_cluster *c, const char *out,
 		    const sl_ckpt_opts *o, sl_err *err);
 
+/* Train `steps` steps on c (as sl_train_run), saving into dir every
+ * `every` steps (0: no intermediate saves) and after the last one; each
+ * save replaces the previous one crash-safely.  rep covers all the steps, as
+ * one sl_train_run would report them (means over the steps, peaks over the
+ * whole).  The cluster's trace holds what its devices did last: the final
+ * save. */
+int sl_ckpt_train_run(sl_train *tr, sl_cluster *c, int steps, const char *dir, int every,
+		      const sl_ckpt_opts *o, sl_train_report *rep, sl_err *err);
+
 /* ---- plans, for views that animate saving and resharding ---- */
 
 /* One chunk moved between a device and storage: for a write, the chunk the
