@@ -61,8 +61,9 @@ static void ckpt_help(void)
 	       "  --storage-bandwidth=RATE  per-device storage rate for the emulated time of\n"
 	       "                          reads and writes (default 2GB/s)\n"
 	       "  --trace=FILE            write the reads and writes as a Chrome trace\n\n"
-	       "Exit status: 0; 1 if the checkpoint is missing, damaged or cannot be\n"
-	       "written; 2 for a bad command line or a layout it cannot be resharded to.\n"
+	       "Exit status: 0; 1 if the checkpoint is missing or damaged or writing fails;\n"
+	       "2 for a bad command line (--out a file or a non-checkpoint directory\n"
+	       "included) or a layout it cannot be resharded to.\n"
 	       "See shardlab(1).\n");
 }
 
@@ -279,6 +280,13 @@ static int cmd_reshard(const char *dir, const sl_opts *o, const struct ckpt_args
 				SL_MAX_DEVICES);
 		sl_ckpt_close(ck);
 		return sl_cli_usage(cmd, "%s", err.msg);
+	}
+	/* A damaged source is exit 1; whatever the engine refuses after this
+	 * check is the command line's (--out). */
+	if (sl_ckpt_verify(ck, &err)) {
+		sl_cli_error("%s: %s", cmd, err.msg);
+		sl_ckpt_close(ck);
+		return SL_EXIT_FAIL;
 	}
 	/* Host memory: the new state, its staging, and the write buffers. */
 	double params = (double)sl_model_nparams(&in->model) * sizeof(float);
