@@ -26,6 +26,8 @@ static const struct sl_cmd {
 } cmds[] = {
 	{"run", sl_cmd_run, "run one sharded matrix multiply headless and report it"},
 	{"coll", sl_cmd_coll, "time a collective over one size or a range, nccl-tests style"},
+	{"train", sl_cmd_train, "train a small model under TP, PP and DP; loss, time, memory, traffic"},
+	{"compare", sl_cmd_compare, "train the same model under several layouts; one table"},
 	{"ckpt", sl_cmd_ckpt, "inspect, verify or reshard a sharded checkpoint"},
 	{NULL, NULL, NULL},
 };

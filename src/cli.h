@@ -24,6 +24,8 @@ typedef int (*sl_cmd_fn)(int argc, char **argv);
 
 int sl_cmd_run(int argc, char **argv);
 int sl_cmd_coll(int argc, char **argv);
+int sl_cmd_train(int argc, char **argv);
+int sl_cmd_compare(int argc, char **argv);
 int sl_cmd_ckpt(int argc, char **argv);
 
 /* Parse and run; returns the process exit status. */
