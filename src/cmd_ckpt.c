@@ -281,8 +281,11 @@ static int cmd_reshard(const char *dir, const sl_opts *o, const struct ckpt_args
 		sl_ckpt_close(ck);
 		return sl_cli_usage(cmd, "%s", err.msg);
 	}
-	/* A damaged source is exit 1; whatever the engine refuses after this
-	 * check is the command line's (--out). */
+	if (sl_ckpt_check_dest(a->out, &err)) {
+		sl_ckpt_close(ck);
+		return sl_cli_usage(cmd, "--out: %s", err.msg);
+	}
+	/* A damaged source is a failure (1), found before any writing. */
 	if (sl_ckpt_verify(ck, &err)) {
 		sl_cli_error("%s: %s", cmd, err.msg);
 		sl_ckpt_close(ck);
@@ -307,7 +310,7 @@ static int cmd_reshard(const char *dir, const sl_opts *o, const struct ckpt_args
 		sl_cli_error("%s: %s", cmd, err.msg);
 		sl_cluster_destroy(c);
 		sl_ckpt_close(ck);
-		return err.code == SL_EINVAL ? SL_EXIT_USAGE : SL_EXIT_FAIL;
+		return SL_EXIT_FAIL;
 	}
 	int reads = 0, writes = 0;
 	uint64_t rbytes = 0, wbytes = 0;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ckpt.h"
 #include "cli.h"
 #include "report.h"
 #include "train.h"
@@ -32,6 +33,9 @@ enum {
 	OPT_SEED,
 	OPT_LR,
 	OPT_LAYOUTS,
+	OPT_SAVE,
+	OPT_SAVE_EVERY,
+	OPT_LOAD,
 };
 
 static const struct option model_opts[] = {
@@ -51,6 +55,12 @@ static const struct option layout_opts[] = {
 	{"sequence-parallel", no_argument, NULL, OPT_SP},
 	{"zero1", no_argument, NULL, OPT_ZERO1},
 	{"mesh-order", required_argument, NULL, OPT_ORDER},
+	{NULL, 0, NULL, 0}};
+
+static const struct option ckpt_opts[] = {
+	{"save", required_argument, NULL, OPT_SAVE},
+	{"save-every", required_argument, NULL, OPT_SAVE_EVERY},
+	{"load", required_argument, NULL, OPT_LOAD},
 	{NULL, 0, NULL, 0}};
 
 static const struct option compare_opts[] = {
@@ -91,6 +101,10 @@ struct targs {
 	int steps;
 	int given_m, given_v, given_steps;
 	const char *layouts;
+	/* checkpoints (train only) */
+	const char *save, *load;
+	int save_every;
+	unsigned given_model; /* bit (code - OPT_LAYERS) per model option given */
 };
 
 static int named_int(const char *opt, const char *arg, long lo, long hi, int *out, sl_err *err)
@@ -183,9 +197,21 @@ static int own_option(void *ctx, int code, const char *arg, sl_err *err)
 	case OPT_LAYOUTS:
 		a->layouts = arg;
 		break;
+	case OPT_SAVE:
+	case OPT_LOAD:
+		if (!*arg)
+			return sl_fail(err, SL_EINVAL, "--%s: empty directory name",
+				       code == OPT_SAVE ? "save" : "load");
+		*(code == OPT_SAVE ? &a->save : &a->load) = arg;
+		break;
+	case OPT_SAVE_EVERY:
+		rc = named_int("save-every", arg, 1, 100000, &a->save_every, err);
+		break;
 	default:
 		return sl_fail(err, SL_EINVAL, "option code %d has no handler", code);
 	}
+	if (code >= OPT_LAYERS && code <= OPT_LR)
+		a->given_model |= 1u << (code - OPT_LAYERS);
 	/* The device count follows the layout unless --devices says otherwise
 	 * (sl_opts_finish keeps it when --devices is not given). */
 	if (a->devices_follow)
@@ -272,8 +298,16 @@ static int layout_cluster(const sl_cluster_config *base, int n, sl_cluster **out
 	return *out ? SL_OK : err->code;
 }
 
+/* train's checkpoints: load before the steps, save after (and every N). */
+struct ckpt_io {
+	const sl_ckpt *load;
+	const char *save;
+	int every;
+};
+
 static int run_layout(const sl_cluster_config *base, const sl_model_spec *m, const sl_layout *l,
-		      int steps, const double *ref, struct outcome *r, sl_err *err)
+		      int steps, const double *ref, const struct ckpt_io *io, struct outcome *r,
+		      sl_err *err)
 {
 	int n = l->tp * l->pp * l->dp;
 	r->l = *l;
@@ -284,7 +318,12 @@ static int run_layout(const sl_cluster_config *base, const sl_model_spec *m, con
 	if (!tr)
 		return err->code;
 	double w0 = wall_now();
-	rc = sl_train_run(tr, r->c, steps, &r->rep, err);
+	if (io && io->load)
+		rc = sl_ckpt_load(tr, r->c, io->load, NULL, err);
+	if (rc == SL_OK && io && io->save)
+		rc = sl_ckpt_train_run(tr, r->c, steps, io->save, io->every, NULL, &r->rep, err);
+	else if (rc == SL_OK)
+		rc = sl_train_run(tr, r->c, steps, &r->rep, err);
 	r->wall_s = wall_now() - w0;
 	if (rc == SL_OK)
 		rc = sl_train_predict(tr, r->c, &r->pred, err);
@@ -575,8 +614,44 @@ static void train_help(void)
 	fputs(layout_help, stdout);
 	putchar('\n');
 	fputs(model_help, stdout);
-	putchar('\n');
+	printf("\nCheckpoints (see shardlab ckpt --help):\n"
+	       "  --save=DIR              save the training state after the last step\n"
+	       "  --save-every=N          ... and every N steps (each save replaces the last)\n"
+	       "  --load=DIR              resume from a checkpoint, under this layout or another;\n"
+	       "                          model options not given come from it (the losses are\n"
+	       "                          checked against one device's from step 0)\n"
+	       "  (with --save, --trace holds the final save: which device wrote which chunk)\n\n");
 	fputs(sl_opts_cluster_help, stdout);
+}
+
+/* --load: the model comes from the checkpoint where no option set it; the
+ * architecture is then checked by the load, and the data and Adam settings
+ * must be the checkpoint's for the resumed run to be exact. */
+static int model_from_ckpt(struct targs *a, const sl_ckpt *ck, sl_err *err)
+{
+	const sl_model_spec *c = &sl_ckpt_info_of(ck)->model;
+	sl_model_spec *m = &a->m;
+#define FROM(code, field) \
+	if (!(a->given_model & (1u << ((code) - OPT_LAYERS)))) \
+		m->field = c->field;
+	FROM(OPT_LAYERS, layers)
+	FROM(OPT_HIDDEN, hidden)
+	FROM(OPT_FFN, ffn)
+	FROM(OPT_HEADS, heads)
+	FROM(OPT_SEQ, seq)
+	FROM(OPT_BATCH, batch)
+	FROM(OPT_SEED, seed)
+	FROM(OPT_LR, lr)
+#undef FROM
+	m->beta1 = c->beta1;
+	m->beta2 = c->beta2;
+	m->eps = c->eps;
+	if (m->seq != c->seq || m->batch != c->batch || m->seed != c->seed || m->lr != c->lr)
+		return sl_fail(err, SL_EINVAL,
+			       "%s was trained with --seq=%d --batch=%d --seed=%llu --lr=%g: resuming exactly needs the same data and learning rate (drop the option that differs)",
+			       sl_ckpt_dir(ck), c->seq, c->batch, (unsigned long long)c->seed,
+			       (double)c->lr);
+	return SL_OK;
 }
 
 int sl_cmd_train(int argc, char **argv)
@@ -584,7 +659,8 @@ int sl_cmd_train(int argc, char **argv)
 	struct option lo[SL_OPTS_MAX];
 	size_t n = sl_opts_append(lo, 0, SL_OPTS_MAX, sl_opts_cluster);
 	n = sl_opts_append(lo, n, SL_OPTS_MAX, layout_opts);
-	sl_opts_append(lo, n, SL_OPTS_MAX, model_opts);
+	n = sl_opts_append(lo, n, SL_OPTS_MAX, model_opts);
+	sl_opts_append(lo, n, SL_OPTS_MAX, ckpt_opts);
 	sl_opts o;
 	struct targs a;
 	targs_init(&a, &o, 5);
@@ -593,30 +669,62 @@ int sl_cmd_train(int argc, char **argv)
 	int rc = sl_cli_parse("train", argc, argv, lo, &o, own_option, &a, train_help);
 	if (rc != SL_CLI_GO)
 		return rc;
+	if (a.save_every && !a.save)
+		return sl_cli_usage("train", "--save-every needs --save=DIR: where to save");
 	a.l.algo = o.sc.gemm.algo;
-	layout_defaults(&a.m, &a.l, a.given_m, a.given_v);
 	sl_err err = {0};
-	if (sl_layout_check(&a.m, &a.l, o.sc.cluster.devices, &err))
+	sl_ckpt *ck = NULL;
+	long first = 0; /* steps done before this run */
+	if (a.load) {
+		if (sl_ckpt_open(a.load, &ck, &err)) {
+			sl_cli_error("train: %s", err.msg);
+			return SL_EXIT_FAIL;
+		}
+		first = sl_ckpt_info_of(ck)->step;
+		if (model_from_ckpt(&a, ck, &err)) {
+			sl_ckpt_close(ck);
+			return sl_cli_usage("train", "%s", err.msg);
+		}
+	}
+	layout_defaults(&a.m, &a.l, a.given_m, a.given_v);
+	/* With a checkpoint, say why it cannot be resharded to this layout. */
+	if ((ck && sl_ckpt_check_target(ck, &a.m, &a.l, o.sc.cluster.devices, &err)) ||
+	    sl_layout_check(&a.m, &a.l, o.sc.cluster.devices, &err)) {
+		sl_ckpt_close(ck);
 		return sl_cli_usage("train", "%s", err.msg);
-	if ((rc = sl_cli_host_fits("train", host_bytes(&a.m, &a.l), "this model and layout")))
+	}
+	if (a.save && sl_ckpt_check_dest(a.save, &err)) {
+		sl_ckpt_close(ck);
+		return sl_cli_usage("train", "--save: %s", err.msg);
+	}
+	if ((rc = sl_cli_host_fits("train", host_bytes(&a.m, &a.l), "this model and layout")) ||
+	    (o.trace && (rc = sl_cli_check_output("train", o.trace)))) {
+		sl_ckpt_close(ck);
 		return rc;
-	if (o.trace && (rc = sl_cli_check_output("train", o.trace)))
-		return rc;
-	double *ref = calloc((size_t)a.steps, sizeof *ref);
-	if (!ref) {
+	}
+	/* The reference runs from step 0: a resumed run must match it too. */
+	double *ref0 = calloc((size_t)(first + a.steps), sizeof *ref0), *ref = ref0 + first;
+	if (!ref0) {
 		sl_cli_error("train: out of host memory");
+		sl_ckpt_close(ck);
 		return SL_EXIT_FAIL;
 	}
-	if ((rc = reference("train", &a.m, a.steps, ref))) {
-		free(ref);
+	if ((rc = reference("train", &a.m, (int)(first + a.steps), ref0))) {
+		free(ref0);
+		sl_ckpt_close(ck);
 		return rc;
 	}
 	struct outcome r;
 	memset(&r, 0, sizeof r);
-	if (run_layout(&o.sc.cluster, &a.m, &a.l, a.steps, ref, &r, &err)) {
+	struct ckpt_io io = {ck, a.save, a.save_every};
+	if (run_layout(&o.sc.cluster, &a.m, &a.l, a.steps, ref, &io, &r, &err)) {
 		outcome_free(&r);
-		free(ref);
-		return sl_cli_fail("train", &err);
+		free(ref0);
+		sl_ckpt_close(ck);
+		sl_cli_error("train: %s", err.msg);
+		/* The command line was checked: a damaged checkpoint or a failed save
+		 * is the run's failure. */
+		return err.code == SL_EINVAL && !a.load && !a.save ? SL_EXIT_USAGE : SL_EXIT_FAIL;
 	}
 	int status = SL_EXIT_OK;
 	if (o.trace && sl_report_trace(r.c, o.trace, &err)) {
@@ -630,11 +738,24 @@ int sl_cmd_train(int argc, char **argv)
 			json_object_set_new(j, "reference_losses", losses_json(ref, a.steps));
 			model_json(j, &a.m);
 			json_object_set_new(j, "algorithm", json_string(sl_algo_name(a.l.algo)));
+			if (a.load || a.save)
+				json_object_set_new(j, "checkpoint",
+						    json_pack("{s:s?, s:I, s:s?, s:i}", "loaded_from",
+							      a.load, "loaded_step", (json_int_t)first,
+							      "saved_to", a.save, "save_every",
+							      a.save_every));
 			sl_report_cluster_json(j, sl_cluster_config_of(r.c), o.sc.preset, o.overrides);
 			if (sl_report_json_print(stdout, j))
 				status = SL_EXIT_FAIL;
 		} else {
 			train_text(stdout, &o, &a.m, a.steps, ref, &r);
+			if (a.load)
+				printf("\nresumed      from %s at step %ld (saved at tp=%d pp=%d dp=%d)\n",
+				       a.load, first, sl_ckpt_info_of(ck)->layout.tp,
+				       sl_ckpt_info_of(ck)->layout.pp, sl_ckpt_info_of(ck)->layout.dp);
+			if (a.save)
+				printf("%ssaved        %s at step %ld\n", a.load ? "" : "\n", a.save,
+				       first + a.steps);
 		}
 		status = sl_cli_flush(status);
 	}
@@ -644,7 +765,8 @@ int sl_cmd_train(int argc, char **argv)
 		status = SL_EXIT_FAIL;
 	}
 	outcome_free(&r);
-	free(ref);
+	free(ref0);
+	sl_ckpt_close(ck);
 	return status;
 }
 
@@ -816,7 +938,7 @@ int sl_cmd_compare(int argc, char **argv)
 	for (int i = 0; i < nc && status == SL_EXIT_OK; i++) {
 		if (skip[i][0])
 			continue;
-		if (run_layout(base, &a.m, &cand[i], a.steps, ref, &res[i], &err)) {
+		if (run_layout(base, &a.m, &cand[i], a.steps, ref, NULL, &res[i], &err)) {
 			if (err.code == SL_EDEVMEM && !explicit) {
 				snprintf(skip[i], sizeof skip[i], "%s", err.msg);
 				outcome_free(&res[i]);

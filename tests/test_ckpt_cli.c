@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,12 +339,113 @@ static void bad_input(void **st)
 	assert_int_not_equal(stat(d4, &sb), 0);
 }
 
+/* ---- train --save and --load ---- */
+
+#define MODEL "--layers=4 --hidden=16 --ffn=24 --heads=4 --seq=4 --batch=8 --lr=0.01"
+
+static json_t *train_json(const char *args)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "train %s --format=json", args);
+	struct result r;
+	run(cmd, &r);
+	if (r.status != 0)
+		fail_msg("'%s': exit %d: %s", cmd, r.status, r.err);
+	json_error_t je;
+	json_t *j = json_loads(r.out, 0, &je);
+	if (!j)
+		fail_msg("'%s': not JSON: %s", cmd, je.text);
+	result_free(&r);
+	return j;
+}
+
+static double loss_at(json_t *j, const char *key, size_t i)
+{
+	return json_real_value(json_array_get(json_object_get(j, key), i));
+}
+
+/* 2 steps at tp 2 pp 2, saved; resumed for 2 more at tp 4, at dp 2 with
+ * ZeRO-1, and on one device: the losses are those of 4 uninterrupted steps
+ * on one device. */
+static void train_save_and_resume(void **st)
+{
+	(void)st;
+	json_t *whole = train_json("--steps=4 " MODEL);
+	json_t *a = train_json("--tp=2 --pp=2 --steps=2 --save=@/run " MODEL);
+	for (size_t s = 0; s < 2; s++)
+		assert_true(fabs(loss_at(a, "losses", s) - loss_at(whole, "losses", s)) <=
+			    1e-5 * fabs(loss_at(whole, "losses", s)));
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(a, "checkpoint"), "saved_to")) +
+				    strlen(root),
+			    "/run");
+	json_decref(a);
+	const char *resume[] = {"--tp=4", "--dp=2 --zero1", "--tp=1"};
+	for (int k = 0; k < 3; k++) {
+		char args[300];
+		/* no model options: they come from the checkpoint */
+		snprintf(args, sizeof args, "%s --steps=2 --load=@/run", resume[k]);
+		json_t *b = train_json(args);
+		assert_int_equal(json_integer_value(json_object_get(b, "first_step")), 2);
+		assert_string_equal(json_string_value(json_object_get(b, "check")), "pass");
+		for (size_t s = 0; s < 2; s++) {
+			double got = loss_at(b, "losses", s), want = loss_at(whole, "losses", s + 2);
+			if (!(fabs(got - want) <= 1e-5 * fabs(want)))
+				fail_msg("resumed with %s: step %zu loss %.9g, uninterrupted %.9g",
+					 resume[k], s + 3, got, want);
+			/* the reference it prints is the uninterrupted one's */
+			assert_true(loss_at(b, "reference_losses", s) ==
+				    loss_at(whole, "reference_losses", s + 2));
+		}
+		json_decref(b);
+	}
+	json_decref(whole);
+	/* --save-every: the checkpoint holds the last step. */
+	json_decref(train_json("--steps=3 --save=@/every --save-every=2 " MODEL));
+	struct result r;
+	run("ckpt verify @/every", &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "step 3"));
+	result_free(&r);
+}
+
+static void train_refusals(void **st)
+{
+	(void)st;
+	json_decref(train_json("--tp=2 --steps=1 --save=@/t " MODEL));
+	refused("train --tp=3 --load=@/t", 2, "cannot be resharded to tp=3 pp=1 dp=1: 4 heads");
+	refused("train --load=@/t --hidden=32", 2, "holds another architecture");
+	refused("train --load=@/t --lr=0.5", 2, "resuming exactly needs the same data");
+	refused("train --load=@/t/manifest.json", 1, "is a file");
+	refused("train --load=@/none", 1, "no such checkpoint directory");
+	refused("train --steps=1 --save=@/t/manifest.json " MODEL, 2, "--save:");
+	refused("train --steps=1 --save-every=1 " MODEL, 2, "--save-every needs --save");
+	/* A damaged checkpoint: refused, and left as it was. */
+	char f[400];
+	snprintf(f, sizeof f, "%s/t/g000001-dev000.bin", root);
+	int fd = open(f, O_RDWR);
+	unsigned char b;
+	assert_int_equal(pread(fd, &b, 1, 40), 1);
+	b ^= 0x80;
+	assert_int_equal(pwrite(fd, &b, 1, 40), 1);
+	close(fd);
+	struct stat before, after;
+	assert_int_equal(stat(f, &before), 0);
+	refused("train --tp=4 --load=@/t --save=@/t", 1, "checksum mismatch");
+	assert_int_equal(stat(f, &after), 0);
+	assert_int_equal(before.st_size, after.st_size);
+	assert_true(before.st_mtim.tv_sec == after.st_mtim.tv_sec &&
+		    before.st_mtim.tv_nsec == after.st_mtim.tv_nsec);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(inspect_and_verify),
 		cmocka_unit_test(reshard_round_trip),
 		cmocka_unit_test(bad_input),
+		cmocka_unit_test(train_save_and_resume),
+		cmocka_unit_test(train_refusals),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

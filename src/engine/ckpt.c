@@ -1508,7 +1508,21 @@ static long read_gen(const char *dir)
 	return v;
 }
 
-static int prepare_target(const char *dir, struct target *t, sl_err *err)
+static void parent_of(const char *path, char *out)
+{
+	snprintf(out, PATHLEN, "%s", path);
+	char *s = strrchr(out, '/');
+	if (!s)
+		snprintf(out, PATHLEN, ".");
+	else if (s == out)
+		s[1] = '\0';
+	else
+		*s = '\0';
+}
+
+/* Where a save to dir goes, without touching anything: t->final, whether
+ * the checkpoint is new (t->fresh), its generation. */
+static int examine_target(const char *dir, struct target *t, sl_err *err)
 {
 	memset(t, 0, sizeof *t);
 	size_t len = strlen(dir);
@@ -1556,9 +1570,29 @@ static int prepare_target(const char *dir, struct target *t, sl_err *err)
 		snprintf(t->work, sizeof t->work, "%s", t->final);
 		return SL_OK;
 	}
-	/* A new checkpoint (or an empty directory): build it beside, rename it in. */
+	/* A new checkpoint (or an empty directory): built beside, renamed in. */
 	t->fresh = 1;
 	t->gen = 1;
+	char parent[PATHLEN];
+	parent_of(t->final, parent);
+	if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode))
+		return sl_fail(err, SL_EINVAL, "%s: no directory %s to create it in", t->final, parent);
+	if (access(parent, W_OK) != 0)
+		return sl_fail(err, SL_EINVAL, "%s: cannot write into %s", t->final, parent);
+	return SL_OK;
+}
+
+int sl_ckpt_check_dest(const char *dir, sl_err *err)
+{
+	struct target t;
+	return examine_target(dir, &t, err);
+}
+
+static int prepare_target(const char *dir, struct target *t, sl_err *err)
+{
+	int rc = examine_target(dir, t, err);
+	if (rc || !t->fresh)
+		return rc;
 	/* mkdir rather than mkdtemp: the directory gets the usual permissions. */
 	for (int i = 0; i < 1000; i++) {
 		snprintf(t->work, sizeof t->work, "%s.tmp-%ld-%d", t->final, (long)getpid(), i);
@@ -1569,18 +1603,6 @@ static int prepare_target(const char *dir, struct target *t, sl_err *err)
 	}
 	return sl_fail(err, SL_ESYS, "cannot create a directory beside %s: %s", t->final,
 		       strerror(errno));
-}
-
-static void parent_of(const char *path, char *out)
-{
-	snprintf(out, PATHLEN, "%s", path);
-	char *s = strrchr(out, '/');
-	if (!s)
-		snprintf(out, PATHLEN, ".");
-	else if (s == out)
-		s[1] = '\0';
-	else
-		*s = '\0';
 }
 
 /* Undo a save that failed before its commit. */

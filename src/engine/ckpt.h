@@ -166,6 +166,10 @@ int sl_ckpt_check_target(const sl_ckpt *ck, const sl_model_spec *m, const sl_lay
 int sl_ckpt_save(sl_train *tr, sl_cluster *c, const char *dir, const sl_ckpt_opts *o,
 		 sl_err *err);
 
+/* Can a save go to dir (missing, in a writable directory; an empty
+ * directory; or a checkpoint)?  Changes nothing; the message says why not. */
+int sl_ckpt_check_dest(const char *dir, sl_err *err);
+
 /* Load ck into tr, resharding to tr's layout, by c's devices when c is not
  * NULL.  Every chunk is read and its checksum checked before anything in tr
  * changes; on any error tr is untouched.  Sets tr's step to the saved one;
