@@ -20,21 +20,21 @@ enum {
 };
 
 static const struct option inspect_opts[] = {
-	{"format", required_argument, NULL, SL_OPT_FORMAT},
-	{NULL, 0, NULL, 0},
+    {"format", required_argument, NULL, SL_OPT_FORMAT},
+    {NULL, 0, NULL, 0},
 };
 
 static const struct option verify_opts[] = {{NULL, 0, NULL, 0}};
 
 static const struct option reshard_opts[] = {
-	{"tp", required_argument, NULL, OPT_TP},
-	{"pp", required_argument, NULL, OPT_PP},
-	{"dp", required_argument, NULL, OPT_DP},
-	{"out", required_argument, NULL, OPT_OUT},
-	{"mesh-order", required_argument, NULL, OPT_MESH},
-	{"storage-bandwidth", required_argument, NULL, OPT_STORAGE_BW},
-	{"trace", required_argument, NULL, SL_OPT_TRACE},
-	{NULL, 0, NULL, 0},
+    {"tp", required_argument, NULL, OPT_TP},
+    {"pp", required_argument, NULL, OPT_PP},
+    {"dp", required_argument, NULL, OPT_DP},
+    {"out", required_argument, NULL, OPT_OUT},
+    {"mesh-order", required_argument, NULL, OPT_MESH},
+    {"storage-bandwidth", required_argument, NULL, OPT_STORAGE_BW},
+    {"trace", required_argument, NULL, SL_OPT_TRACE},
+    {NULL, 0, NULL, 0},
 };
 
 static void ckpt_help(void)
@@ -99,9 +99,10 @@ static int ckpt_option(void *ctx, int code, const char *arg, sl_err *err)
 		return SL_OK;
 	case OPT_MESH:
 		if (sl_mesh_order_parse(arg, a->order))
-			return sl_fail(err, SL_EINVAL,
-				       "--mesh-order: '%s' must name tp, pp and dp once each, as tp-dp-pp",
-				       arg);
+			return sl_fail(
+			    err, SL_EINVAL,
+			    "--mesh-order: '%s' must name tp, pp and dp once each, as tp-dp-pp",
+			    arg);
 		a->mesh_given = 1;
 		return SL_OK;
 	case OPT_STORAGE_BW:
@@ -112,7 +113,8 @@ static int ckpt_option(void *ctx, int code, const char *arg, sl_err *err)
 		}
 		if (!(a->storage_bw >= 1e3 && a->storage_bw <= 1e15))
 			return sl_fail(err, SL_EINVAL,
-				       "--storage-bandwidth=%s is out of range (1 KB/s to 1 PB/s)", arg);
+			               "--storage-bandwidth=%s is out of range (1 KB/s to 1 PB/s)",
+			               arg);
 		return SL_OK;
 	default:
 		return sl_fail(err, SL_EINVAL, "option code %d has no handler", code);
@@ -181,10 +183,11 @@ static void print_inspect(const sl_ckpt *ck)
 	       in->step, in->adam_step, in->next_batch, (unsigned long long)m->seed, m->batch,
 	       m->seq, m->seq == 1 ? "" : "s", (double)m->lr, (double)m->beta1, (double)m->beta2,
 	       (double)m->eps);
-	printf("files       %d, %s\n", in->nfiles, sl_fmt_bytes((double)in->data_bytes, b, sizeof b));
+	printf("files       %d, %s\n", in->nfiles,
+	       sl_fmt_bytes((double)in->data_bytes, b, sizeof b));
 	for (int f = 0; f < in->nfiles; f++)
-		printf("  %-22s written by device %-3d %s\n", in->files[f].name, in->files[f].writer,
-		       sl_fmt_bytes((double)in->files[f].bytes, b, sizeof b));
+		printf("  %-22s written by device %-3d %s\n", in->files[f].name,
+		       in->files[f].writer, sl_fmt_bytes((double)in->files[f].bytes, b, sizeof b));
 	printf("tensors     %d, in %d chunks (each: parameters, then first and second moments)\n",
 	       in->ntensors, in->nchunks);
 	for (int t = 0; t < in->ntensors; t++) {
@@ -195,22 +198,24 @@ static void print_inspect(const sl_ckpt *ck)
 			snprintf(split, sizeof split, "replicated");
 		else if (T->unit > 1)
 			snprintf(split, sizeof split, "%s (axis %d, units of %d)",
-				 sl_tsplit_name(T->split), T->axis, T->unit);
+			         sl_tsplit_name(T->split), T->axis, T->unit);
 		else
 			snprintf(split, sizeof split, "%s (axis %d)", sl_tsplit_name(T->split),
-				 T->axis);
+			         T->axis);
 		printf("  %-26s %-11s %-28s %d chunk%s\n", T->name, shape, split, T->nchunks,
 		       T->nchunks == 1 ? "" : "s");
 		for (int k = 0; k < T->nchunks; k++) {
 			const sl_ckpt_chunk *c = &T->chunks[k];
 			char rect[64];
 			snprintf(rect, sizeof rect, "rows %d-%d, cols %d-%d", c->off[0],
-				 c->off[0] + c->shape[0] - 1, c->off[1], c->off[1] + c->shape[1] - 1);
-			printf("    chunk %-4d device %-3d (tp %d pp %d dp %d)  %-24s %s @ %llu, %s, "
-			       "crc32 %08x\n",
-			       c->id, c->owner, c->tp, c->pp, c->dp, rect, in->files[c->file].name,
-			       (unsigned long long)c->byte_offset,
-			       sl_fmt_bytes((double)c->byte_length, b, sizeof b), c->crc32);
+			         c->off[0] + c->shape[0] - 1, c->off[1],
+			         c->off[1] + c->shape[1] - 1);
+			printf(
+			    "    chunk %-4d device %-3d (tp %d pp %d dp %d)  %-24s %s @ %llu, %s, "
+			    "crc32 %08x\n",
+			    c->id, c->owner, c->tp, c->pp, c->dp, rect, in->files[c->file].name,
+			    (unsigned long long)c->byte_offset,
+			    sl_fmt_bytes((double)c->byte_length, b, sizeof b), c->crc32);
 		}
 	}
 }
@@ -255,7 +260,8 @@ static int cmd_reshard(const char *dir, const sl_opts *o, const struct ckpt_args
 {
 	const char *cmd = "ckpt reshard";
 	if (!a->out)
-		return sl_cli_usage(cmd, "--out=DIR2 is required: where to write the new checkpoint");
+		return sl_cli_usage(cmd,
+		                    "--out=DIR2 is required: where to write the new checkpoint");
 	int rc = SL_OK;
 	if (o->trace && (rc = sl_cli_check_output(cmd, o->trace)))
 		return rc;
@@ -277,7 +283,7 @@ static int cmd_reshard(const char *dir, const sl_opts *o, const struct ckpt_args
 	if (ndev > SL_MAX_DEVICES || sl_ckpt_check_target(ck, &in->model, &l, ndev, &err)) {
 		if (ndev > SL_MAX_DEVICES)
 			sl_fail(&err, SL_EINVAL, "tp*pp*dp = %d exceeds %d devices", ndev,
-				SL_MAX_DEVICES);
+			        SL_MAX_DEVICES);
 		sl_ckpt_close(ck);
 		return sl_cli_usage(cmd, "%s", err.msg);
 	}
@@ -358,13 +364,13 @@ int sl_cmd_ckpt(int argc, char **argv)
 	}
 	const char *sub = argv[1];
 	const struct option *lo = strcmp(sub, "inspect") == 0   ? inspect_opts
-				  : strcmp(sub, "verify") == 0  ? verify_opts
-				  : strcmp(sub, "reshard") == 0 ? reshard_opts
-								: NULL;
+	                          : strcmp(sub, "verify") == 0  ? verify_opts
+	                          : strcmp(sub, "reshard") == 0 ? reshard_opts
+	                                                        : NULL;
 	char cmd[32];
 	if (!lo)
-		return sl_cli_usage("ckpt", "unknown subcommand '%s' (one of: inspect, verify, reshard)",
-				    sub);
+		return sl_cli_usage(
+		    "ckpt", "unknown subcommand '%s' (one of: inspect, verify, reshard)", sub);
 	snprintf(cmd, sizeof cmd, "ckpt %s", sub);
 	/* argv[1..] without DIR, for getopt (which skips its first entry). */
 	char **args = malloc((size_t)argc * sizeof *args);
@@ -381,7 +387,8 @@ int sl_cmd_ckpt(int argc, char **argv)
 	sl_opts_init(&o);
 	int rc = sl_cli_parse(cmd, n, args, lo, &o, ckpt_option, &a, ckpt_help);
 	if (rc == SL_CLI_GO && di == 0)
-		rc = sl_cli_usage(cmd, "which checkpoint? give its directory: shardlab %s DIR", cmd);
+		rc =
+		    sl_cli_usage(cmd, "which checkpoint? give its directory: shardlab %s DIR", cmd);
 	if (rc == SL_CLI_GO) {
 		const char *dir = argv[1 + di];
 		if (strcmp(sub, "inspect") == 0)

@@ -143,7 +143,7 @@ static void train_steps(sl_train *tr, int steps, const double *want_loss, const 
 		double rel = fabs(rep.losses[s] - want_loss[s]) / fabs(want_loss[s]);
 		if (!(rel <= 1e-5))
 			fail_msg("%s: step %ld loss %.9g, reference %.9g", what, rep.first_step + s,
-				 rep.losses[s], want_loss[s]);
+			         rep.losses[s], want_loss[s]);
 	}
 	sl_train_report_free(&rep);
 	sl_cluster_destroy(c);
@@ -287,8 +287,8 @@ static int teardown(void **state)
 /* ---- resuming under every other layout ---- */
 
 static const char *const layouts[] = {
-	/* tp pp dp schedule m zero1 */
-	"4 1 1 1f1b 1 0", "2 2 1 gpipe 2 0", "2 1 2 1f1b 1 1", "1 4 1 1f1b 4 0", "1 1 1 1f1b 1 0",
+    /* tp pp dp schedule m zero1 */
+    "4 1 1 1f1b 1 0", "2 2 1 gpipe 2 0", "2 1 2 1f1b 1 1", "1 4 1 1f1b 4 0", "1 1 1 1f1b 1 0",
 };
 
 static sl_layout parse_layout(const char *spec)
@@ -315,7 +315,7 @@ static void resume_from(int from)
 			continue;
 		char what[96];
 		snprintf(what, sizeof what, "saved at (%s), resumed at (%s)", layouts[from],
-			 layouts[to]);
+		         layouts[to]);
 		sl_layout lr = parse_layout(layouts[to]);
 		sl_train *t2 = make_train(&attn, &lr);
 		load(t2, dir, 1);
@@ -331,7 +331,8 @@ static void resume_from(int from)
 		for (int w = 0; w < 3; w++) {
 			double rel = tensor_rel(&attn, have[w], want[w]);
 			if (!(rel <= 1e-4))
-				fail_msg("%s: state %d differs from the reference by %.3g", what, w, rel);
+				fail_msg("%s: state %d differs from the reference by %.3g", what, w,
+				         rel);
 		}
 		assert_int_equal(end.step, 2 * S);
 		state_free(&end);
@@ -417,14 +418,14 @@ static void devices_write_and_read_chunks(void **st)
 					assert_int_equal(snap.ev[e].dev, owner);
 					assert_int_equal(snap.ev[e].bytes, (uint64_t)len);
 					/* emulated time: bytes over the storage rate */
-					assert_true(fabs((snap.ev[e].t1 - snap.ev[e].t0) - len / 1e9) <=
-						    1e-12 * (len / 1e9));
+					assert_true(fabs((snap.ev[e].t1 - snap.ev[e].t0) -
+					                 len / 1e9) <= 1e-12 * (len / 1e9));
 				}
 			assert_int_equal(found, 1);
 			/* Written by dp rank 0 of its TP rank. */
-			assert_int_equal(json_integer_value(
-						 json_object_get(json_object_get(ch, "mesh"), "dp")),
-					 0);
+			assert_int_equal(
+			    json_integer_value(json_object_get(json_object_get(ch, "mesh"), "dp")),
+			    0);
 			nchunks++;
 		}
 		/* Replicated tensors are written once. */
@@ -465,7 +466,7 @@ static void devices_write_and_read_chunks(void **st)
 		int found = 0;
 		for (size_t e = 0; e < snap.n; e++)
 			found += snap.ev[e].kind == SL_EV_READ && snap.ev[e].op == mv[k].chunk &&
-				 snap.ev[e].dev == mv[k].dev;
+			         snap.ev[e].dev == mv[k].dev;
 		assert_int_equal(found, 1);
 	}
 	/* fc1 (column, 10 columns over 2 then 4 devices): stored chunks of 5
@@ -595,8 +596,9 @@ static void check_pattern(const sl_model_spec *m, const sl_train *tr, const char
 				for (int w = 0; w < 3; w++) {
 					float v = g[w][ti.offset + (size_t)r * ti.cols + c];
 					if (v != pat(t, r, c, w))
-						fail_msg("%s: %s[%d][%d] state %d holds %g, not %g", what,
-							 ti.name, r, c, w, v, pat(t, r, c, w));
+						fail_msg("%s: %s[%d][%d] state %d holds %g, not %g",
+						         what, ti.name, r, c, w, v,
+						         pat(t, r, c, w));
 				}
 	}
 	state_free(&s);
@@ -606,8 +608,9 @@ static json_t *find_tensor(json_t *man, const char *name)
 {
 	size_t i;
 	json_t *t;
-	json_array_foreach(json_object_get(man, "tensors"), i, t)
-	if (strcmp(json_string_value(json_object_get(t, "name")), name) == 0) return t;
+	json_array_foreach(json_object_get(man, "tensors"), i,
+	                   t) if (strcmp(json_string_value(json_object_get(t, "name")), name) ==
+	                          0) return t;
 	fail_msg("no tensor %s", name);
 	return NULL;
 }
@@ -647,7 +650,8 @@ static void row_parallel_joined_along_rows(void **st)
 		assert_int_equal(json_integer_value(json_array_get(shp, 0)), 5);
 		assert_int_equal(json_integer_value(json_array_get(shp, 1)), 6);
 		char fp[400];
-		snprintf(fp, sizeof fp, "%s/%s", dir, json_string_value(json_object_get(ch, "file")));
+		snprintf(fp, sizeof fp, "%s/%s", dir,
+		         json_string_value(json_object_get(ch, "file")));
 		unsigned char *b;
 		size_t nb = read_whole(fp, &b);
 		size_t o = (size_t)json_integer_value(json_object_get(ch, "byte_offset"));
@@ -655,7 +659,7 @@ static void row_parallel_joined_along_rows(void **st)
 		assert_true(o + len <= nb);
 		assert_int_equal(len, 3 * 30 * 4);
 		assert_int_equal(crc32(0L, b + o, (uInt)len),
-				 (uLong)json_integer_value(json_object_get(ch, "crc32")));
+		                 (uLong)json_integer_value(json_object_get(ch, "crc32")));
 		for (int w = 0; w < 3; w++)
 			for (int i = 0; i < 30; i++) {
 				float v;
@@ -683,7 +687,8 @@ static void row_parallel_joined_along_rows(void **st)
 		json_object_set_new(ch, "offset", json_pack("[ii]", 0, 3 * k));
 		json_object_set_new(ch, "shape", json_pack("[ii]", 10, 3));
 		char fp[400];
-		snprintf(fp, sizeof fp, "%s/%s", dir, json_string_value(json_object_get(ch, "file")));
+		snprintf(fp, sizeof fp, "%s/%s", dir,
+		         json_string_value(json_object_get(ch, "file")));
 		unsigned char *b;
 		size_t nb = read_whole(fp, &b);
 		size_t o = (size_t)json_integer_value(json_object_get(ch, "byte_offset"));
@@ -1074,7 +1079,7 @@ static void kill_during_save(void **st)
 		}
 		if (kills == 0)
 			fail_msg("a save into a checkpoint never reached point '%s'",
-				 sl_ckpt_point_name((sl_ckpt_point)p));
+			         sl_ckpt_point_name((sl_ckpt_point)p));
 	}
 	assert_true(saw_old && saw_new);
 
@@ -1192,24 +1197,24 @@ static void failed_save_keeps_the_old(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(resume_from_tp4),
-		cmocka_unit_test(resume_from_tp2_pp2),
-		cmocka_unit_test(resume_from_tp2_dp2_zero1),
-		cmocka_unit_test(resume_from_pp4),
-		cmocka_unit_test(devices_write_and_read_chunks),
-		cmocka_unit_test(train_run_saves_every_n),
-		cmocka_unit_test(row_parallel_joined_along_rows),
-		cmocka_unit_test(bad_missing_file),
-		cmocka_unit_test(bad_truncated_file),
-		cmocka_unit_test(bad_checksum),
-		cmocka_unit_test(bad_newer_format),
-		cmocka_unit_test(bad_truncated_manifest),
-		cmocka_unit_test(bad_architecture),
-		cmocka_unit_test(bad_path_is_a_file),
-		cmocka_unit_test(bad_layout_says_why),
-		cmocka_unit_test(verify_tiling),
-		cmocka_unit_test(failed_save_keeps_the_old),
-		cmocka_unit_test(kill_during_save),
+	    cmocka_unit_test(resume_from_tp4),
+	    cmocka_unit_test(resume_from_tp2_pp2),
+	    cmocka_unit_test(resume_from_tp2_dp2_zero1),
+	    cmocka_unit_test(resume_from_pp4),
+	    cmocka_unit_test(devices_write_and_read_chunks),
+	    cmocka_unit_test(train_run_saves_every_n),
+	    cmocka_unit_test(row_parallel_joined_along_rows),
+	    cmocka_unit_test(bad_missing_file),
+	    cmocka_unit_test(bad_truncated_file),
+	    cmocka_unit_test(bad_checksum),
+	    cmocka_unit_test(bad_newer_format),
+	    cmocka_unit_test(bad_truncated_manifest),
+	    cmocka_unit_test(bad_architecture),
+	    cmocka_unit_test(bad_path_is_a_file),
+	    cmocka_unit_test(bad_layout_says_why),
+	    cmocka_unit_test(verify_tiling),
+	    cmocka_unit_test(failed_save_keeps_the_old),
+	    cmocka_unit_test(kill_during_save),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -215,7 +215,7 @@ static void inspect_and_verify(void **st)
 	assert_non_null(j);
 	assert_int_equal(json_integer_value(json_object_get(j, "format_version")), 1);
 	assert_int_equal(json_array_size(json_object_get(j, "tensors")),
-			 (size_t)sl_model_ntensors(&model));
+	                 (size_t)sl_model_ntensors(&model));
 	json_decref(j);
 	result_free(&r);
 
@@ -374,11 +374,11 @@ static void train_save_and_resume(void **st)
 	json_t *a = train_json("--tp=2 --pp=2 --steps=2 --save=@/run " MODEL);
 	for (size_t s = 0; s < 2; s++)
 		assert_true(fabs(loss_at(a, "losses", s) - loss_at(whole, "losses", s)) <=
-			    1e-5 * fabs(loss_at(whole, "losses", s)));
-	assert_string_equal(json_string_value(json_object_get(
-				    json_object_get(a, "checkpoint"), "saved_to")) +
-				    strlen(root),
-			    "/run");
+		            1e-5 * fabs(loss_at(whole, "losses", s)));
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(a, "checkpoint"), "saved_to")) +
+	        strlen(root),
+	    "/run");
 	json_decref(a);
 	const char *resume[] = {"--tp=4", "--dp=2 --zero1", "--tp=1"};
 	for (int k = 0; k < 3; k++) {
@@ -389,13 +389,14 @@ static void train_save_and_resume(void **st)
 		assert_int_equal(json_integer_value(json_object_get(b, "first_step")), 2);
 		assert_string_equal(json_string_value(json_object_get(b, "check")), "pass");
 		for (size_t s = 0; s < 2; s++) {
-			double got = loss_at(b, "losses", s), want = loss_at(whole, "losses", s + 2);
+			double got = loss_at(b, "losses", s),
+			       want = loss_at(whole, "losses", s + 2);
 			if (!(fabs(got - want) <= 1e-5 * fabs(want)))
 				fail_msg("resumed with %s: step %zu loss %.9g, uninterrupted %.9g",
-					 resume[k], s + 3, got, want);
+				         resume[k], s + 3, got, want);
 			/* the reference it prints is the uninterrupted one's */
 			assert_true(loss_at(b, "reference_losses", s) ==
-				    loss_at(whole, "reference_losses", s + 2));
+			            loss_at(whole, "reference_losses", s + 2));
 		}
 		json_decref(b);
 	}
@@ -435,17 +436,15 @@ static void train_refusals(void **st)
 	assert_int_equal(stat(f, &after), 0);
 	assert_int_equal(before.st_size, after.st_size);
 	assert_true(before.st_mtim.tv_sec == after.st_mtim.tv_sec &&
-		    before.st_mtim.tv_nsec == after.st_mtim.tv_nsec);
+	            before.st_mtim.tv_nsec == after.st_mtim.tv_nsec);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(inspect_and_verify),
-		cmocka_unit_test(reshard_round_trip),
-		cmocka_unit_test(bad_input),
-		cmocka_unit_test(train_save_and_resume),
-		cmocka_unit_test(train_refusals),
+	    cmocka_unit_test(inspect_and_verify), cmocka_unit_test(reshard_round_trip),
+	    cmocka_unit_test(bad_input),          cmocka_unit_test(train_save_and_resume),
+	    cmocka_unit_test(train_refusals),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -26,8 +26,8 @@
 static const char *const state_names[NSTATES] = {"param", "exp_avg", "exp_avg_sq"};
 
 static const char *const point_names[SL_CKPT_NPOINTS] = {
-	"after a chunk", "after a data file", "after the manifest", "before the rename",
-	"after the rename", "after removing an old file"};
+    "after a chunk",     "after a data file", "after the manifest",
+    "before the rename", "after the rename",  "after removing an old file"};
 
 const char *sl_ckpt_point_name(sl_ckpt_point p)
 {
@@ -182,7 +182,7 @@ static void shard_rect(const sl_tensor_info *ti, const sl_shard *sh, int off[2],
 
 /* Intersection of two rectangles; 0 when empty. */
 static int rect_meet(const int ao[2], const int as[2], const int bo[2], const int bs[2], int o[2],
-		     int s[2])
+                     int s[2])
 {
 	for (int k = 0; k < 2; k++) {
 		int lo = ao[k] > bo[k] ? ao[k] : bo[k];
@@ -197,7 +197,7 @@ static int rect_meet(const int ao[2], const int as[2], const int bo[2], const in
 
 /* Copy rectangle (o, s) from a row-major block at (so, ss) to one at (doff, ds). */
 static void rect_copy(float *dst, const int doff[2], const int ds[2], const float *src,
-		      const int so[2], const int ss[2], const int o[2], const int s[2])
+                      const int so[2], const int ss[2], const int o[2], const int s[2])
 {
 	for (int r = 0; r < s[0]; r++) {
 		const float *a = src + (size_t)(o[0] - so[0] + r) * ss[1] + (o[1] - so[1]);
@@ -305,8 +305,8 @@ static int plan_save(sl_train *tr, long gen, sl_ckpt *ck, sl_err *err)
 			sl_model_tensor(m, sh->tensor, &ti);
 			sl_ckpt_tensor *T = &ck->tensors[sh->tensor];
 			if (T->nchunks >= l->tp)
-				return sl_fail(err, SL_EINVAL, "%s has more saved copies than TP ranks",
-					       ti.name);
+				return sl_fail(err, SL_EINVAL,
+				               "%s has more saved copies than TP ranks", ti.name);
 			sl_ckpt_chunk *c = &T->chunks[T->nchunks++];
 			c->owner = d;
 			c->tp = tp;
@@ -352,40 +352,41 @@ static json_t *manifest_json(const sl_ckpt *ck)
 	const sl_model_spec *m = &in->model;
 	const sl_layout *l = &in->layout;
 	char order[16];
-	json_t *block = m->heads > 0 ? json_pack("[ss]", "attention", "mlp") : json_pack("[s]", "mlp");
-	json_t *root = json_pack(
-		"{s:s, s:i, s:I, s:{s:s, s:i, s:s, s:o, s:i, s:i, s:i, s:i}}", "format", SL_CKPT_FORMAT,
-		"format_version", SL_CKPT_FORMAT_VERSION, "generation", (json_int_t)in->generation,
-		"architecture", "name", SL_CKPT_ARCH_NAME, "version", SL_CKPT_ARCH_VERSION, "dtype",
-		"float32", "block", block, "layers", m->layers, "hidden", m->hidden, "ffn", m->ffn,
-		"heads", m->heads);
+	json_t *block =
+	    m->heads > 0 ? json_pack("[ss]", "attention", "mlp") : json_pack("[s]", "mlp");
+	json_t *root =
+	    json_pack("{s:s, s:i, s:I, s:{s:s, s:i, s:s, s:o, s:i, s:i, s:i, s:i}}", "format",
+	              SL_CKPT_FORMAT, "format_version", SL_CKPT_FORMAT_VERSION, "generation",
+	              (json_int_t)in->generation, "architecture", "name", SL_CKPT_ARCH_NAME,
+	              "version", SL_CKPT_ARCH_VERSION, "dtype", "float32", "block", block, "layers",
+	              m->layers, "hidden", m->hidden, "ffn", m->ffn, "heads", m->heads);
 	if (!root)
 		return NULL;
 	json_object_set_new(
-		root, "layout",
-		json_pack("{s:i, s:i, s:i, s:i, s:s, s:s, s:i, s:i, s:b, s:b, s:s}", "devices",
-			  in->devices, "tp", l->tp, "pp", l->pp, "dp", l->dp, "mesh_order",
-			  sl_mesh_order_name(l->order, order, sizeof order), "schedule",
-			  sl_sched_name(l->schedule), "chunks", l->chunks, "microbatches",
-			  l->microbatches, "sequence_parallel", l->seq_parallel, "zero1", l->zero1,
-			  "algorithm", sl_algo_name(l->algo)));
+	    root, "layout",
+	    json_pack("{s:i, s:i, s:i, s:i, s:s, s:s, s:i, s:i, s:b, s:b, s:s}", "devices",
+	              in->devices, "tp", l->tp, "pp", l->pp, "dp", l->dp, "mesh_order",
+	              sl_mesh_order_name(l->order, order, sizeof order), "schedule",
+	              sl_sched_name(l->schedule), "chunks", l->chunks, "microbatches",
+	              l->microbatches, "sequence_parallel", l->seq_parallel, "zero1", l->zero1,
+	              "algorithm", sl_algo_name(l->algo)));
 	json_object_set_new(
-		root, "training",
-		json_pack("{s:I, s:I, s:I, s:{s:I, s:i, s:i}, s:{s:s, s:f, s:f, s:f, s:f}}", "step",
-			  (json_int_t)in->step, "adam_step", (json_int_t)in->adam_step, "seed",
-			  (json_int_t)m->seed, "data", "next_batch", (json_int_t)in->next_batch,
-			  "batch", m->batch, "seq", m->seq, "optimizer", "name", "adam", "lr",
-			  (double)m->lr, "beta1", (double)m->beta1, "beta2", (double)m->beta2, "eps",
-			  (double)m->eps));
+	    root, "training",
+	    json_pack("{s:I, s:I, s:I, s:{s:I, s:i, s:i}, s:{s:s, s:f, s:f, s:f, s:f}}", "step",
+	              (json_int_t)in->step, "adam_step", (json_int_t)in->adam_step, "seed",
+	              (json_int_t)m->seed, "data", "next_batch", (json_int_t)in->next_batch,
+	              "batch", m->batch, "seq", m->seq, "optimizer", "name", "adam", "lr",
+	              (double)m->lr, "beta1", (double)m->beta1, "beta2", (double)m->beta2, "eps",
+	              (double)m->eps));
 	json_object_set_new(root, "byte_order", json_string("little"));
 	json_object_set_new(root, "states",
-			    json_pack("[sss]", state_names[0], state_names[1], state_names[2]));
+	                    json_pack("[sss]", state_names[0], state_names[1], state_names[2]));
 	json_object_set_new(root, "checksum", json_string("crc32"));
 	json_t *files = json_array();
 	for (int i = 0; i < in->nfiles; i++)
 		json_array_append_new(files, json_pack("{s:s, s:I, s:i}", "name", ck->files[i].name,
-						       "bytes", (json_int_t)ck->files[i].bytes,
-						       "writer", ck->files[i].writer));
+		                                       "bytes", (json_int_t)ck->files[i].bytes,
+		                                       "writer", ck->files[i].writer));
 	json_object_set_new(root, "files", files);
 	json_t *tensors = json_array();
 	for (int t = 0; t < in->ntensors; t++) {
@@ -394,19 +395,20 @@ static json_t *manifest_json(const sl_ckpt *ck)
 		for (int k = 0; k < T->nchunks; k++) {
 			const sl_ckpt_chunk *c = &T->chunks[k];
 			json_array_append_new(
-				chunks,
-				json_pack("{s:i, s:i, s:{s:i, s:i, s:i}, s:[ii], s:[ii], s:s, s:I, s:I, s:I}",
-					  "id", c->id, "owner", c->owner, "mesh", "tp", c->tp, "pp",
-					  c->pp, "dp", c->dp, "offset", c->off[0], c->off[1], "shape",
-					  c->shape[0], c->shape[1], "file", ck->files[c->file].name,
-					  "byte_offset", (json_int_t)c->byte_offset, "byte_length",
-					  (json_int_t)c->byte_length, "crc32", (json_int_t)c->crc32));
+			    chunks,
+			    json_pack(
+			        "{s:i, s:i, s:{s:i, s:i, s:i}, s:[ii], s:[ii], s:s, s:I, s:I, s:I}",
+			        "id", c->id, "owner", c->owner, "mesh", "tp", c->tp, "pp", c->pp,
+			        "dp", c->dp, "offset", c->off[0], c->off[1], "shape", c->shape[0],
+			        c->shape[1], "file", ck->files[c->file].name, "byte_offset",
+			        (json_int_t)c->byte_offset, "byte_length",
+			        (json_int_t)c->byte_length, "crc32", (json_int_t)c->crc32));
 		}
-		json_array_append_new(tensors,
-				      json_pack("{s:s, s:[ii], s:s, s:s, s:i, s:i, s:o}", "name",
-						T->name, "shape", T->rows, T->cols, "dtype", "float32",
-						"split", sl_tsplit_name(T->split), "axis", T->axis,
-						"unit", T->unit, "chunks", chunks));
+		json_array_append_new(tensors, json_pack("{s:s, s:[ii], s:s, s:s, s:i, s:i, s:o}",
+		                                         "name", T->name, "shape", T->rows, T->cols,
+		                                         "dtype", "float32", "split",
+		                                         sl_tsplit_name(T->split), "axis", T->axis,
+		                                         "unit", T->unit, "chunks", chunks));
 	}
 	json_object_set_new(root, "tensors", tensors);
 	return root;
@@ -422,7 +424,7 @@ struct rd {
 static int bad(struct rd *R, const char *ctx, const char *fmt, const char *key)
 {
 	return sl_fail(R->err, SL_EINVAL, "%s: %s%s%s", R->where, ctx, *ctx ? ": " : "",
-		       fmt ? fmt : key);
+	               fmt ? fmt : key);
 }
 
 static json_t *field(struct rd *R, json_t *obj, const char *key, const char *ctx, int *rc)
@@ -437,7 +439,7 @@ static json_t *field(struct rd *R, json_t *obj, const char *key, const char *ctx
 }
 
 static int get_int(struct rd *R, json_t *obj, const char *key, long long lo, long long hi,
-		   long long *out, const char *ctx)
+                   long long *out, const char *ctx)
 {
 	int rc = SL_OK;
 	json_t *v = field(R, obj, key, ctx, &rc);
@@ -445,7 +447,8 @@ static int get_int(struct rd *R, json_t *obj, const char *key, long long lo, lon
 		return rc;
 	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
 		char msg[128];
-		snprintf(msg, sizeof msg, "\"%s\" must be an integer from %lld to %lld", key, lo, hi);
+		snprintf(msg, sizeof msg, "\"%s\" must be an integer from %lld to %lld", key, lo,
+		         hi);
 		return bad(R, ctx, msg, NULL);
 	}
 	*out = json_integer_value(v);
@@ -453,7 +456,7 @@ static int get_int(struct rd *R, json_t *obj, const char *key, long long lo, lon
 }
 
 static int get_i(struct rd *R, json_t *obj, const char *key, int lo, int hi, int *out,
-		 const char *ctx)
+                 const char *ctx)
 {
 	long long v = 0;
 	int rc = get_int(R, obj, key, lo, hi, &v, ctx);
@@ -539,7 +542,7 @@ static int get_arr(struct rd *R, json_t *obj, const char *key, json_t **out, con
 
 /* [a, b] of integers in [lo, hi]. */
 static int get_pair(struct rd *R, json_t *obj, const char *key, int lo, int hi, int out[2],
-		    const char *ctx)
+                    const char *ctx)
 {
 	json_t *a;
 	int rc = get_arr(R, obj, key, &a, ctx);
@@ -576,13 +579,14 @@ static int parse_arch(struct rd *R, json_t *root, sl_model_spec *m)
 		return rc;
 	if (version > SL_CKPT_ARCH_VERSION)
 		return sl_fail(R->err, SL_EINVAL,
-			       "%s: architecture version %d is newer than this shardlab knows (%d): use a newer shardlab",
-			       R->where, version, SL_CKPT_ARCH_VERSION);
+		               "%s: architecture version %d is newer than this shardlab knows "
+		               "(%d): use a newer shardlab",
+		               R->where, version, SL_CKPT_ARCH_VERSION);
 	if ((rc = get_str(R, a, "dtype", &s, "architecture")))
 		return rc;
 	if (strcmp(s, "float32") != 0)
 		return bad(R, "architecture", "dtype must be \"float32\" (the only one supported)",
-			   NULL);
+		           NULL);
 	if ((rc = get_i(R, a, "layers", 1, 4096, &m->layers, "architecture")) ||
 	    (rc = get_i(R, a, "hidden", 1, 65536, &m->hidden, "architecture")) ||
 	    (rc = get_i(R, a, "ffn", 1, 65536, &m->ffn, "architecture")) ||
@@ -592,15 +596,16 @@ static int parse_arch(struct rd *R, json_t *root, sl_model_spec *m)
 	if ((rc = get_arr(R, a, "block", &b, "architecture")))
 		return rc;
 	int attn = json_array_size(b) == 2 && json_is_string(json_array_get(b, 0)) &&
-		   strcmp(json_string_value(json_array_get(b, 0)), "attention") == 0;
+	           strcmp(json_string_value(json_array_get(b, 0)), "attention") == 0;
 	size_t want = m->heads > 0 ? 2 : 1;
 	json_t *last = json_array_get(b, want - 1);
 	if (json_array_size(b) != want || (m->heads > 0) != attn || !json_is_string(last) ||
 	    strcmp(json_string_value(last), "mlp") != 0)
 		return bad(R, "architecture",
-			   m->heads > 0 ? "\"block\" must be [\"attention\", \"mlp\"] when heads > 0"
-					: "\"block\" must be [\"mlp\"] when heads is 0",
-			   NULL);
+		           m->heads > 0
+		               ? "\"block\" must be [\"attention\", \"mlp\"] when heads > 0"
+		               : "\"block\" must be [\"mlp\"] when heads is 0",
+		           NULL);
 	return SL_OK;
 }
 
@@ -626,8 +631,8 @@ static int parse_layout(struct rd *R, json_t *root, sl_ckpt_info *in)
 	if ((rc = get_str(R, a, "mesh_order", &s, "layout")))
 		return rc;
 	if (sl_mesh_order_parse(s, l->order))
-		return bad(R, "layout", "\"mesh_order\" must name tp, pp and dp once each, as tp-dp-pp",
-			   NULL);
+		return bad(R, "layout",
+		           "\"mesh_order\" must name tp, pp and dp once each, as tp-dp-pp", NULL);
 	if ((rc = get_str(R, a, "schedule", &s, "layout")))
 		return rc;
 	if (sl_sched_parse(s, &l->schedule))
@@ -678,14 +683,16 @@ static int parse_training(struct rd *R, json_t *root, sl_ckpt_info *in)
 	}
 	if (in->adam_step != in->step || in->next_batch != in->step)
 		return sl_fail(R->err, SL_EINVAL,
-			       "%s: the training state is inconsistent: step %ld, Adam step %ld, next batch %ld (they must agree)",
-			       R->where, in->step, in->adam_step, in->next_batch);
+		               "%s: the training state is inconsistent: step %ld, Adam step %ld, "
+		               "next batch %ld (they must agree)",
+		               R->where, in->step, in->adam_step, in->next_batch);
 	return SL_OK;
 }
 
 static int plain_name(const char *s)
 {
-	return *s && strlen(s) < 64 && !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+	return *s && strlen(s) < 64 && !strchr(s, '/') && strcmp(s, ".") != 0 &&
+	       strcmp(s, "..") != 0;
 }
 
 static int parse_files(struct rd *R, json_t *root, sl_ckpt *ck)
@@ -715,7 +722,8 @@ static int parse_files(struct rd *R, json_t *root, sl_ckpt *ck)
 		    (rc = get_i(R, f, "writer", 0, SL_MAX_DEVICES - 1, &F->writer, ctx)))
 			return rc;
 		if (!plain_name(name))
-			return bad(R, ctx, "\"name\" must be a plain file name in the directory", NULL);
+			return bad(R, ctx, "\"name\" must be a plain file name in the directory",
+			           NULL);
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(ck->files[j].name, name) == 0)
 				return bad(R, ctx, "the file is listed twice", NULL);
@@ -727,7 +735,7 @@ static int parse_files(struct rd *R, json_t *root, sl_ckpt *ck)
 }
 
 static int parse_chunk(struct rd *R, json_t *c, sl_ckpt *ck, sl_ckpt_tensor *T, sl_ckpt_chunk *C,
-		       const char *ctx)
+                       const char *ctx)
 {
 	const sl_ckpt_info *in = &ck->info;
 	const char *file;
@@ -761,10 +769,12 @@ static int parse_chunk(struct rd *R, json_t *c, sl_ckpt *ck, sl_ckpt_tensor *T, 
 	if ((T->axis == 1 && (C->off[0] != 0 || C->shape[0] != T->rows)) ||
 	    (T->axis == 0 && (C->off[1] != 0 || C->shape[1] != T->cols)) ||
 	    (T->axis < 0 && (C->shape[0] != T->rows || C->shape[1] != T->cols)))
-		return bad(R, ctx,
-			   T->axis < 0 ? "a replicated tensor's chunk must hold all of it"
-				       : "the chunk does not span the whole of the axis its split leaves uncut",
-			   NULL);
+		return bad(
+		    R, ctx,
+		    T->axis < 0
+		        ? "a replicated tensor's chunk must hold all of it"
+		        : "the chunk does not span the whole of the axis its split leaves uncut",
+		    NULL);
 	if (T->axis >= 0 && (C->off[T->axis] % T->unit || C->shape[T->axis] % T->unit))
 		return bad(R, ctx, "the chunk cuts through a unit of its split (a head)", NULL);
 	C->file = -1;
@@ -776,9 +786,10 @@ static int parse_chunk(struct rd *R, json_t *c, sl_ckpt *ck, sl_ckpt_tensor *T, 
 	uint64_t want = (uint64_t)NSTATES * (uint64_t)C->shape[0] * (uint64_t)C->shape[1] * FL;
 	if (C->byte_length != want) {
 		char msg[160];
-		snprintf(msg, sizeof msg, "\"byte_length\" is %llu, but 3 states of %d x %d float32 take %llu",
-			 (unsigned long long)C->byte_length, C->shape[0], C->shape[1],
-			 (unsigned long long)want);
+		snprintf(msg, sizeof msg,
+		         "\"byte_length\" is %llu, but 3 states of %d x %d float32 take %llu",
+		         (unsigned long long)C->byte_length, C->shape[0], C->shape[1],
+		         (unsigned long long)want);
 		return bad(R, ctx, msg, NULL);
 	}
 	if (C->byte_offset > ck->files[C->file].bytes ||
@@ -799,16 +810,18 @@ static int check_tiling(struct rd *R, const sl_ckpt_tensor *T)
 			const sl_ckpt_chunk *b = &T->chunks[j];
 			int o[2], s[2];
 			if (rect_meet(a->off, a->shape, b->off, b->shape, o, s))
-				return sl_fail(R->err, SL_EINVAL,
-					       "%s: tensor %s: chunks %d and %d overlap at row %d, column %d",
-					       R->where, T->name, b->id, a->id, o[0], o[1]);
+				return sl_fail(
+				    R->err, SL_EINVAL,
+				    "%s: tensor %s: chunks %d and %d overlap at row %d, column %d",
+				    R->where, T->name, b->id, a->id, o[0], o[1]);
 		}
 	}
 	if (area != (uint64_t)T->rows * (uint64_t)T->cols)
 		return sl_fail(R->err, SL_EINVAL,
-			       "%s: tensor %s: its chunks cover %llu of its %llu elements (a chunk is missing)",
-			       R->where, T->name, (unsigned long long)area,
-			       (unsigned long long)T->rows * (unsigned long long)T->cols);
+		               "%s: tensor %s: its chunks cover %llu of its %llu elements (a chunk "
+		               "is missing)",
+		               R->where, T->name, (unsigned long long)area,
+		               (unsigned long long)T->rows * (unsigned long long)T->cols);
 	return SL_OK;
 }
 
@@ -823,7 +836,7 @@ static int parse_tensors(struct rd *R, json_t *root, sl_ckpt *ck)
 	if (json_array_size(a) != (size_t)nt) {
 		char msg[128];
 		snprintf(msg, sizeof msg, "%zu tensors listed, but the architecture has %d",
-			 json_array_size(a), nt);
+		         json_array_size(a), nt);
 		return bad(R, "", msg, NULL);
 	}
 	ck->tensors = calloc((size_t)nt, sizeof *ck->tensors);
@@ -855,8 +868,9 @@ static int parse_tensors(struct rd *R, json_t *root, sl_ckpt *ck)
 			return rc;
 		if (shape[0] != ti.rows || shape[1] != ti.cols) {
 			char msg[160];
-			snprintf(msg, sizeof msg, "shape [%d, %d], but the architecture makes it [%d, %d]",
-				 shape[0], shape[1], ti.rows, ti.cols);
+			snprintf(msg, sizeof msg,
+			         "shape [%d, %d], but the architecture makes it [%d, %d]", shape[0],
+			         shape[1], ti.rows, ti.cols);
 			return bad(R, ctx, msg, NULL);
 		}
 		T->rows = shape[0];
@@ -872,15 +886,18 @@ static int parse_tensors(struct rd *R, json_t *root, sl_ckpt *ck)
 			if (strcmp(s, sl_tsplit_name((sl_tsplit)k)) == 0)
 				T->split = (sl_tsplit)k;
 		if (T->split == SL_TS_N)
-			return bad(R, ctx, "\"split\" must be replicated, column, row or heads", NULL);
+			return bad(R, ctx, "\"split\" must be replicated, column, row or heads",
+			           NULL);
 		if ((rc = get_i(R, o, "axis", -1, 1, &T->axis, ctx)) ||
 		    (rc = get_i(R, o, "unit", 1, INT_MAX, &T->unit, ctx)))
 			return rc;
 		if ((T->split == SL_TS_REPLICATED) != (T->axis < 0) ||
-		    (T->split == SL_TS_COLUMN && T->axis != 1) || (T->split == SL_TS_ROW && T->axis != 0))
+		    (T->split == SL_TS_COLUMN && T->axis != 1) ||
+		    (T->split == SL_TS_ROW && T->axis != 0))
 			return bad(R, ctx,
-				   "\"axis\" does not match \"split\" (column cuts axis 1, row axis 0, replicated none)",
-				   NULL);
+			           "\"axis\" does not match \"split\" (column cuts axis 1, row "
+			           "axis 0, replicated none)",
+			           NULL);
 		json_t *ch;
 		if ((rc = get_arr(R, o, "chunks", &ch, ctx)))
 			return rc;
@@ -894,10 +911,12 @@ static int parse_tensors(struct rd *R, json_t *root, sl_ckpt *ck)
 		for (size_t k = 0; k < nc; k++) {
 			char cctx[128];
 			snprintf(cctx, sizeof cctx, "%s: chunk %zu", ctx, k);
-			if ((rc = parse_chunk(R, json_array_get(ch, k), ck, T, &T->chunks[k], cctx)))
+			if ((rc =
+			         parse_chunk(R, json_array_get(ch, k), ck, T, &T->chunks[k], cctx)))
 				return rc;
 			if (T->chunks[k].id != id++)
-				return bad(R, cctx, "\"id\" must count the chunks in order from 0", NULL);
+				return bad(R, cctx, "\"id\" must count the chunks in order from 0",
+				           NULL);
 		}
 		if ((rc = check_tiling(R, T)))
 			return rc;
@@ -930,14 +949,15 @@ static int check_bytes(struct rd *R, const sl_ckpt *ck)
 			for (int k = 0; k < ck->tensors[t].nchunks; k++) {
 				const sl_ckpt_chunk *c = &ck->tensors[t].chunks[k];
 				if (c->file == f)
-					r[n++] = (struct brange){c->byte_offset, c->byte_length, c->id};
+					r[n++] =
+					    (struct brange){c->byte_offset, c->byte_length, c->id};
 			}
 		qsort(r, n, sizeof *r, cmp_brange);
 		for (size_t i = 1; i < n && !rc; i++)
 			if (r[i].off < r[i - 1].off + r[i - 1].len)
 				rc = sl_fail(R->err, SL_EINVAL,
-					     "%s: chunks %d and %d share bytes of %s", R->where,
-					     r[i - 1].id, r[i].id, ck->files[f].name);
+				             "%s: chunks %d and %d share bytes of %s", R->where,
+				             r[i - 1].id, r[i].id, ck->files[f].name);
 	}
 	free(r);
 	return rc;
@@ -954,17 +974,17 @@ static int check_files(const sl_ckpt *ck, sl_err *err)
 			return rc;
 		if (stat(path, &st) != 0)
 			return sl_fail(err, SL_EINVAL, "%s: data file %s is missing: %s", ck->dir,
-				       ck->files[i].name, strerror(errno));
+			               ck->files[i].name, strerror(errno));
 		if (!S_ISREG(st.st_mode))
 			return sl_fail(err, SL_EINVAL, "%s: %s is not a regular file", ck->dir,
-				       ck->files[i].name);
+			               ck->files[i].name);
 		if ((uint64_t)st.st_size != ck->files[i].bytes)
-			return sl_fail(err, SL_EINVAL, "%s: data file %s is %s: %llu bytes, the manifest says %llu",
-				       ck->dir, ck->files[i].name,
-				       (uint64_t)st.st_size < ck->files[i].bytes ? "truncated"
-										 : "too long",
-				       (unsigned long long)st.st_size,
-				       (unsigned long long)ck->files[i].bytes);
+			return sl_fail(
+			    err, SL_EINVAL,
+			    "%s: data file %s is %s: %llu bytes, the manifest says %llu", ck->dir,
+			    ck->files[i].name,
+			    (uint64_t)st.st_size < ck->files[i].bytes ? "truncated" : "too long",
+			    (unsigned long long)st.st_size, (unsigned long long)ck->files[i].bytes);
 	}
 	return SL_OK;
 }
@@ -977,7 +997,7 @@ static int check_is_dir(const char *dir, sl_err *err)
 		return sl_fail(err, SL_EINVAL, "empty checkpoint path");
 	if (stat(dir, &st) != 0)
 		return sl_fail(err, SL_EINVAL, "%s: %s", dir,
-			       errno == ENOENT ? "no such checkpoint directory" : strerror(errno));
+		               errno == ENOENT ? "no such checkpoint directory" : strerror(errno));
 	if (!S_ISDIR(st.st_mode))
 		return sl_fail(err, SL_EINVAL, "%s is a file, not a checkpoint directory", dir);
 	return SL_OK;
@@ -997,22 +1017,23 @@ static int parse_manifest(sl_ckpt *ck, json_t *root, struct rd *R)
 		return rc;
 	if (version > SL_CKPT_FORMAT_VERSION)
 		return sl_fail(R->err, SL_EINVAL,
-			       "%s: format version %d is newer than this shardlab reads (%d): use a newer shardlab",
-			       R->where, version, SL_CKPT_FORMAT_VERSION);
+		               "%s: format version %d is newer than this shardlab reads (%d): use "
+		               "a newer shardlab",
+		               R->where, version, SL_CKPT_FORMAT_VERSION);
 	ck->info.format_version = version;
 	long long gen;
 	if ((rc = get_int(R, root, "generation", 0, 100000000, &gen, "")))
 		return rc;
 	ck->info.generation = (long)gen;
 	sl_model_default(&ck->info.model);
-	if ((rc = parse_arch(R, root, &ck->info.model)) || (rc = parse_layout(R, root, &ck->info)) ||
-	    (rc = parse_training(R, root, &ck->info)))
+	if ((rc = parse_arch(R, root, &ck->info.model)) ||
+	    (rc = parse_layout(R, root, &ck->info)) || (rc = parse_training(R, root, &ck->info)))
 		return rc;
 	if ((rc = sl_model_check(&ck->info.model, R->err))) {
 		char msg[sizeof R->err->msg];
 		snprintf(msg, sizeof msg, "%s", R->err->msg);
 		return sl_fail(R->err, SL_EINVAL, "%s: the model it describes is invalid: %s",
-			       R->where, msg);
+		               R->where, msg);
 	}
 	if ((rc = get_str(R, root, "byte_order", &s, "")))
 		return rc;
@@ -1030,7 +1051,8 @@ static int parse_manifest(sl_ckpt *ck, json_t *root, struct rd *R)
 		ok = json_is_string(json_array_get(st, (size_t)i)) &&
 		     strcmp(json_string_value(json_array_get(st, (size_t)i)), state_names[i]) == 0;
 	if (!ok)
-		return bad(R, "", "\"states\" must be [\"param\", \"exp_avg\", \"exp_avg_sq\"]", NULL);
+		return bad(R, "", "\"states\" must be [\"param\", \"exp_avg\", \"exp_avg_sq\"]",
+		           NULL);
 	if ((rc = parse_files(R, root, ck)) || (rc = parse_tensors(R, root, ck)) ||
 	    (rc = check_bytes(R, ck)))
 		return rc;
@@ -1056,14 +1078,15 @@ int sl_ckpt_open(const char *dir, sl_ckpt **out, sl_err *err)
 	struct stat st;
 	if (stat(path, &st) != 0) {
 		sl_ckpt_close(ck);
-		return sl_fail(err, SL_EINVAL, "%s holds no checkpoint: %s is missing", dir, MANIFEST);
+		return sl_fail(err, SL_EINVAL, "%s holds no checkpoint: %s is missing", dir,
+		               MANIFEST);
 	}
 	json_error_t je;
 	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
 	if (!root) {
 		sl_ckpt_close(ck);
-		return sl_fail(err, SL_EINVAL, "%s:%d:%d: the manifest is not valid JSON (%s)", path,
-			       je.line, je.column, je.text);
+		return sl_fail(err, SL_EINVAL, "%s:%d:%d: the manifest is not valid JSON (%s)",
+		               path, je.line, je.column, je.text);
 	}
 	struct rd R = {path, err};
 	rc = parse_manifest(ck, root, &R);
@@ -1086,19 +1109,21 @@ int sl_ckpt_open(const char *dir, sl_ckpt **out, sl_err *err)
 /* Read chunk c of ck (fd open on its file) into buf (byte_length bytes)
  * and check its checksum. */
 static int read_chunk(const sl_ckpt *ck, const sl_ckpt_tensor *T, const sl_ckpt_chunk *c, int fd,
-		      unsigned char *buf, sl_err *err)
+                      unsigned char *buf, sl_err *err)
 {
 	const char *fname = ck->files[c->file].name;
 	if (read_at(fd, buf, c->byte_length, c->byte_offset) != 0)
-		return sl_fail(err, errno ? SL_ESYS : SL_EINVAL, "%s/%s: cannot read chunk %d of %s: %s",
-			       ck->dir, fname, c->id, T->name,
-			       errno ? strerror(errno) : "the file is truncated");
+		return sl_fail(err, errno ? SL_ESYS : SL_EINVAL,
+		               "%s/%s: cannot read chunk %d of %s: %s", ck->dir, fname, c->id,
+		               T->name, errno ? strerror(errno) : "the file is truncated");
 	uint32_t got = crc_of(buf, c->byte_length);
 	if (got != c->crc32)
 		return sl_fail(err, SL_EINVAL,
-			       "%s/%s: checksum mismatch in chunk %d of %s (rows %d-%d, columns %d-%d): crc32 0x%08x, the manifest says 0x%08x",
-			       ck->dir, fname, c->id, T->name, c->off[0], c->off[0] + c->shape[0] - 1,
-			       c->off[1], c->off[1] + c->shape[1] - 1, got, c->crc32);
+		               "%s/%s: checksum mismatch in chunk %d of %s (rows %d-%d, columns "
+		               "%d-%d): crc32 0x%08x, the manifest says 0x%08x",
+		               ck->dir, fname, c->id, T->name, c->off[0],
+		               c->off[0] + c->shape[0] - 1, c->off[1], c->off[1] + c->shape[1] - 1,
+		               got, c->crc32);
 	return SL_OK;
 }
 
@@ -1110,7 +1135,7 @@ static int open_file(const sl_ckpt *ck, int f, sl_err *err)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		sl_fail(err, SL_EINVAL, "%s: cannot open %s: %s", ck->dir, ck->files[f].name,
-			strerror(errno));
+		        strerror(errno));
 	return fd;
 }
 
@@ -1134,8 +1159,8 @@ int sl_ckpt_verify(const sl_ckpt *ck, sl_err *err)
 		for (int t = 0; t < ck->info.ntensors && !rc; t++)
 			for (int k = 0; k < ck->tensors[t].nchunks && !rc; k++)
 				if (ck->tensors[t].chunks[k].file == f)
-					rc = read_chunk(ck, &ck->tensors[t], &ck->tensors[t].chunks[k], fd,
-							buf, err);
+					rc = read_chunk(ck, &ck->tensors[t],
+					                &ck->tensors[t].chunks[k], fd, buf, err);
 		close(fd);
 	}
 	free(buf);
@@ -1143,21 +1168,24 @@ int sl_ckpt_verify(const sl_ckpt *ck, sl_err *err)
 }
 
 int sl_ckpt_check_target(const sl_ckpt *ck, const sl_model_spec *m, const sl_layout *l, int ndev,
-			 sl_err *err)
+                         sl_err *err)
 {
 	const sl_model_spec *s = &ck->info.model;
 	if (s->layers != m->layers || s->hidden != m->hidden || s->ffn != m->ffn ||
 	    s->heads != m->heads)
-		return sl_fail(err, SL_EINVAL,
-			       "%s holds another architecture: %d layers, hidden %d, ffn %d, %d heads; the model being trained has %d layers, hidden %d, ffn %d, %d heads",
-			       ck->dir, s->layers, s->hidden, s->ffn, s->heads, m->layers, m->hidden,
-			       m->ffn, m->heads);
+		return sl_fail(
+		    err, SL_EINVAL,
+		    "%s holds another architecture: %d layers, hidden %d, ffn %d, %d heads; the "
+		    "model being trained has %d layers, hidden %d, ffn %d, %d heads",
+		    ck->dir, s->layers, s->hidden, s->ffn, s->heads, m->layers, m->hidden, m->ffn,
+		    m->heads);
 	sl_err e = {0};
 	if (sl_layout_check(m, l, ndev, &e))
-		return sl_fail(err, SL_EINVAL,
-			       "%s (saved at tp=%d pp=%d dp=%d) cannot be resharded to tp=%d pp=%d dp=%d: %s",
-			       ck->dir, ck->info.layout.tp, ck->info.layout.pp, ck->info.layout.dp,
-			       l->tp, l->pp, l->dp, e.msg);
+		return sl_fail(
+		    err, SL_EINVAL,
+		    "%s (saved at tp=%d pp=%d dp=%d) cannot be resharded to tp=%d pp=%d dp=%d: %s",
+		    ck->dir, ck->info.layout.tp, ck->info.layout.pp, ck->info.layout.dp, l->tp,
+		    l->pp, l->dp, e.msg);
 	return SL_OK;
 }
 
@@ -1174,7 +1202,7 @@ struct rmove {
 struct load {
 	const sl_ckpt *ck;
 	sl_train *tr;
-	struct rmove *mv;  /* all devices' reads, by device */
+	struct rmove *mv; /* all devices' reads, by device */
 	int nmv;
 	int first[SL_MAX_DEVICES + 1];
 	float *stage[SL_MAX_DEVICES][NSTATES]; /* each device's new flat arrays, full length */
@@ -1183,8 +1211,8 @@ struct load {
 
 struct save {
 	sl_train *tr;
-	sl_ckpt plan;       /* what goes into the manifest */
-	char work[PATHLEN]; /* the directory the files go into */
+	sl_ckpt plan;                /* what goes into the manifest */
+	char work[PATHLEN];          /* the directory the files go into */
 	int created[SL_MAX_DEVICES]; /* device's file was created (remove it on failure) */
 };
 
@@ -1199,7 +1227,7 @@ static int fault(const sl_ckpt_opts *o, sl_ckpt_point at, int dev, sl_err *err)
 {
 	if (o->fault && o->fault(o->fault_ctx, at, dev))
 		return sl_fail(err, SL_ESYS, "the save was interrupted %s (fault injection)",
-			       sl_ckpt_point_name(at));
+		               sl_ckpt_point_name(at));
 	return SL_OK;
 }
 
@@ -1228,16 +1256,17 @@ static int build_reads(struct load *L, sl_err *err)
 					cap = cap ? 2 * cap : 256;
 					struct rmove *p = realloc(L->mv, (size_t)cap * sizeof *p);
 					if (!p)
-						return sl_fail(err, SL_ENOMEM, "out of host memory");
+						return sl_fail(err, SL_ENOMEM,
+						               "out of host memory");
 					L->mv = p;
 				}
 				struct rmove *r = &L->mv[L->nmv++];
 				r->mv = (sl_ckpt_move){.dev = d,
-						       .tensor = sh->tensor,
-						       .chunk = c->id,
-						       .off = {o[0], o[1]},
-						       .shape = {s[0], s[1]},
-						       .bytes = c->byte_length};
+				                       .tensor = sh->tensor,
+				                       .chunk = c->id,
+				                       .off = {o[0], o[1]},
+				                       .shape = {s[0], s[1]},
+				                       .bytes = c->byte_length};
 				r->shard = i;
 				r->T = T;
 				r->ch = c;
@@ -1292,8 +1321,8 @@ static int load_dev(struct load *L, int d, sl_dev *dev, const sl_ckpt_opts *o, s
 			char label[40];
 			snprintf(label, sizeof label, "read %.34s", r->T->name);
 			sl_dev_set_op(dev, c->id, -1);
-			if ((rc = sl_dev_storage(dev, 0, c->byte_length, o->storage_bandwidth, label,
-						 err)))
+			if ((rc = sl_dev_storage(dev, 0, c->byte_length, o->storage_bandwidth,
+			                         label, err)))
 				break;
 		}
 		size_t cnt = (size_t)c->shape[0] * c->shape[1];
@@ -1304,8 +1333,8 @@ static int load_dev(struct load *L, int d, sl_dev *dev, const sl_ckpt_opts *o, s
 		int ro[2], rs[2];
 		shard_rect(&ti, sh, ro, rs);
 		for (int w = 0; w < NSTATES; w++)
-			rect_copy(L->stage[d][w] + sh->offset, ro, rs, vals + w * cnt, c->off, c->shape,
-				  r->mv.off, r->mv.shape);
+			rect_copy(L->stage[d][w] + sh->offset, ro, rs, vals + w * cnt, c->off,
+			          c->shape, r->mv.off, r->mv.shape);
 	}
 	for (int f = 0; fds && f < ck->info.nfiles; f++)
 		if (fds[f] >= 0)
@@ -1416,11 +1445,12 @@ static int save_dev(struct save *S, int d, sl_dev *dev, const sl_ckpt_opts *o, s
 			if (T->chunks[k].owner == d)
 				c = &T->chunks[k];
 		if (!c) {
-			rc = sl_fail(err, SL_EINVAL, "no chunk of %s planned for device %d", T->name, d);
+			rc = sl_fail(err, SL_EINVAL, "no chunk of %s planned for device %d",
+			             T->name, d);
 			break;
 		}
 		const float *src[NSTATES] = {st.params + sh->offset, mom + sh->offset,
-					     var + sh->offset};
+		                             var + sh->offset};
 		for (int w = 0; w < NSTATES; w++)
 			floats_to_le(buf + w * sh->count * FL, src[w], sh->count);
 		c->crc32 = crc_of(buf, c->byte_length);
@@ -1432,8 +1462,8 @@ static int save_dev(struct save *S, int d, sl_dev *dev, const sl_ckpt_opts *o, s
 			char label[40];
 			snprintf(label, sizeof label, "write %.33s", T->name);
 			sl_dev_set_op(dev, c->id, -1);
-			if ((rc = sl_dev_storage(dev, 1, c->byte_length, o->storage_bandwidth, label,
-						 err)))
+			if ((rc = sl_dev_storage(dev, 1, c->byte_length, o->storage_bandwidth,
+			                         label, err)))
 				break;
 		}
 		rc = fault(o, SL_CKPT_AT_CHUNK, d, err);
@@ -1488,8 +1518,8 @@ static int run_job(struct job *J, sl_cluster *c, int ndev, sl_err *err)
 
 struct target {
 	char final[PATHLEN - 100]; /* the checkpoint's name */
-	char work[PATHLEN];  /* where this save writes: final, or a new directory beside it */
-	int fresh;           /* work is new, renamed onto final at the end */
+	char work[PATHLEN];        /* where this save writes: final, or a new directory beside it */
+	int fresh;                 /* work is new, renamed onto final at the end */
 	long gen;
 };
 
@@ -1500,10 +1530,10 @@ static long read_gen(const char *dir)
 		return 0;
 	json_t *root = json_load_file(path, 0, NULL);
 	json_t *g = root ? json_object_get(root, "generation") : NULL;
-	long v = json_is_integer(g) && json_integer_value(g) >= 0 &&
-				 json_integer_value(g) < 100000000
-			 ? (long)json_integer_value(g)
-			 : 0;
+	long v =
+	    json_is_integer(g) && json_integer_value(g) >= 0 && json_integer_value(g) < 100000000
+	        ? (long)json_integer_value(g)
+	        : 0;
 	json_decref(root);
 	return v;
 }
@@ -1539,8 +1569,9 @@ static int examine_target(const char *dir, struct target *t, sl_err *err)
 	if (!exists && errno != ENOENT)
 		return sl_fail(err, SL_ESYS, "%s: %s", t->final, strerror(errno));
 	if (exists && !S_ISDIR(st.st_mode))
-		return sl_fail(err, SL_EINVAL, "%s is a file, not a checkpoint directory: refusing to replace it",
-			       t->final);
+		return sl_fail(err, SL_EINVAL,
+		               "%s is a file, not a checkpoint directory: refusing to replace it",
+		               t->final);
 	int has_manifest = 0, others = 0;
 	long maxgen = 0;
 	if (exists) {
@@ -1561,8 +1592,9 @@ static int examine_target(const char *dir, struct target *t, sl_err *err)
 		closedir(dp);
 		if (!has_manifest && others)
 			return sl_fail(err, SL_EINVAL,
-				       "%s is a directory that holds no checkpoint (no %s) and is not empty: refusing to write into it",
-				       t->final, MANIFEST);
+			               "%s is a directory that holds no checkpoint (no %s) and is "
+			               "not empty: refusing to write into it",
+			               t->final, MANIFEST);
 	}
 	if (has_manifest) {
 		long g = read_gen(t->final);
@@ -1576,7 +1608,8 @@ static int examine_target(const char *dir, struct target *t, sl_err *err)
 	char parent[PATHLEN];
 	parent_of(t->final, parent);
 	if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode))
-		return sl_fail(err, SL_EINVAL, "%s: no directory %s to create it in", t->final, parent);
+		return sl_fail(err, SL_EINVAL, "%s: no directory %s to create it in", t->final,
+		               parent);
 	if (access(parent, W_OK) != 0)
 		return sl_fail(err, SL_EINVAL, "%s: cannot write into %s", t->final, parent);
 	return SL_OK;
@@ -1602,7 +1635,7 @@ static int prepare_target(const char *dir, struct target *t, sl_err *err)
 			break;
 	}
 	return sl_fail(err, SL_ESYS, "cannot create a directory beside %s: %s", t->final,
-		       strerror(errno));
+	               strerror(errno));
 }
 
 /* Undo a save that failed before its commit. */
@@ -1623,7 +1656,7 @@ static void abandon(const struct target *t, struct save *S)
 }
 
 static int write_manifest(const struct target *t, const sl_ckpt *plan, const sl_ckpt_opts *o,
-			  sl_err *err)
+                          sl_err *err)
 {
 	char tmp[PATHLEN], fin[PATHLEN];
 	join(tmp, t->work, MANIFEST_TMP, NULL);
@@ -1642,7 +1675,7 @@ static int write_manifest(const struct target *t, const sl_ckpt *plan, const sl_
 	if (!text)
 		rc = sl_fail(err, SL_ENOMEM, "out of host memory");
 	else if (write_at(fd, (const unsigned char *)text, strlen(text), 0) != 0 ||
-		 write_at(fd, (const unsigned char *)"\n", 1, strlen(text)) != 0 || fsync(fd) != 0)
+	         write_at(fd, (const unsigned char *)"\n", 1, strlen(text)) != 0 || fsync(fd) != 0)
 		rc = sl_fail(err, SL_ESYS, "cannot write %s: %s", tmp, strerror(errno));
 	free(text);
 	if (close(fd) != 0 && !rc)
@@ -1659,7 +1692,7 @@ static int write_manifest(const struct target *t, const sl_ckpt *plan, const sl_
 
 /* After the commit: remove what no manifest refers to any more. */
 static int remove_old(const struct target *t, const sl_ckpt *plan, const sl_ckpt_opts *o,
-		      sl_err *err)
+                      sl_err *err)
 {
 	DIR *dp = opendir(t->work);
 	if (!dp)
@@ -1718,7 +1751,7 @@ static int save_run(struct job *J, struct save *S, sl_cluster *c, const char *di
 		}
 		if (rename(from, to) != 0)
 			rc = sl_fail(err, SL_ESYS, "cannot rename %s to %s: %s", from, to,
-				     strerror(errno));
+			             strerror(errno));
 	}
 	if (rc) {
 		abandon(&t, S);
@@ -1729,15 +1762,14 @@ static int save_run(struct job *J, struct save *S, sl_cluster *c, const char *di
 	parent_of(t.final, parent);
 	if (sync_dir(t.fresh ? parent : t.work) != 0)
 		return sl_fail(err, SL_ESYS, "saved %s, but syncing its directory failed: %s",
-			       t.final, strerror(errno));
+		               t.final, strerror(errno));
 	if ((rc = fault(J->o, SL_CKPT_AT_COMMITTED, -1, err)))
 		return rc;
 	snprintf(t.work, sizeof t.work, "%s", t.final);
 	return remove_old(&t, &S->plan, J->o, err);
 }
 
-int sl_ckpt_save(sl_train *tr, sl_cluster *c, const char *dir, const sl_ckpt_opts *o,
-		 sl_err *err)
+int sl_ckpt_save(sl_train *tr, sl_cluster *c, const char *dir, const sl_ckpt_opts *o, sl_err *err)
 {
 	sl_ckpt_opts def;
 	if (!o) {
@@ -1747,7 +1779,7 @@ int sl_ckpt_save(sl_train *tr, sl_cluster *c, const char *dir, const sl_ckpt_opt
 	const sl_layout *l = sl_train_layout(tr);
 	if (c && sl_cluster_devices(c) != l->tp * l->pp * l->dp)
 		return sl_fail(err, SL_EINVAL, "the layout has %d devices but the cluster %d",
-			       l->tp * l->pp * l->dp, sl_cluster_devices(c));
+		               l->tp * l->pp * l->dp, sl_cluster_devices(c));
 	struct save *S = calloc(1, sizeof *S);
 	if (!S)
 		return sl_fail(err, SL_ENOMEM, "out of host memory");
@@ -1780,8 +1812,7 @@ static int load_prepare(struct load *L, const sl_ckpt *ck, sl_train *tr, sl_err 
 	return rc;
 }
 
-int sl_ckpt_load(sl_train *tr, sl_cluster *c, const sl_ckpt *ck, const sl_ckpt_opts *o,
-		 sl_err *err)
+int sl_ckpt_load(sl_train *tr, sl_cluster *c, const sl_ckpt *ck, const sl_ckpt_opts *o, sl_err *err)
 {
 	sl_ckpt_opts def;
 	if (!o) {
@@ -1792,7 +1823,7 @@ int sl_ckpt_load(sl_train *tr, sl_cluster *c, const sl_ckpt *ck, const sl_ckpt_o
 	int ndev = l->tp * l->pp * l->dp;
 	if (c && sl_cluster_devices(c) != ndev)
 		return sl_fail(err, SL_EINVAL, "the layout has %d devices but the cluster %d", ndev,
-			       sl_cluster_devices(c));
+		               sl_cluster_devices(c));
 	struct load *L = malloc(sizeof *L);
 	if (!L)
 		return sl_fail(err, SL_ENOMEM, "out of host memory");
@@ -1816,7 +1847,7 @@ int sl_ckpt_load(sl_train *tr, sl_cluster *c, const sl_ckpt *ck, const sl_ckpt_o
 }
 
 int sl_ckpt_reshard(const sl_ckpt *ck, const sl_layout *l, sl_cluster *c, const char *out,
-		    const sl_ckpt_opts *o, sl_err *err)
+                    const sl_ckpt_opts *o, sl_err *err)
 {
 	sl_ckpt_opts def;
 	if (!o) {
@@ -1830,7 +1861,7 @@ int sl_ckpt_reshard(const sl_ckpt *ck, const sl_layout *l, sl_cluster *c, const 
 		return rc;
 	if (c && sl_cluster_devices(c) != ndev)
 		return sl_fail(err, SL_EINVAL, "the layout has %d devices but the cluster %d", ndev,
-			       sl_cluster_devices(c));
+		               sl_cluster_devices(c));
 	if ((rc = check_files(ck, err)))
 		return rc;
 	sl_train *tr = sl_train_create(m, l, ndev, err);
@@ -1876,8 +1907,8 @@ static int report_add(sl_train_report *t, const sl_train_report *r)
 	double a = t->steps, b = r->steps;
 	/* idle share: of all devices' time, i.e. weighted by each segment's time */
 	double ta = a * t->step_s, tb = b * r->step_s;
-	t->idle_fraction = ta + tb > 0 ? (t->idle_fraction * ta + r->idle_fraction * tb) / (ta + tb)
-				       : 0;
+	t->idle_fraction =
+	    ta + tb > 0 ? (t->idle_fraction * ta + r->idle_fraction * tb) / (ta + tb) : 0;
 	t->step_s = (t->step_s * a + r->step_s * b) / n;
 	t->pipeline_s = (t->pipeline_s * a + r->pipeline_s * b) / n;
 	t->ideal_s = (t->ideal_s * a + r->ideal_s * b) / n;
@@ -1907,7 +1938,8 @@ static int report_add(sl_train_report *t, const sl_train_report *r)
 		d->idle_s = t->step_s - d->compute_s - d->comm_s;
 		for (int k = 0; k < SL_TR_NKINDS; k++) {
 			d->sent[k] = (uint64_t)((d->sent[k] * a + e->sent[k] * b) / n + 0.5);
-			d->received[k] = (uint64_t)((d->received[k] * a + e->received[k] * b) / n + 0.5);
+			d->received[k] =
+			    (uint64_t)((d->received[k] * a + e->received[k] * b) / n + 0.5);
 		}
 	}
 	t->steps = n;
@@ -1915,7 +1947,7 @@ static int report_add(sl_train_report *t, const sl_train_report *r)
 }
 
 int sl_ckpt_train_run(sl_train *tr, sl_cluster *c, int steps, const char *dir, int every,
-		      const sl_ckpt_opts *o, sl_train_report *rep, sl_err *err)
+                      const sl_ckpt_opts *o, sl_train_report *rep, sl_err *err)
 {
 	memset(rep, 0, sizeof *rep);
 	if (steps < 1)
@@ -1972,13 +2004,14 @@ int sl_ckpt_write_plan(const sl_train *tr, sl_ckpt_move **out, int *n, sl_err *e
 	for (int t = 0; t < p.info.ntensors && !rc; t++)
 		for (int j = 0; j < p.tensors[t].nchunks; j++) {
 			const sl_ckpt_chunk *c = &p.tensors[t].chunks[j];
-			w[k++] = (struct wsort){c->file, c->byte_offset,
-						{.dev = c->owner,
-						 .tensor = t,
-						 .chunk = c->id,
-						 .off = {c->off[0], c->off[1]},
-						 .shape = {c->shape[0], c->shape[1]},
-						 .bytes = c->byte_length}};
+			w[k++] = (struct wsort){c->file,
+			                        c->byte_offset,
+			                        {.dev = c->owner,
+			                         .tensor = t,
+			                         .chunk = c->id,
+			                         .off = {c->off[0], c->off[1]},
+			                         .shape = {c->shape[0], c->shape[1]},
+			                         .bytes = c->byte_length}};
 		}
 	/* Device by device, in the order each writes its file. */
 	if (!rc) {
@@ -1996,7 +2029,7 @@ int sl_ckpt_write_plan(const sl_train *tr, sl_ckpt_move **out, int *n, sl_err *e
 }
 
 int sl_ckpt_read_plan(const sl_ckpt *ck, const sl_train *tr, sl_ckpt_move **out, int *n,
-		      sl_err *err)
+                      sl_err *err)
 {
 	*out = NULL;
 	*n = 0;

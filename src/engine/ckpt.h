@@ -99,11 +99,11 @@ void sl_ckpt_opts_default(sl_ckpt_opts *o);
 /* ---- an opened checkpoint ---- */
 
 typedef struct sl_ckpt_chunk {
-	int id;                /* position among all the manifest's chunks, tensor by tensor */
-	int owner;             /* the device that wrote it, in the saved layout */
-	int tp, pp, dp;        /* the owner's mesh coordinates */
-	int off[2], shape[2];  /* its rectangle in the tensor: first row and column, rows, cols */
-	int file;              /* index into the files */
+	int id;               /* position among all the manifest's chunks, tensor by tensor */
+	int owner;            /* the device that wrote it, in the saved layout */
+	int tp, pp, dp;       /* the owner's mesh coordinates */
+	int off[2], shape[2]; /* its rectangle in the tensor: first row and column, rows, cols */
+	int file;             /* index into the files */
 	uint64_t byte_offset, byte_length;
 	uint32_t crc32;
 } sl_ckpt_chunk;
@@ -126,14 +126,14 @@ typedef struct sl_ckpt_file {
 typedef struct sl_ckpt_info {
 	int format_version;
 	long generation;
-	sl_model_spec model;  /* architecture, data (seed, batch, seq) and Adam settings */
-	sl_layout layout;     /* the layout at save */
+	sl_model_spec model; /* architecture, data (seed, batch, seq) and Adam settings */
+	sl_layout layout;    /* the layout at save */
 	int devices;
 	long step, adam_step, next_batch;
 	int ntensors, nchunks, nfiles;
 	const sl_ckpt_tensor *tensors;
 	const sl_ckpt_file *files;
-	uint64_t data_bytes;  /* all data files */
+	uint64_t data_bytes; /* all data files */
 } sl_ckpt_info;
 
 typedef struct sl_ckpt sl_ckpt;
@@ -156,15 +156,14 @@ int sl_ckpt_verify(const sl_ckpt *ck, sl_err *err);
  * architecture must match (layers, hidden, ffn, heads); the layout must be
  * one the model can be split into, else the message says why. */
 int sl_ckpt_check_target(const sl_ckpt *ck, const sl_model_spec *m, const sl_layout *l, int ndev,
-			 sl_err *err);
+                         sl_err *err);
 
 /* ---- save, load, reshard ---- */
 
 /* Save tr (its parameters, Adam moments and step) into dir, by c's devices
  * when c is not NULL (c's device count must be tr's).  dir may be missing,
  * an empty directory, or a checkpoint (replaced); anything else is refused. */
-int sl_ckpt_save(sl_train *tr, sl_cluster *c, const char *dir, const sl_ckpt_opts *o,
-		 sl_err *err);
+int sl_ckpt_save(sl_train *tr, sl_cluster *c, const char *dir, const sl_ckpt_opts *o, sl_err *err);
 
 /* Can a save go to dir (missing, in a writable directory; an empty
  * directory; or a checkpoint)?  Changes nothing; the message says why not. */
@@ -176,13 +175,13 @@ int sl_ckpt_check_dest(const char *dir, sl_err *err);
  * the data and Adam settings stay tr's own (the caller chooses them, e.g.
  * from sl_ckpt_info_of). */
 int sl_ckpt_load(sl_train *tr, sl_cluster *c, const sl_ckpt *ck, const sl_ckpt_opts *o,
-		 sl_err *err);
+                 sl_err *err);
 
 /* Offline: rewrite ck under layout l (ndev = tp*pp*dp devices) into out, in
  * one run of c's devices when c is not NULL (each reads what its new shards
  * need, then writes its new chunks).  The model and training state are ck's. */
 int sl_ckpt_reshard(const sl_ckpt *ck, const sl_layout *l, sl_cluster *c, const char *out,
-		    const sl_ckpt_opts *o, sl_err *err);
+                    const sl_ckpt_opts *o, sl_err *err);
 
 /* Train `steps` steps on c (as sl_train_run), saving into dir every
  * `every` steps (0: no intermediate saves) and after the last one; each
@@ -191,7 +190,7 @@ int sl_ckpt_reshard(const sl_ckpt *ck, const sl_layout *l, sl_cluster *c, const 
  * whole).  The cluster's trace holds what its devices did last: the final
  * save. */
 int sl_ckpt_train_run(sl_train *tr, sl_cluster *c, int steps, const char *dir, int every,
-		      const sl_ckpt_opts *o, sl_train_report *rep, sl_err *err);
+                      const sl_ckpt_opts *o, sl_train_report *rep, sl_err *err);
 
 /* ---- plans, for views that animate saving and resharding ---- */
 
@@ -201,15 +200,15 @@ int sl_ckpt_train_run(sl_train *tr, sl_cluster *c, int steps, const char *dir, i
  * for its new shard. */
 typedef struct sl_ckpt_move {
 	int dev;
-	int tensor, chunk;     /* chunk: id in the manifest (the trace event's op) */
+	int tensor, chunk; /* chunk: id in the manifest (the trace event's op) */
 	int off[2], shape[2];
-	uint64_t bytes;        /* bytes moved to or from storage */
+	uint64_t bytes; /* bytes moved to or from storage */
 } sl_ckpt_move;
 
 /* The writes a save of tr makes, in each device's order.  Free with free(). */
 int sl_ckpt_write_plan(const sl_train *tr, sl_ckpt_move **out, int *n, sl_err *err);
 /* The reads a load of ck into tr's layout makes.  Free with free(). */
 int sl_ckpt_read_plan(const sl_ckpt *ck, const sl_train *tr, sl_ckpt_move **out, int *n,
-		      sl_err *err);
+                      sl_err *err);
 
 #endif
