@@ -28,6 +28,7 @@ static const struct sl_cmd {
 	{"coll", sl_cmd_coll, "time a collective over one size or a range, nccl-tests style"},
 	{"train", sl_cmd_train, "train a small model under TP, PP and DP; loss, time, memory, traffic"},
 	{"compare", sl_cmd_compare, "train the same model under several layouts; one table"},
+	{"sandbox", sl_cmd_sandbox, "the interactive view of a scenario, with live link knobs"},
 	{"ckpt", sl_cmd_ckpt, "inspect, verify or reshard a sharded checkpoint"},
 	{NULL, NULL, NULL},
 };
@@ -207,8 +208,9 @@ static void print_help(void)
 	       "Threads play GPUs: each emulated device multiplies its shard with OpenBLAS and\n"
 	       "exchanges results over links throttled to a bandwidth and a latency; every\n"
 	       "device keeps an emulated clock, so times are those of the hardware emulated.\n\n"
-	       "Without a command, runs the default scenario (4 devices of the h100 preset, a\n"
-	       "column-wise 1024 x 4096 x 4096 product) and prints its report.\n\n"
+	       "Without a command, opens the interactive view (as 'shardlab sandbox') on the\n"
+	       "default scenario: 4 devices of the h100 preset, a column-wise 1024 x 4096 x\n"
+	       "4096 product; without a terminal, prints that scenario's report.\n\n"
 	       "Commands:\n");
 	for (const struct sl_cmd *c = cmds; c->name; c++)
 		printf("  %-8s %s\n", c->name, c->summary);
@@ -227,9 +229,12 @@ static int print_version(void)
 	return sl_cli_flush(SL_EXIT_OK);
 }
 
-/* No command: the default scenario, headless.  (The TUI takes this over.) */
+/* No command: the interactive view of the default scenario; without a
+ * terminal (a pipe, a script), its report. */
 static int run_default(void)
 {
+	if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+		return sl_sandbox_default();
 	sl_opts o;
 	sl_err err = {0};
 	sl_opts_init(&o);

@@ -27,6 +27,9 @@ int sl_cmd_coll(int argc, char **argv);
 int sl_cmd_train(int argc, char **argv);
 int sl_cmd_compare(int argc, char **argv);
 int sl_cmd_ckpt(int argc, char **argv);
+int sl_cmd_sandbox(int argc, char **argv);
+/* The interactive view of the default scenario (no command, on a terminal). */
+int sl_sandbox_default(void);
 
 /* Parse and run; returns the process exit status. */
 int sl_cli_main(int argc, char **argv);

@@ -14,48 +14,11 @@
 #include "units.h"
 
 enum {
-	OPT_TP = SL_OPT_USER,
-	OPT_PP,
-	OPT_DP,
-	OPT_SCHEDULE,
-	OPT_CHUNKS,
-	OPT_MICROBATCHES,
-	OPT_SP,
-	OPT_ZERO1,
-	OPT_ORDER,
-	OPT_LAYERS,
-	OPT_HIDDEN,
-	OPT_FFN,
-	OPT_HEADS,
-	OPT_SEQ,
-	OPT_BATCH,
-	OPT_STEPS,
-	OPT_SEED,
-	OPT_LR,
-	OPT_LAYOUTS,
+	OPT_LAYOUTS = SL_OPT_USER,
 	OPT_SAVE,
 	OPT_SAVE_EVERY,
 	OPT_LOAD,
 };
-
-static const struct option model_opts[] = {
-	{"layers", required_argument, NULL, OPT_LAYERS}, {"hidden", required_argument, NULL, OPT_HIDDEN},
-	{"ffn", required_argument, NULL, OPT_FFN},       {"heads", required_argument, NULL, OPT_HEADS},
-	{"seq", required_argument, NULL, OPT_SEQ},       {"batch", required_argument, NULL, OPT_BATCH},
-	{"steps", required_argument, NULL, OPT_STEPS},   {"seed", required_argument, NULL, OPT_SEED},
-	{"lr", required_argument, NULL, OPT_LR},         {NULL, 0, NULL, 0}};
-
-static const struct option layout_opts[] = {
-	{"tp", required_argument, NULL, OPT_TP},
-	{"pp", required_argument, NULL, OPT_PP},
-	{"dp", required_argument, NULL, OPT_DP},
-	{"schedule", required_argument, NULL, OPT_SCHEDULE},
-	{"chunks", required_argument, NULL, OPT_CHUNKS},
-	{"microbatches", required_argument, NULL, OPT_MICROBATCHES},
-	{"sequence-parallel", no_argument, NULL, OPT_SP},
-	{"zero1", no_argument, NULL, OPT_ZERO1},
-	{"mesh-order", required_argument, NULL, OPT_ORDER},
-	{NULL, 0, NULL, 0}};
 
 static const struct option ckpt_opts[] = {
 	{"save", required_argument, NULL, OPT_SAVE},
@@ -65,200 +28,54 @@ static const struct option ckpt_opts[] = {
 
 static const struct option compare_opts[] = {
 	{"layouts", required_argument, NULL, OPT_LAYOUTS},
-	{"schedule", required_argument, NULL, OPT_SCHEDULE},
-	{"microbatches", required_argument, NULL, OPT_MICROBATCHES},
+	{"schedule", required_argument, NULL, SL_OPT_SCHEDULE},
+	{"microbatches", required_argument, NULL, SL_OPT_MICROBATCHES},
 	{NULL, 0, NULL, 0}};
 
-static const char model_help[] =
-	"Model (L blocks of width h: multi-head attention when --heads > 0, then an MLP):\n"
-	"  --layers=L              blocks (default 4)\n"
-	"  --hidden=H              width (default 128)\n"
-	"  --ffn=F                 MLP inner width (default 512)\n"
-	"  --heads=A               attention heads, 0 for MLP-only blocks (default 4)\n"
-	"  --seq=S                 tokens per sequence (default 32; 1 without attention)\n"
-	"  --batch=B               sequences per step, over all replicas (default 16)\n"
-	"  --steps=N               training steps (default 5; compare: 3)\n"
-	"  --seed=S                seed of the initial weights and the data (default 1)\n"
-	"  --lr=X                  Adam's learning rate (default 0.001)\n";
-
-static const char layout_help[] =
-	"Layout (devices: tp*pp*dp unless --devices is given):\n"
-	"  --tp=T --pp=P --dp=D    tensor, pipeline and data parallel sizes (default 1)\n"
-	"  --schedule=gpipe|1f1b|interleaved\n"
-	"                          pipeline schedule (default 1f1b)\n"
-	"  --chunks=V              model chunks per device, interleaved (default 2)\n"
-	"  --microbatches=M        micro-batches per replica and step (default 2*pp, or 1)\n"
-	"  --sequence-parallel     split each TP all-reduce into reduce-scatter + all-gather\n"
-	"  --zero1                 shard Adam's state over the data-parallel replicas\n"
-	"  --mesh-order=tp-dp-pp   device order, fastest axis first (default tp-dp-pp:\n"
-	"                          TP groups on consecutive devices, i.e. inside a node)\n";
-
-struct targs {
-	sl_opts *o;
-	int devices_follow; /* train: the device count is tp*pp*dp unless --devices */
-	sl_model_spec m;
-	sl_layout l;
-	int steps;
-	int given_m, given_v, given_steps;
-	const char *layouts;
-	/* checkpoints (train only) */
-	const char *save, *load;
-	int save_every;
-	unsigned given_model; /* bit (code - OPT_LAYERS) per model option given */
-};
-
-static int named_int(const char *opt, const char *arg, long lo, long hi, int *out, sl_err *err)
-{
-	long v;
-	char what[40];
-	snprintf(what, sizeof what, "--%s", opt);
-	int rc = sl_parse_int(arg, lo, hi, what, &v, err);
-	if (rc == SL_OK)
-		*out = (int)v;
-	return rc;
-}
-
+/* The training options (opts.h), and compare's --layouts. */
 static int own_option(void *ctx, int code, const char *arg, sl_err *err)
 {
-	struct targs *a = ctx;
-	sl_layout *l = &a->l;
-	sl_model_spec *m = &a->m;
-	long seed;
-	double lr;
-	int rc = SL_OK;
-	switch (code) {
-	case OPT_TP:
-		rc = named_int("tp", arg, 1, SL_MAX_DEVICES, &l->tp, err);
-		break;
-	case OPT_PP:
-		rc = named_int("pp", arg, 1, SL_MAX_DEVICES, &l->pp, err);
-		break;
-	case OPT_DP:
-		rc = named_int("dp", arg, 1, SL_MAX_DEVICES, &l->dp, err);
-		break;
-	case OPT_SCHEDULE:
-		if (sl_sched_parse(arg, &l->schedule))
-			return sl_fail(err, SL_EINVAL,
-				       "--schedule: unknown schedule '%s' (one of: gpipe, 1f1b, interleaved)",
-				       arg);
-		break;
-	case OPT_CHUNKS:
-		rc = named_int("chunks", arg, 1, 64, &l->chunks, err);
-		a->given_v = 1;
-		break;
-	case OPT_MICROBATCHES:
-		rc = named_int("microbatches", arg, 1, 4096, &l->microbatches, err);
-		a->given_m = 1;
-		break;
-	case OPT_SP:
-		l->seq_parallel = 1;
-		break;
-	case OPT_ZERO1:
-		l->zero1 = 1;
-		break;
-	case OPT_ORDER:
-		if (sl_mesh_order_parse(arg, l->order))
-			return sl_fail(err, SL_EINVAL,
-				       "--mesh-order: '%s' is not an order of tp, pp and dp (as in tp-dp-pp)",
-				       arg);
-		break;
-	case OPT_LAYERS:
-		rc = named_int("layers", arg, 1, 4096, &m->layers, err);
-		break;
-	case OPT_HIDDEN:
-		rc = named_int("hidden", arg, 1, 65536, &m->hidden, err);
-		break;
-	case OPT_FFN:
-		rc = named_int("ffn", arg, 1, 65536, &m->ffn, err);
-		break;
-	case OPT_HEADS:
-		rc = named_int("heads", arg, 0, 65536, &m->heads, err);
-		break;
-	case OPT_SEQ:
-		rc = named_int("seq", arg, 1, 65536, &m->seq, err);
-		break;
-	case OPT_BATCH:
-		rc = named_int("batch", arg, 1, 1 << 20, &m->batch, err);
-		break;
-	case OPT_STEPS:
-		rc = named_int("steps", arg, 1, 100000, &a->steps, err);
-		a->given_steps = 1;
-		break;
-	case OPT_SEED:
-		rc = sl_parse_int(arg, 0, 2147483647L, "--seed", &seed, err);
-		m->seed = (uint64_t)seed;
-		break;
-	case OPT_LR:
-		rc = sl_parse_double(arg, &lr, err);
-		if (rc == SL_OK && !(lr > 0 && lr < 1))
-			rc = sl_fail(err, SL_EINVAL, "--lr=%s is out of range (between 0 and 1)", arg);
-		m->lr = (float)lr;
-		break;
-	case OPT_LAYOUTS:
+	sl_train_opts *a = ctx;
+	if (code == OPT_LAYOUTS) {
 		a->layouts = arg;
-		break;
+		return SL_OK;
+	}
+	int rc = sl_train_opts_handle(a, code, arg, err);
+	return rc == SL_OPTS_NOT_MINE ? sl_fail(err, SL_EINVAL, "option code %d has no handler", code)
+				      : rc;
+}
+
+/* train's checkpoint options, and which model options were given (--load
+ * takes the others from the checkpoint). */
+struct train_args {
+	sl_train_opts *t;
+	const char *save, *load;
+	int save_every;
+	unsigned given_model; /* bit (code - SL_OPT_LAYERS) per model option given */
+};
+
+static int train_option(void *ctx, int code, const char *arg, sl_err *err)
+{
+	struct train_args *a = ctx;
+	long v;
+	switch (code) {
 	case OPT_SAVE:
 	case OPT_LOAD:
 		if (!*arg)
 			return sl_fail(err, SL_EINVAL, "--%s: empty directory name",
 				       code == OPT_SAVE ? "save" : "load");
 		*(code == OPT_SAVE ? &a->save : &a->load) = arg;
-		break;
+		return SL_OK;
 	case OPT_SAVE_EVERY:
-		rc = named_int("save-every", arg, 1, 100000, &a->save_every, err);
-		break;
+		if (sl_parse_int(arg, 1, 100000, "--save-every", &v, err))
+			return SL_EINVAL;
+		a->save_every = (int)v;
+		return SL_OK;
 	default:
-		return sl_fail(err, SL_EINVAL, "option code %d has no handler", code);
+		if (code >= SL_OPT_LAYERS && code <= SL_OPT_LR)
+			a->given_model |= 1u << (code - SL_OPT_LAYERS);
+		return own_option(a->t, code, arg, err);
 	}
-	if (code >= OPT_LAYERS && code <= OPT_LR)
-		a->given_model |= 1u << (code - OPT_LAYERS);
-	/* The device count follows the layout unless --devices says otherwise
-	 * (sl_opts_finish keeps it when --devices is not given). */
-	if (a->devices_follow)
-		a->o->sc.cluster.devices = l->tp * l->pp * l->dp;
-	return rc;
-}
-
-static void targs_init(struct targs *a, sl_opts *o, int steps)
-{
-	memset(a, 0, sizeof *a);
-	a->o = o;
-	sl_opts_init(o);
-	sl_model_default(&a->m);
-	a->m.layers = 4;
-	a->m.hidden = 128;
-	a->m.ffn = 512;
-	a->m.heads = 4;
-	a->m.seq = 32;
-	a->m.batch = 16;
-	sl_layout_default(&a->l);
-	a->steps = steps;
-}
-
-/* Defaults that depend on other options: interleaving's chunks, and enough
- * micro-batches to fill the pipeline twice when the batch allows it. */
-static void layout_defaults(const sl_model_spec *m, sl_layout *l, int given_m, int given_v)
-{
-	if (!given_v)
-		l->chunks = l->schedule == SL_SCHED_INTERLEAVED ? 2 : 1;
-	if (!given_m) {
-		int mb = l->pp > 1 ? 2 * l->pp : 1;
-		int most = m->batch / l->dp > 0 ? m->batch / l->dp : 1;
-		if (mb > most)
-			mb = l->schedule == SL_SCHED_INTERLEAVED && most >= l->pp ? most - most % l->pp
-										  : most;
-		l->microbatches = mb;
-	}
-}
-
-/* What the host holds for a run: the reference's state and activations, and
- * every device's (an upper bound). */
-static double host_bytes(const sl_model_spec *m, const sl_layout *l)
-{
-	double n = (double)sl_model_nparams(m), R = (double)m->batch * m->seq;
-	double h = m->hidden, f = m->ffn;
-	double acts = 4.0 * m->layers * (R * (6 * h + 2 * f) + (double)m->batch * m->heads * m->seq * m->seq);
-	return 16 * n * (1 + l->dp) + acts * (1 + l->tp);
 }
 
 /* ---- running one layout ---- */
@@ -286,14 +103,9 @@ static double wall_now(void)
  * layout uses, in nodes of the scenario's size. */
 static int layout_cluster(const sl_cluster_config *base, int n, sl_cluster **out, sl_err *err)
 {
-	sl_cluster_config cfg = *base;
-	cfg.devices = n;
-	int g = base->devices_per_node;
-	if (g > 0 && n <= g)
-		cfg.devices_per_node = 0;
-	else if (g > 0 && n % g != 0)
-		return sl_fail(err, SL_EINVAL, "%d devices do not fill nodes of %d: use a multiple of %d",
-			       n, g, g);
+	sl_cluster_config cfg;
+	if (sl_train_cluster_config(base, n, &cfg, err))
+		return err->code;
 	*out = sl_cluster_create(&cfg, err);
 	return *out ? SL_OK : err->code;
 }
@@ -611,9 +423,9 @@ static void train_help(void)
 	       "bytes sent per collective kind.  Exit status: 0, 1 if the run failed (a\n"
 	       "device out of memory) or a loss differs from one device's, 2 for a bad\n"
 	       "command line or layout.\n\n");
-	fputs(layout_help, stdout);
+	fputs(sl_opts_layout_help, stdout);
 	putchar('\n');
-	fputs(model_help, stdout);
+	fputs(sl_opts_model_help, stdout);
 	printf("\nCheckpoints (see shardlab ckpt --help):\n"
 	       "  --save=DIR              save the training state after the last step\n"
 	       "  --save-every=N          ... and every N steps (each save replaces the last)\n"
@@ -627,28 +439,30 @@ static void train_help(void)
 /* --load: the model comes from the checkpoint where no option set it; the
  * architecture is then checked by the load, and the data and Adam settings
  * must be the checkpoint's for the resumed run to be exact. */
-static int model_from_ckpt(struct targs *a, const sl_ckpt *ck, sl_err *err)
+static int model_from_ckpt(struct train_args *a, const sl_ckpt *ck, sl_err *err)
 {
 	const sl_model_spec *c = &sl_ckpt_info_of(ck)->model;
-	sl_model_spec *m = &a->m;
-#define FROM(code, field) \
-	if (!(a->given_model & (1u << ((code) - OPT_LAYERS)))) \
+	sl_model_spec *m = &a->t->m;
+#define FROM(code, field)                                                                          \
+	if (!(a->given_model & (1u << ((code)-SL_OPT_LAYERS))))                                    \
 		m->field = c->field;
-	FROM(OPT_LAYERS, layers)
-	FROM(OPT_HIDDEN, hidden)
-	FROM(OPT_FFN, ffn)
-	FROM(OPT_HEADS, heads)
-	FROM(OPT_SEQ, seq)
-	FROM(OPT_BATCH, batch)
-	FROM(OPT_SEED, seed)
-	FROM(OPT_LR, lr)
+	FROM(SL_OPT_LAYERS, layers)
+	FROM(SL_OPT_HIDDEN, hidden)
+	FROM(SL_OPT_FFN, ffn)
+	FROM(SL_OPT_HEADS, heads)
+	FROM(SL_OPT_SEQ, seq)
+	FROM(SL_OPT_BATCH, batch)
+	FROM(SL_OPT_MODEL_SEED, seed)
+	FROM(SL_OPT_LR, lr)
 #undef FROM
 	m->beta1 = c->beta1;
 	m->beta2 = c->beta2;
 	m->eps = c->eps;
 	if (m->seq != c->seq || m->batch != c->batch || m->seed != c->seed || m->lr != c->lr)
 		return sl_fail(err, SL_EINVAL,
-			       "%s was trained with --seq=%d --batch=%d --seed=%llu --lr=%g: resuming exactly needs the same data and learning rate (drop the option that differs)",
+			       "%s was trained with --seq=%d --batch=%d --seed=%llu --lr=%g: resuming "
+			       "exactly needs the same data and learning rate (drop the option that "
+			       "differs)",
 			       sl_ckpt_dir(ck), c->seq, c->batch, (unsigned long long)c->seed,
 			       (double)c->lr);
 	return SL_OK;
@@ -658,46 +472,48 @@ int sl_cmd_train(int argc, char **argv)
 {
 	struct option lo[SL_OPTS_MAX];
 	size_t n = sl_opts_append(lo, 0, SL_OPTS_MAX, sl_opts_cluster);
-	n = sl_opts_append(lo, n, SL_OPTS_MAX, layout_opts);
-	n = sl_opts_append(lo, n, SL_OPTS_MAX, model_opts);
+	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_layout);
+	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_model);
 	sl_opts_append(lo, n, SL_OPTS_MAX, ckpt_opts);
 	sl_opts o;
-	struct targs a;
-	targs_init(&a, &o, 5);
+	sl_train_opts a;
+	sl_train_opts_init(&a, &o, 5);
+	struct train_args ta = {.t = &a};
 	a.devices_follow = 1;
 	o.sc.cluster.devices = 1;
-	int rc = sl_cli_parse("train", argc, argv, lo, &o, own_option, &a, train_help);
+	int rc = sl_cli_parse("train", argc, argv, lo, &o, train_option, &ta, train_help);
 	if (rc != SL_CLI_GO)
 		return rc;
-	if (a.save_every && !a.save)
+	if (ta.save_every && !ta.save)
 		return sl_cli_usage("train", "--save-every needs --save=DIR: where to save");
 	a.l.algo = o.sc.gemm.algo;
 	sl_err err = {0};
 	sl_ckpt *ck = NULL;
 	long first = 0; /* steps done before this run */
-	if (a.load) {
-		if (sl_ckpt_open(a.load, &ck, &err)) {
+	if (ta.load) {
+		if (sl_ckpt_open(ta.load, &ck, &err)) {
 			sl_cli_error("train: %s", err.msg);
 			return SL_EXIT_FAIL;
 		}
 		first = sl_ckpt_info_of(ck)->step;
-		if (model_from_ckpt(&a, ck, &err)) {
+		if (model_from_ckpt(&ta, ck, &err)) {
 			sl_ckpt_close(ck);
 			return sl_cli_usage("train", "%s", err.msg);
 		}
 	}
-	layout_defaults(&a.m, &a.l, a.given_m, a.given_v);
+	sl_train_layout_defaults(&a.m, &a.l, a.given_m, a.given_v);
 	/* With a checkpoint, say why it cannot be resharded to this layout. */
 	if ((ck && sl_ckpt_check_target(ck, &a.m, &a.l, o.sc.cluster.devices, &err)) ||
 	    sl_layout_check(&a.m, &a.l, o.sc.cluster.devices, &err)) {
 		sl_ckpt_close(ck);
 		return sl_cli_usage("train", "%s", err.msg);
 	}
-	if (a.save && sl_ckpt_check_dest(a.save, &err)) {
+	if (ta.save && sl_ckpt_check_dest(ta.save, &err)) {
 		sl_ckpt_close(ck);
 		return sl_cli_usage("train", "--save: %s", err.msg);
 	}
-	if ((rc = sl_cli_host_fits("train", host_bytes(&a.m, &a.l), "this model and layout")) ||
+	if ((rc = sl_cli_host_fits("train", sl_train_host_bytes(&a.m, &a.l),
+				   "this model and layout")) ||
 	    (o.trace && (rc = sl_cli_check_output("train", o.trace)))) {
 		sl_ckpt_close(ck);
 		return rc;
@@ -716,7 +532,7 @@ int sl_cmd_train(int argc, char **argv)
 	}
 	struct outcome r;
 	memset(&r, 0, sizeof r);
-	struct ckpt_io io = {ck, a.save, a.save_every};
+	struct ckpt_io io = {ck, ta.save, ta.save_every};
 	if (run_layout(&o.sc.cluster, &a.m, &a.l, a.steps, ref, &io, &r, &err)) {
 		outcome_free(&r);
 		free(ref0);
@@ -724,7 +540,7 @@ int sl_cmd_train(int argc, char **argv)
 		sl_cli_error("train: %s", err.msg);
 		/* The command line was checked: a damaged checkpoint or a failed save
 		 * is the run's failure. */
-		return err.code == SL_EINVAL && !a.load && !a.save ? SL_EXIT_USAGE : SL_EXIT_FAIL;
+		return err.code == SL_EINVAL && !ta.load && !ta.save ? SL_EXIT_USAGE : SL_EXIT_FAIL;
 	}
 	int status = SL_EXIT_OK;
 	if (o.trace && sl_report_trace(r.c, o.trace, &err)) {
@@ -738,23 +554,23 @@ int sl_cmd_train(int argc, char **argv)
 			json_object_set_new(j, "reference_losses", losses_json(ref, a.steps));
 			model_json(j, &a.m);
 			json_object_set_new(j, "algorithm", json_string(sl_algo_name(a.l.algo)));
-			if (a.load || a.save)
+			if (ta.load || ta.save)
 				json_object_set_new(j, "checkpoint",
 						    json_pack("{s:s?, s:I, s:s?, s:i}", "loaded_from",
-							      a.load, "loaded_step", (json_int_t)first,
-							      "saved_to", a.save, "save_every",
-							      a.save_every));
+							      ta.load, "loaded_step", (json_int_t)first,
+							      "saved_to", ta.save, "save_every",
+							      ta.save_every));
 			sl_report_cluster_json(j, sl_cluster_config_of(r.c), o.sc.preset, o.overrides);
 			if (sl_report_json_print(stdout, j))
 				status = SL_EXIT_FAIL;
 		} else {
 			train_text(stdout, &o, &a.m, a.steps, ref, &r);
-			if (a.load)
+			if (ta.load)
 				printf("\nresumed      from %s at step %ld (saved at tp=%d pp=%d dp=%d)\n",
-				       a.load, first, sl_ckpt_info_of(ck)->layout.tp,
+				       ta.load, first, sl_ckpt_info_of(ck)->layout.tp,
 				       sl_ckpt_info_of(ck)->layout.pp, sl_ckpt_info_of(ck)->layout.dp);
-			if (a.save)
-				printf("%ssaved        %s at step %ld\n", a.load ? "" : "\n", a.save,
+			if (ta.save)
+				printf("%ssaved        %s at step %ld\n", ta.load ? "" : "\n", ta.save,
 				       first + a.steps);
 		}
 		status = sl_cli_flush(status);
@@ -787,7 +603,7 @@ static void compare_help(void)
 	       "                          (e.g. 1x1x1,4x1x1,1x4x1:gpipe,2x1x2:sp:zero1)\n"
 	       "  --schedule=S            pipeline schedule of the default layouts (1f1b)\n"
 	       "  --microbatches=M        micro-batches per replica (default 2*pp, or 1)\n\n");
-	fputs(model_help, stdout);
+	fputs(sl_opts_model_help, stdout);
 	putchar('\n');
 	fputs(sl_opts_cluster_help, stdout);
 }
@@ -859,10 +675,10 @@ int sl_cmd_compare(int argc, char **argv)
 	struct option lo[SL_OPTS_MAX];
 	size_t n = sl_opts_append(lo, 0, SL_OPTS_MAX, sl_opts_cluster);
 	n = sl_opts_append(lo, n, SL_OPTS_MAX, compare_opts);
-	sl_opts_append(lo, n, SL_OPTS_MAX, model_opts);
+	sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_model);
 	sl_opts o;
-	struct targs a;
-	targs_init(&a, &o, 3);
+	sl_train_opts a;
+	sl_train_opts_init(&a, &o, 3);
 	o.sc.cluster.devices = 4;
 	int rc = sl_cli_parse("compare", argc, argv, lo, &o, own_option, &a, compare_help);
 	if (rc != SL_CLI_GO)
@@ -919,7 +735,7 @@ int sl_cmd_compare(int argc, char **argv)
 	int status = SL_EXIT_OK;
 	for (int i = 0; i < nc; i++) {
 		cand[i].algo = o.sc.gemm.algo;
-		layout_defaults(&a.m, &cand[i], a.given_m, 0);
+		sl_train_layout_defaults(&a.m, &cand[i], a.given_m, 0);
 		layout_name(&cand[i], res[i].name, sizeof res[i].name);
 		if (sl_layout_check(&a.m, &cand[i], cand[i].tp * cand[i].pp * cand[i].dp, &err)) {
 			if (explicit) {
@@ -927,7 +743,7 @@ int sl_cmd_compare(int argc, char **argv)
 				break;
 			}
 			snprintf(skip[i], sizeof skip[i], "%s", err.msg);
-		} else if ((rc = sl_cli_host_fits("compare", host_bytes(&a.m, &cand[i]), res[i].name))) {
+		} else if ((rc = sl_cli_host_fits("compare", sl_train_host_bytes(&a.m, &cand[i]), res[i].name))) {
 			status = rc;
 			break;
 		}
