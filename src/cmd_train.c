@@ -20,11 +20,10 @@ enum {
 	OPT_LOAD,
 };
 
-static const struct option ckpt_opts[] = {
-	{"save", required_argument, NULL, OPT_SAVE},
-	{"save-every", required_argument, NULL, OPT_SAVE_EVERY},
-	{"load", required_argument, NULL, OPT_LOAD},
-	{NULL, 0, NULL, 0}};
+static const struct option ckpt_opts[] = {{"save", required_argument, NULL, OPT_SAVE},
+                                          {"save-every", required_argument, NULL, OPT_SAVE_EVERY},
+                                          {"load", required_argument, NULL, OPT_LOAD},
+                                          {NULL, 0, NULL, 0}};
 
 static const struct option compare_opts[] = {
 	{"layouts", required_argument, NULL, OPT_LAYOUTS},
@@ -63,7 +62,7 @@ static int train_option(void *ctx, int code, const char *arg, sl_err *err)
 	case OPT_LOAD:
 		if (!*arg)
 			return sl_fail(err, SL_EINVAL, "--%s: empty directory name",
-				       code == OPT_SAVE ? "save" : "load");
+			               code == OPT_SAVE ? "save" : "load");
 		*(code == OPT_SAVE ? &a->save : &a->load) = arg;
 		return SL_OK;
 	case OPT_SAVE_EVERY:
@@ -118,8 +117,8 @@ struct ckpt_io {
 };
 
 static int run_layout(const sl_cluster_config *base, const sl_model_spec *m, const sl_layout *l,
-		      int steps, const double *ref, const struct ckpt_io *io, struct outcome *r,
-		      sl_err *err)
+                      int steps, const double *ref, const struct ckpt_io *io, struct outcome *r,
+                      sl_err *err)
 {
 	int n = l->tp * l->pp * l->dp;
 	r->l = *l;
@@ -459,12 +458,12 @@ static int model_from_ckpt(struct train_args *a, const sl_ckpt *ck, sl_err *err)
 	m->beta2 = c->beta2;
 	m->eps = c->eps;
 	if (m->seq != c->seq || m->batch != c->batch || m->seed != c->seed || m->lr != c->lr)
-		return sl_fail(err, SL_EINVAL,
-			       "%s was trained with --seq=%d --batch=%d --seed=%llu --lr=%g: resuming "
-			       "exactly needs the same data and learning rate (drop the option that "
-			       "differs)",
-			       sl_ckpt_dir(ck), c->seq, c->batch, (unsigned long long)c->seed,
-			       (double)c->lr);
+		return sl_fail(
+		    err, SL_EINVAL,
+		    "%s was trained with --seq=%d --batch=%d --seed=%llu --lr=%g: resuming "
+		    "exactly needs the same data and learning rate (drop the option that "
+		    "differs)",
+		    sl_ckpt_dir(ck), c->seq, c->batch, (unsigned long long)c->seed, (double)c->lr);
 	return SL_OK;
 }
 
@@ -513,7 +512,7 @@ int sl_cmd_train(int argc, char **argv)
 		return sl_cli_usage("train", "--save: %s", err.msg);
 	}
 	if ((rc = sl_cli_host_fits("train", sl_train_host_bytes(&a.m, &a.l),
-				   "this model and layout")) ||
+	                           "this model and layout")) ||
 	    (o.trace && (rc = sl_cli_check_output("train", o.trace)))) {
 		sl_ckpt_close(ck);
 		return rc;
@@ -555,23 +554,25 @@ int sl_cmd_train(int argc, char **argv)
 			model_json(j, &a.m);
 			json_object_set_new(j, "algorithm", json_string(sl_algo_name(a.l.algo)));
 			if (ta.load || ta.save)
-				json_object_set_new(j, "checkpoint",
-						    json_pack("{s:s?, s:I, s:s?, s:i}", "loaded_from",
-							      ta.load, "loaded_step", (json_int_t)first,
-							      "saved_to", ta.save, "save_every",
-							      ta.save_every));
+				json_object_set_new(
+				    j, "checkpoint",
+				    json_pack("{s:s?, s:I, s:s?, s:i}", "loaded_from", ta.load,
+				              "loaded_step", (json_int_t)first, "saved_to", ta.save,
+				              "save_every", ta.save_every));
 			sl_report_cluster_json(j, sl_cluster_config_of(r.c), o.sc.preset, o.overrides);
 			if (sl_report_json_print(stdout, j))
 				status = SL_EXIT_FAIL;
 		} else {
 			train_text(stdout, &o, &a.m, a.steps, ref, &r);
 			if (ta.load)
-				printf("\nresumed      from %s at step %ld (saved at tp=%d pp=%d dp=%d)\n",
+				printf("\nresumed      from %s at step %ld (saved at tp=%d pp=%d "
+				       "dp=%d)\n",
 				       ta.load, first, sl_ckpt_info_of(ck)->layout.tp,
-				       sl_ckpt_info_of(ck)->layout.pp, sl_ckpt_info_of(ck)->layout.dp);
+				       sl_ckpt_info_of(ck)->layout.pp,
+				       sl_ckpt_info_of(ck)->layout.dp);
 			if (ta.save)
-				printf("%ssaved        %s at step %ld\n", ta.load ? "" : "\n", ta.save,
-				       first + a.steps);
+				printf("%ssaved        %s at step %ld\n", ta.load ? "" : "\n",
+				       ta.save, first + a.steps);
 		}
 		status = sl_cli_flush(status);
 	}
