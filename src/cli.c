@@ -32,6 +32,7 @@ static const struct sl_cmd {
 	{"sandbox", sl_cmd_sandbox, "the interactive view of a scenario, with live link knobs"},
 	{"check", sl_cmd_check, "check lesson files without running them"},
 	{"lesson", sl_cmd_lesson, "follow a guided lesson (--headless: without the screen)"},
+	{"ckpt", sl_cmd_ckpt, "inspect, verify or reshard a sharded checkpoint"},
 	{NULL, NULL, NULL},
 };
 
