@@ -890,6 +890,16 @@ static void test_manual_covers_tables(void **state)
 	}
 }
 
+/* No two figures share a name (a set-up figure would hide a run's). */
+static void test_figure_names_unique(void **state)
+{
+	(void)state;
+	for (int i = 0; i < sl_fig_count(); i++)
+		for (int j = 0; j < i; j++)
+			if (strcmp(sl_fig(i)->name, sl_fig(j)->name) == 0)
+				fail_msg("figure '%s' is defined twice", sl_fig(i)->name);
+}
+
 /* The manual's complete example passes the checker and plays through. */
 static void test_manual_example(void **state)
 {
@@ -952,6 +962,7 @@ int main(void)
 		cmocka_unit_test(test_resume),
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_manual_covers_tables),
+		cmocka_unit_test(test_figure_names_unique),
 		cmocka_unit_test(test_manual_example),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,9 +1,13 @@
 /* lrun.c - the runs a lesson asks for, on the engine, and their figures. */
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "ckpt.h"
 #include "cost.h"
 #include "gemm.h"
 #include "setup.h"
@@ -15,7 +19,7 @@
 #define HOST_BYTES_LIMIT (1024.0 * 1024 * 1024)
 #define HOST_WORK_LIMIT 2e11 /* FLOP of a product: a few seconds of one core */
 
-static const char *const kind_names[SL_RUN_NKINDS] = {"matmul", "collective", "train"};
+static const char *const kind_names[SL_RUN_NKINDS] = {"matmul", "collective", "train", "reshard"};
 
 const char *sl_run_kind_name(sl_run_kind k)
 {
@@ -34,7 +38,7 @@ int sl_run_kind_parse(const char *s, sl_run_kind *k)
 
 const char *sl_run_kinds(void)
 {
-	return "matmul collective train";
+	return "matmul collective train reshard";
 }
 
 void sl_runrec_init(sl_runrec *r)
@@ -96,10 +100,14 @@ int sl_lrun_config(sl_run_kind k, const sl_lsetup *s, double slowdown, sl_cluste
 		cfg->devices = 1;
 		cfg->devices_per_node = 0;
 	}
-	if (k == SL_RUN_TRAIN) {
+	if (k == SL_RUN_TRAIN || k == SL_RUN_RESHARD) {
 		/* As many devices as the layout uses, in nodes of the set-up's
-		 * size (as `shardlab train` builds them). */
-		int n = s->layout.tp * s->layout.pp * s->layout.dp, g = cfg->devices_per_node;
+		 * size (as `shardlab train` builds them); a reshard runs on the
+		 * devices of the layout it loads under. */
+		sl_layout t = sl_lsetup_target(s);
+		int n = k == SL_RUN_TRAIN ? s->layout.tp * s->layout.pp * s->layout.dp
+		                          : t.tp * t.pp * t.dp,
+		    g = cfg->devices_per_node;
 		if (n > SL_MAX_DEVICES)
 			return sl_fail(err, SL_EINVAL, "tp*pp*dp = %d devices: more than %d", n,
 				       SL_MAX_DEVICES);
@@ -150,18 +158,38 @@ int sl_lrun_check(sl_run_kind k, const sl_lsetup *s, sl_err *err)
 	if (sl_lrun_config(k, s, 0, &cfg, err))
 		return SL_EINVAL;
 	double mem = (double)cfg.memory, host;
-	if (k == SL_RUN_TRAIN) {
+	if (k == SL_RUN_TRAIN || k == SL_RUN_RESHARD) {
 		sl_layout l = sl_lsetup_layout(s);
-		if (lesson_words(sl_layout_check(&s->model, &l, cfg.devices, err), err))
+		int n = l.tp * l.pp * l.dp;
+		if (lesson_words(sl_layout_check(&s->model, &l, n, err), err))
 			return SL_EINVAL;
-		/* The steps, and the one-device reference that checks the losses. */
-		double work = 2.0 * s->steps * sl_model_step_flops(&s->model);
+		if (k == SL_RUN_RESHARD) {
+			/* It saves on the set-up's layout's devices first. */
+			sl_cluster_config saving;
+			sl_lsetup src = *s;
+			src.to_tp = src.to_pp = src.to_dp = 0;
+			if (sl_lrun_config(SL_RUN_TRAIN, &src, 0, &saving, err))
+				return SL_EINVAL;
+			sl_layout t = sl_lsetup_target(s);
+			sl_err e = {0};
+			if (sl_layout_check(&s->model, &t, cfg.devices, &e)) {
+				lesson_words(SL_EINVAL, &e);
+				return sl_fail(
+				    err, SL_EINVAL,
+				    "the checkpoint cannot be resharded to tp=%d pp=%d dp=%d: %s",
+				    t.tp, t.pp, t.dp, e.msg);
+			}
+		}
+		/* The steps, and the one-device reference that checks the losses
+		 * (a reshard trains before the save and after the load). */
+		int twice = k == SL_RUN_RESHARD ? 2 : 1;
+		double work = 2.0 * twice * s->steps * sl_model_step_flops(&s->model);
 		if (work > HOST_WORK_LIMIT)
 			return sl_fail(err, SL_EINVAL,
 				       "%d training step%s of this model is %.3g FLOP: more than a lesson "
 				       "may run on this host (%.0e); use a smaller model or fewer steps",
 				       s->steps, s->steps == 1 ? "" : "s", work, HOST_WORK_LIMIT);
-		host = train_host_bytes(&s->model, &l);
+		host = twice * train_host_bytes(&s->model, &l);
 	} else if (k == SL_RUN_MATMUL) {
 		if (sl_gemm_check(&s->sc.gemm, cfg.devices, err))
 			return SL_EINVAL;
@@ -441,6 +469,206 @@ static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *er
 	return SL_OK;
 }
 
+/* ---- reshard: train, save, reshard, load, train on ---- */
+
+static void remove_dir(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	if (dp) {
+		struct dirent *e;
+		char path[4200];
+		while ((e = readdir(dp)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+			    snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
+				unlink(path);
+		closedir(dp);
+	}
+	rmdir(dir);
+}
+
+struct rs {
+	char tmp[4096], saved[4200], moved[4200];
+	sl_cluster *a, *b; /* the saving layout's devices; the loading layout's (headless) */
+	sl_train *tr, *t2;
+	sl_ckpt *ck, *ck2;
+	float *p0, *p1; /* the saved state and the loaded one: params, mom, var */
+	double *ref;
+	sl_train_report r1, r2;
+};
+
+static void rs_free(struct rs *x)
+{
+	sl_train_report_free(&x->r1);
+	sl_train_report_free(&x->r2);
+	sl_ckpt_close(x->ck);
+	sl_ckpt_close(x->ck2);
+	sl_train_destroy(x->tr);
+	sl_train_destroy(x->t2);
+	sl_cluster_destroy(x->a);
+	sl_cluster_destroy(x->b);
+	free(x->p0);
+	free(x->p1);
+	free(x->ref);
+	if (x->tmp[0]) {
+		remove_dir(x->saved);
+		remove_dir(x->moved);
+		rmdir(x->tmp);
+	}
+}
+
+static double clock_of(sl_cluster *c)
+{
+	double t = 0;
+	for (int i = 0; i < sl_cluster_devices(c); i++) {
+		sl_dev_stats st = sl_cluster_dev_stats(c, i);
+		t = st.clock > t ? st.clock : t;
+	}
+	return t;
+}
+
+/* Train s->steps steps under the set-up's layout and save a checkpoint on
+ * its devices; reshard it on c (the target layout's devices: what a front
+ * end shows); load the result under the target layout, check the state, and
+ * train s->steps more; the losses against one device's. */
+static int run_reshard_steps(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, struct rs *x,
+                             sl_err *e)
+{
+	sl_layout l = sl_lsetup_layout(s), t = sl_lsetup_target(s);
+	int n = l.tp * l.pp * l.dp, nt = sl_cluster_devices(c);
+	const char *tmp = getenv("TMPDIR");
+	snprintf(x->tmp, sizeof x->tmp, "%s/shardlab-lesson-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(x->tmp)) {
+		x->tmp[0] = 0;
+		return sl_fail(e, SL_ESYS, "cannot create a temporary directory: %s",
+		               strerror(errno));
+	}
+	snprintf(x->saved, sizeof x->saved, "%s/saved", x->tmp);
+	snprintf(x->moved, sizeof x->moved, "%s/resharded", x->tmp);
+	sl_lsetup src = *s;
+	src.to_tp = src.to_pp = src.to_dp = 0;
+	sl_cluster_config cfg = *sl_cluster_config_of(c);
+	int rc = sl_lrun_config(SL_RUN_TRAIN, &src, 0, &cfg, e);
+	size_t np = sl_model_nparams(&s->model);
+	if (!rc && !(x->a = sl_cluster_create(&cfg, e)))
+		rc = e->code ? e->code : SL_EINVAL;
+	if (!rc && !(x->tr = sl_train_create(&s->model, &l, n, e)))
+		rc = e->code ? e->code : SL_EINVAL;
+	if (!rc)
+		rc = sl_train_run(x->tr, x->a, s->steps, &x->r1, e);
+	if (!rc && (rc = sl_ckpt_save(x->tr, x->a, x->saved, NULL, e)) == SL_OK)
+		set(r, "save_time", clock_of(x->a));
+	if (!rc && (!(x->p0 = malloc(3 * np * sizeof(float))) ||
+	            !(x->p1 = malloc(3 * np * sizeof(float)))))
+		rc = sl_fail(e, SL_ENOMEM, "out of memory");
+	if (!rc)
+		rc = sl_train_gather(x->tr, x->p0, x->p0 + np, x->p0 + 2 * np);
+	if (!rc)
+		rc = sl_ckpt_open(x->saved, &x->ck, e);
+	if (rc)
+		return rc;
+	const sl_ckpt_info *in = sl_ckpt_info_of(x->ck);
+	set(r, "ckpt_chunks", in->nchunks);
+	set(r, "files", in->nfiles);
+	set(r, "ckpt_bytes", (double)in->data_bytes);
+
+	/* The reshard, on the devices a front end shows. */
+	if ((rc = sl_ckpt_reshard(x->ck, &t, c, x->moved, NULL, e)))
+		return rc;
+	double rbytes = 0;
+	for (int i = 0; i < nt; i++)
+		rbytes += (double)sl_cluster_dev_stats(c, i).bytes_read;
+	sl_snapshot snap;
+	int reads = 0;
+	double most = 0;
+	if (sl_trace_snapshot(sl_cluster_trace(c), &snap) == SL_OK) {
+		double dev[SL_MAX_DEVICES] = {0};
+		for (size_t i = 0; i < snap.n; i++) {
+			const sl_event *ev = &snap.ev[i];
+			reads += ev->kind == SL_EV_READ;
+			if (ev->kind == SL_EV_READ || ev->kind == SL_EV_WRITE)
+				dev[ev->dev] += (double)ev->bytes;
+		}
+		for (int i = 0; i < nt; i++)
+			most = dev[i] > most ? dev[i] : most;
+		sl_snapshot_free(&snap);
+	}
+	set(r, "time", clock_of(c));
+	set(r, "predicted", most / SL_CKPT_STORAGE_BW_DEFAULT);
+	set(r, "reads", reads);
+	set(r, "read_bytes", rbytes);
+
+	/* Load what the reshard wrote under the new layout, and train on. */
+	if ((rc = sl_ckpt_open(x->moved, &x->ck2, e)))
+		return rc;
+	set(r, "new_chunks", sl_ckpt_info_of(x->ck2)->nchunks);
+	cfg = *sl_cluster_config_of(c);
+	cfg.slowdown = 0;
+	if (!(x->b = sl_cluster_create(&cfg, e)) ||
+	    !(x->t2 = sl_train_create(&s->model, &t, nt, e)))
+		return e->code ? e->code : SL_EINVAL;
+	if ((rc = sl_ckpt_load(x->t2, x->b, x->ck2, NULL, e)) ||
+	    (rc = sl_train_gather(x->t2, x->p1, x->p1 + np, x->p1 + 2 * np)))
+		return rc;
+	double diff = 0;
+	for (size_t i = 0; i < 3 * np; i++)
+		diff = fmax(diff, fabs((double)x->p1[i] - x->p0[i]));
+	set(r, "state_error", diff);
+	if ((rc = sl_train_run(x->t2, x->b, s->steps, &x->r2, e)))
+		return rc;
+	/* One device, uninterrupted. */
+	sl_ref ref;
+	double worst = 0;
+	if ((rc = sl_ref_init(&ref, &s->model, e)))
+		return rc;
+	for (int i = 0; i < 2 * s->steps && !rc; i++) {
+		double want, got = i < s->steps ? x->r1.losses[i] : x->r2.losses[i - s->steps];
+		if ((rc = sl_ref_step(&ref, &want, e)) == SL_OK)
+			worst = fmax(worst, fabs(got - want) / fabs(want));
+	}
+	sl_ref_free(&ref);
+	set(r, "resume_error", worst);
+	set(r, "loss", x->r2.losses[s->steps - 1]);
+	set(r, "loss_first", x->r1.losses[0]);
+	return rc;
+}
+
+static int run_reshard(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *err)
+{
+	struct rs x;
+	memset(&x, 0, sizeof x);
+	sl_err e = {0};
+	int rc = run_reshard_steps(s, c, r, &x, &e);
+	common(r, c, sl_cluster_devices(c));
+	if (rc == SL_EDEVMEM) {
+		set(r, "fits", 0);
+		snprintf(r->why, sizeof r->why, "the layout did not fit in device memory: %s",
+		         e.msg);
+		snprintf(r->summary, sizeof r->summary, "did not fit: %s", e.msg);
+		rs_free(&x);
+		return SL_OK;
+	}
+	if (rc) {
+		if (err)
+			*err = e;
+		rs_free(&x);
+		return lesson_words(rc, err);
+	}
+	set(r, "fits", 1);
+	sl_layout l = sl_lsetup_layout(s), t = sl_lsetup_target(s);
+	const sl_ckpt_info *in = sl_ckpt_info_of(x.ck);
+	int fig = sl_fig_find("resume_error"), rd = sl_fig_find("reads");
+	char a[32], b[32];
+	snprintf(r->summary, sizeof r->summary,
+	         "saved at tp=%d pp=%d dp=%d: %d chunks in %d files (%s); resharded to tp=%d pp=%d "
+	         "dp=%d: %.0f chunk reads, %s; resumed losses equal one device's to %.2g",
+	         l.tp, l.pp, l.dp, in->nchunks, in->nfiles,
+	         sl_fmt_bytes((double)in->data_bytes, a, sizeof a), t.tp, t.pp, t.dp,
+	         rd >= 0 ? r->v[rd] : 0, sl_fmt_time(clock_of(c), b, sizeof b),
+	         fig >= 0 ? r->v[fig] : 0);
+	rs_free(&x);
+	return SL_OK;
+}
+
 int sl_lrun(sl_run_kind k, const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *err)
 {
 	if (!r->v && !(r->v = malloc(sizeof *r->v * (size_t)sl_fig_count())))
@@ -451,8 +679,10 @@ int sl_lrun(sl_run_kind k, const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_e
 	r->kind = k;
 	r->setup = *s;
 	r->valid = 0;
-	int rc = k == SL_RUN_MATMUL ? run_matmul(s, c, r, err)
-		 : k == SL_RUN_TRAIN ? run_train(s, c, r, err) : run_coll(s, c, r, err);
+	int rc = k == SL_RUN_MATMUL    ? run_matmul(s, c, r, err)
+	         : k == SL_RUN_TRAIN   ? run_train(s, c, r, err)
+	         : k == SL_RUN_RESHARD ? run_reshard(s, c, r, err)
+	                               : run_coll(s, c, r, err);
 	if (rc == SL_OK)
 		r->valid = 1;
 	return rc;

@@ -39,6 +39,23 @@ sl_layout sl_lsetup_layout(const sl_lsetup *s)
 	return l;
 }
 
+sl_layout sl_lsetup_target(const sl_lsetup *s)
+{
+	sl_lsetup t = *s;
+	if (s->to_tp)
+		t.layout.tp = s->to_tp;
+	if (s->to_pp)
+		t.layout.pp = s->to_pp;
+	if (s->to_dp)
+		t.layout.dp = s->to_dp;
+	sl_layout l = sl_lsetup_layout(&t);
+	if (l.dp < 2)
+		l.zero1 = 0;
+	if (l.tp < 2)
+		l.seq_parallel = 0;
+	return l;
+}
+
 /* ---- setup keys ---- */
 
 enum key {
@@ -47,7 +64,9 @@ enum key {
 	K_BYTES, K_SEED,
 	/* training */
 	K_LAYERS, K_HIDDEN, K_FFN, K_HEADS, K_SEQ, K_BATCH, K_TP, K_PP, K_DP, K_SCHEDULE, K_CHUNKS,
-	K_MICROBATCHES, K_SEQ_PARALLEL, K_ZERO1, K_MESH_ORDER, K_STEPS, K_NKEYS
+	K_MICROBATCHES, K_SEQ_PARALLEL, K_ZERO1, K_MESH_ORDER, K_STEPS,
+	/* resharding */
+	K_TO_TP, K_TO_PP, K_TO_DP, K_NKEYS
 };
 
 static const char *const key_names[K_NKEYS] = {
@@ -56,6 +75,7 @@ static const char *const key_names[K_NKEYS] = {
 	"bytes", "seed",
 	"layers", "hidden", "ffn", "heads", "seq", "batch", "tp", "pp", "dp", "schedule", "chunks",
 	"microbatches", "sequence-parallel", "zero1", "mesh-order", "steps",
+	"to-tp", "to-pp", "to-dp",
 };
 
 int sl_setup_key(const char *key)
@@ -75,7 +95,8 @@ const char *sl_setup_keys(void)
 {
 	return "preset devices per-node topology bandwidth latency inter-bandwidth inter-latency "
 	       "flops memory timing strategy m k n algo op bytes seed layers hidden ffn heads seq "
-	       "batch tp pp dp schedule chunks microbatches sequence-parallel zero1 mesh-order steps";
+	       "batch tp pp dp schedule chunks microbatches sequence-parallel zero1 mesh-order "
+	       "steps to-tp to-pp to-dp";
 }
 
 static int yes_no(const char *key, const char *value, int *out, sl_err *err)
@@ -246,6 +267,14 @@ int sl_lsetup_set(sl_lsetup *s, const char *key, const char *value, sl_err *err)
 		s->touched |= SL_FIG_KIND(SL_RUN_TRAIN);
 		return SL_OK;
 	}
+	case K_TO_TP:
+	case K_TO_PP:
+	case K_TO_DP:
+		if (sl_parse_int(value, 1, SL_MAX_DEVICES, key, &l, &e))
+			return sl_fail(err, SL_EINVAL, "%s", e.msg);
+		*(k == K_TO_TP ? &s->to_tp : k == K_TO_PP ? &s->to_pp : &s->to_dp) = (int)l;
+		s->touched |= SL_FIG_KIND(SL_RUN_RESHARD);
+		return SL_OK;
 	case K_SCHEDULE:
 		if (sl_sched_parse(value, &s->layout.schedule))
 			return word_list(key, value, "gpipe 1f1b interleaved", err);
@@ -315,6 +344,11 @@ void sl_lsetup_describe(const sl_lsetup *s, char *buf, size_t n)
 			len += snprintf(buf + len, n - (size_t)len, ", %s, %d micro-batches",
 					sl_sched_name(l.schedule), l.microbatches);
 	}
+	if (len >= 0 && (size_t)len < n && (show & SL_FIG_KIND(SL_RUN_RESHARD))) {
+		sl_layout t = sl_lsetup_target(s);
+		len += snprintf(buf + len, n - (size_t)len,
+				"; checkpoint resharded to tp=%d pp=%d dp=%d", t.tp, t.pp, t.dp);
+	}
 	if (len >= 0 && (size_t)len < n)
 		snprintf(buf + len, n - (size_t)len, "%s%s",
 			 s->sc.gemm.algo == SL_ALGO_TREE ? "; tree collectives" : "",
@@ -326,6 +360,7 @@ void sl_lsetup_describe(const sl_lsetup *s, char *buf, size_t n)
 #define MM SL_FIG_KIND(SL_RUN_MATMUL)
 #define CO SL_FIG_KIND(SL_RUN_COLLECTIVE)
 #define TR SL_FIG_KIND(SL_RUN_TRAIN)
+#define RS SL_FIG_KIND(SL_RUN_RESHARD)
 #define SU SL_FIG_SETUP
 
 enum fig {
@@ -370,15 +405,19 @@ static const sl_figdef figs[] = {
 	{"param_bytes", SL_DIM_BYTES, 0, SU, "the model's parameters in fp32"},
 	{"step_work", SL_DIM_WORK, 0, SU, "GEMM FLOP of one training step"},
 	/* What runs measured. */
-	{"time", SL_DIM_TIME, 0, MM | CO | TR,
-	 "emulated time of the run (the slowest device); of one step for training"},
-	{"predicted", SL_DIM_TIME, 0, MM | CO | TR, "the analytic model's time"},
-	{"traffic", SL_DIM_BYTES, 0, MM | CO | TR,
+	{"time", SL_DIM_TIME, 0, MM | CO | TR | RS,
+	 "emulated time of the run (the slowest device); of one step for training; of the "
+	 "resharding (reads and writes) for reshard"},
+	{"predicted", SL_DIM_TIME, 0, MM | CO | TR | RS, "the analytic model's time"},
+	{"traffic", SL_DIM_BYTES, 0, MM | CO | TR | RS,
 	 "bytes sent over links, all devices together (per step for training)"},
-	{"fits", SL_DIM_NONE, 1, MM | CO | TR, "whether every device's buffers fitted in its memory"},
-	{"mem_peak", SL_DIM_BYTES, 0, MM | CO | TR, "the most memory one device held"},
-	{"link_bw", SL_DIM_RATE, 0, MM | CO | TR, "bandwidth of the slowest link the ring crosses"},
-	{"link_latency", SL_DIM_TIME, 0, MM | CO | TR, "latency of the slowest link the ring crosses"},
+	{"fits", SL_DIM_NONE, 1, MM | CO | TR | RS,
+	 "whether every device's buffers fitted in its memory"},
+	{"mem_peak", SL_DIM_BYTES, 0, MM | CO | TR | RS, "the most memory one device held"},
+	{"link_bw", SL_DIM_RATE, 0, MM | CO | TR | RS,
+	 "bandwidth of the slowest link the ring crosses"},
+	{"link_latency", SL_DIM_TIME, 0, MM | CO | TR | RS,
+	 "latency of the slowest link the ring crosses"},
 	{"single_time", SL_DIM_TIME, 0, MM | TR, "the same work on one device"},
 	{"speedup", SL_DIM_NONE, 0, MM | TR, "single_time / time"},
 	{"compute_time", SL_DIM_TIME, 0, MM | TR, "compute part of the slowest (busiest) device"},
@@ -403,13 +442,29 @@ static const sl_figdef figs[] = {
 	{"tp_traffic", SL_DIM_BYTES, 0, TR, "bytes per step of tensor-parallel collectives"},
 	{"pp_traffic", SL_DIM_BYTES, 0, TR, "bytes per step between pipeline stages"},
 	{"dp_traffic", SL_DIM_BYTES, 0, TR, "bytes per step of data-parallel gradient exchange"},
-	{"loss", SL_DIM_NONE, 0, TR, "the loss of the last step"},
-	{"loss_first", SL_DIM_NONE, 0, TR, "the loss of the first step"},
+	{"loss", SL_DIM_NONE, 0, TR | RS, "the loss of the last step"},
+	{"loss_first", SL_DIM_NONE, 0, TR | RS, "the loss of the first step"},
 	{"loss_error", SL_DIM_NONE, 0, TR, "largest relative difference of the losses from one device's"},
 	{"held_params", SL_DIM_BYTES, 0, TR, "parameter bytes all devices hold, copies included"},
 	{"saved_params", SL_DIM_BYTES, 0, TR,
 	 "parameter bytes a sharded checkpoint saves: each element once, from its primary copy"},
 	{"shards", SL_DIM_NONE, 0, TR, "pieces of tensors a sharded checkpoint saves"},
+	{"ckpt_chunks", SL_DIM_NONE, 0, RS,
+	 "chunks the saved checkpoint holds (each tensor's pieces)"},
+	{"ckpt_bytes", SL_DIM_BYTES, 0, RS,
+	 "bytes of the saved checkpoint's data files: parameters and Adam's two moments"},
+	{"files", SL_DIM_NONE, 0, RS,
+	 "data files of the saved checkpoint (one per writing device)"},
+	{"save_time", SL_DIM_TIME, 0, RS, "emulated time of the save (the slowest writer)"},
+	{"reads", SL_DIM_NONE, 0, RS, "stored chunks the new layout's devices read, all together"},
+	{"read_bytes", SL_DIM_BYTES, 0, RS, "bytes they read, all together"},
+	{"new_chunks", SL_DIM_NONE, 0, RS, "chunks of the checkpoint written under the new layout"},
+	{"state_error", SL_DIM_NONE, 0, RS,
+	 "largest difference of a parameter or Adam moment loaded under the new layout from the "
+	 "saved one"},
+	{"resume_error", SL_DIM_NONE, 0, RS,
+	 "largest relative difference of the losses, saved and resumed, from uninterrupted "
+	 "training on one device"},
 };
 
 int sl_fig_count(void)

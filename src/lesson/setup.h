@@ -26,6 +26,7 @@ typedef struct sl_lsetup {
 	sl_model_spec model;
 	sl_layout layout;
 	int steps;             /* training steps per run */
+	int to_tp, to_pp, to_dp; /* the layout a reshard loads under (0: the saved one's) */
 	int given_mb, given_v; /* microbatches and chunks were set (else they follow pp) */
 	unsigned touched;      /* SL_FIG_KIND bits of the kinds whose keys were set */
 } sl_lsetup;
@@ -37,6 +38,10 @@ void sl_lsetup_default(sl_lsetup *s);
 /* The layout with the defaults that follow other keys (chunks for an
  * interleaved schedule, micro-batches to fill the pipeline twice). */
 sl_layout sl_lsetup_layout(const sl_lsetup *s);
+/* The layout a reshard run loads the checkpoint under: to-tp, to-pp and
+ * to-dp over the saved layout, with its other defaults (no ZeRO-1 without
+ * replicas, no sequence parallelism without tensor parallelism). */
+sl_layout sl_lsetup_target(const sl_lsetup *s);
 
 /* Set key to value (parsed with the engine's unit parsers).  Unknown keys and
  * bad values fail with a message that names the fix. */
