@@ -109,10 +109,10 @@ time_cmd() { # label runs command...
 if out=$("$SL" $STARTUP_ARGS 2>>"$LOG") && echo "$out" | grep -qiE 'allreduce|busbw'; then
 	# shellcheck disable=SC2086
 	time_cmd shardlab 20 "$SL" $STARTUP_ARGS
-	# As a user's shell runs it, without OPENBLAS_NUM_THREADS: the program
-	# sets it and re-executes itself once (src/blasenv.c).
+	# As a user's shell runs it, with no OpenBLAS variables: the program sets
+	# the core type and re-executes itself once (src/blasenv.c).
 	# shellcheck disable=SC2086
-	time_cmd shardlab_reexec 20 env -u OPENBLAS_NUM_THREADS "$SL" $STARTUP_ARGS
+	time_cmd shardlab_reexec 20 env -u OPENBLAS_CORETYPE -u OPENBLAS_NUM_THREADS "$SL" $STARTUP_ARGS
 	# The fixed part: loading the program and OpenBLAS, no devices.
 	time_cmd shardlab_version 20 "$SL" --version
 else
