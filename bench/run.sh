@@ -130,4 +130,22 @@ step "engine overhead: 64 devices, 64 MiB all-reduce (up to a minute: 4 GiB of f
 step "writing $OUT"
 awk -f "$S/bench/report.awk" "$RAW" >"$OUT.tmp" || fail "report failed"
 mv "$OUT.tmp" "$OUT"
+
+# The interactive view's costs (issue 4), measured through tmux; each line
+# is "name value unit" as tests/screen/bench.sh prints it.
+step "the interactive view (about a minute)"
+tui=$(sh "$S/tests/screen/bench.sh" "$SL" 2>>"$LOG")
+{
+	echo
+	echo "## 6. The interactive view"
+	echo
+	echo "tests/screen/bench.sh through tmux. Targets: the first complete frame in under 200 ms;"
+	echo "under 1% of a core while paused for 10 s (it must block on input); under 10% of a core"
+	echo "for the UI thread while animating at the default frame rate (device threads, which"
+	echo "really compute and copy, reported apart)."
+	echo
+	echo '```'
+	echo "$tui"
+	echo '```'
+} >>"$OUT"
 cat "$OUT"
