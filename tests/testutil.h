@@ -2,19 +2,23 @@
 #ifndef SL_TESTUTIL_H
 #define SL_TESTUTIL_H
 
+#include <math.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "cluster.h"
 #include "preset.h"
 
-/* A headless, model-timed cluster of p devices on one node with links of
- * bandwidth bw and latency lat, and plenty of memory. */
-static inline sl_cluster *tu_cluster(int p, double bw, double lat)
+/* The configuration tu_cluster builds: headless, model-timed, p devices on
+ * one node with links of bandwidth bw and latency lat, and plenty of memory.
+ * Tests adjust it before tu_create. */
+static inline sl_cluster_config tu_config(int p, double bw, double lat)
 {
 	sl_cluster_config cfg;
 	sl_cluster_config_default(&cfg);
@@ -22,17 +26,61 @@ static inline sl_cluster *tu_cluster(int p, double bw, double lat)
 	cfg.intra.bandwidth = cfg.inter.bandwidth = bw;
 	cfg.intra.latency = cfg.inter.latency = lat;
 	cfg.memory = (uint64_t)1 << 34;
+	cfg.timing = SL_TIMING_MODEL;
+	cfg.slowdown = 0;
+	return cfg;
+}
+
+static inline sl_cluster *tu_create(const sl_cluster_config *cfg)
+{
 	sl_err err = {0};
-	sl_cluster *c = sl_cluster_create(&cfg, &err);
+	sl_cluster *c = sl_cluster_create(cfg, &err);
 	if (!c)
 		fail_msg("cluster: %s", err.msg);
 	return c;
+}
+
+static inline sl_cluster *tu_cluster(int p, double bw, double lat)
+{
+	sl_cluster_config cfg = tu_config(p, bw, lat);
+	return tu_create(&cfg);
 }
 
 /* Simple deterministic values that sum exactly in fp32: small integers. */
 static inline float tu_val(int rank, size_t i)
 {
 	return (float)((int)((i * 7 + (size_t)rank * 13) % 17) - 8);
+}
+
+/* |got - want| <= rel * |want| (exact when want is 0). */
+static inline int tu_close(double got, double want, double rel)
+{
+	return fabs(got - want) <= rel * fabs(want);
+}
+
+/* Fail with a message naming what was compared unless got is close to want. */
+static inline void tu_check_close(double got, double want, double rel, const char *what)
+{
+	if (!tu_close(got, want, rel))
+		fail_msg("%s: got %.17g, want %.17g (relative difference %.3g, allowed %.3g)", what,
+			 got, want, want != 0 ? fabs(got - want) / fabs(want) : fabs(got), rel);
+}
+
+/* A hang must fail the suite rather than stall make check: a test that
+ * could block arms this first.  The handler only writes and exits. */
+static inline void tu_watchdog_fire(int sig)
+{
+	static const char msg[] = "watchdog: the test did not finish in time (a hang?)\n";
+	ssize_t r = write(2, msg, sizeof msg - 1);
+	(void)r;
+	(void)sig;
+	_exit(99);
+}
+
+static inline void tu_watchdog(unsigned seconds)
+{
+	signal(SIGALRM, tu_watchdog_fire);
+	alarm(seconds);
 }
 
 #endif

@@ -47,8 +47,14 @@ int sl_gemm_check(const sl_gemm_spec *s, int t, sl_err *err);
 /* Run the scenario on c (which must have 1 device for SL_SPLIT_SINGLE, any
  * number otherwise) and fill res.  Device statistics stay in c. */
 int sl_gemm_run(sl_cluster *c, const sl_gemm_spec *s, sl_gemm_result *res, sl_err *err);
+/* The same, and when y is not NULL copy the assembled Y [m,n] (row-major)
+ * there, so a caller can check the product itself. */
+int sl_gemm_run_y(sl_cluster *c, const sl_gemm_spec *s, float *y, sl_gemm_result *res,
+		  sl_err *err);
 
-/* Deterministic test data in [-1, 1) from a seed. */
+/* Deterministic test data in [-1, 1) from a seed.  sl_gemm_run multiplies
+ * X [m,k] = sl_fill_random(seed * 2 + 1) by W [k,n] = sl_fill_random(seed * 2 + 2),
+ * both row-major. */
 void sl_fill_random(float *x, size_t n, uint64_t seed);
 
 #endif

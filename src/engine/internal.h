@@ -31,7 +31,7 @@ struct sl_chan {
 	double t_ready;          /* sender's clock when posted */
 	double t_start, t_end;   /* filled by the receiver */
 	double w_start, w_end;
-	int failed;              /* receiver refused it (size mismatch) */
+	int failed;              /* receiver's status: SL_EINVAL refused (size), SL_ECANCEL */
 	int busy;                /* the receiver is reading the sender's buffer */
 };
 

@@ -282,7 +282,7 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 		ch->t_end = te;
 		ch->w_start = w0;
 		ch->w_end = w1;
-		ch->failed = rc != SL_OK;
+		ch->failed = rc;
 		ch->busy = 0;
 		ch->taken++;
 		pthread_cond_broadcast(&ch->cv);
@@ -324,7 +324,10 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 		struct sl_chan done = *ch;
 		pthread_mutex_unlock(&ch->mu);
 		if (done.failed) {
-			if (rc == SL_OK)
+			/* A receiver cancelled mid-transfer did not refuse anything. */
+			if (rc == SL_OK && done.failed == SL_ECANCEL)
+				rc = sl_fail(err, SL_ECANCEL, "cancelled");
+			else if (rc == SL_OK)
 				rc = sl_fail(err, SL_EINVAL, "device %d: device %d refused a message",
 					     d->id, sends[i].peer);
 			continue;
