@@ -44,6 +44,15 @@ int sl_cluster_config_check(const sl_cluster_config *cfg, sl_err *err)
 	if (cfg->devices < 1 || cfg->devices > SL_MAX_DEVICES)
 		return sl_fail(err, SL_EINVAL, "device count %d is out of range (1 to %d)", cfg->devices,
 			       SL_MAX_DEVICES);
+	/* Past this, threads sharing the host's cores doing real arithmetic on
+	 * real buffers tell nothing a timing-only run does not. */
+	if (cfg->devices > SL_MAX_FULL_DEVICES && !cfg->timing_only)
+		return sl_fail(err, SL_EINVAL,
+			       "%d devices: runs that compute go up to %d devices; more need a timing-only run (--dry-run)",
+			       cfg->devices, SL_MAX_FULL_DEVICES);
+	if (cfg->timing_only && cfg->timing != SL_TIMING_MODEL)
+		return sl_fail(err, SL_EINVAL,
+			       "a timing-only run computes nothing to measure: it needs model timing, not measured");
 	if (cfg->devices_per_node < 0 || cfg->devices_per_node > cfg->devices)
 		return sl_fail(err, SL_EINVAL, "devices per node %d is out of range (1 to %d devices)",
 			       cfg->devices_per_node, cfg->devices);
@@ -608,6 +617,8 @@ int sl_dev_sgemm(sl_dev *d, int trans_a, int trans_b, int m, int n, int k, float
 		return sl_fail(err, SL_ECANCEL, "cancelled");
 	if (m < 0 || n < 0 || k < 0)
 		return sl_fail(err, SL_EINVAL, "negative GEMM shape");
+	if (d->c->cfg.timing_only)
+		return account_compute(d, 2.0 * m * n * k, 0, sl_wall_now(), label, err);
 	double w0 = sl_wall_now(), c0 = thread_cpu_now();
 	if (m > 0 && n > 0 && k > 0)
 		cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,

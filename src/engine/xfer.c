@@ -111,7 +111,9 @@ static size_t chunk_bytes(double bw, double slowdown)
 	return (size_t)c & ~(size_t)(sizeof(float) - 1);
 }
 
-/* The receiver's half: compute emulated times and move the bytes, paced. */
+/* The receiver's half: compute emulated times and move the bytes, paced.
+ * Timing-only, the same chunks keep the same pace and the same progress
+ * for the front end, but no byte is read or written. */
 static int pull(sl_dev *d, int src, const struct sl_chan *desc, const sl_msg *r, sl_xop op,
 		double *t_start, double *t_end)
 {
@@ -122,6 +124,7 @@ static int pull(sl_dev *d, int src, const struct sl_chan *desc, const sl_msg *r,
 	double seg_t0 = start + atomic_load(&l->latency);
 	double bw = atomic_load(&l->bandwidth);
 	size_t seg_bytes = 0, done = 0;
+	int timing_only = c->cfg.timing_only;
 	struct cursor from, to;
 	cursor_init(&from, desc->buf, desc->off, desc->len, desc->nseg);
 	cursor_init(&to, r->buf, r->off, r->len, r->nseg);
@@ -149,7 +152,8 @@ static int pull(sl_dev *d, int src, const struct sl_chan *desc, const sl_msg *r,
 			rc = SL_ECANCEL;
 			break;
 		}
-		move_bytes(&from, &to, n, op);
+		if (!timing_only)
+			move_bytes(&from, &to, n, op);
 		seg_bytes += n;
 		done += n;
 		atomic_store(&l->inflight_done, done);
