@@ -6,7 +6,8 @@
  *                    memory, timing, slowdown, collective algorithm, format,
  *                    trace file (run, coll, train, sandbox);
  *   sl_opts_gemm:    the sharded product: strategy, m, k, n, seed (run,
- *                    sandbox).
+ *                    sandbox);
+ *   sl_opts_dry_run: --dry-run, a timing-only run (run, train, sandbox).
  * A command concatenates the groups it takes with its own options and hands
  * every code getopt_long returns to sl_opts_handle first:
  *
@@ -63,6 +64,8 @@ enum sl_opt_code {
 	SL_OPT_K,
 	SL_OPT_N,
 	SL_OPT_SEED,
+	/* sl_opts_dry_run */
+	SL_OPT_DRY_RUN,
 	SL_OPT_NCODES,
 	SL_OPT_USER = 0x200
 };
@@ -78,9 +81,12 @@ typedef enum sl_format {
 /* Terminated by an all-zero entry. */
 extern const struct option sl_opts_cluster[];
 extern const struct option sl_opts_gemm[];
+/* --dry-run: a timing-only run (run, train, sandbox). */
+extern const struct option sl_opts_dry_run[];
 /* --help text of each group (lines of "  --name=VALUE  what it does"). */
 extern const char sl_opts_cluster_help[];
 extern const char sl_opts_gemm_help[];
+extern const char sl_opts_dry_run_help[];
 
 typedef struct sl_opts {
 	/* Results, valid after sl_opts_finish. */
