@@ -201,6 +201,92 @@ static void test_full_run_needs_buffers(void **state)
 	sl_cluster_destroy(c);
 }
 
+/* ---- many devices ---- */
+
+struct bjob {
+	size_t count;
+};
+
+static int bprog(sl_dev *d, void *arg, sl_err *err)
+{
+	struct bjob *j = arg;
+	sl_group g = sl_group_all(sl_cluster_devices(sl_dev_cluster(d)));
+	return sl_broadcast(d, &g, NULL, j->count, 0, SL_ALGO_TREE, err);
+}
+
+/* A binomial-tree broadcast from device 0 on 1024 timing-only devices in
+ * nodes of 8, against the tree walked here: a device that has the data
+ * sends it to v + 2^k for every 2^k below its lowest set bit, largest
+ * first, each send starting when the previous one ends (the sender's clock)
+ * and lasting a + n/B of its link. */
+static void test_1024_devices_tree_broadcast(void **state)
+{
+	(void)state;
+	enum { P = SL_MAX_DEVICES, G = 8 };
+	double bw_in = 450e9, lat_in = 2e-6, bw_out = 50e9, lat_out = 5e-6;
+	struct bjob j = {1 << 20};
+	double bytes = (double)j.count * 4;
+	sl_cluster_config cfg = tu_config(P, bw_in, lat_in);
+	cfg.devices_per_node = G;
+	cfg.inter.bandwidth = bw_out;
+	cfg.inter.latency = lat_out;
+	cfg.timing_only = 1;
+	sl_cluster *c = tu_create(&cfg);
+	sl_err err = {0};
+	assert_int_equal(sl_cluster_run(c, bprog, &j, &err), SL_OK);
+
+	static double clock[P];
+	for (int v = 0; v < P; v++)
+		clock[v] = 0;
+	for (int v = 0; v < P; v++) { /* parents come before their children */
+		int top = P;
+		if (v > 0)
+			top = v & -v;
+		for (int mask = top >> 1; mask > 0; mask >>= 1) {
+			int ch = v + mask;
+			if (ch >= P)
+				continue;
+			int same = v / G == ch / G;
+			clock[ch] = clock[v] + (same ? lat_in : lat_out) + bytes / (same ? bw_in : bw_out);
+			clock[v] = clock[ch];
+		}
+	}
+	for (int v = 0; v < P; v++) {
+		sl_dev_stats st = sl_cluster_dev_stats(c, v);
+		char what[48];
+		snprintf(what, sizeof what, "device %d's clock", v);
+		tu_check_close(st.clock, clock[v], 1e-12, what);
+		assert_int_equal(st.bytes_received, v ? (uint64_t)bytes : 0);
+	}
+	sl_cluster_destroy(c);
+}
+
+/* Link figures of pairs that never carried anything follow the class
+ * knobs like the others; a pair's own knob holds. */
+static void test_links_of_unused_pairs(void **state)
+{
+	(void)state;
+	sl_cluster_config cfg = tu_config(256, 100e9, 1e-6);
+	cfg.devices_per_node = 8;
+	cfg.inter.bandwidth = 10e9;
+	cfg.inter.latency = 4e-6;
+	cfg.timing_only = 1;
+	sl_cluster *c = tu_create(&cfg);
+	sl_link_spec a = sl_cluster_link(c, 3, 200), b = sl_cluster_link(c, 3, 4);
+	assert_true(a.bandwidth == 10e9 && a.latency == 4e-6);
+	assert_true(b.bandwidth == 100e9 && b.latency == 1e-6);
+	sl_cluster_set_class(c, 1, 20e9, -1);
+	sl_cluster_set_link(c, 5, 6, 1e9, 7e-6);
+	a = sl_cluster_link(c, 3, 200);
+	b = sl_cluster_link(c, 5, 6);
+	assert_true(a.bandwidth == 20e9 && a.latency == 4e-6);
+	assert_true(b.bandwidth == 1e9 && b.latency == 7e-6);
+	assert_true(sl_cluster_link(c, 6, 5).bandwidth == 100e9);
+	sl_link_state st = sl_cluster_link_state(c, 100, 101);
+	assert_true(st.total == 0 && st.inflight_total == 0);
+	sl_cluster_destroy(c);
+}
+
 /* ---- configuration ---- */
 
 static void test_config_limits(void **state)
@@ -234,6 +320,8 @@ int main(void)
 		cmocka_unit_test(test_gemm_out_of_memory),
 		cmocka_unit_test(test_collectives_same_as_full),
 		cmocka_unit_test(test_full_run_needs_buffers),
+		cmocka_unit_test(test_1024_devices_tree_broadcast),
+		cmocka_unit_test(test_links_of_unused_pairs),
 		cmocka_unit_test(test_config_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,7 +15,7 @@
 /* Devices that really compute and move bytes; a timing-only cluster may
  * have up to SL_MAX_DEVICES. */
 #define SL_MAX_FULL_DEVICES 64
-#define SL_MAX_DEVICES 64
+#define SL_MAX_DEVICES 1024
 
 typedef struct sl_cluster sl_cluster;
 typedef struct sl_dev sl_dev;
@@ -37,7 +37,7 @@ typedef struct sl_link_spec {
 } sl_link_spec;
 
 typedef struct sl_cluster_config {
-	int devices;            /* 1 .. SL_MAX_DEVICES */
+	int devices;            /* 1 .. SL_MAX_FULL_DEVICES, or SL_MAX_DEVICES timing-only */
 	int devices_per_node;   /* G; 0 means all devices in one node */
 	sl_topo topology;
 	double flops;           /* per device, FLOP/s */

@@ -1282,7 +1282,7 @@ static int pipeline(struct kctx *k)
 	struct dstate *ds = k->ds;
 	const sl_model_spec *m = &k->tr->m;
 	int v = k->tr->v;
-	struct pmsg pend[MAX_UNIT_MSGS];
+	struct pmsg pend[MAX_UNIT_MSGS] = {{0}};
 	int npend = 0;
 	for (int i = 0; i < ds->nacts;) {
 		int j = unit_end(ds, i);
