@@ -221,8 +221,9 @@ struct sl_train {
 	sl_model_spec m;
 	sl_layout l;
 	int ndev, v, nchunks;
+	int values;         /* 0: shapes only (sl_train_create_timing_only) */
 	long step;
-	struct dstate dev[SL_MAX_DEVICES];
+	struct dstate *dev; /* ndev */
 };
 
 static int build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
@@ -307,6 +308,8 @@ static int build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
 	ds->opt_lo = l->zero1 ? ds->zoff[ds->dp] : 0;
 	ds->opt_hi = l->zero1 ? ds->zoff[ds->dp + 1] : ds->n;
 	size_t no = ds->opt_hi - ds->opt_lo;
+	if (!tr->values)
+		return SL_OK;
 	ds->P = malloc((ds->n ? ds->n : 1) * FL);
 	ds->G = calloc(ds->n ? ds->n : 1, FL);
 	ds->M = calloc(no ? no : 1, FL);
@@ -323,7 +326,7 @@ void sl_train_destroy(sl_train *tr)
 {
 	if (!tr)
 		return;
-	for (int i = 0; i < tr->ndev; i++) {
+	for (int i = 0; tr->dev && i < tr->ndev; i++) {
 		struct dstate *ds = &tr->dev[i];
 		free(ds->blk);
 		free(ds->shards);
@@ -333,10 +336,12 @@ void sl_train_destroy(sl_train *tr)
 		free(ds->M);
 		free(ds->V);
 	}
+	free(tr->dev);
 	free(tr);
 }
 
-sl_train *sl_train_create(const sl_model_spec *m, const sl_layout *l, int ndev, sl_err *err)
+static sl_train *create(const sl_model_spec *m, const sl_layout *l, int ndev, int values,
+			sl_err *err)
 {
 	if (ndev < 1 || ndev > SL_MAX_DEVICES) {
 		sl_fail(err, SL_EINVAL, "device count %d is out of range (1 to %d)", ndev, SL_MAX_DEVICES);
@@ -354,6 +359,12 @@ sl_train *sl_train_create(const sl_model_spec *m, const sl_layout *l, int ndev, 
 	tr->ndev = ndev;
 	tr->v = l->chunks;
 	tr->nchunks = l->pp * l->chunks;
+	tr->values = values;
+	if (!(tr->dev = calloc((size_t)ndev, sizeof *tr->dev))) {
+		sl_fail(err, SL_ENOMEM, "out of host memory");
+		sl_train_destroy(tr);
+		return NULL;
+	}
 	for (int i = 0; i < ndev; i++) {
 		tr->dev[i].id = i;
 		if (build_dev(tr, &tr->dev[i], err)) {
@@ -361,16 +372,18 @@ sl_train *sl_train_create(const sl_model_spec *m, const sl_layout *l, int ndev, 
 			return NULL;
 		}
 	}
-	float *init = malloc(sl_model_nparams(m) * FL);
-	if (!init) {
+	float *init = values ? malloc(sl_model_nparams(m) * FL) : NULL;
+	if (values && !init) {
 		sl_fail(err, SL_ENOMEM, "the host cannot hold the model's %zu parameters",
 			sl_model_nparams(m));
 		sl_train_destroy(tr);
 		return NULL;
 	}
-	sl_model_init(m, init);
-	sl_train_scatter(tr, init, NULL, NULL);
-	free(init);
+	if (values) {
+		sl_model_init(m, init);
+		sl_train_scatter(tr, init, NULL, NULL);
+		free(init);
+	}
 	/* Rendezvous sends must never wait on each other, and every receive
 	 * must meet the tensor it expects: check the whole plan once. */
 	if (simulate(tr, NULL, NULL, err)) {
@@ -378,6 +391,22 @@ sl_train *sl_train_create(const sl_model_spec *m, const sl_layout *l, int ndev, 
 		return NULL;
 	}
 	return tr;
+}
+
+sl_train *sl_train_create(const sl_model_spec *m, const sl_layout *l, int ndev, sl_err *err)
+{
+	return create(m, l, ndev, 1, err);
+}
+
+sl_train *sl_train_create_timing_only(const sl_model_spec *m, const sl_layout *l, int ndev,
+				      sl_err *err)
+{
+	return create(m, l, ndev, 0, err);
+}
+
+int sl_train_has_values(const sl_train *tr)
+{
+	return tr->values;
 }
 
 const sl_model_spec *sl_train_model(const sl_train *tr)
@@ -459,6 +488,8 @@ static void moments_full(const sl_train *tr, const struct dstate *ds, int which,
 
 int sl_train_gather(const sl_train *tr, float *params, float *mom, float *var)
 {
+	if (!tr->values)
+		return SL_EINVAL;
 	float *tmp = NULL;
 	for (int i = 0; i < tr->ndev; i++) {
 		const struct dstate *ds = &tr->dev[i];
@@ -486,6 +517,8 @@ int sl_train_gather(const sl_train *tr, float *params, float *mom, float *var)
 
 int sl_train_scatter(sl_train *tr, const float *params, const float *mom, const float *var)
 {
+	if (!tr->values)
+		return SL_EINVAL;
 	float *tmp = NULL;
 	for (int i = 0; i < tr->ndev; i++) {
 		struct dstate *ds = &tr->dev[i];
@@ -541,6 +574,7 @@ struct drun {
 	uint64_t act_cur, act_peak, ws_cur, ws_peak;
 	uint64_t sent[SL_TR_NKINDS], recv[SL_TR_NKINDS];
 	uint64_t reserved;
+	uintptr_t handles;  /* timing-only: buffers handed out */
 	double *loss;       /* per step: this device's sum of squared errors */
 	/* per step */
 	double *t0, *pipe_end, *pipe_busy, *t_end, *compute, *comm, *flops;
@@ -578,6 +612,7 @@ struct kctx {
 	struct dstate *ds;
 	struct drun *dr;
 	int measured;
+	int dry;          /* timing-only cluster: account everything, compute nothing */
 	long step;        /* the batch index */
 	int ks;           /* the step's index in this run */
 	sl_err *err;
@@ -612,6 +647,9 @@ static int k_gemm(struct kctx *k, int ta, int tb, int M, int N, int K, float alp
 		s.flops = 2.0 * M * N * K;
 		return rec_add(k, &s);
 	}
+	if (k->dry)
+		return sl_dev_sgemm(k->d, ta, tb, M, N, K, alpha, NULL, lda, NULL, ldb, beta, NULL, ldc,
+				    label, k->err);
 	return sl_dev_sgemm(k->d, ta, tb, M, N, K, alpha, a + ao, lda, b + bo, ldb, beta, c + co, ldc,
 			    label, k->err);
 }
@@ -640,12 +678,27 @@ static int k_alloc(struct kctx *k, float **out, size_t nf, int cat, const char *
 		dr->caplive = cap;
 	}
 	size_t bytes = nf * FL;
-	*out = sl_dev_alloc(k->d, bytes, what, k->err);
-	if (!*out)
+	if (k->dry) {
+		/* A handle, never read: the step's control flow only asks which
+		 * buffer goes where and whether one exists. */
+		int rc = sl_dev_reserve(k->d, bytes, what, k->err);
+		if (rc)
+			return rc;
+		*out = (float *)(++dr->handles << 4);
+	} else if (!(*out = sl_dev_alloc(k->d, bytes, what, k->err))) {
 		return k->err->code ? k->err->code : SL_ENOMEM;
+	}
 	dr->live[dr->nlive++] = (struct alloc){*out, bytes, cat};
 	mem_track(dr, (int64_t)bytes, cat);
 	return SL_OK;
+}
+
+static void drop(struct kctx *k, const struct alloc *a)
+{
+	if (k->dry)
+		sl_dev_release(k->d, a->bytes);
+	else
+		sl_dev_free(k->d, a->p, a->bytes);
 }
 
 static struct alloc *find_live(struct drun *dr, const float *p)
@@ -662,7 +715,7 @@ static void k_free(struct kctx *k, float **p)
 		struct drun *dr = k->dr;
 		struct alloc *a = find_live(dr, *p);
 		if (a) {
-			sl_dev_free(k->d, a->p, a->bytes);
+			drop(k, a);
 			mem_track(dr, -(int64_t)a->bytes, a->cat);
 			*a = dr->live[--dr->nlive];
 		}
@@ -688,7 +741,7 @@ static void free_all(struct kctx *k)
 	struct drun *dr = k->dr;
 	while (dr->nlive > 0) {
 		struct alloc a = dr->live[--dr->nlive];
-		sl_dev_free(k->d, a.p, a.bytes);
+		drop(k, &a);
 		mem_track(dr, -(int64_t)a.bytes, a.cat);
 	}
 }
@@ -715,7 +768,7 @@ static int k_coll(struct kctx *k, sl_traffic_kind kind, const sl_group *g, sl_co
 	int id = sl_dev_id(k->d);
 	sl_dev_stats a = sl_cluster_dev_stats(c, id);
 	sl_algo algo = k->tr->l.algo;
-	float *b = buf + off;
+	float *b = k->dry ? NULL : buf + off;
 	int rc;
 	switch (op) {
 	case SL_COLL_ALLREDUCE:
@@ -745,7 +798,7 @@ static int ew_done(struct kctx *k, double mark, const char *label)
 }
 
 #define EW_BEGIN                                                                                  \
-	if (!k->d)                                                                                \
+	if (!k->d || k->dry)                                                                      \
 		return SL_OK;                                                                     \
 	double mark = sl_dev_cpu_mark()
 
@@ -926,12 +979,12 @@ static int reduce_grad(struct kctx *k, const struct mbgeo *g, float *dxp, float 
 
 static const float *par(const struct kctx *k, const struct blk *b, int kind)
 {
-	return k->d ? k->ds->P + b->w[kind] : NULL;
+	return k->d && !k->dry ? k->ds->P + b->w[kind] : NULL;
 }
 
 static float *grd(const struct kctx *k, const struct blk *b, int kind)
 {
-	return k->d ? k->ds->G + b->w[kind] : NULL;
+	return k->d && !k->dry ? k->ds->G + b->w[kind] : NULL;
 }
 
 static int mlp_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, struct bstash *st,
@@ -1088,6 +1141,10 @@ static int loss_fwd(struct kctx *k, const struct mbgeo *g, float *y, struct csta
 	TRY(k_alloc(k, &cs->dyl, n, CAT_ACT, "activations (loss gradient)"));
 	if (!k->d)
 		return SL_OK;
+	if (k->dry) {
+		k_free(k, &tgt);
+		return SL_OK;
+	}
 	/* The data loader works on the host; only the targets land on the device. */
 	float *xs = malloc((n ? n : 1) * FL);
 	if (!xs)
@@ -1313,7 +1370,8 @@ static int pipeline(struct kctx *k)
 					struct mbgeo g;
 					mb_geo(k, a->mb, &g);
 					TRY(k_alloc(k, &x, (size_t)g.rl * m->hidden, CAT_WS, "input batch"));
-					sl_model_data(m, k->step, g.row0 + g.r0, g.rl, x, NULL);
+					if (!k->dry)
+						sl_model_data(m, k->step, g.row0 + g.r0, g.rl, x, NULL);
 				}
 				TRY(chunk_fwd(k, a->chunk, a->mb, &x, cs));
 			} else {
@@ -1338,7 +1396,7 @@ static int sync_and_update(struct kctx *k)
 {
 	struct dstate *ds = k->ds;
 	const sl_layout *l = &k->tr->l;
-	float *G = k->d ? ds->G : NULL, *P = k->d ? ds->P : NULL;
+	float *G = k->d && !k->dry ? ds->G : NULL, *P = k->d && !k->dry ? ds->P : NULL;
 	if (l->seq_parallel && ds->rep_n > 0)
 		TRY(k_coll(k, SL_TR_TP_ALLREDUCE, &ds->tpg, SL_COLL_ALLREDUCE, G, ds->rep_lo, ds->rep_n,
 			   NULL));
@@ -1347,7 +1405,7 @@ static int sync_and_update(struct kctx *k)
 			   NULL));
 	else
 		TRY(k_coll(k, SL_TR_DP_ALLREDUCE, &ds->dpg, SL_COLL_ALLREDUCE, G, 0, ds->n, NULL));
-	if (k->d) {
+	if (k->d && !k->dry) {
 		double mark = sl_dev_cpu_mark();
 		sl_adam(&k->tr->m, k->step + 1, ds->P + ds->opt_lo, ds->G + ds->opt_lo, ds->M, ds->V,
 			ds->opt_hi - ds->opt_lo);
@@ -1383,7 +1441,8 @@ static int one_step(struct kctx *k, struct run *R)
 	int id = sl_dev_id(k->d), ks = k->ks;
 	sl_dev_stats s0 = sl_cluster_dev_stats(c, id);
 	dr->t0[ks] = sl_dev_clock(k->d);
-	memset(ds->G, 0, ds->n * FL);
+	if (!k->dry)
+		memset(ds->G, 0, ds->n * FL);
 	TRY(pipeline(k));
 	sl_dev_stats s1 = sl_cluster_dev_stats(c, id);
 	dr->pipe_end[ks] = sl_dev_clock(k->d);
@@ -1418,6 +1477,7 @@ static int train_prog(sl_dev *d, void *arg, sl_err *err)
 	k.dr = &R->dr[id];
 	k.err = err;
 	k.measured = sl_cluster_config_of(R->c)->timing == SL_TIMING_MEASURED;
+	k.dry = sl_cluster_config_of(R->c)->timing_only;
 	struct dstate *ds = k.ds;
 	int rc = SL_OK;
 	if ((rc = reserve(&k, ds->n * FL, "its parameters")) ||
@@ -1497,6 +1557,10 @@ int sl_train_run(sl_train *tr, sl_cluster *c, int steps, sl_train_report *rep, s
 			       tr->ndev, sl_cluster_devices(c));
 	if (steps < 1 || steps > 1000000)
 		return sl_fail(err, SL_EINVAL, "--steps=%d is out of range (1 to 1000000)", steps);
+	int dry = sl_cluster_config_of(c)->timing_only;
+	if (!tr->values && !dry)
+		return sl_fail(err, SL_EINVAL,
+			       "a training state without values (timing only) runs only on a timing-only cluster");
 	struct run *R;
 	int rc = run_alloc(tr, c, steps, &R, err);
 	if (rc == SL_OK)
@@ -1528,7 +1592,7 @@ int sl_train_run(sl_train *tr, sl_cluster *c, int steps, sl_train_report *rep, s
 				ideal = dr->pipe_busy[s];
 			sum_idle += (t1 - t0) - dr->compute[s] - dr->comm[s];
 		}
-		rep->losses[s] = sum / norm;
+		rep->losses[s] = dry ? NAN : sum / norm;
 		sum_step += t1 - t0;
 		sum_pipe += pipe;
 		sum_ideal += ideal;

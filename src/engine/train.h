@@ -122,6 +122,12 @@ typedef struct sl_train sl_train;
 /* Check the layout, split the model's parameters over the devices, and set
  * them to the model's initial values (Adam's state zero, step 0). */
 sl_train *sl_train_create(const sl_model_spec *m, const sl_layout *l, int ndev, sl_err *err);
+/* The same without any values (shards, schedule and shapes only): what a
+ * timing-only run of a model too large for the host needs.  It runs only
+ * on a timing-only cluster; gather and scatter refuse it. */
+sl_train *sl_train_create_timing_only(const sl_model_spec *m, const sl_layout *l, int ndev,
+				      sl_err *err);
+int sl_train_has_values(const sl_train *tr);
 void sl_train_destroy(sl_train *tr);
 const sl_model_spec *sl_train_model(const sl_train *tr);
 const sl_layout *sl_train_layout(const sl_train *tr);
@@ -129,7 +135,9 @@ const sl_layout *sl_train_layout(const sl_train *tr);
 /* Run `steps` training steps on c (whose device count must match),
  * carrying on from the state's step.  Fills rep (free it with
  * sl_train_report_free).  A device that runs out of memory fails the run
- * with the engine's message. */
+ * with the engine's message.  On a timing-only cluster the same schedule,
+ * collectives, clocks, traffic and memory figures come out, the values are
+ * left as they were and the losses are NaN. */
 int sl_train_run(sl_train *tr, sl_cluster *c, int steps, sl_train_report *rep, sl_err *err);
 
 /* Steps done: Adam's step count, and the next batch's index. */
