@@ -90,14 +90,19 @@ static int node_of(const sl_cluster_config *cfg, int d)
 	return cfg->devices_per_node > 0 ? d / cfg->devices_per_node : 0;
 }
 
-int sl_cluster_hops(const sl_cluster *c, int src, int dst)
+static int config_hops(const sl_cluster_config *cfg, int src, int dst)
 {
 	if (src == dst)
 		return 0;
-	if (c->cfg.topology != SL_TOPO_RING)
+	if (cfg->topology != SL_TOPO_RING)
 		return 1;
 	int d = abs(src - dst);
-	return d < c->n - d ? d : c->n - d;
+	return d < cfg->devices - d ? d : cfg->devices - d;
+}
+
+int sl_cluster_hops(const sl_cluster *c, int src, int dst)
+{
+	return config_hops(&c->cfg, src, dst);
 }
 
 int sl_cluster_same_node(const sl_cluster *c, int a, int b)
@@ -105,13 +110,18 @@ int sl_cluster_same_node(const sl_cluster *c, int a, int b)
 	return node_of(&c->cfg, a) == node_of(&c->cfg, b);
 }
 
+sl_link_spec sl_cluster_config_link(const sl_cluster_config *cfg, int src, int dst)
+{
+	const sl_link_spec *sp = node_of(cfg, src) == node_of(cfg, dst) ? &cfg->intra : &cfg->inter;
+	sl_link_spec r = {sp->bandwidth, sp->latency * config_hops(cfg, src, dst)};
+	return r;
+}
+
 /* The figures of link s->d by its class (call with pair_mu held, or before
  * any other thread can turn a knob). */
 static sl_link_spec class_spec(const sl_cluster *c, int s, int d)
 {
-	const sl_link_spec *sp = sl_cluster_same_node(c, s, d) ? &c->cfg.intra : &c->cfg.inter;
-	sl_link_spec r = {sp->bandwidth, sp->latency * sl_cluster_hops(c, s, d)};
-	return r;
+	return sl_cluster_config_link(&c->cfg, s, d);
 }
 
 static void link_reset_spec(sl_cluster *c, struct sl_pair *p, int s, int d)

@@ -60,6 +60,10 @@ void sl_cluster_config_default(sl_cluster_config *cfg);
 /* Check a configuration; returns SL_EINVAL with a message naming the field. */
 int sl_cluster_config_check(const sl_cluster_config *cfg, sl_err *err);
 
+/* The figures a link src->dst of such a cluster starts with (its class:
+ * inside a node or between nodes, times the hops of a ring). */
+sl_link_spec sl_cluster_config_link(const sl_cluster_config *cfg, int src, int dst);
+
 sl_cluster *sl_cluster_create(const sl_cluster_config *cfg, sl_err *err);
 void sl_cluster_destroy(sl_cluster *c);
 const sl_cluster_config *sl_cluster_config_of(const sl_cluster *c);
