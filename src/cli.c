@@ -26,6 +26,7 @@ static const struct sl_cmd {
 } cmds[] = {
 	{"run", sl_cmd_run, "run one sharded matrix multiply headless and report it"},
 	{"coll", sl_cmd_coll, "time a collective over one size or a range, nccl-tests style"},
+	{"plan", sl_cmd_plan, "rank every layout (tp, pp, dp, schedule, ...) of a model on a cluster"},
 	{NULL, NULL, NULL},
 };
 

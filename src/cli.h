@@ -24,6 +24,7 @@ typedef int (*sl_cmd_fn)(int argc, char **argv);
 
 int sl_cmd_run(int argc, char **argv);
 int sl_cmd_coll(int argc, char **argv);
+int sl_cmd_plan(int argc, char **argv);
 
 /* Parse and run; returns the process exit status. */
 int sl_cli_main(int argc, char **argv);
