@@ -10,9 +10,9 @@
 
 void sl_blasenv_ensure(char **argv)
 {
-	const char *threads = getenv("OPENBLAS_NUM_THREADS");
-	int need = !getenv("OPENBLAS_CORETYPE") || !threads || strcmp(threads, "1") != 0;
-	if (need && !getenv(GUARD)) {
+	/* Only the core type needs a fresh start: the thread count can still be
+	 * set after loading, by openblas_set_num_threads below. */
+	if (!getenv("OPENBLAS_CORETYPE") && !getenv(GUARD)) {
 		setenv("OPENBLAS_CORETYPE", "auto", 0);
 		setenv("OPENBLAS_NUM_THREADS", "1", 1);
 		setenv(GUARD, "1", 1);

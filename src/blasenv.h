@@ -2,9 +2,9 @@
 #ifndef SL_BLASENV_H
 #define SL_BLASENV_H
 
-/* OpenBLAS reads OPENBLAS_CORETYPE and OPENBLAS_NUM_THREADS in its load-time
- * constructor, so setting them inside main is too late: when they are not
- * already right, set them and re-execute this program once.  A core type the
+/* OpenBLAS reads OPENBLAS_CORETYPE in its load-time constructor, so setting
+ * it inside main is too late: when it is unset, set it and re-execute this
+ * program once.  A core type the
  * user chose is kept; otherwise "auto" (an unknown name) makes OpenBLAS pick
  * its kernel by CPU features instead of by CPU model, which it gets wrong on
  * some machines.  Device threads always run single-threaded BLAS. */

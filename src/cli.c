@@ -14,6 +14,7 @@
 
 #include <cblas.h>
 
+#include "lesson_ui.h"
 #include "report.h"
 #include "units.h"
 
@@ -26,6 +27,11 @@ static const struct sl_cmd {
 } cmds[] = {
 	{"run", sl_cmd_run, "run one sharded matrix multiply headless and report it"},
 	{"coll", sl_cmd_coll, "time a collective over one size or a range, nccl-tests style"},
+	{"train", sl_cmd_train, "train a small model under TP, PP and DP; loss, time, memory, traffic"},
+	{"compare", sl_cmd_compare, "train the same model under several layouts; one table"},
+	{"sandbox", sl_cmd_sandbox, "the interactive view of a scenario, with live link knobs"},
+	{"check", sl_cmd_check, "check lesson files without running them"},
+	{"lesson", sl_cmd_lesson, "follow a guided lesson (--headless: without the screen)"},
 	{"plan", sl_cmd_plan, "rank every layout (tp, pp, dp, schedule, ...) of a model on a cluster"},
 	{NULL, NULL, NULL},
 };
@@ -205,8 +211,9 @@ static void print_help(void)
 	       "Threads play GPUs: each emulated device multiplies its shard with OpenBLAS and\n"
 	       "exchanges results over links throttled to a bandwidth and a latency; every\n"
 	       "device keeps an emulated clock, so times are those of the hardware emulated.\n\n"
-	       "Without a command, runs the default scenario (4 devices of the h100 preset, a\n"
-	       "column-wise 1024 x 4096 x 4096 product) and prints its report.\n\n"
+	       "Without a command, opens the menu of guided lessons; without a terminal,\n"
+	       "prints the default scenario's report (4 devices of the h100 preset, a\n"
+	       "column-wise 1024 x 4096 x 4096 product).\n\n"
 	       "Commands:\n");
 	for (const struct sl_cmd *c = cmds; c->name; c++)
 		printf("  %-8s %s\n", c->name, c->summary);
@@ -225,9 +232,14 @@ static int print_version(void)
 	return sl_cli_flush(SL_EXIT_OK);
 }
 
-/* No command: the default scenario, headless.  (The TUI takes this over.) */
+/* No command: the lesson menu, the product's front door; without a
+ * terminal (a pipe, a script), the default scenario's report. */
 static int run_default(void)
 {
+	if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
+		int st = sl_tui_lessons(NULL, NULL, 0, NULL);
+		return st == SL_TUI_LESSONS_SANDBOX ? sl_sandbox_default() : st;
+	}
 	sl_opts o;
 	sl_err err = {0};
 	sl_opts_init(&o);

@@ -24,6 +24,13 @@ typedef int (*sl_cmd_fn)(int argc, char **argv);
 
 int sl_cmd_run(int argc, char **argv);
 int sl_cmd_coll(int argc, char **argv);
+int sl_cmd_train(int argc, char **argv);
+int sl_cmd_compare(int argc, char **argv);
+int sl_cmd_sandbox(int argc, char **argv);
+/* The interactive view of the default scenario (no command, on a terminal). */
+int sl_sandbox_default(void);
+int sl_cmd_check(int argc, char **argv);  /* cmd_lesson.c */
+int sl_cmd_lesson(int argc, char **argv); /* cmd_lesson.c */
 int sl_cmd_plan(int argc, char **argv);
 
 /* Parse and run; returns the process exit status. */

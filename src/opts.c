@@ -371,3 +371,196 @@ int sl_opts_finish(sl_opts *o, sl_err *err)
 			       "drop --devices-per-node or use --topology=full");
 	return sl_cluster_config_check(cfg, err);
 }
+
+/* ---- the training groups ---- */
+
+const struct option sl_opts_model[] = {
+	{"layers", required_argument, NULL, SL_OPT_LAYERS}, {"hidden", required_argument, NULL, SL_OPT_HIDDEN},
+	{"ffn", required_argument, NULL, SL_OPT_FFN},       {"heads", required_argument, NULL, SL_OPT_HEADS},
+	{"seq", required_argument, NULL, SL_OPT_SEQ},       {"batch", required_argument, NULL, SL_OPT_BATCH},
+	{"steps", required_argument, NULL, SL_OPT_STEPS},   {"seed", required_argument, NULL, SL_OPT_MODEL_SEED},
+	{"lr", required_argument, NULL, SL_OPT_LR},         {NULL, 0, NULL, 0}};
+
+const struct option sl_opts_layout[] = {
+	{"tp", required_argument, NULL, SL_OPT_TP},
+	{"pp", required_argument, NULL, SL_OPT_PP},
+	{"dp", required_argument, NULL, SL_OPT_DP},
+	{"schedule", required_argument, NULL, SL_OPT_SCHEDULE},
+	{"chunks", required_argument, NULL, SL_OPT_CHUNKS},
+	{"microbatches", required_argument, NULL, SL_OPT_MICROBATCHES},
+	{"sequence-parallel", no_argument, NULL, SL_OPT_SP},
+	{"zero1", no_argument, NULL, SL_OPT_ZERO1},
+	{"mesh-order", required_argument, NULL, SL_OPT_ORDER},
+	{NULL, 0, NULL, 0}};
+
+const char sl_opts_model_help[] =
+	"Model (L blocks of width h: multi-head attention when --heads > 0, then an MLP):\n"
+	"  --layers=L              blocks (default 4)\n"
+	"  --hidden=H              width (default 128)\n"
+	"  --ffn=F                 MLP inner width (default 512)\n"
+	"  --heads=A               attention heads, 0 for MLP-only blocks (default 4)\n"
+	"  --seq=S                 tokens per sequence (default 32; 1 without attention)\n"
+	"  --batch=B               sequences per step, over all replicas (default 16)\n"
+	"  --steps=N               training steps (default 5; compare: 3)\n"
+	"  --seed=S                seed of the initial weights and the data (default 1)\n"
+	"  --lr=X                  Adam's learning rate (default 0.001)\n";
+
+const char sl_opts_layout_help[] =
+	"Layout (devices: tp*pp*dp unless --devices is given):\n"
+	"  --tp=T --pp=P --dp=D    tensor, pipeline and data parallel sizes (default 1)\n"
+	"  --schedule=gpipe|1f1b|interleaved\n"
+	"                          pipeline schedule (default 1f1b)\n"
+	"  --chunks=V              model chunks per device, interleaved (default 2)\n"
+	"  --microbatches=M        micro-batches per replica and step (default 2*pp, or 1)\n"
+	"  --sequence-parallel     split each TP all-reduce into reduce-scatter + all-gather\n"
+	"  --zero1                 shard Adam's state over the data-parallel replicas\n"
+	"  --mesh-order=tp-dp-pp   device order, fastest axis first (default tp-dp-pp:\n"
+	"                          TP groups on consecutive devices, i.e. inside a node)\n";
+
+static int named_int(const char *opt, const char *arg, long lo, long hi, int *out, sl_err *err)
+{
+	long v;
+	char what[40];
+	snprintf(what, sizeof what, "--%s", opt);
+	int rc = sl_parse_int(arg, lo, hi, what, &v, err);
+	if (rc == SL_OK)
+		*out = (int)v;
+	return rc;
+}
+
+int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *err)
+{
+	sl_layout *l = &a->l;
+	sl_model_spec *m = &a->m;
+	long seed;
+	double lr;
+	int rc = SL_OK;
+	switch (code) {
+	case SL_OPT_TP:
+		rc = named_int("tp", arg, 1, SL_MAX_DEVICES, &l->tp, err);
+		break;
+	case SL_OPT_PP:
+		rc = named_int("pp", arg, 1, SL_MAX_DEVICES, &l->pp, err);
+		break;
+	case SL_OPT_DP:
+		rc = named_int("dp", arg, 1, SL_MAX_DEVICES, &l->dp, err);
+		break;
+	case SL_OPT_SCHEDULE:
+		if (sl_sched_parse(arg, &l->schedule))
+			return sl_fail(err, SL_EINVAL,
+				       "--schedule: unknown schedule '%s' (one of: gpipe, 1f1b, interleaved)",
+				       arg);
+		break;
+	case SL_OPT_CHUNKS:
+		rc = named_int("chunks", arg, 1, 64, &l->chunks, err);
+		a->given_v = 1;
+		break;
+	case SL_OPT_MICROBATCHES:
+		rc = named_int("microbatches", arg, 1, 4096, &l->microbatches, err);
+		a->given_m = 1;
+		break;
+	case SL_OPT_SP:
+		l->seq_parallel = 1;
+		break;
+	case SL_OPT_ZERO1:
+		l->zero1 = 1;
+		break;
+	case SL_OPT_ORDER:
+		if (sl_mesh_order_parse(arg, l->order))
+			return sl_fail(err, SL_EINVAL,
+				       "--mesh-order: '%s' is not an order of tp, pp and dp (as in tp-dp-pp)",
+				       arg);
+		break;
+	case SL_OPT_LAYERS:
+		rc = named_int("layers", arg, 1, 4096, &m->layers, err);
+		break;
+	case SL_OPT_HIDDEN:
+		rc = named_int("hidden", arg, 1, 65536, &m->hidden, err);
+		break;
+	case SL_OPT_FFN:
+		rc = named_int("ffn", arg, 1, 65536, &m->ffn, err);
+		break;
+	case SL_OPT_HEADS:
+		rc = named_int("heads", arg, 0, 65536, &m->heads, err);
+		break;
+	case SL_OPT_SEQ:
+		rc = named_int("seq", arg, 1, 65536, &m->seq, err);
+		break;
+	case SL_OPT_BATCH:
+		rc = named_int("batch", arg, 1, 1 << 20, &m->batch, err);
+		break;
+	case SL_OPT_STEPS:
+		rc = named_int("steps", arg, 1, 100000, &a->steps, err);
+		a->given_steps = 1;
+		break;
+	case SL_OPT_MODEL_SEED:
+		rc = sl_parse_int(arg, 0, 2147483647L, "--seed", &seed, err);
+		m->seed = (uint64_t)seed;
+		break;
+	case SL_OPT_LR:
+		rc = sl_parse_double(arg, &lr, err);
+		if (rc == SL_OK && !(lr > 0 && lr < 1))
+			rc = sl_fail(err, SL_EINVAL, "--lr=%s is out of range (between 0 and 1)", arg);
+		m->lr = (float)lr;
+		break;
+	default:
+		return SL_OPTS_NOT_MINE;
+	}
+	/* The device count follows the layout unless --devices says otherwise
+	 * (sl_opts_finish keeps it when --devices is not given). */
+	if (a->devices_follow)
+		a->o->sc.cluster.devices = l->tp * l->pp * l->dp;
+	return rc;
+}
+
+void sl_train_opts_init(sl_train_opts *a, sl_opts *o, int steps)
+{
+	memset(a, 0, sizeof *a);
+	a->o = o;
+	sl_opts_init(o);
+	sl_model_default(&a->m);
+	a->m.layers = 4;
+	a->m.hidden = 128;
+	a->m.ffn = 512;
+	a->m.heads = 4;
+	a->m.seq = 32;
+	a->m.batch = 16;
+	sl_layout_default(&a->l);
+	a->steps = steps;
+}
+
+void sl_train_layout_defaults(const sl_model_spec *m, sl_layout *l, int given_m, int given_v)
+{
+	if (!given_v)
+		l->chunks = l->schedule == SL_SCHED_INTERLEAVED ? 2 : 1;
+	if (!given_m) {
+		int mb = l->pp > 1 ? 2 * l->pp : 1;
+		int most = m->batch / l->dp > 0 ? m->batch / l->dp : 1;
+		if (mb > most)
+			mb = l->schedule == SL_SCHED_INTERLEAVED && most >= l->pp ? most - most % l->pp
+										  : most;
+		l->microbatches = mb;
+	}
+}
+
+double sl_train_host_bytes(const sl_model_spec *m, const sl_layout *l)
+{
+	double n = (double)sl_model_nparams(m), R = (double)m->batch * m->seq;
+	double h = m->hidden, f = m->ffn;
+	double acts = 4.0 * m->layers * (R * (6 * h + 2 * f) + (double)m->batch * m->heads * m->seq * m->seq);
+	return 16 * n * (1 + l->dp) + acts * (1 + l->tp);
+}
+
+int sl_train_cluster_config(const sl_cluster_config *base, int n, sl_cluster_config *out,
+			    sl_err *err)
+{
+	*out = *base;
+	out->devices = n;
+	int g = base->devices_per_node;
+	if (g > 0 && n <= g)
+		out->devices_per_node = 0;
+	else if (g > 0 && n % g != 0)
+		return sl_fail(err, SL_EINVAL, "%d devices do not fill nodes of %d: use a multiple of %d",
+			       n, g, g);
+	return SL_OK;
+}

@@ -7,7 +7,13 @@
  *                    trace file (run, coll, train, sandbox);
  *   sl_opts_gemm:    the sharded product: strategy, m, k, n, seed (run,
  *                    sandbox);
- *   sl_opts_dry_run: --dry-run, a timing-only run (run, train, sandbox).
+ *   sl_opts_dry_run: --dry-run, a timing-only run (run, train, sandbox);
+ * and two groups fill an sl_train_opts (a model, a layout, steps):
+ *   sl_opts_layout:  tp, pp, dp, schedule, chunks, microbatches,
+ *                    sequence-parallel, zero1, mesh-order (train, sandbox);
+ *   sl_opts_model:   layers, hidden, ffn, heads, seq, batch, steps, seed, lr
+ *                    (train, compare, sandbox); their codes go to
+ *                    sl_train_opts_handle.
  * A command concatenates the groups it takes with its own options and hands
  * every code getopt_long returns to sl_opts_handle first:
  *
@@ -36,6 +42,7 @@
 
 #include "scenario.h"
 #include "status.h"
+#include "train.h"
 
 /* Room for any command's concatenated table. */
 #define SL_OPTS_MAX 64
@@ -67,6 +74,25 @@ enum sl_opt_code {
 	/* sl_opts_dry_run */
 	SL_OPT_DRY_RUN,
 	SL_OPT_NCODES,
+	/* sl_opts_layout and sl_opts_model (sl_train_opts_handle) */
+	SL_OPT_TP = 0x180,
+	SL_OPT_PP,
+	SL_OPT_DP,
+	SL_OPT_SCHEDULE,
+	SL_OPT_CHUNKS,
+	SL_OPT_MICROBATCHES,
+	SL_OPT_SP,
+	SL_OPT_ZERO1,
+	SL_OPT_ORDER,
+	SL_OPT_LAYERS,
+	SL_OPT_HIDDEN,
+	SL_OPT_FFN,
+	SL_OPT_HEADS,
+	SL_OPT_SEQ,
+	SL_OPT_BATCH,
+	SL_OPT_STEPS,
+	SL_OPT_MODEL_SEED,
+	SL_OPT_LR,
 	SL_OPT_USER = 0x200
 };
 
@@ -138,5 +164,40 @@ size_t sl_opts_append(struct option *dst, size_t n, size_t cap, const struct opt
 
 /* The long name of a code in the shared tables ("bandwidth"), or NULL. */
 const char *sl_opts_name(int code);
+
+/* ---- the training groups ---- */
+
+extern const struct option sl_opts_layout[];
+extern const struct option sl_opts_model[];
+extern const char sl_opts_layout_help[];
+extern const char sl_opts_model_help[];
+
+typedef struct sl_train_opts {
+	sl_opts *o;
+	int devices_follow; /* the device count is tp*pp*dp unless --devices */
+	sl_model_spec m;
+	sl_layout l;
+	int steps;
+	int given_m, given_v, given_steps;
+	const char *layouts; /* compare's --layouts (compare handles it) */
+} sl_train_opts;
+
+/* The model defaults of train and compare (4 blocks of width 128, ffn 512,
+ * 4 heads, 32 tokens, batch 16), one device, `steps` steps; also
+ * sl_opts_init(o). */
+void sl_train_opts_init(sl_train_opts *a, sl_opts *o, int steps);
+/* As sl_opts_handle, for the codes of sl_opts_layout and sl_opts_model. */
+int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *err);
+/* Defaults that depend on other options: interleaving's chunks, and enough
+ * micro-batches to fill the pipeline twice when the batch allows it. */
+void sl_train_layout_defaults(const sl_model_spec *m, sl_layout *l, int given_m, int given_v);
+/* What the host holds for a run: the reference's state and activations, and
+ * every device's (an upper bound). */
+double sl_train_host_bytes(const sl_model_spec *m, const sl_layout *l);
+/* The cluster of a layout's run: base's hardware, n devices, in nodes of
+ * base's size (one node when n fits in one).  SL_EINVAL when n does not
+ * fill whole nodes. */
+int sl_train_cluster_config(const sl_cluster_config *base, int n, sl_cluster_config *out,
+			    sl_err *err);
 
 #endif

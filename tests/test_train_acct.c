@@ -576,7 +576,7 @@ static void test_out_of_memory(void **state)
 	sl_cluster *c = cluster(2, 0, 1e12, 1e11, 1e-6, 3 * n);
 	sl_train_report rep;
 	assert_int_equal(sl_train_run(tr, c, 1, &rep, &err), SL_EDEVMEM);
-	assert_non_null(strstr(err.msg, "is out of memory: its Adam moments needs"));
+	assert_non_null(strstr(err.msg, "is out of memory: its Adam state needs"));
 	sl_cluster_destroy(c);
 	sl_train_destroy(tr);
 	/* one device: room for the state, not for GPipe's four micro-batches of

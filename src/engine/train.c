@@ -1716,9 +1716,9 @@ static int train_prog(sl_dev *d, void *arg, sl_err *err)
 	k.dry = sl_cluster_config_of(R->c)->timing_only;
 	struct dstate *ds = k.ds;
 	int rc = SL_OK;
-	if ((rc = reserve(&k, ds->n * FL, "its parameters")) ||
-	    (rc = reserve(&k, ds->n * FL, "its gradients")) ||
-	    (rc = reserve(&k, 2 * (ds->opt_hi - ds->opt_lo) * FL, "its Adam moments")))
+	if ((rc = reserve(&k, ds->n * FL, "its parameter array")) ||
+	    (rc = reserve(&k, ds->n * FL, "its gradient array")) ||
+	    (rc = reserve(&k, 2 * (ds->opt_hi - ds->opt_lo) * FL, "its Adam state")))
 		goto out;
 	for (int s = 0; s < R->steps && rc == SL_OK; s++) {
 		k.ks = s;

@@ -238,6 +238,18 @@ static void json_cluster(json_t *o, const sl_cluster_config *cfg, const char *pr
 	json_object_set_new(o, "timing_only", json_boolean(cfg->timing_only));
 }
 
+void sl_report_hardware_text(FILE *f, const char *lead, const sl_cluster_config *cfg,
+			     const char *preset, const char *overrides)
+{
+	print_hardware(f, lead, cfg, preset, overrides);
+}
+
+void sl_report_cluster_json(json_t *o, const sl_cluster_config *cfg, const char *preset,
+			    const char *overrides)
+{
+	json_cluster(o, cfg, preset, overrides);
+}
+
 json_t *sl_report_run_json(const sl_run_report *r)
 {
 	const sl_gemm_spec *g = &r->sc->gemm;

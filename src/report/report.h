@@ -60,6 +60,14 @@ void sl_report_coll_header(FILE *f, const sl_coll_report *r);
 void sl_report_coll_row(FILE *f, const sl_coll_row *row);
 json_t *sl_report_coll_json(const sl_coll_report *r);
 
+/* The hardware, links and layout lines of a report, each starting with
+ * lead, and the same figures as JSON fields of o (for other commands'
+ * reports, e.g. train). */
+void sl_report_hardware_text(FILE *f, const char *lead, const sl_cluster_config *cfg,
+			     const char *preset, const char *overrides);
+void sl_report_cluster_json(json_t *o, const sl_cluster_config *cfg, const char *preset,
+			    const char *overrides);
+
 /* Pretty-print j with a final newline and release it; -1 on a write error. */
 int sl_report_json_print(FILE *f, json_t *j);
 

@@ -1,0 +1,133 @@
+#!/bin/sh
+# bench/run.sh BUILD_DIR SRC_DIR - run the benchmarks (make bench) and write
+# SRC_DIR/bench/RESULTS.md.  The raw lines go to BUILD_DIR/bench/results.raw.
+#
+# Open MPI (MPICC, MPIRUN) and hyperfine are optional: without them their
+# columns say why they are empty.  OPENBLAS_NUM_THREADS and OPENBLAS_CORETYPE
+# come from the Makefile.
+set -u
+
+B=${1:?usage: run.sh BUILD_DIR SRC_DIR}
+S=${2:?usage: run.sh BUILD_DIR SRC_DIR}
+OUT=$S/bench/RESULTS.md
+RAW=$B/bench/results.raw
+LOG=$B/bench/results.log
+BE=$B/bench/bench_engine
+SL=$B/shardlab
+MPICC=${MPICC:-}
+MPIRUN=${MPIRUN:-}
+
+# Sizes: 1 MiB to 64 MiB; each timed loop lasts about SECS, REPS times.
+MIN=1048576
+MAX=67108864
+SECS=0.1
+REPS=5
+PS="2 4 8"
+
+mkdir -p "$B/bench"
+: >"$RAW"
+: >"$LOG"
+
+T0=$(date +%s)
+step() { printf 'bench: [%3ds] %s\n' "$(($(date +%s) - T0))" "$*" >&2; }
+fail() { printf 'bench: %s (see %s)\n' "$*" "$LOG" >&2; exit 1; }
+
+[ -x "$BE" ] || fail "$BE is not built"
+
+date -u '+date %Y-%m-%d %H:%M UTC' >>"$RAW"
+if rev=$(git -C "$S" rev-parse --short HEAD 2>/dev/null); then
+	dirty=$(git -C "$S" status --porcelain --untracked-files=no 2>/dev/null | grep -v 'bench/RESULTS.md' | head -1)
+	[ -n "$dirty" ] && rev="$rev (with uncommitted changes)"
+	echo "commit $rev" >>"$RAW"
+fi
+"$BE" info >>"$RAW" 2>>"$LOG" || fail "info failed"
+echo "config $REPS $SECS" >>"$RAW"
+
+step "throttle accuracy (about 15 s)"
+"$BE" throttle 3 >>"$RAW" 2>>"$LOG" || fail "throttle failed"
+
+step "GEMM efficiency (about 20 s)"
+"$BE" gemm 3 1024 4096 4096 4 >>"$RAW" 2>>"$LOG" || fail "gemm failed"
+
+# Open MPI: built and run only when both tools are there.
+MPI_BIN=$B/bench/mpi_coll
+MPI_FLAGS="--oversubscribe"
+[ "$(id -u)" = 0 ] && MPI_FLAGS="$MPI_FLAGS --allow-run-as-root"
+mpi=no
+if [ -n "$MPICC" ] && [ -n "$MPIRUN" ] && [ -x "$MPICC" ] && [ -x "$MPIRUN" ]; then
+	if "$MPICC" -O2 -o "$MPI_BIN" "$S/bench/mpi_coll.c" >>"$LOG" 2>&1; then
+		mpi=yes
+	else
+		echo "note mpi mpicc could not build bench/mpi_coll.c" >>"$RAW"
+	fi
+else
+	echo "note mpi Open MPI (mpicc, mpirun) is not installed" >>"$RAW"
+fi
+
+step "unpaced collectives, shardlab (about 40 s)"
+# shellcheck disable=SC2086 # PS is a list of rank counts
+"$BE" coll "$MIN" "$MAX" "$SECS" "$REPS" $PS >>"$RAW" 2>>"$LOG" || fail "coll failed"
+
+if [ "$mpi" = yes ]; then
+	step "unpaced collectives, Open MPI (about 40 s)"
+	for p in $PS; do
+		# shellcheck disable=SC2086
+		if ! "$MPIRUN" $MPI_FLAGS -np "$p" "$MPI_BIN" sweep "$MIN" "$MAX" "$SECS" "$REPS" \
+			>>"$RAW" 2>>"$LOG"; then
+			echo "note mpi mpirun -np $p failed" >>"$RAW"
+		fi
+	done
+fi
+
+# Start-up: the whole process.  shardlab's coll subcommand may not exist yet:
+# a binary that prints no table for it is not timed.
+step "start-up"
+STARTUP_ARGS="coll --op=allreduce --devices=4 --bytes=1MiB"
+time_cmd() { # label runs command...
+	label=$1
+	runs=$2
+	shift 2
+	if command -v hyperfine >/dev/null 2>&1; then
+		csv=$B/bench/hyperfine.csv
+		if hyperfine -N --style none --warmup 2 --runs "$runs" --export-csv "$csv" "$*" \
+			>>"$LOG" 2>&1; then
+			# command,mean,stddev,median,user,system,min,max
+			awk -F, -v l="$label" -v n="$runs" \
+				'NR == 2 { printf "startup %s hyperfine %d %s %s\n", l, n, $4, $7 }' \
+				"$csv" >>"$RAW"
+			return
+		fi
+	fi
+	if t=$("$BE" time "$runs" "$@" 2>>"$LOG"); then
+		echo "$t" | awk -v l="$label" '{ printf "startup %s bench_engine %s %s %s\n", l, $2, $3, $4 }' \
+			>>"$RAW"
+	else
+		echo "note startup $label could not be timed" >>"$RAW"
+	fi
+}
+# shellcheck disable=SC2086
+if out=$("$SL" $STARTUP_ARGS 2>>"$LOG") && echo "$out" | grep -qiE 'allreduce|busbw'; then
+	# shellcheck disable=SC2086
+	time_cmd shardlab 20 "$SL" $STARTUP_ARGS
+	# As a user's shell runs it, without OPENBLAS_NUM_THREADS: the program
+	# sets it and re-executes itself once (src/blasenv.c).
+	# shellcheck disable=SC2086
+	time_cmd shardlab_reexec 20 env -u OPENBLAS_NUM_THREADS "$SL" $STARTUP_ARGS
+	# The fixed part: loading the program and OpenBLAS, no devices.
+	time_cmd shardlab_version 20 "$SL" --version
+else
+	echo "note startup shardlab: this build has no working 'coll' subcommand yet" >>"$RAW"
+fi
+if [ "$mpi" = yes ]; then
+	# shellcheck disable=SC2086
+	time_cmd mpi 5 "$MPIRUN" $MPI_FLAGS -np 4 "$MPI_BIN" once 1048576
+fi
+
+step "engine overhead: 64 devices, 64 MiB all-reduce (up to a minute: 4 GiB of fresh pages)"
+"$BE" memory 64 67108864 >>"$RAW" 2>>"$LOG" || fail "memory failed"
+"$BE" info | grep '^info load' | sed 's/^info load/info load_end/' >>"$RAW"
+
+step "writing $OUT"
+awk -f "$S/bench/report.awk" "$RAW" >"$OUT.tmp" || fail "report failed"
+mv "$OUT.tmp" "$OUT"
+cat "$OUT"

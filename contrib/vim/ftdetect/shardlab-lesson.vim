@@ -1,0 +1,2 @@
+" shardlab lessons: files ending in .lesson
+autocmd BufRead,BufNewFile *.lesson setfiletype shardlab-lesson

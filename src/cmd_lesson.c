@@ -1,0 +1,494 @@
+/* cmd_lesson.c - `shardlab check FILE...` and `shardlab lesson --headless`.
+ *
+ * The front end of src/lesson without curses: it prints the steps the
+ * interpreter yields and reads the learner's answers, one per line, from
+ * standard input. */
+#include "cmd_lesson.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "lesson.h"
+#include "lesson_ui.h"
+#include "progress.h"
+#include "units.h"
+
+#define WIDTH 78
+#define HINT_AFTER 3 /* tries in an explore before its hint */
+
+static void usage_lesson(FILE *f)
+{
+	fprintf(f, "usage: shardlab lesson [--start=LABEL|LINE] [--fresh] FILE|NAME\n"
+		   "       shardlab lesson --headless [--start=LABEL|LINE] [--resume] [--fresh] "
+		   "[--no-save] [--demo] FILE|NAME\n");
+}
+
+int sl_cmd_check(int argc, char **argv)
+{
+	int bad = 0, files = 0;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			printf("usage: shardlab check FILE|NAME...\n"
+			       "Check lessons without running them; errors read file:line: message.\n");
+			return 0;
+		}
+		if (argv[i][0] == '-' && argv[i][1]) {
+			fprintf(stderr, "shardlab: check: unknown option '%s' (see 'shardlab check --help')\n",
+				argv[i]);
+			return 2;
+		}
+	}
+	for (int i = 1; i < argc; i++) {
+		char path[1024];
+		sl_err err = {0};
+		files++;
+		if (sl_lesson_find(argv[i], path, sizeof path, &err)) {
+			fprintf(stderr, "shardlab: check: %s\n", err.msg);
+			bad++;
+			continue;
+		}
+		sl_lesson *l;
+		sl_lesson_diags d;
+		if (sl_lesson_load(path, &l, &d, &err)) {
+			if (d.n == 0)
+				fprintf(stderr, "%s\n", err.msg);
+			for (int k = 0; k < d.n; k++)
+				fprintf(stderr, "%s\n", d.msg[k]);
+			if (d.more)
+				fprintf(stderr, "%s: more errors follow; fix these first\n", path);
+			bad++;
+			continue;
+		}
+		printf("%s: ok: \"%s\", %d minutes, %d steps\n", path, sl_lesson_title(l),
+		       sl_lesson_minutes(l), sl_lesson_length(l));
+		sl_lesson_free(l);
+	}
+	if (!files) {
+		fprintf(stderr, "shardlab: check: no lesson given (see 'shardlab check --help')\n");
+		return 2;
+	}
+	return bad ? 1 : 0;
+}
+
+/* ---- printing ---- */
+
+/* Print text wrapped at WIDTH with indent (presentation only: nothing in a
+ * lesson depends on it). */
+static void wrap(FILE *out, const char *s, int indent, const char *first)
+{
+	int col = fprintf(out, "%*s%s", indent, "", first);
+	int start = col;
+	while (*s) {
+		while (*s == ' ')
+			s++;
+		size_t w = strcspn(s, " ");
+		if (!w)
+			break;
+		if (col > start && col + 1 + (int)w > WIDTH) {
+			fprintf(out, "\n%*s", start, "");
+			col = start;
+		} else if (col > start) {
+			fputc(' ', out);
+			col++;
+		}
+		fwrite(s, 1, w, out);
+		col += (int)w;
+		s += w;
+	}
+	fputc('\n', out);
+}
+
+static void print_ops(FILE *out, const sl_step *st)
+{
+	char a[32], b[32], c[32];
+	if (!st->ops) {
+		fprintf(out, "[ops] %s\n", st->text);
+		return;
+	}
+	fprintf(out, "[ops] %d operation%s, %s .. %s:\n", st->ops, st->ops == 1 ? "" : "s",
+		sl_fmt_time(st->t_from, a, sizeof a), sl_fmt_time(st->t_to, b, sizeof b));
+	for (size_t i = 0; i < st->nev; i++) {
+		const sl_event *e = &st->ev[i];
+		fprintf(out, "  %10s .. %-10s dev %-2d %-7s", sl_fmt_time(e->t0, a, sizeof a),
+			sl_fmt_time(e->t1, b, sizeof b), e->dev, sl_ev_kind_name(e->kind));
+		if (e->peer >= 0)
+			fprintf(out, " %s dev %d", e->kind == SL_EV_SEND ? "to" : "from", e->peer);
+		if (e->bytes)
+			fprintf(out, " %s", sl_fmt_bytes((double)e->bytes, c, sizeof c));
+		fprintf(out, "  %s\n", e->label);
+	}
+}
+
+/* ---- reading the learner ---- */
+
+/* One line of input without its newline; 0 at end of input.  Overlong lines
+ * are cut (the rest is dropped). */
+static int read_line(FILE *in, char *buf, size_t n)
+{
+	if (!fgets(buf, (int)n, in))
+		return 0;
+	size_t l = strlen(buf);
+	if (l && buf[l - 1] == '\n')
+		buf[--l] = 0;
+	else {
+		int c;
+		while ((c = fgetc(in)) != EOF && c != '\n')
+			;
+	}
+	if (l && buf[l - 1] == '\r')
+		buf[--l] = 0;
+	return 1;
+}
+
+static int prompt(FILE *in, FILE *out, const char *p, char *buf, size_t n, int echo)
+{
+	fprintf(out, "%s", p);
+	fflush(out);
+	if (!read_line(in, buf, n)) {
+		fputc('\n', out);
+		return 0;
+	}
+	if (echo)
+		fprintf(out, "%s\n", buf);
+	return 1;
+}
+
+/* ---- the runner ---- */
+
+struct session {
+	const sl_headless_opts *o;
+	char id[64];
+	sl_progress prog;
+	const sl_lesson *l;
+	sl_vm *vm;
+	int base_asked, base_right; /* score carried over from a resumed session */
+	FILE *err;
+};
+
+static void save(struct session *s, int finished)
+{
+	if (!s->o->save)
+		return;
+	int asked, right;
+	sl_vm_score(s->vm, &asked, &right, NULL);
+	asked += s->base_asked;
+	right += s->base_right;
+	if (finished) {
+		s->prog.done = 1;
+		s->prog.asked = asked;
+		s->prog.right = right;
+		s->prog.position = -1;
+	} else {
+		s->prog.position = sl_vm_position(s->vm);
+		s->prog.now_asked = asked;
+		s->prog.now_right = right;
+		s->prog.hash = sl_lesson_hash(s->l);
+	}
+	sl_err e = {0};
+	if (sl_progress_save(s->id, &s->prog, &e))
+		fprintf(s->err, "shardlab: progress not saved: %s\n", e.msg);
+}
+
+static int run_explore(struct session *s, const sl_step *st, FILE *in, FILE *out, sl_err *err)
+{
+	char buf[1024];
+	int tries = 0;
+	wrap(out, st->text, 0, "[explore] ");
+	fprintf(out, "  knobs:");
+	for (int i = 0; i < st->nknobs; i++)
+		fprintf(out, " %s", st->knobs[i]);
+	fprintf(out, "; the lesson goes on when %s (type KNOB VALUE, demo, or skip)\n", st->detail);
+	for (;;) {
+		if (s->o->autoplay) {
+			if (tries)
+				return sl_fail(err, SL_EINVAL, "%s:%d: the explore's demo does not meet its "
+					       "condition", sl_lesson_name(s->l), st->line);
+			fprintf(out, "knob> demo\n");
+			snprintf(buf, sizeof buf, "demo");
+		} else if (!prompt(in, out, "knob> ", buf, sizeof buf, s->o->echo))
+			return sl_fail(err, SL_EINVAL, "%s:%d: standard input ended during the explore",
+				       sl_lesson_name(s->l), st->line);
+		if (strcmp(buf, "skip") == 0) {
+			fprintf(out, "  skipped\n");
+			return sl_vm_skip(s->vm, err);
+		}
+		sl_err e = {0};
+		if (strcmp(buf, "demo") == 0 ? sl_vm_demo(s->vm, &e) : sl_vm_knob(s->vm, buf, &e)) {
+			if (s->o->autoplay)
+				return sl_fail(err, SL_EINVAL, "%s:%d: %s", sl_lesson_name(s->l), st->line, e.msg);
+			fprintf(out, "  %s\n", e.msg);
+			continue;
+		}
+		const char *detail;
+		int met = sl_vm_explore_met(s->vm, &detail, err);
+		if (met < 0)
+			return err ? err->code : SL_EINVAL;
+		wrap(out, sl_vm_last_result(s->vm), 2, "[result] ");
+		if (met) {
+			fprintf(out, "  yes: %s\n", detail);
+			return SL_OK;
+		}
+		fprintf(out, "  not yet: %s\n", detail);
+		if (++tries == HINT_AFTER && st->hint[0])
+			wrap(out, st->hint, 2, "[hint] ");
+	}
+}
+
+static int run_session(struct session *s, FILE *in, FILE *out, sl_err *err)
+{
+	sl_step st;
+	char buf[1024];
+	int rc;
+	while ((rc = sl_vm_next(s->vm, &st, err)) == SL_OK) {
+		switch (st.kind) {
+		case SL_STEP_SAY:
+			fputc('\n', out);
+			wrap(out, st.text, 0, "");
+			break;
+		case SL_STEP_SETUP:
+			wrap(out, st.text, 0, "[setup] ");
+			break;
+		case SL_STEP_RUN:
+			fprintf(out, "[run] %s\n", st.text);
+			break;
+		case SL_STEP_RESULT:
+			wrap(out, st.text, 0, "[result] ");
+			break;
+		case SL_STEP_OPS:
+			print_ops(out, &st);
+			break;
+		case SL_STEP_PAUSE:
+			save(s, 0);
+			if (s->o->interactive && !s->o->autoplay) {
+				fprintf(out, "[pause] %s%s", st.text, st.text[0] ? " " : "");
+				if (!prompt(in, out, "(Enter) ", buf, sizeof buf, 0))
+					return sl_fail(err, SL_EINVAL, "%s:%d: standard input ended at a pause",
+						       sl_lesson_name(s->l), st.line);
+			} else {
+				fprintf(out, "[pause]%s%s\n", st.text[0] ? " " : "", st.text);
+			}
+			break;
+		case SL_STEP_CHECK:
+			if (st.passed)
+				fprintf(out, "[check] ok: %s (%s)\n", st.text, st.detail);
+			else
+				fprintf(out, "[check] FAILED at %s:%d: %s (%s)\n", sl_lesson_name(s->l), st.line,
+					st.text, st.detail);
+			break;
+		case SL_STEP_QUESTION: {
+			save(s, 0);
+			fputc('\n', out);
+			wrap(out, st.text, 0, "[question] ");
+			for (int i = 0; i < st.nchoices; i++) {
+				char lab[8];
+				snprintf(lab, sizeof lab, "%c) ", 'a' + i);
+				wrap(out, st.choices[i], 2, lab);
+			}
+			if (st.numeric && st.unit[0])
+				fprintf(out, "  (a number in %s, or with its unit)\n", st.unit);
+			sl_answer a;
+			for (;;) {
+				if (s->o->autoplay) {
+					if (sl_vm_expected(s->vm, buf, sizeof buf, err))
+						return err ? err->code : SL_EINVAL;
+					fprintf(out, "answer> %s\n", buf);
+				} else if (!prompt(in, out, "answer> ", buf, sizeof buf, s->o->echo))
+					return sl_fail(err, SL_EINVAL, "%s:%d: standard input ended before the "
+						       "question was answered", sl_lesson_name(s->l), st.line);
+				sl_err e = {0};
+				if (sl_vm_answer(s->vm, buf, &a, &e) == SL_OK)
+					break;
+				if (s->o->autoplay)
+					return sl_fail(err, SL_EINVAL, "%s:%d: %s", sl_lesson_name(s->l), st.line,
+						       e.msg);
+				fprintf(out, "  %s\n", e.msg);
+			}
+			if (s->o->autoplay && !a.correct)
+				return sl_fail(err, SL_EINVAL, "%s:%d: the lesson's own answer '%s' is judged "
+					       "wrong (it expects %s)", sl_lesson_name(s->l), st.line, buf, a.expected);
+			if (a.correct)
+				wrap(out, a.explain, 0, "[right] ");
+			else {
+				fprintf(out, "[wrong] the answer: %s\n", a.expected);
+				if (a.explain[0])
+					wrap(out, a.explain, 8, "");
+			}
+			break;
+		}
+		case SL_STEP_MENU: {
+			save(s, 0);
+			fputc('\n', out);
+			wrap(out, st.text, 0, "[menu] ");
+			for (int i = 0; i < st.nchoices; i++) {
+				char lab[16];
+				snprintf(lab, sizeof lab, "%d) ", i + 1);
+				wrap(out, st.choices[i], 2, lab);
+			}
+			for (;;) {
+				if (s->o->autoplay) /* the first item: the course reads in order */
+					fprintf(out, "choice> %s\n", strcpy(buf, "1"));
+				else if (!prompt(in, out, "choice> ", buf, sizeof buf, s->o->echo))
+					return sl_fail(err, SL_EINVAL, "%s:%d: standard input ended before a menu "
+						       "item was chosen", sl_lesson_name(s->l), st.line);
+				char *end;
+				long k = strtol(buf, &end, 10);
+				sl_err e = {0};
+				if (end != buf && !*end && sl_vm_choose(s->vm, (int)k - 1, &e) == SL_OK)
+					break;
+				fprintf(out, "  choose an item from 1 to %d\n", st.nchoices);
+			}
+			break;
+		}
+		case SL_STEP_EXPLORE:
+			save(s, 0);
+			fputc('\n', out);
+			if (run_explore(s, &st, in, out, err))
+				return err ? err->code : SL_EINVAL;
+			break;
+		case SL_STEP_END: {
+			int total_asked = st.asked + s->base_asked, total_right = st.right + s->base_right;
+			save(s, 1);
+			fprintf(out, "\n[end] %s: %d of %d question%s right; ", sl_lesson_title(s->l),
+				total_right, total_asked, total_asked == 1 ? "" : "s");
+			if (st.checks_failed)
+				fprintf(out, "%d check%s FAILED\n", st.checks_failed,
+					st.checks_failed == 1 ? "" : "s");
+			else
+				fprintf(out, "every check held\n");
+			return SL_OK;
+		}
+		}
+	}
+	return rc;
+}
+
+int sl_lesson_headless(const char *path, const sl_headless_opts *o, FILE *in, FILE *out, FILE *errf)
+{
+	sl_lesson *l;
+	sl_lesson_diags d;
+	sl_err err = {0};
+	if (sl_lesson_load(path, &l, &d, &err)) {
+		fprintf(errf, "%s\n", err.msg);
+		for (int k = 1; k < d.n; k++)
+			fprintf(errf, "%s\n", d.msg[k]);
+		return 2;
+	}
+	struct session s = {.o = o, .l = l, .err = errf};
+	sl_progress_id(path, s.id, sizeof s.id);
+	s.prog.position = -1;
+	if (o->save || o->resume) {
+		if (o->fresh)
+			sl_progress_forget(s.id, NULL);
+		if (sl_progress_load(s.id, &s.prog, &err))
+			fprintf(errf, "shardlab: progress not read: %s\n", err.msg);
+	}
+	s.vm = sl_vm_create(l, &err);
+	int start = 0;
+	if (s.vm && o->start && (start = sl_lesson_locate(l, o->start, &err)) < 0) {
+		fprintf(errf, "shardlab: %s\n", err.msg);
+		sl_vm_destroy(s.vm);
+		sl_lesson_free(l);
+		return 2;
+	}
+	if (s.vm && !o->start && o->resume) {
+		if (s.prog.position < 0)
+			fprintf(errf, "shardlab: nothing to resume in %s: starting at the top\n", path);
+		else if (s.prog.hash != sl_lesson_hash(l))
+			fprintf(errf, "shardlab: %s changed since it was left: starting at the top\n", path);
+		else {
+			start = s.prog.position;
+			s.base_asked = s.prog.now_asked;
+			s.base_right = s.prog.now_right;
+		}
+	}
+	fprintf(out, "Lesson: %s (%d minutes)\n", sl_lesson_title(l), sl_lesson_minutes(l));
+	if (sl_lesson_about(l)[0])
+		wrap(out, sl_lesson_about(l), 2, "");
+	if (start > 0)
+		fprintf(out, "[start] at line %d\n", sl_lesson_line_at(l, start));
+	int rc = !s.vm ? SL_ENOMEM : start > 0 ? sl_vm_start_at(s.vm, start, &err) : SL_OK;
+	if (rc == SL_OK)
+		rc = run_session(&s, in, out, &err);
+	int status;
+	if (rc) {
+		fflush(out);
+		fprintf(errf, "%s\n", err.msg);
+		status = 2;
+	} else {
+		int failed;
+		sl_vm_score(s.vm, NULL, NULL, &failed);
+		status = failed ? 1 : 0;
+	}
+	fflush(out);
+	sl_vm_destroy(s.vm);
+	sl_lesson_free(l);
+	return status;
+}
+
+int sl_cmd_lesson(int argc, char **argv)
+{
+	sl_headless_opts o = {.save = 1};
+	int headless = 0;
+	const char *what = NULL;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--headless") == 0)
+			headless = 1;
+		else if (strncmp(a, "--start=", 8) == 0)
+			o.start = a + 8;
+		else if (strcmp(a, "--start") == 0 && i + 1 < argc)
+			o.start = argv[++i];
+		else if (strcmp(a, "--resume") == 0)
+			o.resume = 1;
+		else if (strcmp(a, "--fresh") == 0)
+			o.fresh = 1;
+		else if (strcmp(a, "--no-save") == 0)
+			o.save = 0;
+		else if (strcmp(a, "--demo") == 0)
+			o.autoplay = 1;
+		else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage_lesson(stdout);
+			return 0;
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "shardlab: lesson: unknown option '%s' (see 'shardlab lesson "
+					"--help')\n", a);
+			return 2;
+		} else if (what) {
+			fprintf(stderr, "shardlab: lesson: one lesson at a time ('%s' and '%s')\n", what, a);
+			return 2;
+		} else
+			what = a;
+	}
+	if (!what) {
+		fprintf(stderr, "shardlab: lesson: no lesson given (see 'shardlab lesson --help')\n");
+		return 2;
+	}
+	if (o.resume && o.start) {
+		fprintf(stderr, "shardlab: lesson: --resume and --start say different places to begin\n");
+		return 2;
+	}
+	char path[1024];
+	sl_err err = {0};
+	if (sl_lesson_find(what, path, sizeof path, &err)) {
+		fprintf(stderr, "shardlab: lesson: %s\n", err.msg);
+		return 2;
+	}
+	if (!headless) {
+		if (o.autoplay || o.resume || !o.save) {
+			fprintf(stderr, "shardlab: lesson: --demo, --resume and --no-save are for "
+					"--headless (the screen goes on where the learner left off)\n");
+			return 2;
+		}
+		int st = sl_tui_lessons(path, o.start, o.fresh, NULL);
+		fflush(stdout);
+		return st;
+	}
+	o.interactive = isatty(STDIN_FILENO);
+	o.echo = !o.interactive;
+	if (o.autoplay) /* a demonstration is not the learner's progress */
+		o.save = 0;
+	return sl_lesson_headless(path, &o, stdin, stdout, stderr);
+}

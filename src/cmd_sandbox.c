@@ -1,0 +1,196 @@
+/* cmd_sandbox.c - `shardlab sandbox`: the terminal interface on a scenario
+ * given by the same options as `shardlab run`. */
+#include <stdio.h>
+
+#include "cli.h"
+#include "tui.h"
+#include "units.h"
+
+enum {
+	OPT_NO_COLOR = SL_OPT_USER,
+	OPT_ASCII,
+	OPT_HIGH_CONTRAST,
+	OPT_NO_MOUSE,
+	OPT_PLAY,
+	OPT_FPS,
+};
+
+static const struct option mine[] = {
+    {"no-color", no_argument, NULL, OPT_NO_COLOR},
+    {"ascii", no_argument, NULL, OPT_ASCII},
+    {"high-contrast", no_argument, NULL, OPT_HIGH_CONTRAST},
+    {"no-mouse", no_argument, NULL, OPT_NO_MOUSE},
+    {"play", no_argument, NULL, OPT_PLAY},
+    {"fps", required_argument, NULL, OPT_FPS},
+    {NULL, 0, NULL, 0},
+};
+
+static void sandbox_help(void)
+{
+	printf("Usage: shardlab sandbox [--strategy=single|colwise|rowwise] [--devices=N]\n"
+	       "                        [--m=M --k=K --n=N] [OPTION...]\n"
+	       "       shardlab sandbox --tp=T --pp=P --dp=D [training options] [OPTION...]\n\n"
+	       "Opens the interactive view on the scenario: the devices and the links between\n"
+	       "them, X, W and Y in the colours of the devices that own their blocks, a timeline\n"
+	       "per device, and the figures.  Space plays, Right steps one operation, Left steps\n"
+	       "back; [ and ] halve and double the link bandwidth, also mid-transfer; ? lists\n"
+	       "every key; q quits.  It starts paused at time zero, at a speed that makes the\n"
+	       "scenario last a few seconds (--slowdown sets another).\n\n");
+	fputs(sl_opts_gemm_help, stdout);
+	putchar('\n');
+	printf("With any layout or model option, the view shows one training step of that\n"
+	       "layout, as 'shardlab train --steps=1' runs it: devices by their (tp, pp, dp)\n"
+	       "coordinates, forward and backward by micro-batch on the timeline, the engine's\n"
+	       "accounting, and the Megatron split or the pipeline stages (--seed seeds the\n"
+	       "model; --steps does not apply; the plots are for the product).\n\n");
+	fputs(sl_opts_layout_help, stdout);
+	putchar('\n');
+	fputs(sl_opts_model_help, stdout);
+	putchar('\n');
+	fputs(sl_opts_cluster_help, stdout);
+	printf("  (sandbox: --trace writes the trace of the run shown, on quitting; --format\n"
+	       "   does not apply)\n"
+	       "Display:\n"
+	       "  --no-color              monochrome (so is a non-empty NO_COLOR)\n"
+	       "  --ascii                 ASCII glyphs (so is a locale that is not UTF-8)\n"
+	       "  --high-contrast         the high-contrast palette, for projectors (key c)\n"
+	       "  --no-mouse              leave the mouse to the terminal\n"
+	       "  --play                  start playing at once\n"
+	       "  --fps=N                 frames per second while animating (1 to 60,\n"
+	       "                          default %.0f)\n",
+	       SL_TUI_DEFAULT_FPS);
+}
+
+struct sargs {
+	struct sl_tui_options t;
+	sl_train_opts tr;
+	int train; /* a training option was given */
+};
+
+static int own(void *ctx, int code, const char *arg, sl_err *err)
+{
+	struct sargs *sa = ctx;
+	struct sl_tui_options *t = &sa->t;
+	long fps;
+	int rc = sl_train_opts_handle(&sa->tr, code, arg, err);
+	if (rc != SL_OPTS_NOT_MINE) {
+		sa->train = 1;
+		return rc;
+	}
+	switch (code) {
+	case OPT_NO_COLOR:
+		t->no_color = 1;
+		return SL_OK;
+	case OPT_ASCII:
+		t->ascii = 1;
+		return SL_OK;
+	case OPT_HIGH_CONTRAST:
+		t->high_contrast = 1;
+		return SL_OK;
+	case OPT_NO_MOUSE:
+		t->no_mouse = 1;
+		return SL_OK;
+	case OPT_PLAY:
+		t->play = 1;
+		return SL_OK;
+	case OPT_FPS:
+		if (sl_parse_int(arg, 1, 60, "--fps", &fps, err))
+			return SL_EINVAL;
+		t->fps = (double)fps;
+		return SL_OK;
+	default:
+		return sl_fail(err, SL_EINVAL, "option code %d has no handler", code);
+	}
+}
+
+/* The view of a scenario, after the command line has been checked. */
+static int open_view(const sl_opts *o, const struct sl_tui_options *t)
+{
+	int status = sl_tui_main(&o->sc, t);
+	fflush(stdout);
+	return status;
+}
+
+/* One training step of the layout the options give, as `shardlab train`
+ * checks and runs it (--seed is the gemm group's, which comes first). */
+static int train_view(sl_opts *o, struct sargs *sa)
+{
+	sl_train_opts *a = &sa->tr;
+	static const int product[] = {SL_OPT_STRATEGY, SL_OPT_M, SL_OPT_K, SL_OPT_N};
+	for (size_t i = 0; i < sizeof product / sizeof product[0]; i++)
+		if (sl_opts_given(o, product[i]))
+			return sl_cli_usage("sandbox", "--%s is for the sharded product, not a training layout",
+			                    sl_opts_name(product[i]));
+	if (a->given_steps)
+		return sl_cli_usage("sandbox", "--steps: the sandbox shows one training step");
+	if (sl_opts_given(o, SL_OPT_SEED))
+		a->m.seed = o->sc.gemm.seed;
+	a->l.algo = o->sc.gemm.algo;
+	sl_train_layout_defaults(&a->m, &a->l, a->given_m, a->given_v);
+	sl_err err = {0};
+	int rc;
+	if (sl_layout_check(&a->m, &a->l, o->sc.cluster.devices, &err))
+		return sl_cli_usage("sandbox", "%s", err.msg);
+	if ((rc = sl_cli_host_fits("sandbox", 2 * sl_train_host_bytes(&a->m, &a->l),
+	                           "this model and layout")))
+		return rc;
+	sl_cluster_config cfg;
+	if (sl_train_cluster_config(&o->sc.cluster, o->sc.cluster.devices, &cfg, &err))
+		return sl_cli_usage("sandbox", "%s", err.msg);
+	o->sc.cluster = cfg;
+	if (o->sc.gemm.split == SL_SPLIT_SINGLE)
+		o->sc.gemm.split = SL_SPLIT_COL; /* all the devices */
+	static sl_play_train pt;
+	pt.on = 1;
+	pt.m = a->m;
+	pt.l = a->l;
+	sa->t.train = &pt;
+	sa->t.trace = o->trace;
+	return open_view(o, &sa->t);
+}
+
+int sl_cmd_sandbox(int argc, char **argv)
+{
+	struct option lo[SL_OPTS_MAX];
+	size_t n = sl_opts_append(lo, 0, SL_OPTS_MAX, sl_opts_cluster);
+	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_gemm);
+	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_layout);
+	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_model);
+	sl_opts_append(lo, n, SL_OPTS_MAX, mine);
+	sl_opts o;
+	struct sargs sa = {0};
+	sl_train_opts_init(&sa.tr, &o, 1);
+	sa.tr.devices_follow = 1;
+	sl_tui_options_default(&sa.t);
+	struct sl_tui_options *tp = &sa.t;
+	int rc = sl_cli_parse("sandbox", argc, argv, lo, &o, own, &sa, sandbox_help);
+	if (rc != SL_CLI_GO)
+		return rc;
+	if (sl_opts_given(&o, SL_OPT_FORMAT))
+		return sl_cli_usage("sandbox", "--format is for the reports of run and coll");
+	if (o.trace && (rc = sl_cli_check_output("sandbox", o.trace)))
+		return rc;
+	if (sa.train)
+		return train_view(&o, &sa);
+	struct sl_tui_options t = *tp;
+	/* A shape that cannot be split is a usage error, as for run. */
+	const sl_scenario *sc = &o.sc;
+	sl_err err = {0};
+	if (sl_gemm_check(&sc->gemm, sc->gemm.split == SL_SPLIT_SINGLE ? 1 : sc->cluster.devices,
+	                  &err))
+		return sl_cli_usage("sandbox", "%s", err.msg);
+	t.trace = o.trace;
+	return open_view(&o, &t);
+}
+
+int sl_sandbox_default(void)
+{
+	sl_opts o;
+	struct sl_tui_options t;
+	sl_err err = {0};
+	sl_opts_init(&o);
+	sl_tui_options_default(&t);
+	if (sl_opts_finish(&o, &err))
+		return sl_cli_fail("sandbox", &err);
+	return open_view(&o, &t);
+}

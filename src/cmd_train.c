@@ -1,0 +1,698 @@
+/* cmd_train.c - `shardlab train` (the model trained under one layout, with
+ * its accounting) and `shardlab compare` (the same model under several
+ * layouts, one table). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "report.h"
+#include "train.h"
+#include "units.h"
+
+enum {
+	OPT_LAYOUTS = SL_OPT_USER,
+};
+
+static const struct option compare_opts[] = {
+	{"layouts", required_argument, NULL, OPT_LAYOUTS},
+	{"schedule", required_argument, NULL, SL_OPT_SCHEDULE},
+	{"microbatches", required_argument, NULL, SL_OPT_MICROBATCHES},
+	{NULL, 0, NULL, 0}};
+
+/* The training options (opts.h), and compare's --layouts. */
+static int own_option(void *ctx, int code, const char *arg, sl_err *err)
+{
+	sl_train_opts *a = ctx;
+	if (code == OPT_LAYOUTS) {
+		a->layouts = arg;
+		return SL_OK;
+	}
+	int rc = sl_train_opts_handle(a, code, arg, err);
+	return rc == SL_OPTS_NOT_MINE ? sl_fail(err, SL_EINVAL, "option code %d has no handler", code)
+				      : rc;
+}
+
+/* ---- running one layout ---- */
+
+struct outcome {
+	sl_layout l;
+	char name[48];
+	sl_cluster *c;
+	sl_train_report rep;
+	sl_train_prediction pred;
+	double single_s;
+	int single_est;
+	double wall_s;
+	double max_rel; /* losses against the reference */
+};
+
+static double wall_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The cluster of the run: the scenario's hardware, as many devices as the
+ * layout uses, in nodes of the scenario's size. */
+static int layout_cluster(const sl_cluster_config *base, int n, sl_cluster **out, sl_err *err)
+{
+	sl_cluster_config cfg;
+	if (sl_train_cluster_config(base, n, &cfg, err))
+		return err->code;
+	*out = sl_cluster_create(&cfg, err);
+	return *out ? SL_OK : err->code;
+}
+
+static int run_layout(const sl_cluster_config *base, const sl_model_spec *m, const sl_layout *l,
+		      int steps, const double *ref, struct outcome *r, sl_err *err)
+{
+	int n = l->tp * l->pp * l->dp;
+	r->l = *l;
+	int rc = layout_cluster(base, n, &r->c, err);
+	if (rc)
+		return rc;
+	sl_train *tr = sl_train_create(m, l, n, err);
+	if (!tr)
+		return err->code;
+	double w0 = wall_now();
+	rc = sl_train_run(tr, r->c, steps, &r->rep, err);
+	r->wall_s = wall_now() - w0;
+	if (rc == SL_OK)
+		rc = sl_train_predict(tr, r->c, &r->pred, err);
+	if (rc == SL_OK)
+		rc = sl_train_single_step_s(m, sl_cluster_config_of(r->c), &r->single_s,
+					    &r->single_est, err);
+	sl_train_destroy(tr);
+	if (rc == SL_OK)
+		for (int s = 0; s < steps; s++) {
+			double d = fabs(r->rep.losses[s] - ref[s]) / fabs(ref[s]);
+			if (!(d <= r->max_rel))
+				r->max_rel = d;
+		}
+	return rc;
+}
+
+static void outcome_free(struct outcome *r)
+{
+	sl_train_report_free(&r->rep);
+	sl_cluster_destroy(r->c);
+	r->c = NULL;
+}
+
+#define LOSS_TOLERANCE 1e-5
+
+static int reference(const char *cmd, const sl_model_spec *m, int steps, double *out)
+{
+	sl_ref r;
+	sl_err err = {0};
+	if (sl_ref_init(&r, m, &err))
+		return sl_cli_fail(cmd, &err);
+	for (int s = 0; s < steps; s++)
+		if (sl_ref_step(&r, &out[s], &err)) {
+			sl_ref_free(&r);
+			return sl_cli_fail(cmd, &err);
+		}
+	sl_ref_free(&r);
+	return SL_EXIT_OK;
+}
+
+/* ---- reports ---- */
+
+static const char *fmt_t(double s, char *b)
+{
+	return sl_fmt_time(s, b, 32);
+}
+
+static const char *fmt_b(double v, char *b)
+{
+	return sl_fmt_bytes(v, b, 32);
+}
+
+static uint64_t dev_sent(const sl_train_dev *d)
+{
+	uint64_t s = 0;
+	for (int k = 0; k < SL_TR_NKINDS; k++)
+		s += d->sent[k];
+	return s;
+}
+
+static void layout_words(const sl_layout *l, char *buf, size_t n)
+{
+	char ord[16];
+	int len = snprintf(buf, n, "tp=%d pp=%d dp=%d", l->tp, l->pp, l->dp);
+	if (l->pp > 1)
+		len += snprintf(buf + len, n - (size_t)len, ", %s", sl_sched_name(l->schedule));
+	if (l->chunks > 1)
+		len += snprintf(buf + len, n - (size_t)len, " with %d chunks", l->chunks);
+	len += snprintf(buf + len, n - (size_t)len, ", %d micro-batch%s", l->microbatches,
+			l->microbatches == 1 ? "" : "es");
+	if (l->seq_parallel)
+		len += snprintf(buf + len, n - (size_t)len, ", sequence parallel");
+	if (l->zero1)
+		len += snprintf(buf + len, n - (size_t)len, ", ZeRO-1");
+	snprintf(buf + len, n - (size_t)len, ", mesh %s",
+		 sl_mesh_order_name(l->order, ord, sizeof ord));
+}
+
+static void model_words(const sl_model_spec *m, char *buf, size_t n)
+{
+	int len = snprintf(buf, n, "%d block%s of width %d, ffn %d", m->layers,
+			   m->layers == 1 ? "" : "s", m->hidden, m->ffn);
+	if (m->heads > 0)
+		len += snprintf(buf + len, n - (size_t)len, ", %d heads", m->heads);
+	snprintf(buf + len, n - (size_t)len, "; %zu parameters", sl_model_nparams(m));
+}
+
+static void data_words(const sl_model_spec *m, char *buf, size_t n)
+{
+	snprintf(buf, n, "%d sequence%s of %d token%s per step, seed %llu; Adam lr %g", m->batch,
+		 m->batch == 1 ? "" : "s", m->seq, m->seq == 1 ? "" : "s",
+		 (unsigned long long)m->seed, (double)m->lr);
+}
+
+static void train_text(FILE *f, const sl_opts *o, const sl_model_spec *m, int steps,
+		       const double *ref, const struct outcome *r)
+{
+	const sl_train_report *p = &r->rep;
+	const sl_cluster_config *cfg = sl_cluster_config_of(r->c);
+	char a[32], b[32], c[32], words[200];
+	layout_words(&r->l, words, sizeof words);
+	fprintf(f, "# shardlab train: %s\n", words);
+	model_words(m, words, sizeof words);
+	fprintf(f, "# model: %s\n", words);
+	data_words(m, words, sizeof words);
+	fprintf(f, "# data: %s\n", words);
+	sl_report_hardware_text(f, "# ", cfg, o->sc.preset, o->overrides);
+	fprintf(f, "\n%6s %14s %14s %11s\n", "step", "loss", "reference", "rel. diff");
+	for (int s = 0; s < steps; s++)
+		fprintf(f, "%6ld %14.9f %14.9f %11.2e\n", p->first_step + s + 1, p->losses[s], ref[s],
+			fabs(p->losses[s] - ref[s]) / fabs(ref[s]));
+	double speedup = p->step_s > 0 ? r->single_s / p->step_s : 0;
+	fprintf(f, "\nstep time    %s emulated, %s predicted\n", fmt_t(p->step_s, a),
+		fmt_t(r->pred.step_s, b));
+	fprintf(f, "speedup      %.3g over one device (%s%s), efficiency %.1f%%\n", speedup,
+		fmt_t(r->single_s, c), r->single_est ? ", estimated: the model does not fit one" : "",
+		100 * speedup / p->ndev);
+	fprintf(f, "bubble       %.4f of the ideal time (%.4f predicted)\n", p->bubble_fraction,
+		r->pred.bubble_fraction);
+	fprintf(f, "idle         %.1f%% of all devices' time\n", 100 * p->idle_fraction);
+	fprintf(f, "check        losses equal one device's to %.2g (tolerance %g): %s\n", r->max_rel,
+		LOSS_TOLERANCE, r->max_rel <= LOSS_TOLERANCE ? "pass" : "FAIL");
+	fprintf(f, "wall         %.2f s\n\n", r->wall_s);
+
+	fprintf(f, "%6s %3s %3s %3s %10s %10s %10s %10s %10s %10s %10s %10s\n", "device", "tp", "pp",
+		"dp", "compute", "comm", "idle", "params", "grads", "optimizer", "act. peak", "mem peak");
+	for (int i = 0; i < p->ndev; i++) {
+		const sl_train_dev *d = &p->dev[i];
+		char t1[32], t2[32], t3[32], m1[32], m2[32], m3[32], m4[32], m5[32];
+		fprintf(f, "%6d %3d %3d %3d %10s %10s %10s %10s %10s %10s %10s %10s\n", i, d->tp, d->pp,
+			d->dp, fmt_t(d->compute_s, t1), fmt_t(d->comm_s, t2), fmt_t(d->idle_s, t3),
+			fmt_b((double)d->params_bytes, m1), fmt_b((double)d->grads_bytes, m2),
+			fmt_b((double)d->optimizer_bytes, m3), fmt_b((double)d->act_peak_bytes, m4),
+			fmt_b((double)d->mem_peak_bytes, m5));
+	}
+	int used[SL_TR_NKINDS], nused = 0;
+	for (int k = 0; k < SL_TR_NKINDS; k++) {
+		uint64_t t = 0;
+		for (int i = 0; i < p->ndev; i++)
+			t += p->dev[i].sent[k];
+		if (t)
+			used[nused++] = k;
+	}
+	if (nused == 0)
+		return;
+	fprintf(f, "\nbytes sent per step\n%6s", "device");
+	for (int k = 0; k < nused; k++)
+		fprintf(f, " %16s", sl_traffic_name((sl_traffic_kind)used[k]));
+	fputc('\n', f);
+	for (int i = 0; i < p->ndev; i++) {
+		fprintf(f, "%6d", i);
+		for (int k = 0; k < nused; k++)
+			fprintf(f, " %16s", fmt_b((double)p->dev[i].sent[used[k]], a));
+		fputc('\n', f);
+	}
+}
+
+static json_t *jreal(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *traffic_json(const uint64_t *sent, const uint64_t *recv)
+{
+	json_t *t = json_object();
+	for (int k = 0; k < SL_TR_NKINDS; k++)
+		json_object_set_new(t, sl_traffic_name((sl_traffic_kind)k),
+				    json_pack("{s:I, s:I}", "sent_bytes", (json_int_t)sent[k],
+					      "received_bytes", (json_int_t)recv[k]));
+	return t;
+}
+
+static void model_json(json_t *o, const sl_model_spec *m)
+{
+	json_object_set_new(o, "model",
+			    json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:I, s:f, s:I}", "layers",
+				      m->layers, "hidden", m->hidden, "ffn", m->ffn, "heads", m->heads,
+				      "seq", m->seq, "batch", m->batch, "seed", (json_int_t)m->seed,
+				      "lr", (double)m->lr, "parameters",
+				      (json_int_t)sl_model_nparams(m)));
+}
+
+static void layout_json(json_t *o, const sl_layout *l)
+{
+	char ord[16];
+	json_object_set_new(o, "tp", json_integer(l->tp));
+	json_object_set_new(o, "pp", json_integer(l->pp));
+	json_object_set_new(o, "dp", json_integer(l->dp));
+	json_object_set_new(o, "schedule", json_string(sl_sched_name(l->schedule)));
+	json_object_set_new(o, "chunks", json_integer(l->chunks));
+	json_object_set_new(o, "microbatches", json_integer(l->microbatches));
+	json_object_set_new(o, "sequence_parallel", json_boolean(l->seq_parallel));
+	json_object_set_new(o, "zero1", json_boolean(l->zero1));
+	json_object_set_new(o, "mesh_order",
+			    json_string(sl_mesh_order_name(l->order, ord, sizeof ord)));
+}
+
+static json_t *losses_json(const double *v, int n)
+{
+	json_t *a = json_array();
+	for (int s = 0; s < n; s++)
+		json_array_append_new(a, jreal(v[s]));
+	return a;
+}
+
+/* The figures of one layout's run, shared by train's and compare's JSON. */
+static void outcome_json(json_t *o, const struct outcome *r, int steps)
+{
+	const sl_train_report *p = &r->rep;
+	double speedup = p->step_s > 0 ? r->single_s / p->step_s : 0;
+	layout_json(o, &r->l);
+	json_object_set_new(o, "devices", json_integer(p->ndev));
+	json_object_set_new(o, "steps", json_integer(steps));
+	json_object_set_new(o, "first_step", json_integer(p->first_step));
+	json_object_set_new(o, "losses", losses_json(p->losses, steps));
+	json_object_set_new(o, "max_loss_rel_diff", jreal(r->max_rel));
+	json_object_set_new(o, "check", json_string(r->max_rel <= LOSS_TOLERANCE ? "pass" : "fail"));
+	json_object_set_new(o, "step_time_s", jreal(p->step_s));
+	json_object_set_new(o, "predicted_step_s", jreal(r->pred.step_s));
+	json_object_set_new(o, "single_device_step_s", jreal(r->single_s));
+	json_object_set_new(o, "single_device_estimated", json_boolean(r->single_est));
+	json_object_set_new(o, "speedup", jreal(speedup));
+	json_object_set_new(o, "efficiency", jreal(speedup / p->ndev));
+	json_object_set_new(o, "pipeline_s", jreal(p->pipeline_s));
+	json_object_set_new(o, "ideal_s", jreal(p->ideal_s));
+	json_object_set_new(o, "bubble_fraction", jreal(p->bubble_fraction));
+	json_object_set_new(o, "predicted_bubble_fraction", jreal(r->pred.bubble_fraction));
+	json_object_set_new(o, "idle_fraction", jreal(p->idle_fraction));
+	json_object_set_new(o, "flops_per_step", jreal(p->flops_per_step));
+	json_object_set_new(o, "wall_s", jreal(r->wall_s));
+	uint64_t sent[SL_TR_NKINDS] = {0}, recv[SL_TR_NKINDS] = {0};
+	const sl_cluster_config *cfg = sl_cluster_config_of(r->c);
+	json_t *devs = json_array();
+	for (int i = 0; i < p->ndev; i++) {
+		const sl_train_dev *d = &p->dev[i];
+		for (int k = 0; k < SL_TR_NKINDS; k++) {
+			sent[k] += d->sent[k];
+			recv[k] += d->received[k];
+		}
+		json_t *j = json_object();
+		json_object_set_new(j, "id", json_integer(i));
+		json_object_set_new(j, "node", json_integer(cfg->devices_per_node > 0
+								 ? i / cfg->devices_per_node
+								 : 0));
+		json_object_set_new(j, "tp", json_integer(d->tp));
+		json_object_set_new(j, "pp", json_integer(d->pp));
+		json_object_set_new(j, "dp", json_integer(d->dp));
+		json_object_set_new(j, "compute_s", jreal(d->compute_s));
+		json_object_set_new(j, "comm_s", jreal(d->comm_s));
+		json_object_set_new(j, "idle_s", jreal(d->idle_s));
+		json_object_set_new(j, "predicted_compute_s", jreal(r->pred.compute_s[i]));
+		json_object_set_new(j, "predicted_comm_s", jreal(r->pred.comm_s[i]));
+		json_object_set_new(j, "flops", jreal(d->flops));
+		json_object_set_new(j, "memory_params_bytes", json_integer((json_int_t)d->params_bytes));
+		json_object_set_new(j, "memory_grads_bytes", json_integer((json_int_t)d->grads_bytes));
+		json_object_set_new(j, "memory_optimizer_bytes",
+				    json_integer((json_int_t)d->optimizer_bytes));
+		json_object_set_new(j, "memory_activations_peak_bytes",
+				    json_integer((json_int_t)d->act_peak_bytes));
+		json_object_set_new(j, "memory_workspace_peak_bytes",
+				    json_integer((json_int_t)d->workspace_peak_bytes));
+		json_object_set_new(j, "memory_peak_bytes", json_integer((json_int_t)d->mem_peak_bytes));
+		json_object_set_new(j, "memory_capacity_bytes", json_integer((json_int_t)cfg->memory));
+		json_object_set_new(j, "traffic", traffic_json(d->sent, d->received));
+		json_array_append_new(devs, j);
+	}
+	json_object_set_new(o, "traffic", traffic_json(sent, recv));
+	json_object_set_new(o, "per_device", devs);
+}
+
+/* ---- train ---- */
+
+static void train_help(void)
+{
+	printf("Usage: shardlab train [--tp=T] [--pp=P] [--dp=D] [--schedule=S] [--chunks=V]\n"
+	       "                      [--microbatches=M] [--sequence-parallel] [--zero1]\n"
+	       "                      [--layers=L --hidden=H --ffn=F --heads=A --seq=S]\n"
+	       "                      [--batch=B] [--steps=N] [OPTION...]\n\n"
+	       "Trains a small transformer-style model (fp32, MSE loss, Adam) for N steps on\n"
+	       "tp*pp*dp emulated devices: tensor parallel in Megatron style, a pipeline of\n"
+	       "stages with micro-batches, data-parallel replicas, or their combination.\n"
+	       "Reports each step's loss next to one device's, the emulated step time and the\n"
+	       "analytic prediction, speedup over one device, the pipeline bubble, and per\n"
+	       "device its compute, communication and idle time, memory by category and\n"
+	       "bytes sent per collective kind.  Exit status: 0, 1 if the run failed (a\n"
+	       "device out of memory) or a loss differs from one device's, 2 for a bad\n"
+	       "command line or layout.\n\n");
+	fputs(sl_opts_layout_help, stdout);
+	putchar('\n');
+	fputs(sl_opts_model_help, stdout);
+	putchar('\n');
+	fputs(sl_opts_cluster_help, stdout);
+}
+
+int sl_cmd_train(int argc, char **argv)
+{
+	struct option lo[SL_OPTS_MAX];
+	size_t n = sl_opts_append(lo, 0, SL_OPTS_MAX, sl_opts_cluster);
+	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_layout);
+	sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_model);
+	sl_opts o;
+	sl_train_opts a;
+	sl_train_opts_init(&a, &o, 5);
+	a.devices_follow = 1;
+	o.sc.cluster.devices = 1;
+	int rc = sl_cli_parse("train", argc, argv, lo, &o, own_option, &a, train_help);
+	if (rc != SL_CLI_GO)
+		return rc;
+	a.l.algo = o.sc.gemm.algo;
+	sl_train_layout_defaults(&a.m, &a.l, a.given_m, a.given_v);
+	sl_err err = {0};
+	if (sl_layout_check(&a.m, &a.l, o.sc.cluster.devices, &err))
+		return sl_cli_usage("train", "%s", err.msg);
+	if ((rc = sl_cli_host_fits("train", sl_train_host_bytes(&a.m, &a.l), "this model and layout")))
+		return rc;
+	if (o.trace && (rc = sl_cli_check_output("train", o.trace)))
+		return rc;
+	double *ref = calloc((size_t)a.steps, sizeof *ref);
+	if (!ref) {
+		sl_cli_error("train: out of host memory");
+		return SL_EXIT_FAIL;
+	}
+	if ((rc = reference("train", &a.m, a.steps, ref))) {
+		free(ref);
+		return rc;
+	}
+	struct outcome r;
+	memset(&r, 0, sizeof r);
+	if (run_layout(&o.sc.cluster, &a.m, &a.l, a.steps, ref, &r, &err)) {
+		outcome_free(&r);
+		free(ref);
+		return sl_cli_fail("train", &err);
+	}
+	int status = SL_EXIT_OK;
+	if (o.trace && sl_report_trace(r.c, o.trace, &err)) {
+		sl_cli_error("train: %s", err.msg);
+		status = SL_EXIT_FAIL;
+	}
+	if (status == SL_EXIT_OK) {
+		if (o.format == SL_FORMAT_JSON) {
+			json_t *j = json_object();
+			outcome_json(j, &r, a.steps);
+			json_object_set_new(j, "reference_losses", losses_json(ref, a.steps));
+			model_json(j, &a.m);
+			json_object_set_new(j, "algorithm", json_string(sl_algo_name(a.l.algo)));
+			sl_report_cluster_json(j, sl_cluster_config_of(r.c), o.sc.preset, o.overrides);
+			if (sl_report_json_print(stdout, j))
+				status = SL_EXIT_FAIL;
+		} else {
+			train_text(stdout, &o, &a.m, a.steps, ref, &r);
+		}
+		status = sl_cli_flush(status);
+	}
+	if (status == SL_EXIT_OK && !(r.max_rel <= LOSS_TOLERANCE)) {
+		sl_cli_error("train: wrong result: the losses differ from one device's by %.3g (tolerance %g)",
+			     r.max_rel, LOSS_TOLERANCE);
+		status = SL_EXIT_FAIL;
+	}
+	outcome_free(&r);
+	free(ref);
+	return status;
+}
+
+/* ---- compare ---- */
+
+static void compare_help(void)
+{
+	printf("Usage: shardlab compare [--layouts=LIST] [--devices=N] [model options]\n"
+	       "                        [OPTION...]\n\n"
+	       "Trains the same model under several layouts and prints one table: step time,\n"
+	       "speedup over one device, peak memory and bytes sent per device, the bubble,\n"
+	       "and whether the losses match one device's.  By default the layouts are: one\n"
+	       "device, tensor parallel over N, pipeline over N, data parallel over N, and\n"
+	       "TP inside a node times DP across (N = --devices, default 4); one that does\n"
+	       "not fit the model is skipped with the reason.\n\n"
+	       "  --layouts=LIST          comma-separated TxPxD, each optionally followed by\n"
+	       "                          :gpipe, :1f1b, :interleaved, :sp or :zero1\n"
+	       "                          (e.g. 1x1x1,4x1x1,1x4x1:gpipe,2x1x2:sp:zero1)\n"
+	       "  --schedule=S            pipeline schedule of the default layouts (1f1b)\n"
+	       "  --microbatches=M        micro-batches per replica (default 2*pp, or 1)\n\n");
+	fputs(sl_opts_model_help, stdout);
+	putchar('\n');
+	fputs(sl_opts_cluster_help, stdout);
+}
+
+#define MAX_LAYOUTS 16
+
+/* "TxPxD[:opt]..." */
+static int parse_layout(const char *item, size_t len, sl_layout *l, sl_err *err)
+{
+	char buf[64];
+	if (len >= sizeof buf)
+		return sl_fail(err, SL_EINVAL, "--layouts: '%.*s' is too long", (int)len, item);
+	memcpy(buf, item, len);
+	buf[len] = '\0';
+	char *rest = strchr(buf, ':');
+	if (rest)
+		*rest++ = '\0';
+	char extra;
+	if (sscanf(buf, "%dx%dx%d%c", &l->tp, &l->pp, &l->dp, &extra) != 3 || l->tp < 1 ||
+	    l->pp < 1 || l->dp < 1 || l->tp > SL_MAX_DEVICES || l->pp > SL_MAX_DEVICES ||
+	    l->dp > SL_MAX_DEVICES)
+		return sl_fail(err, SL_EINVAL,
+			       "--layouts: '%s' is not TxPxD (three sizes of 1 to %d, as in 2x1x2)", buf,
+			       SL_MAX_DEVICES);
+	while (rest && *rest) {
+		char *next = strchr(rest, ':');
+		if (next)
+			*next++ = '\0';
+		sl_sched k;
+		if (sl_sched_parse(rest, &k) == SL_OK)
+			l->schedule = k;
+		else if (strcmp(rest, "sp") == 0)
+			l->seq_parallel = 1;
+		else if (strcmp(rest, "zero1") == 0)
+			l->zero1 = 1;
+		else
+			return sl_fail(err, SL_EINVAL,
+				       "--layouts: unknown '%s' in '%.*s' (one of: gpipe, 1f1b, interleaved, sp, zero1)",
+				       rest, (int)len, item);
+		rest = next;
+	}
+	return SL_OK;
+}
+
+static void layout_name(const sl_layout *l, char *buf, size_t n)
+{
+	if (l->tp * l->pp * l->dp == 1) {
+		snprintf(buf, n, "single");
+		return;
+	}
+	int len = 0;
+	buf[0] = '\0';
+	const int size[3] = {l->tp, l->pp, l->dp};
+	const char *nm[3] = {"tp", "pp", "dp"};
+	for (int i = 0; i < 3; i++)
+		if (size[i] > 1)
+			len += snprintf(buf + len, n - (size_t)len, "%s%s=%d", len ? " x " : "", nm[i],
+					size[i]);
+	if (l->pp > 1)
+		len += snprintf(buf + len, n - (size_t)len, " %s", sl_sched_name(l->schedule));
+	if (l->seq_parallel)
+		len += snprintf(buf + len, n - (size_t)len, " sp");
+	if (l->zero1)
+		snprintf(buf + len, n - (size_t)len, " zero1");
+}
+
+int sl_cmd_compare(int argc, char **argv)
+{
+	struct option lo[SL_OPTS_MAX];
+	size_t n = sl_opts_append(lo, 0, SL_OPTS_MAX, sl_opts_cluster);
+	n = sl_opts_append(lo, n, SL_OPTS_MAX, compare_opts);
+	sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_model);
+	sl_opts o;
+	sl_train_opts a;
+	sl_train_opts_init(&a, &o, 3);
+	o.sc.cluster.devices = 4;
+	int rc = sl_cli_parse("compare", argc, argv, lo, &o, own_option, &a, compare_help);
+	if (rc != SL_CLI_GO)
+		return rc;
+	if (o.trace)
+		return sl_cli_usage("compare", "--trace takes one run: use 'shardlab train' for a trace");
+	int N = o.sc.cluster.devices;
+	const sl_cluster_config *base = &o.sc.cluster;
+	/* The node size as the preset and options gave it for N devices. */
+	int G = base->devices_per_node;
+
+	sl_err err = {0};
+	sl_layout cand[MAX_LAYOUTS];
+	int nc = 0, explicit = a.layouts != NULL;
+	for (int i = 0; i < MAX_LAYOUTS; i++) {
+		cand[i] = a.l;
+		cand[i].tp = cand[i].pp = cand[i].dp = 1;
+	}
+	if (explicit) {
+		for (const char *p = a.layouts; *p;) {
+			size_t len = strcspn(p, ",");
+			if (nc == MAX_LAYOUTS)
+				return sl_cli_usage("compare", "--layouts: at most %d layouts", MAX_LAYOUTS);
+			if (len == 0 || parse_layout(p, len, &cand[nc++], &err))
+				return sl_cli_usage("compare", "%s",
+						    len ? err.msg : "--layouts: an empty item");
+			p += len;
+			if (*p == ',')
+				p++;
+		}
+	} else {
+		nc = 1; /* single */
+		if (N > 1) {
+			cand[nc++].tp = N;
+			cand[nc++].pp = N;
+			cand[nc++].dp = N;
+			int t = G > 1 && G < N ? G : N >= 4 && N % 2 == 0 ? 2 : 0;
+			if (t) {
+				cand[nc].tp = t;
+				cand[nc++].dp = N / t;
+			}
+		}
+	}
+	double *ref = calloc((size_t)a.steps, sizeof *ref);
+	struct outcome *res = calloc((size_t)nc, sizeof *res);
+	char (*skip)[sizeof err.msg] = calloc((size_t)nc, sizeof *skip);
+	if (!ref || !res || !skip) {
+		free(ref);
+		free(res);
+		free(skip);
+		sl_cli_error("compare: out of host memory");
+		return SL_EXIT_FAIL;
+	}
+	int status = SL_EXIT_OK;
+	for (int i = 0; i < nc; i++) {
+		cand[i].algo = o.sc.gemm.algo;
+		sl_train_layout_defaults(&a.m, &cand[i], a.given_m, 0);
+		layout_name(&cand[i], res[i].name, sizeof res[i].name);
+		if (sl_layout_check(&a.m, &cand[i], cand[i].tp * cand[i].pp * cand[i].dp, &err)) {
+			if (explicit) {
+				status = sl_cli_usage("compare", "%s: %s", res[i].name, err.msg);
+				break;
+			}
+			snprintf(skip[i], sizeof skip[i], "%s", err.msg);
+		} else if ((rc = sl_cli_host_fits("compare", sl_train_host_bytes(&a.m, &cand[i]), res[i].name))) {
+			status = rc;
+			break;
+		}
+	}
+	if (status == SL_EXIT_OK)
+		status = reference("compare", &a.m, a.steps, ref);
+	double w0 = wall_now();
+	for (int i = 0; i < nc && status == SL_EXIT_OK; i++) {
+		if (skip[i][0])
+			continue;
+		if (run_layout(base, &a.m, &cand[i], a.steps, ref, &res[i], &err)) {
+			if (err.code == SL_EDEVMEM && !explicit) {
+				snprintf(skip[i], sizeof skip[i], "%s", err.msg);
+				outcome_free(&res[i]);
+				continue;
+			}
+			status = sl_cli_fail("compare", &err);
+		}
+	}
+	double wall = wall_now() - w0;
+	int wrong = 0;
+	for (int i = 0; i < nc; i++)
+		if (res[i].c && !(res[i].max_rel <= LOSS_TOLERANCE))
+			wrong = 1;
+	if (status == SL_EXIT_OK && o.format == SL_FORMAT_JSON) {
+		json_t *j = json_object();
+		model_json(j, &a.m);
+		json_object_set_new(j, "steps", json_integer(a.steps));
+		json_object_set_new(j, "algorithm", json_string(sl_algo_name(o.sc.gemm.algo)));
+		sl_report_cluster_json(j, base, o.sc.preset, o.overrides);
+		json_object_set_new(j, "reference_losses", losses_json(ref, a.steps));
+		json_object_set_new(j, "wall_s", jreal(wall));
+		json_t *arr = json_array(), *sk = json_array();
+		for (int i = 0; i < nc; i++) {
+			json_t *x = json_object();
+			json_object_set_new(x, "name", json_string(res[i].name));
+			if (skip[i][0]) {
+				layout_json(x, &cand[i]);
+				json_object_set_new(x, "reason", json_string(skip[i]));
+				json_array_append_new(sk, x);
+				continue;
+			}
+			outcome_json(x, &res[i], a.steps);
+			json_array_append_new(arr, x);
+		}
+		json_object_set_new(j, "layouts", arr);
+		json_object_set_new(j, "skipped", sk);
+		if (sl_report_json_print(stdout, j))
+			status = SL_EXIT_FAIL;
+	} else if (status == SL_EXIT_OK) {
+		char words[200], t1[32], t2[32], t3[32];
+		printf("# shardlab compare: %d step%s\n", a.steps, a.steps == 1 ? "" : "s");
+		model_words(&a.m, words, sizeof words);
+		printf("# model: %s\n", words);
+		data_words(&a.m, words, sizeof words);
+		printf("# data: %s\n", words);
+		sl_report_hardware_text(stdout, "# ", base, o.sc.preset, o.overrides);
+		printf("# speedup against one device's step; memory and bytes sent: the largest of\n"
+		       "# any device, per step; loss: the last step's, checked against one device's\n\n");
+		printf("%-26s %7s %11s %8s %11s %11s %8s %12s\n", "layout", "devices", "step time",
+		       "speedup", "peak mem", "sent", "bubble", "loss");
+		for (int i = 0; i < nc; i++) {
+			if (skip[i][0])
+				continue;
+			const sl_train_report *p = &res[i].rep;
+			uint64_t mem = 0, sent = 0;
+			for (int d = 0; d < p->ndev; d++) {
+				if (p->dev[d].mem_peak_bytes > mem)
+					mem = p->dev[d].mem_peak_bytes;
+				if (dev_sent(&p->dev[d]) > sent)
+					sent = dev_sent(&p->dev[d]);
+			}
+			printf("%-26s %7d %11s %8.3g %11s %11s %8.4f %10.6f %s\n", res[i].name, p->ndev,
+			       fmt_t(p->step_s, t1), res[i].single_s / p->step_s, fmt_b((double)mem, t2),
+			       fmt_b((double)sent, t3), p->bubble_fraction, p->losses[a.steps - 1],
+			       res[i].max_rel <= LOSS_TOLERANCE ? "ok" : "WRONG");
+		}
+		for (int i = 0; i < nc; i++)
+			if (skip[i][0])
+				printf("skipped %s: %s\n", res[i].name, skip[i]);
+		printf("\nwall %.2f s\n", wall);
+	}
+	if (status == SL_EXIT_OK)
+		status = sl_cli_flush(status);
+	if (status == SL_EXIT_OK && wrong) {
+		sl_cli_error("compare: wrong result: a layout's losses differ from one device's");
+		status = SL_EXIT_FAIL;
+	}
+	for (int i = 0; i < nc; i++)
+		outcome_free(&res[i]);
+	free(res);
+	free(skip);
+	free(ref);
+	return status;
+}

@@ -1,0 +1,32 @@
+/* catalog.h - finding lessons by name, and listing them for the menu.
+ *
+ * Lessons live in the directories of $SHARDLAB_LESSON_PATH (colon-separated;
+ * the test suite points it at the source tree's lessons/), then in the
+ * installed package data directory (pkgdatadir/lessons). */
+#ifndef SL_LESSON_CATALOG_H
+#define SL_LESSON_CATALOG_H
+
+#include <stddef.h>
+
+#include "status.h"
+
+/* A path as given (it names an existing file), or a NAME: "02",
+ * "02-colwise", "colwise".  Fills path; an unknown or ambiguous name fails
+ * with the candidates in the message. */
+int sl_lesson_find(const char *name, char *path, size_t n, sl_err *err);
+
+typedef struct sl_catalog_entry {
+	char path[512];
+	char id[64];
+	char title[128];
+	char about[256];
+	int minutes;
+	int ok;            /* it passed the check; else error holds why */
+	char error[256];
+} sl_catalog_entry;
+
+/* All lessons of the first directory that has any, sorted by file name.
+ * Free *out with free(). */
+int sl_catalog_list(sl_catalog_entry **out, int *n, sl_err *err);
+
+#endif

@@ -1,0 +1,459 @@
+/* lrun.c - the runs a lesson asks for, on the engine, and their figures. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+#include "gemm.h"
+#include "setup.h"
+#include "units.h"
+
+/* A lesson is untrusted: what one run may take of the host.  Every device
+ * really holds its buffers and really multiplies, so these bound memory and
+ * CPU time whatever the emulated hardware is. */
+#define HOST_BYTES_LIMIT (1024.0 * 1024 * 1024)
+#define HOST_WORK_LIMIT 2e11 /* FLOP of a product: a few seconds of one core */
+
+static const char *const kind_names[SL_RUN_NKINDS] = {"matmul", "collective", "train"};
+
+const char *sl_run_kind_name(sl_run_kind k)
+{
+	return k >= 0 && k < SL_RUN_NKINDS ? kind_names[k] : "?";
+}
+
+int sl_run_kind_parse(const char *s, sl_run_kind *k)
+{
+	for (int i = 0; i < SL_RUN_NKINDS; i++)
+		if (strcmp(s, kind_names[i]) == 0) {
+			*k = (sl_run_kind)i;
+			return SL_OK;
+		}
+	return SL_EINVAL;
+}
+
+const char *sl_run_kinds(void)
+{
+	return "matmul collective train";
+}
+
+void sl_runrec_init(sl_runrec *r)
+{
+	memset(r, 0, sizeof *r);
+}
+
+void sl_runrec_free(sl_runrec *r)
+{
+	free(r->v);
+	sl_runrec_init(r);
+}
+
+int sl_runrec_copy(sl_runrec *dst, const sl_runrec *src)
+{
+	double *v = dst->v;
+	if (!v && !(v = malloc(sizeof *v * (size_t)sl_fig_count())))
+		return SL_ENOMEM;
+	*dst = *src;
+	dst->v = v;
+	if (src->v)
+		memcpy(v, src->v, sizeof *v * (size_t)sl_fig_count());
+	return SL_OK;
+}
+
+static int fig(const char *name)
+{
+	return sl_fig_find(name);
+}
+
+static void set(sl_runrec *r, const char *name, double v)
+{
+	int i = fig(name);
+	if (i >= 0)
+		r->v[i] = v;
+}
+
+/* Bytes one device holds for its part of the product, as gemm.c allocates
+ * them (X replicated or sliced, its shard of W, a full Y). */
+static double matmul_need(const sl_lsetup *s, int t)
+{
+	double m = s->sc.gemm.m, k = s->sc.gemm.k, n = s->sc.gemm.n;
+	switch (s->sc.gemm.split) {
+	case SL_SPLIT_COL:
+		return 4 * (m * k + k * ceil(n / t) + m * n);
+	case SL_SPLIT_ROW:
+		return 4 * (m * ceil(k / t) + ceil(k / t) * n + m * n);
+	default:
+		return 4 * (m * k + k * n + m * n);
+	}
+}
+
+int sl_lrun_config(sl_run_kind k, const sl_lsetup *s, double slowdown, sl_cluster_config *cfg,
+		   sl_err *err)
+{
+	*cfg = s->sc.cluster;
+	cfg->slowdown = slowdown;
+	if (k == SL_RUN_MATMUL && s->sc.gemm.split == SL_SPLIT_SINGLE) {
+		cfg->devices = 1;
+		cfg->devices_per_node = 0;
+	}
+	if (k == SL_RUN_TRAIN) {
+		/* As many devices as the layout uses, in nodes of the set-up's
+		 * size (as `shardlab train` builds them). */
+		int n = s->layout.tp * s->layout.pp * s->layout.dp, g = cfg->devices_per_node;
+		if (n > SL_MAX_DEVICES)
+			return sl_fail(err, SL_EINVAL, "tp*pp*dp = %d devices: more than %d", n,
+				       SL_MAX_DEVICES);
+		cfg->devices = n;
+		if (g > 0 && n <= g)
+			cfg->devices_per_node = 0;
+		else if (g > 0 && n % g != 0)
+			return sl_fail(err, SL_EINVAL, "%d devices do not fill nodes of %d: use a multiple "
+				       "of %d", n, g, g);
+	}
+	return sl_cluster_config_check(cfg, err);
+}
+
+/* The engine's layout messages name command-line options (--tp); a lesson
+ * names setup keys (tp). */
+static int lesson_words(int rc, sl_err *err)
+{
+	if (!err || !rc)
+		return rc;
+	char out[sizeof err->msg];
+	size_t j = 0;
+	for (const char *p = err->msg; *p && j + 1 < sizeof out; p++) {
+		if (p[0] == '-' && p[1] == '-' && p[2] >= 'a' && p[2] <= 'z') {
+			p++;
+			continue;
+		}
+		out[j++] = *p;
+	}
+	out[j] = 0;
+	memcpy(err->msg, out, j + 1);
+	return rc;
+}
+
+/* What the host holds for a training run: the reference's state and
+ * activations and every device's (an upper bound; as cmd_train.c counts). */
+static double train_host_bytes(const sl_model_spec *m, const sl_layout *l)
+{
+	double n = (double)sl_model_nparams(m), R = (double)m->batch * m->seq;
+	double h = m->hidden, f = m->ffn;
+	double acts = 4.0 * m->layers * (R * (6 * h + 2 * f) + (double)m->batch * m->heads * m->seq * m->seq);
+	return 16 * n * (1 + l->dp) + acts * (1 + l->tp);
+}
+
+int sl_lrun_check(sl_run_kind k, const sl_lsetup *s, sl_err *err)
+{
+	sl_cluster_config cfg;
+	char a[32], b[32];
+	if (sl_lrun_config(k, s, 0, &cfg, err))
+		return SL_EINVAL;
+	double mem = (double)cfg.memory, host;
+	if (k == SL_RUN_TRAIN) {
+		sl_layout l = sl_lsetup_layout(s);
+		if (lesson_words(sl_layout_check(&s->model, &l, cfg.devices, err), err))
+			return SL_EINVAL;
+		/* The steps, and the one-device reference that checks the losses. */
+		double work = 2.0 * s->steps * sl_model_step_flops(&s->model);
+		if (work > HOST_WORK_LIMIT)
+			return sl_fail(err, SL_EINVAL,
+				       "%d training step%s of this model is %.3g FLOP: more than a lesson "
+				       "may run on this host (%.0e); use a smaller model or fewer steps",
+				       s->steps, s->steps == 1 ? "" : "s", work, HOST_WORK_LIMIT);
+		host = train_host_bytes(&s->model, &l);
+	} else if (k == SL_RUN_MATMUL) {
+		if (sl_gemm_check(&s->sc.gemm, cfg.devices, err))
+			return SL_EINVAL;
+		double m = s->sc.gemm.m, kk = s->sc.gemm.k, n = s->sc.gemm.n;
+		double need = matmul_need(s, cfg.devices);
+		host = 4 * (m * kk + kk * n + 2 * m * n) + cfg.devices * fmin(need, mem);
+		if (2 * m * kk * n > HOST_WORK_LIMIT)
+			return sl_fail(err, SL_EINVAL,
+				       "m=%d k=%d n=%d is %.3g FLOP: more than a lesson may run on this host "
+				       "(%.0e); use smaller matrices",
+				       s->sc.gemm.m, s->sc.gemm.k, s->sc.gemm.n, 2 * m * kk * n, HOST_WORK_LIMIT);
+	} else {
+		host = cfg.devices * fmin(s->bytes, mem);
+	}
+	if (host > HOST_BYTES_LIMIT)
+		return sl_fail(err, SL_EINVAL,
+			       "this %s would hold %s of host memory; a lesson may use %s: use smaller "
+			       "sizes or fewer devices",
+			       sl_run_kind_name(k), sl_fmt_bytes(host, a, sizeof a),
+			       sl_fmt_bytes(HOST_BYTES_LIMIT, b, sizeof b));
+	return SL_OK;
+}
+
+static void common(sl_runrec *r, sl_cluster *c, int t)
+{
+	double peak = 0, traffic = 0;
+	for (int i = 0; i < t; i++) {
+		sl_dev_stats st = sl_cluster_dev_stats(c, i);
+		if ((double)st.mem_peak > peak)
+			peak = (double)st.mem_peak;
+		traffic += (double)st.bytes_sent;
+	}
+	set(r, "mem_peak", peak);
+	set(r, "traffic", traffic);
+	sl_link_spec bn = sl_cost_ring_bottleneck(c, t);
+	if (t > 1) {
+		set(r, "link_bw", bn.bandwidth);
+		set(r, "link_latency", bn.latency);
+	}
+}
+
+static int run_matmul(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *err)
+{
+	int t = sl_cluster_devices(c);
+	sl_gemm_result res;
+	sl_err e = {0};
+	char a[32], b[32];
+	set(r, "mem_need", matmul_need(s, t));
+	int rc = sl_gemm_run(c, &s->sc.gemm, &res, &e);
+	common(r, c, t);
+	if (rc == SL_EDEVMEM) {
+		set(r, "fits", 0);
+		snprintf(r->why, sizeof r->why, "the matmul did not fit in device memory: %s", e.msg);
+		snprintf(r->summary, sizeof r->summary, "did not fit: %s", e.msg);
+		return SL_OK;
+	}
+	if (rc) {
+		if (err)
+			*err = e;
+		return rc;
+	}
+	set(r, "fits", 1);
+	set(r, "time", res.emulated_time_s);
+	set(r, "single_time", res.single_time_s);
+	set(r, "speedup", res.speedup);
+	set(r, "predicted", res.predicted_s);
+	set(r, "compute_time", res.compute_s);
+	set(r, "comm_time", res.comm_s);
+	set(r, "error", res.max_rel_error);
+	const char *coll = "";
+	if (s->sc.gemm.split != SL_SPLIT_SINGLE && t > 1) {
+		/* Where the split stops paying: the link bandwidth at which the
+		 * model's time equals one device's. */
+		sl_coll_op op = s->sc.gemm.split == SL_SPLIT_ROW ? SL_COLL_ALLREDUCE : SL_COLL_ALLGATHER;
+		sl_link_spec bn = sl_cost_ring_bottleneck(c, t);
+		double ybytes = 4.0 * s->sc.gemm.m * s->sc.gemm.n;
+		double comm = sl_cost_coll(op, s->sc.gemm.algo, t, ybytes, bn.latency, bn.bandwidth);
+		double lat = sl_cost_coll(op, s->sc.gemm.algo, t, ybytes, bn.latency, INFINITY);
+		double per_bw = sl_cost_coll(op, s->sc.gemm.algo, t, ybytes, 0, 1.0);
+		double room = res.single_time_s - (res.predicted_s - comm) - lat;
+		set(r, "crossover_bw", room > 0 ? per_bw / room : INFINITY);
+		coll = op == SL_COLL_ALLREDUCE ? "all-reduce" : "all-gather";
+	} else {
+		snprintf(r->why, sizeof r->why, "one device has no links");
+	}
+	if (t > 1)
+		snprintf(r->summary, sizeof r->summary,
+			 "%d devices, %s: %s (one device: %s), speedup %.2f; compute %s, %s %s",
+			 t, sl_split_name(s->sc.gemm.split), sl_fmt_time(res.emulated_time_s, a, sizeof a),
+			 sl_fmt_time(res.single_time_s, b, sizeof b), res.speedup,
+			 sl_fmt_time(res.compute_s, (char[32]){0}, 32), coll,
+			 sl_fmt_time(res.comm_s, (char[32]){0}, 32));
+	else
+		snprintf(r->summary, sizeof r->summary, "one device: %s for %s",
+			 sl_fmt_time(res.emulated_time_s, a, sizeof a),
+			 sl_value_fmt(2.0 * s->sc.gemm.m * s->sc.gemm.k * s->sc.gemm.n, SL_DIM_WORK, 0, 0, b,
+				      sizeof b));
+	return SL_OK;
+}
+
+struct coll_job {
+	sl_coll_op op;
+	sl_algo algo;
+	size_t count;
+};
+
+static int coll_prog(sl_dev *d, void *arg, sl_err *err)
+{
+	struct coll_job *j = arg;
+	size_t bytes = j->count * sizeof(float);
+	float *buf = sl_dev_alloc(d, bytes, "the collective's buffer", err);
+	if (!buf)
+		return err ? err->code : SL_EDEVMEM;
+	sl_fill_random(buf, j->count, (uint64_t)sl_dev_id(d) + 1);
+	sl_group g = sl_group_all(sl_cluster_devices(sl_dev_cluster(d)));
+	int rc = sl_coll_run(d, &g, j->op, buf, j->count, j->algo, err);
+	sl_dev_free(d, buf, bytes);
+	return rc;
+}
+
+static int run_coll(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *err)
+{
+	int p = sl_cluster_devices(c);
+	struct coll_job j = {s->op, s->sc.gemm.algo, (size_t)(s->bytes / 4)};
+	sl_err e = {0};
+	char a[32], b[32], d[32], f[32];
+	int rc = sl_cluster_run(c, coll_prog, &j, &e);
+	common(r, c, p);
+	if (rc == SL_EDEVMEM) {
+		set(r, "fits", 0);
+		snprintf(r->why, sizeof r->why, "the buffer did not fit in device memory: %s", e.msg);
+		snprintf(r->summary, sizeof r->summary, "did not fit: %s", e.msg);
+		return SL_OK;
+	}
+	if (rc) {
+		if (err)
+			*err = e;
+		return rc;
+	}
+	double t = 0;
+	for (int i = 0; i < p; i++) {
+		sl_dev_stats st = sl_cluster_dev_stats(c, i);
+		if (st.clock > t)
+			t = st.clock;
+	}
+	sl_link_spec bn = sl_cost_ring_bottleneck(c, p);
+	double bytes = (double)j.count * 4;
+	set(r, "fits", 1);
+	set(r, "time", t);
+	set(r, "predicted", sl_cost_coll(s->op, j.algo, p, bytes, bn.latency, bn.bandwidth));
+	set(r, "latency_term", sl_cost_coll(s->op, j.algo, p, bytes, bn.latency, INFINITY));
+	set(r, "bandwidth_term", sl_cost_coll(s->op, j.algo, p, bytes, 0, bn.bandwidth));
+	if (t > 0) {
+		set(r, "algbw", bytes / t);
+		set(r, "busbw", bytes / t * sl_busbw_factor(s->op, p));
+	} else {
+		snprintf(r->why, sizeof r->why, "a collective on one device takes no time");
+	}
+	snprintf(r->summary, sizeof r->summary,
+		 "%s of %s over %d devices (%s): %s; algbw %s, busbw %s", sl_coll_op_name(s->op),
+		 sl_fmt_bytes(bytes, a, sizeof a), p, sl_algo_name(j.algo), sl_fmt_time(t, b, sizeof b),
+		 t > 0 ? sl_fmt_rate(bytes / t, d, sizeof d) : "-",
+		 t > 0 ? sl_fmt_rate(bytes / t * sl_busbw_factor(s->op, p), f, sizeof f) : "-");
+	return SL_OK;
+}
+
+static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *err)
+{
+	int n = sl_cluster_devices(c);
+	sl_layout l = sl_lsetup_layout(s);
+	sl_err e = {0};
+	char a[32], b[32];
+	sl_train *tr = sl_train_create(&s->model, &l, n, &e);
+	if (!tr) {
+		if (err)
+			*err = e;
+		return lesson_words(e.code ? e.code : SL_EINVAL, err);
+	}
+	sl_train_report rep;
+	memset(&rep, 0, sizeof rep);
+	int rc = sl_train_run(tr, c, s->steps, &rep, &e);
+	common(r, c, n);
+	if (rc == SL_EDEVMEM) {
+		set(r, "fits", 0);
+		snprintf(r->why, sizeof r->why, "the layout did not fit in device memory: %s", e.msg);
+		snprintf(r->summary, sizeof r->summary, "did not fit: %s", e.msg);
+		sl_train_report_free(&rep);
+		sl_train_destroy(tr);
+		return SL_OK;
+	}
+	sl_train_prediction pred;
+	double single = 0;
+	int est = 0;
+	if (rc == SL_OK)
+		rc = sl_train_predict(tr, c, &pred, &e);
+	if (rc == SL_OK)
+		rc = sl_train_single_step_s(&s->model, sl_cluster_config_of(c), &single, &est, &e);
+	/* The same steps on one device, plain: the losses must agree. */
+	double loss_err = 0;
+	sl_ref ref;
+	if (rc == SL_OK && (rc = sl_ref_init(&ref, &s->model, &e)) == SL_OK) {
+		for (int i = 0; i < rep.steps && rc == SL_OK; i++) {
+			double lr;
+			rc = sl_ref_step(&ref, &lr, &e);
+			double d = fabs(rep.losses[i] - lr) / fabs(lr);
+			if (!(d <= loss_err))
+				loss_err = d;
+		}
+		sl_ref_free(&ref);
+	}
+	if (rc) {
+		if (err)
+			*err = e;
+		sl_train_report_free(&rep);
+		sl_train_destroy(tr);
+		return lesson_words(rc, err);
+	}
+	double comp = 0, comm = 0, pmem = 0, gmem = 0, omem = 0, amem = 0, peak = 0;
+	double tp = 0, pp = 0, dp = 0, held = 0, saved = 0, shards = 0;
+	for (int i = 0; i < rep.ndev; i++) {
+		const sl_train_dev *d = &rep.dev[i];
+		comp = fmax(comp, d->compute_s);
+		comm = fmax(comm, d->comm_s);
+		pmem = fmax(pmem, (double)d->params_bytes);
+		gmem = fmax(gmem, (double)d->grads_bytes);
+		omem = fmax(omem, (double)d->optimizer_bytes);
+		amem = fmax(amem, (double)d->act_peak_bytes);
+		peak = fmax(peak, (double)d->mem_peak_bytes);
+		tp += (double)(d->sent[SL_TR_TP_ALLREDUCE] + d->sent[SL_TR_TP_ALLGATHER] +
+			       d->sent[SL_TR_TP_REDUCESCATTER]);
+		pp += (double)d->sent[SL_TR_PP_SENDRECV];
+		dp += (double)(d->sent[SL_TR_DP_ALLREDUCE] + d->sent[SL_TR_DP_REDUCESCATTER] +
+			       d->sent[SL_TR_DP_ALLGATHER]);
+		sl_dev_state ds = sl_train_dev_state(tr, i);
+		held += 4.0 * (double)ds.n;
+		for (int j = 0; j < ds.nshards; j++)
+			if (ds.shards[j].primary) {
+				saved += 4.0 * (double)ds.shards[j].count;
+				shards++;
+			}
+	}
+	set(r, "fits", 1);
+	set(r, "time", rep.step_s);
+	set(r, "predicted", pred.step_s);
+	set(r, "single_time", single);
+	set(r, "speedup", rep.step_s > 0 ? single / rep.step_s : NAN);
+	set(r, "compute_time", comp);
+	set(r, "comm_time", comm);
+	set(r, "traffic", tp + pp + dp);
+	set(r, "mem_peak", peak);
+	set(r, "bubble", rep.bubble_fraction);
+	set(r, "predicted_bubble", pred.bubble_fraction);
+	set(r, "idle", rep.idle_fraction);
+	set(r, "pipeline_time", rep.pipeline_s);
+	set(r, "ideal_time", rep.ideal_s);
+	set(r, "params_mem", pmem);
+	set(r, "grads_mem", gmem);
+	set(r, "optimizer_mem", omem);
+	set(r, "act_mem", amem);
+	set(r, "tp_traffic", tp);
+	set(r, "pp_traffic", pp);
+	set(r, "dp_traffic", dp);
+	set(r, "loss", rep.losses[rep.steps - 1]);
+	set(r, "loss_first", rep.losses[0]);
+	set(r, "loss_error", loss_err);
+	set(r, "held_params", held);
+	set(r, "saved_params", saved);
+	set(r, "shards", shards);
+	snprintf(r->summary, sizeof r->summary,
+		 "tp=%d pp=%d dp=%d on %d device%s: %s a step (one device: %s), speedup %.2f; bubble "
+		 "%.3f; loss %.6g",
+		 l.tp, l.pp, l.dp, n, n == 1 ? "" : "s", sl_fmt_time(rep.step_s, a, sizeof a),
+		 sl_fmt_time(single, b, sizeof b), rep.step_s > 0 ? single / rep.step_s : 0,
+		 rep.bubble_fraction, rep.losses[rep.steps - 1]);
+	sl_train_report_free(&rep);
+	sl_train_destroy(tr);
+	return SL_OK;
+}
+
+int sl_lrun(sl_run_kind k, const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *err)
+{
+	if (!r->v && !(r->v = malloc(sizeof *r->v * (size_t)sl_fig_count())))
+		return sl_fail(err, SL_ENOMEM, "out of memory");
+	for (int i = 0; i < sl_fig_count(); i++)
+		r->v[i] = NAN;
+	r->why[0] = r->summary[0] = 0;
+	r->kind = k;
+	r->setup = *s;
+	r->valid = 0;
+	int rc = k == SL_RUN_MATMUL ? run_matmul(s, c, r, err)
+		 : k == SL_RUN_TRAIN ? run_train(s, c, r, err) : run_coll(s, c, r, err);
+	if (rc == SL_OK)
+		r->valid = 1;
+	return rc;
+}

@@ -1,0 +1,89 @@
+/* prog.h - a checked lesson as the interpreter runs it (private to src/lesson). */
+#ifndef SL_LESSON_PROG_H
+#define SL_LESSON_PROG_H
+
+#include <stdint.h>
+
+#include "expr.h"
+#include "lesson.h"
+#include "setup.h"
+
+/* Text with {figure} interpolations, parsed at load: the nodes appear in the
+ * order of their braces. */
+typedef struct sl_text {
+	char *s;       /* as written ("" if absent) */
+	int *nodes;
+	unsigned char *pct;
+	int n;
+} sl_text;
+
+typedef enum sl_op_kind {
+	OP_SAY, OP_SETUP, OP_RUN, OP_STEP, OP_PAUSE, OP_CHECK, OP_LET, OP_LABEL, OP_JUMP, OP_FINISH,
+	OP_QUESTION, OP_MENU, OP_EXPLORE
+} sl_op_kind;
+
+typedef struct sl_setting {
+	int key;
+	char *value;
+} sl_setting;
+
+typedef struct sl_choice {
+	sl_text text;
+	sl_text explain;
+	int correct;
+	int target; /* menu items: the position jumped to */
+	int line;
+} sl_choice;
+
+typedef struct sl_op {
+	sl_op_kind kind;
+	int line;
+	sl_text text;     /* SAY, PAUSE, QUESTION, MENU, EXPLORE */
+	char *src;        /* CHECK, JUMP's condition, EXPLORE's until: as written */
+	sl_setting *set;  /* SETUP */
+	int nset;
+	sl_run_kind run;  /* RUN, EXPLORE */
+	int name;         /* RUN ... as NAME, LET NAME, LABEL NAME: a name index; else -1 */
+	int count;        /* STEP */
+	int expr;         /* CHECK, LET, JUMP if, EXPLORE until, QUESTION answer: a node; else -1 */
+	int target;       /* JUMP: a position */
+	/* QUESTION */
+	int numeric;
+	sl_choice *ch;    /* choices, or MENU items */
+	int nch;
+	sl_text explain, right, wrong;
+	double tol;       /* numeric: tolerance, relative when tol_rel */
+	int tol_rel;
+	char unit[16];    /* numeric: how bare numbers are read; "" for the figure's base unit */
+	/* EXPLORE */
+	int *knobs;
+	int nknobs;
+	sl_text hint;
+} sl_op;
+
+typedef enum sl_name_kind { NAME_LABEL, NAME_RUN, NAME_LET } sl_name_kind;
+
+typedef struct sl_name {
+	char *s;
+	sl_name_kind kind;
+	sl_run_kind run; /* NAME_RUN */
+	int line;        /* first definition */
+	int pos;         /* NAME_LABEL: position of the label */
+	sl_dim dim;      /* NAME_LET */
+	int flag;
+	int bit;         /* NAME_RUN, NAME_LET: its bit in the flow analysis */
+} sl_name;
+
+struct sl_lesson {
+	char *name;
+	char *title, *about;
+	int minutes;
+	uint64_t hash;
+	sl_op *ops;
+	int nops;
+	sl_pool pool;
+	sl_name *names;
+	int nnames;
+};
+
+#endif

@@ -1,0 +1,247 @@
+/* draw.c - clipped text, boxes, and the one-line views (title, sentence,
+ * status, too-small). */
+#include "draw.h"
+#include "play.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "keys.h"
+#include "units.h"
+
+int sl_cols(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			n++;
+	return n;
+}
+
+int sl_put(int y, int x, int w, attr_t a, const char *s)
+{
+	if (w <= 0)
+		return 0;
+	/* Cut at w columns, never inside a UTF-8 sequence. */
+	int cols = 0;
+	const char *p = s;
+	while (*p) {
+		if (((unsigned char)*p & 0xc0) != 0x80) {
+			if (cols == w)
+				break;
+			cols++;
+		}
+		p++;
+	}
+	attrset(a);
+	if (p > s)
+		mvaddnstr(y, x, s, (int)(p - s));
+	attrset(A_NORMAL);
+	return cols;
+}
+
+int sl_putf(int y, int x, int w, attr_t a, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	return sl_put(y, x, w, a, buf);
+}
+
+void sl_rep(int y, int x, int n, attr_t a, const char *g)
+{
+	attrset(a);
+	for (int i = 0; i < n; i++)
+		mvaddstr(y, x + i, g);
+	attrset(A_NORMAL);
+}
+
+void sl_clear_rect(sl_rect r, attr_t a)
+{
+	for (int y = 0; y < r.h; y++)
+		sl_rep(r.y + y, r.x, r.w, a, " ");
+}
+
+sl_rect sl_box(const sl_view *v, sl_rect r, const char *title)
+{
+	const sl_glyphs *g = v->th->g;
+	attr_t b = sl_theme_role(v->th, SL_ROLE_BORDER);
+	sl_clear_rect(r, sl_theme_role(v->th, SL_ROLE_NORMAL));
+	sl_rep(r.y, r.x + 1, r.w - 2, b, g->h);
+	sl_rep(r.y + r.h - 1, r.x + 1, r.w - 2, b, g->h);
+	for (int y = 1; y < r.h - 1; y++) {
+		sl_rep(r.y + y, r.x, 1, b, g->v);
+		sl_rep(r.y + y, r.x + r.w - 1, 1, b, g->v);
+	}
+	sl_rep(r.y, r.x, 1, b, g->tl);
+	sl_rep(r.y, r.x + r.w - 1, 1, b, g->tr);
+	sl_rep(r.y + r.h - 1, r.x, 1, b, g->bl);
+	sl_rep(r.y + r.h - 1, r.x + r.w - 1, 1, b, g->br);
+	if (title && *title)
+		sl_putf(r.y, r.x + 2, r.w - 4, sl_theme_role(v->th, SL_ROLE_HEAD), " %s ", title);
+	sl_rect in = {r.y + 1, r.x + 1, r.h - 2, r.w - 2};
+	return in;
+}
+
+/* How much slower than real time: "1/93.8k". */
+static void fmt_slowdown(double s, char *b, size_t n)
+{
+	if (s <= 1.0001)
+		snprintf(b, n, "real time");
+	else if (s < 1e3)
+		snprintf(b, n, "speed 1/%.3g", s);
+	else if (s < 1e6 - 0.5)
+		snprintf(b, n, "speed 1/%.3gk", s / 1e3);
+	else
+		snprintf(b, n, "speed 1/%.3gM", s / 1e6);
+}
+
+/* What matters first comes first: narrow terminals cut the end. */
+void sl_draw_title(const sl_view *v, sl_rect r)
+{
+	const sl_scenario *sc = v->sc;
+	const sl_scene *m = v->m;
+	const sl_glyphs *g = v->th->g;
+	attr_t a = sl_theme_role(v->th, SL_ROLE_TITLE), norm = sl_theme_role(v->th, SL_ROLE_NORMAL);
+	sl_clear_rect(r, norm);
+	char t[32], e[32], sd[32];
+	sl_fmt_time(m->t, t, sizeof t);
+	if (m->end >= 0)
+		sl_fmt_time(m->end, e, sizeof e);
+	else
+		snprintf(e, sizeof e, "?");
+	fmt_slowdown(v->slowdown, sd, sizeof sd);
+	int nodes = sc->cluster.devices_per_node > 0
+	                ? sc->cluster.devices / sc->cluster.devices_per_node
+	                : 1;
+	const char *state = v->planning && !v->stale ? "planning"
+	                    : v->playing             ? "playing"
+	                                             : "paused";
+	int x = r.x, end = r.x + r.w;
+	x += sl_put(r.y, x, end - x, a, "shardlab  ");
+	x += sl_putf(r.y, x, end - x, a, "t %s / %s", t, e);
+	x += sl_put(r.y, x, end - x, norm, "  ");
+	x += sl_put(r.y, x, end - x, sl_theme_role(v->th, v->playing ? SL_ROLE_PASS : SL_ROLE_WARN),
+	            state);
+	x += sl_putf(r.y, x, end - x, sl_theme_role(v->th, SL_ROLE_DIM), "  %s%s  ", sd,
+	             v->auto_speed ? " (auto)" : "");
+	if (m->train && m->train->on) {
+		const sl_layout *l = &m->train->l;
+		sl_putf(r.y, x, end - x, norm, "%s train tp=%d pp=%d dp=%d %s %s %d mb %s %d%s%s %s %d node%s",
+		        g->v, l->tp, l->pp, l->dp, g->dot, sl_sched_name(l->schedule), l->microbatches,
+		        g->dot, m->ndev, g->times, sc->preset[0] ? sc->preset : "custom", g->dot, nodes,
+		        nodes > 1 ? "s" : "");
+		return;
+	}
+	sl_putf(r.y, x, end - x, norm, "%s %s %d%s%d%s%d %s %d%s%s %s %d node%s%s %s %s", g->v,
+	        sl_split_name(sc->gemm.split), sc->gemm.m, g->times, sc->gemm.k, g->times,
+	        sc->gemm.n, g->dot, m->ndev, g->times, sc->preset[0] ? sc->preset : "custom",
+	        g->dot, nodes, nodes > 1 ? "s" : "",
+	        sc->cluster.topology == SL_TOPO_RING ? " ring-wired" : "", g->dot,
+	        sl_algo_name(sc->gemm.algo));
+}
+
+/* Word-wrapped over the rows it has. */
+void sl_draw_sentence(const sl_view *v, sl_rect r)
+{
+	attr_t a = sl_theme_role(v->th, v->m->failed ? SL_ROLE_FAIL : SL_ROLE_NORMAL);
+	sl_clear_rect(r, sl_theme_role(v->th, SL_ROLE_NORMAL));
+	const char *s = v->m->sentence;
+	for (int row = 0; row < r.h && *s; row++) {
+		int len = (int)strlen(s);
+		int cut = len;
+		if (sl_cols(s) > r.w && row + 1 < r.h) {
+			/* The last space that keeps the line within the width. */
+			int cols = 0;
+			cut = 0;
+			for (int i = 0; s[i] && cols <= r.w; i++) {
+				if (((unsigned char)s[i] & 0xc0) != 0x80)
+					cols++;
+				if (s[i] == ' ' && cols <= r.w)
+					cut = i;
+			}
+			if (cut == 0)
+				cut = len;
+		}
+		char line[512];
+		snprintf(line, sizeof line, "%.*s", cut, s);
+		sl_put(r.y + row, r.x, r.w, a, line);
+		s += cut;
+		while (*s == ' ')
+			s++;
+	}
+}
+
+/* The keys that matter now, from the key table. */
+void sl_draw_status(const sl_view *v, sl_rect r)
+{
+	static const sl_action main_acts[] = {SL_A_PLAY,    SL_A_STEP,  SL_A_BACK,
+	                                      SL_A_BW_DOWN, SL_A_BW_UP, SL_A_SEL_NEXT,
+	                                      SL_A_PLOT,    SL_A_HELP,  SL_A_QUIT};
+	static const sl_action plot_acts[] = {SL_A_PLOT,   SL_A_BW_DOWN, SL_A_BW_UP, SL_A_DEV_DOWN,
+	                                      SL_A_DEV_UP, SL_A_CLOSE,   SL_A_HELP,  SL_A_QUIT};
+	static const sl_action help_acts[] = {SL_A_SCROLL_DOWN, SL_A_CLOSE, SL_A_QUIT};
+	const sl_action *acts = main_acts;
+	size_t n = sizeof main_acts / sizeof main_acts[0];
+	if (v->mode == SL_MODE_PLOT) {
+		acts = plot_acts;
+		n = sizeof plot_acts / sizeof plot_acts[0];
+	} else if (v->mode == SL_MODE_HELP) {
+		acts = help_acts;
+		n = sizeof help_acts / sizeof help_acts[0];
+	}
+	attr_t norm = sl_theme_role(v->th, SL_ROLE_STATUS), key = sl_theme_role(v->th, SL_ROLE_KEY);
+	sl_clear_rect(r, norm);
+	int x = r.x, end = r.x + r.w;
+	if (v->msg && *v->msg) {
+		x += sl_putf(r.y, x, end - x, sl_theme_role(v->th, SL_ROLE_WARN), "%s", v->msg);
+		x += sl_put(r.y, x, end - x, norm, "  ");
+	}
+	for (size_t i = 0; i < n && x < end; i++) {
+		int k = sl_keys_first((sl_keymode)v->mode, acts[i]);
+		if (k < 0)
+			continue;
+		char name[24];
+		const char *word = sl_action_word(acts[i]);
+		if (acts[i] == SL_A_PLAY && v->playing)
+			word = "pause";
+		if (acts[i] == SL_A_BW_DOWN || acts[i] == SL_A_BW_UP) {
+			/* What the knobs turn now. */
+			if (acts[i] == SL_A_BW_UP)
+				continue;
+			int kd = sl_keys_first((sl_keymode)v->mode, SL_A_BW_DOWN);
+			int ku = sl_keys_first((sl_keymode)v->mode, SL_A_BW_UP);
+			char n1[8], n2[8], what[32];
+			if (v->sel.kind == SL_SEL_LINK)
+				snprintf(what, sizeof what, "bw %d%s%d", v->sel.src,
+				         v->th->g->arrow, v->sel.dst);
+			else
+				snprintf(what, sizeof what, "%s bw",
+				         v->knob_inter ? "inter" : "intra");
+			x += sl_putf(r.y, x, end - x, key, "%s%s", sl_key_name(kd, n1, sizeof n1),
+			             sl_key_name(ku, n2, sizeof n2));
+			x += sl_putf(r.y, x, end - x, norm, " %s  ", what);
+			continue;
+		}
+		x += sl_put(r.y, x, end - x, key, sl_key_name(k, name, sizeof name));
+		x += sl_putf(r.y, x, end - x, norm, " %s  ", word);
+	}
+}
+
+void sl_draw_too_small(const sl_view *v, int rows, int cols)
+{
+	erase();
+	char l1[80], l2[80];
+	snprintf(l1, sizeof l1, "Please enlarge the terminal to at least %dx%d.",
+	         SL_LAYOUT_MIN_COLS, SL_LAYOUT_MIN_ROWS);
+	snprintf(l2, sizeof l2, "It is %dx%d now.  q quits.", cols, rows);
+	int y = rows / 2 - 1 > 0 ? rows / 2 - 1 : 0;
+	int w1 = (int)strlen(l1), w2 = (int)strlen(l2);
+	sl_put(y, cols > w1 ? (cols - w1) / 2 : 0, cols, sl_theme_role(v->th, SL_ROLE_WARN), l1);
+	if (y + 1 < rows)
+		sl_put(y + 1, cols > w2 ? (cols - w2) / 2 : 0, cols,
+		       sl_theme_role(v->th, SL_ROLE_NORMAL), l2);
+}

@@ -1,0 +1,78 @@
+/* draw.h - what the views share: the read-only state they draw from, and
+ * small curses helpers that clip to a width.
+ *
+ * Views only draw.  They get a const sl_view (the scene built for this
+ * tick, the theme, the selection) and never change anything; the loop in
+ * tui.c calls them once per tick. */
+#ifndef SL_TUI_DRAW_H
+#define SL_TUI_DRAW_H
+
+#include <curses.h>
+
+#include "layout.h"
+#include "scene.h"
+#include "theme.h"
+
+typedef enum sl_sel_kind { SL_SEL_NONE, SL_SEL_DEVICE, SL_SEL_LINK } sl_sel_kind;
+
+typedef struct sl_selection {
+	sl_sel_kind kind;
+	int dev;      /* SL_SEL_DEVICE */
+	int src, dst; /* SL_SEL_LINK */
+} sl_selection;
+
+struct sl_sweep;
+
+typedef struct sl_view {
+	const sl_theme *th;
+	const sl_scene *m;
+	const sl_scenario *sc;
+	const sl_screen_layout *lay;
+	sl_selection sel;
+	int knob_inter; /* the class knobs turn when no link is selected */
+	int multi_node;
+	double slowdown;
+	int auto_speed, playing, planning, stale, live;
+	int help_scroll;
+	int plot_kind; /* 0 bandwidth, 1 device count */
+	const struct sl_sweep *sweep;
+	const char *msg; /* feedback for the last key, or "" */
+	int mode;        /* sl_keymode */
+} sl_view;
+
+/* Text clipped to w columns (every glyph used is one column wide);
+ * returns the columns written. */
+int sl_put(int y, int x, int w, attr_t a, const char *s);
+/* printf into a line clipped to w columns. */
+int sl_putf(int y, int x, int w, attr_t a, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* A glyph repeated n times. */
+void sl_rep(int y, int x, int n, attr_t a, const char *glyph);
+/* Blank a rectangle. */
+void sl_clear_rect(sl_rect r, attr_t a);
+/* A box with a title in its top border; returns the inner rectangle. */
+sl_rect sl_box(const sl_view *v, sl_rect r, const char *title);
+/* Columns a UTF-8 string takes. */
+int sl_cols(const char *s);
+
+/* The views (view_*.c). */
+void sl_draw_title(const sl_view *v, sl_rect r);
+void sl_draw_devices(const sl_view *v, sl_rect r);
+void sl_draw_links(const sl_view *v, sl_rect r);
+void sl_draw_matrices(const sl_view *v, sl_rect r);
+void sl_draw_numbers(const sl_view *v, sl_rect r);
+void sl_draw_timeline(const sl_view *v, sl_rect r);
+void sl_draw_sentence(const sl_view *v, sl_rect r);
+void sl_draw_status(const sl_view *v, sl_rect r);
+void sl_draw_help(const sl_view *v, sl_rect r);
+void sl_draw_plot(const sl_view *v, sl_rect r);
+void sl_draw_too_small(const sl_view *v, int rows, int cols);
+
+/* Which device or link is drawn at screen row y of its panel (for mouse
+ * selection); -1 if none. */
+int sl_devices_row_item(const sl_view *v, sl_rect r, int y);
+int sl_links_row_item(const sl_view *v, sl_rect r, int y);
+/* Lines the help has (for scrolling). */
+int sl_help_lines(void);
+
+#endif

@@ -1,0 +1,96 @@
+/* keys.h - the key bindings as data.
+ *
+ * One table per mode of {key, action, note}.  The help screen, the status
+ * line and the KEYS section of man/shardlab.1 are all generated from it, so
+ * they cannot disagree with what the keys do.  No curses calls here (only
+ * its KEY_* constants), so tests link it without a terminal. */
+#ifndef SL_TUI_KEYS_H
+#define SL_TUI_KEYS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef enum sl_action {
+	SL_A_NONE,
+	/* everywhere */
+	SL_A_QUIT,
+	SL_A_HELP,
+	SL_A_CONTRAST,
+	SL_A_REDRAW,
+	/* playback */
+	SL_A_PLAY,
+	SL_A_STEP,
+	SL_A_BACK,
+	SL_A_RESTART,
+	SL_A_END,
+	SL_A_SLOWER,
+	SL_A_FASTER,
+	SL_A_AUTOSPEED,
+	/* link knobs */
+	SL_A_BW_DOWN,
+	SL_A_BW_UP,
+	SL_A_LAT_DOWN,
+	SL_A_LAT_UP,
+	SL_A_KNOB_CLASS,
+	/* selection */
+	SL_A_SEL_NEXT,
+	SL_A_SEL_PREV,
+	SL_A_SEL_CLICK,
+	SL_A_SEL_NONE,
+	/* the scenario */
+	SL_A_PRESET,
+	SL_A_TOPOLOGY,
+	SL_A_DEV_DOWN,
+	SL_A_DEV_UP,
+	SL_A_STRATEGY,
+	SL_A_ALGO,
+	SL_A_SIZE_DOWN,
+	SL_A_SIZE_UP,
+	/* views */
+	SL_A_PLOT,
+	SL_A_CLOSE,
+	SL_A_SCROLL_UP,
+	SL_A_SCROLL_DOWN,
+	SL_A_COUNT
+} sl_action;
+
+typedef enum sl_keymode {
+	SL_MODE_ANY,  /* bindings that work in every view */
+	SL_MODE_MAIN, /* the animated main view */
+	SL_MODE_PLOT, /* the speedup plots */
+	SL_MODE_HELP, /* this help */
+	SL_MODE_COUNT
+} sl_keymode;
+
+typedef struct sl_keybind {
+	int key; /* a character or a curses KEY_* code */
+	sl_action action;
+	const char *note; /* what it does, for the help and the man page */
+} sl_keybind;
+
+/* The bindings of a mode, terminated by {0, SL_A_NONE, NULL}. */
+const sl_keybind *sl_keys_of(sl_keymode mode);
+const char *sl_keymode_title(sl_keymode mode);
+
+/* The action for a key in a view: the view's own table first, then the
+ * bindings that work everywhere.  SL_A_NONE if unbound. */
+sl_action sl_keys_lookup(sl_keymode mode, int key);
+
+/* A key's printed name: "q", "Space", "Right", "PgDn", "F1", "Ctrl-L". */
+const char *sl_key_name(int key, char *buf, size_t n);
+/* The short word for an action on the status line ("step", "quit"). */
+const char *sl_action_word(sl_action a);
+/* The first key bound to a in mode (or everywhere), or -1. */
+int sl_keys_first(sl_keymode mode, sl_action a);
+
+/* The help, one entry per action: the names of its keys joined ("Right,
+ * PgDn, l") and its note.  Calls fn for every entry of the mode, in table
+ * order; returns the number of entries. */
+typedef void (*sl_keys_entry_fn)(void *ctx, const char *keys, const char *note);
+int sl_keys_help(sl_keymode mode, sl_keys_entry_fn fn, void *ctx);
+
+/* The KEYS section of man/shardlab.1 (from ".SH KEYS" to the end of the
+ * section), in roff. */
+void sl_keys_write_man(FILE *f);
+
+#endif

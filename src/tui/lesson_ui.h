@@ -1,0 +1,27 @@
+/* lesson_ui.h - lessons on the terminal: the lesson menu (the program's
+ * front door) and a lesson's screen.
+ *
+ * The interpreter (src/lesson) yields steps; this front end shows them: the
+ * narration and the learner's prompts in a lesson panel, and the scenario the
+ * lesson sets up animated by the same playback and views as `shardlab
+ * sandbox` (matmul runs; collectives and training runs are told in the
+ * panel).  The vm's own headless run gives the figures, identical to the
+ * animation's in model timing. */
+#ifndef SL_TUI_LESSON_UI_H
+#define SL_TUI_LESSON_UI_H
+
+#include "tui.h"
+
+/* Open the lesson at path (NULL: the menu of installed lessons), starting at
+ * start (a label or line; NULL: where the learner left off, unless fresh).
+ * Returns the process exit status: 0; 1 after one line on stderr (no
+ * terminal, a terminal curses cannot drive); 2 for a lesson that does not
+ * load. */
+int sl_tui_lessons(const char *path, const char *start, int fresh,
+                   const struct sl_tui_options *opt);
+
+/* Returned instead when the learner chose the sandbox from the menu (the
+ * terminal is back to normal by then): the caller opens it. */
+#define SL_TUI_LESSONS_SANDBOX 100
+
+#endif

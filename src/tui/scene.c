@@ -1,0 +1,648 @@
+/* scene.c - deriving the picture at time t from the events (see scene.h). */
+#include "scene.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "cost.h"
+#include "units.h"
+
+static const char *const state_names[SL_DS_COUNT] = {"idle",   "compute", "send", "recv",
+                                                     "reduce", "wait",    "busy"};
+
+const char *sl_dstate_name(sl_dstate s)
+{
+	return s >= 0 && s < SL_DS_COUNT ? state_names[s] : "?";
+}
+
+static int mod(int a, int p)
+{
+	return ((a % p) + p) % p;
+}
+
+static double clamp01(double v)
+{
+	return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
+int sl_label_parse(const char *label, char *op, size_t opn, char *algo, size_t algon, char *phase,
+                   size_t phn, int *k, int *n)
+{
+	char w[4][24];
+	int nw = sscanf(label, "%23s %23s %23s %23s", w[0], w[1], w[2], w[3]);
+	if (nw < 3)
+		return -1;
+	const char *frac = w[nw - 1];
+	if (sscanf(frac, "%d/%d", k, n) != 2)
+		return -1;
+	snprintf(op, opn, "%s", w[0]);
+	snprintf(algo, algon, "%s", w[1]);
+	snprintf(phase, phn, "%s", nw == 4 ? w[2] : "");
+	return 0;
+}
+
+/* Priority when several things happen at once: what the device does
+ * with its data first. */
+static int state_rank(sl_dstate s)
+{
+	static const int rank[SL_DS_COUNT] = {0, 6, 3, 4, 5, 2, 1};
+	return rank[s];
+}
+
+static sl_dstate kind_state(sl_ev_kind k)
+{
+	switch (k) {
+	case SL_EV_COMPUTE:
+		return SL_DS_COMPUTE;
+	case SL_EV_SEND:
+		return SL_DS_SEND;
+	case SL_EV_RECV:
+		return SL_DS_RECV;
+	case SL_EV_REDUCE:
+		return SL_DS_REDUCE;
+	case SL_EV_WAIT:
+		return SL_DS_WAIT;
+	default:
+		return SL_DS_IDLE;
+	}
+}
+
+/* Does event e cover time t?  An operation that ends at t is over. */
+static int covers(const sl_event *e, double t)
+{
+	return e->t0 <= t && t < e->t1;
+}
+
+sl_dstate sl_scene_state_at(const sl_snapshot *s, int d, double t, int *send_to, int *recv_from)
+{
+	sl_dstate st = SL_DS_IDLE;
+	if (send_to)
+		*send_to = -1;
+	if (recv_from)
+		*recv_from = -1;
+	for (size_t i = 0; i < s->n && s->ev[i].t0 <= t; i++) {
+		const sl_event *e = &s->ev[i];
+		if (e->dev != d || !covers(e, t))
+			continue;
+		sl_dstate k = kind_state(e->kind);
+		if (e->kind == SL_EV_SEND && send_to)
+			*send_to = e->peer;
+		if ((e->kind == SL_EV_RECV || e->kind == SL_EV_REDUCE) && recv_from)
+			*recv_from = e->peer;
+		if (state_rank(k) > state_rank(st))
+			st = k;
+	}
+	return st;
+}
+
+/* ---- shards and block sizes ---- */
+
+static void shard_offsets(const sl_scenario *sc, int p, size_t *off)
+{
+	size_t dim = (size_t)(sc->gemm.split == SL_SPLIT_ROW ? sc->gemm.k : sc->gemm.n);
+	sl_block_offsets(dim, p, NULL, off);
+}
+
+/* Byte offsets of the collective's blocks in Y's buffer, as gemm.c splits
+ * it: column-wise by the column shards, row-wise evenly over m*n. */
+static void block_bytes(const sl_scenario *sc, int p, const size_t *shard, uint64_t *boff)
+{
+	size_t m = (size_t)sc->gemm.m, n = (size_t)sc->gemm.n;
+	if (sc->gemm.split == SL_SPLIT_ROW) {
+		size_t off[SL_MAX_DEVICES + 1];
+		sl_block_offsets(m * n, p, NULL, off);
+		for (int i = 0; i <= p; i++)
+			boff[i] = (uint64_t)off[i] * sizeof(float);
+	} else {
+		for (int i = 0; i <= p; i++)
+			boff[i] = (uint64_t)(m * shard[i]) * sizeof(float);
+	}
+}
+
+/* The blocks [first, first+count) (wrapping) an event moves, or -1 when the
+ * label is not a collective step this knows. */
+static int event_blocks(const sl_event *e, int p, const uint64_t *boff, int *first, int *count)
+{
+	char op[24], algo[24], phase[24];
+	int k, n;
+	if (sl_label_parse(e->label, op, sizeof op, algo, sizeof algo, phase, sizeof phase, &k, &n))
+		return -1;
+	int r = e->dev;
+	uint64_t whole = boff[p];
+	if (strcmp(algo, "ring") == 0) {
+		int s;
+		if (strcmp(phase, "rs") == 0) {
+			s = k - 1;
+			*first = mod(r - s - 2, p);
+		} else if (strcmp(phase, "ag") == 0) {
+			/* An all-reduce numbers its all-gather steps after its
+			 * p-1 reduce-scatter steps. */
+			s = strcmp(op, "allreduce") == 0 ? k - p : k - 1;
+			*first = mod(r - s - 1, p);
+		} else {
+			return -1;
+		}
+		*count = 1;
+	} else if (strcmp(algo, "tree") == 0) {
+		if (e->bytes == whole) {
+			*first = 0;
+			*count = p;
+		} else {
+			/* A gather step: the sender's blocks onward. */
+			int q = e->peer, c = 0;
+			uint64_t b = 0;
+			while (b < e->bytes && q + c < p) {
+				b += boff[q + c + 1] - boff[q + c];
+				c++;
+			}
+			*first = q;
+			*count = c;
+		}
+	} else {
+		return -1;
+	}
+	uint64_t bytes = 0;
+	for (int i = 0; i < *count; i++) {
+		int b = (*first + i) % p;
+		bytes += boff[b + 1] - boff[b];
+	}
+	return bytes == e->bytes ? 0 : -1;
+}
+
+static int cmp_end(const void *a, const void *b)
+{
+	const sl_event *x = *(const sl_event *const *)a, *y = *(const sl_event *const *)b;
+	if (x->t1 != y->t1)
+		return x->t1 < y->t1 ? -1 : 1;
+	return x->dev - y->dev;
+}
+
+static void build_blocks(const sl_scene_in *in, sl_scene *m, const uint64_t *boff)
+{
+	sl_scene_blocks *B = &m->blk;
+	int p = m->ndev;
+	const sl_snapshot *s = in->ev;
+	memset(B, 0, sizeof *B);
+	B->p = p;
+	B->full = p >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << p) - 1);
+	for (int d = 0; d < p; d++)
+		for (int b = 0; b < p; b++)
+			B->incoming[d][b] = -1;
+	B->valid = 1;
+	/* Apply what has happened in order of completion. */
+	const sl_event **order = malloc((s->n ? s->n : 1) * sizeof *order);
+	if (!order) {
+		B->valid = 0;
+		return;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < s->n && s->ev[i].t0 <= in->t; i++)
+		if (s->ev[i].kind == SL_EV_COMPUTE || s->ev[i].kind == SL_EV_RECV ||
+		    s->ev[i].kind == SL_EV_REDUCE)
+			order[n++] = &s->ev[i];
+	qsort(order, n, sizeof *order, cmp_end);
+	int row = in->sc->gemm.split == SL_SPLIT_ROW;
+	for (size_t i = 0; i < n && B->valid; i++) {
+		const sl_event *e = order[i];
+		int d = e->dev;
+		int done = e->t1 <= in->t;
+		double fill = e->t1 > e->t0 ? clamp01((in->t - e->t0) / (e->t1 - e->t0)) : 1;
+		if (e->kind == SL_EV_COMPUTE) {
+			if (strncmp(e->label, "sgemm", 5) != 0)
+				continue;
+			for (int b = 0; b < p; b++) {
+				if (!row && b != d)
+					continue;
+				if (done)
+					B->have[d][b] = row ? (uint64_t)1 << d : B->full;
+				else if (in->t > e->t0)
+					B->incoming[d][b] = (float)fill; /* being computed */
+			}
+			continue;
+		}
+		int first, count;
+		if (event_blocks(e, p, boff, &first, &count)) {
+			B->valid = 0;
+			break;
+		}
+		for (int i2 = 0; i2 < count; i2++) {
+			int b = (first + i2) % p;
+			if (!done)
+				B->incoming[d][b] = (float)fill;
+			else if (e->kind == SL_EV_REDUCE)
+				B->have[d][b] |= B->have[e->peer][b];
+			else
+				B->have[d][b] = B->have[e->peer][b];
+		}
+	}
+	free(order);
+}
+
+/* ---- links ---- */
+
+static int link_index(sl_scene *m, int src, int dst, const sl_scene_in *in)
+{
+	for (int i = 0; i < m->nlinks; i++)
+		if (m->link[i].src == src && m->link[i].dst == dst)
+			return i;
+	if (m->nlinks == SL_SCENE_MAX_LINKS) {
+		m->links_omitted = 1;
+		return -1;
+	}
+	sl_scene_link *l = &m->link[m->nlinks];
+	memset(l, 0, sizeof *l);
+	l->src = src;
+	l->dst = dst;
+	l->fill = -1;
+	sl_link_spec sp = in->link(in->ctx, src, dst);
+	l->bandwidth = sp.bandwidth;
+	l->latency = sp.latency;
+	l->inter = in->inter(in->ctx, src, dst);
+	return m->nlinks++;
+}
+
+static int cmp_link(const void *a, const void *b)
+{
+	const sl_scene_link *x = a, *y = b;
+	if (x->src != y->src)
+		return x->src - y->src;
+	return x->dst - y->dst;
+}
+
+/* Progress of a transfer: nothing moves during its latency. */
+static double xfer_fill(const sl_event *e, double t, double latency)
+{
+	double dur = e->t1 - e->t0;
+	if (dur <= 0)
+		return 1;
+	double lat = latency < dur ? latency : 0;
+	return clamp01((t - e->t0 - lat) / (dur - lat));
+}
+
+/* ---- the sentence ---- */
+
+static const char *fmt_t(double s, char *b, size_t n)
+{
+	return sl_fmt_time(s, b, n);
+}
+
+static int same_label_stem(const char *a, const char *b)
+{
+	return strcmp(a, b) == 0;
+}
+
+static void describe(const sl_scene_in *in, const sl_scene *m, double t_end, double t_begin,
+                     char *out, size_t n)
+{
+	const sl_snapshot *s = in->ev;
+	const sl_scenario *sc = in->sc;
+	int p = m->ndev;
+	/* The operations that end at t_end. */
+	const sl_event *first = NULL;
+	uint64_t devs = 0, bytes = 0;
+	int nxfer = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		const sl_event *e = &s->ev[i];
+		if (e->kind == SL_EV_WAIT || fabs(e->t1 - t_end) > 1e-12 * t_end)
+			continue;
+		if (!first)
+			first = e;
+		if (!same_label_stem(first->label, e->label))
+			continue;
+		devs |= (uint64_t)1 << e->dev;
+		if (e->kind == SL_EV_SEND) {
+			bytes = e->bytes;
+			nxfer++;
+		}
+	}
+	if (!first) {
+		snprintf(out, n, "nothing happens");
+		return;
+	}
+	char who[96] = "each device";
+	int ndevs = __builtin_popcountll(devs);
+	if (ndevs < p) {
+		size_t len = (size_t)snprintf(who, sizeof who, "%s",
+		                              ndevs > 1 ? "each of devices" : "device");
+		for (int d = 0, c = 0; d < p && len < sizeof who - 8; d++)
+			if (devs >> d & 1)
+				len += (size_t)snprintf(who + len, sizeof who - len, "%s %d",
+				                        c++ ? "," : "", d);
+	}
+	char a[32], dur[32];
+	fmt_t(t_end - t_begin, dur, sizeof dur);
+	const sl_scene_dev *d0 = &m->dev[first->dev];
+	long shard = (long)(d0->hi - d0->lo);
+	char op[24], algo[24], phase[24];
+	int k, N;
+	if (strcmp(first->label, "sgemm column shard") == 0) {
+		/* An amount of work, not a rate: drop the "/s". */
+		sl_fmt_flops(first->flops, a, sizeof a);
+		char *slash = strstr(a, "/s");
+		if (slash)
+			*slash = '\0';
+		snprintf(
+		    out, n,
+		    "%s computes X times its %ld columns of W: its own %dx%ld block of Y (%s, %s)",
+		    who, shard, sc->gemm.m, shard, a, dur);
+	} else if (strcmp(first->label, "sgemm row shard") == 0) {
+		snprintf(out, n,
+		         "%s computes its %ld columns of X times its %ld rows of W: a full %dx%d "
+		         "partial Y, "
+		         "still to be summed (%s)",
+		         who, shard, shard, sc->gemm.m, sc->gemm.n, dur);
+	} else if (!sl_label_parse(first->label, op, sizeof op, algo, sizeof algo, phase,
+	                           sizeof phase, &k, &N) &&
+	           strcmp(algo, "ring") == 0) {
+		sl_fmt_bytes((double)bytes, a, sizeof a);
+		if (strcmp(op, "allgather") == 0)
+			snprintf(out, n,
+			         "all-gather, ring step %d of %d: %s sends a Y block (%s) to the "
+			         "next (%s)%s",
+			         k, N, who, a, dur, k == N ? "; now all hold all of Y" : "");
+		else if (strcmp(phase, "rs") == 0)
+			snprintf(out, n,
+			         "all-reduce, reduce-scatter %d of %d: %s adds a chunk (%s) from "
+			         "the previous one "
+			         "into its sum (%s)%s",
+			         k, N / 2, who, a, dur,
+			         k == N / 2 ? "; each holds one chunk fully summed" : "");
+		else
+			snprintf(out, n,
+			         "all-reduce, all-gather %d of %d: %s passes a summed chunk (%s) "
+			         "to the next (%s)%s",
+			         k - N / 2, N / 2, who, a, dur,
+			         k == N ? "; Y is summed everywhere" : "");
+	} else if (nxfer > 0) {
+		snprintf(out, n, "%s: %s, %d transfer%s of %s (%s)", first->label, who, nxfer,
+		         nxfer > 1 ? "s" : "", sl_fmt_bytes((double)bytes, a, sizeof a), dur);
+	} else {
+		snprintf(out, n, "%s: %s (%s)", first->label, who, dur);
+	}
+}
+
+static void build_sentence(const sl_scene_in *in, sl_scene *m)
+{
+	double *steps = NULL;
+	size_t ns = sl_steps_of(in->ev, &steps);
+	double t = in->t;
+	int k = 0;
+	m->at_step_end = 0;
+	for (size_t i = 0; i < ns; i++) {
+		if (steps[i] <= t * (1 + 1e-12)) {
+			k = (int)i + 1;
+			if (steps[i] >= t * (1 - 1e-12))
+				m->at_step_end = 1;
+		}
+	}
+	m->step = k;
+	m->nsteps = in->exact ? (int)ns : 0;
+	char desc[256], total[16] = "";
+	if (m->nsteps)
+		snprintf(total, sizeof total, "/%d", m->nsteps);
+	if (ns == 0) {
+		snprintf(m->sentence, sizeof m->sentence, "%s",
+		         in->exact ? "nothing to run" : "planning the scenario...");
+	} else if (m->at_step_end) {
+		describe(in, m, steps[k - 1], k > 1 ? steps[k - 2] : 0, desc, sizeof desc);
+		snprintf(m->sentence, sizeof m->sentence, "Step %d%s done: %s.", k, total, desc);
+	} else if ((size_t)k < ns) {
+		describe(in, m, steps[k], k > 0 ? steps[k - 1] : 0, desc, sizeof desc);
+		snprintf(m->sentence, sizeof m->sentence, "Step %d%s%s: %s.", k + 1, total,
+		         t <= 0 ? " next" : "", desc);
+	} else {
+		snprintf(m->sentence, sizeof m->sentence, "Step %d%s: running...", k + 1, total);
+	}
+	free(steps);
+}
+
+/* ---- everything ---- */
+
+void sl_scene_build(const sl_scene_in *in, sl_scene *m)
+{
+	const sl_snapshot *s = in->ev;
+	const sl_scenario *sc = in->sc;
+	double t = in->t;
+	int p = in->ndev;
+	memset(m, 0, sizeof *m);
+	m->t = t;
+	m->end = in->end;
+	m->exact = in->exact;
+	m->ndev = p;
+	m->split = sc->gemm.split;
+	m->ev = s;
+
+	size_t shard[SL_MAX_DEVICES + 1];
+	uint64_t boff[SL_MAX_DEVICES + 1];
+	shard_offsets(sc, p, shard);
+	block_bytes(sc, p, shard, boff);
+	double mm = sc->gemm.m, kk = sc->gemm.k, nn = sc->gemm.n;
+	double last_end[SL_MAX_DEVICES] = {0}, covered[SL_MAX_DEVICES] = {0};
+	for (int d = 0; d < p; d++) {
+		sl_scene_dev *v = &m->dev[d];
+		v->send_to = v->recv_from = -1;
+		v->label = "";
+		v->lo = in->train ? 0 : (int64_t)shard[d];
+		v->hi = in->train ? 0 : (int64_t)shard[d + 1];
+		double part = (double)(shard[d + 1] - shard[d]);
+		if (in->result && in->result->done && in->result->ndev == p) {
+			v->mem = in->result->st[d].mem_peak;
+		} else if (in->train) {
+			v->mem_known = 0;
+			continue;
+		} else if (sc->gemm.split == SL_SPLIT_ROW) {
+			v->mem = (uint64_t)((mm * part + part * nn + mm * nn) * sizeof(float));
+		} else {
+			v->mem = (uint64_t)((mm * kk + kk * part + mm * nn) * sizeof(float));
+		}
+		v->mem_known = 1;
+	}
+
+	/* One pass over the events: times, bytes, states, links. */
+	for (size_t i = 0; i < s->n; i++) {
+		const sl_event *e = &s->ev[i];
+		if (e->dev < 0 || e->dev >= p)
+			continue;
+		sl_scene_dev *v = &m->dev[e->dev];
+		if (e->t1 > last_end[e->dev])
+			last_end[e->dev] = e->t1;
+		int li = -1;
+		if (e->kind == SL_EV_SEND && e->peer >= 0 && e->peer < p) {
+			li = link_index(m, e->dev, e->peer, in);
+			if (li >= 0)
+				m->link[li].total += e->bytes;
+		}
+		if (e->t0 > t)
+			continue;
+		double a = e->t0, b = e->t1 < t ? e->t1 : t;
+		double part = b > a ? b - a : 0;
+		switch (e->kind) {
+		case SL_EV_COMPUTE:
+			v->compute_s += part;
+			break;
+		case SL_EV_WAIT:
+			v->wait_s += part;
+			break;
+		default:
+			/* Sends and receives overlap: count their union. */
+			if (b > covered[e->dev]) {
+				v->comm_s += b - (a > covered[e->dev] ? a : covered[e->dev]);
+				covered[e->dev] = b;
+			}
+			break;
+		}
+		int inflight = covers(e, t);
+		double lat = li >= 0 ? m->link[li].latency : 0;
+		double fill = inflight ? xfer_fill(e, t, e->kind == SL_EV_COMPUTE ? 0 : lat) : 1;
+		if (e->kind == SL_EV_RECV || e->kind == SL_EV_REDUCE) {
+			sl_link_spec sp = in->link(in->ctx, e->peer, e->dev);
+			fill = inflight ? xfer_fill(e, t, sp.latency) : 1;
+			v->received += (uint64_t)(fill * (double)e->bytes);
+		}
+		if (e->kind == SL_EV_SEND) {
+			uint64_t done = (uint64_t)(fill * (double)e->bytes);
+			v->sent += done;
+			if (li >= 0) {
+				m->link[li].moved += done;
+				if (inflight) {
+					m->link[li].fill = fill;
+					m->link[li].inflight = e->bytes;
+				}
+			}
+		}
+		if (inflight) {
+			sl_dstate k = kind_state(e->kind);
+			if (e->kind == SL_EV_SEND)
+				v->send_to = e->peer;
+			if (e->kind == SL_EV_RECV || e->kind == SL_EV_REDUCE)
+				v->recv_from = e->peer;
+			if (state_rank(k) > state_rank(v->state)) {
+				v->state = k;
+				v->label = e->label;
+				v->fill = e->kind == SL_EV_COMPUTE
+				              ? clamp01((t - e->t0) / (e->t1 - e->t0))
+				              : fill;
+			}
+		}
+	}
+
+	/* Live transfers the trace does not hold yet. */
+	if (in->live && !in->exact) {
+		for (int a = 0; a < p; a++)
+			for (int b = 0; b < p; b++) {
+				if (a == b)
+					continue;
+				sl_link_state ls = in->live(in->ctx, a, b);
+				if (ls.inflight_total == 0)
+					continue;
+				int li = link_index(m, a, b, in);
+				if (li < 0)
+					continue;
+				m->link[li].fill =
+				    (double)ls.inflight_done / (double)ls.inflight_total;
+				m->link[li].inflight = ls.inflight_total;
+				if (m->dev[a].state == SL_DS_IDLE ||
+				    m->dev[a].state == SL_DS_BUSY) {
+					m->dev[a].state = SL_DS_SEND;
+					m->dev[a].send_to = b;
+				}
+				if (state_rank(SL_DS_RECV) > state_rank(m->dev[b].state)) {
+					m->dev[b].state = SL_DS_RECV;
+					m->dev[b].recv_from = a;
+				}
+			}
+	}
+	qsort(m->link, (size_t)m->nlinks, sizeof m->link[0], cmp_link);
+
+	/* Finished devices; in the live case, running ones we cannot see. */
+	double end = in->end;
+	for (int d = 0; d < p; d++) {
+		sl_scene_dev *v = &m->dev[d];
+		if (in->exact || end >= 0)
+			v->finished = t >= last_end[d] && t > 0;
+		else if (v->state == SL_DS_IDLE && t > 0)
+			v->state = SL_DS_BUSY;
+	}
+
+	const sl_run_info *r = in->result;
+	m->train = in->train;
+	if (!in->train)
+		build_blocks(in, m, boff);
+
+	/* Numbers. */
+	m->predicted_s = in->predicted_s;
+	if (in->train) {
+		m->single_s = r && r->done && r->rc == SL_OK ? r->single_s : 0;
+		m->have_report = r && r->done && r->rc == SL_OK && r->trep.ndev == p;
+		m->trep = m->have_report ? &r->trep : NULL;
+		m->loss = m->have_report ? r->loss : 0;
+	} else {
+		m->single_s = sl_play_single_time(sc);
+	}
+	m->total_s = end;
+	if (end > 0) {
+		m->speedup = m->single_s / end;
+		m->efficiency = m->speedup / p;
+	}
+	int crit = 0;
+	for (int d = 1; d < p; d++)
+		if (last_end[d] > last_end[crit])
+			crit = d;
+	m->crit = crit;
+	m->crit_compute = m->dev[crit].compute_s;
+	m->crit_comm = m->dev[crit].comm_s;
+	m->crit_wait = m->dev[crit].wait_s;
+	for (int i = 0; i < m->nlinks; i++) {
+		m->moved += m->link[i].moved;
+		m->moved_total += m->link[i].total;
+	}
+	double c0 = INFINITY, c1 = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		const sl_event *e = &s->ev[i];
+		if (e->kind != SL_EV_SEND)
+			continue;
+		if (!m->coll_name[0])
+			sscanf(e->label, "%23s", m->coll_name);
+		if (e->t0 < c0)
+			c0 = e->t0;
+		if (e->t1 > c1)
+			c1 = e->t1;
+	}
+	if (m->coll_name[0] && !in->train) { /* one collective's figures: the product's */
+		int complete = in->exact || end >= 0;
+		if (complete && t >= c1) {
+			sl_coll_op op;
+			m->coll_state = 2;
+			m->coll_time = c1 - c0;
+			double bytes = mm * nn * sizeof(float);
+			m->algbw = m->coll_time > 0 ? bytes / m->coll_time : 0;
+			m->busbw = sl_coll_op_parse(m->coll_name, &op) == SL_OK
+			               ? m->algbw * sl_busbw_factor(op, p)
+			               : m->algbw;
+		} else if (t > c0) {
+			m->coll_state = 1;
+		}
+	}
+	if (r && r->done && r->rc != SL_OK && r->rc != SL_ECANCEL) {
+		m->failed = 1;
+		snprintf(m->error, sizeof m->error, "%s",
+		         r->err.msg[0] ? r->err.msg : "the run failed");
+	} else if (r && r->done && r->rc == SL_OK && end >= 0 && t >= end && !in->train) {
+		m->checked = 1;
+		m->max_abs_error = r->res.max_abs_error;
+		m->max_rel_error = r->res.max_rel_error;
+		m->pass = m->max_rel_error <= SL_CHECK_REL_TOL;
+	}
+	build_sentence(in, m);
+	if (m->failed)
+		snprintf(m->sentence, sizeof m->sentence, "Cannot run: %s", m->error);
+	else if (end >= 0 && t >= end && end > 0) {
+		char a[32];
+		size_t len = strlen(m->sentence);
+		snprintf(m->sentence + len, sizeof m->sentence - len, " Finished in %s.",
+		         sl_fmt_time(end, a, sizeof a));
+	}
+}

@@ -1,0 +1,139 @@
+/* scene.h - what the screen shows at emulated time t, derived from events.
+ *
+ * A pure function of the events, the time and the scenario (no curses, no
+ * threads), so the views only draw and tests can check what is derived:
+ * device states, link fills, which block of Y each device holds, the
+ * numbers, and the sentence that says what the step does. */
+#ifndef SL_TUI_SCENE_H
+#define SL_TUI_SCENE_H
+
+#include <stdint.h>
+
+#include "cluster.h"
+#include "play.h"
+#include "scenario.h"
+#include "trace.h"
+
+typedef enum sl_dstate {
+	SL_DS_IDLE, /* nothing to do (before the start, or finished) */
+	SL_DS_COMPUTE,
+	SL_DS_SEND,
+	SL_DS_RECV,
+	SL_DS_REDUCE,
+	SL_DS_WAIT, /* blocked on a peer */
+	SL_DS_BUSY, /* running something the live trace does not show yet */
+	SL_DS_COUNT
+} sl_dstate;
+
+const char *sl_dstate_name(sl_dstate s);
+
+typedef struct sl_scene_dev {
+	sl_dstate state;
+	int send_to, recv_from;           /* peers of transfers in flight, or -1 */
+	double fill;                      /* progress of the current operation, 0..1 */
+	const char *label;                /* the current operation's label, or "" */
+	double compute_s, comm_s, wait_s; /* up to t */
+	uint64_t sent, received;          /* bytes, up to t */
+	uint64_t mem;                     /* bytes held */
+	int mem_known;
+	int finished;   /* its last operation ended by t */
+	int64_t lo, hi; /* its shard of the split dimension */
+} sl_scene_dev;
+
+typedef struct sl_scene_link {
+	int src, dst;
+	int inter;                 /* between nodes */
+	double bandwidth, latency; /* now */
+	double fill;               /* the transfer in flight, 0..1; < 0 when idle */
+	uint64_t inflight;         /* its size */
+	uint64_t moved;            /* bytes delivered by t */
+	uint64_t total;            /* bytes it carries over the whole run */
+} sl_scene_link;
+
+/* Blocks of the collective's buffer (Y): for every device and block, the set
+ * of devices whose contribution it holds (bit i for device i).  Column-wise:
+ * a complete block has one contribution, its owner's.  Row-wise: a block is
+ * complete when it holds everyone's partial sum. */
+typedef struct sl_scene_blocks {
+	int valid; /* the picture is known for this collective */
+	int p;
+	uint64_t full; /* the mask of a complete block */
+	uint64_t have[SL_MAX_DEVICES][SL_MAX_DEVICES];
+	float incoming[SL_MAX_DEVICES][SL_MAX_DEVICES]; /* fill of a block arriving, or -1 */
+} sl_scene_blocks;
+
+#define SL_SCENE_MAX_LINKS (SL_MAX_DEVICES * 4)
+
+typedef struct sl_scene {
+	double t, end; /* end < 0: not known yet */
+	int exact;
+	int ndev;
+	sl_split split;
+	sl_scene_dev dev[SL_MAX_DEVICES];
+	int nlinks; /* links that carry traffic, in (src, dst) order */
+	sl_scene_link link[SL_SCENE_MAX_LINKS];
+	int links_omitted; /* more than fit in the table */
+	sl_scene_blocks blk;
+	const sl_snapshot *ev; /* for the timeline */
+
+	/* steps */
+	int step, nsteps; /* steps ended by t; all (0 if unknown) */
+	int at_step_end;  /* t is exactly a step's end */
+	char sentence[320];
+
+	/* numbers */
+	double predicted_s, single_s, total_s; /* total_s < 0 if unknown */
+	double speedup, efficiency;
+	int crit;                                  /* the device whose clock ends last */
+	double crit_compute, crit_comm, crit_wait; /* its split, up to t */
+	uint64_t moved, moved_total;
+	char coll_name[24];
+	int coll_state; /* 0 none, 1 running, 2 done */
+	double coll_time, busbw, algbw;
+	int checked; /* the result is known (t at the end) */
+	double max_abs_error, max_rel_error;
+	int pass;
+	int failed; /* the run failed: error holds why */
+	char error[256];
+
+	/* A training step (in->train): the engine's report once the run is
+	 * known (have_report), and the loss; blk is not valid. */
+	const sl_play_train *train;
+	int have_report;
+	const sl_train_report *trep;
+	double loss;
+} sl_scene;
+
+typedef struct sl_scene_in {
+	const sl_snapshot *ev;
+	double t, end;
+	int exact;
+	const sl_scenario *sc;
+	int ndev;
+	const sl_run_info *result; /* the finished run, or NULL */
+	double predicted_s;
+	const sl_play_train *train; /* a training step, or NULL (the product) */
+	/* Link figures and live state; live may be NULL (nothing live). */
+	sl_link_spec (*link)(void *ctx, int src, int dst);
+	int (*inter)(void *ctx, int src, int dst);
+	sl_link_state (*live)(void *ctx, int src, int dst);
+	void *ctx;
+} sl_scene_in;
+
+/* The correctness check passes when the largest error relative to the
+ * largest element of the single-device result stays under this (the same
+ * mark as `shardlab run`). */
+#define SL_CHECK_REL_TOL 1e-5
+
+void sl_scene_build(const sl_scene_in *in, sl_scene *m);
+
+/* The state of device d at time t per the events alone, with the peer of a
+ * transfer in flight (sends and receives both set). */
+sl_dstate sl_scene_state_at(const sl_snapshot *s, int d, double t, int *send_to, int *recv_from);
+
+/* Parse a collective step label: "allreduce ring rs 3/6" gives op
+ * "allreduce", algo "ring", phase "rs", step 3 of 6.  Returns 0 on success. */
+int sl_label_parse(const char *label, char *op, size_t opn, char *algo, size_t algon, char *phase,
+                   size_t phn, int *k, int *n);
+
+#endif

@@ -1,0 +1,43 @@
+/* term.h - the terminal: curses set up, restored on every way out, and the
+ * one place the UI thread waits.
+ *
+ * Quit signals (SIGINT, SIGTERM, SIGHUP) and SIGWINCH are blocked in every
+ * thread and let through only while the UI thread waits in ppoll(), so a
+ * handler never interrupts drawing and never runs on a device thread: the
+ * quit handler only sets a flag, the loop cleans up and then dies of the
+ * same signal.  Crash signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
+ * SIGQUIT) write the saved restore sequence and the saved termios with
+ * async-signal-safe calls, then die as they would have. */
+#ifndef SL_TUI_TERM_H
+#define SL_TUI_TERM_H
+
+#include "status.h"
+
+enum {
+	SL_TERM_INPUT = 1,  /* keys (or a resize) to read */
+	SL_TERM_WAKE = 2,   /* a background thread has news */
+	SL_TERM_SIGNAL = 4, /* a quit signal arrived */
+	SL_TERM_HANGUP = 8, /* the terminal went away */
+};
+
+/* Signals, the wake-up pipe and the saved terminal modes.  Call before any
+ * thread starts (threads inherit the signal mask). */
+int sl_term_init(sl_err *err);
+/* Curses on the terminal; mouse unless no_mouse. */
+int sl_term_start(int no_mouse, sl_err *err);
+/* Leave curses and put the terminal back (idempotent). */
+void sl_term_stop(void);
+/* Close the pipe and put the signal mask and handlers back. */
+void sl_term_done(void);
+
+/* The pipe's write end, for background threads. */
+int sl_term_wake_fd(void);
+/* Wait for input, a wake-up or a quit signal, up to timeout_ms (-1: no
+ * limit).  Returns SL_TERM_* bits (0 on timeout). */
+int sl_term_wait(int timeout_ms);
+/* The quit signal that arrived, or 0. */
+int sl_term_quit_signal(void);
+/* After cleaning up: die of sig as if unhandled. */
+void sl_term_reraise(int sig);
+
+#endif

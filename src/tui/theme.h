@@ -1,0 +1,85 @@
+/* theme.h - colour roles and glyph tables, chosen once at start-up.
+ *
+ * Colours carry meaning but never alone: every state also has its own glyph
+ * and word, every device its own digit, so the monochrome scheme (NO_COLOR,
+ * --no-color, a terminal without colours) and the ASCII glyphs (--ascii, a
+ * locale that is not UTF-8) lose nothing.  Device colours come from the
+ * Okabe-Ito palette, which stays distinct for colour-blind viewers; the
+ * high-contrast theme (key c, --high-contrast) is for washed-out projectors. */
+#ifndef SL_TUI_THEME_H
+#define SL_TUI_THEME_H
+
+#include <curses.h>
+
+#include "scene.h"
+
+typedef enum sl_role {
+	SL_ROLE_NORMAL,
+	SL_ROLE_DIM,
+	SL_ROLE_TITLE,
+	SL_ROLE_BORDER,
+	SL_ROLE_HEAD, /* panel titles */
+	SL_ROLE_STATUS,
+	SL_ROLE_KEY,    /* a key name on the status line and in the help */
+	SL_ROLE_SELECT, /* the selected device or link */
+	SL_ROLE_CURSOR, /* the timeline's current time */
+	SL_ROLE_PASS,
+	SL_ROLE_FAIL,
+	SL_ROLE_WARN,
+	SL_ROLE_INTRA,
+	SL_ROLE_INTER,
+	SL_ROLE_STATE0,                              /* + sl_dstate: compute, send, ... */
+	SL_ROLE_DEV0 = SL_ROLE_STATE0 + SL_DS_COUNT, /* + device % SL_THEME_NDEV */
+	SL_ROLE_DEVBG0 = SL_ROLE_DEV0 + 8,           /* a device's colour as background */
+	SL_ROLE_COUNT = SL_ROLE_DEVBG0 + 8
+} sl_role;
+
+#define SL_THEME_NDEV 8
+
+typedef struct sl_glyphs {
+	int utf8;
+	const char *h, *v, *tl, *tr, *bl, *br; /* box */
+	const char *state[SL_DS_COUNT];        /* one cell per device state */
+	const char *level[5];                  /* empty, 1/4 .. full: partial sums */
+	const char *incoming;                  /* a block arriving */
+	const char *line_done, *line_todo, *line_head, *line_inter; /* a link's transfer */
+	const char *bar[9];                     /* eighths of a cell, for bars */
+	const char *arrow;                      /* "->" */
+	const char *larrow;                     /* "<-" */
+	const char *tick;                       /* a time-scale tick */
+	const char *caret;                      /* under the timeline's cursor */
+	const char *point, *curve, *cross_mark; /* the plot */
+	const char *pass, *fail;
+	const char *dot;   /* a separator */
+	const char *times; /* "x" in sizes */
+} sl_glyphs;
+
+extern const sl_glyphs sl_glyphs_utf8, sl_glyphs_ascii;
+
+typedef struct sl_theme {
+	int color; /* colours in use (else monochrome attributes) */
+	int high_contrast;
+	const sl_glyphs *g;
+	attr_t attr[SL_ROLE_COUNT];
+} sl_theme;
+
+/* Decide colours and glyphs: ascii forces ASCII glyphs (else UTF-8 only
+ * with a UTF-8 locale); no_color forces monochrome (as do NO_COLOR set and
+ * non-empty, and a terminal without colours).  Call after initscr. */
+void sl_theme_init(sl_theme *th, int no_color, int ascii, int high_contrast);
+/* Switch the high-contrast palette (colour terminals only). */
+void sl_theme_contrast(sl_theme *th, int on);
+
+attr_t sl_theme_role(const sl_theme *th, sl_role r);
+attr_t sl_theme_dev(const sl_theme *th, int dev);
+attr_t sl_theme_devbg(const sl_theme *th, int dev);
+attr_t sl_theme_state(const sl_theme *th, sl_dstate s);
+/* The character naming a device in one cell: 0-9, a-z, A-Z. */
+char sl_dev_char(int dev);
+
+/* Should colours be off?  Pure: NO_COLOR's value and the option. */
+int sl_theme_want_mono(const char *no_color_env, int no_color_opt);
+/* Should glyphs be ASCII?  Pure: the locale's codeset and the option. */
+int sl_theme_want_ascii(const char *codeset, int ascii_opt);
+
+#endif

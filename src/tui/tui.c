@@ -1,0 +1,776 @@
+/* tui.c - the main loop: wait, handle, tick, draw once.
+ *
+ * Handlers change state and return what changed (flags); the loop draws at
+ * most once per pass from a model built for that pass.  While nothing
+ * animates, the loop blocks in sl_term_wait with no timeout: a paused
+ * screen costs no CPU. */
+#include "tui.h"
+
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "draw.h"
+#include "keys.h"
+#include "layout.h"
+#include "scene.h"
+#include "play.h"
+#include "preset.h"
+#include "sweep.h"
+#include "term.h"
+#include "theme.h"
+#include "units.h"
+
+enum {
+	F_DRAW = 1,   /* redraw */
+	F_LAYOUT = 2, /* lay the screen out again first */
+	F_CLEAR = 4,  /* repaint every cell (after a palette change) */
+	F_QUIT = 8,
+	F_NOW = 16, /* do not wait for the next frame time */
+};
+
+struct app {
+	struct sl_tui_options opt;
+	sl_theme th;
+	sl_play *play;
+	sl_sweep *sweep;
+	sl_screen_layout lay;
+	sl_scene *m;
+	sl_selection sel;
+	int knob_inter;
+	sl_keymode mode, back; /* the view shown; where help returns to */
+	int plot_kind;
+	int help_scroll;
+	char msg[200];
+	FILE *stats; /* SHARDLAB_TUI_STATS: timings for the benchmark */
+	double t_start;
+	long frames;
+};
+
+static double now_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void sl_tui_options_default(struct sl_tui_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->fps = SL_TUI_DEFAULT_FPS;
+}
+
+/* ---- the scene for this tick ---- */
+
+static sl_link_spec cb_link(void *ctx, int s, int d)
+{
+	return sl_play_link(ctx, s, d);
+}
+
+static int cb_inter(void *ctx, int s, int d)
+{
+	return sl_play_inter(ctx, s, d);
+}
+
+static sl_link_state cb_live(void *ctx, int s, int d)
+{
+	return sl_play_link_state(ctx, s, d);
+}
+
+static void build_scene(struct app *a)
+{
+	sl_play *p = a->play;
+	sl_scene_in in = {
+	    .ev = sl_play_events(p),
+	    .t = sl_play_time(p),
+	    .end = sl_play_end(p),
+	    .exact = sl_play_exact(p),
+	    .sc = sl_play_scenario(p),
+	    .ndev = sl_play_devices(p),
+	    .result = sl_play_result(p),
+	    .predicted_s = sl_play_predicted(p),
+	    .train = sl_play_training(p),
+	    .link = cb_link,
+	    .inter = cb_inter,
+	    .live = sl_play_stale(p) ? cb_live : NULL,
+	    .ctx = p,
+	};
+	sl_scene_build(&in, a->m);
+}
+
+static sl_view make_view(const struct app *a)
+{
+	const sl_scenario *sc = sl_play_scenario(a->play);
+	sl_view v = {
+	    .th = &a->th,
+	    .m = a->m,
+	    .sc = sc,
+	    .lay = &a->lay,
+	    .sel = a->sel,
+	    .knob_inter = a->knob_inter,
+	    .multi_node = sc->cluster.devices_per_node > 0 &&
+	                  sc->cluster.devices_per_node < sl_play_devices(a->play),
+	    .slowdown = sl_play_slowdown(a->play),
+	    .auto_speed = sl_play_auto(a->play),
+	    .playing = sl_play_playing(a->play),
+	    .planning = sl_play_planning(a->play),
+	    .stale = sl_play_stale(a->play),
+	    .live = sl_play_live_started(a->play),
+	    .help_scroll = a->help_scroll,
+	    .plot_kind = a->plot_kind,
+	    .sweep = a->sweep,
+	    .msg = a->msg,
+	    .mode = a->mode,
+	};
+	return v;
+}
+
+/* Seconds since this process was started (exec), from its start time in
+ * clock ticks since boot; -1 if unknown.  For the benchmark. */
+static double since_exec(void)
+{
+	FILE *f = fopen("/proc/self/stat", "r");
+	if (!f)
+		return -1;
+	char buf[1024];
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* Field 22, counted after the command name's closing parenthesis. */
+	char *p = strrchr(buf, ')');
+	unsigned long long start = 0;
+	for (int field = 2; p && *p; p++)
+		if (*p == ' ' && ++field == 22) {
+			start = strtoull(p + 1, NULL, 10);
+			break;
+		}
+	struct timespec ts;
+	long hz = sysconf(_SC_CLK_TCK);
+	if (!start || hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
+		return -1;
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 - (double)start / (double)hz;
+}
+
+static void draw(struct app *a)
+{
+	build_scene(a);
+	sl_view v = make_view(a);
+	const sl_screen_layout *L = &a->lay;
+	/* The high-contrast theme paints the whole screen, not only text. */
+	bkgdset(' ' | sl_theme_role(&a->th, SL_ROLE_NORMAL));
+	erase();
+	if (L->too_small) {
+		sl_draw_too_small(&v, L->rows, L->cols);
+	} else {
+		sl_draw_title(&v, L->r[SL_PANEL_TITLE]);
+		if (a->mode == SL_MODE_HELP) {
+			sl_draw_help(&v, L->r[SL_PANEL_BODY]);
+		} else if (a->mode == SL_MODE_PLOT) {
+			sl_draw_plot(&v, L->r[SL_PANEL_BODY]);
+		} else {
+			sl_draw_devices(&v, L->r[SL_PANEL_DEVICES]);
+			sl_draw_links(&v, L->r[SL_PANEL_LINKS]);
+			sl_draw_matrices(&v, L->r[SL_PANEL_MATRICES]);
+			sl_draw_numbers(&v, L->r[SL_PANEL_NUMBERS]);
+			sl_draw_timeline(&v, L->r[SL_PANEL_TIMELINE]);
+		}
+		sl_draw_sentence(&v, L->r[SL_PANEL_SENTENCE]);
+		sl_draw_status(&v, L->r[SL_PANEL_STATUS]);
+	}
+	wnoutrefresh(stdscr);
+	doupdate();
+	if (a->frames++ == 0 && a->stats) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		fprintf(a->stats, "first_frame_realtime %.6f\nfirst_frame_after_main_s %.6f\n",
+		        (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9, now_mono() - a->t_start);
+		double since = since_exec();
+		if (since >= 0)
+			fprintf(a->stats, "first_frame_since_exec_s %.3f\n", since);
+		fflush(a->stats);
+	}
+}
+
+static void relayout(struct app *a)
+{
+	int rows, cols;
+	getmaxyx(stdscr, rows, cols);
+	sl_screen_layout_compute(rows, cols, sl_play_devices(a->play), &a->lay);
+}
+
+/* ---- scenario changes ---- */
+
+static int host_fits(const sl_scenario *sc, char *why, size_t n)
+{
+	double m = sc->gemm.m, k = sc->gemm.k, nn = sc->gemm.n;
+	int t = sc->gemm.split == SL_SPLIT_SINGLE ? 1 : sc->cluster.devices;
+	/* The host's matrices and reference, and every device's buffers; the
+	 * plan and the live run may hold them at once. */
+	double per_dev = sc->gemm.split == SL_SPLIT_ROW ? m * k / t + k * nn / t + m * nn
+	                                                : m * k + k * nn / t + m * nn;
+	double bytes = 2 * 4 * (m * k + k * nn + 2 * m * nn + t * per_dev);
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	if (pages <= 0 || psize <= 0)
+		return 1;
+	double limit = (double)pages * (double)psize / 2;
+	if (bytes <= limit)
+		return 1;
+	char a[32], b[32];
+	snprintf(why, n, "that would take %s of host memory (limit %s)",
+	         sl_fmt_bytes(bytes, a, sizeof a), sl_fmt_bytes(limit, b, sizeof b));
+	return 0;
+}
+
+static int scenario_ok(const sl_scenario *sc, char *why, size_t n)
+{
+	sl_err err = {0};
+	if (sl_cluster_config_check(&sc->cluster, &err) == SL_OK &&
+	    sl_gemm_check(&sc->gemm, sc->gemm.split == SL_SPLIT_SINGLE ? 1 : sc->cluster.devices,
+	                  &err) == SL_OK)
+		return host_fits(sc, why, n);
+	snprintf(why, n, "%s", err.msg);
+	return 0;
+}
+
+static unsigned rerun(struct app *a, const sl_scenario *sc, const char *what)
+{
+	char why[160];
+	if (sl_play_training(a->play)) {
+		snprintf(a->msg, sizeof a->msg,
+		         "a training layout is set by the command line: quit and run sandbox again");
+		return F_DRAW;
+	}
+	if (!scenario_ok(sc, why, sizeof why)) {
+		snprintf(a->msg, sizeof a->msg, "cannot: %s", why);
+		return F_DRAW;
+	}
+	sl_play_set_scenario(a->play, sc);
+	snprintf(a->msg, sizeof a->msg, "%s", what);
+	if (a->sel.kind == SL_SEL_DEVICE && a->sel.dev >= sl_play_devices(a->play))
+		a->sel.kind = SL_SEL_NONE;
+	if (a->sel.kind == SL_SEL_LINK)
+		a->sel.kind = SL_SEL_NONE;
+	return F_DRAW | F_LAYOUT;
+}
+
+static unsigned change_devices(struct app *a, int dir)
+{
+	sl_scenario sc = *sl_play_scenario(a->play);
+	if (sc.gemm.split == SL_SPLIT_SINGLE) {
+		snprintf(a->msg, sizeof a->msg,
+		         "the single strategy has one device: press s first");
+		return F_DRAW;
+	}
+	char why[120] = "";
+	for (int n = sc.cluster.devices + dir; n >= 1 && n <= 16; n += dir) {
+		sl_scenario t = sc;
+		t.cluster.devices = n;
+		if (scenario_ok(&t, why, sizeof why)) {
+			char msg[64];
+			snprintf(msg, sizeof msg, "%d devices", n);
+			return rerun(a, &t, msg);
+		}
+	}
+	snprintf(a->msg, sizeof a->msg, "no valid device count %s %d%s%s",
+	         dir > 0 ? "above" : "below", sc.cluster.devices, why[0] ? ": " : "", why);
+	return F_DRAW;
+}
+
+static unsigned next_preset(struct app *a)
+{
+	sl_scenario sc = *sl_play_scenario(a->play);
+	const sl_preset *ps = sl_presets(), *next = &ps[0];
+	for (int i = 0; ps[i].name; i++)
+		if (strcmp(ps[i].name, sc.preset) == 0)
+			next = ps[i + 1].name ? &ps[i + 1] : &ps[0];
+	sl_preset_apply(next, &sc.cluster);
+	snprintf(sc.preset, sizeof sc.preset, "%s", next->name);
+	char msg[160];
+	snprintf(msg, sizeof msg, "preset %s: %s", next->name, next->title);
+	return rerun(a, &sc, msg);
+}
+
+static unsigned scale_size(struct app *a, int up)
+{
+	sl_scenario sc = *sl_play_scenario(a->play);
+	int *d[3] = {&sc.gemm.m, &sc.gemm.k, &sc.gemm.n};
+	for (int i = 0; i < 3; i++) {
+		*d[i] = up ? *d[i] * 2 : *d[i] / 2;
+		if (*d[i] < 1)
+			*d[i] = 1;
+	}
+	char msg[64];
+	snprintf(msg, sizeof msg, "m=%d k=%d n=%d", sc.gemm.m, sc.gemm.k, sc.gemm.n);
+	return rerun(a, &sc, msg);
+}
+
+/* ---- knobs ---- */
+
+static double clampd(double v, double lo, double hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+static double turn_latency(double lat, double f)
+{
+	if (f > 1)
+		return lat <= 0 ? 1e-6 : clampd(lat * f, 0, 10);
+	return lat * f < 1e-9 ? 0 : lat * f;
+}
+
+static unsigned knob(struct app *a, double fb, double fl)
+{
+	char was[32], now[32];
+	const sl_scenario *sc = sl_play_scenario(a->play);
+	if (a->sel.kind == SL_SEL_LINK) {
+		sl_link_spec s = sl_play_link(a->play, a->sel.src, a->sel.dst);
+		double bw = clampd(s.bandwidth * fb, 1e3, 1e15), lat = turn_latency(s.latency, fl);
+		sl_play_set_link(a->play, a->sel.src, a->sel.dst, bw, lat);
+		if (fb != 1)
+			snprintf(a->msg, sizeof a->msg, "link %d%s%d: %s %s %s", a->sel.src,
+			         a->th.g->arrow, a->sel.dst,
+			         sl_fmt_rate(s.bandwidth, was, sizeof was), a->th.g->arrow,
+			         sl_fmt_rate(bw, now, sizeof now));
+		else
+			snprintf(a->msg, sizeof a->msg, "link %d%s%d latency: %s %s %s", a->sel.src,
+			         a->th.g->arrow, a->sel.dst,
+			         sl_fmt_time(s.latency, was, sizeof was), a->th.g->arrow,
+			         sl_fmt_time(lat, now, sizeof now));
+		return F_DRAW;
+	}
+	const sl_link_spec *s = a->knob_inter ? &sc->cluster.inter : &sc->cluster.intra;
+	double bw = clampd(s->bandwidth * fb, 1e3, 1e15), lat = turn_latency(s->latency, fl);
+	double old_bw = s->bandwidth, old_lat = s->latency;
+	sl_play_set_class(a->play, a->knob_inter, bw, lat);
+	const char *cls = a->knob_inter ? "inter-node" : "intra-node";
+	if (fb != 1)
+		snprintf(a->msg, sizeof a->msg, "%s bandwidth %s %s %s", cls,
+		         sl_fmt_rate(old_bw, was, sizeof was), a->th.g->arrow,
+		         sl_fmt_rate(bw, now, sizeof now));
+	else
+		snprintf(a->msg, sizeof a->msg, "%s latency %s %s %s", cls,
+		         sl_fmt_time(old_lat, was, sizeof was), a->th.g->arrow,
+		         sl_fmt_time(lat, now, sizeof now));
+	return F_DRAW;
+}
+
+/* ---- speed ---- */
+
+/* The 1-2-5 values around s. */
+static double speed_step(double s, int slower)
+{
+	double best = slower ? 1e300 : 0;
+	for (double p = 1; p <= 1e6; p *= 10)
+		for (int i = 0; i < 3; i++) {
+			double v = p * (i == 0 ? 1 : i == 1 ? 2 : 5);
+			if (v > 1e6)
+				continue;
+			if (slower && v > s * 1.0001 && v < best)
+				best = v;
+			if (!slower && v < s * 0.9999 && v > best)
+				best = v;
+		}
+	if (slower && best > 1e300 / 2)
+		return s;
+	if (!slower && best <= 0)
+		return s;
+	return best;
+}
+
+static void speed_msg(struct app *a)
+{
+	double s = sl_play_slowdown(a->play);
+	if (s <= 1)
+		snprintf(a->msg, sizeof a->msg, "speed: real time");
+	else
+		snprintf(a->msg, sizeof a->msg, "speed: %g times slower than real time%s", s,
+		         sl_play_auto(a->play) ? " (auto)" : "");
+}
+
+/* ---- selection ---- */
+
+static void select_step(struct app *a, int dir)
+{
+	const sl_scene *m = a->m;
+	int nd = m->ndev, nl = m->nlinks, total = nd + nl + 1;
+	int cur = 0; /* 0 none, 1..nd devices, then links */
+	if (a->sel.kind == SL_SEL_DEVICE)
+		cur = 1 + a->sel.dev;
+	else if (a->sel.kind == SL_SEL_LINK)
+		for (int i = 0; i < nl; i++)
+			if (m->link[i].src == a->sel.src && m->link[i].dst == a->sel.dst)
+				cur = 1 + nd + i;
+	cur = ((cur + dir) % total + total) % total;
+	if (cur == 0) {
+		a->sel.kind = SL_SEL_NONE;
+	} else if (cur <= nd) {
+		a->sel.kind = SL_SEL_DEVICE;
+		a->sel.dev = cur - 1;
+	} else {
+		a->sel.kind = SL_SEL_LINK;
+		a->sel.src = m->link[cur - 1 - nd].src;
+		a->sel.dst = m->link[cur - 1 - nd].dst;
+	}
+}
+
+static int in_rect(sl_rect r, int y, int x)
+{
+	return y >= r.y && y < r.y + r.h && x >= r.x && x < r.x + r.w;
+}
+
+static unsigned click(struct app *a)
+{
+	MEVENT ev;
+	if (getmouse(&ev) != OK || a->mode != SL_MODE_MAIN || a->lay.too_small)
+		return 0;
+	sl_view v = make_view(a);
+	const sl_screen_layout *L = &a->lay;
+	if (in_rect(L->r[SL_PANEL_DEVICES], ev.y, ev.x)) {
+		int d = sl_devices_row_item(&v, L->r[SL_PANEL_DEVICES], ev.y);
+		if (d >= 0) {
+			a->sel.kind = SL_SEL_DEVICE;
+			a->sel.dev = d;
+		}
+	} else if (in_rect(L->r[SL_PANEL_LINKS], ev.y, ev.x)) {
+		int i = sl_links_row_item(&v, L->r[SL_PANEL_LINKS], ev.y);
+		if (i >= 0) {
+			a->sel.kind = SL_SEL_LINK;
+			a->sel.src = a->m->link[i].src;
+			a->sel.dst = a->m->link[i].dst;
+		}
+	}
+	return F_DRAW;
+}
+
+/* ---- the plot ---- */
+
+static void plot_sweep(struct app *a)
+{
+	sl_sweep_start(a->sweep, sl_play_scenario(a->play),
+	               a->plot_kind ? SL_SWEEP_DEVICES : SL_SWEEP_BANDWIDTH, a->knob_inter);
+}
+
+/* ---- actions ---- */
+
+static unsigned act(struct app *a, sl_action ac, double now)
+{
+	sl_play *p = a->play;
+	sl_scenario sc = *sl_play_scenario(p);
+	unsigned f = F_DRAW;
+	switch (ac) {
+	case SL_A_NONE:
+		return 0;
+	case SL_A_QUIT:
+		return F_QUIT;
+	case SL_A_HELP:
+		if (a->mode == SL_MODE_HELP) {
+			a->mode = a->back;
+		} else {
+			a->back = a->mode;
+			a->mode = SL_MODE_HELP;
+			a->help_scroll = 0;
+		}
+		return F_DRAW;
+	case SL_A_CLOSE:
+		if (a->mode == SL_MODE_PLOT)
+			sl_sweep_stop(a->sweep);
+		a->mode = a->mode == SL_MODE_HELP ? a->back : SL_MODE_MAIN;
+		if (a->mode == SL_MODE_HELP)
+			a->mode = SL_MODE_MAIN;
+		return F_DRAW;
+	case SL_A_CONTRAST:
+		if (!a->th.color) {
+			snprintf(a->msg, sizeof a->msg,
+			         "monochrome: contrast is already the terminal's own");
+			return F_DRAW;
+		}
+		sl_theme_contrast(&a->th, !a->th.high_contrast);
+		snprintf(a->msg, sizeof a->msg, "high contrast %s",
+		         a->th.high_contrast ? "on" : "off");
+		return F_DRAW | F_CLEAR;
+	case SL_A_REDRAW:
+		return F_DRAW | F_CLEAR;
+	case SL_A_PLAY:
+		sl_play_toggle(p, now);
+		break;
+	case SL_A_STEP:
+		sl_play_step(p, 1, now);
+		break;
+	case SL_A_BACK:
+		sl_play_step(p, 0, now);
+		break;
+	case SL_A_RESTART:
+		sl_play_restart(p);
+		snprintf(a->msg, sizeof a->msg, "restarted");
+		break;
+	case SL_A_END:
+		sl_play_to_end(p, now);
+		break;
+	case SL_A_SLOWER:
+	case SL_A_FASTER:
+		sl_play_set_slowdown(p, speed_step(sl_play_slowdown(p), ac == SL_A_SLOWER), now);
+		speed_msg(a);
+		break;
+	case SL_A_AUTOSPEED:
+		sl_play_auto_speed(p, now);
+		speed_msg(a);
+		break;
+	case SL_A_BW_DOWN:
+		f = knob(a, 0.5, 1);
+		break;
+	case SL_A_BW_UP:
+		f = knob(a, 2, 1);
+		break;
+	case SL_A_LAT_DOWN:
+		f = knob(a, 1, 0.5);
+		break;
+	case SL_A_LAT_UP:
+		f = knob(a, 1, 2);
+		break;
+	case SL_A_KNOB_CLASS:
+		a->knob_inter = !a->knob_inter;
+		if (a->sel.kind == SL_SEL_LINK)
+			a->sel.kind = SL_SEL_NONE;
+		snprintf(a->msg, sizeof a->msg, "knobs turn %s-node links%s",
+		         a->knob_inter ? "inter" : "intra",
+		         sc.cluster.devices_per_node > 0 &&
+		                 sc.cluster.devices_per_node < sc.cluster.devices
+		             ? ""
+		             : " (one node: no inter-node link is used)");
+		break;
+	case SL_A_SEL_NEXT:
+	case SL_A_SEL_PREV:
+		select_step(a, ac == SL_A_SEL_NEXT ? 1 : -1);
+		break;
+	case SL_A_SEL_CLICK:
+		f = click(a);
+		break;
+	case SL_A_SEL_NONE:
+		a->sel.kind = SL_SEL_NONE;
+		break;
+	case SL_A_PRESET:
+		f = next_preset(a);
+		break;
+	case SL_A_TOPOLOGY:
+		sc.cluster.topology =
+		    sc.cluster.topology == SL_TOPO_RING ? SL_TOPO_FULL : SL_TOPO_RING;
+		if (sc.cluster.topology == SL_TOPO_RING)
+			sc.cluster.devices_per_node = 0;
+		f = rerun(a, &sc,
+		          sc.cluster.topology == SL_TOPO_RING ? "ring topology (one node)"
+		                                              : "full topology");
+		break;
+	case SL_A_DEV_DOWN:
+	case SL_A_DEV_UP:
+		f = change_devices(a, ac == SL_A_DEV_UP ? 1 : -1);
+		break;
+	case SL_A_STRATEGY:
+		sc.gemm.split = (sl_split)((sc.gemm.split + 1) % SL_SPLIT_N);
+		if (sc.gemm.split == SL_SPLIT_SINGLE)
+			sc.gemm.split = SL_SPLIT_SINGLE;
+		f = rerun(a, &sc, sl_split_name(sc.gemm.split));
+		break;
+	case SL_A_ALGO:
+		sc.gemm.algo = sc.gemm.algo == SL_ALGO_RING ? SL_ALGO_TREE : SL_ALGO_RING;
+		f = rerun(a, &sc, sl_algo_name(sc.gemm.algo));
+		break;
+	case SL_A_SIZE_DOWN:
+	case SL_A_SIZE_UP:
+		f = scale_size(a, ac == SL_A_SIZE_UP);
+		break;
+	case SL_A_PLOT:
+		if (sl_play_training(p)) { /* the sweeps run the product */
+			snprintf(a->msg, sizeof a->msg, "the plots are for the sharded product");
+			break;
+		}
+		if (a->mode == SL_MODE_MAIN) {
+			a->mode = SL_MODE_PLOT;
+			a->plot_kind = 0;
+		} else if (a->plot_kind == 0) {
+			a->plot_kind = 1;
+		} else {
+			a->mode = SL_MODE_MAIN;
+			sl_sweep_stop(a->sweep);
+		}
+		break;
+	case SL_A_SCROLL_UP:
+	case SL_A_SCROLL_DOWN: {
+		int page = a->lay.r[SL_PANEL_BODY].h - 2;
+		int max = sl_help_lines() - page;
+		a->help_scroll += ac == SL_A_SCROLL_DOWN ? page / 2 : -page / 2;
+		if (a->help_scroll > max)
+			a->help_scroll = max;
+		if (a->help_scroll < 0)
+			a->help_scroll = 0;
+		break;
+	}
+	case SL_A_COUNT:
+		break;
+	}
+	if (a->mode == SL_MODE_PLOT)
+		plot_sweep(a);
+	return f;
+}
+
+static unsigned on_key(struct app *a, int ch, double now)
+{
+	if (ch == KEY_RESIZE)
+		return F_DRAW | F_LAYOUT | F_CLEAR;
+	a->msg[0] = 0;
+	sl_action ac = sl_keys_lookup(a->mode, ch);
+	if (a->lay.too_small && ac != SL_A_QUIT)
+		return F_DRAW;
+	return act(a, ac, now) | F_DRAW;
+}
+
+/* ---- start and finish ---- */
+
+static int check_scenario(const sl_scenario *sc)
+{
+	char why[256];
+	if (scenario_ok(sc, why, sizeof why))
+		return 0;
+	fprintf(stderr, "shardlab: sandbox: %s\n", why);
+	return 2; /* the scenario is the user's */
+}
+
+/* The trace of the run shown (the plan, or the live run that replaced it). */
+static int write_trace(sl_play *p, const char *path)
+{
+	const sl_run_info *r = sl_play_result(p);
+	if (!r || !r->done || r->rc != SL_OK) {
+		fprintf(stderr, "shardlab: sandbox: no complete run to write to %s\n", path);
+		return 1;
+	}
+	FILE *f = fopen(path, "w");
+	sl_err err = {0};
+	if (!f || sl_trace_write_chrome(&r->snap, f, &err) != SL_OK || fclose(f) != 0) {
+		fprintf(stderr, "shardlab: sandbox: cannot write %s\n", path);
+		return 1;
+	}
+	return 0;
+}
+
+int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
+{
+	struct app a;
+	memset(&a, 0, sizeof a);
+	a.t_start = now_mono();
+	sl_tui_options_default(&a.opt);
+	if (opt)
+		a.opt = *opt;
+	if (!(a.opt.fps > 0))
+		a.opt.fps = SL_TUI_DEFAULT_FPS;
+	setlocale(LC_ALL, "");
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		fprintf(stderr,
+		        "shardlab: the interactive view needs a terminal (for a report, use "
+		        "'shardlab run')\n");
+		return 1;
+	}
+	if (!a.opt.train && check_scenario(sc))
+		return 2;
+	const char *stats = getenv("SHARDLAB_TUI_STATS");
+	if (stats && *stats)
+		a.stats = fopen(stats, "w");
+	a.m = calloc(1, sizeof *a.m);
+	sl_err err = {0};
+	if (!a.m || sl_term_init(&err) != SL_OK) {
+		fprintf(stderr, "shardlab: %s\n", a.m ? err.msg : "out of memory");
+		free(a.m);
+		return 1;
+	}
+	a.play = sl_play_create_train(sc, a.opt.train, sl_term_wake_fd(), &err);
+	a.sweep = a.play ? sl_sweep_create(sl_term_wake_fd()) : NULL;
+	if (!a.play || !a.sweep || sl_term_start(a.opt.no_mouse, &err) != SL_OK) {
+		sl_sweep_destroy(a.sweep, 0);
+		sl_play_destroy(a.play, 0.5);
+		sl_term_done();
+		fprintf(stderr, "shardlab: %s\n", err.msg[0] ? err.msg : "out of memory");
+		free(a.m);
+		return 1;
+	}
+	sl_theme_init(&a.th, a.opt.no_color, a.opt.ascii, a.opt.high_contrast);
+	a.mode = a.back = SL_MODE_MAIN;
+	relayout(&a);
+	double frame = 1.0 / a.opt.fps, next_frame = 0;
+	if (a.opt.play)
+		sl_play_toggle(a.play, now_mono());
+	/* Input redraws at once; the clock and background news at most once
+	 * per frame interval. */
+	unsigned pending = F_DRAW | F_NOW;
+	int quit_sig = 0;
+	for (;;) {
+		double now = now_mono();
+		if (pending & F_LAYOUT)
+			relayout(&a);
+		if (pending & F_CLEAR)
+			clearok(curscr, TRUE);
+		pending &= ~(unsigned)(F_LAYOUT | F_CLEAR);
+		if ((pending & F_DRAW) && ((pending & F_NOW) || now >= next_frame)) {
+			draw(&a);
+			next_frame = now + frame;
+			pending = 0;
+		}
+		int timeout = -1;
+		if ((pending & F_DRAW) || sl_play_animating(a.play)) {
+			double wait = next_frame - now_mono();
+			timeout = wait > 0 ? (int)ceil(wait * 1000) : 0;
+		}
+		int bits = sl_term_wait(timeout);
+		now = now_mono();
+		if (bits & (SL_TERM_SIGNAL | SL_TERM_HANGUP)) {
+			quit_sig = sl_term_quit_signal();
+			break;
+		}
+		if (bits & SL_TERM_WAKE) {
+			if (sl_play_collect(a.play))
+				pending |= F_DRAW;
+			if (sl_sweep_collect(a.sweep) && a.mode == SL_MODE_PLOT)
+				pending |= F_DRAW;
+		}
+		if (bits & SL_TERM_INPUT) {
+			int ch;
+			unsigned f = 0;
+			while ((ch = getch()) != ERR)
+				f |= on_key(&a, ch, now);
+			if (f & F_QUIT)
+				break;
+			if (f)
+				pending |= f | F_NOW;
+		}
+		if (sl_play_tick(a.play, now) & SL_PLAY_CHANGED)
+			pending |= F_DRAW;
+	}
+	/* The terminal first, so the shell is back at once; then the threads. */
+	sl_term_stop();
+	int status = 0;
+	if (a.opt.trace && !quit_sig)
+		status = write_trace(a.play, a.opt.trace);
+	/* Threads wake at once when cancelled, unless inside a BLAS call (a
+	 * large plan's product): quitting does not wait for that. */
+	int clean = sl_sweep_destroy(a.sweep, 0.3);
+	clean = sl_play_destroy(a.play, clean ? 0.3 : 0) && clean;
+	if (a.stats) {
+		fprintf(a.stats, "frames %ld\n", a.frames);
+		fclose(a.stats);
+	}
+	free(a.m);
+	if (quit_sig) {
+		sl_term_reraise(quit_sig);
+		sl_term_done();
+		return status;
+	}
+	if (!clean) {
+		/* exit() would run library destructors (OpenBLAS frees its
+		 * buffers) under a thread still computing. */
+		fflush(NULL);
+		_exit(status);
+	}
+	sl_term_done();
+	return status;
+}

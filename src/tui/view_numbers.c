@@ -1,0 +1,201 @@
+/* view_numbers.c - the figures: time, compute against communication,
+ * speedup, bytes, bus bandwidth, prediction, the correctness check, and the
+ * selected device or link. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "draw.h"
+#include "units.h"
+
+static void line(const sl_view *v, sl_rect in, int *row, attr_t a, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static void line(const sl_view *v, sl_rect in, int *row, attr_t a, const char *fmt, ...)
+{
+	(void)v;
+	if (*row >= in.h)
+		return;
+	char buf[320];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	sl_put(in.y + *row, in.x + 1, in.w - 1, a, buf);
+	(*row)++;
+}
+
+static void selection(const sl_view *v, sl_rect in, int *row)
+{
+	const sl_scene *m = v->m;
+	const sl_glyphs *g = v->th->g;
+	attr_t sel = sl_theme_role(v->th, SL_ROLE_KEY), norm = sl_theme_role(v->th, SL_ROLE_NORMAL);
+	char a[32], b[32], c[32], d[32];
+	if (v->sel.kind == SL_SEL_DEVICE && v->sel.dev < m->ndev) {
+		const sl_scene_dev *dv = &m->dev[v->sel.dev];
+		int node = v->sc->cluster.devices_per_node > 0
+		               ? v->sel.dev / v->sc->cluster.devices_per_node
+		               : 0;
+		sl_fmt_bytes((double)dv->mem, a, sizeof a);
+		sl_fmt_bytes((double)v->sc->cluster.memory, b, sizeof b);
+		line(v, in, row, sel, "device %d (node %d): %s, holds %s of %s (%.2g%%)",
+		     v->sel.dev, node, sl_dstate_name(dv->state), a, b,
+		     v->sc->cluster.memory ? 100.0 * (double)dv->mem / (double)v->sc->cluster.memory
+		                           : 0);
+		sl_fmt_time(dv->compute_s, a, sizeof a);
+		sl_fmt_time(dv->comm_s, b, sizeof b);
+		sl_fmt_bytes((double)dv->sent, c, sizeof c);
+		sl_fmt_bytes((double)dv->received, d, sizeof d);
+		line(v, in, row, norm, "  compute %s %s comm %s %s sent %s %s received %s", a,
+		     g->dot, b, g->dot, c, g->dot, d);
+		if (m->split == SL_SPLIT_COL)
+			line(v, in, row, norm, "  shard: W[:, %lld:%lld], all of X, then all of Y",
+			     (long long)dv->lo, (long long)dv->hi);
+		else if (m->split == SL_SPLIT_ROW)
+			line(v, in, row, norm,
+			     "  shard: X[:, %lld:%lld] and W[%lld:%lld, :], a partial Y",
+			     (long long)dv->lo, (long long)dv->hi, (long long)dv->lo,
+			     (long long)dv->hi);
+	} else if (v->sel.kind == SL_SEL_LINK) {
+		const sl_scene_link *l = NULL;
+		for (int i = 0; i < m->nlinks; i++)
+			if (m->link[i].src == v->sel.src && m->link[i].dst == v->sel.dst)
+				l = &m->link[i];
+		if (!l)
+			return;
+		sl_fmt_rate(l->bandwidth, a, sizeof a);
+		sl_fmt_time(l->latency, b, sizeof b);
+		line(v, in, row, sel, "link %d%s%d (%s-node): %s, latency %s", l->src, g->arrow,
+		     l->dst, l->inter ? "inter" : "intra", a, b);
+		sl_fmt_bytes((double)l->moved, a, sizeof a);
+		sl_fmt_bytes((double)l->total, b, sizeof b);
+		if (l->fill >= 0) {
+			sl_fmt_bytes((double)l->inflight, c, sizeof c);
+			line(v, in, row, norm, "  delivered %s of %s; in flight: %s, %d%%", a, b, c,
+			     (int)(l->fill * 100));
+		} else {
+			line(v, in, row, norm, "  delivered %s of %s; idle", a, b);
+		}
+	}
+}
+
+/* A training step: the engine's accounting (sl_train_report) once the run
+ * is known: bubble, idle, bytes per collective kind, memory by category. */
+static void train_numbers(const sl_view *v, sl_rect in, int *row)
+{
+	const sl_scene *m = v->m;
+	const sl_glyphs *g = v->th->g;
+	attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL), dim = sl_theme_role(v->th, SL_ROLE_DIM);
+	char a[32], b[32], c[32], d[32];
+	if (m->failed) {
+		line(v, in, row, sl_theme_role(v->th, SL_ROLE_FAIL), "%s", m->error);
+		return;
+	}
+	if (!m->have_report) {
+		line(v, in, row, dim, "accounting: once the step has run");
+		return;
+	}
+	const sl_train_report *p = m->trep;
+	sl_fmt_time(p->step_s, a, sizeof a);
+	line(v, in, row, norm, "step %s %s bubble %.4f %s idle %.1f%% %s loss %.6f", a, g->dot,
+	     p->bubble_fraction, g->dot, 100 * p->idle_fraction, g->dot, m->loss);
+	char buf[200];
+	int len = snprintf(buf, sizeof buf, "sent:");
+	for (int k = 0; k < SL_TR_NKINDS; k++) {
+		uint64_t t = 0;
+		for (int i = 0; i < p->ndev; i++)
+			t += p->dev[i].sent[k];
+		if (t && len < (int)sizeof buf)
+			len += snprintf(buf + len, sizeof buf - (size_t)len, " %s %s",
+			                sl_traffic_name((sl_traffic_kind)k),
+			                sl_fmt_bytes((double)t, a, sizeof a));
+	}
+	line(v, in, row, norm, "%s", len > 5 ? buf : "sent: nothing (one device)");
+	int dv = v->sel.kind == SL_SEL_DEVICE && v->sel.dev < p->ndev ? v->sel.dev : 0;
+	const sl_train_dev *x = &p->dev[dv];
+	sl_fmt_bytes((double)x->params_bytes, a, sizeof a);
+	sl_fmt_bytes((double)x->grads_bytes, b, sizeof b);
+	sl_fmt_bytes((double)x->optimizer_bytes, c, sizeof c);
+	sl_fmt_bytes((double)x->act_peak_bytes, d, sizeof d);
+	line(v, in, row, norm, "dev %d (tp%d pp%d dp%d): params %s %s grads %s %s adam %s %s act peak %s",
+	     dv, x->tp, x->pp, x->dp, a, g->dot, b, g->dot, c, g->dot, d);
+}
+
+void sl_draw_numbers(const sl_view *v, sl_rect r)
+{
+	const sl_scene *m = v->m;
+	const sl_glyphs *g = v->th->g;
+	sl_rect in = sl_box(v, r, "Numbers (emulated)");
+	attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL),
+	       head = sl_theme_role(v->th, SL_ROLE_HEAD);
+	char a[32], b[32], c[32], d[32];
+	int row = 0;
+	/* With a selection and little room, the selection goes first. */
+	int room = in.h;
+	int want_sel = v->sel.kind != SL_SEL_NONE;
+	if (want_sel && room < 8) {
+		selection(v, in, &row);
+		room = in.h - row;
+	}
+	sl_fmt_time(m->t, a, sizeof a);
+	if (m->total_s >= 0)
+		sl_fmt_time(m->total_s, b, sizeof b);
+	else
+		snprintf(b, sizeof b, "?");
+	sl_fmt_time(m->predicted_s, c, sizeof c);
+	line(v, in, &row, head, "t %s / %s %s model %s", a, b, g->dot, c);
+	sl_fmt_time(m->crit_compute, a, sizeof a);
+	sl_fmt_time(m->crit_comm, b, sizeof b);
+	sl_fmt_time(m->crit_wait, c, sizeof c);
+	if (m->crit_wait > 0)
+		line(v, in, &row, norm, "compute %s %s comm %s %s wait %s", a, g->dot, b, g->dot,
+		     c);
+	else
+		line(v, in, &row, norm, "compute %s %s comm %s", a, g->dot, b);
+	sl_fmt_time(m->single_s, a, sizeof a);
+	if (m->total_s > 0)
+		line(v, in, &row, norm, "speedup %.2fx %s eff %.0f%% %s 1 dev %s", m->speedup,
+		     g->dot, m->efficiency * 100, g->dot, a);
+	else
+		line(v, in, &row, norm, "speedup ? %s 1 dev %s", g->dot, a);
+	if (m->train) {
+		train_numbers(v, in, &row);
+		if (want_sel && room >= 8 && row < in.h)
+			selection(v, in, &row);
+		return;
+	}
+	sl_fmt_bytes((double)m->moved, a, sizeof a);
+	sl_fmt_bytes((double)m->moved_total, b, sizeof b);
+	if (m->coll_state == 2) {
+		sl_fmt_rate(m->busbw, c, sizeof c);
+		line(v, in, &row, norm, "bytes %s/%s %s busbw %s", a, b, g->dot, c);
+	} else {
+		line(v, in, &row, norm, "bytes %s/%s%s", a, b,
+		     m->coll_state == 1 ? " (collective running)" : "");
+	}
+	if (row < in.h) {
+		int y = in.y + row, x = in.x + 1, end = in.x + in.w;
+		if (m->failed) {
+			sl_put(y, x, end - x, sl_theme_role(v->th, SL_ROLE_FAIL), m->error);
+		} else if (m->checked) {
+			x += sl_putf(y, x, end - x, norm, "check: err %.1e (rel %.1e) ",
+			             m->max_abs_error, m->max_rel_error);
+			sl_put(y, x, end - x,
+			       sl_theme_role(v->th, m->pass ? SL_ROLE_PASS : SL_ROLE_FAIL),
+			       m->pass ? g->pass : g->fail);
+		} else {
+			sl_put(y, x, end - x, sl_theme_role(v->th, SL_ROLE_DIM),
+			       "check vs 1 device: at the end");
+		}
+		row++;
+	}
+	if (row < in.h && m->coll_state == 2) {
+		sl_fmt_time(m->coll_time, a, sizeof a);
+		sl_fmt_rate(m->algbw, b, sizeof b);
+		line(v, in, &row, sl_theme_role(v->th, SL_ROLE_DIM), "%s took %s %s algbw %s",
+		     m->coll_name, a, g->dot, b);
+	}
+	(void)d;
+	if (want_sel && room >= 8 && row < in.h)
+		selection(v, in, &row);
+}

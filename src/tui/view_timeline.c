@@ -1,0 +1,163 @@
+/* view_timeline.c - one row per device over emulated time: compute,
+ * communication and waiting by colour and glyph, a cursor at the current
+ * time, a time scale, micro-batch numbers where there are some. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "draw.h"
+#include "units.h"
+
+#define MAX_COLS 512
+
+static sl_dstate ev_state(sl_ev_kind k)
+{
+	switch (k) {
+	case SL_EV_COMPUTE:
+		return SL_DS_COMPUTE;
+	case SL_EV_SEND:
+		return SL_DS_SEND;
+	case SL_EV_RECV:
+		return SL_DS_RECV;
+	case SL_EV_REDUCE:
+		return SL_DS_REDUCE;
+	default:
+		return SL_DS_WAIT;
+	}
+}
+
+/* A tick step of 1, 2 or 5 times a power of ten giving about n ticks. */
+static double nice_step(double span, int n)
+{
+	double raw = span / (n > 0 ? n : 1);
+	double p = pow(10, floor(log10(raw)));
+	double f = raw / p;
+	return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
+}
+
+void sl_draw_timeline(const sl_view *v, sl_rect r)
+{
+	const sl_scene *m = v->m;
+	const sl_glyphs *g = v->th->g;
+	char title[160];
+	snprintf(title, sizeof title, "Timeline  %s compute  %s recv  %s reduce  %s send  %s wait",
+	         g->state[SL_DS_COMPUTE], g->state[SL_DS_RECV], g->state[SL_DS_REDUCE],
+	         g->state[SL_DS_SEND], g->state[SL_DS_WAIT]);
+	sl_rect in = sl_box(v, r, title);
+	int label = 4, w = in.w - label - 1;
+	int rows = in.h - 1;
+	if (w < 4 || rows < 1)
+		return;
+	if (w > MAX_COLS)
+		w = MAX_COLS;
+	/* The span: the whole run when it is known. */
+	double span = m->end > 0 ? m->end : 0;
+	const sl_snapshot *s = m->ev;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->ev[i].t1 > span)
+			span = s->ev[i].t1;
+	if (m->t > span)
+		span = m->t;
+	if (!(span > 0)) {
+		sl_put(in.y, in.x + 1, in.w - 1, sl_theme_role(v->th, SL_ROLE_DIM),
+		       "(nothing has run yet)");
+		return;
+	}
+	double dt = span / w;
+	int first = 0, n = m->ndev;
+	if (n > rows && v->sel.kind == SL_SEL_DEVICE) {
+		first = v->sel.dev - rows + 1;
+		first = first < 0 ? 0 : first > n - rows ? n - rows : first;
+	}
+	int cur = (int)floor(m->t / dt + 1e-9);
+	if (cur >= w)
+		cur = w - 1;
+	/* Per column: time spent in each state, up to t. */
+	static double occ[MAX_COLS][SL_DS_COUNT];
+	static int mb[MAX_COLS];
+	for (int row = 0; row < rows && first + row < n; row++) {
+		int d = first + row, y = in.y + row;
+		memset(occ, 0, sizeof occ);
+		for (int c = 0; c < w; c++)
+			mb[c] = -1;
+		for (size_t i = 0; i < s->n; i++) {
+			const sl_event *e = &s->ev[i];
+			if (e->dev != d || e->t0 >= m->t)
+				continue;
+			double a = e->t0, b = e->t1 < m->t ? e->t1 : m->t;
+			int c0 = (int)floor(a / dt), c1 = (int)floor(b / dt);
+			if (c1 >= w)
+				c1 = w - 1;
+			sl_dstate st = ev_state(e->kind);
+			for (int c = c0; c <= c1 && c >= 0; c++) {
+				double lo = c * dt > a ? c * dt : a,
+				       hi = (c + 1) * dt < b ? (c + 1) * dt : b;
+				if (hi > lo)
+					occ[c][st] += hi - lo;
+			}
+			if (e->mb >= 0 && e->kind == SL_EV_COMPUTE && c0 >= 0 && c0 < w)
+				mb[c0] = e->mb;
+		}
+		attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL);
+		int sel = v->sel.kind == SL_SEL_DEVICE && v->sel.dev == d;
+		sl_putf(y, in.x, label,
+		        sel ? sl_theme_role(v->th, SL_ROLE_SELECT) : sl_theme_dev(v->th, d), "%3d",
+		        d);
+		int x0 = in.x + label;
+		for (int c = 0; c < w; c++) {
+			/* The state that fills the column most; on a tie (a ring
+			 * step sends and receives at once) what happens to the
+			 * device's own data: reduce, then receive, then send. */
+			static const int tie[SL_DS_COUNT] = {0, 6, 3, 4, 5, 2, 1};
+			sl_dstate best = SL_DS_IDLE;
+			double bt = 0;
+			for (int st = 1; st < SL_DS_COUNT; st++) {
+				double sc = occ[c][st] * (1 + 1e-9 * tie[st]);
+				if (occ[c][st] > 0 && sc > bt) {
+					bt = sc;
+					best = (sl_dstate)st;
+				}
+			}
+			/* Columns past the cursor are the future: blank. */
+			if (c * dt >= m->t) {
+				sl_put(y, x0 + c, 1, norm, c == cur ? " " : " ");
+				if (c == cur)
+					sl_put(y, x0 + c, 1, sl_theme_role(v->th, SL_ROLE_CURSOR),
+					       v->th->g->v);
+				continue;
+			}
+			attr_t a = sl_theme_state(v->th, best);
+			if (c == cur)
+				a |= A_REVERSE;
+			if (mb[c] >= 0) {
+				char dig[2] = {sl_dev_char(mb[c] % 36), 0};
+				sl_put(y, x0 + c, 1, a | A_BOLD, dig);
+			} else {
+				sl_put(y, x0 + c, 1, a, g->state[best]);
+			}
+		}
+	}
+	/* The scale: ticks at a round step, the cursor's time under it. */
+	int ys = in.y + in.h - 1, x0 = in.x + label;
+	attr_t dim = sl_theme_role(v->th, SL_ROLE_DIM);
+	sl_rep(ys, x0, w, dim, g->h);
+	double step = nice_step(span, w / 12);
+	char lab[24];
+	int next_free = x0;
+	for (double tk = 0; tk <= span * (1 + 1e-9); tk += step) {
+		int c = (int)floor(tk / dt + 1e-9);
+		if (c >= w)
+			break;
+		sl_put(ys, x0 + c, 1, dim, g->tick);
+		sl_fmt_time(tk, lab, sizeof lab);
+		int lw = sl_cols(lab);
+		if (x0 + c + 1 >= next_free && x0 + c + 1 + lw < x0 + w) {
+			sl_put(ys, x0 + c + 1, lw, dim, lab);
+			next_free = x0 + c + 2 + lw;
+		}
+	}
+	sl_put(ys, x0 + cur, 1, sl_theme_role(v->th, SL_ROLE_CURSOR), g->caret);
+	if (n > rows)
+		sl_putf(in.y + in.h - 1, in.x, label, dim, "+%d", n - rows);
+}

@@ -1,0 +1,159 @@
+#!/bin/sh
+# Screen tests of the lessons: the menu (shardlab with no command) and the
+# first steps of lesson 2, driven through tmux and compared with
+# tests/golden/lesson-*.txt.  Figures on screen are emulated (model timing),
+# so they are the same on every machine.
+#
+#   GENERATE=1 tests/screen/lessons.sh     rewrite the golden files
+#
+# Environment: SHARDLAB (the program), SHARDLAB_GOLDEN (the golden
+# directory), SHARDLAB_LESSON_PATH (the course); make check sets them.
+# Without tmux the tests are skipped (exit 77).
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+SHARDLAB=${SHARDLAB:-$here/../../shardlab}
+GOLDEN=${SHARDLAB_GOLDEN:-$here/../golden}
+LESSONS=${SHARDLAB_LESSON_PATH:-$here/../../lessons}
+GENERATE=${GENERATE:-0}
+
+if ! command -v tmux >/dev/null 2>&1; then
+	echo "SKIP: tmux is not installed (Debian package tmux); the screen tests need it"
+	exit 77
+fi
+if [ ! -x "$SHARDLAB" ]; then
+	echo "FAIL: no program at $SHARDLAB"
+	exit 1
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/shardlab-lessons.XXXXXX")
+sock="shardlab-lessons-$$"
+tm() { tmux -L "$sock" -f /dev/null "$@"; }
+cleanup() {
+	tm kill-server >/dev/null 2>&1
+	rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+failures=0
+cases=0
+
+# Every case gets its own state directory: no progress, no resume.
+start() { # NAME COMMAND-ARGS
+	mkdir -p "$work/state-$1"
+	tm new-session -d -s "$1" -x 100 -y 32 \
+		"env TERM=tmux-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 OPENBLAS_NUM_THREADS=1 \
+		OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-auto} XDG_STATE_HOME=$work/state-$1 \
+		SHARDLAB_LESSON_PATH=$LESSONS $SHARDLAB $2"
+	tm set-option -t "$1" remain-on-exit on >/dev/null
+}
+
+capture() { tm capture-pane -p -t "$1"; }
+
+# At rest: three captures in a row alike, the scenario view (when shown)
+# neither playing nor planning, and the lesson not working (its engine runs
+# hold the screen, which says "working..." meanwhile).  Give up after 90 s: a loaded machine plans
+# slowly.
+settle() {
+	prev=""
+	same=0
+	i=0
+	while [ $i -lt 300 ]; do
+		cur=$(capture "$1")
+		if [ -n "$cur" ] && [ "$cur" = "$prev" ] &&
+			! printf '%s\n' "$cur" | head -n 1 | grep -q -e playing -e planning &&
+			! printf '%s\n' "$cur" | tail -n 1 | grep -q 'working\.\.\.'; then
+			same=$((same + 1))
+			[ $same -ge 2 ] && return 0
+		else
+			same=0
+		fi
+		prev=$cur
+		sleep 0.3
+		i=$((i + 1))
+	done
+	return 1
+}
+
+check() { # NAME GOLDEN
+	cases=$((cases + 1))
+	if ! settle "$1"; then
+		echo "FAIL $2: the screen did not settle"
+		capture "$1"
+		failures=$((failures + 1))
+		return
+	fi
+	capture "$1" >"$work/$2.txt"
+	if [ "$GENERATE" = 1 ]; then
+		cp "$work/$2.txt" "$GOLDEN/$2.txt"
+		echo "wrote $GOLDEN/$2.txt"
+	elif cmp -s "$work/$2.txt" "$GOLDEN/$2.txt"; then
+		echo "ok   $2"
+	else
+		echo "FAIL $2: the screen differs from $GOLDEN/$2.txt"
+		diff "$GOLDEN/$2.txt" "$work/$2.txt"
+		failures=$((failures + 1))
+	fi
+}
+
+keys() { # NAME KEY...: one key at a time, each given time to take effect
+	name=$1
+	shift
+	for k in "$@"; do
+		tm send-keys -t "$name" "$k"
+		sleep 0.3
+	done
+}
+
+# The front door: the lesson menu, then the second lesson's description.
+start menu ""
+check menu lesson-menu
+keys menu Down
+check menu lesson-menu-02
+
+# Lesson 2 from the menu: its first narration.
+keys menu Enter
+check menu lesson-02-open
+# Two paragraphs later, the pause before the run.
+keys menu Enter Enter
+check menu lesson-02-pause
+# The run, then `step 1`: the scenario view stops after the devices' products.
+keys menu Enter
+check menu lesson-02-step1
+# A paragraph, then a question answered (b, the right choice).
+keys menu Enter Enter b Enter
+check menu lesson-02-question
+# `step 3`: the all-gather's three ring steps.
+keys menu Enter
+check menu lesson-02-step3
+
+# q goes back to the menu, which now shows lesson 2 started.
+keys menu q
+check menu lesson-menu-started
+
+# A lesson that does not load: its file:line on the shell, status 2.
+cases=$((cases + 1))
+printf 'title T\nminutes 5\nsya x\n' >"$work/bad.lesson"
+out=$(env TERM=tmux-256color "$SHARDLAB" lesson "$work/bad.lesson" </dev/null 2>&1)
+st=$?
+if [ $st -ne 1 ] || ! printf '%s' "$out" | grep -q "lessons need a terminal"; then
+	echo "FAIL no-terminal: status $st: $out"
+	failures=$((failures + 1))
+else
+	echo "ok   no-terminal"
+fi
+cases=$((cases + 1))
+tm new-session -d -s bad -x 100 -y 32 "env TERM=tmux-256color $SHARDLAB lesson $work/bad.lesson; echo status \$?; sleep 30"
+tm set-option -t bad remain-on-exit on >/dev/null
+sleep 1
+if capture bad | grep -q "bad.lesson:3: unknown command 'sya' (did you mean 'say'?)" &&
+	capture bad | grep -q "status 2"; then
+	echo "ok   bad-lesson"
+else
+	echo "FAIL bad-lesson:"
+	capture bad
+	failures=$((failures + 1))
+fi
+
+echo "$cases cases, $failures failed"
+[ $failures -eq 0 ]

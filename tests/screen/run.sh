@@ -1,0 +1,305 @@
+#!/bin/sh
+# Screen tests: shardlab's terminal view driven through tmux.
+#
+# Each case starts `shardlab sandbox` in a detached tmux session of a fixed
+# size (TERM=tmux-256color, a UTF-8 locale), sends keys, waits until the
+# screen settles (unchanged for a few polls, paused, nothing planning) and
+# compares the pane's text with tests/golden/NAME.txt.  Figures on screen
+# are emulated (model timing), so they are the same on every machine.
+#
+#   GENERATE=1 tests/screen/run.sh     rewrite the golden files
+#
+# Environment: SHARDLAB (the program), SHARDLAB_GOLDEN (the golden
+# directory); make check sets both.  Without tmux the tests are skipped
+# (exit 77).
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+SHARDLAB=${SHARDLAB:-$here/../../shardlab}
+GOLDEN=${SHARDLAB_GOLDEN:-$here/../golden}
+GENERATE=${GENERATE:-0}
+
+if ! command -v tmux >/dev/null 2>&1; then
+	echo "SKIP: tmux is not installed (Debian package tmux); the screen tests need it"
+	exit 77
+fi
+if [ ! -x "$SHARDLAB" ]; then
+	echo "FAIL: no program at $SHARDLAB"
+	exit 1
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/shardlab-screen.XXXXXX")
+# A private tmux server: never the user's, never another test's.
+sock="shardlab-screen-$$"
+tm() { tmux -L "$sock" -f /dev/null "$@"; }
+cleanup() {
+	tm kill-server >/dev/null 2>&1
+	rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+failures=0
+cases=0
+pass() { echo "ok   $1"; }
+fail() {
+	echo "FAIL $1: $2"
+	failures=$((failures + 1))
+}
+
+# The environment every case runs in (OpenBLAS as make check sets it).
+run_env="TERM=tmux-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 OPENBLAS_NUM_THREADS=1"
+run_env="$run_env OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-auto}"
+
+# start NAME COLS ROWS COMMAND: a session running COMMAND (a shell line).
+start() {
+	tm new-session -d -s "$1" -x "$2" -y "$3" "$4"
+	tm set-option -t "$1" remain-on-exit on >/dev/null
+}
+
+capture() { tm capture-pane -p -t "$1"; }
+
+# Wait until the view is at rest: its first line says paused (not playing,
+# not planning) and two captures in a row are the same; a screen without the
+# title (too small) needs three.  Give up after 60 s (a loaded machine plans
+# slowly).  The view draws nothing while at rest, so this is final.
+settle() {
+	name=$1
+	prev=""
+	same=0
+	start_s=$(date +%s)
+	while [ $(($(date +%s) - start_s)) -lt 60 ]; do
+		cur=$(capture "$name")
+		if [ "$cur" = "$prev" ]; then
+			same=$((same + 1))
+		else
+			same=0
+		fi
+		prev=$cur
+		need=2
+		case "$(printf '%s\n' "$cur" | head -n 1)" in
+		shardlab*paused*) ;;
+		shardlab*) same=0 ;;
+		*) need=3 ;;
+		esac
+		case "$cur" in
+		*measuring*) same=0 ;; # the plot's points still coming
+		esac
+		[ $same -ge $need ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# check NAME: compare the settled pane of session NAME with its golden file.
+check() {
+	name=$1
+	cases=$((cases + 1))
+	if ! settle "$name"; then
+		fail "$name" "the screen did not settle"
+		capture "$name"
+		return
+	fi
+	capture "$name" >"$work/$name.txt"
+	golden="$GOLDEN/$name.txt"
+	if [ "$GENERATE" = 1 ]; then
+		cp "$work/$name.txt" "$golden"
+		echo "wrote $golden"
+		return
+	fi
+	if [ ! -f "$golden" ]; then
+		fail "$name" "no golden file $golden (GENERATE=1 makes it)"
+		return
+	fi
+	if diff -u "$golden" "$work/$name.txt" >"$work/$name.diff"; then
+		pass "$name"
+	else
+		fail "$name" "the screen differs from $golden:"
+		cat "$work/$name.diff"
+	fi
+}
+
+# keys NAME KEY...: send each key, wait for the screen to react, then for it
+# to settle (a step animates to its end) before the next key.
+keys() {
+	s=$1
+	shift
+	for k in "$@"; do
+		before=$(capture "$s")
+		tm send-keys -t "$s" "$k"
+		n=0
+		while [ "$(capture "$s")" = "$before" ] && [ $n -lt 50 ]; do
+			sleep 0.05
+			n=$((n + 1))
+		done
+		settle "$s" || true
+	done
+}
+
+sb="$SHARDLAB sandbox"
+small="--m=256 --k=1024 --n=1024"
+fast="--slowdown=20000"
+
+# Every view starts at once (they plan while the others are checked).
+start first 100 30 "$run_env $sb $small"
+start colwise 100 30 "$run_env $sb $small $fast"
+start rowwise 100 30 "$run_env $sb --strategy=rowwise $small $fast"
+start help 100 30 "$run_env $sb $small"
+start bandwidth 100 30 "$run_env $sb $small $fast"
+start small 70 20 "$run_env $sb $small"
+start mono 100 30 "$run_env $sb $small $fast --no-color"
+start nocolor 100 30 "NO_COLOR=1 $run_env $sb $small $fast"
+start ascii 100 30 "$run_env $sb $small $fast --ascii"
+start select 100 30 "$run_env $sb $small $fast"
+start plot 100 30 "$run_env $sb --m=64 --k=256 --n=256 --flops=100GFLOP/s --bandwidth=10GB/s"
+
+# The first screen: paused at time zero, the plan done.
+check first
+
+# Two steps into a column-wise split: the shards computed, one ring step of
+# the all-gather done.
+settle colwise
+keys colwise Right Right
+check colwise
+
+# Four steps into a row-wise split: partial sums combining chunk by chunk.
+settle rowwise
+keys rowwise Right Right Right Right
+check rowwise
+
+# The help, generated from the key table.
+settle help
+keys help '?'
+check help
+
+# Halve the bandwidth before the run, then go to the end: the numbers are
+# those of the run with that bandwidth, as `shardlab run` reports them.
+settle bandwidth
+keys bandwidth '[' End
+check bandwidth
+cases=$((cases + 1))
+want=$(env $run_env $SHARDLAB run $small --bandwidth=225GB/s |
+	sed -n 's/^  emulated time *\([0-9.]* [a-z]*s\) .*/\1/p')
+shown=$(capture bandwidth | head -n 1 | sed -n 's/.*t \([0-9.]* [a-z]*s\) \/ .*/\1/p')
+if [ -n "$want" ] && [ "$want" = "$shown" ]; then
+	pass "bandwidth-equals-run ($shown)"
+else
+	fail "bandwidth-equals-run" "screen shows '$shown', shardlab run reports '$want'"
+fi
+
+# Below 80x24: a clear message instead of a garbled screen.
+check small
+
+# Monochrome: --no-color, and NO_COLOR; glyphs and digits carry the meaning.
+settle mono
+keys mono Right Right
+check mono
+cases=$((cases + 1))
+# Any colour but the terminal's default: 30-37, 40-47, 38;5;N, 48;5;N.
+colour_sgr="$(printf '\033')\\[([0-9]+;)*(3[0-7]|4[0-7]|38;5;[0-9]+|48;5;[0-9]+)(;[0-9]+)*m"
+if tm capture-pane -p -e -t mono | grep -Eq "$colour_sgr"; then
+	fail "mono-no-colour" "--no-color still draws in colour"
+else
+	pass "mono-no-colour"
+fi
+settle nocolor
+keys nocolor Right Right
+cases=$((cases + 1))
+if capture nocolor | diff -q - "$work/mono.txt" >/dev/null &&
+	! tm capture-pane -p -e -t nocolor | grep -Eq "$colour_sgr"; then
+	pass "NO_COLOR"
+else
+	fail "NO_COLOR" "NO_COLOR=1 does not give the --no-color screen"
+fi
+# And colour is really there otherwise.
+cases=$((cases + 1))
+if tm capture-pane -p -e -t colwise | grep -Eq "$colour_sgr"; then
+	pass "colour"
+else
+	fail "colour" "the default screen has no colour"
+fi
+
+# ASCII glyphs.
+settle ascii
+keys ascii Right Right
+check ascii
+cases=$((cases + 1))
+if LC_ALL=C grep -q "$(printf '[\200-\377]')" "$work/ascii.txt"; then
+	fail "ascii-only" "--ascii draws non-ASCII characters"
+else
+	pass "ascii-only"
+fi
+
+# Select the first link (after the four devices) and double its bandwidth
+# alone: its details, and a plan where the ring steps no longer line up.
+settle select
+keys select Tab Tab Tab Tab Tab ']'
+check select
+
+# The plot of speedup against bandwidth: the model's curve, the engine's
+# points (all measured before the screen settles), the step times.
+settle plot
+keys plot g
+check plot
+
+# Quitting: q mid-transfer, and the signals.  The shell around the program
+# records its exit status and the terminal modes before and after.
+quit_case() {
+	name=$1
+	how=$2
+	want=$3
+	cases=$((cases + 1))
+	d="$work/$name"
+	mkdir -p "$d"
+	# A slow run: one ring step lasts seconds, so q lands mid-transfer.
+	start "$name" 100 30 "stty -g >$d/before; $run_env sh -c 'echo \$\$ >$d/pid; exec $sb $small --slowdown=1000000 --play'; echo \$? >$d/status; stty -g >$d/after; echo SHELL-IS-BACK; sleep 30"
+	# Wait for a transfer in flight (a device receiving).
+	n=0
+	while ! capture "$name" | grep -q 'recv'; do
+		n=$((n + 1))
+		if [ $n -gt 900 ]; then
+			fail "$name" "no transfer started"
+			return
+		fi
+		sleep 0.1
+	done
+	pid=$(cat "$d/pid")
+	t0=$(date +%s%N)
+	case "$how" in
+	q) tm send-keys -t "$name" q ;;
+	*) kill -s "$how" "$pid" ;;
+	esac
+	n=0
+	while [ ! -s "$d/after" ]; do
+		n=$((n + 1))
+		if [ $n -gt 100 ]; then
+			fail "$name" "still running 10 s after $how"
+			return
+		fi
+		sleep 0.1
+	done
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	status=$(cat "$d/status")
+	if [ "$status" != "$want" ]; then
+		fail "$name" "exit status $status, want $want"
+	elif ! cmp -s "$d/before" "$d/after"; then
+		fail "$name" "the terminal modes were not restored"
+	elif ! capture "$name" | grep -q SHELL-IS-BACK; then
+		fail "$name" "the shell's screen did not come back"
+	elif [ $ms -gt "$quit_ms" ]; then
+		fail "$name" "took $ms ms to quit (limit $quit_ms ms)"
+	else
+		pass "$name (exit $status in $ms ms)"
+	fi
+}
+# Prompt: 2 s from the key or signal to the shell's prompt, everything
+# included.  Sanitizer builds run several times slower (TSan's own exit
+# takes about a second), so they get 10 s.
+quit_ms=2000
+[ -n "${SHARDLAB_SAN_CFLAGS:-}" ] && quit_ms=10000
+quit_case quit-q q 0
+quit_case quit-int INT 130
+quit_case quit-term TERM 143
+quit_case quit-segv SEGV 139
+
+echo "$((cases - failures)) of $cases screen tests passed"
+[ $failures -eq 0 ]

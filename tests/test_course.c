@@ -1,0 +1,202 @@
+/* test_course.c - the course in lessons/: `shardlab check` passes on every
+ * lesson, and every lesson runs to its end with every check holding.
+ *
+ * Each lesson is played through by the headless runner (`shardlab lesson
+ * --headless --demo`): the answer it expects to every question and its demo
+ * to every explore, typed as a learner would; the runner fails if any of
+ * them is judged wrong or a check does not hold. */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cmd_lesson.h"
+#include "lesson.h"
+
+#ifndef LESSONS_DIR
+#error "LESSONS_DIR must name the lessons directory of the source tree"
+#endif
+
+static char *files[64];
+static int nfiles;
+
+static int cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void list_lessons(void)
+{
+	DIR *d = opendir(LESSONS_DIR);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d)) && nfiles < 64) {
+		size_t l = strlen(e->d_name);
+		if (l > 7 && strcmp(e->d_name + l - 7, ".lesson") == 0 &&
+		    asprintf(&files[nfiles], "%s/%s", LESSONS_DIR, e->d_name) > 0)
+			nfiles++;
+	}
+	closedir(d);
+	qsort(files, (size_t)nfiles, sizeof *files, cmp);
+}
+
+static void test_check_all(void **state)
+{
+	(void)state;
+	assert_int_equal(nfiles, 12); /* the course the issue lists */
+	char *argv[66] = {"check"};
+	for (int i = 0; i < nfiles; i++)
+		argv[i + 1] = files[i];
+	/* The very code of `shardlab check`, on every lesson at once. */
+	FILE *saved = stdout;
+	stdout = fopen("/dev/null", "w");
+	int rc = sl_cmd_check(nfiles + 1, argv);
+	fclose(stdout);
+	stdout = saved;
+	assert_int_equal(rc, 0);
+	/* And each one's length is in the 5 to 15 minutes the course promises. */
+	for (int i = 0; i < nfiles; i++) {
+		sl_lesson *l;
+		sl_err err = {0};
+		assert_int_equal(sl_lesson_load(files[i], &l, NULL, &err), SL_OK);
+		assert_in_range(sl_lesson_minutes(l), 5, 15);
+		sl_lesson_free(l);
+	}
+}
+
+/* Count what a lesson holds, from its text: questions and their
+ * explanations are the lesson's promise to the learner. */
+static void census(const char *path, int *questions, int *checks, int *runs)
+{
+	FILE *f = fopen(path, "r");
+	char line[1200];
+	*questions = *checks = *runs = 0;
+	assert_non_null(f);
+	while (fgets(line, sizeof line, f)) {
+		*questions += strncmp(line, "question ", 9) == 0;
+		*checks += strncmp(line, "check ", 6) == 0;
+		*runs += strncmp(line, "run ", 4) == 0;
+	}
+	fclose(f);
+}
+
+static void test_run_all(void **state)
+{
+	(void)state;
+	for (int i = 0; i < nfiles; i++) {
+		char *out = NULL, *errs = NULL;
+		size_t ol = 0, el = 0;
+		int questions, checks, runs;
+		census(files[i], &questions, &checks, &runs);
+		if (questions < 2 || checks < 3 || runs < 1)
+			fail_msg("%s: %d questions, %d checks, %d runs: a lesson has at least 2, 3 and 1",
+				 files[i], questions, checks, runs);
+		/* Played through: every question answered with the answer the
+		 * lesson expects (which must be judged right, so the figure, its
+		 * formatting and the tolerance agree), every explore with its demo
+		 * (which must meet the condition), every check holding. */
+		FILE *in = fopen("/dev/null", "r");
+		FILE *o = open_memstream(&out, &ol);
+		FILE *e = open_memstream(&errs, &el);
+		sl_headless_opts opts = {.autoplay = 1};
+		int rc = sl_lesson_headless(files[i], &opts, in, o, e);
+		fclose(in);
+		fclose(o);
+		fclose(e);
+		char want[80];
+		snprintf(want, sizeof want, ": %d of %d questions right; every check held", questions,
+			 questions);
+		if (rc != 0 || !strstr(out, want))
+			fail_msg("%s: status %d, stderr: %s\n--- output tail:\n%s", files[i], rc, errs,
+				 strlen(out) > 1500 ? out + strlen(out) - 1500 : out);
+		/* Every answer came with an explanation. */
+		for (const char *p = out; (p = strstr(p, "\n[right] ")); p++)
+			if (p[9] == '\n')
+				fail_msg("%s: an answer without an explanation", files[i]);
+		print_message("%s: %d questions right, %d checks held, %d runs\n",
+			      strrchr(files[i], '/') + 1, questions, checks, runs);
+		free(out);
+		free(errs);
+	}
+}
+
+/* The program itself: the subcommands are in its table, NAME lookup finds
+ * the source tree's lessons (the test environment points
+ * SHARDLAB_LESSON_PATH there), and the exit statuses are the documented
+ * ones. */
+static int shell(const char *cmd, char *out, size_t n)
+{
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	size_t len = fread(out, 1, n - 1, p);
+	out[len] = 0;
+	int st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_program(void **state)
+{
+	(void)state;
+	static char out[1 << 16];
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "%s check %s/*.lesson 2>&1", SHARDLAB_BIN, LESSONS_DIR);
+	assert_int_equal(shell(cmd, out, sizeof out), 0);
+	assert_non_null(strstr(out, "02-colwise.lesson: ok: \"Column-wise split\""));
+
+	snprintf(cmd, sizeof cmd, "%s lesson --headless --demo colwise </dev/null 2>&1", SHARDLAB_BIN);
+	assert_int_equal(shell(cmd, out, sizeof out), 0);
+	assert_non_null(strstr(out, "Lesson: Column-wise split"));
+	assert_non_null(strstr(out, "every check held"));
+
+	/* A bad lesson: its file:line on stderr, status 1 for check. */
+	char bad[] = "/tmp/sl_bad_XXXXXX";
+	int fd = mkstemp(bad);
+	assert_true(fd >= 0);
+	const char *text = "title T\nminutes 5\nsya x\n";
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	snprintf(cmd, sizeof cmd, "%s check %s 2>&1 >/dev/null", SHARDLAB_BIN, bad);
+	assert_int_equal(shell(cmd, out, sizeof out), 1);
+	char want[128];
+	snprintf(want, sizeof want, "%s:3: unknown command 'sya' (did you mean 'say'?)\n", bad);
+	assert_string_equal(out, want);
+	snprintf(cmd, sizeof cmd, "%s lesson --headless %s </dev/null 2>&1 >/dev/null", SHARDLAB_BIN, bad);
+	assert_int_equal(shell(cmd, out, sizeof out), 2);
+	assert_string_equal(out, want);
+	unlink(bad);
+
+	snprintf(cmd, sizeof cmd, "%s lesson --headless no-such-lesson 2>&1", SHARDLAB_BIN);
+	assert_int_equal(shell(cmd, out, sizeof out), 2);
+	assert_non_null(strstr(out, "shardlab: lesson: no lesson named 'no-such-lesson' (lessons: 01-"));
+	snprintf(cmd, sizeof cmd, "%s lesson --headless --bogus 02 2>&1", SHARDLAB_BIN);
+	assert_int_equal(shell(cmd, out, sizeof out), 2);
+}
+
+int main(void)
+{
+	/* Never touch the user's state directory. */
+	char state[] = "/tmp/sl_course_XXXXXX";
+	if (!mkdtemp(state))
+		return 1;
+	setenv("XDG_STATE_HOME", state, 1);
+	list_lessons();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_check_all),
+		cmocka_unit_test(test_run_all),
+		cmocka_unit_test(test_program),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	for (int i = 0; i < nfiles; i++)
+		free(files[i]);
+	rmdir(state);
+	return rc;
+}

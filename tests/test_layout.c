@@ -1,0 +1,128 @@
+/* The screen layout as a pure function: from 80x24 to 300x100 and for 1 to
+ * 16 devices, the main view's panels stay on screen, never overlap, keep a
+ * usable size and leave no row of the screen unused; below 80x24 the layout
+ * says the terminal is too small.  No curses. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include "layout.h"
+
+static int one_line(int p)
+{
+	return p == SL_PANEL_TITLE || p == SL_PANEL_SENTENCE || p == SL_PANEL_STATUS;
+}
+
+/* Everything the layout promises, checked cell by cell. */
+static void check(int rows, int cols, int ndev)
+{
+	sl_screen_layout L;
+	assert_int_equal(sl_screen_layout_compute(rows, cols, ndev, &L), 0);
+	assert_false(L.too_small);
+	static unsigned char owner[100][300];
+	for (int y = 0; y < rows; y++)
+		for (int x = 0; x < cols; x++)
+			owner[y][x] = 0xff;
+	for (int p = 0; p < SL_PANEL_NMAIN; p++) {
+		sl_rect r = L.r[p];
+		if (r.y < 0 || r.x < 0 || r.y + r.h > rows || r.x + r.w > cols)
+			fail_msg("%dx%d, %d devices: %s (%d,%d %dx%d) is off screen", cols, rows,
+			         ndev, sl_panel_name(p), r.y, r.x, r.w, r.h);
+		if (one_line(p)) {
+			if (r.h < 1 || r.w != cols)
+				fail_msg("%dx%d: %s is not a full-width line", cols, rows,
+				         sl_panel_name(p));
+		} else if (r.h < 3 || r.w < 20) {
+			/* A box needs its border and at least one line. */
+			fail_msg("%dx%d, %d devices: %s is only %dx%d", cols, rows, ndev,
+			         sl_panel_name(p), r.w, r.h);
+		}
+		for (int y = r.y; y < r.y + r.h; y++)
+			for (int x = r.x; x < r.x + r.w; x++) {
+				if (owner[y][x] != 0xff)
+					fail_msg(
+					    "%dx%d, %d devices: %s and %s overlap at row %d col %d",
+					    cols, rows, ndev, sl_panel_name(owner[y][x]),
+					    sl_panel_name(p), y, x);
+				owner[y][x] = (unsigned char)p;
+			}
+	}
+	/* The main view uses the whole screen. */
+	for (int y = 0; y < rows; y++)
+		for (int x = 0; x < cols; x++)
+			if (owner[y][x] == 0xff)
+				fail_msg("%dx%d, %d devices: cell %d,%d belongs to no panel", cols,
+				         rows, ndev, y, x);
+	/* The full-screen views' body sits between the title and the
+	 * sentence, covering the same rows as the boxed panels. */
+	sl_rect b = L.r[SL_PANEL_BODY];
+	assert_int_equal(b.y, 1);
+	assert_int_equal(b.w, cols);
+	assert_int_equal(b.y + b.h, L.r[SL_PANEL_SENTENCE].y);
+	/* The timeline shows every device when the terminal has the rows. */
+	int tl_rows = L.r[SL_PANEL_TIMELINE].h - 3;
+	if (rows >= 3 * (ndev + 3) + 4)
+		assert_true(tl_rows >= ndev);
+	assert_true(tl_rows >= 2);
+}
+
+static void test_every_size(void **state)
+{
+	(void)state;
+	for (int ndev = 1; ndev <= 16; ndev++)
+		for (int rows = 24; rows <= 100; rows++)
+			for (int cols = 80; cols <= 300; cols += (cols < 130 ? 1 : 7))
+				check(rows, cols, ndev);
+	/* The corners exactly. */
+	check(24, 80, 16);
+	check(100, 300, 1);
+	check(100, 300, 16);
+}
+
+static void test_too_small(void **state)
+{
+	(void)state;
+	sl_screen_layout L;
+	const int sizes[][2] = {{23, 80}, {24, 79}, {10, 40}, {1, 1}, {0, 0}, {23, 300}, {100, 79}};
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		assert_int_equal(sl_screen_layout_compute(sizes[i][0], sizes[i][1], 4, &L), 1);
+		assert_true(L.too_small);
+		assert_int_equal(L.rows, sizes[i][0]);
+		assert_int_equal(L.cols, sizes[i][1]);
+	}
+	assert_int_equal(sl_screen_layout_compute(24, 80, 4, &L), 0);
+}
+
+/* Devices beyond what the layout is tuned for still lay out. */
+static void test_many_devices(void **state)
+{
+	(void)state;
+	for (int ndev = 17; ndev <= 64; ndev += 7)
+		check(24, 80, ndev);
+	check(40, 120, 64);
+	check(24, 80, 0);
+}
+
+static void test_overlap_helper(void **state)
+{
+	(void)state;
+	sl_rect a = {0, 0, 2, 2}, b = {1, 1, 2, 2}, c = {2, 0, 1, 5}, e = {0, 0, 0, 5};
+	assert_true(sl_rect_overlap(a, b));
+	assert_false(sl_rect_overlap(a, c));
+	assert_false(sl_rect_overlap(a, e));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_every_size),
+	    cmocka_unit_test(test_too_small),
+	    cmocka_unit_test(test_many_devices),
+	    cmocka_unit_test(test_overlap_helper),
+	};
+	return cmocka_run_group_tests_name("layout", tests, NULL, NULL);
+}

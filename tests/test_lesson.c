@@ -1,0 +1,963 @@
+/* test_lesson.c - the lesson language: its checker on malformed lessons, the
+ * interpreter's steps and figures against independent formulas, the
+ * headless runner, progress files and lesson lookup. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "catalog.h"
+#include "cmd_lesson.h"
+#include "lesson.h"
+#include "progress.h"
+#include "setup.h"
+
+#define HEAD "title T\nminutes 5\n"
+
+/* ---- helpers ---- */
+
+static int parse(const char *text, sl_lesson **l, sl_err *err)
+{
+	return sl_lesson_parse("t.lesson", text, strlen(text), l, NULL, err);
+}
+
+static sl_lesson *must_parse(const char *text)
+{
+	sl_lesson *l = NULL;
+	sl_err err = {0};
+	if (parse(text, &l, &err))
+		fail_msg("lesson refused: %s", err.msg);
+	return l;
+}
+
+static void must_next(sl_vm *vm, sl_step *st, sl_step_kind want)
+{
+	sl_err err = {0};
+	if (sl_vm_next(vm, st, &err))
+		fail_msg("sl_vm_next: %s", err.msg);
+	if (st->kind != want)
+		fail_msg("step kind %d at line %d, wanted %d", st->kind, st->line, want);
+}
+
+/* The engine's figure behind a numeric question, to nine digits, through
+ * the oracle a learner's front end can show. */
+static double oracle(sl_vm *vm)
+{
+	char buf[64];
+	sl_err err = {0};
+	if (sl_vm_expected(vm, buf, sizeof buf, &err))
+		fail_msg("expected: %s", err.msg);
+	return strtod(buf, NULL);
+}
+
+static void assert_rel(double got, double want, double tol)
+{
+	double d = got - want;
+	if (d < 0)
+		d = -d;
+	double s = want < 0 ? -want : want;
+	if (!(d <= tol * s))
+		fail_msg("got %.12g, wanted %.12g (tolerance %g)", got, want, tol);
+}
+
+/* ---- the checker: a table of malformed lessons ---- */
+
+struct bad {
+	const char *what;
+	const char *text;
+	const char *message; /* the whole first error */
+};
+
+static const struct bad bads[] = {
+	{"unknown command", HEAD "sya hello\n",
+	 "t.lesson:3: unknown command 'sya' (did you mean 'say'?)"},
+	{"unknown command far from any", HEAD "frobnicate\n",
+	 "t.lesson:3: unknown command 'frobnicate' (commands: title minutes about say setup run step "
+	 "pause check let label jump finish question menu explore)"},
+	{"missing parameter", HEAD "jump\nsay x\n",
+	 "t.lesson:3: jump needs a label: jump LABEL [if CONDITION]"},
+	{"missing text", HEAD "say\n", "t.lesson:3: say needs a text: say TEXT"},
+	{"bad number", "title T\nminutes ten\nsay x\n",
+	 "t.lesson:2: minutes 'ten' is not a whole number"},
+	{"number out of range", HEAD "step 0\n",
+	 "t.lesson:3: step 0 is out of range (1 to 1000): step N shows the next N operations"},
+	{"bad unit", HEAD "setup bandwidth=10GB\nsay x\n",
+	 "t.lesson:3: bandwidth: unknown unit 'GB' in rate '10GB' (known: B/s, KB/s, MB/s, GB/s, "
+	 "TB/s, KiB/s, MiB/s, GiB/s, Kb/s, Mb/s, Gb/s, Tb/s, Kbps, Mbps, Gbps)"},
+	{"unknown setup key", HEAD "setup bandwith=1GB/s\nsay x\n",
+	 "t.lesson:3: unknown setup key 'bandwith' (did you mean 'bandwidth'?)"},
+	{"setup without =", HEAD "setup devices 4\nsay x\n",
+	 "t.lesson:3: setup takes key=value pairs: write devices=4"},
+	{"unknown label", HEAD "jump nowhere\nsay x\n",
+	 "t.lesson:3: jump to unknown label 'nowhere': add 'label nowhere' where the lesson should go on"},
+	{"label misspelt", HEAD "jump finale\nsay x\nlabel final\nsay y\n",
+	 "t.lesson:3: jump to unknown label 'finale' (did you mean 'final'?)"},
+	{"duplicate label", HEAD "label a\nsay x\nlabel a\nsay y\n",
+	 "t.lesson:5: label 'a' is already defined at line 3"},
+	{"jump into nothing", HEAD "jump done\nsay x\nlabel done\n",
+	 "t.lesson:3: jump to 'done' leads nowhere: nothing follows the label at line 5 (end the "
+	 "lesson with 'finish' instead)"},
+	{"menu into nothing", HEAD "menu Go\nitem done Finish\nend\nsay x\nlabel done\n",
+	 "t.lesson:4: item 'done' leads nowhere: nothing follows the label at line 7 (end the lesson "
+	 "with 'finish' instead)"},
+	{"unterminated block", HEAD "question Which?\noption a\ncorrect b\n",
+	 "t.lesson:5: the question opened at line 3 is not closed: add 'end' after its last line, in "
+	 "column 1"},
+	{"block closed too late", HEAD "question Which?\noption a\ncorrect b\nsay x\nend\n",
+	 "t.lesson:6: 'say' inside the question opened at line 3: add 'end' before this line to close "
+	 "the question"},
+	{"end alone", HEAD "say x\nend\n", "t.lesson:4: 'end' without a question, menu or explore to close"},
+	{"block line outside", HEAD "option a\n", "t.lesson:3: 'option' belongs inside a question ... end block"},
+	{"indented block lines", HEAD "question Q?\n  option a\n  correct b\nend\n",
+	 "t.lesson:3: the question has no choices and no answer: add 'correct TEXT' and 'option TEXT' "
+	 "lines, or 'answer FIGURE' (block lines start in column 1)"},
+	{"no right choice", HEAD "question Q?\noption a\noption b\nend\n",
+	 "t.lesson:3: no choice is marked right: write 'correct' instead of 'option' for it"},
+	{"continuation with nothing above", "  title T\n",
+	 "t.lesson:1: an indented line continues the command above it, but there is none (commands "
+	 "start in column 1; a blank line ends a command)"},
+	{"no title", "minutes 5\nsay x\n", "t.lesson:1: the lesson has no title: add 'title TEXT' at the top"},
+	{"empty file", "", "t.lesson:1: the lesson is empty: it needs a 'title' line, a 'minutes' line "
+			   "and at least one step"},
+	{"only comments", "# nothing\n\n   \n",
+	 "t.lesson:1: the lesson is empty: it needs a 'title' line, a 'minutes' line and at least one "
+	 "step"},
+	{"no steps", HEAD, "t.lesson:2: the lesson has no steps: add 'say TEXT'"},
+	{"figure before any run", HEAD "say {speedup}\nrun matmul\n",
+	 "t.lesson:3: 'speedup' needs a run before it: add 'run matmul' above this line"},
+	{"figure of another kind", HEAD "run collective\ncheck speedup > 1\n",
+	 "t.lesson:4: 'speedup' is not a figure of a collective run, and the latest run here is a "
+	 "collective (name the run you mean: run KIND as NAME, then NAME.speedup)"},
+	{"figure on one path only", HEAD "jump b if devices > 2\nrun matmul\nlabel b\ncheck time > 0s\n",
+	 "t.lesson:6: 'time' may have no value here: a jump or menu reaches this line before any run"},
+	{"unknown figure", HEAD "run matmul\ncheck speedp > 1\n",
+	 "t.lesson:4: unknown figure 'speedp' (did you mean 'speedup'?)"},
+	{"unknown figure far from any", HEAD "run matmul\ncheck zzz > 1\n",
+	 "t.lesson:4: unknown figure 'zzz' (see FIGURES in shardlab-lesson(5))"},
+	{"named run missing", HEAD "check ar.time > 0s\n",
+	 "t.lesson:3: 'ar.time': there is no run named 'ar' (name one with run KIND as ar)"},
+	{"dimensions", HEAD "run matmul\ncheck time < 1\n",
+	 "t.lesson:4: cannot compare a time with a plain number (give the number a unit, e.g. 2us or "
+	 "10GB/s)"},
+	{"adding unlike things", HEAD "run matmul\ncheck time + traffic > 0s\n",
+	 "t.lesson:4: cannot add a time and a size in bytes"},
+	{"typed figure", HEAD "say it takes 2.5 ms on fast links\n",
+	 "t.lesson:3: '2.5 ms' is a figure typed into the text: let the engine produce it and "
+	 "interpolate it, e.g. {time} or {bandwidth}"},
+	{"typed figure in a formula is fine, outside it is not",
+	 HEAD "say `T > 8 F / (6 B)` and 6 B\n",
+	 "t.lesson:3: '6 B' is a figure typed into the text: let the engine produce it and "
+	 "interpolate it, e.g. {time} or {bandwidth}"},
+	{"unclosed brace", HEAD "say {devices\n",
+	 "t.lesson:3: a '{' is not closed: write {figure}, or {{ for a brace"},
+	{"jump loop", HEAD "label a\nsay x\njump a\n",
+	 "t.lesson:5: this jump loops back to line 3 with no question, menu or explore on the way: "
+	 "the lesson would never end"},
+	{"unreachable", HEAD "say x\nfinish\nsay y\n",
+	 "t.lesson:5: this line can never be reached: no jump or menu item leads here"},
+	{"step before a run", HEAD "step 2\n",
+	 "t.lesson:3: step shows the operations of a run: add a 'run' above it"},
+	{"run the engine refuses", HEAD "setup strategy=colwise devices=8 n=4\nrun matmul\n",
+	 "t.lesson:4: run matmul: cannot split n=4 output columns over 8 devices column-wise: every "
+	 "device needs at least one column"},
+	{"run past a lesson's limits", HEAD "setup m=20000 k=20000 n=20000\nrun matmul\n",
+	 "t.lesson:4: run matmul: m=20000 k=20000 n=20000 is 1.6e+13 FLOP: more than a lesson may run "
+	 "on this host (2e+11); use smaller matrices"},
+	{"host memory limit", HEAD "setup devices=64 bytes=1GiB op=allgather\nrun collective\n",
+	 "t.lesson:4: run collective: this collective would hold 64.0 GiB of host memory; a lesson "
+	 "may use 1.00 GiB: use smaller sizes or fewer devices"},
+	{"explore knob", HEAD "explore matmul Go.\nknob bandwidht\nuntil speedup < 1\nend\n",
+	 "t.lesson:4: knob: unknown setup key 'bandwidht' (did you mean 'bandwidth'?)"},
+	{"setup key far from any", HEAD "setup frobnicate=1\nsay x\n",
+	 "t.lesson:3: unknown setup key 'frobnicate' (see SETUP KEYS in shardlab-lesson(5))"},
+	{"demo outside knobs", HEAD "explore matmul Go.\nknob bandwidth\nuntil speedup < 1\n"
+				 "demo latency=1us\nend\n",
+	 "t.lesson:6: demo sets 'latency', which is not one of the explore's knobs"},
+	{"control character", HEAD "say a\x01" "b\n",
+	 "t.lesson:3: not text: byte 0x01 at column 6 (a lesson is UTF-8 text)"},
+	{"invalid utf-8", HEAD "say caf\xc3\n", "t.lesson:3: not UTF-8 text: byte 0xc3 at column 8"},
+	{"layout the engine refuses", HEAD "setup tp=3 heads=4 hidden=64\nrun train\n",
+	 "t.lesson:4: run train: 4 heads do not split over tp=3: tp must divide heads (attention is "
+	 "split by whole heads)"},
+	{"schedule", HEAD "setup schedule=zigzag\nsay x\n",
+	 "t.lesson:3: schedule: 'zigzag' is not one of: gpipe 1f1b interleaved"},
+	{"let before use", HEAD "run matmul\nsay {r}\nlet r = time / single_time\n",
+	 "t.lesson:4: 'r' is used before its let at line 5"},
+};
+
+static void test_malformed_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
+		sl_lesson *l = NULL;
+		sl_err err = {0};
+		int rc = parse(bads[i].text, &l, &err);
+		if (rc == SL_OK) {
+			sl_lesson_free(l);
+			fail_msg("%s: accepted", bads[i].what);
+		}
+		assert_null(l);
+		if (strcmp(err.msg, bads[i].message) != 0)
+			fail_msg("%s:\n  got    %s\n  wanted %s", bads[i].what, err.msg, bads[i].message);
+	}
+}
+
+/* A 100 MB line, in memory and from a file; binary garbage. */
+static void test_huge_and_binary(void **state)
+{
+	(void)state;
+	size_t n = 100u << 20;
+	char *big = malloc(n);
+	assert_non_null(big);
+	memset(big, 'x', n);
+	memcpy(big, "say ", 4);
+	sl_lesson *l = NULL;
+	sl_err err = {0};
+	assert_int_equal(sl_lesson_parse("t.lesson", big, n, &l, NULL, &err), SL_EINVAL);
+	assert_string_equal(err.msg, "t.lesson:1: line longer than 1000 bytes: a lesson line holds one "
+				     "command; continue long text on indented lines");
+
+	/* A file larger than the limit, of short valid lines: refused for its size. */
+	char path[] = "/tmp/sl_lesson_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	fputs(HEAD, f);
+	for (int i = 0; i < 40000; i++)
+		fputs("say a line of narration that is not long\n", f);
+	fclose(f);
+	/* The line reached when the first MiB ends: count its newlines. */
+	f = fopen(path, "r");
+	int line = 1, c;
+	for (long i = 0; i < SL_LESSON_MAX_BYTES && (c = fgetc(f)) != EOF; i++)
+		line += c == '\n';
+	fclose(f);
+	assert_int_equal(sl_lesson_load(path, &l, NULL, &err), SL_EINVAL);
+	char want[200];
+	snprintf(want, sizeof want, "%s:%d: the lesson is larger than 1024 KiB: a lesson is a short "
+				    "text file", path, line);
+	assert_string_equal(err.msg, want);
+
+	/* The 100 MB line from a file: only the first MiB is ever read. */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (int i = 0; i < 100; i++)
+		fwrite(big, 1, 1u << 20, f);
+	fclose(f);
+	assert_int_equal(sl_lesson_load(path, &l, NULL, &err), SL_EINVAL);
+	snprintf(want, sizeof want, "%s:1: line longer than 1000 bytes: a lesson line holds one "
+				    "command; continue long text on indented lines", path);
+	assert_string_equal(err.msg, want);
+
+	/* Binary garbage: deterministic bytes with NULs in them. */
+	uint64_t s = 42;
+	for (size_t i = 0; i < 4096; i++) {
+		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+		big[i] = (char)(s >> 56);
+	}
+	big[0] = 0;
+	assert_int_equal(sl_lesson_parse("g.lesson", big, 4096, &l, NULL, &err), SL_EINVAL);
+	assert_string_equal(err.msg, "g.lesson:1: not text: byte 0x00 at column 1 (a lesson is UTF-8 text)");
+
+	/* A directory and a missing file. */
+	assert_int_equal(sl_lesson_load("/tmp", &l, NULL, &err), SL_EINVAL);
+	assert_string_equal(err.msg, "/tmp: not a regular file");
+	unlink(path);
+	assert_int_equal(sl_lesson_load(path, &l, NULL, &err), SL_EINVAL);
+	free(big);
+}
+
+/* Every error is reported, not just the first. */
+static void test_all_errors(void **state)
+{
+	(void)state;
+	sl_lesson *l;
+	sl_lesson_diags d;
+	sl_err err = {0};
+	const char *text = HEAD "sya x\njump nowhere\nsetup devices=zero\nsay x\n";
+	assert_int_equal(sl_lesson_parse("t.lesson", text, strlen(text), &l, &d, &err), SL_EINVAL);
+	assert_int_equal(d.n, 3);
+	assert_string_equal(d.msg[0], "t.lesson:3: unknown command 'sya' (did you mean 'say'?)");
+	assert_string_equal(d.msg[1], "t.lesson:4: jump to unknown label 'nowhere': add 'label nowhere' "
+				      "where the lesson should go on");
+	assert_string_equal(d.msg[2], "t.lesson:5: devices 'zero' is not a whole number");
+	assert_string_equal(err.msg, d.msg[0]);
+}
+
+/* Mutations of a valid lesson never crash the loader (run under ASan in CI). */
+static void test_mutations(void **state)
+{
+	(void)state;
+	static const char base[] = HEAD
+		"setup preset=a100 devices=4 strategy=colwise m=64 k=256 n=256\n"
+		"say X is {m} x {k}; {{literal}} *emph* `code`.\n"
+		"  continued {devices - 1} and {bandwidth}\n"
+		"run matmul as a\nsay {time / single_time:%}\nstep 2\ncheck speedup < devices within 5%\nlet r = a.time / a.single_time\n"
+		"label q\nquestion What? {r}\noption x\nexplain y\ncorrect z\nend\n"
+		"question How long?\nanswer a.time within 2us\nunit us\nright yes\nwrong no\nend\n"
+		"menu Go\nitem q Again\nitem out Out\nend\nlabel out\n"
+		"explore matmul Turn.\nknob bandwidth latency\nuntil speedup < 1 and time > 1us\n"
+		"hint {bandwidth}\ndemo bandwidth=1GB/s\nend\njump out2 if fits == yes\nlabel out2\nfinish\n";
+	size_t n = sizeof base - 1;
+	char *buf = malloc(n + 64);
+	uint64_t s = 7;
+	sl_lesson *l;
+	sl_err err = {0};
+	if (sl_lesson_parse("m.lesson", base, n, &l, NULL, &err))
+		fail_msg("%s", err.msg);
+	sl_lesson_free(l);
+	int accepted = 0;
+	for (int iter = 0; iter < 3000; iter++) {
+		memcpy(buf, base, n);
+		size_t len = n;
+		int edits = 1 + iter % 4;
+		for (int e = 0; e < edits; e++) {
+			s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+			size_t at = (size_t)(s >> 33) % len;
+			switch ((s >> 20) % 4) {
+			case 0: /* replace a byte with a printable one */
+				buf[at] = (char)(32 + (s >> 8) % 95);
+				break;
+			case 1: /* delete a byte */
+				memmove(buf + at, buf + at + 1, len - at - 1);
+				len--;
+				break;
+			case 2: /* a newline */
+				buf[at] = '\n';
+				break;
+			default: /* a brace, a space or a digit */
+				buf[at] = "{} 9.=#"[(s >> 8) % 7];
+			}
+		}
+		err.msg[0] = 0;
+		if (sl_lesson_parse("m.lesson", buf, len, &l, NULL, &err) == SL_OK) {
+			accepted++;
+			sl_lesson_free(l);
+		} else if (strncmp(err.msg, "m.lesson:", 9) != 0) {
+			fail_msg("a refusal without file:line: %s", err.msg);
+		}
+	}
+	free(buf);
+	print_message("mutations accepted: %d of 3000\n", accepted);
+}
+
+/* ---- the interpreter ---- */
+
+static void test_steps_and_figures(void **state)
+{
+	(void)state;
+	/* Independent reference: model timing, a100 figures from the datasheet
+	 * the preset cites. */
+	const double F = 312e12, B = 300e9, a = 2e-6;
+	const int m = 64, k = 512, n = 256, p = 4;
+	sl_lesson *l = must_parse(
+		HEAD "setup preset=a100 devices=4 strategy=colwise m=64 k=512 n=256\n"
+		"say X is {m} x {k} on {devices} devices; {{braces}} stay.\n"
+		"run matmul\n"
+		"check time == predicted\n"
+		"check speedup > 100\n"
+		"question How long?\nanswer time\nend\n"
+		"question One device?\nanswer single_time\nend\n"
+		"question Sent?\nanswer traffic\nend\n");
+	sl_vm *vm = sl_vm_create(l, NULL);
+	sl_step st;
+	sl_err err = {0};
+	must_next(vm, &st, SL_STEP_SETUP);
+	assert_int_equal(st.line, 3);
+	assert_int_equal(st.scenario->cluster.devices, 4);
+	must_next(vm, &st, SL_STEP_SAY);
+	assert_string_equal(st.text, "X is 64 x 512 on 4 devices; {braces} stay.");
+	must_next(vm, &st, SL_STEP_RUN);
+	assert_int_equal(st.run, SL_RUN_MATMUL);
+	must_next(vm, &st, SL_STEP_RESULT);
+	assert_non_null(sl_vm_cluster(vm));
+	must_next(vm, &st, SL_STEP_CHECK);
+	assert_true(st.passed);
+	must_next(vm, &st, SL_STEP_CHECK);
+	assert_false(st.passed);
+	assert_string_equal(st.text, "speedup > 100");
+
+	/* Asking for the next step while a question waits is refused. */
+	must_next(vm, &st, SL_STEP_QUESTION);
+	assert_int_equal(sl_vm_next(vm, &st, &err), SL_EINVAL);
+
+	double shard = 2.0 * m * k * (n / p) / F;
+	double gather = (p - 1) * a + (double)(p - 1) / p * 4.0 * m * n / B;
+	sl_answer ans;
+	assert_rel(oracle(vm), shard + gather, 1e-9);
+	assert_int_equal(sl_vm_answer(vm, "1h", &ans, &err), SL_EINVAL); /* unknown unit: still waiting */
+	char buf[64];
+	snprintf(buf, sizeof buf, "%.6gus", (shard + gather) * 1e6);
+	assert_int_equal(sl_vm_answer(vm, buf, &ans, &err), SL_OK);
+	if (!ans.correct)
+		fail_msg("'%s' judged wrong, expected %s", buf, ans.expected);
+	must_next(vm, &st, SL_STEP_QUESTION);
+	assert_rel(oracle(vm), 2.0 * m * k * n / F, 1e-9);
+	assert_int_equal(sl_vm_answer(vm, "1s", &ans, &err), SL_OK);
+	assert_false(ans.correct);
+	must_next(vm, &st, SL_STEP_QUESTION);
+	/* A ring all-gather: each device sends p-1 blocks of Y. */
+	assert_rel(oracle(vm), (double)(p - 1) * 4.0 * m * n, 1e-12);
+	assert_int_equal(sl_vm_answer(vm, "192 KiB", &ans, &err), SL_OK);
+	assert_true(ans.correct);
+	must_next(vm, &st, SL_STEP_END);
+	assert_int_equal(st.asked, 3);
+	assert_int_equal(st.right, 2);
+	assert_int_equal(st.checks_failed, 1);
+	sl_vm_destroy(vm);
+	sl_lesson_free(l);
+}
+
+static void test_collective_figures(void **state)
+{
+	(void)state;
+	const double B = 450e9, a = 2e-6, N = 1 << 20;
+	const int p = 8;
+	sl_lesson *l = must_parse(HEAD "setup preset=h100 devices=8 op=allreduce bytes=1MiB\n"
+				  "run collective\n"
+				  "question busbw?\nanswer busbw\nend\n"
+				  "question latency term?\nanswer latency_term\nend\n");
+	sl_vm *vm = sl_vm_create(l, NULL);
+	sl_step st;
+	sl_answer ans;
+	sl_err err;
+	must_next(vm, &st, SL_STEP_SETUP);
+	must_next(vm, &st, SL_STEP_RUN);
+	must_next(vm, &st, SL_STEP_RESULT);
+	must_next(vm, &st, SL_STEP_QUESTION);
+	double t = 2 * (p - 1) * a + 2.0 * (p - 1) / p * N / B;
+	assert_rel(oracle(vm), N / t * 2 * (p - 1) / p, 1e-9);
+	assert_int_equal(sl_vm_answer(vm, "a lot", &ans, &err), SL_EINVAL);
+	assert_int_equal(sl_vm_answer(vm, "28us", &ans, &err), SL_EINVAL); /* a time, not a rate */
+	assert_int_equal(sl_vm_skip(vm, &err), SL_OK);
+	must_next(vm, &st, SL_STEP_QUESTION);
+	assert_rel(oracle(vm), 2 * (p - 1) * a, 1e-12);
+	assert_int_equal(sl_vm_answer(vm, "28 us", &ans, &err), SL_OK);
+	assert_true(ans.correct);
+	must_next(vm, &st, SL_STEP_END);
+	assert_int_equal(st.asked, 2);
+	assert_int_equal(st.right, 1);
+	sl_vm_destroy(vm);
+	sl_lesson_free(l);
+}
+
+/* Training figures against formulas written here: the parameter count of
+ * MLP-only blocks, the pipeline bubble (p-1)/m on near-instant links, and
+ * the Megatron all-reduce bytes (one forward, one backward per block). */
+static void test_train_figures(void **state)
+{
+	(void)state;
+	const int L = 4, h = 64, f = 256, B = 8, S = 4, t = 2, p = 2, m = 4;
+	sl_lesson *l = must_parse(
+		HEAD "setup preset=h100 latency=0 bandwidth=1000TB/s layers=4 hidden=64 ffn=256 "
+		"batch=8 seq=4\n"
+		"setup pp=2 schedule=gpipe microbatches=4\nrun train as pipe\n"
+		"setup pp=1 microbatches=1 tp=2\nrun train as tens\n"
+		"question a\nanswer params\nend\n"
+		"question b\nanswer pipe.bubble\nend\n"
+		"question c\nanswer tens.tp_traffic\nend\n"
+		"question d\nanswer tens.loss_error\nend\n"
+		"question e\nanswer pipe.speedup\nend\n");
+	sl_vm *vm = sl_vm_create(l, NULL);
+	sl_step st;
+	sl_answer ans;
+	sl_err err = {0};
+	for (;;) {
+		if (sl_vm_next(vm, &st, &err))
+			fail_msg("%s", err.msg);
+		if (st.kind == SL_STEP_QUESTION)
+			break;
+	}
+	double P = (double)L * (2.0 * h * f + f + h);
+	assert_rel(oracle(vm), P, 1e-12);
+	assert_int_equal(sl_vm_skip(vm, &err), SL_OK);
+	must_next(vm, &st, SL_STEP_QUESTION);
+	/* Not exact: even at 1000 TB/s the stages' few-KiB transfers take a
+	 * thousandth of these nanosecond micro-batches. */
+	assert_rel(oracle(vm), (double)(p - 1) / m, 5e-3);
+	assert_int_equal(sl_vm_answer(vm, "1/4", &ans, &err), SL_OK);
+	assert_true(ans.correct);
+	must_next(vm, &st, SL_STEP_QUESTION);
+	/* Per block: one all-reduce forward, one backward, of B*S*h fp32; a ring
+	 * over t devices sends 2(t-1)/t of it from each of the t devices. */
+	assert_rel(oracle(vm), L * 2.0 * 2 * (t - 1) * B * S * h * 4, 1e-12);
+	assert_int_equal(sl_vm_skip(vm, &err), SL_OK);
+	must_next(vm, &st, SL_STEP_QUESTION);
+	assert_true(oracle(vm) < 1e-5);
+	assert_int_equal(sl_vm_skip(vm, &err), SL_OK);
+	must_next(vm, &st, SL_STEP_QUESTION);
+	/* Two stages: the ideal time halved, stretched by the bubble. */
+	assert_rel(oracle(vm), p / (1.0 + (double)(p - 1) / m), 5e-3);
+	sl_vm_destroy(vm);
+	sl_lesson_free(l);
+}
+
+static void test_step_ops(void **state)
+{
+	(void)state;
+	sl_lesson *l = must_parse(HEAD "setup preset=a100 devices=4 strategy=colwise m=64 k=512 n=256\n"
+				  "run matmul\nstep 1\nstep 2\nstep 1000\nstep 1\n");
+	sl_vm *vm = sl_vm_create(l, NULL);
+	sl_step st;
+	must_next(vm, &st, SL_STEP_SETUP);
+	must_next(vm, &st, SL_STEP_RUN);
+	must_next(vm, &st, SL_STEP_RESULT);
+	/* The compute: four devices end together, one operation. */
+	must_next(vm, &st, SL_STEP_OPS);
+	assert_int_equal(st.ops, 1);
+	assert_int_equal(st.nev, 4);
+	assert_true(st.t_from == 0);
+	for (size_t i = 0; i < st.nev; i++) {
+		assert_int_equal(st.ev[i].kind, SL_EV_COMPUTE);
+		assert_true(st.ev[i].t1 == st.t_to);
+	}
+	double t1 = st.t_to;
+	/* Then the all-gather's ring steps, one send and one receive per device. */
+	must_next(vm, &st, SL_STEP_OPS);
+	assert_int_equal(st.ops, 2);
+	assert_true(st.t_from == t1);
+	assert_int_equal(st.nev, 16);
+	for (size_t i = 0; i < st.nev; i++)
+		assert_true(st.ev[i].t1 > st.t_from && st.ev[i].t1 <= st.t_to);
+	must_next(vm, &st, SL_STEP_OPS);
+	assert_int_equal(st.ops, 1); /* only the last ring step was left */
+	must_next(vm, &st, SL_STEP_OPS);
+	assert_int_equal(st.ops, 0);
+	assert_int_equal(st.nev, 0);
+	must_next(vm, &st, SL_STEP_END);
+	sl_vm_destroy(vm);
+	sl_lesson_free(l);
+}
+
+static void test_flow_menu_jump_explore(void **state)
+{
+	(void)state;
+	sl_lesson *l = must_parse(
+		HEAD "setup preset=a100 devices=4 strategy=colwise m=64 k=2048 n=1024\n"
+		"label top\nmenu Where?\nitem a Part A\nitem b Part B\nend\n"
+		"label a\nsay in a\njump top\n"
+		"label b\nrun matmul as base\njump fast if speedup < 1\nsay slow\nfinish\n"
+		"label fast\nsay fast {base.speedup}\n"
+		"explore matmul Slow it down.\nknob bandwidth\nuntil speedup < base.speedup / 2\n"
+		"demo bandwidth=5GB/s\nend\n"
+		"question Pick\noption one\nexplain not one\ncorrect two\nexplain yes two\nend\n"
+		"say done at {bandwidth}\n");
+	sl_vm *vm = sl_vm_create(l, NULL);
+	sl_step st;
+	sl_err err = {0};
+	must_next(vm, &st, SL_STEP_SETUP);
+	must_next(vm, &st, SL_STEP_MENU);
+	assert_int_equal(st.nchoices, 2);
+	assert_string_equal(st.choices[1], "Part B");
+	assert_int_equal(sl_vm_choose(vm, 5, &err), SL_EINVAL);
+	assert_int_equal(sl_vm_choose(vm, 0, &err), SL_OK);
+	must_next(vm, &st, SL_STEP_SAY);
+	assert_string_equal(st.text, "in a");
+	must_next(vm, &st, SL_STEP_MENU); /* back at the top */
+	assert_int_equal(sl_vm_choose(vm, 1, &err), SL_OK);
+	must_next(vm, &st, SL_STEP_RUN);
+	must_next(vm, &st, SL_STEP_RESULT);
+	must_next(vm, &st, SL_STEP_SAY);
+	assert_true(strncmp(st.text, "fast ", 5) == 0);
+	must_next(vm, &st, SL_STEP_EXPLORE);
+	assert_int_equal(st.nknobs, 1);
+	assert_string_equal(st.knobs[0], "bandwidth");
+	const char *detail;
+	assert_int_equal(sl_vm_explore_met(vm, &detail, &err), 0); /* nothing run yet */
+	assert_int_equal(sl_vm_knob(vm, "latency 1us", &err), SL_EINVAL);
+	assert_string_equal(err.msg, "'latency' is not a knob here; you may turn: bandwidth");
+	assert_int_equal(sl_vm_knob(vm, "bandwidth=fast", &err), SL_EINVAL);
+	assert_int_equal(sl_vm_knob(vm, "bandwidth 250GB/s", &err), SL_OK);
+	assert_int_equal(sl_vm_explore_met(vm, &detail, &err), 0);
+	assert_int_equal(sl_vm_demo(vm, &err), SL_OK);
+	assert_int_equal(sl_vm_explore_met(vm, &detail, &err), 1);
+	must_next(vm, &st, SL_STEP_QUESTION);
+	sl_answer ans;
+	assert_int_equal(sl_vm_answer(vm, "c", &ans, &err), SL_EINVAL);
+	assert_string_equal(err.msg, "answer with a letter from a to b");
+	assert_int_equal(sl_vm_answer(vm, "ONE", &ans, &err), SL_OK);
+	assert_false(ans.correct);
+	assert_string_equal(ans.explain, "not one");
+	assert_string_equal(ans.expected, "b) two");
+	must_next(vm, &st, SL_STEP_SAY);
+	assert_string_equal(st.text, "done at 5.00 GB/s");
+	must_next(vm, &st, SL_STEP_END);
+	sl_vm_destroy(vm);
+	sl_lesson_free(l);
+}
+
+static void test_start_and_did_not_fit(void **state)
+{
+	(void)state;
+	sl_lesson *l = must_parse(
+		HEAD "setup strategy=single m=64 k=8192 n=8192 memory=64MiB\nrun matmul as big\n"
+		"check fits == no\nsay refused\nlabel later\nsay needs {big.mem_need}\n"
+		"jump over if fits == no\nsay {time}\nlabel over\nsay end\n");
+	sl_vm *vm = sl_vm_create(l, NULL);
+	sl_step st;
+	sl_err err = {0};
+	int pos = sl_lesson_locate(l, "later", &err);
+	assert_true(pos > 0);
+	assert_int_equal(sl_lesson_locate(l, "nope", &err), -1);
+	assert_int_equal(sl_lesson_locate(l, "7", &err), pos); /* line 7 holds the label */
+	assert_int_equal(sl_vm_start_at(vm, pos, &err), SL_OK);
+	must_next(vm, &st, SL_STEP_SAY);
+	/* Independent: X + W + Y in fp32. */
+	assert_string_equal(st.text, "needs 260 MiB");
+	must_next(vm, &st, SL_STEP_SAY);
+	assert_string_equal(st.text, "end");
+	sl_vm_destroy(vm);
+
+	/* A figure the run could not produce is a lesson error at its line. */
+	sl_lesson *l2 = must_parse(HEAD "setup strategy=single m=64 k=8192 n=8192 memory=64MiB\n"
+				   "run matmul\nsay {time}\n");
+	vm = sl_vm_create(l2, NULL);
+	must_next(vm, &st, SL_STEP_SETUP);
+	must_next(vm, &st, SL_STEP_RUN);
+	must_next(vm, &st, SL_STEP_RESULT);
+	assert_int_equal(sl_vm_next(vm, &st, &err), SL_EINVAL);
+	assert_true(strncmp(err.msg, "t.lesson:5: 'time' has no value: the matmul did not fit in device "
+				     "memory: device 0 is out of memory", 93) == 0);
+	sl_vm_destroy(vm);
+	sl_lesson_free(l2);
+	sl_lesson_free(l);
+}
+
+static void test_spans(void **state)
+{
+	(void)state;
+	const char *c = "a *b* `c d` x * y";
+	const char *s;
+	size_t n;
+	sl_span_style st;
+	char out[128] = "";
+	while (sl_text_span(&c, &s, &n, &st))
+		snprintf(out + strlen(out), sizeof out - strlen(out), "[%d:%.*s]", st, (int)n, s);
+	assert_string_equal(out, "[0:a ][1:b][0: ][2:c d][0: x * y]");
+}
+
+/* ---- the headless runner ---- */
+
+static int headless(const char *text, const char *input, char **out)
+{
+	char path[] = "/tmp/sl_headless_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	size_t olen;
+	FILE *in = fmemopen((void *)input, strlen(input), "r");
+	FILE *o = open_memstream(out, &olen);
+	FILE *e = open_memstream(out + 1, &olen);
+	sl_headless_opts opts = {.save = 0, .echo = 1};
+	int rc = sl_lesson_headless(path, &opts, in, o, e);
+	fclose(in);
+	fclose(o);
+	fclose(e);
+	unlink(path);
+	return rc;
+}
+
+static void test_headless(void **state)
+{
+	(void)state;
+	char *out[2];
+	const char *ok = HEAD "setup preset=a100 devices=2 m=64 k=512 n=256\nsay hello {devices}\n"
+			 "run matmul\ncheck speedup > 0\n"
+			 "question Q?\noption x\ncorrect y\nend\n";
+	assert_int_equal(headless(ok, "zz\nb\n", out), 0);
+	assert_non_null(strstr(out[0], "hello 2\n"));
+	assert_non_null(strstr(out[0], "[check] ok: speedup > 0"));
+	assert_non_null(strstr(out[0], "answer> zz\n  answer with a letter from a to b\nanswer> b\n"));
+	assert_non_null(strstr(out[0], "[end] T: 1 of 1 question right; every check held"));
+	free(out[0]);
+	free(out[1]);
+
+	const char *failing = HEAD "run matmul\ncheck speedup > 100\n";
+	assert_int_equal(headless(failing, "", out), 1);
+	assert_non_null(strstr(out[0], "[check] FAILED at /tmp/sl_headless_"));
+	assert_non_null(strstr(out[0], "1 check FAILED"));
+	free(out[0]);
+	free(out[1]);
+
+	/* Input ends while a question waits: status 2, one message. */
+	assert_int_equal(headless(ok, "", out), 2);
+	assert_non_null(strstr(out[1], ":7: standard input ended before the question was answered\n"));
+	free(out[0]);
+	free(out[1]);
+
+	/* A refused lesson: status 2 and file:line. */
+	assert_int_equal(headless(HEAD "sya\n", "", out), 2);
+	assert_non_null(strstr(out[1], ":3: unknown command 'sya' (did you mean 'say'?)\n"));
+	free(out[0]);
+	free(out[1]);
+}
+
+/* ---- progress ---- */
+
+static char state_dir[64];
+
+static void test_progress(void **state)
+{
+	(void)state;
+	sl_progress p, q;
+	sl_err err = {0};
+	char id[64];
+	sl_progress_id("/some/where/02-colwise.lesson", id, sizeof id);
+	assert_string_equal(id, "02-colwise");
+	sl_progress_id("../../etc/passwd", id, sizeof id);
+	assert_null(strchr(id, '/'));
+	sl_progress_id("..", id, sizeof id);
+	assert_true(id[0] != '.');
+
+	assert_int_equal(sl_progress_load("02-colwise", &p, &err), SL_OK); /* none yet */
+	assert_int_equal(p.position, -1);
+	assert_int_equal(p.done, 0);
+	p = (sl_progress){.done = 1, .asked = 4, .right = 3, .position = 17, .now_asked = 2,
+			  .now_right = 1, .hash = 0xdeadbeefcafef00dULL};
+	assert_int_equal(sl_progress_save("02-colwise", &p, &err), SL_OK);
+	assert_int_equal(sl_progress_load("02-colwise", &q, &err), SL_OK);
+	assert_memory_equal(&p, &q, sizeof p);
+
+	/* It landed in the state directory, and no temporary file is left. */
+	char path[256];
+	snprintf(path, sizeof path, "%s/shardlab/progress/02-colwise", state_dir);
+	struct stat sb;
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0600);
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "ls %s/shardlab/progress | grep -c tmp", state_dir);
+	FILE *f = popen(cmd, "r");
+	int tmps = -1;
+	assert_int_equal(fscanf(f, "%d", &tmps), 1);
+	pclose(f);
+	assert_int_equal(tmps, 0);
+
+	/* A corrupt file is a fresh start, not an error. */
+	f = fopen(path, "w");
+	fputs("\x01garbage\nresume -5 x\n", f);
+	fclose(f);
+	assert_int_equal(sl_progress_load("02-colwise", &q, &err), SL_OK);
+	assert_int_equal(q.position, -1);
+	assert_int_equal(q.done, 0);
+
+	assert_int_equal(sl_progress_forget("02-colwise", &err), SL_OK);
+	assert_int_equal(stat(path, &sb), -1);
+	assert_int_equal(sl_progress_forget("02-colwise", &err), SL_OK);
+}
+
+/* Headless progress: resume where the learner left, score carried over. */
+static void test_resume(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/sl_lessons_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char path[128];
+	snprintf(path, sizeof path, "%s/09-resume.lesson", dir);
+	FILE *f = fopen(path, "w");
+	fputs(HEAD "setup preset=a100 devices=2 m=64 k=512 n=256\nrun matmul as r\n"
+		   "question A?\noption x\ncorrect y\nend\n"
+		   "question B {r.speedup}?\noption x\ncorrect y\nend\nsay bye\n", f);
+	fclose(f);
+	char *out;
+	size_t olen;
+	sl_headless_opts o = {.save = 1, .echo = 1};
+	/* Answer A, then stop. */
+	FILE *in = fmemopen((void *)"b\n", 2, "r");
+	FILE *of = open_memstream(&out, &olen);
+	FILE *ef = fopen("/dev/null", "w");
+	assert_int_equal(sl_lesson_headless(path, &o, in, of, ef), 2);
+	fclose(in);
+	fclose(of);
+	free(out);
+	sl_progress p;
+	sl_err err;
+	assert_int_equal(sl_progress_load("09-resume", &p, &err), SL_OK);
+	assert_int_equal(p.now_asked, 1);
+	assert_int_equal(p.now_right, 1);
+	assert_true(p.position > 0);
+	assert_int_equal(p.done, 0);
+	/* Resume: question B comes first, with its figure from the replayed run. */
+	o.resume = 1;
+	in = fmemopen((void *)"a\n", 2, "r");
+	of = open_memstream(&out, &olen);
+	assert_int_equal(sl_lesson_headless(path, &o, in, of, ef), 0);
+	fclose(in);
+	fclose(of);
+	assert_null(strstr(out, "[question] A?"));
+	assert_non_null(strstr(out, "[question] B "));
+	assert_non_null(strstr(out, "[end] T: 1 of 2 questions right"));
+	free(out);
+	assert_int_equal(sl_progress_load("09-resume", &p, &err), SL_OK);
+	assert_int_equal(p.done, 1);
+	assert_int_equal(p.asked, 2);
+	assert_int_equal(p.right, 1);
+	assert_int_equal(p.position, -1);
+	fclose(ef);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_find(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/sl_find_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	const char *names[] = {"01-one.lesson", "02-colwise.lesson", "12-compare.lesson", "notes.txt"};
+	char p[256];
+	for (int i = 0; i < 4; i++) {
+		snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+		FILE *f = fopen(p, "w");
+		fputs(HEAD "say x\n", f);
+		fclose(f);
+	}
+	setenv("SHARDLAB_LESSON_PATH", dir, 1);
+	char got[512], want[512];
+	sl_err err = {0};
+	assert_int_equal(sl_lesson_find("02", got, sizeof got, &err), SL_OK);
+	snprintf(want, sizeof want, "%s/02-colwise.lesson", dir);
+	assert_string_equal(got, want);
+	assert_int_equal(sl_lesson_find("colwise", got, sizeof got, &err), SL_OK);
+	assert_string_equal(got, want);
+	assert_int_equal(sl_lesson_find("02-colwise", got, sizeof got, &err), SL_OK);
+	assert_string_equal(got, want);
+	assert_int_equal(sl_lesson_find("1", got, sizeof got, &err), SL_EINVAL);
+	assert_string_equal(err.msg, "no lesson named '1' (lessons: 01-one 02-colwise 12-compare)");
+	assert_int_equal(sl_lesson_find(want, got, sizeof got, &err), SL_OK);
+	sl_catalog_entry *e;
+	int n;
+	assert_int_equal(sl_catalog_list(&e, &n, &err), SL_OK);
+	assert_int_equal(n, 3);
+	assert_string_equal(e[2].id, "12-compare");
+	assert_true(e[0].ok);
+	assert_string_equal(e[0].title, "T");
+	assert_int_equal(e[0].minutes, 5);
+	free(e);
+	for (int i = 0; i < 4; i++) {
+		snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+		unlink(p);
+	}
+	rmdir(dir);
+	unsetenv("SHARDLAB_LESSON_PATH");
+}
+
+/* ---- the manual ---- */
+
+static char *read_man(void)
+{
+	FILE *f = fopen(MAN_PAGE, "r");
+	assert_non_null(f);
+	static char buf[1 << 17];
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	/* roff escapes to text: \- is a minus, \e a backslash. */
+	size_t j = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (buf[i] == '\\' && i + 1 < n && buf[i + 1] == '-') {
+			buf[j++] = '-';
+			i++;
+		} else if (buf[i] == '\\' && i + 1 < n && buf[i + 1] == 'e') {
+			buf[j++] = '\\';
+			i++;
+		} else {
+			buf[j++] = buf[i];
+		}
+	}
+	buf[j] = 0;
+	return buf;
+}
+
+/* Every setup key and figure the checker knows is documented. */
+static void test_manual_covers_tables(void **state)
+{
+	(void)state;
+	const char *man = read_man();
+	for (int i = 0; i < sl_fig_count(); i++)
+		if (!strstr(man, sl_fig(i)->name))
+			fail_msg("figure '%s' is not in shardlab-lesson(5)", sl_fig(i)->name);
+	for (int k = 0; sl_setup_key_name(k)[0] != '?'; k++) {
+		char want[40];
+		snprintf(want, sizeof want, "%s=", sl_setup_key_name(k));
+		if (!strstr(man, want))
+			fail_msg("setup key '%s' is not in shardlab-lesson(5)", sl_setup_key_name(k));
+	}
+}
+
+/* The manual's complete example passes the checker and plays through. */
+static void test_manual_example(void **state)
+{
+	(void)state;
+	const char *man = read_man();
+	const char *a = strstr(man, "\n.EX\n"), *b = a ? strstr(a, "\n.EE\n") : NULL;
+	assert_non_null(a);
+	assert_non_null(b);
+	a += 5;
+	char *text = strndup(a, (size_t)(b - a + 1));
+	char *out[2];
+	char path[] = "/tmp/sl_example_XXXXXX";
+	int fd = mkstemp(path);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	sl_lesson *l;
+	sl_err err = {0};
+	if (sl_lesson_load(path, &l, NULL, &err))
+		fail_msg("the manual's example: %s", err.msg);
+	sl_lesson_free(l);
+	size_t olen;
+	FILE *in = fopen("/dev/null", "r");
+	FILE *o = open_memstream(&out[0], &olen);
+	FILE *e = open_memstream(&out[1], &olen);
+	sl_headless_opts opts = {.autoplay = 1};
+	int rc = sl_lesson_headless(path, &opts, in, o, e);
+	fclose(in);
+	fclose(o);
+	fclose(e);
+	if (rc != 0)
+		fail_msg("the manual's example: status %d: %s", rc, out[1]);
+	assert_non_null(strstr(out[0], "2 of 2 questions right; every check held"));
+	free(out[0]);
+	free(out[1]);
+	free(text);
+	unlink(path);
+}
+
+int main(void)
+{
+	/* Progress goes to a private state directory, never the user's. */
+	snprintf(state_dir, sizeof state_dir, "/tmp/sl_state_XXXXXX");
+	if (!mkdtemp(state_dir))
+		return 1;
+	setenv("XDG_STATE_HOME", state_dir, 1);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_malformed_table),
+		cmocka_unit_test(test_huge_and_binary),
+		cmocka_unit_test(test_all_errors),
+		cmocka_unit_test(test_mutations),
+		cmocka_unit_test(test_steps_and_figures),
+		cmocka_unit_test(test_collective_figures),
+		cmocka_unit_test(test_step_ops),
+		cmocka_unit_test(test_train_figures),
+		cmocka_unit_test(test_flow_menu_jump_explore),
+		cmocka_unit_test(test_start_and_did_not_fit),
+		cmocka_unit_test(test_spans),
+		cmocka_unit_test(test_headless),
+		cmocka_unit_test(test_progress),
+		cmocka_unit_test(test_resume),
+		cmocka_unit_test(test_find),
+		cmocka_unit_test(test_manual_covers_tables),
+		cmocka_unit_test(test_manual_example),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", state_dir);
+	if (system(cmd) != 0)
+		rc = rc ? rc : 1;
+	return rc;
+}

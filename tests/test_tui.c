@@ -1,0 +1,666 @@
+/* What the TUI shows, without a terminal: the playback (plan, live run,
+ * steps) and the model derived from the events.
+ *
+ * References are independent of the code under test: the headless run of
+ * the same scenario (sl_scenario_run, what `shardlab run` prints), the
+ * closed forms of the ring collectives, the ring algorithm's block schedule
+ * written out here, and the NCCL-tests rule that bus bandwidth equals the
+ * link bandwidth when latency is zero. */
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "play.h"
+#include "scene.h"
+#include "sweep.h"
+#include "scenario.h"
+#include "testutil.h"
+
+static double now_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static sl_scenario small(sl_split split)
+{
+	sl_scenario sc;
+	sl_scenario_default(&sc);
+	sc.gemm.split = split;
+	sc.gemm.m = 64;
+	sc.gemm.k = 256;
+	sc.gemm.n = 256;
+	return sc;
+}
+
+/* The headless run's events and result: what `shardlab run` reports. */
+static void headless(const sl_scenario *sc, sl_snapshot *snap, sl_gemm_result *res)
+{
+	sl_cluster *c = NULL;
+	sl_err err = {0};
+	if (sl_scenario_run(sc, &c, res, &err) != SL_OK)
+		fail_msg("headless run: %s", err.msg);
+	assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), snap), SL_OK);
+	sl_cluster_destroy(c);
+}
+
+/* Distinct ends of non-waiting events, sorted (the steps). */
+static size_t ends(const sl_snapshot *s, double *out, size_t cap)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		const sl_event *e = &s->ev[i];
+		if (e->kind == SL_EV_WAIT || !(e->t1 > e->t0))
+			continue;
+		int seen = 0;
+		for (size_t j = 0; j < n; j++)
+			if (out[j] == e->t1)
+				seen = 1;
+		if (!seen && n < cap)
+			out[n++] = e->t1;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			if (out[j] < out[i]) {
+				double t = out[i];
+				out[i] = out[j];
+				out[j] = t;
+			}
+	return n;
+}
+
+/* ---- playback against a pipe, as the UI loop does ---- */
+
+struct rig {
+	int fd[2];
+	sl_play *p;
+};
+
+static void rig_open(struct rig *r, const sl_scenario *sc)
+{
+	assert_int_equal(pipe(r->fd), 0);
+	fcntl(r->fd[0], F_SETFL, O_NONBLOCK);
+	fcntl(r->fd[1], F_SETFL, O_NONBLOCK);
+	sl_err err = {0};
+	r->p = sl_play_create(sc, r->fd[1], &err);
+	if (!r->p)
+		fail_msg("play: %s", err.msg);
+}
+
+static void rig_close(struct rig *r)
+{
+	sl_play_destroy(r->p, 30);
+	close(r->fd[0]);
+	close(r->fd[1]);
+}
+
+/* Run the loop (wake-ups, collect, tick) until pred holds. */
+static void pump_until(struct rig *r, int (*pred)(sl_play *), const char *what)
+{
+	double until = now_mono() + 120;
+	while (!pred(r->p)) {
+		if (now_mono() > until)
+			fail_msg("timed out waiting for %s", what);
+		struct pollfd pf = {r->fd[0], POLLIN, 0};
+		if (poll(&pf, 1, 50) > 0) {
+			char b[64];
+			while (read(r->fd[0], b, sizeof b) > 0)
+				;
+		}
+		sl_play_collect(r->p);
+		sl_play_tick(r->p, now_mono());
+	}
+}
+
+static int planned(sl_play *p)
+{
+	return sl_play_exact(p) && !sl_play_planning(p);
+}
+
+static int live_done(sl_play *p)
+{
+	return sl_play_live_result(p) != NULL;
+}
+
+static int stopped(sl_play *p)
+{
+	return !sl_play_animating(p);
+}
+
+static sl_link_spec cb_link(void *ctx, int s, int d)
+{
+	return sl_play_link(ctx, s, d);
+}
+
+static int cb_inter(void *ctx, int s, int d)
+{
+	return sl_play_inter(ctx, s, d);
+}
+
+static void model_of(sl_play *p, sl_scene *m)
+{
+	sl_scene_in in = {
+	    .ev = sl_play_events(p),
+	    .t = sl_play_time(p),
+	    .end = sl_play_end(p),
+	    .exact = sl_play_exact(p),
+	    .sc = sl_play_scenario(p),
+	    .ndev = sl_play_devices(p),
+	    .result = sl_play_result(p),
+	    .predicted_s = sl_play_predicted(p),
+	    .link = cb_link,
+	    .inter = cb_inter,
+	    .ctx = p,
+	};
+	sl_scene_build(&in, m);
+}
+
+/* The plan is the headless run, to the last bit. */
+static void test_plan_is_the_headless_run(void **state)
+{
+	(void)state;
+	for (int split = SL_SPLIT_SINGLE; split < SL_SPLIT_N; split++) {
+		sl_scenario sc = small((sl_split)split);
+		sl_snapshot ref;
+		sl_gemm_result res;
+		headless(&sc, &ref, &res);
+		sl_run_info info;
+		assert_int_equal(sl_play_run_headless(&sc, NULL, &info, NULL, NULL), SL_OK);
+		assert_true(info.res.emulated_time_s == res.emulated_time_s);
+		assert_true(info.end == res.emulated_time_s);
+		assert_int_equal(info.snap.n, ref.n);
+		for (size_t i = 0; i < ref.n; i++) {
+			assert_true(info.snap.ev[i].t0 == ref.ev[i].t0);
+			assert_true(info.snap.ev[i].t1 == ref.ev[i].t1);
+			assert_int_equal(info.snap.ev[i].kind, ref.ev[i].kind);
+		}
+		sl_run_info_free(&info);
+		sl_snapshot_free(&ref);
+	}
+}
+
+static sl_link_spec cb_link_of_sc(void *ctx, int s, int d)
+{
+	(void)s;
+	(void)d;
+	const sl_scenario *sc = ctx;
+	return sc->cluster.intra;
+}
+
+static int cb_inter_none(void *ctx, int s, int d)
+{
+	(void)ctx;
+	(void)s;
+	(void)d;
+	return 0;
+}
+
+/* A training step on screen: its end, step time and bubble equal what the
+ * engine's training run of the same layout (`shardlab train --steps=1`)
+ * gives on the same devices, for pipeline, tensor and mixed layouts. */
+static void test_train_times_are_the_headless_run(void **state)
+{
+	(void)state;
+	static const int lay[][5] = {/* tp pp dp schedule microbatches */
+	                             {1, 4, 1, SL_SCHED_1F1B, 8},
+	                             {1, 2, 1, SL_SCHED_GPIPE, 4},
+	                             {2, 1, 1, SL_SCHED_1F1B, 1},
+	                             {2, 2, 1, SL_SCHED_INTERLEAVED, 4}};
+	for (size_t i = 0; i < sizeof lay / sizeof lay[0]; i++) {
+		sl_play_train tr = {.on = 1};
+		sl_model_default(&tr.m);
+		tr.m.layers = 4;
+		tr.m.hidden = 32;
+		tr.m.ffn = 64;
+		tr.m.heads = i == 3 ? 2 : 0;
+		tr.m.seq = i == 3 ? 4 : 1;
+		tr.m.batch = 8;
+		sl_layout_default(&tr.l);
+		tr.l.tp = lay[i][0];
+		tr.l.pp = lay[i][1];
+		tr.l.dp = lay[i][2];
+		tr.l.schedule = (sl_sched)lay[i][3];
+		tr.l.microbatches = lay[i][4];
+		tr.l.chunks = tr.l.schedule == SL_SCHED_INTERLEAVED ? 2 : 1;
+		int n = tr.l.tp * tr.l.pp * tr.l.dp;
+		sl_scenario sc = small(SL_SPLIT_COL);
+		sc.cluster.devices = n;
+		sc.cluster.devices_per_node = 0;
+
+		/* The engine's run, as `shardlab train` makes it. */
+		sl_err err = {0};
+		sl_cluster *c = sl_cluster_create(&sc.cluster, &err);
+		assert_non_null(c);
+		sl_train *t = sl_train_create(&tr.m, &tr.l, n, &err);
+		assert_non_null(t);
+		sl_train_report rep;
+		assert_int_equal(sl_train_run(t, c, 1, &rep, &err), SL_OK);
+		sl_train_destroy(t);
+		sl_cluster_destroy(c);
+
+		sl_run_info info;
+		assert_int_equal(sl_play_run_train_headless(&sc, &tr, NULL, &info, NULL, NULL), SL_OK);
+		assert_true(info.trep.step_s == rep.step_s);
+		assert_true(info.trep.bubble_fraction == rep.bubble_fraction);
+		assert_true(info.end == rep.step_s);
+		assert_true(info.loss == rep.losses[0]);
+		/* In model timing the analytic model agrees. */
+		assert_true(fabs(info.tpred.step_s - rep.step_s) <= 1e-9 * rep.step_s);
+
+		sl_scene *m = calloc(1, sizeof *m);
+		assert_non_null(m);
+		sl_scene_in in = {
+		    .ev = &info.snap,
+		    .t = info.end,
+		    .end = info.end,
+		    .exact = 1,
+		    .sc = &sc,
+		    .ndev = n,
+		    .result = &info,
+		    .predicted_s = info.tpred.step_s,
+		    .train = &tr,
+		    .link = cb_link_of_sc,
+		    .inter = cb_inter_none,
+		    .ctx = &sc,
+		};
+		sl_scene_build(&in, m);
+		assert_true(m->total_s == rep.step_s);
+		assert_true(m->have_report);
+		assert_true(m->trep->step_s == rep.step_s);
+		for (int d = 0; d < n; d++) {
+			assert_true(m->trep->dev[d].params_bytes == rep.dev[d].params_bytes);
+			assert_true(m->trep->dev[d].act_peak_bytes == rep.dev[d].act_peak_bytes);
+		}
+		assert_false(m->blk.valid);
+		free(m);
+		sl_train_report_free(&rep);
+		sl_run_info_free(&info);
+	}
+}
+
+/* Stepping stops exactly at every operation's end of the headless run,
+ * which are the ring's closed forms; the live run that the steps release
+ * ends at the headless run's time. */
+static void test_steps_and_live_run(void **state)
+{
+	(void)state;
+	sl_scenario sc = small(SL_SPLIT_COL);
+	sc.cluster.slowdown = 1; /* real time: the live run keeps up at once */
+	sl_snapshot ref;
+	sl_gemm_result res;
+	headless(&sc, &ref, &res);
+	double want[64];
+	size_t n = ends(&ref, want, 64);
+	/* Compute, then p-1 all-gather steps of latency + block / bandwidth. */
+	int p = sc.cluster.devices;
+	double c = 2.0 * sc.gemm.m * (sc.gemm.n / p) * sc.gemm.k / sc.cluster.flops;
+	double s = sc.cluster.intra.latency +
+	           sc.gemm.m * (sc.gemm.n / p) * 4.0 / sc.cluster.intra.bandwidth;
+	assert_int_equal(n, (size_t)p);
+	for (size_t k = 0; k < n; k++)
+		assert_true(fabs(want[k] - (c + (double)k * s)) <= 1e-12 * want[k]);
+
+	struct rig r;
+	rig_open(&r, &sc);
+	pump_until(&r, planned, "the plan");
+	sl_scene *m = calloc(1, sizeof *m);
+	double now = now_mono();
+	for (size_t k = 0; k < n; k++) {
+		sl_play_step(r.p, 1, now);
+		now += 1; /* a second is far past any step at real time */
+		unsigned f = sl_play_tick(r.p, now);
+		assert_true(f & SL_PLAY_STOPPED);
+		assert_true(sl_play_time(r.p) == want[k]);
+		model_of(r.p, m);
+		assert_true(m->t == want[k]);
+		assert_int_equal(m->step, (int)k + 1);
+		assert_int_equal(m->nsteps, (int)n);
+		assert_true(m->at_step_end);
+		assert_true(sl_play_live_started(r.p));
+	}
+	/* Nothing past the end. */
+	sl_play_step(r.p, 1, now);
+	sl_play_tick(r.p, now + 1);
+	assert_true(sl_play_time(r.p) == res.emulated_time_s);
+	assert_true(sl_play_end(r.p) == res.emulated_time_s);
+	model_of(r.p, m);
+	assert_true(m->total_s == res.emulated_time_s);
+	assert_true(m->checked && m->pass);
+	assert_true(fabs(m->speedup - res.speedup) <= 1e-12 * res.speedup);
+
+	pump_until(&r, live_done, "the live run");
+	const sl_run_info *live = sl_play_live_result(r.p);
+	assert_int_equal(live->rc, SL_OK);
+	assert_true(live->res.emulated_time_s == res.emulated_time_s);
+	assert_true(live->res.max_abs_error == res.max_abs_error);
+	double got[64];
+	assert_int_equal(ends(&live->snap, got, 64), n);
+	for (size_t k = 0; k < n; k++)
+		assert_true(got[k] == want[k]);
+
+	/* Back: replay, one operation at a time, down to zero. */
+	for (size_t k = n - 1; k > 0; k--) {
+		sl_play_step(r.p, 0, now);
+		assert_true(sl_play_time(r.p) == want[k - 1]);
+	}
+	sl_play_step(r.p, 0, now);
+	assert_true(sl_play_time(r.p) == 0);
+	free(m);
+	rig_close(&r);
+	sl_snapshot_free(&ref);
+}
+
+static const sl_scenario *cur_sc;
+static sl_link_spec fixed_link(void *ctx, int s, int d)
+{
+	(void)ctx;
+	(void)s;
+	(void)d;
+	return cur_sc->cluster.intra;
+}
+static int no_inter(void *ctx, int s, int d)
+{
+	(void)ctx;
+	(void)s;
+	(void)d;
+	return 0;
+}
+
+static void build(const sl_scenario *sc, const sl_snapshot *s, const sl_gemm_result *res, double t,
+                  sl_scene *m)
+{
+	/* The finished run the numbers come from. */
+	static sl_run_info info;
+	memset(&info, 0, sizeof info);
+	info.done = 1;
+	info.rc = SL_OK;
+	info.res = *res;
+	info.ndev = sc->cluster.devices;
+	cur_sc = sc;
+	sl_scene_in in = {
+	    .ev = s,
+	    .t = t,
+	    .end = res->emulated_time_s,
+	    .exact = 1,
+	    .sc = sc,
+	    .ndev = sc->cluster.devices,
+	    .result = &info,
+	    .predicted_s = res->predicted_s,
+	    .link = fixed_link,
+	    .inter = no_inter,
+	    .ctx = NULL,
+	};
+	sl_scene_build(&in, m);
+}
+
+static int md(int a, int p)
+{
+	return ((a % p) + p) % p;
+}
+
+/* Column-wise, ring all-gather: at step k device d has received blocks
+ * d-1 .. d-k from its left neighbour. */
+static void test_colwise_picture(void **state)
+{
+	(void)state;
+	sl_scenario sc = small(SL_SPLIT_COL);
+	sl_snapshot s;
+	sl_gemm_result res;
+	headless(&sc, &s, &res);
+	double e[64];
+	size_t n = ends(&s, e, 64);
+	int p = sc.cluster.devices;
+	double s_bytes = 4.0 * sc.gemm.m * (sc.gemm.n / p);
+	sl_scene *m = calloc(1, sizeof *m);
+	build(&sc, &s, &res, 0, m);
+	for (int d = 0; d < p; d++) {
+		assert_int_equal(m->dev[d].state, SL_DS_COMPUTE);
+		for (int b = 0; b < p; b++)
+			assert_true(m->blk.have[d][b] == 0 && m->blk.incoming[d][b] < 0);
+	}
+	/* Halfway through the product, each device's own block is coming. */
+	build(&sc, &s, &res, e[0] / 2, m);
+	for (int d = 0; d < p; d++)
+		assert_true(fabs(m->blk.incoming[d][d] - 0.5) < 1e-6);
+	for (size_t k = 1; k < n; k++) {
+		/* Halfway through all-gather step k. */
+		build(&sc, &s, &res, (e[k - 1] + e[k]) / 2, m);
+		assert_true(m->blk.valid);
+		for (int d = 0; d < p; d++) {
+			assert_int_equal(m->dev[d].state, SL_DS_RECV);
+			assert_int_equal(m->dev[d].recv_from, md(d - 1, p));
+			assert_int_equal(m->dev[d].send_to, md(d + 1, p));
+			assert_true(m->blk.incoming[d][md(d - (int)k, p)] >= 0);
+		}
+		/* In flight on every ring link: nothing moves during the
+		 * latency, then the bytes at the link's rate. */
+		double lat = sc.cluster.intra.latency, x = s_bytes / sc.cluster.intra.bandwidth;
+		double fill = ((e[k] - e[k - 1]) / 2 - lat) / x;
+		fill = fill < 0 ? 0 : fill;
+		assert_int_equal(m->nlinks, p);
+		for (int i = 0; i < m->nlinks; i++) {
+			assert_int_equal(m->link[i].dst, md(m->link[i].src + 1, p));
+			assert_true(fabs(m->link[i].fill - fill) <= 1e-9);
+		}
+		build(&sc, &s, &res, e[k], m);
+		for (int d = 0; d < p; d++)
+			for (int b = 0; b < p; b++) {
+				int held = 0;
+				for (int j = 0; j <= (int)k; j++)
+					held |= b == md(d - j, p);
+				assert_true(m->blk.have[d][b] == (held ? m->blk.full : 0));
+			}
+	}
+	build(&sc, &s, &res, res.emulated_time_s, m);
+	assert_true(m->checked && m->pass);
+	assert_true(m->moved == m->moved_total);
+	/* Each device sends p-1 blocks of m*n/p floats. */
+	assert_true(m->moved_total == (uint64_t)p * (p - 1) * sc.gemm.m * (sc.gemm.n / p) * 4);
+	for (int d = 0; d < p; d++)
+		assert_true(m->dev[d].finished);
+	free(m);
+	sl_snapshot_free(&s);
+}
+
+/* Row-wise, ring all-reduce: reduce-scatter step s gives device r chunk
+ * r-s-2 summed over ranks r, r-1, ..., r-s-1; then the all-gather copies
+ * the complete chunks around. */
+static void test_rowwise_picture(void **state)
+{
+	(void)state;
+	sl_scenario sc = small(SL_SPLIT_ROW);
+	sl_snapshot s;
+	sl_gemm_result res;
+	headless(&sc, &s, &res);
+	double e[64];
+	size_t n = ends(&s, e, 64);
+	int p = sc.cluster.devices;
+	assert_int_equal(n, (size_t)(1 + 2 * (p - 1)));
+	sl_scene *m = calloc(1, sizeof *m);
+	build(&sc, &s, &res, e[0], m);
+	for (int d = 0; d < p; d++)
+		for (int b = 0; b < p; b++)
+			assert_true(m->blk.have[d][b] == (uint64_t)1 << d);
+	for (int st = 0; st < p - 1; st++) {
+		build(&sc, &s, &res, e[1 + st], m);
+		assert_true(m->blk.valid);
+		for (int r = 0; r < p; r++) {
+			uint64_t want = 0;
+			for (int j = 0; j <= st + 1; j++)
+				want |= (uint64_t)1 << md(r - j, p);
+			assert_true(m->blk.have[r][md(r - st - 2, p)] == want);
+		}
+		build(&sc, &s, &res, (e[st] + e[1 + st]) / 2, m);
+		for (int r = 0; r < p; r++)
+			assert_int_equal(m->dev[r].state, SL_DS_REDUCE);
+	}
+	build(&sc, &s, &res, e[p - 1], m);
+	for (int r = 0; r < p; r++)
+		assert_true(m->blk.have[r][r] == m->blk.full);
+	build(&sc, &s, &res, res.emulated_time_s, m);
+	for (int r = 0; r < p; r++)
+		for (int b = 0; b < p; b++)
+			assert_true(m->blk.have[r][b] == m->blk.full);
+	assert_true(m->checked && m->pass);
+	free(m);
+	sl_snapshot_free(&s);
+}
+
+/* With zero latency, bus bandwidth is the link bandwidth (NCCL-tests). */
+static void test_busbw_without_latency(void **state)
+{
+	(void)state;
+	for (int split = SL_SPLIT_COL; split <= SL_SPLIT_ROW; split++) {
+		sl_scenario sc = small((sl_split)split);
+		sc.cluster.intra.latency = 0;
+		sc.cluster.intra.bandwidth = 100e9;
+		sl_snapshot s;
+		sl_gemm_result res;
+		headless(&sc, &s, &res);
+		sl_scene *m = calloc(1, sizeof *m);
+		build(&sc, &s, &res, res.emulated_time_s, m);
+		assert_int_equal(m->coll_state, 2);
+		assert_true(fabs(m->busbw - 100e9) <= 1e-9 * 100e9);
+		/* Halfway, the collective is running and has no figure yet. */
+		build(&sc, &s, &res, res.emulated_time_s * 0.9, m);
+		assert_int_equal(m->coll_state, 1);
+		free(m);
+		sl_snapshot_free(&s);
+	}
+}
+
+/* A knob turned before the live run plans the scenario again: the new plan
+ * is the headless run with the new bandwidth. */
+static void test_knob_replans(void **state)
+{
+	(void)state;
+	sl_scenario sc = small(SL_SPLIT_ROW);
+	struct rig r;
+	rig_open(&r, &sc);
+	pump_until(&r, planned, "the plan");
+	double before = sl_play_end(r.p);
+	sl_play_set_class(r.p, 0, sc.cluster.intra.bandwidth / 4, -1);
+	assert_true(sl_play_planning(r.p));
+	pump_until(&r, planned, "the new plan");
+	sl_scenario slow = sc;
+	slow.cluster.intra.bandwidth /= 4;
+	sl_snapshot s;
+	sl_gemm_result res;
+	headless(&slow, &s, &res);
+	assert_true(sl_play_end(r.p) == res.emulated_time_s);
+	assert_true(sl_play_end(r.p) > before);
+	/* The prediction follows the knob: the alpha-beta closed form. */
+	int p = sc.cluster.devices;
+	double bytes = 4.0 * sc.gemm.m * sc.gemm.n;
+	double pred = 2.0 * sc.gemm.m * sc.gemm.n * (sc.gemm.k / p) / sc.cluster.flops +
+	              2 * (p - 1) * slow.cluster.intra.latency +
+	              2.0 * (p - 1) / p * bytes / slow.cluster.intra.bandwidth;
+	assert_true(fabs(sl_play_predicted(r.p) - pred) <= 1e-12 * pred);
+	sl_snapshot_free(&s);
+	rig_close(&r);
+}
+
+/* A knob turned during the live run applies to it: the plan goes stale,
+ * steps stop at operations the live run really ends, and its end is later
+ * than planned. */
+static void test_knob_during_live_run(void **state)
+{
+	(void)state;
+	sl_scenario sc = small(SL_SPLIT_COL);
+	sc.cluster.slowdown = 20000; /* 6 us emulated: about 0.1 s of wall time */
+	struct rig r;
+	rig_open(&r, &sc);
+	pump_until(&r, planned, "the plan");
+	double planned_end = sl_play_end(r.p);
+	sl_play_step(r.p, 1, now_mono());
+	pump_until(&r, stopped, "the first step");
+	sl_play_set_class(r.p, 0, sc.cluster.intra.bandwidth / 8, -1);
+	assert_true(sl_play_stale(r.p));
+	double t0 = sl_play_time(r.p);
+	sl_play_step(r.p, 1, now_mono());
+	pump_until(&r, stopped, "a step of the live run");
+	double t1 = sl_play_time(r.p);
+	assert_true(t1 > t0);
+	int found = 0;
+	const sl_snapshot *ev = sl_play_events(r.p);
+	for (size_t i = 0; i < ev->n; i++)
+		found |= ev->ev[i].t1 == t1 && ev->ev[i].kind != SL_EV_WAIT;
+	assert_true(found);
+	sl_play_to_end(r.p, now_mono());
+	pump_until(&r, live_done, "the live run");
+	sl_play_collect(r.p);
+	assert_false(sl_play_stale(r.p));
+	assert_true(sl_play_time(r.p) == sl_play_end(r.p));
+	assert_true(sl_play_end(r.p) > planned_end);
+	rig_close(&r);
+}
+
+static void test_label_parse(void **state)
+{
+	(void)state;
+	char op[24], algo[24], phase[24];
+	int k, n;
+	assert_int_equal(sl_label_parse("allreduce ring rs 3/6", op, sizeof op, algo, sizeof algo,
+	                                phase, sizeof phase, &k, &n),
+	                 0);
+	assert_string_equal(op, "allreduce");
+	assert_string_equal(algo, "ring");
+	assert_string_equal(phase, "rs");
+	assert_int_equal(k, 3);
+	assert_int_equal(n, 6);
+	assert_int_equal(sl_label_parse("allgather tree 1/2", op, sizeof op, algo, sizeof algo,
+	                                phase, sizeof phase, &k, &n),
+	                 0);
+	assert_string_equal(phase, "");
+	assert_int_not_equal(sl_label_parse("sgemm column shard", op, sizeof op, algo, sizeof algo,
+	                                    phase, sizeof phase, &k, &n),
+	                     0);
+}
+
+/* The crossover: where speedup = single / time crosses 1, between two
+ * points, on a log axis; measured times win over the model's. */
+static void test_crossover(void **state)
+{
+	(void)state;
+	sl_sweep_point p[3] = {
+	    {.x = 1e9, .single = 10, .predicted = 40, .done = 1, .rc = 0, .time = 20},
+	    {.x = 1e11, .single = 10, .predicted = 20, .done = 1, .rc = 0, .time = 5},
+	    {.x = 1e13, .single = 10, .predicted = 10, .done = 0},
+	};
+	int measured = 0;
+	/* Measured: speedup 0.5 at 1e9, 2 at 1e11; 1 is a third of the way in
+	 * speedup, so at 10^(9 + 2/3) on the log axis. */
+	double x = sl_sweep_crossover(p, 3, &measured);
+	assert_true(measured);
+	assert_true(fabs(x - pow(10, 9 + 2.0 / 3)) <= 1e-9 * x);
+	/* Without measurements, the model: 0.25, 0.5, 1 reaches 1 at 1e13. */
+	p[0].done = p[1].done = 0;
+	x = sl_sweep_crossover(p, 3, &measured);
+	assert_false(measured);
+	assert_true(fabs(x - 1e13) <= 1e-9 * 1e13);
+	/* Never crossing. */
+	p[2].predicted = 20;
+	assert_true(sl_sweep_crossover(p, 3, &measured) == 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_label_parse),
+	    cmocka_unit_test(test_crossover),
+	    cmocka_unit_test(test_plan_is_the_headless_run),
+	    cmocka_unit_test(test_train_times_are_the_headless_run),
+	    cmocka_unit_test(test_colwise_picture),
+	    cmocka_unit_test(test_rowwise_picture),
+	    cmocka_unit_test(test_busbw_without_latency),
+	    cmocka_unit_test(test_steps_and_live_run),
+	    cmocka_unit_test(test_knob_replans),
+	    cmocka_unit_test(test_knob_during_live_run),
+	};
+	return cmocka_run_group_tests_name("tui model", tests, NULL, NULL);
+}
