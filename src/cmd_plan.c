@@ -12,31 +12,37 @@
 #include "units.h"
 
 enum {
-	OPT_LAYERS = SL_OPT_USER,
-	OPT_HIDDEN,
-	OPT_FFN,
-	OPT_HEADS,
-	OPT_SEQ,
-	OPT_BATCH,
-	OPT_TOP,
+	OPT_TOP = SL_OPT_USER,
 };
 
-static const struct option model_opts[] = {
-	{"layers", required_argument, NULL, OPT_LAYERS}, {"hidden", required_argument, NULL, OPT_HIDDEN},
-	{"ffn", required_argument, NULL, OPT_FFN},       {"heads", required_argument, NULL, OPT_HEADS},
-	{"seq", required_argument, NULL, OPT_SEQ},       {"batch", required_argument, NULL, OPT_BATCH},
-	{"top", required_argument, NULL, OPT_TOP},       {NULL, 0, NULL, 0}};
+static const struct option plan_opts[] = {{"top", required_argument, NULL, OPT_TOP},
+                                          {NULL, 0, NULL, 0}};
 
-/* The shared cluster options a plan uses: it runs nothing, so timing,
- * pacing, the collective algorithm (ring) and a trace do not apply. */
-static const char *const cluster_names[] = {
-	"devices", "devices-per-node", "topology", "preset",  "bandwidth", "latency",
-	"inter-bandwidth", "inter-latency", "flops", "memory", "format"};
+/* The shared options a plan uses: it runs nothing, so timing, pacing, the
+ * collective algorithm (ring), a trace, steps, seed and learning rate do
+ * not apply; it chooses the layout itself. */
+static const char *const shared_names[] = {"devices",
+                                           "devices-per-node",
+                                           "topology",
+                                           "preset",
+                                           "bandwidth",
+                                           "latency",
+                                           "inter-bandwidth",
+                                           "inter-latency",
+                                           "flops",
+                                           "memory",
+                                           "format",
+                                           "layers",
+                                           "hidden",
+                                           "ffn",
+                                           "heads",
+                                           "seq",
+                                           "batch"};
 
 #define DEFAULT_TOP 20
 
 struct pargs {
-	sl_model_spec m;
+	sl_train_opts t; /* the model */
 	int top;
 };
 
@@ -54,12 +60,13 @@ static void plan_help(void)
 	       "time, with the best explained.  Splits are even: dp divides the batch and the\n"
 	       "micro-batch count each replica's share.  Exit status: 0, 2 for a bad command\n"
 	       "line or when no layout is valid or none fits.\n\n"
-	       "Model (fp32 parameters, gradients and Adam moments: 16 bytes a parameter):\n"
+	       "Model (fp32 parameters, gradients and Adam moments: 16 bytes a parameter;\n"
+	       "L blocks of width h: multi-head attention when --heads > 0, then an MLP):\n"
 	       "  --layers=L              blocks (default 4)\n"
 	       "  --hidden=H              width (default 128)\n"
 	       "  --ffn=F                 MLP inner width (default 512)\n"
 	       "  --heads=A               attention heads, 0 for MLP-only blocks (default 4)\n"
-	       "  --seq=S                 tokens per sequence (default 32)\n"
+	       "  --seq=S                 tokens per sequence (default 32; 1 without attention)\n"
 	       "  --batch=B               sequences per step over all replicas (default 16)\n"
 	       "Output:\n"
 	       "  --top=K                 rows of the ranked table, 0 for all (default %d)\n"
@@ -78,39 +85,19 @@ static void plan_help(void)
 	       DEFAULT_TOP, SL_MAX_DEVICES);
 }
 
-static int named_int(const char *opt, const char *arg, long lo, long hi, int *out, sl_err *err)
-{
-	long v;
-	char what[40];
-	snprintf(what, sizeof what, "--%s", opt);
-	int rc = sl_parse_int(arg, lo, hi, what, &v, err);
-	if (rc == SL_OK)
-		*out = (int)v;
-	return rc;
-}
-
 static int own_option(void *ctx, int code, const char *arg, sl_err *err)
 {
 	struct pargs *a = ctx;
-	sl_model_spec *m = &a->m;
-	switch (code) {
-	case OPT_LAYERS:
-		return named_int("layers", arg, 1, 4096, &m->layers, err);
-	case OPT_HIDDEN:
-		return named_int("hidden", arg, 1, 65536, &m->hidden, err);
-	case OPT_FFN:
-		return named_int("ffn", arg, 1, 262144, &m->ffn, err);
-	case OPT_HEADS:
-		return named_int("heads", arg, 0, 65536, &m->heads, err);
-	case OPT_SEQ:
-		return named_int("seq", arg, 1, 1 << 20, &m->seq, err);
-	case OPT_BATCH:
-		return named_int("batch", arg, 1, 1 << 20, &m->batch, err);
-	case OPT_TOP:
-		return named_int("top", arg, 0, 1 << 30, &a->top, err);
-	default:
-		return sl_fail(err, SL_EINVAL, "option code %d has no handler", code);
+	if (code == OPT_TOP) {
+		long v;
+		int rc = sl_parse_int(arg, 0, 1L << 30, "--top", &v, err);
+		a->top = (int)v;
+		return rc;
 	}
+	int rc = sl_train_opts_handle(&a->t, code, arg, err);
+	return rc == SL_OPTS_NOT_MINE
+	           ? sl_fail(err, SL_EINVAL, "option code %d has no handler", code)
+	           : rc;
 }
 
 static double wall_now(void)
@@ -152,7 +139,8 @@ static const char *across(const sl_plan_row *r, char *buf, size_t n)
 	buf[0] = 0;
 	for (int k = 0; k < 3; k++)
 		if (p[k]->used && p[k]->inter)
-			len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? "," : "", names[k]);
+			len +=
+			    (size_t)snprintf(buf + len, n - len, "%s%s", len ? "," : "", names[k]);
 	if (!len)
 		snprintf(buf, n, "-");
 	return buf;
@@ -160,11 +148,12 @@ static const char *across(const sl_plan_row *r, char *buf, size_t n)
 
 static void model_line(const sl_model_spec *m, char *buf, size_t n)
 {
-	int len = snprintf(buf, n, "%d block%s of width %d, ffn %d", m->layers, m->layers == 1 ? "" : "s",
-			   m->hidden, m->ffn);
+	int len = snprintf(buf, n, "%d block%s of width %d, ffn %d", m->layers,
+	                   m->layers == 1 ? "" : "s", m->hidden, m->ffn);
 	if (m->heads > 0)
 		len += snprintf(buf + len, n - (size_t)len, ", %d heads", m->heads);
-	snprintf(buf + len, n - (size_t)len, ", %d sequences of %d tokens a step", m->batch, m->seq);
+	snprintf(buf + len, n - (size_t)len, ", %d sequences of %d tokens a step", m->batch,
+	         m->seq);
 }
 
 static void print_text(const sl_plan *p, const sl_opts *o, int top, double wall)
@@ -173,12 +162,14 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, double wall)
 	const sl_model_spec *m = &p->spec.model;
 	char a[32], b[32], c[32], d[32], line[160];
 	model_line(m, line, sizeof line);
-	printf("shardlab plan: %s, on %d device%s\n", line, cfg->devices, cfg->devices == 1 ? "" : "s");
+	printf("shardlab plan: %s, on %d device%s\n", line, cfg->devices,
+	       cfg->devices == 1 ? "" : "s");
 	printf("  parameters  %.4g billion (%s of fp32 parameters, gradients and Adam moments)\n",
-	       (double)sl_model_nparams(m) / 1e9, fb(16.0 * (double)sl_model_nparams(m), a, sizeof a));
+	       (double)sl_model_nparams(m) / 1e9,
+	       fb(16.0 * (double)sl_model_nparams(m), a, sizeof a));
 	printf("  hardware    %s per device, %s of memory (%s preset%s%s)\n",
-	       sl_fmt_flops(cfg->flops, a, sizeof a), fb((double)cfg->memory, b, sizeof b), o->sc.preset,
-	       o->overrides[0] ? "; set: " : "", o->overrides);
+	       sl_fmt_flops(cfg->flops, a, sizeof a), fb((double)cfg->memory, b, sizeof b),
+	       o->sc.preset, o->overrides[0] ? "; set: " : "", o->overrides);
 	printf("  links       %s, %s inside a node", sl_fmt_rate(cfg->intra.bandwidth, a, sizeof a),
 	       sl_fmt_time(cfg->intra.latency, b, sizeof b));
 	if (nodes_of(cfg) > 1)
@@ -205,15 +196,17 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, double wall)
 		char name[96], x[16], tk[16];
 		printf("  %4d  %-*s %10s %8s %7.0f %10s %5.1f%% %5.1f%% %7s\n", i + 1, w,
 		       sl_plan_layout_name(&r->layout, name, sizeof name),
-		       sl_fmt_time(r->est.step_s, a, sizeof a), fcount(r->tokens_per_s, tk, sizeof tk),
-		       r->model_flops_per_dev / 1e12, fb((double)r->est.mem_peak_bytes, b, sizeof b),
-		       100 * r->comm_share, 100 * r->est.bubble_fraction, across(r, x, sizeof x));
+		       sl_fmt_time(r->est.step_s, a, sizeof a),
+		       fcount(r->tokens_per_s, tk, sizeof tk), r->model_flops_per_dev / 1e12,
+		       fb((double)r->est.mem_peak_bytes, b, sizeof b), 100 * r->comm_share,
+		       100 * r->est.bubble_fraction, across(r, x, sizeof x));
 	}
 	if (shown < p->nfit)
 		printf("  ... %d more that fit (--top=0 shows them all)\n", p->nfit - shown);
-	printf("  (TFLOP/s: the model's FLOPs per device and second; comm: mean share of the step in\n"
-	       "  communication; bubble: pipeline idle time over the ideal; across: groups whose\n"
-	       "  traffic crosses nodes)\n");
+	printf(
+	    "  (TFLOP/s: the model's FLOPs per device and second; comm: mean share of the step in\n"
+	    "  communication; bubble: pipeline idle time over the ideal; across: groups whose\n"
+	    "  traffic crosses nodes)\n");
 
 	if (p->n > p->nfit) {
 		int rej = p->n - p->nfit, show = rej < 5 ? rej : 5;
@@ -221,7 +214,8 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, double wall)
 		for (int i = p->nfit; i < p->nfit + show; i++) {
 			const sl_plan_row *r = &p->rows[i];
 			char name[96], e[32], f[32];
-			printf("    %s: needs %s on device %d: parameters %s, gradients %s, optimizer %s, "
+			printf("    %s: needs %s on device %d: parameters %s, gradients %s, "
+			       "optimizer %s, "
 			       "activations %s, workspace %s\n",
 			       sl_plan_layout_name(&r->layout, name, sizeof name),
 			       fb((double)r->est.mem_peak_bytes, a, sizeof a), r->est.peak_dev,
@@ -266,23 +260,24 @@ static json_t *jrow(const sl_plan_row *r, int rank, const sl_cluster_config *cfg
 	json_object_set_new(o, "sequence_parallel", json_boolean(l->seq_parallel));
 	json_object_set_new(o, "zero1", json_boolean(l->zero1));
 	json_object_set_new(o, "mesh_order",
-			    json_string(sl_mesh_order_name(l->order, ord, sizeof ord)));
+	                    json_string(sl_mesh_order_name(l->order, ord, sizeof ord)));
 	json_object_set_new(o, "fits", json_boolean(r->fits));
 	json_object_set_new(o, "mem_peak_bytes", json_integer((json_int_t)r->est.mem_peak_bytes));
 	json_object_set_new(o, "peak_device", json_integer(r->est.peak_dev));
-	json_object_set_new(o, "memory_params_bytes", json_integer((json_int_t)r->est.params_bytes));
+	json_object_set_new(o, "memory_params_bytes",
+	                    json_integer((json_int_t)r->est.params_bytes));
 	json_object_set_new(o, "memory_grads_bytes", json_integer((json_int_t)r->est.grads_bytes));
 	json_object_set_new(o, "memory_optimizer_bytes",
-			    json_integer((json_int_t)r->est.optimizer_bytes));
+	                    json_integer((json_int_t)r->est.optimizer_bytes));
 	json_object_set_new(o, "memory_activations_peak_bytes",
-			    json_integer((json_int_t)r->est.act_peak_bytes));
+	                    json_integer((json_int_t)r->est.act_peak_bytes));
 	json_object_set_new(o, "memory_workspace_peak_bytes",
-			    json_integer((json_int_t)r->est.workspace_peak_bytes));
+	                    json_integer((json_int_t)r->est.workspace_peak_bytes));
 	if (!r->fits) {
 		char need[32], have[32], msg[128];
 		snprintf(msg, sizeof msg, "needs %s on device %d, more than its %s",
-			 sl_fmt_bytes((double)r->est.mem_peak_bytes, need, sizeof need), r->est.peak_dev,
-			 sl_fmt_bytes((double)cfg->memory, have, sizeof have));
+		         sl_fmt_bytes((double)r->est.mem_peak_bytes, need, sizeof need),
+		         r->est.peak_dev, sl_fmt_bytes((double)cfg->memory, have, sizeof have));
 		json_object_set_new(o, "rejected", json_string(msg));
 		return o;
 	}
@@ -298,7 +293,7 @@ static json_t *jrow(const sl_plan_row *r, int rank, const sl_cluster_config *cfg
 	for (int k = 0; k < SL_TR_NKINDS; k++)
 		if (r->est.sent[k])
 			json_object_set_new(tr, sl_traffic_name((sl_traffic_kind)k),
-					    json_integer((json_int_t)r->est.sent[k]));
+			                    json_integer((json_int_t)r->est.sent[k]));
 	json_object_set_new(o, "bytes_sent_max", tr);
 	json_object_set_new(o, "tp_link", jpath(&r->tp));
 	json_object_set_new(o, "pp_link", jpath(&r->pp));
@@ -312,15 +307,15 @@ static json_t *plan_json(const sl_plan *p, const sl_opts *o, double wall)
 	const sl_model_spec *m = &p->spec.model;
 	json_t *j = json_object();
 	json_object_set_new(j, "model",
-			    json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:I}", "layers", m->layers,
-				      "hidden", m->hidden, "ffn", m->ffn, "heads", m->heads, "seq",
-				      m->seq, "batch", m->batch, "parameters",
-				      (json_int_t)sl_model_nparams(m)));
+	                    json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:I}", "layers", m->layers,
+	                              "hidden", m->hidden, "ffn", m->ffn, "heads", m->heads, "seq",
+	                              m->seq, "batch", m->batch, "parameters",
+	                              (json_int_t)sl_model_nparams(m)));
 	json_t *c = json_object();
 	json_object_set_new(c, "devices", json_integer(cfg->devices));
-	json_object_set_new(c, "devices_per_node",
-			    json_integer(cfg->devices_per_node > 0 ? cfg->devices_per_node
-								   : cfg->devices));
+	json_object_set_new(
+	    c, "devices_per_node",
+	    json_integer(cfg->devices_per_node > 0 ? cfg->devices_per_node : cfg->devices));
 	json_object_set_new(c, "nodes", json_integer(nodes_of(cfg)));
 	json_object_set_new(c, "preset", json_string(o->sc.preset));
 	json_object_set_new(c, "flops_per_device", json_real(cfg->flops));
@@ -347,32 +342,28 @@ int sl_cmd_plan(int argc, char **argv)
 {
 	struct option lo[SL_OPTS_MAX];
 	size_t n = 0;
-	for (const struct option *c = sl_opts_cluster; c->name; c++)
-		for (size_t k = 0; k < sizeof cluster_names / sizeof *cluster_names; k++)
-			if (strcmp(c->name, cluster_names[k]) == 0)
-				lo[n++] = *c;
+	const struct option *groups[2] = {sl_opts_cluster, sl_opts_model};
+	for (int g = 0; g < 2; g++)
+		for (const struct option *c = groups[g]; c->name; c++)
+			for (size_t k = 0; k < sizeof shared_names / sizeof *shared_names; k++)
+				if (strcmp(c->name, shared_names[k]) == 0)
+					lo[n++] = *c;
 	memset(&lo[n], 0, sizeof lo[n]);
-	sl_opts_append(lo, n, SL_OPTS_MAX, model_opts);
+	sl_opts_append(lo, n, SL_OPTS_MAX, plan_opts);
 	sl_opts o;
-	sl_opts_init(&o);
-	/* A plan runs nothing: its cluster may be as large as a timing-only one. */
-	o.sc.cluster.timing_only = 1;
 	struct pargs a;
 	memset(&a, 0, sizeof a);
-	sl_model_default(&a.m);
-	a.m.layers = 4;
-	a.m.hidden = 128;
-	a.m.ffn = 512;
-	a.m.heads = 4;
-	a.m.seq = 32;
-	a.m.batch = 16;
+	sl_train_opts_init(&a.t, &o, 1);
+	/* A plan runs nothing: its cluster may be as large as a timing-only one. */
+	o.sc.cluster.timing_only = 1;
 	a.top = DEFAULT_TOP;
 	int rc = sl_cli_parse("plan", argc, argv, lo, &o, own_option, &a, plan_help);
 	if (rc != SL_CLI_GO)
 		return rc;
-	if (a.m.heads == 0)
-		a.m.seq = 1;
-	sl_plan_spec spec = {a.m, o.sc.cluster, 0};
+	sl_model_spec *m = &a.t.m;
+	if (m->heads == 0)
+		m->seq = 1;
+	sl_plan_spec spec = {*m, o.sc.cluster, 0};
 	sl_plan plan;
 	sl_err err = {0};
 	double w0 = wall_now();

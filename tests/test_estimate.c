@@ -67,7 +67,7 @@ static sl_cluster_config config_of(const struct lay *x)
 }
 
 static void run_dry(const sl_model_spec *m, const sl_layout *l, const sl_cluster_config *cfg,
-		    sl_train_report *rep)
+                    sl_train_report *rep)
 {
 	sl_err err = {0};
 	sl_train *tr = sl_train_create_timing_only(m, l, cfg->devices, &err);
@@ -98,7 +98,7 @@ static void same_as_run(const sl_estimate *e, const sl_train_report *r, const ch
 	if (fabs(e->bubble_fraction - r->bubble_fraction) > 1e-9 ||
 	    fabs(e->idle_fraction - r->idle_fraction) > 1e-9)
 		fail_msg("%s: bubble %.12g/%.12g idle %.12g/%.12g", name, e->bubble_fraction,
-			 r->bubble_fraction, e->idle_fraction, r->idle_fraction);
+		         r->bubble_fraction, e->idle_fraction, r->idle_fraction);
 	double comm = 0, comm_max = 0;
 	uint64_t peak = 0, sent[SL_TR_NKINDS] = {0}, recv[SL_TR_NKINDS] = {0};
 	int pd = 0;
@@ -117,51 +117,53 @@ static void same_as_run(const sl_estimate *e, const sl_train_report *r, const ch
 	}
 	if (fabs(e->comm_s - comm) > 1e-12 * step || fabs(e->comm_max_s - comm_max) > 1e-12 * step)
 		fail_msg("%s: communication %.17g/%.17g, most %.17g/%.17g", name, e->comm_s, comm,
-			 e->comm_max_s, comm_max);
+		         e->comm_max_s, comm_max);
 	const sl_train_dev *d = &r->dev[pd];
 	if (e->mem_peak_bytes != peak || e->peak_dev != pd || e->params_bytes != d->params_bytes ||
 	    e->grads_bytes != d->grads_bytes || e->optimizer_bytes != d->optimizer_bytes ||
 	    e->act_peak_bytes != d->act_peak_bytes ||
 	    e->workspace_peak_bytes != d->workspace_peak_bytes)
 		fail_msg("%s: peak memory %llu on device %d, the run's %llu on device %d", name,
-			 (unsigned long long)e->mem_peak_bytes, e->peak_dev, (unsigned long long)peak,
-			 pd);
+		         (unsigned long long)e->mem_peak_bytes, e->peak_dev,
+		         (unsigned long long)peak, pd);
 	for (int k = 0; k < SL_TR_NKINDS; k++)
 		if (e->sent[k] != sent[k] || e->received[k] != recv[k])
-			fail_msg("%s: %s traffic %llu/%llu", name, sl_traffic_name((sl_traffic_kind)k),
-				 (unsigned long long)e->sent[k], (unsigned long long)sent[k]);
+			fail_msg("%s: %s traffic %llu/%llu", name,
+			         sl_traffic_name((sl_traffic_kind)k),
+			         (unsigned long long)e->sent[k], (unsigned long long)sent[k]);
 }
 
 static const struct lay grid[] = {
-	/* tp pp dp  schedule          m  v sp z1 order       node topology   heads L  B  f  want */
-	{1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 4, 8, 0, SL_EST_STAGE},
-	{4, 1, 1, SL_SCHED_1F1B, 2, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 2, 8, 0, SL_EST_STAGE},
-	/* a TP ring over two nodes: every other link between nodes */
-	{4, 1, 2, SL_SCHED_1F1B, 2, 1, 1, 1, NULL, 2, SL_TOPO_FULL, 4, 2, 8, 0, SL_EST_SLICE},
-	/* fc1 columns 10 over 4 ranks: ranks differ */
-	{4, 2, 1, SL_SCHED_1F1B, 2, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 4, 8, 10, SL_EST_SLICE},
-	/* 8 sequences over 3 replicas: replicas differ */
-	{1, 2, 3, SL_SCHED_1F1B, 2, 1, 0, 1, NULL, 0, SL_TOPO_FULL, 4, 4, 8, 0, SL_EST_FULL},
-	{1, 4, 1, SL_SCHED_GPIPE, 4, 1, 0, 0, NULL, 2, SL_TOPO_FULL, 4, 8, 8, 0, SL_EST_STAGE},
-	{1, 2, 1, SL_SCHED_INTERLEAVED, 4, 2, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 8, 8, 0, SL_EST_STAGE},
-	{2, 2, 2, SL_SCHED_1F1B, 2, 1, 1, 1, NULL, 4, SL_TOPO_FULL, 4, 4, 8, 0, SL_EST_STAGE},
-	{2, 2, 2, SL_SCHED_1F1B, 2, 1, 1, 1, "dp-tp-pp", 4, SL_TOPO_FULL, 4, 4, 8, 0, SL_EST_STAGE},
-	{2, 2, 2, SL_SCHED_INTERLEAVED, 2, 2, 0, 0, "pp-dp-tp", 2, SL_TOPO_FULL, 4, 8, 8, 0,
-	 SL_EST_STAGE},
-	{2, 1, 2, SL_SCHED_1F1B, 1, 1, 1, 0, NULL, 2, SL_TOPO_FULL, 0, 3, 8, 0, SL_EST_STAGE},
-	/* sequence parallelism over rows that do not split evenly: 3 tokens over 2 */
-	{2, 2, 1, SL_SCHED_GPIPE, 2, 1, 1, 0, NULL, 0, SL_TOPO_FULL, 0, 4, 6, 0, SL_EST_SLICE},
-	/* the ring topology: pairs further apart pay a latency per hop */
-	{2, 1, 2, SL_SCHED_1F1B, 2, 1, 0, 1, "dp-tp-pp", 0, SL_TOPO_RING, 4, 2, 8, 0, SL_EST_STAGE},
-	/* TP over three nodes of two: a period of two ranks */
-	{6, 1, 1, SL_SCHED_1F1B, 2, 1, 0, 0, NULL, 2, SL_TOPO_FULL, 6, 2, 4, 12, SL_EST_SLICE},
+    /* tp pp dp  schedule          m  v sp z1 order       node topology   heads L  B  f  want */
+    {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 4, 8, 0, SL_EST_STAGE},
+    {4, 1, 1, SL_SCHED_1F1B, 2, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 2, 8, 0, SL_EST_STAGE},
+    /* a TP ring over two nodes: every other link between nodes */
+    {4, 1, 2, SL_SCHED_1F1B, 2, 1, 1, 1, NULL, 2, SL_TOPO_FULL, 4, 2, 8, 0, SL_EST_SLICE},
+    /* fc1 columns 10 over 4 ranks: ranks differ */
+    {4, 2, 1, SL_SCHED_1F1B, 2, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 4, 8, 10, SL_EST_SLICE},
+    /* 8 sequences over 3 replicas: replicas differ */
+    {1, 2, 3, SL_SCHED_1F1B, 2, 1, 0, 1, NULL, 0, SL_TOPO_FULL, 4, 4, 8, 0, SL_EST_FULL},
+    {1, 4, 1, SL_SCHED_GPIPE, 4, 1, 0, 0, NULL, 2, SL_TOPO_FULL, 4, 8, 8, 0, SL_EST_STAGE},
+    {1, 2, 1, SL_SCHED_INTERLEAVED, 4, 2, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 8, 8, 0, SL_EST_STAGE},
+    {2, 2, 2, SL_SCHED_1F1B, 2, 1, 1, 1, NULL, 4, SL_TOPO_FULL, 4, 4, 8, 0, SL_EST_STAGE},
+    {2, 2, 2, SL_SCHED_1F1B, 2, 1, 1, 1, "dp-tp-pp", 4, SL_TOPO_FULL, 4, 4, 8, 0, SL_EST_STAGE},
+    {2, 2, 2, SL_SCHED_INTERLEAVED, 2, 2, 0, 0, "pp-dp-tp", 2, SL_TOPO_FULL, 4, 8, 8, 0,
+     SL_EST_STAGE},
+    {2, 1, 2, SL_SCHED_1F1B, 1, 1, 1, 0, NULL, 2, SL_TOPO_FULL, 0, 3, 8, 0, SL_EST_STAGE},
+    /* sequence parallelism over rows that do not split evenly: 3 tokens over 2 */
+    {2, 2, 1, SL_SCHED_GPIPE, 2, 1, 1, 0, NULL, 0, SL_TOPO_FULL, 0, 4, 6, 0, SL_EST_SLICE},
+    /* the ring topology: pairs further apart pay a latency per hop */
+    {2, 1, 2, SL_SCHED_1F1B, 2, 1, 0, 1, "dp-tp-pp", 0, SL_TOPO_RING, 4, 2, 8, 0, SL_EST_STAGE},
+    /* TP over three nodes of two: a period of two ranks */
+    {6, 1, 1, SL_SCHED_1F1B, 2, 1, 0, 0, NULL, 2, SL_TOPO_FULL, 6, 2, 4, 12, SL_EST_SLICE},
 };
 
 static void name_of(const struct lay *x, char *buf, size_t n)
 {
 	snprintf(buf, n, "tp=%d pp=%d dp=%d %s m=%d v=%d sp=%d z1=%d %s node %d%s", x->tp, x->pp,
-		 x->dp, sl_sched_name(x->k), x->m, x->v, x->sp, x->z1, x->order ? x->order : "tp-dp-pp",
-		 x->per_node, x->topo == SL_TOPO_RING ? " ring" : "");
+	         x->dp, sl_sched_name(x->k), x->m, x->v, x->sp, x->z1,
+	         x->order ? x->order : "tp-dp-pp", x->per_node,
+	         x->topo == SL_TOPO_RING ? " ring" : "");
 }
 
 static void test_estimate_equals_run(void **state)
@@ -252,8 +254,8 @@ static void test_templates_equal_literal(void **state)
 		CLOSE(ea.step_s, eb.step_s, what);
 		CLOSE(ea.ideal_s, eb.ideal_s, what);
 		assert_true(ea.mem_peak_bytes == eb.mem_peak_bytes &&
-			    ea.act_peak_bytes == eb.act_peak_bytes &&
-			    ea.workspace_peak_bytes == eb.workspace_peak_bytes);
+		            ea.act_peak_bytes == eb.act_peak_bytes &&
+		            ea.workspace_peak_bytes == eb.workspace_peak_bytes);
 		sl_est_rec_free(a);
 		sl_est_rec_free(b);
 	}
@@ -306,9 +308,11 @@ static void test_dp_closed_form(void **state)
 static void test_bubble_closed_form(void **state)
 {
 	(void)state;
-	const int grid2[][4] = {{SL_SCHED_GPIPE, 4, 8, 1}, {SL_SCHED_1F1B, 4, 8, 1},
-				{SL_SCHED_1F1B, 2, 6, 1}, {SL_SCHED_INTERLEAVED, 2, 4, 2},
-				{SL_SCHED_INTERLEAVED, 4, 8, 2}};
+	const int grid2[][4] = {{SL_SCHED_GPIPE, 4, 8, 1},
+	                        {SL_SCHED_1F1B, 4, 8, 1},
+	                        {SL_SCHED_1F1B, 2, 6, 1},
+	                        {SL_SCHED_INTERLEAVED, 2, 4, 2},
+	                        {SL_SCHED_INTERLEAVED, 4, 8, 2}};
 	for (size_t g = 0; g < sizeof grid2 / sizeof grid2[0]; g++) {
 		int p = grid2[g][1], mb = grid2[g][2], v = grid2[g][3];
 		sl_model_spec m;
@@ -327,8 +331,8 @@ static void test_bubble_closed_form(void **state)
 		assert_int_equal(sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e, &err), SL_OK);
 		double want = (double)(p - 1) / (v * mb);
 		if (fabs(e.bubble_fraction - want) > 1e-6)
-			fail_msg("%s p=%d m=%d v=%d: bubble %.9f, want %.9f", sl_sched_name(l.schedule), p,
-				 mb, v, e.bubble_fraction, want);
+			fail_msg("%s p=%d m=%d v=%d: bubble %.9f, want %.9f",
+			         sl_sched_name(l.schedule), p, mb, v, e.bubble_fraction, want);
 	}
 }
 
@@ -367,7 +371,8 @@ static void test_1024_devices_closed_form(void **state)
 	double dp = 2 * (d - 1) * (5e-6 + n / d * F4 / 50e9);
 	tu_check_close(e.step_s, compute + tp + dp, 1e-12, "1024-device step");
 	assert_int_equal(e.params_bytes, (uint64_t)(n * F4));
-	assert_int_equal(e.sent[SL_TR_TP_ALLREDUCE], (uint64_t)(L * 2 * 2 * (t - 1) * r * h / t * F4));
+	assert_int_equal(e.sent[SL_TR_TP_ALLREDUCE],
+	                 (uint64_t)(L * 2 * 2 * (t - 1) * r * h / t * F4));
 	assert_int_equal(e.sent[SL_TR_DP_ALLREDUCE], (uint64_t)(2 * (d - 1) * n / d * F4));
 }
 
@@ -431,14 +436,14 @@ int main(void)
 {
 	tu_watchdog(900);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_estimate_equals_run),
-		cmocka_unit_test(test_replayed_devices),
-		cmocka_unit_test(test_templates_equal_literal),
-		cmocka_unit_test(test_dp_closed_form),
-		cmocka_unit_test(test_bubble_closed_form),
-		cmocka_unit_test(test_1024_devices_closed_form),
-		cmocka_unit_test(test_methods_agree_at_scale),
-		cmocka_unit_test(test_refusals),
+	    cmocka_unit_test(test_estimate_equals_run),
+	    cmocka_unit_test(test_replayed_devices),
+	    cmocka_unit_test(test_templates_equal_literal),
+	    cmocka_unit_test(test_dp_closed_form),
+	    cmocka_unit_test(test_bubble_closed_form),
+	    cmocka_unit_test(test_1024_devices_closed_form),
+	    cmocka_unit_test(test_methods_agree_at_scale),
+	    cmocka_unit_test(test_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

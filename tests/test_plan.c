@@ -55,7 +55,7 @@ static void plan_or_fail(const sl_model_spec *m, const sl_cluster_config *cfg, s
 /* A full run of one step: its step time and the largest peak memory, or
  * SL_EDEVMEM. */
 static int run_full(const sl_model_spec *m, const sl_layout *l, const sl_cluster_config *cfg,
-		    double *step, uint64_t *peak)
+                    double *step, uint64_t *peak)
 {
 	sl_err err = {0};
 	sl_cluster_config c = *cfg;
@@ -70,7 +70,8 @@ static int run_full(const sl_model_spec *m, const sl_layout *l, const sl_cluster
 		*step = rep.step_s;
 		*peak = 0;
 		for (int i = 0; i < rep.ndev; i++)
-			*peak = rep.dev[i].mem_peak_bytes > *peak ? rep.dev[i].mem_peak_bytes : *peak;
+			*peak =
+			    rep.dev[i].mem_peak_bytes > *peak ? rep.dev[i].mem_peak_bytes : *peak;
 		sl_train_report_free(&rep);
 	}
 	sl_train_destroy(tr);
@@ -114,28 +115,50 @@ static void test_candidates_are_every_layout(void **state)
 										continue;
 									sl_layout l;
 									sl_layout_default(&l);
-									l.tp = tp, l.pp = pp, l.dp = dp;
-									l.microbatches = mb, l.schedule = (sl_sched)k;
-									l.chunks = v, l.seq_parallel = sp, l.zero1 = z;
-									if (sl_layout_check(&m, &l, 4, NULL))
+									l.tp = tp, l.pp = pp,
+									l.dp = dp;
+									l.microbatches = mb,
+									l.schedule = (sl_sched)k;
+									l.chunks = v,
+									l.seq_parallel = sp,
+									l.zero1 = z;
+									if (sl_layout_check(
+									        &m, &l, 4, NULL))
 										continue;
 									want++;
 									int found = 0;
-									for (int i = 0; i < p.n && !found; i++) {
-										const sl_layout *q = &p.rows[i].layout;
-										found = q->tp == tp && q->pp == pp &&
-											q->dp == dp &&
-											q->microbatches == mb &&
-											q->schedule == (sl_sched)k &&
-											q->chunks == v &&
-											q->seq_parallel == sp &&
-											q->zero1 == z;
+									for (int i = 0;
+									     i < p.n && !found;
+									     i++) {
+										const sl_layout *q =
+										    &p.rows[i]
+										         .layout;
+										found =
+										    q->tp == tp &&
+										    q->pp == pp &&
+										    q->dp == dp &&
+										    q->microbatches ==
+										        mb &&
+										    q->schedule ==
+										        (sl_sched)
+										            k &&
+										    q->chunks ==
+										        v &&
+										    q->seq_parallel ==
+										        sp &&
+										    q->zero1 == z;
 									}
 									if (!found)
-										fail_msg("tp=%d pp=%d dp=%d m=%d %s v=%d sp=%d z1=%d is missing",
-											 tp, pp, dp, mb,
-											 sl_sched_name((sl_sched)k), v,
-											 sp, z);
+										fail_msg(
+										    "tp=%d pp=%d "
+										    "dp=%d m=%d %s "
+										    "v=%d sp=%d "
+										    "z1=%d is "
+										    "missing",
+										    tp, pp, dp, mb,
+										    sl_sched_name((
+										        sl_sched)k),
+										    v, sp, z);
 								}
 			}
 	assert_true(want > 50);
@@ -165,12 +188,14 @@ static void test_ranking_equals_full_runs(void **state)
 		tu_check_close(r->est.step_s, step, 1e-12, name);
 		if (r->est.mem_peak_bytes != peak)
 			fail_msg("%s: peak memory %llu, the run's %llu", name,
-				 (unsigned long long)r->est.mem_peak_bytes, (unsigned long long)peak);
+			         (unsigned long long)r->est.mem_peak_bytes,
+			         (unsigned long long)peak);
 		double t = sl_plan_time_key(step);
 		if (i > 0 && (t < prev_t || (t == prev_t && peak < prev_m)))
-			fail_msg("rank %d (%s, %.12g s, %llu B) is ahead of its place after %.12g s, %llu B",
-				 i + 1, name, step, (unsigned long long)peak, prev_t,
-				 (unsigned long long)prev_m);
+			fail_msg("rank %d (%s, %.12g s, %llu B) is ahead of its place after %.12g "
+			         "s, %llu B",
+			         i + 1, name, step, (unsigned long long)peak, prev_t,
+			         (unsigned long long)prev_m);
 		prev_t = t;
 		prev_m = peak;
 	}
@@ -340,7 +365,8 @@ static void test_smallest_model_parallel_fit(void **state)
 	sl_model_spec m = real_model(L, h, f, 16, 2048, 1024);
 	sl_cluster_config cfg = h100(8, 8);
 	cfg.memory = (uint64_t)18 << 30;
-	double params = L * (3.0 * h * h + (double)h * h + h + (double)h * f + f + (double)f * h + h);
+	double params =
+	    L * (3.0 * h * h + (double)h * h + h + (double)h * f + f + (double)f * h + h);
 	assert_true(16 * params > (double)cfg.memory);     /* one device is too small */
 	assert_true(16 * params / 2 < (double)cfg.memory); /* two may do */
 	sl_plan p;
@@ -376,9 +402,10 @@ static void test_explanation(void **state)
 	int ru = 1;
 	for (; ru < p.nfit; ru++) {
 		const sl_layout *q = &p.rows[ru].layout;
-		if (q->tp != b->tp || q->pp != b->pp || q->dp != b->dp || q->schedule != b->schedule ||
-		    q->chunks != b->chunks || q->microbatches != b->microbatches ||
-		    q->seq_parallel != b->seq_parallel || memcmp(q->order, b->order, sizeof q->order))
+		if (q->tp != b->tp || q->pp != b->pp || q->dp != b->dp ||
+		    q->schedule != b->schedule || q->chunks != b->chunks ||
+		    q->microbatches != b->microbatches || q->seq_parallel != b->seq_parallel ||
+		    memcmp(q->order, b->order, sizeof q->order))
 			break;
 	}
 	sl_plan_layout_name(&p.rows[ru].layout, name, sizeof name);
@@ -392,16 +419,16 @@ int main(void)
 {
 	tu_watchdog(1200);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_candidates_are_every_layout),
-		cmocka_unit_test(test_ranking_equals_full_runs),
-		cmocka_unit_test(test_rejections_equal_full_runs),
-		cmocka_unit_test(test_no_valid_layout),
-		cmocka_unit_test(test_fits_nowhere),
-		cmocka_unit_test(test_tp_stays_inside_nodes),
-		cmocka_unit_test(test_best_changes_with_sequence),
-		cmocka_unit_test(test_best_changes_with_inter_node_link),
-		cmocka_unit_test(test_smallest_model_parallel_fit),
-		cmocka_unit_test(test_explanation),
+	    cmocka_unit_test(test_candidates_are_every_layout),
+	    cmocka_unit_test(test_ranking_equals_full_runs),
+	    cmocka_unit_test(test_rejections_equal_full_runs),
+	    cmocka_unit_test(test_no_valid_layout),
+	    cmocka_unit_test(test_fits_nowhere),
+	    cmocka_unit_test(test_tp_stays_inside_nodes),
+	    cmocka_unit_test(test_best_changes_with_sequence),
+	    cmocka_unit_test(test_best_changes_with_inter_node_link),
+	    cmocka_unit_test(test_smallest_model_parallel_fit),
+	    cmocka_unit_test(test_explanation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,11 +23,12 @@ static void same_run(sl_cluster *full, sl_cluster *dry, const char *what)
 		    a.wait_s != b.wait_s || a.flops != b.flops || a.bytes_sent != b.bytes_sent ||
 		    a.bytes_received != b.bytes_received || a.mem_peak != b.mem_peak ||
 		    a.mem_current != b.mem_current)
-			fail_msg("%s: device %d differs: clock %.17g/%.17g comm %.17g/%.17g sent %llu/%llu "
-				 "peak %llu/%llu",
-				 what, i, a.clock, b.clock, a.comm_s, b.comm_s,
-				 (unsigned long long)a.bytes_sent, (unsigned long long)b.bytes_sent,
-				 (unsigned long long)a.mem_peak, (unsigned long long)b.mem_peak);
+			fail_msg("%s: device %d differs: clock %.17g/%.17g comm %.17g/%.17g sent "
+			         "%llu/%llu "
+			         "peak %llu/%llu",
+			         what, i, a.clock, b.clock, a.comm_s, b.comm_s,
+			         (unsigned long long)a.bytes_sent, (unsigned long long)b.bytes_sent,
+			         (unsigned long long)a.mem_peak, (unsigned long long)b.mem_peak);
 		assert_true(b.cpu_s == 0);
 	}
 	sl_snapshot sa, sb;
@@ -37,12 +38,13 @@ static void same_run(sl_cluster *full, sl_cluster *dry, const char *what)
 		fail_msg("%s: %zu events in the full run, %zu timing-only", what, sa.n, sb.n);
 	for (size_t i = 0; i < sa.n; i++) {
 		const sl_event *x = &sa.ev[i], *y = &sb.ev[i];
-		if (x->dev != y->dev || x->peer != y->peer || x->kind != y->kind || x->t0 != y->t0 ||
-		    x->t1 != y->t1 || x->bytes != y->bytes || x->flops != y->flops ||
-		    strcmp(x->label, y->label) != 0)
-			fail_msg("%s: event %zu differs: %s %s [%.17g, %.17g] vs %s %s [%.17g, %.17g]", what,
-				 i, sl_ev_kind_name(x->kind), x->label, x->t0, x->t1,
-				 sl_ev_kind_name(y->kind), y->label, y->t0, y->t1);
+		if (x->dev != y->dev || x->peer != y->peer || x->kind != y->kind ||
+		    x->t0 != y->t0 || x->t1 != y->t1 || x->bytes != y->bytes ||
+		    x->flops != y->flops || strcmp(x->label, y->label) != 0)
+			fail_msg(
+			    "%s: event %zu differs: %s %s [%.17g, %.17g] vs %s %s [%.17g, %.17g]",
+			    what, i, sl_ev_kind_name(x->kind), x->label, x->t0, x->t1,
+			    sl_ev_kind_name(y->kind), y->label, y->t0, y->t1);
 	}
 	sl_snapshot_free(&sa);
 	sl_snapshot_free(&sb);
@@ -53,10 +55,11 @@ static void same_run(sl_cluster *full, sl_cluster *dry, const char *what)
 static void test_gemm_same_as_full(void **state)
 {
 	(void)state;
-	const int grid[][6] = {/* split, devices, per node, m, k, n */
-			       {SL_SPLIT_COL, 4, 0, 64, 96, 128},   {SL_SPLIT_ROW, 4, 0, 64, 96, 128},
-			       {SL_SPLIT_COL, 8, 4, 33, 70, 101},   {SL_SPLIT_ROW, 6, 3, 40, 61, 17},
-			       {SL_SPLIT_SINGLE, 1, 0, 50, 60, 70}, {SL_SPLIT_ROW, 3, 0, 5, 3, 7}};
+	const int grid[][6] = {
+	    /* split, devices, per node, m, k, n */
+	    {SL_SPLIT_COL, 4, 0, 64, 96, 128},   {SL_SPLIT_ROW, 4, 0, 64, 96, 128},
+	    {SL_SPLIT_COL, 8, 4, 33, 70, 101},   {SL_SPLIT_ROW, 6, 3, 40, 61, 17},
+	    {SL_SPLIT_SINGLE, 1, 0, 50, 60, 70}, {SL_SPLIT_ROW, 3, 0, 5, 3, 7}};
 	for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++)
 		for (int algo = 0; algo < SL_ALGO_NALGOS; algo++) {
 			const int *x = grid[g];
@@ -73,8 +76,8 @@ static void test_gemm_same_as_full(void **state)
 			assert_int_equal(sl_gemm_run(full, &s, &rf, &err), SL_OK);
 			assert_int_equal(sl_gemm_run(dry, &s, &rd, &err), SL_OK);
 			char what[64];
-			snprintf(what, sizeof what, "gemm %s %d devices %s", sl_split_name(s.split), x[1],
-				 sl_algo_name(s.algo));
+			snprintf(what, sizeof what, "gemm %s %d devices %s", sl_split_name(s.split),
+			         x[1], sl_algo_name(s.algo));
 			same_run(full, dry, what);
 			assert_true(rf.checked && !rd.checked);
 			assert_true(rf.emulated_time_s == rd.emulated_time_s);
@@ -161,7 +164,8 @@ static void test_collectives_same_as_full(void **state)
 		for (int op = 0; op < SL_COLL_NOPS; op++)
 			for (int algo = 0; algo < SL_ALGO_NALGOS; algo++) {
 				int p = sizes[z][0];
-				struct cjob j = {(sl_coll_op)op, (sl_algo)algo, (size_t)sizes[z][2], {NULL}};
+				struct cjob j = {
+				    (sl_coll_op)op, (sl_algo)algo, (size_t)sizes[z][2], {NULL}};
 				sl_cluster_config cfg = tu_config(p, 25e9, 2e-6);
 				cfg.devices_per_node = sizes[z][1];
 				cfg.inter.bandwidth = 3e9;
@@ -181,8 +185,8 @@ static void test_collectives_same_as_full(void **state)
 				}
 				assert_int_equal(sl_cluster_run(dry, cprog, &j, &err), SL_OK);
 				char what[64];
-				snprintf(what, sizeof what, "%s %s p=%d n=%zu", sl_coll_op_name(j.op),
-					 sl_algo_name(j.algo), p, j.count);
+				snprintf(what, sizeof what, "%s %s p=%d n=%zu",
+				         sl_coll_op_name(j.op), sl_algo_name(j.algo), p, j.count);
 				same_run(full, dry, what);
 				sl_cluster_destroy(full);
 				sl_cluster_destroy(dry);
@@ -247,7 +251,8 @@ static void test_1024_devices_tree_broadcast(void **state)
 			if (ch >= P)
 				continue;
 			int same = v / G == ch / G;
-			clock[ch] = clock[v] + (same ? lat_in : lat_out) + bytes / (same ? bw_in : bw_out);
+			clock[ch] =
+			    clock[v] + (same ? lat_in : lat_out) + bytes / (same ? bw_in : bw_out);
 			clock[v] = clock[ch];
 		}
 	}
@@ -315,14 +320,14 @@ int main(void)
 {
 	tu_watchdog(600);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_gemm_same_as_full),
-		cmocka_unit_test(test_gemm_closed_form),
-		cmocka_unit_test(test_gemm_out_of_memory),
-		cmocka_unit_test(test_collectives_same_as_full),
-		cmocka_unit_test(test_full_run_needs_buffers),
-		cmocka_unit_test(test_1024_devices_tree_broadcast),
-		cmocka_unit_test(test_links_of_unused_pairs),
-		cmocka_unit_test(test_config_limits),
+	    cmocka_unit_test(test_gemm_same_as_full),
+	    cmocka_unit_test(test_gemm_closed_form),
+	    cmocka_unit_test(test_gemm_out_of_memory),
+	    cmocka_unit_test(test_collectives_same_as_full),
+	    cmocka_unit_test(test_full_run_needs_buffers),
+	    cmocka_unit_test(test_1024_devices_tree_broadcast),
+	    cmocka_unit_test(test_links_of_unused_pairs),
+	    cmocka_unit_test(test_config_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

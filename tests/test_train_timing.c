@@ -72,11 +72,11 @@ static sl_cluster *make(const struct lay *x, int timing_only, uint64_t memory)
 	return tu_create(&cfg);
 }
 
-#define SAME(a, b, what)                                                                          \
-	do {                                                                                      \
-		if ((a) != (b))                                                                   \
-			fail_msg("%s: %s differs: %.17g full, %.17g timing-only", name, what,     \
-				 (double)(a), (double)(b));                                       \
+#define SAME(a, b, what)                                                                           \
+	do {                                                                                       \
+		if ((a) != (b))                                                                    \
+			fail_msg("%s: %s differs: %.17g full, %.17g timing-only", name, what,      \
+			         (double)(a), (double)(b));                                        \
 	} while (0)
 
 static void same_report(const sl_train_report *f, const sl_train_report *d, const char *name)
@@ -129,39 +129,40 @@ static void same_devices_and_trace(sl_cluster *full, sl_cluster *dry, const char
 	SAME(sa.n, sb.n, "event count");
 	for (size_t i = 0; i < sa.n; i++) {
 		const sl_event *x = &sa.ev[i], *y = &sb.ev[i];
-		if (x->dev != y->dev || x->peer != y->peer || x->kind != y->kind || x->op != y->op ||
-		    x->mb != y->mb || x->t0 != y->t0 || x->t1 != y->t1 || x->bytes != y->bytes ||
-		    x->flops != y->flops || strcmp(x->label, y->label) != 0)
-			fail_msg("%s: event %zu differs: %s '%s' [%.17g, %.17g] vs %s '%s' [%.17g, %.17g]",
-				 name, i, sl_ev_kind_name(x->kind), x->label, x->t0, x->t1,
-				 sl_ev_kind_name(y->kind), y->label, y->t0, y->t1);
+		if (x->dev != y->dev || x->peer != y->peer || x->kind != y->kind ||
+		    x->op != y->op || x->mb != y->mb || x->t0 != y->t0 || x->t1 != y->t1 ||
+		    x->bytes != y->bytes || x->flops != y->flops || strcmp(x->label, y->label) != 0)
+			fail_msg("%s: event %zu differs: %s '%s' [%.17g, %.17g] vs %s '%s' [%.17g, "
+			         "%.17g]",
+			         name, i, sl_ev_kind_name(x->kind), x->label, x->t0, x->t1,
+			         sl_ev_kind_name(y->kind), y->label, y->t0, y->t1);
 	}
 	sl_snapshot_free(&sa);
 	sl_snapshot_free(&sb);
 }
 
 static const struct lay grid[] = {
-	/* tp pp dp  schedule              m  v sp z1 node order       algo          heads L  B  f */
-	{1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, 0, NULL, SL_ALGO_RING, 4, 4, 8, 0},
-	{4, 1, 1, SL_SCHED_1F1B, 2, 1, 0, 0, 0, NULL, SL_ALGO_RING, 4, 2, 8, 0},
-	{4, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, 0, NULL, SL_ALGO_RING, 0, 3, 8, 0},
-	{3, 1, 1, SL_SCHED_GPIPE, 2, 1, 0, 0, 0, NULL, SL_ALGO_RING, 0, 2, 6, 10},
-	{2, 1, 2, SL_SCHED_1F1B, 1, 1, 1, 0, 2, NULL, SL_ALGO_RING, 4, 2, 8, 0},
-	{1, 4, 1, SL_SCHED_GPIPE, 4, 1, 0, 0, 2, NULL, SL_ALGO_RING, 4, 8, 8, 0},
-	{1, 4, 1, SL_SCHED_1F1B, 6, 1, 0, 0, 0, NULL, SL_ALGO_RING, 0, 6, 12, 0},
-	{1, 2, 1, SL_SCHED_INTERLEAVED, 4, 2, 0, 0, 0, NULL, SL_ALGO_RING, 4, 8, 8, 0},
-	{1, 1, 4, SL_SCHED_1F1B, 2, 1, 0, 1, 2, NULL, SL_ALGO_RING, 4, 2, 10, 0},
-	{1, 1, 3, SL_SCHED_1F1B, 1, 1, 0, 0, 0, NULL, SL_ALGO_TREE, 0, 2, 7, 0},
-	{2, 2, 2, SL_SCHED_1F1B, 2, 1, 1, 1, 4, NULL, SL_ALGO_RING, 4, 4, 8, 0},
-	{2, 2, 2, SL_SCHED_INTERLEAVED, 2, 2, 0, 0, 2, "dp-tp-pp", SL_ALGO_RING, 4, 8, 8, 0},
-	{2, 2, 2, SL_SCHED_GPIPE, 3, 1, 1, 0, 4, "pp-dp-tp", SL_ALGO_TREE, 4, 4, 12, 0},
+    /* tp pp dp  schedule              m  v sp z1 node order       algo          heads L  B  f */
+    {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, 0, NULL, SL_ALGO_RING, 4, 4, 8, 0},
+    {4, 1, 1, SL_SCHED_1F1B, 2, 1, 0, 0, 0, NULL, SL_ALGO_RING, 4, 2, 8, 0},
+    {4, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, 0, NULL, SL_ALGO_RING, 0, 3, 8, 0},
+    {3, 1, 1, SL_SCHED_GPIPE, 2, 1, 0, 0, 0, NULL, SL_ALGO_RING, 0, 2, 6, 10},
+    {2, 1, 2, SL_SCHED_1F1B, 1, 1, 1, 0, 2, NULL, SL_ALGO_RING, 4, 2, 8, 0},
+    {1, 4, 1, SL_SCHED_GPIPE, 4, 1, 0, 0, 2, NULL, SL_ALGO_RING, 4, 8, 8, 0},
+    {1, 4, 1, SL_SCHED_1F1B, 6, 1, 0, 0, 0, NULL, SL_ALGO_RING, 0, 6, 12, 0},
+    {1, 2, 1, SL_SCHED_INTERLEAVED, 4, 2, 0, 0, 0, NULL, SL_ALGO_RING, 4, 8, 8, 0},
+    {1, 1, 4, SL_SCHED_1F1B, 2, 1, 0, 1, 2, NULL, SL_ALGO_RING, 4, 2, 10, 0},
+    {1, 1, 3, SL_SCHED_1F1B, 1, 1, 0, 0, 0, NULL, SL_ALGO_TREE, 0, 2, 7, 0},
+    {2, 2, 2, SL_SCHED_1F1B, 2, 1, 1, 1, 4, NULL, SL_ALGO_RING, 4, 4, 8, 0},
+    {2, 2, 2, SL_SCHED_INTERLEAVED, 2, 2, 0, 0, 2, "dp-tp-pp", SL_ALGO_RING, 4, 8, 8, 0},
+    {2, 2, 2, SL_SCHED_GPIPE, 3, 1, 1, 0, 4, "pp-dp-tp", SL_ALGO_TREE, 4, 4, 12, 0},
 };
 
 static void run_pair(const struct lay *x, int values_in_dry)
 {
 	char name[96];
 	snprintf(name, sizeof name, "tp=%d pp=%d dp=%d %s m=%d v=%d sp=%d z1=%d %s", x->tp, x->pp,
-		 x->dp, sl_sched_name(x->k), x->m, x->v, x->sp, x->z1, x->order ? x->order : "");
+	         x->dp, sl_sched_name(x->k), x->m, x->v, x->sp, x->z1, x->order ? x->order : "");
 	sl_model_spec m;
 	to_model(x, &m);
 	sl_layout l = to_layout(x);
@@ -171,7 +172,7 @@ static void run_pair(const struct lay *x, int values_in_dry)
 	if (!tf)
 		fail_msg("%s: %s", name, err.msg);
 	sl_train *td = values_in_dry ? sl_train_create(&m, &l, n, &err)
-				     : sl_train_create_timing_only(&m, &l, n, &err);
+	                             : sl_train_create_timing_only(&m, &l, n, &err);
 	assert_non_null(td);
 	assert_int_equal(sl_train_has_values(td), values_in_dry);
 	sl_cluster *cf = make(x, 0, (uint64_t)1 << 30), *cd = make(x, 1, (uint64_t)1 << 30);
@@ -219,14 +220,16 @@ static void test_state_with_values(void **state)
 static void test_out_of_memory_same(void **state)
 {
 	(void)state;
-	const struct lay x = {1, 2, 1, SL_SCHED_GPIPE, 4, 1, 0, 0, 0, NULL, SL_ALGO_RING, 4, 4, 16, 0};
+	const struct lay x = {1, 2,  1, SL_SCHED_GPIPE, 4, 1, 0, 0, 0, NULL, SL_ALGO_RING, 4,
+	                      4, 16, 0};
 	sl_model_spec m;
 	to_model(&x, &m);
 	sl_layout l = to_layout(&x);
 	sl_err ef = {0}, ed = {0};
 	/* Parameters, gradients and moments fit; GPipe's activations do not. */
 	uint64_t mem = 20000;
-	sl_train *tf = sl_train_create(&m, &l, 2, &ef), *td = sl_train_create_timing_only(&m, &l, 2, &ed);
+	sl_train *tf = sl_train_create(&m, &l, 2, &ef),
+	         *td = sl_train_create_timing_only(&m, &l, 2, &ed);
 	sl_cluster *cf = make(&x, 0, mem), *cd = make(&x, 1, mem);
 	sl_train_report r;
 	assert_int_equal(sl_train_run(tf, cf, 1, &r, &ef), SL_EDEVMEM);
@@ -267,10 +270,10 @@ int main(void)
 {
 	tu_watchdog(600);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_grid_same_as_full),
-		cmocka_unit_test(test_state_with_values),
-		cmocka_unit_test(test_out_of_memory_same),
-		cmocka_unit_test(test_shapes_only_refusals),
+	    cmocka_unit_test(test_grid_same_as_full),
+	    cmocka_unit_test(test_state_with_values),
+	    cmocka_unit_test(test_out_of_memory_same),
+	    cmocka_unit_test(test_shapes_only_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,10 +13,10 @@
 #include "units.h"
 
 static const sl_axis orders[6][SL_NAXES] = {
-	{SL_AXIS_TP, SL_AXIS_DP, SL_AXIS_PP}, /* Megatron-LM's: TP inside, then DP, PP outermost */
-	{SL_AXIS_TP, SL_AXIS_PP, SL_AXIS_DP}, {SL_AXIS_DP, SL_AXIS_TP, SL_AXIS_PP},
-	{SL_AXIS_PP, SL_AXIS_TP, SL_AXIS_DP}, {SL_AXIS_DP, SL_AXIS_PP, SL_AXIS_TP},
-	{SL_AXIS_PP, SL_AXIS_DP, SL_AXIS_TP},
+    {SL_AXIS_TP, SL_AXIS_DP, SL_AXIS_PP}, /* Megatron-LM's: TP inside, then DP, PP outermost */
+    {SL_AXIS_TP, SL_AXIS_PP, SL_AXIS_DP}, {SL_AXIS_DP, SL_AXIS_TP, SL_AXIS_PP},
+    {SL_AXIS_PP, SL_AXIS_TP, SL_AXIS_DP}, {SL_AXIS_DP, SL_AXIS_PP, SL_AXIS_TP},
+    {SL_AXIS_PP, SL_AXIS_DP, SL_AXIS_TP},
 };
 
 char *sl_plan_layout_name(const sl_layout *l, char *buf, size_t n)
@@ -26,9 +26,9 @@ char *sl_plan_layout_name(const sl_layout *l, char *buf, size_t n)
 		snprintf(sch, sizeof sch, "interleaved v=%d", l->chunks);
 	else
 		snprintf(sch, sizeof sch, "%s", sl_sched_name(l->schedule));
-	snprintf(buf, n, "tp=%d pp=%d dp=%d %s m=%d%s%s %s", l->tp, l->pp, l->dp, sch, l->microbatches,
-		 l->seq_parallel ? " sp" : "", l->zero1 ? " z1" : "",
-		 sl_mesh_order_name(l->order, ord, sizeof ord));
+	snprintf(buf, n, "tp=%d pp=%d dp=%d %s m=%d%s%s %s", l->tp, l->pp, l->dp, sch,
+	         l->microbatches, l->seq_parallel ? " sp" : "", l->zero1 ? " z1" : "",
+	         sl_mesh_order_name(l->order, ord, sizeof ord));
 	return buf;
 }
 
@@ -56,11 +56,14 @@ static void paths(const sl_layout *l, const sl_cluster_config *cfg, sl_plan_row 
 			for (int d = 0; d < l->dp; d++) {
 				int me = sl_mesh_device(l, t, s, d);
 				if (l->tp > 1)
-					path_add(&r->tp, cfg, me, sl_mesh_device(l, (t + 1) % l->tp, s, d));
+					path_add(&r->tp, cfg, me,
+					         sl_mesh_device(l, (t + 1) % l->tp, s, d));
 				if (l->dp > 1)
-					path_add(&r->dp, cfg, me, sl_mesh_device(l, t, s, (d + 1) % l->dp));
+					path_add(&r->dp, cfg, me,
+					         sl_mesh_device(l, t, s, (d + 1) % l->dp));
 				if (l->pp > 1 && (s + 1 < l->pp || l->chunks > 1))
-					path_add(&r->pp, cfg, me, sl_mesh_device(l, t, (s + 1) % l->pp, d));
+					path_add(&r->pp, cfg, me,
+					         sl_mesh_device(l, t, (s + 1) % l->pp, d));
 			}
 }
 
@@ -76,11 +79,14 @@ static sl_link_spec *signature(const sl_layout *l, const sl_cluster_config *cfg)
 		for (int s = 0; s < l->pp; s++)
 			for (int d = 0; d < l->dp; d++) {
 				int me = sl_mesh_device(l, t, s, d);
-				sig[k++] = sl_cluster_config_link(cfg, me, sl_mesh_device(l, (t + 1) % l->tp, s, d));
-				sig[k++] = sl_cluster_config_link(cfg, me, sl_mesh_device(l, t, (s + 1) % l->pp, d));
-				sig[k++] = sl_cluster_config_link(cfg, me,
-								  sl_mesh_device(l, t, (s + l->pp - 1) % l->pp, d));
-				sig[k++] = sl_cluster_config_link(cfg, me, sl_mesh_device(l, t, s, (d + 1) % l->dp));
+				sig[k++] = sl_cluster_config_link(
+				    cfg, me, sl_mesh_device(l, (t + 1) % l->tp, s, d));
+				sig[k++] = sl_cluster_config_link(
+				    cfg, me, sl_mesh_device(l, t, (s + 1) % l->pp, d));
+				sig[k++] = sl_cluster_config_link(
+				    cfg, me, sl_mesh_device(l, t, (s + l->pp - 1) % l->pp, d));
+				sig[k++] = sl_cluster_config_link(
+				    cfg, me, sl_mesh_device(l, t, s, (d + 1) % l->dp));
 			}
 	return sig;
 }
@@ -127,7 +133,8 @@ static int no_split(const sl_model_spec *m, int n, sl_err *err)
 		if (n % tp || (m->heads > 0 && m->heads % tp) || tp > m->ffn)
 			continue;
 		if (len < sizeof tps - 16)
-			len += (size_t)snprintf(tps + len, sizeof tps - len, "%s%d", len ? ", " : "", tp);
+			len += (size_t)snprintf(tps + len, sizeof tps - len, "%s%d",
+			                        len ? ", " : "", tp);
 		for (int pp = 1; pp <= n / tp; pp++) {
 			if ((n / tp) % pp || pp > m->layers)
 				continue;
@@ -140,9 +147,11 @@ static int no_split(const sl_model_spec *m, int n, sl_err *err)
 		}
 	}
 	return sl_fail(err, SL_EINVAL,
-		       "no layout fills %d devices: tp can be %s (dividing the devices%s), pp at most --layers=%d, dp a divisor of --batch=%d; the most that fit is %d devices: lower --devices or raise --layers, --batch%s",
-		       n, tps, m->heads > 0 ? " and --heads" : "", m->layers, m->batch, most,
-		       m->heads > 0 ? " or --heads" : "");
+	               "no layout fills %d devices: tp can be %s (dividing the devices%s), pp at "
+	               "most --layers=%d, dp a divisor of --batch=%d; the most that fit is %d "
+	               "devices: lower --devices or raise --layers, --batch%s",
+	               n, tps, m->heads > 0 ? " and --heads" : "", m->layers, m->batch, most,
+	               m->heads > 0 ? " or --heads" : "");
 }
 
 /* Every layout of one (tp, pp, dp) but the mesh order. */
@@ -161,7 +170,8 @@ static int shapes(const sl_model_spec *m, int tp, int pp, int dp, struct cands *
 			if (mb % pp == 0)
 				for (int v = 2; v <= MAX_PLAN_CHUNKS && pp * v <= m->layers; v++)
 					if (m->layers % (pp * v) == 0)
-						scheds[ns][0] = SL_SCHED_INTERLEAVED, scheds[ns++][1] = v;
+						scheds[ns][0] = SL_SCHED_INTERLEAVED,
+						scheds[ns++][1] = v;
 		}
 		for (int k = 0; k < ns; k++)
 			for (int sp = 0; sp <= (tp > 1); sp++)
@@ -217,10 +227,10 @@ static int by_rank(const void *a, const void *b)
 	/* Ties: fewer model-parallel devices, fewer micro-batches, simpler;
 	 * then the mesh order as listed, so the ranking is one order. */
 	const sl_layout *p = &x->layout, *q = &y->layout;
-	int k1[] = {p->tp * p->pp, p->pp, p->microbatches, p->schedule, p->chunks, p->seq_parallel,
-		    p->zero1, order_index(p)};
-	int k2[] = {q->tp * q->pp, q->pp, q->microbatches, q->schedule, q->chunks, q->seq_parallel,
-		    q->zero1, order_index(q)};
+	int k1[] = {p->tp * p->pp, p->pp,           p->microbatches, p->schedule,
+	            p->chunks,     p->seq_parallel, p->zero1,        order_index(p)};
+	int k2[] = {q->tp * q->pp, q->pp,           q->microbatches, q->schedule,
+	            q->chunks,     q->seq_parallel, q->zero1,        order_index(q)};
 	for (size_t i = 0; i < sizeof k1 / sizeof *k1; i++)
 		if (k1[i] != k2[i])
 			return k1[i] < k2[i] ? -1 : 1;
@@ -247,7 +257,7 @@ struct work {
 	double model_flops;
 	const sl_plan_row *shape; /* the layouts but their mesh order */
 	int nshape;
-	atomic_int next;          /* the next shape to take */
+	atomic_int next; /* the next shape to take */
 	atomic_int failed;
 };
 
@@ -356,8 +366,8 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 	if (shape.n == 0)
 		return no_split(m, n, err);
 
-	struct work w = {.s = s, .model_flops = out->model_flops, .shape = shape.rows,
-			 .nshape = shape.n};
+	struct work w = {
+	    .s = s, .model_flops = out->model_flops, .shape = shape.rows, .nshape = shape.n};
 	atomic_init(&w.next, 0);
 	atomic_init(&w.failed, 0);
 	int nw = s->threads > 0 ? s->threads : cores();
@@ -404,10 +414,11 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 		char need[32], have[32], name[96];
 		const sl_plan_row *r = &all.rows[0];
 		return sl_fail(err, SL_EINVAL,
-			       "no layout fits in %s per device: the smallest peak is %s (%s); add devices or memory, or lower --seq, --batch or the model's size",
-			       sl_fmt_bytes((double)cfg->memory, have, sizeof have),
-			       sl_fmt_bytes((double)r->est.mem_peak_bytes, need, sizeof need),
-			       sl_plan_layout_name(&r->layout, name, sizeof name));
+		               "no layout fits in %s per device: the smallest peak is %s (%s); add "
+		               "devices or memory, or lower --seq, --batch or the model's size",
+		               sl_fmt_bytes((double)cfg->memory, have, sizeof have),
+		               sl_fmt_bytes((double)r->est.mem_peak_bytes, need, sizeof need),
+		               sl_plan_layout_name(&r->layout, name, sizeof name));
 	}
 	return SL_OK;
 }
@@ -435,36 +446,39 @@ int sl_plan_tp_moved(const sl_plan *p, int i, int want_inter)
 	const sl_plan_row *r = &p->rows[i];
 	for (int j = 0; j < p->nfit; j++) /* ranked: the first is the fastest */
 		if (j != i && twins(&p->rows[j].layout, &r->layout, 1) &&
-		    p->rows[j].layout.zero1 == r->layout.zero1 &&
-		    p->rows[j].tp.used && p->rows[j].tp.inter == want_inter)
+		    p->rows[j].layout.zero1 == r->layout.zero1 && p->rows[j].tp.used &&
+		    p->rows[j].tp.inter == want_inter)
 			return j;
 	return -1;
 }
 
 /* "the inter-node links (50.0 GB/s, 5.00 us), 9.0x slower than ..." */
 static size_t say_link(char *buf, size_t n, const char *what, const sl_plan_path *slow,
-		       const sl_plan_path *fast)
+                       const sl_plan_path *fast)
 {
 	char a[32], b[32];
 	sl_fmt_rate(slow->slowest.bandwidth, a, sizeof a);
 	sl_fmt_rate(fast->slowest.bandwidth, b, sizeof b);
-	return (size_t)snprintf(buf, n, "its %s cross%s %s links at %s, %.1fx slower than the %s of the best",
-				what, strchr(what, ' ') ? "" : "es", slow->inter ? "inter-node" : "intra-node", a,
-				fast->slowest.bandwidth / slow->slowest.bandwidth, b);
+	return (size_t)snprintf(
+	    buf, n, "its %s cross%s %s links at %s, %.1fx slower than the %s of the best", what,
+	    strchr(what, ' ') ? "" : "es", slow->inter ? "inter-node" : "intra-node", a,
+	    fast->slowest.bandwidth / slow->slowest.bandwidth, b);
 }
 
 static size_t compare(char *buf, size_t n, const sl_plan_row *best, const sl_plan_row *o)
 {
 	char t[32];
 	double d = o->est.step_s / best->est.step_s - 1;
-	size_t len = (size_t)snprintf(buf, n, "%s (%+.1f%%)", sl_fmt_time(o->est.step_s, t, sizeof t),
-				      100 * d);
+	size_t len = (size_t)snprintf(buf, n, "%s (%+.1f%%)",
+	                              sl_fmt_time(o->est.step_s, t, sizeof t), 100 * d);
 	if (len >= n)
 		return len;
-	const sl_plan_path *bp[3] = {&best->tp, &best->pp, &best->dp}, *op[3] = {&o->tp, &o->pp, &o->dp};
+	const sl_plan_path *bp[3] = {&best->tp, &best->pp, &best->dp},
+	                   *op[3] = {&o->tp, &o->pp, &o->dp};
 	const char *names[3] = {"TP all-reduces", "pipeline sends", "gradient all-reduces"};
 	for (int k = 0; k < 3; k++)
-		if (op[k]->used && bp[k]->used && op[k]->slowest.bandwidth < bp[k]->slowest.bandwidth) {
+		if (op[k]->used && bp[k]->used &&
+		    op[k]->slowest.bandwidth < bp[k]->slowest.bandwidth) {
 			len += (size_t)snprintf(buf + len, n - len, ": ");
 			if (len < n)
 				len += say_link(buf + len, n - len, names[k], op[k], bp[k]);
@@ -473,14 +487,18 @@ static size_t compare(char *buf, size_t n, const sl_plan_row *best, const sl_pla
 	double db = o->est.bubble_fraction - best->est.bubble_fraction;
 	double dc = o->est.comm_s - best->est.comm_s;
 	if (db > 0.005 && db * best->est.ideal_s >= dc)
-		return len + (size_t)snprintf(buf + len, n - len,
-					      ": its pipeline bubble is %.1f%% of the ideal time against %.1f%%",
-					      100 * o->est.bubble_fraction, 100 * best->est.bubble_fraction);
+		return len + (size_t)snprintf(
+		                 buf + len, n - len,
+		                 ": its pipeline bubble is %.1f%% of the ideal time against %.1f%%",
+		                 100 * o->est.bubble_fraction, 100 * best->est.bubble_fraction);
 	if (dc > 0) {
-		static const char *const what[SL_TR_NKINDS] = {
-			"TP all-reduces",  "sequence-parallel all-gathers", "sequence-parallel reduce-scatters",
-			"pipeline sends",  "gradient all-reduces",          "ZeRO-1 reduce-scatters",
-			"ZeRO-1 all-gathers"};
+		static const char *const what[SL_TR_NKINDS] = {"TP all-reduces",
+		                                               "sequence-parallel all-gathers",
+		                                               "sequence-parallel reduce-scatters",
+		                                               "pipeline sends",
+		                                               "gradient all-reduces",
+		                                               "ZeRO-1 reduce-scatters",
+		                                               "ZeRO-1 all-gathers"};
 		char a[32], b[32], c[32], e[32];
 		int k = 0;
 		double most = 0;
@@ -490,22 +508,24 @@ static size_t compare(char *buf, size_t n, const sl_plan_row *best, const sl_pla
 				most = more, k = q;
 		}
 		len += (size_t)snprintf(buf + len, n - len,
-					": it communicates %s a step on average against %s",
-					sl_fmt_time(o->est.comm_s, a, sizeof a),
-					sl_fmt_time(best->est.comm_s, b, sizeof b));
+		                        ": it communicates %s a step on average against %s",
+		                        sl_fmt_time(o->est.comm_s, a, sizeof a),
+		                        sl_fmt_time(best->est.comm_s, b, sizeof b));
 		if (most > 0 && len < n)
-			len += (size_t)snprintf(buf + len, n - len,
-						" (most of the difference: its %s, %s a device against %s)",
-						what[k], sl_fmt_bytes((double)o->est.sent[k], c, sizeof c),
-						sl_fmt_bytes((double)best->est.sent[k], e, sizeof e));
+			len += (size_t)snprintf(
+			    buf + len, n - len,
+			    " (most of the difference: its %s, %s a device against %s)", what[k],
+			    sl_fmt_bytes((double)o->est.sent[k], c, sizeof c),
+			    sl_fmt_bytes((double)best->est.sent[k], e, sizeof e));
 		return len;
 	}
 	if (d == 0) {
 		char a[32], b[32];
-		return len + (size_t)snprintf(buf + len, n - len,
-					      ": as fast, but it needs %s of memory against %s",
-					      sl_fmt_bytes((double)o->est.mem_peak_bytes, a, sizeof a),
-					      sl_fmt_bytes((double)best->est.mem_peak_bytes, b, sizeof b));
+		return len + (size_t)snprintf(
+		                 buf + len, n - len,
+		                 ": as fast, but it needs %s of memory against %s",
+		                 sl_fmt_bytes((double)o->est.mem_peak_bytes, a, sizeof a),
+		                 sl_fmt_bytes((double)best->est.mem_peak_bytes, b, sizeof b));
 	}
 	return len;
 }
@@ -520,12 +540,14 @@ void sl_plan_explain(const sl_plan *p, char *buf, size_t n)
 	const sl_cluster_config *cfg = &p->spec.cluster;
 	char name[96], t[32], mem[32], cap[32];
 	len += (size_t)snprintf(buf + len, n - len,
-				"Best: %s, %s a step, %.0f tokens/s, %.0f TFLOP/s of model work per device (%.0f%% of its %.0f), %s peak memory of %s.",
-				sl_plan_layout_name(&best->layout, name, sizeof name),
-				sl_fmt_time(best->est.step_s, t, sizeof t), best->tokens_per_s,
-				best->model_flops_per_dev / 1e12, 100 * best->model_flops_per_dev / cfg->flops,
-				cfg->flops / 1e12, sl_fmt_bytes((double)best->est.mem_peak_bytes, mem, sizeof mem),
-				sl_fmt_bytes((double)cfg->memory, cap, sizeof cap));
+	                        "Best: %s, %s a step, %.0f tokens/s, %.0f TFLOP/s of model work "
+	                        "per device (%.0f%% of its %.0f), %s peak memory of %s.",
+	                        sl_plan_layout_name(&best->layout, name, sizeof name),
+	                        sl_fmt_time(best->est.step_s, t, sizeof t), best->tokens_per_s,
+	                        best->model_flops_per_dev / 1e12,
+	                        100 * best->model_flops_per_dev / cfg->flops, cfg->flops / 1e12,
+	                        sl_fmt_bytes((double)best->est.mem_peak_bytes, mem, sizeof mem),
+	                        sl_fmt_bytes((double)cfg->memory, cap, sizeof cap));
 	/* ZeRO-1 changes memory, hardly time: said apart from the runner-up. */
 	int ru = -1;
 	for (int i = 1; i < p->nfit && ru < 0; i++) {
@@ -534,14 +556,16 @@ void sl_plan_explain(const sl_plan *p, char *buf, size_t n)
 			ru = i;
 		else if (best->layout.zero1 && !r->layout.zero1 && len < n)
 			len += (size_t)snprintf(
-				buf + len, n - len,
-				" ZeRO-1 (z1) shards Adam's moments over the %d replicas: without it the step takes %s and %s of memory.",
-				best->layout.dp, sl_fmt_time(r->est.step_s, t, sizeof t),
-				sl_fmt_bytes((double)r->est.mem_peak_bytes, mem, sizeof mem));
+			    buf + len, n - len,
+			    " ZeRO-1 (z1) shards Adam's moments over the %d replicas: without it "
+			    "the step takes %s and %s of memory.",
+			    best->layout.dp, sl_fmt_time(r->est.step_s, t, sizeof t),
+			    sl_fmt_bytes((double)r->est.mem_peak_bytes, mem, sizeof mem));
 	}
 	if (ru > 0 && len < n) {
-		len += (size_t)snprintf(buf + len, n - len, " The runner-up, %s, takes ",
-					sl_plan_layout_name(&p->rows[ru].layout, name, sizeof name));
+		len +=
+		    (size_t)snprintf(buf + len, n - len, " The runner-up, %s, takes ",
+		                     sl_plan_layout_name(&p->rows[ru].layout, name, sizeof name));
 		if (len < n)
 			len += compare(buf + len, n - len, best, &p->rows[ru]);
 		if (len < n)
@@ -549,16 +573,18 @@ void sl_plan_explain(const sl_plan *p, char *buf, size_t n)
 	}
 	int moved = best->tp.used ? sl_plan_tp_moved(p, 0, !best->tp.inter) : -1;
 	if (moved > 0 && moved != ru && len < n) {
-		len += (size_t)snprintf(buf + len, n - len, " With its TP group %s nodes instead (%s) it takes ",
-					best->tp.inter ? "inside" : "across",
-					sl_plan_layout_name(&p->rows[moved].layout, name, sizeof name));
+		len += (size_t)snprintf(
+		    buf + len, n - len, " With its TP group %s nodes instead (%s) it takes ",
+		    best->tp.inter ? "inside" : "across",
+		    sl_plan_layout_name(&p->rows[moved].layout, name, sizeof name));
 		if (len < n)
 			len += compare(buf + len, n - len, best, &p->rows[moved]);
 		if (len < n)
 			len += (size_t)snprintf(buf + len, n - len, ".");
 	}
 	if (p->n > p->nfit && len < n)
-		snprintf(buf + len, n - len, " %d layout%s do%s not fit in %s per device.", p->n - p->nfit,
-			 p->n - p->nfit == 1 ? "" : "s", p->n - p->nfit == 1 ? "es" : "",
-			 sl_fmt_bytes((double)cfg->memory, cap, sizeof cap));
+		snprintf(buf + len, n - len, " %d layout%s do%s not fit in %s per device.",
+		         p->n - p->nfit, p->n - p->nfit == 1 ? "" : "s",
+		         p->n - p->nfit == 1 ? "es" : "",
+		         sl_fmt_bytes((double)cfg->memory, cap, sizeof cap));
 }

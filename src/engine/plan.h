@@ -39,18 +39,18 @@ typedef struct sl_plan_spec {
 /* Where a group's traffic runs: the slowest link its ring (or, for the
  * pipeline, its hops) crosses, and whether that is between nodes. */
 typedef struct sl_plan_path {
-	int used;            /* the group has 2 or more devices */
-	int inter;           /* some of it crosses nodes */
+	int used;  /* the group has 2 or more devices */
+	int inter; /* some of it crosses nodes */
 	sl_link_spec slowest;
 } sl_plan_path;
 
 typedef struct sl_plan_row {
 	sl_layout layout;
-	int fits;              /* 0: peak memory over the device's capacity */
+	int fits; /* 0: peak memory over the device's capacity */
 	sl_estimate est;
 	double tokens_per_s;
 	double model_flops_per_dev; /* the model's FLOPs per step / step time / devices */
-	double comm_share;     /* mean communication time over the step time */
+	double comm_share;          /* mean communication time over the step time */
 	sl_plan_path tp, pp, dp;
 } sl_plan_row;
 
@@ -58,7 +58,7 @@ typedef struct sl_plan {
 	sl_plan_spec spec;
 	sl_plan_row *rows; /* fitting rows by step time, then the rejected by peak memory */
 	int n, nfit;
-	double model_flops;     /* per step, forward and backward GEMMs (sl_model_step_flops) */
+	double model_flops; /* per step, forward and backward GEMMs (sl_model_step_flops) */
 } sl_plan;
 
 /* Enumerate, evaluate and rank.  When no layout is valid at all, or none

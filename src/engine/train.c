@@ -1526,7 +1526,8 @@ static int build_tmpls(struct kctx *k, int c, int mb, int nb)
 static int run_action(struct kctx *k, const sl_pp_action *a, float **x, struct cstash *cs)
 {
 	if (k->d || !k->ts)
-		return a->bwd ? chunk_bwd(k, a->chunk, a->mb, x, cs) : chunk_fwd(k, a->chunk, a->mb, x, cs);
+		return a->bwd ? chunk_bwd(k, a->chunk, a->mb, x, cs)
+		              : chunk_fwd(k, a->chunk, a->mb, x, cs);
 	struct mbgeo g;
 	mb_geo(k, a->mb, &g);
 	struct tstore *ts = k->ts;
@@ -1969,8 +1970,7 @@ static void prec_free(struct prec *r)
 
 /* literal: every micro-batch's work in full, no templates (the reference
  * the templates are tested against). */
-static int record(const sl_train *tr, struct dstate *ds, int literal, struct prec *out,
-		  sl_err *err)
+static int record(const sl_train *tr, struct dstate *ds, int literal, struct prec *out, sl_err *err)
 {
 	memset(out, 0, sizeof *out);
 	const sl_layout *l = &tr->l;
@@ -2019,11 +2019,11 @@ static int record(const sl_train *tr, struct dstate *ds, int literal, struct pre
 enum { REC_STAGE, REC_SLICE, REC_ALL }; /* one recording per stage, per (tp, stage), per device */
 
 struct sl_est_rec {
-	sl_train tr;      /* the model and layout; only the recorded devices' states are built */
+	sl_train tr; /* the model and layout; only the recorded devices' states are built */
 	int gran;
 	int nrec;
 	struct prec *rec;
-	int *dev;         /* the device each recording was made on (the layout's own order) */
+	int *dev; /* the device each recording was made on (the layout's own order) */
 };
 
 /* Do every TP rank of a stage, and every replica, hold the same shapes? */
@@ -2044,9 +2044,9 @@ static int even_tp(const sl_model_spec *m, const sl_layout *l)
 static int rec_index(const sl_est_rec *R, int tp, int pp, int dp)
 {
 	const sl_layout *l = &R->tr.l;
-	return R->gran == REC_STAGE ? pp
+	return R->gran == REC_STAGE   ? pp
 	       : R->gran == REC_SLICE ? pp * l->tp + tp
-				      : (dp * l->pp + pp) * l->tp + tp;
+	                              : (dp * l->pp + pp) * l->tp + tp;
 }
 
 void sl_est_rec_free(sl_est_rec *R)
@@ -2065,7 +2065,7 @@ void sl_est_rec_free(sl_est_rec *R)
 }
 
 static int est_record(const sl_model_spec *m, const sl_layout *l, int ndev, int literal,
-		      sl_est_rec **out, sl_err *err)
+                      sl_est_rec **out, sl_err *err)
 {
 	*out = NULL;
 	sl_est_rec *R = calloc(1, sizeof *R);
@@ -2081,11 +2081,14 @@ static int est_record(const sl_model_spec *m, const sl_layout *l, int ndev, int 
 	R->tr.dev = calloc((size_t)ndev, sizeof *R->tr.dev);
 	R->rec = calloc((size_t)R->nrec, sizeof *R->rec);
 	R->dev = calloc((size_t)R->nrec, sizeof *R->dev);
-	int rc = R->tr.dev && R->rec && R->dev ? SL_OK : sl_fail(err, SL_ENOMEM, "out of host memory");
+	int rc =
+	    R->tr.dev && R->rec && R->dev ? SL_OK : sl_fail(err, SL_ENOMEM, "out of host memory");
 	for (int dp = 0; dp < (R->gran == REC_ALL ? l->dp : 1) && rc == SL_OK; dp++)
 		for (int pp = 0; pp < l->pp && rc == SL_OK; pp++)
-			for (int tp = 0; tp < (R->gran == REC_STAGE ? 1 : l->tp) && rc == SL_OK; tp++) {
-				int i = rec_index(R, tp, pp, dp), id = sl_mesh_device(l, tp, pp, dp);
+			for (int tp = 0; tp < (R->gran == REC_STAGE ? 1 : l->tp) && rc == SL_OK;
+			     tp++) {
+				int i = rec_index(R, tp, pp, dp),
+				    id = sl_mesh_device(l, tp, pp, dp);
 				struct dstate *ds = &R->tr.dev[id];
 				R->dev[i] = id;
 				ds->id = id;
@@ -2102,19 +2105,19 @@ static int est_record(const sl_model_spec *m, const sl_layout *l, int ndev, int 
 }
 
 int sl_est_record(const sl_model_spec *m, const sl_layout *l, int ndev, int literal,
-		  sl_est_rec **out, sl_err *err)
+                  sl_est_rec **out, sl_err *err)
 {
 	*out = NULL;
 	if (ndev < 1 || ndev > SL_MAX_DEVICES)
 		return sl_fail(err, SL_EINVAL, "device count %d is out of range (1 to %d)", ndev,
-			       SL_MAX_DEVICES);
+		               SL_MAX_DEVICES);
 	int rc = sl_layout_check(m, l, ndev, err);
 	return rc ? rc : est_record(m, l, ndev, literal, out, err);
 }
 
 /* Memory of the device at (tp, pp, dp). */
 static void dev_memory(const sl_est_rec *R, int tp, int pp, int dp, uint64_t *params, uint64_t *opt,
-		       uint64_t *peak, const struct prec **rp)
+                       uint64_t *peak, const struct prec **rp)
 {
 	int i = rec_index(R, tp, pp, dp);
 	const struct dstate *ds = &R->tr.dev[R->dev[i]];
@@ -2162,19 +2165,19 @@ struct psim {
 	sl_layout l;
 	const struct linksrc *L;
 	double rate;
-	int method;         /* SL_EST_STAGE, SLICE or FULL */
-	int period;         /* TP ranks r and r + period are alike (1: STAGE; tp: none) */
-	int N, n;           /* devices in the mesh; devices replayed */
-	int *id;            /* replayed index -> device id */
-	int *tp, *pp, *dp;  /* replayed index -> its mesh coordinates */
-	int *slot;          /* device id -> replayed index, or -1 */
+	int method;              /* SL_EST_STAGE, SLICE or FULL */
+	int period;              /* TP ranks r and r + period are alike (1: STAGE; tp: none) */
+	int N, n;                /* devices in the mesh; devices replayed */
+	int *id;                 /* replayed index -> device id */
+	int *tp, *pp, *dp;       /* replayed index -> its mesh coordinates */
+	int *slot;               /* device id -> replayed index, or -1 */
 	const struct prec **rec; /* per replayed device */
-	struct pdev *d;     /* per replayed device */
-	int *posted, *key;  /* per ordered pair of replayed devices: the message on it */
+	struct pdev *d;          /* per replayed device */
+	int *posted, *key;       /* per ordered pair of replayed devices: the message on it */
 	double *pt0, *pt1;
-	int crossed;        /* a receiver met another tensor than it expected */
-	int uneven;         /* a TP collective of uneven blocks: the period does not hold */
-	struct pdev **eff;  /* SL_EST_STAGE: per replayed device and template, its whole effect */
+	int crossed;       /* a receiver met another tensor than it expected */
+	int uneven;        /* a TP collective of uneven blocks: the period does not hold */
+	struct pdev **eff; /* SL_EST_STAGE: per replayed device and template, its whole effect */
 	/* scratch for collectives */
 	int *gids;
 	struct pdev **gm;
@@ -2184,7 +2187,7 @@ struct psim {
 	unsigned char *pat;
 	sl_link_spec *glk;
 	sl_link_spec *next[2]; /* per replayed device: the link to its TP, DP ring's next */
-	int *queue, qh, qn; /* the devices ready to be tried */
+	int *queue, qh, qn;    /* the devices ready to be tried */
 	unsigned char *inq;
 	/* per axis (0: TP, 1: DP), the groups of replayed devices: a device's
 	 * group, its members by rank, how many have arrived at its collective */
@@ -2252,7 +2255,7 @@ static int group_next(const sl_layout *l, int dev, int dp_group)
 	int tp, pp, dp;
 	sl_mesh_coords(l, dev, &tp, &pp, &dp);
 	return dp_group ? sl_mesh_device(l, tp, pp, (dp + 1) % l->dp)
-			: sl_mesh_device(l, (tp + 1) % l->tp, pp, dp);
+	                : sl_mesh_device(l, (tp + 1) % l->tp, pp, dp);
 }
 
 /* A collective over a ring of `ring` devices of which m[0..p) are
@@ -2280,7 +2283,7 @@ static int group_next(const sl_layout *l, int dev, int dp_group)
  * grows by its own constant: the rest of the steps are added at once
  * (which changes only the rounding). */
 static void ring_even(struct psim *S, double *c, double *comm, double *nc, double *w,
-		      const double *lat, const double *tb, int p, int steps)
+                      const double *lat, const double *tb, int p, int steps)
 {
 	unsigned char *pat = S->pat;
 	double *dc = S->t0 + 6 * (size_t)S->N, *dm = S->t0 + 7 * (size_t)S->N;
@@ -2327,7 +2330,7 @@ static void ring_even(struct psim *S, double *c, double *comm, double *nc, doubl
 }
 
 static int sim_coll(struct psim *S, const int *ids, struct pdev **m, int p, int ring,
-		    const struct pop *o, const sl_link_spec *known)
+                    const struct pop *o, const sl_link_spec *known)
 {
 	size_t N = (size_t)S->N;
 	double *c = S->t0, *w = S->t0 + N, *comm = S->t0 + 2 * N, *nc = S->t0 + 3 * N;
@@ -2335,7 +2338,8 @@ static int sim_coll(struct psim *S, const int *ids, struct pdev **m, int p, int 
 	sl_link_spec *ln = S->ln;
 	double lmax = 0, bw = INFINITY, mx = 0;
 	for (int r = 0; r < p; r++) {
-		ln[r] = known ? known[r] : link_of(S->L, ids[r], group_next(&S->l, ids[r], o->dp_group));
+		ln[r] = known ? known[r]
+		              : link_of(S->L, ids[r], group_next(&S->l, ids[r], o->dp_group));
 		lmax = ln[r].latency > lmax ? ln[r].latency : lmax;
 		bw = ln[r].bandwidth < bw ? ln[r].bandwidth : bw;
 		mx = m[r]->clock > mx ? m[r]->clock : mx;
@@ -2357,7 +2361,8 @@ static int sim_coll(struct psim *S, const int *ids, struct pdev **m, int p, int 
 	size_t *off = S->off;
 	if (!even)
 		coll_offsets(S->tr, o, ring, off);
-	double bytes = (double)(unit / (size_t)ring * (o->rows > 0 ? (size_t)S->tr->m.hidden : 1)) * FL;
+	double bytes =
+	    (double)(unit / (size_t)ring * (o->rows > 0 ? (size_t)S->tr->m.hidden : 1)) * FL;
 	int ph[2], np = ring_phases(o->op, ph);
 	for (int r = 0; r < p; r++) {
 		c[r] = m[r]->clock;
@@ -2380,7 +2385,8 @@ static int sim_coll(struct psim *S, const int *ids, struct pdev **m, int p, int 
 	}
 	for (int h = 0; h < np; h++)
 		for (int s = 0; s < ring - 1; s++) {
-			int blk = ph[h] == 0 ? ((-s - 1) % ring + ring) % ring : ((-s) % ring + ring) % ring;
+			int blk = ph[h] == 0 ? ((-s - 1) % ring + ring) % ring
+			                     : ((-s) % ring + ring) % ring;
 			for (int r = 0; r < p; r++, blk = blk + 1 == ring ? 0 : blk + 1) {
 				double b = (double)(off[blk + 1] - off[blk]) * FL;
 				w[r] = c[r] + lat[r] + b / ln[r].bandwidth;
@@ -2496,7 +2502,8 @@ static int sim_advance(struct psim *S, int i, int stop)
 		}
 		if (d->xphase == 1) {
 			for (; d->ri < o->nr; d->ri++) {
-				int peer = sl_mesh_device(&S->l, S->tp[i], rcv[d->ri].stage, S->dp[i]);
+				int peer =
+				    sl_mesh_device(&S->l, S->tp[i], rcv[d->ri].stage, S->dp[i]);
 				size_t li = (size_t)S->slot[peer] * n + i;
 				if (!S->posted[li])
 					return 0;
@@ -2594,12 +2601,15 @@ static int sim_run(struct psim *S, sl_err *err)
 	for (int i = 0; i < S->n; i++)
 		if (S->d[i].pc < (S->method == SL_EST_FULL ? S->rec[i]->pl.n : S->rec[i]->tail))
 			return sl_fail(err, SL_EINVAL,
-				       "this schedule would deadlock on %s with p=%d, m=%d, v=%d (a bug in shardlab)",
-				       sl_sched_name(S->l.schedule), S->l.pp, S->l.microbatches, S->tr->v);
+			               "this schedule would deadlock on %s with p=%d, m=%d, v=%d "
+			               "(a bug in shardlab)",
+			               sl_sched_name(S->l.schedule), S->l.pp, S->l.microbatches,
+			               S->tr->v);
 	if (S->crossed)
 		return sl_fail(err, SL_EINVAL,
-			       "this schedule's messages would cross on a link with p=%d, m=%d, v=%d (a bug in shardlab)",
-			       S->l.pp, S->l.microbatches, S->tr->v);
+		               "this schedule's messages would cross on a link with p=%d, m=%d, "
+		               "v=%d (a bug in shardlab)",
+		               S->l.pp, S->l.microbatches, S->tr->v);
 	return SL_OK;
 }
 
@@ -2640,20 +2650,23 @@ static int symmetric(const sl_layout *l, int v, const struct linksrc *L, int per
 				if (k == 0 && rr == r)
 					continue;
 				if (t > 1) {
-					sl_link_spec a = link_of(L, sl_mesh_device(l, r, s, k),
-								 sl_mesh_device(l, (r + 1) % t, s, k));
-					sl_link_spec b = link_of(L, sl_mesh_device(l, rr, s, 0),
-								 sl_mesh_device(l, (rr + 1) % t, s, 0));
+					sl_link_spec a =
+					    link_of(L, sl_mesh_device(l, r, s, k),
+					            sl_mesh_device(l, (r + 1) % t, s, k));
+					sl_link_spec b =
+					    link_of(L, sl_mesh_device(l, rr, s, 0),
+					            sl_mesh_device(l, (rr + 1) % t, s, 0));
 					if (!same_link(a, b))
 						return 0;
 				}
 				for (int w = 0; w < 2 && p > 1; w++) {
-					if (v == 1 && ((w == 0 && s == p - 1) || (w == 1 && s == 0)))
+					if (v == 1 &&
+					    ((w == 0 && s == p - 1) || (w == 1 && s == 0)))
 						continue;
 					sl_link_spec a = link_of(L, sl_mesh_device(l, r, s, k),
-								 sl_mesh_device(l, r, nxt[w], k));
+					                         sl_mesh_device(l, r, nxt[w], k));
 					sl_link_spec b = link_of(L, sl_mesh_device(l, rr, s, 0),
-								 sl_mesh_device(l, rr, nxt[w], 0));
+					                         sl_mesh_device(l, rr, nxt[w], 0));
 					if (!same_link(a, b))
 						return 0;
 				}
@@ -2710,7 +2723,7 @@ static void psim_free(struct psim *S)
 /* Replay with one method (and period of the TP ranks for STAGE and
  * SLICE); *fallback = 1 when it does not apply. */
 static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct linksrc *L, int method,
-		       int per, const struct est_out *out, int *fallback, sl_err *err)
+                       int per, const struct est_out *out, int *fallback, sl_err *err)
 {
 	int N = R->tr.ndev, t = l->tp, pp_n = l->pp, dp_n = l->dp;
 	*fallback = 0;
@@ -2765,9 +2778,9 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 	}
 	S.t1 = S.t0 ? S.t0 + N : NULL;
 	S.ln = malloc((size_t)N * sizeof *S.ln);
-	if (!S.slot || !S.id || !S.tp || !S.rec || !S.d || !S.posted || !S.key || !S.pt0 || !S.gids ||
-	    !S.gm || !S.off || !S.t0 || !S.ln || !S.pat || !S.glk || !S.next[0] || !S.queue ||
-	    !S.inq || nogroup) {
+	if (!S.slot || !S.id || !S.tp || !S.rec || !S.d || !S.posted || !S.key || !S.pt0 ||
+	    !S.gids || !S.gm || !S.off || !S.t0 || !S.ln || !S.pat || !S.glk || !S.next[0] ||
+	    !S.queue || !S.inq || nogroup) {
 		psim_free(&S);
 		return sl_fail(err, SL_ENOMEM, "out of host memory");
 	}
@@ -2825,7 +2838,8 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 
 	/* Every device from its stand-in; then the step's end for all. */
 	struct pdev *all = S.method == SL_EST_FULL ? S.d : calloc((size_t)N, sizeof *all);
-	const struct prec **arec = S.method == SL_EST_FULL ? S.rec : calloc((size_t)N, sizeof *arec);
+	const struct prec **arec =
+	    S.method == SL_EST_FULL ? S.rec : calloc((size_t)N, sizeof *arec);
 	if (!all || !arec) {
 		if (all != S.d)
 			free(all);
@@ -2918,13 +2932,16 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 
 /* The cheapest method that applies, from `how` on. */
 static int replay(const sl_est_rec *R, const sl_axis *order, const struct linksrc *L,
-		  sl_est_method how, const struct est_out *out, sl_err *err)
+                  sl_est_method how, const struct est_out *out, sl_err *err)
 {
 	sl_layout l = R->tr.l;
 	if (order)
 		memcpy(l.order, order, sizeof l.order);
 	for (int m = how == SL_EST_AUTO ? SL_EST_STAGE : how; m <= SL_EST_FULL; m++)
-		for (int per = m == SL_EST_STAGE ? 1 : m == SL_EST_SLICE ? 2 : l.tp; per <= l.tp; per++) {
+		for (int per = m == SL_EST_STAGE   ? 1
+		               : m == SL_EST_SLICE ? 2
+		                                   : l.tp;
+		     per <= l.tp; per++) {
 			if (l.tp % per != 0)
 				continue;
 			int fallback, rc = replay_with(R, &l, L, m, per, out, &fallback, err);
@@ -2937,12 +2954,12 @@ static int replay(const sl_est_rec *R, const sl_axis *order, const struct linksr
 }
 
 int sl_est_replay(const sl_est_rec *R, const sl_axis order[SL_NAXES], const sl_cluster_config *cfg,
-		  sl_est_method how, sl_estimate *out, sl_err *err)
+                  sl_est_method how, sl_estimate *out, sl_err *err)
 {
 	memset(out, 0, sizeof *out);
 	if (cfg->devices != R->tr.ndev)
 		return sl_fail(err, SL_EINVAL, "the layout needs %d devices but the cluster has %d",
-			       R->tr.ndev, cfg->devices);
+		               R->tr.ndev, cfg->devices);
 	if (!(cfg->flops > 0))
 		return sl_fail(err, SL_EINVAL, "device compute rate must be positive");
 	sl_layout chk = R->tr.l;
@@ -2976,7 +2993,7 @@ int sl_train_predict(const sl_train *tr, const sl_cluster *c, sl_train_predictio
 	memset(out, 0, sizeof *out);
 	if (sl_cluster_devices(c) != tr->ndev)
 		return sl_fail(err, SL_EINVAL, "the layout needs %d devices but the cluster has %d",
-			       tr->ndev, sl_cluster_devices(c));
+		               tr->ndev, sl_cluster_devices(c));
 	sl_est_rec *R;
 	int rc = est_record(&tr->m, &tr->l, tr->ndev, 0, &R, err);
 	if (rc)
@@ -2996,7 +3013,7 @@ int sl_train_predict(const sl_train *tr, const sl_cluster *c, sl_train_predictio
 }
 
 int sl_train_estimate(const sl_model_spec *m, const sl_layout *l, const sl_cluster_config *cfg,
-		      sl_est_method how, sl_estimate *out, sl_err *err)
+                      sl_est_method how, sl_estimate *out, sl_err *err)
 {
 	memset(out, 0, sizeof *out);
 	sl_est_rec *R;

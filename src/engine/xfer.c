@@ -243,7 +243,8 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 	for (int i = 0; i < nsend + nrecv; i++) {
 		int out = i < nsend;
 		const sl_msg *m = out ? &sends[i] : &recvs[i - nsend];
-		struct sl_pair *p = out ? sl_pair_at(c, d->id, m->peer) : sl_pair_at(c, m->peer, d->id);
+		struct sl_pair *p =
+		    out ? sl_pair_at(c, d->id, m->peer) : sl_pair_at(c, m->peer, d->id);
 		if (!p)
 			return sl_fail(err, SL_ENOMEM, "out of host memory");
 		*(out ? &ps[i] : &pr[i - nsend]) = p;
