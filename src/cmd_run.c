@@ -72,7 +72,9 @@ int sl_run_and_report(const char *cmd, const sl_opts *o)
 	snprintf(what, sizeof what, "m=%d k=%d n=%d on %d device%s", sc->gemm.m, sc->gemm.k,
 		 sc->gemm.n, t, t == 1 ? "" : "s");
 	/* A timing-only run holds no matrices. */
-	int rc = sc->cluster.timing_only ? 0 : sl_cli_host_fits(cmd, host_bytes(&sc->gemm, t), what);
+	int rc = sc->cluster.timing_only
+	             ? 0
+	             : sl_cli_host_fits_or_dry(cmd, host_bytes(&sc->gemm, t), what);
 	if (rc)
 		return rc;
 	if (o->trace && (rc = sl_cli_check_output(cmd, o->trace)))

@@ -49,7 +49,9 @@ static void sandbox_help(void)
 	putchar('\n');
 	fputs(sl_opts_cluster_help, stdout);
 	printf("  (sandbox: --trace writes the trace of the run shown, on quitting; --format\n"
-	       "   does not apply)\n"
+	       "   does not apply)\n");
+	fputs(sl_opts_dry_run_help, stdout);
+	printf("  (sandbox: up to %d devices; the title says 'dry run')\n"
 	       "Display:\n"
 	       "  --no-color              monochrome (so is a non-empty NO_COLOR)\n"
 	       "  --ascii                 ASCII glyphs (so is a locale that is not UTF-8)\n"
@@ -58,7 +60,7 @@ static void sandbox_help(void)
 	       "  --play                  start playing at once\n"
 	       "  --fps=N                 frames per second while animating (1 to 60,\n"
 	       "                          default %.0f)\n",
-	       SL_TUI_DEFAULT_FPS);
+	       SL_MAX_FULL_DEVICES, SL_TUI_DEFAULT_FPS);
 }
 
 struct sargs {
@@ -131,7 +133,11 @@ static int train_view(sl_opts *o, struct sargs *sa)
 	int rc;
 	if (sl_layout_check(&a->m, &a->l, o->sc.cluster.devices, &err))
 		return sl_cli_usage("sandbox", "%s", err.msg);
-	if ((rc = sl_cli_host_fits("sandbox", 2 * sl_train_host_bytes(&a->m, &a->l),
+	if (!o->sc.cluster.timing_only &&
+	    (rc = sl_model_check_values(&a->m, &err) ? sl_cli_usage("sandbox", "%s", err.msg) : 0))
+		return rc;
+	if (!o->sc.cluster.timing_only &&
+	    (rc = sl_cli_host_fits_or_dry("sandbox", 2 * sl_train_host_bytes(&a->m, &a->l),
 	                           "this model and layout")))
 		return rc;
 	sl_cluster_config cfg;
@@ -156,6 +162,7 @@ int sl_cmd_sandbox(int argc, char **argv)
 	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_gemm);
 	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_layout);
 	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_model);
+	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_dry_run);
 	sl_opts_append(lo, n, SL_OPTS_MAX, mine);
 	sl_opts o;
 	struct sargs sa = {0};
@@ -170,6 +177,11 @@ int sl_cmd_sandbox(int argc, char **argv)
 		return sl_cli_usage("sandbox", "--format is for the reports of run and coll");
 	if (o.trace && (rc = sl_cli_check_output("sandbox", o.trace)))
 		return rc;
+	/* The views draw every device; more are for train --dry-run and plan. */
+	if (o.sc.cluster.devices > SL_MAX_FULL_DEVICES)
+		return sl_cli_usage("sandbox",
+		                    "%d devices: the sandbox shows up to %d; 'shardlab train --dry-run' and 'shardlab plan' take up to %d",
+		                    o.sc.cluster.devices, SL_MAX_FULL_DEVICES, SL_MAX_DEVICES);
 	if (sa.train)
 		return train_view(&o, &sa);
 	struct sl_tui_options t = *tp;

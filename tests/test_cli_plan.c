@@ -127,7 +127,7 @@ static void expect_one_error(const char *args, int want, const struct result *r)
 {
 	if (!r->exited)
 		fail_msg("'%s' died of signal %d%s", args, r->signal,
-			 r->core ? " (core dumped)" : "");
+		         r->core ? " (core dumped)" : "");
 	if (r->status != want)
 		fail_msg("'%s' exited %d, want %d; stderr: %s", args, r->status, want, r->err);
 	if (count_lines(r->err) != 1 || strncmp(r->err, "shardlab: ", 10) != 0 ||
@@ -163,16 +163,17 @@ static void test_plan_bad_input(void **state)
 	static const struct {
 		const char *args, *says;
 	} bad[] = {
-		{"plan --devices=8 --layers=1 --heads=3 --hidden=9 --batch=1", "no layout fills 8 devices"},
-		{"plan --devices=4 --memory=4KiB", "no layout fits in 4.00 KiB per device"},
-		{"plan --devices=2000", "out of range"},
-		{"plan --devices=12 --devices-per-node=5", "does not divide"},
-		{"plan --heads=5", "--hidden=128 does not split into 5 heads"},
-		{"plan --top=-1", "--top"},
-		{"plan --trace=x.json", "unknown option '--trace'"},
-		{"plan --timing=measured", "unknown option '--timing'"},
-		{"plan --layers=0", "--layers"},
-		{"plan extra", "unexpected argument"},
+	    {"plan --devices=8 --layers=1 --heads=3 --hidden=9 --batch=1",
+	     "no layout fills 8 devices"},
+	    {"plan --devices=4 --memory=4KiB", "no layout fits in 4.00 KiB per device"},
+	    {"plan --devices=2000", "out of range"},
+	    {"plan --devices=12 --devices-per-node=5", "does not divide"},
+	    {"plan --heads=5", "--hidden=128 does not split into 5 heads"},
+	    {"plan --top=-1", "--top"},
+	    {"plan --trace=x.json", "unknown option '--trace'"},
+	    {"plan --timing=measured", "unknown option '--timing'"},
+	    {"plan --layers=0", "--layers"},
+	    {"plan extra", "unexpected argument"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct result r;
@@ -207,9 +208,10 @@ static void test_plan_json(void **state)
 {
 	(void)state;
 	struct result r;
-	json_t *j = json_of("plan --devices=8 --devices-per-node=4 --layers=4 --hidden=64 --ffn=256 "
-			    "--heads=4 --seq=64 --batch=16 --memory=2MiB --format=json",
-			    &r);
+	json_t *j =
+	    json_of("plan --devices=8 --devices-per-node=4 --layers=4 --hidden=64 --ffn=256 "
+	            "--heads=4 --seq=64 --batch=16 --memory=2MiB --format=json",
+	            &r);
 	json_t *rows = json_object_get(j, "layouts");
 	assert_true(json_is_array(rows));
 	size_t n = json_array_size(rows);
@@ -229,7 +231,8 @@ static void test_plan_json(void **state)
 			assert_true(t >= prev * (1 - 1e-12));
 			prev = t;
 			assert_true(peak <= mem);
-			assert_true(num(o, "tokens_per_s") > 0 && num(o, "model_flops_per_device") > 0);
+			assert_true(num(o, "tokens_per_s") > 0 &&
+			            num(o, "model_flops_per_device") > 0);
 			assert_true(num(o, "comm_share") >= 0 && num(o, "comm_share") <= 1);
 			assert_true(num(o, "bubble_fraction") >= 0);
 			assert_non_null(json_object_get(o, "tp_link"));
@@ -239,8 +242,9 @@ static void test_plan_json(void **state)
 			assert_true(json_is_string(json_object_get(o, "rejected")));
 		}
 		assert_true(num(o, "memory_params_bytes") + num(o, "memory_grads_bytes") +
-				    num(o, "memory_optimizer_bytes") + num(o, "memory_activations_peak_bytes") <=
-			    peak);
+		                num(o, "memory_optimizer_bytes") +
+		                num(o, "memory_activations_peak_bytes") <=
+		            peak);
 	}
 	json_t *best = json_object_get(j, "best");
 	assert_int_equal((int)num(best, "rank"), 1);
@@ -255,9 +259,10 @@ static void test_plan_many_devices(void **state)
 {
 	(void)state;
 	struct result r;
-	json_t *j = json_of("plan --devices=1024 --layers=4 --hidden=64 --ffn=256 --heads=8 --seq=16 "
-			    "--batch=1024 --format=json",
-			    &r);
+	json_t *j =
+	    json_of("plan --devices=1024 --layers=4 --hidden=64 --ffn=256 --heads=8 --seq=16 "
+	            "--batch=1024 --format=json",
+	            &r);
 	assert_int_equal((int)num(json_object_get(j, "cluster"), "devices"), 1024);
 	assert_int_equal((int)num(json_object_get(j, "cluster"), "nodes"), 128);
 	assert_true(num(j, "fit") > 0);
@@ -272,22 +277,22 @@ static void test_run_dry_run(void **state)
 	(void)state;
 	struct result a, b;
 	json_t *full = json_of("run --devices=8 --devices-per-node=4 --m=256 --k=512 --n=512 "
-			       "--strategy=rowwise --format=json",
-			       &a);
+	                       "--strategy=rowwise --format=json",
+	                       &a);
 	json_t *dry = json_of("run --devices=8 --devices-per-node=4 --m=256 --k=512 --n=512 "
-			      "--strategy=rowwise --format=json --dry-run",
-			      &b);
+	                      "--strategy=rowwise --format=json --dry-run",
+	                      &b);
 	assert_true(json_is_false(json_object_get(full, "timing_only")));
 	assert_true(json_is_true(json_object_get(dry, "timing_only")));
 	assert_string_equal(json_string_value(json_object_get(dry, "check")), "none");
 	assert_true(json_is_null(json_object_get(dry, "max_rel_error")));
 	assert_string_equal(json_string_value(json_object_get(full, "check")), "pass");
 	static const char *same[] = {"emulated_time_s", "predicted_s", "compute_s", "comm_s",
-				     "bytes_moved"};
+	                             "bytes_moved"};
 	for (size_t i = 0; i < sizeof same / sizeof *same; i++)
 		if (num(full, same[i]) != num(dry, same[i]))
 			fail_msg("%s: %.17g full, %.17g dry run", same[i], num(full, same[i]),
-				 num(dry, same[i]));
+			         num(dry, same[i]));
 	json_decref(full);
 	json_decref(dry);
 	result_free(&a);
@@ -315,16 +320,70 @@ static void test_dry_run_limits(void **state)
 	result_free(&r);
 }
 
+/* train --dry-run: the same step time, bubble, memory and traffic as the
+ * full run, no losses, and models no host could hold. */
+static void test_train_dry_run(void **state)
+{
+	(void)state;
+	struct result a, b;
+	const char *args =
+	    "train --tp=2 --pp=2 --dp=2 --microbatches=4 --sequence-parallel --zero1 "
+	    "--steps=2 --format=json";
+	char dargs[300];
+	snprintf(dargs, sizeof dargs, "%s --dry-run", args);
+	json_t *full = json_of(args, &a);
+	json_t *dry = json_of(dargs, &b);
+	assert_string_equal(json_string_value(json_object_get(full, "check")), "pass");
+	assert_string_equal(json_string_value(json_object_get(dry, "check")), "none");
+	assert_true(json_is_true(json_object_get(dry, "timing_only")));
+	assert_true(json_is_null(json_array_get(json_object_get(dry, "losses"), 0)));
+	static const char *same[] = {"step_time_s", "predicted_step_s", "bubble_fraction",
+	                             "idle_fraction", "flops_per_step"};
+	for (size_t i = 0; i < sizeof same / sizeof *same; i++)
+		if (num(full, same[i]) != num(dry, same[i]))
+			fail_msg("%s: %.17g full, %.17g dry run", same[i], num(full, same[i]),
+			         num(dry, same[i]));
+	json_t *df = json_object_get(full, "per_device"), *dd = json_object_get(dry, "per_device");
+	for (size_t i = 0; i < json_array_size(df); i++)
+		assert_true(num(json_array_get(df, i), "memory_peak_bytes") ==
+		            num(json_array_get(dd, i), "memory_peak_bytes"));
+	json_decref(full);
+	json_decref(dry);
+	result_free(&a);
+	result_free(&b);
+
+	/* a model no host holds: refused in full, run timing-only */
+	const char *big = "train --tp=8 --layers=2 --hidden=8192 --ffn=32768 --heads=64 --seq=2048 "
+	                  "--batch=8 --microbatches=8 --steps=1";
+	run(big, &a);
+	expect_one_error(big, 2, &a);
+	assert_non_null(strstr(a.err, "--dry-run"));
+	result_free(&a);
+	snprintf(dargs, sizeof dargs, "%s --dry-run --format=json", big);
+	dry = json_of(dargs, &b);
+	assert_true(num(dry, "step_time_s") > 0);
+	json_decref(dry);
+	result_free(&b);
+}
+
+static void test_sandbox_dry_run_limit(void **state)
+{
+	(void)state;
+	struct result r;
+	run("sandbox --tp=8 --pp=16 --dry-run", &r);
+	expect_one_error("sandbox --tp=8 --pp=16 --dry-run", 2, &r);
+	assert_non_null(strstr(r.err, "up to 64"));
+	result_free(&r);
+}
+
 int main(void)
 {
 	tu_watchdog(900);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plan_bad_input),
-		cmocka_unit_test(test_plan_text),
-		cmocka_unit_test(test_plan_json),
-		cmocka_unit_test(test_plan_many_devices),
-		cmocka_unit_test(test_run_dry_run),
-		cmocka_unit_test(test_dry_run_limits),
+	    cmocka_unit_test(test_plan_bad_input), cmocka_unit_test(test_plan_text),
+	    cmocka_unit_test(test_plan_json),      cmocka_unit_test(test_plan_many_devices),
+	    cmocka_unit_test(test_run_dry_run),    cmocka_unit_test(test_dry_run_limits),
+	    cmocka_unit_test(test_train_dry_run),  cmocka_unit_test(test_sandbox_dry_run_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

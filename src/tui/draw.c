@@ -128,6 +128,8 @@ void sl_draw_title(const sl_view *v, sl_rect r)
 	            state);
 	x += sl_putf(r.y, x, end - x, sl_theme_role(v->th, SL_ROLE_DIM), "  %s%s  ", sd,
 	             v->auto_speed ? " (auto)" : "");
+	if (sc->cluster.timing_only)
+		x += sl_put(r.y, x, end - x, sl_theme_role(v->th, SL_ROLE_WARN), "dry run  ");
 	if (m->train && m->train->on) {
 		const sl_layout *l = &m->train->l;
 		sl_putf(r.y, x, end - x, norm, "%s train tp=%d pp=%d dp=%d %s %s %d mb %s %d%s%s %s %d node%s",

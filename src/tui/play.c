@@ -67,7 +67,10 @@ static void apply_links(sl_cluster *c, const sl_link_spec *links)
 static int train_step(sl_cluster *c, const sl_play_train *tr, sl_train_report *rep,
                       double *loss, sl_train_prediction *pred, double *single, sl_err *err)
 {
-	sl_train *t = sl_train_create(&tr->m, &tr->l, sl_cluster_devices(c), err);
+	/* A timing-only cluster runs a state without values (the same step). */
+	sl_train *t = sl_cluster_config_of(c)->timing_only
+	                  ? sl_train_create_timing_only(&tr->m, &tr->l, sl_cluster_devices(c), err)
+	                  : sl_train_create(&tr->m, &tr->l, sl_cluster_devices(c), err);
 	if (!t)
 		return err->code ? err->code : SL_EINVAL;
 	int rc = sl_train_run(t, c, 1, rep, err);
