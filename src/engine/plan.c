@@ -530,6 +530,14 @@ static size_t compare(char *buf, size_t n, const sl_plan_row *best, const sl_pla
 	return len;
 }
 
+int sl_plan_runner_up(const sl_plan *p)
+{
+	for (int i = 1; i < p->nfit; i++)
+		if (!twins(&p->rows[i].layout, &p->rows[0].layout, 0))
+			return i;
+	return -1;
+}
+
 void sl_plan_explain(const sl_plan *p, char *buf, size_t n)
 {
 	size_t len = 0;
@@ -549,12 +557,10 @@ void sl_plan_explain(const sl_plan *p, char *buf, size_t n)
 	                        sl_fmt_bytes((double)best->est.mem_peak_bytes, mem, sizeof mem),
 	                        sl_fmt_bytes((double)cfg->memory, cap, sizeof cap));
 	/* ZeRO-1 changes memory, hardly time: said apart from the runner-up. */
-	int ru = -1;
-	for (int i = 1; i < p->nfit && ru < 0; i++) {
+	int ru = sl_plan_runner_up(p);
+	for (int i = 1; i < (ru > 0 ? ru : p->nfit); i++) {
 		const sl_plan_row *r = &p->rows[i];
-		if (!twins(&r->layout, &best->layout, 0))
-			ru = i;
-		else if (best->layout.zero1 && !r->layout.zero1 && len < n)
+		if (best->layout.zero1 && !r->layout.zero1 && len < n)
 			len += (size_t)snprintf(
 			    buf + len, n - len,
 			    " ZeRO-1 (z1) shards Adam's moments over the %d replicas: without it "

@@ -80,6 +80,10 @@ char *sl_plan_layout_name(const sl_layout *l, char *buf, size_t n);
  * the other side of the node boundary when there is one. */
 void sl_plan_explain(const sl_plan *p, char *buf, size_t n);
 
+/* The runner-up: the first row after the best that is not the best but
+ * for ZeRO-1 (what the explanation compares with); -1 when none. */
+int sl_plan_runner_up(const sl_plan *p);
+
 /* The row of the same layout as rows[i] but with its mesh order changed
  * so that the TP group sits across nodes (want_inter = 1) or inside one
  * (0), the fastest such; -1 when the plan has none. */
