@@ -109,10 +109,10 @@ time_cmd() { # label runs command...
 if out=$("$SL" $STARTUP_ARGS 2>>"$LOG") && echo "$out" | grep -qiE 'allreduce|busbw'; then
 	# shellcheck disable=SC2086
 	time_cmd shardlab 20 "$SL" $STARTUP_ARGS
-	# As a user's shell runs it, without OPENBLAS_NUM_THREADS: the program
-	# sets it and re-executes itself once (src/blasenv.c).
+	# As a user's shell runs it, with no OpenBLAS variables: the program sets
+	# the core type and re-executes itself once (src/blasenv.c).
 	# shellcheck disable=SC2086
-	time_cmd shardlab_reexec 20 env -u OPENBLAS_NUM_THREADS "$SL" $STARTUP_ARGS
+	time_cmd shardlab_reexec 20 env -u OPENBLAS_CORETYPE -u OPENBLAS_NUM_THREADS "$SL" $STARTUP_ARGS
 	# The fixed part: loading the program and OpenBLAS, no devices.
 	time_cmd shardlab_version 20 "$SL" --version
 else
@@ -130,4 +130,22 @@ step "engine overhead: 64 devices, 64 MiB all-reduce (up to a minute: 4 GiB of f
 step "writing $OUT"
 awk -f "$S/bench/report.awk" "$RAW" >"$OUT.tmp" || fail "report failed"
 mv "$OUT.tmp" "$OUT"
+
+# The interactive view's costs (issue 4), measured through tmux; each line
+# is "name value unit" as tests/screen/bench.sh prints it.
+step "the interactive view (about a minute)"
+tui=$(sh "$S/tests/screen/bench.sh" "$SL" 2>>"$LOG")
+{
+	echo
+	echo "## 6. The interactive view"
+	echo
+	echo "tests/screen/bench.sh through tmux. Targets: the first complete frame in under 200 ms;"
+	echo "under 1% of a core while paused for 10 s (it must block on input); under 10% of a core"
+	echo "for the UI thread while animating at the default frame rate (device threads, which"
+	echo "really compute and copy, reported apart)."
+	echo
+	echo '```'
+	echo "$tui"
+	echo '```'
+} >>"$OUT"
 cat "$OUT"

@@ -33,6 +33,7 @@ static const struct sl_cmd {
 	{"check", sl_cmd_check, "check lesson files without running them"},
 	{"lesson", sl_cmd_lesson, "follow a guided lesson (--headless: without the screen)"},
 	{"plan", sl_cmd_plan, "rank every layout (tp, pp, dp, schedule, ...) of a model on a cluster"},
+	{"ckpt", sl_cmd_ckpt, "inspect, verify or reshard a sharded checkpoint"},
 	{NULL, NULL, NULL},
 };
 

@@ -26,6 +26,7 @@ int sl_cmd_run(int argc, char **argv);
 int sl_cmd_coll(int argc, char **argv);
 int sl_cmd_train(int argc, char **argv);
 int sl_cmd_compare(int argc, char **argv);
+int sl_cmd_ckpt(int argc, char **argv);
 int sl_cmd_sandbox(int argc, char **argv);
 /* The interactive view of the default scenario (no command, on a terminal). */
 int sl_sandbox_default(void);

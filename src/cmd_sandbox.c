@@ -1,7 +1,9 @@
 /* cmd_sandbox.c - `shardlab sandbox`: the terminal interface on a scenario
  * given by the same options as `shardlab run`. */
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "ckpt.h"
 #include "cli.h"
 #include "tui.h"
 #include "units.h"
@@ -13,6 +15,7 @@ enum {
 	OPT_NO_MOUSE,
 	OPT_PLAY,
 	OPT_FPS,
+	OPT_LOAD,
 };
 
 static const struct option mine[] = {
@@ -22,6 +25,7 @@ static const struct option mine[] = {
     {"no-mouse", no_argument, NULL, OPT_NO_MOUSE},
     {"play", no_argument, NULL, OPT_PLAY},
     {"fps", required_argument, NULL, OPT_FPS},
+    {"load", required_argument, NULL, OPT_LOAD},
     {NULL, 0, NULL, 0},
 };
 
@@ -46,7 +50,12 @@ static void sandbox_help(void)
 	fputs(sl_opts_layout_help, stdout);
 	putchar('\n');
 	fputs(sl_opts_model_help, stdout);
-	putchar('\n');
+	printf(
+	    "\nResharding a checkpoint:\n"
+	    "  --load=DIR              show DIR (saved by train --save) resharded to the layout\n"
+	    "                          of --tp, --pp and --dp (each defaults to the saved one):\n"
+	    "                          which device reads which stored chunk and keeps what,\n"
+	    "                          then which writes which new chunk (the model is DIR's)\n\n");
 	fputs(sl_opts_cluster_help, stdout);
 	printf("  (sandbox: --trace writes the trace of the run shown, on quitting; --format\n"
 	       "   does not apply)\n");
@@ -66,7 +75,10 @@ static void sandbox_help(void)
 struct sargs {
 	struct sl_tui_options t;
 	sl_train_opts tr;
-	int train; /* a training option was given */
+	int train;       /* a training option was given */
+	int layout_axes; /* bits 0-2: --tp, --pp, --dp given */
+	int model_given; /* a model option was given */
+	const char *load;
 };
 
 static int own(void *ctx, int code, const char *arg, sl_err *err)
@@ -77,6 +89,10 @@ static int own(void *ctx, int code, const char *arg, sl_err *err)
 	int rc = sl_train_opts_handle(&sa->tr, code, arg, err);
 	if (rc != SL_OPTS_NOT_MINE) {
 		sa->train = 1;
+		if (code >= SL_OPT_TP && code <= SL_OPT_DP)
+			sa->layout_axes |= 1 << (code - SL_OPT_TP);
+		if (code >= SL_OPT_LAYERS && code <= SL_OPT_LR)
+			sa->model_given = 1;
 		return rc;
 	}
 	switch (code) {
@@ -94,6 +110,11 @@ static int own(void *ctx, int code, const char *arg, sl_err *err)
 		return SL_OK;
 	case OPT_PLAY:
 		t->play = 1;
+		return SL_OK;
+	case OPT_LOAD:
+		if (!*arg)
+			return sl_fail(err, SL_EINVAL, "--load: empty directory name");
+		sa->load = arg;
 		return SL_OK;
 	case OPT_FPS:
 		if (sl_parse_int(arg, 1, 60, "--fps", &fps, err))
@@ -155,6 +176,93 @@ static int train_view(sl_opts *o, struct sargs *sa)
 	return open_view(o, &sa->t);
 }
 
+static int too_many_devices(int devices)
+{
+	return sl_cli_usage("sandbox",
+	                    "%d devices: the sandbox shows up to %d; 'shardlab train --dry-run' and "
+	                    "'shardlab plan' take up to %d",
+	                    devices, SL_MAX_FULL_DEVICES, SL_MAX_DEVICES);
+}
+
+/* A checkpoint resharded to the layout of the options, on that layout's
+ * devices (sl_ckpt_reshard): the plans of reads and writes for the views. */
+static int reshard_view(sl_opts *o, struct sargs *sa)
+{
+	const char *cmd = "sandbox";
+	sl_train_opts *a = &sa->tr;
+	static const int product[] = {SL_OPT_STRATEGY, SL_OPT_M, SL_OPT_K, SL_OPT_N, SL_OPT_SEED};
+	for (size_t i = 0; i < sizeof product / sizeof product[0]; i++)
+		if (sl_opts_given(o, product[i]))
+			return sl_cli_usage(cmd, "--%s is for the sharded product, not --load",
+			                    sl_opts_name(product[i]));
+	if (sa->model_given)
+		return sl_cli_usage(cmd,
+		                    "--load takes the model from the checkpoint: drop the model "
+		                    "options");
+	static sl_ckpt *ck;
+	sl_err err = {0};
+	if (sl_ckpt_open(sa->load, &ck, &err)) {
+		sl_cli_error("%s: %s", cmd, err.msg);
+		return SL_EXIT_FAIL;
+	}
+	const sl_ckpt_info *ci = sl_ckpt_info_of(ck);
+	const sl_layout *saved = &ci->layout;
+	sl_layout *l = &a->l;
+	if (!(sa->layout_axes & 1))
+		l->tp = saved->tp;
+	if (!(sa->layout_axes & 2))
+		l->pp = saved->pp;
+	if (!(sa->layout_axes & 4))
+		l->dp = saved->dp;
+	if (!sl_opts_given(o, SL_OPT_DEVICES))
+		o->sc.cluster.devices = l->tp * l->pp * l->dp;
+	if (o->sc.cluster.devices > SL_MAX_FULL_DEVICES) {
+		sl_ckpt_close(ck);
+		return too_many_devices(o->sc.cluster.devices);
+	}
+	l->zero1 = 0; /* a reshard writes from every DP rank 0; nothing to gather */
+	l->algo = o->sc.gemm.algo;
+	sl_train_layout_defaults(&ci->model, l, a->given_m, a->given_v);
+	int rc = SL_EXIT_OK;
+	sl_train *tr = NULL;
+	static sl_play_train pt;
+	static sl_ckpt_move *reads, *writes;
+	if (sl_ckpt_check_target(ck, &ci->model, l, o->sc.cluster.devices, &err))
+		rc = sl_cli_usage(cmd, "%s", err.msg);
+	else if ((rc = sl_cli_host_fits(cmd, 16.0 * (double)sl_model_nparams(&ci->model) * l->tp,
+	                                "resharding this checkpoint")))
+		;
+	else if (!(tr = sl_train_create(&ci->model, l, o->sc.cluster.devices, &err)) ||
+	         sl_ckpt_read_plan(ck, tr, &reads, &pt.nreads, &err) ||
+	         sl_ckpt_write_plan(tr, &writes, &pt.nwrites, &err))
+		rc = sl_cli_fail(cmd, &err);
+	sl_train_destroy(tr);
+	sl_cluster_config cfg;
+	if (rc == SL_EXIT_OK &&
+	    sl_train_cluster_config(&o->sc.cluster, o->sc.cluster.devices, &cfg, &err))
+		rc = sl_cli_usage(cmd, "%s", err.msg);
+	if (rc == SL_EXIT_OK) {
+		o->sc.cluster = cfg;
+		if (o->sc.gemm.split == SL_SPLIT_SINGLE)
+			o->sc.gemm.split = SL_SPLIT_COL;
+		pt.on = 1;
+		pt.m = ci->model;
+		pt.l = *l;
+		pt.ck = ck;
+		pt.reads = reads;
+		pt.writes = writes;
+		sa->t.train = &pt;
+		sa->t.trace = o->trace;
+		/* ck and the plans stay: a background thread of the view may still
+		 * be reading them when it returns (the process ends next). */
+		return open_view(o, &sa->t);
+	}
+	free(reads);
+	free(writes);
+	sl_ckpt_close(ck);
+	return rc;
+}
+
 int sl_cmd_sandbox(int argc, char **argv)
 {
 	struct option lo[SL_OPTS_MAX];
@@ -179,9 +287,11 @@ int sl_cmd_sandbox(int argc, char **argv)
 		return rc;
 	/* The views draw every device; more are for train --dry-run and plan. */
 	if (o.sc.cluster.devices > SL_MAX_FULL_DEVICES)
-		return sl_cli_usage("sandbox",
-		                    "%d devices: the sandbox shows up to %d; 'shardlab train --dry-run' and 'shardlab plan' take up to %d",
-		                    o.sc.cluster.devices, SL_MAX_FULL_DEVICES, SL_MAX_DEVICES);
+		return too_many_devices(o.sc.cluster.devices);
+	if (sa.load && o.sc.cluster.timing_only)
+		return sl_cli_usage("sandbox", "--dry-run: --load shows stored values being moved");
+	if (sa.load)
+		return reshard_view(&o, &sa);
 	if (sa.train)
 		return train_view(&o, &sa);
 	struct sl_tui_options t = *tp;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ckpt.h"
 #include "cli.h"
 #include "report.h"
 #include "train.h"
@@ -14,7 +15,15 @@
 
 enum {
 	OPT_LAYOUTS = SL_OPT_USER,
+	OPT_SAVE,
+	OPT_SAVE_EVERY,
+	OPT_LOAD,
 };
+
+static const struct option ckpt_opts[] = {{"save", required_argument, NULL, OPT_SAVE},
+                                          {"save-every", required_argument, NULL, OPT_SAVE_EVERY},
+                                          {"load", required_argument, NULL, OPT_LOAD},
+                                          {NULL, 0, NULL, 0}};
 
 static const struct option compare_opts[] = {
 	{"layouts", required_argument, NULL, OPT_LAYOUTS},
@@ -33,6 +42,39 @@ static int own_option(void *ctx, int code, const char *arg, sl_err *err)
 	int rc = sl_train_opts_handle(a, code, arg, err);
 	return rc == SL_OPTS_NOT_MINE ? sl_fail(err, SL_EINVAL, "option code %d has no handler", code)
 				      : rc;
+}
+
+/* train's checkpoint options, and which model options were given (--load
+ * takes the others from the checkpoint). */
+struct train_args {
+	sl_train_opts *t;
+	const char *save, *load;
+	int save_every;
+	unsigned given_model; /* bit (code - SL_OPT_LAYERS) per model option given */
+};
+
+static int train_option(void *ctx, int code, const char *arg, sl_err *err)
+{
+	struct train_args *a = ctx;
+	long v;
+	switch (code) {
+	case OPT_SAVE:
+	case OPT_LOAD:
+		if (!*arg)
+			return sl_fail(err, SL_EINVAL, "--%s: empty directory name",
+			               code == OPT_SAVE ? "save" : "load");
+		*(code == OPT_SAVE ? &a->save : &a->load) = arg;
+		return SL_OK;
+	case OPT_SAVE_EVERY:
+		if (sl_parse_int(arg, 1, 100000, "--save-every", &v, err))
+			return SL_EINVAL;
+		a->save_every = (int)v;
+		return SL_OK;
+	default:
+		if (code >= SL_OPT_LAYERS && code <= SL_OPT_LR)
+			a->given_model |= 1u << (code - SL_OPT_LAYERS);
+		return own_option(a->t, code, arg, err);
+	}
 }
 
 /* ---- running one layout ---- */
@@ -67,8 +109,16 @@ static int layout_cluster(const sl_cluster_config *base, int n, sl_cluster **out
 	return *out ? SL_OK : err->code;
 }
 
+/* train's checkpoints: load before the steps, save after (and every N). */
+struct ckpt_io {
+	const sl_ckpt *load;
+	const char *save;
+	int every;
+};
+
 static int run_layout(const sl_cluster_config *base, const sl_model_spec *m, const sl_layout *l,
-		      int steps, const double *ref, struct outcome *r, sl_err *err)
+                      int steps, const double *ref, const struct ckpt_io *io, struct outcome *r,
+                      sl_err *err)
 {
 	int n = l->tp * l->pp * l->dp;
 	r->l = *l;
@@ -82,7 +132,12 @@ static int run_layout(const sl_cluster_config *base, const sl_model_spec *m, con
 	if (!tr)
 		return err->code;
 	double w0 = wall_now();
-	rc = sl_train_run(tr, r->c, steps, &r->rep, err);
+	if (io && io->load)
+		rc = sl_ckpt_load(tr, r->c, io->load, NULL, err);
+	if (rc == SL_OK && io && io->save)
+		rc = sl_ckpt_train_run(tr, r->c, steps, io->save, io->every, NULL, &r->rep, err);
+	else if (rc == SL_OK)
+		rc = sl_train_run(tr, r->c, steps, &r->rep, err);
 	r->wall_s = wall_now() - w0;
 	if (rc == SL_OK)
 		rc = sl_train_predict(tr, r->c, &r->pred, err);
@@ -385,9 +440,47 @@ static void train_help(void)
 	fputs(sl_opts_layout_help, stdout);
 	putchar('\n');
 	fputs(sl_opts_model_help, stdout);
-	putchar('\n');
+	printf("\nCheckpoints (see shardlab ckpt --help):\n"
+	       "  --save=DIR              save the training state after the last step\n"
+	       "  --save-every=N          ... and every N steps (each save replaces the last)\n"
+	       "  --load=DIR              resume from a checkpoint, under this layout or another;\n"
+	       "                          model options not given come from it (the losses are\n"
+	       "                          checked against one device's from step 0)\n"
+	       "  (with --save, --trace holds the final save: which device wrote which chunk)\n\n");
 	fputs(sl_opts_cluster_help, stdout);
 	fputs(sl_opts_dry_run_help, stdout);
+}
+
+/* --load: the model comes from the checkpoint where no option set it; the
+ * architecture is then checked by the load, and the data and Adam settings
+ * must be the checkpoint's for the resumed run to be exact. */
+static int model_from_ckpt(struct train_args *a, const sl_ckpt *ck, sl_err *err)
+{
+	const sl_model_spec *c = &sl_ckpt_info_of(ck)->model;
+	sl_model_spec *m = &a->t->m;
+#define FROM(code, field)                                                                          \
+	if (!(a->given_model & (1u << ((code)-SL_OPT_LAYERS))))                                    \
+		m->field = c->field;
+	FROM(SL_OPT_LAYERS, layers)
+	FROM(SL_OPT_HIDDEN, hidden)
+	FROM(SL_OPT_FFN, ffn)
+	FROM(SL_OPT_HEADS, heads)
+	FROM(SL_OPT_SEQ, seq)
+	FROM(SL_OPT_BATCH, batch)
+	FROM(SL_OPT_MODEL_SEED, seed)
+	FROM(SL_OPT_LR, lr)
+#undef FROM
+	m->beta1 = c->beta1;
+	m->beta2 = c->beta2;
+	m->eps = c->eps;
+	if (m->seq != c->seq || m->batch != c->batch || m->seed != c->seed || m->lr != c->lr)
+		return sl_fail(
+		    err, SL_EINVAL,
+		    "%s was trained with --seq=%d --batch=%d --seed=%llu --lr=%g: resuming "
+		    "exactly needs the same data and learning rate (drop the option that "
+		    "differs)",
+		    sl_ckpt_dir(ck), c->seq, c->batch, (unsigned long long)c->seed, (double)c->lr);
+	return SL_OK;
 }
 
 int sl_cmd_train(int argc, char **argv)
@@ -396,47 +489,88 @@ int sl_cmd_train(int argc, char **argv)
 	size_t n = sl_opts_append(lo, 0, SL_OPTS_MAX, sl_opts_cluster);
 	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_layout);
 	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_model);
-	sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_dry_run);
+	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_dry_run);
+	sl_opts_append(lo, n, SL_OPTS_MAX, ckpt_opts);
 	sl_opts o;
 	sl_train_opts a;
 	sl_train_opts_init(&a, &o, 5);
+	struct train_args ta = {.t = &a};
 	a.devices_follow = 1;
 	o.sc.cluster.devices = 1;
-	int rc = sl_cli_parse("train", argc, argv, lo, &o, own_option, &a, train_help);
+	int rc = sl_cli_parse("train", argc, argv, lo, &o, train_option, &ta, train_help);
 	if (rc != SL_CLI_GO)
 		return rc;
-	a.l.algo = o.sc.gemm.algo;
-	sl_train_layout_defaults(&a.m, &a.l, a.given_m, a.given_v);
-	sl_err err = {0};
-	if (sl_layout_check(&a.m, &a.l, o.sc.cluster.devices, &err))
-		return sl_cli_usage("train", "%s", err.msg);
+	if (ta.save_every && !ta.save)
+		return sl_cli_usage("train", "--save-every needs --save=DIR: where to save");
 	int dry = o.sc.cluster.timing_only;
-	if (!dry && sl_model_check_values(&a.m, &err))
-		return sl_cli_usage("train", "%s", err.msg);
-	if (!dry &&
-	    (rc = sl_cli_host_fits_or_dry("train", sl_train_host_bytes(&a.m, &a.l),
-					  "this model and layout")))
-		return rc;
-	if (o.trace && (rc = sl_cli_check_output("train", o.trace)))
-		return rc;
-	/* The reference computes; a dry run has nothing to compare with it. */
-	double *ref = NULL;
-	if (!dry) {
-		if (!(ref = calloc((size_t)a.steps, sizeof *ref))) {
-			sl_cli_error("train: out of host memory");
+	if (dry && (ta.load || ta.save))
+		return sl_cli_usage("train", "--dry-run holds no values: nothing to %s",
+		                    ta.load ? "load (--load)" : "save (--save)");
+	a.l.algo = o.sc.gemm.algo;
+	sl_err err = {0};
+	sl_ckpt *ck = NULL;
+	long first = 0; /* steps done before this run */
+	if (ta.load) {
+		if (sl_ckpt_open(ta.load, &ck, &err)) {
+			sl_cli_error("train: %s", err.msg);
 			return SL_EXIT_FAIL;
 		}
-		if ((rc = reference("train", &a.m, a.steps, ref))) {
-			free(ref);
+		first = sl_ckpt_info_of(ck)->step;
+		if (model_from_ckpt(&ta, ck, &err)) {
+			sl_ckpt_close(ck);
+			return sl_cli_usage("train", "%s", err.msg);
+		}
+	}
+	sl_train_layout_defaults(&a.m, &a.l, a.given_m, a.given_v);
+	/* With a checkpoint, say why it cannot be resharded to this layout. */
+	if ((ck && sl_ckpt_check_target(ck, &a.m, &a.l, o.sc.cluster.devices, &err)) ||
+	    sl_layout_check(&a.m, &a.l, o.sc.cluster.devices, &err)) {
+		sl_ckpt_close(ck);
+		return sl_cli_usage("train", "%s", err.msg);
+	}
+	if (ta.save && sl_ckpt_check_dest(ta.save, &err)) {
+		sl_ckpt_close(ck);
+		return sl_cli_usage("train", "--save: %s", err.msg);
+	}
+	rc = SL_EXIT_OK;
+	if (!dry && sl_model_check_values(&a.m, &err))
+		rc = sl_cli_usage("train", "%s", err.msg);
+	else if (!dry)
+		rc = sl_cli_host_fits_or_dry("train", sl_train_host_bytes(&a.m, &a.l),
+		                             "this model and layout");
+	if (rc == SL_EXIT_OK && o.trace)
+		rc = sl_cli_check_output("train", o.trace);
+	if (rc != SL_EXIT_OK) {
+		sl_ckpt_close(ck);
+		return rc;
+	}
+	/* The reference runs from step 0: a resumed run must match it too.  It
+	 * computes; a dry run has nothing to compare with it. */
+	double *ref0 = NULL, *ref = NULL;
+	if (!dry) {
+		if (!(ref0 = calloc((size_t)(first + a.steps), sizeof *ref0))) {
+			sl_cli_error("train: out of host memory");
+			sl_ckpt_close(ck);
+			return SL_EXIT_FAIL;
+		}
+		ref = ref0 + first;
+		if ((rc = reference("train", &a.m, (int)(first + a.steps), ref0))) {
+			free(ref0);
+			sl_ckpt_close(ck);
 			return rc;
 		}
 	}
 	struct outcome r;
 	memset(&r, 0, sizeof r);
-	if (run_layout(&o.sc.cluster, &a.m, &a.l, a.steps, ref, &r, &err)) {
+	struct ckpt_io io = {ck, ta.save, ta.save_every};
+	if (run_layout(&o.sc.cluster, &a.m, &a.l, a.steps, ref, &io, &r, &err)) {
 		outcome_free(&r);
-		free(ref);
-		return sl_cli_fail("train", &err);
+		free(ref0);
+		sl_ckpt_close(ck);
+		sl_cli_error("train: %s", err.msg);
+		/* The command line was checked: a damaged checkpoint or a failed save
+		 * is the run's failure. */
+		return err.code == SL_EINVAL && !ta.load && !ta.save ? SL_EXIT_USAGE : SL_EXIT_FAIL;
 	}
 	int status = SL_EXIT_OK;
 	if (o.trace && sl_report_trace(r.c, o.trace, &err)) {
@@ -451,11 +585,26 @@ int sl_cmd_train(int argc, char **argv)
 					    ref ? losses_json(ref, a.steps) : json_null());
 			model_json(j, &a.m);
 			json_object_set_new(j, "algorithm", json_string(sl_algo_name(a.l.algo)));
+			if (ta.load || ta.save)
+				json_object_set_new(
+				    j, "checkpoint",
+				    json_pack("{s:s?, s:I, s:s?, s:i}", "loaded_from", ta.load,
+				              "loaded_step", (json_int_t)first, "saved_to", ta.save,
+				              "save_every", ta.save_every));
 			sl_report_cluster_json(j, sl_cluster_config_of(r.c), o.sc.preset, o.overrides);
 			if (sl_report_json_print(stdout, j))
 				status = SL_EXIT_FAIL;
 		} else {
 			train_text(stdout, &o, &a.m, a.steps, ref, &r);
+			if (ta.load)
+				printf("\nresumed      from %s at step %ld (saved at tp=%d pp=%d "
+				       "dp=%d)\n",
+				       ta.load, first, sl_ckpt_info_of(ck)->layout.tp,
+				       sl_ckpt_info_of(ck)->layout.pp,
+				       sl_ckpt_info_of(ck)->layout.dp);
+			if (ta.save)
+				printf("%ssaved        %s at step %ld\n", ta.load ? "" : "\n",
+				       ta.save, first + a.steps);
 		}
 		status = sl_cli_flush(status);
 	}
@@ -465,7 +614,8 @@ int sl_cmd_train(int argc, char **argv)
 		status = SL_EXIT_FAIL;
 	}
 	outcome_free(&r);
-	free(ref);
+	free(ref0);
+	sl_ckpt_close(ck);
 	return status;
 }
 
@@ -637,7 +787,7 @@ int sl_cmd_compare(int argc, char **argv)
 	for (int i = 0; i < nc && status == SL_EXIT_OK; i++) {
 		if (skip[i][0])
 			continue;
-		if (run_layout(base, &a.m, &cand[i], a.steps, ref, &res[i], &err)) {
+		if (run_layout(base, &a.m, &cand[i], a.steps, ref, NULL, &res[i], &err)) {
 			if (err.code == SL_EDEVMEM && !explicit) {
 				snprintf(skip[i], sizeof skip[i], "%s", err.msg);
 				outcome_free(&res[i]);

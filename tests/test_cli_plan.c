@@ -374,6 +374,16 @@ static void test_sandbox_dry_run_limit(void **state)
 	expect_one_error("sandbox --tp=8 --pp=16 --dry-run", 2, &r);
 	assert_non_null(strstr(r.err, "up to 64"));
 	result_free(&r);
+	/* checkpoints hold values: a dry run has none to save or show */
+	static const char *none[] = {"train --dry-run --save=/nonexistent/ck",
+	                             "train --dry-run --load=/nonexistent/ck",
+	                             "sandbox --dry-run --load=/nonexistent/ck"};
+	for (size_t i = 0; i < sizeof none / sizeof *none; i++) {
+		run(none[i], &r);
+		expect_one_error(none[i], 2, &r);
+		assert_non_null(strstr(r.err, "--dry-run"));
+		result_free(&r);
+	}
 }
 
 int main(void)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ckpt.h"
 #include "testutil.h"
 #include "trace.h"
 #include "train.h"
@@ -262,6 +263,20 @@ static void test_shapes_only_refusals(void **state)
 	sl_dev_state ds = sl_train_dev_state(td, 0);
 	assert_null(ds.params);
 	assert_true(ds.n > 0);
+	/* Nor any checkpoint: neither the state nor a timing-only cluster has
+	 * values to write (the refusal comes before the directory is touched). */
+	sl_cluster *cd = make(x, 1, (uint64_t)1 << 30);
+	sl_train *tf = sl_train_create(&m, &l, 4, &err);
+	assert_non_null(tf);
+	const char *dir = "/nonexistent/shardlab-ckpt";
+	assert_int_equal(sl_ckpt_save(td, cd, dir, NULL, &err), SL_EINVAL);
+	assert_non_null(strstr(err.msg, "timing-only"));
+	assert_int_equal(sl_ckpt_save(tf, cd, dir, NULL, &err), SL_EINVAL);
+	assert_non_null(strstr(err.msg, "timing-only"));
+	assert_int_equal(sl_ckpt_train_run(tf, cd, 1, dir, 0, NULL, &r, &err), SL_EINVAL);
+	assert_non_null(strstr(err.msg, "timing-only"));
+	sl_train_destroy(tf);
+	sl_cluster_destroy(cd);
 	sl_train_destroy(td);
 	sl_cluster_destroy(cf);
 }

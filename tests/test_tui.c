@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -281,6 +282,145 @@ static void test_train_times_are_the_headless_run(void **state)
 		sl_train_report_free(&rep);
 		sl_run_info_free(&info);
 	}
+}
+
+/* Resharding on screen: the play's run is the engine's sl_ckpt_reshard
+ * (same events, same end), its end is the busiest device's bytes over the
+ * storage rate, devices read then write, and at the end every planned read
+ * and write is done. */
+static void rm_ckpt(const char *dir)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_reshard_on_screen(void **state)
+{
+	(void)state;
+	char tmp[] = "test_tui.ckpt-XXXXXX", src[64], out[64];
+	assert_non_null(mkdtemp(tmp));
+	snprintf(src, sizeof src, "%s/src", tmp);
+	snprintf(out, sizeof out, "%s/out", tmp);
+	sl_model_spec ms;
+	sl_model_default(&ms);
+	ms.layers = 2;
+	ms.hidden = 16;
+	ms.ffn = 24;
+	ms.heads = 4;
+	ms.seq = 2;
+	ms.batch = 4;
+	sl_layout from;
+	sl_layout_default(&from);
+	from.tp = 2;
+	from.pp = 2;
+	from.microbatches = 2;
+	sl_err err = {0};
+	sl_train *t = sl_train_create(&ms, &from, 4, &err);
+	assert_non_null(t);
+	assert_int_equal(sl_ckpt_save(t, NULL, src, NULL, &err), SL_OK);
+	sl_train_destroy(t);
+	sl_ckpt *ck;
+	assert_int_equal(sl_ckpt_open(src, &ck, &err), SL_OK);
+
+	sl_play_train tr = {.on = 1, .m = ms, .ck = ck};
+	sl_layout_default(&tr.l);
+	tr.l.tp = 4;
+	sl_ckpt_move *reads, *writes;
+	t = sl_train_create(&ms, &tr.l, 4, &err);
+	assert_non_null(t);
+	assert_int_equal(sl_ckpt_read_plan(ck, t, &reads, &tr.nreads, &err), SL_OK);
+	assert_int_equal(sl_ckpt_write_plan(t, &writes, &tr.nwrites, &err), SL_OK);
+	sl_train_destroy(t);
+	tr.reads = reads;
+	tr.writes = writes;
+	sl_scenario sc = small(SL_SPLIT_COL);
+	sc.cluster.devices = 4;
+	sc.cluster.devices_per_node = 0;
+
+	/* The engine's run, as `shardlab ckpt reshard` makes it. */
+	sl_cluster *c = sl_cluster_create(&sc.cluster, &err);
+	assert_non_null(c);
+	assert_int_equal(sl_ckpt_reshard(ck, &tr.l, c, out, NULL, &err), SL_OK);
+	sl_snapshot ref;
+	assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), &ref), SL_OK);
+	sl_cluster_destroy(c);
+
+	sl_run_info info;
+	assert_int_equal(sl_play_run_train_headless(&sc, &tr, NULL, &info, NULL, NULL), SL_OK);
+	assert_int_equal(info.snap.n, ref.n);
+	int nr = 0, nw = 0;
+	for (size_t i = 0; i < ref.n; i++) {
+		assert_true(info.snap.ev[i].t1 == ref.ev[i].t1);
+		nr += ref.ev[i].kind == SL_EV_READ;
+		nw += ref.ev[i].kind == SL_EV_WRITE;
+	}
+	assert_int_equal(nr, tr.nreads);
+	assert_int_equal(nw, tr.nwrites);
+	/* The prediction: the busiest device's bytes over the rate, summed here. */
+	double most = 0;
+	for (int d = 0; d < 4; d++) {
+		double b = 0;
+		for (int i = 0; i < tr.nreads; i++)
+			b += reads[i].dev == d ? (double)reads[i].bytes : 0;
+		for (int i = 0; i < tr.nwrites; i++)
+			b += writes[i].dev == d ? (double)writes[i].bytes : 0;
+		most = b > most ? b : most;
+	}
+	assert_true(fabs(info.end - most / SL_CKPT_STORAGE_BW_DEFAULT) <= 1e-12 * info.end);
+	assert_true(fabs(sl_play_reshard_predicted(&tr) - info.end) <= 1e-12 * info.end);
+
+	sl_scene *m = calloc(1, sizeof *m);
+	assert_non_null(m);
+	sl_scene_in in = {
+	    .ev = &info.snap,
+	    .end = info.end,
+	    .exact = 1,
+	    .sc = &sc,
+	    .ndev = 4,
+	    .result = &info,
+	    .predicted_s = info.end,
+	    .train = &tr,
+	    .link = cb_link_of_sc,
+	    .inter = cb_inter_none,
+	    .ctx = &sc,
+	};
+	double at[3] = {0, info.end * 1e-3, info.end * (1 - 1e-3)};
+	sl_dstate want[3] = {SL_DS_READ, SL_DS_READ, SL_DS_WRITE};
+	for (int k = 0; k < 3; k++) {
+		in.t = at[k];
+		sl_scene_build(&in, m);
+		/* Every device reads first; at the end the busiest is still writing
+		 * and no one reads any more. */
+		int with = 0;
+		for (int d = 0; d < 4; d++) {
+			with += m->dev[d].state == want[k];
+			assert_true(k < 2 || m->dev[d].state != SL_DS_READ);
+		}
+		assert_true(k < 2 ? with == 4 : with >= 1);
+	}
+	in.t = 0;
+	sl_scene_build(&in, m);
+	assert_non_null(strstr(m->sentence, "reads block0.attn.qkv.weight's chunk 0"));
+	for (int i = 0; i < tr.nreads; i++)
+		assert_true(sl_scene_io_fill(m, 0, reads[i].dev, reads[i].chunk) == 0);
+	in.t = info.end;
+	sl_scene_build(&in, m);
+	for (int i = 0; i < tr.nreads; i++)
+		assert_true(sl_scene_io_fill(m, 0, reads[i].dev, reads[i].chunk) == 1);
+	for (int i = 0; i < tr.nwrites; i++)
+		assert_true(sl_scene_io_fill(m, 1, writes[i].dev, writes[i].chunk) == 1);
+	double io = 0;
+	for (int d = 0; d < 4; d++)
+		io = m->dev[d].io_s > io ? m->dev[d].io_s : io;
+	assert_true(fabs(io - info.end) <= 1e-12 * info.end);
+	free(m);
+	sl_snapshot_free(&ref);
+	sl_run_info_free(&info);
+	free(reads);
+	free(writes);
+	sl_ckpt_close(ck);
+	rm_ckpt(tmp);
 }
 
 /* Stepping stops exactly at every operation's end of the headless run,
@@ -655,6 +795,7 @@ int main(void)
 	    cmocka_unit_test(test_crossover),
 	    cmocka_unit_test(test_plan_is_the_headless_run),
 	    cmocka_unit_test(test_train_times_are_the_headless_run),
+	    cmocka_unit_test(test_reshard_on_screen),
 	    cmocka_unit_test(test_colwise_picture),
 	    cmocka_unit_test(test_rowwise_picture),
 	    cmocka_unit_test(test_busbw_without_latency),

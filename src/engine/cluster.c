@@ -714,6 +714,30 @@ int sl_dev_compute(sl_dev *d, double flops, double cpu_mark, const char *label, 
 	return account_compute(d, flops, thread_cpu_now() - cpu_mark, now, label, err);
 }
 
+int sl_dev_storage(sl_dev *d, int write, uint64_t bytes, double bandwidth, const char *label,
+		   sl_err *err)
+{
+	if (atomic_load(&d->c->cancel))
+		return sl_fail(err, SL_ECANCEL, "cancelled");
+	if (!(bandwidth > 0))
+		return sl_fail(err, SL_EINVAL, "the storage bandwidth must be positive");
+	double w0 = sl_wall_now();
+	double t0 = d->clock, t1 = t0 + (double)bytes / bandwidth;
+	if (sl_pace_until(d->c, t1))
+		return sl_fail(err, SL_ECANCEL, "cancelled");
+	sl_dev_record(d, write ? SL_EV_WRITE : SL_EV_READ, -1, t0, t1, w0, sl_wall_now(), bytes, 0,
+		      label);
+	pthread_mutex_lock(&d->mu);
+	d->clock = t1;
+	d->st.io_s += t1 - t0;
+	if (write)
+		d->st.bytes_written += bytes;
+	else
+		d->st.bytes_read += bytes;
+	pthread_mutex_unlock(&d->mu);
+	return SL_OK;
+}
+
 int sl_dev_wall_barrier(sl_dev *d)
 {
 	sl_cluster *c = d->c;

@@ -121,6 +121,8 @@ typedef struct sl_dev_stats {
 	uint64_t bytes_sent, bytes_received;
 	uint64_t mem_current, mem_peak;
 	double cpu_s;          /* host CPU time spent in the device's compute */
+	double io_s;           /* emulated time reading and writing storage */
+	uint64_t bytes_written, bytes_read; /* to and from storage */
 } sl_dev_stats;
 sl_dev_stats sl_cluster_dev_stats(const sl_cluster *c, int dev);
 int sl_cluster_devices(const sl_cluster *c);
@@ -155,6 +157,13 @@ int sl_dev_sgemm(sl_dev *d, int trans_a, int trans_b, int m, int n, int k,
  * mark comes from sl_dev_cpu_mark() taken before the work. */
 double sl_dev_cpu_mark(void);
 int sl_dev_compute(sl_dev *d, double flops, double cpu_mark, const char *label, sl_err *err);
+
+/* Account bytes moved between the device and storage (a checkpoint chunk
+ * the thread has just written or read for real): the clock advances by
+ * bytes / bandwidth and a SL_EV_WRITE or SL_EV_READ event labelled label is
+ * recorded. */
+int sl_dev_storage(sl_dev *d, int write, uint64_t bytes, double bandwidth, const char *label,
+		   sl_err *err);
 
 /* Tag the events this device records next (shown in the TUI and trace):
  * an operation id shared by the devices taking part, and a micro-batch

@@ -134,7 +134,8 @@ void sl_snapshot_free(sl_snapshot *s)
 
 const char *sl_ev_kind_name(sl_ev_kind k)
 {
-	static const char *const names[SL_EV_NKINDS] = {"compute", "send", "recv", "reduce", "wait"};
+	static const char *const names[SL_EV_NKINDS] = {"compute", "send", "recv", "reduce", "wait",
+							    "write", "read"};
 	return k >= 0 && k < SL_EV_NKINDS ? names[k] : "?";
 }
 

@@ -17,6 +17,8 @@ typedef enum sl_ev_kind {
 	SL_EV_RECV,    /* bytes arriving from peer, copied */
 	SL_EV_REDUCE,  /* bytes arriving from peer, summed in */
 	SL_EV_WAIT,    /* blocked on a peer */
+	SL_EV_WRITE,   /* bytes written to storage (a checkpoint chunk) */
+	SL_EV_READ,    /* bytes read from storage */
 	SL_EV_NKINDS
 } sl_ev_kind;
 

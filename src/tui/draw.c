@@ -130,6 +130,14 @@ void sl_draw_title(const sl_view *v, sl_rect r)
 	             v->auto_speed ? " (auto)" : "");
 	if (sc->cluster.timing_only)
 		x += sl_put(r.y, x, end - x, sl_theme_role(v->th, SL_ROLE_WARN), "dry run  ");
+	if (m->train && m->train->on && m->train->ck) {
+		const sl_layout *l = &m->train->l, *s = &sl_ckpt_info_of(m->train->ck)->layout;
+		sl_putf(r.y, x, end - x, norm,
+		        "%s reshard tp=%d pp=%d dp=%d %s tp=%d pp=%d dp=%d %s %d%s%s", g->v, s->tp,
+		        s->pp, s->dp, g->arrow, l->tp, l->pp, l->dp, g->dot, m->ndev, g->times,
+		        sc->preset[0] ? sc->preset : "custom");
+		return;
+	}
 	if (m->train && m->train->on) {
 		const sl_layout *l = &m->train->l;
 		sl_putf(r.y, x, end - x, norm, "%s train tp=%d pp=%d dp=%d %s %s %d mb %s %d%s%s %s %d node%s",

@@ -1,11 +1,14 @@
 /* play.c - the plan, the live run and the display clock (see play.h). */
 #include "play.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,10 +66,45 @@ static void apply_links(sl_cluster *c, const sl_link_spec *links)
 				                    links[s * n + d].latency);
 }
 
+/* Remove a directory of plain files (a checkpoint) and the directory. */
+static void remove_files(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	if (dp) {
+		struct dirent *e;
+		char path[4096];
+		while ((e = readdir(dp)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+			    snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
+				unlink(path);
+		closedir(dp);
+	}
+	rmdir(dir);
+}
+
+/* Reshard tr->ck to tr->l on c, into a directory that is removed after:
+ * what the view shows is the devices' reads and writes. */
+static int reshard(sl_cluster *c, const sl_play_train *tr, sl_err *err)
+{
+	const char *tmp = getenv("TMPDIR");
+	char dir[4096], out[4200];
+	snprintf(dir, sizeof dir, "%s/shardlab-reshard-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir))
+		return sl_fail(err, SL_ESYS, "cannot create a directory in %s: %s",
+		               tmp && *tmp ? tmp : "/tmp", strerror(errno));
+	snprintf(out, sizeof out, "%s/ckpt", dir);
+	int rc = sl_ckpt_reshard(tr->ck, &tr->l, c, out, NULL, err);
+	remove_files(out);
+	rmdir(dir);
+	return rc;
+}
+
 /* One training step on c; pred and single may be NULL (the live run). */
 static int train_step(sl_cluster *c, const sl_play_train *tr, sl_train_report *rep,
                       double *loss, sl_train_prediction *pred, double *single, sl_err *err)
 {
+	if (tr->ck)
+		return reshard(c, tr, err);
 	/* A timing-only cluster runs a state without values (the same step). */
 	sl_train *t = sl_cluster_config_of(c)->timing_only
 	                  ? sl_train_create_timing_only(&tr->m, &tr->l, sl_cluster_devices(c), err)
@@ -873,8 +911,25 @@ sl_link_state sl_play_link_state(const sl_play *p, int src, int dst)
 	return sl_cluster_link_state(p->live->c, src, dst);
 }
 
+/* Resharding: every device reads, then writes, one chunk after another at
+ * the storage rate, so the busiest device's bytes over the rate. */
+double sl_play_reshard_predicted(const sl_play_train *tr)
+{
+	double bytes[SL_MAX_DEVICES] = {0}, most = 0;
+	for (int i = 0; i < tr->nreads; i++)
+		bytes[tr->reads[i].dev] += (double)tr->reads[i].bytes;
+	for (int i = 0; i < tr->nwrites; i++)
+		bytes[tr->writes[i].dev] += (double)tr->writes[i].bytes;
+	for (int d = 0; d < SL_MAX_DEVICES; d++)
+		if (bytes[d] > most)
+			most = bytes[d];
+	return most / SL_CKPT_STORAGE_BW_DEFAULT;
+}
+
 double sl_play_predicted(const sl_play *p)
 {
+	if (p->train.on && p->train.ck)
+		return sl_play_reshard_predicted(&p->train);
 	if (p->train.on) /* the plan's analytic model, with the links it ran on */
 		return p->have_plan && p->plan.rc == SL_OK ? p->plan.tpred.step_s : -1;
 	int t = sl_cluster_devices(p->live->c);

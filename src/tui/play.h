@@ -29,6 +29,7 @@
 #include "cluster.h"
 #include "gemm.h"
 #include "scenario.h"
+#include "ckpt.h"
 #include "trace.h"
 #include "train.h"
 
@@ -59,6 +60,14 @@ typedef struct sl_play_train {
 	int on;
 	sl_model_spec m;
 	sl_layout l;
+	/* Resharding instead of the step (sandbox --load): l's devices read the
+	 * stored chunks of ck their shards overlap, then write their own
+	 * (sl_ckpt_reshard into a temporary directory, removed after).  The
+	 * plans say which device reads and writes what (events: op = chunk id);
+	 * m is ck's model.  All owned by the caller. */
+	const sl_ckpt *ck;
+	const sl_ckpt_move *reads, *writes;
+	int nreads, nwrites;
 } sl_play_train;
 
 /* Flags returned by sl_play_collect and sl_play_tick. */
@@ -79,6 +88,9 @@ sl_play *sl_play_create_train(const sl_scenario *sc, const sl_play_train *tr, in
                               sl_err *err);
 /* The training step shown, or NULL for the product. */
 const sl_play_train *sl_play_training(const sl_play *p);
+/* A reshard's predicted time: the busiest device's bytes (read and
+ * written) over the storage rate. */
+double sl_play_reshard_predicted(const sl_play_train *tr);
 /* Cancel everything and wait up to max_wait_s for the background threads.
  * Returns 1 when they are all gone; 0 when some are still in the middle of a
  * BLAS call (they hold p, which is then not freed): the caller should leave

@@ -10,8 +10,8 @@
 #include "cost.h"
 #include "units.h"
 
-static const char *const state_names[SL_DS_COUNT] = {"idle",   "compute", "send", "recv",
-                                                     "reduce", "wait",    "busy"};
+static const char *const state_names[SL_DS_COUNT] = {"idle", "compute", "send",  "recv", "reduce",
+                                                     "wait", "busy",    "write", "read"};
 
 const char *sl_dstate_name(sl_dstate s)
 {
@@ -48,7 +48,7 @@ int sl_label_parse(const char *label, char *op, size_t opn, char *algo, size_t a
  * with its data first. */
 static int state_rank(sl_dstate s)
 {
-	static const int rank[SL_DS_COUNT] = {0, 6, 3, 4, 5, 2, 1};
+	static const int rank[SL_DS_COUNT] = {0, 6, 3, 4, 5, 2, 1, 6, 6};
 	return rank[s];
 }
 
@@ -65,6 +65,10 @@ static sl_dstate kind_state(sl_ev_kind k)
 		return SL_DS_REDUCE;
 	case SL_EV_WAIT:
 		return SL_DS_WAIT;
+	case SL_EV_WRITE:
+		return SL_DS_WRITE;
+	case SL_EV_READ:
+		return SL_DS_READ;
 	default:
 		return SL_DS_IDLE;
 	}
@@ -294,6 +298,66 @@ static int same_label_stem(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
+/* The stored chunk with this id, and its tensor. */
+static const sl_ckpt_chunk *stored_chunk(const sl_ckpt *ck, int id, const sl_ckpt_tensor **T)
+{
+	const sl_ckpt_info *in = sl_ckpt_info_of(ck);
+	for (int t = 0; t < in->ntensors; t++)
+		for (int k = 0; k < in->tensors[t].nchunks; k++)
+			if (in->tensors[t].chunks[k].id == id) {
+				*T = &in->tensors[t];
+				return &in->tensors[t].chunks[k];
+			}
+	return NULL;
+}
+
+static void rect_words(const int off[2], const int shape[2], char *out, size_t n)
+{
+	snprintf(out, n, "rows %d-%d, columns %d-%d", off[0], off[0] + shape[0] - 1, off[1],
+	         off[1] + shape[1] - 1);
+}
+
+/* A chunk read or written while resharding. */
+static void describe_io(const sl_play_train *tr, const sl_event *e, const char *who,
+                        const char *dur, char *out, size_t n)
+{
+	char a[32], r1[64], r2[64];
+	sl_fmt_bytes((double)e->bytes, a, sizeof a);
+	if (e->kind == SL_EV_READ) {
+		const sl_ckpt_tensor *T = NULL;
+		const sl_ckpt_chunk *c = stored_chunk(tr->ck, e->op, &T);
+		const sl_ckpt_move *mv = NULL;
+		for (int i = 0; i < tr->nreads; i++)
+			if (tr->reads[i].dev == e->dev && tr->reads[i].chunk == e->op)
+				mv = &tr->reads[i];
+		if (!c || !mv) {
+			snprintf(out, n, "%s reads a stored chunk (%s, %s)", who, a, dur);
+			return;
+		}
+		rect_words(c->off, c->shape, r1, sizeof r1);
+		rect_words(mv->off, mv->shape, r2, sizeof r2);
+		size_t len =
+		    (size_t)snprintf(out, n, "%s reads %s's chunk %d (%s), saved by device %d,",
+		                     who, T->name, c->id, r1, c->owner);
+		if (len < n)
+			snprintf(out + len, n - len, " and keeps %s for its new shard (%s, %s)", r2,
+			         a, dur);
+		return;
+	}
+	const sl_ckpt_move *mv = NULL;
+	for (int i = 0; i < tr->nwrites; i++)
+		if (tr->writes[i].dev == e->dev && tr->writes[i].chunk == e->op)
+			mv = &tr->writes[i];
+	if (!mv) {
+		snprintf(out, n, "%s writes a chunk (%s, %s)", who, a, dur);
+		return;
+	}
+	const sl_ckpt_info *in = sl_ckpt_info_of(tr->ck);
+	rect_words(mv->off, mv->shape, r1, sizeof r1);
+	snprintf(out, n, "%s writes its chunk of %s (%s) under the new layout (%s, %s)", who,
+	         mv->tensor < in->ntensors ? in->tensors[mv->tensor].name : "?", r1, a, dur);
+}
+
 static void describe(const sl_scene_in *in, const sl_scene *m, double t_end, double t_begin,
                      char *out, size_t n)
 {
@@ -334,6 +398,11 @@ static void describe(const sl_scene_in *in, const sl_scene *m, double t_end, dou
 	}
 	char a[32], dur[32];
 	fmt_t(t_end - t_begin, dur, sizeof dur);
+	if ((first->kind == SL_EV_READ || first->kind == SL_EV_WRITE) && in->train &&
+	    in->train->ck) {
+		describe_io(in->train, first, who, dur, out, n);
+		return;
+	}
 	const sl_scene_dev *d0 = &m->dev[first->dev];
 	long shard = (long)(d0->hi - d0->lo);
 	char op[24], algo[24], phase[24];
@@ -419,6 +488,21 @@ static void build_sentence(const sl_scene_in *in, sl_scene *m)
 	free(steps);
 }
 
+double sl_scene_io_fill(const sl_scene *m, int write, int dev, int chunk)
+{
+	const sl_snapshot *s = m->ev;
+	sl_ev_kind k = write ? SL_EV_WRITE : SL_EV_READ;
+	for (size_t i = 0; s && i < s->n; i++) {
+		const sl_event *e = &s->ev[i];
+		if (e->kind != k || e->dev != dev || e->op != chunk)
+			continue;
+		if (m->t >= e->t1)
+			return 1;
+		return m->t <= e->t0 ? 0 : xfer_fill(e, m->t, 0);
+	}
+	return -1;
+}
+
 /* ---- everything ---- */
 
 void sl_scene_build(const sl_scene_in *in, sl_scene *m)
@@ -485,6 +569,10 @@ void sl_scene_build(const sl_scene_in *in, sl_scene *m)
 			break;
 		case SL_EV_WAIT:
 			v->wait_s += part;
+			break;
+		case SL_EV_WRITE:
+		case SL_EV_READ:
+			v->io_s += part;
 			break;
 		default:
 			/* Sends and receives overlap: count their union. */

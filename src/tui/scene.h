@@ -20,8 +20,10 @@ typedef enum sl_dstate {
 	SL_DS_SEND,
 	SL_DS_RECV,
 	SL_DS_REDUCE,
-	SL_DS_WAIT, /* blocked on a peer */
-	SL_DS_BUSY, /* running something the live trace does not show yet */
+	SL_DS_WAIT,  /* blocked on a peer */
+	SL_DS_BUSY,  /* running something the live trace does not show yet */
+	SL_DS_WRITE, /* writing a checkpoint chunk to storage */
+	SL_DS_READ,  /* reading a checkpoint chunk from storage */
 	SL_DS_COUNT
 } sl_dstate;
 
@@ -33,6 +35,7 @@ typedef struct sl_scene_dev {
 	double fill;                      /* progress of the current operation, 0..1 */
 	const char *label;                /* the current operation's label, or "" */
 	double compute_s, comm_s, wait_s; /* up to t */
+	double io_s;                      /* reading and writing storage, up to t */
 	uint64_t sent, received;          /* bytes, up to t */
 	uint64_t mem;                     /* bytes held */
 	int mem_known;
@@ -132,6 +135,12 @@ void sl_scene_build(const sl_scene_in *in, sl_scene *m);
 /* The state of device d at time t per the events alone, with the peer of a
  * transfer in flight (sends and receives both set). */
 sl_dstate sl_scene_state_at(const sl_snapshot *s, int d, double t, int *send_to, int *recv_from);
+
+/* A reshard (sl_play_train's ck): how far device dev has got at m->t with
+ * reading (write = 0) or writing (1) the chunk with id `chunk` (the stored
+ * manifest's for reads, the new one's for writes): 0 not begun, 1 done,
+ * between while the bytes move; -1 when the events hold no such operation. */
+double sl_scene_io_fill(const sl_scene *m, int write, int dev, int chunk);
 
 /* Parse a collective step label: "allreduce ring rs 3/6" gives op
  * "allreduce", algo "ring", phase "rs", step 3 of 6.  Returns 0 on success. */

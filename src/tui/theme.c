@@ -6,7 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
-/* States, in sl_dstate order: idle, compute, send, recv, reduce, wait, busy.
+/* States, in sl_dstate order: idle, compute, send, recv, reduce, wait, busy,
+ * write, read (a checkpoint's chunks).
  * Densities differ, so a monochrome timeline still tells them apart. */
 const sl_glyphs sl_glyphs_utf8 = {
     .utf8 = 1,
@@ -16,7 +17,7 @@ const sl_glyphs sl_glyphs_utf8 = {
     .tr = "┐",
     .bl = "└",
     .br = "┘",
-    .state = {" ", "█", "░", "▒", "▓", "·", "?"},
+    .state = {" ", "█", "░", "▒", "▓", "·", "?", "▀", "▄"},
     .level = {"·", "░", "▒", "▓", "█"},
     .incoming = "»",
     .line_done = "━",
@@ -45,7 +46,7 @@ const sl_glyphs sl_glyphs_ascii = {
     .tr = "+",
     .bl = "+",
     .br = "+",
-    .state = {" ", "#", ">", "<", "+", ".", "?"},
+    .state = {" ", "#", ">", "<", "+", ".", "?", "W", "R"},
     .level = {".", ":", "=", "%", "#"},
     .incoming = ">",
     .line_done = "=",
@@ -115,7 +116,7 @@ static void pairs(sl_theme *th)
 	    {SL_ROLE_INTRA, 74, COLOR_CYAN, 14, 0},
 	    {SL_ROLE_INTER, 214, COLOR_YELLOW, 11, 0},
 	    {SL_ROLE_DIM, 242, COLOR_WHITE, 250, 0},
-	    /* states: idle, compute, send, recv, reduce, wait, busy */
+	    /* states: idle, compute, send, recv, reduce, wait, busy, write, read */
 	    {SL_ROLE_STATE0 + SL_DS_IDLE, 242, COLOR_WHITE, 250, 0},
 	    {SL_ROLE_STATE0 + SL_DS_COMPUTE, 41, COLOR_GREEN, 10, A_BOLD},
 	    {SL_ROLE_STATE0 + SL_DS_SEND, 75, COLOR_BLUE, 12, A_BOLD},
@@ -123,6 +124,8 @@ static void pairs(sl_theme *th)
 	    {SL_ROLE_STATE0 + SL_DS_REDUCE, 170, COLOR_MAGENTA, 13, A_BOLD},
 	    {SL_ROLE_STATE0 + SL_DS_WAIT, 221, COLOR_YELLOW, 11, 0},
 	    {SL_ROLE_STATE0 + SL_DS_BUSY, 252, COLOR_WHITE, 15, 0},
+	    {SL_ROLE_STATE0 + SL_DS_WRITE, 203, COLOR_RED, 9, A_BOLD},
+	    {SL_ROLE_STATE0 + SL_DS_READ, 105, COLOR_BLUE, 12, A_BOLD},
 	};
 	short next = 1;
 	for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++) {

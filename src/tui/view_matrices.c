@@ -167,9 +167,148 @@ static void draw_train(const sl_view *v, sl_rect r)
 #undef LINE
 }
 
+/* ---- resharding a checkpoint ---- */
+
+/* The move of list mv (n of them) for tensor t and device dev (-1: any)
+ * whose rectangle holds element (row, col); NULL if none. */
+static const sl_ckpt_move *move_at(const sl_ckpt_move *mv, int n, int t, int dev, int row, int col)
+{
+	for (int i = 0; i < n; i++)
+		if (mv[i].tensor == t && (dev < 0 || mv[i].dev == dev) && row >= mv[i].off[0] &&
+		    row < mv[i].off[0] + mv[i].shape[0] && col >= mv[i].off[1] &&
+		    col < mv[i].off[1] + mv[i].shape[1])
+			return &mv[i];
+	return NULL;
+}
+
+static const sl_ckpt_chunk *chunk_at(const sl_ckpt_tensor *T, int row, int col)
+{
+	for (int k = 0; k < T->nchunks; k++) {
+		const sl_ckpt_chunk *c = &T->chunks[k];
+		if (row >= c->off[0] && row < c->off[0] + c->shape[0] && col >= c->off[1] &&
+		    col < c->off[1] + c->shape[1])
+			return c;
+	}
+	return NULL;
+}
+
+/* One tensor, stored (left) and under the new layout (right), gh x gw
+ * cells each.  Stored: each chunk in the colour of the device that saved
+ * it.  New: each part in the colour of the device that writes it in the
+ * new checkpoint: arriving while that device reads it, held once read,
+ * solid once written. */
+static void ckpt_tensor(const sl_view *v, int y, int x, int gh, int gw, int t)
+{
+	const sl_scene *m = v->m;
+	const sl_play_train *tr = m->train;
+	const sl_ckpt_tensor *T = &sl_ckpt_info_of(tr->ck)->tensors[t];
+	const sl_glyphs *g = v->th->g;
+	attr_t dim = sl_theme_role(v->th, SL_ROLE_DIM);
+	for (int r = 0; r < gh; r++)
+		for (int c = 0; c < gw; c++) {
+			int row = (int)((r + 0.5) / gh * T->rows),
+			    col = (int)((c + 0.5) / gw * T->cols);
+			int up = r > 0 ? (int)((r - 0.5) / gh * T->rows) : -1;
+			int left = c > 0 ? (int)((c - 0.5) / gw * T->cols) : -1;
+			const sl_ckpt_chunk *ch = chunk_at(T, row, col);
+			if (ch) {
+				int first = (up < 0 || chunk_at(T, up, col) != ch) &&
+				            (left < 0 || chunk_at(T, row, left) != ch);
+				cell(v, y + r, x + c, ch->owner, first);
+			}
+			const sl_ckpt_move *w = move_at(tr->writes, tr->nwrites, t, -1, row, col);
+			int nx = x + gw + 3 + c;
+			if (!w) {
+				sl_put(y + r, nx, 1, dim, "?");
+				continue;
+			}
+			const sl_ckpt_move *rd =
+			    move_at(tr->reads, tr->nreads, t, w->dev, row, col);
+			double got = rd ? sl_scene_io_fill(m, 0, w->dev, rd->chunk) : -1;
+			double put = sl_scene_io_fill(m, 1, w->dev, w->chunk);
+			if (put >= 1) {
+				int first = (up < 0 || move_at(tr->writes, tr->nwrites, t, -1, up,
+				                               col) != w) &&
+				            (left < 0 || move_at(tr->writes, tr->nwrites, t, -1,
+				                                 row, left) != w);
+				cell(v, y + r, nx, w->dev, first);
+			} else if (got >= 1) {
+				sl_put(y + r, nx, 1, sl_theme_dev(v->th, w->dev), g->level[3]);
+			} else if (got > 0) {
+				sl_put(y + r, nx, 1, sl_theme_dev(v->th, w->dev), g->incoming);
+			} else {
+				sl_put(y + r, nx, 1, dim, g->level[0]);
+			}
+		}
+}
+
+static void draw_ckpt(const sl_view *v, sl_rect r)
+{
+	const sl_scene *m = v->m;
+	const sl_play_train *tr = m->train;
+	const sl_ckpt_info *ci = sl_ckpt_info_of(tr->ck);
+	const sl_layout *s = &ci->layout, *l = &tr->l;
+	const sl_glyphs *g = v->th->g;
+	char title[160];
+	snprintf(title, sizeof title, "Resharding: tp=%d pp=%d dp=%d %s tp=%d pp=%d dp=%d", s->tp,
+	         s->pp, s->dp, g->arrow, l->tp, l->pp, l->dp);
+	sl_rect in = sl_box(v, r, title);
+	attr_t head = sl_theme_role(v->th, SL_ROLE_HEAD), dim = sl_theme_role(v->th, SL_ROLE_DIM),
+	       norm = sl_theme_role(v->th, SL_ROLE_NORMAL);
+	/* Block 0's tensors that show each kind of split (every block is alike). */
+	static const int kinds[] = {SL_T_QKV_W, SL_T_FC1_W, SL_T_FC2_W, SL_T_FC2_B};
+	int pick[4], np = 0;
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+		for (int t = 0; t < ci->ntensors; t++) {
+			sl_tensor_info ti;
+			if (sl_model_tensor(&ci->model, t, &ti) == SL_OK && ti.block == 0 &&
+			    ti.kind == kinds[k])
+				pick[np++] = t;
+		}
+	int gw = (in.w - 6) / 2, avail = in.h - 2; /* the header and the legend */
+	if (gw > 40)
+		gw = 40;
+	while (np > 0 && avail / np < 2)
+		np--;
+	if (np == 0 || gw < 4) {
+		sl_put(in.y, in.x, in.w, dim, " (too small for the tensors)");
+		return;
+	}
+	int gh = avail / np - 1;
+	if (gh > 4)
+		gh = 4;
+	int y = in.y, x = in.x + 1;
+	char lab[96];
+	snprintf(lab, sizeof lab, "stored (%d device%s)", ci->devices, ci->devices == 1 ? "" : "s");
+	sl_put(y, x, gw + 2, head, lab);
+	snprintf(lab, sizeof lab, "new (%d device%s)", m->ndev, m->ndev == 1 ? "" : "s");
+	sl_put(y++, x + gw + 3, gw, head, lab);
+	for (int i = 0; i < np; i++) {
+		const sl_ckpt_tensor *T = &ci->tensors[pick[i]];
+		snprintf(lab, sizeof lab, "%s %d%s%d, %s", T->name, T->rows, g->times, T->cols,
+		         T->split == SL_TS_HEADS    ? "by heads (columns)"
+		         : T->split == SL_TS_COLUMN ? "column-parallel"
+		         : T->split == SL_TS_ROW    ? "row-parallel"
+		                                    : "replicated");
+		sl_put(y, x, in.w - 1, norm, lab);
+		ckpt_tensor(v, y + 1, x, gh, gw, pick[i]);
+		y += gh + 1;
+	}
+	if (y < in.y + in.h) {
+		snprintf(lab, sizeof lab,
+		         "digits: the device %s %s reading %s read %s solid: written", g->dot,
+		         g->incoming, g->level[3], g->dot);
+		sl_put(y, x, in.w - 1, dim, lab);
+	}
+}
+
 void sl_draw_matrices(const sl_view *v, sl_rect r)
 {
 	const sl_scene *m = v->m;
+	if (m->train && m->train->ck) {
+		draw_ckpt(v, r);
+		return;
+	}
 	if (m->train) {
 		draw_train(v, r);
 		return;

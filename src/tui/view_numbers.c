@@ -125,6 +125,60 @@ static void train_numbers(const sl_view *v, sl_rect in, int *row)
 	     dv, x->tp, x->pp, x->dp, a, g->dot, b, g->dot, c, g->dot, d);
 }
 
+/* Resharding: chunks read and written so far, bytes, the storage rate. */
+static void ckpt_numbers(const sl_view *v, sl_rect in, int *row)
+{
+	const sl_scene *m = v->m;
+	const sl_play_train *tr = m->train;
+	const sl_glyphs *g = v->th->g;
+	attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL), dim = sl_theme_role(v->th, SL_ROLE_DIM);
+	char a[32], b[32], c[32];
+	if (m->failed) {
+		line(v, in, row, sl_theme_role(v->th, SL_ROLE_FAIL), "%s", m->error);
+		return;
+	}
+	int dv = v->sel.kind == SL_SEL_DEVICE && v->sel.dev < m->ndev ? v->sel.dev : -1;
+	int rd = 0, wr = 0;
+	uint64_t rb = 0, wb = 0, rtot = 0, wtot = 0;
+	for (int i = 0; i < tr->nreads; i++) {
+		const sl_ckpt_move *x = &tr->reads[i];
+		if (dv >= 0 && x->dev != dv)
+			continue;
+		rtot += x->bytes;
+		if (sl_scene_io_fill(m, 0, x->dev, x->chunk) >= 1) {
+			rd++;
+			rb += x->bytes;
+		}
+	}
+	for (int i = 0; i < tr->nwrites; i++) {
+		const sl_ckpt_move *x = &tr->writes[i];
+		if (dv >= 0 && x->dev != dv)
+			continue;
+		wtot += x->bytes;
+		if (sl_scene_io_fill(m, 1, x->dev, x->chunk) >= 1) {
+			wr++;
+			wb += x->bytes;
+		}
+	}
+	int nr = 0, nw = 0;
+	for (int i = 0; i < tr->nreads; i++)
+		nr += dv < 0 || tr->reads[i].dev == dv;
+	for (int i = 0; i < tr->nwrites; i++)
+		nw += dv < 0 || tr->writes[i].dev == dv;
+	if (dv >= 0)
+		line(v, in, row, sl_theme_role(v->th, SL_ROLE_KEY), "device %d:", dv);
+	sl_fmt_bytes((double)rb, a, sizeof a);
+	sl_fmt_bytes((double)rtot, b, sizeof b);
+	line(v, in, row, norm, "read %d/%d stored chunks %s %s of %s", rd, nr, g->dot, a, b);
+	sl_fmt_bytes((double)wb, a, sizeof a);
+	sl_fmt_bytes((double)wtot, b, sizeof b);
+	line(v, in, row, norm, "wrote %d/%d new chunks %s %s of %s", wr, nw, g->dot, a, b);
+	const sl_ckpt_info *ci = sl_ckpt_info_of(tr->ck);
+	sl_fmt_rate(SL_CKPT_STORAGE_BW_DEFAULT, c, sizeof c);
+	line(v, in, row, dim, "storage %s per device %s saved at step %ld on %d device%s", c,
+	     g->dot, ci->step, ci->devices, ci->devices == 1 ? "" : "s");
+}
+
 void sl_draw_numbers(const sl_view *v, sl_rect r)
 {
 	const sl_scene *m = v->m;
@@ -148,6 +202,10 @@ void sl_draw_numbers(const sl_view *v, sl_rect r)
 		snprintf(b, sizeof b, "?");
 	sl_fmt_time(m->predicted_s, c, sizeof c);
 	line(v, in, &row, head, "t %s / %s %s model %s", a, b, g->dot, c);
+	if (m->train && m->train->ck) {
+		ckpt_numbers(v, in, &row);
+		return;
+	}
 	sl_fmt_time(m->crit_compute, a, sizeof a);
 	sl_fmt_time(m->crit_comm, b, sizeof b);
 	sl_fmt_time(m->crit_wait, c, sizeof c);

@@ -22,6 +22,10 @@ static sl_dstate ev_state(sl_ev_kind k)
 		return SL_DS_RECV;
 	case SL_EV_REDUCE:
 		return SL_DS_REDUCE;
+	case SL_EV_WRITE:
+		return SL_DS_WRITE;
+	case SL_EV_READ:
+		return SL_DS_READ;
 	default:
 		return SL_DS_WAIT;
 	}
@@ -41,9 +45,16 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 	const sl_scene *m = v->m;
 	const sl_glyphs *g = v->th->g;
 	char title[160];
-	snprintf(title, sizeof title, "Timeline  %s compute  %s recv  %s reduce  %s send  %s wait",
-	         g->state[SL_DS_COMPUTE], g->state[SL_DS_RECV], g->state[SL_DS_REDUCE],
-	         g->state[SL_DS_SEND], g->state[SL_DS_WAIT]);
+	if (m->train && m->train->ck)
+		snprintf(title, sizeof title,
+		         "Timeline  %s read a chunk  %s write a chunk  %s send  %s wait",
+		         g->state[SL_DS_READ], g->state[SL_DS_WRITE], g->state[SL_DS_SEND],
+		         g->state[SL_DS_WAIT]);
+	else
+		snprintf(title, sizeof title,
+		         "Timeline  %s compute  %s recv  %s reduce  %s send  %s wait",
+		         g->state[SL_DS_COMPUTE], g->state[SL_DS_RECV], g->state[SL_DS_REDUCE],
+		         g->state[SL_DS_SEND], g->state[SL_DS_WAIT]);
 	sl_rect in = sl_box(v, r, title);
 	int label = 4, w = in.w - label - 1;
 	int rows = in.h - 1;
