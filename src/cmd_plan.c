@@ -363,7 +363,7 @@ int sl_cmd_plan(int argc, char **argv)
 	sl_model_spec *m = &a.t.m;
 	if (m->heads == 0)
 		m->seq = 1;
-	sl_plan_spec spec = {*m, o.sc.cluster, 0};
+	sl_plan_spec spec = {.model = *m, .cluster = o.sc.cluster};
 	sl_plan plan;
 	sl_err err = {0};
 	double w0 = wall_now();

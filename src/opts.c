@@ -543,14 +543,6 @@ void sl_train_layout_defaults(const sl_model_spec *m, sl_layout *l, int given_m,
 	}
 }
 
-double sl_train_host_bytes(const sl_model_spec *m, const sl_layout *l)
-{
-	double n = (double)sl_model_nparams(m), R = (double)m->batch * m->seq;
-	double h = m->hidden, f = m->ffn;
-	double acts = 4.0 * m->layers * (R * (6 * h + 2 * f) + (double)m->batch * m->heads * m->seq * m->seq);
-	return 16 * n * (1 + l->dp) + acts * (1 + l->tp);
-}
-
 int sl_train_cluster_config(const sl_cluster_config *base, int n, sl_cluster_config *out,
 			    sl_err *err)
 {

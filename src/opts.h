@@ -191,9 +191,6 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 /* Defaults that depend on other options: interleaving's chunks, and enough
  * micro-batches to fill the pipeline twice when the batch allows it. */
 void sl_train_layout_defaults(const sl_model_spec *m, sl_layout *l, int given_m, int given_v);
-/* What the host holds for a run: the reference's state and activations, and
- * every device's (an upper bound). */
-double sl_train_host_bytes(const sl_model_spec *m, const sl_layout *l);
 /* The cluster of a layout's run: base's hardware, n devices, in nodes of
  * base's size (one node when n fits in one).  SL_EINVAL when n does not
  * fill whole nodes. */

@@ -46,7 +46,7 @@ static sl_cluster_config h100(int n, int g)
 
 static void plan_or_fail(const sl_model_spec *m, const sl_cluster_config *cfg, sl_plan *p)
 {
-	sl_plan_spec s = {*m, *cfg, 0};
+	sl_plan_spec s = {.model = *m, .cluster = *cfg};
 	sl_err err = {0};
 	if (sl_plan_run(&s, p, &err))
 		fail_msg("plan: %s", err.msg);
@@ -237,7 +237,7 @@ static void test_no_valid_layout(void **state)
 	m.heads = 3;
 	m.hidden = 9;
 	sl_cluster_config cfg = h100(8, 8);
-	sl_plan_spec s = {m, cfg, 0};
+	sl_plan_spec s = {.model = m, .cluster = cfg};
 	sl_plan p;
 	sl_err err = {0};
 	assert_int_equal(sl_plan_run(&s, &p, &err), SL_EINVAL);
@@ -253,7 +253,7 @@ static void test_fits_nowhere(void **state)
 	sl_model_spec m = small_model(4, 8);
 	sl_cluster_config cfg = h100(4, 4);
 	cfg.memory = 4096;
-	sl_plan_spec s = {m, cfg, 0};
+	sl_plan_spec s = {.model = m, .cluster = cfg};
 	sl_plan p;
 	sl_err err = {0};
 	assert_int_equal(sl_plan_run(&s, &p, &err), SL_EINVAL);

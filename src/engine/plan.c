@@ -326,6 +326,11 @@ static void *worker_main(void *arg)
 		int i = atomic_fetch_add(&w->next, 1);
 		if (i >= w->nshape || atomic_load(&w->failed))
 			break;
+		if (w->s->cancel && atomic_load(w->s->cancel)) {
+			k->rc = sl_fail(&k->err, SL_ECANCEL, "the plan was cancelled");
+			atomic_store(&w->failed, 1);
+			break;
+		}
 		if ((k->rc = one_shape(w, &w->shape[i], &k->out, &k->err))) {
 			atomic_store(&w->failed, 1);
 			break;

@@ -18,6 +18,7 @@
 #ifndef SL_PLAN_H
 #define SL_PLAN_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,9 @@ typedef struct sl_plan_spec {
 	sl_model_spec model;
 	sl_cluster_config cluster; /* devices, nodes, device and link figures, memory */
 	int threads;               /* 0: one per core (at most MAX_PLAN_THREADS) */
+	/* When not NULL: set to nonzero (from any thread) to stop the plan
+	 * between layouts, and sl_plan_run returns SL_ECANCEL (the TUI quits). */
+	const atomic_int *cancel;
 } sl_plan_spec;
 
 /* Where a group's traffic runs: the slowest link its ring (or, for the

@@ -416,6 +416,15 @@ sl_train *sl_train_create_timing_only(const sl_model_spec *m, const sl_layout *l
 	return create(m, l, ndev, 0, err);
 }
 
+double sl_train_host_bytes(const sl_model_spec *m, const sl_layout *l)
+{
+	double n = (double)sl_model_nparams(m), R = (double)m->batch * m->seq;
+	double h = m->hidden, f = m->ffn;
+	double acts = 4.0 * m->layers *
+	              (R * (6 * h + 2 * f) + (double)m->batch * m->heads * m->seq * m->seq);
+	return 16 * n * (1 + l->dp) + acts * (1 + l->tp);
+}
+
 int sl_train_has_values(const sl_train *tr)
 {
 	return tr->values;

@@ -128,6 +128,10 @@ sl_train *sl_train_create(const sl_model_spec *m, const sl_layout *l, int ndev, 
 sl_train *sl_train_create_timing_only(const sl_model_spec *m, const sl_layout *l, int ndev,
 				      sl_err *err);
 int sl_train_has_values(const sl_train *tr);
+/* What the host holds for a full run: the reference's state and
+ * activations, and every device's (an upper bound; the command line and
+ * the TUI check it against the host's memory). */
+double sl_train_host_bytes(const sl_model_spec *m, const sl_layout *l);
 void sl_train_destroy(sl_train *tr);
 const sl_model_spec *sl_train_model(const sl_train *tr);
 const sl_layout *sl_train_layout(const sl_train *tr);

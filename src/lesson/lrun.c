@@ -463,7 +463,7 @@ static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *er
  * lesson's error. */
 static int run_plan(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *err)
 {
-	sl_plan_spec spec = {s->model, *sl_cluster_config_of(c), 0};
+	sl_plan_spec spec = {.model = s->model, .cluster = *sl_cluster_config_of(c)};
 	sl_plan p;
 	sl_err e = {0};
 	char a[32], name[96], expl[1024];
