@@ -100,12 +100,17 @@ static int own_option(void *ctx, int code, const char *arg, sl_err *err)
 	           : rc;
 }
 
-static double wall_now(void)
+static double clock_s(clockid_t id)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+/* What planning took: wall seconds, and CPU seconds of every thread. */
+struct took {
+	double wall, cpu;
+};
 
 static int nodes_of(const sl_cluster_config *cfg)
 {
@@ -156,7 +161,7 @@ static void model_line(const sl_model_spec *m, char *buf, size_t n)
 	         m->seq);
 }
 
-static void print_text(const sl_plan *p, const sl_opts *o, int top, double wall)
+static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took t)
 {
 	const sl_cluster_config *cfg = &p->spec.cluster;
 	const sl_model_spec *m = &p->spec.model;
@@ -178,9 +183,10 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, double wall)
 	printf("\n  nodes       %d of %d device%s\n", nodes_of(cfg),
 	       cfg->devices_per_node > 0 ? cfg->devices_per_node : cfg->devices,
 	       (cfg->devices_per_node > 0 ? cfg->devices_per_node : cfg->devices) == 1 ? "" : "s");
-	printf("  candidates  %d layouts: %d fit, %d do not fit in %s per device (%s to plan)\n\n",
+	printf("  candidates  %d layouts: %d fit, %d do not fit in %s per device (%s to plan, "
+	       "%s of CPU)\n\n",
 	       p->n, p->nfit, p->n - p->nfit, fb((double)cfg->memory, a, sizeof a),
-	       sl_fmt_time(wall, b, sizeof b));
+	       sl_fmt_time(t.wall, b, sizeof b), sl_fmt_time(t.cpu, c, sizeof c));
 
 	int shown = top > 0 && top < p->nfit ? top : p->nfit;
 	int w = 6;
@@ -301,7 +307,7 @@ static json_t *jrow(const sl_plan_row *r, int rank, const sl_cluster_config *cfg
 	return o;
 }
 
-static json_t *plan_json(const sl_plan *p, const sl_opts *o, double wall)
+static json_t *plan_json(const sl_plan *p, const sl_opts *o, struct took t)
 {
 	const sl_cluster_config *cfg = &p->spec.cluster;
 	const sl_model_spec *m = &p->spec.model;
@@ -326,7 +332,8 @@ static json_t *plan_json(const sl_plan *p, const sl_opts *o, double wall)
 	json_object_set_new(j, "model_flops_per_step", json_real(p->model_flops));
 	json_object_set_new(j, "candidates", json_integer(p->n));
 	json_object_set_new(j, "fit", json_integer(p->nfit));
-	json_object_set_new(j, "wall_s", json_real(wall));
+	json_object_set_new(j, "wall_s", json_real(t.wall));
+	json_object_set_new(j, "cpu_s", json_real(t.cpu));
 	char expl[2048];
 	sl_plan_explain(p, expl, sizeof expl);
 	json_object_set_new(j, "explanation", json_string(expl));
@@ -366,21 +373,22 @@ int sl_cmd_plan(int argc, char **argv)
 	sl_plan_spec spec = {.model = *m, .cluster = o.sc.cluster};
 	sl_plan plan;
 	sl_err err = {0};
-	double w0 = wall_now();
+	struct took t = {clock_s(CLOCK_MONOTONIC), clock_s(CLOCK_PROCESS_CPUTIME_ID)};
 	rc = sl_plan_run(&spec, &plan, &err);
-	double wall = wall_now() - w0;
+	t.wall = clock_s(CLOCK_MONOTONIC) - t.wall;
+	t.cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - t.cpu;
 	if (rc) {
 		sl_plan_free(&plan);
 		return sl_cli_fail("plan", &err);
 	}
 	int status = SL_EXIT_OK;
 	if (o.format == SL_FORMAT_JSON) {
-		json_t *j = plan_json(&plan, &o, wall);
+		json_t *j = plan_json(&plan, &o, t);
 		if (!j || json_dumpf(j, stdout, JSON_INDENT(2)) || putchar('\n') == EOF)
 			status = SL_EXIT_FAIL;
 		json_decref(j);
 	} else {
-		print_text(&plan, &o, a.top, wall);
+		print_text(&plan, &o, a.top, t);
 	}
 	sl_plan_free(&plan);
 	return sl_cli_flush(status);
