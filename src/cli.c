@@ -32,6 +32,7 @@ static const struct sl_cmd {
 	{"sandbox", sl_cmd_sandbox, "the interactive view of a scenario, with live link knobs"},
 	{"check", sl_cmd_check, "check lesson files without running them"},
 	{"lesson", sl_cmd_lesson, "follow a guided lesson (--headless: without the screen)"},
+	{"plan", sl_cmd_plan, "rank every layout (tp, pp, dp, schedule, ...) of a model on a cluster"},
 	{"ckpt", sl_cmd_ckpt, "inspect, verify or reshard a sharded checkpoint"},
 	{NULL, NULL, NULL},
 };
@@ -164,7 +165,19 @@ int sl_cli_parse(const char *cmd, int argc, char **argv, const struct option *lo
 	return SL_CLI_GO;
 }
 
+static int host_fits(const char *cmd, double bytes, const char *what, const char *hint);
+
 int sl_cli_host_fits(const char *cmd, double bytes, const char *what)
+{
+	return host_fits(cmd, bytes, what, "");
+}
+
+int sl_cli_host_fits_or_dry(const char *cmd, double bytes, const char *what)
+{
+	return host_fits(cmd, bytes, what, "; --dry-run times it without holding it");
+}
+
+static int host_fits(const char *cmd, double bytes, const char *what, const char *hint)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	if (pages <= 0 || psize <= 0)
@@ -175,9 +188,9 @@ int sl_cli_host_fits(const char *cmd, double bytes, const char *what)
 	if (bytes <= limit)
 		return 0;
 	char need[32], have[32];
-	sl_cli_error("%s: %s would take %s of host memory, more than half of this machine's %s",
+	sl_cli_error("%s: %s would take %s of host memory, more than half of this machine's %s%s",
 		     cmd, what, sl_fmt_bytes(bytes, need, sizeof need),
-		     sl_fmt_bytes(limit * 2, have, sizeof have));
+		     sl_fmt_bytes(limit * 2, have, sizeof have), hint);
 	return SL_EXIT_USAGE;
 }
 

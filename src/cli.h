@@ -32,6 +32,7 @@ int sl_cmd_sandbox(int argc, char **argv);
 int sl_sandbox_default(void);
 int sl_cmd_check(int argc, char **argv);  /* cmd_lesson.c */
 int sl_cmd_lesson(int argc, char **argv); /* cmd_lesson.c */
+int sl_cmd_plan(int argc, char **argv);
 
 /* Parse and run; returns the process exit status. */
 int sl_cli_main(int argc, char **argv);
@@ -63,6 +64,8 @@ int sl_cli_parse(const char *cmd, int argc, char **argv, const struct option *lo
  * device's memory lives in the host's.  what names the buffers.  Returns 0
  * or SL_EXIT_USAGE after printing why. */
 int sl_cli_host_fits(const char *cmd, double bytes, const char *what);
+/* The same for a command that takes --dry-run: the message says so. */
+int sl_cli_host_fits_or_dry(const char *cmd, double bytes, const char *what);
 
 /* Check that path can take a trace file (not a directory, its directory
  * exists); 0 or SL_EXIT_USAGE after printing why. */

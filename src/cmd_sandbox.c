@@ -58,7 +58,9 @@ static void sandbox_help(void)
 	    "                          then which writes which new chunk (the model is DIR's)\n\n");
 	fputs(sl_opts_cluster_help, stdout);
 	printf("  (sandbox: --trace writes the trace of the run shown, on quitting; --format\n"
-	       "   does not apply)\n"
+	       "   does not apply)\n");
+	fputs(sl_opts_dry_run_help, stdout);
+	printf("  (sandbox: up to %d devices; the title says 'dry run')\n"
 	       "Display:\n"
 	       "  --no-color              monochrome (so is a non-empty NO_COLOR)\n"
 	       "  --ascii                 ASCII glyphs (so is a locale that is not UTF-8)\n"
@@ -67,7 +69,7 @@ static void sandbox_help(void)
 	       "  --play                  start playing at once\n"
 	       "  --fps=N                 frames per second while animating (1 to 60,\n"
 	       "                          default %.0f)\n",
-	       SL_TUI_DEFAULT_FPS);
+	       SL_MAX_FULL_DEVICES, SL_TUI_DEFAULT_FPS);
 }
 
 struct sargs {
@@ -152,7 +154,11 @@ static int train_view(sl_opts *o, struct sargs *sa)
 	int rc;
 	if (sl_layout_check(&a->m, &a->l, o->sc.cluster.devices, &err))
 		return sl_cli_usage("sandbox", "%s", err.msg);
-	if ((rc = sl_cli_host_fits("sandbox", 2 * sl_train_host_bytes(&a->m, &a->l),
+	if (!o->sc.cluster.timing_only &&
+	    (rc = sl_model_check_values(&a->m, &err) ? sl_cli_usage("sandbox", "%s", err.msg) : 0))
+		return rc;
+	if (!o->sc.cluster.timing_only &&
+	    (rc = sl_cli_host_fits_or_dry("sandbox", 2 * sl_train_host_bytes(&a->m, &a->l),
 	                           "this model and layout")))
 		return rc;
 	sl_cluster_config cfg;
@@ -168,6 +174,14 @@ static int train_view(sl_opts *o, struct sargs *sa)
 	sa->t.train = &pt;
 	sa->t.trace = o->trace;
 	return open_view(o, &sa->t);
+}
+
+static int too_many_devices(int devices)
+{
+	return sl_cli_usage("sandbox",
+	                    "%d devices: the sandbox shows up to %d; 'shardlab train --dry-run' and "
+	                    "'shardlab plan' take up to %d",
+	                    devices, SL_MAX_FULL_DEVICES, SL_MAX_DEVICES);
 }
 
 /* A checkpoint resharded to the layout of the options, on that layout's
@@ -202,6 +216,10 @@ static int reshard_view(sl_opts *o, struct sargs *sa)
 		l->dp = saved->dp;
 	if (!sl_opts_given(o, SL_OPT_DEVICES))
 		o->sc.cluster.devices = l->tp * l->pp * l->dp;
+	if (o->sc.cluster.devices > SL_MAX_FULL_DEVICES) {
+		sl_ckpt_close(ck);
+		return too_many_devices(o->sc.cluster.devices);
+	}
 	l->zero1 = 0; /* a reshard writes from every DP rank 0; nothing to gather */
 	l->algo = o->sc.gemm.algo;
 	sl_train_layout_defaults(&ci->model, l, a->given_m, a->given_v);
@@ -252,6 +270,7 @@ int sl_cmd_sandbox(int argc, char **argv)
 	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_gemm);
 	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_layout);
 	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_model);
+	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_dry_run);
 	sl_opts_append(lo, n, SL_OPTS_MAX, mine);
 	sl_opts o;
 	struct sargs sa = {0};
@@ -266,6 +285,11 @@ int sl_cmd_sandbox(int argc, char **argv)
 		return sl_cli_usage("sandbox", "--format is for the reports of run and coll");
 	if (o.trace && (rc = sl_cli_check_output("sandbox", o.trace)))
 		return rc;
+	/* The views draw every device; more are for train --dry-run and plan. */
+	if (o.sc.cluster.devices > SL_MAX_FULL_DEVICES)
+		return too_many_devices(o.sc.cluster.devices);
+	if (sa.load && o.sc.cluster.timing_only)
+		return sl_cli_usage("sandbox", "--dry-run: --load shows stored values being moved");
 	if (sa.load)
 		return reshard_view(&o, &sa);
 	if (sa.train)

@@ -125,7 +125,10 @@ static int run_layout(const sl_cluster_config *base, const sl_model_spec *m, con
 	int rc = layout_cluster(base, n, &r->c, err);
 	if (rc)
 		return rc;
-	sl_train *tr = sl_train_create(m, l, n, err);
+	/* A timing-only run holds no values: a model of any size. */
+	sl_train *tr = sl_cluster_config_of(r->c)->timing_only
+	                   ? sl_train_create_timing_only(m, l, n, err)
+	                   : sl_train_create(m, l, n, err);
 	if (!tr)
 		return err->code;
 	double w0 = wall_now();
@@ -142,7 +145,7 @@ static int run_layout(const sl_cluster_config *base, const sl_model_spec *m, con
 		rc = sl_train_single_step_s(m, sl_cluster_config_of(r->c), &r->single_s,
 					    &r->single_est, err);
 	sl_train_destroy(tr);
-	if (rc == SL_OK)
+	if (rc == SL_OK && ref)
 		for (int s = 0; s < steps; s++) {
 			double d = fabs(r->rep.losses[s] - ref[s]) / fabs(ref[s]);
 			if (!(d <= r->max_rel))
@@ -242,10 +245,14 @@ static void train_text(FILE *f, const sl_opts *o, const sl_model_spec *m, int st
 	data_words(m, words, sizeof words);
 	fprintf(f, "# data: %s\n", words);
 	sl_report_hardware_text(f, "# ", cfg, o->sc.preset, o->overrides);
-	fprintf(f, "\n%6s %14s %14s %11s\n", "step", "loss", "reference", "rel. diff");
-	for (int s = 0; s < steps; s++)
-		fprintf(f, "%6ld %14.9f %14.9f %11.2e\n", p->first_step + s + 1, p->losses[s], ref[s],
-			fabs(p->losses[s] - ref[s]) / fabs(ref[s]));
+	if (ref) {
+		fprintf(f, "\n%6s %14s %14s %11s\n", "step", "loss", "reference", "rel. diff");
+		for (int s = 0; s < steps; s++)
+			fprintf(f, "%6ld %14.9f %14.9f %11.2e\n", p->first_step + s + 1, p->losses[s],
+				ref[s], fabs(p->losses[s] - ref[s]) / fabs(ref[s]));
+	} else {
+		fprintf(f, "\ndry run: timing only, no arithmetic: no losses; memory counted, not held\n");
+	}
 	double speedup = p->step_s > 0 ? r->single_s / p->step_s : 0;
 	fprintf(f, "\nstep time    %s emulated, %s predicted\n", fmt_t(p->step_s, a),
 		fmt_t(r->pred.step_s, b));
@@ -255,8 +262,11 @@ static void train_text(FILE *f, const sl_opts *o, const sl_model_spec *m, int st
 	fprintf(f, "bubble       %.4f of the ideal time (%.4f predicted)\n", p->bubble_fraction,
 		r->pred.bubble_fraction);
 	fprintf(f, "idle         %.1f%% of all devices' time\n", 100 * p->idle_fraction);
-	fprintf(f, "check        losses equal one device's to %.2g (tolerance %g): %s\n", r->max_rel,
-		LOSS_TOLERANCE, r->max_rel <= LOSS_TOLERANCE ? "pass" : "FAIL");
+	if (ref)
+		fprintf(f, "check        losses equal one device's to %.2g (tolerance %g): %s\n",
+			r->max_rel, LOSS_TOLERANCE, r->max_rel <= LOSS_TOLERANCE ? "pass" : "FAIL");
+	else
+		fprintf(f, "check        none: a timing-only run computes no loss\n");
 	fprintf(f, "wall         %.2f s\n\n", r->wall_s);
 
 	fprintf(f, "%6s %3s %3s %3s %10s %10s %10s %10s %10s %10s %10s %10s\n", "device", "tp", "pp",
@@ -350,8 +360,11 @@ static void outcome_json(json_t *o, const struct outcome *r, int steps)
 	json_object_set_new(o, "steps", json_integer(steps));
 	json_object_set_new(o, "first_step", json_integer(p->first_step));
 	json_object_set_new(o, "losses", losses_json(p->losses, steps));
-	json_object_set_new(o, "max_loss_rel_diff", jreal(r->max_rel));
-	json_object_set_new(o, "check", json_string(r->max_rel <= LOSS_TOLERANCE ? "pass" : "fail"));
+	int dry = sl_cluster_config_of(r->c)->timing_only;
+	json_object_set_new(o, "max_loss_rel_diff", dry ? json_null() : jreal(r->max_rel));
+	json_object_set_new(o, "check", json_string(dry			      ? "none"
+						    : r->max_rel <= LOSS_TOLERANCE ? "pass"
+										   : "fail"));
 	json_object_set_new(o, "step_time_s", jreal(p->step_s));
 	json_object_set_new(o, "predicted_step_s", jreal(r->pred.step_s));
 	json_object_set_new(o, "single_device_step_s", jreal(r->single_s));
@@ -421,7 +434,9 @@ static void train_help(void)
 	       "device its compute, communication and idle time, memory by category and\n"
 	       "bytes sent per collective kind.  Exit status: 0, 1 if the run failed (a\n"
 	       "device out of memory) or a loss differs from one device's, 2 for a bad\n"
-	       "command line or layout.\n\n");
+	       "command line or layout.  With --dry-run the same schedule and timeline run\n"
+	       "without values (no losses, memory counted): real models on up to 1024\n"
+	       "devices.\n\n");
 	fputs(sl_opts_layout_help, stdout);
 	putchar('\n');
 	fputs(sl_opts_model_help, stdout);
@@ -433,6 +448,7 @@ static void train_help(void)
 	       "                          checked against one device's from step 0)\n"
 	       "  (with --save, --trace holds the final save: which device wrote which chunk)\n\n");
 	fputs(sl_opts_cluster_help, stdout);
+	fputs(sl_opts_dry_run_help, stdout);
 }
 
 /* --load: the model comes from the checkpoint where no option set it; the
@@ -473,6 +489,7 @@ int sl_cmd_train(int argc, char **argv)
 	size_t n = sl_opts_append(lo, 0, SL_OPTS_MAX, sl_opts_cluster);
 	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_layout);
 	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_model);
+	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_dry_run);
 	sl_opts_append(lo, n, SL_OPTS_MAX, ckpt_opts);
 	sl_opts o;
 	sl_train_opts a;
@@ -485,6 +502,10 @@ int sl_cmd_train(int argc, char **argv)
 		return rc;
 	if (ta.save_every && !ta.save)
 		return sl_cli_usage("train", "--save-every needs --save=DIR: where to save");
+	int dry = o.sc.cluster.timing_only;
+	if (dry && (ta.load || ta.save))
+		return sl_cli_usage("train", "--dry-run holds no values: nothing to %s",
+		                    ta.load ? "load (--load)" : "save (--save)");
 	a.l.algo = o.sc.gemm.algo;
 	sl_err err = {0};
 	sl_ckpt *ck = NULL;
@@ -511,23 +532,33 @@ int sl_cmd_train(int argc, char **argv)
 		sl_ckpt_close(ck);
 		return sl_cli_usage("train", "--save: %s", err.msg);
 	}
-	if ((rc = sl_cli_host_fits("train", sl_train_host_bytes(&a.m, &a.l),
-	                           "this model and layout")) ||
-	    (o.trace && (rc = sl_cli_check_output("train", o.trace)))) {
+	rc = SL_EXIT_OK;
+	if (!dry && sl_model_check_values(&a.m, &err))
+		rc = sl_cli_usage("train", "%s", err.msg);
+	else if (!dry)
+		rc = sl_cli_host_fits_or_dry("train", sl_train_host_bytes(&a.m, &a.l),
+		                             "this model and layout");
+	if (rc == SL_EXIT_OK && o.trace)
+		rc = sl_cli_check_output("train", o.trace);
+	if (rc != SL_EXIT_OK) {
 		sl_ckpt_close(ck);
 		return rc;
 	}
-	/* The reference runs from step 0: a resumed run must match it too. */
-	double *ref0 = calloc((size_t)(first + a.steps), sizeof *ref0), *ref = ref0 + first;
-	if (!ref0) {
-		sl_cli_error("train: out of host memory");
-		sl_ckpt_close(ck);
-		return SL_EXIT_FAIL;
-	}
-	if ((rc = reference("train", &a.m, (int)(first + a.steps), ref0))) {
-		free(ref0);
-		sl_ckpt_close(ck);
-		return rc;
+	/* The reference runs from step 0: a resumed run must match it too.  It
+	 * computes; a dry run has nothing to compare with it. */
+	double *ref0 = NULL, *ref = NULL;
+	if (!dry) {
+		if (!(ref0 = calloc((size_t)(first + a.steps), sizeof *ref0))) {
+			sl_cli_error("train: out of host memory");
+			sl_ckpt_close(ck);
+			return SL_EXIT_FAIL;
+		}
+		ref = ref0 + first;
+		if ((rc = reference("train", &a.m, (int)(first + a.steps), ref0))) {
+			free(ref0);
+			sl_ckpt_close(ck);
+			return rc;
+		}
 	}
 	struct outcome r;
 	memset(&r, 0, sizeof r);
@@ -550,7 +581,8 @@ int sl_cmd_train(int argc, char **argv)
 		if (o.format == SL_FORMAT_JSON) {
 			json_t *j = json_object();
 			outcome_json(j, &r, a.steps);
-			json_object_set_new(j, "reference_losses", losses_json(ref, a.steps));
+			json_object_set_new(j, "reference_losses",
+					    ref ? losses_json(ref, a.steps) : json_null());
 			model_json(j, &a.m);
 			json_object_set_new(j, "algorithm", json_string(sl_algo_name(a.l.algo)));
 			if (ta.load || ta.save)
@@ -576,7 +608,7 @@ int sl_cmd_train(int argc, char **argv)
 		}
 		status = sl_cli_flush(status);
 	}
-	if (status == SL_EXIT_OK && !(r.max_rel <= LOSS_TOLERANCE)) {
+	if (status == SL_EXIT_OK && ref && !(r.max_rel <= LOSS_TOLERANCE)) {
 		sl_cli_error("train: wrong result: the losses differ from one device's by %.3g (tolerance %g)",
 			     r.max_rel, LOSS_TOLERANCE);
 		status = SL_EXIT_FAIL;

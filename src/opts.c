@@ -36,9 +36,20 @@ const struct option sl_opts_gemm[] = {
 	{NULL, 0, NULL, 0},
 };
 
+const struct option sl_opts_dry_run[] = {
+	{"dry-run", no_argument, NULL, SL_OPT_DRY_RUN},
+	{NULL, 0, NULL, 0},
+};
+
+const char sl_opts_dry_run_help[] =
+	"  --dry-run               timing only: the same schedule, collectives and emulated\n"
+	"                          timeline with no buffers, no arithmetic and no bytes\n"
+	"                          copied; memory is counted; up to 1024 devices\n";
+
 const char sl_opts_cluster_help[] =
 	"Cluster (a preset first, then any explicit figure over it):\n"
-	"  --devices=N             emulated devices, 1 to 64 (default 4)\n"
+	"  --devices=N             emulated devices, 1 to 64, or to 1024 in a timing-only\n"
+	"                          run (default 4)\n"
 	"  --devices-per-node=G    G devices per node; G must divide N (default: the\n"
 	"                          preset's node size when N exceeds it, else one node)\n"
 	"  --topology=full|ring    every pair linked, or only ring neighbours (default full)\n"
@@ -81,8 +92,8 @@ int sl_opts_given(const sl_opts *o, int code)
 
 const char *sl_opts_name(int code)
 {
-	const struct option *lists[2] = {sl_opts_cluster, sl_opts_gemm};
-	for (int l = 0; l < 2; l++)
+	const struct option *lists[3] = {sl_opts_cluster, sl_opts_gemm, sl_opts_dry_run};
+	for (int l = 0; l < 3; l++)
 		for (const struct option *p = lists[l]; p->name; p++)
 			if (p->val == code)
 				return p->name;
@@ -261,6 +272,8 @@ int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err)
 		rc = named(opt, sl_parse_int(arg, 0, 2147483647L, "seed", &l, err), err);
 		o->seed = (uint64_t)l;
 		break;
+	case SL_OPT_DRY_RUN:
+		break;
 	default:
 		return SL_OPTS_NOT_MINE;
 	}
@@ -316,6 +329,11 @@ int sl_opts_finish(sl_opts *o, sl_err *err)
 		cfg->timing = o->timing;
 	if (sl_opts_given(o, SL_OPT_SLOWDOWN))
 		cfg->slowdown = o->slowdown;
+	if (sl_opts_given(o, SL_OPT_DRY_RUN))
+		cfg->timing_only = 1;
+	if (cfg->timing_only && cfg->timing == SL_TIMING_MEASURED)
+		return sl_fail(err, SL_EINVAL,
+			       "--dry-run computes nothing to measure: drop --timing=measured");
 	if (sl_opts_given(o, SL_OPT_ALGORITHM))
 		s->gemm.algo = o->algo;
 	if (sl_opts_given(o, SL_OPT_STRATEGY))
@@ -523,14 +541,6 @@ void sl_train_layout_defaults(const sl_model_spec *m, sl_layout *l, int given_m,
 										  : most;
 		l->microbatches = mb;
 	}
-}
-
-double sl_train_host_bytes(const sl_model_spec *m, const sl_layout *l)
-{
-	double n = (double)sl_model_nparams(m), R = (double)m->batch * m->seq;
-	double h = m->hidden, f = m->ffn;
-	double acts = 4.0 * m->layers * (R * (6 * h + 2 * f) + (double)m->batch * m->heads * m->seq * m->seq);
-	return 16 * n * (1 + l->dp) + acts * (1 + l->tp);
 }
 
 int sl_train_cluster_config(const sl_cluster_config *base, int n, sl_cluster_config *out,

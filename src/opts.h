@@ -7,6 +7,7 @@
  *                    trace file (run, coll, train, sandbox);
  *   sl_opts_gemm:    the sharded product: strategy, m, k, n, seed (run,
  *                    sandbox);
+ *   sl_opts_dry_run: --dry-run, a timing-only run (run, train, sandbox);
  * and two groups fill an sl_train_opts (a model, a layout, steps):
  *   sl_opts_layout:  tp, pp, dp, schedule, chunks, microbatches,
  *                    sequence-parallel, zero1, mesh-order (train, sandbox);
@@ -70,6 +71,8 @@ enum sl_opt_code {
 	SL_OPT_K,
 	SL_OPT_N,
 	SL_OPT_SEED,
+	/* sl_opts_dry_run */
+	SL_OPT_DRY_RUN,
 	SL_OPT_NCODES,
 	/* sl_opts_layout and sl_opts_model (sl_train_opts_handle) */
 	SL_OPT_TP = 0x180,
@@ -104,9 +107,12 @@ typedef enum sl_format {
 /* Terminated by an all-zero entry. */
 extern const struct option sl_opts_cluster[];
 extern const struct option sl_opts_gemm[];
+/* --dry-run: a timing-only run (run, train, sandbox). */
+extern const struct option sl_opts_dry_run[];
 /* --help text of each group (lines of "  --name=VALUE  what it does"). */
 extern const char sl_opts_cluster_help[];
 extern const char sl_opts_gemm_help[];
+extern const char sl_opts_dry_run_help[];
 
 typedef struct sl_opts {
 	/* Results, valid after sl_opts_finish. */
@@ -185,9 +191,6 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 /* Defaults that depend on other options: interleaving's chunks, and enough
  * micro-batches to fill the pipeline twice when the batch allows it. */
 void sl_train_layout_defaults(const sl_model_spec *m, sl_layout *l, int given_m, int given_v);
-/* What the host holds for a run: the reference's state and activations, and
- * every device's (an upper bound). */
-double sl_train_host_bytes(const sl_model_spec *m, const sl_layout *l);
 /* The cluster of a layout's run: base's hardware, n devices, in nodes of
  * base's size (one node when n fits in one).  SL_EINVAL when n does not
  * fill whole nodes. */

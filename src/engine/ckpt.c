@@ -1769,6 +1769,16 @@ static int save_run(struct job *J, struct save *S, sl_cluster *c, const char *di
 	return remove_old(&t, &S->plan, J->o, err);
 }
 
+/* A timing-only state or cluster holds or moves no values: nothing to save,
+ * load or reshard (the caller is told, rather than writing zeros). */
+static int need_values(const sl_train *tr, const sl_cluster *c, sl_err *err)
+{
+	if ((tr && !sl_train_has_values(tr)) || (c && sl_cluster_config_of(c)->timing_only))
+		return sl_fail(err, SL_EINVAL,
+		               "a timing-only run holds no values: checkpoints need a full run");
+	return SL_OK;
+}
+
 int sl_ckpt_save(sl_train *tr, sl_cluster *c, const char *dir, const sl_ckpt_opts *o, sl_err *err)
 {
 	sl_ckpt_opts def;
@@ -1776,6 +1786,8 @@ int sl_ckpt_save(sl_train *tr, sl_cluster *c, const char *dir, const sl_ckpt_opt
 		sl_ckpt_opts_default(&def);
 		o = &def;
 	}
+	if (need_values(tr, c, err))
+		return SL_EINVAL;
 	const sl_layout *l = sl_train_layout(tr);
 	if (c && sl_cluster_devices(c) != l->tp * l->pp * l->dp)
 		return sl_fail(err, SL_EINVAL, "the layout has %d devices but the cluster %d",
@@ -1819,6 +1831,8 @@ int sl_ckpt_load(sl_train *tr, sl_cluster *c, const sl_ckpt *ck, const sl_ckpt_o
 		sl_ckpt_opts_default(&def);
 		o = &def;
 	}
+	if (need_values(tr, c, err))
+		return SL_EINVAL;
 	const sl_layout *l = sl_train_layout(tr);
 	int ndev = l->tp * l->pp * l->dp;
 	if (c && sl_cluster_devices(c) != ndev)
@@ -1857,7 +1871,7 @@ int sl_ckpt_reshard(const sl_ckpt *ck, const sl_layout *l, sl_cluster *c, const 
 	const sl_model_spec *m = &ck->info.model;
 	int ndev = l->tp * l->pp * l->dp;
 	int rc = sl_ckpt_check_target(ck, m, l, ndev, err);
-	if (rc)
+	if (rc || (rc = need_values(NULL, c, err)))
 		return rc;
 	if (c && sl_cluster_devices(c) != ndev)
 		return sl_fail(err, SL_EINVAL, "the layout has %d devices but the cluster %d", ndev,
@@ -1954,6 +1968,8 @@ int sl_ckpt_train_run(sl_train *tr, sl_cluster *c, int steps, const char *dir, i
 		return sl_fail(err, SL_EINVAL, "--steps=%d is out of range", steps);
 	if (every < 0)
 		return sl_fail(err, SL_EINVAL, "--save-every=%d must not be negative", every);
+	if (need_values(tr, c, err))
+		return SL_EINVAL;
 	int done = 0, rc = SL_OK;
 	while (done < steps && !rc) {
 		int n = every > 0 && every < steps - done ? every : steps - done;

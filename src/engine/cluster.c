@@ -44,6 +44,15 @@ int sl_cluster_config_check(const sl_cluster_config *cfg, sl_err *err)
 	if (cfg->devices < 1 || cfg->devices > SL_MAX_DEVICES)
 		return sl_fail(err, SL_EINVAL, "device count %d is out of range (1 to %d)", cfg->devices,
 			       SL_MAX_DEVICES);
+	/* Past this, threads sharing the host's cores doing real arithmetic on
+	 * real buffers tell nothing a timing-only run does not. */
+	if (cfg->devices > SL_MAX_FULL_DEVICES && !cfg->timing_only)
+		return sl_fail(err, SL_EINVAL,
+			       "%d devices: runs that compute go up to %d devices; more need a timing-only run (--dry-run)",
+			       cfg->devices, SL_MAX_FULL_DEVICES);
+	if (cfg->timing_only && cfg->timing != SL_TIMING_MODEL)
+		return sl_fail(err, SL_EINVAL,
+			       "a timing-only run computes nothing to measure: it needs model timing, not measured");
 	if (cfg->devices_per_node < 0 || cfg->devices_per_node > cfg->devices)
 		return sl_fail(err, SL_EINVAL, "devices per node %d is out of range (1 to %d devices)",
 			       cfg->devices_per_node, cfg->devices);
@@ -81,14 +90,19 @@ static int node_of(const sl_cluster_config *cfg, int d)
 	return cfg->devices_per_node > 0 ? d / cfg->devices_per_node : 0;
 }
 
-int sl_cluster_hops(const sl_cluster *c, int src, int dst)
+static int config_hops(const sl_cluster_config *cfg, int src, int dst)
 {
 	if (src == dst)
 		return 0;
-	if (c->cfg.topology != SL_TOPO_RING)
+	if (cfg->topology != SL_TOPO_RING)
 		return 1;
 	int d = abs(src - dst);
-	return d < c->n - d ? d : c->n - d;
+	return d < cfg->devices - d ? d : cfg->devices - d;
+}
+
+int sl_cluster_hops(const sl_cluster *c, int src, int dst)
+{
+	return config_hops(&c->cfg, src, dst);
 }
 
 int sl_cluster_same_node(const sl_cluster *c, int a, int b)
@@ -96,12 +110,54 @@ int sl_cluster_same_node(const sl_cluster *c, int a, int b)
 	return node_of(&c->cfg, a) == node_of(&c->cfg, b);
 }
 
-static void link_reset_spec(sl_cluster *c, int s, int d)
+sl_link_spec sl_cluster_config_link(const sl_cluster_config *cfg, int src, int dst)
 {
-	const sl_link_spec *sp = sl_cluster_same_node(c, s, d) ? &c->cfg.intra : &c->cfg.inter;
-	struct sl_link *l = sl_link_at(c, s, d);
-	atomic_store(&l->bandwidth, sp->bandwidth);
-	atomic_store(&l->latency, sp->latency * sl_cluster_hops(c, s, d));
+	const sl_link_spec *sp = node_of(cfg, src) == node_of(cfg, dst) ? &cfg->intra : &cfg->inter;
+	sl_link_spec r = {sp->bandwidth, sp->latency * config_hops(cfg, src, dst)};
+	return r;
+}
+
+/* The figures of link s->d by its class (call with pair_mu held, or before
+ * any other thread can turn a knob). */
+static sl_link_spec class_spec(const sl_cluster *c, int s, int d)
+{
+	return sl_cluster_config_link(&c->cfg, s, d);
+}
+
+static void link_reset_spec(sl_cluster *c, struct sl_pair *p, int s, int d)
+{
+	sl_link_spec sp = class_spec(c, s, d);
+	atomic_store(&p->link.bandwidth, sp.bandwidth);
+	atomic_store(&p->link.latency, sp.latency);
+}
+
+struct sl_pair *sl_pair_make(sl_cluster *c, int src, int dst)
+{
+	size_t i = (size_t)src * c->n + dst;
+	pthread_mutex_lock(&c->pair_mu);
+	struct sl_pair *p = atomic_load(&c->pair[i]);
+	if (p)
+		goto out;
+	if (c->nmade == c->capmade) {
+		size_t cap = c->capmade ? 2 * c->capmade : 64;
+		struct sl_pair **m = realloc(c->made, cap * sizeof *m);
+		if (!m)
+			goto out;
+		c->made = m;
+		c->capmade = cap;
+	}
+	if (!(p = calloc(1, sizeof *p)))
+		goto out;
+	p->src = src;
+	p->dst = dst;
+	link_reset_spec(c, p, src, dst);
+	pthread_mutex_init(&p->chan.mu, NULL);
+	pthread_cond_init(&p->chan.cv, NULL);
+	c->made[c->nmade++] = p;
+	atomic_store_explicit(&c->pair[i], p, memory_order_release);
+out:
+	pthread_mutex_unlock(&c->pair_mu);
+	return p;
 }
 
 sl_cluster *sl_cluster_create(const sl_cluster_config *cfg, sl_err *err)
@@ -116,13 +172,11 @@ sl_cluster *sl_cluster_create(const sl_cluster_config *cfg, sl_err *err)
 	c->cfg = *cfg;
 	int n = c->n = cfg->devices;
 	c->dev = calloc((size_t)n, sizeof *c->dev);
-	c->link = calloc((size_t)n * n, sizeof *c->link);
-	c->chan = calloc((size_t)n * n, sizeof *c->chan);
+	c->pair = calloc((size_t)n * n, sizeof *c->pair);
 	c->trace = sl_trace_create(n);
-	if (!c->dev || !c->link || !c->chan || !c->trace) {
+	if (!c->dev || !c->pair || !c->trace) {
 		free(c->dev);
-		free(c->link);
-		free(c->chan);
+		free(c->pair);
 		sl_trace_destroy(c->trace);
 		free(c);
 		sl_fail(err, SL_ENOMEM, "out of host memory");
@@ -134,13 +188,7 @@ sl_cluster *sl_cluster_create(const sl_cluster_config *cfg, sl_err *err)
 		c->dev[i].node = node_of(cfg, i);
 		pthread_mutex_init(&c->dev[i].mu, NULL);
 	}
-	for (int s = 0; s < n; s++)
-		for (int d = 0; d < n; d++) {
-			link_reset_spec(c, s, d);
-			struct sl_chan *ch = sl_chan_at(c, s, d);
-			pthread_mutex_init(&ch->mu, NULL);
-			pthread_cond_init(&ch->cv, NULL);
-		}
+	pthread_mutex_init(&c->pair_mu, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -158,10 +206,14 @@ void sl_cluster_destroy(sl_cluster *c)
 {
 	if (!c)
 		return;
-	for (int i = 0; i < c->n * c->n; i++) {
-		pthread_mutex_destroy(&c->chan[i].mu);
-		pthread_cond_destroy(&c->chan[i].cv);
+	for (size_t i = 0; i < c->nmade; i++) {
+		pthread_mutex_destroy(&c->made[i]->chan.mu);
+		pthread_cond_destroy(&c->made[i]->chan.cv);
+		free(c->made[i]);
 	}
+	free(c->made);
+	free(c->pair);
+	pthread_mutex_destroy(&c->pair_mu);
 	for (int i = 0; i < c->n; i++)
 		pthread_mutex_destroy(&c->dev[i].mu);
 	pthread_mutex_destroy(&c->pace_mu);
@@ -170,8 +222,6 @@ void sl_cluster_destroy(sl_cluster *c)
 	pthread_cond_destroy(&c->bar_cv);
 	sl_trace_destroy(c->trace);
 	free(c->dev);
-	free(c->link);
-	free(c->chan);
 	free(c);
 }
 
@@ -194,11 +244,15 @@ sl_trace *sl_cluster_trace(sl_cluster *c)
 
 static void wake_everyone(sl_cluster *c)
 {
-	for (int i = 0; i < c->n * c->n; i++) {
-		pthread_mutex_lock(&c->chan[i].mu);
-		pthread_cond_broadcast(&c->chan[i].cv);
-		pthread_mutex_unlock(&c->chan[i].mu);
+	/* A pair made after this sees the cancel flag before it ever waits. */
+	pthread_mutex_lock(&c->pair_mu);
+	for (size_t i = 0; i < c->nmade; i++) {
+		struct sl_chan *ch = &c->made[i]->chan;
+		pthread_mutex_lock(&ch->mu);
+		pthread_cond_broadcast(&ch->cv);
+		pthread_mutex_unlock(&ch->mu);
 	}
+	pthread_mutex_unlock(&c->pair_mu);
 	pthread_mutex_lock(&c->pace_mu);
 	pthread_cond_broadcast(&c->pace_cv);
 	pthread_mutex_unlock(&c->pace_mu);
@@ -225,32 +279,41 @@ static void pace_wake(sl_cluster *c)
 	pthread_mutex_unlock(&c->pace_mu);
 }
 
+/* A knob on one pair holds only on a made pair, so the pairs it names are
+ * made (all n*n of them for src = dst = -1: on a large cluster prefer the
+ * class knob below). */
 void sl_cluster_set_link(sl_cluster *c, int src, int dst, double bandwidth, double latency)
 {
 	for (int s = 0; s < c->n; s++)
 		for (int d = 0; d < c->n; d++) {
 			if (s == d || (src >= 0 && s != src) || (dst >= 0 && d != dst))
 				continue;
-			struct sl_link *l = sl_link_at(c, s, d);
+			struct sl_pair *p = sl_pair_at(c, s, d);
+			if (!p)
+				continue; /* out of host memory: the knob cannot hold */
 			if (bandwidth > 0)
-				atomic_store(&l->bandwidth, bandwidth);
+				atomic_store(&p->link.bandwidth, bandwidth);
 			if (latency >= 0)
-				atomic_store(&l->latency, latency);
+				atomic_store(&p->link.latency, latency);
 		}
 	pace_wake(c);
 }
 
 void sl_cluster_set_class(sl_cluster *c, int inter_node, double bandwidth, double latency)
 {
+	pthread_mutex_lock(&c->pair_mu);
 	sl_link_spec *sp = inter_node ? &c->cfg.inter : &c->cfg.intra;
 	if (bandwidth > 0)
 		sp->bandwidth = bandwidth;
 	if (latency >= 0)
 		sp->latency = latency;
-	for (int s = 0; s < c->n; s++)
-		for (int d = 0; d < c->n; d++)
-			if (s != d && !sl_cluster_same_node(c, s, d) == !!inter_node)
-				link_reset_spec(c, s, d);
+	/* Pairs not made yet will start from the new figures. */
+	for (size_t i = 0; i < c->nmade; i++) {
+		int s = c->made[i]->src, d = c->made[i]->dst;
+		if (s != d && !sl_cluster_same_node(c, s, d) == !!inter_node)
+			link_reset_spec(c, c->made[i], s, d);
+	}
+	pthread_mutex_unlock(&c->pair_mu);
 	pace_wake(c);
 }
 
@@ -335,18 +398,36 @@ double sl_cluster_slowdown(const sl_cluster *c)
 	return s;
 }
 
+/* Readers do not make pairs: one not made yet has its class's figures and
+ * has carried nothing. */
+static struct sl_pair *pair_peek(const sl_cluster *c, int src, int dst)
+{
+	return atomic_load_explicit(&c->pair[(size_t)src * c->n + dst], memory_order_acquire);
+}
+
 sl_link_spec sl_cluster_link(const sl_cluster *c, int src, int dst)
 {
-	struct sl_link *l = sl_link_at((sl_cluster *)c, src, dst);
-	sl_link_spec s = {atomic_load(&l->bandwidth), atomic_load(&l->latency)};
+	struct sl_pair *p = pair_peek(c, src, dst);
+	if (p) {
+		sl_link_spec s = {atomic_load(&p->link.bandwidth), atomic_load(&p->link.latency)};
+		return s;
+	}
+	sl_cluster *m = (sl_cluster *)c;
+	pthread_mutex_lock(&m->pair_mu);
+	sl_link_spec s = class_spec(c, src, dst);
+	pthread_mutex_unlock(&m->pair_mu);
 	return s;
 }
 
 sl_link_state sl_cluster_link_state(const sl_cluster *c, int src, int dst)
 {
-	struct sl_link *l = sl_link_at((sl_cluster *)c, src, dst);
-	sl_link_state s = {atomic_load(&l->inflight_done), atomic_load(&l->inflight_total),
-			   atomic_load(&l->total)};
+	struct sl_pair *p = pair_peek(c, src, dst);
+	sl_link_state s = {0, 0, 0};
+	if (p) {
+		s.inflight_done = atomic_load(&p->link.inflight_done);
+		s.inflight_total = atomic_load(&p->link.inflight_total);
+		s.total = atomic_load(&p->link.total);
+	}
 	return s;
 }
 
@@ -420,14 +501,16 @@ int sl_cluster_run(sl_cluster *c, sl_program prog, void *arg, sl_err *err)
 		d->rc = SL_OK;
 		memset(&d->st, 0, sizeof d->st);
 	}
-	for (int i = 0; i < c->n * c->n; i++) {
-		struct sl_link *l = &c->link[i];
+	pthread_mutex_lock(&c->pair_mu);
+	for (size_t i = 0; i < c->nmade; i++) {
+		struct sl_link *l = &c->made[i]->link;
 		l->free_at = 0;
 		atomic_store(&l->inflight_done, 0);
 		atomic_store(&l->inflight_total, 0);
 		atomic_store(&l->total, 0);
-		c->chan[i].posted = c->chan[i].taken = 0;
+		c->made[i]->chan.posted = c->made[i]->chan.taken = 0;
 	}
+	pthread_mutex_unlock(&c->pair_mu);
 	c->bar_count = 0;
 	c->prog = prog;
 	c->arg = arg;
@@ -608,6 +691,8 @@ int sl_dev_sgemm(sl_dev *d, int trans_a, int trans_b, int m, int n, int k, float
 		return sl_fail(err, SL_ECANCEL, "cancelled");
 	if (m < 0 || n < 0 || k < 0)
 		return sl_fail(err, SL_EINVAL, "negative GEMM shape");
+	if (d->c->cfg.timing_only)
+		return account_compute(d, 2.0 * m * n * k, 0, sl_wall_now(), label, err);
 	double w0 = sl_wall_now(), c0 = thread_cpu_now();
 	if (m > 0 && n > 0 && k > 0)
 		cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,

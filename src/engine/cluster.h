@@ -12,7 +12,10 @@
 
 #include "status.h"
 
-#define SL_MAX_DEVICES 64
+/* Devices that really compute and move bytes; a timing-only cluster may
+ * have up to SL_MAX_DEVICES. */
+#define SL_MAX_FULL_DEVICES 64
+#define SL_MAX_DEVICES 1024
 
 typedef struct sl_cluster sl_cluster;
 typedef struct sl_dev sl_dev;
@@ -34,7 +37,7 @@ typedef struct sl_link_spec {
 } sl_link_spec;
 
 typedef struct sl_cluster_config {
-	int devices;            /* 1 .. SL_MAX_DEVICES */
+	int devices;            /* 1 .. SL_MAX_FULL_DEVICES, or SL_MAX_DEVICES timing-only */
 	int devices_per_node;   /* G; 0 means all devices in one node */
 	sl_topo topology;
 	double flops;           /* per device, FLOP/s */
@@ -43,12 +46,23 @@ typedef struct sl_cluster_config {
 	sl_link_spec inter;     /* links between nodes */
 	sl_timing timing;
 	double slowdown;        /* 0: headless, no pacing; >= 1: wall = emulated * slowdown */
+	/* Timing only ("dry run"): the same operations, clocks, links, events and
+	 * memory figures, but no arithmetic and no bytes: sl_dev_sgemm accounts
+	 * its FLOPs without calling BLAS, transfers and collectives take their
+	 * emulated time without reading or writing buffers (which may be NULL),
+	 * and programs account memory with sl_dev_reserve instead of holding
+	 * it.  Needs model timing. */
+	int timing_only;
 } sl_cluster_config;
 
 /* Fill cfg with the defaults (4 devices, one node, the default preset). */
 void sl_cluster_config_default(sl_cluster_config *cfg);
 /* Check a configuration; returns SL_EINVAL with a message naming the field. */
 int sl_cluster_config_check(const sl_cluster_config *cfg, sl_err *err);
+
+/* The figures a link src->dst of such a cluster starts with (its class:
+ * inside a node or between nodes, times the hops of a ring). */
+sl_link_spec sl_cluster_config_link(const sl_cluster_config *cfg, int src, int dst);
 
 sl_cluster *sl_cluster_create(const sl_cluster_config *cfg, sl_err *err);
 void sl_cluster_destroy(sl_cluster *c);
@@ -133,7 +147,8 @@ void sl_dev_release(sl_dev *d, uint64_t bytes);
 
 /* Row-major C[m,n] = alpha * op(A) op(B) + beta * C with one real
  * cblas_sgemm call on this thread; the emulated clock advances by the
- * compute time of the timing mode; an event labelled label is recorded. */
+ * compute time of the timing mode; an event labelled label is recorded.
+ * On a timing-only cluster nothing is computed and a, b, c may be NULL. */
 int sl_dev_sgemm(sl_dev *d, int trans_a, int trans_b, int m, int n, int k,
 		 float alpha, const float *a, int lda, const float *b, int ldb,
 		 float beta, float *c, int ldc, const char *label, sl_err *err);

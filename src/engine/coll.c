@@ -109,7 +109,8 @@ static int setup(struct ctx *x, sl_dev *d, const sl_group *g, sl_coll_op op, flo
 		return sl_fail(err, SL_EINVAL, "%s: unknown algorithm", op_names[op]);
 	if (root < 0 || root >= x->p)
 		return sl_fail(err, SL_EINVAL, "%s: root %d is not a rank of the group", op_names[op], root);
-	if (count > 0 && !buf)
+	/* Timing-only runs hold no buffers: messages keep offsets and sizes. */
+	if (count > 0 && !buf && !sl_cluster_config_of(sl_dev_cluster(d))->timing_only)
 		return sl_fail(err, SL_EINVAL, "%s: no buffer", op_names[op]);
 	sl_block_offsets(count, x->p, counts, x->off);
 	if (x->off[x->p] != count)

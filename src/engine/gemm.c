@@ -74,8 +74,44 @@ struct job {
 	int t;
 	const float *x, *w;
 	float *y;
+	int dry; /* timing only: no host matrices, no device buffers */
 	size_t off[SL_MAX_DEVICES + 1]; /* the split dimension's shard starts */
 };
+
+/* A device's three buffers: allocated, or on a timing-only cluster only
+ * counted (the pointers stay NULL). */
+struct bufs {
+	float *p[3];
+	size_t bytes[3];
+	int held, dry;
+};
+
+static int hold(sl_dev *d, struct bufs *b, size_t bytes, const char *what, sl_err *err)
+{
+	int i = b->held;
+	b->p[i] = NULL;
+	b->bytes[i] = bytes;
+	if (b->dry) {
+		int rc = sl_dev_reserve(d, bytes, what, err);
+		b->held += rc == SL_OK;
+		return rc;
+	}
+	if (!(b->p[i] = sl_dev_alloc(d, bytes, what, err)))
+		return err && err->code ? err->code : SL_ENOMEM;
+	b->held++;
+	return SL_OK;
+}
+
+static void drop_all(sl_dev *d, struct bufs *b)
+{
+	for (int i = 0; i < b->held; i++) {
+		if (b->dry)
+			sl_dev_release(d, b->bytes[i]);
+		else
+			sl_dev_free(d, b->p[i], b->bytes[i]);
+	}
+	b->held = 0;
+}
 
 static int run_col(sl_dev *d, struct job *j, sl_err *err)
 {
@@ -86,34 +122,35 @@ static int run_col(sl_dev *d, struct job *j, sl_err *err)
 	size_t counts[SL_MAX_DEVICES];
 	for (int i = 0; i < j->t; i++)
 		counts[i] = m * (j->off[i + 1] - j->off[i]);
-	int rc = SL_EDEVMEM;
-	float *x = NULL, *w = NULL, *y = NULL;
-	if (!(x = sl_dev_alloc(d, m * k * sizeof *x, "X (replicated)", err)) ||
-	    !(w = sl_dev_alloc(d, k * nr * sizeof *w, "its column shard of W", err)) ||
-	    !(y = sl_dev_alloc(d, m * n * sizeof *y, "Y (gathered)", err)))
+	struct bufs b = {.dry = j->dry};
+	int rc;
+	if ((rc = hold(d, &b, m * k * sizeof(float), "X (replicated)", err)) ||
+	    (rc = hold(d, &b, k * nr * sizeof(float), "its column shard of W", err)) ||
+	    (rc = hold(d, &b, m * n * sizeof(float), "Y (gathered)", err)))
 		goto out;
-	memcpy(x, j->x, m * k * sizeof *x);
-	for (size_t i = 0; i < k; i++)
-		memcpy(w + i * nr, j->w + i * n + c0, nr * sizeof *w);
+	float *x = b.p[0], *w = b.p[1], *y = b.p[2];
+	if (!b.dry) {
+		memcpy(x, j->x, m * k * sizeof *x);
+		for (size_t i = 0; i < k; i++)
+			memcpy(w + i * nr, j->w + i * n + c0, nr * sizeof *w);
+	}
 	/* My block of the gathered buffer is Y[:, c0:c0+nr] stored densely. */
-	float *mine = y + m * c0;
+	float *mine = b.dry ? NULL : y + m * c0;
 	rc = sl_dev_sgemm(d, 0, 0, (int)m, (int)nr, (int)k, 1.0f, x, (int)k, w, (int)nr, 0.0f, mine,
 			  (int)nr, "sgemm column shard", err);
 	if (rc == SL_OK) {
 		sl_group g = sl_group_all(j->t);
 		rc = sl_allgather(d, &g, y, m * n, counts, s->algo, err);
 	}
-	if (rc == SL_OK && r == 0)
-		for (int b = 0; b < j->t; b++) {
-			size_t bc = j->off[b], bn = j->off[b + 1] - bc;
+	if (rc == SL_OK && r == 0 && !b.dry)
+		for (int q = 0; q < j->t; q++) {
+			size_t bc = j->off[q], bn = j->off[q + 1] - bc;
 			const float *blk = y + m * bc;
 			for (size_t i = 0; i < m; i++)
 				memcpy(j->y + i * n + bc, blk + i * bn, bn * sizeof *blk);
 		}
 out:
-	sl_dev_free(d, x, m * k * sizeof *x);
-	sl_dev_free(d, w, k * nr * sizeof *w);
-	sl_dev_free(d, y, m * n * sizeof *y);
+	drop_all(d, &b);
 	return rc;
 }
 
@@ -123,27 +160,28 @@ static int run_row(sl_dev *d, struct job *j, sl_err *err)
 	int r = sl_dev_id(d);
 	size_t m = (size_t)s->m, k = (size_t)s->k, n = (size_t)s->n;
 	size_t k0 = j->off[r], kr = j->off[r + 1] - k0;
-	int rc = SL_EDEVMEM;
-	float *x = NULL, *w = NULL, *y = NULL;
-	if (!(x = sl_dev_alloc(d, m * kr * sizeof *x, "its column slice of X", err)) ||
-	    !(w = sl_dev_alloc(d, kr * n * sizeof *w, "its row shard of W", err)) ||
-	    !(y = sl_dev_alloc(d, m * n * sizeof *y, "its partial Y", err)))
+	struct bufs b = {.dry = j->dry};
+	int rc;
+	if ((rc = hold(d, &b, m * kr * sizeof(float), "its column slice of X", err)) ||
+	    (rc = hold(d, &b, kr * n * sizeof(float), "its row shard of W", err)) ||
+	    (rc = hold(d, &b, m * n * sizeof(float), "its partial Y", err)))
 		goto out;
-	for (size_t i = 0; i < m; i++)
-		memcpy(x + i * kr, j->x + i * k + k0, kr * sizeof *x);
-	memcpy(w, j->w + k0 * n, kr * n * sizeof *w);
+	float *x = b.p[0], *w = b.p[1], *y = b.p[2];
+	if (!b.dry) {
+		for (size_t i = 0; i < m; i++)
+			memcpy(x + i * kr, j->x + i * k + k0, kr * sizeof *x);
+		memcpy(w, j->w + k0 * n, kr * n * sizeof *w);
+	}
 	rc = sl_dev_sgemm(d, 0, 0, (int)m, (int)n, (int)kr, 1.0f, x, (int)kr, w, (int)n, 0.0f, y, (int)n,
 			  "sgemm row shard", err);
 	if (rc == SL_OK) {
 		sl_group g = sl_group_all(j->t);
 		rc = sl_allreduce(d, &g, y, m * n, s->algo, err);
 	}
-	if (rc == SL_OK && r == 0)
+	if (rc == SL_OK && r == 0 && !b.dry)
 		memcpy(j->y, y, m * n * sizeof *y);
 out:
-	sl_dev_free(d, x, m * kr * sizeof *x);
-	sl_dev_free(d, w, kr * n * sizeof *w);
-	sl_dev_free(d, y, m * n * sizeof *y);
+	drop_all(d, &b);
 	return rc;
 }
 
@@ -175,8 +213,22 @@ int sl_gemm_run_y(sl_cluster *c, const sl_gemm_spec *s, float *y_out, sl_gemm_re
 	if (rc)
 		return rc;
 	size_t m = (size_t)s->m, k = (size_t)s->k, n = (size_t)s->n;
-	float *x = malloc(m * k * sizeof *x), *w = malloc(k * n * sizeof *w);
-	float *y = calloc(m * n, sizeof *y), *ref = malloc(m * n * sizeof *ref);
+	if (cfg->timing_only && y_out)
+		return sl_fail(err, SL_EINVAL, "a timing-only run computes no product to return");
+	struct job j = {.s = s, .t = t, .dry = cfg->timing_only};
+	sl_block_offsets(s->split == SL_SPLIT_ROW ? k : n, t, NULL, j.off);
+	float *x = NULL, *w = NULL, *y = NULL, *ref = NULL;
+	double ref_cpu = 0;
+	if (j.dry) {
+		rc = sl_cluster_run(c, gemm_prog, &j, err);
+		if (rc)
+			goto out;
+		goto figures;
+	}
+	x = malloc(m * k * sizeof *x);
+	w = malloc(k * n * sizeof *w);
+	y = calloc(m * n, sizeof *y);
+	ref = malloc(m * n * sizeof *ref);
 	if (!x || !w || !y || !ref) {
 		rc = sl_fail(err, SL_ENOMEM, "the host cannot hold the matrices of m=%d k=%d n=%d", s->m,
 			     s->k, s->n);
@@ -185,8 +237,9 @@ int sl_gemm_run_y(sl_cluster *c, const sl_gemm_spec *s, float *y_out, sl_gemm_re
 	sl_fill_random(x, m * k, s->seed * 2 + 1);
 	sl_fill_random(w, k * n, s->seed * 2 + 2);
 
-	struct job j = {.s = s, .t = t, .x = x, .w = w, .y = y};
-	sl_block_offsets(s->split == SL_SPLIT_ROW ? k : n, t, NULL, j.off);
+	j.x = x;
+	j.w = w;
+	j.y = y;
 	rc = sl_cluster_run(c, gemm_prog, &j, err);
 	if (rc)
 		goto out;
@@ -195,7 +248,7 @@ int sl_gemm_run_y(sl_cluster *c, const sl_gemm_spec *s, float *y_out, sl_gemm_re
 	double c0 = cpu_now();
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->m, s->n, s->k, 1.0f, x, s->k, w, s->n,
 		    0.0f, ref, s->n);
-	double ref_cpu = cpu_now() - c0;
+	ref_cpu = cpu_now() - c0;
 	double maxref = 0, maxdiff = 0;
 	for (size_t i = 0; i < m * n; i++) {
 		double dv = fabs((double)y[i] - (double)ref[i]);
@@ -208,7 +261,9 @@ int sl_gemm_run_y(sl_cluster *c, const sl_gemm_spec *s, float *y_out, sl_gemm_re
 		memcpy(y_out, y, m * n * sizeof *y);
 	res->max_abs_error = maxdiff;
 	res->max_rel_error = maxref > 0 ? maxdiff / maxref : maxdiff;
+	res->checked = 1;
 
+figures:;
 	int slow = 0;
 	for (int i = 0; i < t; i++) {
 		sl_dev_stats st = sl_cluster_dev_stats(c, i);

@@ -38,6 +38,7 @@ typedef struct sl_gemm_result {
 	double comm_s;           /* the slowest device's communication part */
 	uint64_t bytes_moved;    /* sum over devices of bytes sent */
 	double max_abs_error, max_rel_error; /* against a single cblas_sgemm on the host */
+	int checked;             /* 0 on a timing-only run: nothing was computed to check */
 } sl_gemm_result;
 
 /* Check that the shape can be split over t devices; message says which

@@ -35,6 +35,15 @@ struct sl_chan {
 	int busy;                /* the receiver is reading the sender's buffer */
 };
 
+/* Everything one ordered pair src->dst holds.  Made on first use: a layout
+ * talks to a few peers per device (its TP group, its pipeline and DP
+ * neighbours), and 1024 devices would otherwise hold a million of these. */
+struct sl_pair {
+	struct sl_link link;
+	struct sl_chan chan;
+	int src, dst;
+};
+
 struct sl_dev {
 	sl_cluster *c;
 	int id, node;
@@ -51,8 +60,10 @@ struct sl_cluster {
 	sl_cluster_config cfg;
 	int n;
 	struct sl_dev *dev;
-	struct sl_link *link; /* n*n, index src*n+dst */
-	struct sl_chan *chan; /* n*n */
+	_Atomic(struct sl_pair *) *pair; /* n*n, index src*n+dst; NULL until first used */
+	pthread_mutex_t pair_mu;  /* making pairs; the class figures new pairs start from */
+	struct sl_pair **made;    /* the pairs made so far, in order (under pair_mu) */
+	size_t nmade, capmade;
 	sl_trace *trace;
 	atomic_int cancel;
 
@@ -75,14 +86,15 @@ struct sl_cluster {
 	void *arg;
 };
 
-static inline struct sl_link *sl_link_at(sl_cluster *c, int src, int dst)
-{
-	return &c->link[src * c->n + dst];
-}
+/* The pair src->dst, made if it does not exist yet (NULL only when the host
+ * is out of memory). */
+struct sl_pair *sl_pair_make(sl_cluster *c, int src, int dst);
 
-static inline struct sl_chan *sl_chan_at(sl_cluster *c, int src, int dst)
+static inline struct sl_pair *sl_pair_at(sl_cluster *c, int src, int dst)
 {
-	return &c->chan[src * c->n + dst];
+	struct sl_pair *p = atomic_load_explicit(&c->pair[(size_t)src * c->n + dst],
+						 memory_order_acquire);
+	return p ? p : sl_pair_make(c, src, dst);
 }
 
 double sl_wall_now(void);

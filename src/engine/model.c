@@ -45,13 +45,27 @@ int sl_model_check(const sl_model_spec *m, sl_err *err)
 		return sl_fail(err, SL_EINVAL,
 			       "--hidden=%d does not split into %d heads: the head count must divide the width",
 			       m->hidden, m->heads);
-	double rows = (double)m->batch * m->seq;
-	if (rows * m->hidden > 1e9 || rows * m->ffn > 1e9 || (double)m->hidden * m->ffn > 1e9 ||
-	    3.0 * m->hidden * m->hidden > 1e9)
-		return sl_fail(err, SL_EINVAL, "the model is too large for this emulator (a matrix of over 10^9 values)");
+	/* Rows of a batch are counted in int. */
+	if ((double)m->batch * m->seq > 2147483647.0)
+		return sl_fail(err, SL_EINVAL,
+			       "--batch=%d sequences of --seq=%d tokens are over 2^31 tokens: lower one",
+			       m->batch, m->seq);
 	if (!(m->lr > 0) || !(m->beta1 >= 0 && m->beta1 < 1) || !(m->beta2 >= 0 && m->beta2 < 1) ||
 	    !(m->eps > 0))
 		return sl_fail(err, SL_EINVAL, "Adam needs lr > 0, 0 <= beta1, beta2 < 1 and eps > 0");
+	return SL_OK;
+}
+
+int sl_model_check_values(const sl_model_spec *m, sl_err *err)
+{
+	int rc = sl_model_check(m, err);
+	if (rc)
+		return rc;
+	/* The host holds every value of a run that computes. */
+	double rows = (double)m->batch * m->seq;
+	if (rows * m->hidden > 1e9 || rows * m->ffn > 1e9 || (double)m->hidden * m->ffn > 1e9 ||
+	    3.0 * m->hidden * m->hidden > 1e9)
+		return sl_fail(err, SL_EINVAL, "the model is too large for this emulator (a matrix of over 10^9 values); a timing-only run (--dry-run) holds no values");
 	return SL_OK;
 }
 
@@ -296,7 +310,7 @@ struct saved {
 int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, double *loss,
 		sl_err *err)
 {
-	int rc = sl_model_check(m, err);
+	int rc = sl_model_check_values(m, err);
 	if (rc)
 		return rc;
 	size_t R = (size_t)m->batch * m->seq, h = (size_t)m->hidden, f = (size_t)m->ffn;
@@ -442,7 +456,7 @@ out:
 int sl_ref_init(sl_ref *r, const sl_model_spec *m, sl_err *err)
 {
 	memset(r, 0, sizeof *r);
-	int rc = sl_model_check(m, err);
+	int rc = sl_model_check_values(m, err);
 	if (rc)
 		return rc;
 	r->m = *m;

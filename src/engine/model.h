@@ -38,9 +38,12 @@ typedef struct sl_model_spec {
 
 /* 4 MLP-only blocks, h=64, f=256, batch 16, seed 1, Adam lr 1e-3. */
 void sl_model_default(sl_model_spec *m);
-/* Sizes in range, h divisible by the head count; the message names the
- * option to change. */
+/* Sizes in range, h divisible by the head count, under 2^31 tokens a
+ * batch; the message names the option to change. */
 int sl_model_check(const sl_model_spec *m, sl_err *err);
+/* The same, and small enough for the host to hold its values (every
+ * matrix under 10^9 values): what a run that computes needs. */
+int sl_model_check_values(const sl_model_spec *m, sl_err *err);
 
 /* ---- tensors ---- */
 

@@ -204,12 +204,13 @@ struct blk {
 
 struct dstate {
 	int id, tp, pp, dp;
-	sl_group tpg, dpg;
+	int built;
+	sl_group *tpg, *dpg;
 	struct blk *blk;
 	int cfirst[MAX_CHUNKS + 1]; /* local chunk c's blocks: blk[cfirst[c] .. cfirst[c+1]) */
 	size_t n, opt_lo, opt_hi;
 	size_t rep_lo, rep_n; /* the replicated biases, kept together at the end */
-	size_t zoff[SL_MAX_DEVICES + 1]; /* ZeRO-1 slices of the DP ranks */
+	size_t *zoff;         /* dp + 1: ZeRO-1 slices of the DP ranks */
 	float *P, *G, *M, *V;
 	sl_shard *shards;
 	int nshards;
@@ -221,8 +222,9 @@ struct sl_train {
 	sl_model_spec m;
 	sl_layout l;
 	int ndev, v, nchunks;
+	int values;         /* 0: shapes only (sl_train_create_timing_only) */
 	long step;
-	struct dstate dev[SL_MAX_DEVICES];
+	struct dstate *dev; /* ndev */
 };
 
 static int build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
@@ -230,12 +232,18 @@ static int build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
 	const sl_model_spec *m = &tr->m;
 	const sl_layout *l = &tr->l;
 	sl_mesh_coords(l, ds->id, &ds->tp, &ds->pp, &ds->dp);
-	ds->tpg.n = l->tp;
+	ds->built = 1;
+	ds->tpg = malloc(2 * sizeof *ds->tpg);
+	ds->zoff = malloc(((size_t)l->dp + 1) * sizeof *ds->zoff);
+	if (!ds->tpg || !ds->zoff)
+		return sl_fail(err, SL_ENOMEM, "out of host memory");
+	ds->dpg = ds->tpg + 1;
+	ds->tpg->n = l->tp;
 	for (int i = 0; i < l->tp; i++)
-		ds->tpg.ranks[i] = sl_mesh_device(l, i, ds->pp, ds->dp);
-	ds->dpg.n = l->dp;
+		ds->tpg->ranks[i] = sl_mesh_device(l, i, ds->pp, ds->dp);
+	ds->dpg->n = l->dp;
 	for (int i = 0; i < l->dp; i++)
-		ds->dpg.ranks[i] = sl_mesh_device(l, ds->tp, ds->pp, i);
+		ds->dpg->ranks[i] = sl_mesh_device(l, ds->tp, ds->pp, i);
 
 	int nb = 0;
 	for (int c = 0; c < tr->v; c++) {
@@ -307,6 +315,8 @@ static int build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
 	ds->opt_lo = l->zero1 ? ds->zoff[ds->dp] : 0;
 	ds->opt_hi = l->zero1 ? ds->zoff[ds->dp + 1] : ds->n;
 	size_t no = ds->opt_hi - ds->opt_lo;
+	if (!tr->values)
+		return SL_OK;
 	ds->P = malloc((ds->n ? ds->n : 1) * FL);
 	ds->G = calloc(ds->n ? ds->n : 1, FL);
 	ds->M = calloc(no ? no : 1, FL);
@@ -316,33 +326,40 @@ static int build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
 	return SL_OK;
 }
 
-static int simulate(const sl_train *tr, const sl_cluster *c, sl_train_prediction *out,
-		    sl_err *err);
+static void free_dev(struct dstate *ds)
+{
+	free(ds->tpg);
+	free(ds->zoff);
+	free(ds->blk);
+	free(ds->shards);
+	free(ds->acts);
+	free(ds->P);
+	free(ds->G);
+	free(ds->M);
+	free(ds->V);
+}
+
+struct linksrc;
+static int check_plan(const sl_train *tr, sl_err *err);
 
 void sl_train_destroy(sl_train *tr)
 {
 	if (!tr)
 		return;
-	for (int i = 0; i < tr->ndev; i++) {
-		struct dstate *ds = &tr->dev[i];
-		free(ds->blk);
-		free(ds->shards);
-		free(ds->acts);
-		free(ds->P);
-		free(ds->G);
-		free(ds->M);
-		free(ds->V);
-	}
+	for (int i = 0; tr->dev && i < tr->ndev; i++)
+		free_dev(&tr->dev[i]);
+	free(tr->dev);
 	free(tr);
 }
 
-sl_train *sl_train_create(const sl_model_spec *m, const sl_layout *l, int ndev, sl_err *err)
+static sl_train *create(const sl_model_spec *m, const sl_layout *l, int ndev, int values,
+			sl_err *err)
 {
 	if (ndev < 1 || ndev > SL_MAX_DEVICES) {
 		sl_fail(err, SL_EINVAL, "device count %d is out of range (1 to %d)", ndev, SL_MAX_DEVICES);
 		return NULL;
 	}
-	if (sl_layout_check(m, l, ndev, err))
+	if (sl_layout_check(m, l, ndev, err) || (values && sl_model_check_values(m, err)))
 		return NULL;
 	sl_train *tr = calloc(1, sizeof *tr);
 	if (!tr) {
@@ -354,6 +371,12 @@ sl_train *sl_train_create(const sl_model_spec *m, const sl_layout *l, int ndev, 
 	tr->ndev = ndev;
 	tr->v = l->chunks;
 	tr->nchunks = l->pp * l->chunks;
+	tr->values = values;
+	if (!(tr->dev = calloc((size_t)ndev, sizeof *tr->dev))) {
+		sl_fail(err, SL_ENOMEM, "out of host memory");
+		sl_train_destroy(tr);
+		return NULL;
+	}
 	for (int i = 0; i < ndev; i++) {
 		tr->dev[i].id = i;
 		if (build_dev(tr, &tr->dev[i], err)) {
@@ -361,23 +384,50 @@ sl_train *sl_train_create(const sl_model_spec *m, const sl_layout *l, int ndev, 
 			return NULL;
 		}
 	}
-	float *init = malloc(sl_model_nparams(m) * FL);
-	if (!init) {
+	float *init = values ? malloc(sl_model_nparams(m) * FL) : NULL;
+	if (values && !init) {
 		sl_fail(err, SL_ENOMEM, "the host cannot hold the model's %zu parameters",
 			sl_model_nparams(m));
 		sl_train_destroy(tr);
 		return NULL;
 	}
-	sl_model_init(m, init);
-	sl_train_scatter(tr, init, NULL, NULL);
-	free(init);
+	if (values) {
+		sl_model_init(m, init);
+		sl_train_scatter(tr, init, NULL, NULL);
+		free(init);
+	}
 	/* Rendezvous sends must never wait on each other, and every receive
 	 * must meet the tensor it expects: check the whole plan once. */
-	if (simulate(tr, NULL, NULL, err)) {
+	if (check_plan(tr, err)) {
 		sl_train_destroy(tr);
 		return NULL;
 	}
 	return tr;
+}
+
+sl_train *sl_train_create(const sl_model_spec *m, const sl_layout *l, int ndev, sl_err *err)
+{
+	return create(m, l, ndev, 1, err);
+}
+
+sl_train *sl_train_create_timing_only(const sl_model_spec *m, const sl_layout *l, int ndev,
+				      sl_err *err)
+{
+	return create(m, l, ndev, 0, err);
+}
+
+double sl_train_host_bytes(const sl_model_spec *m, const sl_layout *l)
+{
+	double n = (double)sl_model_nparams(m), R = (double)m->batch * m->seq;
+	double h = m->hidden, f = m->ffn;
+	double acts = 4.0 * m->layers *
+	              (R * (6 * h + 2 * f) + (double)m->batch * m->heads * m->seq * m->seq);
+	return 16 * n * (1 + l->dp) + acts * (1 + l->tp);
+}
+
+int sl_train_has_values(const sl_train *tr)
+{
+	return tr->values;
 }
 
 const sl_model_spec *sl_train_model(const sl_train *tr)
@@ -452,13 +502,15 @@ static void moments_full(const sl_train *tr, const struct dstate *ds, int which,
 		return;
 	}
 	for (int q = 0; q < tr->l.dp; q++) {
-		const struct dstate *o = &tr->dev[ds->dpg.ranks[q]];
+		const struct dstate *o = &tr->dev[ds->dpg->ranks[q]];
 		memcpy(out + o->opt_lo, which ? o->V : o->M, (o->opt_hi - o->opt_lo) * FL);
 	}
 }
 
 int sl_train_gather(const sl_train *tr, float *params, float *mom, float *var)
 {
+	if (!tr->values)
+		return SL_EINVAL;
 	float *tmp = NULL;
 	for (int i = 0; i < tr->ndev; i++) {
 		const struct dstate *ds = &tr->dev[i];
@@ -486,6 +538,8 @@ int sl_train_gather(const sl_train *tr, float *params, float *mom, float *var)
 
 int sl_train_scatter(sl_train *tr, const float *params, const float *mom, const float *var)
 {
+	if (!tr->values)
+		return SL_EINVAL;
 	float *tmp = NULL;
 	for (int i = 0; i < tr->ndev; i++) {
 		struct dstate *ds = &tr->dev[i];
@@ -539,8 +593,10 @@ struct drun {
 	struct alloc *live; /* every buffer held, so a failed run frees them all */
 	int nlive, caplive;
 	uint64_t act_cur, act_peak, ws_cur, ws_peak;
+	uint64_t live_cur, live_peak; /* both together: what the engine's peak adds up */
 	uint64_t sent[SL_TR_NKINDS], recv[SL_TR_NKINDS];
 	uint64_t reserved;
+	uintptr_t handles;  /* timing-only and recording: buffers handed out */
 	double *loss;       /* per step: this device's sum of squared errors */
 	/* per step */
 	double *t0, *pipe_end, *pipe_busy, *t_end, *compute, *comm, *flops;
@@ -554,64 +610,149 @@ struct run {
 	struct drun dr[SL_MAX_DEVICES];
 };
 
-/* A piece of recorded work. */
-struct seg {
-	int coll;
-	double flops;
-	sl_coll_op op;
-	int dp_group;
-	size_t count;
-	int has_counts;
-	size_t counts[SL_MAX_DEVICES];
+/* A message of the pipeline: peer, size, which tensor, and its buffer. */
+struct pmsg {
+	int peer;
+	size_t n;
+	int key;
+	float *buf;
 };
 
-struct rec {
-	struct seg *s;
+#define MAX_UNIT_MSGS 4
+
+/* The recording of one device's step, which the prediction replays: the
+ * same step functions run with no device and append what they would do. */
+enum { PO_COMPUTE, PO_COLL, PO_XFER, PO_PIPE_END, PO_BARRIER, PO_ACTION };
+
+struct pop {
+	int type;
+	double flops;          /* PO_COMPUTE */
+	sl_coll_op op;         /* PO_COLL: the collective, its group, kind and size */
+	int dp_group;
+	sl_traffic_kind kind;
+	size_t count;
+	int rows;              /* > 0: blocks of whole rows of h (sequence parallelism) */
+	int m0, ns, nr;        /* PO_XFER: its sends msg[m0..m0+ns), then its receives */
+	int tm;                /* PO_ACTION: the template it runs */
+};
+
+/* A message of a recorded exchange: the peer by its pipeline stage (it
+ * has the same TP and DP ranks), so a recording holds for any mesh order. */
+struct xmsg {
+	int stage, key;
+	size_t n;
+};
+
+struct plist {
+	struct pop *op;
 	int n, cap;
-	int floor; /* pieces below it are taken: never merge into them */
+	struct xmsg *msg;
+	int nmsg, capmsg;
+};
+
+/* Every micro-batch of one shape does the same work in a chunk: the
+ * forward (or backward) of chunk c for micro-batches of nb sequences is
+ * recorded once, alone, as a template: its computes and collectives, and
+ * what it does to the memory held (by category: activations, workspace,
+ * and both), measured from its start with its input buffer held. */
+enum { MEM_ACT, MEM_WS, MEM_LIVE };
+
+struct tmpl {
+	int bwd, chunk, nb;
+	struct plist pl;
+	int64_t net[3];   /* held at its end, less at its start */
+	uint64_t up[3];   /* the most held above the start at any point */
+	size_t out;       /* floats of the buffer it hands on (workspace), 0: none */
+	double flops;
+};
+
+struct tstore {
+	struct tmpl *t;
+	int n, cap;
 };
 
 struct kctx {
-	sl_dev *d;        /* NULL: record the work instead of doing it */
-	struct rec *rec;
+	sl_dev *d;        /* NULL: record the work into pl instead of doing it */
+	struct plist *pl;
+	struct tstore *ts; /* recording with templates (NULL: every micro-batch in full) */
+	double times;     /* recording: how many identical copies the next GEMMs stand for */
 	const sl_train *tr;
 	struct dstate *ds;
 	struct drun *dr;
 	int measured;
+	int dry;          /* timing-only cluster: account everything, compute nothing */
 	long step;        /* the batch index */
 	int ks;           /* the step's index in this run */
 	sl_err *err;
 };
 
-static int rec_add(struct kctx *k, const struct seg *s)
+static int pl_push(struct plist *pl, const struct pop *o)
 {
-	struct rec *r = k->rec;
-	if (!s->coll && r->n > r->floor && !r->s[r->n - 1].coll) {
-		r->s[r->n - 1].flops += s->flops;
+	if (pl->n == pl->cap) {
+		int cap = pl->cap ? pl->cap * 2 : 64;
+		struct pop *p = realloc(pl->op, (size_t)cap * sizeof *p);
+		if (!p)
+			return SL_ENOMEM;
+		pl->op = p;
+		pl->cap = cap;
+	}
+	pl->op[pl->n++] = *o;
+	return SL_OK;
+}
+
+static int pl_msg(struct plist *pl, const sl_layout *l, const struct pmsg *m)
+{
+	int tp, pp, dp;
+	sl_mesh_coords(l, m->peer, &tp, &pp, &dp);
+	if (pl->nmsg == pl->capmsg) {
+		int cap = pl->capmsg ? pl->capmsg * 2 : 64;
+		struct xmsg *p = realloc(pl->msg, (size_t)cap * sizeof *p);
+		if (!p)
+			return SL_ENOMEM;
+		pl->msg = p;
+		pl->capmsg = cap;
+	}
+	pl->msg[pl->nmsg++] = (struct xmsg){pp, m->key, m->n};
+	return SL_OK;
+}
+
+static int rec_op(struct kctx *k, const struct pop *o)
+{
+	return pl_push(k->pl, o) ? sl_fail(k->err, SL_ENOMEM, "out of host memory") : SL_OK;
+}
+
+static int rec_mark(struct kctx *k, int type)
+{
+	struct pop o;
+	memset(&o, 0, sizeof o);
+	o.type = type;
+	return rec_op(k, &o);
+}
+
+/* Back-to-back compute is one piece: the clock adds it up the same way. */
+static int rec_compute(struct kctx *k, double flops)
+{
+	struct plist *pl = k->pl;
+	if (pl->n > 0 && pl->op[pl->n - 1].type == PO_COMPUTE) {
+		pl->op[pl->n - 1].flops += flops;
 		return SL_OK;
 	}
-	if (r->n == r->cap) {
-		int cap = r->cap ? r->cap * 2 : 16;
-		struct seg *p = realloc(r->s, (size_t)cap * sizeof *p);
-		if (!p)
-			return sl_fail(k->err, SL_ENOMEM, "out of host memory");
-		r->s = p;
-		r->cap = cap;
-	}
-	r->s[r->n++] = *s;
-	return SL_OK;
+	struct pop o;
+	memset(&o, 0, sizeof o);
+	o.type = PO_COMPUTE;
+	o.flops = flops;
+	return rec_op(k, &o);
 }
 
 static int k_gemm(struct kctx *k, int ta, int tb, int M, int N, int K, float alpha, const float *a,
 		  size_t ao, int lda, const float *b, size_t bo, int ldb, float beta, float *c, size_t co,
 		  int ldc, const char *label)
 {
-	if (!k->d) {
-		struct seg s;
-		memset(&s, 0, sizeof s);
-		s.flops = 2.0 * M * N * K;
-		return rec_add(k, &s);
-	}
+	if (!k->d)
+		return rec_compute(k, 2.0 * M * N * K * k->times);
+	if (k->dry)
+		return sl_dev_sgemm(k->d, ta, tb, M, N, K, alpha, NULL, lda, NULL, ldb, beta, NULL, ldc,
+				    label, k->err);
 	return sl_dev_sgemm(k->d, ta, tb, M, N, K, alpha, a + ao, lda, b + bo, ldb, beta, c + co, ldc,
 			    label, k->err);
 }
@@ -623,13 +764,14 @@ static void mem_track(struct drun *dr, int64_t bytes, int cat)
 	*cur = (uint64_t)((int64_t)*cur + bytes);
 	if (*cur > *peak)
 		*peak = *cur;
+	dr->live_cur = (uint64_t)((int64_t)dr->live_cur + bytes);
+	if (dr->live_cur > dr->live_peak)
+		dr->live_peak = dr->live_cur;
 }
 
 static int k_alloc(struct kctx *k, float **out, size_t nf, int cat, const char *what)
 {
 	*out = NULL;
-	if (!k->d)
-		return SL_OK;
 	struct drun *dr = k->dr;
 	if (dr->nlive == dr->caplive) {
 		int cap = dr->caplive ? dr->caplive * 2 : 64;
@@ -640,12 +782,29 @@ static int k_alloc(struct kctx *k, float **out, size_t nf, int cat, const char *
 		dr->caplive = cap;
 	}
 	size_t bytes = nf * FL;
-	*out = sl_dev_alloc(k->d, bytes, what, k->err);
-	if (!*out)
+	if (!k->d || k->dry) {
+		/* A handle, never read: the step's control flow only asks which
+		 * buffer goes where and whether one exists. */
+		int rc = k->d ? sl_dev_reserve(k->d, bytes, what, k->err) : SL_OK;
+		if (rc)
+			return rc;
+		*out = (float *)(++dr->handles << 4);
+	} else if (!(*out = sl_dev_alloc(k->d, bytes, what, k->err))) {
 		return k->err->code ? k->err->code : SL_ENOMEM;
+	}
 	dr->live[dr->nlive++] = (struct alloc){*out, bytes, cat};
 	mem_track(dr, (int64_t)bytes, cat);
 	return SL_OK;
+}
+
+static void drop(struct kctx *k, const struct alloc *a)
+{
+	if (!k->d)
+		return;
+	if (k->dry)
+		sl_dev_release(k->d, a->bytes);
+	else
+		sl_dev_free(k->d, a->p, a->bytes);
 }
 
 static struct alloc *find_live(struct drun *dr, const float *p)
@@ -658,11 +817,11 @@ static struct alloc *find_live(struct drun *dr, const float *p)
 
 static void k_free(struct kctx *k, float **p)
 {
-	if (k->d && *p) {
+	if (*p) {
 		struct drun *dr = k->dr;
 		struct alloc *a = find_live(dr, *p);
 		if (a) {
-			sl_dev_free(k->d, a->p, a->bytes);
+			drop(k, a);
 			mem_track(dr, -(int64_t)a->bytes, a->cat);
 			*a = dr->live[--dr->nlive];
 		}
@@ -673,7 +832,7 @@ static void k_free(struct kctx *k, float **p)
 /* A buffer changes category: workspace kept for the backward pass, or back. */
 static void k_recat(struct kctx *k, float *p, int cat)
 {
-	if (!k->d || !p)
+	if (!p)
 		return;
 	struct alloc *a = find_live(k->dr, p);
 	if (a && a->cat != cat) {
@@ -688,7 +847,7 @@ static void free_all(struct kctx *k)
 	struct drun *dr = k->dr;
 	while (dr->nlive > 0) {
 		struct alloc a = dr->live[--dr->nlive];
-		sl_dev_free(k->d, a.p, a.bytes);
+		drop(k, &a);
 		mem_track(dr, -(int64_t)a.bytes, a.cat);
 	}
 }
@@ -699,23 +858,23 @@ static int k_coll(struct kctx *k, sl_traffic_kind kind, const sl_group *g, sl_co
 	if (g->n < 2)
 		return SL_OK;
 	if (!k->d) {
-		struct seg s;
-		memset(&s, 0, sizeof s);
-		s.coll = 1;
-		s.op = op;
-		s.dp_group = g == &k->ds->dpg;
-		s.count = count;
-		if (counts) {
-			s.has_counts = 1;
-			memcpy(s.counts, counts, (size_t)g->n * sizeof *counts);
-		}
-		return rec_add(k, &s);
+		struct pop o;
+		memset(&o, 0, sizeof o);
+		o.type = PO_COLL;
+		o.op = op;
+		o.dp_group = g == k->ds->dpg;
+		o.kind = kind;
+		o.count = count;
+		/* Uneven blocks only come from sequence parallelism, which deals
+		 * whole rows of h values (mb_geo). */
+		o.rows = counts ? (int)(count / (size_t)k->tr->m.hidden) : 0;
+		return rec_op(k, &o);
 	}
 	sl_cluster *c = sl_dev_cluster(k->d);
 	int id = sl_dev_id(k->d);
 	sl_dev_stats a = sl_cluster_dev_stats(c, id);
 	sl_algo algo = k->tr->l.algo;
-	float *b = buf + off;
+	float *b = k->dry ? NULL : buf + off;
 	int rc;
 	switch (op) {
 	case SL_COLL_ALLREDUCE:
@@ -745,7 +904,7 @@ static int ew_done(struct kctx *k, double mark, const char *label)
 }
 
 #define EW_BEGIN                                                                                  \
-	if (!k->d)                                                                                \
+	if (!k->d || k->dry)                                                                      \
 		return SL_OK;                                                                     \
 	double mark = sl_dev_cpu_mark()
 
@@ -845,6 +1004,9 @@ static void mb_geo(const struct kctx *k, int mb, struct mbgeo *g)
 	}
 }
 
+/* Events are named on a device; a recording has none to name. */
+#define LABEL(...) (k->d ? (void)snprintf(lb, sizeof lb, __VA_ARGS__) : (void)0)
+
 #define TRY(x)                                                                                    \
 	do {                                                                                      \
 		int rc_ = (x);                                                                    \
@@ -865,7 +1027,7 @@ static int gather_input(struct kctx *k, const struct mbgeo *g, float *x, float *
 	}
 	TRY(k_alloc(k, full, n, CAT_ACT, "activations (gathered input)"));
 	TRY(ew_copy(k, *full, (size_t)g->r0 * h, x, 0, (size_t)g->rl * h));
-	return k_coll(k, SL_TR_TP_ALLGATHER, &k->ds->tpg, SL_COLL_ALLGATHER, *full, 0, n, g->cnt);
+	return k_coll(k, SL_TR_TP_ALLGATHER, k->ds->tpg, SL_COLL_ALLGATHER, *full, 0, n, g->cnt);
 }
 
 /* The row-parallel product's partial sums yf (r x h) become the sub-block's
@@ -876,13 +1038,13 @@ static int reduce_output(struct kctx *k, const struct mbgeo *g, float *yf, const
 {
 	size_t h = (size_t)k->tr->m.hidden, n = (size_t)g->r * h;
 	if (g->sp) {
-		TRY(k_coll(k, SL_TR_TP_REDUCESCATTER, &k->ds->tpg, SL_COLL_REDUCESCATTER, yf, 0, n,
+		TRY(k_coll(k, SL_TR_TP_REDUCESCATTER, k->ds->tpg, SL_COLL_REDUCESCATTER, yf, 0, n,
 			   g->cnt));
 		TRY(k_alloc(k, y, (size_t)g->rl * h, CAT_WS, "sub-block output"));
 		TRY(ew_copy(k, *y, 0, yf, (size_t)g->r0 * h, (size_t)g->rl * h));
 		k_free(k, &yf);
 	} else {
-		TRY(k_coll(k, SL_TR_TP_ALLREDUCE, &k->ds->tpg, SL_COLL_ALLREDUCE, yf, 0, n, NULL));
+		TRY(k_coll(k, SL_TR_TP_ALLREDUCE, k->ds->tpg, SL_COLL_ALLREDUCE, yf, 0, n, NULL));
 		*y = yf;
 	}
 	TRY(ew_bias(k, *y, (size_t)g->rl, h, bias));
@@ -899,7 +1061,7 @@ static int gather_grad(struct kctx *k, const struct mbgeo *g, float *dy, float *
 	}
 	TRY(k_alloc(k, full, n, CAT_WS, "gathered output gradient"));
 	TRY(ew_copy(k, *full, (size_t)g->r0 * h, dy, 0, (size_t)g->rl * h));
-	return k_coll(k, SL_TR_TP_ALLGATHER, &k->ds->tpg, SL_COLL_ALLGATHER, *full, 0, n, g->cnt);
+	return k_coll(k, SL_TR_TP_ALLGATHER, k->ds->tpg, SL_COLL_ALLGATHER, *full, 0, n, g->cnt);
 }
 
 /* dxp (r x h partial input gradients) reduced over the TP group, plus the
@@ -910,13 +1072,13 @@ static int reduce_grad(struct kctx *k, const struct mbgeo *g, float *dxp, float 
 	size_t h = (size_t)k->tr->m.hidden, n = (size_t)g->r * h;
 	if (g->sp) {
 		k_free(k, &dyf);
-		TRY(k_coll(k, SL_TR_TP_REDUCESCATTER, &k->ds->tpg, SL_COLL_REDUCESCATTER, dxp, 0, n,
+		TRY(k_coll(k, SL_TR_TP_REDUCESCATTER, k->ds->tpg, SL_COLL_REDUCESCATTER, dxp, 0, n,
 			   g->cnt));
 		TRY(k_alloc(k, dx, (size_t)g->rl * h, CAT_WS, "input gradient"));
 		TRY(ew_copy(k, *dx, 0, dxp, (size_t)g->r0 * h, (size_t)g->rl * h));
 		k_free(k, &dxp);
 	} else {
-		TRY(k_coll(k, SL_TR_TP_ALLREDUCE, &k->ds->tpg, SL_COLL_ALLREDUCE, dxp, 0, n, NULL));
+		TRY(k_coll(k, SL_TR_TP_ALLREDUCE, k->ds->tpg, SL_COLL_ALLREDUCE, dxp, 0, n, NULL));
 		*dx = dxp;
 	}
 	TRY(ew_add(k, *dx, dy, (size_t)g->rl * h, "residual grad"));
@@ -926,12 +1088,12 @@ static int reduce_grad(struct kctx *k, const struct mbgeo *g, float *dxp, float 
 
 static const float *par(const struct kctx *k, const struct blk *b, int kind)
 {
-	return k->d ? k->ds->P + b->w[kind] : NULL;
+	return k->d && !k->dry ? k->ds->P + b->w[kind] : NULL;
 }
 
 static float *grd(const struct kctx *k, const struct blk *b, int kind)
 {
-	return k->d ? k->ds->G + b->w[kind] : NULL;
+	return k->d && !k->dry ? k->ds->G + b->w[kind] : NULL;
 }
 
 static int mlp_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, struct bstash *st,
@@ -943,14 +1105,14 @@ static int mlp_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 	*xio = NULL;
 	TRY(gather_input(k, g, x, &st->xm));
 	TRY(k_alloc(k, &st->z, (size_t)r * ft, CAT_ACT, "activations (fc1 output)"));
-	snprintf(lb, sizeof lb, "F b%d fc1", b->index);
+	LABEL("F b%d fc1", b->index);
 	TRY(k_gemm(k, 0, 0, r, ft, h, 1, st->xm, 0, h, par(k, b, SL_T_FC1_W), 0, ft, 0, st->z, 0, ft,
 		   lb));
 	TRY(ew_bias(k, st->z, (size_t)r, (size_t)ft, par(k, b, SL_T_FC1_B)));
 	TRY(k_alloc(k, &st->a, (size_t)r * ft, CAT_ACT, "activations (GeLU output)"));
 	TRY(ew_gelu(k, st->z, st->a, (size_t)r * ft));
 	TRY(k_alloc(k, &yf, (size_t)r * h, CAT_WS, "fc2 partial sums"));
-	snprintf(lb, sizeof lb, "F b%d fc2", b->index);
+	LABEL("F b%d fc2", b->index);
 	TRY(k_gemm(k, 0, 0, r, h, ft, 1, st->a, 0, ft, par(k, b, SL_T_FC2_W), 0, h, 0, yf, 0, h, lb));
 	TRY(reduce_output(k, g, yf, par(k, b, SL_T_FC2_B), x, xio));
 	if (g->sp)
@@ -967,17 +1129,17 @@ static int mlp_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 	*dio = NULL;
 	TRY(gather_grad(k, g, dy, &dyf));
 	TRY(ew_colsum(k, grd(k, b, SL_T_FC2_B), dy, (size_t)g->rl, (size_t)h));
-	snprintf(lb, sizeof lb, "B b%d fc2 dW", b->index);
+	LABEL("B b%d fc2 dW", b->index);
 	TRY(k_gemm(k, 1, 0, ft, h, r, 1, st->a, 0, ft, dyf, 0, h, 1, grd(k, b, SL_T_FC2_W), 0, h, lb));
 	TRY(k_alloc(k, &da, (size_t)r * ft, CAT_WS, "fc1 output gradient"));
-	snprintf(lb, sizeof lb, "B b%d fc2 dX", b->index);
+	LABEL("B b%d fc2 dX", b->index);
 	TRY(k_gemm(k, 0, 1, r, ft, h, 1, dyf, 0, h, par(k, b, SL_T_FC2_W), 0, h, 0, da, 0, ft, lb));
 	TRY(ew_gelu_grad(k, st->z, da, (size_t)r * ft));
 	TRY(ew_colsum(k, grd(k, b, SL_T_FC1_B), da, (size_t)r, (size_t)ft));
-	snprintf(lb, sizeof lb, "B b%d fc1 dW", b->index);
+	LABEL("B b%d fc1 dW", b->index);
 	TRY(k_gemm(k, 1, 0, h, ft, r, 1, st->xm, 0, h, da, 0, ft, 1, grd(k, b, SL_T_FC1_W), 0, ft, lb));
 	TRY(k_alloc(k, &dxp, (size_t)r * h, CAT_WS, "input gradient partial sums"));
-	snprintf(lb, sizeof lb, "B b%d fc1 dX", b->index);
+	LABEL("B b%d fc1 dX", b->index);
 	TRY(k_gemm(k, 0, 1, r, h, ft, 1, da, 0, ft, par(k, b, SL_T_FC1_W), 0, ft, 0, dxp, 0, h, lb));
 	k_free(k, &da);
 	k_free(k, &st->z);
@@ -998,24 +1160,29 @@ static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	*xio = NULL;
 	TRY(gather_input(k, g, x, &st->xa));
 	TRY(k_alloc(k, &st->qkv, (size_t)r * qc, CAT_ACT, "activations (Q, K, V)"));
-	snprintf(lb, sizeof lb, "F b%d qkv", b->index);
+	LABEL("F b%d qkv", b->index);
 	TRY(k_gemm(k, 0, 0, r, qc, h, 1, st->xa, 0, h, par(k, b, SL_T_QKV_W), 0, qc, 0, st->qkv, 0, qc,
 		   lb));
 	TRY(k_alloc(k, &st->p, (size_t)g->nb * ah * s * s, CAT_ACT, "activations (attention probabilities)"));
 	TRY(k_alloc(k, &st->o, (size_t)r * oc, CAT_ACT, "activations (heads' outputs)"));
-	for (int n = 0; n < g->nb; n++)
-		for (int j = 0; j < ah; j++) {
+	/* Recording, every head of every sequence is the same work: one stands
+	 * for all. */
+	int nseq = k->d ? g->nb : 1, nhead = k->d ? ah : 1;
+	k->times = k->d ? 1 : (double)g->nb * ah;
+	for (int n = 0; n < nseq; n++)
+		for (int j = 0; j < nhead; j++) {
 			size_t q = (size_t)n * s * qc + (size_t)j * 3 * d, po = ((size_t)n * ah + j) * s * s;
-			snprintf(lb, sizeof lb, "F b%d scores h%d", b->index, j);
+			LABEL("F b%d scores h%d", b->index, j);
 			TRY(k_gemm(k, 0, 1, s, s, d, scale, st->qkv, q, qc, st->qkv, q + d, qc, 0, st->p, po,
 				   s, lb));
 			TRY(ew_softmax(k, st->p, po, s));
-			snprintf(lb, sizeof lb, "F b%d PV h%d", b->index, j);
+			LABEL("F b%d PV h%d", b->index, j);
 			TRY(k_gemm(k, 0, 0, s, d, s, 1, st->p, po, s, st->qkv, q + 2 * d, qc, 0, st->o,
 				   (size_t)n * s * oc + (size_t)j * d, oc, lb));
 		}
+	k->times = 1;
 	TRY(k_alloc(k, &yf, (size_t)r * h, CAT_WS, "projection partial sums"));
-	snprintf(lb, sizeof lb, "F b%d proj", b->index);
+	LABEL("F b%d proj", b->index);
 	TRY(k_gemm(k, 0, 0, r, h, oc, 1, st->o, 0, oc, par(k, b, SL_T_OUT_W), 0, h, 0, yf, 0, h, lb));
 	TRY(reduce_output(k, g, yf, par(k, b, SL_T_OUT_B), x, xio));
 	if (g->sp)
@@ -1035,34 +1202,37 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	*dio = NULL;
 	TRY(gather_grad(k, g, dy, &dyf));
 	TRY(ew_colsum(k, grd(k, b, SL_T_OUT_B), dy, (size_t)g->rl, (size_t)h));
-	snprintf(lb, sizeof lb, "B b%d proj dW", b->index);
+	LABEL("B b%d proj dW", b->index);
 	TRY(k_gemm(k, 1, 0, oc, h, r, 1, st->o, 0, oc, dyf, 0, h, 1, grd(k, b, SL_T_OUT_W), 0, h, lb));
 	TRY(k_alloc(k, &dO, (size_t)r * oc, CAT_WS, "heads' output gradient"));
-	snprintf(lb, sizeof lb, "B b%d proj dX", b->index);
+	LABEL("B b%d proj dX", b->index);
 	TRY(k_gemm(k, 0, 1, r, oc, h, 1, dyf, 0, h, par(k, b, SL_T_OUT_W), 0, h, 0, dO, 0, oc, lb));
 	TRY(k_alloc(k, &dqkv, (size_t)r * qc, CAT_WS, "Q, K, V gradient"));
 	TRY(k_alloc(k, &dp, (size_t)s * s, CAT_WS, "attention score gradient"));
-	for (int n = 0; n < g->nb; n++)
-		for (int j = 0; j < ah; j++) {
+	int nseq = k->d ? g->nb : 1, nhead = k->d ? ah : 1;
+	k->times = k->d ? 1 : (double)g->nb * ah;
+	for (int n = 0; n < nseq; n++)
+		for (int j = 0; j < nhead; j++) {
 			size_t q = (size_t)n * s * qc + (size_t)j * 3 * d, po = ((size_t)n * ah + j) * s * s;
 			size_t oo = (size_t)n * s * oc + (size_t)j * d;
-			snprintf(lb, sizeof lb, "B b%d dP h%d", b->index, j);
+			LABEL("B b%d dP h%d", b->index, j);
 			TRY(k_gemm(k, 0, 1, s, s, d, 1, dO, oo, oc, st->qkv, q + 2 * d, qc, 0, dp, 0, s, lb));
-			snprintf(lb, sizeof lb, "B b%d dV h%d", b->index, j);
+			LABEL("B b%d dV h%d", b->index, j);
 			TRY(k_gemm(k, 1, 0, s, d, s, 1, st->p, po, s, dO, oo, oc, 0, dqkv, q + 2 * d, qc, lb));
 			TRY(ew_softmax_grad(k, st->p, po, dp, s, scale));
-			snprintf(lb, sizeof lb, "B b%d dQ h%d", b->index, j);
+			LABEL("B b%d dQ h%d", b->index, j);
 			TRY(k_gemm(k, 0, 0, s, d, s, 1, dp, 0, s, st->qkv, q + d, qc, 0, dqkv, q, qc, lb));
-			snprintf(lb, sizeof lb, "B b%d dK h%d", b->index, j);
+			LABEL("B b%d dK h%d", b->index, j);
 			TRY(k_gemm(k, 1, 0, s, d, s, 1, dp, 0, s, st->qkv, q, qc, 0, dqkv, q + d, qc, lb));
 		}
+	k->times = 1;
 	k_free(k, &dp);
 	k_free(k, &dO);
-	snprintf(lb, sizeof lb, "B b%d qkv dW", b->index);
+	LABEL("B b%d qkv dW", b->index);
 	TRY(k_gemm(k, 1, 0, h, qc, r, 1, st->xa, 0, h, dqkv, 0, qc, 1, grd(k, b, SL_T_QKV_W), 0, qc,
 		   lb));
 	TRY(k_alloc(k, &dxp, (size_t)r * h, CAT_WS, "input gradient partial sums"));
-	snprintf(lb, sizeof lb, "B b%d qkv dX", b->index);
+	LABEL("B b%d qkv dX", b->index);
 	TRY(k_gemm(k, 0, 1, r, h, qc, 1, dqkv, 0, qc, par(k, b, SL_T_QKV_W), 0, qc, 0, dxp, 0, h, lb));
 	k_free(k, &dqkv);
 	k_free(k, &st->xa);
@@ -1086,8 +1256,10 @@ static int loss_fwd(struct kctx *k, const struct mbgeo *g, float *y, struct csta
 	float *tgt = NULL;
 	TRY(k_alloc(k, &tgt, n, CAT_WS, "targets"));
 	TRY(k_alloc(k, &cs->dyl, n, CAT_ACT, "activations (loss gradient)"));
-	if (!k->d)
+	if (!k->d || k->dry) {
+		k_free(k, &tgt);
 		return SL_OK;
+	}
 	/* The data loader works on the host; only the targets land on the device. */
 	float *xs = malloc((n ? n : 1) * FL);
 	if (!xs)
@@ -1161,14 +1333,6 @@ static int msg_key(const struct kctx *k, int bwd, int mb, int gchunk)
 	return (bwd * k->tr->nchunks + gchunk) * k->tr->l.microbatches + mb;
 }
 
-/* A message of the pipeline: peer, size, which tensor, and its buffer. */
-struct pmsg {
-	int peer;
-	size_t n;
-	int key;
-	float *buf;
-};
-
 /* What action a must receive first (peer -1: nothing). */
 static struct pmsg action_input(const struct kctx *k, const sl_pp_action *a, size_t n)
 {
@@ -1202,8 +1366,6 @@ static int unit_end(const struct dstate *ds, int i)
 	return j;
 }
 
-#define MAX_UNIT_MSGS 4
-
 /* The engine has one channel per ordered pair, so an exchange carries at
  * most one message each way per peer: take the first not yet sent (and the
  * first not yet received) for every peer, in list order. */
@@ -1235,17 +1397,34 @@ static int exchange(struct kctx *k, const struct pmsg *s, int ns, const struct p
 {
 	int sdone[MAX_UNIT_MSGS] = {0}, rdone[MAX_UNIT_MSGS] = {0};
 	int si[MAX_UNIT_MSGS], ri[MAX_UNIT_MSGS], nsi, nri;
-	sl_cluster *c = sl_dev_cluster(k->d);
-	int id = sl_dev_id(k->d);
+	sl_cluster *c = k->d ? sl_dev_cluster(k->d) : NULL;
+	int id = k->d ? sl_dev_id(k->d) : -1;
 	for (;;) {
 		next_round(s, ns, sdone, r, nr, rdone, si, &nsi, ri, &nri);
 		if (nsi == 0 && nri == 0)
 			return SL_OK;
+		if (!k->d) {
+			struct pop o;
+			memset(&o, 0, sizeof o);
+			o.type = PO_XFER;
+			o.m0 = k->pl->nmsg;
+			o.ns = nsi;
+			o.nr = nri;
+			int bad = 0;
+			for (int i = 0; i < nsi; i++)
+				bad |= pl_msg(k->pl, &k->tr->l, &s[si[i]]);
+			for (int i = 0; i < nri; i++)
+				bad |= pl_msg(k->pl, &k->tr->l, &r[ri[i]]);
+			if (bad)
+				return sl_fail(k->err, SL_ENOMEM, "out of host memory");
+			TRY(rec_op(k, &o));
+			continue;
+		}
 		sl_msg sm[MAX_UNIT_MSGS], rm[MAX_UNIT_MSGS];
 		for (int i = 0; i < nsi; i++)
-			sm[i] = sl_msg1(s[si[i]].peer, s[si[i]].buf, 0, s[si[i]].n * FL);
+			sm[i] = sl_msg1(s[si[i]].peer, k->dry ? NULL : s[si[i]].buf, 0, s[si[i]].n * FL);
 		for (int i = 0; i < nri; i++)
-			rm[i] = sl_msg1(r[ri[i]].peer, r[ri[i]].buf, 0, r[ri[i]].n * FL);
+			rm[i] = sl_msg1(r[ri[i]].peer, k->dry ? NULL : r[ri[i]].buf, 0, r[ri[i]].n * FL);
 		sl_dev_stats a = sl_cluster_dev_stats(c, id);
 		int rc = sl_xfer(k->d, sm, nsi, rm, nri, SL_XCOPY, "pipeline p2p", k->err);
 		sl_dev_stats z = sl_cluster_dev_stats(c, id);
@@ -1272,6 +1451,132 @@ static size_t stream_floats(const struct kctx *k, int mb)
 	return (size_t)g.rl * k->tr->m.hidden;
 }
 
+/* ---- templates (recording) ---- */
+
+static void mem_snapshot(const struct drun *dr, uint64_t cur[3])
+{
+	cur[MEM_ACT] = dr->act_cur;
+	cur[MEM_WS] = dr->ws_cur;
+	cur[MEM_LIVE] = dr->live_cur;
+}
+
+/* Record the forward and the backward of chunk c for micro-batch mb's
+ * shape alone, as pipeline() runs them: the forward's input held (received
+ * activations or the input batch), its output freed once sent; the
+ * backward's input (a received gradient) held unless it is the last chunk
+ * (the loss gradient, kept by the forward). */
+static int build_tmpls(struct kctx *k, int c, int mb, int nb)
+{
+	struct tstore *ts = k->ts;
+	if (ts->n + 2 > ts->cap) {
+		int cap = ts->cap ? 2 * ts->cap : 8;
+		struct tmpl *p = realloc(ts->t, (size_t)cap * sizeof *p);
+		if (!p)
+			return sl_fail(k->err, SL_ENOMEM, "out of host memory");
+		ts->t = p;
+		ts->cap = cap;
+	}
+	struct dstate *ds = k->ds;
+	int nblk = ds->cfirst[c + 1] - ds->cfirst[c];
+	struct bstash *bs = calloc((size_t)(nblk ? nblk : 1), sizeof *bs);
+	if (!bs)
+		return sl_fail(k->err, SL_ENOMEM, "out of host memory");
+	struct cstash cs = {bs, NULL};
+	struct drun dr;
+	memset(&dr, 0, sizeof dr);
+	struct kctx k2 = *k;
+	k2.dr = &dr;
+	k2.ts = NULL;
+	size_t n = stream_floats(k, mb);
+	int rc = SL_OK, g = c * k->tr->l.pp + ds->pp;
+	for (int bwd = 0; bwd < 2 && rc == SL_OK; bwd++) {
+		struct tmpl *t = &ts->t[ts->n + bwd];
+		memset(t, 0, sizeof *t);
+		t->bwd = bwd;
+		t->chunk = c;
+		t->nb = nb;
+		k2.pl = &t->pl;
+		float *x = NULL;
+		if (!bwd || g < k->tr->nchunks - 1)
+			rc = k_alloc(&k2, &x, n, CAT_WS, "input");
+		uint64_t start[3];
+		mem_snapshot(&dr, start);
+		dr.act_peak = dr.act_cur;
+		dr.ws_peak = dr.ws_cur;
+		dr.live_peak = dr.live_cur;
+		if (rc == SL_OK)
+			rc = bwd ? chunk_bwd(&k2, c, mb, &x, &cs) : chunk_fwd(&k2, c, mb, &x, &cs);
+		uint64_t end[3], peak[3] = {dr.act_peak, dr.ws_peak, dr.live_peak};
+		mem_snapshot(&dr, end);
+		for (int q = 0; q < 3; q++) {
+			t->net[q] = (int64_t)end[q] - (int64_t)start[q];
+			t->up[q] = peak[q] - start[q];
+		}
+		t->out = x ? n : 0;
+		k_free(&k2, &x);
+		for (int i = 0; i < t->pl.n; i++)
+			if (t->pl.op[i].type == PO_COMPUTE)
+				t->flops += t->pl.op[i].flops;
+	}
+	free_all(&k2);
+	free(dr.live);
+	free(bs);
+	if (rc) {
+		free(ts->t[ts->n].pl.op);
+		free(ts->t[ts->n + 1].pl.op);
+		return rc;
+	}
+	ts->n += 2;
+	return SL_OK;
+}
+
+/* One action of the schedule: its chunk's forward or backward, or, when
+ * recording with templates, its template's work and memory. */
+static int run_action(struct kctx *k, const sl_pp_action *a, float **x, struct cstash *cs)
+{
+	if (k->d || !k->ts)
+		return a->bwd ? chunk_bwd(k, a->chunk, a->mb, x, cs)
+		              : chunk_fwd(k, a->chunk, a->mb, x, cs);
+	struct mbgeo g;
+	mb_geo(k, a->mb, &g);
+	struct tstore *ts = k->ts;
+	int ti = -1;
+	for (int i = 0; i < ts->n && ti < 0; i++)
+		if (ts->t[i].bwd == a->bwd && ts->t[i].chunk == a->chunk && ts->t[i].nb == g.nb)
+			ti = i;
+	if (ti < 0) {
+		TRY(build_tmpls(k, a->chunk, a->mb, g.nb));
+		ti = ts->n - 2 + a->bwd;
+	}
+	const struct tmpl *t = &ts->t[ti];
+	struct drun *dr = k->dr;
+	/* The input buffer's fate is in the template's figures. */
+	if (*x) {
+		struct alloc *al = find_live(dr, *x);
+		if (al)
+			*al = dr->live[--dr->nlive];
+		*x = NULL;
+	}
+	uint64_t *cur[3] = {&dr->act_cur, &dr->ws_cur, &dr->live_cur};
+	uint64_t *peak[3] = {&dr->act_peak, &dr->ws_peak, &dr->live_peak};
+	for (int q = 0; q < 3; q++) {
+		if (*cur[q] + t->up[q] > *peak[q])
+			*peak[q] = *cur[q] + t->up[q];
+		*cur[q] = (uint64_t)((int64_t)*cur[q] + t->net[q]);
+	}
+	if (t->out) {
+		/* Its output is held already (net): only its handle is new. */
+		TRY(k_alloc(k, x, 0, CAT_WS, "output"));
+		find_live(dr, *x)->bytes = t->out * FL;
+	}
+	struct pop o;
+	memset(&o, 0, sizeof o);
+	o.type = PO_ACTION;
+	o.tm = ti;
+	o.flops = t->flops;
+	return rec_op(k, &o);
+}
+
 /* The pipeline phase of a step: the schedule's actions, unit by unit.
  * Before a unit, one exchange sends the results still waiting and receives
  * what the unit needs, as Megatron-LM's send_forward_recv_backward and its
@@ -1282,14 +1587,15 @@ static int pipeline(struct kctx *k)
 	struct dstate *ds = k->ds;
 	const sl_model_spec *m = &k->tr->m;
 	int v = k->tr->v;
-	struct pmsg pend[MAX_UNIT_MSGS];
+	struct pmsg pend[MAX_UNIT_MSGS] = {{0}};
 	int npend = 0;
 	for (int i = 0; i < ds->nacts;) {
 		int j = unit_end(ds, i);
 		struct pmsg in[MAX_UNIT_MSGS];
 		int nin = 0;
 		float *inbuf[MAX_UNIT_MSGS] = {NULL};
-		sl_dev_set_op(k->d, op_id(k, &ds->acts[i]), ds->acts[i].mb);
+		if (k->d)
+			sl_dev_set_op(k->d, op_id(k, &ds->acts[i]), ds->acts[i].mb);
 		for (int u = i; u < j; u++) {
 			struct pmsg msg = action_input(k, &ds->acts[u], stream_floats(k, ds->acts[u].mb));
 			if (msg.peer < 0)
@@ -1307,18 +1613,16 @@ static int pipeline(struct kctx *k)
 			const sl_pp_action *a = &ds->acts[u];
 			struct cstash *cs = &k->dr->st[a->mb * v + a->chunk];
 			float *x = inbuf[u - i];
-			sl_dev_set_op(k->d, op_id(k, a), a->mb);
-			if (!a->bwd) {
-				if (!x) {
-					struct mbgeo g;
-					mb_geo(k, a->mb, &g);
-					TRY(k_alloc(k, &x, (size_t)g.rl * m->hidden, CAT_WS, "input batch"));
+			if (k->d)
+				sl_dev_set_op(k->d, op_id(k, a), a->mb);
+			if (!a->bwd && !x) {
+				struct mbgeo g;
+				mb_geo(k, a->mb, &g);
+				TRY(k_alloc(k, &x, (size_t)g.rl * m->hidden, CAT_WS, "input batch"));
+				if (k->d && !k->dry)
 					sl_model_data(m, k->step, g.row0 + g.r0, g.rl, x, NULL);
-				}
-				TRY(chunk_fwd(k, a->chunk, a->mb, &x, cs));
-			} else {
-				TRY(chunk_bwd(k, a->chunk, a->mb, &x, cs));
 			}
+			TRY(run_action(k, a, &x, cs));
 			if (x) {
 				pend[npend] = action_output(k, a, stream_floats(k, a->mb));
 				pend[npend++].buf = x;
@@ -1338,23 +1642,23 @@ static int sync_and_update(struct kctx *k)
 {
 	struct dstate *ds = k->ds;
 	const sl_layout *l = &k->tr->l;
-	float *G = k->d ? ds->G : NULL, *P = k->d ? ds->P : NULL;
+	float *G = k->d && !k->dry ? ds->G : NULL, *P = k->d && !k->dry ? ds->P : NULL;
 	if (l->seq_parallel && ds->rep_n > 0)
-		TRY(k_coll(k, SL_TR_TP_ALLREDUCE, &ds->tpg, SL_COLL_ALLREDUCE, G, ds->rep_lo, ds->rep_n,
+		TRY(k_coll(k, SL_TR_TP_ALLREDUCE, ds->tpg, SL_COLL_ALLREDUCE, G, ds->rep_lo, ds->rep_n,
 			   NULL));
 	if (l->zero1)
-		TRY(k_coll(k, SL_TR_DP_REDUCESCATTER, &ds->dpg, SL_COLL_REDUCESCATTER, G, 0, ds->n,
+		TRY(k_coll(k, SL_TR_DP_REDUCESCATTER, ds->dpg, SL_COLL_REDUCESCATTER, G, 0, ds->n,
 			   NULL));
 	else
-		TRY(k_coll(k, SL_TR_DP_ALLREDUCE, &ds->dpg, SL_COLL_ALLREDUCE, G, 0, ds->n, NULL));
-	if (k->d) {
+		TRY(k_coll(k, SL_TR_DP_ALLREDUCE, ds->dpg, SL_COLL_ALLREDUCE, G, 0, ds->n, NULL));
+	if (k->d && !k->dry) {
 		double mark = sl_dev_cpu_mark();
 		sl_adam(&k->tr->m, k->step + 1, ds->P + ds->opt_lo, ds->G + ds->opt_lo, ds->M, ds->V,
 			ds->opt_hi - ds->opt_lo);
 		TRY(ew_done(k, mark, "adam"));
 	}
 	if (l->zero1)
-		TRY(k_coll(k, SL_TR_DP_ALLGATHER, &ds->dpg, SL_COLL_ALLGATHER, P, 0, ds->n, NULL));
+		TRY(k_coll(k, SL_TR_DP_ALLGATHER, ds->dpg, SL_COLL_ALLGATHER, P, 0, ds->n, NULL));
 	return SL_OK;
 }
 
@@ -1383,7 +1687,8 @@ static int one_step(struct kctx *k, struct run *R)
 	int id = sl_dev_id(k->d), ks = k->ks;
 	sl_dev_stats s0 = sl_cluster_dev_stats(c, id);
 	dr->t0[ks] = sl_dev_clock(k->d);
-	memset(ds->G, 0, ds->n * FL);
+	if (!k->dry)
+		memset(ds->G, 0, ds->n * FL);
 	TRY(pipeline(k));
 	sl_dev_stats s1 = sl_cluster_dev_stats(c, id);
 	dr->pipe_end[ks] = sl_dev_clock(k->d);
@@ -1418,6 +1723,7 @@ static int train_prog(sl_dev *d, void *arg, sl_err *err)
 	k.dr = &R->dr[id];
 	k.err = err;
 	k.measured = sl_cluster_config_of(R->c)->timing == SL_TIMING_MEASURED;
+	k.dry = sl_cluster_config_of(R->c)->timing_only;
 	struct dstate *ds = k.ds;
 	int rc = SL_OK;
 	if ((rc = reserve(&k, ds->n * FL, "its parameter array")) ||
@@ -1497,6 +1803,10 @@ int sl_train_run(sl_train *tr, sl_cluster *c, int steps, sl_train_report *rep, s
 			       tr->ndev, sl_cluster_devices(c));
 	if (steps < 1 || steps > 1000000)
 		return sl_fail(err, SL_EINVAL, "--steps=%d is out of range (1 to 1000000)", steps);
+	int dry = sl_cluster_config_of(c)->timing_only;
+	if (!tr->values && !dry)
+		return sl_fail(err, SL_EINVAL,
+			       "a training state without values (timing only) runs only on a timing-only cluster");
 	struct run *R;
 	int rc = run_alloc(tr, c, steps, &R, err);
 	if (rc == SL_OK)
@@ -1528,7 +1838,7 @@ int sl_train_run(sl_train *tr, sl_cluster *c, int steps, sl_train_report *rep, s
 				ideal = dr->pipe_busy[s];
 			sum_idle += (t1 - t0) - dr->compute[s] - dr->comm[s];
 		}
-		rep->losses[s] = sum / norm;
+		rep->losses[s] = dry ? NAN : sum / norm;
 		sum_step += t1 - t0;
 		sum_pipe += pipe;
 		sum_ideal += ideal;
@@ -1605,169 +1915,298 @@ int sl_train_single_step_s(const sl_model_spec *m, const sl_cluster_config *cfg,
 	return rc;
 }
 
-/* ---- the prediction ---- */
+/* ---- the prediction ----
+ *
+ * A device's step is recorded by running the very step functions with no
+ * device (record()): every GEMM's FLOPs, every collective, every exchange
+ * and every buffer, in order.  The recordings are then replayed under the
+ * engine's rules: a transfer starts at its sender's clock and lasts
+ * a + n/B (a link is never busy then: both ends of an exchange wait for
+ * all of its transfers, so the previous one on a link has always ended);
+ * an exchange ends at its latest transfer, gaps before are waiting;
+ * collectives are their ring's exchanges, step by step.
+ *
+ * A recording names groups by mesh axis and pipeline peers by stage, so it
+ * holds for any mesh order; devices that hold the same shapes (every TP
+ * rank of a stage when the splits are even, every replica when the batch
+ * splits evenly) share one.  A mesh is mostly copies of one pipeline: when
+ * every replica sees the same links, the replicas run the same pipeline
+ * phase at the same times and one replica (slice dp=0) is replayed; when
+ * in addition the TP ranks of a stage share a recording and every TP ring
+ * and pipeline hop of a stage has one kind of link, the ranks stay in
+ * lockstep and one device per stage is replayed, its TP collectives as the
+ * ring of one member.  The step's end (gradient collectives over TP and DP
+ * groups, then the barrier) is then replayed for every device from its
+ * copy's clock.  Anything less symmetric replays every device. */
 
-enum { PO_COMPUTE, PO_COLL, PO_XFER, PO_PIPE_END, PO_BARRIER };
-
-struct pop {
-	int type;
-	double flops;
-	int seg;      /* PO_COLL: index into the device's recording */
-	int ns, nr;   /* PO_XFER: the exchange's messages */
-	struct pmsg s[MAX_UNIT_MSGS], r[MAX_UNIT_MSGS];
+struct linksrc {
+	const sl_cluster *c;          /* live links, knobs included; or */
+	const sl_cluster_config *cfg; /* the class figures; or neither: nominal */
 };
 
-struct plist {
-	struct pop *op;
-	int n, cap;
-	struct rec rec; /* the recorded collectives the ops point into */
+static sl_link_spec link_of(const struct linksrc *L, int src, int dst)
+{
+	if (L->c)
+		return sl_cluster_link(L->c, src, dst);
+	if (L->cfg)
+		return sl_cluster_config_link(L->cfg, src, dst);
+	sl_link_spec nominal = {1e9, 1e-6};
+	return nominal;
+}
+
+static int same_link(sl_link_spec a, sl_link_spec b)
+{
+	return a.bandwidth == b.bandwidth && a.latency == b.latency;
+}
+
+/* One device's recorded step. */
+struct prec {
+	struct plist pl;
+	struct tstore ts; /* the templates its PO_ACTION ops run */
+	int tail;         /* the first op after PO_PIPE_END */
+	double flops;     /* all its GEMMs */
+	uint64_t live_peak, act_peak, ws_peak;
 };
 
-static int pl_push(struct plist *pl, const struct pop *o)
+static void prec_free(struct prec *r)
 {
-	if (pl->n == pl->cap) {
-		int cap = pl->cap ? pl->cap * 2 : 64;
-		struct pop *p = realloc(pl->op, (size_t)cap * sizeof *p);
-		if (!p)
-			return SL_ENOMEM;
-		pl->op = p;
-		pl->cap = cap;
-	}
-	pl->op[pl->n++] = *o;
-	return SL_OK;
+	free(r->pl.op);
+	free(r->pl.msg);
+	for (int i = 0; i < r->ts.n; i++)
+		free(r->ts.t[i].pl.op);
+	free(r->ts.t);
 }
 
-/* Turn the recording since `from` into ops. */
-static int pl_take(struct plist *pl, int from)
+/* literal: every micro-batch's work in full, no templates (the reference
+ * the templates are tested against). */
+static int record(const sl_train *tr, struct dstate *ds, int literal, struct prec *out, sl_err *err)
 {
-	for (int i = from; i < pl->rec.n; i++) {
-		struct pop o;
-		memset(&o, 0, sizeof o);
-		o.type = pl->rec.s[i].coll ? PO_COLL : PO_COMPUTE;
-		o.flops = pl->rec.s[i].flops;
-		o.seg = i;
-		if (pl_push(pl, &o))
-			return SL_ENOMEM;
-	}
-	pl->rec.floor = pl->rec.n;
-	return SL_OK;
-}
-
-/* A unit's exchange as ops, split as exchange() splits it. */
-static int pl_exchange(struct plist *pl, const struct pmsg *s, int ns, const struct pmsg *r, int nr)
-{
-	int sdone[MAX_UNIT_MSGS] = {0}, rdone[MAX_UNIT_MSGS] = {0};
-	int si[MAX_UNIT_MSGS], ri[MAX_UNIT_MSGS], nsi, nri;
-	for (;;) {
-		next_round(s, ns, sdone, r, nr, rdone, si, &nsi, ri, &nri);
-		if (nsi == 0 && nri == 0)
-			return SL_OK;
-		struct pop o;
-		memset(&o, 0, sizeof o);
-		o.type = PO_XFER;
-		o.ns = nsi;
-		o.nr = nri;
-		for (int i = 0; i < nsi; i++)
-			o.s[i] = s[si[i]];
-		for (int i = 0; i < nri; i++)
-			o.r[i] = r[ri[i]];
-		if (pl_push(pl, &o))
-			return SL_ENOMEM;
-	}
-}
-
-/* One device's step as ops: the same block functions, recording. */
-static int pred_build(const sl_train *tr, struct dstate *ds, struct plist *pl, sl_err *err)
-{
+	memset(out, 0, sizeof *out);
+	const sl_layout *l = &tr->l;
+	int nb = ds->cfirst[tr->v], mv = l->microbatches * tr->v;
+	struct drun dr;
+	memset(&dr, 0, sizeof dr);
+	dr.st = calloc((size_t)mv, sizeof *dr.st);
+	dr.bst = calloc((size_t)l->microbatches * (nb ? nb : 1), sizeof *dr.bst);
 	struct kctx k;
 	memset(&k, 0, sizeof k);
-	k.rec = &pl->rec;
+	k.pl = &out->pl;
+	k.ts = literal ? NULL : &out->ts;
+	k.times = 1;
 	k.tr = tr;
 	k.ds = ds;
+	k.dr = &dr;
 	k.err = err;
-	int nb = 0;
-	for (int c = 0; c < tr->v; c++)
-		if (ds->cfirst[c + 1] - ds->cfirst[c] > nb)
-			nb = ds->cfirst[c + 1] - ds->cfirst[c];
-	struct bstash *bs = calloc((size_t)(nb ? nb : 1), sizeof *bs);
-	if (!bs)
-		return sl_fail(err, SL_ENOMEM, "out of host memory");
-	struct cstash cs = {bs, NULL};
-	struct pmsg pend[MAX_UNIT_MSGS];
-	int npend = 0, rc = SL_OK;
-	for (int i = 0; i < ds->nacts && rc == SL_OK;) {
-		int j = unit_end(ds, i);
-		struct pmsg in[MAX_UNIT_MSGS];
-		int nin = 0;
-		for (int u = i; u < j; u++) {
-			struct pmsg msg = action_input(&k, &ds->acts[u], stream_floats(&k, ds->acts[u].mb));
-			if (msg.peer >= 0)
-				in[nin++] = msg;
-		}
-		rc = pl_exchange(pl, pend, npend, in, nin);
-		npend = 0;
-		for (int u = i; u < j && rc == SL_OK; u++) {
-			const sl_pp_action *a = &ds->acts[u];
-			float *x = NULL;
-			int r0 = pl->rec.n;
-			rc = a->bwd ? chunk_bwd(&k, a->chunk, a->mb, &x, &cs)
-				    : chunk_fwd(&k, a->chunk, a->mb, &x, &cs);
-			if (rc == SL_OK)
-				rc = pl_take(pl, r0);
-			struct pmsg out = action_output(&k, a, stream_floats(&k, a->mb));
-			if (out.peer >= 0)
-				pend[npend++] = out;
-		}
-		i = j;
-	}
-	free(bs);
+	int rc = dr.st && dr.bst ? SL_OK : sl_fail(err, SL_ENOMEM, "out of host memory");
+	for (int mb = 0; rc == SL_OK && mb < l->microbatches; mb++)
+		for (int c = 0; c < tr->v; c++)
+			dr.st[mb * tr->v + c].b = dr.bst + (size_t)mb * nb + ds->cfirst[c];
 	if (rc == SL_OK)
-		rc = pl_exchange(pl, pend, npend, NULL, 0);
-	struct pop pe = {.type = PO_PIPE_END};
+		rc = pipeline(&k);
 	if (rc == SL_OK)
-		rc = pl_push(pl, &pe);
-	int r0 = pl->rec.n;
+		rc = rec_mark(&k, PO_PIPE_END);
+	out->tail = out->pl.n;
 	if (rc == SL_OK)
 		rc = sync_and_update(&k);
 	if (rc == SL_OK)
-		rc = pl_take(pl, r0);
-	struct pop bar = {.type = PO_BARRIER};
-	if (rc == SL_OK)
-		rc = pl_push(pl, &bar);
-	if (rc == SL_ENOMEM)
-		return sl_fail(err, SL_ENOMEM, "out of host memory");
+		rc = rec_mark(&k, PO_BARRIER);
+	out->live_peak = dr.live_peak;
+	out->act_peak = dr.act_peak;
+	out->ws_peak = dr.ws_peak;
+	for (int i = 0; i < out->pl.n; i++)
+		if (out->pl.op[i].type == PO_COMPUTE || out->pl.op[i].type == PO_ACTION)
+			out->flops += out->pl.op[i].flops;
+	free_all(&k);
+	free(dr.live);
+	free(dr.st);
+	free(dr.bst);
 	return rc;
 }
 
+/* ---- recordings of a layout ---- */
+
+enum { REC_STAGE, REC_SLICE, REC_ALL }; /* one recording per stage, per (tp, stage), per device */
+
+struct sl_est_rec {
+	sl_train tr; /* the model and layout; only the recorded devices' states are built */
+	int gran;
+	int nrec;
+	struct prec *rec;
+	int *dev; /* the device each recording was made on (the layout's own order) */
+};
+
+/* Do every TP rank of a stage, and every replica, hold the same shapes? */
+static int even_tp(const sl_model_spec *m, const sl_layout *l)
+{
+	if (m->ffn % l->tp != 0)
+		return 0;
+	if (l->seq_parallel)
+		for (int j = 0; j < l->microbatches; j++) {
+			int first, count;
+			sl_layout_microbatch(m, l, 0, j, &first, &count);
+			if ((long)count * m->seq % l->tp != 0)
+				return 0;
+		}
+	return 1;
+}
+
+static int rec_index(const sl_est_rec *R, int tp, int pp, int dp)
+{
+	const sl_layout *l = &R->tr.l;
+	return R->gran == REC_STAGE   ? pp
+	       : R->gran == REC_SLICE ? pp * l->tp + tp
+	                              : (dp * l->pp + pp) * l->tp + tp;
+}
+
+void sl_est_rec_free(sl_est_rec *R)
+{
+	if (!R)
+		return;
+	for (int i = 0; R->rec && i < R->nrec; i++)
+		prec_free(&R->rec[i]);
+	for (int i = 0; R->tr.dev && i < R->tr.ndev; i++)
+		if (R->tr.dev[i].built)
+			free_dev(&R->tr.dev[i]);
+	free(R->tr.dev);
+	free(R->rec);
+	free(R->dev);
+	free(R);
+}
+
+static int est_record(const sl_model_spec *m, const sl_layout *l, int ndev, int literal,
+                      sl_est_rec **out, sl_err *err)
+{
+	*out = NULL;
+	sl_est_rec *R = calloc(1, sizeof *R);
+	if (!R)
+		return sl_fail(err, SL_ENOMEM, "out of host memory");
+	R->tr.m = *m;
+	R->tr.l = *l;
+	R->tr.ndev = ndev;
+	R->tr.v = l->chunks;
+	R->tr.nchunks = l->pp * l->chunks;
+	R->gran = m->batch % l->dp != 0 ? REC_ALL : even_tp(m, l) ? REC_STAGE : REC_SLICE;
+	R->nrec = R->gran == REC_STAGE ? l->pp : R->gran == REC_SLICE ? l->pp * l->tp : ndev;
+	R->tr.dev = calloc((size_t)ndev, sizeof *R->tr.dev);
+	R->rec = calloc((size_t)R->nrec, sizeof *R->rec);
+	R->dev = calloc((size_t)R->nrec, sizeof *R->dev);
+	int rc =
+	    R->tr.dev && R->rec && R->dev ? SL_OK : sl_fail(err, SL_ENOMEM, "out of host memory");
+	for (int dp = 0; dp < (R->gran == REC_ALL ? l->dp : 1) && rc == SL_OK; dp++)
+		for (int pp = 0; pp < l->pp && rc == SL_OK; pp++)
+			for (int tp = 0; tp < (R->gran == REC_STAGE ? 1 : l->tp) && rc == SL_OK;
+			     tp++) {
+				int i = rec_index(R, tp, pp, dp),
+				    id = sl_mesh_device(l, tp, pp, dp);
+				struct dstate *ds = &R->tr.dev[id];
+				R->dev[i] = id;
+				ds->id = id;
+				rc = build_dev(&R->tr, ds, err);
+				if (rc == SL_OK)
+					rc = record(&R->tr, ds, literal, &R->rec[i], err);
+			}
+	if (rc) {
+		sl_est_rec_free(R);
+		return rc;
+	}
+	*out = R;
+	return SL_OK;
+}
+
+int sl_est_record(const sl_model_spec *m, const sl_layout *l, int ndev, int literal,
+                  sl_est_rec **out, sl_err *err)
+{
+	*out = NULL;
+	if (ndev < 1 || ndev > SL_MAX_DEVICES)
+		return sl_fail(err, SL_EINVAL, "device count %d is out of range (1 to %d)", ndev,
+		               SL_MAX_DEVICES);
+	int rc = sl_layout_check(m, l, ndev, err);
+	return rc ? rc : est_record(m, l, ndev, literal, out, err);
+}
+
+/* Memory of the device at (tp, pp, dp). */
+static void dev_memory(const sl_est_rec *R, int tp, int pp, int dp, uint64_t *params, uint64_t *opt,
+                       uint64_t *peak, const struct prec **rp)
+{
+	int i = rec_index(R, tp, pp, dp);
+	const struct dstate *ds = &R->tr.dev[R->dev[i]];
+	size_t no = R->tr.l.zero1 ? ds->zoff[dp + 1] - ds->zoff[dp] : ds->n;
+	*params = ds->n * FL;
+	*opt = 2 * no * FL;
+	*peak = 2 * *params + *opt + R->rec[i].live_peak;
+	*rp = &R->rec[i];
+}
+
+void sl_est_rec_memory(const sl_est_rec *R, sl_estimate *e)
+{
+	memset(e, 0, sizeof *e);
+	const sl_layout *l = &R->tr.l;
+	for (int i = 0; i < R->tr.ndev; i++) {
+		int tp, pp, dp;
+		sl_mesh_coords(l, i, &tp, &pp, &dp);
+		uint64_t params, opt, peak;
+		const struct prec *r;
+		dev_memory(R, tp, pp, dp, &params, &opt, &peak, &r);
+		if (peak > e->mem_peak_bytes) {
+			e->mem_peak_bytes = peak;
+			e->peak_dev = i;
+			e->params_bytes = e->grads_bytes = params;
+			e->optimizer_bytes = opt;
+			e->act_peak_bytes = r->act_peak;
+			e->workspace_peak_bytes = r->ws_peak;
+		}
+	}
+}
+
+/* ---- the replay ---- */
+
 struct pdev {
 	double clock, compute, comm, pipe_end, pipe_busy;
-	int pc, xphase, ri;
+	int pc, tpc, xphase, ri; /* tpc: the op inside a PO_ACTION's template */
+	int waiting;             /* has arrived at a collective */
 	double sp[2 * MAX_UNIT_MSGS][2];
 	int nsp;
+	uint64_t sent[SL_TR_NKINDS], recv[SL_TR_NKINDS];
 };
 
-/* The simulation.  Without a cluster (c == NULL) it only checks the plan:
- * nominal costs, same dependencies. */
 struct psim {
-	const sl_cluster *c;
-	int n;
+	const sl_train *tr; /* the model, and the layout in the order replayed */
+	sl_layout l;
+	const struct linksrc *L;
 	double rate;
-	struct pdev d[SL_MAX_DEVICES];
-	/* per link src*n+dst: when it is free, and the message posted on it
-	 * (at most one: a sender waits until its message is taken) */
-	double free_at[SL_MAX_DEVICES * SL_MAX_DEVICES];
-	int posted[SL_MAX_DEVICES * SL_MAX_DEVICES], key[SL_MAX_DEVICES * SL_MAX_DEVICES];
-	double pt0[SL_MAX_DEVICES * SL_MAX_DEVICES], pt1[SL_MAX_DEVICES * SL_MAX_DEVICES];
-	int crossed; /* a receiver met another tensor than it expected */
+	int method;              /* SL_EST_STAGE, SLICE or FULL */
+	int period;              /* TP ranks r and r + period are alike (1: STAGE; tp: none) */
+	int N, n;                /* devices in the mesh; devices replayed */
+	int *id;                 /* replayed index -> device id */
+	int *tp, *pp, *dp;       /* replayed index -> its mesh coordinates */
+	int *slot;               /* device id -> replayed index, or -1 */
+	const struct prec **rec; /* per replayed device */
+	struct pdev *d;          /* per replayed device */
+	int *posted, *key;       /* per ordered pair of replayed devices: the message on it */
+	double *pt0, *pt1;
+	int crossed;       /* a receiver met another tensor than it expected */
+	int uneven;        /* a TP collective of uneven blocks: the period does not hold */
+	struct pdev **eff; /* SL_EST_STAGE: per replayed device and template, its whole effect */
+	/* scratch for collectives */
+	int *gids;
+	struct pdev **gm;
+	size_t *off;
+	double *t0, *t1;
+	sl_link_spec *ln;
+	unsigned char *pat;
+	sl_link_spec *glk;
+	sl_link_spec *next[2]; /* per replayed device: the link to its TP, DP ring's next */
+	int *queue, qh, qn;    /* the devices ready to be tried */
+	unsigned char *inq;
+	/* per axis (0: TP, 1: DP), the groups of replayed devices: a device's
+	 * group, its members by rank, how many have arrived at its collective */
+	int *grp[2], *members[2], *arrived[2];
 };
 
-static sl_link_spec sim_link(const struct psim *S, int src, int dst)
+/* A transfer posted at the sender's clock t. */
+static double span_end(sl_link_spec ln, double t, double bytes)
 {
-	if (!S->c) {
-		sl_link_spec l = {1e9, 1e-6};
-		return l;
-	}
-	return sl_cluster_link(S->c, src, dst);
+	return t + ln.latency + bytes / ln.bandwidth;
 }
 
 /* The engine's clock rule after an exchange: walk the transfer spans in
@@ -1793,85 +2232,257 @@ static void settle(struct pdev *d, double sp[][2], int n)
 	d->clock = t;
 }
 
-/* A message src->dst posted at the sender's clock t: its span. */
-static void post(struct psim *S, int src, int dst, double t, double bytes, double *t0, double *t1)
+static void coll_offsets(const sl_train *tr, const struct pop *o, int p, size_t *off)
 {
-	sl_link_spec ln = sim_link(S, src, dst);
-	int li = src * S->n + dst;
-	double start = t > S->free_at[li] ? t : S->free_at[li];
-	*t0 = start;
-	*t1 = start + ln.latency + bytes / ln.bandwidth;
-	S->free_at[li] = *t1;
-}
-
-/* A collective over ranks[] with every member present: the exchanges of
- * the ring algorithm, step by step; trees by their closed form. */
-static void sim_coll(struct psim *S, const sl_group *g, const struct seg *sg, sl_algo algo)
-{
-	int p = g->n;
-	size_t off[SL_MAX_DEVICES + 1];
-	sl_block_offsets(sg->count, p, sg->has_counts ? sg->counts : NULL, off);
-	if (algo != SL_ALGO_RING) {
-		double mx = 0, lat = 0, bw = INFINITY;
-		for (int r = 0; r < p; r++) {
-			struct pdev *d = &S->d[g->ranks[r]];
-			if (d->clock > mx)
-				mx = d->clock;
-			sl_link_spec ln = sim_link(S, g->ranks[r], g->ranks[(r + 1) % p]);
-			if (ln.latency > lat)
-				lat = ln.latency;
-			if (ln.bandwidth < bw)
-				bw = ln.bandwidth;
-		}
-		double t = sl_cost_coll(sg->op, algo, p, (double)sg->count * FL, lat, bw);
-		for (int r = 0; r < p; r++) {
-			struct pdev *d = &S->d[g->ranks[r]];
-			d->comm += t;
-			d->clock = mx + t;
-		}
-		return;
+	if (o->rows > 0) {
+		sl_block_offsets((size_t)o->rows, p, NULL, off);
+		for (int i = 0; i <= p; i++)
+			off[i] *= (size_t)tr->m.hidden;
+	} else {
+		sl_block_offsets(o->count, p, NULL, off);
 	}
-	int phases[2], np = 0;
-	if (sg->op == SL_COLL_ALLREDUCE || sg->op == SL_COLL_REDUCESCATTER)
-		phases[np++] = 0;
-	if (sg->op == SL_COLL_ALLREDUCE || sg->op == SL_COLL_ALLGATHER)
-		phases[np++] = 1;
-	for (int ph = 0; ph < np; ph++)
-		for (int s = 0; s < p - 1; s++) {
-			double t0[SL_MAX_DEVICES], t1[SL_MAX_DEVICES];
-			for (int r = 0; r < p; r++) {
-				int blk = phases[ph] == 0 ? ((r - s - 1) % p + p) % p : ((r - s) % p + p) % p;
-				double bytes = (double)(off[blk + 1] - off[blk]) * FL;
-				post(S, g->ranks[r], g->ranks[(r + 1) % p], S->d[g->ranks[r]].clock, bytes,
-				     &t0[r], &t1[r]);
-			}
-			for (int r = 0; r < p; r++) {
-				int prev = (r + p - 1) % p;
-				double sp[2][2] = {{t0[r], t1[r]}, {t0[prev], t1[prev]}};
-				settle(&S->d[g->ranks[r]], sp, 2);
-			}
-		}
 }
 
-static const struct seg *op_seg(const struct plist *pl, const struct pop *o)
+static int ring_phases(sl_coll_op op, int *ph)
 {
-	return &pl->rec.s[o->seg];
+	int n = 0;
+	if (op == SL_COLL_ALLREDUCE || op == SL_COLL_REDUCESCATTER)
+		ph[n++] = 0;
+	if (op == SL_COLL_ALLREDUCE || op == SL_COLL_ALLGATHER)
+		ph[n++] = 1;
+	return n;
 }
 
-/* Advance device i by one op if it can; 0 when it must wait.  Exchanges
- * follow the engine: post every send, take the receives in order (each
- * once its sender has posted), then wait until every send is taken. */
-static int sim_advance(struct psim *S, const sl_train *tr, struct plist *pl, int i)
+static int group_member(const sl_layout *l, int tp, int pp, int dp, int dp_group, int r)
+{
+	return dp_group ? sl_mesh_device(l, tp, pp, r) : sl_mesh_device(l, r, pp, dp);
+}
+
+/* The next member of dev's TP or DP ring. */
+static int group_next(const sl_layout *l, int dev, int dp_group)
+{
+	int tp, pp, dp;
+	sl_mesh_coords(l, dev, &tp, &pp, &dp);
+	return dp_group ? sl_mesh_device(l, tp, pp, (dp + 1) % l->dp)
+	                : sl_mesh_device(l, (tp + 1) % l->tp, pp, dp);
+}
+
+/* A collective over a ring of `ring` devices of which m[0..p) are
+ * replayed: p = ring, or p a period of the ring (rank r is like rank
+ * r + p: the same links, the same clock).  ids[] are the replayed
+ * members' device ids.  The exchanges of the ring algorithm, step by step:
+ * each member's step is settle() of its own send and its receive (the
+ * clock bit for bit; the communication time to rounding).  Trees by their
+ * closed form (an estimate, not the engine's exchanges).  0 when a period
+ * meets uneven blocks. */
+/* `steps` ring steps of equal blocks for members at clocks c[0..p)
+ * (communication so far comm[]), member r sending to r + 1 over a link of
+ * latency lat[r] taking tb[r] for a block; nc and w are scratch.  Each
+ * member's step is settle() of its send and its receive: it ends at the
+ * later end (a transfer is (t + a) + n/B, as the engine adds it up); a
+ * receive that starts after the send ended leaves a gap.
+ *
+ * Which term wins each member's max (its own send, or its predecessor's)
+ * and whether it waits: while that pattern holds, a member's increment is
+ * the previous step's increment of the member it follows, so after p steps
+ * every member's increment is that of the member its chain starts from,
+ * one whose own send wins.  When all of those have the same link, every
+ * clock then advances by the same amount each step, their differences
+ * stay, so the pattern holds for good and every member's communication
+ * grows by its own constant: the rest of the steps are added at once
+ * (which changes only the rounding). */
+static void ring_even(struct psim *S, double *c, double *comm, double *nc, double *w,
+                      const double *lat, const double *tb, int p, int steps)
+{
+	unsigned char *pat = S->pat;
+	double *dc = S->t0 + 6 * (size_t)S->N, *dm = S->t0 + 7 * (size_t)S->N;
+	int same = 0;
+	for (int k = 0; k < steps; k++) {
+		for (int r = 0; r < p; r++)
+			w[r] = c[r] + lat[r] + tb[r];
+		int changed = 0;
+		for (int r = 0; r < p; r++) {
+			int q = r ? r - 1 : p - 1;
+			double t = w[r] > w[q] ? w[r] : w[q];
+			t = t > c[r] ? t : c[r];
+			double gap = c[q] - w[r];
+			double inc = (t - c[r]) - (gap > 0 ? gap : 0);
+			comm[r] += inc;
+			unsigned char b = (unsigned char)((w[q] > w[r]) | (gap > 0) << 1);
+			changed |= b != pat[r];
+			pat[r] = b;
+			dc[r] = t - c[r];
+			dm[r] = inc;
+			nc[r] = t;
+		}
+		for (int r = 0; r < p; r++)
+			c[r] = nc[r];
+		same = k > 0 && !changed ? same + 1 : 0;
+		if (same > p && k + 1 < steps) {
+			int root = -1, one = 1;
+			for (int r = 0; r < p && one; r++)
+				if (!(pat[r] & 1)) {
+					if (root < 0)
+						root = r;
+					one = lat[r] == lat[root] && tb[r] == tb[root];
+				}
+			if (root < 0 || !one)
+				continue;
+			double left = steps - k - 1;
+			for (int r = 0; r < p; r++) {
+				c[r] += left * dc[r];
+				comm[r] += left * dm[r];
+			}
+			return;
+		}
+	}
+}
+
+static int sim_coll(struct psim *S, const int *ids, struct pdev **m, int p, int ring,
+                    const struct pop *o, const sl_link_spec *known)
+{
+	size_t N = (size_t)S->N;
+	double *c = S->t0, *w = S->t0 + N, *comm = S->t0 + 2 * N, *nc = S->t0 + 3 * N;
+	double *lat = S->t0 + 4 * N, *tb = S->t0 + 5 * N;
+	sl_link_spec *ln = S->ln;
+	double lmax = 0, bw = INFINITY, mx = 0;
+	for (int r = 0; r < p; r++) {
+		ln[r] = known ? known[r]
+		              : link_of(S->L, ids[r], group_next(&S->l, ids[r], o->dp_group));
+		lmax = ln[r].latency > lmax ? ln[r].latency : lmax;
+		bw = ln[r].bandwidth < bw ? ln[r].bandwidth : bw;
+		mx = m[r]->clock > mx ? m[r]->clock : mx;
+	}
+	if (S->l.algo != SL_ALGO_RING) {
+		if (p != ring)
+			return 0;
+		double t = sl_cost_coll(o->op, S->l.algo, p, (double)o->count * FL, lmax, bw);
+		for (int r = 0; r < p; r++) {
+			m[r]->comm += t;
+			m[r]->clock = mx + t;
+		}
+		return 1;
+	}
+	size_t unit = o->rows > 0 ? (size_t)o->rows : o->count;
+	int even = unit % (size_t)ring == 0;
+	if (p != ring && !even)
+		return 0;
+	size_t *off = S->off;
+	if (!even)
+		coll_offsets(S->tr, o, ring, off);
+	double bytes =
+	    (double)(unit / (size_t)ring * (o->rows > 0 ? (size_t)S->tr->m.hidden : 1)) * FL;
+	int ph[2], np = ring_phases(o->op, ph);
+	for (int r = 0; r < p; r++) {
+		c[r] = m[r]->clock;
+		comm[r] = m[r]->comm;
+		lat[r] = ln[r].latency;
+		tb[r] = bytes / ln[r].bandwidth;
+	}
+	if (even) {
+		int steps = np * (ring - 1);
+		for (int r = 0; r < p; r++) {
+			m[r]->sent[o->kind] += (uint64_t)steps * (uint64_t)bytes;
+			m[r]->recv[o->kind] += (uint64_t)steps * (uint64_t)bytes;
+		}
+		ring_even(S, c, comm, nc, w, lat, tb, p, steps);
+		for (int r = 0; r < p; r++) {
+			m[r]->clock = c[r];
+			m[r]->comm = comm[r];
+		}
+		return 1;
+	}
+	for (int h = 0; h < np; h++)
+		for (int s = 0; s < ring - 1; s++) {
+			int blk = ph[h] == 0 ? ((-s - 1) % ring + ring) % ring
+			                     : ((-s) % ring + ring) % ring;
+			for (int r = 0; r < p; r++, blk = blk + 1 == ring ? 0 : blk + 1) {
+				double b = (double)(off[blk + 1] - off[blk]) * FL;
+				w[r] = c[r] + lat[r] + b / ln[r].bandwidth;
+				m[r]->sent[o->kind] += (uint64_t)b;
+				m[r + 1 == p ? 0 : r + 1]->recv[o->kind] += (uint64_t)b;
+			}
+			for (int r = 0; r < p; r++) {
+				int q = r ? r - 1 : p - 1;
+				/* settle() of the spans [c[r], w[r]] and [c[q], w[q]] from
+				 * clock c[r]: it ends at the later end; a receive that
+				 * starts after the send ended leaves a gap */
+				double t = w[r] > w[q] ? w[r] : w[q];
+				t = t > c[r] ? t : c[r];
+				double gap = c[q] - w[r];
+				comm[r] += (t - c[r]) - (gap > 0 ? gap : 0);
+				nc[r] = t;
+			}
+			for (int r = 0; r < p; r++)
+				c[r] = nc[r];
+		}
+	for (int r = 0; r < p; r++) {
+		m[r]->clock = c[r];
+		m[r]->comm = comm[r];
+	}
+	return 1;
+}
+
+static void wake(struct psim *S, int i)
+{
+	if (S->inq[i])
+		return;
+	S->inq[i] = 1;
+	int t = S->qh + S->qn;
+	S->queue[t >= S->n ? t - S->n : t] = i;
+	S->qn++;
+}
+
+/* The next op of replayed device i (inside a template when it runs one). */
+static void next_op(struct psim *S, int i)
 {
 	struct pdev *d = &S->d[i];
-	if (d->pc >= pl[i].n)
+	const struct prec *r = S->rec[i];
+	const struct pop *o = &r->pl.op[d->pc];
+	if (o->type == PO_ACTION && ++d->tpc < r->ts.t[o->tm].pl.n)
+		return;
+	d->tpc = 0;
+	d->pc++;
+}
+
+/* Advance replayed device i by one op if it can; 0 when it must wait (or
+ * has reached `stop`, the end of what this replay covers).  Exchanges
+ * follow the engine: post every send, take the receives in order (each
+ * once its sender has posted), then wait until every send is taken. */
+static int sim_advance(struct psim *S, int i, int stop)
+{
+	struct pdev *d = &S->d[i];
+	const struct plist *pl = &S->rec[i]->pl;
+	if (d->pc >= stop)
 		return 0;
-	const struct pop *o = &pl[i].op[d->pc];
+	const struct pop *o = &pl->op[d->pc];
+	if (o->type == PO_ACTION) {
+		const struct tmpl *t = &S->rec[i]->ts.t[o->tm];
+		if (S->eff && d->tpc == 0) {
+			const struct pdev *e = &S->eff[i][o->tm];
+			d->clock += e->clock;
+			d->compute += e->compute;
+			d->comm += e->comm;
+			for (int q = 0; q < SL_TR_NKINDS; q++) {
+				d->sent[q] += e->sent[q];
+				d->recv[q] += e->recv[q];
+			}
+			d->pc++;
+			return 1;
+		}
+		if (t->pl.n == 0) {
+			d->pc++;
+			return 1;
+		}
+		o = &t->pl.op[d->tpc];
+	}
+	const struct xmsg *snd = pl->msg + o->m0, *rcv = snd + o->ns;
+	int me = S->id[i], n = S->n;
 	switch (o->type) {
 	case PO_COMPUTE:
 		d->clock += o->flops / S->rate;
 		d->compute += o->flops / S->rate;
-		d->pc++;
+		next_op(S, i);
 		return 1;
 	case PO_PIPE_END:
 		d->pipe_end = d->clock;
@@ -1882,66 +2493,95 @@ static int sim_advance(struct psim *S, const sl_train *tr, struct plist *pl, int
 		if (d->xphase == 0) {
 			d->nsp = 0;
 			for (int m = 0; m < o->ns; m++) {
-				int li = i * S->n + o->s[m].peer;
-				post(S, i, o->s[m].peer, d->clock, (double)o->s[m].n * FL, &S->pt0[li],
-				     &S->pt1[li]);
+				int peer = sl_mesh_device(&S->l, S->tp[i], snd[m].stage, S->dp[i]);
+				size_t li = (size_t)i * n + S->slot[peer];
+				double bytes = (double)snd[m].n * FL;
+				S->pt0[li] = d->clock;
+				S->pt1[li] = span_end(link_of(S->L, me, peer), d->clock, bytes);
 				S->posted[li] = 1;
-				S->key[li] = o->s[m].key;
+				S->key[li] = snd[m].key;
+				wake(S, S->slot[peer]);
 				d->sp[d->nsp][0] = S->pt0[li];
 				d->sp[d->nsp][1] = S->pt1[li];
 				d->nsp++;
+				d->sent[SL_TR_PP_SENDRECV] += (uint64_t)bytes;
 			}
 			d->xphase = 1;
 			d->ri = 0;
 		}
 		if (d->xphase == 1) {
 			for (; d->ri < o->nr; d->ri++) {
-				int li = o->r[d->ri].peer * S->n + i;
+				int peer =
+				    sl_mesh_device(&S->l, S->tp[i], rcv[d->ri].stage, S->dp[i]);
+				size_t li = (size_t)S->slot[peer] * n + i;
 				if (!S->posted[li])
 					return 0;
-				if (S->key[li] != o->r[d->ri].key)
+				if (S->key[li] != rcv[d->ri].key)
 					S->crossed = 1;
 				S->posted[li] = 0;
+				wake(S, S->slot[peer]);
 				d->sp[d->nsp][0] = S->pt0[li];
 				d->sp[d->nsp][1] = S->pt1[li];
 				d->nsp++;
+				d->recv[SL_TR_PP_SENDRECV] += (uint64_t)rcv[d->ri].n * FL;
 			}
 			d->xphase = 2;
 		}
-		for (int m = 0; m < o->ns; m++)
-			if (S->posted[i * S->n + o->s[m].peer])
+		for (int m = 0; m < o->ns; m++) {
+			int peer = sl_mesh_device(&S->l, S->tp[i], snd[m].stage, S->dp[i]);
+			if (S->posted[(size_t)i * n + S->slot[peer]])
 				return 0;
+		}
 		settle(d, d->sp, d->nsp);
 		d->xphase = 0;
 		d->pc++;
 		return 1;
 	case PO_COLL: {
-		const struct seg *sg = op_seg(&pl[i], o);
-		const sl_group *g = sg->dp_group ? &tr->dev[i].dpg : &tr->dev[i].tpg;
-		for (int r = 0; r < g->n; r++) {
-			int j = g->ranks[r];
-			if (S->d[j].pc >= pl[j].n)
-				return 0;
-			const struct pop *oj = &pl[j].op[S->d[j].pc];
-			if (oj->type != PO_COLL || op_seg(&pl[j], oj)->dp_group != sg->dp_group)
-				return 0;
+		int ring = o->dp_group ? S->l.dp : S->l.tp;
+		int p = o->dp_group ? ring : S->period;
+		/* Every member runs the same collectives in the same order: the
+		 * last to arrive runs it for all. */
+		int g = o->dp_group, grp = S->grp[g][i];
+		if (!d->waiting) {
+			d->waiting = 1;
+			S->arrived[g][grp]++;
 		}
-		sim_coll(S, g, sg, tr->l.algo);
-		for (int r = 0; r < g->n; r++)
-			S->d[g->ranks[r]].pc++;
+		if (S->arrived[g][grp] < p)
+			return 0;
+		S->arrived[g][grp] = 0;
+		int *ids = S->gids;
+		struct pdev **m = S->gm;
+		sl_link_spec *lk = S->glk;
+		const int *mem = S->members[g] + (size_t)grp * p;
+		for (int r = 0; r < p; r++) {
+			ids[r] = S->id[mem[r]];
+			m[r] = &S->d[mem[r]];
+			lk[r] = S->next[g][mem[r]];
+		}
+		if (!sim_coll(S, ids, m, p, ring, o, lk)) {
+			S->uneven = 1;
+			return 0;
+		}
+		for (int r = 0; r < p; r++) {
+			m[r]->waiting = 0;
+			next_op(S, mem[r]);
+			wake(S, mem[r]);
+		}
+		(void)stop;
 		return 1;
 	}
 	case PO_BARRIER: {
 		double mx = 0;
-		for (int j = 0; j < S->n; j++) {
-			if (S->d[j].pc >= pl[j].n || pl[j].op[S->d[j].pc].type != PO_BARRIER)
+		for (int j = 0; j < n; j++) {
+			if (S->d[j].pc >= S->rec[j]->pl.n ||
+			    S->rec[j]->pl.op[S->d[j].pc].type != PO_BARRIER)
 				return 0;
-			if (S->d[j].clock > mx)
-				mx = S->d[j].clock;
+			mx = S->d[j].clock > mx ? S->d[j].clock : mx;
 		}
-		for (int j = 0; j < S->n; j++) {
+		for (int j = 0; j < n; j++) {
 			S->d[j].clock = mx;
 			S->d[j].pc++;
+			wake(S, j);
 		}
 		return 1;
 	}
@@ -1949,62 +2589,411 @@ static int sim_advance(struct psim *S, const sl_train *tr, struct plist *pl, int
 	return 0;
 }
 
-/* Build every device's ops and run them; c == NULL checks the plan only. */
-static int simulate(const sl_train *tr, const sl_cluster *c, sl_train_prediction *out,
-		    sl_err *err)
+/* Replay the replayed devices up to their stop. */
+static int sim_run(struct psim *S, sl_err *err)
 {
-	struct plist *pl = calloc((size_t)tr->ndev, sizeof *pl);
-	struct psim *S = calloc(1, sizeof *S);
-	int rc = pl && S ? SL_OK : sl_fail(err, SL_ENOMEM, "out of host memory");
-	for (int i = 0; i < tr->ndev && rc == SL_OK; i++)
-		rc = pred_build(tr, (struct dstate *)&tr->dev[i], &pl[i], err);
-	if (rc == SL_OK) {
-		S->c = c;
-		S->n = tr->ndev;
-		S->rate = c ? sl_cluster_config_of(c)->flops : 1e12;
-		for (;;) {
-			int progress = 0, done = 1;
-			for (int i = 0; i < S->n; i++) {
-				while (sim_advance(S, tr, pl, i))
-					progress = 1;
-				if (S->d[i].pc < pl[i].n)
-					done = 0;
+	/* A device is tried again only when something it may wait for has
+	 * happened (wake()): devices are tried as long as one is ready. */
+	for (int i = 0; i < S->n; i++)
+		wake(S, i);
+	while (S->qn > 0) {
+		int i = S->queue[S->qh];
+		S->qh = S->qh + 1 == S->n ? 0 : S->qh + 1;
+		S->qn--;
+		S->inq[i] = 0;
+		int stop = S->method == SL_EST_FULL ? S->rec[i]->pl.n : S->rec[i]->tail;
+		while (sim_advance(S, i, stop))
+			;
+		if (S->uneven)
+			return SL_OK;
+	}
+	for (int i = 0; i < S->n; i++)
+		if (S->d[i].pc < (S->method == SL_EST_FULL ? S->rec[i]->pl.n : S->rec[i]->tail))
+			return sl_fail(err, SL_EINVAL,
+			               "this schedule would deadlock on %s with p=%d, m=%d, v=%d "
+			               "(a bug in shardlab)",
+			               sl_sched_name(S->l.schedule), S->l.pp, S->l.microbatches,
+			               S->tr->v);
+	if (S->crossed)
+		return sl_fail(err, SL_EINVAL,
+		               "this schedule's messages would cross on a link with p=%d, m=%d, "
+		               "v=%d (a bug in shardlab)",
+		               S->l.pp, S->l.microbatches, S->tr->v);
+	return SL_OK;
+}
+
+/* What a template does to a device that runs it alone from clock 0, its
+ * TP collectives as rings in lockstep; 0 when one has uneven blocks. */
+static int tmpl_effect(struct psim *S, int i, const struct tmpl *t, struct pdev *e)
+{
+	memset(e, 0, sizeof *e);
+	for (int q = 0; q < t->pl.n; q++) {
+		const struct pop *o = &t->pl.op[q];
+		if (o->type == PO_COMPUTE) {
+			e->clock += o->flops / S->rate;
+			e->compute += o->flops / S->rate;
+		} else if (o->type == PO_COLL && !o->dp_group) {
+			int id = S->id[i];
+			struct pdev *m = e;
+			if (!sim_coll(S, &id, &m, 1, S->l.tp, o, &S->next[0][i]))
+				return 0;
+		} else {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Do the links allow replaying replica 0's TP ranks 0..per-1 only (see
+ * above)?  By mesh coordinates, every device's TP ring link to the next
+ * rank and its pipeline hops both ways (around the ends when interleaved)
+ * must be those of (tp % per, s, 0). */
+static int symmetric(const sl_layout *l, int v, const struct linksrc *L, int per)
+{
+	int t = l->tp, p = l->pp, d = l->dp;
+	for (int s = 0; s < p; s++) {
+		int nxt[2] = {(s + 1) % p, (s + p - 1) % p};
+		for (int k = 0; k < d; k++)
+			for (int r = 0; r < t; r++) {
+				int rr = r % per;
+				if (k == 0 && rr == r)
+					continue;
+				if (t > 1) {
+					sl_link_spec a =
+					    link_of(L, sl_mesh_device(l, r, s, k),
+					            sl_mesh_device(l, (r + 1) % t, s, k));
+					sl_link_spec b =
+					    link_of(L, sl_mesh_device(l, rr, s, 0),
+					            sl_mesh_device(l, (rr + 1) % t, s, 0));
+					if (!same_link(a, b))
+						return 0;
+				}
+				for (int w = 0; w < 2 && p > 1; w++) {
+					if (v == 1 &&
+					    ((w == 0 && s == p - 1) || (w == 1 && s == 0)))
+						continue;
+					sl_link_spec a = link_of(L, sl_mesh_device(l, r, s, k),
+					                         sl_mesh_device(l, r, nxt[w], k));
+					sl_link_spec b = link_of(L, sl_mesh_device(l, rr, s, 0),
+					                         sl_mesh_device(l, rr, nxt[w], 0));
+					if (!same_link(a, b))
+						return 0;
+				}
 			}
-			if (done)
+	}
+	return 1;
+}
+
+/* The replayed device that stands for the device at (tp, pp, dp). */
+static int stand_in(const struct psim *S, int tp, int pp, int dp)
+{
+	if (S->method == SL_EST_FULL)
+		return sl_mesh_device(&S->l, tp, pp, dp);
+	return sl_mesh_device(&S->l, tp % S->period, pp, 0);
+}
+
+struct est_out {
+	sl_estimate *est;
+	double *compute, *comm; /* per device, or NULL */
+};
+
+static void psim_free(struct psim *S)
+{
+	free(S->rec);
+	free(S->d);
+	free(S->id);
+	free(S->tp);
+	free(S->slot);
+	free(S->posted);
+	free(S->key);
+	free(S->pt0);
+	for (int i = 0; S->eff && i < S->n; i++)
+		free(S->eff[i]);
+	free(S->eff);
+	free(S->gids);
+	free(S->gm);
+	free(S->off);
+	free(S->t0);
+	free(S->ln);
+	free(S->pat);
+	free(S->glk);
+	free(S->next[0]);
+	free(S->queue);
+	free(S->inq);
+	for (int g = 0; g < 2; g++) {
+		free(S->grp[g]);
+		free(S->members[g]);
+		free(S->arrived[g]);
+	}
+	memset(S, 0, sizeof *S);
+}
+
+/* Replay with one method; *fallback = 1 when the method does not apply. */
+/* Replay with one method (and period of the TP ranks for STAGE and
+ * SLICE); *fallback = 1 when it does not apply. */
+static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct linksrc *L, int method,
+                       int per, const struct est_out *out, int *fallback, sl_err *err)
+{
+	int N = R->tr.ndev, t = l->tp, pp_n = l->pp, dp_n = l->dp;
+	*fallback = 0;
+	/* Ranks stand for others only when they share a recording. */
+	if ((method != SL_EST_FULL && per < t && R->gran != REC_STAGE) ||
+	    (method != SL_EST_FULL && R->gran == REC_ALL)) {
+		*fallback = 1;
+		return SL_OK;
+	}
+	struct psim S;
+	memset(&S, 0, sizeof S);
+	S.tr = &R->tr;
+	S.l = *l;
+	S.L = L;
+	S.rate = L->c ? sl_cluster_config_of(L->c)->flops : L->cfg ? L->cfg->flops : 1e12;
+	S.method = method;
+	S.period = method == SL_EST_FULL ? t : per;
+	S.N = N;
+	if (method != SL_EST_FULL && !symmetric(l, R->tr.v, L, per)) {
+		*fallback = 1;
+		return SL_OK;
+	}
+	int nmax = method == SL_EST_FULL ? N : pp_n * per;
+	size_t nn = (size_t)nmax * nmax;
+	S.slot = malloc((size_t)N * sizeof *S.slot);
+	S.id = malloc((size_t)nmax * sizeof *S.id);
+	S.tp = malloc(3 * (size_t)nmax * sizeof *S.tp);
+	S.pp = S.tp ? S.tp + nmax : NULL;
+	S.dp = S.tp ? S.tp + 2 * nmax : NULL;
+	S.rec = calloc((size_t)nmax, sizeof *S.rec);
+	S.d = calloc((size_t)nmax, sizeof *S.d);
+	S.posted = calloc(nn, sizeof *S.posted);
+	S.key = calloc(nn, sizeof *S.key);
+	S.pt0 = calloc(2 * nn, sizeof *S.pt0);
+	S.pt1 = S.pt0 ? S.pt0 + nn : NULL;
+	S.gids = malloc((size_t)N * sizeof *S.gids);
+	S.gm = malloc((size_t)N * sizeof *S.gm);
+	S.off = malloc(((size_t)N + 1) * sizeof *S.off);
+	S.t0 = malloc(8 * (size_t)N * sizeof *S.t0);
+	S.pat = malloc(2 * (size_t)N);
+	S.glk = malloc((size_t)N * sizeof *S.glk);
+	S.next[0] = malloc(2 * (size_t)nmax * sizeof *S.next[0]);
+	S.next[1] = S.next[0] ? S.next[0] + nmax : NULL;
+	S.queue = malloc((size_t)nmax * sizeof *S.queue);
+	S.inq = calloc((size_t)nmax, 1);
+	int nogroup = 0;
+	for (int g = 0; g < 2; g++) {
+		S.grp[g] = malloc((size_t)nmax * sizeof *S.grp[g]);
+		S.members[g] = malloc((size_t)nmax * sizeof *S.members[g]);
+		S.arrived[g] = calloc((size_t)nmax, sizeof *S.arrived[g]);
+		nogroup |= !S.grp[g] || !S.members[g] || !S.arrived[g];
+	}
+	S.t1 = S.t0 ? S.t0 + N : NULL;
+	S.ln = malloc((size_t)N * sizeof *S.ln);
+	if (!S.slot || !S.id || !S.tp || !S.rec || !S.d || !S.posted || !S.key || !S.pt0 ||
+	    !S.gids || !S.gm || !S.off || !S.t0 || !S.ln || !S.pat || !S.glk || !S.next[0] ||
+	    !S.queue || !S.inq || nogroup) {
+		psim_free(&S);
+		return sl_fail(err, SL_ENOMEM, "out of host memory");
+	}
+	for (int i = 0; i < N; i++)
+		S.slot[i] = -1;
+	for (int dp = 0; dp < (method == SL_EST_FULL ? dp_n : 1); dp++)
+		for (int pp = 0; pp < pp_n; pp++)
+			for (int tp = 0; tp < S.period; tp++) {
+				int id = sl_mesh_device(l, tp, pp, dp);
+				S.slot[id] = S.n;
+				S.id[S.n] = id;
+				S.tp[S.n] = tp;
+				S.pp[S.n] = pp;
+				S.dp[S.n] = dp;
+				S.rec[S.n] = &R->rec[rec_index(R, tp, pp, dp)];
+				for (int g = 0; g < 2; g++)
+					S.next[g][S.n] = link_of(L, id, group_next(l, id, g));
+				/* TP groups: (pp, dp), ranks tp < period; DP groups (every
+				 * device replayed): (tp, pp), ranks dp */
+				int tg = dp * pp_n + pp, dg = tp * pp_n + pp;
+				S.grp[0][S.n] = tg;
+				S.members[0][(size_t)tg * S.period + tp] = S.n;
+				S.grp[1][S.n] = dg;
+				if (method == SL_EST_FULL)
+					S.members[1][(size_t)dg * dp_n + dp] = S.n;
+				S.n++;
+			}
+	/* One device per stage: a template always takes the same time (its TP
+	 * collectives are rings in lockstep), so it is worked out once. */
+	int rc = SL_OK;
+	if (method == SL_EST_STAGE) {
+		if (!(S.eff = calloc((size_t)S.n, sizeof *S.eff)))
+			rc = sl_fail(err, SL_ENOMEM, "out of host memory");
+		for (int i = 0; i < S.n && rc == SL_OK && !S.uneven; i++) {
+			const struct tstore *ts = &S.rec[i]->ts;
+			if (!(S.eff[i] = calloc((size_t)(ts->n ? ts->n : 1), sizeof *S.eff[i]))) {
+				rc = sl_fail(err, SL_ENOMEM, "out of host memory");
 				break;
-			if (!progress) {
-				rc = sl_fail(err, SL_EINVAL,
-					     "this schedule would deadlock on %s with p=%d, m=%d, v=%d (a bug in shardlab)",
-					     sl_sched_name(tr->l.schedule), tr->l.pp, tr->l.microbatches, tr->v);
-				break;
+			}
+			for (int q = 0; q < ts->n && !S.uneven; q++)
+				S.uneven = !tmpl_effect(&S, i, &ts->t[q], &S.eff[i][q]);
+		}
+	}
+	if (rc == SL_OK && !S.uneven)
+		rc = sim_run(&S, err);
+	if (rc == SL_OK && S.uneven) {
+		psim_free(&S);
+		*fallback = 1;
+		return SL_OK;
+	}
+	if (rc != SL_OK || !out) {
+		psim_free(&S);
+		return rc;
+	}
+
+	/* Every device from its stand-in; then the step's end for all. */
+	struct pdev *all = S.method == SL_EST_FULL ? S.d : calloc((size_t)N, sizeof *all);
+	const struct prec **arec =
+	    S.method == SL_EST_FULL ? S.rec : calloc((size_t)N, sizeof *arec);
+	if (!all || !arec) {
+		if (all != S.d)
+			free(all);
+		if (arec != S.rec)
+			free(arec);
+		psim_free(&S);
+		return sl_fail(err, SL_ENOMEM, "out of host memory");
+	}
+	if (S.method != SL_EST_FULL) {
+		for (int i = 0; i < N; i++) {
+			int tp, pp, dp;
+			sl_mesh_coords(l, i, &tp, &pp, &dp);
+			int si = S.slot[stand_in(&S, tp, pp, dp)];
+			all[i] = S.d[si];
+			arec[i] = S.rec[si];
+			all[i].pc = arec[i]->tail;
+		}
+		/* The j-th op of the step's end is the same kind of op on every
+		 * device (sync_and_update()). */
+		const struct prec *r0 = arec[0];
+		for (int j = 0; r0->pl.op[r0->tail + j].type != PO_BARRIER; j++) {
+			const struct pop *o0 = &r0->pl.op[r0->tail + j];
+			if (o0->type == PO_COMPUTE) {
+				for (int i = 0; i < N; i++) {
+					double f = arec[i]->pl.op[arec[i]->tail + j].flops;
+					all[i].clock += f / S.rate;
+					all[i].compute += f / S.rate;
+				}
+				continue;
+			}
+			/* Every group once: from the member of rank 0. */
+			int p = o0->dp_group ? dp_n : t;
+			for (int i = 0; i < N; i++) {
+				int tp, pp, dp;
+				sl_mesh_coords(l, i, &tp, &pp, &dp);
+				if ((o0->dp_group ? dp : tp) != 0)
+					continue;
+				const struct pop *o = &arec[i]->pl.op[arec[i]->tail + j];
+				for (int r = 0; r < p; r++) {
+					S.gids[r] = group_member(l, tp, pp, dp, o0->dp_group, r);
+					S.gm[r] = &all[S.gids[r]];
+				}
+				sim_coll(&S, S.gids, S.gm, p, p, o, NULL);
 			}
 		}
-		if (rc == SL_OK && S->crossed)
-			rc = sl_fail(err, SL_EINVAL,
-				     "this schedule's messages would cross on a link with p=%d, m=%d, v=%d (a bug in shardlab)",
-				     tr->l.pp, tr->l.microbatches, tr->v);
+		double mx = 0;
+		for (int i = 0; i < N; i++)
+			mx = all[i].clock > mx ? all[i].clock : mx;
+		for (int i = 0; i < N; i++)
+			all[i].clock = mx;
 	}
-	if (rc == SL_OK && out) {
-		memset(out, 0, sizeof *out);
-		for (int i = 0; i < S->n; i++) {
-			struct pdev *d = &S->d[i];
-			out->step_s = d->clock;
-			if (d->pipe_end > out->pipeline_s)
-				out->pipeline_s = d->pipe_end;
-			if (d->pipe_busy > out->ideal_s)
-				out->ideal_s = d->pipe_busy;
-			out->compute_s[i] = d->compute;
-			out->comm_s[i] = d->comm;
+
+	sl_estimate *e = out->est;
+	sl_est_rec_memory(R, e);
+	e->method = method;
+	e->replayed = S.n;
+	e->step_s = all[0].clock;
+	double comm_sum = 0, comp_sum = 0;
+	for (int i = 0; i < N; i++) {
+		const struct pdev *a = &all[i];
+		e->pipeline_s = a->pipe_end > e->pipeline_s ? a->pipe_end : e->pipeline_s;
+		e->ideal_s = a->pipe_busy > e->ideal_s ? a->pipe_busy : e->ideal_s;
+		e->flops_per_step += arec[i]->flops;
+		comp_sum += a->compute;
+		comm_sum += a->comm;
+		e->comm_max_s = a->comm > e->comm_max_s ? a->comm : e->comm_max_s;
+		e->idle_fraction += e->step_s - a->compute - a->comm;
+		for (int k = 0; k < SL_TR_NKINDS; k++) {
+			e->sent[k] = a->sent[k] > e->sent[k] ? a->sent[k] : e->sent[k];
+			e->received[k] = a->recv[k] > e->received[k] ? a->recv[k] : e->received[k];
 		}
-		out->bubble_fraction =
-			out->ideal_s > 0 ? (out->pipeline_s - out->ideal_s) / out->ideal_s : 0;
+		if (out->compute)
+			out->compute[i] = a->compute;
+		if (out->comm)
+			out->comm[i] = a->comm;
 	}
-	for (int i = 0; pl && i < tr->ndev; i++) {
-		free(pl[i].op);
-		free(pl[i].rec.s);
+	e->compute_s = comp_sum / N;
+	e->comm_s = comm_sum / N;
+	e->idle_fraction = e->step_s > 0 ? e->idle_fraction / (e->step_s * N) : 0;
+	e->bubble_fraction = e->ideal_s > 0 ? (e->pipeline_s - e->ideal_s) / e->ideal_s : 0;
+	if (e->bubble_fraction < 0)
+		e->bubble_fraction = 0;
+	if (all != S.d)
+		free(all);
+	if (arec != S.rec)
+		free(arec);
+	psim_free(&S);
+	return SL_OK;
+}
+
+/* The cheapest method that applies, from `how` on. */
+static int replay(const sl_est_rec *R, const sl_axis *order, const struct linksrc *L,
+                  sl_est_method how, const struct est_out *out, sl_err *err)
+{
+	sl_layout l = R->tr.l;
+	if (order)
+		memcpy(l.order, order, sizeof l.order);
+	for (int m = how == SL_EST_AUTO ? SL_EST_STAGE : how; m <= SL_EST_FULL; m++)
+		for (int per = m == SL_EST_STAGE   ? 1
+		               : m == SL_EST_SLICE ? 2
+		                                   : l.tp;
+		     per <= l.tp; per++) {
+			if (l.tp % per != 0)
+				continue;
+			int fallback, rc = replay_with(R, &l, L, m, per, out, &fallback, err);
+			if (rc || !fallback)
+				return rc;
+			if (m == SL_EST_STAGE)
+				break;
+		}
+	return sl_fail(err, SL_EINVAL, "no replay method applies (a bug in shardlab)");
+}
+
+int sl_est_replay(const sl_est_rec *R, const sl_axis order[SL_NAXES], const sl_cluster_config *cfg,
+                  sl_est_method how, sl_estimate *out, sl_err *err)
+{
+	memset(out, 0, sizeof *out);
+	if (cfg->devices != R->tr.ndev)
+		return sl_fail(err, SL_EINVAL, "the layout needs %d devices but the cluster has %d",
+		               R->tr.ndev, cfg->devices);
+	if (!(cfg->flops > 0))
+		return sl_fail(err, SL_EINVAL, "device compute rate must be positive");
+	sl_layout chk = R->tr.l;
+	if (order) {
+		memcpy(chk.order, order, sizeof chk.order);
+		int rc = sl_layout_check(&R->tr.m, &chk, R->tr.ndev, err);
+		if (rc)
+			return rc;
 	}
-	free(pl);
-	free(S);
+	struct linksrc L = {NULL, cfg};
+	struct est_out o = {out, NULL, NULL};
+	return replay(R, order, &L, how, &o, err);
+}
+
+/* Rendezvous sends must never wait on each other, and every receive must
+ * meet the tensor it expects: check the whole plan once, at nominal cost. */
+static int check_plan(const sl_train *tr, sl_err *err)
+{
+	sl_est_rec *R;
+	int rc = est_record(&tr->m, &tr->l, tr->ndev, 0, &R, err);
+	if (rc)
+		return rc;
+	struct linksrc L = {NULL, NULL};
+	rc = replay(R, NULL, &L, SL_EST_AUTO, NULL, err);
+	sl_est_rec_free(R);
 	return rc;
 }
 
@@ -2013,6 +3002,34 @@ int sl_train_predict(const sl_train *tr, const sl_cluster *c, sl_train_predictio
 	memset(out, 0, sizeof *out);
 	if (sl_cluster_devices(c) != tr->ndev)
 		return sl_fail(err, SL_EINVAL, "the layout needs %d devices but the cluster has %d",
-			       tr->ndev, sl_cluster_devices(c));
-	return simulate(tr, c, out, err);
+		               tr->ndev, sl_cluster_devices(c));
+	sl_est_rec *R;
+	int rc = est_record(&tr->m, &tr->l, tr->ndev, 0, &R, err);
+	if (rc)
+		return rc;
+	struct linksrc L = {c, NULL};
+	sl_estimate e;
+	struct est_out o = {&e, out->compute_s, out->comm_s};
+	rc = replay(R, NULL, &L, SL_EST_AUTO, &o, err);
+	sl_est_rec_free(R);
+	if (rc)
+		return rc;
+	out->step_s = e.step_s;
+	out->pipeline_s = e.pipeline_s;
+	out->ideal_s = e.ideal_s;
+	out->bubble_fraction = e.bubble_fraction;
+	return SL_OK;
+}
+
+int sl_train_estimate(const sl_model_spec *m, const sl_layout *l, const sl_cluster_config *cfg,
+                      sl_est_method how, sl_estimate *out, sl_err *err)
+{
+	memset(out, 0, sizeof *out);
+	sl_est_rec *R;
+	int rc = sl_est_record(m, l, cfg->devices, how == SL_EST_FULL, &R, err);
+	if (rc)
+		return rc;
+	rc = sl_est_replay(R, NULL, cfg, how, out, err);
+	sl_est_rec_free(R);
+	return rc;
 }

@@ -122,6 +122,16 @@ typedef struct sl_train sl_train;
 /* Check the layout, split the model's parameters over the devices, and set
  * them to the model's initial values (Adam's state zero, step 0). */
 sl_train *sl_train_create(const sl_model_spec *m, const sl_layout *l, int ndev, sl_err *err);
+/* The same without any values (shards, schedule and shapes only): what a
+ * timing-only run of a model too large for the host needs.  It runs only
+ * on a timing-only cluster; gather and scatter refuse it. */
+sl_train *sl_train_create_timing_only(const sl_model_spec *m, const sl_layout *l, int ndev,
+				      sl_err *err);
+int sl_train_has_values(const sl_train *tr);
+/* What the host holds for a full run: the reference's state and
+ * activations, and every device's (an upper bound; the command line and
+ * the TUI check it against the host's memory). */
+double sl_train_host_bytes(const sl_model_spec *m, const sl_layout *l);
 void sl_train_destroy(sl_train *tr);
 const sl_model_spec *sl_train_model(const sl_train *tr);
 const sl_layout *sl_train_layout(const sl_train *tr);
@@ -129,7 +139,9 @@ const sl_layout *sl_train_layout(const sl_train *tr);
 /* Run `steps` training steps on c (whose device count must match),
  * carrying on from the state's step.  Fills rep (free it with
  * sl_train_report_free).  A device that runs out of memory fails the run
- * with the engine's message. */
+ * with the engine's message.  On a timing-only cluster the same schedule,
+ * collectives, clocks, traffic and memory figures come out, the values are
+ * left as they were and the losses are NaN. */
 int sl_train_run(sl_train *tr, sl_cluster *c, int steps, sl_train_report *rep, sl_err *err);
 
 /* Steps done: Adam's step count, and the next batch's index. */
@@ -178,6 +190,60 @@ typedef struct sl_train_prediction {
  * ring collectives it equals what the emulation produces. */
 int sl_train_predict(const sl_train *tr, const sl_cluster *c, sl_train_prediction *out,
 		     sl_err *err);
+
+/* ---- estimates without a cluster (the planner's) ---- */
+
+/* How much of the mesh the replay of sl_train_estimate covers. */
+typedef enum sl_est_method {
+	SL_EST_AUTO,  /* the cheapest that is exact for this layout and topology */
+	SL_EST_STAGE, /* one device per pipeline stage */
+	SL_EST_SLICE, /* of one data-parallel replica, the TP ranks of one period of the
+			 TP ring's links (all of them at worst) */
+	SL_EST_FULL,  /* every device */
+} sl_est_method;
+
+/* One step's figures, as a run in model timing with ring collectives
+ * reports them (sl_train_report). */
+typedef struct sl_estimate {
+	sl_est_method method;   /* what was replayed */
+	int replayed;           /* how many devices */
+	double step_s, pipeline_s, ideal_s, bubble_fraction, idle_fraction;
+	double flops_per_step;  /* all devices' GEMM FLOPs */
+	double compute_s, comm_s; /* means over the devices */
+	double comm_max_s;      /* the device that communicates most */
+	/* the device with the highest peak memory, and its categories */
+	int peak_dev;
+	uint64_t mem_peak_bytes, params_bytes, grads_bytes, optimizer_bytes;
+	uint64_t act_peak_bytes, workspace_peak_bytes;
+	/* per kind, the most any device sends (receives) in a step */
+	uint64_t sent[SL_TR_NKINDS], received[SL_TR_NKINDS];
+} sl_estimate;
+
+/* The step of model m under layout l on a cluster of cfg's figures (class
+ * links, cfg->devices devices), without a cluster, threads or values: the
+ * same step functions recorded and replayed as sl_train_predict does, on
+ * as few devices as the mesh's symmetry allows (how = SL_EST_AUTO), which
+ * is what makes 1024 devices cheap.  Any method gives the same figures
+ * when it applies; a method that does not apply falls to the next one.
+ * Invalid layouts are refused with sl_layout_check's message. */
+int sl_train_estimate(const sl_model_spec *m, const sl_layout *l, const sl_cluster_config *cfg,
+		      sl_est_method how, sl_estimate *out, sl_err *err);
+
+/* The same in two halves, for many mesh orders or topologies of one
+ * layout: the recording (which does not depend on either, and holds the
+ * memory figures), then a replay per order (NULL: the layout's own) and
+ * set of link figures. */
+typedef struct sl_est_rec sl_est_rec;
+/* literal = 0 records each chunk's forward and backward once per
+ * micro-batch shape and reuses it (what makes many micro-batches cheap);
+ * literal = 1 records every micro-batch's work in full (the reference the
+ * tests compare with; SL_EST_FULL estimates use it). */
+int sl_est_record(const sl_model_spec *m, const sl_layout *l, int ndev, int literal,
+		  sl_est_rec **out, sl_err *err);
+void sl_est_rec_memory(const sl_est_rec *r, sl_estimate *out);
+int sl_est_replay(const sl_est_rec *r, const sl_axis order[SL_NAXES], const sl_cluster_config *cfg,
+		  sl_est_method how, sl_estimate *out, sl_err *err);
+void sl_est_rec_free(sl_est_rec *r);
 
 /* One step of the same model on one device of c's kind: the baseline of
  * speedup.  Model timing: the GEMM FLOPs over the rate.  Measured timing: a

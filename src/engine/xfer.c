@@ -118,17 +118,19 @@ static size_t chunk_bytes(double bw, double slowdown)
 	return (size_t)c & ~(size_t)(sizeof(float) - 1);
 }
 
-/* The receiver's half: compute emulated times and move the bytes, paced. */
-static int pull(sl_dev *d, int src, const struct sl_chan *desc, const sl_msg *r, sl_xop op,
-		double *t_start, double *t_end)
+/* The receiver's half: compute emulated times and move the bytes, paced.
+ * Timing-only, the same chunks keep the same pace and the same progress
+ * for the front end, but no byte is read or written. */
+static int pull(sl_dev *d, struct sl_link *l, const struct sl_chan *desc, const sl_msg *r,
+		sl_xop op, double *t_start, double *t_end)
 {
 	sl_cluster *c = d->c;
-	struct sl_link *l = sl_link_at(c, src, d->id);
 	size_t total = sl_msg_bytes(r);
 	double start = desc->t_ready > l->free_at ? desc->t_ready : l->free_at;
 	double seg_t0 = start + atomic_load(&l->latency);
 	double bw = atomic_load(&l->bandwidth);
 	size_t seg_bytes = 0, done = 0;
+	int timing_only = c->cfg.timing_only;
 	struct cursor from, to;
 	cursor_init(&from, desc->buf, desc->off, desc->len, desc->nseg);
 	cursor_init(&to, r->buf, r->off, r->len, r->nseg);
@@ -156,7 +158,8 @@ static int pull(sl_dev *d, int src, const struct sl_chan *desc, const sl_msg *r,
 			rc = SL_ECANCEL;
 			break;
 		}
-		move_bytes(&from, &to, n, op);
+		if (!timing_only)
+			move_bytes(&from, &to, n, op);
 		seg_bytes += n;
 		done += n;
 		atomic_store(&l->inflight_done, done);
@@ -235,11 +238,23 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 	if (atomic_load(&c->cancel))
 		return sl_fail(err, SL_ECANCEL, "cancelled");
 
+	/* Every pair this exchange uses, made now if need be. */
+	struct sl_pair *ps[MAX_MSGS / 2], *pr[MAX_MSGS / 2];
+	for (int i = 0; i < nsend + nrecv; i++) {
+		int out = i < nsend;
+		const sl_msg *m = out ? &sends[i] : &recvs[i - nsend];
+		struct sl_pair *p =
+		    out ? sl_pair_at(c, d->id, m->peer) : sl_pair_at(c, m->peer, d->id);
+		if (!p)
+			return sl_fail(err, SL_ENOMEM, "out of host memory");
+		*(out ? &ps[i] : &pr[i - nsend]) = p;
+	}
+
 	unsigned seq[MAX_MSGS / 2];
 	struct span sp[MAX_MSGS];
 	int nsp = 0;
 	for (int i = 0; i < nsend; i++) {
-		struct sl_chan *ch = sl_chan_at(c, d->id, sends[i].peer);
+		struct sl_chan *ch = &ps[i]->chan;
 		pthread_mutex_lock(&ch->mu);
 		ch->buf = sends[i].buf;
 		memcpy(ch->off, sends[i].off, sizeof ch->off);
@@ -255,7 +270,7 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 	int rc = SL_OK;
 	for (int i = 0; i < nrecv && rc == SL_OK; i++) {
 		int src = recvs[i].peer;
-		struct sl_chan *ch = sl_chan_at(c, src, d->id);
+		struct sl_chan *ch = &pr[i]->chan;
 		pthread_mutex_lock(&ch->mu);
 		while (ch->posted == ch->taken && !atomic_load(&c->cancel))
 			pthread_cond_wait(&ch->cv, &ch->mu);
@@ -279,7 +294,7 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 				     "device %d expected %zu bytes from device %d but it sent %zu", d->id,
 				     want, src, got);
 		else
-			rc = pull(d, src, &desc, &recvs[i], op, &ts, &te);
+			rc = pull(d, &pr[i]->link, &desc, &recvs[i], op, &ts, &te);
 		if (rc == SL_ECANCEL)
 			sl_fail(err, SL_ECANCEL, "cancelled");
 		double w1 = sl_wall_now();
@@ -310,7 +325,7 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 	/* Wait for every send to be taken, even after a failure: the receiver
 	 * may be reading our buffer. */
 	for (int i = 0; i < nsend; i++) {
-		struct sl_chan *ch = sl_chan_at(c, d->id, sends[i].peer);
+		struct sl_chan *ch = &ps[i]->chan;
 		pthread_mutex_lock(&ch->mu);
 		while (ch->taken < seq[i] && !atomic_load(&c->cancel))
 			pthread_cond_wait(&ch->cv, &ch->mu);

@@ -82,6 +82,7 @@ typedef enum sl_run_kind {
 	SL_RUN_COLLECTIVE, /* one collective over the devices */
 	SL_RUN_TRAIN,      /* training steps of the model under a TP/PP/DP layout */
 	SL_RUN_RESHARD,    /* train, save a checkpoint, reshard it to another layout, resume */
+	SL_RUN_PLAN,       /* every layout of the model on the devices, ranked (the planner) */
 	SL_RUN_NKINDS
 } sl_run_kind;
 

@@ -10,6 +10,7 @@
 #include "ckpt.h"
 #include "cost.h"
 #include "gemm.h"
+#include "plan.h"
 #include "setup.h"
 #include "units.h"
 
@@ -18,8 +19,9 @@
  * CPU time whatever the emulated hardware is. */
 #define HOST_BYTES_LIMIT (1024.0 * 1024 * 1024)
 #define HOST_WORK_LIMIT 2e11 /* FLOP of a product: a few seconds of one core */
+#define PLAN_DEVICES_LIMIT 64 /* a plan of that many devices takes about a second */
 
-static const char *const kind_names[SL_RUN_NKINDS] = {"matmul", "collective", "train", "reshard"};
+static const char *const kind_names[SL_RUN_NKINDS] = {"matmul", "collective", "train", "reshard", "plan"};
 
 const char *sl_run_kind_name(sl_run_kind k)
 {
@@ -38,7 +40,7 @@ int sl_run_kind_parse(const char *s, sl_run_kind *k)
 
 const char *sl_run_kinds(void)
 {
-	return "matmul collective train reshard";
+	return "matmul collective train reshard plan";
 }
 
 void sl_runrec_init(sl_runrec *r)
@@ -96,6 +98,12 @@ int sl_lrun_config(sl_run_kind k, const sl_lsetup *s, double slowdown, sl_cluste
 {
 	*cfg = s->sc.cluster;
 	cfg->slowdown = slowdown;
+	if (k == SL_RUN_PLAN) {
+		/* The planner runs nothing: the devices as set up, timing only. */
+		cfg->slowdown = 0;
+		cfg->timing = SL_TIMING_MODEL;
+		cfg->timing_only = 1;
+	}
 	if (k == SL_RUN_MATMUL && s->sc.gemm.split == SL_SPLIT_SINGLE) {
 		cfg->devices = 1;
 		cfg->devices_per_node = 0;
@@ -158,6 +166,15 @@ int sl_lrun_check(sl_run_kind k, const sl_lsetup *s, sl_err *err)
 	if (sl_lrun_config(k, s, 0, &cfg, err))
 		return SL_EINVAL;
 	double mem = (double)cfg.memory, host;
+	if (k == SL_RUN_PLAN) {
+		/* It holds nothing, but its time grows with the devices. */
+		if (cfg.devices > PLAN_DEVICES_LIMIT)
+			return sl_fail(err, SL_EINVAL,
+				       "a lesson plans at most %d devices, not %d (shardlab plan takes up "
+				       "to %d)",
+				       PLAN_DEVICES_LIMIT, cfg.devices, SL_MAX_DEVICES);
+		return lesson_words(sl_model_check(&s->model, err), err);
+	}
 	if (k == SL_RUN_TRAIN || k == SL_RUN_RESHARD) {
 		sl_layout l = sl_lsetup_layout(s);
 		int n = l.tp * l.pp * l.dp;
@@ -669,6 +686,66 @@ static int run_reshard(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *
 	return SL_OK;
 }
 
+/* Every layout of the model on c's devices, ranked: the best's figures.  No
+ * layout fitting is an outcome (fits = no); no valid layout at all is the
+ * lesson's error. */
+static int run_plan(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *err)
+{
+	sl_plan_spec spec = {.model = s->model, .cluster = *sl_cluster_config_of(c)};
+	sl_plan p;
+	sl_err e = {0};
+	char a[32], name[96];
+	int rc = sl_plan_run(&spec, &p, &e);
+	set(r, "candidates", p.n);
+	set(r, "fit", p.nfit);
+	if (rc && p.n > 0 && p.nfit == 0) {
+		set(r, "fits", 0);
+		snprintf(r->why, sizeof r->why, "%s", e.msg);
+		snprintf(r->summary, sizeof r->summary, "%s", e.msg);
+		sl_plan_free(&p);
+		return SL_OK;
+	}
+	if (rc) {
+		if (err)
+			*err = e;
+		sl_plan_free(&p);
+		return lesson_words(rc, err);
+	}
+	const sl_plan_row *b = &p.rows[0];
+	const sl_layout *l = &b->layout;
+	set(r, "fits", 1);
+	set(r, "time", b->est.step_s);
+	set(r, "mem_peak", (double)b->est.mem_peak_bytes);
+	set(r, "best_tp", l->tp);
+	set(r, "best_pp", l->pp);
+	set(r, "best_dp", l->dp);
+	set(r, "best_mp", l->tp * l->pp);
+	set(r, "best_microbatches", l->microbatches);
+	set(r, "best_chunks", l->chunks);
+	set(r, "best_sp", l->seq_parallel);
+	set(r, "best_zero1", l->zero1);
+	set(r, "best_tp_across", b->tp.used && b->tp.inter);
+	set(r, "best_pp_across", b->pp.used && b->pp.inter);
+	set(r, "best_dp_across", b->dp.used && b->dp.inter);
+	set(r, "best_tokens", b->tokens_per_s);
+	set(r, "best_flops", b->model_flops_per_dev);
+	set(r, "best_comm", b->comm_share);
+	set(r, "bubble", b->est.bubble_fraction);
+	int ru = sl_plan_runner_up(&p);
+	if (ru > 0)
+		set(r, "runner_time", p.rows[ru].est.step_s);
+	int mv = b->tp.used ? sl_plan_tp_moved(&p, 0, !b->tp.inter) : -1;
+	if (mv > 0)
+		set(r, "moved_time", p.rows[mv].est.step_s);
+	else
+		snprintf(r->why, sizeof r->why, "the best layout has no TP group to move");
+	snprintf(r->summary, sizeof r->summary, "%d layouts, %d fit; best %s: %s a step",
+		 p.n, p.nfit, sl_plan_layout_name(l, name, sizeof name),
+		 sl_fmt_time(b->est.step_s, a, sizeof a));
+	sl_plan_free(&p);
+	return SL_OK;
+}
+
 int sl_lrun(sl_run_kind k, const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *err)
 {
 	if (!r->v && !(r->v = malloc(sizeof *r->v * (size_t)sl_fig_count())))
@@ -682,6 +759,7 @@ int sl_lrun(sl_run_kind k, const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_e
 	int rc = k == SL_RUN_MATMUL    ? run_matmul(s, c, r, err)
 	         : k == SL_RUN_TRAIN   ? run_train(s, c, r, err)
 	         : k == SL_RUN_RESHARD ? run_reshard(s, c, r, err)
+	         : k == SL_RUN_PLAN    ? run_plan(s, c, r, err)
 	                               : run_coll(s, c, r, err);
 	if (rc == SL_OK)
 		r->valid = 1;

@@ -361,6 +361,7 @@ void sl_lsetup_describe(const sl_lsetup *s, char *buf, size_t n)
 #define CO SL_FIG_KIND(SL_RUN_COLLECTIVE)
 #define TR SL_FIG_KIND(SL_RUN_TRAIN)
 #define RS SL_FIG_KIND(SL_RUN_RESHARD)
+#define PL SL_FIG_KIND(SL_RUN_PLAN)
 #define SU SL_FIG_SETUP
 
 enum fig {
@@ -405,15 +406,15 @@ static const sl_figdef figs[] = {
 	{"param_bytes", SL_DIM_BYTES, 0, SU, "the model's parameters in fp32"},
 	{"step_work", SL_DIM_WORK, 0, SU, "GEMM FLOP of one training step"},
 	/* What runs measured. */
-	{"time", SL_DIM_TIME, 0, MM | CO | TR | RS,
+	{"time", SL_DIM_TIME, 0, MM | CO | TR | RS | PL,
 	 "emulated time of the run (the slowest device); of one step for training; of the "
-	 "resharding (reads and writes) for reshard"},
+	 "resharding (reads and writes) for reshard; of the best layout's step for a plan"},
 	{"predicted", SL_DIM_TIME, 0, MM | CO | TR | RS, "the analytic model's time"},
 	{"traffic", SL_DIM_BYTES, 0, MM | CO | TR | RS,
 	 "bytes sent over links, all devices together (per step for training)"},
-	{"fits", SL_DIM_NONE, 1, MM | CO | TR | RS,
-	 "whether every device's buffers fitted in its memory"},
-	{"mem_peak", SL_DIM_BYTES, 0, MM | CO | TR | RS, "the most memory one device held"},
+	{"fits", SL_DIM_NONE, 1, MM | CO | TR | RS | PL,
+	 "whether every device's buffers fitted in its memory (a plan: whether any layout fits)"},
+	{"mem_peak", SL_DIM_BYTES, 0, MM | CO | TR | RS | PL, "the most memory one device held"},
 	{"link_bw", SL_DIM_RATE, 0, MM | CO | TR | RS,
 	 "bandwidth of the slowest link the ring crosses"},
 	{"link_latency", SL_DIM_TIME, 0, MM | CO | TR | RS,
@@ -430,7 +431,7 @@ static const sl_figdef figs[] = {
 	{"busbw", SL_DIM_RATE, 0, CO, "algbw times the NCCL bus factor"},
 	{"latency_term", SL_DIM_TIME, 0, CO, "the model's latency part (alpha terms)"},
 	{"bandwidth_term", SL_DIM_TIME, 0, CO, "the model's bandwidth part (bytes / B terms)"},
-	{"bubble", SL_DIM_NONE, 0, TR, "pipeline bubble over the ideal time"},
+	{"bubble", SL_DIM_NONE, 0, TR | PL, "pipeline bubble over the ideal time"},
 	{"predicted_bubble", SL_DIM_NONE, 0, TR, "the analytic model's bubble"},
 	{"idle", SL_DIM_NONE, 0, TR, "idle share of all devices' step time"},
 	{"pipeline_time", SL_DIM_TIME, 0, TR, "from the step's start to the last backward"},
@@ -465,6 +466,26 @@ static const sl_figdef figs[] = {
 	{"resume_error", SL_DIM_NONE, 0, RS,
 	 "largest relative difference of the losses, saved and resumed, from uninterrupted "
 	 "training on one device"},
+	{"candidates", SL_DIM_NONE, 0, PL, "layouts the plan evaluated"},
+	{"fit", SL_DIM_NONE, 0, PL, "layouts that fit in device memory"},
+	{"best_tp", SL_DIM_NONE, 0, PL, "the best layout's tensor-parallel size"},
+	{"best_pp", SL_DIM_NONE, 0, PL, "the best layout's pipeline stages"},
+	{"best_dp", SL_DIM_NONE, 0, PL, "the best layout's data-parallel replicas"},
+	{"best_mp", SL_DIM_NONE, 0, PL, "tp*pp of the best layout: the devices one replica spans"},
+	{"best_microbatches", SL_DIM_NONE, 0, PL, "the best layout's micro-batches per replica"},
+	{"best_chunks", SL_DIM_NONE, 0, PL, "the best layout's model chunks per device"},
+	{"best_sp", SL_DIM_NONE, 1, PL, "whether the best layout uses sequence parallelism"},
+	{"best_zero1", SL_DIM_NONE, 1, PL, "whether the best layout shards Adam's state (ZeRO-1)"},
+	{"best_tp_across", SL_DIM_NONE, 1, PL, "whether the best layout's TP groups cross nodes"},
+	{"best_pp_across", SL_DIM_NONE, 1, PL, "whether the best layout's pipeline crosses nodes"},
+	{"best_dp_across", SL_DIM_NONE, 1, PL, "whether the best layout's DP groups cross nodes"},
+	{"best_tokens", SL_DIM_NONE, 0, PL, "tokens per second of the best layout"},
+	{"best_flops", SL_DIM_FLOPS, 0, PL, "model FLOP/s per device of the best layout"},
+	{"best_comm", SL_DIM_NONE, 0, PL, "share of the best layout's step in communication"},
+	{"runner_time", SL_DIM_TIME, 0, PL,
+	 "the runner-up's step time (the next layout that is not the best's ZeRO-1 twin)"},
+	{"moved_time", SL_DIM_TIME, 0, PL,
+	 "the best layout's step time with its TP group moved to the other side of the node boundary"},
 };
 
 int sl_fig_count(void)

@@ -128,6 +128,8 @@ void sl_draw_title(const sl_view *v, sl_rect r)
 	            state);
 	x += sl_putf(r.y, x, end - x, sl_theme_role(v->th, SL_ROLE_DIM), "  %s%s  ", sd,
 	             v->auto_speed ? " (auto)" : "");
+	if (sc->cluster.timing_only)
+		x += sl_put(r.y, x, end - x, sl_theme_role(v->th, SL_ROLE_WARN), "dry run  ");
 	if (m->train && m->train->on && m->train->ck) {
 		const sl_layout *l = &m->train->l, *s = &sl_ckpt_info_of(m->train->ck)->layout;
 		sl_putf(r.y, x, end - x, norm,
@@ -152,23 +154,20 @@ void sl_draw_title(const sl_view *v, sl_rect r)
 	        sl_algo_name(sc->gemm.algo));
 }
 
-/* Word-wrapped over the rows it has. */
-void sl_draw_sentence(const sl_view *v, sl_rect r)
+int sl_put_wrapped(int y, int x, int w, int h, attr_t a, const char *s)
 {
-	attr_t a = sl_theme_role(v->th, v->m->failed ? SL_ROLE_FAIL : SL_ROLE_NORMAL);
-	sl_clear_rect(r, sl_theme_role(v->th, SL_ROLE_NORMAL));
-	const char *s = v->m->sentence;
-	for (int row = 0; row < r.h && *s; row++) {
+	int row = 0;
+	for (; row < h && *s; row++) {
 		int len = (int)strlen(s);
 		int cut = len;
-		if (sl_cols(s) > r.w && row + 1 < r.h) {
+		if (sl_cols(s) > w && row + 1 < h) {
 			/* The last space that keeps the line within the width. */
 			int cols = 0;
 			cut = 0;
-			for (int i = 0; s[i] && cols <= r.w; i++) {
+			for (int i = 0; s[i] && cols <= w; i++) {
 				if (((unsigned char)s[i] & 0xc0) != 0x80)
 					cols++;
-				if (s[i] == ' ' && cols <= r.w)
+				if (s[i] == ' ' && cols <= w)
 					cut = i;
 			}
 			if (cut == 0)
@@ -176,11 +175,28 @@ void sl_draw_sentence(const sl_view *v, sl_rect r)
 		}
 		char line[512];
 		snprintf(line, sizeof line, "%.*s", cut, s);
-		sl_put(r.y + row, r.x, r.w, a, line);
+		sl_put(y + row, x, w, a, line);
 		s += cut;
 		while (*s == ' ')
 			s++;
 	}
+	return row;
+}
+
+/* Word-wrapped over the rows it has (in the plan view: the selected
+ * layout). */
+void sl_draw_sentence(const sl_view *v, sl_rect r)
+{
+	attr_t a = sl_theme_role(v->th, v->m->failed ? SL_ROLE_FAIL : SL_ROLE_NORMAL);
+	sl_clear_rect(r, sl_theme_role(v->th, SL_ROLE_NORMAL));
+	const char *s = v->m->sentence;
+	char plan[512];
+	if (v->mode == SL_MODE_PLAN) {
+		sl_plan_sentence(v, plan, sizeof plan);
+		s = plan;
+		a = sl_theme_role(v->th, SL_ROLE_NORMAL);
+	}
+	sl_put_wrapped(r.y, r.x, r.w, r.h, a, s);
 }
 
 /* The keys that matter now, from the key table. */
@@ -192,11 +208,22 @@ void sl_draw_status(const sl_view *v, sl_rect r)
 	static const sl_action plot_acts[] = {SL_A_PLOT,   SL_A_BW_DOWN, SL_A_BW_UP, SL_A_DEV_DOWN,
 	                                      SL_A_DEV_UP, SL_A_CLOSE,   SL_A_HELP,  SL_A_QUIT};
 	static const sl_action help_acts[] = {SL_A_SCROLL_DOWN, SL_A_CLOSE, SL_A_QUIT};
-	const sl_action *acts = main_acts;
+	static const sl_action plan_acts[] = {SL_A_ROW_DOWN, SL_A_ROW_UP, SL_A_SORT,
+	                                      SL_A_SORT_REVERSE, SL_A_OPEN, SL_A_CLOSE,
+	                                      SL_A_HELP, SL_A_QUIT};
+	/* A training step has no plots, but a plan. */
+	static const sl_action train_acts[] = {SL_A_PLAY,    SL_A_STEP,  SL_A_BACK,
+	                                       SL_A_BW_DOWN, SL_A_BW_UP, SL_A_SEL_NEXT,
+	                                       SL_A_PLAN,    SL_A_HELP,  SL_A_QUIT};
+	int training = v->m->train && v->m->train->on && !v->m->train->ck;
+	const sl_action *acts = training ? train_acts : main_acts;
 	size_t n = sizeof main_acts / sizeof main_acts[0];
 	if (v->mode == SL_MODE_PLOT) {
 		acts = plot_acts;
 		n = sizeof plot_acts / sizeof plot_acts[0];
+	} else if (v->mode == SL_MODE_PLAN) {
+		acts = plan_acts;
+		n = sizeof plan_acts / sizeof plan_acts[0];
 	} else if (v->mode == SL_MODE_HELP) {
 		acts = help_acts;
 		n = sizeof help_acts / sizeof help_acts[0];
@@ -216,6 +243,17 @@ void sl_draw_status(const sl_view *v, sl_rect r)
 		const char *word = sl_action_word(acts[i]);
 		if (acts[i] == SL_A_PLAY && v->playing)
 			word = "pause";
+		if (acts[i] == SL_A_ROW_DOWN || acts[i] == SL_A_ROW_UP) {
+			/* One entry for both: "Up/Down select". */
+			if (acts[i] == SL_A_ROW_UP)
+				continue;
+			char n1[12], n2[12];
+			int up = sl_keys_first((sl_keymode)v->mode, SL_A_ROW_UP);
+			x += sl_putf(r.y, x, end - x, key, "%s/%s", sl_key_name(up, n1, sizeof n1),
+			             sl_key_name(k, n2, sizeof n2));
+			x += sl_put(r.y, x, end - x, norm, " select  ");
+			continue;
+		}
 		if (acts[i] == SL_A_BW_DOWN || acts[i] == SL_A_BW_UP) {
 			/* What the knobs turn now. */
 			if (acts[i] == SL_A_BW_UP)

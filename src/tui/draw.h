@@ -22,6 +22,7 @@ typedef struct sl_selection {
 } sl_selection;
 
 struct sl_sweep;
+struct sl_planview;
 
 typedef struct sl_view {
 	const sl_theme *th;
@@ -36,6 +37,7 @@ typedef struct sl_view {
 	int help_scroll;
 	int plot_kind; /* 0 bandwidth, 1 device count */
 	const struct sl_sweep *sweep;
+	struct sl_planview *plan; /* the plan view's table (its scroll moves as it draws) */
 	const char *msg; /* feedback for the last key, or "" */
 	int mode;        /* sl_keymode */
 } sl_view;
@@ -50,6 +52,8 @@ int sl_putf(int y, int x, int w, attr_t a, const char *fmt, ...)
 void sl_rep(int y, int x, int n, attr_t a, const char *glyph);
 /* Blank a rectangle. */
 void sl_clear_rect(sl_rect r, attr_t a);
+/* s word-wrapped over h rows of w columns; returns the rows used. */
+int sl_put_wrapped(int y, int x, int w, int h, attr_t a, const char *s);
 /* A box with a title in its top border; returns the inner rectangle. */
 sl_rect sl_box(const sl_view *v, sl_rect r, const char *title);
 /* Columns a UTF-8 string takes. */
@@ -66,6 +70,9 @@ void sl_draw_sentence(const sl_view *v, sl_rect r);
 void sl_draw_status(const sl_view *v, sl_rect r);
 void sl_draw_help(const sl_view *v, sl_rect r);
 void sl_draw_plot(const sl_view *v, sl_rect r);
+void sl_draw_plan(const sl_view *v, sl_rect r);
+/* The sentence under the plan view: the selected layout against the best. */
+void sl_plan_sentence(const sl_view *v, char *buf, size_t n);
 void sl_draw_too_small(const sl_view *v, int rows, int cols);
 
 /* Which device or link is drawn at screen row y of its panel (for mouse

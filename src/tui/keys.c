@@ -51,6 +51,8 @@ static const sl_keybind main_keys[] = {
     {'m', SL_A_SIZE_DOWN, "halve the problem size (m, k and n), and rerun"},
     {'M', SL_A_SIZE_UP, "double the problem size (m, k and n), and rerun"},
     {'g', SL_A_PLOT, "plot speedup against link bandwidth, then against device count"},
+    {'P', SL_A_PLAN,
+     "plan the training model on these devices and links: every layout, ranked (training view)"},
     {0, SL_A_NONE, NULL},
 };
 
@@ -67,6 +69,23 @@ static const sl_keybind plot_keys[] = {
     {0, SL_A_NONE, NULL},
 };
 
+static const sl_keybind plan_keys[] = {
+    {KEY_UP, SL_A_ROW_UP, "select the layout above"},
+    {'k', SL_A_ROW_UP, NULL},
+    {KEY_DOWN, SL_A_ROW_DOWN, "select the layout below"},
+    {'j', SL_A_ROW_DOWN, NULL},
+    {KEY_PPAGE, SL_A_PAGE_UP, "a page of layouts up"},
+    {KEY_NPAGE, SL_A_PAGE_DOWN, "a page of layouts down"},
+    {'s', SL_A_SORT,
+     "sort by the next column: step time, tokens/s, peak memory, comm, bubble, tp*pp"},
+    {'r', SL_A_SORT_REVERSE, "reverse the order (worst first)"},
+    {'\r', SL_A_OPEN, "open the selected layout in the main view: one training step of it"},
+    {'o', SL_A_OPEN, NULL},
+    {'P', SL_A_PLAN, "back to the main view (the plan is kept)"},
+    {ESC, SL_A_CLOSE, "back to the main view"},
+    {0, SL_A_NONE, NULL},
+};
+
 static const sl_keybind help_keys[] = {
     {ESC, SL_A_CLOSE, "close the help"},
     {KEY_UP, SL_A_SCROLL_UP, "scroll up"},
@@ -77,8 +96,10 @@ static const sl_keybind help_keys[] = {
     {0, SL_A_NONE, NULL},
 };
 
-static const sl_keybind *const tables[SL_MODE_COUNT] = {any_keys, main_keys, plot_keys, help_keys};
-static const char *const titles[SL_MODE_COUNT] = {"Everywhere", "Main view", "Plot view", "Help"};
+static const sl_keybind *const tables[SL_MODE_COUNT] = {any_keys, main_keys, plot_keys, plan_keys,
+                                                        help_keys};
+static const char *const titles[SL_MODE_COUNT] = {"Everywhere", "Main view", "Plot view",
+                                                  "Plan view", "Help"};
 
 static const char *const words[SL_A_COUNT] = {
     [SL_A_QUIT] = "quit",
@@ -114,6 +135,14 @@ static const char *const words[SL_A_COUNT] = {
     [SL_A_CLOSE] = "back",
     [SL_A_SCROLL_UP] = "scroll",
     [SL_A_SCROLL_DOWN] = "scroll",
+    [SL_A_PLAN] = "plan",
+    [SL_A_ROW_UP] = "up",
+    [SL_A_ROW_DOWN] = "down",
+    [SL_A_PAGE_UP] = "page up",
+    [SL_A_PAGE_DOWN] = "page down",
+    [SL_A_SORT] = "sort",
+    [SL_A_SORT_REVERSE] = "reverse",
+    [SL_A_OPEN] = "open",
 };
 
 const sl_keybind *sl_keys_of(sl_keymode mode)
@@ -162,7 +191,7 @@ const char *sl_key_name(int key, char *buf, size_t n)
 	    {' ', "Space"},       {'\t', "Tab"},       {ESC, "Esc"},       {KEY_BTAB, "Shift-Tab"},
 	    {KEY_RIGHT, "Right"}, {KEY_LEFT, "Left"},  {KEY_UP, "Up"},     {KEY_DOWN, "Down"},
 	    {KEY_NPAGE, "PgDn"},  {KEY_PPAGE, "PgUp"}, {KEY_HOME, "Home"}, {KEY_END, "End"},
-	    {KEY_MOUSE, "Click"}, {'\n', "Enter"},
+	    {KEY_MOUSE, "Click"}, {'\n', "Enter"},      {'\r', "Enter"},
 	};
 	for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
 		if (named[i].key == key) {

@@ -51,6 +51,15 @@ typedef enum sl_action {
 	SL_A_CLOSE,
 	SL_A_SCROLL_UP,
 	SL_A_SCROLL_DOWN,
+	/* the plan view */
+	SL_A_PLAN,
+	SL_A_ROW_UP,
+	SL_A_ROW_DOWN,
+	SL_A_PAGE_UP,
+	SL_A_PAGE_DOWN,
+	SL_A_SORT,
+	SL_A_SORT_REVERSE,
+	SL_A_OPEN,
 	SL_A_COUNT
 } sl_action;
 
@@ -58,6 +67,7 @@ typedef enum sl_keymode {
 	SL_MODE_ANY,  /* bindings that work in every view */
 	SL_MODE_MAIN, /* the animated main view */
 	SL_MODE_PLOT, /* the speedup plots */
+	SL_MODE_PLAN, /* the planner's layouts of the training model */
 	SL_MODE_HELP, /* this help */
 	SL_MODE_COUNT
 } sl_keymode;

@@ -36,7 +36,7 @@ typedef struct sl_screen_layout {
 	sl_rect r[SL_PANEL_COUNT];
 } sl_screen_layout;
 
-/* Lay out a rows x cols screen for ndev devices (1 .. SL_MAX_DEVICES).
+/* Lay out a rows x cols screen for ndev devices (1 .. SL_MAX_FULL_DEVICES).
  * Panels of the main view never overlap and stay on screen; each is at
  * least 3 rows high (a border and one line) except the one-line title,
  * sentence and status.  Returns out->too_small. */

@@ -105,7 +105,10 @@ static int train_step(sl_cluster *c, const sl_play_train *tr, sl_train_report *r
 {
 	if (tr->ck)
 		return reshard(c, tr, err);
-	sl_train *t = sl_train_create(&tr->m, &tr->l, sl_cluster_devices(c), err);
+	/* A timing-only cluster runs a state without values (the same step). */
+	sl_train *t = sl_cluster_config_of(c)->timing_only
+	                  ? sl_train_create_timing_only(&tr->m, &tr->l, sl_cluster_devices(c), err)
+	                  : sl_train_create(&tr->m, &tr->l, sl_cluster_devices(c), err);
 	if (!t)
 		return err->code ? err->code : SL_EINVAL;
 	int rc = sl_train_run(t, c, 1, rep, err);

@@ -43,7 +43,7 @@ typedef struct sl_run_info {
 	sl_snapshot snap; /* every event, sorted by (t0, dev) */
 	sl_gemm_result res;
 	int ndev;
-	sl_dev_stats st[SL_MAX_DEVICES];
+	sl_dev_stats st[SL_MAX_FULL_DEVICES];
 	double end; /* the last event's end (emulated s) */
 	/* A training step (sl_play_train): the engine's report (its losses
 	 * taken into loss and freed), the analytic prediction (the plan's

@@ -718,7 +718,8 @@ void sl_scene_build(const sl_scene_in *in, sl_scene *m)
 		m->failed = 1;
 		snprintf(m->error, sizeof m->error, "%s",
 		         r->err.msg[0] ? r->err.msg : "the run failed");
-	} else if (r && r->done && r->rc == SL_OK && end >= 0 && t >= end && !in->train) {
+	} else if (r && r->done && r->rc == SL_OK && end >= 0 && t >= end && !in->train &&
+	           r->res.checked) {
 		m->checked = 1;
 		m->max_abs_error = r->res.max_abs_error;
 		m->max_rel_error = r->res.max_rel_error;

@@ -61,18 +61,20 @@ typedef struct sl_scene_blocks {
 	int valid; /* the picture is known for this collective */
 	int p;
 	uint64_t full; /* the mask of a complete block */
-	uint64_t have[SL_MAX_DEVICES][SL_MAX_DEVICES];
-	float incoming[SL_MAX_DEVICES][SL_MAX_DEVICES]; /* fill of a block arriving, or -1 */
+	uint64_t have[SL_MAX_FULL_DEVICES][SL_MAX_FULL_DEVICES];
+	float incoming[SL_MAX_FULL_DEVICES][SL_MAX_FULL_DEVICES]; /* fill of a block arriving, or -1 */
 } sl_scene_blocks;
 
-#define SL_SCENE_MAX_LINKS (SL_MAX_DEVICES * 4)
+/* The views show up to SL_MAX_FULL_DEVICES devices (a block is a bit of a
+ * 64-bit mask; a bigger timing-only cluster is for the headless commands). */
+#define SL_SCENE_MAX_LINKS (SL_MAX_FULL_DEVICES * 4)
 
 typedef struct sl_scene {
 	double t, end; /* end < 0: not known yet */
 	int exact;
 	int ndev;
 	sl_split split;
-	sl_scene_dev dev[SL_MAX_DEVICES];
+	sl_scene_dev dev[SL_MAX_FULL_DEVICES];
 	int nlinks; /* links that carry traffic, in (src, dst) order */
 	sl_scene_link link[SL_SCENE_MAX_LINKS];
 	int links_omitted; /* more than fit in the table */

@@ -19,10 +19,12 @@
 #include "layout.h"
 #include "scene.h"
 #include "play.h"
+#include "planview.h"
 #include "preset.h"
 #include "sweep.h"
 #include "term.h"
 #include "theme.h"
+#include "train.h"
 #include "units.h"
 
 enum {
@@ -38,6 +40,8 @@ struct app {
 	sl_theme th;
 	sl_play *play;
 	sl_sweep *sweep;
+	sl_planview *pv;
+	int orphans; /* a replaced run's thread was still computing: leave with _exit */
 	sl_screen_layout lay;
 	sl_scene *m;
 	sl_selection sel;
@@ -123,6 +127,7 @@ static sl_view make_view(const struct app *a)
 	    .help_scroll = a->help_scroll,
 	    .plot_kind = a->plot_kind,
 	    .sweep = a->sweep,
+	    .plan = a->pv,
 	    .msg = a->msg,
 	    .mode = a->mode,
 	};
@@ -171,6 +176,8 @@ static void draw(struct app *a)
 			sl_draw_help(&v, L->r[SL_PANEL_BODY]);
 		} else if (a->mode == SL_MODE_PLOT) {
 			sl_draw_plot(&v, L->r[SL_PANEL_BODY]);
+		} else if (a->mode == SL_MODE_PLAN) {
+			sl_draw_plan(&v, L->r[SL_PANEL_BODY]);
 		} else {
 			sl_draw_devices(&v, L->r[SL_PANEL_DEVICES]);
 			sl_draw_links(&v, L->r[SL_PANEL_LINKS]);
@@ -241,7 +248,7 @@ static unsigned rerun(struct app *a, const sl_scenario *sc, const char *what)
 	char why[160];
 	if (sl_play_training(a->play)) {
 		snprintf(a->msg, sizeof a->msg,
-		         "a training layout is set by the command line: quit and run sandbox again");
+		         "a training layout: P plans its model on these devices and opens another");
 		return F_DRAW;
 	}
 	if (!scenario_ok(sc, why, sizeof why)) {
@@ -454,6 +461,82 @@ static void plot_sweep(struct app *a)
 	               a->plot_kind ? SL_SWEEP_DEVICES : SL_SWEEP_BANDWIDTH, a->knob_inter);
 }
 
+/* ---- the plan ---- */
+
+/* Plan the training model on the devices and link classes shown (as the
+ * knobs left them). */
+static unsigned open_plan(struct app *a)
+{
+	const sl_play_train *tr = sl_play_training(a->play);
+	if (!tr || tr->ck) {
+		snprintf(a->msg, sizeof a->msg,
+		         "the plan is for a training model: run sandbox with model or layout "
+		         "options (e.g. --tp=2 --pp=2)");
+		return F_DRAW;
+	}
+	sl_err err = {0};
+	if (sl_planview_start(a->pv, &tr->m, &sl_play_scenario(a->play)->cluster, &err)) {
+		snprintf(a->msg, sizeof a->msg, "cannot plan: %.180s", err.msg);
+		return F_DRAW;
+	}
+	a->mode = SL_MODE_PLAN;
+	return F_DRAW;
+}
+
+/* Would a full run of tr hold on this host (the live run and the one
+ * replaced, at most, at once)?  A timing-only run holds no values. */
+static int train_host_fits(const sl_scenario *sc, const sl_play_train *tr, char *why, size_t n)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	if (sc->cluster.timing_only || pages <= 0 || psize <= 0)
+		return 1;
+	double bytes = 2 * (double)sl_train_host_bytes(&tr->m, &tr->l);
+	double limit = (double)pages * (double)psize / 2;
+	if (bytes <= limit)
+		return 1;
+	char b1[32], b2[32];
+	snprintf(why, n, "it would take %s of host memory (limit %s): try sandbox --dry-run",
+	         sl_fmt_bytes(bytes, b1, sizeof b1), sl_fmt_bytes(limit, b2, sizeof b2));
+	return 0;
+}
+
+/* The selected layout in the main view: one training step of it, on the
+ * same devices. */
+static unsigned open_layout(struct app *a)
+{
+	const sl_plan *pl = sl_planview_plan(a->pv);
+	int i = sl_pv_selected(a->pv);
+	const sl_plan_row *row = pl ? sl_pv_row(a->pv, i) : NULL;
+	const sl_play_train *cur = sl_play_training(a->play);
+	if (!row || !cur) {
+		snprintf(a->msg, sizeof a->msg, "no layout to open yet");
+		return F_DRAW;
+	}
+	sl_play_train tr = *cur;
+	tr.l = row->layout;
+	sl_scenario sc = *sl_play_scenario(a->play);
+	char why[160];
+	if (!train_host_fits(&sc, &tr, why, sizeof why)) {
+		snprintf(a->msg, sizeof a->msg, "cannot open: %s", why);
+		return F_DRAW;
+	}
+	sl_err err = {0};
+	sl_play *np = sl_play_create_train(&sc, &tr, sl_term_wake_fd(), &err);
+	if (!np) {
+		snprintf(a->msg, sizeof a->msg, "cannot open: %.180s", err.msg);
+		return F_DRAW;
+	}
+	if (!sl_play_destroy(a->play, 2.0))
+		a->orphans = 1;
+	a->play = np;
+	a->sel.kind = SL_SEL_NONE;
+	a->mode = SL_MODE_MAIN;
+	char nm[96];
+	snprintf(a->msg, sizeof a->msg, "opened rank %d: %s", sl_pv_rank(a->pv, i),
+	         sl_plan_layout_name(&tr.l, nm, sizeof nm));
+	return F_DRAW | F_LAYOUT | F_CLEAR;
+}
+
 /* ---- actions ---- */
 
 static unsigned act(struct app *a, sl_action ac, double now)
@@ -597,6 +680,39 @@ static unsigned act(struct app *a, sl_action ac, double now)
 			sl_sweep_stop(a->sweep);
 		}
 		break;
+	case SL_A_PLAN:
+		if (a->mode == SL_MODE_PLAN)
+			a->mode = SL_MODE_MAIN;
+		else
+			f = open_plan(a);
+		break;
+	case SL_A_ROW_UP:
+	case SL_A_ROW_DOWN:
+		sl_pv_move(a->pv, ac == SL_A_ROW_DOWN ? 1 : -1);
+		break;
+	case SL_A_PAGE_UP:
+	case SL_A_PAGE_DOWN: {
+		int page = a->lay.r[SL_PANEL_BODY].h - 10;
+		page = page < 1 ? 1 : page;
+		sl_pv_move(a->pv, ac == SL_A_PAGE_DOWN ? page : -page);
+		break;
+	}
+	case SL_A_SORT:
+	case SL_A_SORT_REVERSE: {
+		int rev;
+		sl_pv_col by = sl_pv_sorted_by(a->pv, &rev);
+		if (ac == SL_A_SORT)
+			sl_pv_sort(a->pv, (sl_pv_col)((by + 1) % SL_PV_NCOLS), 0);
+		else
+			sl_pv_sort(a->pv, by, !rev);
+		by = sl_pv_sorted_by(a->pv, &rev);
+		snprintf(a->msg, sizeof a->msg, "sorted by %s, %s first", sl_pv_col_name(by),
+		         rev ? "worst" : "best");
+		break;
+	}
+	case SL_A_OPEN:
+		f = open_layout(a);
+		break;
 	case SL_A_SCROLL_UP:
 	case SL_A_SCROLL_DOWN: {
 		int page = a->lay.r[SL_PANEL_BODY].h - 2;
@@ -686,7 +802,9 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 	}
 	a.play = sl_play_create_train(sc, a.opt.train, sl_term_wake_fd(), &err);
 	a.sweep = a.play ? sl_sweep_create(sl_term_wake_fd()) : NULL;
-	if (!a.play || !a.sweep || sl_term_start(a.opt.no_mouse, &err) != SL_OK) {
+	a.pv = a.sweep ? sl_planview_create(sl_term_wake_fd()) : NULL;
+	if (!a.play || !a.sweep || !a.pv || sl_term_start(a.opt.no_mouse, &err) != SL_OK) {
+		sl_planview_destroy(a.pv);
 		sl_sweep_destroy(a.sweep, 0);
 		sl_play_destroy(a.play, 0.5);
 		sl_term_done();
@@ -732,6 +850,8 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 				pending |= F_DRAW;
 			if (sl_sweep_collect(a.sweep) && a.mode == SL_MODE_PLOT)
 				pending |= F_DRAW;
+			if (sl_planview_collect(a.pv) && a.mode == SL_MODE_PLAN)
+				pending |= F_DRAW;
 		}
 		if (bits & SL_TERM_INPUT) {
 			int ch;
@@ -753,8 +873,9 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 		status = write_trace(a.play, a.opt.trace);
 	/* Threads wake at once when cancelled, unless inside a BLAS call (a
 	 * large plan's product): quitting does not wait for that. */
+	sl_planview_destroy(a.pv); /* stops between layouts */
 	int clean = sl_sweep_destroy(a.sweep, 0.3);
-	clean = sl_play_destroy(a.play, clean ? 0.3 : 0) && clean;
+	clean = sl_play_destroy(a.play, clean ? 0.3 : 0) && clean && !a.orphans;
 	if (a.stats) {
 		fprintf(a.stats, "frames %ld\n", a.frames);
 		fclose(a.stats);

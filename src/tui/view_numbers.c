@@ -97,8 +97,12 @@ static void train_numbers(const sl_view *v, sl_rect in, int *row)
 	}
 	const sl_train_report *p = m->trep;
 	sl_fmt_time(p->step_s, a, sizeof a);
-	line(v, in, row, norm, "step %s %s bubble %.4f %s idle %.1f%% %s loss %.6f", a, g->dot,
-	     p->bubble_fraction, g->dot, 100 * p->idle_fraction, g->dot, m->loss);
+	if (v->sc->cluster.timing_only)
+		line(v, in, row, norm, "step %s %s bubble %.4f %s idle %.1f%% %s no loss: timing only", a,
+		     g->dot, p->bubble_fraction, g->dot, 100 * p->idle_fraction, g->dot);
+	else
+		line(v, in, row, norm, "step %s %s bubble %.4f %s idle %.1f%% %s loss %.6f", a, g->dot,
+		     p->bubble_fraction, g->dot, 100 * p->idle_fraction, g->dot, m->loss);
 	char buf[200];
 	int len = snprintf(buf, sizeof buf, "sent:");
 	for (int k = 0; k < SL_TR_NKINDS; k++) {
@@ -243,7 +247,8 @@ void sl_draw_numbers(const sl_view *v, sl_rect r)
 			       m->pass ? g->pass : g->fail);
 		} else {
 			sl_put(y, x, end - x, sl_theme_role(v->th, SL_ROLE_DIM),
-			       "check vs 1 device: at the end");
+			       v->sc->cluster.timing_only ? "check: none, a dry run computes no values"
+			                                  : "check vs 1 device: at the end");
 		}
 		row++;
 	}

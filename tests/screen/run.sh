@@ -83,6 +83,7 @@ settle() {
 		esac
 		case "$cur" in
 		*measuring*) same=0 ;; # the plot's points still coming
+		*planning:*) same=0 ;; # the plan view's layouts still coming
 		esac
 		[ $same -ge $need ] && return 0
 		sleep 0.05
@@ -151,6 +152,9 @@ start nocolor 100 30 "NO_COLOR=1 $run_env $sb $small $fast"
 start ascii 100 30 "$run_env $sb $small $fast --ascii"
 start select 100 30 "$run_env $sb $small $fast"
 start plot 100 30 "$run_env $sb --m=64 --k=256 --n=256 --flops=100GFLOP/s --bandwidth=10GB/s"
+train="--tp=2 --pp=2 --dp=2 --layers=8 --preset=h100 --devices-per-node=4"
+start plan 100 30 "$run_env $sb $train"
+start plan-open 100 30 "$run_env $sb $train"
 
 # The first screen: paused at time zero, the plan done.
 check first
@@ -240,6 +244,42 @@ check select
 settle plot
 keys plot g
 check plot
+
+# The plan of the training model shown (P): every layout on these 8 devices
+# in two nodes, ranked; sorting by peak memory puts the leanest first.
+settle plan
+keys plan P
+check plan
+keys plan s s
+cases=$((cases + 1))
+# The first row's peak memory is the least of the rows shown.
+leanest() {
+	awk '/^│ +[0-9]+ tp=/ && match($0, /[0-9.]+ [KMG]iB/) {
+		split(substr($0, RSTART, RLENGTH), f, " ")
+		v = f[1] * (f[2] == "GiB" ? 1073741824 : f[2] == "MiB" ? 1048576 : 1024)
+		if (n++ == 0) first = v
+		else if (v < first) bad = 1
+	} END { exit !(n > 1 && !bad) }'
+}
+if capture plan | grep -q 'by peak memory' && capture plan | leanest; then
+	pass "plan-sorted"
+else
+	fail "plan-sorted" "s s does not sort by peak memory"
+fi
+# The third layout opened (Enter): the main view runs one step of it, in
+# the time the plan gave it.
+settle plan-open
+keys plan-open P Down Down
+row=$(capture plan-open | sed -n 's/^│ *3 .* \([0-9.]* [a-z]*s\) .*/\1/p')
+keys plan-open Enter
+check plan-open
+cases=$((cases + 1))
+shown=$(capture plan-open | head -n 1 | sed -n 's/.*t 0 s \/ \([0-9.]* [a-z]*s\) .*/\1/p')
+if [ -n "$row" ] && [ "$row" = "$shown" ]; then
+	pass "plan-open-equals-plan ($shown)"
+else
+	fail "plan-open-equals-plan" "the plan gave '$row', the opened layout takes '$shown'"
+fi
 
 # Quitting: q mid-transfer, and the signals.  The shell around the program
 # records its exit status and the terminal modes before and after.

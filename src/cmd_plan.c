@@ -1,0 +1,395 @@
+/* cmd_plan.c - `shardlab plan`: every valid layout of a model on a cluster,
+ * ranked by step time, with the reasons the rejected ones do not fit and an
+ * explanation of the winner. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "plan.h"
+#include "units.h"
+
+enum {
+	OPT_TOP = SL_OPT_USER,
+};
+
+static const struct option plan_opts[] = {{"top", required_argument, NULL, OPT_TOP},
+                                          {NULL, 0, NULL, 0}};
+
+/* The shared options a plan uses: it runs nothing, so timing, pacing, the
+ * collective algorithm (ring), a trace, steps, seed and learning rate do
+ * not apply; it chooses the layout itself. */
+static const char *const shared_names[] = {"devices",
+                                           "devices-per-node",
+                                           "topology",
+                                           "preset",
+                                           "bandwidth",
+                                           "latency",
+                                           "inter-bandwidth",
+                                           "inter-latency",
+                                           "flops",
+                                           "memory",
+                                           "format",
+                                           "layers",
+                                           "hidden",
+                                           "ffn",
+                                           "heads",
+                                           "seq",
+                                           "batch"};
+
+#define DEFAULT_TOP 20
+
+struct pargs {
+	sl_train_opts t; /* the model */
+	int top;
+};
+
+static void plan_help(void)
+{
+	printf("Usage: shardlab plan --devices=N [--devices-per-node=G] [--preset=NAME]\n"
+	       "                     [link options] --layers=L --hidden=H --ffn=F --heads=A\n"
+	       "                     --seq=S --batch=B [--memory=SIZE] [--top=K]\n"
+	       "                     [--format=text|json]\n\n"
+	       "Enumerates every valid layout of the model on the devices (tp, pp, dp, micro-\n"
+	       "batches, schedule and its chunks, sequence parallelism, ZeRO-1, mesh order),\n"
+	       "times each one's training step with the timing-only engine's analytic twin\n"
+	       "(the same step functions recorded and replayed, proven equal to a run),\n"
+	       "rejects those that do not fit in device memory, and prints them ranked by step\n"
+	       "time, with the best explained.  Splits are even: dp divides the batch and the\n"
+	       "micro-batch count each replica's share.  Exit status: 0, 2 for a bad command\n"
+	       "line or when no layout is valid or none fits.\n\n"
+	       "Model (fp32 parameters, gradients and Adam moments: 16 bytes a parameter;\n"
+	       "L blocks of width h: multi-head attention when --heads > 0, then an MLP):\n"
+	       "  --layers=L              blocks (default 4)\n"
+	       "  --hidden=H              width (default 128)\n"
+	       "  --ffn=F                 MLP inner width (default 512)\n"
+	       "  --heads=A               attention heads, 0 for MLP-only blocks (default 4)\n"
+	       "  --seq=S                 tokens per sequence (default 32; 1 without attention)\n"
+	       "  --batch=B               sequences per step over all replicas (default 16)\n"
+	       "Output:\n"
+	       "  --top=K                 rows of the ranked table, 0 for all (default %d)\n"
+	       "  --format=text|json      report format (default text; JSON lists every row)\n\n"
+	       "Cluster (a preset first, then any explicit figure over it):\n"
+	       "  --devices=N             emulated devices, 1 to %d (default 4)\n"
+	       "  --devices-per-node=G    G devices per node (default: the preset's node size)\n"
+	       "  --topology=full|ring    every pair linked, or only ring neighbours\n"
+	       "  --preset=NAME           hardware figures (default h100; see --list-presets)\n"
+	       "  --bandwidth=RATE        link bandwidth inside a node, e.g. 450GB/s\n"
+	       "  --latency=TIME          link latency inside a node, e.g. 2us\n"
+	       "  --inter-bandwidth=RATE  link bandwidth between nodes, e.g. 400Gb/s\n"
+	       "  --inter-latency=TIME    link latency between nodes\n"
+	       "  --flops=RATE            compute rate per device, e.g. 989TFLOP/s\n"
+	       "  --memory=SIZE           memory per device, e.g. 80GiB\n",
+	       DEFAULT_TOP, SL_MAX_DEVICES);
+}
+
+static int own_option(void *ctx, int code, const char *arg, sl_err *err)
+{
+	struct pargs *a = ctx;
+	if (code == OPT_TOP) {
+		long v;
+		int rc = sl_parse_int(arg, 0, 1L << 30, "--top", &v, err);
+		a->top = (int)v;
+		return rc;
+	}
+	int rc = sl_train_opts_handle(&a->t, code, arg, err);
+	return rc == SL_OPTS_NOT_MINE
+	           ? sl_fail(err, SL_EINVAL, "option code %d has no handler", code)
+	           : rc;
+}
+
+static double clock_s(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* What planning took: wall seconds, and CPU seconds of every thread. */
+struct took {
+	double wall, cpu;
+};
+
+static int nodes_of(const sl_cluster_config *cfg)
+{
+	return cfg->devices_per_node > 0 ? cfg->devices / cfg->devices_per_node : 1;
+}
+
+static const char *fb(double v, char *b, size_t n)
+{
+	return sl_fmt_bytes(v, b, n);
+}
+
+/* 961k, 1.20M: a count in three or four digits. */
+static const char *fcount(double v, char *b, size_t n)
+{
+	const char *u[] = {"", "k", "M", "G", "T"};
+	int i = 0;
+	while (v >= 1000 && i < 4) {
+		v /= 1000;
+		i++;
+	}
+	snprintf(b, n, v >= 100 || i == 0 ? "%.0f%s" : "%.3g%s", v, u[i]);
+	return b;
+}
+
+/* "tp,dp" for the groups whose traffic crosses nodes, "-" for none. */
+static const char *across(const sl_plan_row *r, char *buf, size_t n)
+{
+	const sl_plan_path *p[3] = {&r->tp, &r->pp, &r->dp};
+	const char *names[3] = {"tp", "pp", "dp"};
+	size_t len = 0;
+	buf[0] = 0;
+	for (int k = 0; k < 3; k++)
+		if (p[k]->used && p[k]->inter)
+			len +=
+			    (size_t)snprintf(buf + len, n - len, "%s%s", len ? "," : "", names[k]);
+	if (!len)
+		snprintf(buf, n, "-");
+	return buf;
+}
+
+static void model_line(const sl_model_spec *m, char *buf, size_t n)
+{
+	int len = snprintf(buf, n, "%d block%s of width %d, ffn %d", m->layers,
+	                   m->layers == 1 ? "" : "s", m->hidden, m->ffn);
+	if (m->heads > 0)
+		len += snprintf(buf + len, n - (size_t)len, ", %d heads", m->heads);
+	snprintf(buf + len, n - (size_t)len, ", %d sequences of %d tokens a step", m->batch,
+	         m->seq);
+}
+
+static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took t)
+{
+	const sl_cluster_config *cfg = &p->spec.cluster;
+	const sl_model_spec *m = &p->spec.model;
+	char a[32], b[32], c[32], d[32], line[160];
+	model_line(m, line, sizeof line);
+	printf("shardlab plan: %s, on %d device%s\n", line, cfg->devices,
+	       cfg->devices == 1 ? "" : "s");
+	printf("  parameters  %.4g billion (%s of fp32 parameters, gradients and Adam moments)\n",
+	       (double)sl_model_nparams(m) / 1e9,
+	       fb(16.0 * (double)sl_model_nparams(m), a, sizeof a));
+	printf("  hardware    %s per device, %s of memory (%s preset%s%s)\n",
+	       sl_fmt_flops(cfg->flops, a, sizeof a), fb((double)cfg->memory, b, sizeof b),
+	       o->sc.preset, o->overrides[0] ? "; set: " : "", o->overrides);
+	printf("  links       %s, %s inside a node", sl_fmt_rate(cfg->intra.bandwidth, a, sizeof a),
+	       sl_fmt_time(cfg->intra.latency, b, sizeof b));
+	if (nodes_of(cfg) > 1)
+		printf("; %s, %s between nodes", sl_fmt_rate(cfg->inter.bandwidth, c, sizeof c),
+		       sl_fmt_time(cfg->inter.latency, d, sizeof d));
+	printf("\n  nodes       %d of %d device%s\n", nodes_of(cfg),
+	       cfg->devices_per_node > 0 ? cfg->devices_per_node : cfg->devices,
+	       (cfg->devices_per_node > 0 ? cfg->devices_per_node : cfg->devices) == 1 ? "" : "s");
+	printf("  candidates  %d layouts: %d fit, %d do not fit in %s per device (%s to plan, "
+	       "%s of CPU)\n\n",
+	       p->n, p->nfit, p->n - p->nfit, fb((double)cfg->memory, a, sizeof a),
+	       sl_fmt_time(t.wall, b, sizeof b), sl_fmt_time(t.cpu, c, sizeof c));
+
+	int shown = top > 0 && top < p->nfit ? top : p->nfit;
+	int w = 6;
+	for (int i = 0; i < shown; i++) {
+		char name[96];
+		int len = (int)strlen(sl_plan_layout_name(&p->rows[i].layout, name, sizeof name));
+		w = len > w ? len : w;
+	}
+	printf("  %4s  %-*s %10s %8s %7s %10s %6s %6s %7s\n", "rank", w, "layout", "step",
+	       "tokens/s", "TFLOP/s", "peak mem", "comm", "bubble", "across");
+	for (int i = 0; i < shown; i++) {
+		const sl_plan_row *r = &p->rows[i];
+		char name[96], x[16], tk[16];
+		printf("  %4d  %-*s %10s %8s %7.0f %10s %5.1f%% %5.1f%% %7s\n", i + 1, w,
+		       sl_plan_layout_name(&r->layout, name, sizeof name),
+		       sl_fmt_time(r->est.step_s, a, sizeof a),
+		       fcount(r->tokens_per_s, tk, sizeof tk), r->model_flops_per_dev / 1e12,
+		       fb((double)r->est.mem_peak_bytes, b, sizeof b), 100 * r->comm_share,
+		       100 * r->est.bubble_fraction, across(r, x, sizeof x));
+	}
+	if (shown < p->nfit)
+		printf("  ... %d more that fit (--top=0 shows them all)\n", p->nfit - shown);
+	printf(
+	    "  (TFLOP/s: the model's FLOPs per device and second; comm: mean share of the step in\n"
+	    "  communication; bubble: pipeline idle time over the ideal; across: groups whose\n"
+	    "  traffic crosses nodes)\n");
+
+	if (p->n > p->nfit) {
+		int rej = p->n - p->nfit, show = rej < 5 ? rej : 5;
+		printf("\n  Do not fit, closest first (%d of %d):\n", show, rej);
+		for (int i = p->nfit; i < p->nfit + show; i++) {
+			const sl_plan_row *r = &p->rows[i];
+			char name[96], e[32], f[32];
+			printf("    %s: needs %s on device %d: parameters %s, gradients %s, "
+			       "optimizer %s, "
+			       "activations %s, workspace %s\n",
+			       sl_plan_layout_name(&r->layout, name, sizeof name),
+			       fb((double)r->est.mem_peak_bytes, a, sizeof a), r->est.peak_dev,
+			       fb((double)r->est.params_bytes, b, sizeof b),
+			       fb((double)r->est.grads_bytes, c, sizeof c),
+			       fb((double)r->est.optimizer_bytes, d, sizeof d),
+			       fb((double)r->est.act_peak_bytes, e, sizeof e),
+			       fb((double)r->est.workspace_peak_bytes, f, sizeof f));
+		}
+	}
+	char expl[2048];
+	sl_plan_explain(p, expl, sizeof expl);
+	printf("\n%s\n", expl);
+}
+
+static json_t *jlink(sl_link_spec s)
+{
+	return json_pack("{s:f, s:f}", "bandwidth_Bps", s.bandwidth, "latency_s", s.latency);
+}
+
+static json_t *jpath(const sl_plan_path *p)
+{
+	if (!p->used)
+		return json_null();
+	json_t *o = jlink(p->slowest);
+	json_object_set_new(o, "crosses_nodes", json_boolean(p->inter));
+	return o;
+}
+
+static json_t *jrow(const sl_plan_row *r, int rank, const sl_cluster_config *cfg)
+{
+	const sl_layout *l = &r->layout;
+	char ord[16];
+	json_t *o = json_object();
+	json_object_set_new(o, "rank", rank > 0 ? json_integer(rank) : json_null());
+	json_object_set_new(o, "tp", json_integer(l->tp));
+	json_object_set_new(o, "pp", json_integer(l->pp));
+	json_object_set_new(o, "dp", json_integer(l->dp));
+	json_object_set_new(o, "schedule", json_string(sl_sched_name(l->schedule)));
+	json_object_set_new(o, "chunks", json_integer(l->chunks));
+	json_object_set_new(o, "microbatches", json_integer(l->microbatches));
+	json_object_set_new(o, "sequence_parallel", json_boolean(l->seq_parallel));
+	json_object_set_new(o, "zero1", json_boolean(l->zero1));
+	json_object_set_new(o, "mesh_order",
+	                    json_string(sl_mesh_order_name(l->order, ord, sizeof ord)));
+	json_object_set_new(o, "fits", json_boolean(r->fits));
+	json_object_set_new(o, "mem_peak_bytes", json_integer((json_int_t)r->est.mem_peak_bytes));
+	json_object_set_new(o, "peak_device", json_integer(r->est.peak_dev));
+	json_object_set_new(o, "memory_params_bytes",
+	                    json_integer((json_int_t)r->est.params_bytes));
+	json_object_set_new(o, "memory_grads_bytes", json_integer((json_int_t)r->est.grads_bytes));
+	json_object_set_new(o, "memory_optimizer_bytes",
+	                    json_integer((json_int_t)r->est.optimizer_bytes));
+	json_object_set_new(o, "memory_activations_peak_bytes",
+	                    json_integer((json_int_t)r->est.act_peak_bytes));
+	json_object_set_new(o, "memory_workspace_peak_bytes",
+	                    json_integer((json_int_t)r->est.workspace_peak_bytes));
+	if (!r->fits) {
+		char need[32], have[32], msg[128];
+		snprintf(msg, sizeof msg, "needs %s on device %d, more than its %s",
+		         sl_fmt_bytes((double)r->est.mem_peak_bytes, need, sizeof need),
+		         r->est.peak_dev, sl_fmt_bytes((double)cfg->memory, have, sizeof have));
+		json_object_set_new(o, "rejected", json_string(msg));
+		return o;
+	}
+	json_object_set_new(o, "step_s", json_real(r->est.step_s));
+	json_object_set_new(o, "tokens_per_s", json_real(r->tokens_per_s));
+	json_object_set_new(o, "model_flops_per_device", json_real(r->model_flops_per_dev));
+	json_object_set_new(o, "comm_share", json_real(r->comm_share));
+	json_object_set_new(o, "bubble_fraction", json_real(r->est.bubble_fraction));
+	json_object_set_new(o, "idle_fraction", json_real(r->est.idle_fraction));
+	json_object_set_new(o, "compute_s", json_real(r->est.compute_s));
+	json_object_set_new(o, "comm_s", json_real(r->est.comm_s));
+	json_t *tr = json_object();
+	for (int k = 0; k < SL_TR_NKINDS; k++)
+		if (r->est.sent[k])
+			json_object_set_new(tr, sl_traffic_name((sl_traffic_kind)k),
+			                    json_integer((json_int_t)r->est.sent[k]));
+	json_object_set_new(o, "bytes_sent_max", tr);
+	json_object_set_new(o, "tp_link", jpath(&r->tp));
+	json_object_set_new(o, "pp_link", jpath(&r->pp));
+	json_object_set_new(o, "dp_link", jpath(&r->dp));
+	return o;
+}
+
+static json_t *plan_json(const sl_plan *p, const sl_opts *o, struct took t)
+{
+	const sl_cluster_config *cfg = &p->spec.cluster;
+	const sl_model_spec *m = &p->spec.model;
+	json_t *j = json_object();
+	json_object_set_new(j, "model",
+	                    json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:I}", "layers", m->layers,
+	                              "hidden", m->hidden, "ffn", m->ffn, "heads", m->heads, "seq",
+	                              m->seq, "batch", m->batch, "parameters",
+	                              (json_int_t)sl_model_nparams(m)));
+	json_t *c = json_object();
+	json_object_set_new(c, "devices", json_integer(cfg->devices));
+	json_object_set_new(
+	    c, "devices_per_node",
+	    json_integer(cfg->devices_per_node > 0 ? cfg->devices_per_node : cfg->devices));
+	json_object_set_new(c, "nodes", json_integer(nodes_of(cfg)));
+	json_object_set_new(c, "preset", json_string(o->sc.preset));
+	json_object_set_new(c, "flops_per_device", json_real(cfg->flops));
+	json_object_set_new(c, "memory_per_device_bytes", json_integer((json_int_t)cfg->memory));
+	json_object_set_new(c, "intra", jlink(cfg->intra));
+	json_object_set_new(c, "inter", jlink(cfg->inter));
+	json_object_set_new(j, "cluster", c);
+	json_object_set_new(j, "model_flops_per_step", json_real(p->model_flops));
+	json_object_set_new(j, "candidates", json_integer(p->n));
+	json_object_set_new(j, "fit", json_integer(p->nfit));
+	json_object_set_new(j, "wall_s", json_real(t.wall));
+	json_object_set_new(j, "cpu_s", json_real(t.cpu));
+	char expl[2048];
+	sl_plan_explain(p, expl, sizeof expl);
+	json_object_set_new(j, "explanation", json_string(expl));
+	json_t *rows = json_array();
+	for (int i = 0; i < p->n; i++)
+		json_array_append_new(rows, jrow(&p->rows[i], p->rows[i].fits ? i + 1 : 0, cfg));
+	json_object_set_new(j, "layouts", rows);
+	json_object_set_new(j, "best", p->nfit ? jrow(&p->rows[0], 1, cfg) : json_null());
+	return j;
+}
+
+int sl_cmd_plan(int argc, char **argv)
+{
+	struct option lo[SL_OPTS_MAX];
+	size_t n = 0;
+	const struct option *groups[2] = {sl_opts_cluster, sl_opts_model};
+	for (int g = 0; g < 2; g++)
+		for (const struct option *c = groups[g]; c->name; c++)
+			for (size_t k = 0; k < sizeof shared_names / sizeof *shared_names; k++)
+				if (strcmp(c->name, shared_names[k]) == 0)
+					lo[n++] = *c;
+	memset(&lo[n], 0, sizeof lo[n]);
+	sl_opts_append(lo, n, SL_OPTS_MAX, plan_opts);
+	sl_opts o;
+	struct pargs a;
+	memset(&a, 0, sizeof a);
+	sl_train_opts_init(&a.t, &o, 1);
+	/* A plan runs nothing: its cluster may be as large as a timing-only one. */
+	o.sc.cluster.timing_only = 1;
+	a.top = DEFAULT_TOP;
+	int rc = sl_cli_parse("plan", argc, argv, lo, &o, own_option, &a, plan_help);
+	if (rc != SL_CLI_GO)
+		return rc;
+	sl_model_spec *m = &a.t.m;
+	if (m->heads == 0)
+		m->seq = 1;
+	sl_plan_spec spec = {.model = *m, .cluster = o.sc.cluster};
+	sl_plan plan;
+	sl_err err = {0};
+	struct took t = {clock_s(CLOCK_MONOTONIC), clock_s(CLOCK_PROCESS_CPUTIME_ID)};
+	rc = sl_plan_run(&spec, &plan, &err);
+	t.wall = clock_s(CLOCK_MONOTONIC) - t.wall;
+	t.cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - t.cpu;
+	if (rc) {
+		sl_plan_free(&plan);
+		return sl_cli_fail("plan", &err);
+	}
+	int status = SL_EXIT_OK;
+	if (o.format == SL_FORMAT_JSON) {
+		json_t *j = plan_json(&plan, &o, t);
+		if (!j || json_dumpf(j, stdout, JSON_INDENT(2)) || putchar('\n') == EOF)
+			status = SL_EXIT_FAIL;
+		json_decref(j);
+	} else {
+		print_text(&plan, &o, a.top, t);
+	}
+	sl_plan_free(&plan);
+	return sl_cli_flush(status);
+}

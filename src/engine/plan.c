@@ -1,0 +1,601 @@
+/* plan.c - the layout planner: enumerate, estimate, rank, explain. */
+#include "plan.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "units.h"
+
+static const sl_axis orders[6][SL_NAXES] = {
+    {SL_AXIS_TP, SL_AXIS_DP, SL_AXIS_PP}, /* Megatron-LM's: TP inside, then DP, PP outermost */
+    {SL_AXIS_TP, SL_AXIS_PP, SL_AXIS_DP}, {SL_AXIS_DP, SL_AXIS_TP, SL_AXIS_PP},
+    {SL_AXIS_PP, SL_AXIS_TP, SL_AXIS_DP}, {SL_AXIS_DP, SL_AXIS_PP, SL_AXIS_TP},
+    {SL_AXIS_PP, SL_AXIS_DP, SL_AXIS_TP},
+};
+
+char *sl_plan_layout_name(const sl_layout *l, char *buf, size_t n)
+{
+	char ord[16], sch[32];
+	if (l->schedule == SL_SCHED_INTERLEAVED)
+		snprintf(sch, sizeof sch, "interleaved v=%d", l->chunks);
+	else
+		snprintf(sch, sizeof sch, "%s", sl_sched_name(l->schedule));
+	snprintf(buf, n, "tp=%d pp=%d dp=%d %s m=%d%s%s %s", l->tp, l->pp, l->dp, sch,
+	         l->microbatches, l->seq_parallel ? " sp" : "", l->zero1 ? " z1" : "",
+	         sl_mesh_order_name(l->order, ord, sizeof ord));
+	return buf;
+}
+
+/* ---- what each group's traffic crosses ---- */
+
+static void path_add(sl_plan_path *p, const sl_cluster_config *cfg, int a, int b)
+{
+	sl_link_spec s = sl_cluster_config_link(cfg, a, b);
+	int g = cfg->devices_per_node;
+	if (g > 0 && a / g != b / g)
+		p->inter = 1;
+	if (!p->used || s.bandwidth < p->slowest.bandwidth ||
+	    (s.bandwidth == p->slowest.bandwidth && s.latency > p->slowest.latency))
+		p->slowest = s;
+	p->used = 1;
+}
+
+static void paths(const sl_layout *l, const sl_cluster_config *cfg, sl_plan_row *r)
+{
+	memset(&r->tp, 0, sizeof r->tp);
+	memset(&r->pp, 0, sizeof r->pp);
+	memset(&r->dp, 0, sizeof r->dp);
+	for (int t = 0; t < l->tp; t++)
+		for (int s = 0; s < l->pp; s++)
+			for (int d = 0; d < l->dp; d++) {
+				int me = sl_mesh_device(l, t, s, d);
+				if (l->tp > 1)
+					path_add(&r->tp, cfg, me,
+					         sl_mesh_device(l, (t + 1) % l->tp, s, d));
+				if (l->dp > 1)
+					path_add(&r->dp, cfg, me,
+					         sl_mesh_device(l, t, s, (d + 1) % l->dp));
+				if (l->pp > 1 && (s + 1 < l->pp || l->chunks > 1))
+					path_add(&r->pp, cfg, me,
+					         sl_mesh_device(l, t, (s + 1) % l->pp, d));
+			}
+}
+
+/* Two mesh orders that put every device, by its mesh coordinates, on the
+ * same kinds of links give the same figures: keep the first. */
+static sl_link_spec *signature(const sl_layout *l, const sl_cluster_config *cfg)
+{
+	int n = l->tp * l->pp * l->dp, k = 0;
+	sl_link_spec *sig = malloc(4 * (size_t)n * sizeof *sig);
+	if (!sig)
+		return NULL;
+	for (int t = 0; t < l->tp; t++)
+		for (int s = 0; s < l->pp; s++)
+			for (int d = 0; d < l->dp; d++) {
+				int me = sl_mesh_device(l, t, s, d);
+				sig[k++] = sl_cluster_config_link(
+				    cfg, me, sl_mesh_device(l, (t + 1) % l->tp, s, d));
+				sig[k++] = sl_cluster_config_link(
+				    cfg, me, sl_mesh_device(l, t, (s + 1) % l->pp, d));
+				sig[k++] = sl_cluster_config_link(
+				    cfg, me, sl_mesh_device(l, t, (s + l->pp - 1) % l->pp, d));
+				sig[k++] = sl_cluster_config_link(
+				    cfg, me, sl_mesh_device(l, t, s, (d + 1) % l->dp));
+			}
+	return sig;
+}
+
+/* ---- enumeration ---- */
+
+struct cands {
+	sl_plan_row *rows;
+	int n, cap;
+};
+
+static int push(struct cands *c, const sl_plan_row *r)
+{
+	if (c->n == c->cap) {
+		int cap = c->cap ? 2 * c->cap : 256;
+		sl_plan_row *p = realloc(c->rows, (size_t)cap * sizeof *p);
+		if (!p)
+			return SL_ENOMEM;
+		c->rows = p;
+		c->cap = cap;
+	}
+	c->rows[c->n++] = *r;
+	return SL_OK;
+}
+
+/* The (tp, pp, dp) splits of the devices that the model allows. */
+static int split_ok(const sl_model_spec *m, int n, int tp, int pp)
+{
+	if (n % tp || (n / tp) % pp)
+		return 0;
+	int dp = n / tp / pp;
+	if (m->heads > 0 && m->heads % tp)
+		return 0;
+	return tp <= m->ffn && pp <= m->layers && m->batch % dp == 0;
+}
+
+/* No split at all: say what limits each axis. */
+static int no_split(const sl_model_spec *m, int n, sl_err *err)
+{
+	char tps[128] = "";
+	size_t len = 0;
+	int most = 0;
+	for (int tp = 1; tp <= n; tp++) {
+		if (n % tp || (m->heads > 0 && m->heads % tp) || tp > m->ffn)
+			continue;
+		if (len < sizeof tps - 16)
+			len += (size_t)snprintf(tps + len, sizeof tps - len, "%s%d",
+			                        len ? ", " : "", tp);
+		for (int pp = 1; pp <= n / tp; pp++) {
+			if ((n / tp) % pp || pp > m->layers)
+				continue;
+			int rest = n / tp / pp, dp = 1;
+			for (int d = 1; d <= rest; d++)
+				if (rest % d == 0 && m->batch % d == 0)
+					dp = d;
+			if (tp * pp * dp > most)
+				most = tp * pp * dp;
+		}
+	}
+	return sl_fail(err, SL_EINVAL,
+	               "no layout fills %d devices: tp can be %s (dividing the devices%s), pp at "
+	               "most --layers=%d, dp a divisor of --batch=%d; the most that fit is %d "
+	               "devices: lower --devices or raise --layers, --batch%s",
+	               n, tps, m->heads > 0 ? " and --heads" : "", m->layers, m->batch, most,
+	               m->heads > 0 ? " or --heads" : "");
+}
+
+/* Every layout of one (tp, pp, dp) but the mesh order. */
+static int shapes(const sl_model_spec *m, int tp, int pp, int dp, struct cands *out)
+{
+	int share = m->batch / dp;
+	for (int mb = 1; mb <= share; mb++) {
+		if (share % mb)
+			continue;
+		int scheds[2 + MAX_PLAN_CHUNKS][2], ns = 0;
+		scheds[ns][0] = SL_SCHED_1F1B, scheds[ns++][1] = 1;
+		if (pp > 1) {
+			/* with one micro-batch GPipe's actions are 1F1B's */
+			if (mb > 1)
+				scheds[ns][0] = SL_SCHED_GPIPE, scheds[ns++][1] = 1;
+			if (mb % pp == 0)
+				for (int v = 2; v <= MAX_PLAN_CHUNKS && pp * v <= m->layers; v++)
+					if (m->layers % (pp * v) == 0)
+						scheds[ns][0] = SL_SCHED_INTERLEAVED,
+						scheds[ns++][1] = v;
+		}
+		for (int k = 0; k < ns; k++)
+			for (int sp = 0; sp <= (tp > 1); sp++)
+				for (int z1 = 0; z1 <= (dp > 1); z1++) {
+					sl_plan_row r;
+					memset(&r, 0, sizeof r);
+					sl_layout_default(&r.layout);
+					r.layout.tp = tp;
+					r.layout.pp = pp;
+					r.layout.dp = dp;
+					r.layout.microbatches = mb;
+					r.layout.schedule = (sl_sched)scheds[k][0];
+					r.layout.chunks = scheds[k][1];
+					r.layout.seq_parallel = sp;
+					r.layout.zero1 = z1;
+					if (sl_layout_check(m, &r.layout, tp * pp * dp, NULL))
+						continue;
+					if (push(out, &r))
+						return SL_ENOMEM;
+				}
+	}
+	return SL_OK;
+}
+
+/* ---- ranking ---- */
+
+static int order_index(const sl_layout *l)
+{
+	for (int o = 0; o < 6; o++)
+		if (memcmp(l->order, orders[o], sizeof l->order) == 0)
+			return o;
+	return 6;
+}
+
+double sl_plan_time_key(double t)
+{
+	if (!(t > 0) || !isfinite(t))
+		return t;
+	double scale = pow(10, 11 - floor(log10(t)));
+	return nearbyint(t * scale) / scale;
+}
+
+static int by_rank(const void *a, const void *b)
+{
+	const sl_plan_row *x = a, *y = b;
+	if (x->fits != y->fits)
+		return y->fits - x->fits;
+	double tx = sl_plan_time_key(x->est.step_s), ty = sl_plan_time_key(y->est.step_s);
+	if (x->fits && tx != ty)
+		return tx < ty ? -1 : 1;
+	if (x->est.mem_peak_bytes != y->est.mem_peak_bytes)
+		return x->est.mem_peak_bytes < y->est.mem_peak_bytes ? -1 : 1;
+	/* Ties: fewer model-parallel devices, fewer micro-batches, simpler;
+	 * then the mesh order as listed, so the ranking is one order. */
+	const sl_layout *p = &x->layout, *q = &y->layout;
+	int k1[] = {p->tp * p->pp, p->pp,           p->microbatches, p->schedule,
+	            p->chunks,     p->seq_parallel, p->zero1,        order_index(p)};
+	int k2[] = {q->tp * q->pp, q->pp,           q->microbatches, q->schedule,
+	            q->chunks,     q->seq_parallel, q->zero1,        order_index(q)};
+	for (size_t i = 0; i < sizeof k1 / sizeof *k1; i++)
+		if (k1[i] != k2[i])
+			return k1[i] < k2[i] ? -1 : 1;
+	return 0;
+}
+
+static void figures(const sl_plan_spec *s, double model_flops, sl_plan_row *r)
+{
+	const sl_model_spec *m = &s->model;
+	double step = r->est.step_s;
+	r->fits = r->est.mem_peak_bytes <= s->cluster.memory;
+	if (step > 0) {
+		r->tokens_per_s = (double)m->batch * m->seq / step;
+		r->model_flops_per_dev = model_flops / step / s->cluster.devices;
+		r->comm_share = r->est.comm_s / step;
+	}
+	paths(&r->layout, &s->cluster, r);
+}
+
+/* ---- evaluation, on every core ---- */
+
+struct work {
+	const sl_plan_spec *s;
+	double model_flops;
+	const sl_plan_row *shape; /* the layouts but their mesh order */
+	int nshape;
+	atomic_int next; /* the next shape to take */
+	atomic_int failed;
+};
+
+struct worker {
+	pthread_t th;
+	struct work *w;
+	struct cands out;
+	int rc;
+	sl_err err;
+};
+
+/* One shape: record it once; if it fits, replay it for every mesh order
+ * that puts its devices on other kinds of links. */
+static int one_shape(const struct work *w, const sl_plan_row *shape, struct cands *out, sl_err *err)
+{
+	const sl_model_spec *m = &w->s->model;
+	const sl_cluster_config *cfg = &w->s->cluster;
+	int n = cfg->devices;
+	sl_plan_row r = *shape;
+	sl_est_rec *rec;
+	int rc = sl_est_record(m, &r.layout, n, 0, &rec, err);
+	if (rc)
+		return rc;
+	sl_est_rec_memory(rec, &r.est);
+	if (r.est.mem_peak_bytes > cfg->memory) {
+		/* Memory does not depend on the order: one row says it. */
+		sl_est_rec_free(rec);
+		figures(w->s, w->model_flops, &r);
+		return push(out, &r) ? sl_fail(err, SL_ENOMEM, "out of host memory") : SL_OK;
+	}
+	sl_link_spec *seen[6] = {NULL};
+	int nseen = 0;
+	for (int o = 0; o < 6 && rc == SL_OK; o++) {
+		sl_plan_row q = r;
+		memcpy(q.layout.order, orders[o], sizeof q.layout.order);
+		sl_link_spec *sig = signature(&q.layout, cfg);
+		if (!sig) {
+			rc = sl_fail(err, SL_ENOMEM, "out of host memory");
+			break;
+		}
+		int dup = 0;
+		for (int j = 0; j < nseen && !dup; j++)
+			dup = memcmp(seen[j], sig, 4 * (size_t)n * sizeof *sig) == 0;
+		if (dup) {
+			free(sig);
+			continue;
+		}
+		seen[nseen++] = sig;
+		if ((rc = sl_est_replay(rec, q.layout.order, cfg, SL_EST_AUTO, &q.est, err)))
+			break;
+		figures(w->s, w->model_flops, &q);
+		if (push(out, &q))
+			rc = sl_fail(err, SL_ENOMEM, "out of host memory");
+	}
+	for (int j = 0; j < nseen; j++)
+		free(seen[j]);
+	sl_est_rec_free(rec);
+	return rc;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *k = arg;
+	struct work *w = k->w;
+	for (;;) {
+		int i = atomic_fetch_add(&w->next, 1);
+		if (i >= w->nshape || atomic_load(&w->failed))
+			break;
+		if (w->s->cancel && atomic_load(w->s->cancel)) {
+			k->rc = sl_fail(&k->err, SL_ECANCEL, "the plan was cancelled");
+			atomic_store(&w->failed, 1);
+			break;
+		}
+		if ((k->rc = one_shape(w, &w->shape[i], &k->out, &k->err))) {
+			atomic_store(&w->failed, 1);
+			break;
+		}
+	}
+	return NULL;
+}
+
+static int cores(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) == 0)
+		return CPU_COUNT(&set);
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
+}
+
+int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
+{
+	memset(out, 0, sizeof *out);
+	out->spec = *s;
+	const sl_model_spec *m = &s->model;
+	const sl_cluster_config *cfg = &s->cluster;
+	int n = cfg->devices, rc;
+	sl_cluster_config chk = *cfg;
+	chk.timing_only = 1; /* a plan runs nothing */
+	if ((rc = sl_model_check(m, err)) || (rc = sl_cluster_config_check(&chk, err)))
+		return rc;
+	out->model_flops = sl_model_step_flops(m);
+
+	struct cands shape = {NULL, 0, 0};
+	for (int tp = 1; tp <= n; tp++)
+		for (int pp = 1; pp <= n / tp; pp++)
+			if (split_ok(m, n, tp, pp) && shapes(m, tp, pp, n / tp / pp, &shape)) {
+				free(shape.rows);
+				return sl_fail(err, SL_ENOMEM, "out of host memory");
+			}
+	if (shape.n == 0)
+		return no_split(m, n, err);
+
+	struct work w = {
+	    .s = s, .model_flops = out->model_flops, .shape = shape.rows, .nshape = shape.n};
+	atomic_init(&w.next, 0);
+	atomic_init(&w.failed, 0);
+	int nw = s->threads > 0 ? s->threads : cores();
+	nw = nw < 1 ? 1 : nw > MAX_PLAN_THREADS ? MAX_PLAN_THREADS : nw;
+	nw = nw > shape.n ? shape.n : nw;
+	struct worker wk[MAX_PLAN_THREADS];
+	memset(wk, 0, sizeof wk);
+	int started = 0;
+	for (int i = 0; i < nw; i++) {
+		wk[i].w = &w;
+		/* The calling thread is worker 0. */
+		if (i > 0 && pthread_create(&wk[i].th, NULL, worker_main, &wk[i]) != 0)
+			break;
+		started = i + 1;
+	}
+	worker_main(&wk[0]);
+	for (int i = 1; i < started; i++)
+		pthread_join(wk[i].th, NULL);
+	free(shape.rows);
+
+	struct cands all = {NULL, 0, 0};
+	rc = SL_OK;
+	for (int i = 0; i < started; i++) {
+		if (wk[i].rc && rc == SL_OK) {
+			rc = wk[i].rc;
+			if (err)
+				*err = wk[i].err;
+		}
+		for (int j = 0; j < wk[i].out.n && rc == SL_OK; j++)
+			if (push(&all, &wk[i].out.rows[j]))
+				rc = sl_fail(err, SL_ENOMEM, "out of host memory");
+		free(wk[i].out.rows);
+	}
+	if (rc) {
+		free(all.rows);
+		return rc;
+	}
+	qsort(all.rows, (size_t)all.n, sizeof *all.rows, by_rank);
+	out->rows = all.rows;
+	out->n = all.n;
+	for (int i = 0; i < all.n; i++)
+		out->nfit += all.rows[i].fits;
+	if (out->nfit == 0) {
+		char need[32], have[32], name[96];
+		const sl_plan_row *r = &all.rows[0];
+		return sl_fail(err, SL_EINVAL,
+		               "no layout fits in %s per device: the smallest peak is %s (%s); add "
+		               "devices or memory, or lower --seq, --batch or the model's size",
+		               sl_fmt_bytes((double)cfg->memory, have, sizeof have),
+		               sl_fmt_bytes((double)r->est.mem_peak_bytes, need, sizeof need),
+		               sl_plan_layout_name(&r->layout, name, sizeof name));
+	}
+	return SL_OK;
+}
+
+void sl_plan_free(sl_plan *p)
+{
+	free(p->rows);
+	p->rows = NULL;
+	p->n = p->nfit = 0;
+}
+
+/* ---- explaining ---- */
+
+/* The same layout but for ZeRO-1 (and the mesh order when any_order). */
+static int twins(const sl_layout *a, const sl_layout *b, int any_order)
+{
+	return a->tp == b->tp && a->pp == b->pp && a->dp == b->dp && a->schedule == b->schedule &&
+	       a->chunks == b->chunks && a->microbatches == b->microbatches &&
+	       a->seq_parallel == b->seq_parallel &&
+	       (any_order || memcmp(a->order, b->order, sizeof a->order) == 0);
+}
+
+int sl_plan_tp_moved(const sl_plan *p, int i, int want_inter)
+{
+	const sl_plan_row *r = &p->rows[i];
+	for (int j = 0; j < p->nfit; j++) /* ranked: the first is the fastest */
+		if (j != i && twins(&p->rows[j].layout, &r->layout, 1) &&
+		    p->rows[j].layout.zero1 == r->layout.zero1 && p->rows[j].tp.used &&
+		    p->rows[j].tp.inter == want_inter)
+			return j;
+	return -1;
+}
+
+/* "the inter-node links (50.0 GB/s, 5.00 us), 9.0x slower than ..." */
+static size_t say_link(char *buf, size_t n, const char *what, const sl_plan_path *slow,
+                       const sl_plan_path *fast)
+{
+	char a[32], b[32];
+	sl_fmt_rate(slow->slowest.bandwidth, a, sizeof a);
+	sl_fmt_rate(fast->slowest.bandwidth, b, sizeof b);
+	return (size_t)snprintf(
+	    buf, n, "its %s cross%s %s links at %s, %.1fx slower than the %s of the best", what,
+	    strchr(what, ' ') ? "" : "es", slow->inter ? "inter-node" : "intra-node", a,
+	    fast->slowest.bandwidth / slow->slowest.bandwidth, b);
+}
+
+static size_t compare(char *buf, size_t n, const sl_plan_row *best, const sl_plan_row *o)
+{
+	char t[32];
+	double d = o->est.step_s / best->est.step_s - 1;
+	size_t len = (size_t)snprintf(buf, n, "%s (%+.1f%%)",
+	                              sl_fmt_time(o->est.step_s, t, sizeof t), 100 * d);
+	if (len >= n)
+		return len;
+	const sl_plan_path *bp[3] = {&best->tp, &best->pp, &best->dp},
+	                   *op[3] = {&o->tp, &o->pp, &o->dp};
+	const char *names[3] = {"TP all-reduces", "pipeline sends", "gradient all-reduces"};
+	for (int k = 0; k < 3; k++)
+		if (op[k]->used && bp[k]->used &&
+		    op[k]->slowest.bandwidth < bp[k]->slowest.bandwidth) {
+			len += (size_t)snprintf(buf + len, n - len, ": ");
+			if (len < n)
+				len += say_link(buf + len, n - len, names[k], op[k], bp[k]);
+			return len;
+		}
+	double db = o->est.bubble_fraction - best->est.bubble_fraction;
+	double dc = o->est.comm_s - best->est.comm_s;
+	if (db > 0.005 && db * best->est.ideal_s >= dc)
+		return len + (size_t)snprintf(
+		                 buf + len, n - len,
+		                 ": its pipeline bubble is %.1f%% of the ideal time against %.1f%%",
+		                 100 * o->est.bubble_fraction, 100 * best->est.bubble_fraction);
+	if (dc > 0) {
+		static const char *const what[SL_TR_NKINDS] = {"TP all-reduces",
+		                                               "sequence-parallel all-gathers",
+		                                               "sequence-parallel reduce-scatters",
+		                                               "pipeline sends",
+		                                               "gradient all-reduces",
+		                                               "ZeRO-1 reduce-scatters",
+		                                               "ZeRO-1 all-gathers"};
+		char a[32], b[32], c[32], e[32];
+		int k = 0;
+		double most = 0;
+		for (int q = 0; q < SL_TR_NKINDS; q++) {
+			double more = (double)o->est.sent[q] - (double)best->est.sent[q];
+			if (more > most)
+				most = more, k = q;
+		}
+		len += (size_t)snprintf(buf + len, n - len,
+		                        ": it communicates %s a step on average against %s",
+		                        sl_fmt_time(o->est.comm_s, a, sizeof a),
+		                        sl_fmt_time(best->est.comm_s, b, sizeof b));
+		if (most > 0 && len < n)
+			len += (size_t)snprintf(
+			    buf + len, n - len,
+			    " (most of the difference: its %s, %s a device against %s)", what[k],
+			    sl_fmt_bytes((double)o->est.sent[k], c, sizeof c),
+			    sl_fmt_bytes((double)best->est.sent[k], e, sizeof e));
+		return len;
+	}
+	if (d == 0) {
+		char a[32], b[32];
+		return len + (size_t)snprintf(
+		                 buf + len, n - len,
+		                 ": as fast, but it needs %s of memory against %s",
+		                 sl_fmt_bytes((double)o->est.mem_peak_bytes, a, sizeof a),
+		                 sl_fmt_bytes((double)best->est.mem_peak_bytes, b, sizeof b));
+	}
+	return len;
+}
+
+int sl_plan_runner_up(const sl_plan *p)
+{
+	for (int i = 1; i < p->nfit; i++)
+		if (!twins(&p->rows[i].layout, &p->rows[0].layout, 0))
+			return i;
+	return -1;
+}
+
+void sl_plan_explain(const sl_plan *p, char *buf, size_t n)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	if (p->nfit == 0 || n == 0)
+		return;
+	const sl_plan_row *best = &p->rows[0];
+	const sl_cluster_config *cfg = &p->spec.cluster;
+	char name[96], t[32], mem[32], cap[32];
+	len += (size_t)snprintf(buf + len, n - len,
+	                        "Best: %s, %s a step, %.0f tokens/s, %.0f TFLOP/s of model work "
+	                        "per device (%.0f%% of its %.0f), %s peak memory of %s.",
+	                        sl_plan_layout_name(&best->layout, name, sizeof name),
+	                        sl_fmt_time(best->est.step_s, t, sizeof t), best->tokens_per_s,
+	                        best->model_flops_per_dev / 1e12,
+	                        100 * best->model_flops_per_dev / cfg->flops, cfg->flops / 1e12,
+	                        sl_fmt_bytes((double)best->est.mem_peak_bytes, mem, sizeof mem),
+	                        sl_fmt_bytes((double)cfg->memory, cap, sizeof cap));
+	/* ZeRO-1 changes memory, hardly time: said apart from the runner-up. */
+	int ru = sl_plan_runner_up(p);
+	for (int i = 1; i < (ru > 0 ? ru : p->nfit); i++) {
+		const sl_plan_row *r = &p->rows[i];
+		if (best->layout.zero1 && !r->layout.zero1 && len < n)
+			len += (size_t)snprintf(
+			    buf + len, n - len,
+			    " ZeRO-1 (z1) shards Adam's moments over the %d replicas: without it "
+			    "the step takes %s and %s of memory.",
+			    best->layout.dp, sl_fmt_time(r->est.step_s, t, sizeof t),
+			    sl_fmt_bytes((double)r->est.mem_peak_bytes, mem, sizeof mem));
+	}
+	if (ru > 0 && len < n) {
+		len +=
+		    (size_t)snprintf(buf + len, n - len, " The runner-up, %s, takes ",
+		                     sl_plan_layout_name(&p->rows[ru].layout, name, sizeof name));
+		if (len < n)
+			len += compare(buf + len, n - len, best, &p->rows[ru]);
+		if (len < n)
+			len += (size_t)snprintf(buf + len, n - len, ".");
+	}
+	int moved = best->tp.used ? sl_plan_tp_moved(p, 0, !best->tp.inter) : -1;
+	if (moved > 0 && moved != ru && len < n) {
+		len += (size_t)snprintf(
+		    buf + len, n - len, " With its TP group %s nodes instead (%s) it takes ",
+		    best->tp.inter ? "inside" : "across",
+		    sl_plan_layout_name(&p->rows[moved].layout, name, sizeof name));
+		if (len < n)
+			len += compare(buf + len, n - len, best, &p->rows[moved]);
+		if (len < n)
+			len += (size_t)snprintf(buf + len, n - len, ".");
+	}
+	if (p->n > p->nfit && len < n)
+		snprintf(buf + len, n - len, " %d layout%s do%s not fit in %s per device.",
+		         p->n - p->nfit, p->n - p->nfit == 1 ? "" : "s",
+		         p->n - p->nfit == 1 ? "es" : "",
+		         sl_fmt_bytes((double)cfg->memory, cap, sizeof cap));
+}

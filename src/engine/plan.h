@@ -1,0 +1,96 @@
+/* plan.h - the layout planner: every valid way to lay a model out on a
+ * cluster (tp, pp, dp, micro-batches, schedule and chunks, sequence
+ * parallelism, ZeRO-1, mesh order), each one's step as sl_train_estimate
+ * figures it (the step functions recorded and replayed, which the tests
+ * prove equal to a run), rejected with the reason when it does not fit in
+ * device memory, and ranked by step time.
+ *
+ * The candidates are the even splits: dp divides the batch and the
+ * micro-batch count m divides each replica's share (an uneven split only
+ * makes the largest share everyone's step); tp divides the device count
+ * and the head count, pp the rest; schedules GPipe, 1F1B and interleaved
+ * with every chunk count v from 2 to MAX_PLAN_CHUNKS that divides the
+ * stage's layers (with pp = 1 there is no pipeline: one 1F1B row, gradient
+ * accumulation over m; with m = 1 GPipe is 1F1B, listed once); the
+ * mesh orders are the six permutations of tp, pp and dp, less those that
+ * put every device on the same kinds of links as one listed before (the
+ * same figures, so the same row). */
+#ifndef SL_PLAN_H
+#define SL_PLAN_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cluster.h"
+#include "model.h"
+#include "train.h"
+
+/* Chunk counts v tried for the interleaved schedule: 2 up to this. */
+#define MAX_PLAN_CHUNKS 8
+/* The plan evaluates layouts on up to this many threads (one per core). */
+#define MAX_PLAN_THREADS 16
+
+typedef struct sl_plan_spec {
+	sl_model_spec model;
+	sl_cluster_config cluster; /* devices, nodes, device and link figures, memory */
+	int threads;               /* 0: one per core (at most MAX_PLAN_THREADS) */
+	/* When not NULL: set to nonzero (from any thread) to stop the plan
+	 * between layouts, and sl_plan_run returns SL_ECANCEL (the TUI quits). */
+	const atomic_int *cancel;
+} sl_plan_spec;
+
+/* Where a group's traffic runs: the slowest link its ring (or, for the
+ * pipeline, its hops) crosses, and whether that is between nodes. */
+typedef struct sl_plan_path {
+	int used;  /* the group has 2 or more devices */
+	int inter; /* some of it crosses nodes */
+	sl_link_spec slowest;
+} sl_plan_path;
+
+typedef struct sl_plan_row {
+	sl_layout layout;
+	int fits; /* 0: peak memory over the device's capacity */
+	sl_estimate est;
+	double tokens_per_s;
+	double model_flops_per_dev; /* the model's FLOPs per step / step time / devices */
+	double comm_share;          /* mean communication time over the step time */
+	sl_plan_path tp, pp, dp;
+} sl_plan_row;
+
+typedef struct sl_plan {
+	sl_plan_spec spec;
+	sl_plan_row *rows; /* fitting rows by step time, then the rejected by peak memory */
+	int n, nfit;
+	double model_flops; /* per step, forward and backward GEMMs (sl_model_step_flops) */
+} sl_plan;
+
+/* Enumerate, evaluate and rank.  When no layout is valid at all, or none
+ * fits, fails with SL_EINVAL and one line saying what is missing (the plan
+ * still holds the rejected rows in the second case). */
+int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err);
+void sl_plan_free(sl_plan *p);
+
+/* Step times are ranked to 12 significant digits: replays that add the
+ * same times in another order differ only in rounding. */
+double sl_plan_time_key(double seconds);
+
+/* "tp=8 pp=4 dp=2 1f1b m=16 sp z1 tp-dp-pp" */
+char *sl_plan_layout_name(const sl_layout *l, char *buf, size_t n);
+
+/* A few sentences on why rows[0] wins, drawn from the figures: against the
+ * runner-up (what differs, and which link its traffic crosses, how much
+ * slower that link is), and against the same layout with its TP group on
+ * the other side of the node boundary when there is one. */
+void sl_plan_explain(const sl_plan *p, char *buf, size_t n);
+
+/* The runner-up: the first row after the best that is not the best but
+ * for ZeRO-1 (what the explanation compares with); -1 when none. */
+int sl_plan_runner_up(const sl_plan *p);
+
+/* The row of the same layout as rows[i] but with its mesh order changed
+ * so that the TP group sits across nodes (want_inter = 1) or inside one
+ * (0), the fastest such; -1 when the plan has none. */
+int sl_plan_tp_moved(const sl_plan *p, int i, int want_inter);
+
+#endif

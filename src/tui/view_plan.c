@@ -1,0 +1,215 @@
+/* view_plan.c - the plan view: every layout of the training model on the
+ * devices shown, as the planner ranks them (sl_plan_run), in a table sorted
+ * by any column; the best's explanation under it; the selected row in the
+ * sentence, ready to open in the main view. */
+#include <stdio.h>
+#include <string.h>
+
+#include "draw.h"
+#include "keys.h"
+#include "planview.h"
+#include "units.h"
+
+/* 961k, 1.20M: a count in three or four digits (as the plan command). */
+static const char *fcount(double v, char *b, size_t n)
+{
+	const char *u[] = {"", "k", "M", "G", "T"};
+	int i = 0;
+	while (v >= 1000 && i < 4) {
+		v /= 1000;
+		i++;
+	}
+	snprintf(b, n, v >= 100 || i == 0 ? "%.0f%s" : "%.3g%s", v, u[i]);
+	return b;
+}
+
+/* "tp,dp" for the groups whose traffic crosses nodes, "-" for none. */
+static const char *across(const sl_plan_row *r, char *buf, size_t n)
+{
+	const sl_plan_path *p[3] = {&r->tp, &r->pp, &r->dp};
+	const char *names[3] = {"tp", "pp", "dp"};
+	size_t len = 0;
+	buf[0] = 0;
+	for (int k = 0; k < 3; k++)
+		if (p[k]->used && p[k]->inter)
+			len +=
+			    (size_t)snprintf(buf + len, n - len, "%s%s", len ? "," : "", names[k]);
+	if (!len)
+		snprintf(buf, n, "-");
+	return buf;
+}
+
+/* The table's columns after rank and layout, in the order drawn; on a
+ * narrow screen those at the end go first, before the layout's name is cut. */
+enum { C_STEP, C_MEM, C_COMM, C_BUBBLE, C_TOKENS, C_ACROSS, C_FLOPS, C_N };
+#define MIN_COLS 3 /* step, memory and comm stay */
+#define NAME_W 36  /* a name of up to this many columns is worth a column */
+static const struct {
+	const char *head;
+	int w;
+	int sort; /* the sl_pv_col it shows, or -1 */
+} cols[C_N] = {
+    {"step", 10, SL_PV_STEP},    {"peak mem", 10, SL_PV_MEM},   {"comm", 6, SL_PV_COMM},
+    {"bubble", 6, SL_PV_BUBBLE}, {"tokens/s", 8, SL_PV_TOKENS}, {"across", 8, -1},
+    {"TFLOP/s", 7, -1},
+};
+
+static void cell(const sl_plan_row *r, int c, char *b, size_t n)
+{
+	switch (c) {
+	case C_STEP:
+		sl_fmt_time(r->est.step_s, b, n);
+		break;
+	case C_MEM:
+		sl_fmt_bytes((double)r->est.mem_peak_bytes, b, n);
+		break;
+	case C_COMM:
+		snprintf(b, n, "%.1f%%", 100 * r->comm_share);
+		break;
+	case C_BUBBLE:
+		snprintf(b, n, "%.1f%%", 100 * r->est.bubble_fraction);
+		break;
+	case C_TOKENS:
+		fcount(r->tokens_per_s, b, n);
+		break;
+	case C_FLOPS:
+		snprintf(b, n, "%.0f", r->model_flops_per_dev / 1e12);
+		break;
+	default:
+		across(r, b, n);
+		break;
+	}
+}
+
+/* The layout's name in w columns: "interleaved v=4" becomes "v=4" when the
+ * whole does not fit (the sentence under the table has the whole). */
+static const char *short_name(const sl_layout *l, int w, char *buf, size_t n)
+{
+	sl_plan_layout_name(l, buf, n);
+	char *p = strstr(buf, "interleaved ");
+	if ((int)strlen(buf) > w && p)
+		memmove(p, p + 12, strlen(p + 12) + 1);
+	return buf;
+}
+
+void sl_draw_plan(const sl_view *v, sl_rect r)
+{
+	sl_planview *pv = v->plan;
+	attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL), dim = sl_theme_role(v->th, SL_ROLE_DIM);
+	attr_t head = sl_theme_role(v->th, SL_ROLE_HEAD), key = sl_theme_role(v->th, SL_ROLE_KEY);
+	attr_t sel = sl_theme_role(v->th, SL_ROLE_SELECT);
+	const sl_err *err = NULL;
+	int state = pv ? sl_planview_state(pv, &err) : 0;
+	const sl_plan *p = pv ? sl_planview_plan(pv) : NULL;
+	char title[200], a[32], b[32];
+	if (p) {
+		int rev;
+		sl_pv_col by = sl_pv_sorted_by(pv, &rev);
+		snprintf(title, sizeof title, "Plan: %d layouts on %d devices, by %s%s", p->n,
+		         p->spec.cluster.devices, sl_pv_col_name(by), rev ? ", worst first" : "");
+	} else {
+		snprintf(title, sizeof title, "Plan");
+	}
+	sl_rect in = sl_box(v, r, title);
+	if (state == 1 || state == 0) {
+		sl_put(in.y + 1, in.x + 2, in.w - 2, dim,
+		       "planning: every layout of the model on these devices, timed as a run "
+		       "would time it...");
+		return;
+	}
+	if (state < 0 || !p) {
+		int y = in.y + 1;
+		y += sl_put_wrapped(y, in.x + 2, in.w - 3, 3, sl_theme_role(v->th, SL_ROLE_FAIL),
+		                    err && err->msg[0] ? err->msg : "the plan failed");
+		sl_put(y + 1, in.x + 2, in.w - 2, dim, "Esc goes back to the main view.");
+		return;
+	}
+	const sl_cluster_config *cfg = &p->spec.cluster;
+	int x0 = in.x + 1, w = in.w - 2;
+	sl_putf(in.y, x0, w, dim,
+	        "%d fit in %s per device, %d do not; %s per device; rank: by step time", p->nfit,
+	        sl_fmt_bytes((double)cfg->memory, a, sizeof a), p->n - p->nfit,
+	        sl_fmt_flops(cfg->flops, b, sizeof b));
+	/* The whole name if the columns at the end can make room for it (up to
+	 * NAME_W; longer ones are written short). */
+	int name_w = 6, used = 5, ncols = C_N;
+	for (int i = 0; i < sl_pv_count(pv); i++) {
+		char nm[96];
+		int len =
+		    (int)strlen(sl_plan_layout_name(&sl_pv_row(pv, i)->layout, nm, sizeof nm));
+		name_w = len > name_w ? len : name_w;
+	}
+	for (int c = 0; c < C_N; c++)
+		used += cols[c].w + 1;
+	while (ncols > MIN_COLS && used + (name_w < NAME_W ? name_w : NAME_W) > w)
+		used -= cols[--ncols].w + 1;
+	if (name_w > w - used)
+		name_w = w - used > 6 ? w - used : 6;
+	/* The header: the sorted column stands out. */
+	int rev;
+	sl_pv_col by = sl_pv_sorted_by(pv, &rev);
+	int y = in.y + 2;
+	sl_putf(y, x0, w, head, "%4s %-*s", "rank", name_w, "layout");
+	int x = x0 + 5 + name_w;
+	for (int c = 0; c < ncols; c++) {
+		int sorted = cols[c].sort == (int)by;
+		sl_putf(y, x, 1, head, " ");
+		sl_putf(y, x + 1, cols[c].w, sorted ? key | A_UNDERLINE : head, "%*s", cols[c].w,
+		        cols[c].head);
+		x += cols[c].w + 1;
+	}
+	/* The explanation of the best takes the last lines, the rows the rest. */
+	char expl[2048];
+	sl_plan_explain(p, expl, sizeof expl);
+	int ex_h = in.h >= 30 ? 6 : in.h >= 16 ? 4 : in.h >= 10 ? 2 : 0;
+	int rows = in.h - 3 - (ex_h ? ex_h + 1 : 0);
+	if (rows < 1)
+		rows = 1;
+	int top = sl_pv_top(pv, rows);
+	for (int i = top; i < sl_pv_count(pv) && i < top + rows; i++) {
+		const sl_plan_row *row = sl_pv_row(pv, i);
+		attr_t at = i == sl_pv_selected(pv) ? sel : norm;
+		char nm[96], c[32];
+		y = in.y + 3 + (i - top);
+		sl_clear_rect((sl_rect){y, x0, 1, w}, at);
+		sl_putf(y, x0, w, at, "%4d %-*.*s", sl_pv_rank(pv, i), name_w, name_w,
+		        short_name(&row->layout, name_w, nm, sizeof nm));
+		x = x0 + 5 + name_w;
+		for (int k = 0; k < ncols; k++) {
+			cell(row, k, c, sizeof c);
+			sl_putf(y, x, cols[k].w + 1, at, "%*s", cols[k].w + 1, c);
+			x += cols[k].w + 1;
+		}
+	}
+	if (ex_h)
+		sl_put_wrapped(in.y + in.h - ex_h, x0, w, ex_h, dim, expl);
+}
+
+void sl_plan_sentence(const sl_view *v, char *buf, size_t n)
+{
+	sl_planview *pv = v->plan;
+	const sl_plan *p = pv ? sl_planview_plan(pv) : NULL;
+	int i = pv ? sl_pv_selected(pv) : 0;
+	const sl_plan_row *r = p ? sl_pv_row(pv, i) : NULL;
+	if (!r) {
+		snprintf(buf, n,
+		         "The planner tries every tp, pp and dp, micro-batch count, "
+		         "schedule, sequence parallelism, ZeRO-1 and mesh order.");
+		return;
+	}
+	char nm[96], a[32], b[32], x[16];
+	int rank = sl_pv_rank(pv, i);
+	double best = p->rows[0].est.step_s;
+	int len = snprintf(buf, n, "%s: rank %d of %d, %s a step",
+	                   sl_plan_layout_name(&r->layout, nm, sizeof nm), rank, p->nfit,
+	                   sl_fmt_time(r->est.step_s, a, sizeof a));
+	if (rank > 1 && best > 0 && len < (int)n)
+		len += snprintf(buf + len, n - (size_t)len, " (%+.1f%% on the best)",
+		                100 * (r->est.step_s / best - 1));
+	if (len < (int)n)
+		snprintf(buf + len, n - (size_t)len,
+		         ", %s peak per device; crossing nodes: %s.  Enter opens it in the main "
+		         "view.",
+		         sl_fmt_bytes((double)r->est.mem_peak_bytes, b, sizeof b),
+		         strcmp(across(r, x, sizeof x), "-") ? x : "none");
+}

@@ -1,0 +1,449 @@
+/* test_estimate.c - sl_train_estimate, the planner's analytic model: on a
+ * grid of layouts that takes every replay method (one device per stage,
+ * one replica, a period of a mixed TP ring, every device) it gives the
+ * figures of a timing-only run (which test_train_timing proves equal to a
+ * full run); all methods agree; templates agree with literal recordings;
+ * and it meets closed forms computed here, at 1024 devices too. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "train.h"
+
+#define F4 4.0
+
+struct lay {
+	int tp, pp, dp;
+	sl_sched k;
+	int m, v, sp, z1;
+	const char *order;
+	int per_node;
+	sl_topo topo;
+	int heads, layers, batch, ffn;
+	int want; /* the method AUTO should pick */
+};
+
+static void model_of(const struct lay *x, sl_model_spec *m)
+{
+	sl_model_default(m);
+	m->layers = x->layers;
+	m->hidden = 8;
+	m->ffn = x->ffn ? x->ffn : 16;
+	m->heads = x->heads;
+	m->seq = x->heads ? 4 : 1;
+	m->batch = x->batch;
+}
+
+static sl_layout layout_of(const struct lay *x)
+{
+	sl_layout l;
+	sl_layout_default(&l);
+	l.tp = x->tp;
+	l.pp = x->pp;
+	l.dp = x->dp;
+	l.schedule = x->k;
+	l.microbatches = x->m;
+	l.chunks = x->v;
+	l.seq_parallel = x->sp;
+	l.zero1 = x->z1;
+	if (x->order)
+		assert_int_equal(sl_mesh_order_parse(x->order, l.order), SL_OK);
+	return l;
+}
+
+static sl_cluster_config config_of(const struct lay *x)
+{
+	sl_cluster_config cfg = tu_config(x->tp * x->pp * x->dp, 450e9, 2e-6);
+	cfg.devices_per_node = x->per_node;
+	cfg.topology = x->topo;
+	cfg.inter.bandwidth = 50e9;
+	cfg.inter.latency = 5e-6;
+	cfg.flops = 2e12;
+	cfg.memory = (uint64_t)1 << 32;
+	cfg.timing_only = 1;
+	return cfg;
+}
+
+static void run_dry(const sl_model_spec *m, const sl_layout *l, const sl_cluster_config *cfg,
+                    sl_train_report *rep)
+{
+	sl_err err = {0};
+	sl_train *tr = sl_train_create_timing_only(m, l, cfg->devices, &err);
+	if (!tr)
+		fail_msg("create: %s", err.msg);
+	sl_cluster *c = tu_create(cfg);
+	if (sl_train_run(tr, c, 1, rep, &err))
+		fail_msg("run: %s", err.msg);
+	sl_train_destroy(tr);
+	sl_cluster_destroy(c);
+}
+
+#define CLOSE(got, want, what) tu_check_close(got, want, 1e-12, what)
+
+/* Every figure of the estimate against the run's. */
+static void same_as_run(const sl_estimate *e, const sl_train_report *r, const char *name)
+{
+	char what[160];
+	double step = r->step_s;
+	snprintf(what, sizeof what, "%s: step time", name);
+	CLOSE(e->step_s, step, what);
+	snprintf(what, sizeof what, "%s: pipeline time", name);
+	CLOSE(e->pipeline_s, r->pipeline_s, what);
+	snprintf(what, sizeof what, "%s: ideal time", name);
+	CLOSE(e->ideal_s, r->ideal_s, what);
+	snprintf(what, sizeof what, "%s: FLOPs", name);
+	CLOSE(e->flops_per_step, r->flops_per_step, what);
+	if (fabs(e->bubble_fraction - r->bubble_fraction) > 1e-9 ||
+	    fabs(e->idle_fraction - r->idle_fraction) > 1e-9)
+		fail_msg("%s: bubble %.12g/%.12g idle %.12g/%.12g", name, e->bubble_fraction,
+		         r->bubble_fraction, e->idle_fraction, r->idle_fraction);
+	double comm = 0, comm_max = 0;
+	uint64_t peak = 0, sent[SL_TR_NKINDS] = {0}, recv[SL_TR_NKINDS] = {0};
+	int pd = 0;
+	for (int i = 0; i < r->ndev; i++) {
+		const sl_train_dev *d = &r->dev[i];
+		comm += d->comm_s / r->ndev;
+		comm_max = d->comm_s > comm_max ? d->comm_s : comm_max;
+		if (d->mem_peak_bytes > peak) {
+			peak = d->mem_peak_bytes;
+			pd = i;
+		}
+		for (int k = 0; k < SL_TR_NKINDS; k++) {
+			sent[k] = d->sent[k] > sent[k] ? d->sent[k] : sent[k];
+			recv[k] = d->received[k] > recv[k] ? d->received[k] : recv[k];
+		}
+	}
+	if (fabs(e->comm_s - comm) > 1e-12 * step || fabs(e->comm_max_s - comm_max) > 1e-12 * step)
+		fail_msg("%s: communication %.17g/%.17g, most %.17g/%.17g", name, e->comm_s, comm,
+		         e->comm_max_s, comm_max);
+	const sl_train_dev *d = &r->dev[pd];
+	if (e->mem_peak_bytes != peak || e->peak_dev != pd || e->params_bytes != d->params_bytes ||
+	    e->grads_bytes != d->grads_bytes || e->optimizer_bytes != d->optimizer_bytes ||
+	    e->act_peak_bytes != d->act_peak_bytes ||
+	    e->workspace_peak_bytes != d->workspace_peak_bytes)
+		fail_msg("%s: peak memory %llu on device %d, the run's %llu on device %d", name,
+		         (unsigned long long)e->mem_peak_bytes, e->peak_dev,
+		         (unsigned long long)peak, pd);
+	for (int k = 0; k < SL_TR_NKINDS; k++)
+		if (e->sent[k] != sent[k] || e->received[k] != recv[k])
+			fail_msg("%s: %s traffic %llu/%llu", name,
+			         sl_traffic_name((sl_traffic_kind)k),
+			         (unsigned long long)e->sent[k], (unsigned long long)sent[k]);
+}
+
+static const struct lay grid[] = {
+    /* tp pp dp  schedule          m  v sp z1 order       node topology   heads L  B  f  want */
+    {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 4, 8, 0, SL_EST_STAGE},
+    {4, 1, 1, SL_SCHED_1F1B, 2, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 2, 8, 0, SL_EST_STAGE},
+    /* a TP ring over two nodes: every other link between nodes */
+    {4, 1, 2, SL_SCHED_1F1B, 2, 1, 1, 1, NULL, 2, SL_TOPO_FULL, 4, 2, 8, 0, SL_EST_SLICE},
+    /* fc1 columns 10 over 4 ranks: ranks differ */
+    {4, 2, 1, SL_SCHED_1F1B, 2, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 4, 8, 10, SL_EST_SLICE},
+    /* 8 sequences over 3 replicas: replicas differ */
+    {1, 2, 3, SL_SCHED_1F1B, 2, 1, 0, 1, NULL, 0, SL_TOPO_FULL, 4, 4, 8, 0, SL_EST_FULL},
+    {1, 4, 1, SL_SCHED_GPIPE, 4, 1, 0, 0, NULL, 2, SL_TOPO_FULL, 4, 8, 8, 0, SL_EST_STAGE},
+    {1, 2, 1, SL_SCHED_INTERLEAVED, 4, 2, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 8, 8, 0, SL_EST_STAGE},
+    {2, 2, 2, SL_SCHED_1F1B, 2, 1, 1, 1, NULL, 4, SL_TOPO_FULL, 4, 4, 8, 0, SL_EST_STAGE},
+    {2, 2, 2, SL_SCHED_1F1B, 2, 1, 1, 1, "dp-tp-pp", 4, SL_TOPO_FULL, 4, 4, 8, 0, SL_EST_STAGE},
+    {2, 2, 2, SL_SCHED_INTERLEAVED, 2, 2, 0, 0, "pp-dp-tp", 2, SL_TOPO_FULL, 4, 8, 8, 0,
+     SL_EST_STAGE},
+    {2, 1, 2, SL_SCHED_1F1B, 1, 1, 1, 0, NULL, 2, SL_TOPO_FULL, 0, 3, 8, 0, SL_EST_STAGE},
+    /* sequence parallelism over rows that do not split evenly: 3 tokens over 2 */
+    {2, 2, 1, SL_SCHED_GPIPE, 2, 1, 1, 0, NULL, 0, SL_TOPO_FULL, 0, 4, 6, 0, SL_EST_SLICE},
+    /* the ring topology: pairs further apart pay a latency per hop */
+    {2, 1, 2, SL_SCHED_1F1B, 2, 1, 0, 1, "dp-tp-pp", 0, SL_TOPO_RING, 4, 2, 8, 0, SL_EST_STAGE},
+    /* TP over three nodes of two: a period of two ranks */
+    {6, 1, 1, SL_SCHED_1F1B, 2, 1, 0, 0, NULL, 2, SL_TOPO_FULL, 6, 2, 4, 12, SL_EST_SLICE},
+};
+
+static void name_of(const struct lay *x, char *buf, size_t n)
+{
+	snprintf(buf, n, "tp=%d pp=%d dp=%d %s m=%d v=%d sp=%d z1=%d %s node %d%s", x->tp, x->pp,
+	         x->dp, sl_sched_name(x->k), x->m, x->v, x->sp, x->z1,
+	         x->order ? x->order : "tp-dp-pp", x->per_node,
+	         x->topo == SL_TOPO_RING ? " ring" : "");
+}
+
+static void test_estimate_equals_run(void **state)
+{
+	(void)state;
+	for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
+		const struct lay *x = &grid[g];
+		char name[128];
+		name_of(x, name, sizeof name);
+		sl_model_spec m;
+		model_of(x, &m);
+		if (x->heads == 6)
+			m.hidden = 12;
+		sl_layout l = layout_of(x);
+		sl_cluster_config cfg = config_of(x);
+		sl_train_report rep;
+		run_dry(&m, &l, &cfg, &rep);
+		sl_err err = {0};
+		sl_estimate e;
+		if (sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e, &err))
+			fail_msg("%s: %s", name, err.msg);
+		if ((int)e.method != x->want)
+			fail_msg("%s: replayed by method %d, want %d", name, e.method, x->want);
+		same_as_run(&e, &rep, name);
+		/* Every method that applies gives the same figures. */
+		for (int how = SL_EST_STAGE; how <= SL_EST_FULL; how++) {
+			sl_estimate f;
+			if (sl_train_estimate(&m, &l, &cfg, (sl_est_method)how, &f, &err))
+				fail_msg("%s: method %d: %s", name, how, err.msg);
+			assert_true((int)f.method >= how);
+			char nm[160];
+			snprintf(nm, sizeof nm, "%s (method %d)", name, how);
+			same_as_run(&f, &rep, nm);
+		}
+		sl_train_report_free(&rep);
+	}
+}
+
+/* Which devices a replay needs: one per stage; the period of a TP ring
+ * that crosses nodes (here 2 ranks of a node of 2) per stage; or all. */
+static void test_replayed_devices(void **state)
+{
+	(void)state;
+	const struct lay *x = &grid[2]; /* tp=4 dp=2 over nodes of 2 */
+	sl_model_spec m;
+	model_of(x, &m);
+	sl_layout l = layout_of(x);
+	sl_cluster_config cfg = config_of(x);
+	sl_err err = {0};
+	sl_estimate e;
+	assert_int_equal(sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e, &err), SL_OK);
+	assert_int_equal(e.method, SL_EST_SLICE);
+	assert_int_equal(e.replayed, 2);
+	x = &grid[7]; /* tp=2 pp=2 dp=2, nodes of 4: one per stage */
+	model_of(x, &m);
+	l = layout_of(x);
+	cfg = config_of(x);
+	assert_int_equal(sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e, &err), SL_OK);
+	assert_int_equal(e.replayed, 2);
+	assert_int_equal(sl_train_estimate(&m, &l, &cfg, SL_EST_FULL, &e, &err), SL_OK);
+	assert_int_equal(e.replayed, 8);
+}
+
+/* A recording that reuses one template per chunk and micro-batch shape
+ * gives what recording every micro-batch in full gives. */
+static void test_templates_equal_literal(void **state)
+{
+	(void)state;
+	for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
+		const struct lay *x = &grid[g];
+		char name[128];
+		name_of(x, name, sizeof name);
+		sl_model_spec m;
+		model_of(x, &m);
+		if (x->heads == 6)
+			m.hidden = 12;
+		sl_layout l = layout_of(x);
+		sl_cluster_config cfg = config_of(x);
+		sl_err err = {0};
+		sl_est_rec *a, *b;
+		assert_int_equal(sl_est_record(&m, &l, cfg.devices, 0, &a, &err), SL_OK);
+		assert_int_equal(sl_est_record(&m, &l, cfg.devices, 1, &b, &err), SL_OK);
+		sl_estimate ea, eb;
+		assert_int_equal(sl_est_replay(a, NULL, &cfg, SL_EST_AUTO, &ea, &err), SL_OK);
+		assert_int_equal(sl_est_replay(b, NULL, &cfg, SL_EST_AUTO, &eb, &err), SL_OK);
+		char what[160];
+		snprintf(what, sizeof what, "%s: templates", name);
+		CLOSE(ea.step_s, eb.step_s, what);
+		CLOSE(ea.ideal_s, eb.ideal_s, what);
+		assert_true(ea.mem_peak_bytes == eb.mem_peak_bytes &&
+		            ea.act_peak_bytes == eb.act_peak_bytes &&
+		            ea.workspace_peak_bytes == eb.workspace_peak_bytes);
+		sl_est_rec_free(a);
+		sl_est_rec_free(b);
+	}
+}
+
+/* ---- closed forms, computed here ---- */
+
+/* An MLP-only model: per block fc1 [h, f] + bias f, fc2 [f, h] + bias h;
+ * a step of r rows does 3 * (2rhf + 2rfh) FLOPs a block (forward, and a
+ * backward of twice that). */
+static void mlp_model(sl_model_spec *m, int layers, int h, int f, int batch)
+{
+	sl_model_default(m);
+	m->layers = layers;
+	m->hidden = h;
+	m->ffn = f;
+	m->heads = 0;
+	m->seq = 1;
+	m->batch = batch;
+}
+
+/* Data parallel only: the step is the replica's GEMMs, then a ring
+ * all-reduce of the gradients: 2(d-1) steps of a + (n/d) 4 / B. */
+static void test_dp_closed_form(void **state)
+{
+	(void)state;
+	int d = 4, L = 3, h = 16, f = 32, B = 8;
+	sl_model_spec m;
+	mlp_model(&m, L, h, f, B);
+	sl_layout l;
+	sl_layout_default(&l);
+	l.dp = d;
+	sl_cluster_config cfg = tu_config(d, 100e9, 3e-6);
+	cfg.flops = 1e12;
+	cfg.timing_only = 1;
+	sl_err err = {0};
+	sl_estimate e;
+	assert_int_equal(sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e, &err), SL_OK);
+	double rows = (double)B / d, n = L * ((double)h * f + f + (double)f * h + h);
+	double compute = L * 3 * (2 * rows * h * f + 2 * rows * f * h) / cfg.flops;
+	double ar = 2 * (d - 1) * (3e-6 + n / d * F4 / 100e9);
+	tu_check_close(e.step_s, compute + ar, 1e-12, "DP step");
+	assert_int_equal(e.params_bytes, (uint64_t)(n * F4));
+	assert_int_equal(e.optimizer_bytes, (uint64_t)(2 * n * F4));
+	assert_int_equal(e.sent[SL_TR_DP_ALLREDUCE], (uint64_t)(2 * (d - 1) * (n / d) * F4));
+}
+
+/* GPipe and 1F1B with free links: the bubble over the ideal time is
+ * (p-1)/m; interleaved, (p-1)/(v m). */
+static void test_bubble_closed_form(void **state)
+{
+	(void)state;
+	const int grid2[][4] = {{SL_SCHED_GPIPE, 4, 8, 1},
+	                        {SL_SCHED_1F1B, 4, 8, 1},
+	                        {SL_SCHED_1F1B, 2, 6, 1},
+	                        {SL_SCHED_INTERLEAVED, 2, 4, 2},
+	                        {SL_SCHED_INTERLEAVED, 4, 8, 2}};
+	for (size_t g = 0; g < sizeof grid2 / sizeof grid2[0]; g++) {
+		int p = grid2[g][1], mb = grid2[g][2], v = grid2[g][3];
+		sl_model_spec m;
+		mlp_model(&m, 8, 16, 64, 48);
+		sl_layout l;
+		sl_layout_default(&l);
+		l.pp = p;
+		l.schedule = (sl_sched)grid2[g][0];
+		l.microbatches = mb;
+		l.chunks = v;
+		sl_cluster_config cfg = tu_config(p, 1e15, 0);
+		cfg.flops = 1e9;
+		cfg.timing_only = 1;
+		sl_err err = {0};
+		sl_estimate e;
+		assert_int_equal(sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e, &err), SL_OK);
+		double want = (double)(p - 1) / (v * mb);
+		if (fabs(e.bubble_fraction - want) > 1e-6)
+			fail_msg("%s p=%d m=%d v=%d: bubble %.9f, want %.9f",
+			         sl_sched_name(l.schedule), p, mb, v, e.bubble_fraction, want);
+	}
+}
+
+/* 1024 devices: TP groups of 8 inside nodes of 8 (NVLink-like), 128 data-
+ * parallel replicas across nodes (every DP hop between nodes).  One
+ * micro-batch of r rows: per block the fc1 and fc2 GEMMs on f/8 columns,
+ * one TP all-reduce of r*h values forward and one backward (2*7 steps of
+ * a + (r h/8) 4/B each), then the gradients' all-reduce over 128 (2*127
+ * steps of a + (n/128) 4/B). */
+static void test_1024_devices_closed_form(void **state)
+{
+	(void)state;
+	int t = 8, d = 128, L = 4, h = 1024, f = 4096, B = 1024;
+	sl_model_spec m;
+	mlp_model(&m, L, h, f, B);
+	sl_layout l;
+	sl_layout_default(&l);
+	l.tp = t;
+	l.dp = d;
+	sl_cluster_config cfg = tu_config(t * d, 450e9, 2e-6);
+	cfg.devices_per_node = 8;
+	cfg.inter.bandwidth = 50e9;
+	cfg.inter.latency = 5e-6;
+	cfg.flops = 989e12;
+	cfg.memory = (uint64_t)80 << 30;
+	cfg.timing_only = 1;
+	sl_err err = {0};
+	sl_estimate e;
+	assert_int_equal(sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e, &err), SL_OK);
+	assert_int_equal(e.method, SL_EST_STAGE);
+	assert_int_equal(e.replayed, 1);
+	double r = (double)B / d, fl = (double)f / t;
+	double n = L * ((double)h * fl + fl + fl * h + h); /* fc2's bias replicated */
+	double compute = L * 3 * (2 * r * h * fl + 2 * r * fl * h) / cfg.flops;
+	double tp = L * 2 * 2 * (t - 1) * (2e-6 + r * h / t * F4 / 450e9);
+	double dp = 2 * (d - 1) * (5e-6 + n / d * F4 / 50e9);
+	tu_check_close(e.step_s, compute + tp + dp, 1e-12, "1024-device step");
+	assert_int_equal(e.params_bytes, (uint64_t)(n * F4));
+	assert_int_equal(e.sent[SL_TR_TP_ALLREDUCE],
+	                 (uint64_t)(L * 2 * 2 * (t - 1) * r * h / t * F4));
+	assert_int_equal(e.sent[SL_TR_DP_ALLREDUCE], (uint64_t)(2 * (d - 1) * n / d * F4));
+}
+
+/* 256 devices, TP over two nodes of 8 (a period of 8 ranks): the replay
+ * of a period agrees with the replay of every device. */
+static void test_methods_agree_at_scale(void **state)
+{
+	(void)state;
+	sl_model_spec m;
+	model_of(&grid[1], &m);
+	m.hidden = 32;
+	m.heads = 16;
+	m.ffn = 64;
+	m.layers = 4;
+	m.batch = 16;
+	sl_layout l;
+	sl_layout_default(&l);
+	l.tp = 16;
+	l.pp = 2;
+	l.dp = 8;
+	l.microbatches = 2;
+	sl_cluster_config cfg = tu_config(256, 450e9, 2e-6);
+	cfg.devices_per_node = 8;
+	cfg.inter.bandwidth = 50e9;
+	cfg.inter.latency = 5e-6;
+	cfg.timing_only = 1;
+	sl_err err = {0};
+	sl_estimate a, b;
+	assert_int_equal(sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &a, &err), SL_OK);
+	assert_int_equal(a.method, SL_EST_SLICE);
+	assert_int_equal(a.replayed, 16);
+	assert_int_equal(sl_train_estimate(&m, &l, &cfg, SL_EST_FULL, &b, &err), SL_OK);
+	assert_int_equal(b.replayed, 256);
+	tu_check_close(a.step_s, b.step_s, 1e-12, "period against every device");
+	tu_check_close(a.comm_s, b.comm_s, 1e-12, "communication");
+	tu_check_close(a.ideal_s, b.ideal_s, 1e-12, "ideal time");
+	assert_true(a.mem_peak_bytes == b.mem_peak_bytes);
+}
+
+/* Refusals: a layout the model cannot take, a device count the cluster
+ * does not have. */
+static void test_refusals(void **state)
+{
+	(void)state;
+	sl_model_spec m;
+	model_of(&grid[1], &m);
+	sl_layout l;
+	sl_layout_default(&l);
+	l.tp = 3;
+	sl_cluster_config cfg = tu_config(3, 1e9, 0);
+	sl_err err = {0};
+	sl_estimate e;
+	assert_int_equal(sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e, &err), SL_EINVAL);
+	assert_non_null(strstr(err.msg, "heads"));
+	l.tp = 2;
+	assert_int_equal(sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e, &err), SL_EINVAL);
+	assert_non_null(strstr(err.msg, "devices"));
+}
+
+int main(void)
+{
+	tu_watchdog(900);
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_estimate_equals_run),
+	    cmocka_unit_test(test_replayed_devices),
+	    cmocka_unit_test(test_templates_equal_literal),
+	    cmocka_unit_test(test_dp_closed_form),
+	    cmocka_unit_test(test_bubble_closed_form),
+	    cmocka_unit_test(test_1024_devices_closed_form),
+	    cmocka_unit_test(test_methods_agree_at_scale),
+	    cmocka_unit_test(test_refusals),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,434 @@
+/* test_plan.c - the layout planner: on small cases its candidates are
+ * every valid even layout, its figures and ranking are those of running
+ * every candidate in full, and what it rejects for memory runs out of
+ * memory; invalid inputs get one line saying what is missing; and what the
+ * issue says a plan must show: TP inside nodes for a large model (and
+ * across nodes measurably slower), the best layout moving with the
+ * sequence length and the inter-node link, and a model that fits on a few
+ * devices taking the smallest model-parallel size with DP for the rest. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+#include "testutil.h"
+#include "train.h"
+
+static sl_model_spec small_model(int layers, int batch)
+{
+	sl_model_spec m;
+	sl_model_default(&m);
+	m.layers = layers;
+	m.hidden = 8;
+	m.ffn = 16;
+	m.heads = 4;
+	m.seq = 4;
+	m.batch = batch;
+	return m;
+}
+
+/* H100-like: NVLink inside nodes of g, InfiniBand between. */
+static sl_cluster_config h100(int n, int g)
+{
+	sl_cluster_config cfg;
+	sl_cluster_config_default(&cfg);
+	cfg.devices = n;
+	cfg.devices_per_node = g < n ? g : 0;
+	cfg.intra.bandwidth = 450e9;
+	cfg.intra.latency = 2e-6;
+	cfg.inter.bandwidth = 50e9;
+	cfg.inter.latency = 5e-6;
+	cfg.flops = 989e12;
+	cfg.memory = (uint64_t)80 << 30;
+	return cfg;
+}
+
+static void plan_or_fail(const sl_model_spec *m, const sl_cluster_config *cfg, sl_plan *p)
+{
+	sl_plan_spec s = {.model = *m, .cluster = *cfg};
+	sl_err err = {0};
+	if (sl_plan_run(&s, p, &err))
+		fail_msg("plan: %s", err.msg);
+}
+
+/* A full run of one step: its step time and the largest peak memory, or
+ * SL_EDEVMEM. */
+static int run_full(const sl_model_spec *m, const sl_layout *l, const sl_cluster_config *cfg,
+                    double *step, uint64_t *peak)
+{
+	sl_err err = {0};
+	sl_cluster_config c = *cfg;
+	c.timing_only = 0;
+	sl_train *tr = sl_train_create(m, l, c.devices, &err);
+	if (!tr)
+		fail_msg("create: %s", err.msg);
+	sl_cluster *cl = tu_create(&c);
+	sl_train_report rep;
+	int rc = sl_train_run(tr, cl, 1, &rep, &err);
+	if (rc == SL_OK) {
+		*step = rep.step_s;
+		*peak = 0;
+		for (int i = 0; i < rep.ndev; i++)
+			*peak =
+			    rep.dev[i].mem_peak_bytes > *peak ? rep.dev[i].mem_peak_bytes : *peak;
+		sl_train_report_free(&rep);
+	}
+	sl_train_destroy(tr);
+	sl_cluster_destroy(cl);
+	return rc;
+}
+
+/* ---- small cases against full runs ---- */
+
+static sl_cluster_config small_cluster(uint64_t memory)
+{
+	sl_cluster_config cfg = h100(4, 2);
+	cfg.flops = 2e12; /* slow enough that compute and links both matter */
+	cfg.memory = memory;
+	return cfg;
+}
+
+/* Every valid layout with even splits appears (GPipe only with a
+ * pipeline of several micro-batches: otherwise its actions are 1F1B's). */
+static void test_candidates_are_every_layout(void **state)
+{
+	(void)state;
+	sl_model_spec m = small_model(4, 8);
+	sl_cluster_config cfg = small_cluster((uint64_t)1 << 30);
+	sl_plan p;
+	plan_or_fail(&m, &cfg, &p);
+	int want = 0;
+	for (int tp = 1; tp <= 4; tp++)
+		for (int pp = 1; pp <= 4; pp++)
+			for (int dp = 1; dp <= 4; dp++) {
+				if (tp * pp * dp != 4 || m.batch % dp)
+					continue;
+				for (int mb = 1; mb <= m.batch / dp; mb++)
+					for (int k = 0; k < SL_SCHED_N; k++)
+						for (int v = 1; v <= 8; v++)
+							for (int sp = 0; sp < 2; sp++)
+								for (int z = 0; z < 2; z++) {
+									if ((m.batch / dp) % mb ||
+									    (k == SL_SCHED_GPIPE &&
+									     (pp == 1 || mb == 1)))
+										continue;
+									sl_layout l;
+									sl_layout_default(&l);
+									l.tp = tp, l.pp = pp,
+									l.dp = dp;
+									l.microbatches = mb,
+									l.schedule = (sl_sched)k;
+									l.chunks = v,
+									l.seq_parallel = sp,
+									l.zero1 = z;
+									if (sl_layout_check(
+									        &m, &l, 4, NULL))
+										continue;
+									want++;
+									int found = 0;
+									for (int i = 0;
+									     i < p.n && !found;
+									     i++) {
+										const sl_layout *q =
+										    &p.rows[i]
+										         .layout;
+										found =
+										    q->tp == tp &&
+										    q->pp == pp &&
+										    q->dp == dp &&
+										    q->microbatches ==
+										        mb &&
+										    q->schedule ==
+										        (sl_sched)
+										            k &&
+										    q->chunks ==
+										        v &&
+										    q->seq_parallel ==
+										        sp &&
+										    q->zero1 == z;
+									}
+									if (!found)
+										fail_msg(
+										    "tp=%d pp=%d "
+										    "dp=%d m=%d %s "
+										    "v=%d sp=%d "
+										    "z1=%d is "
+										    "missing",
+										    tp, pp, dp, mb,
+										    sl_sched_name((
+										        sl_sched)k),
+										    v, sp, z);
+								}
+			}
+	assert_true(want > 50);
+	assert_true(p.n >= want); /* more: several mesh orders per layout */
+	sl_plan_free(&p);
+}
+
+/* Ranked by the full runs' step time (to 12 digits), then peak memory. */
+static void test_ranking_equals_full_runs(void **state)
+{
+	(void)state;
+	sl_model_spec m = small_model(4, 8);
+	sl_cluster_config cfg = small_cluster((uint64_t)1 << 30);
+	sl_plan p;
+	plan_or_fail(&m, &cfg, &p);
+	assert_int_equal(p.nfit, p.n);
+	double prev_t = 0;
+	uint64_t prev_m = 0;
+	for (int i = 0; i < p.n; i++) {
+		const sl_plan_row *r = &p.rows[i];
+		double step;
+		uint64_t peak;
+		char name[96];
+		sl_plan_layout_name(&r->layout, name, sizeof name);
+		if (run_full(&m, &r->layout, &cfg, &step, &peak))
+			fail_msg("%s: the full run failed", name);
+		tu_check_close(r->est.step_s, step, 1e-12, name);
+		if (r->est.mem_peak_bytes != peak)
+			fail_msg("%s: peak memory %llu, the run's %llu", name,
+			         (unsigned long long)r->est.mem_peak_bytes,
+			         (unsigned long long)peak);
+		double t = sl_plan_time_key(step);
+		if (i > 0 && (t < prev_t || (t == prev_t && peak < prev_m)))
+			fail_msg("rank %d (%s, %.12g s, %llu B) is ahead of its place after %.12g "
+			         "s, %llu B",
+			         i + 1, name, step, (unsigned long long)peak, prev_t,
+			         (unsigned long long)prev_m);
+		prev_t = t;
+		prev_m = peak;
+	}
+	sl_plan_free(&p);
+}
+
+/* With less memory, what the plan rejects runs out of memory in full and
+ * what it keeps runs. */
+static void test_rejections_equal_full_runs(void **state)
+{
+	(void)state;
+	sl_model_spec m = small_model(4, 16);
+	sl_cluster_config cfg = small_cluster(60000);
+	sl_plan p;
+	plan_or_fail(&m, &cfg, &p);
+	assert_true(p.nfit > 0 && p.nfit < p.n);
+	for (int i = 0; i < p.n; i++) {
+		const sl_plan_row *r = &p.rows[i];
+		double step;
+		uint64_t peak;
+		char name[96];
+		sl_plan_layout_name(&r->layout, name, sizeof name);
+		int rc = run_full(&m, &r->layout, &cfg, &step, &peak);
+		if (r->fits && rc != SL_OK)
+			fail_msg("%s fits by the plan but its run failed", name);
+		if (!r->fits && rc != SL_EDEVMEM)
+			fail_msg("%s does not fit by the plan but its run gave %d", name, rc);
+		assert_true(r->fits == (r->est.mem_peak_bytes <= cfg.memory));
+	}
+	sl_plan_free(&p);
+}
+
+/* ---- invalid inputs ---- */
+
+static void test_no_valid_layout(void **state)
+{
+	(void)state;
+	sl_model_spec m = small_model(1, 1);
+	m.heads = 3;
+	m.hidden = 9;
+	sl_cluster_config cfg = h100(8, 8);
+	sl_plan_spec s = {.model = m, .cluster = cfg};
+	sl_plan p;
+	sl_err err = {0};
+	assert_int_equal(sl_plan_run(&s, &p, &err), SL_EINVAL);
+	assert_non_null(strstr(err.msg, "no layout fills 8 devices"));
+	assert_non_null(strstr(err.msg, "the most that fit is 1 devices"));
+	assert_null(strchr(err.msg, '\n'));
+	sl_plan_free(&p);
+}
+
+static void test_fits_nowhere(void **state)
+{
+	(void)state;
+	sl_model_spec m = small_model(4, 8);
+	sl_cluster_config cfg = h100(4, 4);
+	cfg.memory = 4096;
+	sl_plan_spec s = {.model = m, .cluster = cfg};
+	sl_plan p;
+	sl_err err = {0};
+	assert_int_equal(sl_plan_run(&s, &p, &err), SL_EINVAL);
+	assert_non_null(strstr(err.msg, "no layout fits in 4.00 KiB per device"));
+	assert_non_null(strstr(err.msg, "the smallest peak is"));
+	/* the smallest peak it names is the plan's first rejected row */
+	assert_true(p.n > 0 && p.nfit == 0);
+	for (int i = 1; i < p.n; i++)
+		assert_true(p.rows[i].est.mem_peak_bytes >= p.rows[0].est.mem_peak_bytes);
+	sl_plan_free(&p);
+}
+
+/* ---- what a plan must show ---- */
+
+static sl_model_spec real_model(int layers, int hidden, int ffn, int heads, int seq, int batch)
+{
+	sl_model_spec m;
+	sl_model_default(&m);
+	m.layers = layers;
+	m.hidden = hidden;
+	m.ffn = ffn;
+	m.heads = heads;
+	m.seq = seq;
+	m.batch = batch;
+	return m;
+}
+
+/* A 70B model on 64 H100s in nodes of 8: the best layouts that use TP keep
+ * it inside a node, and the best one with its TP group moved across nodes
+ * is measurably slower (its TP ring crosses the inter-node links). */
+static void test_tp_stays_inside_nodes(void **state)
+{
+	(void)state;
+	sl_model_spec m = real_model(80, 8192, 28672, 64, 2048, 128);
+	sl_cluster_config cfg = h100(64, 8);
+	sl_plan p;
+	plan_or_fail(&m, &cfg, &p);
+	int seen = 0;
+	for (int i = 0; i < p.nfit && seen < 5; i++)
+		if (p.rows[i].layout.tp > 1) {
+			seen++;
+			if (p.rows[i].tp.inter)
+				fail_msg("rank %d has its TP group across nodes", i + 1);
+		}
+	assert_int_equal(seen, 5);
+	assert_true(p.rows[0].layout.tp > 1);
+	int j = sl_plan_tp_moved(&p, 0, 1);
+	assert_true(j > 0);
+	assert_true(p.rows[j].tp.inter);
+	assert_true(p.rows[j].tp.slowest.bandwidth == cfg.inter.bandwidth);
+	assert_true(p.rows[j].est.step_s > 1.1 * p.rows[0].est.step_s);
+	sl_plan_free(&p);
+}
+
+/* The same tokens per step in longer sequences: attention's activations
+ * grow with s^2, and the best layout turns to more TP, with sequence
+ * parallelism. */
+static void test_best_changes_with_sequence(void **state)
+{
+	(void)state;
+	sl_cluster_config cfg = h100(16, 8);
+	sl_model_spec a = real_model(32, 4096, 11008, 32, 2048, 64);
+	sl_model_spec b = real_model(32, 4096, 11008, 32, 8192, 16);
+	sl_plan pa, pb;
+	plan_or_fail(&a, &cfg, &pa);
+	plan_or_fail(&b, &cfg, &pb);
+	const sl_layout *la = &pa.rows[0].layout, *lb = &pb.rows[0].layout;
+	char na[96], nb[96];
+	sl_plan_layout_name(la, na, sizeof na);
+	sl_plan_layout_name(lb, nb, sizeof nb);
+	if (lb->tp <= la->tp || !lb->seq_parallel)
+		fail_msg("seq 2048: %s; seq 8192: %s", na, nb);
+	sl_plan_free(&pa);
+	sl_plan_free(&pb);
+}
+
+/* A 7B model on two nodes of 8: with a slow inter-node link the best keeps
+ * its data-parallel gradients inside nodes; with a fast one it sends them
+ * across. */
+static void test_best_changes_with_inter_node_link(void **state)
+{
+	(void)state;
+	sl_model_spec m = real_model(32, 4096, 11008, 32, 2048, 64);
+	sl_cluster_config slow = h100(16, 8), fast = h100(16, 8);
+	slow.inter.bandwidth = 12.5e9;
+	fast.inter.bandwidth = 400e9;
+	sl_plan ps, pf;
+	plan_or_fail(&m, &slow, &ps);
+	plan_or_fail(&m, &fast, &pf);
+	char ns[96], nf[96];
+	sl_plan_layout_name(&ps.rows[0].layout, ns, sizeof ns);
+	sl_plan_layout_name(&pf.rows[0].layout, nf, sizeof nf);
+	if (strcmp(ns, nf) == 0 || ps.rows[0].dp.inter || !pf.rows[0].dp.inter)
+		fail_msg("12.5 GB/s: %s; 400 GB/s: %s", ns, nf);
+	sl_plan_free(&ps);
+	sl_plan_free(&pf);
+}
+
+/* A 1.2B model (24 blocks of width 2048, ffn 8192, 16 heads) on devices of
+ * 18 GiB: its parameters, gradients and Adam's moments alone, 16 bytes a
+ * parameter, are just over one device; with a large batch the best layout
+ * takes the smallest model-parallel size that fits and DP for the rest.
+ * (With 16 GiB only TP fits on two devices, and four pipeline stages win:
+ * the numbers can say otherwise.) */
+static void test_smallest_model_parallel_fit(void **state)
+{
+	(void)state;
+	int L = 24, h = 2048, f = 8192;
+	sl_model_spec m = real_model(L, h, f, 16, 2048, 1024);
+	sl_cluster_config cfg = h100(8, 8);
+	cfg.memory = (uint64_t)18 << 30;
+	double params =
+	    L * (3.0 * h * h + (double)h * h + h + (double)h * f + f + (double)f * h + h);
+	assert_true(16 * params > (double)cfg.memory);     /* one device is too small */
+	assert_true(16 * params / 2 < (double)cfg.memory); /* two may do */
+	sl_plan p;
+	plan_or_fail(&m, &cfg, &p);
+	int smallest = 1 << 30;
+	for (int i = 0; i < p.nfit; i++) {
+		int mp = p.rows[i].layout.tp * p.rows[i].layout.pp;
+		smallest = mp < smallest ? mp : smallest;
+	}
+	assert_int_equal(smallest, 2);
+	const sl_layout *b = &p.rows[0].layout;
+	assert_int_equal(b->tp * b->pp, smallest);
+	assert_int_equal(b->dp, 8 / smallest);
+	sl_plan_free(&p);
+}
+
+/* The explanation names the best, the runner-up (the next layout that is
+ * not the best's ZeRO-1 twin) and what makes it slower, here its
+ * gradients' traffic. */
+static void test_explanation(void **state)
+{
+	(void)state;
+	sl_model_spec m = real_model(32, 4096, 11008, 32, 2048, 64);
+	sl_cluster_config cfg = h100(16, 8);
+	sl_plan p;
+	plan_or_fail(&m, &cfg, &p);
+	char buf[2048];
+	sl_plan_explain(&p, buf, sizeof buf);
+	char name[96];
+	sl_plan_layout_name(&p.rows[0].layout, name, sizeof name);
+	assert_non_null(strstr(buf, name));
+	const sl_layout *b = &p.rows[0].layout;
+	int ru = 1;
+	for (; ru < p.nfit; ru++) {
+		const sl_layout *q = &p.rows[ru].layout;
+		if (q->tp != b->tp || q->pp != b->pp || q->dp != b->dp ||
+		    q->schedule != b->schedule || q->chunks != b->chunks ||
+		    q->microbatches != b->microbatches || q->seq_parallel != b->seq_parallel ||
+		    memcmp(q->order, b->order, sizeof q->order))
+			break;
+	}
+	sl_plan_layout_name(&p.rows[ru].layout, name, sizeof name);
+	assert_non_null(strstr(buf, "The runner-up"));
+	assert_non_null(strstr(buf, name));
+	assert_non_null(strstr(buf, "most of the difference"));
+	sl_plan_free(&p);
+}
+
+int main(void)
+{
+	tu_watchdog(1200);
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_candidates_are_every_layout),
+	    cmocka_unit_test(test_ranking_equals_full_runs),
+	    cmocka_unit_test(test_rejections_equal_full_runs),
+	    cmocka_unit_test(test_no_valid_layout),
+	    cmocka_unit_test(test_fits_nowhere),
+	    cmocka_unit_test(test_tp_stays_inside_nodes),
+	    cmocka_unit_test(test_best_changes_with_sequence),
+	    cmocka_unit_test(test_best_changes_with_inter_node_link),
+	    cmocka_unit_test(test_smallest_model_parallel_fit),
+	    cmocka_unit_test(test_explanation),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,243 @@
+/* test_planview.c - the TUI's plan view without a terminal: its table
+ * shows the plan's fitting layouts in the plan's order, sorts by each
+ * column (ties in the plan's order) with the selection on its best row,
+ * scrolls to keep the selection in sight; the background job gives the plan that
+ * sl_plan_run gives, keeps it for the same model and cluster, reports a
+ * model that fits nowhere with the planner's line, and stops when the view
+ * goes away. */
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "planview.h"
+#include "testutil.h"
+
+static sl_model_spec model(int layers, int batch)
+{
+	sl_model_spec m;
+	sl_model_default(&m);
+	m.layers = layers;
+	m.hidden = 64;
+	m.ffn = 256;
+	m.heads = 4;
+	m.seq = 16;
+	m.batch = batch;
+	return m;
+}
+
+static sl_cluster_config cluster(int n, int g)
+{
+	sl_cluster_config cfg;
+	sl_cluster_config_default(&cfg);
+	cfg.devices = n;
+	cfg.devices_per_node = g < n ? g : 0;
+	cfg.intra.bandwidth = 450e9;
+	cfg.intra.latency = 2e-6;
+	cfg.inter.bandwidth = 50e9;
+	cfg.inter.latency = 5e-6;
+	cfg.flops = 989e12;
+	cfg.memory = (uint64_t)80 << 30;
+	return cfg;
+}
+
+static void plan_of(const sl_model_spec *m, const sl_cluster_config *c, sl_plan *p)
+{
+	sl_plan_spec s = {.model = *m, .cluster = *c};
+	sl_err err = {0};
+	if (sl_plan_run(&s, p, &err))
+		fail_msg("plan: %s", err.msg);
+}
+
+/* The column's value, better = smaller, computed here from the row. */
+static double better_low(const sl_plan_row *r, sl_pv_col c)
+{
+	switch (c) {
+	case SL_PV_STEP:
+		return sl_plan_time_key(r->est.step_s);
+	case SL_PV_TOKENS:
+		return -r->tokens_per_s;
+	case SL_PV_MEM:
+		return (double)r->est.mem_peak_bytes;
+	case SL_PV_COMM:
+		return r->comm_share;
+	case SL_PV_BUBBLE:
+		return r->est.bubble_fraction;
+	default:
+		return (double)(r->layout.tp * r->layout.pp);
+	}
+}
+
+static void test_table(void **state)
+{
+	(void)state;
+	sl_model_spec m = model(4, 16);
+	sl_cluster_config c = cluster(8, 4);
+	sl_plan p;
+	plan_of(&m, &c, &p);
+	assert_true(p.nfit > 20);
+	sl_planview *v = sl_planview_create(-1);
+	assert_non_null(v);
+	sl_pv_reset(v, &p);
+	assert_int_equal(sl_pv_count(v), p.nfit);
+	for (int i = 0; i < p.nfit; i++) {
+		assert_ptr_equal(sl_pv_row(v, i), &p.rows[i]);
+		assert_int_equal(sl_pv_rank(v, i), i + 1);
+	}
+	assert_null(sl_pv_row(v, p.nfit));
+	assert_int_equal(sl_pv_selected(v), 0);
+
+	/* Each column, both ways; the selection goes to the first row. */
+	for (int col = 0; col < SL_PV_NCOLS; col++)
+		for (int rev = 0; rev < 2; rev++) {
+			sl_pv_move(v, 7);
+			sl_pv_sort(v, (sl_pv_col)col, rev);
+			int r2;
+			assert_int_equal(sl_pv_sorted_by(v, &r2), col);
+			assert_int_equal(r2, rev);
+			assert_int_equal(sl_pv_selected(v), 0);
+			assert_int_equal(sl_pv_top(v, 5), 0);
+			int seen[4096] = {0};
+			for (int i = 0; i < sl_pv_count(v); i++) {
+				int k = sl_pv_rank(v, i) - 1;
+				assert_true(k >= 0 && k < p.nfit && !seen[k]);
+				seen[k] = 1;
+				if (i == 0)
+					continue;
+				double a = better_low(sl_pv_row(v, i - 1), (sl_pv_col)col);
+				double b = better_low(sl_pv_row(v, i), (sl_pv_col)col);
+				if (rev ? a < b : a > b)
+					fail_msg("column %s%s: row %d out of order",
+					         sl_pv_col_name(col), rev ? " reversed" : "", i);
+				if (a == b)
+					assert_true(sl_pv_rank(v, i - 1) < sl_pv_rank(v, i));
+			}
+		}
+	/* By step time, better first, is the plan's own order. */
+	sl_pv_sort(v, SL_PV_STEP, 0);
+	for (int i = 0; i < p.nfit; i++)
+		assert_int_equal(sl_pv_rank(v, i), i + 1);
+
+	/* Moving clamps; the top keeps the selection in a window of 5. */
+	sl_pv_move(v, -1000);
+	assert_int_equal(sl_pv_selected(v), 0);
+	assert_int_equal(sl_pv_top(v, 5), 0);
+	sl_pv_move(v, 12);
+	assert_int_equal(sl_pv_selected(v), 12);
+	assert_int_equal(sl_pv_top(v, 5), 8);
+	sl_pv_move(v, -2);
+	assert_int_equal(sl_pv_top(v, 5), 8);
+	sl_pv_move(v, -5);
+	assert_int_equal(sl_pv_top(v, 5), 5);
+	sl_pv_move(v, 100000);
+	assert_int_equal(sl_pv_selected(v), p.nfit - 1);
+	assert_int_equal(sl_pv_top(v, 5), p.nfit - 5);
+	/* a window taller than the table starts at the top */
+	assert_int_equal(sl_pv_top(v, p.nfit + 10), 0);
+	sl_planview_destroy(v);
+	sl_plan_free(&p);
+}
+
+/* Wait for the job's byte on the pipe (the watchdog ends a hang). */
+static void wait_wake(int fd)
+{
+	struct pollfd q = {.fd = fd, .events = POLLIN};
+	assert_int_equal(poll(&q, 1, 60000), 1);
+	char b[16];
+	assert_true(read(fd, b, sizeof b) >= 1);
+}
+
+static void test_background(void **state)
+{
+	(void)state;
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	sl_planview *v = sl_planview_create(fds[1]);
+	const sl_err *e = NULL;
+	assert_int_equal(sl_planview_state(v, &e), 0);
+	assert_null(sl_planview_plan(v));
+
+	sl_model_spec m = model(4, 16);
+	sl_cluster_config c = cluster(8, 4);
+	sl_err err = {0};
+	assert_int_equal(sl_planview_start(v, &m, &c, &err), SL_OK);
+	assert_int_equal(sl_planview_state(v, NULL), 1);
+	wait_wake(fds[0]);
+	assert_int_equal(sl_planview_collect(v), 1);
+	assert_int_equal(sl_planview_collect(v), 0);
+	assert_int_equal(sl_planview_state(v, NULL), 2);
+	const sl_plan *got = sl_planview_plan(v);
+	assert_non_null(got);
+	sl_plan want;
+	plan_of(&m, &c, &want);
+	assert_int_equal(got->n, want.n);
+	assert_int_equal(got->nfit, want.nfit);
+	for (int i = 0; i < want.n; i++) {
+		assert_true(got->rows[i].est.step_s == want.rows[i].est.step_s);
+		assert_true(got->rows[i].est.mem_peak_bytes == want.rows[i].est.mem_peak_bytes);
+	}
+	assert_int_equal(sl_pv_count(v), want.nfit);
+
+	/* The same model and cluster: the plan is kept, no new job. */
+	sl_pv_move(v, 3);
+	assert_int_equal(sl_planview_start(v, &m, &c, &err), SL_OK);
+	assert_int_equal(sl_planview_state(v, NULL), 2);
+	assert_int_equal(sl_pv_selected(v), 3);
+
+	/* Another link speed is another plan. */
+	c.inter.bandwidth = 12.5e9;
+	assert_int_equal(sl_planview_start(v, &m, &c, &err), SL_OK);
+	assert_int_equal(sl_planview_state(v, NULL), 1);
+	wait_wake(fds[0]);
+	assert_int_equal(sl_planview_collect(v), 1);
+	assert_true(sl_planview_plan(v)->spec.cluster.inter.bandwidth == 12.5e9);
+	assert_int_equal(sl_pv_selected(v), 0);
+
+	/* A model that fits nowhere: the planner's line. */
+	c.memory = 4096;
+	assert_int_equal(sl_planview_start(v, &m, &c, &err), SL_OK);
+	wait_wake(fds[0]);
+	assert_int_equal(sl_planview_collect(v), 1);
+	assert_int_equal(sl_planview_state(v, &e), -1);
+	assert_non_null(strstr(e->msg, "no layout fits in 4.00 KiB per device"));
+	assert_null(sl_planview_plan(v));
+	assert_int_equal(sl_pv_count(v), 0);
+	sl_pv_move(v, 1); /* nothing to move: no harm */
+	assert_null(sl_pv_row(v, 0));
+
+	sl_plan_free(&want);
+	sl_planview_destroy(v);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+/* The view goes away mid-plan: the planner stops between layouts, and so
+ * does a plan cancelled by its own flag. */
+static void test_cancel(void **state)
+{
+	(void)state;
+	sl_model_spec m = model(8, 64);
+	sl_cluster_config c = cluster(64, 8);
+	sl_planview *v = sl_planview_create(-1);
+	sl_err err = {0};
+	assert_int_equal(sl_planview_start(v, &m, &c, &err), SL_OK);
+	sl_planview_destroy(v);
+
+	atomic_int stop;
+	atomic_init(&stop, 1);
+	sl_plan_spec s = {.model = m, .cluster = c, .cancel = &stop};
+	sl_plan p;
+	assert_int_equal(sl_plan_run(&s, &p, &err), SL_ECANCEL);
+	sl_plan_free(&p);
+}
+
+int main(void)
+{
+	tu_watchdog(300);
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_background),
+	    cmocka_unit_test(test_cancel),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
