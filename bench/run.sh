@@ -200,4 +200,61 @@ plan_case 175b_on_1024 1 --devices=1024 $H100 --layers=96 --hidden=12288 --ffn=4
 	echo '```'
 } >>"$OUT"
 
+# Strategies (issue 3): sharding wastes no compute, and compare stays quick.
+# Each line is "tp4_compute RUN sum_of_4_devices_s one_device_s ratio"
+# (compute seconds per step, the mean of 3 steps, measured timing: thread CPU
+# time of the real sgemm calls; five runs, interleaved, and the best of each
+# since the host's speed drifts) and "compare RUN wall_s".
+step "strategies: a TP=4 step in measured timing, and compare (about a minute)"
+STRAT=$B/bench/strat.raw
+: >"$STRAT"
+TRAIN_ARGS="--layers=1 --hidden=1024 --ffn=4096 --seq=1 --batch=512 --steps=3 --timing=measured --format=json"
+# compute_s of every device in a train report, summed.
+sum_compute() { sed -n 's/.*"compute_s": *\([0-9.e+-]*\).*/\1/p' "$1" | awk '{ s += $1 } END { printf "%.6f\n", s }'; }
+best1=""
+best4=""
+i=0
+while [ $i -lt 5 ]; do
+	i=$((i + 1))
+	# shellcheck disable=SC2086 # TRAIN_ARGS is a list of options
+	if "$SL" train --tp=4 $TRAIN_ARGS >"$B/bench/tp4.json" 2>>"$LOG" &&
+		"$SL" train --tp=1 $TRAIN_ARGS >"$B/bench/tp1.json" 2>>"$LOG"; then
+		c4=$(sum_compute "$B/bench/tp4.json")
+		c1=$(sum_compute "$B/bench/tp1.json")
+		echo "tp4_compute $i $c4 $c1" | awk '{ printf "%s %s %.4f %.4f %.4f\n", $1, $2, $3, $4, $3 / $4 }' >>"$STRAT"
+		best4=$(echo "$best4 $c4" | awk '{ m = $1; for (i = 2; i <= NF; i++) if ($i < m) m = $i; print m }')
+		best1=$(echo "$best1 $c1" | awk '{ m = $1; for (i = 2; i <= NF; i++) if ($i < m) m = $i; print m }')
+	else
+		echo "tp4_compute $i failed" >>"$STRAT"
+	fi
+done
+[ -n "$best4" ] && echo "tp4_compute best $best4 $best1" |
+	awk '{ printf "%s %s %.4f %.4f %.4f\n", $1, $2, $3, $4, $3 / $4 }' >>"$STRAT"
+i=0
+while [ $i -lt 3 ]; do
+	i=$((i + 1))
+	t0=$(date +%s.%N)
+	if "$SL" compare >/dev/null 2>>"$LOG"; then
+		t1=$(date +%s.%N)
+		echo "compare $i $t0 $t1" | awk '{ printf "%s %s %.3f\n", $1, $2, $4 - $3 }' >>"$STRAT"
+	else
+		echo "compare $i failed" >>"$STRAT"
+	fi
+done
+{
+	echo
+	echo "## 8. Strategies"
+	echo
+	echo "A TP=4 training step of one MLP block (h=1024, f=4096, batch 512, measured timing):"
+	echo "the four devices' compute seconds per step summed, against one device's for the same"
+	echo "step; five runs each, interleaved, and the best of each ('best')."
+	echo "Target: ratio within 1.10 (sharding wastes no compute). Then the wall seconds of a"
+	echo "headless 'shardlab compare' with its default sizes. Target: under 10 s."
+	echo "Columns: tp4_compute run sum_4 one ratio; compare run wall_s."
+	echo
+	echo '```'
+	cat "$STRAT"
+	echo '```'
+} >>"$OUT"
+
 cat "$OUT"
