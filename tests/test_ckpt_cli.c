@@ -17,55 +17,18 @@
 
 #include "testutil.h"
 
+#include "clirun.h"
+
 #include "ckpt.h"
 #include "train.h"
 
-#ifndef SHARDLAB_BIN
-#error "the Makefile passes -DSHARDLAB_BIN"
-#endif
-
 static char root[256];
-
-struct result {
-	int status; /* exit status, or -1 if killed */
-	char *out, *err;
-};
-
-static char *slurp(int fd)
-{
-	size_t cap = 1 << 16, n = 0;
-	char *s = malloc(cap);
-	assert_non_null(s);
-	lseek(fd, 0, SEEK_SET);
-	for (;;) {
-		if (n + 4096 > cap)
-			assert_non_null(s = realloc(s, cap *= 2));
-		ssize_t k = read(fd, s + n, cap - n - 1);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		n += (size_t)k;
-	}
-	s[n] = '\0';
-	return s;
-}
-
-static int temp_fd(void)
-{
-	char path[300];
-	snprintf(path, sizeof path, "%s/out.XXXXXX", root);
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	unlink(path);
-	return fd;
-}
 
 /* Run shardlab with the words of args (split on spaces; "@" stands for the
  * scratch directory). */
-static void run(const char *args, struct result *r)
+static void run_at(const char *args, tu_result *r)
 {
-	char buf[2048], words[1024];
+	char words[2048];
 	size_t w = 0;
 	for (const char *p = args; *p && w < sizeof words - 300; p++)
 		if (*p == '@')
@@ -73,46 +36,15 @@ static void run(const char *args, struct result *r)
 		else
 			words[w++] = *p;
 	words[w] = '\0';
-	snprintf(buf, sizeof buf, "%s", words);
-	char *argv[64];
-	int argc = 0;
-	argv[argc++] = (char *)"shardlab";
-	for (char *tok = strtok(buf, " "); tok && argc < 63; tok = strtok(NULL, " "))
-		argv[argc++] = tok;
-	argv[argc] = NULL;
-	int fo = temp_fd(), fe = temp_fd();
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(fo, 1);
-		dup2(fe, 2);
-		alarm(300);
-		execv(SHARDLAB_BIN, argv);
-		_exit(127);
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		assert_int_equal(errno, EINTR);
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	r->out = slurp(fo);
-	r->err = slurp(fe);
-	close(fo);
-	close(fe);
-}
-
-static void result_free(struct result *r)
-{
-	free(r->out);
-	free(r->err);
+	tu_run(words, r);
 }
 
 /* Exit status want, nothing on stdout, and one line on stderr that starts
  * with "shardlab: " and contains says. */
 static void refused(const char *args, int want, const char *says)
 {
-	struct result r;
-	run(args, &r);
+	tu_result r;
+	run_at(args, &r);
 	if (r.status != want)
 		fail_msg("'%s': exit %d, not %d (stderr: %s)", args, r.status, want, r.err);
 	assert_string_equal(r.out, "");
@@ -122,7 +54,7 @@ static void refused(const char *args, int want, const char *says)
 	assert_string_equal(nl, "\n");
 	if (!strstr(r.err, says))
 		fail_msg("'%s': stderr '%s' does not say '%s'", args, r.err, says);
-	result_free(&r);
+	tu_result_free(&r);
 }
 
 static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
@@ -194,8 +126,8 @@ static void inspect_and_verify(void **st)
 {
 	(void)st;
 	make_ckpt("a", NULL);
-	struct result r;
-	run("ckpt inspect @/a", &r);
+	tu_result r;
+	run_at("ckpt inspect @/a", &r);
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.err, "");
 	assert_non_null(strstr(r.out, "saved at    tp=2 pp=1 dp=1 on 2 devices"));
@@ -206,9 +138,9 @@ static void inspect_and_verify(void **st)
 		assert_non_null(strstr(r.out, ti.name));
 	}
 	assert_non_null(strstr(r.out, "block1.mlp.fc2.weight      [12, 8]     row (axis 0)"));
-	result_free(&r);
+	tu_result_free(&r);
 
-	run("ckpt inspect @/a --format=json", &r);
+	run_at("ckpt inspect @/a --format=json", &r);
 	assert_int_equal(r.status, 0);
 	json_error_t je;
 	json_t *j = json_loads(r.out, 0, &je);
@@ -217,12 +149,12 @@ static void inspect_and_verify(void **st)
 	assert_int_equal(json_array_size(json_object_get(j, "tensors")),
 	                 (size_t)sl_model_ntensors(&model));
 	json_decref(j);
-	result_free(&r);
+	tu_result_free(&r);
 
-	run("ckpt verify @/a", &r);
+	run_at("ckpt verify @/a", &r);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, ": ok: 14 tensors tiled exactly by 24 chunks"));
-	result_free(&r);
+	tu_result_free(&r);
 
 	/* One flipped byte: verify fails with the chunk's name. */
 	char f[400];
@@ -236,9 +168,9 @@ static void inspect_and_verify(void **st)
 	close(fd);
 	refused("ckpt verify @/a", 1, "checksum mismatch in chunk");
 	/* inspect reads only the manifest: it still works. */
-	run("ckpt inspect @/a", &r);
+	run_at("ckpt inspect @/a", &r);
 	assert_int_equal(r.status, 0);
-	result_free(&r);
+	tu_result_free(&r);
 }
 
 static void reshard_round_trip(void **st)
@@ -248,15 +180,15 @@ static void reshard_round_trip(void **st)
 	make_ckpt("b", &want);
 	char trace[300];
 	snprintf(trace, sizeof trace, "%s/t.json", root);
-	struct result r;
-	run("ckpt reshard @/b --tp=4 --out=@/b4 --trace=@/t.json", &r);
+	tu_result r;
+	run_at("ckpt reshard @/b --tp=4 --out=@/b4 --trace=@/t.json", &r);
 	if (r.status != 0)
 		fail_msg("%s", r.err);
 	assert_non_null(strstr(r.out, "tp=4 pp=1 dp=1 on 4 devices"));
-	result_free(&r);
-	run("ckpt verify @/b4", &r);
+	tu_result_free(&r);
+	run_at("ckpt verify @/b4", &r);
 	assert_int_equal(r.status, 0);
-	result_free(&r);
+	tu_result_free(&r);
 	/* The trace: chunk writes and reads on the devices. */
 	json_t *t = json_load_file(trace, 0, NULL);
 	assert_non_null(t);
@@ -347,15 +279,15 @@ static json_t *train_json(const char *args)
 {
 	char cmd[600];
 	snprintf(cmd, sizeof cmd, "train %s --format=json", args);
-	struct result r;
-	run(cmd, &r);
+	tu_result r;
+	run_at(cmd, &r);
 	if (r.status != 0)
 		fail_msg("'%s': exit %d: %s", cmd, r.status, r.err);
 	json_error_t je;
 	json_t *j = json_loads(r.out, 0, &je);
 	if (!j)
 		fail_msg("'%s': not JSON: %s", cmd, je.text);
-	result_free(&r);
+	tu_result_free(&r);
 	return j;
 }
 
@@ -403,11 +335,11 @@ static void train_save_and_resume(void **st)
 	json_decref(whole);
 	/* --save-every: the checkpoint holds the last step. */
 	json_decref(train_json("--steps=3 --save=@/every --save-every=2 " MODEL));
-	struct result r;
-	run("ckpt verify @/every", &r);
+	tu_result r;
+	run_at("ckpt verify @/every", &r);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "step 3"));
-	result_free(&r);
+	tu_result_free(&r);
 }
 
 static void train_refusals(void **st)

@@ -16,124 +16,10 @@
 
 #include "testutil.h"
 
-#ifndef SHARDLAB_BIN
-#error "the Makefile passes -DSHARDLAB_BIN"
-#endif
+#include "clirun.h"
+
 
 /* ---- running the program ---- */
-
-struct result {
-	int exited, status, signal, core;
-	char *out, *err;
-};
-
-static void result_free(struct result *r)
-{
-	free(r->out);
-	free(r->err);
-	memset(r, 0, sizeof *r);
-}
-
-static char *slurp(int fd)
-{
-	size_t cap = 4096, n = 0;
-	char *s = malloc(cap);
-	assert_non_null(s);
-	lseek(fd, 0, SEEK_SET);
-	for (;;) {
-		if (n + 1024 > cap) {
-			cap *= 2;
-			s = realloc(s, cap);
-			assert_non_null(s);
-		}
-		ssize_t k = read(fd, s + n, cap - n - 1);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		n += (size_t)k;
-	}
-	s[n] = '\0';
-	return s;
-}
-
-static int temp_fd(void)
-{
-	const char *dir = getenv("TMPDIR");
-	char path[512];
-	snprintf(path, sizeof path, "%s/test_cli.XXXXXX", dir && *dir ? dir : "/tmp");
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	unlink(path);
-	return fd;
-}
-
-/* Run shardlab with the words of args (split on spaces); stdout goes to
- * out_path if not NULL (e.g. /dev/full), else it is captured. */
-static void run_to(const char *args, const char *out_path, struct result *r)
-{
-	char buf[1024];
-	char *argv[64];
-	int argc = 0;
-	snprintf(buf, sizeof buf, "%s", args);
-	argv[argc++] = (char *)"shardlab";
-	for (char *tok = strtok(buf, " "); tok && argc < 63; tok = strtok(NULL, " "))
-		argv[argc++] = tok;
-	argv[argc] = NULL;
-
-	int fo = out_path ? open(out_path, O_WRONLY) : temp_fd(), fe = temp_fd();
-	assert_true(fo >= 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(fo, 1);
-		dup2(fe, 2);
-		/* Never a hang: a run that takes this long is a failure. */
-		alarm(300);
-		execv(SHARDLAB_BIN, argv);
-		_exit(127);
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		assert_int_equal(errno, EINTR);
-	memset(r, 0, sizeof *r);
-	r->exited = WIFEXITED(st);
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	r->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
-	r->core = WIFSIGNALED(st) && WCOREDUMP(st);
-	r->out = out_path ? strdup("") : slurp(fo);
-	r->err = slurp(fe);
-	close(fo);
-	close(fe);
-}
-
-static void run(const char *args, struct result *r)
-{
-	run_to(args, NULL, r);
-}
-
-static int count_lines(const char *s)
-{
-	int n = 0;
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
-/* Exit status want, no signal, and exactly one line "shardlab: ..." on
- * stderr. */
-static void expect_one_error(const char *args, int want, const struct result *r)
-{
-	if (!r->exited)
-		fail_msg("'%s' died of signal %d%s", args, r->signal,
-			 r->core ? " (core dumped)" : "");
-	if (r->status != want)
-		fail_msg("'%s' exited %d, want %d; stderr: %s", args, r->status, want, r->err);
-	if (count_lines(r->err) != 1 || strncmp(r->err, "shardlab: ", 10) != 0 ||
-	    strlen(r->err) < 14)
-		fail_msg("'%s': want one line 'shardlab: ...' on stderr, got: [%s]", args, r->err);
-}
 
 /* ---- bad input ---- */
 
@@ -234,38 +120,38 @@ static void test_bad_input(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < sizeof bad_inputs / sizeof *bad_inputs; i++) {
-		struct result r;
-		run(bad_inputs[i].args, &r);
-		expect_one_error(bad_inputs[i].args, bad_inputs[i].status, &r);
+		tu_result r;
+		tu_run(bad_inputs[i].args, &r);
+		tu_expect_one_error(bad_inputs[i].args, bad_inputs[i].status, &r);
 		/* Usage errors print nothing else. */
 		if (bad_inputs[i].status == 2 && r.out[0])
 			fail_msg("'%s' wrote to stdout: %s", bad_inputs[i].args, r.out);
-		result_free(&r);
+		tu_result_free(&r);
 	}
 }
 
 static void test_out_of_memory_message(void **state)
 {
 	(void)state;
-	struct result r;
+	tu_result r;
 	const char *args = "run --memory=1MiB --m=1024 --k=1024 --n=1024";
-	run(args, &r);
-	expect_one_error(args, 1, &r);
+	tu_run(args, &r);
+	tu_expect_one_error(args, 1, &r);
 	/* It names the device, what was asked and what is free. */
 	assert_non_null(strstr(r.err, "device 0"));
 	assert_non_null(strstr(r.err, "4.00 MiB"));
 	assert_non_null(strstr(r.err, "free"));
-	result_free(&r);
+	tu_result_free(&r);
 }
 
 static void test_write_error(void **state)
 {
 	(void)state;
-	struct result r;
+	tu_result r;
 	const char *args = "run --m=64 --k=64 --n=64";
-	run_to(args, "/dev/full", &r);
-	expect_one_error(args, 1, &r);
-	result_free(&r);
+	tu_run_to(args, "/dev/full", &r);
+	tu_expect_one_error(args, 1, &r);
+	tu_result_free(&r);
 }
 
 /* ---- help, version, presets ---- */
@@ -273,62 +159,40 @@ static void test_write_error(void **state)
 static void test_help_version_presets(void **state)
 {
 	(void)state;
-	struct result r;
-	run("--help", &r);
+	tu_result r;
+	tu_run("--help", &r);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "run"));
 	assert_non_null(strstr(r.out, "coll"));
 	assert_non_null(strstr(r.out, "shardlab COMMAND --help"));
 	assert_string_equal(r.err, "");
-	result_free(&r);
+	tu_result_free(&r);
 
-	run("--version", &r);
+	tu_run("--version", &r);
 	assert_int_equal(r.status, 0);
 	assert_true(strncmp(r.out, "shardlab ", 9) == 0);
 	assert_non_null(strstr(r.out, "OpenBLAS"));
-	result_free(&r);
+	tu_result_free(&r);
 
-	run("--list-presets", &r);
+	tu_run("--list-presets", &r);
 	assert_int_equal(r.status, 0);
 	for (const sl_preset *p = sl_presets(); p->name; p++)
 		assert_non_null(strstr(r.out, p->name));
 	assert_non_null(strstr(r.out, "989 TFLOP/s"));
 	assert_non_null(strstr(r.out, "source"));
-	result_free(&r);
+	tu_result_free(&r);
 
 	const char *helps[] = {"run --help", "coll --help", "run -h"};
 	for (size_t i = 0; i < 3; i++) {
-		run(helps[i], &r);
+		tu_run(helps[i], &r);
 		assert_int_equal(r.status, 0);
 		assert_non_null(strstr(r.out, "--devices"));
 		assert_string_equal(r.err, "");
-		result_free(&r);
+		tu_result_free(&r);
 	}
 }
 
 /* ---- JSON ---- */
-
-static json_t *run_json(const char *args)
-{
-	struct result r;
-	run(args, &r);
-	if (!r.exited || r.status != 0)
-		fail_msg("'%s' exited %d: %s", args, r.status, r.err);
-	json_error_t jerr;
-	json_t *j = json_loads(r.out, 0, &jerr);
-	if (!j)
-		fail_msg("'%s': not JSON (%s): %s", args, jerr.text, r.out);
-	result_free(&r);
-	return j;
-}
-
-static double num(const json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-	if (!v || !json_is_number(v))
-		fail_msg("no number '%s' in the JSON", key);
-	return json_number_value(v);
-}
 
 static const char *str(const json_t *o, const char *key)
 {
@@ -347,38 +211,38 @@ static void test_run_json_fields(void **state)
 {
 	(void)state;
 	json_t *j =
-		run_json("run --strategy=rowwise --devices=3 --m=40 --k=50 --n=30 --format=json");
+		tu_run_json("run --strategy=rowwise --devices=3 --m=40 --k=50 --n=30 --format=json");
 	assert_string_equal(str(j, "strategy"), "rowwise");
-	assert_int_equal((int)num(j, "devices"), 3);
+	assert_int_equal((int)tu_num(j, "devices"), 3);
 	assert_string_equal(str(j, "timing"), "model");
 	assert_string_equal(str(j, "preset"), "h100");
-	double t = num(j, "emulated_time_s");
+	double t = tu_num(j, "emulated_time_s");
 	assert_true(t > 0);
-	assert_true(num(j, "speedup") > 0);
-	assert_true(num(j, "predicted_s") > 0);
-	assert_true(num(j, "max_abs_error") >= 0);
-	assert_true(num(j, "max_rel_error") < 1e-5);
-	assert_true(num(j, "bandwidth_Bps") == 450e9);
-	assert_true(num(j, "latency_s") == 2e-6);
+	assert_true(tu_num(j, "speedup") > 0);
+	assert_true(tu_num(j, "predicted_s") > 0);
+	assert_true(tu_num(j, "max_abs_error") >= 0);
+	assert_true(tu_num(j, "max_rel_error") < 1e-5);
+	assert_true(tu_num(j, "bandwidth_Bps") == 450e9);
+	assert_true(tu_num(j, "latency_s") == 2e-6);
 	json_t *devs = json_object_get(j, "per_device");
 	assert_true(json_is_array(devs));
 	assert_int_equal(json_array_size(devs), 3);
 	double sent = 0;
 	for (size_t i = 0; i < 3; i++) {
 		json_t *d = json_array_get(devs, i);
-		assert_int_equal((int)num(d, "id"), (int)i);
-		double c = num(d, "compute_s"), m = num(d, "comm_s"), idle = num(d, "idle_s");
+		assert_int_equal((int)tu_num(d, "id"), (int)i);
+		double c = tu_num(d, "compute_s"), m = tu_num(d, "comm_s"), idle = tu_num(d, "idle_s");
 		assert_true(c > 0 && m > 0 && idle >= -1e-15);
 		assert_true(fabs(c + m + idle - t) <= 1e-12 * t);
 		/* rowwise: device i holds k/t rows of W; 50 = 17 + 17 + 16 */
 		double rows = i < 2 ? 17 : 16;
-		assert_true(near(num(d, "flops"), 2.0 * 40 * 30 * rows, 1e-12));
-		sent += num(d, "bytes_sent");
-		assert_true(num(d, "bytes_received") > 0);
+		assert_true(near(tu_num(d, "flops"), 2.0 * 40 * 30 * rows, 1e-12));
+		sent += tu_num(d, "bytes_sent");
+		assert_true(tu_num(d, "bytes_received") > 0);
 		/* X slice, W shard, partial Y: (40 + 30) * rows + 40 * 30 floats */
-		assert_true(num(d, "memory_peak_bytes") >= 4 * ((40 + 30) * rows + 40 * 30));
+		assert_true(tu_num(d, "memory_peak_bytes") >= 4 * ((40 + 30) * rows + 40 * 30));
 	}
-	assert_true(num(j, "bytes_moved") == sent);
+	assert_true(tu_num(j, "bytes_moved") == sent);
 	json_decref(j);
 }
 
@@ -391,7 +255,7 @@ static void check_closed_form(const char *strategy, int t, int m, int k, int n, 
 	snprintf(args, sizeof args,
 		 "run --strategy=%s --devices=%d --m=%d --k=%d --n=%d %s --format=json", strategy,
 		 t, m, k, n, link);
-	json_t *j = run_json(args);
+	json_t *j = tu_run_json(args);
 	double N = (double)m * n * 4, want;
 	if (strcmp(strategy, "colwise") == 0)
 		want = 2.0 * m * n * k / t / flops + (t - 1) * lat + (t - 1.0) / t * N / bw;
@@ -399,12 +263,12 @@ static void check_closed_form(const char *strategy, int t, int m, int k, int n, 
 		want = 2.0 * m * n * k / t / flops + 2 * (t - 1) * lat + 2 * (t - 1.0) / t * N / bw;
 	else
 		want = 2.0 * m * n * k / flops;
-	double got = num(j, "emulated_time_s");
+	double got = tu_num(j, "emulated_time_s");
 	if (!near(got, want, 1e-9))
 		fail_msg("%s: emulated %.17g s, closed form %.17g s", args, got, want);
 	/* Against one device of the same kind. */
-	assert_true(near(num(j, "speedup"), 2.0 * m * n * k / flops / want, 1e-9));
-	assert_true(num(j, "max_rel_error") < 1e-5);
+	assert_true(near(tu_num(j, "speedup"), 2.0 * m * n * k / flops / want, 1e-9));
+	assert_true(tu_num(j, "max_rel_error") < 1e-5);
 	json_decref(j);
 }
 
@@ -432,12 +296,12 @@ static void test_preset_and_overrides(void **state)
 		"run --m=16 --k=16 --n=16 --format=json --bandwidth=100GB/s --preset=a100",
 	};
 	for (int i = 0; i < 2; i++) {
-		json_t *j = run_json(orders[i]);
+		json_t *j = tu_run_json(orders[i]);
 		assert_string_equal(str(j, "preset"), "a100");
-		assert_true(num(j, "bandwidth_Bps") == 100e9);
-		assert_true(num(j, "flops_per_device") == 312e12);
-		assert_true(num(j, "latency_s") == 2e-6);
-		assert_true(num(j, "inter_bandwidth_Bps") == 25e9);
+		assert_true(tu_num(j, "bandwidth_Bps") == 100e9);
+		assert_true(tu_num(j, "flops_per_device") == 312e12);
+		assert_true(tu_num(j, "latency_s") == 2e-6);
+		assert_true(tu_num(j, "inter_bandwidth_Bps") == 25e9);
 		json_decref(j);
 	}
 	/* Node size: the preset's when the devices exceed a node and it divides
@@ -457,9 +321,9 @@ static void test_preset_and_overrides(void **state)
 		char args[256];
 		snprintf(args, sizeof args, "run --m=8 --k=32 --n=32 --format=json %s",
 			 layouts[i].args);
-		json_t *j = run_json(args);
-		assert_int_equal((int)num(j, "devices_per_node"), layouts[i].per_node);
-		assert_int_equal((int)num(j, "nodes"), layouts[i].nodes);
+		json_t *j = tu_run_json(args);
+		assert_int_equal((int)tu_num(j, "devices_per_node"), layouts[i].per_node);
+		assert_int_equal((int)tu_num(j, "nodes"), layouts[i].nodes);
 		json_decref(j);
 	}
 }
@@ -472,9 +336,9 @@ static void test_slowdown_same_emulated_time(void **state)
 			   "--bandwidth=1GB/s --latency=10us";
 	char paced[256];
 	snprintf(paced, sizeof paced, "%s --slowdown=1", base);
-	json_t *a = run_json(base), *b = run_json(paced);
-	assert_true(num(a, "emulated_time_s") == num(b, "emulated_time_s"));
-	assert_true(num(b, "slowdown") == 1);
+	json_t *a = tu_run_json(base), *b = tu_run_json(paced);
+	assert_true(tu_num(a, "emulated_time_s") == tu_num(b, "emulated_time_s"));
+	assert_true(tu_num(b, "slowdown") == 1);
 	json_decref(a);
 	json_decref(b);
 }
@@ -493,23 +357,23 @@ static void test_coll_busbw_is_link_bandwidth(void **state)
 				 "coll --op=%s --devices=%d --bytes=1MiB --bandwidth=100GB/s "
 				 "--latency=0 --format=json",
 				 ops[o], ps[i]);
-			json_t *j = run_json(args);
+			json_t *j = tu_run_json(args);
 			assert_string_equal(str(j, "op"), ops[o]);
 			assert_string_equal(str(j, "algorithm"), "ring");
-			assert_int_equal((int)num(j, "devices"), ps[i]);
-			assert_true(num(j, "bytes") == 1048576);
-			double bus = num(j, "busbw_Bps");
+			assert_int_equal((int)tu_num(j, "devices"), ps[i]);
+			assert_true(tu_num(j, "bytes") == 1048576);
+			double bus = tu_num(j, "busbw_Bps");
 			if (!near(bus, 100e9, 1e-9))
 				fail_msg("%s: busbw %.17g, want the link's 1e11", args, bus);
 			/* algbw = bytes / time, and the closed form of the time */
 			double p = ps[i], f = o == 0 ? 2 * (p - 1) / p : (p - 1) / p;
-			assert_true(near(num(j, "algbw_Bps"), 1048576 / num(j, "time_s"), 1e-12));
-			assert_true(near(num(j, "time_s"), f * 1048576 / 100e9, 1e-9));
-			assert_true(near(num(j, "predicted_s"), num(j, "time_s"), 1e-9));
+			assert_true(near(tu_num(j, "algbw_Bps"), 1048576 / tu_num(j, "time_s"), 1e-12));
+			assert_true(near(tu_num(j, "time_s"), f * 1048576 / 100e9, 1e-9));
+			assert_true(near(tu_num(j, "predicted_s"), tu_num(j, "time_s"), 1e-9));
 			json_t *rows = json_object_get(j, "results");
 			assert_int_equal(json_array_size(rows), 1);
-			assert_true(num(json_array_get(rows, 0), "busbw_Bps") == bus);
-			assert_int_equal((int)num(j, "wrong"), 0);
+			assert_true(tu_num(json_array_get(rows, 0), "busbw_Bps") == bus);
+			assert_int_equal((int)tu_num(j, "wrong"), 0);
 			json_decref(j);
 		}
 }
@@ -517,31 +381,31 @@ static void test_coll_busbw_is_link_bandwidth(void **state)
 static void test_coll_range_and_rounding(void **state)
 {
 	(void)state;
-	json_t *j = run_json("coll --op=broadcast --algorithm=tree --devices=5 --bytes=4KiB:64KiB "
+	json_t *j = tu_run_json("coll --op=broadcast --algorithm=tree --devices=5 --bytes=4KiB:64KiB "
 			     "--format=json");
 	json_t *rows = json_object_get(j, "results");
 	assert_int_equal(json_array_size(rows), 5);
 	for (size_t i = 0; i < 5; i++) {
 		json_t *row = json_array_get(rows, i);
-		assert_true(num(row, "bytes") == 4096.0 * (1 << i));
-		assert_int_equal((int)num(row, "wrong"), 0);
-		assert_true(num(row, "time_s") > 0);
+		assert_true(tu_num(row, "bytes") == 4096.0 * (1 << i));
+		assert_int_equal((int)tu_num(row, "wrong"), 0);
+		assert_true(tu_num(row, "time_s") > 0);
 	}
-	assert_true(num(j, "bytes") == 4096);
+	assert_true(tu_num(j, "bytes") == 4096);
 	json_decref(j);
 
 	/* Whole fp32 elements: 1001 B is 250 of them, and it says so. */
-	struct result r;
-	run("coll --devices=3 --op=gather --bytes=1001 --format=json", &r);
+	tu_result r;
+	tu_run("coll --devices=3 --op=gather --bytes=1001 --format=json", &r);
 	assert_int_equal(r.status, 0);
-	assert_int_equal(count_lines(r.err), 1);
+	assert_int_equal(tu_count_lines(r.err), 1);
 	assert_non_null(strstr(r.err, "1000"));
 	json_t *k = json_loads(r.out, 0, NULL);
 	assert_non_null(k);
-	assert_true(num(k, "bytes") == 1000);
-	assert_true(num(k, "count") == 250);
+	assert_true(tu_num(k, "bytes") == 1000);
+	assert_true(tu_num(k, "count") == 250);
 	json_decref(k);
-	result_free(&r);
+	tu_result_free(&r);
 
 	/* Every collective gives the right answer, uneven splits included. */
 	const char *all[] = {"allreduce", "allgather", "reducescatter", "broadcast",
@@ -552,11 +416,11 @@ static void test_coll_range_and_rounding(void **state)
 			snprintf(args, sizeof args,
 				 "coll --op=%s --algorithm=%s --devices=7 --bytes=4004", all[i],
 				 a ? "tree" : "ring");
-			run(args, &r);
+			tu_run(args, &r);
 			if (r.status != 0)
 				fail_msg("'%s' exited %d: %s", args, r.status, r.err);
 			assert_non_null(strstr(r.out, "wrong"));
-			result_free(&r);
+			tu_result_free(&r);
 		}
 }
 
@@ -571,11 +435,11 @@ static void test_trace_file(void **state)
 		 (int)getpid());
 	char args[512];
 	snprintf(args, sizeof args, "run --devices=3 --m=16 --k=24 --n=30 --trace=%s", path);
-	struct result r;
-	run(args, &r);
+	tu_result r;
+	tu_run(args, &r);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "PASS"));
-	result_free(&r);
+	tu_result_free(&r);
 	json_error_t jerr;
 	json_t *j = json_load_file(path, 0, &jerr);
 	if (!j)

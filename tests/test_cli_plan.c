@@ -16,128 +16,14 @@
 
 #include "testutil.h"
 
-#ifndef SHARDLAB_BIN
-#error "the Makefile passes -DSHARDLAB_BIN"
-#endif
+#include "clirun.h"
+
 
 /* ---- running the program ---- */
 
-struct result {
-	int exited, status, signal, core;
-	char *out, *err;
-};
-
-static void result_free(struct result *r)
+static json_t *json_of(const char *args, tu_result *r)
 {
-	free(r->out);
-	free(r->err);
-	memset(r, 0, sizeof *r);
-}
-
-static char *slurp(int fd)
-{
-	size_t cap = 4096, n = 0;
-	char *s = malloc(cap);
-	assert_non_null(s);
-	lseek(fd, 0, SEEK_SET);
-	for (;;) {
-		if (n + 1024 > cap) {
-			cap *= 2;
-			s = realloc(s, cap);
-			assert_non_null(s);
-		}
-		ssize_t k = read(fd, s + n, cap - n - 1);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		n += (size_t)k;
-	}
-	s[n] = '\0';
-	return s;
-}
-
-static int temp_fd(void)
-{
-	const char *dir = getenv("TMPDIR");
-	char path[512];
-	snprintf(path, sizeof path, "%s/test_cli.XXXXXX", dir && *dir ? dir : "/tmp");
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	unlink(path);
-	return fd;
-}
-
-/* Run shardlab with the words of args (split on spaces); stdout goes to
- * out_path if not NULL (e.g. /dev/full), else it is captured. */
-static void run_to(const char *args, const char *out_path, struct result *r)
-{
-	char buf[1024];
-	char *argv[64];
-	int argc = 0;
-	snprintf(buf, sizeof buf, "%s", args);
-	argv[argc++] = (char *)"shardlab";
-	for (char *tok = strtok(buf, " "); tok && argc < 63; tok = strtok(NULL, " "))
-		argv[argc++] = tok;
-	argv[argc] = NULL;
-
-	int fo = out_path ? open(out_path, O_WRONLY) : temp_fd(), fe = temp_fd();
-	assert_true(fo >= 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(fo, 1);
-		dup2(fe, 2);
-		/* Never a hang: a run that takes this long is a failure. */
-		alarm(300);
-		execv(SHARDLAB_BIN, argv);
-		_exit(127);
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		assert_int_equal(errno, EINTR);
-	memset(r, 0, sizeof *r);
-	r->exited = WIFEXITED(st);
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	r->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
-	r->core = WIFSIGNALED(st) && WCOREDUMP(st);
-	r->out = out_path ? strdup("") : slurp(fo);
-	r->err = slurp(fe);
-	close(fo);
-	close(fe);
-}
-
-static void run(const char *args, struct result *r)
-{
-	run_to(args, NULL, r);
-}
-
-static int count_lines(const char *s)
-{
-	int n = 0;
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
-/* Exit status want, no signal, and exactly one line "shardlab: ..." on
- * stderr. */
-static void expect_one_error(const char *args, int want, const struct result *r)
-{
-	if (!r->exited)
-		fail_msg("'%s' died of signal %d%s", args, r->signal,
-		         r->core ? " (core dumped)" : "");
-	if (r->status != want)
-		fail_msg("'%s' exited %d, want %d; stderr: %s", args, r->status, want, r->err);
-	if (count_lines(r->err) != 1 || strncmp(r->err, "shardlab: ", 10) != 0 ||
-	    strlen(r->err) < 14)
-		fail_msg("'%s': want one line 'shardlab: ...' on stderr, got: [%s]", args, r->err);
-}
-
-static json_t *json_of(const char *args, struct result *r)
-{
-	run(args, r);
+	tu_run(args, r);
 	if (!r->exited || r->status != 0)
 		fail_msg("'%s' exited %d: %s", args, r->status, r->err);
 	json_error_t je;
@@ -145,14 +31,6 @@ static json_t *json_of(const char *args, struct result *r)
 	if (!j)
 		fail_msg("'%s': not JSON: %s", args, je.text);
 	return j;
-}
-
-static double num(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-	if (!json_is_number(v))
-		fail_msg("no number '%s'", key);
-	return json_number_value(v);
 }
 
 /* ---- plan ---- */
@@ -176,30 +54,30 @@ static void test_plan_bad_input(void **state)
 	    {"plan extra", "unexpected argument"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		struct result r;
-		run(bad[i].args, &r);
-		expect_one_error(bad[i].args, 2, &r);
+		tu_result r;
+		tu_run(bad[i].args, &r);
+		tu_expect_one_error(bad[i].args, 2, &r);
 		if (!strstr(r.err, bad[i].says))
 			fail_msg("'%s': want '%s' in: %s", bad[i].args, bad[i].says, r.err);
-		result_free(&r);
+		tu_result_free(&r);
 	}
 }
 
 static void test_plan_text(void **state)
 {
 	(void)state;
-	struct result r;
-	run("plan --devices=8 --top=5", &r);
+	tu_result r;
+	tu_run("plan --devices=8 --top=5", &r);
 	assert_true(r.exited && r.status == 0);
 	assert_non_null(strstr(r.out, "shardlab plan:"));
 	assert_non_null(strstr(r.out, "rank"));
 	assert_non_null(strstr(r.out, "\nBest: "));
 	assert_non_null(strstr(r.out, "--top=0 shows them all"));
-	result_free(&r);
-	run("plan --help", &r);
+	tu_result_free(&r);
+	tu_run("plan --help", &r);
 	assert_true(r.exited && r.status == 0);
 	assert_non_null(strstr(r.out, "Usage: shardlab plan"));
-	result_free(&r);
+	tu_result_free(&r);
 }
 
 /* Every row, ranked by step time, then memory; rejected rows last, each
@@ -207,7 +85,7 @@ static void test_plan_text(void **state)
 static void test_plan_json(void **state)
 {
 	(void)state;
-	struct result r;
+	tu_result r;
 	json_t *j =
 	    json_of("plan --devices=8 --devices-per-node=4 --layers=4 --hidden=64 --ffn=256 "
 	            "--heads=4 --seq=64 --batch=16 --memory=2MiB --format=json",
@@ -215,59 +93,59 @@ static void test_plan_json(void **state)
 	json_t *rows = json_object_get(j, "layouts");
 	assert_true(json_is_array(rows));
 	size_t n = json_array_size(rows);
-	int fit = (int)num(j, "fit");
-	assert_int_equal((int)num(j, "candidates"), (int)n);
+	int fit = (int)tu_num(j, "fit");
+	assert_int_equal((int)tu_num(j, "candidates"), (int)n);
 	assert_true(fit > 0 && (size_t)fit < n);
-	double mem = num(json_object_get(j, "cluster"), "memory_per_device_bytes");
+	double mem = tu_num(json_object_get(j, "cluster"), "memory_per_device_bytes");
 	double prev = 0;
 	for (size_t i = 0; i < n; i++) {
 		json_t *o = json_array_get(rows, i);
 		int fits = json_is_true(json_object_get(o, "fits"));
 		assert_int_equal(fits, (int)i < fit);
-		double peak = num(o, "mem_peak_bytes");
+		double peak = tu_num(o, "mem_peak_bytes");
 		if (fits) {
-			assert_int_equal((int)num(o, "rank"), (int)i + 1);
-			double t = num(o, "step_s");
+			assert_int_equal((int)tu_num(o, "rank"), (int)i + 1);
+			double t = tu_num(o, "step_s");
 			assert_true(t >= prev * (1 - 1e-12));
 			prev = t;
 			assert_true(peak <= mem);
-			assert_true(num(o, "tokens_per_s") > 0 &&
-			            num(o, "model_flops_per_device") > 0);
-			assert_true(num(o, "comm_share") >= 0 && num(o, "comm_share") <= 1);
-			assert_true(num(o, "bubble_fraction") >= 0);
+			assert_true(tu_num(o, "tokens_per_s") > 0 &&
+			            tu_num(o, "model_flops_per_device") > 0);
+			assert_true(tu_num(o, "comm_share") >= 0 && tu_num(o, "comm_share") <= 1);
+			assert_true(tu_num(o, "bubble_fraction") >= 0);
 			assert_non_null(json_object_get(o, "tp_link"));
 		} else {
 			assert_true(json_is_null(json_object_get(o, "rank")));
 			assert_true(peak > mem);
 			assert_true(json_is_string(json_object_get(o, "rejected")));
 		}
-		assert_true(num(o, "memory_params_bytes") + num(o, "memory_grads_bytes") +
-		                num(o, "memory_optimizer_bytes") +
-		                num(o, "memory_activations_peak_bytes") <=
+		assert_true(tu_num(o, "memory_params_bytes") + tu_num(o, "memory_grads_bytes") +
+		                tu_num(o, "memory_optimizer_bytes") +
+		                tu_num(o, "memory_activations_peak_bytes") <=
 		            peak);
 	}
 	json_t *best = json_object_get(j, "best");
-	assert_int_equal((int)num(best, "rank"), 1);
-	assert_true(num(best, "step_s") == num(json_array_get(rows, 0), "step_s"));
+	assert_int_equal((int)tu_num(best, "rank"), 1);
+	assert_true(tu_num(best, "step_s") == tu_num(json_array_get(rows, 0), "step_s"));
 	assert_true(strstr(json_string_value(json_object_get(j, "explanation")), "Best: ") != NULL);
 	json_decref(j);
-	result_free(&r);
+	tu_result_free(&r);
 }
 
 /* 1024 devices are allowed in a plan (it runs nothing). */
 static void test_plan_many_devices(void **state)
 {
 	(void)state;
-	struct result r;
+	tu_result r;
 	json_t *j =
 	    json_of("plan --devices=1024 --layers=4 --hidden=64 --ffn=256 --heads=8 --seq=16 "
 	            "--batch=1024 --format=json",
 	            &r);
-	assert_int_equal((int)num(json_object_get(j, "cluster"), "devices"), 1024);
-	assert_int_equal((int)num(json_object_get(j, "cluster"), "nodes"), 128);
-	assert_true(num(j, "fit") > 0);
+	assert_int_equal((int)tu_num(json_object_get(j, "cluster"), "devices"), 1024);
+	assert_int_equal((int)tu_num(json_object_get(j, "cluster"), "nodes"), 128);
+	assert_true(tu_num(j, "fit") > 0);
 	json_decref(j);
-	result_free(&r);
+	tu_result_free(&r);
 }
 
 /* ---- --dry-run ---- */
@@ -275,7 +153,7 @@ static void test_plan_many_devices(void **state)
 static void test_run_dry_run(void **state)
 {
 	(void)state;
-	struct result a, b;
+	tu_result a, b;
 	json_t *full = json_of("run --devices=8 --devices-per-node=4 --m=256 --k=512 --n=512 "
 	                       "--strategy=rowwise --format=json",
 	                       &a);
@@ -290,34 +168,34 @@ static void test_run_dry_run(void **state)
 	static const char *same[] = {"emulated_time_s", "predicted_s", "compute_s", "comm_s",
 	                             "bytes_moved"};
 	for (size_t i = 0; i < sizeof same / sizeof *same; i++)
-		if (num(full, same[i]) != num(dry, same[i]))
-			fail_msg("%s: %.17g full, %.17g dry run", same[i], num(full, same[i]),
-			         num(dry, same[i]));
+		if (tu_num(full, same[i]) != tu_num(dry, same[i]))
+			fail_msg("%s: %.17g full, %.17g dry run", same[i], tu_num(full, same[i]),
+			         tu_num(dry, same[i]));
 	json_decref(full);
 	json_decref(dry);
-	result_free(&a);
-	result_free(&b);
+	tu_result_free(&a);
+	tu_result_free(&b);
 }
 
 static void test_dry_run_limits(void **state)
 {
 	(void)state;
-	struct result r;
-	run("run --devices=100", &r);
-	expect_one_error("run --devices=100", 2, &r);
+	tu_result r;
+	tu_run("run --devices=100", &r);
+	tu_expect_one_error("run --devices=100", 2, &r);
 	assert_non_null(strstr(r.err, "--dry-run"));
-	result_free(&r);
-	run("run --dry-run --timing=measured", &r);
-	expect_one_error("run --dry-run --timing=measured", 2, &r);
-	result_free(&r);
-	run("run --devices=1025 --dry-run", &r);
-	expect_one_error("run --devices=1025 --dry-run", 2, &r);
-	result_free(&r);
-	run("run --devices=256 --dry-run --m=64 --k=1024 --n=64 --strategy=rowwise", &r);
+	tu_result_free(&r);
+	tu_run("run --dry-run --timing=measured", &r);
+	tu_expect_one_error("run --dry-run --timing=measured", 2, &r);
+	tu_result_free(&r);
+	tu_run("run --devices=1025 --dry-run", &r);
+	tu_expect_one_error("run --devices=1025 --dry-run", 2, &r);
+	tu_result_free(&r);
+	tu_run("run --devices=256 --dry-run --m=64 --k=1024 --n=64 --strategy=rowwise", &r);
 	assert_true(r.exited && r.status == 0);
 	assert_non_null(strstr(r.out, "dry run     timing only"));
 	assert_non_null(strstr(r.out, "check           none"));
-	result_free(&r);
+	tu_result_free(&r);
 }
 
 /* train --dry-run: the same step time, bubble, memory and traffic as the
@@ -325,7 +203,7 @@ static void test_dry_run_limits(void **state)
 static void test_train_dry_run(void **state)
 {
 	(void)state;
-	struct result a, b;
+	tu_result a, b;
 	const char *args =
 	    "train --tp=2 --pp=2 --dp=2 --microbatches=4 --sequence-parallel --zero1 "
 	    "--steps=2 --format=json";
@@ -340,49 +218,49 @@ static void test_train_dry_run(void **state)
 	static const char *same[] = {"step_time_s", "predicted_step_s", "bubble_fraction",
 	                             "idle_fraction", "flops_per_step"};
 	for (size_t i = 0; i < sizeof same / sizeof *same; i++)
-		if (num(full, same[i]) != num(dry, same[i]))
-			fail_msg("%s: %.17g full, %.17g dry run", same[i], num(full, same[i]),
-			         num(dry, same[i]));
+		if (tu_num(full, same[i]) != tu_num(dry, same[i]))
+			fail_msg("%s: %.17g full, %.17g dry run", same[i], tu_num(full, same[i]),
+			         tu_num(dry, same[i]));
 	json_t *df = json_object_get(full, "per_device"), *dd = json_object_get(dry, "per_device");
 	for (size_t i = 0; i < json_array_size(df); i++)
-		assert_true(num(json_array_get(df, i), "memory_peak_bytes") ==
-		            num(json_array_get(dd, i), "memory_peak_bytes"));
+		assert_true(tu_num(json_array_get(df, i), "memory_peak_bytes") ==
+		            tu_num(json_array_get(dd, i), "memory_peak_bytes"));
 	json_decref(full);
 	json_decref(dry);
-	result_free(&a);
-	result_free(&b);
+	tu_result_free(&a);
+	tu_result_free(&b);
 
 	/* a model no host holds: refused in full, run timing-only */
 	const char *big = "train --tp=8 --layers=2 --hidden=8192 --ffn=32768 --heads=64 --seq=2048 "
 	                  "--batch=8 --microbatches=8 --steps=1";
-	run(big, &a);
-	expect_one_error(big, 2, &a);
+	tu_run(big, &a);
+	tu_expect_one_error(big, 2, &a);
 	assert_non_null(strstr(a.err, "--dry-run"));
-	result_free(&a);
+	tu_result_free(&a);
 	snprintf(dargs, sizeof dargs, "%s --dry-run --format=json", big);
 	dry = json_of(dargs, &b);
-	assert_true(num(dry, "step_time_s") > 0);
+	assert_true(tu_num(dry, "step_time_s") > 0);
 	json_decref(dry);
-	result_free(&b);
+	tu_result_free(&b);
 }
 
 static void test_sandbox_dry_run_limit(void **state)
 {
 	(void)state;
-	struct result r;
-	run("sandbox --tp=8 --pp=16 --dry-run", &r);
-	expect_one_error("sandbox --tp=8 --pp=16 --dry-run", 2, &r);
+	tu_result r;
+	tu_run("sandbox --tp=8 --pp=16 --dry-run", &r);
+	tu_expect_one_error("sandbox --tp=8 --pp=16 --dry-run", 2, &r);
 	assert_non_null(strstr(r.err, "up to 64"));
-	result_free(&r);
+	tu_result_free(&r);
 	/* checkpoints hold values: a dry run has none to save or show */
 	static const char *none[] = {"train --dry-run --save=/nonexistent/ck",
 	                             "train --dry-run --load=/nonexistent/ck",
 	                             "sandbox --dry-run --load=/nonexistent/ck"};
 	for (size_t i = 0; i < sizeof none / sizeof *none; i++) {
-		run(none[i], &r);
-		expect_one_error(none[i], 2, &r);
+		tu_run(none[i], &r);
+		tu_expect_one_error(none[i], 2, &r);
 		assert_non_null(strstr(r.err, "--dry-run"));
-		result_free(&r);
+		tu_result_free(&r);
 	}
 }
 

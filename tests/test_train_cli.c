@@ -14,121 +14,21 @@
 
 #include "testutil.h"
 
-#ifndef SHARDLAB_BIN
-#error "the Makefile passes -DSHARDLAB_BIN"
-#endif
+#include "clirun.h"
 
-struct result {
-	int status;
-	char *out, *err;
-};
-
-static char *slurp(int fd)
-{
-	size_t cap = 4096, n = 0;
-	char *s = malloc(cap);
-	assert_non_null(s);
-	lseek(fd, 0, SEEK_SET);
-	for (;;) {
-		if (n + 1024 > cap) {
-			cap *= 2;
-			s = realloc(s, cap);
-			assert_non_null(s);
-		}
-		ssize_t k = read(fd, s + n, cap - n - 1);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		n += (size_t)k;
-	}
-	s[n] = '\0';
-	return s;
-}
-
-static int temp_fd(void)
-{
-	const char *dir = getenv("TMPDIR");
-	char path[512];
-	snprintf(path, sizeof path, "%s/test_train_cli.XXXXXX", dir && *dir ? dir : "/tmp");
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	unlink(path);
-	return fd;
-}
-
-/* Run shardlab with the words of args, capturing both streams. */
-static void run(const char *args, struct result *r)
-{
-	char buf[1024];
-	char *argv[64];
-	int argc = 0;
-	snprintf(buf, sizeof buf, "%s", args);
-	argv[argc++] = (char *)"shardlab";
-	for (char *tok = strtok(buf, " "); tok && argc < 63; tok = strtok(NULL, " "))
-		argv[argc++] = tok;
-	argv[argc] = NULL;
-	int fo = temp_fd(), fe = temp_fd();
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(fo, 1);
-		dup2(fe, 2);
-		alarm(300);
-		execv(SHARDLAB_BIN, argv);
-		_exit(127);
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		assert_int_equal(errno, EINTR);
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	r->out = slurp(fo);
-	r->err = slurp(fe);
-	close(fo);
-	close(fe);
-}
-
-static void result_free(struct result *r)
-{
-	free(r->out);
-	free(r->err);
-}
-
-static json_t *run_json(const char *args)
-{
-	struct result r;
-	run(args, &r);
-	if (r.status != 0)
-		fail_msg("'%s' exited %d: %s", args, r.status, r.err);
-	json_error_t jerr;
-	json_t *j = json_loads(r.out, 0, &jerr);
-	if (!j)
-		fail_msg("'%s': not JSON: %s", args, jerr.text);
-	result_free(&r);
-	return j;
-}
-
-static double num(const json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-	if (!json_is_number(v))
-		fail_msg("no number '%s'", key);
-	return json_number_value(v);
-}
 
 #define SMALL "--layers=4 --hidden=16 --ffn=32 --heads=4 --seq=4 --batch=8"
 
 static void test_train_json(void **state)
 {
 	(void)state;
-	json_t *j = run_json("train --tp=2 --pp=2 --microbatches=4 --sequence-parallel --steps=3 "
+	json_t *j = tu_run_json("train --tp=2 --pp=2 --microbatches=4 --sequence-parallel --steps=3 "
 			     "--format=json " SMALL);
-	assert_int_equal(num(j, "tp"), 2);
-	assert_int_equal(num(j, "pp"), 2);
-	assert_int_equal(num(j, "dp"), 1);
-	assert_int_equal(num(j, "microbatches"), 4);
-	assert_int_equal(num(j, "devices"), 4);
+	assert_int_equal(tu_num(j, "tp"), 2);
+	assert_int_equal(tu_num(j, "pp"), 2);
+	assert_int_equal(tu_num(j, "dp"), 1);
+	assert_int_equal(tu_num(j, "microbatches"), 4);
+	assert_int_equal(tu_num(j, "devices"), 4);
 	assert_string_equal(json_string_value(json_object_get(j, "schedule")), "1f1b");
 	json_t *loss = json_object_get(j, "losses"), *ref = json_object_get(j, "reference_losses");
 	assert_int_equal(json_array_size(loss), 3);
@@ -138,10 +38,10 @@ static void test_train_json(void **state)
 		assert_true(fabs(a - b) <= 1e-5 * b);
 	}
 	/* model timing: the prediction is the emulation */
-	assert_true(fabs(num(j, "predicted_step_s") - num(j, "step_time_s")) <=
-		    1e-9 * num(j, "step_time_s"));
-	assert_true(num(j, "bubble_fraction") >= 0);
-	assert_true(num(j, "idle_fraction") >= 0 && num(j, "idle_fraction") < 1);
+	assert_true(fabs(tu_num(j, "predicted_step_s") - tu_num(j, "step_time_s")) <=
+		    1e-9 * tu_num(j, "step_time_s"));
+	assert_true(tu_num(j, "bubble_fraction") >= 0);
+	assert_true(tu_num(j, "idle_fraction") >= 0 && tu_num(j, "idle_fraction") < 1);
 	json_t *devs = json_object_get(j, "per_device");
 	assert_int_equal(json_array_size(devs), 4);
 	const char *mem[] = {"memory_params_bytes", "memory_grads_bytes", "memory_optimizer_bytes",
@@ -149,12 +49,12 @@ static void test_train_json(void **state)
 	for (size_t i = 0; i < 4; i++) {
 		json_t *d = json_array_get(devs, i);
 		for (int k = 0; k < 4; k++)
-			assert_true(num(d, mem[k]) > 0);
-		assert_true(num(d, "memory_optimizer_bytes") == 2 * num(d, "memory_params_bytes"));
+			assert_true(tu_num(d, mem[k]) > 0);
+		assert_true(tu_num(d, "memory_optimizer_bytes") == 2 * tu_num(d, "memory_params_bytes"));
 		json_t *tr = json_object_get(d, "traffic");
-		assert_true(num(json_object_get(tr, "tp_allgather"), "sent_bytes") > 0);
-		assert_true(num(json_object_get(tr, "pp_sendrecv"), "sent_bytes") > 0);
-		assert_true(num(json_object_get(tr, "dp_allreduce"), "sent_bytes") == 0);
+		assert_true(tu_num(json_object_get(tr, "tp_allgather"), "sent_bytes") > 0);
+		assert_true(tu_num(json_object_get(tr, "pp_sendrecv"), "sent_bytes") > 0);
+		assert_true(tu_num(json_object_get(tr, "dp_allreduce"), "sent_bytes") == 0);
 	}
 	json_t *tr = json_object_get(j, "traffic");
 	const char *kinds[] = {"tp_allreduce",  "tp_allgather",     "tp_reducescatter", "pp_sendrecv",
@@ -166,8 +66,8 @@ static void test_train_json(void **state)
 
 static void expect_refusal(const char *args, int status, const char *msg)
 {
-	struct result r;
-	run(args, &r);
+	tu_result r;
+	tu_run(args, &r);
 	if (r.status != status || !strstr(r.err, msg))
 		fail_msg("'%s': exit %d, stderr '%s'; wanted exit %d and '%s'", args, r.status, r.err,
 			 status, msg);
@@ -176,7 +76,7 @@ static void expect_refusal(const char *args, int status, const char *msg)
 		lines += *p == '\n';
 	assert_int_equal(lines, 1);
 	assert_string_equal(r.out, "");
-	result_free(&r);
+	tu_result_free(&r);
 }
 
 static void test_refusals(void **state)
@@ -204,10 +104,10 @@ static void test_train_trace(void **state)
 	snprintf(path, sizeof path, "%s/test_train_cli_trace.%d.json", dir && *dir ? dir : "/tmp",
 		 (int)getpid());
 	snprintf(args, sizeof args, "train --pp=2 --microbatches=4 --steps=1 --trace=%s " SMALL, path);
-	struct result r;
-	run(args, &r);
+	tu_result r;
+	tu_run(args, &r);
 	assert_int_equal(r.status, 0);
-	result_free(&r);
+	tu_result_free(&r);
 	json_error_t jerr;
 	json_t *j = json_load_file(path, 0, &jerr);
 	unlink(path);
@@ -230,18 +130,18 @@ static void test_train_trace(void **state)
 static void test_compare(void **state)
 {
 	(void)state;
-	struct result r;
-	run("compare --steps=2 " SMALL, &r);
+	tu_result r;
+	tu_run("compare --steps=2 " SMALL, &r);
 	assert_int_equal(r.status, 0);
 	const char *rows[] = {"\nsingle ", "\ntp=4 ", "\npp=4 1f1b ", "\ndp=4 ", "\ntp=2 x dp=2 "};
 	for (int i = 0; i < 5; i++)
 		if (!strstr(r.out, rows[i]))
 			fail_msg("no row '%s' in:\n%s", rows[i] + 1, r.out);
 	assert_null(strstr(r.out, "WRONG"));
-	result_free(&r);
+	tu_result_free(&r);
 
 	/* three devices: TP over 3 cannot split 4 heads and is skipped, saying why */
-	json_t *j = run_json("compare --devices=3 --steps=2 --format=json " SMALL);
+	json_t *j = tu_run_json("compare --devices=3 --steps=2 --format=json " SMALL);
 	json_t *lay = json_object_get(j, "layouts"), *sk = json_object_get(j, "skipped");
 	assert_int_equal(json_array_size(lay), 3);
 	assert_int_equal(json_array_size(sk), 1);
@@ -250,22 +150,22 @@ static void test_compare(void **state)
 	for (size_t i = 0; i < json_array_size(lay); i++) {
 		json_t *x = json_array_get(lay, i);
 		assert_string_equal(json_string_value(json_object_get(x, "check")), "pass");
-		assert_true(num(x, "speedup") > 0);
+		assert_true(tu_num(x, "speedup") > 0);
 		assert_non_null(json_object_get(x, "bubble_fraction"));
 	}
 	json_decref(j);
 
 	/* explicit layouts, with options */
-	j = run_json("compare --layouts=1x2x1:gpipe,1x2x1,2x1x2:sp:zero1 --microbatches=4 --steps=2 "
+	j = tu_run_json("compare --layouts=1x2x1:gpipe,1x2x1,2x1x2:sp:zero1 --microbatches=4 --steps=2 "
 		     "--format=json " SMALL);
 	lay = json_object_get(j, "layouts");
 	assert_int_equal(json_array_size(lay), 3);
 	json_t *g = json_array_get(lay, 0), *o = json_array_get(lay, 1);
 	assert_string_equal(json_string_value(json_object_get(g, "schedule")), "gpipe");
 	/* 1F1B keeps fewer micro-batches of activations than GPipe on stage 0 */
-	double ga = num(json_array_get(json_object_get(g, "per_device"), 0),
+	double ga = tu_num(json_array_get(json_object_get(g, "per_device"), 0),
 			"memory_activations_peak_bytes");
-	double oa = num(json_array_get(json_object_get(o, "per_device"), 0),
+	double oa = tu_num(json_array_get(json_object_get(o, "per_device"), 0),
 			"memory_activations_peak_bytes");
 	assert_true(oa < ga);
 	json_t *z = json_array_get(lay, 2);
