@@ -17,31 +17,7 @@
 
 static sl_model_spec small_model(int layers, int batch)
 {
-	sl_model_spec m;
-	sl_model_default(&m);
-	m.layers = layers;
-	m.hidden = 8;
-	m.ffn = 16;
-	m.heads = 4;
-	m.seq = 4;
-	m.batch = batch;
-	return m;
-}
-
-/* H100-like: NVLink inside nodes of g, InfiniBand between. */
-static sl_cluster_config h100(int n, int g)
-{
-	sl_cluster_config cfg;
-	sl_cluster_config_default(&cfg);
-	cfg.devices = n;
-	cfg.devices_per_node = g < n ? g : 0;
-	cfg.intra.bandwidth = 450e9;
-	cfg.intra.latency = 2e-6;
-	cfg.inter.bandwidth = 50e9;
-	cfg.inter.latency = 5e-6;
-	cfg.flops = 989e12;
-	cfg.memory = (uint64_t)80 << 30;
-	return cfg;
+	return tu_model(layers, 8, 16, 4, 4, batch);
 }
 
 static void plan_or_fail(const sl_model_spec *m, const sl_cluster_config *cfg, sl_plan *p)
@@ -83,7 +59,7 @@ static int run_full(const sl_model_spec *m, const sl_layout *l, const sl_cluster
 
 static sl_cluster_config small_cluster(uint64_t memory)
 {
-	sl_cluster_config cfg = h100(4, 2);
+	sl_cluster_config cfg = tu_h100(4, 2);
 	cfg.flops = 2e12; /* slow enough that compute and links both matter */
 	cfg.memory = memory;
 	return cfg;
@@ -236,7 +212,7 @@ static void test_no_valid_layout(void **state)
 	sl_model_spec m = small_model(1, 1);
 	m.heads = 3;
 	m.hidden = 9;
-	sl_cluster_config cfg = h100(8, 8);
+	sl_cluster_config cfg = tu_h100(8, 8);
 	sl_plan_spec s = {.model = m, .cluster = cfg};
 	sl_plan p;
 	sl_err err = {0};
@@ -251,7 +227,7 @@ static void test_fits_nowhere(void **state)
 {
 	(void)state;
 	sl_model_spec m = small_model(4, 8);
-	sl_cluster_config cfg = h100(4, 4);
+	sl_cluster_config cfg = tu_h100(4, 4);
 	cfg.memory = 4096;
 	sl_plan_spec s = {.model = m, .cluster = cfg};
 	sl_plan p;
@@ -288,7 +264,7 @@ static void test_tp_stays_inside_nodes(void **state)
 {
 	(void)state;
 	sl_model_spec m = real_model(80, 8192, 28672, 64, 2048, 128);
-	sl_cluster_config cfg = h100(64, 8);
+	sl_cluster_config cfg = tu_h100(64, 8);
 	sl_plan p;
 	plan_or_fail(&m, &cfg, &p);
 	int seen = 0;
@@ -314,7 +290,7 @@ static void test_tp_stays_inside_nodes(void **state)
 static void test_best_changes_with_sequence(void **state)
 {
 	(void)state;
-	sl_cluster_config cfg = h100(16, 8);
+	sl_cluster_config cfg = tu_h100(16, 8);
 	sl_model_spec a = real_model(32, 4096, 11008, 32, 2048, 64);
 	sl_model_spec b = real_model(32, 4096, 11008, 32, 8192, 16);
 	sl_plan pa, pb;
@@ -337,7 +313,7 @@ static void test_best_changes_with_inter_node_link(void **state)
 {
 	(void)state;
 	sl_model_spec m = real_model(32, 4096, 11008, 32, 2048, 64);
-	sl_cluster_config slow = h100(16, 8), fast = h100(16, 8);
+	sl_cluster_config slow = tu_h100(16, 8), fast = tu_h100(16, 8);
 	slow.inter.bandwidth = 12.5e9;
 	fast.inter.bandwidth = 400e9;
 	sl_plan ps, pf;
@@ -363,7 +339,7 @@ static void test_smallest_model_parallel_fit(void **state)
 	(void)state;
 	int L = 24, h = 2048, f = 8192;
 	sl_model_spec m = real_model(L, h, f, 16, 2048, 1024);
-	sl_cluster_config cfg = h100(8, 8);
+	sl_cluster_config cfg = tu_h100(8, 8);
 	cfg.memory = (uint64_t)18 << 30;
 	double params =
 	    L * (3.0 * h * h + (double)h * h + h + (double)h * f + f + (double)f * h + h);
@@ -390,7 +366,7 @@ static void test_explanation(void **state)
 {
 	(void)state;
 	sl_model_spec m = real_model(32, 4096, 11008, 32, 2048, 64);
-	sl_cluster_config cfg = h100(16, 8);
+	sl_cluster_config cfg = tu_h100(16, 8);
 	sl_plan p;
 	plan_or_fail(&m, &cfg, &p);
 	char buf[2048];

@@ -15,30 +15,7 @@
 
 static sl_model_spec model(int layers, int batch)
 {
-	sl_model_spec m;
-	sl_model_default(&m);
-	m.layers = layers;
-	m.hidden = 64;
-	m.ffn = 256;
-	m.heads = 4;
-	m.seq = 16;
-	m.batch = batch;
-	return m;
-}
-
-static sl_cluster_config cluster(int n, int g)
-{
-	sl_cluster_config cfg;
-	sl_cluster_config_default(&cfg);
-	cfg.devices = n;
-	cfg.devices_per_node = g < n ? g : 0;
-	cfg.intra.bandwidth = 450e9;
-	cfg.intra.latency = 2e-6;
-	cfg.inter.bandwidth = 50e9;
-	cfg.inter.latency = 5e-6;
-	cfg.flops = 989e12;
-	cfg.memory = (uint64_t)80 << 30;
-	return cfg;
+	return tu_model(layers, 64, 256, 4, 16, batch);
 }
 
 static void plan_of(const sl_model_spec *m, const sl_cluster_config *c, sl_plan *p)
@@ -72,7 +49,7 @@ static void test_table(void **state)
 {
 	(void)state;
 	sl_model_spec m = model(4, 16);
-	sl_cluster_config c = cluster(8, 4);
+	sl_cluster_config c = tu_h100(8, 4);
 	sl_plan p;
 	plan_of(&m, &c, &p);
 	assert_true(p.nfit > 20);
@@ -158,7 +135,7 @@ static void test_background(void **state)
 	assert_null(sl_planview_plan(v));
 
 	sl_model_spec m = model(4, 16);
-	sl_cluster_config c = cluster(8, 4);
+	sl_cluster_config c = tu_h100(8, 4);
 	sl_err err = {0};
 	assert_int_equal(sl_planview_start(v, &m, &c, &err), SL_OK);
 	assert_int_equal(sl_planview_state(v, NULL), 1);
@@ -217,7 +194,7 @@ static void test_cancel(void **state)
 {
 	(void)state;
 	sl_model_spec m = model(8, 64);
-	sl_cluster_config c = cluster(64, 8);
+	sl_cluster_config c = tu_h100(64, 8);
 	sl_planview *v = sl_planview_create(-1);
 	sl_err err = {0};
 	assert_int_equal(sl_planview_start(v, &m, &c, &err), SL_OK);

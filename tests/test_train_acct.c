@@ -16,26 +16,7 @@
 /* Attention model with even splits everywhere: h=8, 4 heads of 2, f=16. */
 static void attn_model(sl_model_spec *m, int layers, int batch)
 {
-	sl_model_default(m);
-	m->layers = layers;
-	m->hidden = 8;
-	m->ffn = 16;
-	m->heads = 4;
-	m->seq = 4;
-	m->batch = batch;
-}
-
-static sl_layout layout(int tp, int pp, int dp, sl_sched k, int m, int v)
-{
-	sl_layout l;
-	sl_layout_default(&l);
-	l.tp = tp;
-	l.pp = pp;
-	l.dp = dp;
-	l.schedule = k;
-	l.microbatches = m;
-	l.chunks = v;
-	return l;
+	*m = tu_model(layers, 8, 16, 4, 4, batch);
 }
 
 static sl_cluster *cluster(int n, int per_node, double flops, double bw, double lat, uint64_t mem)
@@ -105,7 +86,7 @@ static void test_tp_traffic(void **state)
 		int t = grid[g][0], p = grid[g][1], d = grid[g][2], mb = grid[g][3], sp = grid[g][4];
 		sl_model_spec m;
 		attn_model(&m, 4, 16);
-		sl_layout l = layout(t, p, d, SL_SCHED_1F1B, mb, 1);
+		sl_layout l = tu_layout(t, p, d, SL_SCHED_1F1B, mb, 1);
 		l.seq_parallel = sp;
 		sl_cluster *c = cluster(t * p * d, 0, 1e12, 1e11, 1e-6, (uint64_t)1 << 30);
 		sl_train_report rep;
@@ -144,7 +125,7 @@ static void test_pp_traffic(void **state)
 		int p = grid[g][0], mb = grid[g][1], v = grid[g][2], t = grid[g][3], sp = grid[g][4];
 		sl_model_spec m;
 		attn_model(&m, 8, 8);
-		sl_layout l = layout(t, p, 1, v > 1 ? SL_SCHED_INTERLEAVED : SL_SCHED_1F1B, mb, v);
+		sl_layout l = tu_layout(t, p, 1, v > 1 ? SL_SCHED_INTERLEAVED : SL_SCHED_1F1B, mb, v);
 		l.seq_parallel = sp;
 		sl_cluster *c = cluster(t * p, 0, 1e12, 1e11, 1e-6, (uint64_t)1 << 30);
 		sl_train_report rep;
@@ -177,7 +158,7 @@ static void test_dp_traffic(void **state)
 		int d = grid[g][0], t = grid[g][1], p = grid[g][2], z = grid[g][3];
 		sl_model_spec m;
 		attn_model(&m, 4, 8);
-		sl_layout l = layout(t, p, d, SL_SCHED_1F1B, 2, 1);
+		sl_layout l = tu_layout(t, p, d, SL_SCHED_1F1B, 2, 1);
 		l.zero1 = z;
 		sl_cluster *c = cluster(t * p * d, 0, 1e12, 1e11, 1e-6, (uint64_t)1 << 30);
 		sl_train_report rep;
@@ -219,7 +200,7 @@ static void test_bubble_formulas(void **state)
 		int p = grid[g][1], mb = grid[g][2], v = grid[g][3];
 		sl_model_spec m;
 		attn_model(&m, 8, 16);
-		sl_layout l = layout(1, p, 1, (sl_sched)grid[g][0], mb, v);
+		sl_layout l = tu_layout(1, p, 1, (sl_sched)grid[g][0], mb, v);
 		sl_cluster *c = compute_bound(p);
 		sl_train_report rep;
 		run(&m, &l, c, 1, &rep, NULL);
@@ -241,8 +222,8 @@ static void test_gpipe_equals_1f1b_in_time(void **state)
 		for (int mb = 1; mb <= 8; mb *= 2) {
 			sl_model_spec m;
 			attn_model(&m, 4, 8);
-			sl_layout a = layout(1, p, 1, SL_SCHED_GPIPE, mb, 1);
-			sl_layout b = layout(1, p, 1, SL_SCHED_1F1B, mb, 1);
+			sl_layout a = tu_layout(1, p, 1, SL_SCHED_GPIPE, mb, 1);
+			sl_layout b = tu_layout(1, p, 1, SL_SCHED_1F1B, mb, 1);
 			sl_cluster *c = compute_bound(p);
 			sl_train_report ra, rb;
 			run(&m, &a, c, 1, &ra, NULL);
@@ -318,7 +299,7 @@ static void test_memory_formulas(void **state)
 		int p = grid[g][1], mb = grid[g][2], v = grid[g][3], t = grid[g][4], sp = grid[g][5];
 		sl_model_spec m;
 		attn_model(&m, 8, 16);
-		sl_layout l = layout(t, p, 1, (sl_sched)grid[g][0], mb, v);
+		sl_layout l = tu_layout(t, p, 1, (sl_sched)grid[g][0], mb, v);
 		l.seq_parallel = sp;
 		sl_cluster *c = compute_bound(t * p);
 		sl_train_report rep;
@@ -358,7 +339,7 @@ static void test_zero1_shards_optimizer(void **state)
 	(void)state;
 	sl_model_spec m;
 	attn_model(&m, 4, 8);
-	sl_layout l = layout(1, 1, 4, SL_SCHED_1F1B, 1, 1);
+	sl_layout l = tu_layout(1, 1, 4, SL_SCHED_1F1B, 1, 1);
 	l.zero1 = 1;
 	sl_cluster *c = compute_bound(4);
 	sl_train_report rep;
@@ -391,7 +372,7 @@ static void test_prediction_equals_emulation(void **state)
 		const int *x = grid[g];
 		sl_model_spec m;
 		attn_model(&m, 8, 16);
-		sl_layout l = layout(x[0], x[1], x[2], (sl_sched)x[3], x[4], x[5]);
+		sl_layout l = tu_layout(x[0], x[1], x[2], (sl_sched)x[3], x[4], x[5]);
 		l.seq_parallel = x[6];
 		l.zero1 = x[2] > 1 && x[6];
 		int n = x[0] * x[1] * x[2];
@@ -430,7 +411,7 @@ static void test_single_baseline(void **state)
 	attn_model(&m, 4, 8);
 	sl_cluster *c = cluster(1, 0, 1e12, 1e11, 1e-6, (uint64_t)1 << 30);
 	sl_train_report rep;
-	sl_layout l = layout(1, 1, 1, SL_SCHED_1F1B, 1, 1);
+	sl_layout l = tu_layout(1, 1, 1, SL_SCHED_1F1B, 1, 1);
 	run(&m, &l, c, 1, &rep, NULL);
 	/* 32 rows; forward: fc1 and fc2, QKV, the output projection, scores
 	 * and PV for 8 sequences x 4 heads; backward twice the forward */
@@ -455,7 +436,7 @@ static void test_measured_timing(void **state)
 	(void)state;
 	sl_model_spec m;
 	attn_model(&m, 4, 8);
-	sl_layout l = layout(2, 2, 1, SL_SCHED_1F1B, 2, 1);
+	sl_layout l = tu_layout(2, 2, 1, SL_SCHED_1F1B, 2, 1);
 	l.seq_parallel = 1;
 	sl_cluster_config cfg;
 	sl_cluster_config_default(&cfg);
@@ -504,37 +485,37 @@ static void test_invalid_layouts(void **state)
 	(void)state;
 	sl_model_spec m;
 	attn_model(&m, 4, 8);
-	sl_layout l = layout(2, 2, 2, SL_SCHED_1F1B, 1, 1);
+	sl_layout l = tu_layout(2, 2, 2, SL_SCHED_1F1B, 1, 1);
 	expect_refused(&m, l, 4, "tp*pp*dp = 2*2*2 = 8 but there are 4 devices");
-	expect_refused(&m, layout(3, 1, 1, SL_SCHED_1F1B, 1, 1), 3, "4 heads do not split over tp=3");
+	expect_refused(&m, tu_layout(3, 1, 1, SL_SCHED_1F1B, 1, 1), 3, "4 heads do not split over tp=3");
 	sl_model_spec f = m;
 	f.heads = 0;
 	f.ffn = 2;
-	expect_refused(&f, layout(4, 1, 1, SL_SCHED_1F1B, 1, 1), 4, "--ffn=2 cannot be split over tp=4");
-	expect_refused(&m, layout(1, 8, 1, SL_SCHED_1F1B, 8, 1), 8,
+	expect_refused(&f, tu_layout(4, 1, 1, SL_SCHED_1F1B, 1, 1), 4, "--ffn=2 cannot be split over tp=4");
+	expect_refused(&m, tu_layout(1, 8, 1, SL_SCHED_1F1B, 8, 1), 8,
 		       "4 layers cannot fill pp*chunks = 8*1 = 8 model chunks");
 	sl_model_spec six = m;
 	six.layers = 6;
-	expect_refused(&six, layout(1, 2, 1, SL_SCHED_INTERLEAVED, 2, 2), 2,
+	expect_refused(&six, tu_layout(1, 2, 1, SL_SCHED_INTERLEAVED, 2, 2), 2,
 		       "--layers=6 does not split into pp*chunks = 2*2 = 4 equal model chunks");
-	expect_refused(&m, layout(1, 2, 1, SL_SCHED_INTERLEAVED, 3, 2), 2,
+	expect_refused(&m, tu_layout(1, 2, 1, SL_SCHED_INTERLEAVED, 3, 2), 2,
 		       "3 is not a multiple of 2");
-	expect_refused(&m, layout(1, 2, 1, SL_SCHED_1F1B, 2, 2), 2, "--chunks=2 needs --schedule=interleaved");
-	expect_refused(&m, layout(1, 1, 4, SL_SCHED_1F1B, 4, 1), 4,
+	expect_refused(&m, tu_layout(1, 2, 1, SL_SCHED_1F1B, 2, 2), 2, "--chunks=2 needs --schedule=interleaved");
+	expect_refused(&m, tu_layout(1, 1, 4, SL_SCHED_1F1B, 4, 1), 4,
 		       "a batch of 8 sequences cannot fill dp*microbatches = 4*4 = 16 micro-batches");
-	l = layout(1, 2, 1, SL_SCHED_1F1B, 1, 1);
+	l = tu_layout(1, 2, 1, SL_SCHED_1F1B, 1, 1);
 	l.seq_parallel = 1;
 	expect_refused(&m, l, 2, "--sequence-parallel splits the sequence inside a TP group");
 	sl_model_spec one = m;
 	one.seq = 1;
 	one.heads = 0;
-	l = layout(4, 1, 2, SL_SCHED_1F1B, 2, 1);
+	l = tu_layout(4, 1, 2, SL_SCHED_1F1B, 2, 1);
 	l.seq_parallel = 1;
 	expect_refused(&one, l, 8, "splits a micro-batch's 2 tokens over tp=4");
-	l = layout(2, 1, 1, SL_SCHED_1F1B, 1, 1);
+	l = tu_layout(2, 1, 1, SL_SCHED_1F1B, 1, 1);
 	l.zero1 = 1;
 	expect_refused(&m, l, 2, "--zero1 shards the optimizer over data-parallel replicas");
-	l = layout(1, 1, 1, SL_SCHED_1F1B, 1, 1);
+	l = tu_layout(1, 1, 1, SL_SCHED_1F1B, 1, 1);
 	l.order[1] = SL_AXIS_TP;
 	expect_refused(&m, l, 1, "the mesh order must name tp, pp and dp once each");
 	sl_axis o[3];
@@ -547,7 +528,7 @@ static void test_invalid_layouts(void **state)
 static void test_mesh_order(void **state)
 {
 	(void)state;
-	sl_layout l = layout(2, 3, 4, SL_SCHED_1F1B, 1, 1);
+	sl_layout l = tu_layout(2, 3, 4, SL_SCHED_1F1B, 1, 1);
 	for (int dev = 0; dev < 24; dev++) {
 		int t, p, d;
 		sl_mesh_coords(&l, dev, &t, &p, &d);
@@ -567,7 +548,7 @@ static void test_out_of_memory(void **state)
 	(void)state;
 	sl_model_spec m;
 	attn_model(&m, 4, 8);
-	sl_layout l = layout(1, 2, 1, SL_SCHED_GPIPE, 4, 1);
+	sl_layout l = tu_layout(1, 2, 1, SL_SCHED_GPIPE, 4, 1);
 	uint64_t n = params_per_device(&m, 2, 1) * F4;
 	sl_err err = {0};
 	sl_train *tr = sl_train_create(&m, &l, 2, &err);
@@ -581,7 +562,7 @@ static void test_out_of_memory(void **state)
 	sl_train_destroy(tr);
 	/* one device: room for the state, not for GPipe's four micro-batches of
 	 * activations */
-	l = layout(1, 1, 1, SL_SCHED_GPIPE, 4, 1);
+	l = tu_layout(1, 1, 1, SL_SCHED_GPIPE, 4, 1);
 	n = params_per_device(&m, 4, 1) * F4;
 	tr = sl_train_create(&m, &l, 1, &err);
 	assert_non_null(tr);
@@ -601,7 +582,7 @@ static void test_runs_continue(void **state)
 	(void)state;
 	sl_model_spec m;
 	attn_model(&m, 4, 8);
-	sl_layout l = layout(2, 2, 1, SL_SCHED_1F1B, 2, 1);
+	sl_layout l = tu_layout(2, 2, 1, SL_SCHED_1F1B, 2, 1);
 	sl_cluster *c = compute_bound(4);
 	sl_train *a, *b;
 	sl_train_report ra, r1, r2;
@@ -636,9 +617,9 @@ static void test_reshard_through_canonical_form(void **state)
 	assert_int_equal(sl_ref_init(&ref, &m, &err), SL_OK);
 	for (int s = 0; s < 10; s++)
 		sl_ref_step(&ref, &want[s], &err);
-	sl_layout la = layout(2, 1, 2, SL_SCHED_1F1B, 2, 1);
+	sl_layout la = tu_layout(2, 1, 2, SL_SCHED_1F1B, 2, 1);
 	la.zero1 = 1;
-	sl_layout lb = layout(1, 2, 2, SL_SCHED_INTERLEAVED, 2, 2);
+	sl_layout lb = tu_layout(1, 2, 2, SL_SCHED_INTERLEAVED, 2, 2);
 	sl_cluster *c = compute_bound(4);
 	sl_train *a, *b;
 	sl_train_report ra, rb;
@@ -694,7 +675,7 @@ static void test_trace_microbatches(void **state)
 	(void)state;
 	sl_model_spec m;
 	attn_model(&m, 4, 8);
-	sl_layout l = layout(1, 4, 1, SL_SCHED_1F1B, 4, 1);
+	sl_layout l = tu_layout(1, 4, 1, SL_SCHED_1F1B, 4, 1);
 	sl_cluster *c = compute_bound(4);
 	sl_train_report rep;
 	run(&m, &l, c, 1, &rep, NULL);

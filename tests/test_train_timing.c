@@ -14,13 +14,7 @@
 
 static void attn_model(sl_model_spec *m, int layers, int batch)
 {
-	sl_model_default(m);
-	m->layers = layers;
-	m->hidden = 8;
-	m->ffn = 16;
-	m->heads = 4;
-	m->seq = 4;
-	m->batch = batch;
+	*m = tu_model(layers, 8, 16, 4, 4, batch);
 }
 
 struct lay {

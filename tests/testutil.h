@@ -13,7 +13,9 @@
 #include <cmocka.h>
 
 #include "cluster.h"
+#include "model.h"
 #include "preset.h"
+#include "train.h"
 
 /* The configuration tu_cluster builds: headless, model-timed, p devices on
  * one node with links of bandwidth bw and latency lat, and plenty of memory.
@@ -64,6 +66,54 @@ static inline void tu_check_close(double got, double want, double rel, const cha
 	if (!tu_close(got, want, rel))
 		fail_msg("%s: got %.17g, want %.17g (relative difference %.3g, allowed %.3g)", what,
 			 got, want, want != 0 ? fabs(got - want) / fabs(want) : fabs(got), rel);
+}
+
+/* An H100-like configuration written out here (not the preset's figures):
+ * n devices in nodes of g, NVLink inside (450 GB/s, 2 us), InfiniBand
+ * between (50 GB/s, 5 us), 989 TFLOP/s and 80 GiB each. */
+static inline sl_cluster_config tu_h100(int n, int g)
+{
+	sl_cluster_config cfg;
+	sl_cluster_config_default(&cfg);
+	cfg.devices = n;
+	cfg.devices_per_node = g < n ? g : 0;
+	cfg.intra.bandwidth = 450e9;
+	cfg.intra.latency = 2e-6;
+	cfg.inter.bandwidth = 50e9;
+	cfg.inter.latency = 5e-6;
+	cfg.flops = 989e12;
+	cfg.memory = (uint64_t)80 << 30;
+	return cfg;
+}
+
+/* A model of the given sizes; the rest (seed, learning rate) as defaults. */
+static inline sl_model_spec tu_model(int layers, int hidden, int ffn, int heads, int seq,
+                                     int batch)
+{
+	sl_model_spec m;
+	sl_model_default(&m);
+	m.layers = layers;
+	m.hidden = hidden;
+	m.ffn = ffn;
+	m.heads = heads;
+	m.seq = seq;
+	m.batch = batch;
+	return m;
+}
+
+/* A layout of tp x pp x dp under schedule k with m micro-batches and v
+ * chunks; the rest as defaults. */
+static inline sl_layout tu_layout(int tp, int pp, int dp, sl_sched k, int m, int v)
+{
+	sl_layout l;
+	sl_layout_default(&l);
+	l.tp = tp;
+	l.pp = pp;
+	l.dp = dp;
+	l.schedule = k;
+	l.microbatches = m;
+	l.chunks = v;
+	return l;
 }
 
 /* A hang must fail the suite rather than stall make check: a test that
