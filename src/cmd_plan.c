@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "plan.h"
+#include "report.h"
 #include "units.h"
 
 enum {
@@ -122,35 +123,6 @@ static const char *fb(double v, char *b, size_t n)
 	return sl_fmt_bytes(v, b, n);
 }
 
-/* 961k, 1.20M: a count in three or four digits. */
-static const char *fcount(double v, char *b, size_t n)
-{
-	const char *u[] = {"", "k", "M", "G", "T"};
-	int i = 0;
-	while (v >= 1000 && i < 4) {
-		v /= 1000;
-		i++;
-	}
-	snprintf(b, n, v >= 100 || i == 0 ? "%.0f%s" : "%.3g%s", v, u[i]);
-	return b;
-}
-
-/* "tp,dp" for the groups whose traffic crosses nodes, "-" for none. */
-static const char *across(const sl_plan_row *r, char *buf, size_t n)
-{
-	const sl_plan_path *p[3] = {&r->tp, &r->pp, &r->dp};
-	const char *names[3] = {"tp", "pp", "dp"};
-	size_t len = 0;
-	buf[0] = 0;
-	for (int k = 0; k < 3; k++)
-		if (p[k]->used && p[k]->inter)
-			len +=
-			    (size_t)snprintf(buf + len, n - len, "%s%s", len ? "," : "", names[k]);
-	if (!len)
-		snprintf(buf, n, "-");
-	return buf;
-}
-
 static void model_line(const sl_model_spec *m, char *buf, size_t n)
 {
 	int len = snprintf(buf, n, "%d block%s of width %d, ffn %d", m->layers,
@@ -203,9 +175,9 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took 
 		printf("  %4d  %-*s %10s %8s %7.0f %10s %5.1f%% %5.1f%% %7s\n", i + 1, w,
 		       sl_plan_layout_name(&r->layout, name, sizeof name),
 		       sl_fmt_time(r->est.step_s, a, sizeof a),
-		       fcount(r->tokens_per_s, tk, sizeof tk), r->model_flops_per_dev / 1e12,
+		       sl_fmt_count(r->tokens_per_s, tk, sizeof tk), r->model_flops_per_dev / 1e12,
 		       fb((double)r->est.mem_peak_bytes, b, sizeof b), 100 * r->comm_share,
-		       100 * r->est.bubble_fraction, across(r, x, sizeof x));
+		       100 * r->est.bubble_fraction, sl_plan_across(r, x, sizeof x));
 	}
 	if (shown < p->nfit)
 		printf("  ... %d more that fit (--top=0 shows them all)\n", p->nfit - shown);
@@ -254,19 +226,9 @@ static json_t *jpath(const sl_plan_path *p)
 static json_t *jrow(const sl_plan_row *r, int rank, const sl_cluster_config *cfg)
 {
 	const sl_layout *l = &r->layout;
-	char ord[16];
 	json_t *o = json_object();
 	json_object_set_new(o, "rank", rank > 0 ? json_integer(rank) : json_null());
-	json_object_set_new(o, "tp", json_integer(l->tp));
-	json_object_set_new(o, "pp", json_integer(l->pp));
-	json_object_set_new(o, "dp", json_integer(l->dp));
-	json_object_set_new(o, "schedule", json_string(sl_sched_name(l->schedule)));
-	json_object_set_new(o, "chunks", json_integer(l->chunks));
-	json_object_set_new(o, "microbatches", json_integer(l->microbatches));
-	json_object_set_new(o, "sequence_parallel", json_boolean(l->seq_parallel));
-	json_object_set_new(o, "zero1", json_boolean(l->zero1));
-	json_object_set_new(o, "mesh_order",
-	                    json_string(sl_mesh_order_name(l->order, ord, sizeof ord)));
+	sl_report_layout_json(o, l);
 	json_object_set_new(o, "fits", json_boolean(r->fits));
 	json_object_set_new(o, "mem_peak_bytes", json_integer((json_int_t)r->est.mem_peak_bytes));
 	json_object_set_new(o, "peak_device", json_integer(r->est.peak_dev));

@@ -327,21 +327,6 @@ static void model_json(json_t *o, const sl_model_spec *m)
 				      (json_int_t)sl_model_nparams(m)));
 }
 
-static void layout_json(json_t *o, const sl_layout *l)
-{
-	char ord[16];
-	json_object_set_new(o, "tp", json_integer(l->tp));
-	json_object_set_new(o, "pp", json_integer(l->pp));
-	json_object_set_new(o, "dp", json_integer(l->dp));
-	json_object_set_new(o, "schedule", json_string(sl_sched_name(l->schedule)));
-	json_object_set_new(o, "chunks", json_integer(l->chunks));
-	json_object_set_new(o, "microbatches", json_integer(l->microbatches));
-	json_object_set_new(o, "sequence_parallel", json_boolean(l->seq_parallel));
-	json_object_set_new(o, "zero1", json_boolean(l->zero1));
-	json_object_set_new(o, "mesh_order",
-			    json_string(sl_mesh_order_name(l->order, ord, sizeof ord)));
-}
-
 static json_t *losses_json(const double *v, int n)
 {
 	json_t *a = json_array();
@@ -355,7 +340,7 @@ static void outcome_json(json_t *o, const struct outcome *r, int steps)
 {
 	const sl_train_report *p = &r->rep;
 	double speedup = p->step_s > 0 ? r->single_s / p->step_s : 0;
-	layout_json(o, &r->l);
+	sl_report_layout_json(o, &r->l);
 	json_object_set_new(o, "devices", json_integer(p->ndev));
 	json_object_set_new(o, "steps", json_integer(steps));
 	json_object_set_new(o, "first_step", json_integer(p->first_step));
@@ -814,7 +799,7 @@ int sl_cmd_compare(int argc, char **argv)
 			json_t *x = json_object();
 			json_object_set_new(x, "name", json_string(res[i].name));
 			if (skip[i][0]) {
-				layout_json(x, &cand[i]);
+				sl_report_layout_json(x, &cand[i]);
 				json_object_set_new(x, "reason", json_string(skip[i]));
 				json_array_append_new(sk, x);
 				continue;

@@ -219,6 +219,21 @@ static void ckpt_free_parts(sl_ckpt *ck)
 	ck->text = NULL;
 }
 
+void sl_ckpt_remove(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	if (dp) {
+		struct dirent *e;
+		char path[PATHLEN];
+		while ((e = readdir(dp)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+			    snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
+				unlink(path);
+		closedir(dp);
+	}
+	rmdir(dir);
+}
+
 void sl_ckpt_close(sl_ckpt *ck)
 {
 	if (!ck)
@@ -465,79 +480,63 @@ static int get_i(struct rd *R, json_t *obj, const char *key, int lo, int hi, int
 	return rc;
 }
 
+/* obj's key, of the JSON type want (named as it must be in the message). */
+static int get_typed(struct rd *R, json_t *obj, const char *key, json_type want,
+                     const char *must, json_t **out, const char *ctx)
+{
+	int rc = SL_OK;
+	json_t *v = field(R, obj, key, ctx, &rc);
+	if (!v)
+		return rc;
+	json_type t = json_typeof(v);
+	int ok = t == want || (want == JSON_REAL && t == JSON_INTEGER) ||
+	         (want == JSON_TRUE && t == JSON_FALSE);
+	if (!ok) {
+		char msg[96];
+		snprintf(msg, sizeof msg, "\"%s\" must be %s", key, must);
+		return bad(R, ctx, msg, NULL);
+	}
+	*out = v;
+	return SL_OK;
+}
+
 static int get_str(struct rd *R, json_t *obj, const char *key, const char **out, const char *ctx)
 {
-	int rc = SL_OK;
-	json_t *v = field(R, obj, key, ctx, &rc);
-	if (!v)
-		return rc;
-	if (!json_is_string(v)) {
-		char msg[96];
-		snprintf(msg, sizeof msg, "\"%s\" must be a string", key);
-		return bad(R, ctx, msg, NULL);
-	}
-	*out = json_string_value(v);
-	return SL_OK;
+	json_t *v;
+	int rc = get_typed(R, obj, key, JSON_STRING, "a string", &v, ctx);
+	if (!rc)
+		*out = json_string_value(v);
+	return rc;
 }
 
+/* Any number, integer or real. */
 static int get_real(struct rd *R, json_t *obj, const char *key, double *out, const char *ctx)
 {
-	int rc = SL_OK;
-	json_t *v = field(R, obj, key, ctx, &rc);
-	if (!v)
-		return rc;
-	if (!json_is_number(v)) {
-		char msg[96];
-		snprintf(msg, sizeof msg, "\"%s\" must be a number", key);
-		return bad(R, ctx, msg, NULL);
-	}
-	*out = json_number_value(v);
-	return SL_OK;
+	json_t *v;
+	int rc = get_typed(R, obj, key, JSON_REAL, "a number", &v, ctx);
+	if (!rc)
+		*out = json_number_value(v);
+	return rc;
 }
 
+/* true or false. */
 static int get_bool(struct rd *R, json_t *obj, const char *key, int *out, const char *ctx)
 {
-	int rc = SL_OK;
-	json_t *v = field(R, obj, key, ctx, &rc);
-	if (!v)
-		return rc;
-	if (!json_is_boolean(v)) {
-		char msg[96];
-		snprintf(msg, sizeof msg, "\"%s\" must be true or false", key);
-		return bad(R, ctx, msg, NULL);
-	}
-	*out = json_is_true(v);
-	return SL_OK;
+	json_t *v;
+	int rc = get_typed(R, obj, key, JSON_TRUE, "true or false", &v, ctx);
+	if (!rc)
+		*out = json_is_true(v);
+	return rc;
 }
 
 static int get_obj(struct rd *R, json_t *obj, const char *key, json_t **out, const char *ctx)
 {
-	int rc = SL_OK;
-	json_t *v = field(R, obj, key, ctx, &rc);
-	if (!v)
-		return rc;
-	if (!json_is_object(v)) {
-		char msg[96];
-		snprintf(msg, sizeof msg, "\"%s\" must be an object", key);
-		return bad(R, ctx, msg, NULL);
-	}
-	*out = v;
-	return SL_OK;
+	return get_typed(R, obj, key, JSON_OBJECT, "an object", out, ctx);
 }
 
 static int get_arr(struct rd *R, json_t *obj, const char *key, json_t **out, const char *ctx)
 {
-	int rc = SL_OK;
-	json_t *v = field(R, obj, key, ctx, &rc);
-	if (!v)
-		return rc;
-	if (!json_is_array(v)) {
-		char msg[96];
-		snprintf(msg, sizeof msg, "\"%s\" must be an array", key);
-		return bad(R, ctx, msg, NULL);
-	}
-	*out = v;
-	return SL_OK;
+	return get_typed(R, obj, key, JSON_ARRAY, "an array", out, ctx);
 }
 
 /* [a, b] of integers in [lo, hi]. */

@@ -144,6 +144,10 @@ typedef struct sl_ckpt sl_ckpt;
  * sl_ckpt_verify's and the load's).  The messages name dir and what is wrong. */
 int sl_ckpt_open(const char *dir, sl_ckpt **out, sl_err *err);
 void sl_ckpt_close(sl_ckpt *ck);
+
+/* Remove a scratch checkpoint: the plain files in dir, then dir (what
+ * cannot be removed is left, silently). */
+void sl_ckpt_remove(const char *dir);
 const sl_ckpt_info *sl_ckpt_info_of(const sl_ckpt *ck);
 const char *sl_ckpt_dir(const sl_ckpt *ck);
 /* The manifest as stored. */

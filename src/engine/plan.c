@@ -19,6 +19,20 @@ static const sl_axis orders[6][SL_NAXES] = {
     {SL_AXIS_PP, SL_AXIS_DP, SL_AXIS_TP},
 };
 
+char *sl_plan_across(const sl_plan_row *r, char *buf, size_t n)
+{
+	const sl_plan_path *p[3] = {&r->tp, &r->pp, &r->dp};
+	const char *names[3] = {"tp", "pp", "dp"};
+	size_t len = 0;
+	buf[0] = 0;
+	for (int k = 0; k < 3; k++)
+		if (p[k]->used && p[k]->inter && len < n)
+			len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? "," : "", names[k]);
+	if (!len)
+		snprintf(buf, n, "-");
+	return buf;
+}
+
 char *sl_plan_layout_name(const sl_layout *l, char *buf, size_t n)
 {
 	char ord[16], sch[32];

@@ -163,6 +163,18 @@ char *sl_fmt_flops(double r, char *buf, size_t n)
 	return fmt_scaled(r, names, 1000.0, 6, buf, n);
 }
 
+char *sl_fmt_count(double v, char *buf, size_t n)
+{
+	static const char *const u[] = {"", "k", "M", "G", "T"};
+	int i = 0;
+	while (v >= 1000 && i < 4) {
+		v /= 1000;
+		i++;
+	}
+	snprintf(buf, n, v >= 100 || i == 0 ? "%.0f%s" : "%.3g%s", v, u[i]);
+	return buf;
+}
+
 char *sl_fmt_time(double s, char *buf, size_t n)
 {
 	double a = fabs(s);

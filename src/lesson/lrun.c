@@ -488,21 +488,6 @@ static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *er
 
 /* ---- reshard: train, save, reshard, load, train on ---- */
 
-static void remove_dir(const char *dir)
-{
-	DIR *dp = opendir(dir);
-	if (dp) {
-		struct dirent *e;
-		char path[4200];
-		while ((e = readdir(dp)))
-			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
-			    snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
-				unlink(path);
-		closedir(dp);
-	}
-	rmdir(dir);
-}
-
 struct rs {
 	char tmp[4096], saved[4200], moved[4200];
 	sl_cluster *a, *b; /* the saving layout's devices; the loading layout's (headless) */
@@ -527,8 +512,8 @@ static void rs_free(struct rs *x)
 	free(x->p1);
 	free(x->ref);
 	if (x->tmp[0]) {
-		remove_dir(x->saved);
-		remove_dir(x->moved);
+		sl_ckpt_remove(x->saved);
+		sl_ckpt_remove(x->moved);
 		rmdir(x->tmp);
 	}
 }

@@ -391,3 +391,18 @@ int sl_report_trace(sl_cluster *c, const char *path, sl_err *err)
 		rc = sl_fail(err, SL_ESYS, "writing the trace to %s: %s", path, strerror(errno));
 	return rc;
 }
+
+void sl_report_layout_json(json_t *o, const sl_layout *l)
+{
+	char ord[16];
+	json_object_set_new(o, "tp", json_integer(l->tp));
+	json_object_set_new(o, "pp", json_integer(l->pp));
+	json_object_set_new(o, "dp", json_integer(l->dp));
+	json_object_set_new(o, "schedule", json_string(sl_sched_name(l->schedule)));
+	json_object_set_new(o, "chunks", json_integer(l->chunks));
+	json_object_set_new(o, "microbatches", json_integer(l->microbatches));
+	json_object_set_new(o, "sequence_parallel", json_boolean(l->seq_parallel));
+	json_object_set_new(o, "zero1", json_boolean(l->zero1));
+	json_object_set_new(o, "mesh_order",
+	                    json_string(sl_mesh_order_name(l->order, ord, sizeof ord)));
+}

@@ -16,6 +16,7 @@
 #include "gemm.h"
 #include "scenario.h"
 #include "status.h"
+#include "train.h"
 
 /* Every preset with its figures in human units and its source. */
 void sl_report_presets(FILE *f);
@@ -67,6 +68,10 @@ void sl_report_hardware_text(FILE *f, const char *lead, const sl_cluster_config 
 			     const char *preset, const char *overrides);
 void sl_report_cluster_json(json_t *o, const sl_cluster_config *cfg, const char *preset,
 			    const char *overrides);
+
+/* A training layout as JSON fields of o: tp, pp, dp, schedule, chunks,
+ * microbatches, sequence_parallel, zero1, mesh_order. */
+void sl_report_layout_json(json_t *o, const sl_layout *l);
 
 /* Pretty-print j with a final newline and release it; -1 on a write error. */
 int sl_report_json_print(FILE *f, json_t *j);

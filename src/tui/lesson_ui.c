@@ -204,39 +204,10 @@ static attr_t role_attr(const struct lui *u, int role)
 
 /* ---- the scenario view (shared with the sandbox) ---- */
 
-static sl_link_spec cb_link(void *ctx, int s, int d)
-{
-	return sl_play_link(ctx, s, d);
-}
-
-static int cb_inter(void *ctx, int s, int d)
-{
-	return sl_play_inter(ctx, s, d);
-}
-
-static sl_link_state cb_live(void *ctx, int s, int d)
-{
-	return sl_play_link_state(ctx, s, d);
-}
-
 static sl_view make_view(struct lui *u)
 {
 	sl_play *p = u->play;
-	sl_scene_in in = {
-	    .ev = sl_play_events(p),
-	    .t = sl_play_time(p),
-	    .end = sl_play_end(p),
-	    .exact = sl_play_exact(p),
-	    .sc = sl_play_scenario(p),
-	    .ndev = sl_play_devices(p),
-	    .result = sl_play_result(p),
-	    .predicted_s = sl_play_predicted(p),
-	    .link = cb_link,
-	    .inter = cb_inter,
-	    .live = sl_play_stale(p) ? cb_live : NULL,
-	    .ctx = p,
-	};
-	sl_scene_build(&in, u->m);
+	sl_scene_build_play(p, u->m);
 	const sl_scenario *sc = sl_play_scenario(p);
 	sl_view v = {
 	    .th = &u->th,

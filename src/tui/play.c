@@ -66,22 +66,6 @@ static void apply_links(sl_cluster *c, const sl_link_spec *links)
 				                    links[s * n + d].latency);
 }
 
-/* Remove a directory of plain files (a checkpoint) and the directory. */
-static void remove_files(const char *dir)
-{
-	DIR *dp = opendir(dir);
-	if (dp) {
-		struct dirent *e;
-		char path[4096];
-		while ((e = readdir(dp)))
-			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
-			    snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
-				unlink(path);
-		closedir(dp);
-	}
-	rmdir(dir);
-}
-
 /* Reshard tr->ck to tr->l on c, into a directory that is removed after:
  * what the view shows is the devices' reads and writes. */
 static int reshard(sl_cluster *c, const sl_play_train *tr, sl_err *err)
@@ -94,7 +78,7 @@ static int reshard(sl_cluster *c, const sl_play_train *tr, sl_err *err)
 		               tmp && *tmp ? tmp : "/tmp", strerror(errno));
 	snprintf(out, sizeof out, "%s/ckpt", dir);
 	int rc = sl_ckpt_reshard(tr->ck, &tr->l, c, out, NULL, err);
-	remove_files(out);
+	sl_ckpt_remove(out);
 	rmdir(dir);
 	return rc;
 }

@@ -735,3 +735,38 @@ void sl_scene_build(const sl_scene_in *in, sl_scene *m)
 		         sl_fmt_time(end, a, sizeof a));
 	}
 }
+
+static sl_link_spec cb_link(void *ctx, int s, int d)
+{
+	return sl_play_link(ctx, s, d);
+}
+
+static int cb_inter(void *ctx, int s, int d)
+{
+	return sl_play_inter(ctx, s, d);
+}
+
+static sl_link_state cb_live(void *ctx, int s, int d)
+{
+	return sl_play_link_state(ctx, s, d);
+}
+
+void sl_scene_build_play(sl_play *p, sl_scene *m)
+{
+	sl_scene_in in = {
+	    .ev = sl_play_events(p),
+	    .t = sl_play_time(p),
+	    .end = sl_play_end(p),
+	    .exact = sl_play_exact(p),
+	    .sc = sl_play_scenario(p),
+	    .ndev = sl_play_devices(p),
+	    .result = sl_play_result(p),
+	    .predicted_s = sl_play_predicted(p),
+	    .train = sl_play_training(p),
+	    .link = cb_link,
+	    .inter = cb_inter,
+	    .live = sl_play_stale(p) ? cb_live : NULL,
+	    .ctx = p,
+	};
+	sl_scene_build(&in, m);
+}

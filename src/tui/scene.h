@@ -132,6 +132,11 @@ typedef struct sl_scene_in {
 
 void sl_scene_build(const sl_scene_in *in, sl_scene *m);
 
+/* sl_scene_build from playback p at its current time: its events, its
+ * scenario or training step, and its links (live ones while a run is
+ * under way). */
+void sl_scene_build_play(sl_play *p, sl_scene *m);
+
 /* The state of device d at time t per the events alone, with the peer of a
  * transfer in flight (sends and receives both set). */
 sl_dstate sl_scene_state_at(const sl_snapshot *s, int d, double t, int *send_to, int *recv_from);

@@ -10,35 +10,6 @@
 #include "planview.h"
 #include "units.h"
 
-/* 961k, 1.20M: a count in three or four digits (as the plan command). */
-static const char *fcount(double v, char *b, size_t n)
-{
-	const char *u[] = {"", "k", "M", "G", "T"};
-	int i = 0;
-	while (v >= 1000 && i < 4) {
-		v /= 1000;
-		i++;
-	}
-	snprintf(b, n, v >= 100 || i == 0 ? "%.0f%s" : "%.3g%s", v, u[i]);
-	return b;
-}
-
-/* "tp,dp" for the groups whose traffic crosses nodes, "-" for none. */
-static const char *across(const sl_plan_row *r, char *buf, size_t n)
-{
-	const sl_plan_path *p[3] = {&r->tp, &r->pp, &r->dp};
-	const char *names[3] = {"tp", "pp", "dp"};
-	size_t len = 0;
-	buf[0] = 0;
-	for (int k = 0; k < 3; k++)
-		if (p[k]->used && p[k]->inter)
-			len +=
-			    (size_t)snprintf(buf + len, n - len, "%s%s", len ? "," : "", names[k]);
-	if (!len)
-		snprintf(buf, n, "-");
-	return buf;
-}
-
 /* The table's columns after rank and layout, in the order drawn; on a
  * narrow screen those at the end go first, before the layout's name is cut. */
 enum { C_STEP, C_MEM, C_COMM, C_BUBBLE, C_TOKENS, C_ACROSS, C_FLOPS, C_N };
@@ -70,13 +41,13 @@ static void cell(const sl_plan_row *r, int c, char *b, size_t n)
 		snprintf(b, n, "%.1f%%", 100 * r->est.bubble_fraction);
 		break;
 	case C_TOKENS:
-		fcount(r->tokens_per_s, b, n);
+		sl_fmt_count(r->tokens_per_s, b, n);
 		break;
 	case C_FLOPS:
 		snprintf(b, n, "%.0f", r->model_flops_per_dev / 1e12);
 		break;
 	default:
-		across(r, b, n);
+		sl_plan_across(r, b, n);
 		break;
 	}
 }
@@ -211,5 +182,5 @@ void sl_plan_sentence(const sl_view *v, char *buf, size_t n)
 		         ", %s peak per device; crossing nodes: %s.  Enter opens it in the main "
 		         "view.",
 		         sl_fmt_bytes((double)r->est.mem_peak_bytes, b, sizeof b),
-		         strcmp(across(r, x, sizeof x), "-") ? x : "none");
+		         strcmp(sl_plan_across(r, x, sizeof x), "-") ? x : "none");
 }
