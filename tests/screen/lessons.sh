@@ -12,31 +12,10 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-SHARDLAB=${SHARDLAB:-$here/../../shardlab}
-GOLDEN=${SHARDLAB_GOLDEN:-$here/../golden}
 LESSONS=${SHARDLAB_LESSON_PATH:-$here/../../lessons}
-GENERATE=${GENERATE:-0}
-
-if ! command -v tmux >/dev/null 2>&1; then
-	echo "SKIP: tmux is not installed (Debian package tmux); the screen tests need it"
-	exit 77
-fi
-if [ ! -x "$SHARDLAB" ]; then
-	echo "FAIL: no program at $SHARDLAB"
-	exit 1
-fi
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/shardlab-lessons.XXXXXX")
-sock="shardlab-lessons-$$"
-tm() { tmux -L "$sock" -f /dev/null "$@"; }
-cleanup() {
-	tm kill-server >/dev/null 2>&1
-	rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-
-failures=0
-cases=0
+harness=lessons
+# shellcheck source=tests/screen/harness.sh
+. "$here/harness.sh"
 
 # Every case gets its own state directory: no progress, no resume.
 start() { # NAME COMMAND-ARGS
@@ -78,22 +57,12 @@ settle() {
 check() { # NAME GOLDEN
 	cases=$((cases + 1))
 	if ! settle "$1"; then
-		echo "FAIL $2: the screen did not settle"
+		fail "$2" "the screen did not settle"
 		capture "$1"
-		failures=$((failures + 1))
 		return
 	fi
 	capture "$1" >"$work/$2.txt"
-	if [ "$GENERATE" = 1 ]; then
-		cp "$work/$2.txt" "$GOLDEN/$2.txt"
-		echo "wrote $GOLDEN/$2.txt"
-	elif cmp -s "$work/$2.txt" "$GOLDEN/$2.txt"; then
-		echo "ok   $2"
-	else
-		echo "FAIL $2: the screen differs from $GOLDEN/$2.txt"
-		diff "$GOLDEN/$2.txt" "$work/$2.txt"
-		failures=$((failures + 1))
-	fi
+	compare_golden "$2" "$work/$2.txt"
 }
 
 keys() { # NAME KEY...: one key at a time, each given time to take effect
@@ -137,10 +106,9 @@ printf 'title T\nminutes 5\nsya x\n' >"$work/bad.lesson"
 out=$(env TERM=tmux-256color "$SHARDLAB" lesson "$work/bad.lesson" </dev/null 2>&1)
 st=$?
 if [ $st -ne 1 ] || ! printf '%s' "$out" | grep -q "lessons need a terminal"; then
-	echo "FAIL no-terminal: status $st: $out"
-	failures=$((failures + 1))
+	fail no-terminal "status $st: $out"
 else
-	echo "ok   no-terminal"
+	pass no-terminal
 fi
 cases=$((cases + 1))
 tm new-session -d -s bad -x 100 -y 32 "env TERM=tmux-256color $SHARDLAB lesson $work/bad.lesson; echo status \$?; sleep 30"
@@ -148,12 +116,10 @@ tm set-option -t bad remain-on-exit on >/dev/null
 sleep 1
 if capture bad | grep -q "bad.lesson:3: unknown command 'sya' (did you mean 'say'?)" &&
 	capture bad | grep -q "status 2"; then
-	echo "ok   bad-lesson"
+	pass bad-lesson
 else
-	echo "FAIL bad-lesson:"
+	fail bad-lesson "the error did not show:"
 	capture bad
-	failures=$((failures + 1))
 fi
 
-echo "$cases cases, $failures failed"
-[ $failures -eq 0 ]
+finish

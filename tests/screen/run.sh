@@ -15,36 +15,9 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-SHARDLAB=${SHARDLAB:-$here/../../shardlab}
-GOLDEN=${SHARDLAB_GOLDEN:-$here/../golden}
-GENERATE=${GENERATE:-0}
-
-if ! command -v tmux >/dev/null 2>&1; then
-	echo "SKIP: tmux is not installed (Debian package tmux); the screen tests need it"
-	exit 77
-fi
-if [ ! -x "$SHARDLAB" ]; then
-	echo "FAIL: no program at $SHARDLAB"
-	exit 1
-fi
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/shardlab-screen.XXXXXX")
-# A private tmux server: never the user's, never another test's.
-sock="shardlab-screen-$$"
-tm() { tmux -L "$sock" -f /dev/null "$@"; }
-cleanup() {
-	tm kill-server >/dev/null 2>&1
-	rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-
-failures=0
-cases=0
-pass() { echo "ok   $1"; }
-fail() {
-	echo "FAIL $1: $2"
-	failures=$((failures + 1))
-}
+harness=screen
+# shellcheck source=tests/screen/harness.sh
+. "$here/harness.sh"
 
 # The environment every case runs in (OpenBLAS as make check sets it).
 run_env="TERM=tmux-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 OPENBLAS_NUM_THREADS=1"
@@ -101,22 +74,7 @@ check() {
 		return
 	fi
 	capture "$name" >"$work/$name.txt"
-	golden="$GOLDEN/$name.txt"
-	if [ "$GENERATE" = 1 ]; then
-		cp "$work/$name.txt" "$golden"
-		echo "wrote $golden"
-		return
-	fi
-	if [ ! -f "$golden" ]; then
-		fail "$name" "no golden file $golden (GENERATE=1 makes it)"
-		return
-	fi
-	if diff -u "$golden" "$work/$name.txt" >"$work/$name.diff"; then
-		pass "$name"
-	else
-		fail "$name" "the screen differs from $golden:"
-		cat "$work/$name.diff"
-	fi
+	compare_golden "$name" "$work/$name.txt"
 }
 
 # keys NAME KEY...: send each key, wait for the screen to react, then for it
@@ -341,5 +299,4 @@ quit_case quit-int INT 130
 quit_case quit-term TERM 143
 quit_case quit-segv SEGV 139
 
-echo "$((cases - failures)) of $cases screen tests passed"
-[ $failures -eq 0 ]
+finish
