@@ -402,6 +402,11 @@ static void test_reshard_on_screen(void **state)
 	in.t = 0;
 	sl_scene_build(&in, m);
 	assert_non_null(strstr(m->sentence, "reads block0.attn.qkv.weight's chunk 0"));
+	/* Each device reads its own part at once: the sentence tells one
+	 * device's and names the others, never "each device keeps" one part. */
+	if (!strstr(m->sentence, "device 0 reads") ||
+	    !strstr(m->sentence, "devices 1, 2, 3 read theirs at the same time"))
+		fail_msg("sentence: %s", m->sentence);
 	for (int i = 0; i < tr.nreads; i++)
 		assert_true(sl_scene_io_fill(m, 0, reads[i].dev, reads[i].chunk) == 0);
 	in.t = info.end;

@@ -400,7 +400,23 @@ static void describe(const sl_scene_in *in, const sl_scene *m, double t_end, dou
 	fmt_t(t_end - t_begin, dur, sizeof dur);
 	if ((first->kind == SL_EV_READ || first->kind == SL_EV_WRITE) && in->train &&
 	    in->train->ck) {
-		describe_io(in->train, first, who, dur, out, n);
+		/* Devices read and write different chunks at once: tell the
+		 * first one's, and name the others. */
+		char one[32];
+		snprintf(one, sizeof one, "device %d", first->dev);
+		describe_io(in->train, first, one, dur, out, n);
+		size_t len = strlen(out);
+		if (ndevs > 1 && len < n) {
+			len += (size_t)snprintf(out + len, n - len, "; device%s",
+			                        ndevs > 2 ? "s" : "");
+			for (int d = 0, c = 0; d < p && len < n; d++)
+				if (d != first->dev && (devs >> d & 1))
+					len += (size_t)snprintf(out + len, n - len, "%s %d",
+					                        c++ ? "," : "", d);
+			if (len < n)
+				snprintf(out + len, n - len, " %s theirs at the same time",
+				         first->kind == SL_EV_READ ? "read" : "write");
+		}
 		return;
 	}
 	const sl_scene_dev *d0 = &m->dev[first->dev];
