@@ -20,6 +20,8 @@
 #include "status.h"
 #include "trace.h"
 
+struct sl_lsetup;
+
 /* Limits on untrusted lessons. */
 #define SL_LESSON_MAX_BYTES (1 << 20)   /* file size */
 #define SL_LESSON_MAX_LINE 1000         /* bytes per physical line */
@@ -98,6 +100,7 @@ typedef struct sl_step {
 	int passed;               /* CHECK */
 	sl_run_kind run;          /* RUN, RESULT, EXPLORE */
 	const sl_scenario *scenario; /* SETUP, RUN: the scenario as set up now */
+	const struct sl_lsetup *setup; /* SETUP, RUN, EXPLORE: the whole set-up (setup.h) */
 	/* OPS: the events of the last run that end in (t_from, t_to]. */
 	double t_from, t_to;
 	const sl_event *ev;

@@ -383,6 +383,7 @@ static void step_init(sl_vm *vm, sl_step *st, const sl_op *o)
 	st->pos = vm->pc;
 	st->text = st->detail = st->unit = st->hint = "";
 	st->scenario = &vm->setup.sc;
+	st->setup = &vm->setup;
 }
 
 static int ops_step(sl_vm *vm, const sl_op *o, sl_step *st, sl_err *err)

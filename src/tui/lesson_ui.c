@@ -25,6 +25,7 @@
 #include "play.h"
 #include "progress.h"
 #include "scene.h"
+#include "setup.h"
 #include "term.h"
 #include "theme.h"
 
@@ -50,7 +51,8 @@ struct lui {
 	int rows, cols;
 	sl_screen_layout lay; /* the scenario view (the top part when split) */
 	int split, top_rows, show_view;
-	int view_on; /* the lesson has run a product: the scenario view shows it */
+	int view_on; /* the lesson's last run is animated: the scenario view shows it */
+	int orphans; /* a replaced playback's thread was still computing: leave with _exit */
 	/* the menu */
 	int in_menu, from_menu, want_sandbox;
 	sl_catalog_entry *cat;
@@ -255,14 +257,58 @@ static int playable(const sl_scenario *sc)
 	return 2.0 * sc->gemm.m * sc->gemm.k * sc->gemm.n <= 2e11;
 }
 
-static void show_run(struct lui *u, const sl_scenario *sc, double now)
+/* Show sc (or one training step, tr) in the scenario view, playing once
+ * planned.  A playback of the other kind is replaced. */
+static void use_play(struct lui *u, const sl_scenario *sc, const sl_play_train *tr, double now)
 {
-	if (!playable(sc))
-		return;
-	sl_play_set_scenario(u->play, sc);
+	if (!tr && !sl_play_training(u->play)) {
+		sl_play_set_scenario(u->play, sc);
+	} else {
+		sl_err e = {0};
+		sl_play *np = tr ? sl_play_create_train(sc, tr, sl_term_wake_fd(), &e)
+		                 : sl_play_create(sc, sl_term_wake_fd(), &e);
+		if (!np) {
+			snprintf(u->msg, sizeof u->msg, "the run is not shown: %.200s", e.msg);
+			u->view_on = 0;
+			return;
+		}
+		if (!sl_play_destroy(u->play, 2.0))
+			u->orphans = 1;
+		u->play = np;
+		relayout(u);
+		clearok(curscr, TRUE);
+	}
 	sl_play_toggle(u->play, now); /* plays once planned */
 	u->stepped = 0;
 	u->view_on = 1;
+}
+
+/* One training step of the set-up's model and layout, as the sandbox shows
+ * it (the lesson's own run checks sizes against the host first). */
+static void show_train(struct lui *u, const sl_lsetup *s, double now)
+{
+	sl_err e = {0};
+	sl_scenario sc = s->sc;
+	if (sl_lrun_config(SL_RUN_TRAIN, s, 0, &sc.cluster, &e) ||
+	    sc.cluster.devices > SL_MAX_FULL_DEVICES) {
+		u->view_on = 0;
+		return;
+	}
+	sl_play_train tr = {.on = 1, .m = s->model, .l = sl_lsetup_layout(s)};
+	use_play(u, &sc, &tr, now);
+}
+
+/* The view follows the lesson's runs: products and training steps are
+ * animated; the other runs (a lone collective, a reshard, a plan) are
+ * told in the panel alone, with no stale picture above it. */
+static void show_run(struct lui *u, const sl_step *st, double now)
+{
+	if (st->run == SL_RUN_MATMUL && playable(st->scenario))
+		use_play(u, st->scenario, NULL, now);
+	else if (st->run == SL_RUN_TRAIN && st->setup)
+		show_train(u, st->setup, now);
+	else
+		u->view_on = 0;
 }
 
 /* ---- progress ---- */
@@ -326,8 +372,7 @@ static void advance(struct lui *u, double now)
 			break;
 		case SL_STEP_RUN:
 			addf(u, R_INFO, 0, "run %s", st->text);
-			if (st->run == SL_RUN_MATMUL)
-				show_run(u, st->scenario, now);
+			show_run(u, st, now);
 			break;
 		case SL_STEP_RESULT:
 			addf(u, R_INFO, 0, "result: %s", st->text);
@@ -431,8 +476,7 @@ static void submit(struct lui *u, double now)
 				return;
 			}
 			addf(u, R_ANSWER, 2, "> %s", in);
-			if (u->st.run == SL_RUN_MATMUL)
-				show_run(u, u->st.scenario, now);
+			show_run(u, &u->st, now);
 			const char *detail;
 			busy(u, 1);
 			int met = sl_vm_explore_met(u->vm, &detail, &e);
@@ -880,7 +924,7 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 	if (u->want_sandbox && !quit_sig)
 		status = SL_TUI_LESSONS_SANDBOX;
 	sl_term_stop();
-	int clean = sl_play_destroy(u->play, 0.3);
+	int clean = sl_play_destroy(u->play, 0.3) && !u->orphans;
 	close_lesson(u);
 	free(u->cat);
 	free(u->m);

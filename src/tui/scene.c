@@ -445,9 +445,12 @@ static void describe(const sl_scene_in *in, const sl_scene *m, double t_end, dou
 		sl_fmt_bytes((double)bytes, a, sizeof a);
 		if (strcmp(op, "allgather") == 0)
 			snprintf(out, n,
-			         "all-gather, ring step %d of %d: %s sends a Y block (%s) to the "
+			         "all-gather, ring step %d of %d: %s sends a%s block (%s) to the "
 			         "next (%s)%s",
-			         k, N, who, a, dur, k == N ? "; now all hold all of Y" : "");
+			         k, N, who, in->train ? "" : " Y", a, dur,
+			         k != N      ? ""
+			         : in->train ? "; now all hold every block"
+			                     : "; now all hold all of Y");
 		else if (strcmp(phase, "rs") == 0)
 			snprintf(out, n,
 			         "all-reduce, reduce-scatter %d of %d: %s adds a chunk (%s) from "
@@ -460,7 +463,9 @@ static void describe(const sl_scene_in *in, const sl_scene *m, double t_end, dou
 			         "all-reduce, all-gather %d of %d: %s passes a summed chunk (%s) "
 			         "to the next (%s)%s",
 			         k - N / 2, N / 2, who, a, dur,
-			         k == N ? "; Y is summed everywhere" : "");
+			         k != N      ? ""
+			         : in->train ? "; every device holds the whole sum"
+			                     : "; Y is summed everywhere");
 	} else if (nxfer > 0) {
 		snprintf(out, n, "%s: %s, %d transfer%s of %s (%s)", first->label, who, nxfer,
 		         nxfer > 1 ? "s" : "", sl_fmt_bytes((double)bytes, a, sizeof a), dur);

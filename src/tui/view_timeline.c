@@ -156,14 +156,19 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 	double step = nice_step(span, w / 12);
 	char lab[24];
 	int next_free = x0;
+	/* A tick never cuts the label before it, and a label the cursor would
+	 * cut is left out while the cursor passes it. */
 	for (double tk = 0; tk <= span * (1 + 1e-9); tk += step) {
 		int c = (int)floor(tk / dt + 1e-9);
 		if (c >= w)
 			break;
+		if (x0 + c < next_free - 1)
+			continue;
 		sl_put(ys, x0 + c, 1, dim, g->tick);
 		sl_fmt_time(tk, lab, sizeof lab);
 		int lw = sl_cols(lab);
-		if (x0 + c + 1 >= next_free && x0 + c + 1 + lw < x0 + w) {
+		int under = cur >= c + 1 && cur < c + 1 + lw;
+		if (!under && c + 1 + lw < w) {
 			sl_put(ys, x0 + c + 1, lw, dim, lab);
 			next_free = x0 + c + 2 + lw;
 		}

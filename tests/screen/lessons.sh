@@ -100,6 +100,12 @@ check menu lesson-02-step3
 keys menu q
 check menu lesson-menu-started
 
+# A training run on the lesson screen: lesson 8's GPipe step, animated as
+# the sandbox shows it, then `step 3` stops it after stage 0's first work.
+start l8 "lesson $LESSONS/08-pipeline.lesson"
+keys l8 Enter Enter Enter Enter Enter Enter
+check l8 lesson-08-step3
+
 # A lesson that does not load: its file:line on the shell, status 2.
 cases=$((cases + 1))
 printf 'title T\nminutes 5\nsya x\n' >"$work/bad.lesson"
