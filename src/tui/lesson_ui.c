@@ -53,6 +53,11 @@ struct lui {
 	int split, top_rows, show_view;
 	int view_on; /* the lesson's last run is animated: the scenario view shows it */
 	int orphans; /* a replaced playback's thread was still computing: leave with _exit */
+	struct shown_ckpt {
+		char dir[4096]; /* a scratch directory holding it, removed after */
+		sl_ckpt *ck;
+		sl_ckpt_move *reads, *writes;
+	} ck; /* the checkpoint a reshard's playback reads */
 	/* the menu */
 	int in_menu, from_menu, want_sandbox;
 	sl_catalog_entry *cat;
@@ -257,9 +262,26 @@ static int playable(const sl_scenario *sc)
 	return 2.0 * sc->gemm.m * sc->gemm.k * sc->gemm.n <= 2e11;
 }
 
-/* Show sc (or one training step, tr) in the scenario view, playing once
- * planned.  A playback of the other kind is replaced. */
-static void use_play(struct lui *u, const sl_scenario *sc, const sl_play_train *tr, double now)
+static void shown_ckpt_free(struct shown_ckpt *k)
+{
+	sl_ckpt_close(k->ck);
+	free(k->reads);
+	free(k->writes);
+	if (k->dir[0]) {
+		char saved[4200];
+		snprintf(saved, sizeof saved, "%s/saved", k->dir);
+		sl_ckpt_remove(saved);
+		rmdir(k->dir);
+	}
+	memset(k, 0, sizeof *k);
+}
+
+/* Show sc (or one training step or reshard, tr, with the checkpoint it
+ * reads, k) in the scenario view, playing once planned.  A playback of the
+ * other kind is replaced; k is the view's from then on (freed here if the
+ * playback cannot be made). */
+static void use_play(struct lui *u, const sl_scenario *sc, const sl_play_train *tr,
+                     struct shown_ckpt *k, double now)
 {
 	if (!tr && !sl_play_training(u->play)) {
 		sl_play_set_scenario(u->play, sc);
@@ -269,12 +291,22 @@ static void use_play(struct lui *u, const sl_scenario *sc, const sl_play_train *
 		                 : sl_play_create(sc, sl_term_wake_fd(), &e);
 		if (!np) {
 			snprintf(u->msg, sizeof u->msg, "the run is not shown: %.200s", e.msg);
+			if (k)
+				shown_ckpt_free(k);
 			u->view_on = 0;
 			return;
 		}
+		/* A thread still computing may read the old checkpoint: it
+		 * stays until the process ends. */
 		if (!sl_play_destroy(u->play, 2.0))
 			u->orphans = 1;
+		else
+			shown_ckpt_free(&u->ck);
 		u->play = np;
+		if (k)
+			u->ck = *k;
+		else
+			memset(&u->ck, 0, sizeof u->ck);
 		relayout(u);
 		clearok(curscr, TRUE);
 	}
@@ -295,18 +327,75 @@ static void show_train(struct lui *u, const sl_lsetup *s, double now)
 		return;
 	}
 	sl_play_train tr = {.on = 1, .m = s->model, .l = sl_lsetup_layout(s)};
-	use_play(u, &sc, &tr, now);
+	use_play(u, &sc, &tr, NULL, now);
 }
 
-/* The view follows the lesson's runs: products and training steps are
- * animated; the other runs (a lone collective, a reshard, a plan) are
+/* A reshard as the sandbox shows one (--load): the target layout's devices
+ * read the chunks of a checkpoint saved under the set-up's layout, then
+ * write their own.  The checkpoint is made here as the lesson's run makes
+ * its own (the set-up's steps trained, headless, then saved), so the view's
+ * steps are that run's. */
+static void show_reshard(struct lui *u, const sl_lsetup *s, double now)
+{
+	sl_err e = {0};
+	sl_scenario sc = s->sc;
+	sl_layout from = sl_lsetup_layout(s), to = sl_lsetup_target(s);
+	struct shown_ckpt k = {{0}, NULL, NULL, NULL};
+	sl_play_train tr = {.on = 1, .m = s->model, .l = to};
+	sl_train *t = NULL;
+	const char *tmp = getenv("TMPDIR");
+	char saved[4200];
+	u->view_on = 0;
+	if (sl_lrun_config(SL_RUN_RESHARD, s, 0, &sc.cluster, &e) ||
+	    sc.cluster.devices > SL_MAX_FULL_DEVICES)
+		return;
+	snprintf(k.dir, sizeof k.dir, "%s/shardlab-view-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(k.dir)) {
+		k.dir[0] = 0;
+		return;
+	}
+	snprintf(saved, sizeof saved, "%s/saved", k.dir);
+	sl_lsetup src = *s;
+	src.to_tp = src.to_pp = src.to_dp = 0;
+	sl_cluster_config cfg;
+	sl_cluster *c = NULL;
+	sl_train_report rep = {0};
+	int ok = !sl_lrun_config(SL_RUN_TRAIN, &src, 0, &cfg, &e) &&
+	         (c = sl_cluster_create(&cfg, &e)) &&
+	         (t = sl_train_create(&s->model, &from, cfg.devices, &e)) &&
+	         !sl_train_run(t, c, s->steps, &rep, &e) && !sl_ckpt_save(t, c, saved, NULL, &e);
+	sl_train_report_free(&rep);
+	sl_train_destroy(t);
+	sl_cluster_destroy(c);
+	ok = ok && !sl_ckpt_open(saved, &k.ck, &e) &&
+	     (t = sl_train_create(&s->model, &to, sc.cluster.devices, &e)) &&
+	     !sl_ckpt_read_plan(k.ck, t, &k.reads, &tr.nreads, &e) &&
+	     !sl_ckpt_write_plan(t, &k.writes, &tr.nwrites, &e);
+	sl_train_destroy(t);
+	if (!ok) {
+		snprintf(u->msg, sizeof u->msg, "the reshard is not shown: %.200s", e.msg);
+		shown_ckpt_free(&k);
+		return;
+	}
+	if (sc.gemm.split == SL_SPLIT_SINGLE)
+		sc.gemm.split = SL_SPLIT_COL;
+	tr.ck = k.ck;
+	tr.reads = k.reads;
+	tr.writes = k.writes;
+	use_play(u, &sc, &tr, &k, now);
+}
+
+/* The view follows the lesson's runs: products, training steps and
+ * reshards are animated; the other runs (a lone collective, a plan) are
  * told in the panel alone, with no stale picture above it. */
 static void show_run(struct lui *u, const sl_step *st, double now)
 {
 	if (st->run == SL_RUN_MATMUL && playable(st->scenario))
-		use_play(u, st->scenario, NULL, now);
+		use_play(u, st->scenario, NULL, NULL, now);
 	else if (st->run == SL_RUN_TRAIN && st->setup)
 		show_train(u, st->setup, now);
+	else if (st->run == SL_RUN_RESHARD && st->setup)
+		show_reshard(u, st->setup, now);
 	else
 		u->view_on = 0;
 }
@@ -925,6 +1014,8 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 		status = SL_TUI_LESSONS_SANDBOX;
 	sl_term_stop();
 	int clean = sl_play_destroy(u->play, 0.3) && !u->orphans;
+	if (clean)
+		shown_ckpt_free(&u->ck);
 	close_lesson(u);
 	free(u->cat);
 	free(u->m);

@@ -106,6 +106,13 @@ start l8 "lesson $LESSONS/08-pipeline.lesson"
 keys l8 Enter Enter Enter Enter Enter Enter
 check l8 lesson-08-step3
 
+# A reshard on the lesson screen: lesson 11 from its label 'save', its
+# 'run reshard' animated (the new layout's devices reading the stored
+# chunks), then `step 3` and the question after it answered.
+start l11 "lesson --start=save $LESSONS/11-checkpoints.lesson"
+keys l11 Enter Enter Enter Enter Enter 4 Enter
+check l11 lesson-11-step3
+
 # A lesson that does not load: its file:line on the shell, status 2.
 cases=$((cases + 1))
 printf 'title T\nminutes 5\nsya x\n' >"$work/bad.lesson"
