@@ -358,6 +358,48 @@ static void describe_io(const sl_play_train *tr, const sl_event *e, const char *
 	         mv->tensor < in->ntensors ? in->tensors[mv->tensor].name : "?", r1, a, dur);
 }
 
+/* A training step's compute label ("F b1 fc1", "B b0 qkv dW", "F b2
+ * scores h3") in words: "the forward of block 1's fc1".  0 if it is not
+ * one. */
+static int train_op_words(const char *label, char *out, size_t n)
+{
+	char dir, part[16] = "", grad[8] = "";
+	int block, head = -1;
+	int got = sscanf(label, "%c b%d %15s %7s", &dir, &block, part, grad);
+	if (got < 3 || (dir != 'F' && dir != 'B'))
+		return 0;
+	if (sscanf(grad, "h%d", &head) == 1)
+		grad[0] = 0;
+	static const struct {
+		const char *tag, *words;
+	} parts[] = {
+	    {"fc1", "fc1"},
+	    {"fc2", "fc2"},
+	    {"qkv", "QKV projection"},
+	    {"proj", "output projection"},
+	    {"scores", "attention scores QK^T"},
+	    {"PV", "softmax times V"},
+	    {"dP", "gradient of the attention probabilities"},
+	    {"dV", "gradient of V"},
+	    {"dQ", "gradient of Q"},
+	    {"dK", "gradient of K"},
+	};
+	const char *w = NULL;
+	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+		if (strcmp(part, parts[i].tag) == 0)
+			w = parts[i].words;
+	if (!w)
+		return 0;
+	const char *g = strcmp(grad, "dW") == 0   ? " (weight gradient)"
+	                : strcmp(grad, "dX") == 0 ? " (input gradient)"
+	                                          : "";
+	/* The label's head is the device's own index: say "one head". */
+	const char *h = head >= 0 ? " for one head" : "";
+	snprintf(out, n, "the %s of block %d's %s%s%s", dir == 'F' ? "forward" : "backward", block,
+	         w, h, g);
+	return 1;
+}
+
 static void describe(const sl_scene_in *in, const sl_scene *m, double t_end, double t_begin,
                      char *out, size_t n)
 {
@@ -421,7 +463,7 @@ static void describe(const sl_scene_in *in, const sl_scene *m, double t_end, dou
 	}
 	const sl_scene_dev *d0 = &m->dev[first->dev];
 	long shard = (long)(d0->hi - d0->lo);
-	char op[24], algo[24], phase[24];
+	char op[24], algo[24], phase[24], words[128];
 	int k, N;
 	if (strcmp(first->label, "sgemm column shard") == 0) {
 		/* An amount of work, not a rate: drop the "/s". */
@@ -469,6 +511,12 @@ static void describe(const sl_scene_in *in, const sl_scene *m, double t_end, dou
 	} else if (nxfer > 0) {
 		snprintf(out, n, "%s: %s, %d transfer%s of %s (%s)", first->label, who, nxfer,
 		         nxfer > 1 ? "s" : "", sl_fmt_bytes((double)bytes, a, sizeof a), dur);
+	} else if (first->kind == SL_EV_COMPUTE && in->train &&
+	           train_op_words(first->label, words, sizeof words)) {
+		char mbw[32] = "";
+		if (first->mb >= 0)
+			snprintf(mbw, sizeof mbw, " for micro-batch %d", first->mb);
+		snprintf(out, n, "%s computes %s%s (%s)", who, words, mbw, dur);
 	} else {
 		snprintf(out, n, "%s: %s (%s)", first->label, who, dur);
 	}
