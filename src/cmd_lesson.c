@@ -75,30 +75,9 @@ int sl_cmd_check(int argc, char **argv)
 
 /* ---- printing ---- */
 
-/* Print text wrapped at WIDTH with indent (presentation only: nothing in a
- * lesson depends on it). */
 static void wrap(FILE *out, const char *s, int indent, const char *first)
 {
-	int col = fprintf(out, "%*s%s", indent, "", first);
-	int start = col;
-	while (*s) {
-		while (*s == ' ')
-			s++;
-		size_t w = strcspn(s, " ");
-		if (!w)
-			break;
-		if (col > start && col + 1 + (int)w > WIDTH) {
-			fprintf(out, "\n%*s", start, "");
-			col = start;
-		} else if (col > start) {
-			fputc(' ', out);
-			col++;
-		}
-		fwrite(s, 1, w, out);
-		col += (int)w;
-		s += w;
-	}
-	fputc('\n', out);
+	sl_print_wrapped(out, s, indent, first, WIDTH);
 }
 
 static void print_ops(FILE *out, const sl_step *st)

@@ -206,7 +206,8 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took 
 	}
 	char expl[2048];
 	sl_plan_explain(p, expl, sizeof expl);
-	printf("\n%s\n", expl);
+	putchar('\n');
+	sl_print_wrapped(stdout, expl, 0, "", 100);
 }
 
 static json_t *jlink(sl_link_spec s)

@@ -688,6 +688,40 @@ static void layout_name(const sl_layout *l, char *buf, size_t n)
 		snprintf(buf + len, n - (size_t)len, " zero1");
 }
 
+/* The sentence under compare's table: the fastest layout, and when no
+ * split beats one device, why (its step is mostly communication). */
+static void compare_verdict(const struct outcome *res, char (*skip)[sizeof((sl_err){0}).msg], int nc)
+{
+	int best = -1;
+	for (int i = 0; i < nc; i++)
+		if (!skip[i][0] && res[i].rep.ndev > 1 && res[i].rep.step_s > 0 &&
+		    (best < 0 || res[i].rep.step_s < res[best].rep.step_s))
+			best = i;
+	if (best < 0)
+		return;
+	const sl_train_report *p = &res[best].rep;
+	double comm = 0;
+	for (int d = 0; d < p->ndev; d++)
+		comm = p->dev[d].comm_s > comm ? p->dev[d].comm_s : comm;
+	double speedup = res[best].single_s / p->step_s;
+	char t1[32], t2[32], t3[32], words[512];
+	if (speedup >= 1)
+		snprintf(words, sizeof words,
+		         "Fastest split: %s, %.3g times one device's speed; its busiest device "
+		         "communicates %s of its %s step.",
+		         res[best].name, speedup, fmt_t(comm, t1), fmt_t(p->step_s, t2));
+	else
+		snprintf(words, sizeof words,
+		         "No split beats one device here: one device computes the step in %s, and "
+		         "the fastest split, %s, spends %s of its %s step communicating. The model "
+		         "is too small for these links; try a larger --hidden or --batch, or slower "
+		         "devices (--flops).",
+		         fmt_t(res[best].single_s, t1), res[best].name, fmt_t(comm, t2),
+		         fmt_t(p->step_s, t3));
+	putchar('\n');
+	sl_print_wrapped(stdout, words, 0, "", 100);
+}
+
 int sl_cmd_compare(int argc, char **argv)
 {
 	struct option lo[SL_OPTS_MAX];
@@ -842,6 +876,7 @@ int sl_cmd_compare(int argc, char **argv)
 		for (int i = 0; i < nc; i++)
 			if (skip[i][0])
 				printf("skipped %s: %s\n", res[i].name, skip[i]);
+		compare_verdict(res, skip, nc);
 		printf("\nwall %.2f s\n", wall);
 	}
 	if (status == SL_EXIT_OK)

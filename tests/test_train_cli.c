@@ -155,6 +155,45 @@ static void test_compare(void **state)
 	}
 	json_decref(j);
 
+	/* The sentence under the table names the fastest split (the smallest
+	 * step time among the multi-device layouts of the JSON), and says no
+	 * split pays exactly when every speedup is below 1: on fast links
+	 * (the default) and on slow devices. */
+	const char *cases[] = {"", "--flops=1e9 "};
+	for (int c = 0; c < 2; c++) {
+		char args[256];
+		snprintf(args, sizeof args, "compare --steps=1 --format=json %s" SMALL, cases[c]);
+		j = tu_run_json(args);
+		lay = json_object_get(j, "layouts");
+		const char *fastest = NULL;
+		double best = INFINITY, top = 0;
+		for (size_t i = 0; i < json_array_size(lay); i++) {
+			json_t *x = json_array_get(lay, i);
+			if (tu_num(x, "devices") < 2)
+				continue;
+			if (tu_num(x, "step_time_s") < best) {
+				best = tu_num(x, "step_time_s");
+				fastest = json_string_value(json_object_get(x, "name"));
+			}
+			top = fmax(top, tu_num(x, "speedup"));
+		}
+		assert_non_null(fastest);
+		assert_true(c == 0 ? top < 1 : top >= 1); /* both sentences are seen */
+		char want[128];
+		snprintf(want, sizeof want, top >= 1 ? "Fastest split: %s," : "the fastest split, %s,",
+		         fastest);
+		snprintf(args, sizeof args, "compare --steps=1 %s" SMALL, cases[c]);
+		tu_run(args, &r);
+		/* the sentence is wrapped: compare it with spaces for newlines */
+		for (char *p = r.out; *p; p++)
+			*p = *p == '\n' ? ' ' : *p;
+		if (!strstr(r.out, want) ||
+		    !strstr(r.out, top >= 1 ? "Fastest split" : "No split beats one device"))
+			fail_msg("no '%s' in:\n%s", want, r.out);
+		tu_result_free(&r);
+		json_decref(j);
+	}
+
 	/* explicit layouts, with options */
 	j = tu_run_json("compare --layouts=1x2x1:gpipe,1x2x1,2x1x2:sp:zero1 --microbatches=4 --steps=2 "
 		     "--format=json " SMALL);
