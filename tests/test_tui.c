@@ -133,32 +133,9 @@ static int stopped(sl_play *p)
 	return !sl_play_animating(p);
 }
 
-static sl_link_spec cb_link(void *ctx, int s, int d)
-{
-	return sl_play_link(ctx, s, d);
-}
-
-static int cb_inter(void *ctx, int s, int d)
-{
-	return sl_play_inter(ctx, s, d);
-}
-
 static void model_of(sl_play *p, sl_scene *m)
 {
-	sl_scene_in in = {
-	    .ev = sl_play_events(p),
-	    .t = sl_play_time(p),
-	    .end = sl_play_end(p),
-	    .exact = sl_play_exact(p),
-	    .sc = sl_play_scenario(p),
-	    .ndev = sl_play_devices(p),
-	    .result = sl_play_result(p),
-	    .predicted_s = sl_play_predicted(p),
-	    .link = cb_link,
-	    .inter = cb_inter,
-	    .ctx = p,
-	};
-	sl_scene_build(&in, m);
+	sl_scene_build_play(p, m);
 }
 
 /* The plan is the headless run, to the last bit. */
