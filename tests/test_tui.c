@@ -405,6 +405,93 @@ static void test_reshard_on_screen(void **state)
 	rm_ckpt(tmp);
 }
 
+/* A lone collective on screen (a lesson's `run collective`): the play's run
+ * ends when the engine's own run of the collective does, and the buffer
+ * panel's blocks say what a ring must leave: all-gather, only a device's
+ * own block at first and every block at the end; reduce-scatter, block d
+ * of device d summing all p devices at the end; all-reduce, that after its
+ * reduce-scatter half, and every block summed everywhere at the end. */
+struct coll_ref {
+	sl_coll_op op;
+	size_t count;
+};
+
+static int coll_ref_prog(sl_dev *d, void *arg, sl_err *err)
+{
+	struct coll_ref *j = arg;
+	float *buf = sl_dev_alloc(d, j->count * sizeof(float), "buffer", err);
+	if (!buf)
+		return err->code;
+	memset(buf, 0, j->count * sizeof(float));
+	sl_group g = sl_group_all(sl_cluster_devices(sl_dev_cluster(d)));
+	int rc = sl_coll_run(d, &g, j->op, buf, j->count, SL_ALGO_RING, err);
+	sl_dev_free(d, buf, j->count * sizeof(float));
+	return rc;
+}
+
+static void test_collective_on_screen(void **state)
+{
+	(void)state;
+	const int p = 4;
+	const sl_coll_op ops[] = {SL_COLL_ALLGATHER, SL_COLL_REDUCESCATTER, SL_COLL_ALLREDUCE};
+	sl_scenario sc = small(SL_SPLIT_COL);
+	sc.cluster.devices = p;
+	sc.cluster.devices_per_node = 0;
+	for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+		sl_play_train tr = {.on = 1, .coll = 1, .op = ops[o], .algo = SL_ALGO_RING,
+		                    .count = 1000};
+		/* The engine's run, on its own. */
+		sl_err err = {0};
+		sl_cluster_config cfg = sc.cluster;
+		cfg.slowdown = 0;
+		sl_cluster *c = sl_cluster_create(&cfg, &err);
+		assert_non_null(c);
+		struct coll_ref j = {ops[o], tr.count};
+		assert_int_equal(sl_cluster_run(c, coll_ref_prog, &j, &err), SL_OK);
+		double want = 0;
+		for (int d = 0; d < p; d++)
+			want = fmax(want, sl_cluster_dev_stats(c, d).clock);
+		sl_cluster_destroy(c);
+
+		sl_run_info info;
+		assert_int_equal(sl_play_run_train_headless(&sc, &tr, NULL, &info, NULL, NULL), SL_OK);
+		assert_true(info.end == want);
+		/* The end of the last reduce-scatter step (all-reduce's first half). */
+		double rs_end = 0;
+		for (size_t i = 0; i < info.snap.n; i++)
+			if (strstr(info.snap.ev[i].label, " rs "))
+				rs_end = fmax(rs_end, info.snap.ev[i].t1);
+		sl_scene *m = calloc(1, sizeof *m);
+		assert_non_null(m);
+		sl_scene_in in = {.ev = &info.snap, .end = info.end, .exact = 1, .sc = &sc,
+		                  .ndev = p, .result = &info, .predicted_s = info.end, .train = &tr,
+		                  .link = cb_link_of_sc, .inter = cb_inter_none, .ctx = &sc};
+		int cnt[4];
+		for (int at = 0; at < 3; at++) {
+			in.t = at == 0 ? 0 : at == 1 ? rs_end : info.end;
+			sl_scene_build(&in, m);
+			for (int d = 0; d < p; d++) {
+				assert_int_equal(sl_scene_coll_blocks(m, d, p, cnt), 0);
+				for (int b = 0; b < p; b++) {
+					int got = cnt[b];
+					if (ops[o] == SL_COLL_ALLGATHER)
+						assert_int_equal(got, at == 2 || b == d ? 1 : 0);
+					else if (at == 0)
+						assert_int_equal(got, 1);
+					else if (ops[o] == SL_COLL_ALLREDUCE && at == 2)
+						assert_int_equal(got, p);
+					else if (b == d) /* its own block is fully summed */
+						assert_int_equal(got, p);
+					else
+						assert_true(got >= 1 && got < p);
+				}
+			}
+		}
+		free(m);
+		sl_run_info_free(&info);
+	}
+}
+
 /* Stepping stops exactly at every operation's end of the headless run,
  * which are the ring's closed forms; the live run that the steps release
  * ends at the headless run's time. */
@@ -778,6 +865,7 @@ int main(void)
 	    cmocka_unit_test(test_plan_is_the_headless_run),
 	    cmocka_unit_test(test_train_times_are_the_headless_run),
 	    cmocka_unit_test(test_reshard_on_screen),
+	    cmocka_unit_test(test_collective_on_screen),
 	    cmocka_unit_test(test_colwise_picture),
 	    cmocka_unit_test(test_rowwise_picture),
 	    cmocka_unit_test(test_busbw_without_latency),

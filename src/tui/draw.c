@@ -138,6 +138,15 @@ void sl_draw_title(const sl_view *v, sl_rect r)
 		        sc->preset[0] ? sc->preset : "custom");
 		return;
 	}
+	if (m->train && m->train->on && m->train->coll) {
+		char b[32];
+		sl_putf(r.y, x, end - x, norm, "%s %s of %s %s %s %d%s%s %s %d node%s", g->v,
+		        sl_coll_op_name(m->train->op),
+		        sl_fmt_bytes((double)m->train->count * sizeof(float), b, sizeof b),
+		        sl_algo_name(m->train->algo), g->dot, m->ndev, g->times,
+		        sc->preset[0] ? sc->preset : "custom", g->dot, nodes, nodes > 1 ? "s" : "");
+		return;
+	}
 	if (m->train && m->train->on) {
 		const sl_layout *l = &m->train->l;
 		sl_putf(r.y, x, end - x, norm, "%s train tp=%d pp=%d dp=%d %s %s %d mb %s %d%s%s %s %d node%s",

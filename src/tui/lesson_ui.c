@@ -385,9 +385,33 @@ static void show_reshard(struct lui *u, const sl_lsetup *s, double now)
 	use_play(u, &sc, &tr, &k, now);
 }
 
-/* The view follows the lesson's runs: products, training steps and
- * reshards are animated; the other runs (a lone collective, a plan) are
- * told in the panel alone, with no stale picture above it. */
+/* A lone collective, on the set-up's devices and buffer (the view shows
+ * each device's blocks for the ring's all-reduce, reduce-scatter and
+ * all-gather). */
+static void show_coll(struct lui *u, const sl_lsetup *s, double now)
+{
+	sl_err e = {0};
+	sl_scenario sc = s->sc;
+	if (sl_lrun_config(SL_RUN_COLLECTIVE, s, 0, &sc.cluster, &e) || sc.cluster.devices < 2 ||
+	    sc.cluster.devices > SL_MAX_FULL_DEVICES || s->bytes < 4) {
+		u->view_on = 0;
+		return;
+	}
+	if (sc.gemm.split == SL_SPLIT_SINGLE)
+		sc.gemm.split = SL_SPLIT_COL;
+	sl_play_train tr = {.on = 1,
+	                    .m = s->model,
+	                    .l = s->layout,
+	                    .coll = 1,
+	                    .op = s->op,
+	                    .algo = s->sc.gemm.algo,
+	                    .count = (size_t)(s->bytes / sizeof(float))};
+	use_play(u, &sc, &tr, NULL, now);
+}
+
+/* The view follows the lesson's runs: products, training steps, reshards
+ * and lone collectives are animated; a plan is told in the panel alone,
+ * with no stale picture above it. */
 static void show_run(struct lui *u, const sl_step *st, double now)
 {
 	if (st->run == SL_RUN_MATMUL && playable(st->scenario))
@@ -396,6 +420,8 @@ static void show_run(struct lui *u, const sl_step *st, double now)
 		show_train(u, st->setup, now);
 	else if (st->run == SL_RUN_RESHARD && st->setup)
 		show_reshard(u, st->setup, now);
+	else if (st->run == SL_RUN_COLLECTIVE && st->setup)
+		show_coll(u, st->setup, now);
 	else
 		u->view_on = 0;
 }

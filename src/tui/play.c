@@ -83,12 +83,33 @@ static int reshard(sl_cluster *c, const sl_play_train *tr, sl_err *err)
 	return rc;
 }
 
+/* A lone collective: each device a buffer of random values, then the
+ * collective over all of them, as a lesson's `run collective` runs it. */
+static int coll_prog(sl_dev *d, void *arg, sl_err *err)
+{
+	const sl_play_train *tr = arg;
+	size_t bytes = tr->count * sizeof(float);
+	int dry = sl_cluster_config_of(sl_dev_cluster(d))->timing_only;
+	float *buf = dry ? NULL : sl_dev_alloc(d, bytes, "the collective's buffer", err);
+	if (!buf && !dry)
+		return err && err->code ? err->code : SL_EDEVMEM;
+	if (buf)
+		sl_fill_random(buf, tr->count, (uint64_t)sl_dev_id(d) + 1);
+	sl_group g = sl_group_all(sl_cluster_devices(sl_dev_cluster(d)));
+	int rc = sl_coll_run(d, &g, tr->op, buf, tr->count, tr->algo, err);
+	if (buf)
+		sl_dev_free(d, buf, bytes);
+	return rc;
+}
+
 /* One training step on c; pred and single may be NULL (the live run). */
 static int train_step(sl_cluster *c, const sl_play_train *tr, sl_train_report *rep,
                       double *loss, sl_train_prediction *pred, double *single, sl_err *err)
 {
 	if (tr->ck)
 		return reshard(c, tr, err);
+	if (tr->coll)
+		return sl_cluster_run(c, coll_prog, (void *)tr, err);
 	/* A timing-only cluster runs a state without values (the same step). */
 	sl_train *t = sl_cluster_config_of(c)->timing_only
 	                  ? sl_train_create_timing_only(&tr->m, &tr->l, sl_cluster_devices(c), err)
@@ -116,8 +137,9 @@ static int run_headless(const sl_scenario *sc, const sl_play_train *tr, const sl
 	sl_cluster_config cfg = cluster_cfg(sc);
 	cfg.slowdown = 0;
 	sl_err err = {0};
-	int rc = tr ? sl_layout_check(&tr->m, &tr->l, cfg.devices, &err)
-	            : sl_gemm_check(&sc->gemm, cfg.devices, &err);
+	int rc = tr && tr->coll ? SL_OK
+	         : tr           ? sl_layout_check(&tr->m, &tr->l, cfg.devices, &err)
+	                        : sl_gemm_check(&sc->gemm, cfg.devices, &err);
 	sl_cluster *c = rc ? NULL : sl_cluster_create(&cfg, &err);
 	if (!c) {
 		info->done = 1;
@@ -914,6 +936,12 @@ double sl_play_predicted(const sl_play *p)
 {
 	if (p->train.on && p->train.ck)
 		return sl_play_reshard_predicted(&p->train);
+	if (p->train.on && p->train.coll) { /* alpha-beta over the ring's slowest link */
+		int n = sl_cluster_devices(p->live->c);
+		sl_link_spec bn = sl_cost_ring_bottleneck(p->live->c, n);
+		return sl_cost_coll(p->train.op, p->train.algo, n,
+		                    (double)p->train.count * sizeof(float), bn.latency, bn.bandwidth);
+	}
 	if (p->train.on) /* the plan's analytic model, with the links it ran on */
 		return p->have_plan && p->plan.rc == SL_OK ? p->plan.tpred.step_s : -1;
 	int t = sl_cluster_devices(p->live->c);

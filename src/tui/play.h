@@ -68,6 +68,13 @@ typedef struct sl_play_train {
 	const sl_ckpt *ck;
 	const sl_ckpt_move *reads, *writes;
 	int nreads, nwrites;
+	/* A lone collective instead (a lesson's `run collective`): op over
+	 * all the devices on a buffer of count floats each, by algo; m and l
+	 * are not used. */
+	int coll;
+	sl_coll_op op;
+	sl_algo algo;
+	size_t count;
 } sl_play_train;
 
 /* Flags returned by sl_play_collect and sl_play_tick. */

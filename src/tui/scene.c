@@ -493,6 +493,12 @@ static void describe(const sl_scene_in *in, const sl_scene *m, double t_end, dou
 			         k != N      ? ""
 			         : in->train ? "; now all hold every block"
 			                     : "; now all hold all of Y");
+		else if (strcmp(op, "reducescatter") == 0)
+			snprintf(out, n,
+			         "reduce-scatter, ring step %d of %d: %s adds a chunk (%s) from the "
+			         "previous one into its sum (%s)%s",
+			         k, N, who, a, dur,
+			         k == N ? "; each holds one chunk fully summed" : "");
 		else if (strcmp(phase, "rs") == 0)
 			snprintf(out, n,
 			         "all-reduce, reduce-scatter %d of %d: %s adds a chunk (%s) from "
@@ -768,13 +774,15 @@ void sl_scene_build(const sl_scene_in *in, sl_scene *m)
 		if (e->t1 > c1)
 			c1 = e->t1;
 	}
-	if (m->coll_name[0] && !in->train) { /* one collective's figures: the product's */
+	/* One collective's figures: the product's, or a lone collective's. */
+	if (m->coll_name[0] && (!in->train || in->train->coll)) {
 		int complete = in->exact || end >= 0;
 		if (complete && t >= c1) {
 			sl_coll_op op;
 			m->coll_state = 2;
 			m->coll_time = c1 - c0;
-			double bytes = mm * nn * sizeof(float);
+			double bytes = in->train ? (double)in->train->count * sizeof(float)
+			                         : mm * nn * sizeof(float);
 			m->algbw = m->coll_time > 0 ? bytes / m->coll_time : 0;
 			m->busbw = sl_coll_op_parse(m->coll_name, &op) == SL_OK
 			               ? m->algbw * sl_busbw_factor(op, p)
@@ -838,4 +846,35 @@ void sl_scene_build_play(sl_play *p, sl_scene *m)
 	    .ctx = p,
 	};
 	sl_scene_build(&in, m);
+}
+
+int sl_scene_coll_blocks(const sl_scene *m, int dev, int p, int *cnt)
+{
+	const sl_play_train *tr = m->train;
+	if (!tr || !tr->coll || tr->algo != SL_ALGO_RING || p < 1 ||
+	    (tr->op != SL_COLL_ALLREDUCE && tr->op != SL_COLL_REDUCESCATTER &&
+	     tr->op != SL_COLL_ALLGATHER))
+		return -1;
+	int gather = tr->op == SL_COLL_ALLGATHER;
+	for (int b = 0; b < p; b++)
+		cnt[b] = gather ? b == dev : 1;
+	const sl_snapshot *s = m->ev;
+	for (size_t i = 0; s && i < s->n; i++) {
+		const sl_event *e = &s->ev[i];
+		if (e->dev != dev || (e->kind != SL_EV_RECV && e->kind != SL_EV_REDUCE) ||
+		    e->t1 > m->t)
+			continue;
+		char op[24], algo[24], phase[24];
+		int k, n;
+		if (sl_label_parse(e->label, op, sizeof op, algo, sizeof algo, phase, sizeof phase,
+		                   &k, &n))
+			continue;
+		/* coll.c's ring: at reduce-scatter step s (from 0) rank r sums
+		 * block r-s-2 from rank r-1, which then holds s+2 devices' data;
+		 * at all-gather step s it copies the finished block r-s-1. */
+		int rs = strcmp(phase, "rs") == 0, s0 = rs || gather ? k - 1 : k - p;
+		int b = (((dev - s0 - (rs ? 2 : 1)) % p) + p) % p;
+		cnt[b] = rs ? s0 + 2 : gather ? 1 : p;
+	}
+	return 0;
 }

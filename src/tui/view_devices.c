@@ -136,7 +136,9 @@ void sl_draw_devices(const sl_view *v, sl_rect r)
 		}
 		char mem[24], shard[40];
 		sl_fmt_bytes((double)dv->mem, mem, sizeof mem);
-		if (m->train) {
+		if (m->train && m->train->coll) {
+			snprintf(shard, sizeof shard, " rank %d", d);
+		} else if (m->train) {
 			int ct, cp, cd;
 			sl_mesh_coords(&m->train->l, d, &ct, &cp, &cd);
 			snprintf(shard, sizeof shard, " tp%d pp%d dp%d", ct, cp, cd);

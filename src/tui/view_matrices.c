@@ -302,11 +302,71 @@ static void draw_ckpt(const sl_view *v, sl_rect r)
 	}
 }
 
+/* A lone collective: each device's buffer in p blocks, as the ring leaves
+ * them at the cursor.  All-reduce and reduce-scatter: how many devices'
+ * data each block sums (a partial sum grows by one a step; "full" when it
+ * holds all p); all-gather: whose block is there yet. */
+static void draw_coll(const sl_view *v, sl_rect r)
+{
+	const sl_scene *m = v->m;
+	const sl_play_train *tr = m->train;
+	int p = m->ndev, gather = tr->op == SL_COLL_ALLGATHER;
+	char title[120];
+	snprintf(title, sizeof title, "Buffers: %s, %s, in %d blocks", sl_coll_op_name(tr->op),
+	         sl_algo_name(tr->algo), p);
+	sl_rect in = sl_box(v, r, title);
+	attr_t dim = sl_theme_role(v->th, SL_ROLE_DIM), pass = sl_theme_role(v->th, SL_ROLE_PASS),
+	       warn = sl_theme_role(v->th, SL_ROLE_WARN);
+	int cnt[SL_MAX_FULL_DEVICES];
+	int cw = p > 0 ? (in.w - 6) / p : 0;
+	if (cw > 6)
+		cw = 6;
+	if (p > SL_MAX_FULL_DEVICES || sl_scene_coll_blocks(m, 0, p, cnt) || cw < 1) {
+		sl_put_wrapped(in.y, in.x + 1, in.w - 2, in.h, dim,
+		               "Block by block for ring all-reduce, reduce-scatter and all-gather; "
+		               "follow this one on the timeline and the links.");
+		return;
+	}
+	int rows = in.h - 1; /* the legend */
+	int shown = p <= rows ? p : rows - 1; /* and a line saying how many more */
+	for (int d = 0; d < shown; d++) {
+		int y = in.y + d, x = in.x + 1;
+		sl_putf(y, x, 4, sl_theme_dev(v->th, d), "%3d", d);
+		x += 4;
+		sl_scene_coll_blocks(m, d, p, cnt);
+		for (int b = 0; b < p; b++, x += cw) {
+			char cell[16];
+			attr_t a;
+			if (gather) {
+				a = cnt[b] ? sl_theme_devbg(v->th, b) : dim;
+				snprintf(cell, sizeof cell, "%c", cnt[b] ? sl_dev_char(b) : '.');
+			} else {
+				a = cnt[b] == p ? pass | A_REVERSE : cnt[b] > 1 ? warn : dim;
+				snprintf(cell, sizeof cell, "%d", cnt[b]);
+			}
+			/* The cell's text centred in its width, one column apart. */
+			int w = cw > 1 ? cw - 1 : 1, pad = (w - (int)strlen(cell)) / 2;
+			sl_rep(y, x, w, a, " ");
+			sl_put(y, x + (pad > 0 ? pad : 0), w, a, cell);
+		}
+	}
+	if (shown < p && shown >= 0)
+		sl_putf(in.y + shown, in.x + 1, in.w - 2, dim, "... %d more device%s", p - shown,
+		        p - shown == 1 ? "" : "s");
+	sl_put(in.y + in.h - 1, in.x + 1, in.w - 2, dim,
+	       gather ? "each block shows whose data it is; '.' not here yet"
+	              : "each block: how many devices' data it sums; reversed: all of them");
+}
+
 void sl_draw_matrices(const sl_view *v, sl_rect r)
 {
 	const sl_scene *m = v->m;
 	if (m->train && m->train->ck) {
 		draw_ckpt(v, r);
+		return;
+	}
+	if (m->train && m->train->coll) {
+		draw_coll(v, r);
 		return;
 	}
 	if (m->train) {

@@ -79,6 +79,28 @@ static void selection(const sl_view *v, sl_rect in, int *row)
 	}
 }
 
+/* A lone collective: bytes over the links so far, and once it is over its
+ * time, algbw and busbw (as nccl-tests count them). */
+static void coll_numbers(const sl_view *v, sl_rect in, int *row)
+{
+	const sl_scene *m = v->m;
+	const sl_glyphs *g = v->th->g;
+	attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL);
+	char a[32], b[32], c[32];
+	sl_fmt_bytes((double)m->train->count * sizeof(float), a, sizeof a);
+	line(v, in, row, norm, "%s of %s per device %s %s", sl_coll_op_name(m->train->op), a,
+	     g->dot, sl_algo_name(m->train->algo));
+	sl_fmt_bytes((double)m->moved, a, sizeof a);
+	sl_fmt_bytes((double)m->moved_total, b, sizeof b);
+	line(v, in, row, norm, "sent over links %s of %s", a, b);
+	if (m->coll_state == 2) {
+		sl_fmt_time(m->coll_time, a, sizeof a);
+		sl_fmt_rate(m->algbw, b, sizeof b);
+		sl_fmt_rate(m->busbw, c, sizeof c);
+		line(v, in, row, norm, "time %s %s algbw %s %s busbw %s", a, g->dot, b, g->dot, c);
+	}
+}
+
 /* A training step: the engine's accounting (sl_train_report) once the run
  * is known: bubble, idle, bytes per collective kind, memory by category. */
 static void train_numbers(const sl_view *v, sl_rect in, int *row)
@@ -204,6 +226,10 @@ void sl_draw_numbers(const sl_view *v, sl_rect r)
 	line(v, in, &row, head, "t %s / %s %s model %s", a, b, g->dot, c);
 	if (m->train && m->train->ck) {
 		ckpt_numbers(v, in, &row);
+		return;
+	}
+	if (m->train && m->train->coll) {
+		coll_numbers(v, in, &row);
 		return;
 	}
 	sl_fmt_time(m->crit_compute, a, sizeof a);

@@ -100,6 +100,12 @@ check menu lesson-02-step3
 keys menu q
 check menu lesson-menu-started
 
+# A lone collective on the lesson screen: lesson 4's all-gather played to
+# its end, every device's buffer holding every block.
+start l4 "lesson $LESSONS/04-collectives.lesson"
+keys l4 Enter Enter Enter
+check l4 lesson-04-allgather
+
 # A training run on the lesson screen: lesson 8's GPipe step, animated as
 # the sandbox shows it, then `step 3` stops it after stage 0's first work.
 start l8 "lesson $LESSONS/08-pipeline.lesson"
