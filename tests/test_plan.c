@@ -244,26 +244,13 @@ static void test_fits_nowhere(void **state)
 
 /* ---- what a plan must show ---- */
 
-static sl_model_spec real_model(int layers, int hidden, int ffn, int heads, int seq, int batch)
-{
-	sl_model_spec m;
-	sl_model_default(&m);
-	m.layers = layers;
-	m.hidden = hidden;
-	m.ffn = ffn;
-	m.heads = heads;
-	m.seq = seq;
-	m.batch = batch;
-	return m;
-}
-
 /* A 70B model on 64 H100s in nodes of 8: the best layouts that use TP keep
  * it inside a node, and the best one with its TP group moved across nodes
  * is measurably slower (its TP ring crosses the inter-node links). */
 static void test_tp_stays_inside_nodes(void **state)
 {
 	(void)state;
-	sl_model_spec m = real_model(80, 8192, 28672, 64, 2048, 128);
+	sl_model_spec m = tu_model(80, 8192, 28672, 64, 2048, 128);
 	sl_cluster_config cfg = tu_h100(64, 8);
 	sl_plan p;
 	plan_or_fail(&m, &cfg, &p);
@@ -291,8 +278,8 @@ static void test_best_changes_with_sequence(void **state)
 {
 	(void)state;
 	sl_cluster_config cfg = tu_h100(16, 8);
-	sl_model_spec a = real_model(32, 4096, 11008, 32, 2048, 64);
-	sl_model_spec b = real_model(32, 4096, 11008, 32, 8192, 16);
+	sl_model_spec a = tu_model(32, 4096, 11008, 32, 2048, 64);
+	sl_model_spec b = tu_model(32, 4096, 11008, 32, 8192, 16);
 	sl_plan pa, pb;
 	plan_or_fail(&a, &cfg, &pa);
 	plan_or_fail(&b, &cfg, &pb);
@@ -312,7 +299,7 @@ static void test_best_changes_with_sequence(void **state)
 static void test_best_changes_with_inter_node_link(void **state)
 {
 	(void)state;
-	sl_model_spec m = real_model(32, 4096, 11008, 32, 2048, 64);
+	sl_model_spec m = tu_model(32, 4096, 11008, 32, 2048, 64);
 	sl_cluster_config slow = tu_h100(16, 8), fast = tu_h100(16, 8);
 	slow.inter.bandwidth = 12.5e9;
 	fast.inter.bandwidth = 400e9;
@@ -338,7 +325,7 @@ static void test_smallest_model_parallel_fit(void **state)
 {
 	(void)state;
 	int L = 24, h = 2048, f = 8192;
-	sl_model_spec m = real_model(L, h, f, 16, 2048, 1024);
+	sl_model_spec m = tu_model(L, h, f, 16, 2048, 1024);
 	sl_cluster_config cfg = tu_h100(8, 8);
 	cfg.memory = (uint64_t)18 << 30;
 	double params =
@@ -365,7 +352,7 @@ static void test_smallest_model_parallel_fit(void **state)
 static void test_explanation(void **state)
 {
 	(void)state;
-	sl_model_spec m = real_model(32, 4096, 11008, 32, 2048, 64);
+	sl_model_spec m = tu_model(32, 4096, 11008, 32, 2048, 64);
 	sl_cluster_config cfg = tu_h100(16, 8);
 	sl_plan p;
 	plan_or_fail(&m, &cfg, &p);
