@@ -186,6 +186,9 @@ int sl_vm_demo(sl_vm *vm, sl_err *err);
 int sl_vm_skip(sl_vm *vm, sl_err *err);
 /* The summary of the last run (after a knob or a RUN), for the front end. */
 const char *sl_vm_last_result(const sl_vm *vm);
+/* The last run's kind and its set-up as it ran, or NULL before any run
+ * (a front end resuming a lesson shows that run again). */
+const struct sl_lsetup *sl_vm_last_run(const sl_vm *vm, sl_run_kind *kind);
 
 /* Where to resume: the position of the last label or learner step passed. */
 int sl_vm_position(const sl_vm *vm);

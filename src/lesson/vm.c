@@ -356,6 +356,14 @@ const char *sl_vm_last_result(const sl_vm *vm)
 	return vm->result;
 }
 
+const struct sl_lsetup *sl_vm_last_run(const sl_vm *vm, sl_run_kind *kind)
+{
+	if (!vm->last.valid)
+		return NULL;
+	*kind = vm->last.kind;
+	return &vm->last.setup;
+}
+
 static int request_run(sl_vm *vm, sl_run_kind k, int name, int line, sl_err *err)
 {
 	sl_err e = {0};

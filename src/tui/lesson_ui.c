@@ -663,6 +663,13 @@ static int open_lesson(struct lui *u, const char *path, const char *start, int f
 		addf(u, R_INFO, 0, "going on at line %d", sl_lesson_line_at(u->l, pos));
 		if (sl_vm_start_at(u->vm, pos, err))
 			return SL_EINVAL;
+		/* The runs before pos ran silently: show the last one again. */
+		sl_run_kind k;
+		const sl_lsetup *ls = sl_vm_last_run(u->vm, &k);
+		if (ls) {
+			sl_step st = {.run = k, .scenario = &ls->sc, .setup = ls};
+			show_run(u, &st, now_mono());
+		}
 	}
 	u->in_menu = 0;
 	advance(u, now_mono());

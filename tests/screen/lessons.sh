@@ -106,6 +106,11 @@ start l4 "lesson $LESSONS/04-collectives.lesson"
 keys l4 Enter Enter Enter
 check l4 lesson-04-allgather
 
+# An instructor's --start: the runs before the label ran silently, and the
+# screen shows the last of them (lesson 4's all-reduce) again.
+start l4s "lesson --start=latency $LESSONS/04-collectives.lesson"
+check l4s lesson-04-start
+
 # A training run on the lesson screen: lesson 8's GPipe step, animated as
 # the sandbox shows it, then `step 3` stops it after stage 0's first work.
 start l8 "lesson $LESSONS/08-pipeline.lesson"
