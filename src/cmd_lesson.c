@@ -15,6 +15,7 @@
 #include "lesson_ui.h"
 #include "progress.h"
 #include "units.h"
+#include "textwrap.h"
 
 #define WIDTH 78
 #define HINT_AFTER 3 /* tries in an explore before its hint */

@@ -11,6 +11,7 @@
 #include "plan.h"
 #include "report.h"
 #include "units.h"
+#include "textwrap.h"
 
 enum {
 	OPT_TOP = SL_OPT_USER,

@@ -12,6 +12,7 @@
 #include "report.h"
 #include "train.h"
 #include "units.h"
+#include "textwrap.h"
 
 enum {
 	OPT_LAYOUTS = SL_OPT_USER,

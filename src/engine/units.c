@@ -190,27 +190,3 @@ char *sl_fmt_time(double s, char *buf, size_t n)
 		snprintf(buf, n, "%.3f s", s);
 	return buf;
 }
-
-void sl_print_wrapped(FILE *out, const char *s, int indent, const char *first, int width)
-{
-	int col = fprintf(out, "%*s%s", indent, "", first);
-	int start = col;
-	while (*s) {
-		while (*s == ' ')
-			s++;
-		size_t w = strcspn(s, " ");
-		if (!w)
-			break;
-		if (col > start && col + 1 + (int)w > width) {
-			fprintf(out, "\n%*s", start, "");
-			col = start;
-		} else if (col > start) {
-			fputc(' ', out);
-			col++;
-		}
-		fwrite(s, 1, w, out);
-		col += (int)w;
-		s += w;
-	}
-	fputc('\n', out);
-}

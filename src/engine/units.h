@@ -3,7 +3,6 @@
 #define SL_UNITS_H
 
 #include <stddef.h>
-#include <stdio.h>
 #include <stdint.h>
 
 #include "status.h"
@@ -27,10 +26,6 @@ char *sl_fmt_bytes(double bytes, char *buf, size_t n);
 char *sl_fmt_rate(double bytes_per_s, char *buf, size_t n);
 char *sl_fmt_time(double seconds, char *buf, size_t n);
 char *sl_fmt_flops(double flops_per_s, char *buf, size_t n);
-/* Print s wrapped at width columns: the first line starts with indent
- * spaces and first, the others are indented to match; a final newline. */
-void sl_print_wrapped(FILE *out, const char *s, int indent, const char *first, int width);
-
 /* A count in three or four digits: "961k", "1.20M". */
 char *sl_fmt_count(double v, char *buf, size_t n);
 
