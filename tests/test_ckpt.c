@@ -109,28 +109,6 @@ static int state_same(const struct state *a, const struct state *b)
 	       memcmp(a->m, b->m, a->n * 4) == 0 && memcmp(a->v, b->v, a->n * 4) == 0;
 }
 
-/* Largest difference in a tensor over its largest value, over all tensors. */
-static double tensor_rel(const sl_model_spec *m, const float *got, const float *want)
-{
-	double rel = 0;
-	for (int i = 0; i < sl_model_ntensors(m); i++) {
-		sl_tensor_info t;
-		sl_model_tensor(m, i, &t);
-		double d = 0, mx = 0;
-		for (size_t k = t.offset; k < t.offset + t.count; k++) {
-			double e = fabs((double)got[k] - want[k]);
-			if (!(e <= d))
-				d = e;
-			if (fabs(want[k]) > mx)
-				mx = fabs(want[k]);
-		}
-		double r = mx > 0 ? d / mx : d;
-		if (!(r <= rel))
-			rel = r;
-	}
-	return rel;
-}
-
 static void train_steps(sl_train *tr, int steps, const double *want_loss, const char *what)
 {
 	const sl_layout *l = sl_train_layout(tr);
@@ -329,7 +307,7 @@ static void resume_from(int from)
 		const float *want[3] = {ref.params, ref.mom, ref.var};
 		const float *have[3] = {end.p, end.m, end.v};
 		for (int w = 0; w < 3; w++) {
-			double rel = tensor_rel(&attn, have[w], want[w]);
+			double rel = tu_tensor_rel(&attn, have[w], want[w], NULL);
 			if (!(rel <= 1e-4))
 				fail_msg("%s: state %d differs from the reference by %.3g", what, w,
 				         rel);

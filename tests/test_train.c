@@ -68,29 +68,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static double tensor_rel(const sl_model_spec *m, const float *got, const float *want, int *worst)
-{
-	double rel = 0;
-	for (int i = 0; i < sl_model_ntensors(m); i++) {
-		sl_tensor_info t;
-		sl_model_tensor(m, i, &t);
-		double d = 0, mx = 0;
-		for (size_t k = t.offset; k < t.offset + t.count; k++) {
-			double e = fabs((double)got[k] - want[k]);
-			if (!(e <= d))
-				d = e;
-			if (fabs(want[k]) > mx)
-				mx = fabs(want[k]);
-		}
-		double r = mx > 0 ? d / mx : d;
-		if (!(r <= rel)) {
-			rel = r;
-			*worst = i;
-		}
-	}
-	return rel;
-}
-
 static void check(const struct ref *R, const char *spec, int devices_per_node)
 {
 	/* spec: "tp pp dp schedule m v sp zero1 [order [algo]]" */
@@ -134,7 +111,7 @@ static void check(const struct ref *R, const char *spec, int devices_per_node)
 	const char *what[3] = {"parameters", "first moments", "second moments"};
 	for (int w = 0; w < 3; w++) {
 		int worst = 0;
-		double rel = tensor_rel(&R->m, got[w], want[w], &worst);
+		double rel = tu_tensor_rel(&R->m, got[w], want[w], &worst);
 		if (!(rel <= 1e-4)) {
 			sl_tensor_info t;
 			sl_model_tensor(&R->m, worst, &t);

@@ -116,6 +116,33 @@ static inline sl_layout tu_layout(int tp, int pp, int dp, sl_sched k, int m, int
 	return l;
 }
 
+/* The largest difference of got from want in any of the model's tensors,
+ * over that tensor's largest |want|; *worst (if not NULL) names the tensor. */
+static inline double tu_tensor_rel(const sl_model_spec *m, const float *got, const float *want,
+                                   int *worst)
+{
+	double rel = 0;
+	for (int i = 0; i < sl_model_ntensors(m); i++) {
+		sl_tensor_info t;
+		sl_model_tensor(m, i, &t);
+		double d = 0, mx = 0;
+		for (size_t k = t.offset; k < t.offset + t.count; k++) {
+			double e = fabs((double)got[k] - want[k]);
+			if (!(e <= d))
+				d = e;
+			if (fabs(want[k]) > mx)
+				mx = fabs(want[k]);
+		}
+		double r = mx > 0 ? d / mx : d;
+		if (!(r <= rel)) {
+			rel = r;
+			if (worst)
+				*worst = i;
+		}
+	}
+	return rel;
+}
+
 /* A hang must fail the suite rather than stall make check: a test that
  * could block arms this first.  The handler only writes and exits. */
 static inline void tu_watchdog_fire(int sig)

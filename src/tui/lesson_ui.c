@@ -1053,15 +1053,5 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 	free(u->cat);
 	free(u->m);
 	free(u);
-	if (quit_sig) {
-		sl_term_reraise(quit_sig);
-		sl_term_done();
-		return status;
-	}
-	if (!clean) {
-		fflush(NULL);
-		_exit(status);
-	}
-	sl_term_done();
-	return status;
+	return sl_term_finish(quit_sig, clean, status);
 }

@@ -215,3 +215,18 @@ void sl_term_reraise(int sig)
 	pthread_sigmask(SIG_UNBLOCK, &s, NULL);
 	raise(sig);
 }
+
+int sl_term_finish(int sig, int clean, int status)
+{
+	if (sig) {
+		sl_term_reraise(sig);
+		sl_term_done();
+		return status;
+	}
+	if (!clean) {
+		fflush(NULL);
+		_exit(status);
+	}
+	sl_term_done();
+	return status;
+}

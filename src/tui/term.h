@@ -39,5 +39,10 @@ int sl_term_wait(int timeout_ms);
 int sl_term_quit_signal(void);
 /* After cleaning up: die of sig as if unhandled. */
 void sl_term_reraise(int sig);
+/* A view's last step, after sl_term_stop and freeing what it can: die of
+ * sig (the quit signal) if one came; leave with _exit when a background thread is still
+ * computing (clean 0: exit() would run library destructors, OpenBLAS freeing
+ * its buffers, under it); else sl_term_done.  Returns status. */
+int sl_term_finish(int sig, int clean, int status);
 
 #endif

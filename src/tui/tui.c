@@ -850,17 +850,5 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 		fclose(a.stats);
 	}
 	free(a.m);
-	if (quit_sig) {
-		sl_term_reraise(quit_sig);
-		sl_term_done();
-		return status;
-	}
-	if (!clean) {
-		/* exit() would run library destructors (OpenBLAS frees its
-		 * buffers) under a thread still computing. */
-		fflush(NULL);
-		_exit(status);
-	}
-	sl_term_done();
-	return status;
+	return sl_term_finish(quit_sig, clean, status);
 }
