@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_engine.c - the engine's benchmarks (make bench; see bench/run.sh).
  *
  * Each subcommand prints plain lines "KIND field field ...", which run.sh

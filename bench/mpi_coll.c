@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mpi_coll.c - Open MPI's collectives on the sizes and rank counts that
  * bench_engine measures, for the comparison column of bench/RESULTS.md.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # report.awk - turn bench/run.sh's raw lines into bench/RESULTS.md.
 # Every figure comes from the raw file; targets are judged here, once.
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/run.sh BUILD_DIR SRC_DIR - run the benchmarks (make bench) and write
 # SRC_DIR/bench/RESULTS.md.  The raw lines go to BUILD_DIR/bench/results.raw.
 #

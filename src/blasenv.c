@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "blasenv.h"
 
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* blasenv.h - give OpenBLAS its settings before it loads. */
 #ifndef SL_BLASENV_H
 #define SL_BLASENV_H

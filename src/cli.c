@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cli.c - the command line: the table of subcommands, the global options,
  * and the parsing and error conventions every subcommand shares. */
 #include "cli.h"
@@ -240,8 +241,11 @@ static void print_help(void)
 static int print_version(void)
 {
 	const char *core = openblas_get_corename();
-	printf("%s %s (OpenBLAS core: %s)\n", PACKAGE_NAME, PACKAGE_VERSION,
-	       core && *core ? core : "unknown");
+	printf("%s %s (OpenBLAS core: %s)\n"
+	       "Copyright (c) 2026 The shardlab authors. MIT License: see COPYING.\n"
+	       "This is free software; there is NO WARRANTY, to the extent permitted by law.\n"
+	       "Report bugs to <%s>.\n",
+	       PACKAGE_NAME, PACKAGE_VERSION, core && *core ? core : "unknown", PACKAGE_BUGREPORT);
 	return sl_cli_flush(SL_EXIT_OK);
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cli.h - the command line: subcommands, option parsing, errors, exit status.
  *
  * cli.c holds the table of subcommands.  A new one is a function with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_ckpt.c - `shardlab ckpt inspect|verify|reshard DIR`: look into a
  * sharded checkpoint, check it, or rewrite it offline for another layout. */
 #include <stdio.h>

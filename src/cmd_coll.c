@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_coll.c - `shardlab coll`: one collective over one size or a range of
  * sizes, reported like nccl-tests (size, time, algbw, busbw) with the
  * alpha-beta model's prediction beside each measurement. */

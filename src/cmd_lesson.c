@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_lesson.c - `shardlab check FILE...` and `shardlab lesson --headless`.
  *
  * The front end of src/lesson without curses: it prints the steps the

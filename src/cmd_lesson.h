@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_lesson.h - `shardlab check` and `shardlab lesson`. */
 #ifndef SL_CMD_LESSON_H
 #define SL_CMD_LESSON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_plan.c - `shardlab plan`: every valid layout of a model on a cluster,
  * ranked by step time, with the reasons the rejected ones do not fit and an
  * explanation of the winner. */

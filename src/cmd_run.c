@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_run.c - `shardlab run`: one sharded matrix multiply, headless. */
 #include <stdio.h>
 #include <time.h>

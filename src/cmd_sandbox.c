@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_sandbox.c - `shardlab sandbox`: the terminal interface on a scenario
  * given by the same options as `shardlab run`. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_train.c - `shardlab train` (the model trained under one layout, with
  * its accounting) and `shardlab compare` (the same model under several
  * layouts, one table). */

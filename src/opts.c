@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* opts.c - the scenario options shared by the headless commands. */
 #include "opts.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* opts.h - the scenario options shared by the headless commands.
  *
  * Two groups of long options fill an sl_scenario (src/engine/scenario.h)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* textwrap.c - long sentences for a terminal (textwrap.h). */
 #include "textwrap.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* textwrap.h - long sentences for a terminal: the command line's text
  * (lessons run headless, plan's and compare's explanations). */
 #ifndef SL_TEXTWRAP_H

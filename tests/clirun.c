@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clirun.c - running the shardlab program from a test (clirun.h). */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clirun.h - running the shardlab program from a test, as a user would:
  * its words, its exit status, and both streams captured.  The suites that
  * link tests/clirun.c are compiled with -DSHARDLAB_BIN. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_ckpt.c - sharded checkpoints: resuming under another layout is
  * exact, joins follow the stored split, bad input changes nothing, and a
  * save killed at any point leaves a loadable checkpoint.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_ckpt_cli.c - `shardlab ckpt` from the outside: what inspect and
  * verify say, reshard's output loading back to the same state, and one
  * line on stderr with the documented exit status for every bad input. */

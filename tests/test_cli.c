@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_cli.c - the shardlab program from the outside: exit statuses and
  * one-line errors for bad input, the JSON reports, and emulated times
  * against the closed forms, computed here. */

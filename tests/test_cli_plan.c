@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_cli_plan.c - `shardlab plan` and `--dry-run` from the outside: exit
  * statuses and one-line errors, the JSON report's fields and order, and a
  * dry run's figures against the full run's. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every collective and algorithm against a serial reference written here. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_course.c - the course in lessons/: `shardlab check` passes on every
  * lesson, and every lesson runs to its end with every check holding.
  *

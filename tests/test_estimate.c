@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_estimate.c - sl_train_estimate, the planner's analytic model: on a
  * grid of layouts that takes every replay method (one device per stage,
  * one replica, a period of a mixed TP ring, every device) it gives the

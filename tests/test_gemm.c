@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sharded GEMM against a naive triple-loop product written here.
  *
  * The inputs come from sl_fill_random with the seeds gemm.h documents (that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The key table: no key does two things in one view, every action says what
  * it does, and the KEYS section of man/shardlab.1 is exactly what the table
  * generates (GENERATE=1 rewrites that section from the table). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The screen layout as a pure function: from 80x24 to 300x100 and for 1 to
  * 16 devices, the main view's panels stay on screen, never overlap, keep a
  * usable size and leave no row of the screen unused; below 80x24 the layout

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_lesson.c - the lesson language: its checker on malformed lessons, the
  * interpreter's steps and figures against independent formulas, the
  * headless runner, progress files and lesson lookup. */

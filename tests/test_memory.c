@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device memory accounting and the out-of-memory error.
  *
  * Device programs run on their own threads, where cmocka cannot fail a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_model.c - the model's tensors, data and single-device reference.
  *
  * The reference is what every layout is compared with, so it is checked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_plan.c - the layout planner: on small cases its candidates are
  * every valid even layout, its figures and ranking are those of running
  * every candidate in full, and what it rejects for memory runs out of

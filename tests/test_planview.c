@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_planview.c - the TUI's plan view without a terminal: its table
  * shows the plan's fitting layouts in the plan's order, sorts by each
  * column (ties in the plan's order) with the selection on its best row,

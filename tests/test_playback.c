@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pause and breakpoints: the controls the TUI steps with. */
 #include <math.h>
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_schedule.c - pipeline schedules: every pass exactly once, in an
  * order that respects its data, with the activation footprint each
  * schedule is known for. */

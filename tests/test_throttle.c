@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pacing of live runs.
  *
  * The one wall-clock assertion of the suites lives here: 64 MiB at 500 MB/s

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Emulated (model) times against closed forms computed here.
  *
  * Headless, model timing: every figure below is deterministic, so it is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_timing_only.c - the engine's timing-only mode: the same clocks,
  * traffic, memory and events as a full run, with no buffers; and its
  * limits (model timing only, up to SL_MAX_DEVICES devices). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_train.c - every layout trains the model exactly as one device does.
  *
  * For each strategy and combination (uneven splits included where the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_train_acct.c - traffic, bubble, memory and prediction of training
  * layouts against the formulas (computed here from the issue's statements,
  * not from the code), invalid layouts, running out of memory, and resuming

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_train_cli.c - `shardlab train` and `shardlab compare` from the
  * outside: JSON fields, losses against the reference, one-line refusals,
  * out of memory, the trace's micro-batches, compare's table. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_train_timing.c - timing-only training runs: on a grid of small
  * layouts (every strategy, schedule and combination, even and uneven
  * splits, one node and several), a timing-only run gives the very figures

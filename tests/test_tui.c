@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the TUI shows, without a terminal: the playback (plan, live run,
  * steps) and the model derived from the events.
  *

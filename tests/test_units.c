@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_units.c - reading and writing sizes, rates, durations and compute
  * rates: every unit family, bits against bytes, and what must be refused.
  * Expected values are written out here by hand. */

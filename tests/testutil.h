@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* testutil.h - shared helpers for the cmocka suites. */
 #ifndef SL_TESTUTIL_H
 #define SL_TESTUTIL_H

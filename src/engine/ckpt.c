@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ckpt.c - sharded checkpoints: the manifest, crash-safe saving by the
  * devices, checks, and loading under another layout (see ckpt.h). */
 #include "ckpt.h"

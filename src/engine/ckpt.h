@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ckpt.h - sharded checkpoints: save a training state under its layout,
  * check one, and load it under the same or another layout.
  *

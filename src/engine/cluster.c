@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cluster.c - devices, links, the run loop, memory accounting and compute. */
 #include "cluster.h"
 

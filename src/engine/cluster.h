@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cluster.h - emulated devices, the links between them, and running a
  * program on every device thread.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* coll.c - collectives from point-to-point transfers: ring and binomial tree.
  *
  * Ranks are positions in the group; "relative" ranks count from the root.

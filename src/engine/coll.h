@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* coll.h - collectives over a group of devices, built from transfers.
  *
  * Every device of the group calls the same collective with the same

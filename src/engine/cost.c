@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "cost.h"
 
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cost.h - the analytic (alpha-beta) model, shown beside what the emulation
  * measured.  Closed forms for even splits. */
 #ifndef SL_COST_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gemm.c - the sharded matrix multiply scenario. */
 #include "gemm.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gemm.h - Y = X W sharded over the devices of a cluster.
  *
  * Column-wise: device r holds W[:, cols_r] and all of X, computes Y[:, cols_r],

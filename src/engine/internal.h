@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* internal.h - the cluster's insides, shared by cluster.c and xfer.c only. */
 #ifndef SL_INTERNAL_H
 #define SL_INTERNAL_H

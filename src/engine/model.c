@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* model.c - the model's tensors, initial values, data, kernels and the
  * single-device reference step. */
 #include "model.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* model.h - the small fp32 model that the strategies train, its parameters,
  * its data, and the single-device reference step.
  *

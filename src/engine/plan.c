@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plan.c - the layout planner: enumerate, estimate, rank, explain. */
 #include "plan.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plan.h - the layout planner: every valid way to lay a model out on a
  * cluster (tp, pp, dp, micro-batches, schedule and chunks, sequence
  * parallelism, ZeRO-1, mesh order), each one's step as sl_train_estimate

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* preset.h - real hardware, so emulated times are that hardware's. */
 #ifndef SL_PRESET_H
 #define SL_PRESET_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scenario.h - one complete thing to run: a cluster and a workload.
  *
  * The command line fills it from options, the TUI and lessons from their own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* schedule.c - GPipe, 1F1B and interleaved 1F1B action orders. */
 #include "schedule.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* schedule.h - pipeline schedules: in which order a stage runs the forward
  * and backward passes of its micro-batches.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* status.h - error values returned by the engine.
  *
  * The engine never prints or exits: a call that fails returns a non-zero

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* trace.c - per-device event lists, snapshots and the Chrome trace export. */
 #include "trace.h"
 

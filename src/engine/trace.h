@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* trace.h - the event trace: every operation of every device.
  *
  * Devices append to their own lists; readers (reports, the TUI) take a

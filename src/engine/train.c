@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* train.c - the model's training step under TP, PP and DP on the engine's
  * devices, its accounting, and its analytic prediction.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* train.h - training steps of the model under tensor, pipeline and data
  * parallelism and their combinations, with accounting.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* units.h - reading and writing sizes, rates and durations with units. */
 #ifndef SL_UNITS_H
 #define SL_UNITS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* xfer.c - point-to-point transfers: the rendezvous, the emulated link time,
  * and the pacing of live runs. */
 #include "xfer.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* xfer.h - point-to-point transfers between emulated devices.
  *
  * A transfer really copies bytes from the sender's buffer to the receiver's

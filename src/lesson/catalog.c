@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* catalog.c - lesson lookup by name and the list for the menu. */
 #include "catalog.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* catalog.h - finding lessons by name, and listing them for the menu.
  *
  * Lessons live in the directories of $SHARDLAB_LESSON_PATH (colon-separated;

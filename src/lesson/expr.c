@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* expr.c - parsing, checking and evaluating expressions over figures. */
 #include "expr.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* expr.h - expressions over engine figures: checks, answers, narration.
  *
  * Expressions are parsed once at load into nodes of a pool, with their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lesson.h - the lesson language: load and check a lesson, then interpret it.
  *
  * A lesson is untrusted text.  sl_lesson_load() reads it with limits (size,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lrun.c - the runs a lesson asks for, on the engine, and their figures. */
 #include <dirent.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* parse.c - reading a lesson and checking all of it before anything runs.
  *
  * In order: the bytes (size, line length, UTF-8, no control characters),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prog.h - a checked lesson as the interpreter runs it (private to src/lesson). */
 #ifndef SL_LESSON_PROG_H
 #define SL_LESSON_PROG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* progress.c - progress files in the XDG state directory, written atomically. */
 #include "progress.h"
 

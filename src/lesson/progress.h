@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* progress.h - the learner's progress, kept in the XDG state directory.
  *
  * $XDG_STATE_HOME/shardlab/progress/ID (or ~/.local/state/shardlab/...), one

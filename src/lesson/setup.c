@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* setup.c - setup keys and figures: the names a lesson may use. */
 #include "setup.h"
 

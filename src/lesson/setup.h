@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* setup.h - what a lesson can set up, run, and refer to.
  *
  * Three tables a lesson is checked against: setup keys (key=value on a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vm.c - the lesson interpreter: yields steps, never draws.
  *
  * The vm walks the checked program.  Narration, set-ups, results and checks

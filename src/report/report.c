@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report.c - text and JSON reports of the headless commands. */
 #include "report.h"
 

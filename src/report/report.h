@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report.h - the headless reports: text and JSON (jansson) for a run and a
  * collective sweep, the preset list, and the Chrome trace file.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* draw.c - clipped text, boxes, and the one-line views (title, sentence,
  * status, too-small). */
 #include "draw.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* draw.h - what the views share: the read-only state they draw from, and
  * small curses helpers that clip to a width.
  *

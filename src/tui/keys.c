@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* keys.c - the key tables and what is generated from them. */
 #include "keys.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* keys.h - the key bindings as data.
  *
  * One table per mode of {key, action, note}.  The help screen, the status

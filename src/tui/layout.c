@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layout.c - the screen's panels as rectangles (no curses here).
  *
  *   row 0        title: the scenario and the playback state

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layout.h - where each panel of the screen goes: a pure function of the
  * terminal size and the device count, tested without curses. */
 #ifndef SL_TUI_LAYOUT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lesson_ui.c - the lesson menu and a lesson's screen.
  *
  * The same shape as tui.c's loop: wait, handle, tick, draw once.  The vm

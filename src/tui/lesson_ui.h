@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lesson_ui.h - lessons on the terminal: the lesson menu (the program's
  * front door) and a lesson's screen.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* planview.c - the plan view's background job and its table. */
 #include "planview.h"
 

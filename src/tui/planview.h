@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* planview.h - the plan as a view of the TUI: the planner run on a
  * background thread on the model and devices shown, its layouts as a table
  * sorted by any column, and a selection to open in the sandbox.

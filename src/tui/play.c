@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* play.c - the plan, the live run and the display clock (see play.h). */
 #include "play.h"
 

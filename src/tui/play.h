@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* play.h - playback of a scenario for the TUI: a plan, a live run, a clock.
  *
  * No curses here.  Three things make up what the screen shows:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scene.c - deriving the picture at time t from the events (see scene.h). */
 #include "scene.h"
 

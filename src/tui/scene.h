@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scene.h - what the screen shows at emulated time t, derived from events.
  *
  * A pure function of the events, the time and the scenario (no curses, no

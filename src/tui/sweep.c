@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sweep.c - measuring the plot's points on a background thread. */
 #include "sweep.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sweep.h - the plot's measurements: the current scenario run headless in
  * model timing over a range of link bandwidths or device counts, on a
  * background thread, one point after the other.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* term.c - curses set-up and restore, signals, and waiting (see term.h). */
 #include "term.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* term.h - the terminal: curses set up, restored on every way out, and the
  * one place the UI thread waits.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* theme.c - colour pairs for the roles, and the two glyph tables. */
 #include "theme.h"
 

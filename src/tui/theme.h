@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* theme.h - colour roles and glyph tables, chosen once at start-up.
  *
  * Colours carry meaning but never alone: every state also has its own glyph

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tui.c - the main loop: wait, handle, tick, draw once.
  *
  * Handlers change state and return what changed (flags); the loop draws at

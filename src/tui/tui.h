@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tui.h - the terminal user interface: an animated, steppable view of a
  * scenario (the split, the exchange, the timing) with live link knobs. */
 #ifndef SL_TUI_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* view_devices.c - the devices panel and the links panel. */
 #include <math.h>
 #include <stdio.h>

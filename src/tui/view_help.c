@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* view_help.c - the help screen, generated from the key tables. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* view_matrices.c - X . W = Y, each block in the colour (and digit) of the
  * device that owns it.
  *

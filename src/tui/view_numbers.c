@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* view_numbers.c - the figures: time, compute against communication,
  * speedup, bytes, bus bandwidth, prediction, the correctness check, and the
  * selected device or link. */

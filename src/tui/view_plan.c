@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* view_plan.c - the plan view: every layout of the training model on the
  * devices shown, as the planner ranks them (sl_plan_run), in a table sorted
  * by any column; the best's explanation under it; the selected row in the

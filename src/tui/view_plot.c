@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* view_plot.c - speedup against link bandwidth (log axis) or device count:
  * the model as a curve, the engine's runs as points, the crossover where
  * speedup falls below 1 marked, step times in a table beside it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* view_timeline.c - one row per device over emulated time: compute,
  * communication and waiting by colour and glyph, a cursor at the current
  * time, a time scale, micro-batch numbers where there are some. */

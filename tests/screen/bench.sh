@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The interactive view's costs, measured through tmux (for make bench):
 #   - time from launch to the first complete frame (target < 200 ms),
 #   - CPU while paused for 10 s, at time zero and in the middle of a live

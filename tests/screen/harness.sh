@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # harness.sh - what the screen tests share; sourced (not run) by run.sh and
 # lessons.sh after they set `here` (their directory) and `harness` (a word
 # naming their scratch directory and tmux server).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Screen tests of the lessons: the menu (shardlab with no command) and the
 # first steps of lesson 2, driven through tmux and compared with
 # tests/golden/lesson-*.txt.  Figures on screen are emulated (model timing),

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Screen tests: shardlab's terminal view driven through tmux.
 #
 # Each case starts `shardlab sandbox` in a detached tmux session of a fixed
