@@ -173,6 +173,8 @@ static void test_help_version_presets(void **state)
 	assert_int_equal(r.status, 0);
 	assert_true(strncmp(r.out, "shardlab ", 9) == 0);
 	assert_non_null(strstr(r.out, "OpenBLAS"));
+	assert_non_null(strstr(r.out, "MIT License"));
+	assert_non_null(strstr(r.out, "Report bugs to <"));
 	tu_result_free(&r);
 
 	tu_run("--list-presets", &r);
