@@ -849,6 +849,27 @@ static void test_find(void **state)
 	unsetenv("SHARDLAB_LESSON_PATH");
 }
 
+/* Without SHARDLAB_LESSON_PATH, a program in its build tree finds the
+ * source tree's lessons before any installed copy (in an out-of-tree build
+ * the test binary has no lessons/ beside it: nothing to check). */
+static void test_find_tree_first(void **state)
+{
+	(void)state;
+	char exe[400], tree[512];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	assert_true(len > 0);
+	exe[len] = 0;
+	*strrchr(exe, '/') = 0;
+	snprintf(tree, sizeof tree, "%s/../lessons/02-colwise.lesson", exe);
+	if (access(tree, R_OK) != 0)
+		skip();
+	unsetenv("SHARDLAB_LESSON_PATH");
+	char got[512];
+	sl_err err = {0};
+	assert_int_equal(sl_lesson_find("02", got, sizeof got, &err), SL_OK);
+	assert_string_equal(got, tree);
+}
+
 /* ---- the manual ---- */
 
 static char *read_man(void)
@@ -962,6 +983,7 @@ int main(void)
 		cmocka_unit_test(test_progress),
 		cmocka_unit_test(test_resume),
 		cmocka_unit_test(test_find),
+		cmocka_unit_test(test_find_tree_first),
 		cmocka_unit_test(test_manual_covers_tables),
 		cmocka_unit_test(test_figure_names_unique),
 		cmocka_unit_test(test_manual_example),

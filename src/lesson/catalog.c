@@ -25,23 +25,28 @@ static int is_dir(const char *p)
 	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* The search path, in order: $SHARDLAB_LESSON_PATH, the installed lessons,
- * and for a program run from its build tree (not installed) the source
- * tree's lessons/ beside it or one level up. */
+/* The search path.  $SHARDLAB_LESSON_PATH, when set, is the whole path:
+ * a test or an author names exactly the lessons it means, and nothing
+ * installed or in a source tree leaks in.  Otherwise a program run from its
+ * build tree (not installed) looks first in the source tree's lessons/
+ * beside it or one level up, so a developer sees the lessons being edited
+ * rather than an older installed copy; then the installed lessons. */
 static int dirs(char d[MAX_DIRS][512])
 {
 	int n = 0;
 	const char *env = getenv("SHARDLAB_LESSON_PATH");
-	while (env && *env && n < MAX_DIRS - 3) {
-		const char *c = strchr(env, ':');
-		size_t len = c ? (size_t)(c - env) : strlen(env);
-		if (len > 0 && len < 512) {
-			memcpy(d[n], env, len);
-			d[n++][len] = 0;
+	if (env && *env) {
+		while (env && n < MAX_DIRS) {
+			const char *c = strchr(env, ':');
+			size_t len = c ? (size_t)(c - env) : strlen(env);
+			if (len > 0 && len < 512) {
+				memcpy(d[n], env, len);
+				d[n++][len] = 0;
+			}
+			env = c ? c + 1 : NULL;
 		}
-		env = c ? c + 1 : NULL;
+		return n;
 	}
-	snprintf(d[n++], 512, "%s/lessons", SL_PKGDATADIR);
 	char exe[400];
 	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	if (len > 0) {
@@ -57,6 +62,7 @@ static int dirs(char d[MAX_DIRS][512])
 				n++;
 		}
 	}
+	snprintf(d[n++], 512, "%s/lessons", SL_PKGDATADIR);
 	return n;
 }
 

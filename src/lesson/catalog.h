@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* catalog.h - finding lessons by name, and listing them for the menu.
  *
- * Lessons live in the directories of $SHARDLAB_LESSON_PATH (colon-separated;
- * the test suite points it at the source tree's lessons/), then in the
- * installed package data directory (pkgdatadir/lessons). */
+ * Lessons live in the directories of $SHARDLAB_LESSON_PATH when it is set
+ * (colon-separated, and then the only place looked in: the test suite points
+ * it at exactly the lessons it means).  Otherwise a program run from its
+ * build tree looks in the source tree's lessons/ first, then in the installed
+ * package data directory (pkgdatadir/lessons). */
 #ifndef SL_LESSON_CATALOG_H
 #define SL_LESSON_CATALOG_H
 
