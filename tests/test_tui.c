@@ -721,6 +721,62 @@ static void test_rowwise_picture(void **state)
 	sl_snapshot_free(&s);
 }
 
+/* The end of a product on screen is the engine's end: after the all-gather
+ * (column-wise) or all-reduce (row-wise) every device's buffer holds all of
+ * Y, so every block of every device is complete, on one node or two (where
+ * the slow inter-node hop puts the ring's devices out of step: a device's
+ * faster neighbour sends it the next block while it is still sending its
+ * last, and that arrival must count), for even and uneven splits.  The
+ * engine's own check (Y against one device's product) says the buffers
+ * really are complete.  Ring and binomial tree alike. */
+static void test_end_state_is_the_engines(void **state)
+{
+	(void)state;
+	const int ps[] = {1, 2, 3, 4, 5, 7, 8, 12, 16};
+	sl_scene *m = calloc(1, sizeof *m);
+	for (size_t pi = 0; pi < sizeof ps / sizeof *ps; pi++)
+		for (int nodes = 1; nodes <= 2; nodes++)
+			for (int split = 0; split < 2; split++)
+				for (int uneven = 0; uneven < 4; uneven++) {
+					int p = ps[pi], tree = uneven >= 2;
+					if (nodes == 2 && (p < 2 || p % 2))
+						continue;
+					sl_scenario sc = small(split ? SL_SPLIT_ROW : SL_SPLIT_COL);
+					sc.cluster.devices = p;
+					sc.cluster.devices_per_node = nodes == 2 ? (p + 1) / 2 : 0;
+					sc.cluster.inter.bandwidth = sc.cluster.intra.bandwidth / 9;
+					sc.cluster.inter.latency = sc.cluster.intra.latency * 2.5;
+					sc.gemm.algo = tree ? SL_ALGO_TREE : SL_ALGO_RING;
+					if (uneven % 2) {
+						sc.gemm.n = 250;
+						sc.gemm.k = 250;
+						sc.gemm.m = 30;
+					}
+					sl_snapshot s;
+					sl_gemm_result res;
+					headless(&sc, &s, &res);
+					build(&sc, &s, &res, res.emulated_time_s, m);
+					if (!(m->checked && m->pass))
+						fail_msg("p=%d nodes=%d %s: the engine's check failed", p, nodes,
+							 split ? "rowwise" : "colwise");
+					if (p > 1 && !m->blk.valid)
+						fail_msg("p=%d nodes=%d %s%s%s: no block picture", p, nodes,
+							 split ? "rowwise" : "colwise", uneven % 2 ? " uneven" : "",
+							 tree ? " tree" : "");
+					for (int d = 0; d < p && p > 1; d++)
+						for (int b = 0; b < p; b++)
+							if (m->blk.have[d][b] != m->blk.full)
+								fail_msg("p=%d nodes=%d %s%s%s: at the end device %d "
+									 "shows block %d incomplete (%#llx of %#llx)",
+									 p, nodes, split ? "rowwise" : "colwise",
+									 uneven % 2 ? " uneven" : "", tree ? " tree" : "", d, b,
+									 (unsigned long long)m->blk.have[d][b],
+									 (unsigned long long)m->blk.full);
+					sl_snapshot_free(&s);
+				}
+	free(m);
+}
+
 /* With zero latency, bus bandwidth is the link bandwidth (NCCL-tests). */
 static void test_busbw_without_latency(void **state)
 {
@@ -869,6 +925,7 @@ int main(void)
 	    cmocka_unit_test(test_collective_on_screen),
 	    cmocka_unit_test(test_colwise_picture),
 	    cmocka_unit_test(test_rowwise_picture),
+		cmocka_unit_test(test_end_state_is_the_engines),
 	    cmocka_unit_test(test_busbw_without_latency),
 	    cmocka_unit_test(test_steps_and_live_run),
 	    cmocka_unit_test(test_knob_replans),

@@ -313,7 +313,15 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 		if (rc != SL_OK)
 			break;
 
+		/* The receive as the device saw it: from when it was free to take
+		 * the bytes.  A message that arrived whole while the device was
+		 * still busy with its previous exchange (its sender ran ahead, as
+		 * on a ring whose slow inter-node hop holds one device back) is
+		 * recorded over the interval it crossed the link: it did arrive,
+		 * and a reader of the trace must see that the device holds it. */
 		double a = ts > d->clock ? ts : d->clock;
+		if (te <= a)
+			a = ts;
 		if (te > a)
 			sl_dev_record(d, op == SL_XSUM ? SL_EV_REDUCE : SL_EV_RECV, src, a, te, w0, w1, want, 0,
 				      label);
