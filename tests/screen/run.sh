@@ -114,6 +114,8 @@ start plot 100 30 "$run_env $sb --m=64 --k=256 --n=256 --flops=100GFLOP/s --band
 train="--tp=2 --pp=2 --dp=2 --layers=8 --preset=h100 --devices-per-node=4"
 start plan 100 30 "$run_env $sb $train"
 start plan-open 100 30 "$run_env $sb $train"
+two_nodes="--devices=8 --devices-per-node=4 --m=256 --k=2048 --n=2048"
+start rowwise-2nodes-end 120 36 "$run_env $sb --strategy=rowwise $two_nodes"
 
 # The first screen: paused at time zero, the plan done.
 check first
@@ -225,6 +227,13 @@ if capture plan | grep -q 'by peak memory' && capture plan | leanest; then
 else
 	fail "plan-sorted" "s s does not sort by peak memory"
 fi
+# A row-wise product over two nodes, at its end: the ring's devices fell
+# out of step (the inter-node hop is slower), and still every device holds
+# all of Y, summed, as the engine's buffers do.
+settle rowwise-2nodes-end
+keys rowwise-2nodes-end End
+check rowwise-2nodes-end
+
 # The third layout opened (Enter): the main view runs one step of it, in
 # the time the plan gave it.
 settle plan-open
