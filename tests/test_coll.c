@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "trace.h"
 #include "testutil.h"
 
 struct job {
@@ -49,6 +50,90 @@ static void bounds(size_t n, int p, const struct job *j, size_t *off)
 	off[0] = 0;
 	for (int r = 0; r < p; r++)
 		off[r + 1] = off[r] + (j->uneven ? j->counts[r] : n / p + ((size_t)r < n % p ? 1 : 0));
+}
+
+static int ceil_log2(int p)
+{
+	int l = 0;
+	while ((1 << l) < p)
+		l++;
+	return l;
+}
+
+/* The logical steps of each algorithm, from their definitions: a ring
+ * all-reduce is p-1 reduce-scatter then p-1 all-gather steps; a ring's
+ * pipelined broadcast or reduce of k = min(p, n) segments takes k + p - 2
+ * slots along the chain; a binomial tree takes ceil(log2 p) levels, twice
+ * when it is two trees (reduce then broadcast, ...). */
+static int want_steps(sl_coll_op op, sl_algo algo, int p, size_t n)
+{
+	int two = op == SL_COLL_ALLREDUCE || op == SL_COLL_ALLGATHER || op == SL_COLL_REDUCESCATTER;
+	if (algo == SL_ALGO_TREE)
+		return (two ? 2 : 1) * ceil_log2(p);
+	if (op == SL_COLL_ALLREDUCE)
+		return 2 * (p - 1);
+	if (op == SL_COLL_BROADCAST || op == SL_COLL_REDUCE) {
+		int k = n < (size_t)p ? (int)n : p;
+		return (k ? k : 1) + p - 2;
+	}
+	return p - 1;
+}
+
+/* Every event of the run says in fields what it is: the collective, the
+ * algorithm, its logical step of the right count, and the blocks it moves
+ * (their bytes are the event's); every step has a transfer, and every send
+ * has its receive on the peer in the same step with the same blocks. */
+static void check_fields(sl_cluster *c, int p, sl_coll_op op, sl_algo algo, size_t n,
+			 const size_t *off)
+{
+	sl_snapshot s;
+	assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), &s), SL_OK);
+	int ns = want_steps(op, algo, p, n);
+	int used[2 * SL_MAX_DEVICES] = {0};
+	for (size_t i = 0; i < s.n; i++) {
+		const sl_event *e = &s.ev[i];
+		if (e->kind != SL_EV_SEND && e->kind != SL_EV_RECV && e->kind != SL_EV_REDUCE)
+			continue;
+		if (e->coll.op != (int)op || e->coll.algo != (int)algo || e->coll.p != p ||
+		    e->coll.nsteps != ns || e->coll.step < 0 || e->coll.step >= ns)
+			fail_msg("%s %s p=%d n=%zu: device %d event %s has op %d algo %d p %d "
+				 "step %d of %d (want %d steps)",
+				 sl_coll_op_name(op), sl_algo_name(algo), p, n, e->dev, e->label,
+				 e->coll.op, e->coll.algo, e->coll.p, e->coll.step, e->coll.nsteps, ns);
+		used[e->coll.step] = 1;
+		if (e->coll.count > 0) {
+			uint64_t b = 0;
+			for (int k = 0; k < e->coll.count; k++) {
+				int blk = (e->coll.first + k) % p;
+				b += (off[blk + 1] - off[blk]) * sizeof(float);
+			}
+			if (b != e->bytes)
+				fail_msg("%s %s p=%d n=%zu: device %d %s: blocks %d+%d hold %llu bytes, "
+					 "the event %llu",
+					 sl_coll_op_name(op), sl_algo_name(algo), p, n, e->dev, e->label,
+					 e->coll.first, e->coll.count, (unsigned long long)b,
+					 (unsigned long long)e->bytes);
+		}
+		if (e->kind != SL_EV_SEND)
+			continue;
+		int match = 0;
+		for (size_t k = 0; k < s.n; k++) {
+			const sl_event *r = &s.ev[k];
+			match += (r->kind == SL_EV_RECV || r->kind == SL_EV_REDUCE) && r->dev == e->peer &&
+				 r->peer == e->dev && r->coll.step == e->coll.step &&
+				 r->coll.first == e->coll.first && r->coll.count == e->coll.count &&
+				 r->bytes == e->bytes;
+		}
+		if (match != 1)
+			fail_msg("%s %s p=%d n=%zu: device %d's send to %d in step %d has %d receives",
+				 sl_coll_op_name(op), sl_algo_name(algo), p, n, e->dev, e->peer,
+				 e->coll.step, match);
+	}
+	for (int k = 0; k < ns && p > 1; k++)
+		if (!used[k])
+			fail_msg("%s %s p=%d n=%zu: step %d of %d moves nothing", sl_coll_op_name(op),
+				 sl_algo_name(algo), p, n, k, ns);
+	sl_snapshot_free(&s);
 }
 
 static void check_one(int p, sl_coll_op op, sl_algo algo, size_t n, int root, int uneven)
@@ -133,6 +218,7 @@ static void check_one(int p, sl_coll_op op, sl_algo algo, size_t n, int root, in
 		recvd += st.bytes_received;
 	}
 	assert_int_equal(sent, recvd);
+	check_fields(c, p, op, algo, n, off);
 	sl_cluster_destroy(c);
 	for (int r = 0; r < p; r++) {
 		free(in[r]);

@@ -498,6 +498,7 @@ int sl_cluster_run(sl_cluster *c, sl_program prog, void *arg, sl_err *err)
 		struct sl_dev *d = &c->dev[i];
 		d->clock = 0;
 		d->op = -1;
+		d->coll.op = -1;
 		d->mb = -1;
 		d->rc = SL_OK;
 		memset(&d->st, 0, sizeof d->st);
@@ -589,6 +590,7 @@ void sl_dev_record(sl_dev *d, sl_ev_kind kind, int peer, double t0, double t1, d
 	ev.kind = kind;
 	ev.op = d->op;
 	ev.mb = d->mb;
+	ev.coll = d->coll;
 	ev.t0 = t0;
 	ev.t1 = t1;
 	ev.w0 = w0 - d->c->wall0;

@@ -84,7 +84,8 @@ struct ctx {
 	sl_coll_op op;
 	sl_algo algo;
 	int root;
-	int step, nsteps;
+	int step, nsteps; /* this device's exchanges so far and in all, for the label */
+	int lbase, lsteps; /* logical steps: this part's first, and the collective's count */
 	sl_err *err;
 };
 
@@ -146,25 +147,73 @@ static int absr(const struct ctx *x, int vr)
 static sl_msg blocks_rel(const struct ctx *x, int to, int first_vr, int len)
 {
 	int b = absr(x, first_vr);
-	if (b + len <= x->p)
-		return sl_msg1(to, x->buf, x->off[b] * F, (x->off[b + len] - x->off[b]) * F);
-	int tail = b + len - x->p;
-	return sl_msg2(to, x->buf, x->off[b] * F, (x->off[x->p] - x->off[b]) * F, 0, x->off[tail] * F);
+	sl_msg m;
+	if (b + len <= x->p) {
+		m = sl_msg1(to, x->buf, x->off[b] * F, (x->off[b + len] - x->off[b]) * F);
+	} else {
+		int tail = b + len - x->p;
+		m = sl_msg2(to, x->buf, x->off[b] * F, (x->off[x->p] - x->off[b]) * F, 0,
+			    x->off[tail] * F);
+	}
+	m.first = (short)b;
+	m.count = (short)len;
+	return m;
 }
 
 static sl_msg block_abs(const struct ctx *x, int to, int b)
 {
-	return sl_msg1(to, x->buf, x->off[b] * F, (x->off[b + 1] - x->off[b]) * F);
+	sl_msg m = sl_msg1(to, x->buf, x->off[b] * F, (x->off[b + 1] - x->off[b]) * F);
+	m.first = (short)b;
+	m.count = 1;
+	return m;
 }
 
-/* One exchange: an optional send and an optional receive, concurrently. */
-static int xchg(struct ctx *x, const sl_msg *snd, const sl_msg *rcv, sl_xop xop, const char *phase)
+/* The whole buffer: every rank's block. */
+static sl_msg whole_buf(const struct ctx *x, int to, size_t count)
 {
+	sl_msg m = sl_msg1(to, x->buf, 0, count * F);
+	m.first = 0;
+	m.count = (short)x->p;
+	return m;
+}
+
+/* One exchange: an optional send and an optional receive, concurrently, as
+ * logical step lstep of this part (phase) of the collective: the index every
+ * device of the group gives the same transfer, so the step model groups
+ * them (for a ring's out-of-step devices too). */
+static int xchg(struct ctx *x, const sl_msg *snd, const sl_msg *rcv, sl_xop xop, sl_coll_phase phase,
+		int lstep)
+{
+	static const char *const short_names[SL_PHASE_N] = {NULL, "rs", "ag", NULL, NULL, NULL, NULL};
+	const char *ph = short_names[phase];
 	char label[40];
 	x->step++;
 	snprintf(label, sizeof label, "%s %s%s%s %d/%d", op_names[x->op], algo_names[x->algo],
-		 phase ? " " : "", phase ? phase : "", x->step, x->nsteps);
-	return sl_xfer(x->d, snd, snd ? 1 : 0, rcv, rcv ? 1 : 0, xop, label, x->err);
+		 ph ? " " : "", ph ? ph : "", x->step, x->nsteps);
+	sl_ev_coll info = {.op = (signed char)x->op,
+			   .algo = (signed char)x->algo,
+			   .phase = (signed char)phase,
+			   .step = (short)(x->lbase + lstep),
+			   .nsteps = (short)x->lsteps,
+			   .p = (short)x->p};
+	return sl_xfer_coll(x->d, snd, snd ? 1 : 0, rcv, rcv ? 1 : 0, xop, &info, label, x->err);
+}
+
+static int log2ceil(int p)
+{
+	int l = 0;
+	while ((1 << l) < p)
+		l++;
+	return l;
+}
+
+/* The level of a binomial tree's exchange over distance mask (a power of 2). */
+static int level(int mask)
+{
+	int l = 0;
+	while ((1 << l) < mask)
+		l++;
+	return l;
 }
 
 /* ---- ring ---- */
@@ -176,7 +225,7 @@ static int ring_reducescatter(struct ctx *x)
 	for (int s = 0; s < p - 1; s++) {
 		sl_msg snd = block_abs(x, peer(x, r + 1), mod(r - s - 1, p));
 		sl_msg rcv = block_abs(x, peer(x, r - 1), mod(r - s - 2, p));
-		int rc = xchg(x, &snd, &rcv, SL_XSUM, "rs");
+		int rc = xchg(x, &snd, &rcv, SL_XSUM, SL_PHASE_RS, s);
 		if (rc)
 			return rc;
 	}
@@ -189,7 +238,7 @@ static int ring_allgather(struct ctx *x)
 	for (int s = 0; s < p - 1; s++) {
 		sl_msg snd = block_abs(x, peer(x, r + 1), mod(r - s, p));
 		sl_msg rcv = block_abs(x, peer(x, r - 1), mod(r - s - 1, p));
-		int rc = xchg(x, &snd, &rcv, SL_XCOPY, "ag");
+		int rc = xchg(x, &snd, &rcv, SL_XCOPY, SL_PHASE_AG, s);
 		if (rc)
 			return rc;
 	}
@@ -224,7 +273,10 @@ static int ring_broadcast(struct ctx *x, size_t count)
 		if (!do_send && !do_recv)
 			continue;
 		sl_msg snd = segment(x, next, count, k, js), rcv = segment(x, prev, count, k, j);
-		int rc = xchg(x, do_send ? &snd : NULL, do_recv ? &rcv : NULL, SL_XCOPY, NULL);
+		/* The pipeline's time slot: segment j leaves the root in slot j
+		 * and reaches rank vr in slot j + vr - 1. */
+		int rc = xchg(x, do_send ? &snd : NULL, do_recv ? &rcv : NULL, SL_XCOPY, SL_PHASE_BCAST,
+			      vr == 0 ? j : j + vr - 1);
 		if (rc)
 			return rc;
 	}
@@ -244,7 +296,9 @@ static int ring_reduce(struct ctx *x, size_t count)
 		if (!do_send && !do_recv)
 			continue;
 		sl_msg snd = segment(x, prev, count, k, js), rcv = segment(x, next, count, k, j);
-		int rc = xchg(x, do_send ? &snd : NULL, do_recv ? &rcv : NULL, SL_XSUM, NULL);
+		int u = p - 1 - vr; /* hops from the far end of the chain */
+		int rc = xchg(x, do_send ? &snd : NULL, do_recv ? &rcv : NULL, SL_XSUM, SL_PHASE_REDUCE,
+			      u == 0 ? j : j + u - 1);
 		if (rc)
 			return rc;
 	}
@@ -260,7 +314,8 @@ static int ring_gather(struct ctx *x)
 	x->nsteps = nsend > nrecv ? nsend : nrecv;
 	for (int j = 0; j < x->nsteps; j++) {
 		sl_msg snd = blocks_rel(x, toward, vr + j, 1), rcv = blocks_rel(x, from, vr + 1 + j, 1);
-		int rc = xchg(x, j < nsend ? &snd : NULL, j < nrecv ? &rcv : NULL, SL_XCOPY, NULL);
+		int rc = xchg(x, j < nsend ? &snd : NULL, j < nrecv ? &rcv : NULL, SL_XCOPY, SL_PHASE_GATHER,
+			      j);
 		if (rc)
 			return rc;
 	}
@@ -277,7 +332,7 @@ static int ring_scatter(struct ctx *x)
 		x->nsteps = p - 1;
 		for (int j = 0; j < p - 1; j++) {
 			sl_msg snd = blocks_rel(x, next, p - 1 - j, 1);
-			int rc = xchg(x, &snd, NULL, SL_XCOPY, NULL);
+			int rc = xchg(x, &snd, NULL, SL_XCOPY, SL_PHASE_SCATTER, j);
 			if (rc)
 				return rc;
 		}
@@ -289,7 +344,8 @@ static int ring_scatter(struct ctx *x)
 		int fwd = p - j; /* the block received in the step before */
 		int do_send = j >= 1 && fwd > vr;
 		sl_msg snd = blocks_rel(x, next, fwd, 1), rcv = blocks_rel(x, prev, p - 1 - j, 1);
-		int rc = xchg(x, do_send ? &snd : NULL, &rcv, SL_XCOPY, NULL);
+		/* Rank vr's j-th exchange is the chain's slot j + vr - 1. */
+		int rc = xchg(x, do_send ? &snd : NULL, &rcv, SL_XCOPY, SL_PHASE_SCATTER, j + vr - 1);
 		if (rc)
 			return rc;
 	}
@@ -298,23 +354,17 @@ static int ring_scatter(struct ctx *x)
 
 /* ---- binomial trees ---- */
 
-static int log2ceil(int p)
-{
-	int l = 0;
-	while ((1 << l) < p)
-		l++;
-	return l;
-}
-
+/* Levels from the farthest: the exchange over distance mask is logical step
+ * L-1-level(mask) of the broadcast. */
 static int tree_broadcast(struct ctx *x, size_t count)
 {
-	int p = x->p, vr = rel(x), mask = 1;
-	x->nsteps = log2ceil(p);
+	int p = x->p, vr = rel(x), mask = 1, L = log2ceil(p);
+	x->nsteps = L;
 	sl_msg whole;
 	while (mask < p) {
 		if (vr & mask) {
-			whole = sl_msg1(peer(x, absr(x, vr - mask)), x->buf, 0, count * F);
-			int rc = xchg(x, NULL, &whole, SL_XCOPY, NULL);
+			whole = whole_buf(x, peer(x, absr(x, vr - mask)), count);
+			int rc = xchg(x, NULL, &whole, SL_XCOPY, SL_PHASE_BCAST, L - 1 - level(mask));
 			if (rc)
 				return rc;
 			break;
@@ -323,8 +373,8 @@ static int tree_broadcast(struct ctx *x, size_t count)
 	}
 	for (mask >>= 1; mask > 0; mask >>= 1)
 		if (vr + mask < p) {
-			whole = sl_msg1(peer(x, absr(x, vr + mask)), x->buf, 0, count * F);
-			int rc = xchg(x, &whole, NULL, SL_XCOPY, NULL);
+			whole = whole_buf(x, peer(x, absr(x, vr + mask)), count);
+			int rc = xchg(x, &whole, NULL, SL_XCOPY, SL_PHASE_BCAST, L - 1 - level(mask));
 			if (rc)
 				return rc;
 		}
@@ -338,14 +388,14 @@ static int tree_reduce(struct ctx *x, size_t count)
 	for (int mask = 1; mask < p; mask <<= 1) {
 		if ((vr & mask) == 0) {
 			if ((vr | mask) < p) {
-				sl_msg m = sl_msg1(peer(x, absr(x, vr | mask)), x->buf, 0, count * F);
-				int rc = xchg(x, NULL, &m, SL_XSUM, NULL);
+				sl_msg m = whole_buf(x, peer(x, absr(x, vr | mask)), count);
+				int rc = xchg(x, NULL, &m, SL_XSUM, SL_PHASE_REDUCE, level(mask));
 				if (rc)
 					return rc;
 			}
 		} else {
-			sl_msg m = sl_msg1(peer(x, absr(x, vr & ~mask)), x->buf, 0, count * F);
-			return xchg(x, &m, NULL, SL_XSUM, NULL);
+			sl_msg m = whole_buf(x, peer(x, absr(x, vr & ~mask)), count);
+			return xchg(x, &m, NULL, SL_XSUM, SL_PHASE_REDUCE, level(mask));
 		}
 	}
 	return SL_OK;
@@ -365,13 +415,13 @@ static int tree_gather(struct ctx *x)
 			int src = vr | mask;
 			if (src < p) {
 				sl_msg m = blocks_rel(x, peer(x, absr(x, src)), src, imin(mask, p - src));
-				int rc = xchg(x, NULL, &m, SL_XCOPY, NULL);
+				int rc = xchg(x, NULL, &m, SL_XCOPY, SL_PHASE_GATHER, level(mask));
 				if (rc)
 					return rc;
 			}
 		} else {
 			sl_msg m = blocks_rel(x, peer(x, absr(x, vr & ~mask)), vr, imin(mask, p - vr));
-			return xchg(x, &m, NULL, SL_XCOPY, NULL);
+			return xchg(x, &m, NULL, SL_XCOPY, SL_PHASE_GATHER, level(mask));
 		}
 	}
 	return SL_OK;
@@ -379,12 +429,12 @@ static int tree_gather(struct ctx *x)
 
 static int tree_scatter(struct ctx *x)
 {
-	int p = x->p, vr = rel(x), mask = 1;
-	x->nsteps = log2ceil(p);
+	int p = x->p, vr = rel(x), mask = 1, L = log2ceil(p);
+	x->nsteps = L;
 	while (mask < p) {
 		if (vr & mask) {
 			sl_msg m = blocks_rel(x, peer(x, absr(x, vr - mask)), vr, imin(mask, p - vr));
-			int rc = xchg(x, NULL, &m, SL_XCOPY, NULL);
+			int rc = xchg(x, NULL, &m, SL_XCOPY, SL_PHASE_SCATTER, L - 1 - level(mask));
 			if (rc)
 				return rc;
 			break;
@@ -395,7 +445,7 @@ static int tree_scatter(struct ctx *x)
 		if (vr + mask < p) {
 			int dst = vr + mask;
 			sl_msg m = blocks_rel(x, peer(x, absr(x, dst)), dst, imin(mask, p - dst));
-			int rc = xchg(x, &m, NULL, SL_XCOPY, NULL);
+			int rc = xchg(x, &m, NULL, SL_XCOPY, SL_PHASE_SCATTER, L - 1 - level(mask));
 			if (rc)
 				return rc;
 		}
@@ -411,12 +461,15 @@ int sl_allreduce(sl_dev *d, const sl_group *g, float *buf, size_t count, sl_algo
 	if (rc || x.p == 1)
 		return rc;
 	if (a == SL_ALGO_RING) {
-		x.nsteps = 2 * (x.p - 1);
+		x.nsteps = x.lsteps = 2 * (x.p - 1);
 		rc = ring_reducescatter(&x);
+		x.lbase = x.p - 1;
 		return rc ? rc : ring_allgather(&x);
 	}
+	x.lsteps = 2 * log2ceil(x.p);
 	rc = tree_reduce(&x, count);
 	x.step = 0;
+	x.lbase = log2ceil(x.p);
 	return rc ? rc : tree_broadcast(&x, count);
 }
 
@@ -428,11 +481,13 @@ int sl_reducescatter(sl_dev *d, const sl_group *g, float *buf, size_t count, con
 	if (rc || x.p == 1)
 		return rc;
 	if (a == SL_ALGO_RING) {
-		x.nsteps = x.p - 1;
+		x.nsteps = x.lsteps = x.p - 1;
 		return ring_reducescatter(&x);
 	}
+	x.lsteps = 2 * log2ceil(x.p);
 	rc = tree_reduce(&x, count);
 	x.step = 0;
+	x.lbase = log2ceil(x.p);
 	return rc ? rc : tree_scatter(&x);
 }
 
@@ -444,11 +499,13 @@ int sl_allgather(sl_dev *d, const sl_group *g, float *buf, size_t count, const s
 	if (rc || x.p == 1)
 		return rc;
 	if (a == SL_ALGO_RING) {
-		x.nsteps = x.p - 1;
+		x.nsteps = x.lsteps = x.p - 1;
 		return ring_allgather(&x);
 	}
+	x.lsteps = 2 * log2ceil(x.p);
 	rc = tree_gather(&x);
 	x.step = 0;
+	x.lbase = log2ceil(x.p);
 	return rc ? rc : tree_broadcast(&x, count);
 }
 
@@ -459,6 +516,7 @@ int sl_broadcast(sl_dev *d, const sl_group *g, float *buf, size_t count, int roo
 	int rc = setup(&x, d, g, SL_COLL_BROADCAST, buf, count, NULL, root, a, err);
 	if (rc || x.p == 1)
 		return rc;
+	x.lsteps = a == SL_ALGO_RING ? nsegments(&x, count) + x.p - 2 : log2ceil(x.p);
 	return a == SL_ALGO_RING ? ring_broadcast(&x, count) : tree_broadcast(&x, count);
 }
 
@@ -469,6 +527,7 @@ int sl_reduce(sl_dev *d, const sl_group *g, float *buf, size_t count, int root, 
 	int rc = setup(&x, d, g, SL_COLL_REDUCE, buf, count, NULL, root, a, err);
 	if (rc || x.p == 1)
 		return rc;
+	x.lsteps = a == SL_ALGO_RING ? nsegments(&x, count) + x.p - 2 : log2ceil(x.p);
 	return a == SL_ALGO_RING ? ring_reduce(&x, count) : tree_reduce(&x, count);
 }
 
@@ -479,6 +538,7 @@ int sl_gather(sl_dev *d, const sl_group *g, float *buf, size_t count, const size
 	int rc = setup(&x, d, g, SL_COLL_GATHER, buf, count, counts, root, a, err);
 	if (rc || x.p == 1)
 		return rc;
+	x.lsteps = a == SL_ALGO_RING ? x.p - 1 : log2ceil(x.p);
 	return a == SL_ALGO_RING ? ring_gather(&x) : tree_gather(&x);
 }
 
@@ -489,6 +549,7 @@ int sl_scatter(sl_dev *d, const sl_group *g, float *buf, size_t count, const siz
 	int rc = setup(&x, d, g, SL_COLL_SCATTER, buf, count, counts, root, a, err);
 	if (rc || x.p == 1)
 		return rc;
+	x.lsteps = a == SL_ALGO_RING ? x.p - 1 : log2ceil(x.p);
 	return a == SL_ALGO_RING ? ring_scatter(&x) : tree_scatter(&x);
 }
 

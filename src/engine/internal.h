@@ -51,6 +51,7 @@ struct sl_dev {
 	pthread_t thread;
 	double clock;
 	int op, mb;
+	sl_ev_coll coll; /* the collective step under way (op -1: none); its events carry it */
 	pthread_mutex_t mu; /* guards stats for readers on other threads */
 	sl_dev_stats st;
 	int rc;

@@ -23,6 +23,32 @@ typedef enum sl_ev_kind {
 	SL_EV_NKINDS
 } sl_ev_kind;
 
+/* The phase of a collective an exchange belongs to. */
+typedef enum sl_coll_phase {
+	SL_PHASE_NONE,
+	SL_PHASE_RS,      /* reduce-scatter (a ring all-reduce's first half) */
+	SL_PHASE_AG,      /* all-gather (its second half) */
+	SL_PHASE_REDUCE,  /* toward a root, summing (a tree all-reduce's first half) */
+	SL_PHASE_BCAST,   /* from a root (its second half) */
+	SL_PHASE_GATHER,  /* blocks toward a root */
+	SL_PHASE_SCATTER, /* blocks from a root */
+	SL_PHASE_N
+} sl_coll_phase;
+
+/* What a collective's event is, in fields the engine fills where the work
+ * is issued (coll.c): readers never parse the label, which is for people
+ * and traces.  op is -1 for an event that is no collective's. */
+typedef struct sl_ev_coll {
+	signed char op;     /* sl_coll_op, or -1 */
+	signed char algo;   /* sl_algo */
+	signed char phase;  /* sl_coll_phase */
+	short step, nsteps; /* the logical step of the collective (0-based) and their count:
+	                       the same for every device of the group */
+	short first, count; /* the blocks (one per group rank, in rank order) the message
+	                       moves: count of them from first, wrapping; count 0: none */
+	short p;            /* the group's size */
+} sl_ev_coll;
+
 typedef struct sl_event {
 	int dev;
 	int peer;          /* the other end for transfers, else -1 */
@@ -33,6 +59,7 @@ typedef struct sl_event {
 	double w0, w1;     /* wall seconds since the run began */
 	uint64_t bytes;
 	double flops;
+	sl_ev_coll coll;
 	char label[40];
 } sl_event;
 

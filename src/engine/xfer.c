@@ -13,13 +13,13 @@
 
 sl_msg sl_msg1(int peer, void *buf, size_t off, size_t len)
 {
-	sl_msg m = {peer, buf, {off, 0}, {len, 0}, 1};
+	sl_msg m = {peer, buf, {off, 0}, {len, 0}, 1, 0, 0};
 	return m;
 }
 
 sl_msg sl_msg2(int peer, void *buf, size_t off0, size_t len0, size_t off1, size_t len1)
 {
-	sl_msg m = {peer, buf, {off0, off1}, {len0, len1}, 2};
+	sl_msg m = {peer, buf, {off0, off1}, {len0, len1}, 2, 0, 0};
 	if (len1 == 0)
 		m.nseg = 1;
 	return m;
@@ -322,9 +322,12 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 		double a = ts > d->clock ? ts : d->clock;
 		if (te <= a)
 			a = ts;
-		if (te > a)
+		if (te > a) {
+			d->coll.first = recvs[i].first;
+			d->coll.count = recvs[i].count;
 			sl_dev_record(d, op == SL_XSUM ? SL_EV_REDUCE : SL_EV_RECV, src, a, te, w0, w1, want, 0,
 				      label);
+		}
 		sp[nsp++] = (struct span){ts, te};
 		pthread_mutex_lock(&d->mu);
 		d->st.bytes_received += want;
@@ -366,6 +369,8 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 		if (rc != SL_OK)
 			continue;
 		size_t bytes = sl_msg_bytes(&sends[i]);
+		d->coll.first = sends[i].first;
+		d->coll.count = sends[i].count;
 		sl_dev_record(d, SL_EV_SEND, sends[i].peer, done.t_start, done.t_end, done.w_start,
 			      done.w_end, bytes, 0, label);
 		sp[nsp++] = (struct span){done.t_start, done.t_end};
@@ -375,8 +380,19 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 	}
 	if (rc != SL_OK)
 		return rc;
+	d->coll.first = d->coll.count = 0;
 	settle_clock(d, sp, nsp, sl_wall_now());
 	return SL_OK;
+}
+
+int sl_xfer_coll(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int nrecv,
+		 sl_xop op, const sl_ev_coll *info, const char *label, sl_err *err)
+{
+	d->coll = *info;
+	int rc = sl_xfer(d, sends, nsend, recvs, nrecv, op, label, err);
+	d->coll.op = -1;
+	d->coll.first = d->coll.count = 0;
+	return rc;
 }
 
 int sl_send(sl_dev *d, int peer, const void *buf, size_t bytes, const char *label, sl_err *err)

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "cluster.h"
+#include "trace.h"
 
 typedef enum sl_xop {
 	SL_XCOPY, /* receiver's buffer = sender's */
@@ -24,6 +25,7 @@ typedef struct sl_msg {
 	void *buf;
 	size_t off[2], len[2]; /* bytes */
 	int nseg;
+	short first, count; /* a collective's blocks it carries (count 0: not a collective's) */
 } sl_msg;
 
 sl_msg sl_msg1(int peer, void *buf, size_t off, size_t len);
@@ -37,6 +39,10 @@ size_t sl_msg_bytes(const sl_msg *m);
  * size, else SL_EINVAL. */
 int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int nrecv,
 	    sl_xop op, const char *label, sl_err *err);
+/* The same, as one step of a collective: every event it records carries
+ * info, with each message's blocks. */
+int sl_xfer_coll(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int nrecv,
+		 sl_xop op, const sl_ev_coll *info, const char *label, sl_err *err);
 
 int sl_send(sl_dev *d, int peer, const void *buf, size_t bytes, const char *label, sl_err *err);
 int sl_recv(sl_dev *d, int peer, void *buf, size_t bytes, const char *label, sl_err *err);
