@@ -499,6 +499,7 @@ int sl_cluster_run(sl_cluster *c, sl_program prog, void *arg, sl_err *err)
 		d->clock = 0;
 		d->op = -1;
 		d->coll.op = -1;
+		d->coll_seq = 0;
 		d->mb = -1;
 		d->rc = SL_OK;
 		memset(&d->st, 0, sizeof d->st);
@@ -578,6 +579,11 @@ void sl_dev_set_op(sl_dev *d, int op_id, int microbatch)
 {
 	d->op = op_id;
 	d->mb = microbatch;
+}
+
+int sl_dev_next_coll(sl_dev *d)
+{
+	return d->coll_seq++;
 }
 
 void sl_dev_record(sl_dev *d, sl_ev_kind kind, int peer, double t0, double t1, double w0,

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "internal.h"
 #include "xfer.h"
 
 #define F sizeof(float)
@@ -86,6 +87,7 @@ struct ctx {
 	int root;
 	int step, nsteps; /* this device's exchanges so far and in all, for the label */
 	int lbase, lsteps; /* logical steps: this part's first, and the collective's count */
+	int seq;           /* this device's how-many-th collective */
 	sl_err *err;
 };
 
@@ -114,6 +116,7 @@ static int setup(struct ctx *x, sl_dev *d, const sl_group *g, sl_coll_op op, flo
 	/* Timing-only runs hold no buffers: messages keep offsets and sizes. */
 	if (count > 0 && !buf && !sl_cluster_config_of(sl_dev_cluster(d))->timing_only)
 		return sl_fail(err, SL_EINVAL, "%s: no buffer", op_names[op]);
+	x->seq = sl_dev_next_coll(d);
 	sl_block_offsets(count, x->p, counts, x->off);
 	if (x->off[x->p] != count)
 		return sl_fail(err, SL_EINVAL, "%s: the blocks add up to %zu elements, not %zu", op_names[op],
@@ -195,7 +198,9 @@ static int xchg(struct ctx *x, const sl_msg *snd, const sl_msg *rcv, sl_xop xop,
 			   .phase = (signed char)phase,
 			   .step = (short)(x->lbase + lstep),
 			   .nsteps = (short)x->lsteps,
-			   .p = (short)x->p};
+			   .p = (short)x->p,
+			   .leader = (short)x->g->ranks[0],
+			   .seq = x->seq};
 	return sl_xfer_coll(x->d, snd, snd ? 1 : 0, rcv, rcv ? 1 : 0, xop, &info, label, x->err);
 }
 

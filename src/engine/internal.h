@@ -52,6 +52,7 @@ struct sl_dev {
 	double clock;
 	int op, mb;
 	sl_ev_coll coll; /* the collective step under way (op -1: none); its events carry it */
+	int coll_seq;    /* collectives started this run */
 	pthread_mutex_t mu; /* guards stats for readers on other threads */
 	sl_dev_stats st;
 	int rc;
@@ -103,6 +104,8 @@ double sl_wall_now(void);
 /* Block until the wall time of emulated time t (no-op when headless or the
  * deadline has passed).  Returns SL_ECANCEL if cancelled meanwhile. */
 int sl_pace_until(sl_cluster *c, double t_emulated);
+/* The number of the collective a device starts now (0, 1, ... per run). */
+int sl_dev_next_coll(sl_dev *d);
 void sl_dev_record(sl_dev *d, sl_ev_kind kind, int peer, double t0, double t1, double w0,
 		   double w1, uint64_t bytes, double flops, const char *label);
 

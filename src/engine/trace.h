@@ -47,6 +47,8 @@ typedef struct sl_ev_coll {
 	short first, count; /* the blocks (one per group rank, in rank order) the message
 	                       moves: count of them from first, wrapping; count 0: none */
 	short p;            /* the group's size */
+	short leader;       /* the group's first device: with seq, names the collective */
+	int seq;            /* the device's how-many-th collective of the run (from 0) */
 } sl_ev_coll;
 
 typedef struct sl_event {

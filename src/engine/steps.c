@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+/* steps.c - the step model (see steps.h). */
+#include "steps.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { K_COLL = 1, K_PHASE = 2, K_END = 3 };
+
+struct key {
+	int type;
+	long a, b, c; /* coll: leader, seq, step; phase: collectives before; end: group */
+	size_t ev;
+};
+
+static int cmp_key(const void *x, const void *y)
+{
+	const struct key *p = x, *q = y;
+	if (p->type != q->type)
+		return p->type - q->type;
+	if (p->a != q->a)
+		return p->a < q->a ? -1 : 1;
+	if (p->b != q->b)
+		return p->b < q->b ? -1 : 1;
+	if (p->c != q->c)
+		return p->c < q->c ? -1 : 1;
+	return p->ev < q->ev ? -1 : p->ev > q->ev;
+}
+
+static int same_group(const struct key *p, const struct key *q)
+{
+	return p->type == q->type && p->a == q->a && p->b == q->b && p->c == q->c;
+}
+
+static int counts(const sl_event *e)
+{
+	return e->kind != SL_EV_WAIT && e->t1 > e->t0;
+}
+
+static int near(double a, double b)
+{
+	double m = a > b ? a : b;
+	return a == b || (a > b ? a - b : b - a) <= 1e-12 * m;
+}
+
+struct endref {
+	double t1;
+	size_t k; /* index into keys */
+};
+
+static int cmp_end(const void *x, const void *y)
+{
+	const struct endref *p = x, *q = y;
+	return (p->t1 > q->t1) - (p->t1 < q->t1);
+}
+
+/* Two steps are the same logical one: both a collective's, of the same
+ * kind, phase and step (run by different groups), or neither. */
+static int same_logical(const sl_snapshot *s, const sl_opstep *a, const sl_opstep *b)
+{
+	const sl_ev_coll *x = &s->ev[a->rep].coll, *y = &s->ev[b->rep].coll;
+	if ((x->op >= 0) != (y->op >= 0))
+		return 0;
+	return x->op < 0 || (x->op == y->op && x->phase == y->phase && x->step == y->step &&
+			     x->nsteps == y->nsteps);
+}
+
+struct tagged {
+	sl_opstep st;
+	size_t old;
+};
+
+/* By end, then start, then the order the steps were found in (stable). */
+static int cmp_tagged(const void *x, const void *y)
+{
+	const struct tagged *p = x, *q = y;
+	if (p->st.t1 != q->st.t1)
+		return p->st.t1 < q->st.t1 ? -1 : 1;
+	if (p->st.t0 != q->st.t0)
+		return p->st.t0 < q->st.t0 ? -1 : 1;
+	return (p->old > q->old) - (p->old < q->old);
+}
+
+size_t sl_steps_build(const sl_snapshot *s, sl_opstep **out, int **step_of)
+{
+	*out = NULL;
+	if (step_of)
+		*step_of = NULL;
+	size_t n = s->n;
+	struct key *k = malloc((n ? n : 1) * sizeof *k);
+	struct endref *er = malloc((n ? n : 1) * sizeof *er);
+	int *ndone = calloc((size_t)(s->ndev > 0 ? s->ndev : 1), sizeof *ndone);
+	int *of = malloc((n ? n : 1) * sizeof *of);
+	sl_opstep *st = malloc((n ? n : 1) * sizeof *st);
+	size_t *idx = malloc((n ? n : 1) * sizeof *idx);
+	size_t nk = 0, ns = 0, ne = 0;
+	if (!k || !er || !ndone || !of || !st || !idx)
+		goto fail;
+	/* Keys, in the snapshot's order of starts: a device's collectives so
+	 * far are known when its compute comes. */
+	for (size_t i = 0; i < n; i++) {
+		const sl_event *e = &s->ev[i];
+		of[i] = -1;
+		int d = e->dev >= 0 && e->dev < s->ndev ? e->dev : 0;
+		if (e->coll.op >= 0 && ndone[d] < e->coll.seq + 1)
+			ndone[d] = e->coll.seq + 1;
+		if (!counts(e))
+			continue;
+		struct key *q = &k[nk];
+		memset(q, 0, sizeof *q);
+		q->ev = i;
+		if (e->coll.op >= 0) {
+			q->type = K_COLL;
+			q->a = e->coll.leader;
+			q->b = e->coll.seq;
+			q->c = e->coll.step;
+		} else if (e->kind == SL_EV_COMPUTE && e->op < 0) {
+			/* A product's compute: one phase between collectives. */
+			q->type = K_PHASE;
+			q->a = ndone[d];
+		} else {
+			q->type = K_END;
+			er[ne++] = (struct endref){e->t1, nk};
+		}
+		nk++;
+	}
+	/* Work without fields: one group per distinct end time. */
+	qsort(er, ne, sizeof *er, cmp_end);
+	long g = -1;
+	for (size_t i = 0; i < ne; i++) {
+		if (i == 0 || !near(er[i].t1, er[i - 1].t1))
+			g++;
+		k[er[i].k].a = g;
+	}
+	qsort(k, nk, sizeof *k, cmp_key);
+	for (size_t i = 0; i < nk; i++) {
+		const sl_event *e = &s->ev[k[i].ev];
+		if (i == 0 || !same_group(&k[i], &k[i - 1])) {
+			sl_opstep *o = &st[ns++];
+			memset(o, 0, sizeof *o);
+			o->t0 = e->t0;
+			o->t1 = e->t1;
+			o->rep = k[i].ev;
+			o->compute = e->kind == SL_EV_COMPUTE;
+		}
+		sl_opstep *o = &st[ns - 1];
+		of[k[i].ev] = (int)(ns - 1);
+		if (e->t0 < o->t0)
+			o->t0 = e->t0;
+		if (e->t1 > o->t1)
+			o->t1 = e->t1;
+		if (e->t1 - e->t0 > o->slow_s)
+			o->slow_s = e->t1 - e->t0;
+		if (e->dev >= 0 && e->dev < 64 && !(o->devs >> e->dev & 1)) {
+			o->devs |= (uint64_t)1 << e->dev;
+			o->ndevs++;
+		} else if (e->dev >= 64) {
+			o->ndevs++; /* counted, not shown */
+		}
+		if (e->kind == SL_EV_SEND) {
+			o->nxfer++;
+			if (e->bytes > o->bytes)
+				o->bytes = e->bytes;
+		}
+		/* The representative: the earliest-starting event, lowest device. */
+		const sl_event *r = &s->ev[o->rep];
+		if (e->t0 < r->t0 || (e->t0 == r->t0 && e->dev < r->dev))
+			o->rep = k[i].ev;
+	}
+	/* The steps in order of their ends; each event's step follows. */
+	struct tagged *t = malloc((ns ? ns : 1) * sizeof *t);
+	if (!t)
+		goto fail;
+	for (size_t i = 0; i < ns; i++)
+		t[i] = (struct tagged){st[i], i};
+	qsort(t, ns, sizeof *t, cmp_tagged);
+	for (size_t i = 0; i < ns; i++) {
+		st[i] = t[i].st;
+		idx[t[i].old] = i;
+	}
+	free(t);
+	/* Groups that run the same logical step side by side (the tensor-
+	 * parallel groups of several replicas, in step) are one step: the same
+	 * span, the same kind.  idx maps old steps to the merged ones. */
+	size_t *merged = malloc((ns ? ns : 1) * sizeof *merged);
+	if (!merged)
+		goto fail;
+	size_t m = 0;
+	for (size_t i = 0; i < ns; i++) {
+		if (m > 0 && near(st[i].t0, st[m - 1].t0) && near(st[i].t1, st[m - 1].t1) &&
+		    st[i].compute == st[m - 1].compute && same_logical(s, &st[i], &st[m - 1])) {
+			sl_opstep *o = &st[m - 1];
+			o->ndevs += st[i].ndevs - __builtin_popcountll(o->devs & st[i].devs);
+			o->devs |= st[i].devs;
+			o->nxfer += st[i].nxfer;
+			if (st[i].bytes > o->bytes)
+				o->bytes = st[i].bytes;
+			if (st[i].slow_s > o->slow_s)
+				o->slow_s = st[i].slow_s;
+		} else {
+			st[m++] = st[i];
+		}
+		merged[i] = m - 1;
+	}
+	ns = m;
+	for (size_t i = 0; i < ns; i++)
+		st[i].coll = s->ev[st[i].rep].coll.op >= 0 ? &s->ev[st[i].rep].coll : NULL;
+	for (size_t i = 0; i < n; i++)
+		if (of[i] >= 0)
+			of[i] = (int)merged[idx[of[i]]];
+	free(merged);
+	free(k);
+	free(er);
+	free(ndone);
+	free(idx);
+	if (ns == 0) {
+		free(st);
+		st = NULL;
+	}
+	*out = st;
+	if (step_of)
+		*step_of = of;
+	else
+		free(of);
+	return ns;
+fail:
+	free(k);
+	free(er);
+	free(ndone);
+	free(of);
+	free(st);
+	free(idx);
+	return 0;
+}

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/* The step model (steps.c): a run's events grouped into the logical
+ * operations a person steps through, checked against the counts that the
+ * algorithms' definitions give (written here), on one node and across two,
+ * even and uneven, ring and tree. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "preset.h"
+#include "scenario.h"
+#include "steps.h"
+#include "testutil.h"
+
+static int ceil_log2(int p)
+{
+	int l = 0;
+	while ((1 << l) < p)
+		l++;
+	return l;
+}
+
+/* What every step model must satisfy: each counted event is in one step,
+ * a step's span is exactly its events' earliest start and latest end, the
+ * ends never go back, and a collective step's events share their logical
+ * step. */
+static void check_spans(const sl_snapshot *s, const sl_opstep *st, size_t ns, const int *of)
+{
+	double *lo = malloc(ns * sizeof *lo), *hi = malloc(ns * sizeof *hi);
+	int *cstep = malloc(ns * sizeof *cstep);
+	for (size_t i = 0; i < ns; i++) {
+		lo[i] = 1e300;
+		hi[i] = -1;
+		cstep[i] = -2;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		const sl_event *e = &s->ev[i];
+		int counted = e->kind != SL_EV_WAIT && e->t1 > e->t0;
+		if (!counted) {
+			assert_int_equal(of[i], -1);
+			continue;
+		}
+		assert_true(of[i] >= 0 && (size_t)of[i] < ns);
+		size_t k = (size_t)of[i];
+		if (e->t0 < lo[k])
+			lo[k] = e->t0;
+		if (e->t1 > hi[k])
+			hi[k] = e->t1;
+		if (e->coll.op >= 0) {
+			if (cstep[k] == -2)
+				cstep[k] = e->coll.step;
+			if (cstep[k] != e->coll.step)
+				fail_msg("event %zu (%s, dev %d): step %zu holds logical steps %d and %d", i, e->label, e->dev, k, cstep[k],
+					 e->coll.step);
+		}
+	}
+	for (size_t k = 0; k < ns; k++) {
+		if (st[k].t0 != lo[k] || st[k].t1 != hi[k])
+			fail_msg("step %zu: span [%.17g, %.17g], its events [%.17g, %.17g]", k,
+				 st[k].t0, st[k].t1, lo[k], hi[k]);
+		if (k > 0 && !(st[k].t1 >= st[k - 1].t1))
+			fail_msg("step %zu ends at %.17g, before step %zu (%.17g)", k, st[k].t1,
+				 k - 1, st[k - 1].t1);
+	}
+	free(lo);
+	free(hi);
+	free(cstep);
+}
+
+/* A product on p devices, on nodes of g (0: one node). */
+static size_t product_steps(sl_split split, int p, int g, int m, int k, int n, sl_algo algo)
+{
+	sl_scenario sc;
+	sl_scenario_default(&sc);
+	sl_preset_apply(sl_preset_find("h100"), &sc.cluster);
+	sc.cluster.devices = p;
+	sc.cluster.devices_per_node = g;
+	sc.cluster.timing = SL_TIMING_MODEL;
+	sc.cluster.slowdown = 0;
+	sc.gemm.split = split;
+	sc.gemm.m = m;
+	sc.gemm.k = k;
+	sc.gemm.n = n;
+	sc.gemm.algo = algo;
+	sl_cluster *c = NULL;
+	sl_gemm_result res;
+	sl_err err = {0};
+	if (sl_scenario_run(&sc, &c, &res, &err))
+		fail_msg("run: %s", err.msg);
+	sl_snapshot s;
+	assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), &s), SL_OK);
+	sl_opstep *st;
+	int *of;
+	size_t ns = sl_steps_build(&s, &st, &of);
+	check_spans(&s, st, ns, of);
+	/* The last step ends with the run. */
+	assert_true(ns > 0);
+	tu_check_close(st[ns - 1].t1, res.emulated_time_s, 1e-12, "the last step's end");
+	free(st);
+	free(of);
+	sl_snapshot_free(&s);
+	sl_cluster_destroy(c);
+	return ns;
+}
+
+/* The issue's cases: 8 devices on two nodes of 4, row- and column-wise
+ * (a ring whose devices fall out of step); 7 devices, n = 1000 (uneven
+ * shards, unequal compute times); ring and tree. */
+static void test_products(void **state)
+{
+	(void)state;
+	/* Column-wise: the compute phase, then p-1 all-gather steps. */
+	assert_int_equal(product_steps(SL_SPLIT_COL, 8, 4, 256, 2048, 2048, SL_ALGO_RING), 1 + 7);
+	/* Row-wise: the compute phase, then 2(p-1) all-reduce steps. */
+	assert_int_equal(product_steps(SL_SPLIT_ROW, 8, 4, 256, 2048, 2048, SL_ALGO_RING), 1 + 14);
+	assert_int_equal(product_steps(SL_SPLIT_COL, 8, 0, 256, 2048, 2048, SL_ALGO_RING), 1 + 7);
+	assert_int_equal(product_steps(SL_SPLIT_COL, 7, 0, 256, 1024, 1000, SL_ALGO_RING), 1 + 6);
+	assert_int_equal(product_steps(SL_SPLIT_ROW, 3, 0, 256, 512, 512, SL_ALGO_RING), 1 + 4);
+	/* Tree: a binomial all-reduce is 2 ceil(log2 p) levels. */
+	for (int p = 2; p <= 9; p++)
+		assert_int_equal(product_steps(SL_SPLIT_ROW, p, 0, 64, 256, 256, SL_ALGO_TREE),
+				 (size_t)(1 + 2 * ceil_log2(p)));
+}
+
+struct cjob {
+	sl_coll_op op;
+	sl_algo algo;
+	size_t count;
+};
+
+static int cprog(sl_dev *d, void *arg, sl_err *err)
+{
+	struct cjob *j = arg;
+	sl_group g = sl_group_all(sl_cluster_devices(sl_dev_cluster(d)));
+	return sl_coll_run(d, &g, j->op, NULL, j->count, j->algo, err);
+}
+
+/* A lone collective, timing only, over p devices on nodes of g. */
+static size_t coll_steps(sl_coll_op op, sl_algo algo, int p, int g, size_t count, double *span0)
+{
+	sl_cluster_config cfg = tu_config(p, 100e9, 2e-6);
+	cfg.devices_per_node = g;
+	cfg.inter.bandwidth = 12.5e9;
+	cfg.inter.latency = 5e-6;
+	cfg.timing_only = 1;
+	sl_cluster *c = tu_create(&cfg);
+	struct cjob j = {op, algo, count};
+	sl_err err = {0};
+	if (sl_cluster_run(c, cprog, &j, &err))
+		fail_msg("%s: %s", sl_coll_op_name(op), err.msg);
+	sl_snapshot s;
+	assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), &s), SL_OK);
+	sl_opstep *st;
+	int *of;
+	size_t ns = sl_steps_build(&s, &st, &of);
+	check_spans(&s, st, ns, of);
+	if (span0 && ns)
+		*span0 = st[0].t1 - st[0].t0;
+	free(st);
+	free(of);
+	sl_snapshot_free(&s);
+	sl_cluster_destroy(c);
+	return ns;
+}
+
+static void test_collectives(void **state)
+{
+	(void)state;
+	double span;
+	/* Lesson 7's all-reduce: 16 devices on two nodes of 8, 2(p-1) steps. */
+	assert_int_equal(coll_steps(SL_COLL_ALLREDUCE, SL_ALGO_RING, 16, 8, 1 << 20, NULL), 30);
+	/* Tree all-reduce on 6 and 8 devices: 2 ceil(log2 p). */
+	assert_int_equal(coll_steps(SL_COLL_ALLREDUCE, SL_ALGO_TREE, 6, 0, 1 << 16, NULL), 6);
+	assert_int_equal(coll_steps(SL_COLL_ALLREDUCE, SL_ALGO_TREE, 8, 0, 1 << 16, NULL), 6);
+	/* One node, equal blocks: every ring step is one block's hop, alpha +
+	 * (N/p)/B, the first as the others. */
+	assert_int_equal(coll_steps(SL_COLL_ALLGATHER, SL_ALGO_RING, 4, 0, 1 << 20, &span), 3);
+	tu_check_close(span, 2e-6 + (double)(1 << 20) / 4 * 4 / 100e9, 1e-12, "a ring step");
+	/* Two nodes: the step lasts at least the slow inter-node hop. */
+	assert_int_equal(coll_steps(SL_COLL_ALLGATHER, SL_ALGO_RING, 8, 4, 1 << 20, &span), 7);
+	assert_true(span >= 5e-6 + (double)(1 << 20) / 8 * 4 / 12.5e9 * (1 - 1e-12));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_products),
+		cmocka_unit_test(test_collectives),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
