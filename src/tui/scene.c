@@ -19,10 +19,6 @@ const char *sl_dstate_name(sl_dstate s)
 	return s >= 0 && s < SL_DS_COUNT ? state_names[s] : "?";
 }
 
-static int mod(int a, int p)
-{
-	return ((a % p) + p) % p;
-}
 
 static double clamp01(double v)
 {
@@ -111,70 +107,15 @@ static void shard_offsets(const sl_scenario *sc, int p, size_t *off)
 	sl_block_offsets(dim, p, NULL, off);
 }
 
-/* Byte offsets of the collective's blocks in Y's buffer, as gemm.c splits
- * it: column-wise by the column shards, row-wise evenly over m*n. */
-static void block_bytes(const sl_scenario *sc, int p, const size_t *shard, uint64_t *boff)
+/* The blocks [first, first+count) (wrapping) an event moves, from the fields
+ * the engine gave it; -1 when it moves no whole blocks of a group of p. */
+static int event_blocks(const sl_event *e, int p, int *first, int *count)
 {
-	size_t m = (size_t)sc->gemm.m, n = (size_t)sc->gemm.n;
-	if (sc->gemm.split == SL_SPLIT_ROW) {
-		size_t off[SL_MAX_DEVICES + 1];
-		sl_block_offsets(m * n, p, NULL, off);
-		for (int i = 0; i <= p; i++)
-			boff[i] = (uint64_t)off[i] * sizeof(float);
-	} else {
-		for (int i = 0; i <= p; i++)
-			boff[i] = (uint64_t)(m * shard[i]) * sizeof(float);
-	}
-}
-
-/* The blocks [first, first+count) (wrapping) an event moves, or -1 when the
- * label is not a collective step this knows. */
-static int event_blocks(const sl_event *e, int p, const uint64_t *boff, int *first, int *count)
-{
-	char op[24], algo[24], phase[24];
-	int k, n;
-	if (sl_label_parse(e->label, op, sizeof op, algo, sizeof algo, phase, sizeof phase, &k, &n))
+	if (e->coll.op < 0 || e->coll.count <= 0 || e->coll.p != p)
 		return -1;
-	int r = e->dev;
-	uint64_t whole = boff[p];
-	if (strcmp(algo, "ring") == 0) {
-		int s;
-		if (strcmp(phase, "rs") == 0) {
-			s = k - 1;
-			*first = mod(r - s - 2, p);
-		} else if (strcmp(phase, "ag") == 0) {
-			/* An all-reduce numbers its all-gather steps after its
-			 * p-1 reduce-scatter steps. */
-			s = strcmp(op, "allreduce") == 0 ? k - p : k - 1;
-			*first = mod(r - s - 1, p);
-		} else {
-			return -1;
-		}
-		*count = 1;
-	} else if (strcmp(algo, "tree") == 0) {
-		if (e->bytes == whole) {
-			*first = 0;
-			*count = p;
-		} else {
-			/* A gather step: the sender's blocks onward. */
-			int q = e->peer, c = 0;
-			uint64_t b = 0;
-			while (b < e->bytes && q + c < p) {
-				b += boff[q + c + 1] - boff[q + c];
-				c++;
-			}
-			*first = q;
-			*count = c;
-		}
-	} else {
-		return -1;
-	}
-	uint64_t bytes = 0;
-	for (int i = 0; i < *count; i++) {
-		int b = (*first + i) % p;
-		bytes += boff[b + 1] - boff[b];
-	}
-	return bytes == e->bytes ? 0 : -1;
+	*first = e->coll.first;
+	*count = e->coll.count;
+	return 0;
 }
 
 static int cmp_end(const void *a, const void *b)
@@ -185,7 +126,7 @@ static int cmp_end(const void *a, const void *b)
 	return x->dev - y->dev;
 }
 
-static void build_blocks(const sl_scene_in *in, sl_scene *m, const uint64_t *boff)
+static void build_blocks(const sl_scene_in *in, sl_scene *m)
 {
 	sl_scene_blocks *B = &m->blk;
 	int p = m->ndev;
@@ -216,7 +157,7 @@ static void build_blocks(const sl_scene_in *in, sl_scene *m, const uint64_t *bof
 		int done = e->t1 <= in->t;
 		double fill = e->t1 > e->t0 ? clamp01((in->t - e->t0) / (e->t1 - e->t0)) : 1;
 		if (e->kind == SL_EV_COMPUTE) {
-			if (strncmp(e->label, "sgemm", 5) != 0)
+			if (e->op >= 0 || e->coll.op >= 0) /* not the product's */
 				continue;
 			for (int b = 0; b < p; b++) {
 				if (!row && b != d)
@@ -229,7 +170,7 @@ static void build_blocks(const sl_scene_in *in, sl_scene *m, const uint64_t *bof
 			continue;
 		}
 		int first, count;
-		if (event_blocks(e, p, boff, &first, &count)) {
+		if (event_blocks(e, p, &first, &count)) {
 			B->valid = 0;
 			break;
 		}
@@ -596,9 +537,7 @@ void sl_scene_build(const sl_scene_in *in, sl_scene *m)
 	m->ev = s;
 
 	size_t shard[SL_MAX_DEVICES + 1];
-	uint64_t boff[SL_MAX_DEVICES + 1];
 	shard_offsets(sc, p, shard);
-	block_bytes(sc, p, shard, boff);
 	double mm = sc->gemm.m, kk = sc->gemm.k, nn = sc->gemm.n;
 	double last_end[SL_MAX_DEVICES] = {0}, covered[SL_MAX_DEVICES] = {0};
 	for (int d = 0; d < p; d++) {
@@ -734,7 +673,7 @@ void sl_scene_build(const sl_scene_in *in, sl_scene *m)
 	const sl_run_info *r = in->result;
 	m->train = in->train;
 	if (!in->train)
-		build_blocks(in, m, boff);
+		build_blocks(in, m);
 
 	/* Numbers. */
 	m->predicted_s = in->predicted_s;
@@ -852,30 +791,46 @@ void sl_scene_build_play(sl_play *p, sl_scene *m)
 int sl_scene_coll_blocks(const sl_scene *m, int dev, int p, int *cnt)
 {
 	const sl_play_train *tr = m->train;
-	if (!tr || !tr->coll || tr->algo != SL_ALGO_RING || p < 1 ||
+	if (!tr || !tr->coll || p < 1 || p > SL_MAX_FULL_DEVICES || dev < 0 || dev >= p ||
 	    (tr->op != SL_COLL_ALLREDUCE && tr->op != SL_COLL_REDUCESCATTER &&
 	     tr->op != SL_COLL_ALLGATHER))
 		return -1;
+	/* Replay whose data each block of each device holds, in order of
+	 * completion, from the blocks the engine says each message moved. */
 	int gather = tr->op == SL_COLL_ALLGATHER;
-	for (int b = 0; b < p; b++)
-		cnt[b] = gather ? b == dev : 1;
+	uint64_t(*have)[SL_MAX_FULL_DEVICES] = calloc((size_t)p, sizeof *have);
 	const sl_snapshot *s = m->ev;
-	for (size_t i = 0; s && i < s->n; i++) {
-		const sl_event *e = &s->ev[i];
-		if (e->dev != dev || (e->kind != SL_EV_RECV && e->kind != SL_EV_REDUCE) ||
-		    e->t1 > m->t)
-			continue;
-		char op[24], algo[24], phase[24];
-		int k, n;
-		if (sl_label_parse(e->label, op, sizeof op, algo, sizeof algo, phase, sizeof phase,
-		                   &k, &n))
-			continue;
-		/* coll.c's ring: at reduce-scatter step s (from 0) rank r sums
-		 * block r-s-2 from rank r-1, which then holds s+2 devices' data;
-		 * at all-gather step s it copies the finished block r-s-1. */
-		int rs = strcmp(phase, "rs") == 0, s0 = rs || gather ? k - 1 : k - p;
-		int b = (((dev - s0 - (rs ? 2 : 1)) % p) + p) % p;
-		cnt[b] = rs ? s0 + 2 : gather ? 1 : p;
+	size_t n = 0, ns = s ? s->n : 0;
+	const sl_event **order = malloc((ns ? ns : 1) * sizeof *order);
+	if (!have || !order) {
+		free(have);
+		free(order);
+		return -1;
 	}
+	for (int d = 0; d < p; d++)
+		for (int b = 0; b < p; b++)
+			have[d][b] = gather && b != d ? 0 : (uint64_t)1 << d;
+	for (size_t i = 0; i < ns; i++)
+		if ((s->ev[i].kind == SL_EV_RECV || s->ev[i].kind == SL_EV_REDUCE) &&
+		    s->ev[i].t1 <= m->t && s->ev[i].dev < p && s->ev[i].peer >= 0 && s->ev[i].peer < p)
+			order[n++] = &s->ev[i];
+	qsort(order, n, sizeof *order, cmp_end);
+	for (size_t i = 0; i < n; i++) {
+		const sl_event *e = order[i];
+		int first, count;
+		if (event_blocks(e, p, &first, &count))
+			continue;
+		for (int k = 0; k < count; k++) {
+			int b = (first + k) % p;
+			if (e->kind == SL_EV_REDUCE)
+				have[e->dev][b] |= have[e->peer][b];
+			else
+				have[e->dev][b] = have[e->peer][b];
+		}
+	}
+	for (int b = 0; b < p; b++)
+		cnt[b] = gather ? have[dev][b] != 0 : __builtin_popcountll(have[dev][b]);
+	free(have);
+	free(order);
 	return 0;
 }

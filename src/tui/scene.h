@@ -148,11 +148,12 @@ sl_dstate sl_scene_state_at(const sl_snapshot *s, int d, double t, int *send_to,
  * between while the bytes move; -1 when the events hold no such operation. */
 double sl_scene_io_fill(const sl_scene *m, int write, int dev, int chunk);
 
-/* A lone ring collective (all-reduce, reduce-scatter or all-gather) at the
- * scene's time, from device dev's finished exchanges: cnt[b] for each of
+/* A lone collective (all-reduce, reduce-scatter or all-gather, ring or tree)
+ * at the scene's time, replayed from the blocks each finished exchange moved
+ * (the events' fields): cnt[b] for each of
  * the p blocks of its buffer, the number of devices' data the block sums
  * (all-reduce, reduce-scatter: 1 to p) or 1 if the block is there at all
- * (all-gather: 0 or 1).  Returns 0, or -1 for another op or algorithm. */
+ * (all-gather: 0 or 1).  Returns 0, or -1 for another op. */
 int sl_scene_coll_blocks(const sl_scene *m, int dev, int p, int *cnt);
 
 /* Parse a collective step label: "allreduce ring rs 3/6" gives op
