@@ -232,3 +232,17 @@ fail:
 	free(idx);
 	return 0;
 }
+
+size_t sl_step_ends(const sl_snapshot *s, double **out)
+{
+	sl_opstep *st = NULL;
+	size_t ns = sl_steps_build(s, &st, NULL);
+	double *v = malloc((ns ? ns : 1) * sizeof *v);
+	size_t u = 0;
+	for (size_t i = 0; v && i < ns; i++)
+		if (u == 0 || !near(st[i].t1, v[u - 1]))
+			v[u++] = st[i].t1;
+	free(st);
+	*out = v;
+	return v ? u : 0;
+}

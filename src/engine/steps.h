@@ -40,4 +40,9 @@ typedef struct sl_opstep {
  * (free() it) gives each event's step, -1 for waits and empty events. */
 size_t sl_steps_build(const sl_snapshot *s, sl_opstep **out, int **step_of);
 
+/* The times a person stepping through the run stops at: the distinct ends
+ * of its steps, sorted (two logical steps that end together are one stop).
+ * Returns the count; *out (free() it) is NULL on failure. */
+size_t sl_step_ends(const sl_snapshot *s, double **out);
+
 #endif

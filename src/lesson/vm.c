@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "prog.h"
+#include "steps.h"
 #include "units.h"
 
 #define MAX_OUT 32768 /* bytes of one interpolated text */
@@ -39,6 +40,8 @@ struct sl_vm {
 	sl_cluster *cluster;
 	sl_event *ev;
 	size_t nev;
+	double *ends; /* where its steps end (sl_step_ends) */
+	size_t nends;
 	double horizon;
 	/* counters */
 	long steps; /* commands executed since something was yielded */
@@ -127,6 +130,7 @@ void sl_vm_destroy(sl_vm *vm)
 	sl_runrec_free(&vm->last);
 	sl_cluster_destroy(vm->cluster);
 	free(vm->ev);
+	free(vm->ends);
 	free(vm);
 }
 
@@ -322,6 +326,9 @@ int sl_vm_execute(sl_vm *vm, sl_cluster *c, sl_err *err)
 	free(vm->ev);
 	vm->ev = NULL;
 	vm->nev = 0;
+	free(vm->ends);
+	vm->ends = NULL;
+	vm->nends = 0;
 	vm->horizon = 0;
 	if (rc) {
 		sl_runrec_free(&rec);
@@ -329,6 +336,7 @@ int sl_vm_execute(sl_vm *vm, sl_cluster *c, sl_err *err)
 	}
 	sl_snapshot snap;
 	if (sl_trace_snapshot(sl_cluster_trace(c), &snap) == SL_OK) {
+		vm->nends = sl_step_ends(&snap, &vm->ends);
 		vm->ev = snap.ev; /* ours now: sorted by end time for step N */
 		vm->nev = snap.n;
 		if (vm->nev)
@@ -401,20 +409,23 @@ static int ops_step(sl_vm *vm, const sl_op *o, sl_step *st, sl_err *err)
 		return vfail(vm, o->line, err, "step: nothing has run yet");
 	if (isnan(vm->last.v[sl_fig_find("time")]))
 		return vfail(vm, o->line, err, "step: the last run did not finish (%s)", vm->last.why);
-	/* Operations are the distinct end times: devices that finish together
-	 * are one step, as the TUI's breakpoints see them. */
+	/* Operations are the engine's steps (steps.h), as the screen steps
+	 * through them: a compute phase, one logical step of a collective. */
 	size_t first = 0;
 	while (first < vm->nev && vm->ev[first].t1 <= vm->horizon)
 		first++;
-	size_t i = first;
+	size_t j = 0;
+	while (j < vm->nends && vm->ends[j] <= vm->horizon)
+		j++;
 	int ops = 0;
 	double t = vm->horizon;
-	while (i < vm->nev && ops < o->count) {
-		t = vm->ev[i].t1;
+	while (j < vm->nends && ops < o->count) {
+		t = vm->ends[j++];
 		ops++;
-		while (i < vm->nev && vm->ev[i].t1 <= t)
-			i++;
 	}
+	size_t i = first;
+	while (i < vm->nev && vm->ev[i].t1 <= t * (1 + 1e-12))
+		i++;
 	st->kind = SL_STEP_OPS;
 	st->t_from = vm->horizon;
 	st->t_to = t;

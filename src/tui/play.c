@@ -2,6 +2,8 @@
 /* play.c - the plan, the live run and the display clock (see play.h). */
 #include "play.h"
 
+#include "steps.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -229,31 +231,6 @@ double sl_play_single_time(const sl_scenario *sc)
 
 /* ---- steps ---- */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-size_t sl_steps_of(const sl_snapshot *s, double **out)
-{
-	double *v = malloc((s->n ? s->n : 1) * sizeof *v);
-	size_t n = 0;
-	if (!v) {
-		*out = NULL;
-		return 0;
-	}
-	for (size_t i = 0; i < s->n; i++)
-		if (s->ev[i].kind != SL_EV_WAIT && s->ev[i].t1 > s->ev[i].t0)
-			v[n++] = s->ev[i].t1;
-	qsort(v, n, sizeof *v, cmp_double);
-	size_t u = 0;
-	for (size_t i = 0; i < n; i++)
-		if (u == 0 || v[i] > v[u - 1] * (1 + 1e-12))
-			v[u++] = v[i];
-	*out = v;
-	return u;
-}
 
 /* ---- the play ---- */
 
@@ -589,7 +566,7 @@ static void set_plan(sl_play *p, sl_run_info *info, int pure)
 	p->plan_pure = pure;
 	free(p->steps);
 	p->steps = NULL;
-	p->nsteps = sl_steps_of(&p->plan.snap, &p->steps);
+	p->nsteps = sl_step_ends(&p->plan.snap, &p->steps);
 }
 
 /* -- the clock -- */
@@ -617,16 +594,23 @@ static double next_step(const sl_play *p, double t)
 	return -1;
 }
 
+/* The end of the step before t: the plan's steps when exact, else (a knob
+ * moved the live run away from the plan) the live trace's. */
 static double prev_step(const sl_play *p, const sl_snapshot *s, double t)
 {
 	double best = 0;
-	for (size_t i = 0; i < s->n; i++) {
-		const sl_event *e = &s->ev[i];
-		if (e->kind != SL_EV_WAIT && e->t1 > e->t0 && e->t1 < t * (1 - 1e-12) &&
-		    e->t1 > best)
-			best = e->t1;
+	if (sl_play_exact(p)) {
+		for (size_t i = 0; i < p->nsteps; i++)
+			if (p->steps[i] < t * (1 - 1e-12))
+				best = p->steps[i];
+		return best;
 	}
-	(void)p;
+	double *v;
+	size_t n = sl_step_ends(s, &v);
+	for (size_t i = 0; i < n; i++)
+		if (v[i] < t * (1 - 1e-12))
+			best = v[i];
+	free(v);
 	return best;
 }
 

@@ -187,8 +187,5 @@ int sl_play_run_train_headless(const sl_scenario *sc, const sl_play_train *tr,
                                const sl_link_spec *links, sl_run_info *info,
                                sl_publish_fn publish, void *ctx);
 
-/* The emulated times at which steps end: distinct ends of every operation
- * but waiting, sorted.  Returns the count; *out is malloc'd (free it). */
-size_t sl_steps_of(const sl_snapshot *s, double **out);
 
 #endif

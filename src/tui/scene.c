@@ -2,7 +2,10 @@
 /* scene.c - deriving the picture at time t from the events (see scene.h). */
 #include "scene.h"
 
+#include "steps.h"
+
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +21,6 @@ const char *sl_dstate_name(sl_dstate s)
 {
 	return s >= 0 && s < SL_DS_COUNT ? state_names[s] : "?";
 }
-
 
 static double clamp01(double v)
 {
@@ -235,9 +237,30 @@ static const char *fmt_t(double s, char *b, size_t n)
 	return sl_fmt_time(s, b, n);
 }
 
-static int same_label_stem(const char *a, const char *b)
+/* Write or append to out (n bytes in all), cutting what does not fit (the
+ * sentence line is cut to the screen anyway). */
+static void appendf(char *out, size_t n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void appendf(char *out, size_t n, const char *fmt, ...)
 {
-	return strcmp(a, b) == 0;
+	size_t len = strlen(out);
+	if (len + 1 >= n)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(out + len, n - len, fmt, ap);
+	va_end(ap);
+}
+
+static void say(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *out, size_t n, const char *fmt, ...)
+{
+	if (n == 0)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(out, n, fmt, ap);
+	va_end(ap);
 }
 
 /* The stored chunk with this id, and its tensor. */
@@ -273,17 +296,14 @@ static void describe_io(const sl_play_train *tr, const sl_event *e, const char *
 			if (tr->reads[i].dev == e->dev && tr->reads[i].chunk == e->op)
 				mv = &tr->reads[i];
 		if (!c || !mv) {
-			snprintf(out, n, "%s reads a stored chunk (%s, %s)", who, a, dur);
+			say(out, n, "%s reads a stored chunk (%s, %s)", who, a, dur);
 			return;
 		}
 		rect_words(c->off, c->shape, r1, sizeof r1);
 		rect_words(mv->off, mv->shape, r2, sizeof r2);
-		size_t len =
-		    (size_t)snprintf(out, n, "%s reads %s's chunk %d (%s), saved by device %d,",
-		                     who, T->name, c->id, r1, c->owner);
-		if (len < n)
-			snprintf(out + len, n - len, " and keeps %s for its new shard (%s, %s)", r2,
-			         a, dur);
+		say(out, n, "%s reads %s's chunk %d (%s), saved by device %d,", who, T->name, c->id,
+		    r1, c->owner);
+		appendf(out, n, " and keeps %s for its new shard (%s, %s)", r2, a, dur);
 		return;
 	}
 	const sl_ckpt_move *mv = NULL;
@@ -291,13 +311,13 @@ static void describe_io(const sl_play_train *tr, const sl_event *e, const char *
 		if (tr->writes[i].dev == e->dev && tr->writes[i].chunk == e->op)
 			mv = &tr->writes[i];
 	if (!mv) {
-		snprintf(out, n, "%s writes a chunk (%s, %s)", who, a, dur);
+		say(out, n, "%s writes a chunk (%s, %s)", who, a, dur);
 		return;
 	}
 	const sl_ckpt_info *in = sl_ckpt_info_of(tr->ck);
 	rect_words(mv->off, mv->shape, r1, sizeof r1);
-	snprintf(out, n, "%s writes its chunk of %s (%s) under the new layout (%s, %s)", who,
-	         mv->tensor < in->ntensors ? in->tensors[mv->tensor].name : "?", r1, a, dur);
+	say(out, n, "%s writes its chunk of %s (%s) under the new layout (%s, %s)", who,
+	    mv->tensor < in->ntensors ? in->tensors[mv->tensor].name : "?", r1, a, dur);
 }
 
 /* A training step's compute label ("F b1 fc1", "B b0 qkv dW", "F b2
@@ -337,51 +357,73 @@ static int train_op_words(const char *label, char *out, size_t n)
 	                                          : "";
 	/* The label's head is the device's own index: say "one head". */
 	const char *h = head >= 0 ? " for one head" : "";
-	snprintf(out, n, "the %s of block %d's %s%s%s", dir == 'F' ? "forward" : "backward", block,
-	         w, h, g);
+	say(out, n, "the %s of block %d's %s%s%s", dir == 'F' ? "forward" : "backward", block, w, h,
+	    g);
 	return 1;
 }
 
-static void describe(const sl_scene_in *in, const sl_scene *m, double t_end, double t_begin,
-                     char *out, size_t n)
+/* "each device", "device 3", "each of devices 0, 3, 4, 7" for the devices
+ * of a step (p in all). */
+static void who_words(const sl_opstep *st, int p, char *who, size_t n)
+{
+	if (st->ndevs >= p && p > 1) {
+		snprintf(who, n, "each device");
+		return;
+	}
+	size_t len = (size_t)snprintf(who, n, "%s", st->ndevs > 1 ? "each of devices" : "device");
+	int shown = 0;
+	for (int d = 0; d < p && d < 64 && len + 8 < n; d++)
+		if (st->devs >> d & 1)
+			len += (size_t)snprintf(who + len, n - len, "%s %d", shown++ ? "," : "", d);
+	if (shown < st->ndevs && len + 8 < n)
+		snprintf(who + len, n - len, " and %d more", st->ndevs - shown);
+}
+
+/* A collective's part and its counter in words: "all-reduce, reduce-scatter
+ * 3 of 7", "all-reduce (tree), broadcast level 2 of 3", "all-gather, ring
+ * step 4 of 7".  The counter counts logical steps within the part, the same
+ * on every device, so it never goes back. */
+static void coll_words(const sl_ev_coll *c, char *out, size_t n, int *last, int *phase_last)
+{
+	static const char *const ops[SL_COLL_NOPS] = {"all-reduce", "all-gather", "reduce-scatter",
+	                                              "broadcast",  "reduce",     "gather",
+	                                              "scatter"};
+	static const char *const phases[SL_PHASE_N] = {
+	    "", "reduce-scatter", "all-gather", "reduce", "broadcast", "gather", "scatter"};
+	int two = c->op == SL_COLL_ALLREDUCE ||
+	          (c->algo == SL_ALGO_TREE &&
+	           (c->op == SL_COLL_ALLGATHER || c->op == SL_COLL_REDUCESCATTER));
+	int half = two ? c->nsteps / 2 : c->nsteps;
+	int k = two && c->step >= half ? c->step - half : c->step;
+	const char *op = c->op >= 0 && c->op < SL_COLL_NOPS ? ops[c->op] : "a collective";
+	const char *unit = c->algo == SL_ALGO_TREE ? "level" : "step";
+	*last = c->step == c->nsteps - 1;
+	*phase_last = k == half - 1;
+	if (two)
+		say(out, n, "%s%s, %s %s %d of %d", op, c->algo == SL_ALGO_TREE ? " (tree)" : "",
+		    phases[c->phase], unit, k + 1, half);
+	else
+		say(out, n, "%s, %s %s %d of %d", op, c->algo == SL_ALGO_TREE ? "tree" : "ring",
+		    unit, k + 1, half);
+}
+
+static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *st, const int *of,
+                     int idx, char *out, size_t n)
 {
 	const sl_snapshot *s = in->ev;
 	const sl_scenario *sc = in->sc;
 	int p = m->ndev;
-	/* The operations that end at t_end. */
-	const sl_event *first = NULL;
-	uint64_t devs = 0, bytes = 0;
-	int nxfer = 0;
-	for (size_t i = 0; i < s->n; i++) {
-		const sl_event *e = &s->ev[i];
-		if (e->kind == SL_EV_WAIT || fabs(e->t1 - t_end) > 1e-12 * t_end)
-			continue;
-		if (!first)
-			first = e;
-		if (!same_label_stem(first->label, e->label))
-			continue;
-		devs |= (uint64_t)1 << e->dev;
-		if (e->kind == SL_EV_SEND) {
-			bytes = e->bytes;
-			nxfer++;
-		}
+	const sl_event *first = &s->ev[st->rep];
+	char who[96], a[32], dur[64];
+	who_words(st, p, who, sizeof who);
+	fmt_t(st->t1 - st->t0, dur, sizeof dur);
+	/* Out of step (a slow hop between nodes): the step lasts longer than
+	 * any one transfer in it; say both. */
+	if (!st->compute && st->slow_s < (st->t1 - st->t0) * (1 - 1e-6)) {
+		char sl[24];
+		fmt_t(st->slow_s, sl, sizeof sl);
+		appendf(dur, sizeof dur, ", the slowest transfer %s", sl);
 	}
-	if (!first) {
-		snprintf(out, n, "nothing happens");
-		return;
-	}
-	char who[96] = "each device";
-	int ndevs = __builtin_popcountll(devs);
-	if (ndevs < p) {
-		size_t len = (size_t)snprintf(who, sizeof who, "%s",
-		                              ndevs > 1 ? "each of devices" : "device");
-		for (int d = 0, c = 0; d < p && len < sizeof who - 8; d++)
-			if (devs >> d & 1)
-				len += (size_t)snprintf(who + len, sizeof who - len, "%s %d",
-				                        c++ ? "," : "", d);
-	}
-	char a[32], dur[32];
-	fmt_t(t_end - t_begin, dur, sizeof dur);
 	if ((first->kind == SL_EV_READ || first->kind == SL_EV_WRITE) && in->train &&
 	    in->train->ck) {
 		/* Devices read and write different chunks at once: tell the
@@ -389,101 +431,131 @@ static void describe(const sl_scene_in *in, const sl_scene *m, double t_end, dou
 		char one[32];
 		snprintf(one, sizeof one, "device %d", first->dev);
 		describe_io(in->train, first, one, dur, out, n);
-		size_t len = strlen(out);
-		if (ndevs > 1 && len < n) {
-			len += (size_t)snprintf(out + len, n - len, "; device%s",
-			                        ndevs > 2 ? "s" : "");
-			for (int d = 0, c = 0; d < p && len < n; d++)
-				if (d != first->dev && (devs >> d & 1))
-					len += (size_t)snprintf(out + len, n - len, "%s %d",
-					                        c++ ? "," : "", d);
-			if (len < n)
-				snprintf(out + len, n - len, " %s theirs at the same time",
-				         first->kind == SL_EV_READ ? "read" : "write");
+		if (st->ndevs > 1) {
+			appendf(out, n, "; device%s", st->ndevs > 2 ? "s" : "");
+			for (int d = 0, c = 0; d < p && d < 64; d++)
+				if (d != first->dev && (st->devs >> d & 1))
+					appendf(out, n, "%s %d", c++ ? "," : "", d);
+			appendf(out, n, " %s theirs at the same time",
+			        first->kind == SL_EV_READ ? "read" : "write");
 		}
 		return;
 	}
-	const sl_scene_dev *d0 = &m->dev[first->dev];
-	long shard = (long)(d0->hi - d0->lo);
-	char op[24], algo[24], phase[24], words[128];
-	int k, N;
-	if (strcmp(first->label, "sgemm column shard") == 0) {
-		/* An amount of work, not a rate: drop the "/s". */
+	char words[128];
+	if (st->compute && !in->train && first->op < 0) {
+		/* The product's compute phase: shards may differ by one. */
+		long lo = -1, hi = -1;
+		for (int d = 0; d < p && d < 64; d++)
+			if (st->devs >> d & 1) {
+				long w = (long)(m->dev[d].hi - m->dev[d].lo);
+				lo = lo < 0 || w < lo ? w : lo;
+				hi = w > hi ? w : hi;
+			}
+		char cols[32];
+		if (lo == hi)
+			snprintf(cols, sizeof cols, "%ld", lo);
+		else
+			snprintf(cols, sizeof cols, "%ld or %ld", lo, hi);
 		sl_fmt_flops(first->flops, a, sizeof a);
 		char *slash = strstr(a, "/s");
 		if (slash)
-			*slash = '\0';
-		snprintf(
-		    out, n,
-		    "%s computes X times its %ld columns of W: its own %dx%ld block of Y (%s, %s)",
-		    who, shard, sc->gemm.m, shard, a, dur);
-	} else if (strcmp(first->label, "sgemm row shard") == 0) {
-		snprintf(out, n,
-		         "%s computes its %ld columns of X times its %ld rows of W: a full %dx%d "
-		         "partial Y, "
-		         "still to be summed (%s)",
-		         who, shard, shard, sc->gemm.m, sc->gemm.n, dur);
-	} else if (!sl_label_parse(first->label, op, sizeof op, algo, sizeof algo, phase,
-	                           sizeof phase, &k, &N) &&
-	           strcmp(algo, "ring") == 0) {
-		sl_fmt_bytes((double)bytes, a, sizeof a);
-		if (strcmp(op, "allgather") == 0)
-			snprintf(out, n,
-			         "all-gather, ring step %d of %d: %s sends a%s block (%s) to the "
-			         "next (%s)%s",
-			         k, N, who, in->train ? "" : " Y", a, dur,
-			         k != N      ? ""
-			         : in->train ? "; now all hold every block"
-			                     : "; now all hold all of Y");
-		else if (strcmp(op, "reducescatter") == 0)
-			snprintf(out, n,
-			         "reduce-scatter, ring step %d of %d: %s adds a chunk (%s) from the "
-			         "previous one into its sum (%s)%s",
-			         k, N, who, a, dur,
-			         k == N ? "; each holds one chunk fully summed" : "");
-		else if (strcmp(phase, "rs") == 0)
-			snprintf(out, n,
-			         "all-reduce, reduce-scatter %d of %d: %s adds a chunk (%s) from "
-			         "the previous one "
-			         "into its sum (%s)%s",
-			         k, N / 2, who, a, dur,
-			         k == N / 2 ? "; each holds one chunk fully summed" : "");
+			*slash = '\0'; /* an amount of work, not a rate */
+		if (p == 1)
+			say(out, n, "device 0 computes all of Y = X W (%s, %s)", a, dur);
+		else if (sc->gemm.split == SL_SPLIT_ROW)
+			say(out, n,
+			    "%s computes its %s columns of X times its %s rows of W: a full "
+			    "%dx%d partial Y, still to be summed (%s)",
+			    who, cols, cols, sc->gemm.m, sc->gemm.n, dur);
 		else
-			snprintf(out, n,
-			         "all-reduce, all-gather %d of %d: %s passes a summed chunk (%s) "
-			         "to the next (%s)%s",
-			         k - N / 2, N / 2, who, a, dur,
-			         k != N      ? ""
-			         : in->train ? "; every device holds the whole sum"
-			                     : "; Y is summed everywhere");
-	} else if (nxfer > 0) {
-		snprintf(out, n, "%s: %s, %d transfer%s of %s (%s)", first->label, who, nxfer,
-		         nxfer > 1 ? "s" : "", sl_fmt_bytes((double)bytes, a, sizeof a), dur);
+			say(out, n,
+			    "%s computes X times its %s columns of W: its own %dx%s block of Y "
+			    "(%s%s%s)",
+			    who, cols, sc->gemm.m, cols, lo == hi ? a : "", lo == hi ? ", " : "",
+			    dur);
+	} else if (st->coll) {
+		const sl_ev_coll *c = st->coll;
+		int last, phase_last;
+		coll_words(c, words, sizeof words, &last, &phase_last);
+		sl_fmt_bytes((double)st->bytes, a, sizeof a);
+		/* Who sends and who takes the data in, from the step's events. */
+		uint64_t snd = 0, rcv = 0;
+		for (size_t i = 0; of && i < s->n; i++)
+			if (of[i] == idx && s->ev[i].dev < 64)
+				snd |= (uint64_t)(s->ev[i].kind == SL_EV_SEND) << s->ev[i].dev,
+				    rcv |= (uint64_t)(s->ev[i].kind != SL_EV_SEND) << s->ev[i].dev;
+		char from[96], to[96];
+		sl_opstep tmp = *st;
+		tmp.devs = snd;
+		tmp.ndevs = __builtin_popcountll(snd);
+		who_words(&tmp, p, from, sizeof from);
+		tmp.devs = rcv;
+		tmp.ndevs = __builtin_popcountll(rcv);
+		who_words(&tmp, p, to, sizeof to);
+		int ring = c->algo == SL_ALGO_RING && c->phase != SL_PHASE_BCAST &&
+		           c->phase != SL_PHASE_REDUCE && c->phase != SL_PHASE_GATHER &&
+		           c->phase != SL_PHASE_SCATTER;
+		const char *done = "";
+		if (last)
+			done =
+			    c->op == SL_COLL_ALLREDUCE
+			        ? (in->train ? "; every device holds the whole sum"
+			                     : "; Y is summed everywhere")
+			    : c->op == SL_COLL_ALLGATHER ? (in->train ? "; now all hold every block"
+			                                              : "; now all hold all of Y")
+			    : c->op == SL_COLL_REDUCESCATTER ? "; each holds one chunk fully summed"
+			                                     : "";
+		else if (phase_last && c->phase == SL_PHASE_RS)
+			done = "; each holds one chunk fully summed";
+		else if (phase_last && c->phase == SL_PHASE_REDUCE && c->op == SL_COLL_ALLREDUCE)
+			done = "; the root holds the whole sum";
+		if (ring && c->phase == SL_PHASE_RS)
+			say(out, n,
+			    "%s: %s adds a chunk (%s) from the previous one into its sum (%s)%s",
+			    words, from, a, dur, done);
+		else if (ring && c->op == SL_COLL_ALLREDUCE)
+			say(out, n, "%s: %s passes a summed chunk (%s) to the next (%s)%s", words,
+			    from, a, dur, done);
+		else if (ring)
+			say(out, n, "%s: %s sends a%s block (%s) to the next (%s)%s", words, from,
+			    in->train ? "" : " Y", a, dur, done);
+		else
+			say(out, n, "%s: %s send%s %s (%s) to %s, which %s (%s)%s", words,
+			    __builtin_popcountll(snd) > 1
+			        ? from + (strncmp(from, "each of ", 8) ? 0 : 8)
+			        : from,
+			    __builtin_popcountll(snd) > 1 ? "" : "s",
+			    c->phase == SL_PHASE_REDUCE ? "a partial sum" : "data", a,
+			    to + (strncmp(to, "each of ", 8) ? 0 : 8),
+			    c->phase == SL_PHASE_REDUCE ? "add it into their own" : "keep it", dur,
+			    done);
+	} else if (st->nxfer > 0) {
+		say(out, n, "%s: %s, %d transfer%s of %s (%s)", first->label, who, st->nxfer,
+		    st->nxfer > 1 ? "s" : "", sl_fmt_bytes((double)st->bytes, a, sizeof a), dur);
 	} else if (first->kind == SL_EV_COMPUTE && in->train &&
 	           train_op_words(first->label, words, sizeof words)) {
 		char mbw[32] = "";
 		if (first->mb >= 0)
 			snprintf(mbw, sizeof mbw, " for micro-batch %d", first->mb);
-		snprintf(out, n, "%s computes %s%s (%s)", who, words, mbw, dur);
+		say(out, n, "%s computes %s%s (%s)", who, words, mbw, dur);
 	} else {
-		snprintf(out, n, "%s: %s (%s)", first->label, who, dur);
+		say(out, n, "%s: %s (%s)", first->label, who, dur);
 	}
 }
 
 static void build_sentence(const sl_scene_in *in, sl_scene *m)
 {
-	double *steps = NULL;
-	size_t ns = sl_steps_of(in->ev, &steps);
+	sl_opstep *st = NULL;
+	int *of = NULL;
+	size_t ns = sl_steps_build(in->ev, &st, &of);
 	double t = in->t;
+	/* Steps done: those ended by t (two logical steps can end together: a
+	 * binomial tree over 6 devices runs two levels side by side). */
 	int k = 0;
-	m->at_step_end = 0;
-	for (size_t i = 0; i < ns; i++) {
-		if (steps[i] <= t * (1 + 1e-12)) {
+	for (size_t i = 0; i < ns; i++)
+		if (st[i].t1 <= t * (1 + 1e-12))
 			k = (int)i + 1;
-			if (steps[i] >= t * (1 - 1e-12))
-				m->at_step_end = 1;
-		}
-	}
+	m->at_step_end = k > 0 && st[k - 1].t1 >= t * (1 - 1e-12);
 	m->step = k;
 	m->nsteps = in->exact ? (int)ns : 0;
 	char desc[256], total[16] = "";
@@ -493,16 +565,17 @@ static void build_sentence(const sl_scene_in *in, sl_scene *m)
 		snprintf(m->sentence, sizeof m->sentence, "%s",
 		         in->exact ? "nothing to run" : "planning the scenario...");
 	} else if (m->at_step_end) {
-		describe(in, m, steps[k - 1], k > 1 ? steps[k - 2] : 0, desc, sizeof desc);
+		describe(in, m, &st[k - 1], of, k - 1, desc, sizeof desc);
 		snprintf(m->sentence, sizeof m->sentence, "Step %d%s done: %s.", k, total, desc);
 	} else if ((size_t)k < ns) {
-		describe(in, m, steps[k], k > 0 ? steps[k - 1] : 0, desc, sizeof desc);
+		describe(in, m, &st[k], of, k, desc, sizeof desc);
 		snprintf(m->sentence, sizeof m->sentence, "Step %d%s%s: %s.", k + 1, total,
 		         t <= 0 ? " next" : "", desc);
 	} else {
 		snprintf(m->sentence, sizeof m->sentence, "Step %d%s: running...", k + 1, total);
 	}
-	free(steps);
+	free(st);
+	free(of);
 }
 
 double sl_scene_io_fill(const sl_scene *m, int write, int dev, int chunk)
@@ -812,7 +885,8 @@ int sl_scene_coll_blocks(const sl_scene *m, int dev, int p, int *cnt)
 			have[d][b] = gather && b != d ? 0 : (uint64_t)1 << d;
 	for (size_t i = 0; i < ns; i++)
 		if ((s->ev[i].kind == SL_EV_RECV || s->ev[i].kind == SL_EV_REDUCE) &&
-		    s->ev[i].t1 <= m->t && s->ev[i].dev < p && s->ev[i].peer >= 0 && s->ev[i].peer < p)
+		    s->ev[i].t1 <= m->t && s->ev[i].dev < p && s->ev[i].peer >= 0 &&
+		    s->ev[i].peer < p)
 			order[n++] = &s->ev[i];
 	qsort(order, n, sizeof *order, cmp_end);
 	for (size_t i = 0; i < n; i++) {
