@@ -537,6 +537,37 @@ static void test_step_ops(void **state)
 	sl_lesson_free(l);
 }
 
+/* The lesson's step N counts the engine's steps, as the screen does: over
+ * two nodes, where the ring's devices fall out of step, a row-wise product
+ * on 8 devices is its compute phase and 2(p-1) all-reduce steps; on 3
+ * devices 1 + 4 (it was 14 steps here and 11 on screen). */
+static void test_step_counts_logical(void **state)
+{
+	(void)state;
+	const char *setups[] = {
+	    "setup preset=h100 devices=8 per-node=4 strategy=rowwise m=256 k=2048 n=2048\n",
+	    "setup preset=h100 devices=8 per-node=4 strategy=colwise m=256 k=2048 n=2048\n",
+	    "setup preset=h100 devices=3 strategy=rowwise m=256 k=512 n=512\n",
+	    "setup preset=h100 devices=7 strategy=colwise m=256 k=1024 n=1000\n",
+	};
+	const int want[] = {1 + 14, 1 + 7, 1 + 4, 1 + 6};
+	for (size_t c = 0; c < sizeof want / sizeof *want; c++) {
+		char text[512];
+		snprintf(text, sizeof text, HEAD "%srun matmul\nstep 1000\n", setups[c]);
+		sl_lesson *l = must_parse(text);
+		sl_vm *vm = sl_vm_create(l, NULL);
+		sl_step st;
+		must_next(vm, &st, SL_STEP_SETUP);
+		must_next(vm, &st, SL_STEP_RUN);
+		must_next(vm, &st, SL_STEP_RESULT);
+		must_next(vm, &st, SL_STEP_OPS);
+		if (st.ops != want[c])
+			fail_msg("%s: step 1000 took %d steps, want %d", setups[c], st.ops, want[c]);
+		sl_vm_destroy(vm);
+		sl_lesson_free(l);
+	}
+}
+
 static void test_flow_menu_jump_explore(void **state)
 {
 	(void)state;
@@ -975,6 +1006,7 @@ int main(void)
 		cmocka_unit_test(test_steps_and_figures),
 		cmocka_unit_test(test_collective_figures),
 		cmocka_unit_test(test_step_ops),
+		cmocka_unit_test(test_step_counts_logical),
 		cmocka_unit_test(test_train_figures),
 		cmocka_unit_test(test_flow_menu_jump_explore),
 		cmocka_unit_test(test_start_and_did_not_fit),
