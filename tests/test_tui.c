@@ -866,27 +866,6 @@ static void test_knob_during_live_run(void **state)
 	rig_close(&r);
 }
 
-static void test_label_parse(void **state)
-{
-	(void)state;
-	char op[24], algo[24], phase[24];
-	int k, n;
-	assert_int_equal(sl_label_parse("allreduce ring rs 3/6", op, sizeof op, algo, sizeof algo,
-	                                phase, sizeof phase, &k, &n),
-	                 0);
-	assert_string_equal(op, "allreduce");
-	assert_string_equal(algo, "ring");
-	assert_string_equal(phase, "rs");
-	assert_int_equal(k, 3);
-	assert_int_equal(n, 6);
-	assert_int_equal(sl_label_parse("allgather tree 1/2", op, sizeof op, algo, sizeof algo,
-	                                phase, sizeof phase, &k, &n),
-	                 0);
-	assert_string_equal(phase, "");
-	assert_int_not_equal(sl_label_parse("sgemm column shard", op, sizeof op, algo, sizeof algo,
-	                                    phase, sizeof phase, &k, &n),
-	                     0);
-}
 
 /* The crossover: where speedup = single / time crosses 1, between two
  * points, on a log axis; measured times win over the model's. */
@@ -917,7 +896,6 @@ static void test_crossover(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_label_parse),
 	    cmocka_unit_test(test_crossover),
 	    cmocka_unit_test(test_plan_is_the_headless_run),
 	    cmocka_unit_test(test_train_times_are_the_headless_run),

@@ -500,6 +500,7 @@ int sl_cluster_run(sl_cluster *c, sl_program prog, void *arg, sl_err *err)
 		d->op = -1;
 		d->coll.op = -1;
 		d->coll_seq = 0;
+		memset(&d->work, 0, sizeof d->work);
 		d->mb = -1;
 		d->rc = SL_OK;
 		memset(&d->st, 0, sizeof d->st);
@@ -581,6 +582,14 @@ void sl_dev_set_op(sl_dev *d, int op_id, int microbatch)
 	d->mb = microbatch;
 }
 
+void sl_dev_set_work(sl_dev *d, const sl_ev_work *w)
+{
+	if (w)
+		d->work = *w;
+	else
+		memset(&d->work, 0, sizeof d->work);
+}
+
 int sl_dev_next_coll(sl_dev *d)
 {
 	return d->coll_seq++;
@@ -597,6 +606,7 @@ void sl_dev_record(sl_dev *d, sl_ev_kind kind, int peer, double t0, double t1, d
 	ev.op = d->op;
 	ev.mb = d->mb;
 	ev.coll = d->coll;
+	ev.work = d->work;
 	ev.t0 = t0;
 	ev.t1 = t1;
 	ev.w0 = w0 - d->c->wall0;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "status.h"
+#include "trace.h"
 
 /* Devices that really compute and move bytes; a timing-only cluster may
  * have up to SL_MAX_DEVICES. */
@@ -150,6 +151,9 @@ void sl_dev_release(sl_dev *d, uint64_t bytes);
  * cblas_sgemm call on this thread; the emulated clock advances by the
  * compute time of the timing mode; an event labelled label is recorded.
  * On a timing-only cluster nothing is computed and a, b, c may be NULL. */
+/* What the device's next compute events are, in fields (a training step's
+ * GEMM); NULL clears it. */
+void sl_dev_set_work(sl_dev *d, const sl_ev_work *w);
 int sl_dev_sgemm(sl_dev *d, int trans_a, int trans_b, int m, int n, int k,
 		 float alpha, const float *a, int lda, const float *b, int ldb,
 		 float beta, float *c, int ldc, const char *label, sl_err *err);

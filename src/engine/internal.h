@@ -53,6 +53,7 @@ struct sl_dev {
 	int op, mb;
 	sl_ev_coll coll; /* the collective step under way (op -1: none); its events carry it */
 	int coll_seq;    /* collectives started this run */
+	sl_ev_work work; /* the training compute under way (pass NONE: none); its events carry it */
 	pthread_mutex_t mu; /* guards stats for readers on other threads */
 	sl_dev_stats st;
 	int rc;

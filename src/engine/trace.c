@@ -133,6 +133,13 @@ void sl_snapshot_free(sl_snapshot *s)
 	s->n = 0;
 }
 
+const char *sl_work_part_tag(sl_work_part p)
+{
+	static const char *const tags[SL_PART_N] = {"",    "qkv", "scores", "PV", "proj", "fc1",
+	                                            "fc2", "dP",  "dV",     "dQ", "dK"};
+	return p >= 0 && p < SL_PART_N ? tags[p] : "";
+}
+
 const char *sl_ev_kind_name(sl_ev_kind k)
 {
 	static const char *const names[SL_EV_NKINDS] = {"compute", "send", "recv", "reduce", "wait",

@@ -51,6 +51,32 @@ typedef struct sl_ev_coll {
 	int seq;            /* the device's how-many-th collective of the run (from 0) */
 } sl_ev_coll;
 
+/* A training step's compute, in fields (train.c fills them; the label
+ * says the same for people: "F b1 fc1", "B b0 qkv dW", "F b2 scores h3"). */
+typedef enum sl_work_pass { SL_PASS_NONE, SL_PASS_FWD, SL_PASS_BWD } sl_work_pass;
+typedef enum sl_work_part {
+	SL_PART_NONE,
+	SL_PART_QKV,    /* the QKV projection */
+	SL_PART_SCORES, /* attention scores Q K^T (one head) */
+	SL_PART_PV,     /* softmax times V (one head) */
+	SL_PART_PROJ,   /* the output projection */
+	SL_PART_FC1,
+	SL_PART_FC2,
+	SL_PART_DP,     /* backward of attention, one head: dP, dV, dQ, dK */
+	SL_PART_DV,
+	SL_PART_DQ,
+	SL_PART_DK,
+	SL_PART_N
+} sl_work_part;
+typedef enum sl_work_grad { SL_GRAD_NONE, SL_GRAD_W, SL_GRAD_X } sl_work_grad;
+typedef struct sl_ev_work {
+	signed char pass;  /* sl_work_pass; SL_PASS_NONE: no training compute */
+	signed char part;  /* sl_work_part */
+	signed char grad;  /* sl_work_grad: a backward GEMM's weight or input gradient */
+	short block;       /* the transformer block (global index) */
+	short head;        /* the device's own head index, or -1 */
+} sl_ev_work;
+
 typedef struct sl_event {
 	int dev;
 	int peer;          /* the other end for transfers, else -1 */
@@ -62,6 +88,7 @@ typedef struct sl_event {
 	uint64_t bytes;
 	double flops;
 	sl_ev_coll coll;
+	sl_ev_work work;
 	char label[40];
 } sl_event;
 
@@ -84,6 +111,8 @@ void sl_snapshot_free(sl_snapshot *s);
 size_t sl_trace_count(sl_trace *t);
 
 const char *sl_ev_kind_name(sl_ev_kind k);
+/* "fc1", "qkv", "scores", ... ("" for none): the label's word for a part. */
+const char *sl_work_part_tag(sl_work_part p);
 
 /* Chrome Trace Event JSON (Perfetto, chrome://tracing): one track per device
  * and one per link, emulated microseconds. */

@@ -684,6 +684,7 @@ struct kctx {
 	int dry;          /* timing-only cluster: account everything, compute nothing */
 	long step;        /* the batch index */
 	int ks;           /* the step's index in this run */
+	sl_ev_work work;  /* what the next GEMM is (WORK) */
 	sl_err *err;
 };
 
@@ -751,11 +752,17 @@ static int k_gemm(struct kctx *k, int ta, int tb, int M, int N, int K, float alp
 {
 	if (!k->d)
 		return rec_compute(k, 2.0 * M * N * K * k->times);
+	/* The event says what it is in fields too (WORK set them). */
+	sl_dev_set_work(k->d, &k->work);
+	int rc;
 	if (k->dry)
-		return sl_dev_sgemm(k->d, ta, tb, M, N, K, alpha, NULL, lda, NULL, ldb, beta, NULL, ldc,
-				    label, k->err);
-	return sl_dev_sgemm(k->d, ta, tb, M, N, K, alpha, a + ao, lda, b + bo, ldb, beta, c + co, ldc,
-			    label, k->err);
+		rc = sl_dev_sgemm(k->d, ta, tb, M, N, K, alpha, NULL, lda, NULL, ldb, beta, NULL, ldc,
+				  label, k->err);
+	else
+		rc = sl_dev_sgemm(k->d, ta, tb, M, N, K, alpha, a + ao, lda, b + bo, ldb, beta, c + co,
+				  ldc, label, k->err);
+	sl_dev_set_work(k->d, NULL);
+	return rc;
 }
 
 static void mem_track(struct drun *dr, int64_t bytes, int cat)
@@ -1006,7 +1013,26 @@ static void mb_geo(const struct kctx *k, int mb, struct mbgeo *g)
 }
 
 /* Events are named on a device; a recording has none to name. */
-#define LABEL(...) (k->d ? (void)snprintf(lb, sizeof lb, __VA_ARGS__) : (void)0)
+/* The next GEMM: its fields, and its label ("F b1 fc1", "B b0 qkv dW",
+ * "F b2 scores h3") made from them. */
+static void work_set(struct kctx *k, char *lb, size_t n, sl_work_pass pass, int block,
+		     sl_work_part part, sl_work_grad grad, int head)
+{
+	k->work = (sl_ev_work){.pass = (signed char)pass,
+			       .part = (signed char)part,
+			       .grad = (signed char)grad,
+			       .block = (short)block,
+			       .head = (short)head};
+	char tail[16] = "";
+	if (grad != SL_GRAD_NONE)
+		snprintf(tail, sizeof tail, " %s", grad == SL_GRAD_W ? "dW" : "dX");
+	else if (head >= 0)
+		snprintf(tail, sizeof tail, " h%d", head);
+	snprintf(lb, n, "%c b%d %s%s", pass == SL_PASS_FWD ? 'F' : 'B', block, sl_work_part_tag(part),
+		 tail);
+}
+#define WORK(pass, block, part, grad, head)                                                       \
+	(k->d ? work_set(k, lb, sizeof lb, pass, block, part, grad, head) : (void)0)
 
 #define TRY(x)                                                                                    \
 	do {                                                                                      \
@@ -1106,14 +1132,14 @@ static int mlp_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 	*xio = NULL;
 	TRY(gather_input(k, g, x, &st->xm));
 	TRY(k_alloc(k, &st->z, (size_t)r * ft, CAT_ACT, "activations (fc1 output)"));
-	LABEL("F b%d fc1", b->index);
+	WORK(SL_PASS_FWD, b->index, SL_PART_FC1, SL_GRAD_NONE, -1);
 	TRY(k_gemm(k, 0, 0, r, ft, h, 1, st->xm, 0, h, par(k, b, SL_T_FC1_W), 0, ft, 0, st->z, 0, ft,
 		   lb));
 	TRY(ew_bias(k, st->z, (size_t)r, (size_t)ft, par(k, b, SL_T_FC1_B)));
 	TRY(k_alloc(k, &st->a, (size_t)r * ft, CAT_ACT, "activations (GeLU output)"));
 	TRY(ew_gelu(k, st->z, st->a, (size_t)r * ft));
 	TRY(k_alloc(k, &yf, (size_t)r * h, CAT_WS, "fc2 partial sums"));
-	LABEL("F b%d fc2", b->index);
+	WORK(SL_PASS_FWD, b->index, SL_PART_FC2, SL_GRAD_NONE, -1);
 	TRY(k_gemm(k, 0, 0, r, h, ft, 1, st->a, 0, ft, par(k, b, SL_T_FC2_W), 0, h, 0, yf, 0, h, lb));
 	TRY(reduce_output(k, g, yf, par(k, b, SL_T_FC2_B), x, xio));
 	if (g->sp)
@@ -1130,17 +1156,17 @@ static int mlp_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 	*dio = NULL;
 	TRY(gather_grad(k, g, dy, &dyf));
 	TRY(ew_colsum(k, grd(k, b, SL_T_FC2_B), dy, (size_t)g->rl, (size_t)h));
-	LABEL("B b%d fc2 dW", b->index);
+	WORK(SL_PASS_BWD, b->index, SL_PART_FC2, SL_GRAD_W, -1);
 	TRY(k_gemm(k, 1, 0, ft, h, r, 1, st->a, 0, ft, dyf, 0, h, 1, grd(k, b, SL_T_FC2_W), 0, h, lb));
 	TRY(k_alloc(k, &da, (size_t)r * ft, CAT_WS, "fc1 output gradient"));
-	LABEL("B b%d fc2 dX", b->index);
+	WORK(SL_PASS_BWD, b->index, SL_PART_FC2, SL_GRAD_X, -1);
 	TRY(k_gemm(k, 0, 1, r, ft, h, 1, dyf, 0, h, par(k, b, SL_T_FC2_W), 0, h, 0, da, 0, ft, lb));
 	TRY(ew_gelu_grad(k, st->z, da, (size_t)r * ft));
 	TRY(ew_colsum(k, grd(k, b, SL_T_FC1_B), da, (size_t)r, (size_t)ft));
-	LABEL("B b%d fc1 dW", b->index);
+	WORK(SL_PASS_BWD, b->index, SL_PART_FC1, SL_GRAD_W, -1);
 	TRY(k_gemm(k, 1, 0, h, ft, r, 1, st->xm, 0, h, da, 0, ft, 1, grd(k, b, SL_T_FC1_W), 0, ft, lb));
 	TRY(k_alloc(k, &dxp, (size_t)r * h, CAT_WS, "input gradient partial sums"));
-	LABEL("B b%d fc1 dX", b->index);
+	WORK(SL_PASS_BWD, b->index, SL_PART_FC1, SL_GRAD_X, -1);
 	TRY(k_gemm(k, 0, 1, r, h, ft, 1, da, 0, ft, par(k, b, SL_T_FC1_W), 0, ft, 0, dxp, 0, h, lb));
 	k_free(k, &da);
 	k_free(k, &st->z);
@@ -1161,7 +1187,7 @@ static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	*xio = NULL;
 	TRY(gather_input(k, g, x, &st->xa));
 	TRY(k_alloc(k, &st->qkv, (size_t)r * qc, CAT_ACT, "activations (Q, K, V)"));
-	LABEL("F b%d qkv", b->index);
+	WORK(SL_PASS_FWD, b->index, SL_PART_QKV, SL_GRAD_NONE, -1);
 	TRY(k_gemm(k, 0, 0, r, qc, h, 1, st->xa, 0, h, par(k, b, SL_T_QKV_W), 0, qc, 0, st->qkv, 0, qc,
 		   lb));
 	TRY(k_alloc(k, &st->p, (size_t)g->nb * ah * s * s, CAT_ACT, "activations (attention probabilities)"));
@@ -1173,17 +1199,17 @@ static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	for (int n = 0; n < nseq; n++)
 		for (int j = 0; j < nhead; j++) {
 			size_t q = (size_t)n * s * qc + (size_t)j * 3 * d, po = ((size_t)n * ah + j) * s * s;
-			LABEL("F b%d scores h%d", b->index, j);
+			WORK(SL_PASS_FWD, b->index, SL_PART_SCORES, SL_GRAD_NONE, j);
 			TRY(k_gemm(k, 0, 1, s, s, d, scale, st->qkv, q, qc, st->qkv, q + d, qc, 0, st->p, po,
 				   s, lb));
 			TRY(ew_softmax(k, st->p, po, s));
-			LABEL("F b%d PV h%d", b->index, j);
+			WORK(SL_PASS_FWD, b->index, SL_PART_PV, SL_GRAD_NONE, j);
 			TRY(k_gemm(k, 0, 0, s, d, s, 1, st->p, po, s, st->qkv, q + 2 * d, qc, 0, st->o,
 				   (size_t)n * s * oc + (size_t)j * d, oc, lb));
 		}
 	k->times = 1;
 	TRY(k_alloc(k, &yf, (size_t)r * h, CAT_WS, "projection partial sums"));
-	LABEL("F b%d proj", b->index);
+	WORK(SL_PASS_FWD, b->index, SL_PART_PROJ, SL_GRAD_NONE, -1);
 	TRY(k_gemm(k, 0, 0, r, h, oc, 1, st->o, 0, oc, par(k, b, SL_T_OUT_W), 0, h, 0, yf, 0, h, lb));
 	TRY(reduce_output(k, g, yf, par(k, b, SL_T_OUT_B), x, xio));
 	if (g->sp)
@@ -1203,10 +1229,10 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	*dio = NULL;
 	TRY(gather_grad(k, g, dy, &dyf));
 	TRY(ew_colsum(k, grd(k, b, SL_T_OUT_B), dy, (size_t)g->rl, (size_t)h));
-	LABEL("B b%d proj dW", b->index);
+	WORK(SL_PASS_BWD, b->index, SL_PART_PROJ, SL_GRAD_W, -1);
 	TRY(k_gemm(k, 1, 0, oc, h, r, 1, st->o, 0, oc, dyf, 0, h, 1, grd(k, b, SL_T_OUT_W), 0, h, lb));
 	TRY(k_alloc(k, &dO, (size_t)r * oc, CAT_WS, "heads' output gradient"));
-	LABEL("B b%d proj dX", b->index);
+	WORK(SL_PASS_BWD, b->index, SL_PART_PROJ, SL_GRAD_X, -1);
 	TRY(k_gemm(k, 0, 1, r, oc, h, 1, dyf, 0, h, par(k, b, SL_T_OUT_W), 0, h, 0, dO, 0, oc, lb));
 	TRY(k_alloc(k, &dqkv, (size_t)r * qc, CAT_WS, "Q, K, V gradient"));
 	TRY(k_alloc(k, &dp, (size_t)s * s, CAT_WS, "attention score gradient"));
@@ -1216,24 +1242,24 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 		for (int j = 0; j < nhead; j++) {
 			size_t q = (size_t)n * s * qc + (size_t)j * 3 * d, po = ((size_t)n * ah + j) * s * s;
 			size_t oo = (size_t)n * s * oc + (size_t)j * d;
-			LABEL("B b%d dP h%d", b->index, j);
+			WORK(SL_PASS_BWD, b->index, SL_PART_DP, SL_GRAD_NONE, j);
 			TRY(k_gemm(k, 0, 1, s, s, d, 1, dO, oo, oc, st->qkv, q + 2 * d, qc, 0, dp, 0, s, lb));
-			LABEL("B b%d dV h%d", b->index, j);
+			WORK(SL_PASS_BWD, b->index, SL_PART_DV, SL_GRAD_NONE, j);
 			TRY(k_gemm(k, 1, 0, s, d, s, 1, st->p, po, s, dO, oo, oc, 0, dqkv, q + 2 * d, qc, lb));
 			TRY(ew_softmax_grad(k, st->p, po, dp, s, scale));
-			LABEL("B b%d dQ h%d", b->index, j);
+			WORK(SL_PASS_BWD, b->index, SL_PART_DQ, SL_GRAD_NONE, j);
 			TRY(k_gemm(k, 0, 0, s, d, s, 1, dp, 0, s, st->qkv, q + d, qc, 0, dqkv, q, qc, lb));
-			LABEL("B b%d dK h%d", b->index, j);
+			WORK(SL_PASS_BWD, b->index, SL_PART_DK, SL_GRAD_NONE, j);
 			TRY(k_gemm(k, 1, 0, s, d, s, 1, dp, 0, s, st->qkv, q, qc, 0, dqkv, q + d, qc, lb));
 		}
 	k->times = 1;
 	k_free(k, &dp);
 	k_free(k, &dO);
-	LABEL("B b%d qkv dW", b->index);
+	WORK(SL_PASS_BWD, b->index, SL_PART_QKV, SL_GRAD_W, -1);
 	TRY(k_gemm(k, 1, 0, h, qc, r, 1, st->xa, 0, h, dqkv, 0, qc, 1, grd(k, b, SL_T_QKV_W), 0, qc,
 		   lb));
 	TRY(k_alloc(k, &dxp, (size_t)r * h, CAT_WS, "input gradient partial sums"));
-	LABEL("B b%d qkv dX", b->index);
+	WORK(SL_PASS_BWD, b->index, SL_PART_QKV, SL_GRAD_X, -1);
 	TRY(k_gemm(k, 0, 1, r, h, qc, 1, dqkv, 0, qc, par(k, b, SL_T_QKV_W), 0, qc, 0, dxp, 0, h, lb));
 	k_free(k, &dqkv);
 	k_free(k, &st->xa);

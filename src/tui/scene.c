@@ -27,21 +27,6 @@ static double clamp01(double v)
 	return v < 0 ? 0 : v > 1 ? 1 : v;
 }
 
-int sl_label_parse(const char *label, char *op, size_t opn, char *algo, size_t algon, char *phase,
-                   size_t phn, int *k, int *n)
-{
-	char w[4][24];
-	int nw = sscanf(label, "%23s %23s %23s %23s", w[0], w[1], w[2], w[3]);
-	if (nw < 3)
-		return -1;
-	const char *frac = w[nw - 1];
-	if (sscanf(frac, "%d/%d", k, n) != 2)
-		return -1;
-	snprintf(op, opn, "%s", w[0]);
-	snprintf(algo, algon, "%s", w[1]);
-	snprintf(phase, phn, "%s", nw == 4 ? w[2] : "");
-	return 0;
-}
 
 /* Priority when several things happen at once: what the device does
  * with its data first. */
@@ -320,45 +305,32 @@ static void describe_io(const sl_play_train *tr, const sl_event *e, const char *
 	    mv->tensor < in->ntensors ? in->tensors[mv->tensor].name : "?", r1, a, dur);
 }
 
-/* A training step's compute label ("F b1 fc1", "B b0 qkv dW", "F b2
- * scores h3") in words: "the forward of block 1's fc1".  0 if it is not
- * one. */
-static int train_op_words(const char *label, char *out, size_t n)
+/* A training step's compute, from its fields: "the forward of block 1's
+ * fc1".  0 if it is not one. */
+static int train_op_words(const sl_ev_work *w, char *out, size_t n)
 {
-	char dir, part[16] = "", grad[8] = "";
-	int block, head = -1;
-	int got = sscanf(label, "%c b%d %15s %7s", &dir, &block, part, grad);
-	if (got < 3 || (dir != 'F' && dir != 'B'))
-		return 0;
-	if (sscanf(grad, "h%d", &head) == 1)
-		grad[0] = 0;
-	static const struct {
-		const char *tag, *words;
-	} parts[] = {
-	    {"fc1", "fc1"},
-	    {"fc2", "fc2"},
-	    {"qkv", "QKV projection"},
-	    {"proj", "output projection"},
-	    {"scores", "attention scores QK^T"},
-	    {"PV", "softmax times V"},
-	    {"dP", "gradient of the attention probabilities"},
-	    {"dV", "gradient of V"},
-	    {"dQ", "gradient of Q"},
-	    {"dK", "gradient of K"},
+	static const char *const words[SL_PART_N] = {
+	    NULL,
+	    "QKV projection",
+	    "attention scores QK^T",
+	    "softmax times V",
+	    "output projection",
+	    "fc1",
+	    "fc2",
+	    "gradient of the attention probabilities",
+	    "gradient of V",
+	    "gradient of Q",
+	    "gradient of K",
 	};
-	const char *w = NULL;
-	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-		if (strcmp(part, parts[i].tag) == 0)
-			w = parts[i].words;
-	if (!w)
+	if (w->pass == SL_PASS_NONE || w->part <= SL_PART_NONE || w->part >= SL_PART_N)
 		return 0;
-	const char *g = strcmp(grad, "dW") == 0   ? " (weight gradient)"
-	                : strcmp(grad, "dX") == 0 ? " (input gradient)"
-	                                          : "";
-	/* The label's head is the device's own index: say "one head". */
-	const char *h = head >= 0 ? " for one head" : "";
-	say(out, n, "the %s of block %d's %s%s%s", dir == 'F' ? "forward" : "backward", block, w, h,
-	    g);
+	const char *g = w->grad == SL_GRAD_W   ? " (weight gradient)"
+	                : w->grad == SL_GRAD_X ? " (input gradient)"
+	                                       : "";
+	/* The head index is the device's own: say "one head". */
+	const char *h = w->head >= 0 ? " for one head" : "";
+	say(out, n, "the %s of block %d's %s%s%s", w->pass == SL_PASS_FWD ? "forward" : "backward",
+	    w->block, words[w->part], h, g);
 	return 1;
 }
 
@@ -533,7 +505,7 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 		say(out, n, "%s: %s, %d transfer%s of %s (%s)", first->label, who, st->nxfer,
 		    st->nxfer > 1 ? "s" : "", sl_fmt_bytes((double)st->bytes, a, sizeof a), dur);
 	} else if (first->kind == SL_EV_COMPUTE && in->train &&
-	           train_op_words(first->label, words, sizeof words)) {
+	           train_op_words(&first->work, words, sizeof words)) {
 		char mbw[32] = "";
 		if (first->mb >= 0)
 			snprintf(mbw, sizeof mbw, " for micro-batch %d", first->mb);
@@ -780,8 +752,9 @@ void sl_scene_build(const sl_scene_in *in, sl_scene *m)
 		const sl_event *e = &s->ev[i];
 		if (e->kind != SL_EV_SEND)
 			continue;
-		if (!m->coll_name[0])
-			sscanf(e->label, "%23s", m->coll_name);
+		if (!m->coll_name[0] && e->coll.op >= 0)
+			snprintf(m->coll_name, sizeof m->coll_name, "%s",
+			         sl_coll_op_name((sl_coll_op)e->coll.op));
 		if (e->t0 < c0)
 			c0 = e->t0;
 		if (e->t1 > c1)

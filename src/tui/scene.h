@@ -156,9 +156,5 @@ double sl_scene_io_fill(const sl_scene *m, int write, int dev, int chunk);
  * (all-gather: 0 or 1).  Returns 0, or -1 for another op. */
 int sl_scene_coll_blocks(const sl_scene *m, int dev, int p, int *cnt);
 
-/* Parse a collective step label: "allreduce ring rs 3/6" gives op
- * "allreduce", algo "ring", phase "rs", step 3 of 6.  Returns 0 on success. */
-int sl_label_parse(const char *label, char *op, size_t opn, char *algo, size_t algon, char *phase,
-                   size_t phn, int *k, int *n);
 
 #endif
