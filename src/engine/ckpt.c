@@ -7,9 +7,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,6 +25,11 @@
 #define MANIFEST "manifest.json"
 #define MANIFEST_TMP "manifest.json.tmp"
 #define PATHLEN 4096
+/* A manifest past this is not one shardlab wrote (1,024 devices' chunks of
+ * the largest model a run can hold take a few MB). */
+#define MANIFEST_MAX (64L << 20)
+/* verify streams each chunk's checksum in reads of this size. */
+#define VERIFY_BUF (1 << 20)
 
 static const char *const state_names[NSTATES] = {"param", "exp_avg", "exp_avg_sq"};
 
@@ -47,6 +54,7 @@ struct sl_ckpt {
 	sl_ckpt_info info;
 	sl_ckpt_tensor *tensors;
 	sl_ckpt_file *files;
+	int *by_name; /* file indices sorted by name, for lookups */
 };
 
 /* ---- small helpers ---- */
@@ -146,24 +154,124 @@ static int sync_dir(const char *dir)
 	return rc;
 }
 
-/* "g000012-dev003.bin": a data file of generation 12; -1 for other names. */
+/* "g000012-dev003.bin": a data file of generation 12, exactly as a save
+ * names it; -1 for any other name (so "g1-dev1.bin", someone else's file,
+ * is never taken for one, nor removed as an old generation). */
 static long data_file_gen(const char *name)
 {
-	const char *p = name;
-	if (*p++ != 'g' || *p < '0' || *p > '9')
+	long g = -1;
+	int d = -1;
+	char want[64];
+	if (strlen(name) >= sizeof want || sscanf(name, "g%ld-dev%d.bin", &g, &d) != 2 || g < 0 ||
+	    g > 100000000L || d < 0 || d >= SL_MAX_DEVICES)
 		return -1;
-	long g = 0;
-	for (; *p >= '0' && *p <= '9'; p++)
-		if ((g = g * 10 + (*p - '0')) > 100000000L)
-			return -1;
-	if (strncmp(p, "-dev", 4) != 0)
+	snprintf(want, sizeof want, "g%06ld-dev%03d.bin", g, d);
+	return strcmp(want, name) == 0 ? g : -1;
+}
+
+/* What a checkpoint directory may hold besides its data files. */
+static int ckpt_own_name(const char *name)
+{
+	return strcmp(name, MANIFEST) == 0 || strcmp(name, MANIFEST_TMP) == 0 ||
+	       data_file_gen(name) >= 0;
+}
+
+/* The manifest's bytes, NUL-terminated: a regular file of the directory's
+ * own.  Opened without following a symbolic link (which could point
+ * anywhere) and without blocking (a FIFO would wait for a writer forever),
+ * then checked to be a regular file of at most MANIFEST_MAX bytes. */
+static int read_manifest(const char *dir, char **out, size_t *len, sl_err *err)
+{
+	char path[PATHLEN];
+	*out = NULL;
+	*len = 0;
+	int rc = join(path, dir, MANIFEST, err);
+	if (rc)
+		return rc;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return sl_fail(err, SL_EINVAL, "%s holds no checkpoint: %s is missing", dir,
+			               MANIFEST);
+		if (errno == ELOOP)
+			return sl_fail(err, SL_EINVAL,
+			               "%s is a symbolic link: a checkpoint's files must be its own",
+			               path);
+		return sl_fail(err, SL_EINVAL, "cannot read %s: %s", path, strerror(errno));
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		rc = sl_fail(err, SL_EINVAL, "cannot read %s: %s", path, strerror(errno));
+	} else if (!S_ISREG(st.st_mode)) {
+		rc = sl_fail(err, SL_EINVAL, "%s is not a regular file", path);
+	} else if (st.st_size > MANIFEST_MAX) {
+		rc = sl_fail(err, SL_EINVAL, "%s is too large for a manifest: %lld bytes (at most %ld)",
+		             path, (long long)st.st_size, MANIFEST_MAX);
+	}
+	char *text = rc ? NULL : malloc((size_t)st.st_size + 1);
+	if (!rc && !text)
+		rc = sl_fail(err, SL_ENOMEM, "out of host memory");
+	size_t n = 0;
+	while (!rc && n < (size_t)st.st_size) {
+		ssize_t r = read(fd, text + n, (size_t)st.st_size - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			rc = sl_fail(err, SL_EINVAL, "cannot read %s: %s", path, strerror(errno));
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (rc) {
+		free(text);
+		return rc;
+	}
+	text[n] = '\0';
+	*out = text;
+	*len = n;
+	return SL_OK;
+}
+
+/* Open a data file of dir for reading: a regular file of its own (as the
+ * manifest), of `bytes` bytes.  The fd, or -1 with err filled. */
+static int open_data(const char *dir, const char *name, uint64_t bytes, sl_err *err)
+{
+	char path[PATHLEN];
+	if (join(path, dir, name, err))
 		return -1;
-	p += 4;
-	if (*p < '0' || *p > '9')
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ELOOP)
+			sl_fail(err, SL_EINVAL,
+			        "%s: %s is a symbolic link: a checkpoint's files must be its own", dir,
+			        name);
+		else if (errno == ENOENT)
+			sl_fail(err, SL_EINVAL, "%s: data file %s is missing: %s", dir, name,
+			        strerror(errno));
+		else
+			sl_fail(err, SL_EINVAL, "%s: cannot open %s: %s", dir, name, strerror(errno));
 		return -1;
-	while (*p >= '0' && *p <= '9')
-		p++;
-	return strcmp(p, ".bin") == 0 ? g : -1;
+	}
+	struct stat st;
+	const char *why = NULL;
+	if (fstat(fd, &st) != 0)
+		why = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		why = "it is not a regular file";
+	if (!why && (uint64_t)st.st_size != bytes) {
+		sl_fail(err, SL_EINVAL, "%s: data file %s is %s: %llu bytes, the manifest says %llu",
+		        dir, name, (uint64_t)st.st_size < bytes ? "truncated" : "too long",
+		        (unsigned long long)st.st_size, (unsigned long long)bytes);
+		close(fd);
+		return -1;
+	}
+	if (why) {
+		sl_fail(err, SL_EINVAL, "%s: %s: %s", dir, name, why);
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /* The rectangle a shard covers in its tensor. */
@@ -215,9 +323,11 @@ static void ckpt_free_parts(sl_ckpt *ck)
 	free(ck->tensors);
 	free(ck->files);
 	free(ck->text);
+	free(ck->by_name);
 	ck->tensors = NULL;
 	ck->files = NULL;
 	ck->text = NULL;
+	ck->by_name = NULL;
 }
 
 void sl_ckpt_remove(const char *dir)
@@ -289,6 +399,9 @@ static int plan_save(sl_train *tr, long gen, sl_ckpt *ck, sl_err *err)
 	const sl_layout *l = sl_train_layout(tr);
 	int ndev = l->tp * l->pp * l->dp, nt = sl_model_ntensors(m);
 	memset(&ck->info, 0, sizeof ck->info);
+	if (sl_train_step(tr) > SL_CKPT_MAX_STEP)
+		return sl_fail(err, SL_EINVAL, "step %ld is past the %ld a checkpoint may record",
+		               sl_train_step(tr), SL_CKPT_MAX_STEP);
 	ck->tensors = calloc((size_t)nt, sizeof *ck->tensors);
 	ck->files = calloc((size_t)ndev, sizeof *ck->files);
 	if (!ck->tensors || !ck->files)
@@ -346,8 +459,10 @@ static int plan_save(sl_train *tr, long gen, sl_ckpt *ck, sl_err *err)
 	for (int t = 0; t < nt; t++) {
 		sl_ckpt_tensor *T = &ck->tensors[t];
 		qsort(T->chunks, (size_t)T->nchunks, sizeof *T->chunks, cmp_chunk);
-		for (int k = 0; k < T->nchunks; k++)
+		for (int k = 0; k < T->nchunks; k++) {
 			T->chunks[k].id = id++;
+			T->chunks[k].tensor = t;
+		}
 	}
 	ck->info.nchunks = id;
 	ck->info.format_version = SL_CKPT_FORMAT_VERSION;
@@ -571,8 +686,9 @@ static int parse_arch(struct rd *R, json_t *root, sl_model_spec *m)
 	if ((rc = get_str(R, a, "name", &s, "architecture")))
 		return rc;
 	if (strcmp(s, SL_CKPT_ARCH_NAME) != 0) {
-		char msg[160];
-		snprintf(msg, sizeof msg, "architecture \"%.60s\" is not %s", s, SL_CKPT_ARCH_NAME);
+		char msg[160], esc[64];
+		snprintf(msg, sizeof msg, "architecture \"%s\" is not %s", sl_escape(s, esc, sizeof esc),
+		         SL_CKPT_ARCH_NAME);
 		return bad(R, "", msg, NULL);
 	}
 	if ((rc = get_i(R, a, "version", 1, INT_MAX, &version, "architecture")))
@@ -654,17 +770,19 @@ static int parse_training(struct rd *R, json_t *root, sl_ckpt_info *in)
 	sl_model_spec *m = &in->model;
 	if ((rc = get_obj(R, root, "training", &a, "")))
 		return rc;
-	if ((rc = get_int(R, a, "step", 0, LONG_MAX, &v, "training")))
+	/* Bounded: a step is a long here but an int in places (a run's step
+	 * count), and no run gets near this. */
+	if ((rc = get_int(R, a, "step", 0, SL_CKPT_MAX_STEP, &v, "training")))
 		return rc;
 	in->step = (long)v;
-	if ((rc = get_int(R, a, "adam_step", 0, LONG_MAX, &v, "training")))
+	if ((rc = get_int(R, a, "adam_step", 0, SL_CKPT_MAX_STEP, &v, "training")))
 		return rc;
 	in->adam_step = (long)v;
 	if ((rc = get_int(R, a, "seed", 0, LLONG_MAX, &v, "training")))
 		return rc;
 	m->seed = (uint64_t)v;
 	if ((rc = get_obj(R, a, "data", &d, "training")) ||
-	    (rc = get_int(R, d, "next_batch", 0, LONG_MAX, &v, "training.data")))
+	    (rc = get_int(R, d, "next_batch", 0, SL_CKPT_MAX_STEP, &v, "training.data")))
 		return rc;
 	in->next_batch = (long)v;
 	if ((rc = get_i(R, d, "batch", 1, 1 << 20, &m->batch, "training.data")) ||
@@ -689,10 +807,32 @@ static int parse_training(struct rd *R, json_t *root, sl_ckpt_info *in)
 	return SL_OK;
 }
 
-static int plain_name(const char *s)
+static const sl_ckpt_file *sort_files; /* qsort has no context; set just around it */
+
+static int cmp_file_name(const void *a, const void *b)
 {
-	return *s && strlen(s) < 64 && !strchr(s, '/') && strcmp(s, ".") != 0 &&
-	       strcmp(s, "..") != 0;
+	return strcmp(sort_files[*(const int *)a].name, sort_files[*(const int *)b].name);
+}
+
+struct name_key {
+	const sl_ckpt_file *files;
+	const char *name;
+};
+
+static int cmp_key_name(const void *k, const void *b)
+{
+	const struct name_key *K = k;
+	return strcmp(K->name, K->files[*(const int *)b].name);
+}
+
+/* The file of ck named name, or -1 (by bisection: a manifest may list
+ * as many files as devices). */
+static int file_named(const sl_ckpt *ck, const char *name)
+{
+	struct name_key k = {ck->files, name};
+	const int *f = bsearch(&k, ck->by_name, (size_t)ck->info.nfiles, sizeof *ck->by_name,
+	                       cmp_key_name);
+	return f ? *f : -1;
 }
 
 static int parse_files(struct rd *R, json_t *root, sl_ckpt *ck)
@@ -702,10 +842,15 @@ static int parse_files(struct rd *R, json_t *root, sl_ckpt *ck)
 	if (rc)
 		return rc;
 	size_t n = json_array_size(a);
-	if (n > 1 << 16)
-		return bad(R, "", "too many files", NULL);
+	/* Each device writes at most one file. */
+	if (n > (size_t)ck->info.devices)
+		return sl_fail(R->err, SL_EINVAL,
+		               "%s: %zu files listed, more than the saved layout's %d device%s (each "
+		               "writes at most one)",
+		               R->where, n, ck->info.devices, ck->info.devices == 1 ? "" : "s");
 	ck->files = calloc(n ? n : 1, sizeof *ck->files);
-	if (!ck->files)
+	ck->by_name = calloc(n ? n : 1, sizeof *ck->by_name);
+	if (!ck->files || !ck->by_name)
 		return sl_fail(R->err, SL_ENOMEM, "out of host memory");
 	ck->info.nfiles = (int)n;
 	for (size_t i = 0; i < n; i++) {
@@ -721,16 +866,30 @@ static int parse_files(struct rd *R, json_t *root, sl_ckpt *ck)
 		    (rc = get_int(R, f, "bytes", 0, INT64_MAX, &bytes, ctx)) ||
 		    (rc = get_i(R, f, "writer", 0, SL_MAX_DEVICES - 1, &F->writer, ctx)))
 			return rc;
-		if (!plain_name(name))
-			return bad(R, ctx, "\"name\" must be a plain file name in the directory",
-			           NULL);
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(ck->files[j].name, name) == 0)
-				return bad(R, ctx, "the file is listed twice", NULL);
+		/* Only names a save gives: nothing else in the directory (nor a
+		 * path out of it) is ever read as data or removed as old. */
+		if (data_file_gen(name) < 0) {
+			char msg[160], esc[80];
+			snprintf(msg, sizeof msg,
+			         "\"name\" \"%s\" is not a data file's name (gGGGGGG-devDDD.bin)",
+			         sl_escape(name, esc, sizeof esc));
+			return bad(R, ctx, msg, NULL);
+		}
 		snprintf(F->name, sizeof F->name, "%s", name);
 		F->bytes = (uint64_t)bytes;
 		ck->info.data_bytes += F->bytes;
+		ck->by_name[i] = (int)i;
 	}
+	sort_files = ck->files;
+	qsort(ck->by_name, n, sizeof *ck->by_name, cmp_file_name);
+	sort_files = NULL;
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(ck->files[ck->by_name[i - 1]].name, ck->files[ck->by_name[i]].name) == 0) {
+			char ctx[48];
+			int j = ck->by_name[i] > ck->by_name[i - 1] ? ck->by_name[i] : ck->by_name[i - 1];
+			snprintf(ctx, sizeof ctx, "files[%d]", j);
+			return bad(R, ctx, "the file is listed twice", NULL);
+		}
 	return SL_OK;
 }
 
@@ -777,10 +936,7 @@ static int parse_chunk(struct rd *R, json_t *c, sl_ckpt *ck, sl_ckpt_tensor *T, 
 		    NULL);
 	if (T->axis >= 0 && (C->off[T->axis] % T->unit || C->shape[T->axis] % T->unit))
 		return bad(R, ctx, "the chunk cuts through a unit of its split (a head)", NULL);
-	C->file = -1;
-	for (int i = 0; i < in->nfiles; i++)
-		if (strcmp(ck->files[i].name, file) == 0)
-			C->file = i;
+	C->file = file_named(ck, file);
 	if (C->file < 0)
 		return bad(R, ctx, "its \"file\" is not in \"files\"", NULL);
 	uint64_t want = (uint64_t)NSTATES * (uint64_t)C->shape[0] * (uint64_t)C->shape[1] * FL;
@@ -798,24 +954,46 @@ static int parse_chunk(struct rd *R, json_t *c, sl_ckpt *ck, sl_ckpt_tensor *T, 
 	return SL_OK;
 }
 
+static int tiling_axis; /* qsort has no context; set just around it */
+
+static int cmp_chunk_on_axis(const void *a, const void *b)
+{
+	const sl_ckpt_chunk *x = *(const sl_ckpt_chunk *const *)a,
+	                    *y = *(const sl_ckpt_chunk *const *)b;
+	int k = tiling_axis;
+	return (x->off[k] > y->off[k]) - (x->off[k] < y->off[k]);
+}
+
 /* The chunks tile the tensor: inside it (checked per chunk), no two
- * overlap, and their areas add up to the whole. */
+ * overlap, and their areas add up to the whole.  Every chunk spans the
+ * axis its split leaves uncut (checked per chunk), so the question is one
+ * of intervals along the cut axis: sorted, each must start at or after
+ * the end of the one before. */
 static int check_tiling(struct rd *R, const sl_ckpt_tensor *T)
 {
 	uint64_t area = 0;
-	for (int i = 0; i < T->nchunks; i++) {
-		const sl_ckpt_chunk *a = &T->chunks[i];
-		area += (uint64_t)a->shape[0] * (uint64_t)a->shape[1];
-		for (int j = 0; j < i; j++) {
-			const sl_ckpt_chunk *b = &T->chunks[j];
-			int o[2], s[2];
-			if (rect_meet(a->off, a->shape, b->off, b->shape, o, s))
-				return sl_fail(
-				    R->err, SL_EINVAL,
-				    "%s: tensor %s: chunks %d and %d overlap at row %d, column %d",
-				    R->where, T->name, b->id, a->id, o[0], o[1]);
+	for (int i = 0; i < T->nchunks; i++)
+		area += (uint64_t)T->chunks[i].shape[0] * (uint64_t)T->chunks[i].shape[1];
+	const sl_ckpt_chunk **c = malloc((size_t)T->nchunks * sizeof *c);
+	if (!c)
+		return sl_fail(R->err, SL_ENOMEM, "out of host memory");
+	for (int i = 0; i < T->nchunks; i++)
+		c[i] = &T->chunks[i];
+	int k = T->axis < 0 ? 0 : T->axis; /* replicated: every chunk is the whole */
+	tiling_axis = k;
+	qsort(c, (size_t)T->nchunks, sizeof *c, cmp_chunk_on_axis);
+	for (int i = 1; i < T->nchunks; i++) {
+		const sl_ckpt_chunk *a = c[i - 1], *b = c[i];
+		int o[2], s[2];
+		if (rect_meet(a->off, a->shape, b->off, b->shape, o, s)) {
+			int lo = a->id < b->id ? a->id : b->id, hi = a->id < b->id ? b->id : a->id;
+			free(c);
+			return sl_fail(R->err, SL_EINVAL,
+			               "%s: tensor %s: chunks %d and %d overlap at row %d, column %d",
+			               R->where, T->name, lo, hi, o[0], o[1]);
 		}
 	}
+	free(c);
 	if (area != (uint64_t)T->rows * (uint64_t)T->cols)
 		return sl_fail(R->err, SL_EINVAL,
 		               "%s: tensor %s: its chunks cover %llu of its %llu elements (a chunk "
@@ -857,7 +1035,8 @@ static int parse_tensors(struct rd *R, json_t *root, sl_ckpt *ck)
 		int shape[2];
 		if ((rc = get_str(R, o, "name", &name, ctx)))
 			return rc;
-		snprintf(ctx, sizeof ctx, "tensor %.60s", name);
+		char esc[64];
+		snprintf(ctx, sizeof ctx, "tensor %s", sl_escape(name, esc, sizeof esc));
 		if (strcmp(name, ti.name) != 0) {
 			char msg[160];
 			snprintf(msg, sizeof msg, "expected %s here (model order)", ti.name);
@@ -902,8 +1081,14 @@ static int parse_tensors(struct rd *R, json_t *root, sl_ckpt *ck)
 		if ((rc = get_arr(R, o, "chunks", &ch, ctx)))
 			return rc;
 		size_t nc = json_array_size(ch);
-		if (nc < 1 || nc > 1 << 20)
+		if (nc < 1)
 			return bad(R, ctx, "\"chunks\" must list at least one chunk", NULL);
+		/* One chunk per TP rank at most (DP rank 0 writes; a tensor lives on
+		 * one stage). */
+		if (nc > (size_t)ck->info.layout.tp)
+			return sl_fail(R->err, SL_EINVAL,
+			               "%s: %s: %zu chunks, more than the saved layout's tp=%d ranks",
+			               R->where, ctx, nc, ck->info.layout.tp);
 		T->chunks = calloc(nc, sizeof *T->chunks);
 		if (!T->chunks)
 			return sl_fail(R->err, SL_ENOMEM, "out of host memory");
@@ -914,6 +1099,7 @@ static int parse_tensors(struct rd *R, json_t *root, sl_ckpt *ck)
 			if ((rc =
 			         parse_chunk(R, json_array_get(ch, k), ck, T, &T->chunks[k], cctx)))
 				return rc;
+			T->chunks[k].tensor = t;
 			if (T->chunks[k].id != id++)
 				return bad(R, cctx, "\"id\" must count the chunks in order from 0",
 				           NULL);
@@ -925,45 +1111,47 @@ static int parse_tensors(struct rd *R, json_t *root, sl_ckpt *ck)
 	return SL_OK;
 }
 
-struct brange {
-	uint64_t off, len;
-	int id;
-};
-
-static int cmp_brange(const void *a, const void *b)
+static int cmp_file_order(const void *a, const void *b)
 {
-	const struct brange *x = a, *y = b;
-	return (x->off > y->off) - (x->off < y->off);
+	const sl_ckpt_chunk *x = *(const sl_ckpt_chunk *const *)a,
+	                    *y = *(const sl_ckpt_chunk *const *)b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return (x->byte_offset > y->byte_offset) - (x->byte_offset < y->byte_offset);
+}
+
+/* All of ck's chunks in file order (file, then byte offset).  Free it. */
+static const sl_ckpt_chunk **chunks_in_file_order(const sl_ckpt *ck)
+{
+	const sl_ckpt_chunk **r = malloc(((size_t)ck->info.nchunks + 1) * sizeof *r);
+	if (!r)
+		return NULL;
+	size_t n = 0;
+	for (int t = 0; t < ck->info.ntensors; t++)
+		for (int k = 0; k < ck->tensors[t].nchunks; k++)
+			r[n++] = &ck->tensors[t].chunks[k];
+	qsort(r, n, sizeof *r, cmp_file_order);
+	return r;
 }
 
 /* No two chunks share bytes of a file. */
 static int check_bytes(struct rd *R, const sl_ckpt *ck)
 {
-	struct brange *r = malloc(((size_t)ck->info.nchunks + 1) * sizeof *r);
+	const sl_ckpt_chunk **r = chunks_in_file_order(ck);
 	if (!r)
 		return sl_fail(R->err, SL_ENOMEM, "out of host memory");
 	int rc = SL_OK;
-	for (int f = 0; f < ck->info.nfiles && !rc; f++) {
-		size_t n = 0;
-		for (int t = 0; t < ck->info.ntensors; t++)
-			for (int k = 0; k < ck->tensors[t].nchunks; k++) {
-				const sl_ckpt_chunk *c = &ck->tensors[t].chunks[k];
-				if (c->file == f)
-					r[n++] =
-					    (struct brange){c->byte_offset, c->byte_length, c->id};
-			}
-		qsort(r, n, sizeof *r, cmp_brange);
-		for (size_t i = 1; i < n && !rc; i++)
-			if (r[i].off < r[i - 1].off + r[i - 1].len)
-				rc = sl_fail(R->err, SL_EINVAL,
-				             "%s: chunks %d and %d share bytes of %s", R->where,
-				             r[i - 1].id, r[i].id, ck->files[f].name);
-	}
+	for (int i = 1; i < ck->info.nchunks && !rc; i++)
+		if (r[i]->file == r[i - 1]->file &&
+		    r[i]->byte_offset < r[i - 1]->byte_offset + r[i - 1]->byte_length)
+			rc = sl_fail(R->err, SL_EINVAL, "%s: chunks %d and %d share bytes of %s",
+			             R->where, r[i - 1]->id, r[i]->id, ck->files[r[i]->file].name);
 	free(r);
 	return rc;
 }
 
-/* Every data file present, a regular file, of the size recorded. */
+/* Every data file present, a regular file (not a symbolic link: its
+ * bytes would come from anywhere), of the size recorded. */
 static int check_files(const sl_ckpt *ck, sl_err *err)
 {
 	for (int i = 0; i < ck->info.nfiles; i++) {
@@ -972,9 +1160,13 @@ static int check_files(const sl_ckpt *ck, sl_err *err)
 		int rc = join(path, ck->dir, ck->files[i].name, err);
 		if (rc)
 			return rc;
-		if (stat(path, &st) != 0)
+		if (lstat(path, &st) != 0)
 			return sl_fail(err, SL_EINVAL, "%s: data file %s is missing: %s", ck->dir,
 			               ck->files[i].name, strerror(errno));
+		if (S_ISLNK(st.st_mode))
+			return sl_fail(err, SL_EINVAL,
+			               "%s: %s is a symbolic link: a checkpoint's files must be its own",
+			               ck->dir, ck->files[i].name);
 		if (!S_ISREG(st.st_mode))
 			return sl_fail(err, SL_EINVAL, "%s: %s is not a regular file", ck->dir,
 			               ck->files[i].name);
@@ -1029,7 +1221,8 @@ static int parse_manifest(sl_ckpt *ck, json_t *root, struct rd *R)
 	if ((rc = parse_arch(R, root, &ck->info.model)) ||
 	    (rc = parse_layout(R, root, &ck->info)) || (rc = parse_training(R, root, &ck->info)))
 		return rc;
-	if ((rc = sl_model_check(&ck->info.model, R->err))) {
+	/* The limits of a run that holds values: a checkpoint holds them. */
+	if ((rc = sl_model_check_values(&ck->info.model, R->err))) {
 		char msg[sizeof R->err->msg];
 		snprintf(msg, sizeof msg, "%s", R->err->msg);
 		return sl_fail(R->err, SL_EINVAL, "%s: the model it describes is invalid: %s",
@@ -1073,20 +1266,22 @@ int sl_ckpt_open(const char *dir, sl_ckpt **out, sl_err *err)
 		return sl_fail(err, SL_EINVAL, "%s: path too long", dir);
 	}
 	snprintf(ck->dir, sizeof ck->dir, "%s", dir);
-	char path[PATHLEN];
+	char path[PATHLEN], *text;
+	size_t len;
 	join(path, dir, MANIFEST, NULL);
-	struct stat st;
-	if (stat(path, &st) != 0) {
+	if ((rc = read_manifest(dir, &text, &len, err))) {
 		sl_ckpt_close(ck);
-		return sl_fail(err, SL_EINVAL, "%s holds no checkpoint: %s is missing", dir,
-		               MANIFEST);
+		return rc;
 	}
 	json_error_t je;
-	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	free(text);
 	if (!root) {
+		char esc[96];
 		sl_ckpt_close(ck);
+		/* the parser quotes the text it stopped at: escaped */
 		return sl_fail(err, SL_EINVAL, "%s:%d:%d: the manifest is not valid JSON (%s)",
-		               path, je.line, je.column, je.text);
+		               path, je.line, je.column, sl_escape(je.text, esc, sizeof esc));
 	}
 	struct rd R = {path, err};
 	rc = parse_manifest(ck, root, &R);
@@ -1127,42 +1322,66 @@ static int read_chunk(const sl_ckpt *ck, const sl_ckpt_tensor *T, const sl_ckpt_
 	return SL_OK;
 }
 
+/* A data file of ck, checked again as it is opened (it may have changed
+ * since sl_ckpt_open). */
 static int open_file(const sl_ckpt *ck, int f, sl_err *err)
 {
-	char path[PATHLEN];
-	if (join(path, ck->dir, ck->files[f].name, err))
-		return -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		sl_fail(err, SL_EINVAL, "%s: cannot open %s: %s", ck->dir, ck->files[f].name,
-		        strerror(errno));
-	return fd;
+	return open_data(ck->dir, ck->files[f].name, ck->files[f].bytes, err);
+}
+
+/* Checksum chunk c (fd open on its file) in reads of VERIFY_BUF bytes:
+ * the memory verify needs does not grow with the chunks. */
+static int verify_chunk(const sl_ckpt *ck, const sl_ckpt_chunk *c, int fd, unsigned char *buf,
+                        sl_err *err)
+{
+	const sl_ckpt_tensor *T = &ck->tensors[c->tensor];
+	const char *fname = ck->files[c->file].name;
+	uLong crc = crc32_z(0L, Z_NULL, 0);
+	for (uint64_t done = 0; done < c->byte_length;) {
+		size_t n = c->byte_length - done < VERIFY_BUF ? (size_t)(c->byte_length - done)
+		                                              : (size_t)VERIFY_BUF;
+		if (read_at(fd, buf, n, c->byte_offset + done) != 0)
+			return sl_fail(err, errno ? SL_ESYS : SL_EINVAL,
+			               "%s/%s: cannot read chunk %d of %s: %s", ck->dir, fname, c->id,
+			               T->name, errno ? strerror(errno) : "the file is truncated");
+		crc = crc32_z(crc, buf, n);
+		done += n;
+	}
+	if ((uint32_t)crc != c->crc32)
+		return sl_fail(err, SL_EINVAL,
+		               "%s/%s: checksum mismatch in chunk %d of %s (rows %d-%d, columns "
+		               "%d-%d): crc32 0x%08x, the manifest says 0x%08x",
+		               ck->dir, fname, c->id, T->name, c->off[0],
+		               c->off[0] + c->shape[0] - 1, c->off[1], c->off[1] + c->shape[1] - 1,
+		               (uint32_t)crc, c->crc32);
+	return SL_OK;
 }
 
 int sl_ckpt_verify(const sl_ckpt *ck, sl_err *err)
 {
 	int rc = check_files(ck, err);
-	uint64_t maxb = 0;
-	for (int t = 0; t < ck->info.ntensors; t++)
-		for (int k = 0; k < ck->tensors[t].nchunks; k++)
-			if (ck->tensors[t].chunks[k].byte_length > maxb)
-				maxb = ck->tensors[t].chunks[k].byte_length;
-	unsigned char *buf = rc ? NULL : malloc(maxb ? maxb : 1);
-	if (!rc && !buf)
+	if (rc)
+		return rc;
+	unsigned char *buf = malloc(VERIFY_BUF);
+	const sl_ckpt_chunk **order = chunks_in_file_order(ck);
+	if (!buf || !order)
 		rc = sl_fail(err, SL_ENOMEM, "out of host memory");
-	for (int f = 0; f < ck->info.nfiles && !rc; f++) {
-		int fd = open_file(ck, f, err);
-		if (fd < 0) {
-			rc = SL_EINVAL;
-			break;
+	int fd = -1, at = -1;
+	for (int i = 0; i < ck->info.nchunks && !rc; i++) {
+		if (order[i]->file != at) {
+			if (fd >= 0)
+				close(fd);
+			at = order[i]->file;
+			if ((fd = open_file(ck, at, err)) < 0) {
+				rc = SL_EINVAL;
+				break;
+			}
 		}
-		for (int t = 0; t < ck->info.ntensors && !rc; t++)
-			for (int k = 0; k < ck->tensors[t].nchunks && !rc; k++)
-				if (ck->tensors[t].chunks[k].file == f)
-					rc = read_chunk(ck, &ck->tensors[t],
-					                &ck->tensors[t].chunks[k], fd, buf, err);
-		close(fd);
+		rc = verify_chunk(ck, order[i], fd, buf, err);
 	}
+	if (fd >= 0)
+		close(fd);
+	free(order);
 	free(buf);
 	return rc;
 }

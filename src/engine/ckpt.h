@@ -70,6 +70,9 @@
 /* A nominal rate per device (a local NVMe drive's order of magnitude), for
  * the emulated time of checkpoint I/O; a knob, not a measurement. */
 #define SL_CKPT_STORAGE_BW_DEFAULT 2e9
+/* The largest training step a manifest may record (a crafted one past it
+ * is refused, never truncated). */
+#define SL_CKPT_MAX_STEP 1000000000L
 
 /* Points of a save where a fault-injection hook is called. */
 typedef enum sl_ckpt_point {
@@ -101,6 +104,7 @@ void sl_ckpt_opts_default(sl_ckpt_opts *o);
 
 typedef struct sl_ckpt_chunk {
 	int id;               /* position among all the manifest's chunks, tensor by tensor */
+	int tensor;           /* its tensor's index */
 	int owner;            /* the device that wrote it, in the saved layout */
 	int tp, pp, dp;       /* the owner's mesh coordinates */
 	int off[2], shape[2]; /* its rectangle in the tensor: first row and column, rows, cols */
