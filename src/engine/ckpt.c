@@ -1742,19 +1742,32 @@ struct target {
 	long gen;
 };
 
-static long read_gen(const char *dir)
+/* The generation of the manifest in dir, if it is a shardlab checkpoint's
+ * (read as sl_ckpt_open reads it: no link, no FIFO); anything else named
+ * manifest.json (a web project's, say) is refused, never replaced. */
+static int manifest_gen(const char *dir, long *gen, sl_err *err)
 {
-	char path[PATHLEN];
-	if (join(path, dir, MANIFEST, NULL))
-		return 0;
-	json_t *root = json_load_file(path, 0, NULL);
-	json_t *g = root ? json_object_get(root, "generation") : NULL;
-	long v =
-	    json_is_integer(g) && json_integer_value(g) >= 0 && json_integer_value(g) < 100000000
-	        ? (long)json_integer_value(g)
-	        : 0;
+	char *text;
+	size_t len;
+	int rc = read_manifest(dir, &text, &len, err);
+	if (rc)
+		return rc;
+	json_t *root = json_loadb(text, len, 0, NULL);
+	free(text);
+	json_t *f = json_is_object(root) ? json_object_get(root, "format") : NULL;
+	if (!json_is_string(f) || strcmp(json_string_value(f), SL_CKPT_FORMAT) != 0) {
+		json_decref(root);
+		return sl_fail(err, SL_EINVAL,
+		               "%s holds a %s that is not a shardlab checkpoint's: refusing to "
+		               "write into it",
+		               dir, MANIFEST);
+	}
+	json_t *g = json_object_get(root, "generation");
+	*gen = json_is_integer(g) && json_integer_value(g) >= 0 && json_integer_value(g) < 100000000
+	           ? (long)json_integer_value(g)
+	           : 0;
 	json_decref(root);
-	return v;
+	return SL_OK;
 }
 
 static void parent_of(const char *path, char *out)
@@ -1770,7 +1783,11 @@ static void parent_of(const char *path, char *out)
 }
 
 /* Where a save to dir goes, without touching anything: t->final, whether
- * the checkpoint is new (t->fresh), its generation. */
+ * the checkpoint is new (t->fresh: dir is missing, built beside and
+ * renamed in), its generation.  An existing directory is written in place:
+ * a checkpoint (its manifest a shardlab one), an empty directory, or one
+ * holding only what a killed save left (data files, a temporary manifest);
+ * in place, so that "." works and a directory keeps its identity. */
 static int examine_target(const char *dir, struct target *t, sl_err *err)
 {
 	memset(t, 0, sizeof *t);
@@ -1791,9 +1808,9 @@ static int examine_target(const char *dir, struct target *t, sl_err *err)
 		return sl_fail(err, SL_EINVAL,
 		               "%s is a file, not a checkpoint directory: refusing to replace it",
 		               t->final);
-	int has_manifest = 0, others = 0;
-	long maxgen = 0;
 	if (exists) {
+		int has_manifest = 0, others = 0;
+		long maxgen = 0;
 		DIR *dp = opendir(t->final);
 		if (!dp)
 			return sl_fail(err, SL_ESYS, "%s: %s", t->final, strerror(errno));
@@ -1806,22 +1823,25 @@ static int examine_target(const char *dir, struct target *t, sl_err *err)
 				has_manifest = 1;
 			else if (g > maxgen)
 				maxgen = g;
-			others++;
+			others += !ckpt_own_name(e->d_name);
 		}
 		closedir(dp);
-		if (!has_manifest && others)
+		long g = 0;
+		if (has_manifest) {
+			int rc = manifest_gen(t->final, &g, err);
+			if (rc)
+				return rc;
+		} else if (others) {
 			return sl_fail(err, SL_EINVAL,
 			               "%s is a directory that holds no checkpoint (no %s) and is "
 			               "not empty: refusing to write into it",
 			               t->final, MANIFEST);
-	}
-	if (has_manifest) {
-		long g = read_gen(t->final);
+		}
 		t->gen = (g > maxgen ? g : maxgen) + 1;
 		snprintf(t->work, sizeof t->work, "%s", t->final);
 		return SL_OK;
 	}
-	/* A new checkpoint (or an empty directory): built beside, renamed in. */
+	/* A new checkpoint: built beside, renamed in. */
 	t->fresh = 1;
 	t->gen = 1;
 	char parent[PATHLEN];
@@ -1840,11 +1860,46 @@ int sl_ckpt_check_dest(const char *dir, sl_err *err)
 	return examine_target(dir, &t, err);
 }
 
-static int prepare_target(const char *dir, struct target *t, sl_err *err)
+/* Take the save lock of an existing directory: flock on the directory
+ * itself (nothing to create, nothing a link could redirect), held until
+ * the save ends.  A second save into it meanwhile fails at once. */
+static int lock_dir(const char *dir, int *fd, sl_err *err)
 {
+	*fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (*fd < 0)
+		return sl_fail(err, SL_ESYS, "cannot open %s: %s", dir, strerror(errno));
+	if (flock(*fd, LOCK_EX | LOCK_NB) == 0)
+		return SL_OK;
+	int e = errno;
+	close(*fd);
+	*fd = -1;
+	if (e == EWOULDBLOCK)
+		return sl_fail(err, SL_ESYS,
+		               "%s: another save into this checkpoint is running (it holds the "
+		               "directory's lock): nothing was changed",
+		               dir);
+	return sl_fail(err, SL_ESYS, "cannot lock %s: %s", dir, strerror(e));
+}
+
+/* Where this save writes: a new directory beside a missing dir; else dir
+ * itself, locked (*lock), looked at again under the lock. */
+static int prepare_target(const char *dir, struct target *t, int *lock, sl_err *err)
+{
+	*lock = -1;
 	int rc = examine_target(dir, t, err);
-	if (rc || !t->fresh)
+	if (rc)
 		return rc;
+	if (!t->fresh) {
+		if ((rc = lock_dir(t->final, lock, err)))
+			return rc;
+		/* Another save may have committed between the look and the lock. */
+		if ((rc = examine_target(dir, t, err)) || t->fresh) {
+			close(*lock);
+			*lock = -1;
+			return rc ? rc : sl_fail(err, SL_ESYS, "%s disappeared while saving", dir);
+		}
+		return SL_OK;
+	}
 	/* mkdir rather than mkdtemp: the directory gets the usual permissions. */
 	for (int i = 0; i < 1000; i++) {
 		snprintf(t->work, sizeof t->work, "%s.tmp-%ld-%d", t->final, (long)getpid(), i);
@@ -1855,6 +1910,92 @@ static int prepare_target(const char *dir, struct target *t, sl_err *err)
 	}
 	return sl_fail(err, SL_ESYS, "cannot create a directory beside %s: %s", t->final,
 	               strerror(errno));
+}
+
+/* Remove temporary directory `name` of parent (fd pfd) if it holds only
+ * a checkpoint's files, each a regular file; never following a link. */
+static int remove_stale(int pfd, const char *name)
+{
+	int fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* a link, or not a directory: not a save's */
+	int dfd = dup(fd);
+	DIR *dp = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!dp) {
+		if (dfd >= 0)
+			close(dfd);
+		close(fd);
+		return 0;
+	}
+	int ok = 1;
+	struct dirent *e;
+	while (ok && (e = readdir(dp))) {
+		struct stat st;
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		ok = ckpt_own_name(e->d_name) &&
+		     fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+	}
+	if (ok) {
+		rewinddir(dp);
+		while ((e = readdir(dp)))
+			if (ckpt_own_name(e->d_name))
+				unlinkat(fd, e->d_name, 0);
+	}
+	closedir(dp);
+	close(fd);
+	return ok && unlinkat(pfd, name, AT_REMOVEDIR) == 0;
+}
+
+int sl_ckpt_clean_stale(const char *dir)
+{
+	char final[PATHLEN], parent[PATHLEN];
+	size_t len = strlen(dir);
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	if (len == 0 || len >= sizeof final - 64)
+		return 0;
+	memcpy(final, dir, len);
+	final[len] = '\0';
+	const char *base = strrchr(final, '/');
+	base = base ? base + 1 : final;
+	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+		return 0;
+	parent_of(final, parent);
+	int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0)
+		return 0;
+	int dfd = dup(pfd);
+	DIR *dp = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!dp) {
+		if (dfd >= 0)
+			close(dfd);
+		close(pfd);
+		return 0;
+	}
+	size_t bl = strlen(base);
+	int removed = 0;
+	struct dirent *e;
+	while ((e = readdir(dp))) {
+		const char *n = e->d_name;
+		long pid = 0;
+		int k = -1;
+		char want[PATHLEN];
+		/* exactly NAME.tmp-PID-N, as prepare_target makes them */
+		if (strncmp(n, base, bl) != 0 || strncmp(n + bl, ".tmp-", 5) != 0 ||
+		    sscanf(n + bl + 5, "%ld-%d", &pid, &k) != 2 || pid <= 0 || k < 0)
+			continue;
+		snprintf(want, sizeof want, "%s.tmp-%ld-%d", base, pid, k);
+		if (strcmp(want, n) != 0 || pid == (long)getpid())
+			continue;
+		/* only a dead process's: its save can never finish */
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		removed += remove_stale(pfd, n);
+	}
+	closedir(dp);
+	close(pfd);
+	return removed;
 }
 
 /* Undo a save that failed before its commit. */
@@ -1880,10 +2021,15 @@ static int write_manifest(const struct target *t, const sl_ckpt *plan, const sl_
 	char tmp[PATHLEN], fin[PATHLEN];
 	join(tmp, t->work, MANIFEST_TMP, NULL);
 	join(fin, t->work, MANIFEST, NULL);
+	/* Under the lock a temporary manifest is a dead save's (or planted):
+	 * remove the name (a link goes, not what it points to) and create ours
+	 * new, never through a link. */
+	if (unlink(tmp) != 0 && errno != ENOENT)
+		return sl_fail(err, SL_ESYS, "cannot remove the stale %s: %s", tmp, strerror(errno));
 	json_t *root = manifest_json(plan);
 	if (!root)
 		return sl_fail(err, SL_ENOMEM, "out of host memory");
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		json_decref(root);
 		return sl_fail(err, SL_ESYS, "cannot create %s: %s", tmp, strerror(errno));
@@ -1909,7 +2055,8 @@ static int write_manifest(const struct target *t, const sl_ckpt *plan, const sl_
 	return SL_OK;
 }
 
-/* After the commit: remove what no manifest refers to any more. */
+/* After the commit: remove the data files no manifest refers to any more
+ * (names exactly a save's, so nothing else in the directory). */
 static int remove_old(const struct target *t, const sl_ckpt *plan, const sl_ckpt_opts *o,
                       sl_err *err)
 {
@@ -1938,15 +2085,15 @@ static int remove_old(const struct target *t, const sl_ckpt *plan, const sl_ckpt
 	return rc;
 }
 
-static int save_run(struct job *J, struct save *S, sl_cluster *c, const char *dir, sl_err *err)
+/* The save into target t (prepared, locked when in place). */
+static int save_locked(struct job *J, struct save *S, sl_cluster *c, struct target *tp,
+                       sl_err *err)
 {
-	struct target t;
-	int rc = prepare_target(dir, &t, err);
-	if (rc)
-		return rc;
+	struct target t = *tp;
 	const sl_layout *l = sl_train_layout(S->tr);
 	int ndev = l->tp * l->pp * l->dp;
-	if ((rc = plan_save(S->tr, t.gen, &S->plan, err))) {
+	int rc = plan_save(S->tr, t.gen, &S->plan, err);
+	if (rc) {
 		if (t.fresh)
 			rmdir(t.work);
 		return rc;
@@ -1968,9 +2115,16 @@ static int save_run(struct job *J, struct save *S, sl_cluster *c, const char *di
 			join(from, t.work, MANIFEST_TMP, NULL);
 			join(to, t.work, MANIFEST, NULL);
 		}
-		if (rename(from, to) != 0)
-			rc = sl_fail(err, SL_ESYS, "cannot rename %s to %s: %s", from, to,
-			             strerror(errno));
+		if (rename(from, to) != 0) {
+			if (t.fresh && (errno == ENOTEMPTY || errno == EEXIST))
+				rc = sl_fail(err, SL_ESYS,
+				             "%s appeared while this save was writing (another save?): "
+				             "it was left as it is",
+				             t.final);
+			else
+				rc = sl_fail(err, SL_ESYS, "cannot rename %s to %s: %s", from, to,
+				             strerror(errno));
+		}
 	}
 	if (rc) {
 		abandon(&t, S);
@@ -1984,8 +2138,23 @@ static int save_run(struct job *J, struct save *S, sl_cluster *c, const char *di
 		               t.final, strerror(errno));
 	if ((rc = fault(J->o, SL_CKPT_AT_COMMITTED, -1, err)))
 		return rc;
-	snprintf(t.work, sizeof t.work, "%s", t.final);
-	return remove_old(&t, &S->plan, J->o, err);
+	/* A new directory holds this save's files only; in place, the old
+	 * generation goes (still under the lock). */
+	return t.fresh ? SL_OK : remove_old(&t, &S->plan, J->o, err);
+}
+
+static int save_run(struct job *J, struct save *S, sl_cluster *c, const char *dir, sl_err *err)
+{
+	struct target t;
+	int lock;
+	sl_ckpt_clean_stale(dir);
+	int rc = prepare_target(dir, &t, &lock, err);
+	if (rc)
+		return rc;
+	rc = save_locked(J, S, c, &t, err);
+	if (lock >= 0)
+		close(lock); /* releases the lock */
+	return rc;
 }
 
 /* A timing-only state or cluster holds or moves no values: nothing to save,

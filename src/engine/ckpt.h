@@ -174,6 +174,13 @@ int sl_ckpt_check_target(const sl_ckpt *ck, const sl_model_spec *m, const sl_lay
  * an empty directory, or a checkpoint (replaced); anything else is refused. */
 int sl_ckpt_save(sl_train *tr, sl_cluster *c, const char *dir, const sl_ckpt_opts *o, sl_err *err);
 
+/* Remove the temporary directories that killed fresh saves to dir left
+ * beside it: exactly DIR.tmp-PID-N, of a process that is dead, holding
+ * only a checkpoint's files (regular files: manifest.json,
+ * manifest.json.tmp, gGGGGGG-devDDD.bin); links are never followed.  A
+ * save does it first; the ckpt commands too.  Returns how many. */
+int sl_ckpt_clean_stale(const char *dir);
+
 /* Can a save go to dir (missing, in a writable directory; an empty
  * directory; or a checkpoint)?  Changes nothing; the message says why not. */
 int sl_ckpt_check_dest(const char *dir, sl_err *err);
