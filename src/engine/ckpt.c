@@ -2248,6 +2248,30 @@ int sl_ckpt_load(sl_train *tr, sl_cluster *c, const sl_ckpt *ck, const sl_ckpt_o
 	return rc;
 }
 
+int sl_ckpt_ref_init(sl_ref *r, const sl_ckpt *ck, const sl_model_spec *m, sl_err *err)
+{
+	int rc = sl_ref_init(r, m, err);
+	if (rc)
+		return rc;
+	sl_layout l;
+	sl_layout_default(&l);
+	sl_train *tr = sl_train_create(m, &l, 1, err);
+	if (!tr) {
+		sl_ref_free(r);
+		return err ? err->code : SL_EINVAL;
+	}
+	rc = sl_ckpt_load(tr, NULL, ck, NULL, err);
+	if (!rc && sl_train_gather(tr, r->params, r->mom, r->var) != SL_OK)
+		rc = sl_fail(err, SL_EINVAL, "cannot gather the state loaded from %s", ck->dir);
+	sl_train_destroy(tr);
+	if (rc) {
+		sl_ref_free(r);
+		return rc;
+	}
+	r->step = ck->info.step;
+	return SL_OK;
+}
+
 int sl_ckpt_reshard(const sl_ckpt *ck, const sl_layout *l, sl_cluster *c, const char *out,
                     const sl_ckpt_opts *o, sl_err *err)
 {

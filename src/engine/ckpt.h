@@ -193,6 +193,13 @@ int sl_ckpt_check_dest(const char *dir, sl_err *err);
 int sl_ckpt_load(sl_train *tr, sl_cluster *c, const sl_ckpt *ck, const sl_ckpt_opts *o,
                  sl_err *err);
 
+/* The single-device reference (model.h) resumed from ck: ck loaded on one
+ * device, its parameters, Adam moments and step.  What a resumed run is
+ * checked against: a replay from step 0 would take as long as the whole
+ * history (a crafted step of 10^6 is a hang).  m: the model being trained
+ * (its architecture ck's, sl_ckpt_check_target). */
+int sl_ckpt_ref_init(sl_ref *r, const sl_ckpt *ck, const sl_model_spec *m, sl_err *err);
+
 /* Offline: rewrite ck under layout l (ndev = tp*pp*dp devices) into out, in
  * one run of c's devices when c is not NULL (each reads what its new shards
  * need, then writes its new chunks).  The model and training state are ck's. */
