@@ -42,7 +42,17 @@
  * fully written, synced temporary manifest, after which the old generation's
  * files are removed.  A process killed at any point leaves the old
  * checkpoint or the new one under the final name; a failed save removes
- * what it wrote and leaves the old one untouched.
+ * what it wrote and leaves the old one untouched.  An existing directory
+ * (a checkpoint, or empty) is written in place under an exclusive flock
+ * on the directory, so a second save into it fails at once; a save only
+ * ever creates, renames or removes the names above (and never through a
+ * symbolic link), and refuses a manifest.json that is not a checkpoint's.
+ *
+ * A checkpoint is untrusted input: reading refuses links, FIFOs and other
+ * non-regular files, names other than a save's, more files than devices
+ * or chunks than TP ranks, a model past train's limits and a step past
+ * SL_CKPT_MAX_STEP, each with one line that escapes the manifest's
+ * strings; checks take O(n log n) and verify a fixed buffer.
  *
  * Devices do the I/O: on a cluster, every device thread writes its own
  * chunks (device dp 0 of each TP rank and stage; with ZeRO-1 it first
