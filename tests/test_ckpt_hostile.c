@@ -492,14 +492,15 @@ static void foreign_manifest_is_not_a_checkpoint(void **st)
 
 struct pause_ctx {
 	int tell, wait; /* pipe ends */
+	sl_ckpt_point at;
 };
 
-/* At the first data file's sync: tell the parent, wait for its word. */
-static int pause_at_file(void *ctx, sl_ckpt_point at, int dev)
+/* At point p->at: tell the parent, wait for its word. */
+static int pause_at(void *ctx, sl_ckpt_point at, int dev)
 {
 	struct pause_ctx *p = ctx;
 	(void)dev;
-	if (at == SL_CKPT_AT_FILE) {
+	if (at == p->at) {
 		char b = 'x';
 		if (write(p->tell, &b, 1) != 1 || read(p->wait, &b, 1) < 0)
 			return 1;
@@ -522,69 +523,99 @@ static int child_save(const char *dir, const sl_ckpt_opts *o, char *msg, size_t 
 	return rc ? 1 : 0;
 }
 
-/* One save stops after writing its data files; a second runs whole
- * meanwhile; then the first goes on.  The second must be refused (the
- * directory is locked) and the first must commit a checkpoint that
- * verifies.  Before the lock, the second removed the first's files as an
- * old generation and the first then committed a manifest naming them. */
+/* Save A into ROOT/rel stops at point `at`; save B runs whole meanwhile;
+ * then A goes on.  Each one's exit status (0 or 1) and message. */
+static void interleave(const char *rel, sl_ckpt_point at, int status[2], char msg[2][512])
+{
+	char dir[1200];
+	path_of(dir, sizeof dir, rel);
+	int go[2], wake[2], said[2][2];
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(wake), 0);
+	assert_int_equal(pipe(said[0]), 0);
+	assert_int_equal(pipe(said[1]), 0);
+	pid_t pid[2];
+	for (int k = 0; k < 2; k++) {
+		if (k == 1) { /* B starts once A has stopped */
+			char b;
+			assert_int_equal(read(go[0], &b, 1), 1);
+		}
+		fflush(NULL);
+		pid[k] = fork();
+		assert_true(pid[k] >= 0);
+		if (pid[k] == 0) {
+			close(go[0]);
+			close(wake[1]);
+			close(said[k][0]);
+			close(said[1 - k][0]);
+			close(said[1 - k][1]);
+			struct pause_ctx pc = {go[1], wake[0], at};
+			sl_ckpt_opts o;
+			sl_ckpt_opts_default(&o);
+			o.fault = k == 0 ? pause_at : NULL;
+			o.fault_ctx = &pc;
+			char m[512];
+			int rc = child_save(dir, &o, m, sizeof m);
+			ssize_t w = write(said[k][1], m, strlen(m));
+			(void)w;
+			_exit(rc);
+		}
+		close(said[k][1]);
+	}
+	close(go[1]);
+	close(wake[0]);
+	int st;
+	assert_int_equal(waitpid(pid[1], &st, 0), pid[1]);
+	status[1] = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	assert_int_equal(write(wake[1], "g", 1), 1);
+	close(wake[1]);
+	assert_int_equal(waitpid(pid[0], &st, 0), pid[0]);
+	status[0] = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	close(go[0]);
+	for (int k = 0; k < 2; k++) {
+		ssize_t n = read(said[k][0], msg[k], 511);
+		msg[k][n > 0 ? n : 0] = '\0';
+		close(said[k][0]);
+	}
+}
+
+/* Into an existing checkpoint: A stops after writing its data files, B
+ * runs whole.  B must be refused (the directory is locked) and A must
+ * commit a checkpoint that verifies.  Before the lock, B removed A's files
+ * as an old generation and A then committed a manifest naming them.
+ * Into a missing directory: A stops before its rename, B creates the
+ * checkpoint; A's rename then fails, saying why, and B's checkpoint
+ * stands, with nothing of A's left beside it. */
 static void concurrent_saves_interleaved(void **st)
 {
 	(void)st;
+	int status[2];
+	char msg[2][512];
 	make_ckpt("p3");
-	char dir[1200];
-	path_of(dir, sizeof dir, "p3");
-	int p1[2], p2[2], p3[2];
-	assert_int_equal(pipe(p1), 0);
-	assert_int_equal(pipe(p2), 0);
-	assert_int_equal(pipe(p3), 0); /* the second's message */
-	fflush(NULL);
-	pid_t a = fork();
-	assert_true(a >= 0);
-	if (a == 0) {
-		close(p1[0]);
-		close(p2[1]);
-		close(p3[0]);
-		close(p3[1]);
-		struct pause_ctx pc = {p1[1], p2[0]};
-		sl_ckpt_opts o;
-		sl_ckpt_opts_default(&o);
-		o.fault = pause_at_file;
-		o.fault_ctx = &pc;
-		char msg[512];
-		_exit(child_save(dir, &o, msg, sizeof msg));
-	}
-	close(p1[1]);
-	close(p2[0]);
-	char b;
-	assert_int_equal(read(p1[0], &b, 1), 1);
-	pid_t bpid = fork();
-	assert_true(bpid >= 0);
-	if (bpid == 0) {
-		char msg[512];
-		int rc = child_save(dir, NULL, msg, sizeof msg);
-		ssize_t w = write(p3[1], msg, strlen(msg));
-		(void)w;
-		_exit(rc);
-	}
-	close(p3[1]);
-	int sb, sa;
-	assert_int_equal(waitpid(bpid, &sb, 0), bpid);
-	char bmsg[512] = {0};
-	ssize_t k = read(p3[0], bmsg, sizeof bmsg - 1);
-	(void)k;
-	close(p3[0]);
-	assert_int_equal(write(p2[1], "g", 1), 1);
-	close(p2[1]);
-	assert_int_equal(waitpid(a, &sa, 0), a);
-	close(p1[0]);
-	assert_true(WIFEXITED(sa) && WIFEXITED(sb));
-	if (WEXITSTATUS(sb) == 0)
+	interleave("p3", SL_CKPT_AT_FILE, status, msg);
+	if (status[1] == 0)
 		fail_msg("the second save into a directory being saved went ahead");
-	if (!strstr(bmsg, "another save"))
-		fail_msg("the second save's message does not say why: %s", bmsg);
-	assert_int_equal(WEXITSTATUS(sa), 0);
+	if (status[1] != 1 || !strstr(msg[1], "another save"))
+		fail_msg("the second save's message does not say why: %s", msg[1]);
+	if (status[0] != 0)
+		fail_msg("the first save failed: %s", msg[0]);
 	verified("p3");
 	rm_in("p3");
+
+	interleave("p3n", SL_CKPT_AT_COMMIT, status, msg);
+	if (status[1] != 0)
+		fail_msg("the save that got there first failed: %s", msg[1]);
+	if (status[0] != 1 || !strstr(msg[0], "appeared while this save was writing"))
+		fail_msg("the late fresh save's message does not say why: %s", msg[0]);
+	verified("p3n");
+	DIR *d = opendir(root);
+	assert_non_null(d);
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (strncmp(e->d_name, "p3n.tmp-", 8) == 0)
+			fail_msg("the late save left %s", e->d_name);
+	closedir(d);
+	rm_in("p3n");
 }
 
 /* The acceptance: 20 trials of two processes saving into one directory at
