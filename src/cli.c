@@ -45,12 +45,27 @@ void sl_cli_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	/* Keep the promise of one line, whatever a message holds. */
-	for (char *p = msg; *p; p++)
+	/* Keep the promise of one line, whatever a message holds, and send no
+	 * control character to the terminal (a path or a file's text could
+	 * hold escape sequences): those show as \xNN, as do the C1 controls
+	 * in UTF-8 (0xc2 0x80-0x9f); other bytes pass, so names in any
+	 * language read as they are. */
+	char safe[4 * sizeof msg];
+	size_t w = 0;
+	for (const unsigned char *p = (const unsigned char *)msg; *p && w + 9 < sizeof safe; p++) {
 		if (*p == '\n' || *p == '\r')
-			*p = ' ';
+			safe[w++] = ' ';
+		else if (*p < 0x20 || *p == 0x7f)
+			w += (size_t)snprintf(safe + w, sizeof safe - w, "\\x%02x", *p);
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			w += (size_t)snprintf(safe + w, sizeof safe - w, "\\x%02x\\x%02x", p[0], p[1]);
+			p++;
+		} else
+			safe[w++] = (char)*p;
+	}
+	safe[w] = '\0';
 	fflush(stdout);
-	fprintf(stderr, "shardlab: %s\n", msg);
+	fprintf(stderr, "shardlab: %s\n", safe);
 }
 
 int sl_cli_usage(const char *cmd, const char *fmt, ...)

@@ -392,6 +392,8 @@ int sl_cmd_ckpt(int argc, char **argv)
 		    sl_cli_usage(cmd, "which checkpoint? give its directory: shardlab %s DIR", cmd);
 	if (rc == SL_CLI_GO) {
 		const char *dir = argv[1 + di];
+		/* What killed saves left beside it goes first (see ckpt.h). */
+		sl_ckpt_clean_stale(dir);
 		if (strcmp(sub, "inspect") == 0)
 			rc = cmd_inspect(dir, &o);
 		else if (strcmp(sub, "verify") == 0)

@@ -165,12 +165,19 @@ static void outcome_free(struct outcome *r)
 
 #define LOSS_TOLERANCE 1e-5
 
-static int reference(const char *cmd, const sl_model_spec *m, int steps, double *out)
+/* One device's losses over the steps: from step 0, or resumed from ck. */
+static int reference(const char *cmd, const sl_model_spec *m, const sl_ckpt *ck, int steps,
+                     double *out)
 {
 	sl_ref r;
 	sl_err err = {0};
-	if (sl_ref_init(&r, m, &err))
+	if (!ck && sl_ref_init(&r, m, &err))
 		return sl_cli_fail(cmd, &err);
+	/* A damaged checkpoint is the run's failure (1), as when loading it. */
+	if (ck && sl_ckpt_ref_init(&r, ck, m, &err)) {
+		sl_cli_error("%s: %s", cmd, err.msg);
+		return SL_EXIT_FAIL;
+	}
 	for (int s = 0; s < steps; s++)
 		if (sl_ref_step(&r, &out[s], &err)) {
 			sl_ref_free(&r);
@@ -432,7 +439,7 @@ static void train_help(void)
 	       "  --save-every=N          ... and every N steps (each save replaces the last)\n"
 	       "  --load=DIR              resume from a checkpoint, under this layout or another;\n"
 	       "                          model options not given come from it (the losses are\n"
-	       "                          checked against one device's from step 0)\n"
+	       "                          checked against one device resumed from it)\n"
 	       "  (with --save, --trace holds the final save: which device wrote which chunk)\n\n");
 	fputs(sl_opts_cluster_help, stdout);
 	fputs(sl_opts_dry_run_help, stdout);
@@ -531,17 +538,18 @@ int sl_cmd_train(int argc, char **argv)
 		sl_ckpt_close(ck);
 		return rc;
 	}
-	/* The reference runs from step 0: a resumed run must match it too.  It
-	 * computes; a dry run has nothing to compare with it. */
+	/* The reference: one device from step 0, or resumed from the same
+	 * checkpoint (never a replay of the whole history, which could be any
+	 * length).  It computes; a dry run has nothing to compare with it. */
 	double *ref0 = NULL, *ref = NULL;
 	if (!dry) {
-		if (!(ref0 = calloc((size_t)(first + a.steps), sizeof *ref0))) {
+		if (!(ref0 = calloc((size_t)a.steps, sizeof *ref0))) {
 			sl_cli_error("train: out of host memory");
 			sl_ckpt_close(ck);
 			return SL_EXIT_FAIL;
 		}
-		ref = ref0 + first;
-		if ((rc = reference("train", &a.m, (int)(first + a.steps), ref0))) {
+		ref = ref0;
+		if ((rc = reference("train", &a.m, ck, a.steps, ref0))) {
 			free(ref0);
 			sl_ckpt_close(ck);
 			return rc;
@@ -803,7 +811,7 @@ int sl_cmd_compare(int argc, char **argv)
 		}
 	}
 	if (status == SL_EXIT_OK)
-		status = reference("compare", &a.m, a.steps, ref);
+		status = reference("compare", &a.m, NULL, a.steps, ref);
 	double w0 = wall_now();
 	for (int i = 0; i < nc && status == SL_EXIT_OK; i++) {
 		if (skip[i][0])

@@ -1,30 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* ckpt.c - sharded checkpoints: the manifest, crash-safe saving by the
- * devices, checks, and loading under another layout (see ckpt.h). */
-#include "ckpt.h"
+/* ckpt.c - sharded checkpoints: the devices' reads and writes (save,
+ * load, reshard, periodic saves) and their plans, for views (see ckpt.h;
+ * the manifest is ckpt_manifest.c's, the commit ckpt_commit.c's). */
+#include "ckpt_internal.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <jansson.h>
 #include <zlib.h>
 
 #include "coll.h"
-
-#define FL sizeof(float)
-#define NSTATES 3 /* param, exp_avg, exp_avg_sq */
-#define MANIFEST "manifest.json"
-#define MANIFEST_TMP "manifest.json.tmp"
-#define PATHLEN 4096
-
-static const char *const state_names[NSTATES] = {"param", "exp_avg", "exp_avg_sq"};
 
 static const char *const point_names[SL_CKPT_NPOINTS] = {
     "after a chunk",     "after a data file", "after the manifest",
@@ -40,14 +29,6 @@ void sl_ckpt_opts_default(sl_ckpt_opts *o)
 	memset(o, 0, sizeof *o);
 	o->storage_bandwidth = SL_CKPT_STORAGE_BW_DEFAULT;
 }
-
-struct sl_ckpt {
-	char dir[PATHLEN];
-	char *text;
-	sl_ckpt_info info;
-	sl_ckpt_tensor *tensors;
-	sl_ckpt_file *files;
-};
 
 /* ---- small helpers ---- */
 
@@ -91,81 +72,6 @@ static uint32_t crc_of(const unsigned char *p, size_t n)
 	return (uint32_t)crc32_z(crc32_z(0L, Z_NULL, 0), p, n);
 }
 
-static int join(char *out, const char *dir, const char *name, sl_err *err)
-{
-	int n = snprintf(out, PATHLEN, "%s/%s", dir, name);
-	if (n < 0 || n >= PATHLEN)
-		return sl_fail(err, SL_EINVAL, "%s/%s: path too long", dir, name);
-	return SL_OK;
-}
-
-static int write_at(int fd, const unsigned char *p, size_t n, uint64_t off)
-{
-	while (n > 0) {
-		ssize_t w = pwrite(fd, p, n, (off_t)off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-		off += (uint64_t)w;
-	}
-	return 0;
-}
-
-/* 0, or -1 with errno set; a short file reads as EIO's cousin: errno 0. */
-static int read_at(int fd, unsigned char *p, size_t n, uint64_t off)
-{
-	while (n > 0) {
-		ssize_t r = pread(fd, p, n, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -1;
-		if (r == 0) {
-			errno = 0;
-			return -1;
-		}
-		p += r;
-		n -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
-}
-
-static int sync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	int rc = fsync(fd);
-	int e = errno;
-	close(fd);
-	errno = e;
-	return rc;
-}
-
-/* "g000012-dev003.bin": a data file of generation 12; -1 for other names. */
-static long data_file_gen(const char *name)
-{
-	const char *p = name;
-	if (*p++ != 'g' || *p < '0' || *p > '9')
-		return -1;
-	long g = 0;
-	for (; *p >= '0' && *p <= '9'; p++)
-		if ((g = g * 10 + (*p - '0')) > 100000000L)
-			return -1;
-	if (strncmp(p, "-dev", 4) != 0)
-		return -1;
-	p += 4;
-	if (*p < '0' || *p > '9')
-		return -1;
-	while (*p >= '0' && *p <= '9')
-		p++;
-	return strcmp(p, ".bin") == 0 ? g : -1;
-}
-
 /* The rectangle a shard covers in its tensor. */
 static void shard_rect(const sl_tensor_info *ti, const sl_shard *sh, int off[2], int shape[2])
 {
@@ -181,21 +87,6 @@ static void shard_rect(const sl_tensor_info *ti, const sl_shard *sh, int off[2],
 	}
 }
 
-/* Intersection of two rectangles; 0 when empty. */
-static int rect_meet(const int ao[2], const int as[2], const int bo[2], const int bs[2], int o[2],
-                     int s[2])
-{
-	for (int k = 0; k < 2; k++) {
-		int lo = ao[k] > bo[k] ? ao[k] : bo[k];
-		int hi = ao[k] + as[k] < bo[k] + bs[k] ? ao[k] + as[k] : bo[k] + bs[k];
-		if (hi <= lo)
-			return 0;
-		o[k] = lo;
-		s[k] = hi - lo;
-	}
-	return 1;
-}
-
 /* Copy rectangle (o, s) from a row-major block at (so, ss) to one at (doff, ds). */
 static void rect_copy(float *dst, const int doff[2], const int ds[2], const float *src,
                       const int so[2], const int ss[2], const int o[2], const int s[2])
@@ -205,63 +96,6 @@ static void rect_copy(float *dst, const int doff[2], const int ds[2], const floa
 		float *b = dst + (size_t)(o[0] - doff[0] + r) * ds[1] + (o[1] - doff[1]);
 		memcpy(b, a, (size_t)s[1] * FL);
 	}
-}
-
-static void ckpt_free_parts(sl_ckpt *ck)
-{
-	if (ck->tensors)
-		for (int i = 0; i < ck->info.ntensors; i++)
-			free(ck->tensors[i].chunks);
-	free(ck->tensors);
-	free(ck->files);
-	free(ck->text);
-	ck->tensors = NULL;
-	ck->files = NULL;
-	ck->text = NULL;
-}
-
-void sl_ckpt_remove(const char *dir)
-{
-	DIR *dp = opendir(dir);
-	if (dp) {
-		struct dirent *e;
-		char path[PATHLEN];
-		while ((e = readdir(dp)))
-			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
-			    snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
-				unlink(path);
-		closedir(dp);
-	}
-	rmdir(dir);
-}
-
-void sl_ckpt_close(sl_ckpt *ck)
-{
-	if (!ck)
-		return;
-	ckpt_free_parts(ck);
-	free(ck);
-}
-
-const sl_ckpt_info *sl_ckpt_info_of(const sl_ckpt *ck)
-{
-	return &ck->info;
-}
-
-const char *sl_ckpt_dir(const sl_ckpt *ck)
-{
-	return ck->dir;
-}
-
-const char *sl_ckpt_manifest_text(const sl_ckpt *ck)
-{
-	return ck->text ? ck->text : "";
-}
-
-static void info_link(sl_ckpt *ck)
-{
-	ck->info.tensors = ck->tensors;
-	ck->info.files = ck->files;
 }
 
 /* ---- the save plan: which device writes which chunk where ---- */
@@ -289,6 +123,9 @@ static int plan_save(sl_train *tr, long gen, sl_ckpt *ck, sl_err *err)
 	const sl_layout *l = sl_train_layout(tr);
 	int ndev = l->tp * l->pp * l->dp, nt = sl_model_ntensors(m);
 	memset(&ck->info, 0, sizeof ck->info);
+	if (sl_train_step(tr) > SL_CKPT_MAX_STEP)
+		return sl_fail(err, SL_EINVAL, "step %ld is past the %ld a checkpoint may record",
+		               sl_train_step(tr), SL_CKPT_MAX_STEP);
 	ck->tensors = calloc((size_t)nt, sizeof *ck->tensors);
 	ck->files = calloc((size_t)ndev, sizeof *ck->files);
 	if (!ck->tensors || !ck->files)
@@ -346,8 +183,10 @@ static int plan_save(sl_train *tr, long gen, sl_ckpt *ck, sl_err *err)
 	for (int t = 0; t < nt; t++) {
 		sl_ckpt_tensor *T = &ck->tensors[t];
 		qsort(T->chunks, (size_t)T->nchunks, sizeof *T->chunks, cmp_chunk);
-		for (int k = 0; k < T->nchunks; k++)
+		for (int k = 0; k < T->nchunks; k++) {
 			T->chunks[k].id = id++;
+			T->chunks[k].tensor = t;
+		}
 	}
 	ck->info.nchunks = id;
 	ck->info.format_version = SL_CKPT_FORMAT_VERSION;
@@ -356,755 +195,9 @@ static int plan_save(sl_train *tr, long gen, sl_ckpt *ck, sl_err *err)
 	ck->info.layout = *l;
 	ck->info.devices = ndev;
 	ck->info.step = ck->info.adam_step = ck->info.next_batch = sl_train_step(tr);
-	info_link(ck);
+	ckpt_info_link(ck);
 	return SL_OK;
 }
-
-/* ---- the manifest: writing ---- */
-
-static json_t *manifest_json(const sl_ckpt *ck)
-{
-	const sl_ckpt_info *in = &ck->info;
-	const sl_model_spec *m = &in->model;
-	const sl_layout *l = &in->layout;
-	char order[16];
-	json_t *block =
-	    m->heads > 0 ? json_pack("[ss]", "attention", "mlp") : json_pack("[s]", "mlp");
-	json_t *root =
-	    json_pack("{s:s, s:i, s:I, s:{s:s, s:i, s:s, s:o, s:i, s:i, s:i, s:i}}", "format",
-	              SL_CKPT_FORMAT, "format_version", SL_CKPT_FORMAT_VERSION, "generation",
-	              (json_int_t)in->generation, "architecture", "name", SL_CKPT_ARCH_NAME,
-	              "version", SL_CKPT_ARCH_VERSION, "dtype", "float32", "block", block, "layers",
-	              m->layers, "hidden", m->hidden, "ffn", m->ffn, "heads", m->heads);
-	if (!root)
-		return NULL;
-	json_object_set_new(
-	    root, "layout",
-	    json_pack("{s:i, s:i, s:i, s:i, s:s, s:s, s:i, s:i, s:b, s:b, s:s}", "devices",
-	              in->devices, "tp", l->tp, "pp", l->pp, "dp", l->dp, "mesh_order",
-	              sl_mesh_order_name(l->order, order, sizeof order), "schedule",
-	              sl_sched_name(l->schedule), "chunks", l->chunks, "microbatches",
-	              l->microbatches, "sequence_parallel", l->seq_parallel, "zero1", l->zero1,
-	              "algorithm", sl_algo_name(l->algo)));
-	json_object_set_new(
-	    root, "training",
-	    json_pack("{s:I, s:I, s:I, s:{s:I, s:i, s:i}, s:{s:s, s:f, s:f, s:f, s:f}}", "step",
-	              (json_int_t)in->step, "adam_step", (json_int_t)in->adam_step, "seed",
-	              (json_int_t)m->seed, "data", "next_batch", (json_int_t)in->next_batch,
-	              "batch", m->batch, "seq", m->seq, "optimizer", "name", "adam", "lr",
-	              (double)m->lr, "beta1", (double)m->beta1, "beta2", (double)m->beta2, "eps",
-	              (double)m->eps));
-	json_object_set_new(root, "byte_order", json_string("little"));
-	json_object_set_new(root, "states",
-	                    json_pack("[sss]", state_names[0], state_names[1], state_names[2]));
-	json_object_set_new(root, "checksum", json_string("crc32"));
-	json_t *files = json_array();
-	for (int i = 0; i < in->nfiles; i++)
-		json_array_append_new(files, json_pack("{s:s, s:I, s:i}", "name", ck->files[i].name,
-		                                       "bytes", (json_int_t)ck->files[i].bytes,
-		                                       "writer", ck->files[i].writer));
-	json_object_set_new(root, "files", files);
-	json_t *tensors = json_array();
-	for (int t = 0; t < in->ntensors; t++) {
-		const sl_ckpt_tensor *T = &ck->tensors[t];
-		json_t *chunks = json_array();
-		for (int k = 0; k < T->nchunks; k++) {
-			const sl_ckpt_chunk *c = &T->chunks[k];
-			json_array_append_new(
-			    chunks,
-			    json_pack(
-			        "{s:i, s:i, s:{s:i, s:i, s:i}, s:[ii], s:[ii], s:s, s:I, s:I, s:I}",
-			        "id", c->id, "owner", c->owner, "mesh", "tp", c->tp, "pp", c->pp,
-			        "dp", c->dp, "offset", c->off[0], c->off[1], "shape", c->shape[0],
-			        c->shape[1], "file", ck->files[c->file].name, "byte_offset",
-			        (json_int_t)c->byte_offset, "byte_length",
-			        (json_int_t)c->byte_length, "crc32", (json_int_t)c->crc32));
-		}
-		json_array_append_new(tensors, json_pack("{s:s, s:[ii], s:s, s:s, s:i, s:i, s:o}",
-		                                         "name", T->name, "shape", T->rows, T->cols,
-		                                         "dtype", "float32", "split",
-		                                         sl_tsplit_name(T->split), "axis", T->axis,
-		                                         "unit", T->unit, "chunks", chunks));
-	}
-	json_object_set_new(root, "tensors", tensors);
-	return root;
-}
-
-/* ---- the manifest: reading and checking ---- */
-
-struct rd {
-	const char *where; /* "DIR/manifest.json" */
-	sl_err *err;
-};
-
-static int bad(struct rd *R, const char *ctx, const char *fmt, const char *key)
-{
-	return sl_fail(R->err, SL_EINVAL, "%s: %s%s%s", R->where, ctx, *ctx ? ": " : "",
-	               fmt ? fmt : key);
-}
-
-static json_t *field(struct rd *R, json_t *obj, const char *key, const char *ctx, int *rc)
-{
-	json_t *v = json_object_get(obj, key);
-	if (!v) {
-		char msg[96];
-		snprintf(msg, sizeof msg, "\"%s\" is missing", key);
-		*rc = bad(R, ctx, msg, NULL);
-	}
-	return v;
-}
-
-static int get_int(struct rd *R, json_t *obj, const char *key, long long lo, long long hi,
-                   long long *out, const char *ctx)
-{
-	int rc = SL_OK;
-	json_t *v = field(R, obj, key, ctx, &rc);
-	if (!v)
-		return rc;
-	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
-		char msg[128];
-		snprintf(msg, sizeof msg, "\"%s\" must be an integer from %lld to %lld", key, lo,
-		         hi);
-		return bad(R, ctx, msg, NULL);
-	}
-	*out = json_integer_value(v);
-	return SL_OK;
-}
-
-static int get_i(struct rd *R, json_t *obj, const char *key, int lo, int hi, int *out,
-                 const char *ctx)
-{
-	long long v = 0;
-	int rc = get_int(R, obj, key, lo, hi, &v, ctx);
-	if (!rc)
-		*out = (int)v;
-	return rc;
-}
-
-/* obj's key, of the JSON type want (named as it must be in the message). */
-static int get_typed(struct rd *R, json_t *obj, const char *key, json_type want,
-                     const char *must, json_t **out, const char *ctx)
-{
-	int rc = SL_OK;
-	json_t *v = field(R, obj, key, ctx, &rc);
-	if (!v)
-		return rc;
-	json_type t = json_typeof(v);
-	int ok = t == want || (want == JSON_REAL && t == JSON_INTEGER) ||
-	         (want == JSON_TRUE && t == JSON_FALSE);
-	if (!ok) {
-		char msg[96];
-		snprintf(msg, sizeof msg, "\"%s\" must be %s", key, must);
-		return bad(R, ctx, msg, NULL);
-	}
-	*out = v;
-	return SL_OK;
-}
-
-static int get_str(struct rd *R, json_t *obj, const char *key, const char **out, const char *ctx)
-{
-	json_t *v;
-	int rc = get_typed(R, obj, key, JSON_STRING, "a string", &v, ctx);
-	if (!rc)
-		*out = json_string_value(v);
-	return rc;
-}
-
-/* Any number, integer or real. */
-static int get_real(struct rd *R, json_t *obj, const char *key, double *out, const char *ctx)
-{
-	json_t *v;
-	int rc = get_typed(R, obj, key, JSON_REAL, "a number", &v, ctx);
-	if (!rc)
-		*out = json_number_value(v);
-	return rc;
-}
-
-/* true or false. */
-static int get_bool(struct rd *R, json_t *obj, const char *key, int *out, const char *ctx)
-{
-	json_t *v;
-	int rc = get_typed(R, obj, key, JSON_TRUE, "true or false", &v, ctx);
-	if (!rc)
-		*out = json_is_true(v);
-	return rc;
-}
-
-static int get_obj(struct rd *R, json_t *obj, const char *key, json_t **out, const char *ctx)
-{
-	return get_typed(R, obj, key, JSON_OBJECT, "an object", out, ctx);
-}
-
-static int get_arr(struct rd *R, json_t *obj, const char *key, json_t **out, const char *ctx)
-{
-	return get_typed(R, obj, key, JSON_ARRAY, "an array", out, ctx);
-}
-
-/* [a, b] of integers in [lo, hi]. */
-static int get_pair(struct rd *R, json_t *obj, const char *key, int lo, int hi, int out[2],
-                    const char *ctx)
-{
-	json_t *a;
-	int rc = get_arr(R, obj, key, &a, ctx);
-	if (rc)
-		return rc;
-	char msg[128];
-	snprintf(msg, sizeof msg, "\"%s\" must be two integers from %d to %d", key, lo, hi);
-	if (json_array_size(a) != 2)
-		return bad(R, ctx, msg, NULL);
-	for (int k = 0; k < 2; k++) {
-		json_t *v = json_array_get(a, (size_t)k);
-		if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
-			return bad(R, ctx, msg, NULL);
-		out[k] = (int)json_integer_value(v);
-	}
-	return SL_OK;
-}
-
-static int parse_arch(struct rd *R, json_t *root, sl_model_spec *m)
-{
-	json_t *a;
-	const char *s;
-	int rc, version;
-	if ((rc = get_obj(R, root, "architecture", &a, "")))
-		return rc;
-	if ((rc = get_str(R, a, "name", &s, "architecture")))
-		return rc;
-	if (strcmp(s, SL_CKPT_ARCH_NAME) != 0) {
-		char msg[160];
-		snprintf(msg, sizeof msg, "architecture \"%.60s\" is not %s", s, SL_CKPT_ARCH_NAME);
-		return bad(R, "", msg, NULL);
-	}
-	if ((rc = get_i(R, a, "version", 1, INT_MAX, &version, "architecture")))
-		return rc;
-	if (version > SL_CKPT_ARCH_VERSION)
-		return sl_fail(R->err, SL_EINVAL,
-		               "%s: architecture version %d is newer than this shardlab knows "
-		               "(%d): use a newer shardlab",
-		               R->where, version, SL_CKPT_ARCH_VERSION);
-	if ((rc = get_str(R, a, "dtype", &s, "architecture")))
-		return rc;
-	if (strcmp(s, "float32") != 0)
-		return bad(R, "architecture", "dtype must be \"float32\" (the only one supported)",
-		           NULL);
-	if ((rc = get_i(R, a, "layers", 1, 4096, &m->layers, "architecture")) ||
-	    (rc = get_i(R, a, "hidden", 1, 65536, &m->hidden, "architecture")) ||
-	    (rc = get_i(R, a, "ffn", 1, 65536, &m->ffn, "architecture")) ||
-	    (rc = get_i(R, a, "heads", 0, 65536, &m->heads, "architecture")))
-		return rc;
-	json_t *b;
-	if ((rc = get_arr(R, a, "block", &b, "architecture")))
-		return rc;
-	int attn = json_array_size(b) == 2 && json_is_string(json_array_get(b, 0)) &&
-	           strcmp(json_string_value(json_array_get(b, 0)), "attention") == 0;
-	size_t want = m->heads > 0 ? 2 : 1;
-	json_t *last = json_array_get(b, want - 1);
-	if (json_array_size(b) != want || (m->heads > 0) != attn || !json_is_string(last) ||
-	    strcmp(json_string_value(last), "mlp") != 0)
-		return bad(R, "architecture",
-		           m->heads > 0
-		               ? "\"block\" must be [\"attention\", \"mlp\"] when heads > 0"
-		               : "\"block\" must be [\"mlp\"] when heads is 0",
-		           NULL);
-	return SL_OK;
-}
-
-static int parse_layout(struct rd *R, json_t *root, sl_ckpt_info *in)
-{
-	json_t *a;
-	const char *s;
-	int rc;
-	sl_layout *l = &in->layout;
-	sl_layout_default(l);
-	if ((rc = get_obj(R, root, "layout", &a, "")) ||
-	    (rc = get_i(R, a, "devices", 1, SL_MAX_DEVICES, &in->devices, "layout")) ||
-	    (rc = get_i(R, a, "tp", 1, SL_MAX_DEVICES, &l->tp, "layout")) ||
-	    (rc = get_i(R, a, "pp", 1, SL_MAX_DEVICES, &l->pp, "layout")) ||
-	    (rc = get_i(R, a, "dp", 1, SL_MAX_DEVICES, &l->dp, "layout")) ||
-	    (rc = get_i(R, a, "chunks", 1, 4096, &l->chunks, "layout")) ||
-	    (rc = get_i(R, a, "microbatches", 1, 1 << 20, &l->microbatches, "layout")) ||
-	    (rc = get_bool(R, a, "sequence_parallel", &l->seq_parallel, "layout")) ||
-	    (rc = get_bool(R, a, "zero1", &l->zero1, "layout")))
-		return rc;
-	if ((long)l->tp * l->pp * l->dp != in->devices)
-		return bad(R, "layout", "tp*pp*dp is not the device count", NULL);
-	if ((rc = get_str(R, a, "mesh_order", &s, "layout")))
-		return rc;
-	if (sl_mesh_order_parse(s, l->order))
-		return bad(R, "layout",
-		           "\"mesh_order\" must name tp, pp and dp once each, as tp-dp-pp", NULL);
-	if ((rc = get_str(R, a, "schedule", &s, "layout")))
-		return rc;
-	if (sl_sched_parse(s, &l->schedule))
-		return bad(R, "layout", "unknown \"schedule\"", NULL);
-	if ((rc = get_str(R, a, "algorithm", &s, "layout")))
-		return rc;
-	if (sl_algo_parse(s, &l->algo))
-		return bad(R, "layout", "unknown \"algorithm\"", NULL);
-	return SL_OK;
-}
-
-static int parse_training(struct rd *R, json_t *root, sl_ckpt_info *in)
-{
-	json_t *a, *d, *o;
-	const char *s;
-	long long v = 0;
-	double x = 0;
-	int rc;
-	sl_model_spec *m = &in->model;
-	if ((rc = get_obj(R, root, "training", &a, "")))
-		return rc;
-	if ((rc = get_int(R, a, "step", 0, LONG_MAX, &v, "training")))
-		return rc;
-	in->step = (long)v;
-	if ((rc = get_int(R, a, "adam_step", 0, LONG_MAX, &v, "training")))
-		return rc;
-	in->adam_step = (long)v;
-	if ((rc = get_int(R, a, "seed", 0, LLONG_MAX, &v, "training")))
-		return rc;
-	m->seed = (uint64_t)v;
-	if ((rc = get_obj(R, a, "data", &d, "training")) ||
-	    (rc = get_int(R, d, "next_batch", 0, LONG_MAX, &v, "training.data")))
-		return rc;
-	in->next_batch = (long)v;
-	if ((rc = get_i(R, d, "batch", 1, 1 << 20, &m->batch, "training.data")) ||
-	    (rc = get_i(R, d, "seq", 1, 65536, &m->seq, "training.data")) ||
-	    (rc = get_obj(R, a, "optimizer", &o, "training")) ||
-	    (rc = get_str(R, o, "name", &s, "training.optimizer")))
-		return rc;
-	if (strcmp(s, "adam") != 0)
-		return bad(R, "training.optimizer", "\"name\" must be \"adam\"", NULL);
-	float *f[4] = {&m->lr, &m->beta1, &m->beta2, &m->eps};
-	const char *k[4] = {"lr", "beta1", "beta2", "eps"};
-	for (int i = 0; i < 4; i++) {
-		if ((rc = get_real(R, o, k[i], &x, "training.optimizer")))
-			return rc;
-		*f[i] = (float)x;
-	}
-	if (in->adam_step != in->step || in->next_batch != in->step)
-		return sl_fail(R->err, SL_EINVAL,
-		               "%s: the training state is inconsistent: step %ld, Adam step %ld, "
-		               "next batch %ld (they must agree)",
-		               R->where, in->step, in->adam_step, in->next_batch);
-	return SL_OK;
-}
-
-static int plain_name(const char *s)
-{
-	return *s && strlen(s) < 64 && !strchr(s, '/') && strcmp(s, ".") != 0 &&
-	       strcmp(s, "..") != 0;
-}
-
-static int parse_files(struct rd *R, json_t *root, sl_ckpt *ck)
-{
-	json_t *a;
-	int rc = get_arr(R, root, "files", &a, "");
-	if (rc)
-		return rc;
-	size_t n = json_array_size(a);
-	if (n > 1 << 16)
-		return bad(R, "", "too many files", NULL);
-	ck->files = calloc(n ? n : 1, sizeof *ck->files);
-	if (!ck->files)
-		return sl_fail(R->err, SL_ENOMEM, "out of host memory");
-	ck->info.nfiles = (int)n;
-	for (size_t i = 0; i < n; i++) {
-		json_t *f = json_array_get(a, i);
-		char ctx[48];
-		snprintf(ctx, sizeof ctx, "files[%zu]", i);
-		if (!json_is_object(f))
-			return bad(R, ctx, "must be an object", NULL);
-		const char *name;
-		long long bytes;
-		sl_ckpt_file *F = &ck->files[i];
-		if ((rc = get_str(R, f, "name", &name, ctx)) ||
-		    (rc = get_int(R, f, "bytes", 0, INT64_MAX, &bytes, ctx)) ||
-		    (rc = get_i(R, f, "writer", 0, SL_MAX_DEVICES - 1, &F->writer, ctx)))
-			return rc;
-		if (!plain_name(name))
-			return bad(R, ctx, "\"name\" must be a plain file name in the directory",
-			           NULL);
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(ck->files[j].name, name) == 0)
-				return bad(R, ctx, "the file is listed twice", NULL);
-		snprintf(F->name, sizeof F->name, "%s", name);
-		F->bytes = (uint64_t)bytes;
-		ck->info.data_bytes += F->bytes;
-	}
-	return SL_OK;
-}
-
-static int parse_chunk(struct rd *R, json_t *c, sl_ckpt *ck, sl_ckpt_tensor *T, sl_ckpt_chunk *C,
-                       const char *ctx)
-{
-	const sl_ckpt_info *in = &ck->info;
-	const char *file;
-	long long v;
-	json_t *mesh;
-	int rc;
-	if (!json_is_object(c))
-		return bad(R, ctx, "must be an object", NULL);
-	if ((rc = get_i(R, c, "id", 0, INT_MAX, &C->id, ctx)) ||
-	    (rc = get_i(R, c, "owner", 0, in->devices - 1, &C->owner, ctx)) ||
-	    (rc = get_obj(R, c, "mesh", &mesh, ctx)) ||
-	    (rc = get_i(R, mesh, "tp", 0, in->layout.tp - 1, &C->tp, ctx)) ||
-	    (rc = get_i(R, mesh, "pp", 0, in->layout.pp - 1, &C->pp, ctx)) ||
-	    (rc = get_i(R, mesh, "dp", 0, in->layout.dp - 1, &C->dp, ctx)) ||
-	    (rc = get_pair(R, c, "offset", 0, INT_MAX, C->off, ctx)) ||
-	    (rc = get_pair(R, c, "shape", 1, INT_MAX, C->shape, ctx)) ||
-	    (rc = get_str(R, c, "file", &file, ctx)) ||
-	    (rc = get_int(R, c, "byte_offset", 0, INT64_MAX, &v, ctx)))
-		return rc;
-	C->byte_offset = (uint64_t)v;
-	if ((rc = get_int(R, c, "byte_length", 0, INT64_MAX, &v, ctx)))
-		return rc;
-	C->byte_length = (uint64_t)v;
-	if ((rc = get_int(R, c, "crc32", 0, UINT32_MAX, &v, ctx)))
-		return rc;
-	C->crc32 = (uint32_t)v;
-	if (C->off[0] > T->rows - C->shape[0] || C->off[1] > T->cols - C->shape[1])
-		return bad(R, ctx, "its rectangle reaches outside the tensor", NULL);
-	/* The recorded split names the stored layout's axis: chunks must span
-	 * the other axis whole. */
-	if ((T->axis == 1 && (C->off[0] != 0 || C->shape[0] != T->rows)) ||
-	    (T->axis == 0 && (C->off[1] != 0 || C->shape[1] != T->cols)) ||
-	    (T->axis < 0 && (C->shape[0] != T->rows || C->shape[1] != T->cols)))
-		return bad(
-		    R, ctx,
-		    T->axis < 0
-		        ? "a replicated tensor's chunk must hold all of it"
-		        : "the chunk does not span the whole of the axis its split leaves uncut",
-		    NULL);
-	if (T->axis >= 0 && (C->off[T->axis] % T->unit || C->shape[T->axis] % T->unit))
-		return bad(R, ctx, "the chunk cuts through a unit of its split (a head)", NULL);
-	C->file = -1;
-	for (int i = 0; i < in->nfiles; i++)
-		if (strcmp(ck->files[i].name, file) == 0)
-			C->file = i;
-	if (C->file < 0)
-		return bad(R, ctx, "its \"file\" is not in \"files\"", NULL);
-	uint64_t want = (uint64_t)NSTATES * (uint64_t)C->shape[0] * (uint64_t)C->shape[1] * FL;
-	if (C->byte_length != want) {
-		char msg[160];
-		snprintf(msg, sizeof msg,
-		         "\"byte_length\" is %llu, but 3 states of %d x %d float32 take %llu",
-		         (unsigned long long)C->byte_length, C->shape[0], C->shape[1],
-		         (unsigned long long)want);
-		return bad(R, ctx, msg, NULL);
-	}
-	if (C->byte_offset > ck->files[C->file].bytes ||
-	    C->byte_length > ck->files[C->file].bytes - C->byte_offset)
-		return bad(R, ctx, "its byte range reaches past the end of its file", NULL);
-	return SL_OK;
-}
-
-/* The chunks tile the tensor: inside it (checked per chunk), no two
- * overlap, and their areas add up to the whole. */
-static int check_tiling(struct rd *R, const sl_ckpt_tensor *T)
-{
-	uint64_t area = 0;
-	for (int i = 0; i < T->nchunks; i++) {
-		const sl_ckpt_chunk *a = &T->chunks[i];
-		area += (uint64_t)a->shape[0] * (uint64_t)a->shape[1];
-		for (int j = 0; j < i; j++) {
-			const sl_ckpt_chunk *b = &T->chunks[j];
-			int o[2], s[2];
-			if (rect_meet(a->off, a->shape, b->off, b->shape, o, s))
-				return sl_fail(
-				    R->err, SL_EINVAL,
-				    "%s: tensor %s: chunks %d and %d overlap at row %d, column %d",
-				    R->where, T->name, b->id, a->id, o[0], o[1]);
-		}
-	}
-	if (area != (uint64_t)T->rows * (uint64_t)T->cols)
-		return sl_fail(R->err, SL_EINVAL,
-		               "%s: tensor %s: its chunks cover %llu of its %llu elements (a chunk "
-		               "is missing)",
-		               R->where, T->name, (unsigned long long)area,
-		               (unsigned long long)T->rows * (unsigned long long)T->cols);
-	return SL_OK;
-}
-
-static int parse_tensors(struct rd *R, json_t *root, sl_ckpt *ck)
-{
-	json_t *a;
-	int rc = get_arr(R, root, "tensors", &a, "");
-	if (rc)
-		return rc;
-	const sl_model_spec *m = &ck->info.model;
-	int nt = sl_model_ntensors(m);
-	if (json_array_size(a) != (size_t)nt) {
-		char msg[128];
-		snprintf(msg, sizeof msg, "%zu tensors listed, but the architecture has %d",
-		         json_array_size(a), nt);
-		return bad(R, "", msg, NULL);
-	}
-	ck->tensors = calloc((size_t)nt, sizeof *ck->tensors);
-	if (!ck->tensors)
-		return sl_fail(R->err, SL_ENOMEM, "out of host memory");
-	ck->info.ntensors = nt;
-	int id = 0;
-	for (int t = 0; t < nt; t++) {
-		json_t *o = json_array_get(a, (size_t)t);
-		sl_ckpt_tensor *T = &ck->tensors[t];
-		sl_tensor_info ti;
-		sl_model_tensor(m, t, &ti);
-		char ctx[96];
-		snprintf(ctx, sizeof ctx, "tensors[%d]", t);
-		if (!json_is_object(o))
-			return bad(R, ctx, "must be an object", NULL);
-		const char *name, *s;
-		int shape[2];
-		if ((rc = get_str(R, o, "name", &name, ctx)))
-			return rc;
-		snprintf(ctx, sizeof ctx, "tensor %.60s", name);
-		if (strcmp(name, ti.name) != 0) {
-			char msg[160];
-			snprintf(msg, sizeof msg, "expected %s here (model order)", ti.name);
-			return bad(R, ctx, msg, NULL);
-		}
-		snprintf(T->name, sizeof T->name, "%s", name);
-		if ((rc = get_pair(R, o, "shape", 1, 1 << 20, shape, ctx)))
-			return rc;
-		if (shape[0] != ti.rows || shape[1] != ti.cols) {
-			char msg[160];
-			snprintf(msg, sizeof msg,
-			         "shape [%d, %d], but the architecture makes it [%d, %d]", shape[0],
-			         shape[1], ti.rows, ti.cols);
-			return bad(R, ctx, msg, NULL);
-		}
-		T->rows = shape[0];
-		T->cols = shape[1];
-		if ((rc = get_str(R, o, "dtype", &s, ctx)))
-			return rc;
-		if (strcmp(s, "float32") != 0)
-			return bad(R, ctx, "dtype must be \"float32\"", NULL);
-		if ((rc = get_str(R, o, "split", &s, ctx)))
-			return rc;
-		T->split = SL_TS_N;
-		for (int k = 0; k < SL_TS_N; k++)
-			if (strcmp(s, sl_tsplit_name((sl_tsplit)k)) == 0)
-				T->split = (sl_tsplit)k;
-		if (T->split == SL_TS_N)
-			return bad(R, ctx, "\"split\" must be replicated, column, row or heads",
-			           NULL);
-		if ((rc = get_i(R, o, "axis", -1, 1, &T->axis, ctx)) ||
-		    (rc = get_i(R, o, "unit", 1, INT_MAX, &T->unit, ctx)))
-			return rc;
-		if ((T->split == SL_TS_REPLICATED) != (T->axis < 0) ||
-		    (T->split == SL_TS_COLUMN && T->axis != 1) ||
-		    (T->split == SL_TS_ROW && T->axis != 0))
-			return bad(R, ctx,
-			           "\"axis\" does not match \"split\" (column cuts axis 1, row "
-			           "axis 0, replicated none)",
-			           NULL);
-		json_t *ch;
-		if ((rc = get_arr(R, o, "chunks", &ch, ctx)))
-			return rc;
-		size_t nc = json_array_size(ch);
-		if (nc < 1 || nc > 1 << 20)
-			return bad(R, ctx, "\"chunks\" must list at least one chunk", NULL);
-		T->chunks = calloc(nc, sizeof *T->chunks);
-		if (!T->chunks)
-			return sl_fail(R->err, SL_ENOMEM, "out of host memory");
-		T->nchunks = (int)nc;
-		for (size_t k = 0; k < nc; k++) {
-			char cctx[128];
-			snprintf(cctx, sizeof cctx, "%s: chunk %zu", ctx, k);
-			if ((rc =
-			         parse_chunk(R, json_array_get(ch, k), ck, T, &T->chunks[k], cctx)))
-				return rc;
-			if (T->chunks[k].id != id++)
-				return bad(R, cctx, "\"id\" must count the chunks in order from 0",
-				           NULL);
-		}
-		if ((rc = check_tiling(R, T)))
-			return rc;
-	}
-	ck->info.nchunks = id;
-	return SL_OK;
-}
-
-struct brange {
-	uint64_t off, len;
-	int id;
-};
-
-static int cmp_brange(const void *a, const void *b)
-{
-	const struct brange *x = a, *y = b;
-	return (x->off > y->off) - (x->off < y->off);
-}
-
-/* No two chunks share bytes of a file. */
-static int check_bytes(struct rd *R, const sl_ckpt *ck)
-{
-	struct brange *r = malloc(((size_t)ck->info.nchunks + 1) * sizeof *r);
-	if (!r)
-		return sl_fail(R->err, SL_ENOMEM, "out of host memory");
-	int rc = SL_OK;
-	for (int f = 0; f < ck->info.nfiles && !rc; f++) {
-		size_t n = 0;
-		for (int t = 0; t < ck->info.ntensors; t++)
-			for (int k = 0; k < ck->tensors[t].nchunks; k++) {
-				const sl_ckpt_chunk *c = &ck->tensors[t].chunks[k];
-				if (c->file == f)
-					r[n++] =
-					    (struct brange){c->byte_offset, c->byte_length, c->id};
-			}
-		qsort(r, n, sizeof *r, cmp_brange);
-		for (size_t i = 1; i < n && !rc; i++)
-			if (r[i].off < r[i - 1].off + r[i - 1].len)
-				rc = sl_fail(R->err, SL_EINVAL,
-				             "%s: chunks %d and %d share bytes of %s", R->where,
-				             r[i - 1].id, r[i].id, ck->files[f].name);
-	}
-	free(r);
-	return rc;
-}
-
-/* Every data file present, a regular file, of the size recorded. */
-static int check_files(const sl_ckpt *ck, sl_err *err)
-{
-	for (int i = 0; i < ck->info.nfiles; i++) {
-		char path[PATHLEN];
-		struct stat st;
-		int rc = join(path, ck->dir, ck->files[i].name, err);
-		if (rc)
-			return rc;
-		if (stat(path, &st) != 0)
-			return sl_fail(err, SL_EINVAL, "%s: data file %s is missing: %s", ck->dir,
-			               ck->files[i].name, strerror(errno));
-		if (!S_ISREG(st.st_mode))
-			return sl_fail(err, SL_EINVAL, "%s: %s is not a regular file", ck->dir,
-			               ck->files[i].name);
-		if ((uint64_t)st.st_size != ck->files[i].bytes)
-			return sl_fail(
-			    err, SL_EINVAL,
-			    "%s: data file %s is %s: %llu bytes, the manifest says %llu", ck->dir,
-			    ck->files[i].name,
-			    (uint64_t)st.st_size < ck->files[i].bytes ? "truncated" : "too long",
-			    (unsigned long long)st.st_size, (unsigned long long)ck->files[i].bytes);
-	}
-	return SL_OK;
-}
-
-/* Is dir a directory?  The message for each way it is not. */
-static int check_is_dir(const char *dir, sl_err *err)
-{
-	struct stat st;
-	if (!*dir)
-		return sl_fail(err, SL_EINVAL, "empty checkpoint path");
-	if (stat(dir, &st) != 0)
-		return sl_fail(err, SL_EINVAL, "%s: %s", dir,
-		               errno == ENOENT ? "no such checkpoint directory" : strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return sl_fail(err, SL_EINVAL, "%s is a file, not a checkpoint directory", dir);
-	return SL_OK;
-}
-
-static int parse_manifest(sl_ckpt *ck, json_t *root, struct rd *R)
-{
-	const char *s;
-	int rc, version;
-	if (!json_is_object(root))
-		return bad(R, "", "the manifest must be a JSON object", NULL);
-	if ((rc = get_str(R, root, "format", &s, "")))
-		return rc;
-	if (strcmp(s, SL_CKPT_FORMAT) != 0)
-		return bad(R, "", "\"format\" is not \"" SL_CKPT_FORMAT "\"", NULL);
-	if ((rc = get_i(R, root, "format_version", 1, INT_MAX, &version, "")))
-		return rc;
-	if (version > SL_CKPT_FORMAT_VERSION)
-		return sl_fail(R->err, SL_EINVAL,
-		               "%s: format version %d is newer than this shardlab reads (%d): use "
-		               "a newer shardlab",
-		               R->where, version, SL_CKPT_FORMAT_VERSION);
-	ck->info.format_version = version;
-	long long gen;
-	if ((rc = get_int(R, root, "generation", 0, 100000000, &gen, "")))
-		return rc;
-	ck->info.generation = (long)gen;
-	sl_model_default(&ck->info.model);
-	if ((rc = parse_arch(R, root, &ck->info.model)) ||
-	    (rc = parse_layout(R, root, &ck->info)) || (rc = parse_training(R, root, &ck->info)))
-		return rc;
-	if ((rc = sl_model_check(&ck->info.model, R->err))) {
-		char msg[sizeof R->err->msg];
-		snprintf(msg, sizeof msg, "%s", R->err->msg);
-		return sl_fail(R->err, SL_EINVAL, "%s: the model it describes is invalid: %s",
-		               R->where, msg);
-	}
-	if ((rc = get_str(R, root, "byte_order", &s, "")))
-		return rc;
-	if (strcmp(s, "little") != 0)
-		return bad(R, "", "\"byte_order\" must be \"little\"", NULL);
-	if ((rc = get_str(R, root, "checksum", &s, "")))
-		return rc;
-	if (strcmp(s, "crc32") != 0)
-		return bad(R, "", "\"checksum\" must be \"crc32\"", NULL);
-	json_t *st;
-	if ((rc = get_arr(R, root, "states", &st, "")))
-		return rc;
-	int ok = json_array_size(st) == NSTATES;
-	for (int i = 0; ok && i < NSTATES; i++)
-		ok = json_is_string(json_array_get(st, (size_t)i)) &&
-		     strcmp(json_string_value(json_array_get(st, (size_t)i)), state_names[i]) == 0;
-	if (!ok)
-		return bad(R, "", "\"states\" must be [\"param\", \"exp_avg\", \"exp_avg_sq\"]",
-		           NULL);
-	if ((rc = parse_files(R, root, ck)) || (rc = parse_tensors(R, root, ck)) ||
-	    (rc = check_bytes(R, ck)))
-		return rc;
-	return SL_OK;
-}
-
-int sl_ckpt_open(const char *dir, sl_ckpt **out, sl_err *err)
-{
-	*out = NULL;
-	int rc = check_is_dir(dir, err);
-	if (rc)
-		return rc;
-	sl_ckpt *ck = calloc(1, sizeof *ck);
-	if (!ck)
-		return sl_fail(err, SL_ENOMEM, "out of host memory");
-	if (strlen(dir) >= sizeof ck->dir - 80) {
-		free(ck);
-		return sl_fail(err, SL_EINVAL, "%s: path too long", dir);
-	}
-	snprintf(ck->dir, sizeof ck->dir, "%s", dir);
-	char path[PATHLEN];
-	join(path, dir, MANIFEST, NULL);
-	struct stat st;
-	if (stat(path, &st) != 0) {
-		sl_ckpt_close(ck);
-		return sl_fail(err, SL_EINVAL, "%s holds no checkpoint: %s is missing", dir,
-		               MANIFEST);
-	}
-	json_error_t je;
-	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-	if (!root) {
-		sl_ckpt_close(ck);
-		return sl_fail(err, SL_EINVAL, "%s:%d:%d: the manifest is not valid JSON (%s)",
-		               path, je.line, je.column, je.text);
-	}
-	struct rd R = {path, err};
-	rc = parse_manifest(ck, root, &R);
-	if (!rc && !(ck->text = json_dumps(root, JSON_INDENT(2))))
-		rc = sl_fail(err, SL_ENOMEM, "out of host memory");
-	json_decref(root);
-	info_link(ck);
-	if (!rc)
-		rc = check_files(ck, err);
-	if (rc) {
-		sl_ckpt_close(ck);
-		return rc;
-	}
-	*out = ck;
-	return SL_OK;
-}
-
-/* ---- reading a chunk ---- */
 
 /* Read chunk c of ck (fd open on its file) into buf (byte_length bytes)
  * and check its checksum. */
@@ -1112,7 +205,7 @@ static int read_chunk(const sl_ckpt *ck, const sl_ckpt_tensor *T, const sl_ckpt_
                       unsigned char *buf, sl_err *err)
 {
 	const char *fname = ck->files[c->file].name;
-	if (read_at(fd, buf, c->byte_length, c->byte_offset) != 0)
+	if (ckpt_read_at(fd, buf, c->byte_length, c->byte_offset) != 0)
 		return sl_fail(err, errno ? SL_ESYS : SL_EINVAL,
 		               "%s/%s: cannot read chunk %d of %s: %s", ck->dir, fname, c->id,
 		               T->name, errno ? strerror(errno) : "the file is truncated");
@@ -1124,68 +217,6 @@ static int read_chunk(const sl_ckpt *ck, const sl_ckpt_tensor *T, const sl_ckpt_
 		               ck->dir, fname, c->id, T->name, c->off[0],
 		               c->off[0] + c->shape[0] - 1, c->off[1], c->off[1] + c->shape[1] - 1,
 		               got, c->crc32);
-	return SL_OK;
-}
-
-static int open_file(const sl_ckpt *ck, int f, sl_err *err)
-{
-	char path[PATHLEN];
-	if (join(path, ck->dir, ck->files[f].name, err))
-		return -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		sl_fail(err, SL_EINVAL, "%s: cannot open %s: %s", ck->dir, ck->files[f].name,
-		        strerror(errno));
-	return fd;
-}
-
-int sl_ckpt_verify(const sl_ckpt *ck, sl_err *err)
-{
-	int rc = check_files(ck, err);
-	uint64_t maxb = 0;
-	for (int t = 0; t < ck->info.ntensors; t++)
-		for (int k = 0; k < ck->tensors[t].nchunks; k++)
-			if (ck->tensors[t].chunks[k].byte_length > maxb)
-				maxb = ck->tensors[t].chunks[k].byte_length;
-	unsigned char *buf = rc ? NULL : malloc(maxb ? maxb : 1);
-	if (!rc && !buf)
-		rc = sl_fail(err, SL_ENOMEM, "out of host memory");
-	for (int f = 0; f < ck->info.nfiles && !rc; f++) {
-		int fd = open_file(ck, f, err);
-		if (fd < 0) {
-			rc = SL_EINVAL;
-			break;
-		}
-		for (int t = 0; t < ck->info.ntensors && !rc; t++)
-			for (int k = 0; k < ck->tensors[t].nchunks && !rc; k++)
-				if (ck->tensors[t].chunks[k].file == f)
-					rc = read_chunk(ck, &ck->tensors[t],
-					                &ck->tensors[t].chunks[k], fd, buf, err);
-		close(fd);
-	}
-	free(buf);
-	return rc;
-}
-
-int sl_ckpt_check_target(const sl_ckpt *ck, const sl_model_spec *m, const sl_layout *l, int ndev,
-                         sl_err *err)
-{
-	const sl_model_spec *s = &ck->info.model;
-	if (s->layers != m->layers || s->hidden != m->hidden || s->ffn != m->ffn ||
-	    s->heads != m->heads)
-		return sl_fail(
-		    err, SL_EINVAL,
-		    "%s holds another architecture: %d layers, hidden %d, ffn %d, %d heads; the "
-		    "model being trained has %d layers, hidden %d, ffn %d, %d heads",
-		    ck->dir, s->layers, s->hidden, s->ffn, s->heads, m->layers, m->hidden, m->ffn,
-		    m->heads);
-	sl_err e = {0};
-	if (sl_layout_check(m, l, ndev, &e))
-		return sl_fail(
-		    err, SL_EINVAL,
-		    "%s (saved at tp=%d pp=%d dp=%d) cannot be resharded to tp=%d pp=%d dp=%d: %s",
-		    ck->dir, ck->info.layout.tp, ck->info.layout.pp, ck->info.layout.dp, l->tp,
-		    l->pp, l->dp, e.msg);
 	return SL_OK;
 }
 
@@ -1223,14 +254,6 @@ struct job {
 	int commit_each; /* reshard: each device commits its own new state before saving */
 };
 
-static int fault(const sl_ckpt_opts *o, sl_ckpt_point at, int dev, sl_err *err)
-{
-	if (o->fault && o->fault(o->fault_ctx, at, dev))
-		return sl_fail(err, SL_ESYS, "the save was interrupted %s (fault injection)",
-		               sl_ckpt_point_name(at));
-	return SL_OK;
-}
-
 static int build_reads(struct load *L, sl_err *err)
 {
 	const sl_ckpt *ck = L->ck;
@@ -1250,7 +273,7 @@ static int build_reads(struct load *L, sl_err *err)
 			for (int k = 0; k < T->nchunks; k++) {
 				const sl_ckpt_chunk *c = &T->chunks[k];
 				int o[2], s[2];
-				if (!rect_meet(ro, rs, c->off, c->shape, o, s))
+				if (!ckpt_rect_meet(ro, rs, c->off, c->shape, o, s))
 					continue;
 				if (L->nmv == cap) {
 					cap = cap ? 2 * cap : 256;
@@ -1311,7 +334,7 @@ static int load_dev(struct load *L, int d, sl_dev *dev, const sl_ckpt_opts *o, s
 	for (int i = L->first[d]; i < L->first[d + 1] && !rc; i++) {
 		const struct rmove *r = &L->mv[i];
 		const sl_ckpt_chunk *c = r->ch;
-		if (fds[c->file] < 0 && (fds[c->file] = open_file(ck, c->file, err)) < 0) {
+		if (fds[c->file] < 0 && (fds[c->file] = ckpt_open_file(ck, c->file, err)) < 0) {
 			rc = SL_EINVAL;
 			break;
 		}
@@ -1428,7 +451,7 @@ static int save_dev(struct save *S, int d, sl_dev *dev, const sl_ckpt_opts *o, s
 	if (!rc)
 		rc = full_moments(S, d, dev, mom, var, err);
 	char path[PATHLEN];
-	if (!rc && f >= 0 && !(rc = join(path, S->work, p->files[f].name, err))) {
+	if (!rc && f >= 0 && !(rc = ckpt_join(path, S->work, p->files[f].name, err))) {
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (fd < 0)
 			rc = sl_fail(err, SL_ESYS, "cannot create %s: %s", path, strerror(errno));
@@ -1454,7 +477,7 @@ static int save_dev(struct save *S, int d, sl_dev *dev, const sl_ckpt_opts *o, s
 		for (int w = 0; w < NSTATES; w++)
 			floats_to_le(buf + w * sh->count * FL, src[w], sh->count);
 		c->crc32 = crc_of(buf, c->byte_length);
-		if (write_at(fd, buf, c->byte_length, c->byte_offset) != 0) {
+		if (ckpt_write_at(fd, buf, c->byte_length, c->byte_offset) != 0) {
 			rc = sl_fail(err, SL_ESYS, "cannot write %s: %s", path, strerror(errno));
 			break;
 		}
@@ -1466,7 +489,7 @@ static int save_dev(struct save *S, int d, sl_dev *dev, const sl_ckpt_opts *o, s
 			                         label, err)))
 				break;
 		}
-		rc = fault(o, SL_CKPT_AT_CHUNK, d, err);
+		rc = ckpt_fault(o, SL_CKPT_AT_CHUNK, d, err);
 	}
 	if (fd >= 0) {
 		if (!rc && fsync(fd) != 0)
@@ -1474,7 +497,7 @@ static int save_dev(struct save *S, int d, sl_dev *dev, const sl_ckpt_opts *o, s
 		if (close(fd) != 0 && !rc)
 			rc = sl_fail(err, SL_ESYS, "cannot close %s: %s", path, strerror(errno));
 		if (!rc)
-			rc = fault(o, SL_CKPT_AT_FILE, d, err);
+			rc = ckpt_fault(o, SL_CKPT_AT_FILE, d, err);
 	}
 	free(buf);
 	free(var);
@@ -1514,220 +537,15 @@ static int run_job(struct job *J, sl_cluster *c, int ndev, sl_err *err)
 	return rc;
 }
 
-/* ---- saving: the directory dance ---- */
-
-struct target {
-	char final[PATHLEN - 100]; /* the checkpoint's name */
-	char work[PATHLEN];        /* where this save writes: final, or a new directory beside it */
-	int fresh;                 /* work is new, renamed onto final at the end */
-	long gen;
-};
-
-static long read_gen(const char *dir)
+/* The save into target t (prepared, locked when in place). */
+static int save_locked(struct job *J, struct save *S, sl_cluster *c, struct ckpt_target *tp,
+                       sl_err *err)
 {
-	char path[PATHLEN];
-	if (join(path, dir, MANIFEST, NULL))
-		return 0;
-	json_t *root = json_load_file(path, 0, NULL);
-	json_t *g = root ? json_object_get(root, "generation") : NULL;
-	long v =
-	    json_is_integer(g) && json_integer_value(g) >= 0 && json_integer_value(g) < 100000000
-	        ? (long)json_integer_value(g)
-	        : 0;
-	json_decref(root);
-	return v;
-}
-
-static void parent_of(const char *path, char *out)
-{
-	snprintf(out, PATHLEN, "%s", path);
-	char *s = strrchr(out, '/');
-	if (!s)
-		snprintf(out, PATHLEN, ".");
-	else if (s == out)
-		s[1] = '\0';
-	else
-		*s = '\0';
-}
-
-/* Where a save to dir goes, without touching anything: t->final, whether
- * the checkpoint is new (t->fresh), its generation. */
-static int examine_target(const char *dir, struct target *t, sl_err *err)
-{
-	memset(t, 0, sizeof *t);
-	size_t len = strlen(dir);
-	while (len > 1 && dir[len - 1] == '/')
-		len--;
-	if (len == 0)
-		return sl_fail(err, SL_EINVAL, "empty checkpoint path");
-	if (len >= sizeof t->final)
-		return sl_fail(err, SL_EINVAL, "%s: path too long", dir);
-	memcpy(t->final, dir, len);
-	t->final[len] = '\0';
-	struct stat st;
-	int exists = stat(t->final, &st) == 0;
-	if (!exists && errno != ENOENT)
-		return sl_fail(err, SL_ESYS, "%s: %s", t->final, strerror(errno));
-	if (exists && !S_ISDIR(st.st_mode))
-		return sl_fail(err, SL_EINVAL,
-		               "%s is a file, not a checkpoint directory: refusing to replace it",
-		               t->final);
-	int has_manifest = 0, others = 0;
-	long maxgen = 0;
-	if (exists) {
-		DIR *dp = opendir(t->final);
-		if (!dp)
-			return sl_fail(err, SL_ESYS, "%s: %s", t->final, strerror(errno));
-		struct dirent *e;
-		while ((e = readdir(dp))) {
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			long g = data_file_gen(e->d_name);
-			if (strcmp(e->d_name, MANIFEST) == 0)
-				has_manifest = 1;
-			else if (g > maxgen)
-				maxgen = g;
-			others++;
-		}
-		closedir(dp);
-		if (!has_manifest && others)
-			return sl_fail(err, SL_EINVAL,
-			               "%s is a directory that holds no checkpoint (no %s) and is "
-			               "not empty: refusing to write into it",
-			               t->final, MANIFEST);
-	}
-	if (has_manifest) {
-		long g = read_gen(t->final);
-		t->gen = (g > maxgen ? g : maxgen) + 1;
-		snprintf(t->work, sizeof t->work, "%s", t->final);
-		return SL_OK;
-	}
-	/* A new checkpoint (or an empty directory): built beside, renamed in. */
-	t->fresh = 1;
-	t->gen = 1;
-	char parent[PATHLEN];
-	parent_of(t->final, parent);
-	if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode))
-		return sl_fail(err, SL_EINVAL, "%s: no directory %s to create it in", t->final,
-		               parent);
-	if (access(parent, W_OK) != 0)
-		return sl_fail(err, SL_EINVAL, "%s: cannot write into %s", t->final, parent);
-	return SL_OK;
-}
-
-int sl_ckpt_check_dest(const char *dir, sl_err *err)
-{
-	struct target t;
-	return examine_target(dir, &t, err);
-}
-
-static int prepare_target(const char *dir, struct target *t, sl_err *err)
-{
-	int rc = examine_target(dir, t, err);
-	if (rc || !t->fresh)
-		return rc;
-	/* mkdir rather than mkdtemp: the directory gets the usual permissions. */
-	for (int i = 0; i < 1000; i++) {
-		snprintf(t->work, sizeof t->work, "%s.tmp-%ld-%d", t->final, (long)getpid(), i);
-		if (mkdir(t->work, 0777) == 0)
-			return SL_OK;
-		if (errno != EEXIST)
-			break;
-	}
-	return sl_fail(err, SL_ESYS, "cannot create a directory beside %s: %s", t->final,
-	               strerror(errno));
-}
-
-/* Undo a save that failed before its commit. */
-static void abandon(const struct target *t, struct save *S)
-{
-	char path[PATHLEN];
-	for (int f = 0; f < S->plan.info.nfiles; f++)
-		if (S->created[S->plan.files[f].writer] &&
-		    join(path, t->work, S->plan.files[f].name, NULL) == 0)
-			unlink(path);
-	if (join(path, t->work, MANIFEST_TMP, NULL) == 0)
-		unlink(path);
-	if (t->fresh) {
-		if (join(path, t->work, MANIFEST, NULL) == 0)
-			unlink(path);
-		rmdir(t->work);
-	}
-}
-
-static int write_manifest(const struct target *t, const sl_ckpt *plan, const sl_ckpt_opts *o,
-                          sl_err *err)
-{
-	char tmp[PATHLEN], fin[PATHLEN];
-	join(tmp, t->work, MANIFEST_TMP, NULL);
-	join(fin, t->work, MANIFEST, NULL);
-	json_t *root = manifest_json(plan);
-	if (!root)
-		return sl_fail(err, SL_ENOMEM, "out of host memory");
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		json_decref(root);
-		return sl_fail(err, SL_ESYS, "cannot create %s: %s", tmp, strerror(errno));
-	}
-	char *text = json_dumps(root, JSON_INDENT(2));
-	json_decref(root);
-	int rc = SL_OK;
-	if (!text)
-		rc = sl_fail(err, SL_ENOMEM, "out of host memory");
-	else if (write_at(fd, (const unsigned char *)text, strlen(text), 0) != 0 ||
-	         write_at(fd, (const unsigned char *)"\n", 1, strlen(text)) != 0 || fsync(fd) != 0)
-		rc = sl_fail(err, SL_ESYS, "cannot write %s: %s", tmp, strerror(errno));
-	free(text);
-	if (close(fd) != 0 && !rc)
-		rc = sl_fail(err, SL_ESYS, "cannot close %s: %s", tmp, strerror(errno));
-	if (!rc)
-		rc = fault(o, SL_CKPT_AT_MANIFEST, -1, err);
-	if (rc || !t->fresh)
-		return rc;
-	/* In a new directory nothing is live yet: the manifest takes its name now. */
-	if (rename(tmp, fin) != 0)
-		return sl_fail(err, SL_ESYS, "cannot rename %s: %s", tmp, strerror(errno));
-	return SL_OK;
-}
-
-/* After the commit: remove what no manifest refers to any more. */
-static int remove_old(const struct target *t, const sl_ckpt *plan, const sl_ckpt_opts *o,
-                      sl_err *err)
-{
-	DIR *dp = opendir(t->work);
-	if (!dp)
-		return SL_OK; /* leftovers are harmless; the next save removes them */
-	struct dirent *e;
-	int rc = SL_OK, removed = 0;
-	while (!rc && (e = readdir(dp))) {
-		if (data_file_gen(e->d_name) < 0)
-			continue;
-		int live = 0;
-		for (int f = 0; f < plan->info.nfiles; f++)
-			live |= strcmp(plan->files[f].name, e->d_name) == 0;
-		char path[PATHLEN];
-		if (live || join(path, t->work, e->d_name, NULL))
-			continue;
-		if (unlink(path) == 0) {
-			removed = 1;
-			rc = fault(o, SL_CKPT_AT_CLEANUP, -1, err);
-		}
-	}
-	closedir(dp);
-	if (removed)
-		sync_dir(t->work);
-	return rc;
-}
-
-static int save_run(struct job *J, struct save *S, sl_cluster *c, const char *dir, sl_err *err)
-{
-	struct target t;
-	int rc = prepare_target(dir, &t, err);
-	if (rc)
-		return rc;
+	struct ckpt_target t = *tp;
 	const sl_layout *l = sl_train_layout(S->tr);
 	int ndev = l->tp * l->pp * l->dp;
-	if ((rc = plan_save(S->tr, t.gen, &S->plan, err))) {
+	int rc = plan_save(S->tr, t.gen, &S->plan, err);
+	if (rc) {
 		if (t.fresh)
 			rmdir(t.work);
 		return rc;
@@ -1735,38 +553,60 @@ static int save_run(struct job *J, struct save *S, sl_cluster *c, const char *di
 	snprintf(S->work, sizeof S->work, "%s", t.work);
 	rc = run_job(J, c, ndev, err);
 	if (!rc)
-		rc = write_manifest(&t, &S->plan, J->o, err);
-	if (!rc && sync_dir(t.work) != 0)
+		rc = ckpt_write_manifest(&t, &S->plan, J->o, err);
+	if (!rc && ckpt_sync_dir(t.work) != 0)
 		rc = sl_fail(err, SL_ESYS, "cannot sync %s: %s", t.work, strerror(errno));
 	if (!rc)
-		rc = fault(J->o, SL_CKPT_AT_COMMIT, -1, err);
+		rc = ckpt_fault(J->o, SL_CKPT_AT_COMMIT, -1, err);
 	if (!rc) {
 		char from[PATHLEN], to[PATHLEN];
 		if (t.fresh) {
 			snprintf(from, sizeof from, "%s", t.work);
 			snprintf(to, sizeof to, "%s", t.final);
 		} else {
-			join(from, t.work, MANIFEST_TMP, NULL);
-			join(to, t.work, MANIFEST, NULL);
+			ckpt_join(from, t.work, MANIFEST_TMP, NULL);
+			ckpt_join(to, t.work, MANIFEST, NULL);
 		}
-		if (rename(from, to) != 0)
-			rc = sl_fail(err, SL_ESYS, "cannot rename %s to %s: %s", from, to,
-			             strerror(errno));
+		if (rename(from, to) != 0) {
+			if (t.fresh && (errno == ENOTEMPTY || errno == EEXIST))
+				rc = sl_fail(err, SL_ESYS,
+				             "%s appeared while this save was writing (another save?): "
+				             "it was left as it is",
+				             t.final);
+			else
+				rc = sl_fail(err, SL_ESYS, "cannot rename %s to %s: %s", from, to,
+				             strerror(errno));
+		}
 	}
 	if (rc) {
-		abandon(&t, S);
+		ckpt_abandon(&t, &S->plan, S->created);
 		return rc;
 	}
 	/* Committed: from here the new checkpoint is the one under the name. */
 	char parent[PATHLEN];
-	parent_of(t.final, parent);
-	if (sync_dir(t.fresh ? parent : t.work) != 0)
+	ckpt_parent_of(t.final, parent);
+	if (ckpt_sync_dir(t.fresh ? parent : t.work) != 0)
 		return sl_fail(err, SL_ESYS, "saved %s, but syncing its directory failed: %s",
 		               t.final, strerror(errno));
-	if ((rc = fault(J->o, SL_CKPT_AT_COMMITTED, -1, err)))
+	if ((rc = ckpt_fault(J->o, SL_CKPT_AT_COMMITTED, -1, err)))
 		return rc;
-	snprintf(t.work, sizeof t.work, "%s", t.final);
-	return remove_old(&t, &S->plan, J->o, err);
+	/* A new directory holds this save's files only; in place, the old
+	 * generation goes (still under the lock). */
+	return t.fresh ? SL_OK : ckpt_remove_old(&t, &S->plan, J->o, err);
+}
+
+static int save_run(struct job *J, struct save *S, sl_cluster *c, const char *dir, sl_err *err)
+{
+	struct ckpt_target t;
+	int lock;
+	sl_ckpt_clean_stale(dir);
+	int rc = ckpt_prepare_target(dir, &t, &lock, err);
+	if (rc)
+		return rc;
+	rc = save_locked(J, S, c, &t, err);
+	if (lock >= 0)
+		close(lock); /* releases the lock */
+	return rc;
 }
 
 /* A timing-only state or cluster holds or moves no values: nothing to save,
@@ -1841,7 +681,7 @@ int sl_ckpt_load(sl_train *tr, sl_cluster *c, const sl_ckpt *ck, const sl_ckpt_o
 	struct load *L = malloc(sizeof *L);
 	if (!L)
 		return sl_fail(err, SL_ENOMEM, "out of host memory");
-	int rc = check_files(ck, err);
+	int rc = ckpt_check_files(ck, err);
 	if (!rc)
 		rc = load_prepare(L, ck, tr, err);
 	else
@@ -1860,6 +700,30 @@ int sl_ckpt_load(sl_train *tr, sl_cluster *c, const sl_ckpt *ck, const sl_ckpt_o
 	return rc;
 }
 
+int sl_ckpt_ref_init(sl_ref *r, const sl_ckpt *ck, const sl_model_spec *m, sl_err *err)
+{
+	int rc = sl_ref_init(r, m, err);
+	if (rc)
+		return rc;
+	sl_layout l;
+	sl_layout_default(&l);
+	sl_train *tr = sl_train_create(m, &l, 1, err);
+	if (!tr) {
+		sl_ref_free(r);
+		return err ? err->code : SL_EINVAL;
+	}
+	rc = sl_ckpt_load(tr, NULL, ck, NULL, err);
+	if (!rc && sl_train_gather(tr, r->params, r->mom, r->var) != SL_OK)
+		rc = sl_fail(err, SL_EINVAL, "cannot gather the state loaded from %s", ck->dir);
+	sl_train_destroy(tr);
+	if (rc) {
+		sl_ref_free(r);
+		return rc;
+	}
+	r->step = ck->info.step;
+	return SL_OK;
+}
+
 int sl_ckpt_reshard(const sl_ckpt *ck, const sl_layout *l, sl_cluster *c, const char *out,
                     const sl_ckpt_opts *o, sl_err *err)
 {
@@ -1876,7 +740,7 @@ int sl_ckpt_reshard(const sl_ckpt *ck, const sl_layout *l, sl_cluster *c, const 
 	if (c && sl_cluster_devices(c) != ndev)
 		return sl_fail(err, SL_EINVAL, "the layout has %d devices but the cluster %d", ndev,
 		               sl_cluster_devices(c));
-	if ((rc = check_files(ck, err)))
+	if ((rc = ckpt_check_files(ck, err)))
 		return rc;
 	sl_train *tr = sl_train_create(m, l, ndev, err);
 	if (!tr)

@@ -42,7 +42,17 @@
  * fully written, synced temporary manifest, after which the old generation's
  * files are removed.  A process killed at any point leaves the old
  * checkpoint or the new one under the final name; a failed save removes
- * what it wrote and leaves the old one untouched.
+ * what it wrote and leaves the old one untouched.  An existing directory
+ * (a checkpoint, or empty) is written in place under an exclusive flock
+ * on the directory, so a second save into it fails at once; a save only
+ * ever creates, renames or removes the names above (and never through a
+ * symbolic link), and refuses a manifest.json that is not a checkpoint's.
+ *
+ * A checkpoint is untrusted input: reading refuses links, FIFOs and other
+ * non-regular files, names other than a save's, more files than devices
+ * or chunks than TP ranks, a model past train's limits and a step past
+ * SL_CKPT_MAX_STEP, each with one line that escapes the manifest's
+ * strings; checks take O(n log n) and verify a fixed buffer.
  *
  * Devices do the I/O: on a cluster, every device thread writes its own
  * chunks (device dp 0 of each TP rank and stage; with ZeRO-1 it first
@@ -70,6 +80,9 @@
 /* A nominal rate per device (a local NVMe drive's order of magnitude), for
  * the emulated time of checkpoint I/O; a knob, not a measurement. */
 #define SL_CKPT_STORAGE_BW_DEFAULT 2e9
+/* The largest training step a manifest may record (a crafted one past it
+ * is refused, never truncated). */
+#define SL_CKPT_MAX_STEP 1000000000L
 
 /* Points of a save where a fault-injection hook is called. */
 typedef enum sl_ckpt_point {
@@ -101,6 +114,7 @@ void sl_ckpt_opts_default(sl_ckpt_opts *o);
 
 typedef struct sl_ckpt_chunk {
 	int id;               /* position among all the manifest's chunks, tensor by tensor */
+	int tensor;           /* its tensor's index */
 	int owner;            /* the device that wrote it, in the saved layout */
 	int tp, pp, dp;       /* the owner's mesh coordinates */
 	int off[2], shape[2]; /* its rectangle in the tensor: first row and column, rows, cols */
@@ -170,6 +184,13 @@ int sl_ckpt_check_target(const sl_ckpt *ck, const sl_model_spec *m, const sl_lay
  * an empty directory, or a checkpoint (replaced); anything else is refused. */
 int sl_ckpt_save(sl_train *tr, sl_cluster *c, const char *dir, const sl_ckpt_opts *o, sl_err *err);
 
+/* Remove the temporary directories that killed fresh saves to dir left
+ * beside it: exactly DIR.tmp-PID-N, of a process that is dead, holding
+ * only a checkpoint's files (regular files: manifest.json,
+ * manifest.json.tmp, gGGGGGG-devDDD.bin); links are never followed.  A
+ * save does it first; the ckpt commands too.  Returns how many. */
+int sl_ckpt_clean_stale(const char *dir);
+
 /* Can a save go to dir (missing, in a writable directory; an empty
  * directory; or a checkpoint)?  Changes nothing; the message says why not. */
 int sl_ckpt_check_dest(const char *dir, sl_err *err);
@@ -181,6 +202,13 @@ int sl_ckpt_check_dest(const char *dir, sl_err *err);
  * from sl_ckpt_info_of). */
 int sl_ckpt_load(sl_train *tr, sl_cluster *c, const sl_ckpt *ck, const sl_ckpt_opts *o,
                  sl_err *err);
+
+/* The single-device reference (model.h) resumed from ck: ck loaded on one
+ * device, its parameters, Adam moments and step.  What a resumed run is
+ * checked against: a replay from step 0 would take as long as the whole
+ * history (a crafted step of 10^6 is a hang).  m: the model being trained
+ * (its architecture ck's, sl_ckpt_check_target). */
+int sl_ckpt_ref_init(sl_ref *r, const sl_ckpt *ck, const sl_model_spec *m, sl_err *err);
 
 /* Offline: rewrite ck under layout l (ndev = tp*pp*dp devices) into out, in
  * one run of c's devices when c is not NULL (each reads what its new shards

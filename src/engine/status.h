@@ -7,6 +7,8 @@
 #ifndef SL_STATUS_H
 #define SL_STATUS_H
 
+#include <stddef.h>
+
 enum sl_code {
 	SL_OK = 0,
 	SL_EINVAL,   /* bad argument or configuration */
@@ -24,5 +26,10 @@ typedef struct sl_err {
 /* Fill err (if not NULL) with code and a printf-style message; returns code. */
 int sl_fail(sl_err *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* s made safe to print into out (n bytes): control characters and bytes
+ * outside ASCII become \xNN, so a string read from a file (a manifest's
+ * names) cannot send escape sequences to a terminal.  Returns out. */
+const char *sl_escape(const char *s, char *out, size_t n);
 
 #endif
