@@ -11,6 +11,7 @@
 #include "preset.h"
 #include "scenario.h"
 #include "steps.h"
+#include "train.h"
 #include "testutil.h"
 
 static int ceil_log2(int p)
@@ -182,11 +183,62 @@ static void test_collectives(void **state)
 	assert_true(span >= 5e-6 + (double)(1 << 20) / 8 * 4 / 12.5e9 * (1 - 1e-12));
 }
 
+/* A training step under a pipeline schedule: every GEMM of every block
+ * and micro-batch is one step, whatever devices compute it (a tensor-
+ * parallel group, its data-parallel replicas); so the GEMM steps number
+ * layers x micro-batches x 6 for MLP-only blocks (forward fc1, fc2;
+ * backward fc2 and fc1, each a weight and an input gradient), from the
+ * model's shape.  Spans hold as for any step. */
+static void train_case(int tp, int pp, int dp, sl_sched k, int m)
+{
+	sl_model_spec ms = tu_model(4, 16, 32, 0, 4, 32);
+	sl_layout l = tu_layout(tp, pp, dp, k, m, 1);
+	int n = tp * pp * dp;
+	sl_err err = {0};
+	sl_train *tr = sl_train_create(&ms, &l, n, &err);
+	if (!tr)
+		fail_msg("%s: %s", sl_sched_name(k), err.msg);
+	sl_cluster_config cfg = tu_h100(n, 8);
+	cfg.timing = SL_TIMING_MODEL;
+	cfg.slowdown = 0;
+	cfg.memory = (uint64_t)1 << 30;
+	sl_cluster *c = tu_create(&cfg);
+	sl_train_report rep;
+	if (sl_train_run(tr, c, 1, &rep, &err))
+		fail_msg("%s: %s", sl_sched_name(k), err.msg);
+	sl_snapshot s;
+	assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), &s), SL_OK);
+	sl_opstep *st;
+	int *of;
+	size_t ns = sl_steps_build(&s, &st, &of);
+	check_spans(&s, st, ns, of);
+	int gemms = 0;
+	for (size_t i = 0; i < ns; i++)
+		gemms += st[i].compute && s.ev[st[i].rep].work.pass != SL_PASS_NONE;
+	if (gemms != ms.layers * m * 6)
+		fail_msg("tp=%d pp=%d dp=%d %s m=%d: %d GEMM steps, want %d", tp, pp, dp,
+			 sl_sched_name(k), m, gemms, ms.layers * m * 6);
+	free(st);
+	free(of);
+	sl_snapshot_free(&s);
+	sl_cluster_destroy(c);
+	sl_train_destroy(tr);
+}
+
+static void test_training(void **state)
+{
+	(void)state;
+	train_case(1, 4, 1, SL_SCHED_GPIPE, 8);
+	train_case(1, 4, 1, SL_SCHED_1F1B, 8);
+	train_case(2, 2, 2, SL_SCHED_1F1B, 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_products),
 		cmocka_unit_test(test_collectives),
+		cmocka_unit_test(test_training),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

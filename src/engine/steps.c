@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { K_COLL = 1, K_PHASE = 2, K_END = 3 };
+enum { K_COLL = 1, K_PHASE = 2, K_WORK = 3, K_END = 4 };
 
 struct key {
 	int type;
@@ -54,15 +54,24 @@ static int cmp_end(const void *x, const void *y)
 	return (p->t1 > q->t1) - (p->t1 < q->t1);
 }
 
-/* Two steps are the same logical one: both a collective's, of the same
- * kind, phase and step (run by different groups), or neither. */
+/* Two steps are the same logical one: a collective's of the same kind,
+ * phase and step (run by different groups), or the same GEMM of the same
+ * operation (replicas), or neither kind of work (both timed by their end). */
 static int same_logical(const sl_snapshot *s, const sl_opstep *a, const sl_opstep *b)
 {
-	const sl_ev_coll *x = &s->ev[a->rep].coll, *y = &s->ev[b->rep].coll;
+	const sl_event *ea = &s->ev[a->rep], *eb = &s->ev[b->rep];
+	const sl_ev_coll *x = &ea->coll, *y = &eb->coll;
 	if ((x->op >= 0) != (y->op >= 0))
 		return 0;
-	return x->op < 0 || (x->op == y->op && x->phase == y->phase && x->step == y->step &&
-			     x->nsteps == y->nsteps);
+	if (x->op >= 0)
+		return x->op == y->op && x->phase == y->phase && x->step == y->step &&
+		       x->nsteps == y->nsteps;
+	const sl_ev_work *u = &ea->work, *v = &eb->work;
+	if ((u->pass != SL_PASS_NONE) != (v->pass != SL_PASS_NONE))
+		return 0;
+	return u->pass == SL_PASS_NONE ||
+	       (ea->op == eb->op && u->pass == v->pass && u->part == v->part && u->grad == v->grad &&
+	        u->block == v->block && u->head == v->head);
 }
 
 struct tagged {
@@ -118,6 +127,14 @@ size_t sl_steps_build(const sl_snapshot *s, sl_opstep **out, int **step_of)
 			/* A product's compute: one phase between collectives. */
 			q->type = K_PHASE;
 			q->a = ndone[d];
+		} else if (e->kind == SL_EV_COMPUTE && e->work.pass != SL_PASS_NONE) {
+			/* A training GEMM: the same work of the same operation (pass,
+			 * chunk, micro-batch: the op id) on every device that does
+			 * it, i.e. a tensor-parallel group, and its replicas. */
+			q->type = K_WORK;
+			q->a = e->op;
+			q->b = (long)e->work.block * SL_PART_N + e->work.part;
+			q->c = (long)e->work.grad * 100000 + e->work.head + 1;
 		} else {
 			q->type = K_END;
 			er[ne++] = (struct endref){e->t1, nk};
@@ -190,6 +207,10 @@ size_t sl_steps_build(const sl_snapshot *s, sl_opstep **out, int **step_of)
 		if (m > 0 && near(st[i].t0, st[m - 1].t0) && near(st[i].t1, st[m - 1].t1) &&
 		    st[i].compute == st[m - 1].compute && same_logical(s, &st[i], &st[m - 1])) {
 			sl_opstep *o = &st[m - 1];
+			if (st[i].t0 < o->t0)
+				o->t0 = st[i].t0;
+			if (st[i].t1 > o->t1)
+				o->t1 = st[i].t1;
 			o->ndevs += st[i].ndevs - __builtin_popcountll(o->devs & st[i].devs);
 			o->devs |= st[i].devs;
 			o->nxfer += st[i].nxfer;

@@ -6,12 +6,14 @@
  * product's compute phase (every device's shard, however unevenly long), or
  * one logical step of a collective (coll.c numbers them the same on every
  * device of the group, so a ring whose devices fall out of step is still
- * 2(p-1) steps).  A step's span runs from the earliest start to the latest
- * end of its events; steps are in the order of their ends (two logical
- * steps can end together: a binomial tree over 3 devices runs its two
- * levels side by side).  Work that does
- * not describe itself in fields yet (a training step's compute, pipeline
- * sends, checkpoint I/O) is one step per distinct end time, as before.
+ * 2(p-1) steps), or one GEMM of a training step (the same block's part for
+ * the same pass and micro-batch on every device that does it: a tensor-
+ * parallel group and its data-parallel replicas).  A step's span runs from
+ * the earliest start to the latest end of its events; steps are in the
+ * order of their ends (two logical steps can end together: a binomial tree
+ * over 3 devices runs its two levels side by side).  Work that does not
+ * describe itself in fields yet (pipeline sends, element-wise work,
+ * checkpoint I/O) is one step per distinct end time.
  *
  * The sandbox, the lesson screen and the lesson language's `step N` all
  * count these steps. */

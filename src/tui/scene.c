@@ -521,15 +521,22 @@ static void build_sentence(const sl_scene_in *in, sl_scene *m)
 	int *of = NULL;
 	size_t ns = sl_steps_build(in->ev, &st, &of);
 	double t = in->t;
-	/* Steps done: those ended by t (two logical steps can end together: a
-	 * binomial tree over 6 devices runs two levels side by side). */
-	int k = 0;
-	for (size_t i = 0; i < ns; i++)
-		if (st[i].t1 <= t * (1 + 1e-12))
+	/* Logical steps done: those ended by t.  Two can end together (a
+	 * binomial tree over 6 devices runs two levels side by side, pipeline
+	 * stages work at once): the screen stops once for them, so it counts
+	 * stops, the distinct ends, as the lesson's `step N` does. */
+	int k = 0, stops = 0, stop_done = 0;
+	for (size_t i = 0; i < ns; i++) {
+		if (i == 0 || st[i].t1 > st[i - 1].t1 * (1 + 1e-12))
+			stops++;
+		if (st[i].t1 <= t * (1 + 1e-12)) {
 			k = (int)i + 1;
+			stop_done = stops;
+		}
+	}
 	m->at_step_end = k > 0 && st[k - 1].t1 >= t * (1 - 1e-12);
-	m->step = k;
-	m->nsteps = in->exact ? (int)ns : 0;
+	m->step = stop_done;
+	m->nsteps = in->exact ? stops : 0;
 	char desc[256], total[16] = "";
 	if (m->nsteps)
 		snprintf(total, sizeof total, "/%d", m->nsteps);
@@ -538,13 +545,23 @@ static void build_sentence(const sl_scene_in *in, sl_scene *m)
 		         in->exact ? "nothing to run" : "planning the scenario...");
 	} else if (m->at_step_end) {
 		describe(in, m, &st[k - 1], of, k - 1, desc, sizeof desc);
-		snprintf(m->sentence, sizeof m->sentence, "Step %d%s done: %s.", k, total, desc);
+		/* Other logical steps that ended at the same moment (pipeline
+		 * stages working side by side): say that they did. */
+		int with = 0;
+		for (int i = k - 2; i >= 0 && st[i].t1 >= st[k - 1].t1 * (1 - 1e-12); i--)
+			with++;
+		if (with)
+			appendf(desc, sizeof desc, "; %d other step%s ended with it", with,
+			        with == 1 ? "" : "s");
+		snprintf(m->sentence, sizeof m->sentence, "Step %d%s done: %s.", stop_done, total,
+		         desc);
 	} else if ((size_t)k < ns) {
 		describe(in, m, &st[k], of, k, desc, sizeof desc);
-		snprintf(m->sentence, sizeof m->sentence, "Step %d%s%s: %s.", k + 1, total,
+		snprintf(m->sentence, sizeof m->sentence, "Step %d%s%s: %s.", stop_done + 1, total,
 		         t <= 0 ? " next" : "", desc);
 	} else {
-		snprintf(m->sentence, sizeof m->sentence, "Step %d%s: running...", k + 1, total);
+		snprintf(m->sentence, sizeof m->sentence, "Step %d%s: running...", stop_done + 1,
+		         total);
 	}
 	free(st);
 	free(of);
