@@ -20,6 +20,8 @@
 #include "scene.h"
 #include "sweep.h"
 #include "scenario.h"
+#include "steps.h"
+#include "units.h"
 #include "testutil.h"
 
 static double now_mono(void)
@@ -777,6 +779,55 @@ static void test_end_state_is_the_engines(void **state)
 	free(m);
 }
 
+/* Every sentence's duration is its step's span (earliest start to latest
+ * end of its events), and the step counter never goes back, at every stop
+ * of the issue's cases: 8 devices on two nodes row- and column-wise, 7
+ * devices uneven, a tree all-reduce on 6 and 8. */
+static void test_sentences_tell_spans(void **state)
+{
+	(void)state;
+	struct {
+		sl_split split;
+		int p, g, n;
+		sl_algo algo;
+	} cases[] = {
+	    {SL_SPLIT_ROW, 8, 4, 256, SL_ALGO_RING}, {SL_SPLIT_COL, 8, 4, 256, SL_ALGO_RING},
+	    {SL_SPLIT_COL, 7, 0, 250, SL_ALGO_RING}, {SL_SPLIT_ROW, 6, 0, 256, SL_ALGO_TREE},
+	    {SL_SPLIT_ROW, 8, 0, 256, SL_ALGO_TREE},
+	};
+	sl_scene *m = calloc(1, sizeof *m);
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		sl_scenario sc = small(cases[c].split);
+		sc.cluster.devices = cases[c].p;
+		sc.cluster.devices_per_node = cases[c].g;
+		sc.cluster.inter.bandwidth = sc.cluster.intra.bandwidth / 9;
+		sc.gemm.n = cases[c].n;
+		sc.gemm.algo = cases[c].algo;
+		sl_snapshot s;
+		sl_gemm_result res;
+		headless(&sc, &s, &res);
+		sl_opstep *st;
+		size_t ns = sl_steps_build(&s, &st, NULL);
+		int last = 0;
+		for (size_t k = 0; k < ns; k++) {
+			build(&sc, &s, &res, st[k].t1, m);
+			/* The step this stop describes is the last to end here. */
+			if (k + 1 < ns && st[k + 1].t1 <= st[k].t1 * (1 + 1e-12))
+				continue;
+			char want[32], *w = sl_fmt_time(st[k].t1 - st[k].t0, want, sizeof want);
+			if (!strstr(m->sentence, w))
+				fail_msg("case %zu, step %zu: '%s' does not say its span %s", c, k,
+					 m->sentence, w);
+			if (m->step <= last)
+				fail_msg("case %zu: the counter went from %d to %d", c, last, m->step);
+			last = m->step;
+		}
+		free(st);
+		sl_snapshot_free(&s);
+	}
+	free(m);
+}
+
 /* With zero latency, bus bandwidth is the link bandwidth (NCCL-tests). */
 static void test_busbw_without_latency(void **state)
 {
@@ -904,6 +955,7 @@ int main(void)
 	    cmocka_unit_test(test_colwise_picture),
 	    cmocka_unit_test(test_rowwise_picture),
 		cmocka_unit_test(test_end_state_is_the_engines),
+		cmocka_unit_test(test_sentences_tell_spans),
 	    cmocka_unit_test(test_busbw_without_latency),
 	    cmocka_unit_test(test_steps_and_live_run),
 	    cmocka_unit_test(test_knob_replans),

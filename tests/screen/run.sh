@@ -116,6 +116,7 @@ start plan 100 30 "$run_env $sb $train"
 start plan-open 100 30 "$run_env $sb $train"
 two_nodes="--devices=8 --devices-per-node=4 --m=256 --k=2048 --n=2048"
 start rowwise-2nodes-end 120 36 "$run_env $sb --strategy=rowwise $two_nodes"
+start tree-phases 120 36 "$run_env $sb --strategy=rowwise --algorithm=tree --devices=8 $small $fast"
 
 # The first screen: paused at time zero, the plan done.
 check first
@@ -233,6 +234,12 @@ fi
 settle rowwise-2nodes-end
 keys rowwise-2nodes-end End
 check rowwise-2nodes-end
+
+# A binomial-tree all-reduce: after the compute and two levels of the
+# reduce, the sentence names the phase and counts its levels.
+settle tree-phases
+keys tree-phases Right Right Right
+check tree-phases
 
 # The third layout opened (Enter): the main view runs one step of it, in
 # the time the plan gave it.
