@@ -27,7 +27,6 @@ static double clamp01(double v)
 	return v < 0 ? 0 : v > 1 ? 1 : v;
 }
 
-
 /* Priority when several things happen at once: what the device does
  * with its data first. */
 static int state_rank(sl_dstate s)
@@ -502,8 +501,36 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 			    c->phase == SL_PHASE_REDUCE ? "add it into their own" : "keep it", dur,
 			    done);
 	} else if (st->nxfer > 0) {
-		say(out, n, "%s: %s, %d transfer%s of %s (%s)", first->label, who, st->nxfer,
-		    st->nxfer > 1 ? "s" : "", sl_fmt_bytes((double)st->bytes, a, sizeof a), dur);
+		/* Point-to-point (a pipeline's activations or gradients): who
+		 * sends to whom, from the step's events. */
+		uint64_t snd = 0, rcv = 0;
+		for (size_t i = 0; of && i < s->n; i++)
+			if (of[i] == idx && s->ev[i].dev < 64) {
+				if (s->ev[i].kind == SL_EV_SEND)
+					snd |= (uint64_t)1 << s->ev[i].dev;
+				else
+					rcv |= (uint64_t)1 << s->ev[i].dev;
+			}
+		for (size_t i = 0; of && i < s->n; i++)
+			if (of[i] == idx && s->ev[i].kind == SL_EV_SEND && s->ev[i].peer >= 0 &&
+			    s->ev[i].peer < 64)
+				rcv |= (uint64_t)1 << s->ev[i].peer;
+		char from[96], to[96];
+		sl_opstep tmp = *st;
+		tmp.devs = snd;
+		tmp.ndevs = __builtin_popcountll(snd);
+		who_words(&tmp, p, from, sizeof from);
+		tmp.devs = rcv;
+		tmp.ndevs = __builtin_popcountll(rcv);
+		who_words(&tmp, p, to, sizeof to);
+		/* (A unit's exchange carries earlier results' sends with the
+		 * next unit's receives, so no one micro-batch is named.) */
+		int many = __builtin_popcountll(snd) > 1;
+		say(out, n, "pipeline: %s send%s %s (%s) to %s (%s)",
+		    many ? from + (strncmp(from, "each of ", 8) ? 0 : 8) : from, many ? "" : "s",
+		    in->train ? "activations or gradients" : "data",
+		    sl_fmt_bytes((double)st->bytes, a, sizeof a),
+		    to + (strncmp(to, "each of ", 8) ? 0 : 8), dur);
 	} else if (first->kind == SL_EV_COMPUTE && in->train &&
 	           train_op_words(&first->work, words, sizeof words)) {
 		char mbw[32] = "";
@@ -537,7 +564,7 @@ static void build_sentence(const sl_scene_in *in, sl_scene *m)
 	m->at_step_end = k > 0 && st[k - 1].t1 >= t * (1 - 1e-12);
 	m->step = stop_done;
 	m->nsteps = in->exact ? stops : 0;
-	char desc[256], total[16] = "";
+	char desc[320], total[16] = "";
 	if (m->nsteps)
 		snprintf(total, sizeof total, "/%d", m->nsteps);
 	if (ns == 0) {
@@ -550,15 +577,26 @@ static void build_sentence(const sl_scene_in *in, sl_scene *m)
 		int with = 0;
 		for (int i = k - 2; i >= 0 && st[i].t1 >= st[k - 1].t1 * (1 - 1e-12); i--)
 			with++;
-		if (with)
-			appendf(desc, sizeof desc, "; %d other step%s ended with it", with,
-			        with == 1 ? "" : "s");
-		snprintf(m->sentence, sizeof m->sentence, "Step %d%s done: %s.", stop_done, total,
-		         desc);
+		if (with == 1) {
+			char other[256];
+			describe(in, m, &st[k - 2], of, k - 2, other, sizeof other);
+			appendf(desc, sizeof desc, "; at the same time %s", other);
+		} else if (with > 1) {
+			sl_opstep all = {0};
+			for (int i = k - 1 - with; i < k - 1; i++) {
+				all.ndevs += __builtin_popcountll(st[i].devs & ~all.devs);
+				all.devs |= st[i].devs;
+			}
+			char who[96];
+			who_words(&all, m->ndev, who, sizeof who);
+			appendf(desc, sizeof desc, "; at the same time %d other steps end on %s",
+			        with, strncmp(who, "each of ", 8) ? who : who + 8);
+		}
+		say(m->sentence, sizeof m->sentence, "Step %d%s done: %s.", stop_done, total, desc);
 	} else if ((size_t)k < ns) {
 		describe(in, m, &st[k], of, k, desc, sizeof desc);
-		snprintf(m->sentence, sizeof m->sentence, "Step %d%s%s: %s.", stop_done + 1, total,
-		         t <= 0 ? " next" : "", desc);
+		say(m->sentence, sizeof m->sentence, "Step %d%s%s: %s.", stop_done + 1, total,
+		    t <= 0 ? " next" : "", desc);
 	} else {
 		snprintf(m->sentence, sizeof m->sentence, "Step %d%s: running...", stop_done + 1,
 		         total);
