@@ -1,0 +1,1140 @@
+/* SPDX-License-Identifier: MIT */
+/* train_est.c - the training step's prediction: recorded once per device
+ * kind by the step's own functions, replayed under the engine's rules. */
+#include "train.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+#include "train_internal.h"
+#include "xfer.h"
+
+/* ---- the prediction ----
+ *
+ * A device's step is recorded by running the very step functions with no
+ * device (record()): every GEMM's FLOPs, every collective, every exchange
+ * and every buffer, in order.  The recordings are then replayed under the
+ * engine's rules: a transfer starts at its sender's clock and lasts
+ * a + n/B (a link is never busy then: both ends of an exchange wait for
+ * all of its transfers, so the previous one on a link has always ended);
+ * an exchange ends at its latest transfer, gaps before are waiting;
+ * collectives are their ring's exchanges, step by step.
+ *
+ * A recording names groups by mesh axis and trn_pipeline peers by stage, so it
+ * holds for any mesh order; devices that hold the same shapes (every TP
+ * rank of a stage when the splits are even, every replica when the batch
+ * splits evenly) share one.  A mesh is mostly copies of one trn_pipeline: when
+ * every replica sees the same links, the replicas run the same trn_pipeline
+ * phase at the same times and one replica (slice dp=0) is replayed; when
+ * in addition the TP ranks of a stage share a recording and every TP ring
+ * and trn_pipeline hop of a stage has one kind of link, the ranks stay in
+ * lockstep and one device per stage is replayed, its TP collectives as the
+ * ring of one member.  The step's end (gradient collectives over TP and DP
+ * groups, then the barrier) is then replayed for every device from its
+ * copy's clock.  Anything less symmetric replays every device. */
+
+struct linksrc {
+	const sl_cluster *c;          /* live links, knobs included; or */
+	const sl_cluster_config *cfg; /* the class figures; or neither: nominal */
+};
+
+static sl_link_spec link_of(const struct linksrc *L, int src, int dst)
+{
+	if (L->c)
+		return sl_cluster_link(L->c, src, dst);
+	if (L->cfg)
+		return sl_cluster_config_link(L->cfg, src, dst);
+	sl_link_spec nominal = {1e9, 1e-6};
+	return nominal;
+}
+
+static int same_link(sl_link_spec a, sl_link_spec b)
+{
+	return a.bandwidth == b.bandwidth && a.latency == b.latency;
+}
+
+/* One device's recorded step. */
+struct prec {
+	struct plist pl;
+	struct tstore ts; /* the templates its PO_ACTION ops run */
+	int tail;         /* the first op after PO_PIPE_END */
+	double flops;     /* all its GEMMs */
+	uint64_t live_peak, act_peak, ws_peak;
+};
+
+static void prec_free(struct prec *r)
+{
+	free(r->pl.op);
+	free(r->pl.msg);
+	for (int i = 0; i < r->ts.n; i++)
+		free(r->ts.t[i].pl.op);
+	free(r->ts.t);
+}
+
+/* literal: every micro-batch's work in full, no templates (the reference
+ * the templates are tested against). */
+static int record(const sl_train *tr, struct dstate *ds, int literal, struct prec *out, sl_err *err)
+{
+	memset(out, 0, sizeof *out);
+	const sl_layout *l = &tr->l;
+	int nb = ds->cfirst[tr->v], mv = l->microbatches * tr->v;
+	struct drun dr;
+	memset(&dr, 0, sizeof dr);
+	dr.st = calloc((size_t)mv, sizeof *dr.st);
+	dr.bst = calloc((size_t)l->microbatches * (nb ? nb : 1), sizeof *dr.bst);
+	struct kctx k;
+	memset(&k, 0, sizeof k);
+	k.pl = &out->pl;
+	k.ts = literal ? NULL : &out->ts;
+	k.times = 1;
+	k.tr = tr;
+	k.ds = ds;
+	k.dr = &dr;
+	k.err = err;
+	int rc = dr.st && dr.bst ? SL_OK : sl_fail(err, SL_ENOMEM, "out of host memory");
+	for (int mb = 0; rc == SL_OK && mb < l->microbatches; mb++)
+		for (int c = 0; c < tr->v; c++)
+			dr.st[mb * tr->v + c].b = dr.bst + (size_t)mb * nb + ds->cfirst[c];
+	if (rc == SL_OK)
+		rc = trn_pipeline(&k);
+	if (rc == SL_OK)
+		rc = trn_rec_mark(&k, PO_PIPE_END);
+	out->tail = out->pl.n;
+	if (rc == SL_OK)
+		rc = trn_sync_and_update(&k);
+	if (rc == SL_OK)
+		rc = trn_rec_mark(&k, PO_BARRIER);
+	out->live_peak = dr.live_peak;
+	out->act_peak = dr.act_peak;
+	out->ws_peak = dr.ws_peak;
+	for (int i = 0; i < out->pl.n; i++)
+		if (out->pl.op[i].type == PO_COMPUTE || out->pl.op[i].type == PO_ACTION)
+			out->flops += out->pl.op[i].flops;
+	trn_free_all(&k);
+	free(dr.live);
+	free(dr.st);
+	free(dr.bst);
+	return rc;
+}
+
+/* ---- recordings of a layout ---- */
+
+enum { REC_STAGE, REC_SLICE, REC_ALL }; /* one recording per stage, per (tp, stage), per device */
+
+struct sl_est_rec {
+	sl_train tr; /* the model and layout; only the recorded devices' states are built */
+	int gran;
+	int nrec;
+	struct prec *rec;
+	int *dev; /* the device each recording was made on (the layout's own order) */
+};
+
+/* Do every TP rank of a stage, and every replica, hold the same shapes? */
+static int even_tp(const sl_model_spec *m, const sl_layout *l)
+{
+	if (m->ffn % l->tp != 0)
+		return 0;
+	if (l->seq_parallel)
+		for (int j = 0; j < l->microbatches; j++) {
+			int first, count;
+			sl_layout_microbatch(m, l, 0, j, &first, &count);
+			if ((long)count * m->seq % l->tp != 0)
+				return 0;
+		}
+	return 1;
+}
+
+static int rec_index(const sl_est_rec *R, int tp, int pp, int dp)
+{
+	const sl_layout *l = &R->tr.l;
+	return R->gran == REC_STAGE   ? pp
+	       : R->gran == REC_SLICE ? pp * l->tp + tp
+	                              : (dp * l->pp + pp) * l->tp + tp;
+}
+
+void sl_est_rec_free(sl_est_rec *R)
+{
+	if (!R)
+		return;
+	for (int i = 0; R->rec && i < R->nrec; i++)
+		prec_free(&R->rec[i]);
+	for (int i = 0; R->tr.dev && i < R->tr.ndev; i++)
+		if (R->tr.dev[i].built)
+			trn_free_dev(&R->tr.dev[i]);
+	free(R->tr.dev);
+	free(R->rec);
+	free(R->dev);
+	free(R);
+}
+
+static int est_record(const sl_model_spec *m, const sl_layout *l, int ndev, int literal,
+                      sl_est_rec **out, sl_err *err)
+{
+	*out = NULL;
+	sl_est_rec *R = calloc(1, sizeof *R);
+	if (!R)
+		return sl_fail(err, SL_ENOMEM, "out of host memory");
+	R->tr.m = *m;
+	R->tr.l = *l;
+	R->tr.ndev = ndev;
+	R->tr.v = l->chunks;
+	R->tr.nchunks = l->pp * l->chunks;
+	R->gran = m->batch % l->dp != 0 ? REC_ALL : even_tp(m, l) ? REC_STAGE : REC_SLICE;
+	R->nrec = R->gran == REC_STAGE ? l->pp : R->gran == REC_SLICE ? l->pp * l->tp : ndev;
+	R->tr.dev = calloc((size_t)ndev, sizeof *R->tr.dev);
+	R->rec = calloc((size_t)R->nrec, sizeof *R->rec);
+	R->dev = calloc((size_t)R->nrec, sizeof *R->dev);
+	int rc =
+	    R->tr.dev && R->rec && R->dev ? SL_OK : sl_fail(err, SL_ENOMEM, "out of host memory");
+	for (int dp = 0; dp < (R->gran == REC_ALL ? l->dp : 1) && rc == SL_OK; dp++)
+		for (int pp = 0; pp < l->pp && rc == SL_OK; pp++)
+			for (int tp = 0; tp < (R->gran == REC_STAGE ? 1 : l->tp) && rc == SL_OK;
+			     tp++) {
+				int i = rec_index(R, tp, pp, dp),
+				    id = sl_mesh_device(l, tp, pp, dp);
+				struct dstate *ds = &R->tr.dev[id];
+				R->dev[i] = id;
+				ds->id = id;
+				rc = trn_build_dev(&R->tr, ds, err);
+				if (rc == SL_OK)
+					rc = record(&R->tr, ds, literal, &R->rec[i], err);
+			}
+	if (rc) {
+		sl_est_rec_free(R);
+		return rc;
+	}
+	*out = R;
+	return SL_OK;
+}
+
+int sl_est_record(const sl_model_spec *m, const sl_layout *l, int ndev, int literal,
+                  sl_est_rec **out, sl_err *err)
+{
+	*out = NULL;
+	if (ndev < 1 || ndev > SL_MAX_DEVICES)
+		return sl_fail(err, SL_EINVAL, "device count %d is out of range (1 to %d)", ndev,
+		               SL_MAX_DEVICES);
+	int rc = sl_layout_check(m, l, ndev, err);
+	return rc ? rc : est_record(m, l, ndev, literal, out, err);
+}
+
+/* Memory of the device at (tp, pp, dp). */
+static void dev_memory(const sl_est_rec *R, int tp, int pp, int dp, uint64_t *params, uint64_t *opt,
+                       uint64_t *peak, const struct prec **rp)
+{
+	int i = rec_index(R, tp, pp, dp);
+	const struct dstate *ds = &R->tr.dev[R->dev[i]];
+	size_t no = R->tr.l.zero1 ? ds->zoff[dp + 1] - ds->zoff[dp] : ds->n;
+	*params = ds->n * FL;
+	*opt = 2 * no * FL;
+	*peak = 2 * *params + *opt + R->rec[i].live_peak;
+	*rp = &R->rec[i];
+}
+
+void sl_est_rec_memory(const sl_est_rec *R, sl_estimate *e)
+{
+	memset(e, 0, sizeof *e);
+	const sl_layout *l = &R->tr.l;
+	for (int i = 0; i < R->tr.ndev; i++) {
+		int tp, pp, dp;
+		sl_mesh_coords(l, i, &tp, &pp, &dp);
+		uint64_t params, opt, peak;
+		const struct prec *r;
+		dev_memory(R, tp, pp, dp, &params, &opt, &peak, &r);
+		if (peak > e->mem_peak_bytes) {
+			e->mem_peak_bytes = peak;
+			e->peak_dev = i;
+			e->params_bytes = e->grads_bytes = params;
+			e->optimizer_bytes = opt;
+			e->act_peak_bytes = r->act_peak;
+			e->workspace_peak_bytes = r->ws_peak;
+		}
+	}
+}
+
+/* ---- the replay ---- */
+
+struct pdev {
+	double clock, compute, comm, pipe_end, pipe_busy;
+	int pc, tpc, xphase, ri; /* tpc: the op inside a PO_ACTION's template */
+	int waiting;             /* has arrived at a collective */
+	double sp[2 * MAX_UNIT_MSGS][2];
+	int nsp;
+	uint64_t sent[SL_TR_NKINDS], recv[SL_TR_NKINDS];
+};
+
+struct psim {
+	const sl_train *tr; /* the model, and the layout in the order replayed */
+	sl_layout l;
+	const struct linksrc *L;
+	double rate;
+	int method;              /* SL_EST_STAGE, SLICE or FULL */
+	int period;              /* TP ranks r and r + period are alike (1: STAGE; tp: none) */
+	int N, n;                /* devices in the mesh; devices replayed */
+	int *id;                 /* replayed index -> device id */
+	int *tp, *pp, *dp;       /* replayed index -> its mesh coordinates */
+	int *slot;               /* device id -> replayed index, or -1 */
+	const struct prec **rec; /* per replayed device */
+	struct pdev *d;          /* per replayed device */
+	int *posted, *key;       /* per ordered pair of replayed devices: the message on it */
+	double *pt0, *pt1;
+	int crossed;       /* a receiver met another tensor than it expected */
+	int uneven;        /* a TP collective of uneven blocks: the period does not hold */
+	struct pdev **eff; /* SL_EST_STAGE: per replayed device and template, its whole effect */
+	/* scratch for collectives */
+	int *gids;
+	struct pdev **gm;
+	size_t *off;
+	double *t0, *t1;
+	sl_link_spec *ln;
+	unsigned char *pat;
+	sl_link_spec *glk;
+	sl_link_spec *next[2]; /* per replayed device: the link to its TP, DP ring's next */
+	int *queue, qh, qn;    /* the devices ready to be tried */
+	unsigned char *inq;
+	/* per axis (0: TP, 1: DP), the groups of replayed devices: a device's
+	 * group, its members by rank, how many have arrived at its collective */
+	int *grp[2], *members[2], *arrived[2];
+};
+
+/* A transfer posted at the sender's clock t. */
+static double span_end(sl_link_spec ln, double t, double bytes)
+{
+	return t + ln.latency + bytes / ln.bandwidth;
+}
+
+/* The engine's clock rule after an exchange: walk the transfer spans in
+ * start order; gaps are waiting, covered time is communication. */
+static void settle(struct pdev *d, double sp[][2], int n)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && sp[j][0] < sp[j - 1][0]; j--) {
+			double t0 = sp[j][0], t1 = sp[j][1];
+			sp[j][0] = sp[j - 1][0];
+			sp[j][1] = sp[j - 1][1];
+			sp[j - 1][0] = t0;
+			sp[j - 1][1] = t1;
+		}
+	double t = d->clock;
+	for (int i = 0; i < n; i++) {
+		double a = sp[i][0] > t ? sp[i][0] : t, b = sp[i][1];
+		if (b <= t)
+			continue;
+		d->comm += b - a;
+		t = b;
+	}
+	d->clock = t;
+}
+
+static void coll_offsets(const sl_train *tr, const struct pop *o, int p, size_t *off)
+{
+	if (o->rows > 0) {
+		sl_block_offsets((size_t)o->rows, p, NULL, off);
+		for (int i = 0; i <= p; i++)
+			off[i] *= (size_t)tr->m.hidden;
+	} else {
+		sl_block_offsets(o->count, p, NULL, off);
+	}
+}
+
+static int ring_phases(sl_coll_op op, int *ph)
+{
+	int n = 0;
+	if (op == SL_COLL_ALLREDUCE || op == SL_COLL_REDUCESCATTER)
+		ph[n++] = 0;
+	if (op == SL_COLL_ALLREDUCE || op == SL_COLL_ALLGATHER)
+		ph[n++] = 1;
+	return n;
+}
+
+static int group_member(const sl_layout *l, int tp, int pp, int dp, int dp_group, int r)
+{
+	return dp_group ? sl_mesh_device(l, tp, pp, r) : sl_mesh_device(l, r, pp, dp);
+}
+
+/* The next member of dev's TP or DP ring. */
+static int group_next(const sl_layout *l, int dev, int dp_group)
+{
+	int tp, pp, dp;
+	sl_mesh_coords(l, dev, &tp, &pp, &dp);
+	return dp_group ? sl_mesh_device(l, tp, pp, (dp + 1) % l->dp)
+	                : sl_mesh_device(l, (tp + 1) % l->tp, pp, dp);
+}
+
+/* A collective over a ring of `ring` devices of which m[0..p) are
+ * replayed: p = ring, or p a period of the ring (rank r is like rank
+ * r + p: the same links, the same clock).  ids[] are the replayed
+ * members' device ids.  The exchanges of the ring algorithm, step by step:
+ * each member's step is settle() of its own send and its receive (the
+ * clock bit for bit; the communication time to rounding).  Trees by their
+ * closed form (an estimate, not the engine's exchanges).  0 when a period
+ * meets uneven blocks. */
+/* `steps` ring steps of equal blocks for members at clocks c[0..p)
+ * (communication so far comm[]), member r sending to r + 1 over a link of
+ * latency lat[r] taking tb[r] for a block; nc and w are scratch.  Each
+ * member's step is settle() of its send and its receive: it ends at the
+ * later end (a transfer is (t + a) + n/B, as the engine adds it up); a
+ * receive that starts after the send ended leaves a gap.
+ *
+ * Which term wins each member's max (its own send, or its predecessor's)
+ * and whether it waits: while that pattern holds, a member's increment is
+ * the previous step's increment of the member it follows, so after p steps
+ * every member's increment is that of the member its chain starts from,
+ * one whose own send wins.  When all of those have the same link, every
+ * clock then advances by the same amount each step, their differences
+ * stay, so the pattern holds for good and every member's communication
+ * grows by its own constant: the rest of the steps are added at once
+ * (which changes only the rounding). */
+static void ring_even(struct psim *S, double *c, double *comm, double *nc, double *w,
+                      const double *lat, const double *tb, int p, int steps)
+{
+	unsigned char *pat = S->pat;
+	double *dc = S->t0 + 6 * (size_t)S->N, *dm = S->t0 + 7 * (size_t)S->N;
+	int same = 0;
+	for (int k = 0; k < steps; k++) {
+		for (int r = 0; r < p; r++)
+			w[r] = c[r] + lat[r] + tb[r];
+		int changed = 0;
+		for (int r = 0; r < p; r++) {
+			int q = r ? r - 1 : p - 1;
+			double t = w[r] > w[q] ? w[r] : w[q];
+			t = t > c[r] ? t : c[r];
+			double gap = c[q] - w[r];
+			double inc = (t - c[r]) - (gap > 0 ? gap : 0);
+			comm[r] += inc;
+			unsigned char b = (unsigned char)((w[q] > w[r]) | (gap > 0) << 1);
+			changed |= b != pat[r];
+			pat[r] = b;
+			dc[r] = t - c[r];
+			dm[r] = inc;
+			nc[r] = t;
+		}
+		for (int r = 0; r < p; r++)
+			c[r] = nc[r];
+		same = k > 0 && !changed ? same + 1 : 0;
+		if (same > p && k + 1 < steps) {
+			int root = -1, one = 1;
+			for (int r = 0; r < p && one; r++)
+				if (!(pat[r] & 1)) {
+					if (root < 0)
+						root = r;
+					one = lat[r] == lat[root] && tb[r] == tb[root];
+				}
+			if (root < 0 || !one)
+				continue;
+			double left = steps - k - 1;
+			for (int r = 0; r < p; r++) {
+				c[r] += left * dc[r];
+				comm[r] += left * dm[r];
+			}
+			return;
+		}
+	}
+}
+
+static int sim_coll(struct psim *S, const int *ids, struct pdev **m, int p, int ring,
+                    const struct pop *o, const sl_link_spec *known)
+{
+	size_t N = (size_t)S->N;
+	double *c = S->t0, *w = S->t0 + N, *comm = S->t0 + 2 * N, *nc = S->t0 + 3 * N;
+	double *lat = S->t0 + 4 * N, *tb = S->t0 + 5 * N;
+	sl_link_spec *ln = S->ln;
+	double lmax = 0, bw = INFINITY, mx = 0;
+	for (int r = 0; r < p; r++) {
+		ln[r] = known ? known[r]
+		              : link_of(S->L, ids[r], group_next(&S->l, ids[r], o->dp_group));
+		lmax = ln[r].latency > lmax ? ln[r].latency : lmax;
+		bw = ln[r].bandwidth < bw ? ln[r].bandwidth : bw;
+		mx = m[r]->clock > mx ? m[r]->clock : mx;
+	}
+	if (S->l.algo != SL_ALGO_RING) {
+		if (p != ring)
+			return 0;
+		double t = sl_cost_coll(o->op, S->l.algo, p, (double)o->count * FL, lmax, bw);
+		for (int r = 0; r < p; r++) {
+			m[r]->comm += t;
+			m[r]->clock = mx + t;
+		}
+		return 1;
+	}
+	size_t unit = o->rows > 0 ? (size_t)o->rows : o->count;
+	int even = unit % (size_t)ring == 0;
+	if (p != ring && !even)
+		return 0;
+	size_t *off = S->off;
+	if (!even)
+		coll_offsets(S->tr, o, ring, off);
+	double bytes =
+	    (double)(unit / (size_t)ring * (o->rows > 0 ? (size_t)S->tr->m.hidden : 1)) * FL;
+	int ph[2], np = ring_phases(o->op, ph);
+	for (int r = 0; r < p; r++) {
+		c[r] = m[r]->clock;
+		comm[r] = m[r]->comm;
+		lat[r] = ln[r].latency;
+		tb[r] = bytes / ln[r].bandwidth;
+	}
+	if (even) {
+		int steps = np * (ring - 1);
+		for (int r = 0; r < p; r++) {
+			m[r]->sent[o->kind] += (uint64_t)steps * (uint64_t)bytes;
+			m[r]->recv[o->kind] += (uint64_t)steps * (uint64_t)bytes;
+		}
+		ring_even(S, c, comm, nc, w, lat, tb, p, steps);
+		for (int r = 0; r < p; r++) {
+			m[r]->clock = c[r];
+			m[r]->comm = comm[r];
+		}
+		return 1;
+	}
+	for (int h = 0; h < np; h++)
+		for (int s = 0; s < ring - 1; s++) {
+			int blk = ph[h] == 0 ? ((-s - 1) % ring + ring) % ring
+			                     : ((-s) % ring + ring) % ring;
+			for (int r = 0; r < p; r++, blk = blk + 1 == ring ? 0 : blk + 1) {
+				double b = (double)(off[blk + 1] - off[blk]) * FL;
+				w[r] = c[r] + lat[r] + b / ln[r].bandwidth;
+				m[r]->sent[o->kind] += (uint64_t)b;
+				m[r + 1 == p ? 0 : r + 1]->recv[o->kind] += (uint64_t)b;
+			}
+			for (int r = 0; r < p; r++) {
+				int q = r ? r - 1 : p - 1;
+				/* settle() of the spans [c[r], w[r]] and [c[q], w[q]] from
+				 * clock c[r]: it ends at the later end; a receive that
+				 * starts after the send ended leaves a gap */
+				double t = w[r] > w[q] ? w[r] : w[q];
+				t = t > c[r] ? t : c[r];
+				double gap = c[q] - w[r];
+				comm[r] += (t - c[r]) - (gap > 0 ? gap : 0);
+				nc[r] = t;
+			}
+			for (int r = 0; r < p; r++)
+				c[r] = nc[r];
+		}
+	for (int r = 0; r < p; r++) {
+		m[r]->clock = c[r];
+		m[r]->comm = comm[r];
+	}
+	return 1;
+}
+
+static void wake(struct psim *S, int i)
+{
+	if (S->inq[i])
+		return;
+	S->inq[i] = 1;
+	int t = S->qh + S->qn;
+	S->queue[t >= S->n ? t - S->n : t] = i;
+	S->qn++;
+}
+
+/* The next op of replayed device i (inside a template when it runs one). */
+static void next_op(struct psim *S, int i)
+{
+	struct pdev *d = &S->d[i];
+	const struct prec *r = S->rec[i];
+	const struct pop *o = &r->pl.op[d->pc];
+	if (o->type == PO_ACTION && ++d->tpc < r->ts.t[o->tm].pl.n)
+		return;
+	d->tpc = 0;
+	d->pc++;
+}
+
+/* Advance replayed device i by one op if it can; 0 when it must wait (or
+ * has reached `stop`, the end of what this replay covers).  Exchanges
+ * follow the engine: post every send, take the receives in order (each
+ * once its sender has posted), then wait until every send is taken. */
+static int sim_advance(struct psim *S, int i, int stop)
+{
+	struct pdev *d = &S->d[i];
+	const struct plist *pl = &S->rec[i]->pl;
+	if (d->pc >= stop)
+		return 0;
+	const struct pop *o = &pl->op[d->pc];
+	const struct plist *src = pl; /* the list o is in: its msg[] holds o's messages */
+	if (o->type == PO_ACTION) {
+		const struct tmpl *t = &S->rec[i]->ts.t[o->tm];
+		if (S->eff && d->tpc == 0) {
+			const struct pdev *e = &S->eff[i][o->tm];
+			d->clock += e->clock;
+			d->compute += e->compute;
+			d->comm += e->comm;
+			for (int q = 0; q < SL_TR_NKINDS; q++) {
+				d->sent[q] += e->sent[q];
+				d->recv[q] += e->recv[q];
+			}
+			d->pc++;
+			return 1;
+		}
+		if (t->pl.n == 0) {
+			d->pc++;
+			return 1;
+		}
+		o = &t->pl.op[d->tpc];
+		src = &t->pl;
+	}
+	/* Only an exchange has messages; a list without any has msg == NULL,
+	 * and NULL + 0 is undefined. */
+	const struct xmsg *snd = NULL, *rcv = NULL;
+	if (o->type == PO_XFER) {
+		snd = src->msg + o->m0;
+		rcv = snd + o->ns;
+	}
+	int me = S->id[i], n = S->n;
+	switch (o->type) {
+	case PO_COMPUTE:
+		d->clock += o->flops / S->rate;
+		d->compute += o->flops / S->rate;
+		next_op(S, i);
+		return 1;
+	case PO_PIPE_END:
+		d->pipe_end = d->clock;
+		d->pipe_busy = d->compute + d->comm;
+		d->pc++;
+		return 1;
+	case PO_XFER:
+		if (d->xphase == 0) {
+			d->nsp = 0;
+			for (int m = 0; m < o->ns; m++) {
+				int peer = sl_mesh_device(&S->l, S->tp[i], snd[m].stage, S->dp[i]);
+				size_t li = (size_t)i * n + S->slot[peer];
+				double bytes = (double)snd[m].n * FL;
+				S->pt0[li] = d->clock;
+				S->pt1[li] = span_end(link_of(S->L, me, peer), d->clock, bytes);
+				S->posted[li] = 1;
+				S->key[li] = snd[m].key;
+				wake(S, S->slot[peer]);
+				d->sp[d->nsp][0] = S->pt0[li];
+				d->sp[d->nsp][1] = S->pt1[li];
+				d->nsp++;
+				d->sent[SL_TR_PP_SENDRECV] += (uint64_t)bytes;
+			}
+			d->xphase = 1;
+			d->ri = 0;
+		}
+		if (d->xphase == 1) {
+			for (; d->ri < o->nr; d->ri++) {
+				int peer =
+				    sl_mesh_device(&S->l, S->tp[i], rcv[d->ri].stage, S->dp[i]);
+				size_t li = (size_t)S->slot[peer] * n + i;
+				if (!S->posted[li])
+					return 0;
+				if (S->key[li] != rcv[d->ri].key)
+					S->crossed = 1;
+				S->posted[li] = 0;
+				wake(S, S->slot[peer]);
+				d->sp[d->nsp][0] = S->pt0[li];
+				d->sp[d->nsp][1] = S->pt1[li];
+				d->nsp++;
+				d->recv[SL_TR_PP_SENDRECV] += (uint64_t)rcv[d->ri].n * FL;
+			}
+			d->xphase = 2;
+		}
+		for (int m = 0; m < o->ns; m++) {
+			int peer = sl_mesh_device(&S->l, S->tp[i], snd[m].stage, S->dp[i]);
+			if (S->posted[(size_t)i * n + S->slot[peer]])
+				return 0;
+		}
+		settle(d, d->sp, d->nsp);
+		d->xphase = 0;
+		d->pc++;
+		return 1;
+	case PO_COLL: {
+		int ring = o->dp_group ? S->l.dp : S->l.tp;
+		int p = o->dp_group ? ring : S->period;
+		/* Every member runs the same collectives in the same order: the
+		 * last to arrive runs it for all. */
+		int g = o->dp_group, grp = S->grp[g][i];
+		if (!d->waiting) {
+			d->waiting = 1;
+			S->arrived[g][grp]++;
+		}
+		if (S->arrived[g][grp] < p)
+			return 0;
+		S->arrived[g][grp] = 0;
+		int *ids = S->gids;
+		struct pdev **m = S->gm;
+		sl_link_spec *lk = S->glk;
+		const int *mem = S->members[g] + (size_t)grp * p;
+		for (int r = 0; r < p; r++) {
+			ids[r] = S->id[mem[r]];
+			m[r] = &S->d[mem[r]];
+			lk[r] = S->next[g][mem[r]];
+		}
+		if (!sim_coll(S, ids, m, p, ring, o, lk)) {
+			S->uneven = 1;
+			return 0;
+		}
+		for (int r = 0; r < p; r++) {
+			m[r]->waiting = 0;
+			next_op(S, mem[r]);
+			wake(S, mem[r]);
+		}
+		(void)stop;
+		return 1;
+	}
+	case PO_BARRIER: {
+		double mx = 0;
+		for (int j = 0; j < n; j++) {
+			if (S->d[j].pc >= S->rec[j]->pl.n ||
+			    S->rec[j]->pl.op[S->d[j].pc].type != PO_BARRIER)
+				return 0;
+			mx = S->d[j].clock > mx ? S->d[j].clock : mx;
+		}
+		for (int j = 0; j < n; j++) {
+			S->d[j].clock = mx;
+			S->d[j].pc++;
+			wake(S, j);
+		}
+		return 1;
+	}
+	}
+	return 0;
+}
+
+/* Replay the replayed devices up to their stop. */
+static int sim_run(struct psim *S, sl_err *err)
+{
+	/* A device is tried again only when something it may wait for has
+	 * happened (wake()): devices are tried as long as one is ready. */
+	for (int i = 0; i < S->n; i++)
+		wake(S, i);
+	while (S->qn > 0) {
+		int i = S->queue[S->qh];
+		S->qh = S->qh + 1 == S->n ? 0 : S->qh + 1;
+		S->qn--;
+		S->inq[i] = 0;
+		int stop = S->method == SL_EST_FULL ? S->rec[i]->pl.n : S->rec[i]->tail;
+		while (sim_advance(S, i, stop))
+			;
+		if (S->uneven)
+			return SL_OK;
+	}
+	for (int i = 0; i < S->n; i++)
+		if (S->d[i].pc < (S->method == SL_EST_FULL ? S->rec[i]->pl.n : S->rec[i]->tail))
+			return sl_fail(err, SL_EINVAL,
+			               "this schedule would deadlock on %s with p=%d, m=%d, v=%d "
+			               "(a bug in shardlab)",
+			               sl_sched_name(S->l.schedule), S->l.pp, S->l.microbatches,
+			               S->tr->v);
+	if (S->crossed)
+		return sl_fail(err, SL_EINVAL,
+		               "this schedule's messages would cross on a link with p=%d, m=%d, "
+		               "v=%d (a bug in shardlab)",
+		               S->l.pp, S->l.microbatches, S->tr->v);
+	return SL_OK;
+}
+
+/* What a template does to a device that runs it alone from clock 0, its
+ * TP collectives as rings in lockstep; 0 when one has uneven blocks. */
+static int tmpl_effect(struct psim *S, int i, const struct tmpl *t, struct pdev *e)
+{
+	memset(e, 0, sizeof *e);
+	for (int q = 0; q < t->pl.n; q++) {
+		const struct pop *o = &t->pl.op[q];
+		if (o->type == PO_COMPUTE) {
+			e->clock += o->flops / S->rate;
+			e->compute += o->flops / S->rate;
+		} else if (o->type == PO_COLL && !o->dp_group) {
+			int id = S->id[i];
+			struct pdev *m = e;
+			if (!sim_coll(S, &id, &m, 1, S->l.tp, o, &S->next[0][i]))
+				return 0;
+		} else {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Do the links allow replaying replica 0's TP ranks 0..per-1 only (see
+ * above)?  By mesh coordinates, every device's TP ring link to the next
+ * rank and its trn_pipeline hops both ways (around the ends when interleaved)
+ * must be those of (tp % per, s, 0). */
+static int symmetric(const sl_layout *l, int v, const struct linksrc *L, int per)
+{
+	int t = l->tp, p = l->pp, d = l->dp;
+	for (int s = 0; s < p; s++) {
+		int nxt[2] = {(s + 1) % p, (s + p - 1) % p};
+		for (int k = 0; k < d; k++)
+			for (int r = 0; r < t; r++) {
+				int rr = r % per;
+				if (k == 0 && rr == r)
+					continue;
+				if (t > 1) {
+					sl_link_spec a =
+					    link_of(L, sl_mesh_device(l, r, s, k),
+					            sl_mesh_device(l, (r + 1) % t, s, k));
+					sl_link_spec b =
+					    link_of(L, sl_mesh_device(l, rr, s, 0),
+					            sl_mesh_device(l, (rr + 1) % t, s, 0));
+					if (!same_link(a, b))
+						return 0;
+				}
+				for (int w = 0; w < 2 && p > 1; w++) {
+					if (v == 1 &&
+					    ((w == 0 && s == p - 1) || (w == 1 && s == 0)))
+						continue;
+					sl_link_spec a = link_of(L, sl_mesh_device(l, r, s, k),
+					                         sl_mesh_device(l, r, nxt[w], k));
+					sl_link_spec b = link_of(L, sl_mesh_device(l, rr, s, 0),
+					                         sl_mesh_device(l, rr, nxt[w], 0));
+					if (!same_link(a, b))
+						return 0;
+				}
+			}
+	}
+	return 1;
+}
+
+/* The replayed device that stands for the device at (tp, pp, dp). */
+static int stand_in(const struct psim *S, int tp, int pp, int dp)
+{
+	if (S->method == SL_EST_FULL)
+		return sl_mesh_device(&S->l, tp, pp, dp);
+	return sl_mesh_device(&S->l, tp % S->period, pp, 0);
+}
+
+struct est_out {
+	sl_estimate *est;
+	double *compute, *comm; /* per device, or NULL */
+};
+
+static void psim_free(struct psim *S)
+{
+	free(S->rec);
+	free(S->d);
+	free(S->id);
+	free(S->tp);
+	free(S->slot);
+	free(S->posted);
+	free(S->key);
+	free(S->pt0);
+	for (int i = 0; S->eff && i < S->n; i++)
+		free(S->eff[i]);
+	free(S->eff);
+	free(S->gids);
+	free(S->gm);
+	free(S->off);
+	free(S->t0);
+	free(S->ln);
+	free(S->pat);
+	free(S->glk);
+	free(S->next[0]);
+	free(S->queue);
+	free(S->inq);
+	for (int g = 0; g < 2; g++) {
+		free(S->grp[g]);
+		free(S->members[g]);
+		free(S->arrived[g]);
+	}
+	memset(S, 0, sizeof *S);
+}
+
+/* Replay with one method; *fallback = 1 when the method does not apply. */
+/* Replay with one method (and period of the TP ranks for STAGE and
+ * SLICE); *fallback = 1 when it does not apply. */
+static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct linksrc *L, int method,
+                       int per, const struct est_out *out, int *fallback, sl_err *err)
+{
+	int N = R->tr.ndev, t = l->tp, pp_n = l->pp, dp_n = l->dp;
+	*fallback = 0;
+	/* Ranks stand for others only when they share a recording. */
+	if ((method != SL_EST_FULL && per < t && R->gran != REC_STAGE) ||
+	    (method != SL_EST_FULL && R->gran == REC_ALL)) {
+		*fallback = 1;
+		return SL_OK;
+	}
+	struct psim S;
+	memset(&S, 0, sizeof S);
+	S.tr = &R->tr;
+	S.l = *l;
+	S.L = L;
+	S.rate = L->c ? sl_cluster_config_of(L->c)->flops : L->cfg ? L->cfg->flops : 1e12;
+	S.method = method;
+	S.period = method == SL_EST_FULL ? t : per;
+	S.N = N;
+	if (method != SL_EST_FULL && !symmetric(l, R->tr.v, L, per)) {
+		*fallback = 1;
+		return SL_OK;
+	}
+	int nmax = method == SL_EST_FULL ? N : pp_n * per;
+	size_t nn = (size_t)nmax * nmax;
+	S.slot = malloc((size_t)N * sizeof *S.slot);
+	S.id = malloc((size_t)nmax * sizeof *S.id);
+	S.tp = malloc(3 * (size_t)nmax * sizeof *S.tp);
+	S.pp = S.tp ? S.tp + nmax : NULL;
+	S.dp = S.tp ? S.tp + 2 * nmax : NULL;
+	S.rec = calloc((size_t)nmax, sizeof *S.rec);
+	S.d = calloc((size_t)nmax, sizeof *S.d);
+	S.posted = calloc(nn, sizeof *S.posted);
+	S.key = calloc(nn, sizeof *S.key);
+	S.pt0 = calloc(2 * nn, sizeof *S.pt0);
+	S.pt1 = S.pt0 ? S.pt0 + nn : NULL;
+	S.gids = malloc((size_t)N * sizeof *S.gids);
+	S.gm = malloc((size_t)N * sizeof *S.gm);
+	S.off = malloc(((size_t)N + 1) * sizeof *S.off);
+	S.t0 = malloc(8 * (size_t)N * sizeof *S.t0);
+	S.pat = malloc(2 * (size_t)N);
+	S.glk = malloc((size_t)N * sizeof *S.glk);
+	S.next[0] = malloc(2 * (size_t)nmax * sizeof *S.next[0]);
+	S.next[1] = S.next[0] ? S.next[0] + nmax : NULL;
+	S.queue = malloc((size_t)nmax * sizeof *S.queue);
+	S.inq = calloc((size_t)nmax, 1);
+	int nogroup = 0;
+	for (int g = 0; g < 2; g++) {
+		S.grp[g] = malloc((size_t)nmax * sizeof *S.grp[g]);
+		S.members[g] = malloc((size_t)nmax * sizeof *S.members[g]);
+		S.arrived[g] = calloc((size_t)nmax, sizeof *S.arrived[g]);
+		nogroup |= !S.grp[g] || !S.members[g] || !S.arrived[g];
+	}
+	S.t1 = S.t0 ? S.t0 + N : NULL;
+	S.ln = malloc((size_t)N * sizeof *S.ln);
+	if (!S.slot || !S.id || !S.tp || !S.rec || !S.d || !S.posted || !S.key || !S.pt0 ||
+	    !S.gids || !S.gm || !S.off || !S.t0 || !S.ln || !S.pat || !S.glk || !S.next[0] ||
+	    !S.queue || !S.inq || nogroup) {
+		psim_free(&S);
+		return sl_fail(err, SL_ENOMEM, "out of host memory");
+	}
+	for (int i = 0; i < N; i++)
+		S.slot[i] = -1;
+	for (int dp = 0; dp < (method == SL_EST_FULL ? dp_n : 1); dp++)
+		for (int pp = 0; pp < pp_n; pp++)
+			for (int tp = 0; tp < S.period; tp++) {
+				int id = sl_mesh_device(l, tp, pp, dp);
+				S.slot[id] = S.n;
+				S.id[S.n] = id;
+				S.tp[S.n] = tp;
+				S.pp[S.n] = pp;
+				S.dp[S.n] = dp;
+				S.rec[S.n] = &R->rec[rec_index(R, tp, pp, dp)];
+				for (int g = 0; g < 2; g++)
+					S.next[g][S.n] = link_of(L, id, group_next(l, id, g));
+				/* TP groups: (pp, dp), ranks tp < period; DP groups (every
+				 * device replayed): (tp, pp), ranks dp */
+				int tg = dp * pp_n + pp, dg = tp * pp_n + pp;
+				S.grp[0][S.n] = tg;
+				S.members[0][(size_t)tg * S.period + tp] = S.n;
+				S.grp[1][S.n] = dg;
+				if (method == SL_EST_FULL)
+					S.members[1][(size_t)dg * dp_n + dp] = S.n;
+				S.n++;
+			}
+	/* One device per stage: a template always takes the same time (its TP
+	 * collectives are rings in lockstep), so it is worked out once. */
+	int rc = SL_OK;
+	if (method == SL_EST_STAGE) {
+		if (!(S.eff = calloc((size_t)S.n, sizeof *S.eff)))
+			rc = sl_fail(err, SL_ENOMEM, "out of host memory");
+		for (int i = 0; i < S.n && rc == SL_OK && !S.uneven; i++) {
+			const struct tstore *ts = &S.rec[i]->ts;
+			if (!(S.eff[i] = calloc((size_t)(ts->n ? ts->n : 1), sizeof *S.eff[i]))) {
+				rc = sl_fail(err, SL_ENOMEM, "out of host memory");
+				break;
+			}
+			for (int q = 0; q < ts->n && !S.uneven; q++)
+				S.uneven = !tmpl_effect(&S, i, &ts->t[q], &S.eff[i][q]);
+		}
+	}
+	if (rc == SL_OK && !S.uneven)
+		rc = sim_run(&S, err);
+	if (rc == SL_OK && S.uneven) {
+		psim_free(&S);
+		*fallback = 1;
+		return SL_OK;
+	}
+	if (rc != SL_OK || !out) {
+		psim_free(&S);
+		return rc;
+	}
+
+	/* Every device from its stand-in; then the step's end for all. */
+	struct pdev *all = S.method == SL_EST_FULL ? S.d : calloc((size_t)N, sizeof *all);
+	const struct prec **arec =
+	    S.method == SL_EST_FULL ? S.rec : calloc((size_t)N, sizeof *arec);
+	if (!all || !arec) {
+		if (all != S.d)
+			free(all);
+		if (arec != S.rec)
+			free(arec);
+		psim_free(&S);
+		return sl_fail(err, SL_ENOMEM, "out of host memory");
+	}
+	if (S.method != SL_EST_FULL) {
+		for (int i = 0; i < N; i++) {
+			int tp, pp, dp;
+			sl_mesh_coords(l, i, &tp, &pp, &dp);
+			int si = S.slot[stand_in(&S, tp, pp, dp)];
+			all[i] = S.d[si];
+			arec[i] = S.rec[si];
+			all[i].pc = arec[i]->tail;
+		}
+		/* The j-th op of the step's end is the same kind of op on every
+		 * device (trn_sync_and_update()). */
+		const struct prec *r0 = arec[0];
+		for (int j = 0; r0->pl.op[r0->tail + j].type != PO_BARRIER; j++) {
+			const struct pop *o0 = &r0->pl.op[r0->tail + j];
+			if (o0->type == PO_COMPUTE) {
+				for (int i = 0; i < N; i++) {
+					double f = arec[i]->pl.op[arec[i]->tail + j].flops;
+					all[i].clock += f / S.rate;
+					all[i].compute += f / S.rate;
+				}
+				continue;
+			}
+			/* Every group once: from the member of rank 0. */
+			int p = o0->dp_group ? dp_n : t;
+			for (int i = 0; i < N; i++) {
+				int tp, pp, dp;
+				sl_mesh_coords(l, i, &tp, &pp, &dp);
+				if ((o0->dp_group ? dp : tp) != 0)
+					continue;
+				const struct pop *o = &arec[i]->pl.op[arec[i]->tail + j];
+				for (int r = 0; r < p; r++) {
+					S.gids[r] = group_member(l, tp, pp, dp, o0->dp_group, r);
+					S.gm[r] = &all[S.gids[r]];
+				}
+				sim_coll(&S, S.gids, S.gm, p, p, o, NULL);
+			}
+		}
+		double mx = 0;
+		for (int i = 0; i < N; i++)
+			mx = all[i].clock > mx ? all[i].clock : mx;
+		for (int i = 0; i < N; i++)
+			all[i].clock = mx;
+	}
+
+	sl_estimate *e = out->est;
+	sl_est_rec_memory(R, e);
+	e->method = method;
+	e->replayed = S.n;
+	e->step_s = all[0].clock;
+	double comm_sum = 0, comp_sum = 0;
+	for (int i = 0; i < N; i++) {
+		const struct pdev *a = &all[i];
+		e->pipeline_s = a->pipe_end > e->pipeline_s ? a->pipe_end : e->pipeline_s;
+		e->ideal_s = a->pipe_busy > e->ideal_s ? a->pipe_busy : e->ideal_s;
+		e->flops_per_step += arec[i]->flops;
+		comp_sum += a->compute;
+		comm_sum += a->comm;
+		e->comm_max_s = a->comm > e->comm_max_s ? a->comm : e->comm_max_s;
+		e->idle_fraction += e->step_s - a->compute - a->comm;
+		for (int k = 0; k < SL_TR_NKINDS; k++) {
+			e->sent[k] = a->sent[k] > e->sent[k] ? a->sent[k] : e->sent[k];
+			e->received[k] = a->recv[k] > e->received[k] ? a->recv[k] : e->received[k];
+		}
+		if (out->compute)
+			out->compute[i] = a->compute;
+		if (out->comm)
+			out->comm[i] = a->comm;
+	}
+	e->compute_s = comp_sum / N;
+	e->comm_s = comm_sum / N;
+	e->idle_fraction = e->step_s > 0 ? e->idle_fraction / (e->step_s * N) : 0;
+	e->bubble_fraction = e->ideal_s > 0 ? (e->pipeline_s - e->ideal_s) / e->ideal_s : 0;
+	if (e->bubble_fraction < 0)
+		e->bubble_fraction = 0;
+	if (all != S.d)
+		free(all);
+	if (arec != S.rec)
+		free(arec);
+	psim_free(&S);
+	return SL_OK;
+}
+
+/* The cheapest method that applies, from `how` on. */
+static int replay(const sl_est_rec *R, const sl_axis *order, const struct linksrc *L,
+                  sl_est_method how, const struct est_out *out, sl_err *err)
+{
+	sl_layout l = R->tr.l;
+	if (order)
+		memcpy(l.order, order, sizeof l.order);
+	for (int m = how == SL_EST_AUTO ? SL_EST_STAGE : how; m <= SL_EST_FULL; m++)
+		for (int per = m == SL_EST_STAGE   ? 1
+		               : m == SL_EST_SLICE ? 2
+		                                   : l.tp;
+		     per <= l.tp; per++) {
+			if (l.tp % per != 0)
+				continue;
+			int fallback, rc = replay_with(R, &l, L, m, per, out, &fallback, err);
+			if (rc || !fallback)
+				return rc;
+			if (m == SL_EST_STAGE)
+				break;
+		}
+	return sl_fail(err, SL_EINVAL, "no replay method applies (a bug in shardlab)");
+}
+
+int sl_est_replay(const sl_est_rec *R, const sl_axis order[SL_NAXES], const sl_cluster_config *cfg,
+                  sl_est_method how, sl_estimate *out, sl_err *err)
+{
+	memset(out, 0, sizeof *out);
+	if (cfg->devices != R->tr.ndev)
+		return sl_fail(err, SL_EINVAL, "the layout needs %d devices but the cluster has %d",
+		               R->tr.ndev, cfg->devices);
+	if (!(cfg->flops > 0))
+		return sl_fail(err, SL_EINVAL, "device compute rate must be positive");
+	sl_layout chk = R->tr.l;
+	if (order) {
+		memcpy(chk.order, order, sizeof chk.order);
+		int rc = sl_layout_check(&R->tr.m, &chk, R->tr.ndev, err);
+		if (rc)
+			return rc;
+	}
+	struct linksrc L = {NULL, cfg};
+	struct est_out o = {out, NULL, NULL};
+	return replay(R, order, &L, how, &o, err);
+}
+
+/* Rendezvous sends must never wait on each other, and every receive must
+ * meet the tensor it expects: check the whole plan once, at nominal cost. */
+int trn_check_plan(const sl_train *tr, sl_err *err)
+{
+	sl_est_rec *R;
+	int rc = est_record(&tr->m, &tr->l, tr->ndev, 0, &R, err);
+	if (rc)
+		return rc;
+	struct linksrc L = {NULL, NULL};
+	rc = replay(R, NULL, &L, SL_EST_AUTO, NULL, err);
+	sl_est_rec_free(R);
+	return rc;
+}
+
+int sl_train_predict(const sl_train *tr, const sl_cluster *c, sl_train_prediction *out, sl_err *err)
+{
+	memset(out, 0, sizeof *out);
+	if (sl_cluster_devices(c) != tr->ndev)
+		return sl_fail(err, SL_EINVAL, "the layout needs %d devices but the cluster has %d",
+		               tr->ndev, sl_cluster_devices(c));
+	sl_est_rec *R;
+	int rc = est_record(&tr->m, &tr->l, tr->ndev, 0, &R, err);
+	if (rc)
+		return rc;
+	struct linksrc L = {c, NULL};
+	sl_estimate e;
+	struct est_out o = {&e, out->compute_s, out->comm_s};
+	rc = replay(R, NULL, &L, SL_EST_AUTO, &o, err);
+	sl_est_rec_free(R);
+	if (rc)
+		return rc;
+	out->step_s = e.step_s;
+	out->pipeline_s = e.pipeline_s;
+	out->ideal_s = e.ideal_s;
+	out->bubble_fraction = e.bubble_fraction;
+	return SL_OK;
+}
+
+int sl_train_estimate(const sl_model_spec *m, const sl_layout *l, const sl_cluster_config *cfg,
+                      sl_est_method how, sl_estimate *out, sl_err *err)
+{
+	memset(out, 0, sizeof *out);
+	sl_est_rec *R;
+	int rc = sl_est_record(m, l, cfg->devices, how == SL_EST_FULL, &R, err);
+	if (rc)
+		return rc;
+	rc = sl_est_replay(R, NULL, cfg, how, out, err);
+	sl_est_rec_free(R);
+	return rc;
+}

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/* train_internal.h - what the training step's files share (train.c: the
+ * state and the run; train_mesh.c: layouts and the mesh; train_step.c: one
+ * device's step, as block functions over a handful of wrappers;
+ * train_est.c: the prediction, recorded and replayed).  Nobody else sees
+ * it. */
+#ifndef SL_TRAIN_INTERNAL_H
+#define SL_TRAIN_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coll.h"
+#include "schedule.h"
+#include "train.h"
+
+#define FL sizeof(float)
+#define MAX_CHUNKS 64
+
+struct blk {
+	int index;        /* global block */
+	int ah, qc;       /* local heads, local QKV columns (3 d ah) */
+	int ft;           /* local fc1 columns */
+	size_t w[SL_T_PER_BLOCK]; /* where each tensor's shard starts in the flat arrays */
+};
+
+struct dstate {
+	int id, tp, pp, dp;
+	int built;
+	sl_group *tpg, *dpg;
+	struct blk *blk;
+	int cfirst[MAX_CHUNKS + 1]; /* local chunk c's blocks: blk[cfirst[c] .. cfirst[c+1]) */
+	size_t n, opt_lo, opt_hi;
+	size_t rep_lo, rep_n; /* the replicated biases, kept together at the end */
+	size_t *zoff;         /* dp + 1: ZeRO-1 slices of the DP ranks */
+	float *P, *G, *M, *V;
+	sl_shard *shards;
+	int nshards;
+	sl_pp_action *acts;
+	int nacts;
+};
+
+struct sl_train {
+	sl_model_spec m;
+	sl_layout l;
+	int ndev, v, nchunks;
+	int values;         /* 0: shapes only (sl_train_create_timing_only) */
+	long step;
+	struct dstate *dev; /* ndev */
+};
+
+
+struct bstash {
+	float *xa, *qkv, *p, *o; /* attention: input, Q K V, probabilities, heads' outputs */
+	float *xm, *z, *a;       /* MLP: input, fc1 output, GeLU output */
+};
+
+struct cstash {
+	struct bstash *b;
+	float *dyl; /* the loss gradient, on the last chunk */
+};
+
+struct alloc {
+	float *p;
+	size_t bytes;
+	int cat;
+};
+
+enum { CAT_ACT, CAT_WS };
+
+struct drun {
+	struct cstash *st;  /* m * v */
+	struct bstash *bst; /* backing store of st[].b */
+	struct alloc *live; /* every buffer held, so a failed run frees them all */
+	int nlive, caplive;
+	uint64_t act_cur, act_peak, ws_cur, ws_peak;
+	uint64_t live_cur, live_peak; /* both together: what the engine's peak adds up */
+	uint64_t sent[SL_TR_NKINDS], recv[SL_TR_NKINDS];
+	uint64_t reserved;
+	uintptr_t handles;  /* timing-only and recording: buffers handed out */
+	double *loss;       /* per step: this device's sum of squared errors */
+	/* per step */
+	double *t0, *pipe_end, *pipe_busy, *t_end, *compute, *comm, *flops;
+};
+
+struct run {
+	sl_train *tr;
+	sl_cluster *c;
+	int steps;
+	double clk[SL_MAX_DEVICES];
+	struct drun dr[SL_MAX_DEVICES];
+};
+
+/* A message of the pipeline: peer, size, which tensor, and its buffer. */
+struct pmsg {
+	int peer;
+	size_t n;
+	int key;
+	float *buf;
+};
+
+#define MAX_UNIT_MSGS 4
+
+/* The recording of one device's step, which the prediction replays: the
+ * same step functions run with no device and append what they would do. */
+enum { PO_COMPUTE, PO_COLL, PO_XFER, PO_PIPE_END, PO_BARRIER, PO_ACTION };
+
+struct pop {
+	int type;
+	double flops;          /* PO_COMPUTE */
+	sl_coll_op op;         /* PO_COLL: the collective, its group, kind and size */
+	int dp_group;
+	sl_traffic_kind kind;
+	size_t count;
+	int rows;              /* > 0: blocks of whole rows of h (sequence parallelism) */
+	int m0, ns, nr;        /* PO_XFER: its sends msg[m0..m0+ns), then its receives */
+	int tm;                /* PO_ACTION: the template it runs */
+};
+
+/* A message of a recorded exchange: the peer by its pipeline stage (it
+ * has the same TP and DP ranks), so a recording holds for any mesh order. */
+struct xmsg {
+	int stage, key;
+	size_t n;
+};
+
+struct plist {
+	struct pop *op;
+	int n, cap;
+	struct xmsg *msg;
+	int nmsg, capmsg;
+};
+
+/* Every micro-batch of one shape does the same work in a chunk: the
+ * forward (or backward) of chunk c for micro-batches of nb sequences is
+ * recorded once, alone, as a template: its computes and collectives, and
+ * what it does to the memory held (by category: activations, workspace,
+ * and both), measured from its start with its input buffer held. */
+enum { MEM_ACT, MEM_WS, MEM_LIVE };
+
+struct tmpl {
+	int bwd, chunk, nb;
+	struct plist pl;
+	int64_t net[3];   /* held at its end, less at its start */
+	uint64_t up[3];   /* the most held above the start at any point */
+	size_t out;       /* floats of the buffer it hands on (workspace), 0: none */
+	double flops;
+};
+
+struct tstore {
+	struct tmpl *t;
+	int n, cap;
+};
+
+struct kctx {
+	sl_dev *d;        /* NULL: record the work into pl instead of doing it */
+	struct plist *pl;
+	struct tstore *ts; /* recording with templates (NULL: every micro-batch in full) */
+	double times;     /* recording: how many identical copies the next GEMMs stand for */
+	const sl_train *tr;
+	struct dstate *ds;
+	struct drun *dr;
+	int measured;
+	int dry;          /* timing-only cluster: account everything, compute nothing */
+	long step;        /* the batch index */
+	int ks;           /* the step's index in this run */
+	sl_ev_work work;  /* what the next GEMM is (WORK) */
+	sl_err *err;
+};
+
+/* Across the files: a device's state (train.c), its step and the run's
+ * device program (train_step.c), the plan check (train_est.c). */
+int trn_train_prog(sl_dev *d, void *arg, sl_err *err);
+int trn_build_dev(sl_train *tr, struct dstate *ds, sl_err *err);
+void trn_free_dev(struct dstate *ds);
+void trn_free_all(struct kctx *k);
+int trn_pipeline(struct kctx *k);
+int trn_rec_mark(struct kctx *k, int type);
+int trn_sync_and_update(struct kctx *k);
+int trn_check_plan(const sl_train *tr, sl_err *err);
+
+#endif

@@ -1,0 +1,1101 @@
+/* SPDX-License-Identifier: MIT */
+/* train_step.c - one device's training step.
+ *
+ * The step is written once, as block functions that do all their work
+ * through a handful of wrappers (k_gemm, k_coll, k_alloc, the ew_* element-
+ * wise kernels).  Run on a device they do the arithmetic and the engine
+ * calls; with no device (k->d == NULL) they only record the work (FLOPs and
+ * collectives), which is what the prediction replays (train_est.c).  The
+ * same split is where a timing-only mode plugs in: skip the arithmetic, keep
+ * the calls. */
+#include "train.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+#include "train_internal.h"
+#include "xfer.h"
+
+
+static int pl_push(struct plist *pl, const struct pop *o)
+{
+	if (pl->n == pl->cap) {
+		int cap = pl->cap ? pl->cap * 2 : 64;
+		struct pop *p = realloc(pl->op, (size_t)cap * sizeof *p);
+		if (!p)
+			return SL_ENOMEM;
+		pl->op = p;
+		pl->cap = cap;
+	}
+	pl->op[pl->n++] = *o;
+	return SL_OK;
+}
+
+static int pl_msg(struct plist *pl, const sl_layout *l, const struct pmsg *m)
+{
+	int tp, pp, dp;
+	sl_mesh_coords(l, m->peer, &tp, &pp, &dp);
+	if (pl->nmsg == pl->capmsg) {
+		int cap = pl->capmsg ? pl->capmsg * 2 : 64;
+		struct xmsg *p = realloc(pl->msg, (size_t)cap * sizeof *p);
+		if (!p)
+			return SL_ENOMEM;
+		pl->msg = p;
+		pl->capmsg = cap;
+	}
+	pl->msg[pl->nmsg++] = (struct xmsg){pp, m->key, m->n};
+	return SL_OK;
+}
+
+static int rec_op(struct kctx *k, const struct pop *o)
+{
+	return pl_push(k->pl, o) ? sl_fail(k->err, SL_ENOMEM, "out of host memory") : SL_OK;
+}
+
+int trn_rec_mark(struct kctx *k, int type)
+{
+	struct pop o;
+	memset(&o, 0, sizeof o);
+	o.type = type;
+	return rec_op(k, &o);
+}
+
+/* Back-to-back compute is one piece: the clock adds it up the same way. */
+static int rec_compute(struct kctx *k, double flops)
+{
+	struct plist *pl = k->pl;
+	if (pl->n > 0 && pl->op[pl->n - 1].type == PO_COMPUTE) {
+		pl->op[pl->n - 1].flops += flops;
+		return SL_OK;
+	}
+	struct pop o;
+	memset(&o, 0, sizeof o);
+	o.type = PO_COMPUTE;
+	o.flops = flops;
+	return rec_op(k, &o);
+}
+
+static int k_gemm(struct kctx *k, int ta, int tb, int M, int N, int K, float alpha, const float *a,
+		  size_t ao, int lda, const float *b, size_t bo, int ldb, float beta, float *c, size_t co,
+		  int ldc, const char *label)
+{
+	if (!k->d)
+		return rec_compute(k, 2.0 * M * N * K * k->times);
+	/* The event says what it is in fields too (WORK set them). */
+	sl_dev_set_work(k->d, &k->work);
+	int rc;
+	if (k->dry)
+		rc = sl_dev_sgemm(k->d, ta, tb, M, N, K, alpha, NULL, lda, NULL, ldb, beta, NULL, ldc,
+				  label, k->err);
+	else
+		rc = sl_dev_sgemm(k->d, ta, tb, M, N, K, alpha, a + ao, lda, b + bo, ldb, beta, c + co,
+				  ldc, label, k->err);
+	sl_dev_set_work(k->d, NULL);
+	return rc;
+}
+
+static void mem_track(struct drun *dr, int64_t bytes, int cat)
+{
+	uint64_t *cur = cat == CAT_ACT ? &dr->act_cur : &dr->ws_cur;
+	uint64_t *peak = cat == CAT_ACT ? &dr->act_peak : &dr->ws_peak;
+	*cur = (uint64_t)((int64_t)*cur + bytes);
+	if (*cur > *peak)
+		*peak = *cur;
+	dr->live_cur = (uint64_t)((int64_t)dr->live_cur + bytes);
+	if (dr->live_cur > dr->live_peak)
+		dr->live_peak = dr->live_cur;
+}
+
+static int k_alloc(struct kctx *k, float **out, size_t nf, int cat, const char *what)
+{
+	*out = NULL;
+	struct drun *dr = k->dr;
+	if (dr->nlive == dr->caplive) {
+		int cap = dr->caplive ? dr->caplive * 2 : 64;
+		struct alloc *p = realloc(dr->live, (size_t)cap * sizeof *p);
+		if (!p)
+			return sl_fail(k->err, SL_ENOMEM, "out of host memory");
+		dr->live = p;
+		dr->caplive = cap;
+	}
+	size_t bytes = nf * FL;
+	if (!k->d || k->dry) {
+		/* A handle, never read: the step's control flow only asks which
+		 * buffer goes where and whether one exists. */
+		int rc = k->d ? sl_dev_reserve(k->d, bytes, what, k->err) : SL_OK;
+		if (rc)
+			return rc;
+		*out = (float *)(++dr->handles << 4);
+	} else if (!(*out = sl_dev_alloc(k->d, bytes, what, k->err))) {
+		return k->err->code ? k->err->code : SL_ENOMEM;
+	}
+	dr->live[dr->nlive++] = (struct alloc){*out, bytes, cat};
+	mem_track(dr, (int64_t)bytes, cat);
+	return SL_OK;
+}
+
+static void drop(struct kctx *k, const struct alloc *a)
+{
+	if (!k->d)
+		return;
+	if (k->dry)
+		sl_dev_release(k->d, a->bytes);
+	else
+		sl_dev_free(k->d, a->p, a->bytes);
+}
+
+static struct alloc *find_live(struct drun *dr, const float *p)
+{
+	for (int i = dr->nlive - 1; i >= 0; i--)
+		if (dr->live[i].p == p)
+			return &dr->live[i];
+	return NULL;
+}
+
+static void k_free(struct kctx *k, float **p)
+{
+	if (*p) {
+		struct drun *dr = k->dr;
+		struct alloc *a = find_live(dr, *p);
+		if (a) {
+			drop(k, a);
+			mem_track(dr, -(int64_t)a->bytes, a->cat);
+			*a = dr->live[--dr->nlive];
+		}
+	}
+	*p = NULL;
+}
+
+/* A buffer changes category: workspace kept for the backward pass, or back. */
+static void k_recat(struct kctx *k, float *p, int cat)
+{
+	if (!p)
+		return;
+	struct alloc *a = find_live(k->dr, p);
+	if (a && a->cat != cat) {
+		mem_track(k->dr, -(int64_t)a->bytes, a->cat);
+		mem_track(k->dr, (int64_t)a->bytes, cat);
+		a->cat = cat;
+	}
+}
+
+void trn_free_all(struct kctx *k)
+{
+	struct drun *dr = k->dr;
+	while (dr->nlive > 0) {
+		struct alloc a = dr->live[--dr->nlive];
+		drop(k, &a);
+		mem_track(dr, -(int64_t)a.bytes, a.cat);
+	}
+}
+
+static int k_coll(struct kctx *k, sl_traffic_kind kind, const sl_group *g, sl_coll_op op, float *buf,
+		  size_t off, size_t count, const size_t *counts)
+{
+	if (g->n < 2)
+		return SL_OK;
+	if (!k->d) {
+		struct pop o;
+		memset(&o, 0, sizeof o);
+		o.type = PO_COLL;
+		o.op = op;
+		o.dp_group = g == k->ds->dpg;
+		o.kind = kind;
+		o.count = count;
+		/* Uneven blocks only come from sequence parallelism, which deals
+		 * whole rows of h values (mb_geo). */
+		o.rows = counts ? (int)(count / (size_t)k->tr->m.hidden) : 0;
+		return rec_op(k, &o);
+	}
+	sl_cluster *c = sl_dev_cluster(k->d);
+	int id = sl_dev_id(k->d);
+	sl_dev_stats a = sl_cluster_dev_stats(c, id);
+	sl_algo algo = k->tr->l.algo;
+	float *b = k->dry ? NULL : buf + off;
+	int rc;
+	switch (op) {
+	case SL_COLL_ALLREDUCE:
+		rc = sl_allreduce(k->d, g, b, count, algo, k->err);
+		break;
+	case SL_COLL_ALLGATHER:
+		rc = sl_allgather(k->d, g, b, count, counts, algo, k->err);
+		break;
+	case SL_COLL_REDUCESCATTER:
+		rc = sl_reducescatter(k->d, g, b, count, counts, algo, k->err);
+		break;
+	default:
+		return sl_fail(k->err, SL_EINVAL, "unexpected collective");
+	}
+	sl_dev_stats z = sl_cluster_dev_stats(c, id);
+	k->dr->sent[kind] += z.bytes_sent - a.bytes_sent;
+	k->dr->recv[kind] += z.bytes_received - a.bytes_received;
+	return rc;
+}
+
+/* ---- element-wise work: done and (in measured timing) charged on a
+ * device, skipped when recording ---- */
+
+static int ew_done(struct kctx *k, double mark, const char *label)
+{
+	return k->measured ? sl_dev_compute(k->d, 0, mark, label, k->err) : SL_OK;
+}
+
+#define EW_BEGIN                                                                                  \
+	if (!k->d || k->dry)                                                                      \
+		return SL_OK;                                                                     \
+	double mark = sl_dev_cpu_mark()
+
+/* y[rows x cols] += b (broadcast over rows) */
+static int ew_bias(struct kctx *k, float *y, size_t rows, size_t cols, const float *b)
+{
+	EW_BEGIN;
+	for (size_t i = 0; i < rows; i++)
+		for (size_t j = 0; j < cols; j++)
+			y[i * cols + j] += b[j];
+	return ew_done(k, mark, "bias");
+}
+
+static int ew_add(struct kctx *k, float *y, const float *x, size_t n, const char *label)
+{
+	EW_BEGIN;
+	for (size_t i = 0; i < n; i++)
+		y[i] += x[i];
+	return ew_done(k, mark, label);
+}
+
+static int ew_copy(struct kctx *k, float *dst, size_t doff, const float *src, size_t soff, size_t n)
+{
+	EW_BEGIN;
+	memcpy(dst + doff, src + soff, n * FL);
+	return ew_done(k, mark, "copy");
+}
+
+static int ew_colsum(struct kctx *k, float *g, const float *dy, size_t rows, size_t cols)
+{
+	EW_BEGIN;
+	for (size_t i = 0; i < rows; i++)
+		for (size_t j = 0; j < cols; j++)
+			g[j] += dy[i * cols + j];
+	return ew_done(k, mark, "bias grad");
+}
+
+static int ew_gelu(struct kctx *k, const float *z, float *a, size_t n)
+{
+	EW_BEGIN;
+	sl_gelu(z, a, n);
+	return ew_done(k, mark, "gelu");
+}
+
+static int ew_gelu_grad(struct kctx *k, const float *z, float *da, size_t n)
+{
+	EW_BEGIN;
+	sl_gelu_grad(z, da, da, n);
+	return ew_done(k, mark, "gelu grad");
+}
+
+static int ew_softmax(struct kctx *k, float *p, size_t off, int s)
+{
+	EW_BEGIN;
+	sl_softmax_rows(p + off, s, s, s);
+	return ew_done(k, mark, "softmax");
+}
+
+static int ew_softmax_grad(struct kctx *k, const float *p, size_t off, float *dp, int s, float scale)
+{
+	EW_BEGIN;
+	sl_softmax_grad_rows(p + off, dp, s, s, s, scale);
+	return ew_done(k, mark, "softmax grad");
+}
+
+/* ---- a micro-batch's shape on this device ---- */
+
+struct mbgeo {
+	int nb;        /* sequences */
+	long row0;     /* its first row (token) in the global batch */
+	int r;         /* rows */
+	int sp;        /* sequence parallel: the residual stream is split by rows */
+	int r0, rl;    /* the rows of the residual stream this device holds */
+	size_t cnt[SL_MAX_DEVICES]; /* sequence parallel: rows*h of every TP rank */
+};
+
+static void mb_geo(const struct kctx *k, int mb, struct mbgeo *g)
+{
+	const sl_model_spec *m = &k->tr->m;
+	const sl_layout *l = &k->tr->l;
+	int first, count;
+	sl_layout_microbatch(m, l, k->ds->dp, mb, &first, &count);
+	g->nb = count;
+	g->r = count * m->seq;
+	g->row0 = (long)first * m->seq;
+	g->sp = l->seq_parallel && l->tp > 1;
+	if (g->sp) {
+		size_t off[SL_MAX_DEVICES + 1];
+		sl_block_offsets((size_t)g->r, l->tp, NULL, off);
+		for (int i = 0; i < l->tp; i++)
+			g->cnt[i] = (off[i + 1] - off[i]) * (size_t)m->hidden;
+		g->r0 = (int)off[k->ds->tp];
+		g->rl = (int)(off[k->ds->tp + 1] - off[k->ds->tp]);
+	} else {
+		g->r0 = 0;
+		g->rl = g->r;
+	}
+}
+
+/* Events are named on a device; a recording has none to name. */
+/* The next GEMM: its fields, and its label ("F b1 fc1", "B b0 qkv dW",
+ * "F b2 scores h3") made from them. */
+static void work_set(struct kctx *k, char *lb, size_t n, sl_work_pass pass, int block,
+		     sl_work_part part, sl_work_grad grad, int head)
+{
+	k->work = (sl_ev_work){.pass = (signed char)pass,
+			       .part = (signed char)part,
+			       .grad = (signed char)grad,
+			       .block = (short)block,
+			       .head = (short)head};
+	char tail[16] = "";
+	if (grad != SL_GRAD_NONE)
+		snprintf(tail, sizeof tail, " %s", grad == SL_GRAD_W ? "dW" : "dX");
+	else if (head >= 0)
+		snprintf(tail, sizeof tail, " h%d", head);
+	snprintf(lb, n, "%c b%d %s%s", pass == SL_PASS_FWD ? 'F' : 'B', block, sl_work_part_tag(part),
+		 tail);
+}
+#define WORK(pass, block, part, grad, head)                                                       \
+	(k->d ? work_set(k, lb, sizeof lb, pass, block, part, grad, head) : (void)0)
+
+#define TRY(x)                                                                                    \
+	do {                                                                                      \
+		int rc_ = (x);                                                                    \
+		if (rc_)                                                                          \
+			return rc_;                                                               \
+	} while (0)
+
+/* The input of a sub-block as the whole micro-batch: with sequence
+ * parallelism the gathered rows (a new buffer, kept for backward), else x
+ * itself (which becomes an activation). */
+static int gather_input(struct kctx *k, const struct mbgeo *g, float *x, float **full)
+{
+	size_t h = (size_t)k->tr->m.hidden, n = (size_t)g->r * h;
+	if (!g->sp) {
+		*full = x;
+		k_recat(k, x, CAT_ACT);
+		return SL_OK;
+	}
+	TRY(k_alloc(k, full, n, CAT_ACT, "activations (gathered input)"));
+	TRY(ew_copy(k, *full, (size_t)g->r0 * h, x, 0, (size_t)g->rl * h));
+	return k_coll(k, SL_TR_TP_ALLGATHER, k->ds->tpg, SL_COLL_ALLGATHER, *full, 0, n, g->cnt);
+}
+
+/* The row-parallel product's partial sums yf (r x h) become the sub-block's
+ * output: reduced over the TP group, plus bias, plus the residual x.  *y is
+ * yf itself or (sequence parallel) the device's rows of it. */
+static int reduce_output(struct kctx *k, const struct mbgeo *g, float *yf, const float *bias,
+			 const float *x, float **y)
+{
+	size_t h = (size_t)k->tr->m.hidden, n = (size_t)g->r * h;
+	if (g->sp) {
+		TRY(k_coll(k, SL_TR_TP_REDUCESCATTER, k->ds->tpg, SL_COLL_REDUCESCATTER, yf, 0, n,
+			   g->cnt));
+		TRY(k_alloc(k, y, (size_t)g->rl * h, CAT_WS, "sub-block output"));
+		TRY(ew_copy(k, *y, 0, yf, (size_t)g->r0 * h, (size_t)g->rl * h));
+		k_free(k, &yf);
+	} else {
+		TRY(k_coll(k, SL_TR_TP_ALLREDUCE, k->ds->tpg, SL_COLL_ALLREDUCE, yf, 0, n, NULL));
+		*y = yf;
+	}
+	TRY(ew_bias(k, *y, (size_t)g->rl, h, bias));
+	return ew_add(k, *y, x, (size_t)g->rl * h, "residual");
+}
+
+/* Backward counterpart: dy (the device's rows) as the whole micro-batch. */
+static int gather_grad(struct kctx *k, const struct mbgeo *g, float *dy, float **full)
+{
+	size_t h = (size_t)k->tr->m.hidden, n = (size_t)g->r * h;
+	if (!g->sp) {
+		*full = dy;
+		return SL_OK;
+	}
+	TRY(k_alloc(k, full, n, CAT_WS, "gathered output gradient"));
+	TRY(ew_copy(k, *full, (size_t)g->r0 * h, dy, 0, (size_t)g->rl * h));
+	return k_coll(k, SL_TR_TP_ALLGATHER, k->ds->tpg, SL_COLL_ALLGATHER, *full, 0, n, g->cnt);
+}
+
+/* dxp (r x h partial input gradients) reduced over the TP group, plus the
+ * residual's dy, becomes *dx; dy and the gathered copy are freed. */
+static int reduce_grad(struct kctx *k, const struct mbgeo *g, float *dxp, float *dy, float *dyf,
+		       float **dx)
+{
+	size_t h = (size_t)k->tr->m.hidden, n = (size_t)g->r * h;
+	if (g->sp) {
+		k_free(k, &dyf);
+		TRY(k_coll(k, SL_TR_TP_REDUCESCATTER, k->ds->tpg, SL_COLL_REDUCESCATTER, dxp, 0, n,
+			   g->cnt));
+		TRY(k_alloc(k, dx, (size_t)g->rl * h, CAT_WS, "input gradient"));
+		TRY(ew_copy(k, *dx, 0, dxp, (size_t)g->r0 * h, (size_t)g->rl * h));
+		k_free(k, &dxp);
+	} else {
+		TRY(k_coll(k, SL_TR_TP_ALLREDUCE, k->ds->tpg, SL_COLL_ALLREDUCE, dxp, 0, n, NULL));
+		*dx = dxp;
+	}
+	TRY(ew_add(k, *dx, dy, (size_t)g->rl * h, "residual grad"));
+	k_free(k, &dy);
+	return SL_OK;
+}
+
+static const float *par(const struct kctx *k, const struct blk *b, int kind)
+{
+	return k->d && !k->dry ? k->ds->P + b->w[kind] : NULL;
+}
+
+static float *grd(const struct kctx *k, const struct blk *b, int kind)
+{
+	return k->d && !k->dry ? k->ds->G + b->w[kind] : NULL;
+}
+
+static int mlp_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, struct bstash *st,
+		   float **xio)
+{
+	int h = k->tr->m.hidden, r = g->r, ft = b->ft;
+	float *x = *xio, *yf = NULL;
+	char lb[40];
+	*xio = NULL;
+	TRY(gather_input(k, g, x, &st->xm));
+	TRY(k_alloc(k, &st->z, (size_t)r * ft, CAT_ACT, "activations (fc1 output)"));
+	WORK(SL_PASS_FWD, b->index, SL_PART_FC1, SL_GRAD_NONE, -1);
+	TRY(k_gemm(k, 0, 0, r, ft, h, 1, st->xm, 0, h, par(k, b, SL_T_FC1_W), 0, ft, 0, st->z, 0, ft,
+		   lb));
+	TRY(ew_bias(k, st->z, (size_t)r, (size_t)ft, par(k, b, SL_T_FC1_B)));
+	TRY(k_alloc(k, &st->a, (size_t)r * ft, CAT_ACT, "activations (GeLU output)"));
+	TRY(ew_gelu(k, st->z, st->a, (size_t)r * ft));
+	TRY(k_alloc(k, &yf, (size_t)r * h, CAT_WS, "fc2 partial sums"));
+	WORK(SL_PASS_FWD, b->index, SL_PART_FC2, SL_GRAD_NONE, -1);
+	TRY(k_gemm(k, 0, 0, r, h, ft, 1, st->a, 0, ft, par(k, b, SL_T_FC2_W), 0, h, 0, yf, 0, h, lb));
+	TRY(reduce_output(k, g, yf, par(k, b, SL_T_FC2_B), x, xio));
+	if (g->sp)
+		k_free(k, &x);
+	return SL_OK;
+}
+
+static int mlp_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, struct bstash *st,
+		   float **dio)
+{
+	int h = k->tr->m.hidden, r = g->r, ft = b->ft;
+	float *dy = *dio, *dyf = NULL, *da = NULL, *dxp = NULL;
+	char lb[40];
+	*dio = NULL;
+	TRY(gather_grad(k, g, dy, &dyf));
+	TRY(ew_colsum(k, grd(k, b, SL_T_FC2_B), dy, (size_t)g->rl, (size_t)h));
+	WORK(SL_PASS_BWD, b->index, SL_PART_FC2, SL_GRAD_W, -1);
+	TRY(k_gemm(k, 1, 0, ft, h, r, 1, st->a, 0, ft, dyf, 0, h, 1, grd(k, b, SL_T_FC2_W), 0, h, lb));
+	TRY(k_alloc(k, &da, (size_t)r * ft, CAT_WS, "fc1 output gradient"));
+	WORK(SL_PASS_BWD, b->index, SL_PART_FC2, SL_GRAD_X, -1);
+	TRY(k_gemm(k, 0, 1, r, ft, h, 1, dyf, 0, h, par(k, b, SL_T_FC2_W), 0, h, 0, da, 0, ft, lb));
+	TRY(ew_gelu_grad(k, st->z, da, (size_t)r * ft));
+	TRY(ew_colsum(k, grd(k, b, SL_T_FC1_B), da, (size_t)r, (size_t)ft));
+	WORK(SL_PASS_BWD, b->index, SL_PART_FC1, SL_GRAD_W, -1);
+	TRY(k_gemm(k, 1, 0, h, ft, r, 1, st->xm, 0, h, da, 0, ft, 1, grd(k, b, SL_T_FC1_W), 0, ft, lb));
+	TRY(k_alloc(k, &dxp, (size_t)r * h, CAT_WS, "input gradient partial sums"));
+	WORK(SL_PASS_BWD, b->index, SL_PART_FC1, SL_GRAD_X, -1);
+	TRY(k_gemm(k, 0, 1, r, h, ft, 1, da, 0, ft, par(k, b, SL_T_FC1_W), 0, ft, 0, dxp, 0, h, lb));
+	k_free(k, &da);
+	k_free(k, &st->z);
+	k_free(k, &st->a);
+	k_free(k, &st->xm);
+	return reduce_grad(k, g, dxp, dy, dyf, dio);
+}
+
+static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, struct bstash *st,
+		    float **xio)
+{
+	const sl_model_spec *m = &k->tr->m;
+	int h = m->hidden, r = g->r, s = m->seq, d = h / m->heads, ah = b->ah, qc = b->qc;
+	int oc = d * ah;
+	float scale = 1.0f / sqrtf((float)d);
+	float *x = *xio, *yf = NULL;
+	char lb[40];
+	*xio = NULL;
+	TRY(gather_input(k, g, x, &st->xa));
+	TRY(k_alloc(k, &st->qkv, (size_t)r * qc, CAT_ACT, "activations (Q, K, V)"));
+	WORK(SL_PASS_FWD, b->index, SL_PART_QKV, SL_GRAD_NONE, -1);
+	TRY(k_gemm(k, 0, 0, r, qc, h, 1, st->xa, 0, h, par(k, b, SL_T_QKV_W), 0, qc, 0, st->qkv, 0, qc,
+		   lb));
+	TRY(k_alloc(k, &st->p, (size_t)g->nb * ah * s * s, CAT_ACT, "activations (attention probabilities)"));
+	TRY(k_alloc(k, &st->o, (size_t)r * oc, CAT_ACT, "activations (heads' outputs)"));
+	/* Recording, every head of every sequence is the same work: one stands
+	 * for all. */
+	int nseq = k->d ? g->nb : 1, nhead = k->d ? ah : 1;
+	k->times = k->d ? 1 : (double)g->nb * ah;
+	for (int n = 0; n < nseq; n++)
+		for (int j = 0; j < nhead; j++) {
+			size_t q = (size_t)n * s * qc + (size_t)j * 3 * d, po = ((size_t)n * ah + j) * s * s;
+			WORK(SL_PASS_FWD, b->index, SL_PART_SCORES, SL_GRAD_NONE, j);
+			TRY(k_gemm(k, 0, 1, s, s, d, scale, st->qkv, q, qc, st->qkv, q + d, qc, 0, st->p, po,
+				   s, lb));
+			TRY(ew_softmax(k, st->p, po, s));
+			WORK(SL_PASS_FWD, b->index, SL_PART_PV, SL_GRAD_NONE, j);
+			TRY(k_gemm(k, 0, 0, s, d, s, 1, st->p, po, s, st->qkv, q + 2 * d, qc, 0, st->o,
+				   (size_t)n * s * oc + (size_t)j * d, oc, lb));
+		}
+	k->times = 1;
+	TRY(k_alloc(k, &yf, (size_t)r * h, CAT_WS, "projection partial sums"));
+	WORK(SL_PASS_FWD, b->index, SL_PART_PROJ, SL_GRAD_NONE, -1);
+	TRY(k_gemm(k, 0, 0, r, h, oc, 1, st->o, 0, oc, par(k, b, SL_T_OUT_W), 0, h, 0, yf, 0, h, lb));
+	TRY(reduce_output(k, g, yf, par(k, b, SL_T_OUT_B), x, xio));
+	if (g->sp)
+		k_free(k, &x);
+	return SL_OK;
+}
+
+static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, struct bstash *st,
+		    float **dio)
+{
+	const sl_model_spec *m = &k->tr->m;
+	int h = m->hidden, r = g->r, s = m->seq, d = h / m->heads, ah = b->ah, qc = b->qc;
+	int oc = d * ah;
+	float scale = 1.0f / sqrtf((float)d);
+	float *dy = *dio, *dyf = NULL, *dO = NULL, *dqkv = NULL, *dp = NULL, *dxp = NULL;
+	char lb[40];
+	*dio = NULL;
+	TRY(gather_grad(k, g, dy, &dyf));
+	TRY(ew_colsum(k, grd(k, b, SL_T_OUT_B), dy, (size_t)g->rl, (size_t)h));
+	WORK(SL_PASS_BWD, b->index, SL_PART_PROJ, SL_GRAD_W, -1);
+	TRY(k_gemm(k, 1, 0, oc, h, r, 1, st->o, 0, oc, dyf, 0, h, 1, grd(k, b, SL_T_OUT_W), 0, h, lb));
+	TRY(k_alloc(k, &dO, (size_t)r * oc, CAT_WS, "heads' output gradient"));
+	WORK(SL_PASS_BWD, b->index, SL_PART_PROJ, SL_GRAD_X, -1);
+	TRY(k_gemm(k, 0, 1, r, oc, h, 1, dyf, 0, h, par(k, b, SL_T_OUT_W), 0, h, 0, dO, 0, oc, lb));
+	TRY(k_alloc(k, &dqkv, (size_t)r * qc, CAT_WS, "Q, K, V gradient"));
+	TRY(k_alloc(k, &dp, (size_t)s * s, CAT_WS, "attention score gradient"));
+	int nseq = k->d ? g->nb : 1, nhead = k->d ? ah : 1;
+	k->times = k->d ? 1 : (double)g->nb * ah;
+	for (int n = 0; n < nseq; n++)
+		for (int j = 0; j < nhead; j++) {
+			size_t q = (size_t)n * s * qc + (size_t)j * 3 * d, po = ((size_t)n * ah + j) * s * s;
+			size_t oo = (size_t)n * s * oc + (size_t)j * d;
+			WORK(SL_PASS_BWD, b->index, SL_PART_DP, SL_GRAD_NONE, j);
+			TRY(k_gemm(k, 0, 1, s, s, d, 1, dO, oo, oc, st->qkv, q + 2 * d, qc, 0, dp, 0, s, lb));
+			WORK(SL_PASS_BWD, b->index, SL_PART_DV, SL_GRAD_NONE, j);
+			TRY(k_gemm(k, 1, 0, s, d, s, 1, st->p, po, s, dO, oo, oc, 0, dqkv, q + 2 * d, qc, lb));
+			TRY(ew_softmax_grad(k, st->p, po, dp, s, scale));
+			WORK(SL_PASS_BWD, b->index, SL_PART_DQ, SL_GRAD_NONE, j);
+			TRY(k_gemm(k, 0, 0, s, d, s, 1, dp, 0, s, st->qkv, q + d, qc, 0, dqkv, q, qc, lb));
+			WORK(SL_PASS_BWD, b->index, SL_PART_DK, SL_GRAD_NONE, j);
+			TRY(k_gemm(k, 1, 0, s, d, s, 1, dp, 0, s, st->qkv, q, qc, 0, dqkv, q + d, qc, lb));
+		}
+	k->times = 1;
+	k_free(k, &dp);
+	k_free(k, &dO);
+	WORK(SL_PASS_BWD, b->index, SL_PART_QKV, SL_GRAD_W, -1);
+	TRY(k_gemm(k, 1, 0, h, qc, r, 1, st->xa, 0, h, dqkv, 0, qc, 1, grd(k, b, SL_T_QKV_W), 0, qc,
+		   lb));
+	TRY(k_alloc(k, &dxp, (size_t)r * h, CAT_WS, "input gradient partial sums"));
+	WORK(SL_PASS_BWD, b->index, SL_PART_QKV, SL_GRAD_X, -1);
+	TRY(k_gemm(k, 0, 1, r, h, qc, 1, dqkv, 0, qc, par(k, b, SL_T_QKV_W), 0, qc, 0, dxp, 0, h, lb));
+	k_free(k, &dqkv);
+	k_free(k, &st->xa);
+	k_free(k, &st->qkv);
+	k_free(k, &st->p);
+	k_free(k, &st->o);
+	return reduce_grad(k, g, dxp, dy, dyf, dio);
+}
+
+static int is_last_chunk(const struct kctx *k, int c)
+{
+	return c * k->tr->l.pp + k->ds->pp == k->tr->nchunks - 1;
+}
+
+/* The loss on the last chunk: its sum of squared errors goes to the step's
+ * loss, its gradient is kept for the backward pass. */
+static int loss_fwd(struct kctx *k, const struct mbgeo *g, float *y, struct cstash *cs)
+{
+	const sl_model_spec *m = &k->tr->m;
+	size_t h = (size_t)m->hidden, n = (size_t)g->rl * h;
+	float *tgt = NULL;
+	TRY(k_alloc(k, &tgt, n, CAT_WS, "targets"));
+	TRY(k_alloc(k, &cs->dyl, n, CAT_ACT, "activations (loss gradient)"));
+	if (!k->d || k->dry) {
+		k_free(k, &tgt);
+		return SL_OK;
+	}
+	/* The data loader works on the host; only the targets land on the device. */
+	float *xs = malloc((n ? n : 1) * FL);
+	if (!xs)
+		return sl_fail(k->err, SL_ENOMEM, "out of host memory");
+	sl_model_data(m, k->step, g->row0 + g->r0, g->rl, xs, tgt);
+	free(xs);
+	double mark = sl_dev_cpu_mark();
+	double sum = 0, norm = (double)m->batch * m->seq * h;
+	for (size_t i = 0; i < n; i++) {
+		double e = (double)y[i] - tgt[i];
+		sum += e * e;
+		cs->dyl[i] = (float)(2.0 * e / norm);
+	}
+	/* Without sequence parallelism every TP rank holds the same output:
+	 * count it once. */
+	if (g->sp || k->ds->tp == 0)
+		k->dr->loss[k->ks] += sum;
+	k_free(k, &tgt);
+	return ew_done(k, mark, "loss");
+}
+
+static int chunk_fwd(struct kctx *k, int c, int mb, float **xio, struct cstash *cs)
+{
+	struct dstate *ds = k->ds;
+	struct mbgeo g;
+	mb_geo(k, mb, &g);
+	for (int i = ds->cfirst[c]; i < ds->cfirst[c + 1]; i++) {
+		struct bstash *bs = &cs->b[i - ds->cfirst[c]];
+		if (k->tr->m.heads > 0)
+			TRY(attn_fwd(k, &ds->blk[i], &g, bs, xio));
+		TRY(mlp_fwd(k, &ds->blk[i], &g, bs, xio));
+	}
+	if (is_last_chunk(k, c)) {
+		TRY(loss_fwd(k, &g, *xio, cs));
+		k_free(k, xio);
+	}
+	return SL_OK;
+}
+
+static int chunk_bwd(struct kctx *k, int c, int mb, float **dio, struct cstash *cs)
+{
+	struct dstate *ds = k->ds;
+	struct mbgeo g;
+	mb_geo(k, mb, &g);
+	if (is_last_chunk(k, c)) {
+		*dio = cs->dyl;
+		cs->dyl = NULL;
+		k_recat(k, *dio, CAT_WS);
+	}
+	for (int i = ds->cfirst[c + 1] - 1; i >= ds->cfirst[c]; i--) {
+		struct bstash *bs = &cs->b[i - ds->cfirst[c]];
+		TRY(mlp_bwd(k, &ds->blk[i], &g, bs, dio));
+		if (k->tr->m.heads > 0)
+			TRY(attn_bwd(k, &ds->blk[i], &g, bs, dio));
+	}
+	if (c == 0 && ds->pp == 0)
+		k_free(k, dio);
+	return SL_OK;
+}
+
+/* The device a chunk's neighbour lives on (same TP and DP rank). */
+static int chunk_dev(const struct kctx *k, int gchunk)
+{
+	return sl_mesh_device(&k->tr->l, k->ds->tp, gchunk % k->tr->l.pp, k->ds->dp);
+}
+
+/* Which tensor a message carries: the result of (direction, micro-batch,
+ * global chunk).  The plan check compares them end to end. */
+static int msg_key(const struct kctx *k, int bwd, int mb, int gchunk)
+{
+	return (bwd * k->tr->nchunks + gchunk) * k->tr->l.microbatches + mb;
+}
+
+/* What action a must receive first (peer -1: nothing). */
+static struct pmsg action_input(const struct kctx *k, const sl_pp_action *a, size_t n)
+{
+	int g = a->chunk * k->tr->l.pp + k->ds->pp;
+	struct pmsg m = {-1, n, -1, NULL};
+	if (!a->bwd && g > 0)
+		m.peer = chunk_dev(k, g - 1), m.key = msg_key(k, 0, a->mb, g - 1);
+	if (a->bwd && g < k->tr->nchunks - 1)
+		m.peer = chunk_dev(k, g + 1), m.key = msg_key(k, 1, a->mb, g + 1);
+	return m;
+}
+
+/* Where action a's result goes (peer -1: nowhere). */
+static struct pmsg action_output(const struct kctx *k, const sl_pp_action *a, size_t n)
+{
+	int g = a->chunk * k->tr->l.pp + k->ds->pp;
+	struct pmsg m = {-1, n, msg_key(k, a->bwd, a->mb, g), NULL};
+	if (!a->bwd && g < k->tr->nchunks - 1)
+		m.peer = chunk_dev(k, g + 1);
+	if (a->bwd && g > 0)
+		m.peer = chunk_dev(k, g - 1);
+	return m;
+}
+
+/* The actions from i up to the next exchange: one, or an F+B pair. */
+static int unit_end(const struct dstate *ds, int i)
+{
+	int j = i + 1;
+	while (j < ds->nacts && ds->acts[j].joined)
+		j++;
+	return j;
+}
+
+/* The engine has one channel per ordered pair, so an exchange carries at
+ * most one message each way per peer: take the first not yet sent (and the
+ * first not yet received) for every peer, in list order. */
+static void next_round(const struct pmsg *s, int ns, int *sdone, const struct pmsg *r, int nr,
+		       int *rdone, int *si, int *nsi, int *ri, int *nri)
+{
+	*nsi = *nri = 0;
+	for (int i = 0; i < ns; i++) {
+		int clash = 0;
+		for (int j = 0; j < *nsi; j++)
+			clash |= s[si[j]].peer == s[i].peer;
+		if (!sdone[i] && !clash) {
+			sdone[i] = 1;
+			si[(*nsi)++] = i;
+		}
+	}
+	for (int i = 0; i < nr; i++) {
+		int clash = 0;
+		for (int j = 0; j < *nri; j++)
+			clash |= r[ri[j]].peer == r[i].peer;
+		if (!rdone[i] && !clash) {
+			rdone[i] = 1;
+			ri[(*nri)++] = i;
+		}
+	}
+}
+
+static int exchange(struct kctx *k, const struct pmsg *s, int ns, const struct pmsg *r, int nr)
+{
+	int sdone[MAX_UNIT_MSGS] = {0}, rdone[MAX_UNIT_MSGS] = {0};
+	int si[MAX_UNIT_MSGS], ri[MAX_UNIT_MSGS], nsi, nri;
+	sl_cluster *c = k->d ? sl_dev_cluster(k->d) : NULL;
+	int id = k->d ? sl_dev_id(k->d) : -1;
+	for (;;) {
+		next_round(s, ns, sdone, r, nr, rdone, si, &nsi, ri, &nri);
+		if (nsi == 0 && nri == 0)
+			return SL_OK;
+		if (!k->d) {
+			struct pop o;
+			memset(&o, 0, sizeof o);
+			o.type = PO_XFER;
+			o.m0 = k->pl->nmsg;
+			o.ns = nsi;
+			o.nr = nri;
+			int bad = 0;
+			for (int i = 0; i < nsi; i++)
+				bad |= pl_msg(k->pl, &k->tr->l, &s[si[i]]);
+			for (int i = 0; i < nri; i++)
+				bad |= pl_msg(k->pl, &k->tr->l, &r[ri[i]]);
+			if (bad)
+				return sl_fail(k->err, SL_ENOMEM, "out of host memory");
+			TRY(rec_op(k, &o));
+			continue;
+		}
+		sl_msg sm[MAX_UNIT_MSGS], rm[MAX_UNIT_MSGS];
+		for (int i = 0; i < nsi; i++)
+			sm[i] = sl_msg1(s[si[i]].peer, k->dry ? NULL : s[si[i]].buf, 0, s[si[i]].n * FL);
+		for (int i = 0; i < nri; i++)
+			rm[i] = sl_msg1(r[ri[i]].peer, k->dry ? NULL : r[ri[i]].buf, 0, r[ri[i]].n * FL);
+		sl_dev_stats a = sl_cluster_dev_stats(c, id);
+		int rc = sl_xfer(k->d, sm, nsi, rm, nri, SL_XCOPY, "trn_pipeline p2p", k->err);
+		sl_dev_stats z = sl_cluster_dev_stats(c, id);
+		k->dr->sent[SL_TR_PP_SENDRECV] += z.bytes_sent - a.bytes_sent;
+		k->dr->recv[SL_TR_PP_SENDRECV] += z.bytes_received - a.bytes_received;
+		if (rc)
+			return rc;
+	}
+}
+
+static int op_id(const struct kctx *k, const sl_pp_action *a)
+{
+	const sl_layout *l = &k->tr->l;
+	int per = 2 * l->microbatches * k->tr->v + 1;
+	if (!a)
+		return k->ks * per + per - 1;
+	return k->ks * per + (a->bwd * k->tr->v + a->chunk) * l->microbatches + a->mb;
+}
+
+static size_t stream_floats(const struct kctx *k, int mb)
+{
+	struct mbgeo g;
+	mb_geo(k, mb, &g);
+	return (size_t)g.rl * k->tr->m.hidden;
+}
+
+/* ---- templates (recording) ---- */
+
+static void mem_snapshot(const struct drun *dr, uint64_t cur[3])
+{
+	cur[MEM_ACT] = dr->act_cur;
+	cur[MEM_WS] = dr->ws_cur;
+	cur[MEM_LIVE] = dr->live_cur;
+}
+
+/* Record the forward and the backward of chunk c for micro-batch mb's
+ * shape alone, as trn_pipeline() runs them: the forward's input held (received
+ * activations or the input batch), its output freed once sent; the
+ * backward's input (a received gradient) held unless it is the last chunk
+ * (the loss gradient, kept by the forward). */
+static int build_tmpls(struct kctx *k, int c, int mb, int nb)
+{
+	struct tstore *ts = k->ts;
+	if (ts->n + 2 > ts->cap) {
+		int cap = ts->cap ? 2 * ts->cap : 8;
+		struct tmpl *p = realloc(ts->t, (size_t)cap * sizeof *p);
+		if (!p)
+			return sl_fail(k->err, SL_ENOMEM, "out of host memory");
+		ts->t = p;
+		ts->cap = cap;
+	}
+	struct dstate *ds = k->ds;
+	int nblk = ds->cfirst[c + 1] - ds->cfirst[c];
+	struct bstash *bs = calloc((size_t)(nblk ? nblk : 1), sizeof *bs);
+	if (!bs)
+		return sl_fail(k->err, SL_ENOMEM, "out of host memory");
+	struct cstash cs = {bs, NULL};
+	struct drun dr;
+	memset(&dr, 0, sizeof dr);
+	struct kctx k2 = *k;
+	k2.dr = &dr;
+	k2.ts = NULL;
+	size_t n = stream_floats(k, mb);
+	int rc = SL_OK, g = c * k->tr->l.pp + ds->pp;
+	for (int bwd = 0; bwd < 2 && rc == SL_OK; bwd++) {
+		struct tmpl *t = &ts->t[ts->n + bwd];
+		memset(t, 0, sizeof *t);
+		t->bwd = bwd;
+		t->chunk = c;
+		t->nb = nb;
+		k2.pl = &t->pl;
+		float *x = NULL;
+		if (!bwd || g < k->tr->nchunks - 1)
+			rc = k_alloc(&k2, &x, n, CAT_WS, "input");
+		uint64_t start[3];
+		mem_snapshot(&dr, start);
+		dr.act_peak = dr.act_cur;
+		dr.ws_peak = dr.ws_cur;
+		dr.live_peak = dr.live_cur;
+		if (rc == SL_OK)
+			rc = bwd ? chunk_bwd(&k2, c, mb, &x, &cs) : chunk_fwd(&k2, c, mb, &x, &cs);
+		uint64_t end[3], peak[3] = {dr.act_peak, dr.ws_peak, dr.live_peak};
+		mem_snapshot(&dr, end);
+		for (int q = 0; q < 3; q++) {
+			t->net[q] = (int64_t)end[q] - (int64_t)start[q];
+			t->up[q] = peak[q] - start[q];
+		}
+		t->out = x ? n : 0;
+		k_free(&k2, &x);
+		for (int i = 0; i < t->pl.n; i++)
+			if (t->pl.op[i].type == PO_COMPUTE)
+				t->flops += t->pl.op[i].flops;
+	}
+	trn_free_all(&k2);
+	free(dr.live);
+	free(bs);
+	if (rc) {
+		free(ts->t[ts->n].pl.op);
+		free(ts->t[ts->n + 1].pl.op);
+		return rc;
+	}
+	ts->n += 2;
+	return SL_OK;
+}
+
+/* One action of the schedule: its chunk's forward or backward, or, when
+ * recording with templates, its template's work and memory. */
+static int run_action(struct kctx *k, const sl_pp_action *a, float **x, struct cstash *cs)
+{
+	if (k->d || !k->ts)
+		return a->bwd ? chunk_bwd(k, a->chunk, a->mb, x, cs)
+		              : chunk_fwd(k, a->chunk, a->mb, x, cs);
+	struct mbgeo g;
+	mb_geo(k, a->mb, &g);
+	struct tstore *ts = k->ts;
+	int ti = -1;
+	for (int i = 0; i < ts->n && ti < 0; i++)
+		if (ts->t[i].bwd == a->bwd && ts->t[i].chunk == a->chunk && ts->t[i].nb == g.nb)
+			ti = i;
+	if (ti < 0) {
+		TRY(build_tmpls(k, a->chunk, a->mb, g.nb));
+		ti = ts->n - 2 + a->bwd;
+	}
+	const struct tmpl *t = &ts->t[ti];
+	struct drun *dr = k->dr;
+	/* The input buffer's fate is in the template's figures. */
+	if (*x) {
+		struct alloc *al = find_live(dr, *x);
+		if (al)
+			*al = dr->live[--dr->nlive];
+		*x = NULL;
+	}
+	uint64_t *cur[3] = {&dr->act_cur, &dr->ws_cur, &dr->live_cur};
+	uint64_t *peak[3] = {&dr->act_peak, &dr->ws_peak, &dr->live_peak};
+	for (int q = 0; q < 3; q++) {
+		if (*cur[q] + t->up[q] > *peak[q])
+			*peak[q] = *cur[q] + t->up[q];
+		*cur[q] = (uint64_t)((int64_t)*cur[q] + t->net[q]);
+	}
+	if (t->out) {
+		/* Its output is held already (net): only its handle is new. */
+		TRY(k_alloc(k, x, 0, CAT_WS, "output"));
+		find_live(dr, *x)->bytes = t->out * FL;
+	}
+	struct pop o;
+	memset(&o, 0, sizeof o);
+	o.type = PO_ACTION;
+	o.tm = ti;
+	o.flops = t->flops;
+	return rec_op(k, &o);
+}
+
+/* The trn_pipeline phase of a step: the schedule's actions, unit by unit.
+ * Before a unit, one exchange sends the results still waiting and receives
+ * what the unit needs, as Megatron-LM's send_forward_recv_backward and its
+ * kin do; with rendezvous sends this is what keeps neighbours from waiting
+ * on each other. */
+int trn_pipeline(struct kctx *k)
+{
+	struct dstate *ds = k->ds;
+	const sl_model_spec *m = &k->tr->m;
+	int v = k->tr->v;
+	struct pmsg pend[MAX_UNIT_MSGS] = {{0}};
+	int npend = 0;
+	for (int i = 0; i < ds->nacts;) {
+		int j = unit_end(ds, i);
+		struct pmsg in[MAX_UNIT_MSGS];
+		int nin = 0;
+		float *inbuf[MAX_UNIT_MSGS] = {NULL};
+		if (k->d)
+			sl_dev_set_op(k->d, op_id(k, &ds->acts[i]), ds->acts[i].mb);
+		for (int u = i; u < j; u++) {
+			struct pmsg msg = action_input(k, &ds->acts[u], stream_floats(k, ds->acts[u].mb));
+			if (msg.peer < 0)
+				continue;
+			const char *what = ds->acts[u].bwd ? "received gradient" : "received activations";
+			TRY(k_alloc(k, &msg.buf, msg.n, CAT_WS, what));
+			inbuf[u - i] = msg.buf;
+			in[nin++] = msg;
+		}
+		TRY(exchange(k, pend, npend, in, nin));
+		for (int u = 0; u < npend; u++)
+			k_free(k, &pend[u].buf);
+		npend = 0;
+		for (int u = i; u < j; u++) {
+			const sl_pp_action *a = &ds->acts[u];
+			struct cstash *cs = &k->dr->st[a->mb * v + a->chunk];
+			float *x = inbuf[u - i];
+			if (k->d)
+				sl_dev_set_op(k->d, op_id(k, a), a->mb);
+			if (!a->bwd && !x) {
+				struct mbgeo g;
+				mb_geo(k, a->mb, &g);
+				TRY(k_alloc(k, &x, (size_t)g.rl * m->hidden, CAT_WS, "input batch"));
+				if (k->d && !k->dry)
+					sl_model_data(m, k->step, g.row0 + g.r0, g.rl, x, NULL);
+			}
+			TRY(run_action(k, a, &x, cs));
+			if (x) {
+				pend[npend] = action_output(k, a, stream_floats(k, a->mb));
+				pend[npend++].buf = x;
+			}
+		}
+		i = j;
+	}
+	TRY(exchange(k, pend, npend, NULL, 0));
+	for (int u = 0; u < npend; u++)
+		k_free(k, &pend[u].buf);
+	return SL_OK;
+}
+
+/* After the trn_pipeline: gradients made whole, then Adam on what this device
+ * owns. */
+int trn_sync_and_update(struct kctx *k)
+{
+	struct dstate *ds = k->ds;
+	const sl_layout *l = &k->tr->l;
+	float *G = k->d && !k->dry ? ds->G : NULL, *P = k->d && !k->dry ? ds->P : NULL;
+	if (l->seq_parallel && ds->rep_n > 0)
+		TRY(k_coll(k, SL_TR_TP_ALLREDUCE, ds->tpg, SL_COLL_ALLREDUCE, G, ds->rep_lo, ds->rep_n,
+			   NULL));
+	if (l->zero1)
+		TRY(k_coll(k, SL_TR_DP_REDUCESCATTER, ds->dpg, SL_COLL_REDUCESCATTER, G, 0, ds->n,
+			   NULL));
+	else
+		TRY(k_coll(k, SL_TR_DP_ALLREDUCE, ds->dpg, SL_COLL_ALLREDUCE, G, 0, ds->n, NULL));
+	if (k->d && !k->dry) {
+		double mark = sl_dev_cpu_mark();
+		sl_adam(&k->tr->m, k->step + 1, ds->P + ds->opt_lo, ds->G + ds->opt_lo, ds->M, ds->V,
+			ds->opt_hi - ds->opt_lo);
+		TRY(ew_done(k, mark, "adam"));
+	}
+	if (l->zero1)
+		TRY(k_coll(k, SL_TR_DP_ALLGATHER, ds->dpg, SL_COLL_ALLGATHER, P, 0, ds->n, NULL));
+	return SL_OK;
+}
+
+/* Every device waits for the slowest: the step ends when all are done. */
+static int step_barrier(struct kctx *k, struct run *R)
+{
+	int id = sl_dev_id(k->d);
+	R->clk[id] = sl_dev_clock(k->d);
+	if (sl_dev_wall_barrier(k->d))
+		return sl_fail(k->err, SL_ECANCEL, "cancelled");
+	double mx = 0;
+	for (int i = 0; i < k->tr->ndev; i++)
+		if (R->clk[i] > mx)
+			mx = R->clk[i];
+	if (sl_dev_wall_barrier(k->d))
+		return sl_fail(k->err, SL_ECANCEL, "cancelled");
+	sl_dev_wait_until(k->d, mx);
+	return SL_OK;
+}
+
+static int one_step(struct kctx *k, struct run *R)
+{
+	struct dstate *ds = k->ds;
+	struct drun *dr = k->dr;
+	sl_cluster *c = sl_dev_cluster(k->d);
+	int id = sl_dev_id(k->d), ks = k->ks;
+	sl_dev_stats s0 = sl_cluster_dev_stats(c, id);
+	dr->t0[ks] = sl_dev_clock(k->d);
+	if (!k->dry)
+		memset(ds->G, 0, ds->n * FL);
+	TRY(trn_pipeline(k));
+	sl_dev_stats s1 = sl_cluster_dev_stats(c, id);
+	dr->pipe_end[ks] = sl_dev_clock(k->d);
+	dr->pipe_busy[ks] = (s1.compute_s + s1.comm_s) - (s0.compute_s + s0.comm_s);
+	sl_dev_set_op(k->d, op_id(k, NULL), -1);
+	TRY(trn_sync_and_update(k));
+	TRY(step_barrier(k, R));
+	sl_dev_stats s2 = sl_cluster_dev_stats(c, id);
+	dr->t_end[ks] = sl_dev_clock(k->d);
+	dr->compute[ks] = s2.compute_s - s0.compute_s;
+	dr->comm[ks] = s2.comm_s - s0.comm_s;
+	dr->flops[ks] = s2.flops - s0.flops;
+	return SL_OK;
+}
+
+static int reserve(struct kctx *k, uint64_t bytes, const char *what)
+{
+	TRY(sl_dev_reserve(k->d, bytes, what, k->err));
+	k->dr->reserved += bytes;
+	return SL_OK;
+}
+
+int trn_train_prog(sl_dev *d, void *arg, sl_err *err)
+{
+	struct run *R = arg;
+	int id = sl_dev_id(d);
+	struct kctx k;
+	memset(&k, 0, sizeof k);
+	k.d = d;
+	k.tr = R->tr;
+	k.ds = &R->tr->dev[id];
+	k.dr = &R->dr[id];
+	k.err = err;
+	k.measured = sl_cluster_config_of(R->c)->timing == SL_TIMING_MEASURED;
+	k.dry = sl_cluster_config_of(R->c)->timing_only;
+	struct dstate *ds = k.ds;
+	int rc = SL_OK;
+	if ((rc = reserve(&k, ds->n * FL, "its parameter array")) ||
+	    (rc = reserve(&k, ds->n * FL, "its gradient array")) ||
+	    (rc = reserve(&k, 2 * (ds->opt_hi - ds->opt_lo) * FL, "its Adam state")))
+		goto out;
+	for (int s = 0; s < R->steps && rc == SL_OK; s++) {
+		k.ks = s;
+		k.step = R->tr->step + s;
+		rc = one_step(&k, R);
+	}
+out:
+	trn_free_all(&k);
+	sl_dev_release(d, k.dr->reserved);
+	return rc;
+}
