@@ -261,7 +261,7 @@ struct pdev {
 	double clock, compute, comm, pipe_end, pipe_busy;
 	int pc, tpc, xphase, ri; /* tpc: the op inside a PO_ACTION's template */
 	int waiting;             /* has arrived at a collective */
-	double sp[2 * MAX_UNIT_MSGS][2];
+	sl_span sp[2 * MAX_UNIT_MSGS];
 	int nsp;
 	uint64_t sent[SL_TR_NKINDS], recv[SL_TR_NKINDS];
 };
@@ -306,27 +306,12 @@ static double span_end(sl_link_spec ln, double t, double bytes)
 	return t + ln.latency + bytes / ln.bandwidth;
 }
 
-/* The engine's clock rule after an exchange: walk the transfer spans in
- * start order; gaps are waiting, covered time is communication. */
-static void settle(struct pdev *d, double sp[][2], int n)
+/* The engine's clock rule after an exchange (xfer.c's sl_settle, the one
+ * the emulation uses). */
+static void settle(struct pdev *d, sl_span *sp, int n)
 {
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && sp[j][0] < sp[j - 1][0]; j--) {
-			double t0 = sp[j][0], t1 = sp[j][1];
-			sp[j][0] = sp[j - 1][0];
-			sp[j][1] = sp[j - 1][1];
-			sp[j - 1][0] = t0;
-			sp[j - 1][1] = t1;
-		}
-	double t = d->clock;
-	for (int i = 0; i < n; i++) {
-		double a = sp[i][0] > t ? sp[i][0] : t, b = sp[i][1];
-		if (b <= t)
-			continue;
-		d->comm += b - a;
-		t = b;
-	}
-	d->clock = t;
+	double wait = 0;
+	d->clock = sl_settle(d->clock, sp, n, &d->comm, &wait, NULL, NULL);
 }
 
 static void coll_offsets(const sl_train *tr, const struct pop *o, int p, size_t *off)
@@ -606,8 +591,7 @@ static int sim_advance(struct psim *S, int i, int stop)
 				S->posted[li] = 1;
 				S->key[li] = snd[m].key;
 				wake(S, S->slot[peer]);
-				d->sp[d->nsp][0] = S->pt0[li];
-				d->sp[d->nsp][1] = S->pt1[li];
+				d->sp[d->nsp] = (sl_span){S->pt0[li], S->pt1[li]};
 				d->nsp++;
 				d->sent[SL_TR_PP_SENDRECV] += (uint64_t)bytes;
 			}
@@ -625,8 +609,7 @@ static int sim_advance(struct psim *S, int i, int stop)
 					S->crossed = 1;
 				S->posted[li] = 0;
 				wake(S, S->slot[peer]);
-				d->sp[d->nsp][0] = S->pt0[li];
-				d->sp[d->nsp][1] = S->pt1[li];
+				d->sp[d->nsp] = (sl_span){S->pt0[li], S->pt1[li]};
 				d->nsp++;
 				d->recv[SL_TR_PP_SENDRECV] += (uint64_t)rcv[d->ri].n * FL;
 			}

@@ -174,33 +174,50 @@ static int pull(sl_dev *d, struct sl_link *l, const struct sl_chan *desc, const 
 	return rc;
 }
 
-struct span {
-	double t0, t1;
-};
-
 static int cmp_span(const void *a, const void *b)
 {
-	const struct span *x = a, *y = b;
+	const sl_span *x = a, *y = b;
 	return (x->t0 > y->t0) - (x->t0 < y->t0);
 }
 
-/* Advance the device clock over a set of transfer intervals, recording the
- * gaps between them as waiting. */
-static void settle_clock(sl_dev *d, struct span *sp, int n, double w)
+double sl_settle(double clock, sl_span *sp, int n, double *comm, double *wait,
+		 void (*gap)(void *ctx, double from, double to), void *ctx)
 {
-	double t = d->clock, comm = 0, wait = 0;
+	double t = clock;
 	qsort(sp, (size_t)n, sizeof *sp, cmp_span);
 	for (int i = 0; i < n; i++) {
 		double a = sp[i].t0 > t ? sp[i].t0 : t, b = sp[i].t1;
 		if (b <= t)
 			continue;
 		if (a > t) {
-			sl_dev_record(d, SL_EV_WAIT, -1, t, a, w, w, 0, 0, "wait");
-			wait += a - t;
+			if (gap)
+				gap(ctx, t, a);
+			*wait += a - t;
 		}
-		comm += b - a;
+		*comm += b - a;
 		t = b;
 	}
+	return t;
+}
+
+struct waitrec {
+	sl_dev *d;
+	double w;
+};
+
+static void record_wait(void *ctx, double from, double to)
+{
+	struct waitrec *r = ctx;
+	sl_dev_record(r->d, SL_EV_WAIT, -1, from, to, r->w, r->w, 0, 0, "wait");
+}
+
+/* Advance the device clock over a set of transfer intervals, recording the
+ * gaps between them as waiting. */
+static void settle_clock(sl_dev *d, sl_span *sp, int n, double w)
+{
+	double comm = 0, wait = 0;
+	struct waitrec r = {d, w};
+	double t = sl_settle(d->clock, sp, n, &comm, &wait, record_wait, &r);
 	pthread_mutex_lock(&d->mu);
 	d->clock = t;
 	d->st.comm_s += comm;
@@ -252,7 +269,7 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 	}
 
 	unsigned seq[MAX_MSGS / 2];
-	struct span sp[MAX_MSGS];
+	sl_span sp[MAX_MSGS];
 	int nsp = 0;
 	for (int i = 0; i < nsend; i++) {
 		struct sl_chan *ch = &ps[i]->chan;
@@ -328,7 +345,7 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 			sl_dev_record(d, op == SL_XSUM ? SL_EV_REDUCE : SL_EV_RECV, src, a, te, w0, w1, want, 0,
 				      label);
 		}
-		sp[nsp++] = (struct span){ts, te};
+		sp[nsp++] = (sl_span){ts, te};
 		pthread_mutex_lock(&d->mu);
 		d->st.bytes_received += want;
 		pthread_mutex_unlock(&d->mu);
@@ -373,7 +390,7 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 		d->coll.count = sends[i].count;
 		sl_dev_record(d, SL_EV_SEND, sends[i].peer, done.t_start, done.t_end, done.w_start,
 			      done.w_end, bytes, 0, label);
-		sp[nsp++] = (struct span){done.t_start, done.t_end};
+		sp[nsp++] = (sl_span){done.t_start, done.t_end};
 		pthread_mutex_lock(&d->mu);
 		d->st.bytes_sent += bytes;
 		pthread_mutex_unlock(&d->mu);

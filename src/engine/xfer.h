@@ -44,6 +44,17 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 int sl_xfer_coll(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int nrecv,
 		 sl_xop op, const sl_ev_coll *info, const char *label, sl_err *err);
 
+/* The engine's clock rule after an exchange, the one the emulation and the
+ * prediction's replay both use: walk the transfers' spans in order of start
+ * (sp is sorted in place); time a span covers past the clock is
+ * communication, a gap before it waiting.  Returns the new clock; adds to
+ * *comm and *wait; calls gap(ctx, from, to) for each gap (may be NULL). */
+typedef struct sl_span {
+	double t0, t1;
+} sl_span;
+double sl_settle(double clock, sl_span *sp, int n, double *comm, double *wait,
+		 void (*gap)(void *ctx, double from, double to), void *ctx);
+
 int sl_send(sl_dev *d, int peer, const void *buf, size_t bytes, const char *label, sl_err *err);
 int sl_recv(sl_dev *d, int peer, void *buf, size_t bytes, const char *label, sl_err *err);
 
