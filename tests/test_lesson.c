@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -273,6 +274,76 @@ static void test_huge_and_binary(void **state)
 	unlink(path);
 	assert_int_equal(sl_lesson_load(path, &l, NULL, &err), SL_EINVAL);
 	free(big);
+}
+
+/* Checking is near-linear: a lesson of 1 MiB, whatever it holds, checks in
+ * well under a second.  Looking a name up by a scan made 55,770 labels take
+ * 13 to 22 s (this file's 81,000 labels about 28 s); the bound is CPU time
+ * and far from both, so a noisy machine does not decide it. */
+static double cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static char *big_lesson(const char *kind, size_t *len)
+{
+	size_t cap = SL_LESSON_MAX_BYTES, n = 0;
+	char *b = malloc(cap + 64);
+	assert_non_null(b);
+	n += (size_t)sprintf(b + n, HEAD);
+	int labels = 27000;
+	if (strcmp(kind, "labels") == 0) {
+		for (int i = 0; n < cap - 40; i++)
+			n += (size_t)sprintf(b + n, "label l%d\n", i);
+	} else if (strcmp(kind, "jumps") == 0) {
+		/* A run of labels and a jump to each: the "leads nowhere" check too. */
+		for (int i = 0; i < labels; i++)
+			n += (size_t)sprintf(b + n, "label l%d\n", i);
+		n += (size_t)sprintf(b + n, "question Q?\ncorrect a\noption b\nend\n");
+		for (int i = 0; n < cap - 40; i++)
+			n += (size_t)sprintf(b + n, "jump l%d if devices > 1\n", i % labels);
+	} else if (strcmp(kind, "unknown") == 0) {
+		/* Errors past the kept ones: no suggestion is looked for. */
+		for (int i = 0; i < 20000; i++)
+			n += (size_t)sprintf(b + n, "let q%d = 1\n", i);
+		for (int i = 0; n < cap - 40; i++)
+			n += (size_t)sprintf(b + n, "jump nowhere%d\ncheck zz%d > 1\n", i, i);
+	} else { /* menus */
+		for (int i = 0; n < cap - 100; i++)
+			n += (size_t)sprintf(b + n, "label m%d\nmenu Pick\nitem m%d again\nitem n%d on\nend\n"
+						    "label n%d\n", i, i, i, i);
+	}
+	n += (size_t)sprintf(b + n, "say end\n");
+	assert_true(n <= cap);
+	*len = n;
+	return b;
+}
+
+static void test_big_lessons(void **state)
+{
+	(void)state;
+	static const char *const kinds[] = {"labels", "jumps", "unknown", "menus"};
+	static const int ok[] = {1, 1, 0, 1};
+	for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+		size_t len;
+		char *b = big_lesson(kinds[k], &len);
+		sl_lesson *l = NULL;
+		sl_lesson_diags d;
+		sl_err err = {0};
+		double t0 = cpu_now();
+		int rc = sl_lesson_parse("big.lesson", b, len, &l, &d, &err);
+		double dt = cpu_now() - t0;
+		if ((rc == SL_OK) != ok[k])
+			fail_msg("%s: %s", kinds[k], rc ? err.msg : "accepted");
+		if (dt > 5)
+			fail_msg("%s: a %zu-byte lesson took %.1f s of CPU to check", kinds[k], len, dt);
+		if (!ok[k])
+			assert_true(d.more);
+		sl_lesson_free(l);
+		free(b);
+	}
 }
 
 /* Every error is reported, not just the first. */
@@ -949,6 +1020,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_malformed_table),
 		cmocka_unit_test(test_huge_and_binary),
+		cmocka_unit_test(test_big_lessons),
 		cmocka_unit_test(test_all_errors),
 		cmocka_unit_test(test_mutations),
 		cmocka_unit_test(test_steps_and_figures),
