@@ -2457,6 +2457,7 @@ static int sim_advance(struct psim *S, int i, int stop)
 	if (d->pc >= stop)
 		return 0;
 	const struct pop *o = &pl->op[d->pc];
+	const struct plist *src = pl; /* the list o is in: its msg[] holds o's messages */
 	if (o->type == PO_ACTION) {
 		const struct tmpl *t = &S->rec[i]->ts.t[o->tm];
 		if (S->eff && d->tpc == 0) {
@@ -2476,8 +2477,15 @@ static int sim_advance(struct psim *S, int i, int stop)
 			return 1;
 		}
 		o = &t->pl.op[d->tpc];
+		src = &t->pl;
 	}
-	const struct xmsg *snd = pl->msg + o->m0, *rcv = snd + o->ns;
+	/* Only an exchange has messages; a list without any has msg == NULL,
+	 * and NULL + 0 is undefined. */
+	const struct xmsg *snd = NULL, *rcv = NULL;
+	if (o->type == PO_XFER) {
+		snd = src->msg + o->m0;
+		rcv = snd + o->ns;
+	}
 	int me = S->id[i], n = S->n;
 	switch (o->type) {
 	case PO_COMPUTE:
