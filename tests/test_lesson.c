@@ -772,6 +772,41 @@ static void test_headless(void **state)
 	free(out[1]);
 }
 
+/* --demo on a loop back to a question: it stops, with a message and status
+ * 2, instead of answering forever (it printed 45 million lines in 10 s). */
+static void test_demo_loop(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/sl_demo_XXXXXX", path[64];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/loop.lesson", dir);
+	const char *text = HEAD "label again\nquestion Q?\ncorrect a\noption b\nend\njump again\n";
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	char *err;
+	size_t elen;
+	FILE *in = fopen("/dev/null", "r"), *o = fopen("/dev/null", "w");
+	FILE *e = open_memstream(&err, &elen);
+	sl_headless_opts opts = {.autoplay = 1};
+	alarm(60); /* the unbounded demo never returned */
+	int rc = sl_lesson_headless(path, &opts, in, o, e);
+	alarm(0);
+	fclose(in);
+	fclose(o);
+	fclose(e);
+	assert_int_equal(rc, 2);
+	char want[300];
+	snprintf(want, sizeof want, "%s:4: the demo has answered 1000 questions, menus and explores "
+				    "without reaching the end: the lesson loops when answered right and "
+				    "given each menu's first item\n", path);
+	assert_string_equal(err, want);
+	free(err);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* ---- progress ---- */
 
 static char state_dir[64];
@@ -901,7 +936,10 @@ static void test_find(void **state)
 	assert_int_equal(sl_lesson_find("02-colwise", got, sizeof got, &err), SL_OK);
 	assert_string_equal(got, want);
 	assert_int_equal(sl_lesson_find("1", got, sizeof got, &err), SL_EINVAL);
-	assert_string_equal(err.msg, "no lesson named '1' (lessons: 01-one 02-colwise 12-compare)");
+	/* Built in the source tree, the program's own lessons follow these. */
+	const char *known = "no lesson named '1' (lessons: 01-one 02-colwise 12-compare";
+	if (strncmp(err.msg, known, strlen(known)) != 0)
+		fail_msg("got '%s'", err.msg);
 	assert_int_equal(sl_lesson_find(want, got, sizeof got, &err), SL_OK);
 	sl_catalog_entry *e;
 	int n;
@@ -1031,6 +1069,7 @@ int main(void)
 		cmocka_unit_test(test_start_and_did_not_fit),
 		cmocka_unit_test(test_spans),
 		cmocka_unit_test(test_headless),
+		cmocka_unit_test(test_demo_loop),
 		cmocka_unit_test(test_progress),
 		cmocka_unit_test(test_resume),
 		cmocka_unit_test(test_find),
