@@ -87,12 +87,21 @@ static const struct bad bads[] = {
 	 "t.lesson:3: jump needs a label: jump LABEL [if CONDITION]"},
 	{"missing text", HEAD "say\n", "t.lesson:3: say needs a text: say TEXT"},
 	{"bad number", "title T\nminutes ten\nsay x\n",
-	 "t.lesson:2: minutes 'ten' is not a whole number"},
+	 "t.lesson:2: minutes 'ten' is not a whole number (decimal digits only)"},
 	{"number out of range", HEAD "step 0\n",
 	 "t.lesson:3: step 0 is out of range (1 to 1000): step N shows the next N operations"},
 	{"bad unit", HEAD "setup bandwidth=10GB\nsay x\n",
 	 "t.lesson:3: bandwidth: unknown unit 'GB' in rate '10GB' (known: B/s, KB/s, MB/s, GB/s, "
-	 "TB/s, KiB/s, MiB/s, GiB/s, Kb/s, Mb/s, Gb/s, Tb/s, Kbps, Mbps, Gbps)"},
+	 "TB/s, KiB/s, MiB/s, GiB/s, TiB/s, Kb/s, Mb/s, Gb/s, Tb/s, Kbit/s, Mbit/s, Gbit/s, Tbit/s, "
+	 "Kbps, Mbps, Gbps, Tbps)"},
+	{"unit in the wrong case", HEAD "setup bandwidth=25gb/s\nsay x\n",
+	 "t.lesson:3: bandwidth: unit 'gb/s' in rate '25gb/s': units are case-sensitive (B is a byte, "
+	 "b a bit): write GB/s or Gb/s"},
+	{"hexadecimal literal", HEAD "run matmul\ncheck time < 0x10us\n",
+	 "t.lesson:4: '0x10us' is not a decimal number (as in 2.5, 1e9 or 64MiB; no hexadecimal, inf "
+	 "or nan)"},
+	{"sign on a setup count", HEAD "setup devices=+4\nsay x\n",
+	 "t.lesson:3: devices '+4' is not a whole number (decimal digits only)"},
 	{"unknown setup key", HEAD "setup bandwith=1GB/s\nsay x\n",
 	 "t.lesson:3: unknown setup key 'bandwith' (did you mean 'bandwidth'?)"},
 	{"setup without =", HEAD "setup devices 4\nsay x\n",
@@ -359,7 +368,8 @@ static void test_all_errors(void **state)
 	assert_string_equal(d.msg[0], "t.lesson:3: unknown command 'sya' (did you mean 'say'?)");
 	assert_string_equal(d.msg[1], "t.lesson:4: jump to unknown label 'nowhere': add 'label nowhere' "
 				      "where the lesson should go on");
-	assert_string_equal(d.msg[2], "t.lesson:5: devices 'zero' is not a whole number");
+	assert_string_equal(d.msg[2], "t.lesson:5: devices 'zero' is not a whole number "
+				      "(decimal digits only)");
 	assert_string_equal(err.msg, d.msg[0]);
 }
 
