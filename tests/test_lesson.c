@@ -194,6 +194,14 @@ static const struct bad bads[] = {
 	{"control character", HEAD "say a\x01" "b\n",
 	 "t.lesson:3: not text: byte 0x01 at column 6 (a lesson is UTF-8 text)"},
 	{"invalid utf-8", HEAD "say caf\xc3\n", "t.lesson:3: not UTF-8 text: byte 0xc3 at column 8"},
+	{"C1 control character", HEAD "say a\xc2\x9b" "2J\n",
+	 "t.lesson:3: not text: control character U+009B at column 6 (a lesson is UTF-8 text)"},
+	/* What a message quotes from the lesson is shown escaped, never raw. */
+	{"byte-order mark inside", HEAD "\xef\xbb\xbfsay x\n",
+	 "t.lesson:3: expected a command such as say, setup, run or check at the start of the line, "
+	 "found '\\ufeffsay'"},
+	{"tab and bidi override quoted", HEAD "setup devices 4\t\xe2\x80\xae x\n",
+	 "t.lesson:3: setup takes key=value pairs: write devices=4\\t\\u202e x"},
 	{"layout the engine refuses", HEAD "setup tp=3 heads=4 hidden=64\nrun train\n",
 	 "t.lesson:4: run train: 4 heads do not split over tp=3: tp must divide heads (attention is "
 	 "split by whole heads)"},
@@ -277,9 +285,23 @@ static void test_huge_and_binary(void **state)
 	assert_int_equal(sl_lesson_parse("g.lesson", big, 4096, &l, NULL, &err), SL_EINVAL);
 	assert_string_equal(err.msg, "g.lesson:1: not text: byte 0x00 at column 1 (a lesson is UTF-8 text)");
 
-	/* A directory and a missing file. */
+	/* A directory, a device and a missing file. */
 	assert_int_equal(sl_lesson_load("/tmp", &l, NULL, &err), SL_EINVAL);
-	assert_string_equal(err.msg, "/tmp: not a regular file");
+	assert_string_equal(err.msg, "/tmp: is a directory, not a lesson file");
+	assert_int_equal(sl_lesson_load("/dev/zero", &l, NULL, &err), SL_EINVAL);
+	assert_string_equal(err.msg, "/dev/zero: not a regular file (a lesson is a text file)");
+	char got[64];
+	assert_int_equal(sl_lesson_find("/tmp", got, sizeof got, &err), SL_EINVAL);
+	assert_string_equal(err.msg, "/tmp: is a directory, not a lesson file");
+	assert_int_equal(sl_lesson_find("/dev/zero", got, sizeof got, &err), SL_EINVAL);
+	assert_string_equal(err.msg, "/dev/zero: not a regular file (a lesson is a text file)");
+	assert_int_equal(sl_lesson_find("/nonexistent/x.lesson", got, sizeof got, &err), SL_EINVAL);
+	assert_string_equal(err.msg, "/nonexistent/x.lesson: no such lesson file");
+
+	/* A leading UTF-8 byte-order mark is skipped. */
+	l = must_parse("\xef\xbb\xbf" HEAD "say x\n");
+	assert_string_equal(sl_lesson_title(l), "T");
+	sl_lesson_free(l);
 	unlink(path);
 	assert_int_equal(sl_lesson_load(path, &l, NULL, &err), SL_EINVAL);
 	free(big);

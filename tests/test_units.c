@@ -214,9 +214,10 @@ static void test_strict_numbers_and_units(void **state)
 		sl_err err = {0};
 		if (sl_parse_int(ints[i], 1, 64, "--devices", &l, &err) != SL_EINVAL)
 			fail_msg("'%s' accepted as a device count", ints[i]);
-		char want[128];
+		char want[128], shown[16];
+		sl_escape_controls(shown, sizeof shown, ints[i]); /* the tab shows as \t */
 		snprintf(want, sizeof want, "--devices '%s' is not a whole number (decimal digits only)",
-			 ints[i]);
+			 shown);
 		assert_string_equal(err.msg, want);
 	}
 	sl_err err = {0};
@@ -230,6 +231,22 @@ static void test_strict_numbers_and_units(void **state)
 		if (sl_parse_double(reals[i], &d, &err) != SL_EINVAL)
 			fail_msg("'%s' accepted as a number", reals[i]);
 	}
+}
+
+/* A message quotes what it was given with control and invisible characters
+ * escaped: it stays one visible line and sends nothing to the terminal. */
+static void test_messages_escaped(void **state)
+{
+	(void)state;
+	sl_err err = {0};
+	sl_fail(&err, SL_EINVAL, "bad '%s'", "\x1b[2J\n\t\x7f\xc2\x9b\xef\xbb\xbf" "a\xe2\x80\xae" "b\xc3\xa9");
+	assert_string_equal(err.msg, "bad '\\x1b[2J\\n\\t\\x7f\\u009b\\ufeffa\\u202eb\xc3\xa9'");
+	/* Truncated at the buffer, never in the middle of an escape. */
+	char small[8];
+	sl_escape_controls(small, sizeof small, "ab\x01" "cdef");
+	assert_string_equal(small, "ab\\x01c");
+	sl_escape_controls(small, 5, "ab\x01" "cdef");
+	assert_string_equal(small, "ab");
 }
 
 struct shown {
@@ -314,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_flops),
 		cmocka_unit_test(test_int_and_double),
 		cmocka_unit_test(test_strict_numbers_and_units),
+		cmocka_unit_test(test_messages_escaped),
 		cmocka_unit_test(test_formatting),
 		cmocka_unit_test(test_round_trip),
 	};

@@ -78,8 +78,12 @@ static void diag(struct parser *P, int line, const char *fmt, ...)
 	if (P->nerr == 0)
 		sl_fail(P->err, SL_EINVAL, "%s:%d: %s", P->file, line, msg);
 	if (P->d) {
-		if (P->d->n < SL_LESSON_MAX_DIAGS)
-			snprintf(P->d->msg[P->d->n++], sizeof P->d->msg[0], "%s:%d: %s", P->file, line, msg);
+		if (P->d->n < SL_LESSON_MAX_DIAGS) {
+			/* Escaped as sl_fail does: a message may quote the lesson. */
+			char raw[sizeof P->d->msg[0]];
+			snprintf(raw, sizeof raw, "%s:%d: %s", P->file, line, msg);
+			sl_escape_controls(P->d->msg[P->d->n++], sizeof P->d->msg[0], raw);
+		}
 		else
 			P->d->more = 1;
 	}
@@ -204,6 +208,11 @@ static int check_bytes(struct parser *P, const char *buf, size_t len, int trunca
 			return -1;
 		}
 		int w = utf8_len(s + i, len - i);
+		if (w == 2 && c == 0xc2 && s[i + 1] <= 0x9f) { /* U+0080..U+009F */
+			diag(P, line, "not text: control character U+%04X at column %zu (a lesson is UTF-8 "
+				 "text)", s[i + 1], col);
+			return -1;
+		}
 		if (w == 0) {
 			if (truncated && len - i < 4)
 				break;
@@ -1729,6 +1738,12 @@ static int parse_buf(const char *name, const char *buf, size_t len, int truncate
 int sl_lesson_parse(const char *name, const char *buf, size_t len, sl_lesson **out,
 		    sl_lesson_diags *diags, sl_err *err)
 {
+	/* Editors on some systems start UTF-8 files with a byte-order mark: it
+	 * says nothing in UTF-8, so it is skipped, not refused as a command. */
+	if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) {
+		buf += 3;
+		len -= 3;
+	}
 	int truncated = len > SL_LESSON_MAX_BYTES;
 	return parse_buf(name, buf, truncated ? SL_LESSON_MAX_BYTES : len, truncated, out, diags, err);
 }
@@ -1741,10 +1756,12 @@ int sl_lesson_load(const char *path, sl_lesson **out, sl_lesson_diags *diags, sl
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return sl_fail(err, SL_EINVAL, "%s: %s", path, strerror(errno));
-	struct stat st;
+	struct stat st = {0};
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		int dir = S_ISDIR(st.st_mode);
 		close(fd);
-		return sl_fail(err, SL_EINVAL, "%s: not a regular file", path);
+		return sl_fail(err, SL_EINVAL, "%s: %s", path, dir ? "is a directory, not a lesson file"
+			       : "not a regular file (a lesson is a text file)");
 	}
 	/* Read one byte past the limit to know the file is larger. */
 	size_t cap = SL_LESSON_MAX_BYTES + 1, len = 0;
