@@ -20,6 +20,9 @@
 
 #define WIDTH 78
 #define HINT_AFTER 3 /* tries in an explore before its hint */
+/* A demo answers by itself: a loop back to a question is checked (it has a
+ * learner in it) but, answered the same way each time, would never end. */
+#define DEMO_MAX_LEARNER 1000
 
 static void usage_lesson(FILE *f)
 {
@@ -222,8 +225,15 @@ static int run_session(struct session *s, FILE *in, FILE *out, sl_err *err)
 {
 	sl_step st;
 	char buf[1024];
-	int rc;
+	int rc, learner = 0;
 	while ((rc = sl_vm_next(s->vm, &st, err)) == SL_OK) {
+		if (s->o->autoplay &&
+		    (st.kind == SL_STEP_QUESTION || st.kind == SL_STEP_MENU || st.kind == SL_STEP_EXPLORE) &&
+		    ++learner > DEMO_MAX_LEARNER)
+			return sl_fail(err, SL_EINVAL, "%s:%d: the demo has answered %d questions, menus and "
+				       "explores without reaching the end: the lesson loops when answered "
+				       "right and given each menu's first item", sl_lesson_name(s->l), st.line,
+				       DEMO_MAX_LEARNER);
 		switch (st.kind) {
 		case SL_STEP_SAY:
 			fputc('\n', out);

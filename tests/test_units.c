@@ -159,6 +159,96 @@ static void test_int_and_double(void **state)
 			fail_msg("'%s' accepted as a number", badd[i]);
 }
 
+/* Numbers are decimal and units exact: what strtod and case folding let
+ * through before (" 64", "+64", "0x1p4GB/s", 25gb/s as bytes but 25MBPS as
+ * bits) is refused, each with one message that says what to write. */
+static void test_strict_numbers_and_units(void **state)
+{
+	(void)state;
+	static const parse_fn parsers[] = {sl_parse_bytes, sl_parse_rate, sl_parse_time, sl_parse_flops};
+	static const char *const forms[] = {" 64", "64 ", "+64", "\t64", "0x40", "0x1p4", "0X10",
+					    "inf", "nan", "infinity", "1e999", "64  B", " ", "."};
+	for (size_t p = 0; p < N(parsers); p++)
+		refuse_all(parsers[p], forms, N(forms));
+	static const char *const rates[] = {"25gb/s", "25MBPS", "25GBPS", "25gbps", "1gib/s", "0x1p4GB/s",
+					    "+5GB/s", " 5GB/s", "5GB/s ", "5 GB/s "};
+	refuse_all(sl_parse_rate, rates, N(rates));
+	static const char *const times[] = {"2US", "2Ms", "2MS", "1S", "2 us "};
+	refuse_all(sl_parse_time, times, N(times));
+	static const char *const sizes[] = {"80gib", "80gb", "1kib", "4mib"};
+	refuse_all(sl_parse_bytes, sizes, N(sizes));
+
+	static const struct good g[] = {
+		{"400Gbit/s", 50e9}, {"8Kbit/s", 1000}, {"1Tbit/s", 125e9}, {"100Tbps", 12.5e12},
+		{"1TiB/s", 1099511627776.0}, {"450 GB/s", 450e9}, {".5GB/s", 0.5e9}, {"2E9", 2e9},
+		{"1.5e-3GB/s", 1.5e6},
+	};
+	expect_all(sl_parse_rate, g, N(g));
+
+	struct msg {
+		parse_fn f;
+		const char *in, *want;
+	} msgs[] = {
+		{sl_parse_rate, "25gb/s", "unit 'gb/s' in rate '25gb/s': units are case-sensitive (B is a "
+					  "byte, b a bit): write GB/s or Gb/s"},
+		{sl_parse_rate, "25MBPS", "unit 'MBPS' in rate '25MBPS': units are case-sensitive (B is a "
+					  "byte, b a bit): write Mbps"},
+		{sl_parse_time, "2US", "unit 'US' in duration '2US': units are case-sensitive: write us"},
+		{sl_parse_rate, "0x1p4GB/s", "rate '0x1p4GB/s' is not a decimal number with an optional "
+					     "unit, as in 450GB/s (no spaces around it, no sign, "
+					     "hexadecimal, inf or nan)"},
+		{sl_parse_bytes, " 64", "size ' 64' is not a decimal number with an optional unit, as in "
+					"64MiB (no spaces around it, no sign, hexadecimal, inf or nan)"},
+	};
+	for (size_t i = 0; i < N(msgs); i++) {
+		double v;
+		sl_err err = {0};
+		assert_int_equal(msgs[i].f(msgs[i].in, &v, &err), SL_EINVAL);
+		assert_string_equal(err.msg, msgs[i].want);
+	}
+
+	/* Integers and plain reals. */
+	static const char *const ints[] = {" 8", "8 ", "+8", "0x8", "8abc", "08x", "\t8", "1e3"};
+	long l;
+	for (size_t i = 0; i < N(ints); i++) {
+		sl_err err = {0};
+		if (sl_parse_int(ints[i], 1, 64, "--devices", &l, &err) != SL_EINVAL)
+			fail_msg("'%s' accepted as a device count", ints[i]);
+		char want[128], shown[16];
+		sl_escape_controls(shown, sizeof shown, ints[i]); /* the tab shows as \t */
+		snprintf(want, sizeof want, "--devices '%s' is not a whole number (decimal digits only)",
+			 shown);
+		assert_string_equal(err.msg, want);
+	}
+	sl_err err = {0};
+	assert_int_equal(sl_parse_int("99999999999999999999", 1, 1000000, "--m", &l, &err), SL_EINVAL);
+	assert_string_equal(err.msg, "--m 99999999999999999999 is out of range (1 to 1000000)");
+	assert_int_equal(sl_parse_int("008", 1, 64, "--devices", &l, &err), SL_OK);
+	assert_int_equal(l, 8);
+	static const char *const reals[] = {" 2", "2 ", "+2", "0x10", "0x1p-4", "inf", "-inf", "nan"};
+	for (size_t i = 0; i < N(reals); i++) {
+		double d;
+		if (sl_parse_double(reals[i], &d, &err) != SL_EINVAL)
+			fail_msg("'%s' accepted as a number", reals[i]);
+	}
+}
+
+/* A message quotes what it was given with control and invisible characters
+ * escaped: it stays one visible line and sends nothing to the terminal. */
+static void test_messages_escaped(void **state)
+{
+	(void)state;
+	sl_err err = {0};
+	sl_fail(&err, SL_EINVAL, "bad '%s'", "\x1b[2J\n\t\x7f\xc2\x9b\xef\xbb\xbf" "a\xe2\x80\xae" "b\xc3\xa9");
+	assert_string_equal(err.msg, "bad '\\x1b[2J\\n\\t\\x7f\\u009b\\ufeffa\\u202eb\xc3\xa9'");
+	/* Truncated at the buffer, never in the middle of an escape. */
+	char small[8];
+	sl_escape_controls(small, sizeof small, "ab\x01" "cdef");
+	assert_string_equal(small, "ab\\x01c");
+	sl_escape_controls(small, 5, "ab\x01" "cdef");
+	assert_string_equal(small, "ab");
+}
+
 struct shown {
 	double v;
 	const char *want;
@@ -240,6 +330,8 @@ int main(void)
 		cmocka_unit_test(test_times),
 		cmocka_unit_test(test_flops),
 		cmocka_unit_test(test_int_and_double),
+		cmocka_unit_test(test_strict_numbers_and_units),
+		cmocka_unit_test(test_messages_escaped),
 		cmocka_unit_test(test_formatting),
 		cmocka_unit_test(test_round_trip),
 	};

@@ -3,10 +3,15 @@
 #include "cluster.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cblas.h>
 
@@ -476,6 +481,108 @@ int sl_pace_until(sl_cluster *c, double t)
 	return SL_OK;
 }
 
+/* ---- host memory: an address-space limit (ulimit -v) ---- */
+
+/* OpenBLAS takes one buffer per concurrent caller (128 MiB in Debian's
+ * build) on first use and keeps it for reuse; when malloc refuses one it
+ * retries forever.  So under a limit the buffer is made once, here, after
+ * checking that it fits, and calls are serialized so that one suffices.
+ * With no limit nothing changes. */
+#define BLAS_BUFFER_PROBE ((size_t)160 << 20)
+#define THREAD_SPACE (((size_t)1 << 20) + ((size_t)64 << 10)) /* a device stack and its guard */
+#define RUN_SLACK ((size_t)32 << 20)                          /* malloc's own room */
+
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+static int blas_limited, blas_ready;
+static pthread_mutex_t blas_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The address space left under RLIMIT_AS, or SIZE_MAX with no limit. */
+static size_t as_headroom(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return SIZE_MAX;
+	unsigned long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f) {
+		if (fscanf(f, "%lu", &pages) != 1)
+			pages = 0;
+		fclose(f);
+	}
+	size_t used = (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+	return used < rl.rlim_cur ? (size_t)rl.rlim_cur - used : 0;
+}
+
+static void blas_init(void)
+{
+	if (as_headroom() == SIZE_MAX) {
+		blas_ready = 1;
+		return;
+	}
+	blas_limited = 1;
+	/* Each thread's first malloc may reserve a 64 MiB arena of its own (up
+	 * to 8 per core): under a limit that space is what device stacks then
+	 * lack.  One arena is plenty for threads that mostly wait. */
+	mallopt(M_ARENA_MAX, 1);
+	void *p = mmap(NULL, BLAS_BUFFER_PROBE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	munmap(p, BLAS_BUFFER_PROBE);
+	float a = 1, b = 1, c = 0; /* OpenBLAS makes its buffer now, while it surely fits */
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1);
+	blas_ready = 1;
+}
+
+int sl_host_blas_ready(sl_err *err)
+{
+	pthread_once(&blas_once, blas_init);
+	if (blas_ready)
+		return SL_OK;
+	return sl_fail(err, SL_ENOMEM, "out of memory: OpenBLAS needs about %zu MiB of address space "
+		       "for its buffer and the limit (ulimit -v) leaves %zu MiB", BLAS_BUFFER_PROBE >> 20,
+		       as_headroom() >> 20);
+}
+
+static void blas_enter(void)
+{
+	if (blas_limited)
+		pthread_mutex_lock(&blas_mu);
+}
+
+static void blas_leave(void)
+{
+	if (blas_limited)
+		pthread_mutex_unlock(&blas_mu);
+}
+
+void sl_host_sgemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a,
+		   int lda, const float *b, int ldb, float beta, float *c, int ldc)
+{
+	pthread_once(&blas_once, blas_init);
+	blas_enter();
+	cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+		    m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+	blas_leave();
+}
+
+/* Refuse a run whose device threads cannot all start under the limit,
+ * before any starts: one clear line instead of a thread failing midway. */
+static int check_host_room(const sl_cluster *c, sl_err *err)
+{
+	if (!c->cfg.timing_only && sl_host_blas_ready(err))
+		return SL_ENOMEM;
+	size_t room = as_headroom();
+	if (room == SIZE_MAX)
+		return SL_OK;
+	size_t need = (size_t)c->n * THREAD_SPACE + RUN_SLACK;
+	if (need > room)
+		return sl_fail(err, SL_ENOMEM, "out of memory: %d device threads need about %zu MiB of "
+			       "address space and the limit (ulimit -v) leaves %zu MiB: use fewer devices "
+			       "or raise the limit", c->n, need >> 20, room >> 20);
+	return SL_OK;
+}
+
 /* ---- the run ---- */
 
 static void *device_main(void *p)
@@ -524,18 +631,27 @@ int sl_cluster_run(sl_cluster *c, sl_program prog, void *arg, sl_err *err)
 		c->pause_wall = c->origin;
 	pthread_mutex_unlock(&c->pace_mu);
 
-	int started = 0, rc = SL_OK;
+	int started = 0, rc = check_host_room(c, err);
+	if (rc != SL_OK)
+		return rc;
 	pthread_attr_t at;
 	pthread_attr_init(&at);
 	/* Device programs keep their data in accounted heap buffers. */
 	pthread_attr_setstacksize(&at, 1 << 20);
-	for (; started < c->n; started++)
-		if (pthread_create(&c->dev[started].thread, &at, device_main, &c->dev[started]) != 0) {
-			rc = sl_fail(err, SL_ESYS, "cannot start device thread %d: %s", started,
-				     strerror(errno));
+	for (; started < c->n; started++) {
+		int e = pthread_create(&c->dev[started].thread, &at, device_main, &c->dev[started]);
+		if (e == EAGAIN || e == ENOMEM) { /* pthread_create returns its error, errno is stale */
+			rc = sl_fail(err, SL_ENOMEM, "out of memory: cannot start device thread %d of %d: %s",
+				     started, c->n, strerror(e));
 			sl_cluster_cancel(c);
 			break;
 		}
+		if (e != 0) {
+			rc = sl_fail(err, SL_ESYS, "cannot start device thread %d: %s", started, strerror(e));
+			sl_cluster_cancel(c);
+			break;
+		}
+	}
 	pthread_attr_destroy(&at);
 	for (int i = 0; i < started; i++)
 		pthread_join(c->dev[i].thread, NULL);
@@ -714,9 +830,7 @@ int sl_dev_sgemm(sl_dev *d, int trans_a, int trans_b, int m, int n, int k, float
 		return account_compute(d, 2.0 * m * n * k, 0, sl_wall_now(), label, err);
 	double w0 = sl_wall_now(), c0 = thread_cpu_now();
 	if (m > 0 && n > 0 && k > 0)
-		cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-			    trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta,
-			    c, ldc);
+		sl_host_sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 	else if (m > 0 && n > 0 && beta != 1.0f)
 		for (int i = 0; i < m; i++)
 			for (int j = 0; j < n; j++)

@@ -80,6 +80,17 @@ typedef int (*sl_program)(sl_dev *dev, void *arg, sl_err *err);
  * first real error is returned. */
 int sl_cluster_run(sl_cluster *c, sl_program prog, void *arg, sl_err *err);
 
+/* BLAS on the host.  Under an address-space limit (ulimit -v) OpenBLAS's
+ * buffer is made once, after checking it fits, and calls are serialized so
+ * that it suffices (OpenBLAS would retry a refused buffer forever);
+ * sl_cluster_run also refuses, before starting any, device threads that
+ * would not fit.  sl_host_blas_ready fails with SL_ENOMEM and "out of
+ * memory: ..." when the buffer does not fit; nothing changes with no limit.
+ * Every sgemm of the engine goes through sl_host_sgemm (row-major). */
+int sl_host_blas_ready(sl_err *err);
+void sl_host_sgemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a,
+		   int lda, const float *b, int ldb, float beta, float *c, int ldc);
+
 /* Ask a run in progress to stop (any thread; safe from a signal-free
  * context).  Blocking calls on device threads return SL_ECANCEL promptly. */
 void sl_cluster_cancel(sl_cluster *c);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cblas.h>
+#include "cluster.h"
 
 #define MAX_DIM 65536
 
@@ -284,8 +284,7 @@ void sl_adam(const sl_model_spec *m, long t, float *p, const float *g, float *mo
 static void gemm(int ta, int tb, int M, int N, int K, float alpha, const float *a, int lda,
 		 const float *b, int ldb, float beta, float *c, int ldc)
 {
-	cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M,
-		    N, K, alpha, a, lda, b, ldb, beta, c, ldc);
+	sl_host_sgemm(ta, tb, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 static void add_bias(float *y, const float *b, size_t rows, size_t cols)
@@ -458,6 +457,8 @@ int sl_ref_init(sl_ref *r, const sl_model_spec *m, sl_err *err)
 {
 	memset(r, 0, sizeof *r);
 	int rc = sl_model_check_values(m, err);
+	if (rc == SL_OK)
+		rc = sl_host_blas_ready(err);
 	if (rc)
 		return rc;
 	r->m = *m;

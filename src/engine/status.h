@@ -23,7 +23,13 @@ typedef struct sl_err {
 	char msg[256];
 } sl_err;
 
-/* Fill err (if not NULL) with code and a printf-style message; returns code. */
+/* Copy src to dst (n bytes with the NUL), with control characters and
+ * invisible format characters escaped (\t, \x1b, \u009b, \ufeff): a
+ * message stays one visible line whatever it quotes. */
+void sl_escape_controls(char *dst, size_t n, const char *src);
+
+/* Fill err (if not NULL) with code and a printf-style message, escaped as
+ * by sl_escape_controls; returns code. */
 int sl_fail(sl_err *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

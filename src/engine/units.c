@@ -3,7 +3,9 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <locale.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,34 +16,103 @@ struct unit {
 	double scale;
 };
 
-/* Split s into a finite non-negative number and a suffix; the suffix is
- * matched case-sensitively first (b vs B matters), then case-insensitively. */
-static int parse_with(const char *s, const struct unit *units, const char *kind, double *out,
-		      sl_err *err)
+/* Numbers are decimal and nothing else: strtod alone would also take
+ * leading spaces, a '+', hexadecimal ("0x1p4"), inf, nan and the locale's
+ * decimal comma.  The digits are converted in the C locale. */
+static locale_t c_locale;
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+
+static void make_c_locale(void)
+{
+	c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+}
+
+size_t sl_scan_number(const char *s, double *v)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t digits = 0;
+	while (isdigit(*p))
+		p++, digits++;
+	if (*p == '.')
+		for (p++; isdigit(*p); p++)
+			digits++;
+	if (!digits)
+		return 0;
+	if ((*p == 'e' || *p == 'E') &&
+	    (isdigit(p[1]) || ((p[1] == '+' || p[1] == '-') && isdigit(p[2])))) {
+		p += 2;
+		while (isdigit(*p))
+			p++;
+	}
+	size_t n = (size_t)(p - (const unsigned char *)s);
+	char buf[80];
+	if (n >= sizeof buf)
+		return 0;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	pthread_once(&c_locale_once, make_c_locale);
+	errno = 0;
+	double x = c_locale ? strtod_l(buf, NULL, c_locale) : strtod(buf, NULL);
+	if (errno == ERANGE && x != 0)
+		x = HUGE_VAL; /* overflow: callers refuse it as too large */
+	*v = x;
+	return n;
+}
+
+static const struct unit byte_units[], rate_units[];
+
+/* The one message for a value that is not a decimal number. */
+static int not_decimal(sl_err *err, const char *kind, const char *s, const char *example)
+{
+	return sl_fail(err, SL_EINVAL, "%s '%s' is not a decimal number%s, as in %s (no spaces around "
+		       "it, no sign, hexadecimal, inf or nan)", kind, s,
+		       strcmp(kind, "count") ? " with an optional unit" : "", example);
+}
+
+/* Split s into a finite non-negative number and a unit.  Units match
+ * exactly as written: B is a byte and b a bit, so folding case would turn
+ * one into the other (25gb/s was bytes but 25MBPS bits).  A unit that
+ * matches only in another case is refused with the spellings it may mean.
+ * One space may stand between the number and its unit, as the program
+ * writes them ("450 GB/s"). */
+static int parse_with(const char *s, const struct unit *units, const char *kind,
+		      const char *example, double *out, sl_err *err)
 {
 	if (!s || !*s)
 		return sl_fail(err, SL_EINVAL, "empty %s", kind);
-	errno = 0;
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || errno == ERANGE || !isfinite(v))
-		return sl_fail(err, SL_EINVAL, "'%s' is not a %s (a number with an optional unit)", s, kind);
-	if (v < 0)
-		return sl_fail(err, SL_EINVAL, "%s '%s' is negative", kind, s);
-	while (*end == ' ')
+	double v;
+	int neg = s[0] == '-';
+	size_t n = sl_scan_number(s + neg, &v);
+	const char *end = s + neg + n;
+	if (!n || (end[0] == ' ' && (end[1] == 0 || end[1] == ' ')))
+		return not_decimal(err, kind, s, example);
+	if (end[0] == ' ')
 		end++;
+	for (const char *c = end; *c; c++)
+		if (isspace((unsigned char)*c))
+			return not_decimal(err, kind, s, example);
+	if (n == 1 && s[neg] == '0' && (*end == 'x' || *end == 'X'))
+		return not_decimal(err, kind, s, example);
+	if (neg)
+		return sl_fail(err, SL_EINVAL, "%s '%s' is negative", kind, s);
 	const struct unit *hit = NULL;
-	for (const struct unit *u = units; u->name; u++)
-		if (strcmp(end, u->name) == 0) {
-			hit = u;
-			break;
-		}
-	for (const struct unit *u = units; !hit && u->name; u++)
-		if (strcasecmp(end, u->name) == 0)
+	for (const struct unit *u = units; u->name && !hit; u++)
+		if (strcmp(end, u->name) == 0)
 			hit = u;
 	if (!hit) {
-		char known[160] = "";
+		char near[120] = "";
 		size_t len = 0;
+		for (const struct unit *u = units; u->name && len < sizeof near - 12; u++)
+			if (*u->name && strcasecmp(end, u->name) == 0)
+				len += (size_t)snprintf(near + len, sizeof near - len, "%s%s",
+							len ? " or " : "", u->name);
+		if (near[0])
+			return sl_fail(err, SL_EINVAL, "unit '%s' in %s '%s': units are case-sensitive%s: "
+				       "write %s", end, kind, s,
+				       units == rate_units || units == byte_units ? " (B is a byte, b a bit)" : "",
+				       near);
+		char known[200] = "";
+		len = 0;
 		for (const struct unit *u = units; u->name && len < sizeof known - 12; u++) {
 			if (!*u->name)
 				continue;
@@ -65,9 +136,10 @@ static const struct unit byte_units[] = {
 static const struct unit rate_units[] = {
 	{"", 1}, {"B/s", 1},
 	{"KB/s", 1e3}, {"MB/s", 1e6}, {"GB/s", 1e9}, {"TB/s", 1e12},
-	{"KiB/s", 1024.0}, {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0},
+	{"KiB/s", 1024.0}, {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0}, {"TiB/s", 1099511627776.0},
 	{"Kb/s", 1e3 / 8}, {"Mb/s", 1e6 / 8}, {"Gb/s", 1e9 / 8}, {"Tb/s", 1e12 / 8},
-	{"Kbps", 1e3 / 8}, {"Mbps", 1e6 / 8}, {"Gbps", 1e9 / 8},
+	{"Kbit/s", 1e3 / 8}, {"Mbit/s", 1e6 / 8}, {"Gbit/s", 1e9 / 8}, {"Tbit/s", 1e12 / 8},
+	{"Kbps", 1e3 / 8}, {"Mbps", 1e6 / 8}, {"Gbps", 1e9 / 8}, {"Tbps", 1e12 / 8},
 	{NULL, 0}};
 
 static const struct unit time_units[] = {
@@ -83,45 +155,49 @@ static const struct unit flop_units[] = {
 
 int sl_parse_bytes(const char *s, double *out, sl_err *err)
 {
-	return parse_with(s, byte_units, "size", out, err);
+	return parse_with(s, byte_units, "size", "64MiB", out, err);
 }
 
 int sl_parse_rate(const char *s, double *out, sl_err *err)
 {
-	/* Exact-case lookup keeps Gb/s (bits) apart from GB/s (bytes). */
-	return parse_with(s, rate_units, "rate", out, err);
+	return parse_with(s, rate_units, "rate", "450GB/s", out, err);
 }
 
 int sl_parse_time(const char *s, double *out, sl_err *err)
 {
-	return parse_with(s, time_units, "duration", out, err);
+	return parse_with(s, time_units, "duration", "2us", out, err);
 }
 
 int sl_parse_flops(const char *s, double *out, sl_err *err)
 {
-	return parse_with(s, flop_units, "compute rate", out, err);
+	return parse_with(s, flop_units, "compute rate", "989TFLOP/s", out, err);
 }
 
 int sl_parse_double(const char *s, double *out, sl_err *err)
 {
-	errno = 0;
-	char *end;
-	double v = s ? strtod(s, &end) : 0;
-	if (!s || end == s || *end || errno == ERANGE || !isfinite(v))
-		return sl_fail(err, SL_EINVAL, "'%s' is not a number", s ? s : "");
-	*out = v;
+	double v;
+	int neg = s && s[0] == '-';
+	size_t n = s ? sl_scan_number(s + neg, &v) : 0;
+	if (!n || s[neg + n] || !isfinite(v))
+		return sl_fail(err, SL_EINVAL, "'%s' is not a decimal number, as in 0.5 or 1e-3 (no "
+			       "spaces around it, no '+', hexadecimal, inf or nan)", s ? s : "");
+	*out = neg ? -v : v;
 	return SL_OK;
 }
 
 int sl_parse_int(const char *s, long lo, long hi, const char *what, long *out, sl_err *err)
 {
+	int neg = s && s[0] == '-';
+	size_t n = 0;
+	while (s && isdigit((unsigned char)s[neg + n]))
+		n++;
+	if (!s || !n || s[neg + n])
+		return sl_fail(err, SL_EINVAL, "%s '%s' is not a whole number (decimal digits only)", what,
+			       s ? s : "");
 	errno = 0;
-	char *end;
-	long v = s ? strtol(s, &end, 10) : 0;
-	if (!s || end == s || *end || errno == ERANGE)
-		return sl_fail(err, SL_EINVAL, "%s '%s' is not a whole number", what, s ? s : "");
-	if (v < lo || v > hi)
-		return sl_fail(err, SL_EINVAL, "%s %ld is out of range (%ld to %ld)", what, v, lo, hi);
+	long v = strtol(s, NULL, 10);
+	if (errno == ERANGE || v < lo || v > hi)
+		return sl_fail(err, SL_EINVAL, "%s %s is out of range (%ld to %ld)", what, s, lo, hi);
 	*out = v;
 	return SL_OK;
 }

@@ -8,18 +8,25 @@
 
 #include "status.h"
 
+/* Every number is decimal: digits with an optional point and exponent (64,
+ * 1.5, 2e9), converted in the C locale.  Spaces around it, a '+', hex, inf
+ * and nan are refused; units match exactly as written (see shardlab(1),
+ * UNITS).  sl_scan_number reads one at the start of s and returns its
+ * length, 0 if none (an overflow reads as HUGE_VAL). */
+size_t sl_scan_number(const char *s, double *v);
+
 /* Sizes: 1024, 4KiB, 64MiB, 1GiB, 1.5GB, 512B (KB/MB/GB are powers of 10). */
 int sl_parse_bytes(const char *s, double *out, sl_err *err);
-/* Rates in bytes/s: 450GB/s, 25GiB/s, 400Gb/s (bits), 1e9.  Bare numbers
- * are bytes/s. */
+/* Rates in bytes/s: 450GB/s, 25GiB/s, 400Gb/s, 400Gbit/s, 400Gbps (bits), 1e9.
+ * Bare numbers are bytes/s. */
 int sl_parse_rate(const char *s, double *out, sl_err *err);
 /* Durations in seconds: 2us, 1.5ms, 0.1s, 500ns, 0.  Bare numbers are s. */
 int sl_parse_time(const char *s, double *out, sl_err *err);
 /* Compute rates in FLOP/s: 989TFLOP/s, 30GFLOPS, 1e12. */
 int sl_parse_flops(const char *s, double *out, sl_err *err);
-/* A plain positive integer within [lo, hi]; what names it in messages. */
+/* Decimal digits (a '-' allowed) within [lo, hi]; what names it in messages. */
 int sl_parse_int(const char *s, long lo, long hi, const char *what, long *out, sl_err *err);
-/* A plain real number. */
+/* A decimal real number, without a unit (a '-' allowed). */
 int sl_parse_double(const char *s, double *out, sl_err *err);
 
 /* Human forms: "64.0 MiB", "450 GB/s", "2.00 us", "989 TFLOP/s". */

@@ -126,8 +126,14 @@ static int matches(const char *file, const char *name)
 int sl_lesson_find(const char *name, char *path, size_t n, sl_err *err)
 {
 	if (strchr(name, '/') || is_file(name)) {
-		if (!is_file(name))
+		struct stat st;
+		if (stat(name, &st) != 0)
 			return sl_fail(err, SL_EINVAL, "%s: no such lesson file", name);
+		if (S_ISDIR(st.st_mode))
+			return sl_fail(err, SL_EINVAL, "%s: is a directory, not a lesson file", name);
+		if (!S_ISREG(st.st_mode))
+			return sl_fail(err, SL_EINVAL, "%s: not a regular file (a lesson is a text file)",
+				       name);
 		snprintf(path, n, "%s", name);
 		return SL_OK;
 	}

@@ -101,11 +101,12 @@ int sl_literal_parse(const char *s, double *v, sl_dim *d, sl_err *err)
 	static const char *const times[] = {"s", "ms", "us", "\xc2\xb5s", "ns", NULL};
 	static const char *const sizes[] = {"B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB",
 					    NULL};
-	char *end;
-	double x = strtod(s, &end);
-	if (end == s || !isfinite(x))
-		return sl_fail(err, SL_EINVAL, "'%s' is not a number", s);
-	const char *u = end;
+	double x;
+	size_t nl = sl_scan_number(s, &x);
+	const char *u = s + nl;
+	if (!nl || !isfinite(x) || (nl == 1 && *s == '0' && (*u == 'x' || *u == 'X')))
+		return sl_fail(err, SL_EINVAL, "'%s' is not a decimal number (as in 2.5, 1e9 or 64MiB; "
+			       "no hexadecimal, inf or nan)", s);
 	if (!*u) {
 		*v = x;
 		*d = SL_DIM_NONE;
@@ -179,12 +180,13 @@ static void next(struct lexer *lx)
 		return;
 	}
 	if (isdigit((unsigned char)c) || (c == '.' && isdigit((unsigned char)s[st + 1]))) {
-		char *end;
-		strtod(s + st, &end);
-		size_t i = (size_t)(end - s);
+		double x;
+		size_t i = st + sl_scan_number(s + st, &x);
 		int w;
-		while ((w = is_unit_char(s + i)) > 0)
-			i += (size_t)w;
+		/* The unit, and any letters or digits run into it ("0x10"), so
+		 * that the literal's message shows all of it. */
+		while ((w = is_unit_char(s + i)) > 0 || isalnum((unsigned char)s[i]))
+			i += w > 0 ? (size_t)w : 1;
 		lx->i = i;
 		lx->t = T_NUM;
 	} else if (islower((unsigned char)c) || c == '_') {

@@ -52,6 +52,7 @@ struct lline {
 	int no;
 	int kw;
 	char *rest;
+	size_t len; /* strlen(rest), kept as continuation lines are joined */
 };
 
 struct parser {
@@ -77,8 +78,12 @@ static void diag(struct parser *P, int line, const char *fmt, ...)
 	if (P->nerr == 0)
 		sl_fail(P->err, SL_EINVAL, "%s:%d: %s", P->file, line, msg);
 	if (P->d) {
-		if (P->d->n < SL_LESSON_MAX_DIAGS)
-			snprintf(P->d->msg[P->d->n++], sizeof P->d->msg[0], "%s:%d: %s", P->file, line, msg);
+		if (P->d->n < SL_LESSON_MAX_DIAGS) {
+			/* Escaped as sl_fail does: a message may quote the lesson. */
+			char raw[sizeof P->d->msg[0]];
+			snprintf(raw, sizeof raw, "%s:%d: %s", P->file, line, msg);
+			sl_escape_controls(P->d->msg[P->d->n++], sizeof P->d->msg[0], raw);
+		}
 		else
 			P->d->more = 1;
 	}
@@ -203,6 +208,11 @@ static int check_bytes(struct parser *P, const char *buf, size_t len, int trunca
 			return -1;
 		}
 		int w = utf8_len(s + i, len - i);
+		if (w == 2 && c == 0xc2 && s[i + 1] <= 0x9f) { /* U+0080..U+009F */
+			diag(P, line, "not text: control character U+%04X at column %zu (a lesson is UTF-8 "
+				 "text)", s[i + 1], col);
+			return -1;
+		}
 		if (w == 0) {
 			if (truncated && len - i < 4)
 				break;
@@ -242,7 +252,7 @@ static int add_lline(struct parser *P, int no, int kw, const char *rest, size_t 
 	char *r = xstrndup(rest, n);
 	if (!r)
 		return -1;
-	P->ll[P->nll++] = (struct lline){no, kw, r};
+	P->ll[P->nll++] = (struct lline){no, kw, r, n};
 	return 0;
 }
 
@@ -278,7 +288,7 @@ static int split_lines(struct parser *P, const char *buf, size_t len)
 				continue;
 			}
 			struct lline *L = &P->ll[P->nll - 1];
-			size_t ol = strlen(L->rest);
+			size_t ol = L->len;
 			if (ol + 1 + tn > SL_LESSON_MAX_TEXT) {
 				diag(P, line, "the command from line %d is longer than %d bytes with its "
 					 "continuation lines", L->no, SL_LESSON_MAX_TEXT);
@@ -293,6 +303,7 @@ static int split_lines(struct parser *P, const char *buf, size_t len)
 			memcpy(r + ol, t, tn);
 			r[ol + tn] = 0;
 			L->rest = r;
+			L->len = ol + tn;
 			continue;
 		}
 		size_t wl = 0;
@@ -338,27 +349,73 @@ static int split_lines(struct parser *P, const char *buf, size_t len)
 
 /* ---- names: labels, runs, lets ---- */
 
+/* A lesson may hold tens of thousands of labels: look names up by hash,
+ * not by a scan per lookup (which made checking quadratic). */
+static size_t name_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return (size_t)h;
+}
+
 static int name_find(const sl_lesson *l, const char *s)
 {
-	for (int i = 0; i < l->nnames; i++)
-		if (strcmp(l->names[i].s, s) == 0)
-			return i;
-	return -1;
+	if (!l->hcap)
+		return -1;
+	size_t mask = (size_t)l->hcap - 1;
+	for (size_t i = name_hash(s) & mask;; i = (i + 1) & mask) {
+		int k = l->hidx[i];
+		if (k == 0)
+			return -1;
+		if (strcmp(l->names[k - 1].s, s) == 0)
+			return k - 1;
+	}
+}
+
+static void hash_put(sl_lesson *l, int ni)
+{
+	size_t mask = (size_t)l->hcap - 1;
+	size_t i = name_hash(l->names[ni].s) & mask;
+	while (l->hidx[i])
+		i = (i + 1) & mask;
+	l->hidx[i] = ni + 1;
 }
 
 static int name_add(sl_lesson *l, const char *s, sl_name_kind k, int line)
 {
-	sl_name *n = realloc(l->names, (size_t)(l->nnames + 1) * sizeof *n);
-	if (!n)
+	if (l->nnames == l->capnames) {
+		int cap = l->capnames ? l->capnames * 2 : 64;
+		sl_name *n = realloc(l->names, (size_t)cap * sizeof *n);
+		if (!n)
+			return -1;
+		l->names = n;
+		l->capnames = cap;
+	}
+	if (2 * (l->nnames + 1) > l->hcap) {
+		int cap = l->hcap ? l->hcap * 2 : 128;
+		int *h = calloc((size_t)cap, sizeof *h);
+		if (!h)
+			return -1;
+		free(l->hidx);
+		l->hidx = h;
+		l->hcap = cap;
+		for (int i = 0; i < l->nnames; i++)
+			hash_put(l, i);
+	}
+	sl_name *n = &l->names[l->nnames];
+	memset(n, 0, sizeof *n);
+	n->s = xstrdup(s);
+	n->kind = k;
+	n->line = line;
+	n->pos = -1;
+	n->bit = -1;
+	if (!n->s)
 		return -1;
-	l->names = n;
-	memset(&n[l->nnames], 0, sizeof *n);
-	n[l->nnames].s = xstrdup(s);
-	n[l->nnames].kind = k;
-	n[l->nnames].line = line;
-	n[l->nnames].pos = -1;
-	n[l->nnames].bit = -1;
-	return n[l->nnames].s ? l->nnames++ : -1;
+	hash_put(l, l->nnames);
+	return l->nnames++;
 }
 
 static int valid_name(const char *s, int label)
@@ -452,8 +509,10 @@ static int resolve(void *ctx, const char *prefix, const char *name, sl_node *nod
 	int nc = 0;
 	for (int i = 0; i < sl_fig_count() && nc < 64; i++)
 		cands[nc++] = sl_fig(i)->name;
-	const char *near = closest(name, cands, nc);
-	for (int i = 0; i < l->nnames && !near; i++)
+	const char *near = P->nerr < SL_LESSON_MAX_DIAGS ? closest(name, cands, nc) : NULL;
+	/* Past the kept messages a suggestion is never shown: do not scan every
+	 * name for each of thousands of errors. */
+	for (int i = 0; i < l->nnames && !near && P->nerr < SL_LESSON_MAX_DIAGS; i++)
 		if (l->names[i].kind == NAME_LET && distance(name, l->names[i].s) < 3)
 			near = l->names[i].s;
 	if (near)
@@ -595,11 +654,15 @@ static void text_free(sl_text *t)
 static sl_op *new_op(struct parser *P, sl_op_kind k, int line)
 {
 	sl_lesson *l = P->l;
-	sl_op *o = realloc(l->ops, (size_t)(l->nops + 1) * sizeof *o);
-	if (!o)
-		return NULL;
-	l->ops = o;
-	o = &l->ops[l->nops++];
+	if (l->nops == l->capops) { /* doubling: a realloc per op is quadratic at worst */
+		int cap = l->capops ? l->capops * 2 : 64;
+		sl_op *o = realloc(l->ops, (size_t)cap * sizeof *o);
+		if (!o)
+			return NULL;
+		l->ops = o;
+		l->capops = cap;
+	}
+	sl_op *o = &l->ops[l->nops++];
 	memset(o, 0, sizeof *o);
 	o->kind = k;
 	o->line = line;
@@ -1181,7 +1244,7 @@ static int compile(struct parser *P)
 			if (ni < 0 || l->names[ni].kind != NAME_LABEL) {
 				const char *cands[256];
 				int nc = 0;
-				for (int k = 0; k < l->nnames && nc < 256; k++)
+				for (int k = 0; k < l->nnames && nc < 256 && P->nerr < SL_LESSON_MAX_DIAGS; k++)
 					if (l->names[k].kind == NAME_LABEL)
 						cands[nc++] = l->names[k].s;
 				const char *near = closest(w, cands, nc);
@@ -1273,15 +1336,17 @@ static int compile(struct parser *P)
 
 /* ---- stage 4: targets and flow ---- */
 
-static int label_target(struct parser *P, int ni, int line, const char *how)
+/* leads[p]: some command other than a label follows position p (found once,
+ * not per jump: a run of labels would make that quadratic). */
+static int label_target(struct parser *P, const unsigned char *leads, int ni, int line,
+			const char *how)
 {
 	sl_lesson *l = P->l;
 	int pos = l->names[ni].pos;
 	if (pos < 0)
 		return -1;
-	for (int p = pos; p < l->nops; p++)
-		if (l->ops[p].kind != OP_LABEL)
-			return pos;
+	if (leads[pos])
+		return pos;
 	diag(P, line, "%s '%s' leads nowhere: nothing follows the label at line %d (end the lesson "
 		 "with 'finish' instead)", how, l->names[ni].s, l->names[ni].line);
 	return -1;
@@ -1597,6 +1662,7 @@ void sl_lesson_free(sl_lesson *l)
 	for (int i = 0; i < l->nnames; i++)
 		free(l->names[i].s);
 	free(l->names);
+	free(l->hidx);
 	sl_pool_free(&l->pool);
 	free(l->name);
 	free(l->title);
@@ -1632,17 +1698,23 @@ static int parse_buf(const char *name, const char *buf, size_t len, int truncate
 		diag(&P, P.ll[P.nll - 1].no, "the lesson has no steps: add 'say TEXT'");
 	if (rc == 0 && P.nerr == 0) {
 		/* Menu items and jumps: names to positions. */
-		for (int p = 0; p < l->nops; p++) {
+		unsigned char *leads = malloc((size_t)l->nops + 1);
+		if (!leads)
+			rc = -1;
+		for (int p = l->nops - 1; leads && p >= 0; p--)
+			leads[p] = l->ops[p].kind != OP_LABEL || (p + 1 < l->nops && leads[p + 1]);
+		for (int p = 0; leads && p < l->nops; p++) {
 			sl_op *o = &l->ops[p];
 			if (o->kind == OP_JUMP)
-				o->target = label_target(&P, o->target, o->line, "jump to");
+				o->target = label_target(&P, leads, o->target, o->line, "jump to");
 			if (o->kind == OP_MENU)
 				for (int i = 0; i < o->nch; i++) {
 					if (o->ch[i].target >= 0)
-						o->ch[i].target = label_target(&P, o->ch[i].target, o->ch[i].line,
-									       "item");
+						o->ch[i].target = label_target(&P, leads, o->ch[i].target,
+									       o->ch[i].line, "item");
 				}
 		}
+		free(leads);
 	}
 	if (rc == 0 && P.nerr == 0)
 		rc = flow(&P);
@@ -1666,6 +1738,12 @@ static int parse_buf(const char *name, const char *buf, size_t len, int truncate
 int sl_lesson_parse(const char *name, const char *buf, size_t len, sl_lesson **out,
 		    sl_lesson_diags *diags, sl_err *err)
 {
+	/* Editors on some systems start UTF-8 files with a byte-order mark: it
+	 * says nothing in UTF-8, so it is skipped, not refused as a command. */
+	if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) {
+		buf += 3;
+		len -= 3;
+	}
 	int truncated = len > SL_LESSON_MAX_BYTES;
 	return parse_buf(name, buf, truncated ? SL_LESSON_MAX_BYTES : len, truncated, out, diags, err);
 }
@@ -1678,10 +1756,12 @@ int sl_lesson_load(const char *path, sl_lesson **out, sl_lesson_diags *diags, sl
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return sl_fail(err, SL_EINVAL, "%s: %s", path, strerror(errno));
-	struct stat st;
+	struct stat st = {0};
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		int dir = S_ISDIR(st.st_mode);
 		close(fd);
-		return sl_fail(err, SL_EINVAL, "%s: not a regular file", path);
+		return sl_fail(err, SL_EINVAL, "%s: %s", path, dir ? "is a directory, not a lesson file"
+			       : "not a regular file (a lesson is a text file)");
 	}
 	/* Read one byte past the limit to know the file is larger. */
 	size_t cap = SL_LESSON_MAX_BYTES + 1, len = 0;

@@ -84,7 +84,12 @@ struct sl_lesson {
 	int nops;
 	sl_pool pool;
 	sl_name *names;
-	int nnames;
+	int nnames, capnames;
+	int capops;
+	/* The names by hash (open addressing, linear probing): index + 1, or 0
+	 * for an empty slot; hcap is a power of two, at most half full. */
+	int *hidx;
+	int hcap;
 };
 
 #endif
