@@ -649,13 +649,29 @@ static int parse_layout(const char *item, size_t len, sl_layout *l, sl_err *err)
 	char *rest = strchr(buf, ':');
 	if (rest)
 		*rest++ = '\0';
-	char extra;
-	if (sscanf(buf, "%dx%dx%d%c", &l->tp, &l->pp, &l->dp, &extra) != 3 || l->tp < 1 ||
-	    l->pp < 1 || l->dp < 1 || l->tp > SL_MAX_DEVICES || l->pp > SL_MAX_DEVICES ||
-	    l->dp > SL_MAX_DEVICES)
-		return sl_fail(err, SL_EINVAL,
-			       "--layouts: '%s' is not TxPxD (three sizes of 1 to %d, as in 2x1x2)", buf,
-			       SL_MAX_DEVICES);
+	/* Three plain decimal sizes, each read by the one integer parser (no
+	 * sign, no overflow: sscanf's %d took '+2' and overflowed silently). */
+	int *dims[3] = {&l->tp, &l->pp, &l->dp};
+	char *p = buf;
+	for (int i = 0; i < 3; i++) {
+		char *x = i < 2 ? strchr(p, 'x') : NULL;
+		if (i < 2 && !x)
+			p = NULL;
+		if (x)
+			*x = '\0';
+		long v;
+		sl_err e2 = {0};
+		if (!p || sl_parse_int(p, 1, SL_MAX_DEVICES, "a size", &v, &e2) != SL_OK) {
+			if (x)
+				*x = 'x';
+			return sl_fail(err, SL_EINVAL,
+				       "--layouts: '%.*s' is not TxPxD (three sizes of 1 to %d, as in "
+				       "2x1x2)",
+				       (int)len, item, SL_MAX_DEVICES);
+		}
+		*dims[i] = (int)v;
+		p = x ? x + 1 : NULL;
+	}
 	while (rest && *rest) {
 		char *next = strchr(rest, ':');
 		if (next)

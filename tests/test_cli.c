@@ -75,6 +75,11 @@ static const struct bad bad_inputs[] = {
 	{"run --slowdown=1e9", 2},
 	/* decimal numbers and exact units only, on every numeric option path */
 	{"run --m=+64", 2},
+	/* --layouts sizes go through the integer parser (sscanf took these). */
+	{"compare --devices=4 --layouts=+2x1x1", 2},
+	{"compare --devices=4 --layouts=1x+2x1", 2},
+	{"compare --devices=4 --layouts=99999999999x1x1", 2},
+	{"compare --devices=4 --layouts=2x1x2x1", 2},
 	{"run --m=0x40", 2},
 	{"run --m=99999999999999999999", 2},
 	{"run --devices=0x8", 2},
