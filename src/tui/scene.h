@@ -132,6 +132,9 @@ typedef struct sl_scene_in {
 #define SL_CHECK_REL_TOL 1e-5
 
 void sl_scene_build(const sl_scene_in *in, sl_scene *m);
+/* The step counter and the sentence of m (sentence.c), from the engine's
+ * steps at in->t: sl_scene_build calls it once the rest of m is built. */
+void sl_scene_sentence(const sl_scene_in *in, sl_scene *m);
 
 /* sl_scene_build from playback p at its current time: its events, its
  * scenario or training step, and its links (live ones while a run is
