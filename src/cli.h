@@ -2,23 +2,12 @@
 /* cli.h - the command line: subcommands, option parsing, errors, exit status.
  *
  * cli.c holds the table of subcommands.  A new one is a function with the
- * signature of sl_cmd_fn (declared below) and one line in that table.
- * Every message for the user goes through sl_cli_error: one line on stderr
- * that starts with "shardlab: ". */
+ * signature of sl_cmd_fn (declared below) and one line in that table.  The
+ * conventions they share (errors, parsing, exit statuses) are cliutil.h's. */
 #ifndef SL_CLI_H
 #define SL_CLI_H
 
-#include <getopt.h>
-
-#include "opts.h"
-#include "status.h"
-
-/* Exit statuses (documented in man/shardlab.1). */
-enum {
-	SL_EXIT_OK = 0,
-	SL_EXIT_FAIL = 1,  /* the run failed: device out of memory, wrong result, I/O */
-	SL_EXIT_USAGE = 2, /* bad command line or impossible configuration */
-};
+#include "cliutil.h"
 
 /* A subcommand: argv[0] is its name; returns the exit status. */
 typedef int (*sl_cmd_fn)(int argc, char **argv);
@@ -37,43 +26,6 @@ int sl_cmd_plan(int argc, char **argv);
 
 /* Parse and run; returns the process exit status. */
 int sl_cli_main(int argc, char **argv);
-
-/* "shardlab: " + the message + newline, on stderr. */
-void sl_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* The same for a usage error of command cmd, with a pointer to its --help;
- * returns SL_EXIT_USAGE. */
-int sl_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Print an engine error ("shardlab: CMD: message") and return the exit
- * status it deserves: SL_EINVAL is a usage error, anything else a failed
- * run. */
-int sl_cli_fail(const char *cmd, const sl_err *err);
-
-/* A command's own options: called with every code sl_opts does not handle.
- * Returns SL_OK, or SL_EINVAL with err filled. */
-typedef int (*sl_cli_optfn)(void *ctx, int code, const char *arg, sl_err *err);
-
-/* Run getopt_long over argv with the table lo (which may hold sl_opts
- * groups and the command's own entries; -h and --help are added), giving
- * shared codes to o and the others to own.  Then sl_opts_finish.
- * Returns SL_CLI_GO to go on; else an exit status to return at once, after
- * printing the error (usage errors) or help (SL_EXIT_OK, from help()). */
-#define SL_CLI_GO (-1)
-int sl_cli_parse(const char *cmd, int argc, char **argv, const struct option *lo, sl_opts *o,
-		 sl_cli_optfn own, void *ctx, void (*help)(void));
-
-/* Refuse a run whose buffers would not fit this host: every emulated
- * device's memory lives in the host's.  what names the buffers.  Returns 0
- * or SL_EXIT_USAGE after printing why. */
-int sl_cli_host_fits(const char *cmd, double bytes, const char *what);
-/* The same for a command that takes --dry-run: the message says so. */
-int sl_cli_host_fits_or_dry(const char *cmd, double bytes, const char *what);
-
-/* Check that path can take a trace file (not a directory, its directory
- * exists); 0 or SL_EXIT_USAGE after printing why. */
-int sl_cli_check_output(const char *cmd, const char *path);
-
-/* Flush stdout; on a write error print it and return SL_EXIT_FAIL. */
-int sl_cli_flush(int status);
 
 /* Run the scenario of o and print its report (cmd_run.c); the no-argument
  * default of the program uses it too. */
