@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include "tmputil.h"
 
 #include "cmd_lesson.h"
 #include "lesson.h"
@@ -159,7 +160,8 @@ static void test_program(void **state)
 	assert_non_null(strstr(out, "every check held"));
 
 	/* A bad lesson: its file:line on stderr, status 1 for check. */
-	char bad[] = "/tmp/sl_bad_XXXXXX";
+	char bad[256];
+	tu_tmpname(bad, sizeof bad, "sl_bad_XXXXXX");
 	int fd = mkstemp(bad);
 	assert_true(fd >= 0);
 	const char *text = "title T\nminutes 5\nsya x\n";
@@ -185,7 +187,8 @@ static void test_program(void **state)
 int main(void)
 {
 	/* Never touch the user's state directory. */
-	char state[] = "/tmp/sl_course_XXXXXX";
+	char state[256];
+	tu_tmpname(state, sizeof state, "sl_course_XXXXXX");
 	if (!mkdtemp(state))
 		return 1;
 	setenv("XDG_STATE_HOME", state, 1);
@@ -198,6 +201,6 @@ int main(void)
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	for (int i = 0; i < nfiles; i++)
 		free(files[i]);
-	rmdir(state);
+	tu_rm_rf(state);
 	return rc;
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include "tmputil.h"
 
 #include "catalog.h"
 #include "cmd_lesson.h"
@@ -244,7 +245,8 @@ static void test_huge_and_binary(void **state)
 				     "command; continue long text on indented lines");
 
 	/* A file larger than the limit, of short valid lines: refused for its size. */
-	char path[] = "/tmp/sl_lesson_XXXXXX";
+	char path[256];
+	tu_tmpname(path, sizeof path, "sl_lesson_XXXXXX");
 	int fd = mkstemp(path);
 	assert_true(fd >= 0);
 	FILE *f = fdopen(fd, "w");
@@ -782,7 +784,8 @@ static void test_spans(void **state)
 
 static int headless(const char *text, const char *input, char **out)
 {
-	char path[] = "/tmp/sl_headless_XXXXXX";
+	char path[256];
+	tu_tmpname(path, sizeof path, "sl_headless_XXXXXX");
 	int fd = mkstemp(path);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
@@ -817,7 +820,10 @@ static void test_headless(void **state)
 
 	const char *failing = HEAD "run matmul\ncheck speedup > 100\n";
 	assert_int_equal(headless(failing, "", out), 1);
-	assert_non_null(strstr(out[0], "[check] FAILED at /tmp/sl_headless_"));
+	/* "[check] FAILED at $TMPDIR/sl_headless_...:2" */
+	const char *at = strstr(out[0], "[check] FAILED at ");
+	assert_non_null(at);
+	assert_non_null(strstr(at, "/sl_headless_"));
 	assert_non_null(strstr(out[0], "1 check FAILED"));
 	free(out[0]);
 	free(out[1]);
@@ -840,7 +846,8 @@ static void test_headless(void **state)
 static void test_demo_loop(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/sl_demo_XXXXXX", path[64];
+	char dir[256], path[64];
+	tu_tmpname(dir, sizeof dir, "sl_demo_XXXXXX");
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof path, "%s/loop.lesson", dir);
 	const char *text = HEAD "label again\nquestion Q?\ncorrect a\noption b\nend\njump again\n";
@@ -872,7 +879,7 @@ static void test_demo_loop(void **state)
 
 /* ---- progress ---- */
 
-static char state_dir[64];
+static char state_dir[256];
 
 static void test_progress(void **state)
 {
@@ -927,7 +934,8 @@ static void test_progress(void **state)
 static void test_resume(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/sl_lessons_XXXXXX";
+	char dir[256];
+	tu_tmpname(dir, sizeof dir, "sl_lessons_XXXXXX");
 	assert_non_null(mkdtemp(dir));
 	char path[128];
 	snprintf(path, sizeof path, "%s/09-resume.lesson", dir);
@@ -978,7 +986,8 @@ static void test_resume(void **state)
 static void test_find(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/sl_find_XXXXXX";
+	char dir[256];
+	tu_tmpname(dir, sizeof dir, "sl_find_XXXXXX");
 	assert_non_null(mkdtemp(dir));
 	const char *names[] = {"01-one.lesson", "02-colwise.lesson", "12-compare.lesson", "notes.txt"};
 	char p[256];
@@ -1105,7 +1114,8 @@ static void test_manual_example(void **state)
 	a += 5;
 	char *text = strndup(a, (size_t)(b - a + 1));
 	char *out[2];
-	char path[] = "/tmp/sl_example_XXXXXX";
+	char path[256];
+	tu_tmpname(path, sizeof path, "sl_example_XXXXXX");
 	int fd = mkstemp(path);
 	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	close(fd);
@@ -1135,7 +1145,7 @@ static void test_manual_example(void **state)
 int main(void)
 {
 	/* Progress goes to a private state directory, never the user's. */
-	snprintf(state_dir, sizeof state_dir, "/tmp/sl_state_XXXXXX");
+	tu_tmpname(state_dir, sizeof state_dir, "sl_state_XXXXXX");
 	if (!mkdtemp(state_dir))
 		return 1;
 	setenv("XDG_STATE_HOME", state_dir, 1);
@@ -1164,9 +1174,6 @@ int main(void)
 		cmocka_unit_test(test_manual_example),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", state_dir);
-	if (system(cmd) != 0)
-		rc = rc ? rc : 1;
+	tu_rm_rf(state_dir);
 	return rc;
 }
