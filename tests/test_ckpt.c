@@ -8,6 +8,7 @@
  * crc32 read directly for what the files hold, and byte snapshots of the
  * directory for "untouched". */
 #include "testutil.h"
+#include "tmputil.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -39,17 +40,9 @@ static sl_ref ref; /* after 2S steps */
 
 /* ---- helpers ---- */
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	return remove(p);
-}
-
 static void rm_rf(const char *p)
 {
-	nftw(p, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_rm_rf(p);
 }
 
 static void path_in(char *out, size_t n, const char *name)

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "testutil.h"
+#include "tmputil.h"
 
 #include "clirun.h"
 
@@ -56,14 +57,6 @@ static void refused(const char *args, int want, const char *says)
 	if (!strstr(r.err, says))
 		fail_msg("'%s': stderr '%s' does not say '%s'", args, r.err, says);
 	tu_result_free(&r);
-}
-
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	return remove(p);
 }
 
 static sl_model_spec model;
@@ -119,7 +112,7 @@ static int setup(void **st)
 static int teardown(void **st)
 {
 	(void)st;
-	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_rm_rf(root);
 	return 0;
 }
 

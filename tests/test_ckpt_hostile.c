@@ -14,6 +14,7 @@
  * the point, an address-space limit; an alarm only guards against a
  * blocked process (a FIFO) so the suite cannot stall. */
 #include "testutil.h"
+#include "tmputil.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -246,19 +247,11 @@ static int exists_in(const char *rel)
 	return lstat(p, &st) == 0;
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	return remove(p);
-}
-
 static void rm_in(const char *rel)
 {
 	char p[1200];
 	path_of(p, sizeof p, rel);
-	nftw(p, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_rm_rf(p);
 }
 
 /* A snapshot of everything under the root: names, kinds, link targets,
@@ -372,7 +365,7 @@ static int setup(void **st)
 static int teardown(void **st)
 {
 	(void)st;
-	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_rm_rf(root);
 	return 0;
 }
 

@@ -69,6 +69,26 @@ static void check_spans(const sl_snapshot *s, const sl_opstep *st, size_t ns, co
 	free(cstep);
 }
 
+/* The steps of cluster c's run, checked (check_spans); the first step's
+ * span and the last step's end into the pointers given. */
+static size_t steps_checked(sl_cluster *c, double *span0, double *end)
+{
+	sl_snapshot s;
+	assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), &s), SL_OK);
+	sl_opstep *st;
+	int *of;
+	size_t ns = sl_steps_build(&s, &st, &of);
+	check_spans(&s, st, ns, of);
+	if (span0 && ns)
+		*span0 = st[0].t1 - st[0].t0;
+	if (end && ns)
+		*end = st[ns - 1].t1;
+	free(st);
+	free(of);
+	sl_snapshot_free(&s);
+	return ns;
+}
+
 /* A product on p devices, on nodes of g (0: one node). */
 static size_t product_steps(sl_split split, int p, int g, int m, int k, int n, sl_algo algo)
 {
@@ -89,18 +109,11 @@ static size_t product_steps(sl_split split, int p, int g, int m, int k, int n, s
 	sl_err err = {0};
 	if (sl_scenario_run(&sc, &c, &res, &err))
 		fail_msg("run: %s", err.msg);
-	sl_snapshot s;
-	assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), &s), SL_OK);
-	sl_opstep *st;
-	int *of;
-	size_t ns = sl_steps_build(&s, &st, &of);
-	check_spans(&s, st, ns, of);
+	double end = 0;
+	size_t ns = steps_checked(c, NULL, &end);
 	/* The last step ends with the run. */
 	assert_true(ns > 0);
-	tu_check_close(st[ns - 1].t1, res.emulated_time_s, 1e-12, "the last step's end");
-	free(st);
-	free(of);
-	sl_snapshot_free(&s);
+	tu_check_close(end, res.emulated_time_s, 1e-12, "the last step's end");
 	sl_cluster_destroy(c);
 	return ns;
 }
@@ -150,17 +163,7 @@ static size_t coll_steps(sl_coll_op op, sl_algo algo, int p, int g, size_t count
 	sl_err err = {0};
 	if (sl_cluster_run(c, cprog, &j, &err))
 		fail_msg("%s: %s", sl_coll_op_name(op), err.msg);
-	sl_snapshot s;
-	assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), &s), SL_OK);
-	sl_opstep *st;
-	int *of;
-	size_t ns = sl_steps_build(&s, &st, &of);
-	check_spans(&s, st, ns, of);
-	if (span0 && ns)
-		*span0 = st[0].t1 - st[0].t0;
-	free(st);
-	free(of);
-	sl_snapshot_free(&s);
+	size_t ns = steps_checked(c, span0, NULL);
 	sl_cluster_destroy(c);
 	return ns;
 }

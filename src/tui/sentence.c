@@ -152,6 +152,34 @@ static void who_words(const sl_opstep *st, int p, char *who, size_t n)
 		snprintf(who + len, n - len, " and %d more", st->ndevs - shown);
 }
 
+/* "each of devices 0, 3" as a plural subject or object: "devices 0, 3". */
+static const char *plural(const char *who)
+{
+	return strncmp(who, "each of ", 8) == 0 ? who + 8 : who;
+}
+
+/* Who sends in step idx and who takes the data in (the receivers, and the
+ * peers of the sends), in words (who_words); returns how many send. */
+static int parties(const sl_snapshot *s, const int *of, int idx, int p, char *from, char *to,
+                   size_t n)
+{
+	sl_opstep snd = {0}, rcv = {0};
+	for (size_t i = 0; of && i < s->n; i++) {
+		const sl_event *e = &s->ev[i];
+		if (of[i] != idx || e->dev >= 64)
+			continue;
+		sl_opstep *side = e->kind == SL_EV_SEND ? &snd : &rcv;
+		side->devs |= (uint64_t)1 << e->dev;
+		if (e->kind == SL_EV_SEND && e->peer >= 0 && e->peer < 64)
+			rcv.devs |= (uint64_t)1 << e->peer;
+	}
+	snd.ndevs = __builtin_popcountll(snd.devs);
+	rcv.ndevs = __builtin_popcountll(rcv.devs);
+	who_words(&snd, p, from, n);
+	who_words(&rcv, p, to, n);
+	return snd.ndevs;
+}
+
 /* A collective's part and its counter in words: "all-reduce, reduce-scatter
  * 3 of 7", "all-reduce (tree), broadcast level 2 of 3", "all-gather, ring
  * step 4 of 7".  The counter counts logical steps within the part, the same
@@ -251,20 +279,8 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 		int last, phase_last;
 		coll_words(c, words, sizeof words, &last, &phase_last);
 		sl_fmt_bytes((double)st->bytes, a, sizeof a);
-		/* Who sends and who takes the data in, from the step's events. */
-		uint64_t snd = 0, rcv = 0;
-		for (size_t i = 0; of && i < s->n; i++)
-			if (of[i] == idx && s->ev[i].dev < 64)
-				snd |= (uint64_t)(s->ev[i].kind == SL_EV_SEND) << s->ev[i].dev,
-				    rcv |= (uint64_t)(s->ev[i].kind != SL_EV_SEND) << s->ev[i].dev;
 		char from[96], to[96];
-		sl_opstep tmp = *st;
-		tmp.devs = snd;
-		tmp.ndevs = __builtin_popcountll(snd);
-		who_words(&tmp, p, from, sizeof from);
-		tmp.devs = rcv;
-		tmp.ndevs = __builtin_popcountll(rcv);
-		who_words(&tmp, p, to, sizeof to);
+		int nsnd = parties(s, of, idx, p, from, to, sizeof from);
 		int ring = c->algo == SL_ALGO_RING && c->phase != SL_PHASE_BCAST &&
 		           c->phase != SL_PHASE_REDUCE && c->phase != SL_PHASE_GATHER &&
 		           c->phase != SL_PHASE_SCATTER;
@@ -294,45 +310,19 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 			    in->train ? "" : " Y", a, dur, done);
 		else
 			say(out, n, "%s: %s send%s %s (%s) to %s, which %s (%s)%s", words,
-			    __builtin_popcountll(snd) > 1
-			        ? from + (strncmp(from, "each of ", 8) ? 0 : 8)
-			        : from,
-			    __builtin_popcountll(snd) > 1 ? "" : "s",
-			    c->phase == SL_PHASE_REDUCE ? "a partial sum" : "data", a,
-			    to + (strncmp(to, "each of ", 8) ? 0 : 8),
+			    plural(from), nsnd > 1 ? "" : "s",
+			    c->phase == SL_PHASE_REDUCE ? "a partial sum" : "data", a, plural(to),
 			    c->phase == SL_PHASE_REDUCE ? "add it into their own" : "keep it", dur,
 			    done);
 	} else if (st->nxfer > 0) {
-		/* Point-to-point (a pipeline's activations or gradients): who
-		 * sends to whom, from the step's events. */
-		uint64_t snd = 0, rcv = 0;
-		for (size_t i = 0; of && i < s->n; i++)
-			if (of[i] == idx && s->ev[i].dev < 64) {
-				if (s->ev[i].kind == SL_EV_SEND)
-					snd |= (uint64_t)1 << s->ev[i].dev;
-				else
-					rcv |= (uint64_t)1 << s->ev[i].dev;
-			}
-		for (size_t i = 0; of && i < s->n; i++)
-			if (of[i] == idx && s->ev[i].kind == SL_EV_SEND && s->ev[i].peer >= 0 &&
-			    s->ev[i].peer < 64)
-				rcv |= (uint64_t)1 << s->ev[i].peer;
+		/* Point-to-point (a pipeline's activations or gradients). */
 		char from[96], to[96];
-		sl_opstep tmp = *st;
-		tmp.devs = snd;
-		tmp.ndevs = __builtin_popcountll(snd);
-		who_words(&tmp, p, from, sizeof from);
-		tmp.devs = rcv;
-		tmp.ndevs = __builtin_popcountll(rcv);
-		who_words(&tmp, p, to, sizeof to);
+		int nsnd = parties(s, of, idx, p, from, to, sizeof from);
 		/* (A unit's exchange carries earlier results' sends with the
 		 * next unit's receives, so no one micro-batch is named.) */
-		int many = __builtin_popcountll(snd) > 1;
-		say(out, n, "pipeline: %s send%s %s (%s) to %s (%s)",
-		    many ? from + (strncmp(from, "each of ", 8) ? 0 : 8) : from, many ? "" : "s",
-		    in->train ? "activations or gradients" : "data",
-		    sl_fmt_bytes((double)st->bytes, a, sizeof a),
-		    to + (strncmp(to, "each of ", 8) ? 0 : 8), dur);
+		say(out, n, "pipeline: %s send%s %s (%s) to %s (%s)", plural(from),
+		    nsnd > 1 ? "" : "s", in->train ? "activations or gradients" : "data",
+		    sl_fmt_bytes((double)st->bytes, a, sizeof a), plural(to), dur);
 	} else if (first->kind == SL_EV_COMPUTE && in->train &&
 	           train_op_words(&first->work, words, sizeof words)) {
 		char mbw[32] = "";
@@ -392,7 +382,7 @@ void sl_scene_sentence(const sl_scene_in *in, sl_scene *m)
 			char who[96];
 			who_words(&all, m->ndev, who, sizeof who);
 			appendf(desc, sizeof desc, "; at the same time %d other steps end on %s",
-			        with, strncmp(who, "each of ", 8) ? who : who + 8);
+			        with, plural(who));
 		}
 		say(m->sentence, sizeof m->sentence, "Step %d%s done: %s.", stop_done, total, desc);
 	} else if ((size_t)k < ns) {
@@ -406,4 +396,3 @@ void sl_scene_sentence(const sl_scene_in *in, sl_scene *m)
 	free(st);
 	free(of);
 }
-
