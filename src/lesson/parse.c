@@ -19,56 +19,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "parse_internal.h"
 #include "prog.h"
 #include "units.h"
 
-#define MAX_NAME 40
-#define MAX_NAMES_FLOW 64 /* run and let names: one bit each in the flow analysis */
-#define MAX_STEP_OPS 1000
-#define MAX_CHOICES 26
 
-enum kw {
-	KW_TITLE, KW_MINUTES, KW_ABOUT, KW_SAY, KW_SETUP, KW_RUN, KW_STEP, KW_PAUSE, KW_CHECK, KW_LET,
-	KW_LABEL, KW_JUMP, KW_FINISH, KW_QUESTION, KW_MENU, KW_EXPLORE,
-	/* inside blocks */
-	KW_END, KW_OPTION, KW_CORRECT, KW_EXPLAIN, KW_ANSWER, KW_UNIT, KW_RIGHT, KW_WRONG, KW_ITEM,
-	KW_KNOB, KW_UNTIL, KW_HINT, KW_DEMO, KW_N
-};
 
-static const char *const kw_names[KW_N] = {
-	"title", "minutes", "about", "say", "setup", "run", "step", "pause", "check", "let",
-	"label", "jump", "finish", "question", "menu", "explore",
-	"end", "option", "correct", "explain", "answer", "unit", "right", "wrong", "item",
-	"knob", "until", "hint", "demo",
-};
 
 static int is_block_kw(int kw)
 {
 	return kw >= KW_END;
 }
 
-/* A command with its continuation lines joined. */
-struct lline {
-	int no;
-	int kw;
-	char *rest;
-	size_t len; /* strlen(rest), kept as continuation lines are joined */
-};
 
-struct parser {
-	const char *file;
-	sl_lesson *l;
-	sl_lesson_diags *d;
-	sl_err *err;
-	int nerr;
-	struct lline *ll;
-	int nll, capll;
-	int op_line; /* for the resolver's messages */
-	int cur_op;  /* the position being compiled */
-};
 
-static void diag(struct parser *P, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void diag(struct parser *P, int line, const char *fmt, ...)
+void lp_diag(struct parser *P, int line, const char *fmt, ...)
 {
 	char msg[300];
 	va_list ap;
@@ -90,7 +55,7 @@ static void diag(struct parser *P, int line, const char *fmt, ...)
 	P->nerr++;
 }
 
-static char *xstrndup(const char *s, size_t n)
+char *lp_strndup(const char *s, size_t n)
 {
 	char *r = malloc(n + 1);
 	if (r) {
@@ -102,7 +67,7 @@ static char *xstrndup(const char *s, size_t n)
 
 static char *xstrdup(const char *s)
 {
-	return xstrndup(s, strlen(s));
+	return lp_strndup(s, strlen(s));
 }
 
 /* Levenshtein distance of short words, for "did you mean". */
@@ -128,7 +93,7 @@ static int distance(const char *a, const char *b)
 	return row[lb];
 }
 
-static const char *closest(const char *w, const char *const *cands, int n)
+const char *lp_closest(const char *w, const char *const *cands, int n)
 {
 	const char *best = NULL;
 	int bd = 3;
@@ -142,209 +107,6 @@ static const char *closest(const char *w, const char *const *cands, int n)
 		}
 	}
 	return best;
-}
-
-/* ---- stage 1: bytes ---- */
-
-/* Length of a valid UTF-8 sequence at s (at most n bytes), or 0. */
-static int utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	int len;
-	unsigned min;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		min = 0x80;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		min = 0x800;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		min = 0x10000;
-	} else {
-		return 0;
-	}
-	if ((size_t)len > n)
-		return 0;
-	unsigned cp = c & (0x3f >> (len - 1));
-	for (int i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
-/* Check every byte and every line's length.  truncated: the buffer is the
- * first SL_LESSON_MAX_BYTES of a larger file. */
-static int check_bytes(struct parser *P, const char *buf, size_t len, int truncated)
-{
-	const unsigned char *s = (const unsigned char *)buf;
-	int line = 1;
-	size_t col = 0;
-	for (size_t i = 0; i < len;) {
-		unsigned char c = s[i];
-		if (c == '\n') {
-			line++;
-			col = 0;
-			i++;
-			continue;
-		}
-		if (++col > SL_LESSON_MAX_LINE) {
-			diag(P, line, "line longer than %d bytes: a lesson line holds one command; "
-				 "continue long text on indented lines", SL_LESSON_MAX_LINE);
-			return -1;
-		}
-		if (c == 0 || (c < 0x20 && c != '\t' && c != '\r') || c == 0x7f) {
-			diag(P, line, "not text: byte 0x%02x at column %zu (a lesson is UTF-8 text)", c, col);
-			return -1;
-		}
-		if (c == '\r' && i + 1 < len && s[i + 1] != '\n') {
-			diag(P, line, "not text: a carriage return inside the line at column %zu", col);
-			return -1;
-		}
-		int w = utf8_len(s + i, len - i);
-		if (w == 2 && c == 0xc2 && s[i + 1] <= 0x9f) { /* U+0080..U+009F */
-			diag(P, line, "not text: control character U+%04X at column %zu (a lesson is UTF-8 "
-				 "text)", s[i + 1], col);
-			return -1;
-		}
-		if (w == 0) {
-			if (truncated && len - i < 4)
-				break;
-			diag(P, line, "not UTF-8 text: byte 0x%02x at column %zu", c, col);
-			return -1;
-		}
-		i += (size_t)w;
-	}
-	if (truncated) {
-		diag(P, line, "the lesson is larger than %d KiB: a lesson is a short text file",
-		     SL_LESSON_MAX_BYTES / 1024);
-		return -1;
-	}
-	return 0;
-}
-
-/* ---- stage 2: logical lines ---- */
-
-static int kw_find(const char *w)
-{
-	for (int i = 0; i < KW_N; i++)
-		if (strcmp(w, kw_names[i]) == 0)
-			return i;
-	return -1;
-}
-
-static int add_lline(struct parser *P, int no, int kw, const char *rest, size_t n)
-{
-	if (P->nll == P->capll) {
-		int cap = P->capll ? P->capll * 2 : 64;
-		struct lline *ll = realloc(P->ll, (size_t)cap * sizeof *ll);
-		if (!ll)
-			return -1;
-		P->ll = ll;
-		P->capll = cap;
-	}
-	char *r = xstrndup(rest, n);
-	if (!r)
-		return -1;
-	P->ll[P->nll++] = (struct lline){no, kw, r, n};
-	return 0;
-}
-
-static int split_lines(struct parser *P, const char *buf, size_t len)
-{
-	int line = 0, open = 0; /* a command that continuation lines may extend */
-	for (size_t i = 0; i < len;) {
-		size_t e = i;
-		while (e < len && buf[e] != '\n')
-			e++;
-		line++;
-		size_t end = e;
-		while (end > i && (buf[end - 1] == '\r' || buf[end - 1] == ' ' || buf[end - 1] == '\t'))
-			end--;
-		const char *s = buf + i;
-		size_t n = end - i;
-		i = e + 1;
-		size_t lead = 0;
-		while (lead < n && (s[lead] == ' ' || s[lead] == '\t'))
-			lead++;
-		if (lead == n) { /* blank: ends the command */
-			open = 0;
-			continue;
-		}
-		if (s[lead] == '#')
-			continue;
-		if (lead > 0) {
-			const char *t = s + lead;
-			size_t tn = n - lead;
-			if (!open) {
-				diag(P, line, "an indented line continues the command above it, but there is none "
-					 "(commands start in column 1; a blank line ends a command)");
-				continue;
-			}
-			struct lline *L = &P->ll[P->nll - 1];
-			size_t ol = L->len;
-			if (ol + 1 + tn > SL_LESSON_MAX_TEXT) {
-				diag(P, line, "the command from line %d is longer than %d bytes with its "
-					 "continuation lines", L->no, SL_LESSON_MAX_TEXT);
-				open = 0;
-				continue;
-			}
-			char *r = realloc(L->rest, ol + tn + 2);
-			if (!r)
-				return -1;
-			if (ol)
-				r[ol++] = ' ';
-			memcpy(r + ol, t, tn);
-			r[ol + tn] = 0;
-			L->rest = r;
-			L->len = ol + tn;
-			continue;
-		}
-		size_t wl = 0;
-		while (wl < n && (islower((unsigned char)s[wl]) || s[wl] == '-'))
-			wl++;
-		if (wl == 0 || (wl < n && s[wl] != ' ' && s[wl] != '\t')) {
-			size_t show = 0;
-			while (show < n && show < 20 && s[show] != ' ' && s[show] != '\t')
-				show++;
-			diag(P, line, "expected a command such as say, setup, run or check at the start of "
-				 "the line, found '%.*s'", (int)show, s);
-			open = 0;
-			continue;
-		}
-		char w[32];
-		if (wl >= sizeof w) {
-			diag(P, line, "unknown command '%.20s...'", s);
-			open = 0;
-			continue;
-		}
-		memcpy(w, s, wl);
-		w[wl] = 0;
-		int kw = kw_find(w);
-		if (kw < 0) {
-			const char *near = closest(w, kw_names, KW_N);
-			if (near)
-				diag(P, line, "unknown command '%s' (did you mean '%s'?)", w, near);
-			else
-				diag(P, line, "unknown command '%s' (commands: title minutes about say setup run "
-					 "step pause check let label jump finish question menu explore)", w);
-			open = 0;
-			continue;
-		}
-		size_t r = wl;
-		while (r < n && (s[r] == ' ' || s[r] == '\t'))
-			r++;
-		if (add_lline(P, line, kw, s + r, n - r))
-			return -1;
-		open = 1;
-	}
-	return 0;
 }
 
 /* ---- names: labels, runs, lets ---- */
@@ -509,7 +271,7 @@ static int resolve(void *ctx, const char *prefix, const char *name, sl_node *nod
 	int nc = 0;
 	for (int i = 0; i < sl_fig_count() && nc < 64; i++)
 		cands[nc++] = sl_fig(i)->name;
-	const char *near = P->nerr < SL_LESSON_MAX_DIAGS ? closest(name, cands, nc) : NULL;
+	const char *near = P->nerr < SL_LESSON_MAX_DIAGS ? lp_closest(name, cands, nc) : NULL;
 	/* Past the kept messages a suggestion is never shown: do not scan every
 	 * name for each of thousands of errors. */
 	for (int i = 0; i < l->nnames && !near && P->nerr < SL_LESSON_MAX_DIAGS; i++)
@@ -526,7 +288,7 @@ static int expr(struct parser *P, int line, const char *s, size_t n, int cond)
 	P->op_line = line;
 	int r = sl_expr_parse(&P->l->pool, s, n, cond, resolve, P, &e);
 	if (r < 0)
-		diag(P, line, "%s", e.msg);
+		lp_diag(P, line, "%s", e.msg);
 	return r;
 }
 
@@ -575,7 +337,7 @@ static void lint_typed_figures(struct parser *P, int line, const char *s, size_t
 		if (k < n && unit_word(s + k, &ul)) {
 			if (s[k] == 'x' && k != j) /* "2 x 3" is arithmetic, "2x" is a figure */
 				continue;
-			diag(P, line, "'%.*s' is a figure typed into the text: let the engine produce it "
+			lp_diag(P, line, "'%.*s' is a figure typed into the text: let the engine produce it "
 				 "and interpolate it, e.g. {time} or {bandwidth}", (int)(k + ul - i), s + i);
 			return;
 		}
@@ -596,7 +358,7 @@ static int text(struct parser *P, int line, const char *s, sl_text *t)
 				i++;
 				continue;
 			}
-			diag(P, line, "a '}' without its '{': write }} for a brace");
+			lp_diag(P, line, "a '}' without its '{': write }} for a brace");
 			return -1;
 		}
 		if (s[i] != '{')
@@ -610,7 +372,7 @@ static int text(struct parser *P, int line, const char *s, sl_text *t)
 		while (j < n && s[j] != '}' && s[j] != '{')
 			j++;
 		if (j >= n || s[j] != '}') {
-			diag(P, line, "a '{' is not closed: write {figure}, or {{ for a brace");
+			lp_diag(P, line, "a '{' is not closed: write {figure}, or {{ for a brace");
 			return -1;
 		}
 		size_t en = j - i - 1;
@@ -627,7 +389,7 @@ static int text(struct parser *P, int line, const char *s, sl_text *t)
 			t->nodes = nn;
 		unsigned char *np = nn ? realloc(t->pct, (size_t)(t->n + 1)) : NULL;
 		if (!nn || !np) {
-			diag(P, line, "out of memory");
+			lp_diag(P, line, "out of memory");
 			return -1;
 		}
 		t->nodes = nn;
@@ -676,9 +438,9 @@ static int need_text(struct parser *P, const struct lline *L, const char *usage)
 	if (*L->rest)
 		return 1;
 	if (strcmp(usage, "text") == 0)
-		diag(P, L->no, "%s needs a text: %s TEXT", kw_names[L->kw], kw_names[L->kw]);
+		lp_diag(P, L->no, "%s needs a text: %s TEXT", lp_kw_names[L->kw], lp_kw_names[L->kw]);
 	else
-		diag(P, L->no, "%s needs %s", kw_names[L->kw], usage);
+		lp_diag(P, L->no, "%s needs %s", lp_kw_names[L->kw], usage);
 	return 0;
 }
 
@@ -710,11 +472,11 @@ static void unknown_key(struct parser *P, int line, const char *what, const char
 	int nc = 0;
 	for (int i = 0; sl_setup_key_name(i)[0] != '?' && nc < 64; i++)
 		cands[nc++] = sl_setup_key_name(i);
-	const char *near = closest(k, cands, nc);
+	const char *near = lp_closest(k, cands, nc);
 	if (near)
-		diag(P, line, "%sunknown setup key '%s' (did you mean '%s'?)", what, k, near);
+		lp_diag(P, line, "%sunknown setup key '%s' (did you mean '%s'?)", what, k, near);
 	else
-		diag(P, line, "%sunknown setup key '%s' (see SETUP KEYS in shardlab-lesson(5))", what, k);
+		lp_diag(P, line, "%sunknown setup key '%s' (see SETUP KEYS in shardlab-lesson(5))", what, k);
 }
 
 /* key=value pairs of a setup (or an explore's demo) into o->set. */
@@ -723,7 +485,7 @@ static int settings(struct parser *P, sl_op *o, const struct lline *L)
 	sl_lsetup scratch;
 	sl_lsetup_default(&scratch);
 	const char *r = L->rest;
-	const char *cmd = kw_names[L->kw];
+	const char *cmd = lp_kw_names[L->kw];
 	while (*r) {
 		char kv[200];
 		r = word(r, kv, sizeof kv);
@@ -731,9 +493,9 @@ static int settings(struct parser *P, sl_op *o, const struct lline *L)
 		if (!eq) {
 			int k = sl_setup_key(kv);
 			if (k >= 0 && *r)
-				diag(P, L->no, "%s takes key=value pairs: write %s=%.40s", cmd, kv, r);
+				lp_diag(P, L->no, "%s takes key=value pairs: write %s=%.40s", cmd, kv, r);
 			else
-				diag(P, L->no, "%s takes key=value pairs, found '%s'", cmd, kv);
+				lp_diag(P, L->no, "%s takes key=value pairs, found '%s'", cmd, kv);
 			break;
 		}
 		*eq = 0;
@@ -743,7 +505,7 @@ static int settings(struct parser *P, sl_op *o, const struct lline *L)
 			continue;
 		}
 		if (sl_lsetup_set(&scratch, kv, eq + 1, &e)) {
-			diag(P, L->no, "%s", e.msg);
+			lp_diag(P, L->no, "%s", e.msg);
 			continue;
 		}
 		sl_setting *s = realloc(o->set, (size_t)(o->nset + 1) * sizeof *s);
@@ -771,7 +533,7 @@ static int compile_question(struct parser *P, sl_op *o, int from, int to)
 			if (!need_text(P, L, "text"))
 				break;
 			if (options >= MAX_CHOICES) {
-				diag(P, L->no, "a question has at most %d choices", MAX_CHOICES);
+				lp_diag(P, L->no, "a question has at most %d choices", MAX_CHOICES);
 				break;
 			}
 			if (add_choice(o, &last))
@@ -785,11 +547,11 @@ static int compile_question(struct parser *P, sl_op *o, int from, int to)
 			if (!need_text(P, L, "text"))
 				break;
 			if (last && last->explain.s) {
-				diag(P, L->no, "this choice already has an explanation (line above): join them");
+				lp_diag(P, L->no, "this choice already has an explanation (line above): join them");
 				break;
 			}
 			if (!last && o->explain.s) {
-				diag(P, L->no, "the question already has an explanation");
+				lp_diag(P, L->no, "the question already has an explanation");
 				break;
 			}
 			text(P, L->no, L->rest, last ? &last->explain : &o->explain);
@@ -798,7 +560,7 @@ static int compile_question(struct parser *P, sl_op *o, int from, int to)
 			if (!need_text(P, L, "a figure: answer FIGURE [within 5%]"))
 				break;
 			if (answers++) {
-				diag(P, L->no, "a question has one answer");
+				lp_diag(P, L->no, "a question has one answer");
 				break;
 			}
 			const char *w = find_within(L->rest);
@@ -815,27 +577,27 @@ static int compile_question(struct parser *P, sl_op *o, int from, int to)
 				sl_dim dim;
 				sl_err e = {0};
 				if (!tw[0] || *after) {
-					diag(P, L->no, "within needs one tolerance: within 5%% or within 2us");
+					lp_diag(P, L->no, "within needs one tolerance: within 5%% or within 2us");
 				} else if (sl_literal_parse(tw, &v, &dim, &e)) {
-					diag(P, L->no, "within: %s", e.msg);
+					lp_diag(P, L->no, "within: %s", e.msg);
 				} else {
 					o->tol = v;
 					o->tol_rel = strchr(tw, '%') != NULL;
 					if (!o->tol_rel && o->expr >= 0 &&
 					    !sl_dim_eq(dim, P->l->pool.n[o->expr].dim))
-						diag(P, L->no, "the tolerance %s is %s but the answer is %s", tw,
+						lp_diag(P, L->no, "the tolerance %s is %s but the answer is %s", tw,
 						     sl_dim_name(dim), sl_dim_name(P->l->pool.n[o->expr].dim));
 				}
 			}
 			if (o->expr >= 0 && P->l->pool.n[o->expr].flag)
-				diag(P, L->no, "a yes/no figure makes a multiple-choice question, not a numeric one");
+				lp_diag(P, L->no, "a yes/no figure makes a multiple-choice question, not a numeric one");
 			break;
 		}
 		case KW_UNIT: {
 			char uw[16];
 			const char *after = word(L->rest, uw, sizeof uw);
 			if (!uw[0] || *after) {
-				diag(P, L->no, "unit needs one unit: unit us, unit MiB, unit GB/s");
+				lp_diag(P, L->no, "unit needs one unit: unit us, unit MiB, unit GB/s");
 				break;
 			}
 			snprintf(unit, sizeof unit, "%s", uw);
@@ -847,34 +609,34 @@ static int compile_question(struct parser *P, sl_op *o, int from, int to)
 			if (!need_text(P, L, "text"))
 				break;
 			if ((L->kw == KW_RIGHT ? o->right.s : o->wrong.s)) {
-				diag(P, L->no, "the question already has a '%s' text", kw_names[L->kw]);
+				lp_diag(P, L->no, "the question already has a '%s' text", lp_kw_names[L->kw]);
 				break;
 			}
 			text(P, L->no, L->rest, L->kw == KW_RIGHT ? &o->right : &o->wrong);
 			break;
 		default:
-			diag(P, L->no, "'%s' does not belong in a question (a question holds option, "
-				 "correct, explain, or answer, unit, right, wrong)", kw_names[L->kw]);
+			lp_diag(P, L->no, "'%s' does not belong in a question (a question holds option, "
+				 "correct, explain, or answer, unit, right, wrong)", lp_kw_names[L->kw]);
 		}
 	}
 	int line = o->line;
 	if (answers && options)
-		diag(P, line, "a question is either multiple choice (option, correct) or numeric "
+		lp_diag(P, line, "a question is either multiple choice (option, correct) or numeric "
 			      "(answer), not both");
 	else if (!answers && !options)
-		diag(P, line, "the question has no choices and no answer: add 'correct TEXT' and "
+		lp_diag(P, line, "the question has no choices and no answer: add 'correct TEXT' and "
 			      "'option TEXT' lines, or 'answer FIGURE' (block lines start in column 1)");
 	else if (options) {
 		o->numeric = 0;
 		if (options < 2)
-			diag(P, line, "a multiple-choice question needs at least two choices");
+			lp_diag(P, line, "a multiple-choice question needs at least two choices");
 		if (!correct)
-			diag(P, line, "no choice is marked right: write 'correct' instead of 'option' for it");
+			lp_diag(P, line, "no choice is marked right: write 'correct' instead of 'option' for it");
 		if (o->right.s || o->wrong.s)
-			diag(P, line, "right and wrong texts are for numeric questions: give each choice "
+			lp_diag(P, line, "right and wrong texts are for numeric questions: give each choice "
 				      "its own 'explain'");
 		if (unit[0])
-			diag(P, unit_line, "'unit' is for numeric questions");
+			lp_diag(P, unit_line, "'unit' is for numeric questions");
 	} else {
 		o->numeric = 1;
 		snprintf(o->unit, sizeof o->unit, "%s", unit);
@@ -885,9 +647,9 @@ static int compile_question(struct parser *P, sl_op *o, int from, int to)
 			sl_err e = {0};
 			snprintf(lit, sizeof lit, "1%s", unit);
 			if (sl_literal_parse(lit, &v, &dim, &e))
-				diag(P, unit_line, "unit: %s", e.msg);
+				lp_diag(P, unit_line, "unit: %s", e.msg);
 			else if (!sl_dim_eq(dim, P->l->pool.n[o->expr].dim))
-				diag(P, unit_line, "unit %s is %s but the answer is %s", unit, sl_dim_name(dim),
+				lp_diag(P, unit_line, "unit %s is %s but the answer is %s", unit, sl_dim_name(dim),
 				     sl_dim_name(P->l->pool.n[o->expr].dim));
 		}
 	}
@@ -899,18 +661,18 @@ static int compile_menu(struct parser *P, sl_op *o, int from, int to)
 	for (int i = from; i < to; i++) {
 		const struct lline *L = &P->ll[i];
 		if (L->kw != KW_ITEM) {
-			diag(P, L->no, "'%s' does not belong in a menu (a menu holds item LABEL TEXT lines)",
-			     kw_names[L->kw]);
+			lp_diag(P, L->no, "'%s' does not belong in a menu (a menu holds item LABEL TEXT lines)",
+			     lp_kw_names[L->kw]);
 			continue;
 		}
 		char lab[64];
 		const char *rest = word(L->rest, lab, sizeof lab);
 		if (!lab[0] || !*rest) {
-			diag(P, L->no, "item needs a label and a text: item LABEL TEXT");
+			lp_diag(P, L->no, "item needs a label and a text: item LABEL TEXT");
 			continue;
 		}
 		if (o->nch >= MAX_CHOICES) {
-			diag(P, L->no, "a menu has at most %d items", MAX_CHOICES);
+			lp_diag(P, L->no, "a menu has at most %d items", MAX_CHOICES);
 			continue;
 		}
 		sl_choice *c;
@@ -919,7 +681,7 @@ static int compile_menu(struct parser *P, sl_op *o, int from, int to)
 		c->line = L->no;
 		int ni = name_find(P->l, lab);
 		if (ni < 0 || P->l->names[ni].kind != NAME_LABEL) {
-			diag(P, L->no, "item goes to unknown label '%s'", lab);
+			lp_diag(P, L->no, "item goes to unknown label '%s'", lab);
 			c->target = -1;
 		} else {
 			c->target = ni; /* a name for now; positions once all ops exist */
@@ -927,7 +689,7 @@ static int compile_menu(struct parser *P, sl_op *o, int from, int to)
 		text(P, L->no, rest, &c->text);
 	}
 	if (o->nch == 0)
-		diag(P, o->line, "the menu has no items: add 'item LABEL TEXT' lines (in column 1)");
+		lp_diag(P, o->line, "the menu has no items: add 'item LABEL TEXT' lines (in column 1)");
 	return 0;
 }
 
@@ -942,7 +704,7 @@ static int compile_explore(struct parser *P, sl_op *o, int from, int to)
 		case KW_KNOB: {
 			const char *r = L->rest;
 			if (!*r)
-				diag(P, L->no, "knob needs the setup keys the learner may change: knob bandwidth");
+				lp_diag(P, L->no, "knob needs the setup keys the learner may change: knob bandwidth");
 			while (*r) {
 				char k[32];
 				r = word(r, k, sizeof k);
@@ -961,7 +723,7 @@ static int compile_explore(struct parser *P, sl_op *o, int from, int to)
 		}
 		case KW_UNTIL:
 			if (untils++) {
-				diag(P, L->no, "an explore has one 'until' condition (join them with and/or)");
+				lp_diag(P, L->no, "an explore has one 'until' condition (join them with and/or)");
 				break;
 			}
 			until = L->rest;
@@ -971,7 +733,7 @@ static int compile_explore(struct parser *P, sl_op *o, int from, int to)
 			if (!need_text(P, L, "the knob settings that meet the condition: demo bandwidth=1GB/s"))
 				break;
 			if (o->nset) {
-				diag(P, L->no, "the explore already has a demo");
+				lp_diag(P, L->no, "the explore already has a demo");
 				break;
 			}
 			if (settings(P, o, L))
@@ -982,14 +744,14 @@ static int compile_explore(struct parser *P, sl_op *o, int from, int to)
 			if (!need_text(P, L, "text"))
 				break;
 			if (o->hint.s) {
-				diag(P, L->no, "the explore already has a hint");
+				lp_diag(P, L->no, "the explore already has a hint");
 				break;
 			}
 			text(P, L->no, L->rest, &o->hint);
 			break;
 		default:
-			diag(P, L->no, "'%s' does not belong in an explore (it holds knob, until, hint, "
-				 "demo)", kw_names[L->kw]);
+			lp_diag(P, L->no, "'%s' does not belong in an explore (it holds knob, until, hint, "
+				 "demo)", lp_kw_names[L->kw]);
 		}
 	}
 	for (int i = 0; i < o->nset; i++) {
@@ -997,14 +759,14 @@ static int compile_explore(struct parser *P, sl_op *o, int from, int to)
 		for (int k = 0; k < o->nknobs; k++)
 			ok |= o->knobs[k] == o->set[i].key;
 		if (!ok)
-			diag(P, demo_line, "demo sets '%s', which is not one of the explore's knobs",
+			lp_diag(P, demo_line, "demo sets '%s', which is not one of the explore's knobs",
 			     sl_setup_key_name(o->set[i].key));
 	}
 	if (!o->nknobs)
-		diag(P, o->line, "the explore gives the learner no knob: add 'knob bandwidth' (or another "
+		lp_diag(P, o->line, "the explore gives the learner no knob: add 'knob bandwidth' (or another "
 				 "setup key) in column 1");
 	if (!until) {
-		diag(P, o->line, "the explore has no 'until CONDITION': say when the lesson goes on");
+		lp_diag(P, o->line, "the explore has no 'until CONDITION': say when the lesson goes on");
 	} else {
 		/* The condition is about the learner's runs: parse it as if the
 		 * explore's kind had just run (the flow analysis knows). */
@@ -1035,19 +797,19 @@ static int compile(struct parser *P)
 		char w[64];
 		const char *after = word(L->rest, w, sizeof w);
 		if (!w[0]) {
-			diag(P, L->no, "label needs a name: label NAME");
+			lp_diag(P, L->no, "label needs a name: label NAME");
 			continue;
 		}
 		if (*after || !valid_name(w, 1)) {
-			diag(P, L->no, "'%s%s%s' is not a label name (lowercase letters, digits, - and _, up "
+			lp_diag(P, L->no, "'%s%s%s' is not a label name (lowercase letters, digits, - and _, up "
 				 "to %d)", w, *after ? " " : "", after, MAX_NAME);
 			continue;
 		}
 		int ni = name_find(l, w);
 		if (ni >= 0) {
-			diag(P, L->no, "label '%s' is already defined at line %d", w, l->names[ni].line);
+			lp_diag(P, L->no, "label '%s' is already defined at line %d", w, l->names[ni].line);
 			if (l->names[ni].kind != NAME_LABEL)
-				diag(P, L->no, "'%s' names a let at line %d; a label needs another name", w,
+				lp_diag(P, L->no, "'%s' names a let at line %d; a label needs another name", w,
 				     l->names[ni].line);
 			continue;
 		}
@@ -1066,12 +828,12 @@ static int compile(struct parser *P)
 			if (!need_text(P, L, "text"))
 				break;
 			if (L->kw == KW_TITLE ? have_title++ : l->about[0] != 0) {
-				diag(P, L->no, "the lesson already has a%s", L->kw == KW_TITLE ? " title" : "n about");
+				lp_diag(P, L->no, "the lesson already has a%s", L->kw == KW_TITLE ? " title" : "n about");
 				break;
 			}
 			if (strchr(L->rest, '{'))
-				diag(P, L->no, "%s is shown before anything runs: it cannot hold {figures}",
-				     kw_names[L->kw]);
+				lp_diag(P, L->no, "%s is shown before anything runs: it cannot hold {figures}",
+				     lp_kw_names[L->kw]);
 			lint_typed_figures(P, L->no, L->rest, strlen(L->rest));
 			if (L->kw == KW_TITLE) {
 				free(l->title);
@@ -1087,11 +849,11 @@ static int compile(struct parser *P)
 			if (!need_text(P, L, "a number: minutes 10"))
 				break;
 			if (have_minutes++) {
-				diag(P, L->no, "the lesson already has a minutes line");
+				lp_diag(P, L->no, "the lesson already has a minutes line");
 				break;
 			}
 			if (sl_parse_int(L->rest, 1, 120, "minutes", &v, &e))
-				diag(P, L->no, "%s", e.msg);
+				lp_diag(P, L->no, "%s", e.msg);
 			else
 				l->minutes = (int)v;
 			break;
@@ -1122,7 +884,7 @@ static int compile(struct parser *P)
 			after = word(L->rest, w, sizeof w);
 			sl_run_kind k;
 			if (sl_run_kind_parse(w, &k)) {
-				diag(P, L->no, "run: unknown kind '%s' (kinds: %s)", w, sl_run_kinds());
+				lp_diag(P, L->no, "run: unknown kind '%s' (kinds: %s)", w, sl_run_kinds());
 				break;
 			}
 			if (!(o = new_op(P, OP_RUN, L->no)))
@@ -1133,18 +895,18 @@ static int compile(struct parser *P)
 				after = word(after, w, sizeof w);
 				after = word(after, nm, sizeof nm);
 				if (strcmp(w, "as") != 0 || !nm[0] || *after) {
-					diag(P, L->no, "run takes a kind and an optional name: run %s as NAME",
+					lp_diag(P, L->no, "run takes a kind and an optional name: run %s as NAME",
 					     sl_run_kind_name(k));
 					break;
 				}
 				if (!valid_name(nm, 0) || reserved(nm) || sl_fig_find(nm) >= 0) {
-					diag(P, L->no, "'%s' cannot name a run (lowercase letters, digits and _; not a "
+					lp_diag(P, L->no, "'%s' cannot name a run (lowercase letters, digits and _; not a "
 						 "figure's name)", nm);
 					break;
 				}
 				int ni = name_find(l, nm);
 				if (ni >= 0 && (l->names[ni].kind != NAME_RUN || l->names[ni].run != k)) {
-					diag(P, L->no, "'%s' already names %s at line %d", nm,
+					lp_diag(P, L->no, "'%s' already names %s at line %d", nm,
 					     l->names[ni].kind == NAME_LABEL ? "a label" : l->names[ni].kind == NAME_LET
 						     ? "a let" : "a run of another kind", l->names[ni].line);
 					break;
@@ -1162,7 +924,7 @@ static int compile(struct parser *P)
 			long v = 1;
 			sl_err e = {0};
 			if (*L->rest && sl_parse_int(L->rest, 1, MAX_STEP_OPS, "step", &v, &e)) {
-				diag(P, L->no, "%s: step N shows the next N operations", e.msg);
+				lp_diag(P, L->no, "%s: step N shows the next N operations", e.msg);
 				break;
 			}
 			if (!(o = new_op(P, OP_STEP, L->no)))
@@ -1185,22 +947,22 @@ static int compile(struct parser *P)
 			if (strncmp(after, "= ", 2) != 0 && strcmp(after, "=") != 0) {
 				char *eq = strchr(w, '=');
 				if (eq)
-					diag(P, L->no, "put spaces around '=': let %.*s = ...", (int)(eq - w), w);
+					lp_diag(P, L->no, "put spaces around '=': let %.*s = ...", (int)(eq - w), w);
 				else
-					diag(P, L->no, "let needs a name and a value: let NAME = VALUE");
+					lp_diag(P, L->no, "let needs a name and a value: let NAME = VALUE");
 				break;
 			}
 			after++;
 			while (*after == ' ')
 				after++;
 			if (!valid_name(w, 0) || reserved(w) || sl_fig_find(w) >= 0) {
-				diag(P, L->no, "'%s' cannot name a value (lowercase letters, digits and _; not a "
+				lp_diag(P, L->no, "'%s' cannot name a value (lowercase letters, digits and _; not a "
 					 "figure's name)", w);
 				break;
 			}
 			int ni = name_find(l, w);
 			if (ni >= 0 && l->names[ni].kind != NAME_LET) {
-				diag(P, L->no, "'%s' already names %s at line %d", w,
+				lp_diag(P, L->no, "'%s' already names %s at line %d", w,
 				     l->names[ni].kind == NAME_LABEL ? "a label" : "a run", l->names[ni].line);
 				break;
 			}
@@ -1214,7 +976,7 @@ static int compile(struct parser *P)
 				l->names[ni].flag = l->pool.n[e].flag;
 				l->names[ni].pos = 0;
 			} else if (!sl_dim_eq(l->names[ni].dim, l->pool.n[e].dim)) {
-				diag(P, L->no, "'%s' was %s at line %d; here it is %s", w,
+				lp_diag(P, L->no, "'%s' was %s at line %d; here it is %s", w,
 				     sl_dim_name(l->names[ni].dim), l->names[ni].line,
 				     sl_dim_name(l->pool.n[e].dim));
 				break;
@@ -1247,11 +1009,11 @@ static int compile(struct parser *P)
 				for (int k = 0; k < l->nnames && nc < 256 && P->nerr < SL_LESSON_MAX_DIAGS; k++)
 					if (l->names[k].kind == NAME_LABEL)
 						cands[nc++] = l->names[k].s;
-				const char *near = closest(w, cands, nc);
+				const char *near = lp_closest(w, cands, nc);
 				if (near)
-					diag(P, L->no, "jump to unknown label '%s' (did you mean '%s'?)", w, near);
+					lp_diag(P, L->no, "jump to unknown label '%s' (did you mean '%s'?)", w, near);
 				else
-					diag(P, L->no, "jump to unknown label '%s': add 'label %s' where the lesson "
+					lp_diag(P, L->no, "jump to unknown label '%s': add 'label %s' where the lesson "
 						 "should go on", w, w);
 				break;
 			}
@@ -1262,7 +1024,7 @@ static int compile(struct parser *P)
 				char ifw[8];
 				const char *c = word(after, ifw, sizeof ifw);
 				if (strcmp(ifw, "if") != 0 || !*c) {
-					diag(P, L->no, "jump takes a label and an optional condition: jump %s if "
+					lp_diag(P, L->no, "jump takes a label and an optional condition: jump %s if "
 						 "speedup < 1", w);
 					break;
 				}
@@ -1273,7 +1035,7 @@ static int compile(struct parser *P)
 		}
 		case KW_FINISH:
 			if (*L->rest)
-				diag(P, L->no, "finish takes nothing after it");
+				lp_diag(P, L->no, "finish takes nothing after it");
 			if (!new_op(P, OP_FINISH, L->no))
 				return -1;
 			break;
@@ -1283,16 +1045,16 @@ static int compile(struct parser *P)
 			int j = i + 1;
 			while (j < P->nll && is_block_kw(P->ll[j].kw) && P->ll[j].kw != KW_END)
 				j++;
-			const char *what = kw_names[L->kw];
+			const char *what = lp_kw_names[L->kw];
 			if (j >= P->nll) {
 				int last = P->nll ? P->ll[P->nll - 1].no : L->no;
-				diag(P, last, "the %s opened at line %d is not closed: add 'end' after its last "
+				lp_diag(P, last, "the %s opened at line %d is not closed: add 'end' after its last "
 					 "line, in column 1", what, L->no);
 			} else if (P->ll[j].kw != KW_END) {
-				diag(P, P->ll[j].no, "'%s' inside the %s opened at line %d: add 'end' before this "
-					 "line to close the %s", kw_names[P->ll[j].kw], what, L->no, what);
+				lp_diag(P, P->ll[j].no, "'%s' inside the %s opened at line %d: add 'end' before this "
+					 "line to close the %s", lp_kw_names[P->ll[j].kw], what, L->no, what);
 			} else if (*P->ll[j].rest) {
-				diag(P, P->ll[j].no, "end takes nothing after it");
+				lp_diag(P, P->ll[j].no, "end takes nothing after it");
 			}
 			sl_op_kind k = L->kw == KW_QUESTION ? OP_QUESTION : L->kw == KW_MENU ? OP_MENU : OP_EXPLORE;
 			if (!(o = new_op(P, k, L->no)))
@@ -1301,13 +1063,13 @@ static int compile(struct parser *P)
 			if (k == OP_EXPLORE) {
 				t = word(L->rest, w, sizeof w);
 				if (!w[0] || sl_run_kind_parse(w, &o->run)) {
-					diag(P, L->no, "explore needs what the learner runs and a text: explore "
+					lp_diag(P, L->no, "explore needs what the learner runs and a text: explore "
 						 "matmul TEXT (kinds: %s)", sl_run_kinds());
 					t = "";
 				}
 			}
 			if (!*t)
-				diag(P, L->no, "%s needs a text that says what to do", what);
+				lp_diag(P, L->no, "%s needs a text that says what to do", what);
 			else
 				text(P, L->no, t, &o->text);
 			int rc = k == OP_QUESTION ? compile_question(P, o, i + 1, j)
@@ -1318,312 +1080,20 @@ static int compile(struct parser *P)
 			break;
 		}
 		case KW_END:
-			diag(P, L->no, "'end' without a question, menu or explore to close");
+			lp_diag(P, L->no, "'end' without a question, menu or explore to close");
 			break;
 		default:
-			diag(P, L->no, "'%s' belongs inside a %s ... end block", kw_names[L->kw],
+			lp_diag(P, L->no, "'%s' belongs inside a %s ... end block", lp_kw_names[L->kw],
 			     L->kw == KW_ITEM ? "menu" : (L->kw == KW_KNOB || L->kw == KW_UNTIL ||
 							  L->kw == KW_HINT || L->kw == KW_DEMO)
 							 ? "explore" : "question");
 		}
 	}
 	if (!have_title)
-		diag(P, 1, "the lesson has no title: add 'title TEXT' at the top");
+		lp_diag(P, 1, "the lesson has no title: add 'title TEXT' at the top");
 	if (!have_minutes)
-		diag(P, 1, "the lesson does not say how long it takes: add 'minutes N' at the top");
+		lp_diag(P, 1, "the lesson does not say how long it takes: add 'minutes N' at the top");
 	return 0;
-}
-
-/* ---- stage 4: targets and flow ---- */
-
-/* leads[p]: some command other than a label follows position p (found once,
- * not per jump: a run of labels would make that quadratic). */
-static int label_target(struct parser *P, const unsigned char *leads, int ni, int line,
-			const char *how)
-{
-	sl_lesson *l = P->l;
-	int pos = l->names[ni].pos;
-	if (pos < 0)
-		return -1;
-	if (leads[pos])
-		return pos;
-	diag(P, line, "%s '%s' leads nowhere: nothing follows the label at line %d (end the lesson "
-		 "with 'finish' instead)", how, l->names[ni].s, l->names[ni].line);
-	return -1;
-}
-
-static int nsucc(const sl_lesson *l, int p, int *out)
-{
-	const sl_op *o = &l->ops[p];
-	int n = 0;
-	switch (o->kind) {
-	case OP_FINISH:
-		return 0;
-	case OP_JUMP:
-		if (o->target >= 0)
-			out[n++] = o->target;
-		if (o->expr >= 0 && p + 1 < l->nops)
-			out[n++] = p + 1;
-		return n;
-	case OP_MENU:
-		for (int i = 0; i < o->nch; i++)
-			if (o->ch[i].target >= 0)
-				out[n++] = o->ch[i].target;
-		return n;
-	default:
-		if (p + 1 < l->nops)
-			out[n++] = p + 1;
-		return n;
-	}
-}
-
-static int is_learner(const sl_op *o)
-{
-	return o->kind == OP_QUESTION || o->kind == OP_MENU || o->kind == OP_EXPLORE;
-}
-
-#define KIND_NONE 0x80u
-
-struct flow {
-	unsigned char kinds; /* the kinds the latest run may be; KIND_NONE: maybe no run */
-	uint64_t def;        /* names surely defined */
-};
-
-static void walk_uses(struct parser *P, int node, struct flow f, int line)
-{
-	const sl_pool *pool = &P->l->pool;
-	if (node < 0)
-		return;
-	const sl_node *n = &pool->n[node];
-	if (n->op == SL_N_REF) {
-		const sl_figdef *fd = sl_fig(n->ref.fig);
-		if (n->ref.name >= 0) {
-			const sl_name *nm = &P->l->names[n->ref.name];
-			if (!(f.def >> nm->bit & 1))
-				diag(P, line, "'%s.%s' may have no value here: no path to this line surely passes "
-					 "the run named '%s' (line %d)", nm->s, fd->name, nm->s, nm->line);
-		} else if (!(fd->from & SL_FIG_SETUP)) {
-			if (f.kinds == KIND_NONE) {
-				int k = 0;
-				while (k < SL_RUN_NKINDS - 1 && !(fd->from & SL_FIG_KIND(k)))
-					k++;
-				diag(P, line, "'%s' needs a run before it: add 'run %s' above this line", fd->name,
-				     sl_run_kind_name((sl_run_kind)k));
-			}
-			else if (f.kinds & KIND_NONE)
-				diag(P, line, "'%s' may have no value here: a jump or menu reaches this line "
-					 "before any run", fd->name);
-			else
-				for (int k = 0; k < SL_RUN_NKINDS; k++)
-					if ((f.kinds >> k & 1) && !(fd->from & SL_FIG_KIND(k))) {
-						diag(P, line, "'%s' is not a figure of a %s run, and the latest run here "
-							 "%s a %s (name the run you mean: run KIND as NAME, then "
-							 "NAME.%s)", fd->name, sl_run_kind_name((sl_run_kind)k),
-						     f.kinds == (1u << k) ? "is" : "may be",
-						     sl_run_kind_name((sl_run_kind)k), fd->name);
-						break;
-					}
-		}
-		return;
-	}
-	if (n->op == SL_N_LET) {
-		const sl_name *nm = &P->l->names[n->ref.name];
-		if (!(f.def >> nm->bit & 1))
-			diag(P, line, "'%s' may have no value here: some path reaches this line without passing "
-				 "its let (line %d)", nm->s, nm->line);
-		return;
-	}
-	walk_uses(P, n->a, f, line);
-	walk_uses(P, n->b, f, line);
-}
-
-static void text_uses(struct parser *P, const sl_text *t, struct flow f, int line)
-{
-	for (int i = 0; i < t->n; i++)
-		walk_uses(P, t->nodes[i], f, line);
-}
-
-static int flow(struct parser *P)
-{
-	sl_lesson *l = P->l;
-	int n = l->nops, bits = 0;
-	if (n <= 0)
-		return 0;
-	for (int i = 0; i < l->nnames; i++)
-		if (l->names[i].kind != NAME_LABEL) {
-			if (bits >= MAX_NAMES_FLOW) {
-				diag(P, l->names[i].line, "more than %d run and let names in one lesson",
-				     MAX_NAMES_FLOW);
-				return 0;
-			}
-			l->names[i].bit = bits++;
-		}
-	struct flow *in = malloc((size_t)n * sizeof *in);
-	unsigned char *seen = calloc((size_t)n, 1);
-	int *work = malloc((size_t)n * sizeof *work);
-	int *succ = malloc(sizeof *succ * (MAX_CHOICES + 2));
-	if (!in || !seen || !work || !succ) {
-		free(in);
-		free(seen);
-		free(work);
-		free(succ);
-		return -1;
-	}
-	/* Reachability and the forward analysis in one worklist. */
-	for (int i = 0; i < n; i++)
-		in[i] = (struct flow){0, ~(uint64_t)0};
-	in[0] = (struct flow){KIND_NONE, 0};
-	seen[0] = 1;
-	int nw = 0;
-	work[nw++] = 0;
-	unsigned char *queued = calloc((size_t)n, 1);
-	if (!queued) {
-		free(in);
-		free(seen);
-		free(work);
-		free(succ);
-		return -1;
-	}
-	queued[0] = 1;
-	while (nw) {
-		int p = work[--nw];
-		queued[p] = 0;
-		struct flow out = in[p];
-		const sl_op *o = &l->ops[p];
-		if (o->kind == OP_RUN || o->kind == OP_EXPLORE)
-			out.kinds = (unsigned char)(1u << o->run);
-		if (o->kind == OP_RUN && o->name >= 0)
-			out.def |= (uint64_t)1 << l->names[o->name].bit;
-		if (o->kind == OP_LET)
-			out.def |= (uint64_t)1 << l->names[o->name].bit;
-		int ns = nsucc(l, p, succ);
-		for (int i = 0; i < ns; i++) {
-			int q = succ[i];
-			struct flow nf = {(unsigned char)(in[q].kinds | out.kinds), in[q].def & out.def};
-			if (!seen[q] || nf.kinds != in[q].kinds || nf.def != in[q].def) {
-				seen[q] = 1;
-				in[q] = nf;
-				if (!queued[q]) {
-					queued[q] = 1;
-					work[nw++] = q;
-				}
-			}
-		}
-	}
-	free(queued);
-	for (int p = 0; p < n; p++) {
-		const sl_op *o = &l->ops[p];
-		if (!seen[p]) {
-			if (p == 0 || seen[p - 1])
-				diag(P, o->line, "this line can never be reached: no jump or menu item leads here");
-			continue;
-		}
-		struct flow f = in[p];
-		text_uses(P, &o->text, f, o->line);
-		switch (o->kind) {
-		case OP_CHECK:
-		case OP_LET:
-		case OP_JUMP:
-			walk_uses(P, o->expr, f, o->line);
-			break;
-		case OP_STEP:
-			if (f.kinds & KIND_NONE)
-				diag(P, o->line, "step shows the operations of a run: add a 'run' above it%s",
-				     f.kinds == KIND_NONE ? "" : " on every path");
-			break;
-		case OP_QUESTION:
-			walk_uses(P, o->expr, f, o->line);
-			text_uses(P, &o->explain, f, o->line);
-			text_uses(P, &o->right, f, o->line);
-			text_uses(P, &o->wrong, f, o->line);
-			for (int i = 0; i < o->nch; i++) {
-				text_uses(P, &o->ch[i].text, f, o->line);
-				text_uses(P, &o->ch[i].explain, f, o->line);
-			}
-			break;
-		case OP_MENU:
-			for (int i = 0; i < o->nch; i++)
-				text_uses(P, &o->ch[i].text, f, o->line);
-			break;
-		case OP_EXPLORE: {
-			/* The condition is read after the learner's runs; the hint is shown
-			 * with the step. */
-			struct flow after = {(unsigned char)(1u << o->run), f.def};
-			walk_uses(P, o->expr, after, o->line);
-			text_uses(P, &o->hint, f, o->line);
-			break;
-		}
-		default:
-			break;
-		}
-	}
-
-	/* A loop with no learner in it never ends. */
-	unsigned char *color = seen; /* reuse: 0 white, 1 grey, 2 black (only seen ops matter) */
-	memset(color, 0, (size_t)n);
-	int *stack = work, *iter = malloc((size_t)n * sizeof *iter);
-	if (!iter) {
-		free(in);
-		free(seen);
-		free(work);
-		free(succ);
-		return -1;
-	}
-	int reported = 0;
-	for (int s = 0; s < n && !reported; s++) {
-		if (color[s] || is_learner(&l->ops[s]))
-			continue;
-		int sp = 0;
-		stack[sp] = s;
-		iter[sp++] = 0;
-		color[s] = 1;
-		while (sp && !reported) {
-			int u = stack[sp - 1];
-			int ns = is_learner(&l->ops[u]) ? 0 : nsucc(l, u, succ);
-			if (iter[sp - 1] >= ns) {
-				color[u] = 2;
-				sp--;
-				continue;
-			}
-			int v = succ[iter[sp - 1]++];
-			if (is_learner(&l->ops[v]))
-				continue;
-			if (color[v] == 1) {
-				diag(P, l->ops[u].line, "this jump loops back to line %d with no question, menu or "
-					 "explore on the way: the lesson would never end", l->ops[v].line);
-				reported = 1;
-			} else if (color[v] == 0) {
-				color[v] = 1;
-				stack[sp] = v;
-				iter[sp++] = 0;
-			}
-		}
-	}
-	free(iter);
-	free(in);
-	free(seen);
-	free(work);
-	free(succ);
-	return 0;
-}
-
-/* Every run in file order, with the setups before it, must be one the engine
- * accepts within a lesson's limits. */
-static void check_runs(struct parser *P)
-{
-	sl_lesson *l = P->l;
-	sl_lsetup s;
-	sl_lsetup_default(&s);
-	for (int p = 0; p < l->nops; p++) {
-		const sl_op *o = &l->ops[p];
-		sl_err e = {0};
-		if (o->kind == OP_SETUP)
-			for (int i = 0; i < o->nset; i++)
-				sl_lsetup_set(&s, sl_setup_key_name(o->set[i].key), o->set[i].value, NULL);
-		if ((o->kind == OP_RUN || o->kind == OP_EXPLORE) && sl_lrun_check(o->run, &s, &e))
-			diag(P, o->line, "%s %s: %s", o->kind == OP_RUN ? "run" : "explore",
-			     sl_run_kind_name(o->run), e.msg);
-	}
 }
 
 static uint64_t fnv1a(const char *s, size_t n)
@@ -1685,17 +1155,17 @@ static int parse_buf(const char *name, const char *buf, size_t len, int truncate
 	P.l = l;
 	l->hash = fnv1a(buf, len);
 	/* rc is for running out of memory only; what is wrong with the lesson
-	 * goes to diag() and stops the later stages. */
-	int rc = 0, text_ok = check_bytes(&P, buf, len, truncated) == 0;
+	 * goes to lp_diag() and stops the later stages. */
+	int rc = 0, text_ok = lp_check_bytes(&P, buf, len, truncated) == 0;
 	if (text_ok)
-		rc = split_lines(&P, buf, len);
+		rc = lp_split_lines(&P, buf, len);
 	if (rc == 0 && P.nerr == 0 && P.nll == 0)
-		diag(&P, 1, "the lesson is empty: it needs a 'title' line, a 'minutes' line and at least "
+		lp_diag(&P, 1, "the lesson is empty: it needs a 'title' line, a 'minutes' line and at least "
 			    "one step");
 	if (rc == 0 && text_ok && P.nll > 0) /* report command errors past a bad line too */
 		rc = compile(&P);
 	if (rc == 0 && P.nerr == 0 && l->nops == 0)
-		diag(&P, P.ll[P.nll - 1].no, "the lesson has no steps: add 'say TEXT'");
+		lp_diag(&P, P.ll[P.nll - 1].no, "the lesson has no steps: add 'say TEXT'");
 	if (rc == 0 && P.nerr == 0) {
 		/* Menu items and jumps: names to positions. */
 		unsigned char *leads = malloc((size_t)l->nops + 1);
@@ -1706,20 +1176,20 @@ static int parse_buf(const char *name, const char *buf, size_t len, int truncate
 		for (int p = 0; leads && p < l->nops; p++) {
 			sl_op *o = &l->ops[p];
 			if (o->kind == OP_JUMP)
-				o->target = label_target(&P, leads, o->target, o->line, "jump to");
+				o->target = lp_label_target(&P, leads, o->target, o->line, "jump to");
 			if (o->kind == OP_MENU)
 				for (int i = 0; i < o->nch; i++) {
 					if (o->ch[i].target >= 0)
-						o->ch[i].target = label_target(&P, leads, o->ch[i].target,
+						o->ch[i].target = lp_label_target(&P, leads, o->ch[i].target,
 									       o->ch[i].line, "item");
 				}
 		}
 		free(leads);
 	}
 	if (rc == 0 && P.nerr == 0)
-		rc = flow(&P);
+		rc = lp_flow(&P);
 	if (rc == 0 && P.nerr == 0)
-		check_runs(&P);
+		lp_check_runs(&P);
 	for (int i = 0; i < P.nll; i++)
 		free(P.ll[i].rest);
 	free(P.ll);
