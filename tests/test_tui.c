@@ -810,9 +810,9 @@ static void test_sentences_tell_spans(void **state)
 		size_t ns = sl_steps_build(&s, &st, NULL);
 		int last = 0;
 		for (size_t k = 0; k < ns; k++) {
-			build(&sc, &s, &res, st[k].t1, m);
+			build(&sc, &s, &res, st[k].t_stop, m);
 			/* The step this stop describes is the last to end here. */
-			if (k + 1 < ns && st[k + 1].t1 <= st[k].t1 * (1 + 1e-12))
+			if (k + 1 < ns && st[k + 1].t_stop <= st[k].t_stop * (1 + 1e-12))
 				continue;
 			char want[32], *w = sl_fmt_time(st[k].t1 - st[k].t0, want, sizeof want);
 			if (!strstr(m->sentence, w))

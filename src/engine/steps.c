@@ -70,19 +70,39 @@ static int same_logical(const sl_snapshot *s, const sl_opstep *a, const sl_opste
 	if ((u->pass != SL_PASS_NONE) != (v->pass != SL_PASS_NONE))
 		return 0;
 	return u->pass == SL_PASS_NONE ||
-	       (ea->op == eb->op && u->pass == v->pass && u->part == v->part && u->grad == v->grad &&
-	        u->block == v->block && u->head == v->head);
+	       (ea->op == eb->op && u->pass == v->pass && u->part == v->part &&
+	        u->grad == v->grad && u->block == v->block && u->head == v->head);
 }
 
 struct tagged {
 	sl_opstep st;
 	size_t old;
+	long coll; /* the collective (leader, seq) of a collective's step, else -1 */
+	int lstep; /* its logical step */
 };
 
-/* By end, then start, then the order the steps were found in (stable). */
+/* A collective's steps together in logical order; the rest after, as found. */
+static int cmp_logical(const void *x, const void *y)
+{
+	const struct tagged *p = x, *q = y;
+	if ((p->coll >= 0) != (q->coll >= 0))
+		return p->coll >= 0 ? -1 : 1;
+	if (p->coll != q->coll)
+		return p->coll < q->coll ? -1 : 1;
+	if (p->lstep != q->lstep)
+		return p->lstep < q->lstep ? -1 : 1;
+	return (p->old > q->old) - (p->old < q->old);
+}
+
+/* By stop; steps of one collective that stop together in their logical
+ * order; then by end, start, and as found (stable). */
 static int cmp_tagged(const void *x, const void *y)
 {
 	const struct tagged *p = x, *q = y;
+	if (!near(p->st.t_stop, q->st.t_stop))
+		return p->st.t_stop < q->st.t_stop ? -1 : 1;
+	if (p->coll >= 0 && p->coll == q->coll && p->lstep != q->lstep)
+		return p->lstep < q->lstep ? -1 : 1;
 	if (p->st.t1 != q->st.t1)
 		return p->st.t1 < q->st.t1 ? -1 : 1;
 	if (p->st.t0 != q->st.t0)
@@ -184,12 +204,26 @@ size_t sl_steps_build(const sl_snapshot *s, sl_opstep **out, int **step_of)
 		if (e->t0 < r->t0 || (e->t0 == r->t0 && e->dev < r->dev))
 			o->rep = k[i].ev;
 	}
-	/* The steps in order of their ends; each event's step follows. */
+	/* The steps in order of their stops; each event's step follows.  A
+	 * step of a collective stops when it and every earlier logical step of
+	 * the same collective are over (the running maximum of their ends): a
+	 * later level can finish a hair sooner (a binomial tree over 6 devices
+	 * with uneven shards), and the counter must not go back. */
 	struct tagged *t = malloc((ns ? ns : 1) * sizeof *t);
 	if (!t)
 		goto fail;
-	for (size_t i = 0; i < ns; i++)
-		t[i] = (struct tagged){st[i], i};
+	for (size_t i = 0; i < ns; i++) {
+		const sl_ev_coll *c = &s->ev[st[i].rep].coll;
+		st[i].t_stop = st[i].t1;
+		t[i] =
+		    (struct tagged){st[i], i, c->op >= 0 ? (long)c->leader * 1000003L + c->seq : -1,
+		                    c->op >= 0 ? c->step : 0};
+	}
+	qsort(t, ns, sizeof *t, cmp_logical);
+	for (size_t i = 1; i < ns; i++)
+		if (t[i].coll >= 0 && t[i].coll == t[i - 1].coll &&
+		    t[i].st.t_stop < t[i - 1].st.t_stop)
+			t[i].st.t_stop = t[i - 1].st.t_stop;
 	qsort(t, ns, sizeof *t, cmp_tagged);
 	for (size_t i = 0; i < ns; i++) {
 		st[i] = t[i].st;
@@ -205,12 +239,15 @@ size_t sl_steps_build(const sl_snapshot *s, sl_opstep **out, int **step_of)
 	size_t m = 0;
 	for (size_t i = 0; i < ns; i++) {
 		if (m > 0 && near(st[i].t0, st[m - 1].t0) && near(st[i].t1, st[m - 1].t1) &&
+		    near(st[i].t_stop, st[m - 1].t_stop) &&
 		    st[i].compute == st[m - 1].compute && same_logical(s, &st[i], &st[m - 1])) {
 			sl_opstep *o = &st[m - 1];
 			if (st[i].t0 < o->t0)
 				o->t0 = st[i].t0;
 			if (st[i].t1 > o->t1)
 				o->t1 = st[i].t1;
+			if (st[i].t_stop > o->t_stop)
+				o->t_stop = st[i].t_stop;
 			o->ndevs += st[i].ndevs - __builtin_popcountll(o->devs & st[i].devs);
 			o->devs |= st[i].devs;
 			o->nxfer += st[i].nxfer;
@@ -261,8 +298,8 @@ size_t sl_step_ends(const sl_snapshot *s, double **out)
 	double *v = malloc((ns ? ns : 1) * sizeof *v);
 	size_t u = 0;
 	for (size_t i = 0; v && i < ns; i++)
-		if (u == 0 || !near(st[i].t1, v[u - 1]))
-			v[u++] = st[i].t1;
+		if (u == 0 || !near(st[i].t_stop, v[u - 1]))
+			v[u++] = st[i].t_stop;
 	free(st);
 	*out = v;
 	return v ? u : 0;

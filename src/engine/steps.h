@@ -10,8 +10,10 @@
  * the same pass and micro-batch on every device that does it: a tensor-
  * parallel group and its data-parallel replicas).  A step's span runs from
  * the earliest start to the latest end of its events; steps are in the
- * order of their ends (two logical steps can end together: a binomial tree
- * over 3 devices runs its two levels side by side).  Work that does not
+ * order of their stops: a step's end, or for a collective's step the latest
+ * end of it and of the logical steps before it, so the steps of one
+ * collective come in logical order (two can stop together: a binomial tree
+ * over 6 devices runs two levels side by side).  Work that does not
  * describe itself in fields yet (pipeline sends, element-wise work,
  * checkpoint I/O) is one step per distinct end time.
  *
@@ -27,6 +29,8 @@
 
 typedef struct sl_opstep {
 	double t0, t1;     /* the span: earliest start, latest end */
+	double t_stop;     /* where a person stepping through stops for it: its end, or for a
+	                      collective's step the latest end of it and its logical predecessors */
 	size_t rep;        /* an event of the step (an index into the snapshot) */
 	uint64_t devs;     /* the devices taking part (bit d; devices past 63 are not shown) */
 	int ndevs;         /* how many devices take part */

@@ -161,7 +161,7 @@ static const char *plural(const char *who)
 /* Who sends in step idx and who takes the data in (the receivers, and the
  * peers of the sends), in words (who_words); returns how many send. */
 static int parties(const sl_snapshot *s, const int *of, int idx, int p, char *from, char *to,
-                   size_t n)
+                   size_t n, int *nrcv)
 {
 	sl_opstep snd = {0}, rcv = {0};
 	for (size_t i = 0; of && i < s->n; i++) {
@@ -177,6 +177,8 @@ static int parties(const sl_snapshot *s, const int *of, int idx, int p, char *fr
 	rcv.ndevs = __builtin_popcountll(rcv.devs);
 	who_words(&snd, p, from, n);
 	who_words(&rcv, p, to, n);
+	if (nrcv)
+		*nrcv = rcv.ndevs;
 	return snd.ndevs;
 }
 
@@ -215,15 +217,19 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 	const sl_scenario *sc = in->sc;
 	int p = m->ndev;
 	const sl_event *first = &s->ev[st->rep];
-	char who[96], a[32], dur[64];
+	char who[96], a[32], dur[128];
 	who_words(st, p, who, sizeof who);
 	fmt_t(st->t1 - st->t0, dur, sizeof dur);
-	/* Out of step (a slow hop between nodes): the step lasts longer than
-	 * any one transfer in it; say both. */
-	if (!st->compute && st->slow_s < (st->t1 - st->t0) * (1 - 1e-6)) {
-		char sl[24];
+	/* Out of step (a slow hop between nodes): the devices spread the step
+	 * over longer than any one transfer in it takes; say both, the slow
+	 * hop first (it is what the clock advances by). */
+	if (!st->compute && st->slow_s < (st->t1 - st->t0) * 0.99) {
+		char sl[24], span[24];
 		fmt_t(st->slow_s, sl, sizeof sl);
-		appendf(dur, sizeof dur, ", the slowest transfer %s", sl);
+		fmt_t(st->t1 - st->t0, span, sizeof span);
+		say(dur, sizeof dur,
+		    "the slowest transfer %s; out of step, the devices spread it over %s", sl,
+		    span);
 	}
 	if ((first->kind == SL_EV_READ || first->kind == SL_EV_WRITE) && in->train &&
 	    in->train->ck) {
@@ -278,22 +284,29 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 		const sl_ev_coll *c = st->coll;
 		int last, phase_last;
 		coll_words(c, words, sizeof words, &last, &phase_last);
+		/* A training step's collective works on one micro-batch (its
+		 * operation's); the data-parallel reduction at the end on none. */
+		if (in->train && first->mb >= 0)
+			appendf(words, sizeof words, " for micro-batch %d", first->mb);
 		sl_fmt_bytes((double)st->bytes, a, sizeof a);
 		char from[96], to[96];
-		int nsnd = parties(s, of, idx, p, from, to, sizeof from);
+		int nrcv = 0, nsnd = parties(s, of, idx, p, from, to, sizeof from, &nrcv);
 		int ring = c->algo == SL_ALGO_RING && c->phase != SL_PHASE_BCAST &&
 		           c->phase != SL_PHASE_REDUCE && c->phase != SL_PHASE_GATHER &&
 		           c->phase != SL_PHASE_SCATTER;
 		const char *done = "";
 		if (last)
-			done =
-			    c->op == SL_COLL_ALLREDUCE
-			        ? (in->train ? "; every device holds the whole sum"
-			                     : "; Y is summed everywhere")
-			    : c->op == SL_COLL_ALLGATHER ? (in->train ? "; now all hold every block"
-			                                              : "; now all hold all of Y")
-			    : c->op == SL_COLL_REDUCESCATTER ? "; each holds one chunk fully summed"
-			                                     : "";
+			done = c->op == SL_COLL_ALLREDUCE
+			           ? (!in->train             ? "; Y is summed everywhere"
+			              : st->ndevs >= m->ndev ? "; every device holds the whole sum"
+			                                     : "; each of them holds the whole sum")
+			       : c->op == SL_COLL_ALLGATHER
+			           ? (!in->train             ? "; now all hold all of Y"
+			              : st->ndevs >= m->ndev ? "; now all hold every block"
+			                                     : "; each of them holds every block")
+			       : c->op == SL_COLL_REDUCESCATTER
+			           ? "; each holds one chunk fully summed"
+			           : "";
 		else if (phase_last && c->phase == SL_PHASE_RS)
 			done = "; each holds one chunk fully summed";
 		else if (phase_last && c->phase == SL_PHASE_REDUCE && c->op == SL_COLL_ALLREDUCE)
@@ -312,12 +325,14 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 			say(out, n, "%s: %s send%s %s (%s) to %s, which %s (%s)%s", words,
 			    plural(from), nsnd > 1 ? "" : "s",
 			    c->phase == SL_PHASE_REDUCE ? "a partial sum" : "data", a, plural(to),
-			    c->phase == SL_PHASE_REDUCE ? "add it into their own" : "keep it", dur,
-			    done);
+			    c->phase == SL_PHASE_REDUCE
+			        ? (nrcv > 1 ? "add it into their own" : "adds it into its own")
+			        : (nrcv > 1 ? "keep it" : "keeps it"),
+			    dur, done);
 	} else if (st->nxfer > 0) {
 		/* Point-to-point (a pipeline's activations or gradients). */
 		char from[96], to[96];
-		int nsnd = parties(s, of, idx, p, from, to, sizeof from);
+		int nrcv = 0, nsnd = parties(s, of, idx, p, from, to, sizeof from, &nrcv);
 		/* (A unit's exchange carries earlier results' sends with the
 		 * next unit's receives, so no one micro-batch is named.) */
 		say(out, n, "pipeline: %s send%s %s (%s) to %s (%s)", plural(from),
@@ -346,14 +361,14 @@ void sl_scene_sentence(const sl_scene_in *in, sl_scene *m)
 	 * stops, the distinct ends, as the lesson's `step N` does. */
 	int k = 0, stops = 0, stop_done = 0;
 	for (size_t i = 0; i < ns; i++) {
-		if (i == 0 || st[i].t1 > st[i - 1].t1 * (1 + 1e-12))
+		if (i == 0 || st[i].t_stop > st[i - 1].t_stop * (1 + 1e-12))
 			stops++;
-		if (st[i].t1 <= t * (1 + 1e-12)) {
+		if (st[i].t_stop <= t * (1 + 1e-12)) {
 			k = (int)i + 1;
 			stop_done = stops;
 		}
 	}
-	m->at_step_end = k > 0 && st[k - 1].t1 >= t * (1 - 1e-12);
+	m->at_step_end = k > 0 && st[k - 1].t_stop >= t * (1 - 1e-12);
 	m->step = stop_done;
 	m->nsteps = in->exact ? stops : 0;
 	char desc[320], total[16] = "";
@@ -367,7 +382,7 @@ void sl_scene_sentence(const sl_scene_in *in, sl_scene *m)
 		/* Other logical steps that ended at the same moment (pipeline
 		 * stages working side by side): say that they did. */
 		int with = 0;
-		for (int i = k - 2; i >= 0 && st[i].t1 >= st[k - 1].t1 * (1 - 1e-12); i--)
+		for (int i = k - 2; i >= 0 && st[i].t_stop >= st[k - 1].t_stop * (1 - 1e-12); i--)
 			with++;
 		if (with == 1) {
 			char other[256];
