@@ -76,7 +76,14 @@ struct lui {
 	struct entry tr[TRANSCRIPT];
 	int ntr;
 	char msg[320];
+	/* the help, over any of the screens */
+	int help, help_scroll;
+	sl_keymode help_of;
 };
+
+/* The lesson chosen in the menu, kept when the menu comes back (after the
+ * sandbox opened from it). */
+static int menu_sel;
 
 static double now_mono(void)
 {
@@ -230,8 +237,10 @@ static sl_view make_view(struct lui *u)
 	    .planning = sl_play_planning(p),
 	    .stale = sl_play_stale(p),
 	    .live = sl_play_live_started(p),
-	    .msg = "",
+	    .msg = u->msg,
 	    .mode = SL_MODE_MAIN,
+	    .help_scroll = u->help_scroll,
+	    .help_of = u->help_of,
 	};
 	return v;
 }
@@ -702,17 +711,67 @@ static unsigned leave_lesson(struct lui *u)
 
 /* ---- drawing ---- */
 
-static void draw_status(struct lui *u, int y, const char *keys)
+/* The keys of the screen shown, from its table. */
+static sl_keymode keymode(const struct lui *u)
 {
-	attr_t norm = sl_theme_role(&u->th, SL_ROLE_STATUS);
-	sl_rect r = {y, 0, 1, u->cols};
-	sl_clear_rect(r, norm);
-	int x = 0;
-	if (u->msg[0]) {
-		x += sl_putf(y, x, u->cols - x, sl_theme_role(&u->th, SL_ROLE_WARN), "%s", u->msg);
-		x += sl_put(y, x, u->cols - x, norm, "  ");
+	return u->help      ? SL_MODE_HELP
+	       : u->in_menu ? SL_MODE_MENU
+	       : u->waiting ? SL_MODE_INPUT
+	                    : SL_MODE_LESSON;
+}
+
+static void draw_status(struct lui *u, int y)
+{
+	static const sl_action menu[] = {SL_A_ROW_DOWN, SL_A_ROW_UP, SL_A_OPEN,  SL_A_FRESH,
+	                                  SL_A_SANDBOX,  SL_A_HELP,   SL_A_LEAVE};
+	static const sl_action input[] = {SL_A_SUBMIT, SL_A_CANCEL, SL_A_HELP, SL_A_QUIT};
+	static const sl_action ended[] = {SL_A_GO_ON, SL_A_HELP, SL_A_QUIT};
+	static const sl_action split[] = {SL_A_GO_ON, SL_A_PLAY,  SL_A_STEP, SL_A_BACK,
+	                                  SL_A_LEAVE, SL_A_HELP,  SL_A_QUIT};
+	static const sl_action shown[] = {SL_A_GO_ON, SL_A_VIEW,  SL_A_PLAY, SL_A_STEP,
+	                                  SL_A_LEAVE, SL_A_HELP,  SL_A_QUIT};
+	static const sl_action told[] = {SL_A_GO_ON, SL_A_LEAVE, SL_A_HELP, SL_A_QUIT};
+	static const sl_action help[] = {SL_A_SCROLL_DOWN, SL_A_CLOSE, SL_A_QUIT};
+	const sl_action *acts = told;
+	size_t n = sizeof told / sizeof told[0];
+	const char *words[8] = {0};
+#define USE(t) (acts = (t), n = sizeof(t) / sizeof(t)[0])
+	sl_keymode mode = keymode(u);
+	if (mode == SL_MODE_HELP) {
+		USE(help);
+	} else if (mode == SL_MODE_MENU) {
+		USE(menu);
+		words[0] = "choose";
+	} else if (mode == SL_MODE_INPUT) {
+		USE(input);
+		words[1] = u->ninput ? "clear" : "back";
+	} else if (u->ended) {
+		USE(ended);
+		words[0] = "back";
+	} else if (u->split && u->view_on) {
+		USE(split);
+	} else if (u->view_on) {
+		USE(shown);
 	}
-	sl_put(y, x, u->cols - x, norm, keys);
+#undef USE
+	for (size_t i = 0; i < n; i++) {
+		if (acts[i] == SL_A_LEAVE && mode != SL_MODE_MENU)
+			words[i] = "back";
+		if (acts[i] == SL_A_PLAY && sl_play_playing(u->play))
+			words[i] = "pause";
+	}
+	sl_view v = {.th = &u->th, .msg = u->msg};
+	sl_draw_keys(&v, (sl_rect){y, 0, 1, u->cols}, mode, acts, words, n);
+}
+
+/* The help of the screen it was opened from, over the whole screen. */
+static void draw_help(struct lui *u)
+{
+	sl_view v = make_view(u);
+	sl_putf(0, 0, u->cols, sl_theme_role(&u->th, SL_ROLE_TITLE), "shardlab  %s",
+	        u->l ? sl_lesson_title(u->l) : "guided lessons");
+	sl_draw_help(&v, (sl_rect){1, 0, u->rows - 2, u->cols});
+	draw_status(u, u->rows - 1);
 }
 
 static void draw_menu(struct lui *u)
@@ -753,8 +812,7 @@ static void draw_menu(struct lui *u)
 		       u->cat[u->sel].error);
 	else if (u->ncat)
 		wrap(u, u->cat[u->sel].about, u->rows - 4, 2, u->cols - 4, u->rows - 4, u->rows - 1, dim, 1);
-	draw_status(u, u->rows - 1,
-	            "Up/Down choose  Enter open (or go on)  f fresh start  s sandbox  q quit");
+	draw_status(u, u->rows - 1);
 }
 
 static void draw_panel(struct lui *u, sl_rect r, const sl_view *v)
@@ -796,6 +854,8 @@ static void draw(struct lui *u)
 	if (u->rows < SL_LAYOUT_MIN_ROWS || u->cols < SL_LAYOUT_MIN_COLS) {
 		sl_view v = make_view(u);
 		sl_draw_too_small(&v, u->rows, u->cols);
+	} else if (u->help) {
+		draw_help(u);
 	} else if (u->in_menu) {
 		draw_menu(u);
 	} else {
@@ -818,12 +878,7 @@ static void draw(struct lui *u)
 			draw_panel(u, (sl_rect){u->top_rows - 1, 0, u->rows - u->top_rows, u->cols}, &v);
 		else if (!view)
 			draw_panel(u, (sl_rect){1, 0, u->rows - 2, u->cols}, &v);
-		const char *keys = u->waiting  ? "type, Enter answer  Esc back"
-		                   : u->ended  ? "Enter back  q quit"
-		                   : split     ? "Enter go on  Space play  Right step  Left back  q back"
-		                   : u->view_on ? "Enter go on  v scenario/lesson  Space play  Right step  q back"
-		                               : "Enter go on  q back";
-		draw_status(u, u->rows - 1, keys);
+		draw_status(u, u->rows - 1);
 	}
 	wnoutrefresh(stdscr);
 	doupdate();
@@ -831,101 +886,137 @@ static void draw(struct lui *u)
 
 /* ---- keys ---- */
 
+static unsigned on_help(struct lui *u, sl_action ac)
+{
+	int page = u->rows - 4, max = sl_help_lines(u->help_of, u->cols) - page;
+	switch (ac) {
+	case SL_A_HELP:
+	case SL_A_CLOSE:
+		u->help = 0;
+		return F_DRAW | F_LAYOUT;
+	case SL_A_SCROLL_UP:
+	case SL_A_SCROLL_DOWN:
+		u->help_scroll += ac == SL_A_SCROLL_DOWN ? page / 2 : -page / 2;
+		if (u->help_scroll > max)
+			u->help_scroll = max;
+		if (u->help_scroll < 0)
+			u->help_scroll = 0;
+		return F_DRAW;
+	default:
+		return 0;
+	}
+}
+
+static unsigned open_chosen(struct lui *u, int fresh)
+{
+	sl_err err = {0};
+	if (!u->ncat)
+		return 0;
+	if (!u->cat[u->sel].ok) {
+		snprintf(u->msg, sizeof u->msg, "this lesson does not load");
+	} else if (open_lesson(u, u->cat[u->sel].path, NULL, fresh, &err)) {
+		close_lesson(u);
+		u->in_menu = 1;
+		snprintf(u->msg, sizeof u->msg, "%s", err.msg);
+	}
+	return F_DRAW | F_LAYOUT;
+}
+
+/* A key, by its action in the table of the screen shown.  While an answer
+ * is typed, printable keys are typed instead (? only once something is). */
 static unsigned on_key(struct lui *u, int ch, double now)
 {
 	if (ch == KEY_RESIZE)
 		return F_DRAW | F_LAYOUT | F_CLEAR;
-	if (ch == 12) /* Ctrl-L */
-		return F_DRAW | F_CLEAR;
-	if (u->in_menu) {
-		u->msg[0] = 0;
-		if (ch == 'q' || ch == 27)
-			return F_QUIT;
-		if (ch == 's') {
-			u->want_sandbox = 1;
-			return F_QUIT;
-		}
-		if ((ch == KEY_DOWN || ch == 'j') && u->sel + 1 < u->ncat)
-			u->sel++;
-		else if ((ch == KEY_UP || ch == 'k') && u->sel > 0)
-			u->sel--;
-		else if ((ch == '\n' || ch == '\r' || ch == KEY_ENTER || ch == 'f') && u->ncat) {
-			sl_err err = {0};
-			if (!u->cat[u->sel].ok) {
-				snprintf(u->msg, sizeof u->msg, "this lesson does not load");
-			} else if (open_lesson(u, u->cat[u->sel].path, NULL, ch == 'f', &err)) {
-				close_lesson(u);
-				u->in_menu = 1;
-				snprintf(u->msg, sizeof u->msg, "%s", err.msg);
-			}
-			return F_DRAW | F_LAYOUT;
-		}
-		return F_DRAW;
-	}
-	if (u->waiting) {
-		if (ch == 27) {
-			if (u->ninput) {
-				u->ninput = 0;
-				u->input[0] = 0;
-				return F_DRAW;
-			}
-			return leave_lesson(u);
-		}
-		if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
-			if (u->ninput)
-				submit(u, now);
-			return F_DRAW;
-		}
-		if ((ch == KEY_BACKSPACE || ch == 127 || ch == 8) && u->ninput) {
-			u->input[--u->ninput] = 0;
-			return F_DRAW;
-		}
-		if (ch >= 32 && ch < 127 && u->ninput + 1 < sizeof u->input) {
+	sl_keymode mode = keymode(u);
+	if (mode == SL_MODE_INPUT && sl_keys_typed(ch, u->ninput)) {
+		if (u->ninput + 1 < sizeof u->input) {
 			u->input[u->ninput++] = (char)ch;
 			u->input[u->ninput] = 0;
 			u->msg[0] = 0;
 		}
 		return F_DRAW;
 	}
-	u->msg[0] = 0;
-	if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+	sl_action ac = sl_keys_lookup(mode, ch);
+	if (ac == SL_A_QUIT)
+		return F_QUIT;
+	if (ac == SL_A_REDRAW)
+		return F_DRAW | F_CLEAR;
+	if (ac == SL_A_NONE)
+		return 0;
+	if (mode == SL_MODE_HELP)
+		return on_help(u, ac);
+	if (mode != SL_MODE_INPUT)
+		u->msg[0] = 0;
+	switch (ac) {
+	case SL_A_HELP:
+		u->help = 1;
+		u->help_of = mode;
+		u->help_scroll = 0;
+		return F_DRAW;
+	case SL_A_CONTRAST:
+		if (u->th.color)
+			sl_theme_contrast(&u->th, !u->th.high_contrast);
+		return F_DRAW | F_CLEAR;
+	case SL_A_LEAVE:
+	case SL_A_CANCEL:
+		if (mode == SL_MODE_MENU)
+			return F_QUIT;
+		if (ac == SL_A_CANCEL && u->ninput) {
+			u->ninput = 0;
+			u->input[0] = 0;
+			return F_DRAW;
+		}
+		return leave_lesson(u);
+	case SL_A_ROW_DOWN:
+		if (u->sel + 1 < u->ncat)
+			u->sel++;
+		return F_DRAW;
+	case SL_A_ROW_UP:
+		if (u->sel > 0)
+			u->sel--;
+		return F_DRAW;
+	case SL_A_OPEN:
+	case SL_A_FRESH:
+		return open_chosen(u, ac == SL_A_FRESH);
+	case SL_A_SANDBOX:
+		u->want_sandbox = 1;
+		return F_QUIT;
+	case SL_A_SUBMIT:
+		if (u->ninput)
+			submit(u, now);
+		return F_DRAW;
+	case SL_A_ERASE:
+		if (u->ninput)
+			u->input[--u->ninput] = 0;
+		return F_DRAW;
+	case SL_A_GO_ON:
 		if (u->ended)
 			return leave_lesson(u);
 		u->hold = 0;
 		advance(u, now);
 		return F_DRAW;
-	}
-	if (ch == 'q' || ch == 27)
-		return leave_lesson(u);
-	if (ch == 'v' && !u->split && u->view_on) {
-		u->show_view = !u->show_view;
+	case SL_A_VIEW:
+		if (!u->split && u->view_on)
+			u->show_view = !u->show_view;
 		return F_DRAW;
-	}
-	/* The sandbox's playback keys work on the scenario shown. */
-	switch (sl_keys_lookup(SL_MODE_MAIN, ch)) {
+	/* The sandbox's playback on the scenario shown. */
 	case SL_A_PLAY:
 		sl_play_toggle(u->play, now);
-		break;
+		return F_DRAW;
 	case SL_A_STEP:
-		sl_play_step(u->play, 1, now);
-		break;
 	case SL_A_BACK:
-		sl_play_step(u->play, 0, now);
-		break;
+		sl_play_step(u->play, ac == SL_A_STEP, now);
+		return F_DRAW;
 	case SL_A_RESTART:
 		sl_play_restart(u->play);
-		break;
+		return F_DRAW;
 	case SL_A_END:
 		sl_play_to_end(u->play, now);
-		break;
-	case SL_A_CONTRAST:
-		if (u->th.color)
-			sl_theme_contrast(&u->th, !u->th.high_contrast);
-		return F_DRAW | F_CLEAR;
+		return F_DRAW;
 	default:
 		return 0;
 	}
-	return F_DRAW;
 }
 
 /* ---- the loop ---- */
@@ -998,6 +1089,7 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 		}
 	} else {
 		u->from_menu = 1;
+		u->sel = menu_sel;
 		load_menu(u);
 	}
 	double frame = 1.0 / u->opt.fps, next_frame = 0;
@@ -1046,6 +1138,7 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 		save(u, 0);
 	if (u->want_sandbox && !quit_sig)
 		status = SL_TUI_LESSONS_SANDBOX;
+	menu_sel = u->sel;
 	sl_term_stop();
 	int clean = sl_play_destroy(u->play, 0.3) && !u->orphans;
 	if (clean)

@@ -43,6 +43,7 @@ struct app {
 	sl_sweep *sweep;
 	sl_planview *pv;
 	int orphans; /* a replaced run's thread was still computing: leave with _exit */
+	int to_menu; /* q in a sandbox opened from the lesson menu */
 	sl_screen_layout lay;
 	sl_scene *m;
 	sl_selection sel;
@@ -100,6 +101,8 @@ static sl_view make_view(const struct app *a)
 	    .plan = a->pv,
 	    .msg = a->msg,
 	    .mode = a->mode,
+	    .help_of = a->back,
+	    .from_menu = a->opt.from_menu,
 	};
 	return v;
 }
@@ -519,6 +522,9 @@ static unsigned act(struct app *a, sl_action ac, double now)
 		return 0;
 	case SL_A_QUIT:
 		return F_QUIT;
+	case SL_A_LEAVE: /* from the menu: back to it (F10 quits) */
+		a->to_menu = a->opt.from_menu;
+		return F_QUIT;
 	case SL_A_HELP:
 		if (a->mode == SL_MODE_HELP) {
 			a->mode = a->back;
@@ -686,7 +692,7 @@ static unsigned act(struct app *a, sl_action ac, double now)
 	case SL_A_SCROLL_UP:
 	case SL_A_SCROLL_DOWN: {
 		int page = a->lay.r[SL_PANEL_BODY].h - 2;
-		int max = sl_help_lines() - page;
+		int max = sl_help_lines(a->back, a->lay.r[SL_PANEL_BODY].w) - page;
 		a->help_scroll += ac == SL_A_SCROLL_DOWN ? page / 2 : -page / 2;
 		if (a->help_scroll > max)
 			a->help_scroll = max;
@@ -694,7 +700,7 @@ static unsigned act(struct app *a, sl_action ac, double now)
 			a->help_scroll = 0;
 		break;
 	}
-	case SL_A_COUNT:
+	default: /* the lessons' */
 		break;
 	}
 	if (a->mode == SL_MODE_PLOT)
@@ -708,7 +714,7 @@ static unsigned on_key(struct app *a, int ch, double now)
 		return F_DRAW | F_LAYOUT | F_CLEAR;
 	a->msg[0] = 0;
 	sl_action ac = sl_keys_lookup(a->mode, ch);
-	if (a->lay.too_small && ac != SL_A_QUIT)
+	if (a->lay.too_small && ac != SL_A_QUIT && ac != SL_A_LEAVE)
 		return F_DRAW;
 	return act(a, ac, now) | F_DRAW;
 }
@@ -838,7 +844,7 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 	}
 	/* The terminal first, so the shell is back at once; then the threads. */
 	sl_term_stop();
-	int status = 0;
+	int status = a.to_menu && !quit_sig ? SL_TUI_MENU : 0;
 	if (a.opt.trace && !quit_sig)
 		status = write_trace(a.play, a.opt.trace);
 	/* Threads wake at once when cancelled, unless inside a BLAS call (a
