@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* lesson_ui.c - the lesson menu and a lesson's screen.
  *
- * The same shape as tui.c's loop: wait, handle, tick, draw once.  The vm
+ * They run in the sandbox's loop (loop.c: wait, handle, tick, draw once),
+ * their keys in keys.c's tables.  The vm
  * yields steps; narration and prompts go to a transcript drawn in the lesson
  * panel; a matmul run is animated by the sandbox's playback and views in the
  * part of the screen above the panel (or on a key, when the terminal is too
@@ -11,11 +12,9 @@
 
 #include <ctype.h>
 #include <locale.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "catalog.h"
@@ -23,6 +22,7 @@
 #include "keys.h"
 #include "layout.h"
 #include "lesson.h"
+#include "loop.h"
 #include "play.h"
 #include "progress.h"
 #include "scene.h"
@@ -30,7 +30,7 @@
 #include "term.h"
 #include "theme.h"
 
-enum { F_DRAW = 1, F_LAYOUT = 2, F_CLEAR = 4, F_QUIT = 8 };
+enum { F_DRAW = SL_LOOP_DRAW, F_LAYOUT = SL_LOOP_LAYOUT, F_CLEAR = SL_LOOP_CLEAR, F_QUIT = SL_LOOP_QUIT };
 
 enum role { R_SAY, R_INFO, R_PASS, R_FAIL, R_PROMPT, R_CHOICE, R_ANSWER, R_RIGHT, R_WRONG };
 
@@ -84,13 +84,6 @@ struct lui {
 /* The lesson chosen in the menu, kept when the menu comes back (after the
  * sandbox opened from it). */
 static int menu_sel;
-
-static double now_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* ---- the transcript ---- */
 
@@ -245,8 +238,9 @@ static sl_view make_view(struct lui *u)
 	return v;
 }
 
-static void relayout(struct lui *u)
+static void relayout(void *ctx)
 {
+	struct lui *u = ctx;
 	getmaxyx(stdscr, u->rows, u->cols);
 	int ph = u->rows - SL_LAYOUT_MIN_ROWS;
 	u->split = ph >= PANEL_MIN;
@@ -462,7 +456,7 @@ static void save(struct lui *u, int finished)
 
 /* ---- stepping ---- */
 
-static void draw(struct lui *u);
+static void draw(void *ctx);
 
 /* The vm runs the engine on this thread: say so on screen first, since
  * nothing is drawn until it is done (a screen test waits for this to go). */
@@ -678,11 +672,11 @@ static int open_lesson(struct lui *u, const char *path, const char *start, int f
 		const sl_lsetup *ls = sl_vm_last_run(u->vm, &k);
 		if (ls) {
 			sl_step st = {.run = k, .scenario = &ls->sc, .setup = ls};
-			show_run(u, &st, now_mono());
+			show_run(u, &st, sl_loop_now());
 		}
 	}
 	u->in_menu = 0;
-	advance(u, now_mono());
+	advance(u, sl_loop_now());
 	return SL_OK;
 }
 
@@ -712,8 +706,9 @@ static unsigned leave_lesson(struct lui *u)
 /* ---- drawing ---- */
 
 /* The keys of the screen shown, from its table. */
-static sl_keymode keymode(const struct lui *u)
+static sl_keymode keymode(void *ctx)
 {
+	const struct lui *u = ctx;
 	return u->help      ? SL_MODE_HELP
 	       : u->in_menu ? SL_MODE_MENU
 	       : u->waiting ? SL_MODE_INPUT
@@ -847,8 +842,9 @@ static void draw_panel(struct lui *u, sl_rect r, const sl_view *v)
 	}
 }
 
-static void draw(struct lui *u)
+static void draw(void *ctx)
 {
+	struct lui *u = ctx;
 	bkgdset(' ' | sl_theme_role(&u->th, SL_ROLE_NORMAL));
 	erase();
 	if (u->rows < SL_LAYOUT_MIN_ROWS || u->cols < SL_LAYOUT_MIN_COLS) {
@@ -924,10 +920,9 @@ static unsigned open_chosen(struct lui *u, int fresh)
 
 /* A key, by its action in the table of the screen shown.  While an answer
  * is typed, printable keys are typed instead (? only once something is). */
-static unsigned on_key(struct lui *u, int ch, double now)
+static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
 {
-	if (ch == KEY_RESIZE)
-		return F_DRAW | F_LAYOUT | F_CLEAR;
+	struct lui *u = ctx;
 	sl_keymode mode = keymode(u);
 	if (mode == SL_MODE_INPUT && sl_keys_typed(ch, u->ninput)) {
 		if (u->ninput + 1 < sizeof u->input) {
@@ -937,11 +932,6 @@ static unsigned on_key(struct lui *u, int ch, double now)
 		}
 		return F_DRAW;
 	}
-	sl_action ac = sl_keys_lookup(mode, ch);
-	if (ac == SL_A_QUIT)
-		return F_QUIT;
-	if (ac == SL_A_REDRAW)
-		return F_DRAW | F_CLEAR;
 	if (ac == SL_A_NONE)
 		return 0;
 	if (mode == SL_MODE_HELP)
@@ -1019,6 +1009,24 @@ static unsigned on_key(struct lui *u, int ch, double now)
 	}
 }
 
+static unsigned on_wake(void *ctx)
+{
+	return sl_play_collect(((struct lui *)ctx)->play) ? F_DRAW : 0;
+}
+
+static unsigned on_tick(void *ctx, double now)
+{
+	return sl_play_tick(((struct lui *)ctx)->play, now) & SL_PLAY_CHANGED ? F_DRAW : 0;
+}
+
+static int animating(void *ctx)
+{
+	return sl_play_animating(((struct lui *)ctx)->play);
+}
+
+static const sl_loop_mode lesson_mode = {keymode, on_key, on_wake, on_tick,
+                                         animating, relayout, draw};
+
 /* ---- the loop ---- */
 
 int sl_tui_lessons(const char *path, const char *start, int fresh, const struct sl_tui_options *opt)
@@ -1092,48 +1100,7 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 		u->sel = menu_sel;
 		load_menu(u);
 	}
-	double frame = 1.0 / u->opt.fps, next_frame = 0;
-	unsigned pending = F_DRAW;
-	int quit_sig = 0;
-	for (;;) {
-		double now = now_mono();
-		if (pending & F_LAYOUT)
-			relayout(u);
-		if (pending & F_CLEAR)
-			clearok(curscr, TRUE);
-		pending &= ~(unsigned)(F_LAYOUT | F_CLEAR);
-		if ((pending & F_DRAW) && now >= next_frame) {
-			draw(u);
-			next_frame = now + frame;
-			pending = 0;
-		}
-		int timeout = -1;
-		if ((pending & F_DRAW) || sl_play_animating(u->play)) {
-			double wait = next_frame - now_mono();
-			timeout = wait > 0 ? (int)ceil(wait * 1000) : 0;
-		}
-		int bits = sl_term_wait(timeout);
-		now = now_mono();
-		if (bits & (SL_TERM_SIGNAL | SL_TERM_HANGUP)) {
-			quit_sig = sl_term_quit_signal();
-			break;
-		}
-		if ((bits & SL_TERM_WAKE) && sl_play_collect(u->play))
-			pending |= F_DRAW;
-		if (bits & SL_TERM_INPUT) {
-			int ch;
-			unsigned f = 0;
-			while ((ch = getch()) != ERR)
-				f |= on_key(u, ch, now);
-			if (f & F_QUIT)
-				break;
-			pending |= f;
-			if (f)
-				next_frame = 0; /* input redraws at once */
-		}
-		if (sl_play_tick(u->play, now) & SL_PLAY_CHANGED)
-			pending |= F_DRAW;
-	}
+	int quit_sig = sl_loop_run(&lesson_mode, u, u->opt.fps);
 	if (u->vm && !u->ended)
 		save(u, 0);
 	if (u->want_sandbox && !quit_sig)

@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* tui.c - the main loop: wait, handle, tick, draw once.
+/* tui.c - the sandbox: its views, its keys' handlers, and its place in the
+ * one loop (loop.c: wait, handle, tick, draw once).
  *
  * Handlers change state and return what changed (flags); the loop draws at
- * most once per pass from a model built for that pass.  While nothing
- * animates, the loop blocks in sl_term_wait with no timeout: a paused
- * screen costs no CPU. */
+ * most once per pass from a scene built for that pass. */
 #include "tui.h"
 
 #include <locale.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +16,7 @@
 #include "draw.h"
 #include "keys.h"
 #include "layout.h"
+#include "loop.h"
 #include "scene.h"
 #include "play.h"
 #include "planview.h"
@@ -29,11 +28,10 @@
 #include "units.h"
 
 enum {
-	F_DRAW = 1,   /* redraw */
-	F_LAYOUT = 2, /* lay the screen out again first */
-	F_CLEAR = 4,  /* repaint every cell (after a palette change) */
-	F_QUIT = 8,
-	F_NOW = 16, /* do not wait for the next frame time */
+	F_DRAW = SL_LOOP_DRAW,
+	F_LAYOUT = SL_LOOP_LAYOUT,
+	F_CLEAR = SL_LOOP_CLEAR,
+	F_QUIT = SL_LOOP_QUIT,
 };
 
 struct app {
@@ -56,13 +54,6 @@ struct app {
 	double t_start;
 	long frames;
 };
-
-static double now_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 void sl_tui_options_default(struct sl_tui_options *o)
 {
@@ -133,8 +124,9 @@ static double since_exec(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 - (double)start / (double)hz;
 }
 
-static void draw(struct app *a)
+static void draw(void *ctx)
 {
+	struct app *a = ctx;
 	build_scene(a);
 	sl_view v = make_view(a);
 	const sl_screen_layout *L = &a->lay;
@@ -167,7 +159,7 @@ static void draw(struct app *a)
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		fprintf(a->stats, "first_frame_realtime %.6f\nfirst_frame_after_main_s %.6f\n",
-		        (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9, now_mono() - a->t_start);
+		        (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9, sl_loop_now() - a->t_start);
 		double since = since_exec();
 		if (since >= 0)
 			fprintf(a->stats, "first_frame_since_exec_s %.3f\n", since);
@@ -175,8 +167,9 @@ static void draw(struct app *a)
 	}
 }
 
-static void relayout(struct app *a)
+static void relayout(void *ctx)
 {
+	struct app *a = ctx;
 	int rows, cols;
 	getmaxyx(stdscr, rows, cols);
 	sl_screen_layout_compute(rows, cols, sl_play_devices(a->play), &a->lay);
@@ -708,16 +701,49 @@ static unsigned act(struct app *a, sl_action ac, double now)
 	return f;
 }
 
-static unsigned on_key(struct app *a, int ch, double now)
+/* ---- in the loop ---- */
+
+static sl_keymode keymode(void *ctx)
 {
-	if (ch == KEY_RESIZE)
-		return F_DRAW | F_LAYOUT | F_CLEAR;
+	return ((struct app *)ctx)->mode;
+}
+
+static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
+{
+	struct app *a = ctx;
+	(void)ch;
 	a->msg[0] = 0;
-	sl_action ac = sl_keys_lookup(a->mode, ch);
-	if (a->lay.too_small && ac != SL_A_QUIT && ac != SL_A_LEAVE)
+	if (a->lay.too_small && ac != SL_A_LEAVE)
 		return F_DRAW;
 	return act(a, ac, now) | F_DRAW;
 }
+
+static unsigned on_wake(void *ctx)
+{
+	struct app *a = ctx;
+	unsigned f = 0;
+	if (sl_play_collect(a->play))
+		f |= F_DRAW;
+	if (sl_sweep_collect(a->sweep) && a->mode == SL_MODE_PLOT)
+		f |= F_DRAW;
+	if (sl_planview_collect(a->pv) && a->mode == SL_MODE_PLAN)
+		f |= F_DRAW;
+	return f;
+}
+
+static unsigned on_tick(void *ctx, double now)
+{
+	struct app *a = ctx;
+	return sl_play_tick(a->play, now) & SL_PLAY_CHANGED ? F_DRAW : 0;
+}
+
+static int animating(void *ctx)
+{
+	return sl_play_animating(((struct app *)ctx)->play);
+}
+
+static const sl_loop_mode sandbox_mode = {keymode, on_key, on_wake, on_tick,
+                                          animating, relayout, draw};
 
 /* ---- start and finish ---- */
 
@@ -751,7 +777,7 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 {
 	struct app a;
 	memset(&a, 0, sizeof a);
-	a.t_start = now_mono();
+	a.t_start = sl_loop_now();
 	sl_tui_options_default(&a.opt);
 	if (opt)
 		a.opt = *opt;
@@ -791,57 +817,9 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 	sl_theme_init(&a.th, a.opt.no_color, a.opt.ascii, a.opt.high_contrast);
 	a.mode = a.back = SL_MODE_MAIN;
 	relayout(&a);
-	double frame = 1.0 / a.opt.fps, next_frame = 0;
 	if (a.opt.play)
-		sl_play_toggle(a.play, now_mono());
-	/* Input redraws at once; the clock and background news at most once
-	 * per frame interval. */
-	unsigned pending = F_DRAW | F_NOW;
-	int quit_sig = 0;
-	for (;;) {
-		double now = now_mono();
-		if (pending & F_LAYOUT)
-			relayout(&a);
-		if (pending & F_CLEAR)
-			clearok(curscr, TRUE);
-		pending &= ~(unsigned)(F_LAYOUT | F_CLEAR);
-		if ((pending & F_DRAW) && ((pending & F_NOW) || now >= next_frame)) {
-			draw(&a);
-			next_frame = now + frame;
-			pending = 0;
-		}
-		int timeout = -1;
-		if ((pending & F_DRAW) || sl_play_animating(a.play)) {
-			double wait = next_frame - now_mono();
-			timeout = wait > 0 ? (int)ceil(wait * 1000) : 0;
-		}
-		int bits = sl_term_wait(timeout);
-		now = now_mono();
-		if (bits & (SL_TERM_SIGNAL | SL_TERM_HANGUP)) {
-			quit_sig = sl_term_quit_signal();
-			break;
-		}
-		if (bits & SL_TERM_WAKE) {
-			if (sl_play_collect(a.play))
-				pending |= F_DRAW;
-			if (sl_sweep_collect(a.sweep) && a.mode == SL_MODE_PLOT)
-				pending |= F_DRAW;
-			if (sl_planview_collect(a.pv) && a.mode == SL_MODE_PLAN)
-				pending |= F_DRAW;
-		}
-		if (bits & SL_TERM_INPUT) {
-			int ch;
-			unsigned f = 0;
-			while ((ch = getch()) != ERR)
-				f |= on_key(&a, ch, now);
-			if (f & F_QUIT)
-				break;
-			if (f)
-				pending |= f | F_NOW;
-		}
-		if (sl_play_tick(a.play, now) & SL_PLAY_CHANGED)
-			pending |= F_DRAW;
-	}
+		sl_play_toggle(a.play, sl_loop_now());
+	int quit_sig = sl_loop_run(&sandbox_mode, &a, a.opt.fps);
 	/* The terminal first, so the shell is back at once; then the threads. */
 	sl_term_stop();
 	int status = a.to_menu && !quit_sig ? SL_TUI_MENU : 0;
