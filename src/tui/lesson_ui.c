@@ -22,6 +22,7 @@
 #include "keys.h"
 #include "layout.h"
 #include "lesson.h"
+#include "lesson_show.h"
 #include "loop.h"
 #include "play.h"
 #include "progress.h"
@@ -47,18 +48,11 @@ struct entry {
 struct lui {
 	struct sl_tui_options opt;
 	sl_theme th;
-	sl_play *play;
+	sl_lshow sv; /* the scenario view: the playback of the lesson's last run */
 	sl_scene *m;
 	int rows, cols;
 	sl_screen_layout lay; /* the scenario view (the top part when split) */
 	int split, top_rows, show_view;
-	int view_on; /* the lesson's last run is animated: the scenario view shows it */
-	int orphans; /* a replaced playback's thread was still computing: leave with _exit */
-	struct shown_ckpt {
-		char dir[4096]; /* a scratch directory holding it, removed after */
-		sl_ckpt *ck;
-		sl_ckpt_move *reads, *writes;
-	} ck; /* the checkpoint a reshard's playback reads */
 	/* the menu */
 	int in_menu, from_menu, want_sandbox;
 	sl_catalog_entry *cat;
@@ -70,7 +64,7 @@ struct lui {
 	char id[64];
 	sl_progress prog;
 	int base_asked, base_right;
-	int waiting, hold, ended, tries, stepped;
+	int waiting, hold, ended, tries;
 	char input[160];
 	size_t ninput;
 	struct entry tr[TRANSCRIPT];
@@ -214,7 +208,7 @@ static attr_t role_attr(const struct lui *u, int role)
 
 static sl_view make_view(struct lui *u)
 {
-	sl_play *p = u->play;
+	sl_play *p = u->sv.play;
 	sl_scene_build_play(p, u->m);
 	const sl_scenario *sc = sl_play_scenario(p);
 	sl_view v = {
@@ -247,187 +241,23 @@ static void relayout(void *ctx)
 	if (ph > PANEL_MAX)
 		ph = PANEL_MAX;
 	u->top_rows = u->split ? u->rows - ph : u->rows;
-	sl_screen_layout_compute(u->top_rows, u->cols, sl_play_devices(u->play), &u->lay);
+	sl_screen_layout_compute(u->top_rows, u->cols, sl_play_devices(u->sv.play), &u->lay);
 }
 
-/* A scenario the playback can take: valid, and small enough to plan and
- * play beside the vm's own run. */
-static int playable(const sl_scenario *sc)
+/* The view follows the lesson's run: the playback may have been replaced
+ * (another kind of run), the screen then laid out again. */
+static void show_run(struct lui *u, const sl_step *st, double now)
 {
-	sl_err err = {0};
-	int t = sc->gemm.split == SL_SPLIT_SINGLE ? 1 : sc->cluster.devices;
-	sl_cluster_config cfg = sc->cluster;
-	if (t == 1) {
-		cfg.devices = 1;
-		cfg.devices_per_node = 0;
-	}
-	if (t > 16 || sl_cluster_config_check(&cfg, &err) || sl_gemm_check(&sc->gemm, t, &err))
-		return 0;
-	return 2.0 * sc->gemm.m * sc->gemm.k * sc->gemm.n <= 2e11;
-}
-
-static void shown_ckpt_free(struct shown_ckpt *k)
-{
-	sl_ckpt_close(k->ck);
-	free(k->reads);
-	free(k->writes);
-	if (k->dir[0]) {
-		char saved[4200];
-		snprintf(saved, sizeof saved, "%s/saved", k->dir);
-		sl_ckpt_remove(saved);
-		rmdir(k->dir);
-	}
-	memset(k, 0, sizeof *k);
-}
-
-/* Show sc (or one training step or reshard, tr, with the checkpoint it
- * reads, k) in the scenario view, playing once planned.  A playback of the
- * other kind is replaced; k is the view's from then on (freed here if the
- * playback cannot be made). */
-static void use_play(struct lui *u, const sl_scenario *sc, const sl_play_train *tr,
-                     struct shown_ckpt *k, double now)
-{
-	if (!tr && !sl_play_training(u->play)) {
-		sl_play_set_scenario(u->play, sc);
-	} else {
-		sl_err e = {0};
-		sl_play *np = tr ? sl_play_create_train(sc, tr, sl_term_wake_fd(), &e)
-		                 : sl_play_create(sc, sl_term_wake_fd(), &e);
-		if (!np) {
-			snprintf(u->msg, sizeof u->msg, "the run is not shown: %.200s", e.msg);
-			if (k)
-				shown_ckpt_free(k);
-			u->view_on = 0;
-			return;
-		}
-		/* A thread still computing may read the old checkpoint: it
-		 * stays until the process ends. */
-		if (!sl_play_destroy(u->play, 2.0))
-			u->orphans = 1;
-		else
-			shown_ckpt_free(&u->ck);
-		u->play = np;
-		if (k)
-			u->ck = *k;
-		else
-			memset(&u->ck, 0, sizeof u->ck);
+	sl_lshow_run(&u->sv, st, now);
+	if (u->sv.replaced) {
+		u->sv.replaced = 0;
 		relayout(u);
 		clearok(curscr, TRUE);
 	}
-	sl_play_toggle(u->play, now); /* plays once planned */
-	u->stepped = 0;
-	u->view_on = 1;
-}
-
-/* One training step of the set-up's model and layout, as the sandbox shows
- * it (the lesson's own run checks sizes against the host first). */
-static void show_train(struct lui *u, const sl_lsetup *s, double now)
-{
-	sl_err e = {0};
-	sl_scenario sc = s->sc;
-	if (sl_lrun_config(SL_RUN_TRAIN, s, 0, &sc.cluster, &e) ||
-	    sc.cluster.devices > SL_MAX_FULL_DEVICES) {
-		u->view_on = 0;
-		return;
+	if (u->sv.msg[0]) {
+		snprintf(u->msg, sizeof u->msg, "%s", u->sv.msg);
+		u->sv.msg[0] = 0;
 	}
-	sl_play_train tr = {.on = 1, .m = s->model, .l = sl_lsetup_layout(s)};
-	use_play(u, &sc, &tr, NULL, now);
-}
-
-/* A reshard as the sandbox shows one (--load): the target layout's devices
- * read the chunks of a checkpoint saved under the set-up's layout, then
- * write their own.  The checkpoint is made here as the lesson's run makes
- * its own (the set-up's steps trained, headless, then saved), so the view's
- * steps are that run's. */
-static void show_reshard(struct lui *u, const sl_lsetup *s, double now)
-{
-	sl_err e = {0};
-	sl_scenario sc = s->sc;
-	sl_layout from = sl_lsetup_layout(s), to = sl_lsetup_target(s);
-	struct shown_ckpt k = {{0}, NULL, NULL, NULL};
-	sl_play_train tr = {.on = 1, .m = s->model, .l = to};
-	sl_train *t = NULL;
-	const char *tmp = getenv("TMPDIR");
-	char saved[4200];
-	u->view_on = 0;
-	if (sl_lrun_config(SL_RUN_RESHARD, s, 0, &sc.cluster, &e) ||
-	    sc.cluster.devices > SL_MAX_FULL_DEVICES)
-		return;
-	snprintf(k.dir, sizeof k.dir, "%s/shardlab-view-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(k.dir)) {
-		k.dir[0] = 0;
-		return;
-	}
-	snprintf(saved, sizeof saved, "%s/saved", k.dir);
-	sl_lsetup src = *s;
-	src.to_tp = src.to_pp = src.to_dp = 0;
-	sl_cluster_config cfg;
-	sl_cluster *c = NULL;
-	sl_train_report rep = {0};
-	int ok = !sl_lrun_config(SL_RUN_TRAIN, &src, 0, &cfg, &e) &&
-	         (c = sl_cluster_create(&cfg, &e)) &&
-	         (t = sl_train_create(&s->model, &from, cfg.devices, &e)) &&
-	         !sl_train_run(t, c, s->steps, &rep, &e) && !sl_ckpt_save(t, c, saved, NULL, &e);
-	sl_train_report_free(&rep);
-	sl_train_destroy(t);
-	sl_cluster_destroy(c);
-	ok = ok && !sl_ckpt_open(saved, &k.ck, &e) &&
-	     (t = sl_train_create(&s->model, &to, sc.cluster.devices, &e)) &&
-	     !sl_ckpt_read_plan(k.ck, t, &k.reads, &tr.nreads, &e) &&
-	     !sl_ckpt_write_plan(t, &k.writes, &tr.nwrites, &e);
-	sl_train_destroy(t);
-	if (!ok) {
-		snprintf(u->msg, sizeof u->msg, "the reshard is not shown: %.200s", e.msg);
-		shown_ckpt_free(&k);
-		return;
-	}
-	if (sc.gemm.split == SL_SPLIT_SINGLE)
-		sc.gemm.split = SL_SPLIT_COL;
-	tr.ck = k.ck;
-	tr.reads = k.reads;
-	tr.writes = k.writes;
-	use_play(u, &sc, &tr, &k, now);
-}
-
-/* A lone collective, on the set-up's devices and buffer (the view shows
- * each device's blocks for the ring's all-reduce, reduce-scatter and
- * all-gather). */
-static void show_coll(struct lui *u, const sl_lsetup *s, double now)
-{
-	sl_err e = {0};
-	sl_scenario sc = s->sc;
-	if (sl_lrun_config(SL_RUN_COLLECTIVE, s, 0, &sc.cluster, &e) || sc.cluster.devices < 2 ||
-	    sc.cluster.devices > SL_MAX_FULL_DEVICES || s->bytes < 4) {
-		u->view_on = 0;
-		return;
-	}
-	if (sc.gemm.split == SL_SPLIT_SINGLE)
-		sc.gemm.split = SL_SPLIT_COL;
-	sl_play_train tr = {.on = 1,
-	                    .m = s->model,
-	                    .l = s->layout,
-	                    .coll = 1,
-	                    .op = s->op,
-	                    .algo = s->sc.gemm.algo,
-	                    .count = (size_t)(s->bytes / sizeof(float))};
-	use_play(u, &sc, &tr, NULL, now);
-}
-
-/* The view follows the lesson's runs: products, training steps, reshards
- * and lone collectives are animated; a plan is told in the panel alone,
- * with no stale picture above it. */
-static void show_run(struct lui *u, const sl_step *st, double now)
-{
-	if (st->run == SL_RUN_MATMUL && playable(st->scenario))
-		use_play(u, st->scenario, NULL, NULL, now);
-	else if (st->run == SL_RUN_TRAIN && st->setup)
-		show_train(u, st->setup, now);
-	else if (st->run == SL_RUN_RESHARD && st->setup)
-		show_reshard(u, st->setup, now);
-	else if (st->run == SL_RUN_COLLECTIVE && st->setup)
-		show_coll(u, st->setup, now);
-	else
-		u->view_on = 0;
 }
 
 /* ---- progress ---- */
@@ -499,12 +329,12 @@ static void advance(struct lui *u, double now)
 		case SL_STEP_OPS:
 			/* The vm counts operations by end time, as the playback's
 			 * steps do: replay the run from its start the first time. */
-			if (!u->stepped) {
-				sl_play_restart(u->play);
-				u->stepped = 1;
+			if (!u->sv.stepped) {
+				sl_play_restart(u->sv.play);
+				u->sv.stepped = 1;
 			}
 			for (int i = 0; i < st->ops; i++)
-				sl_play_step(u->play, 1, now);
+				sl_play_step(u->sv.play, 1, now);
 			addf(u, R_INFO, 0, "%s", st->text);
 			u->hold = 1;
 			break;
@@ -636,7 +466,7 @@ static void close_lesson(struct lui *u)
 static int open_lesson(struct lui *u, const char *path, const char *start, int fresh, sl_err *err)
 {
 	close_lesson(u);
-	u->view_on = u->show_view = 0;
+	u->sv.on = u->show_view = 0;
 	if (sl_lesson_load(path, &u->l, NULL, err))
 		return SL_EINVAL;
 	u->vm = sl_vm_create(u->l, err);
@@ -743,16 +573,16 @@ static void draw_status(struct lui *u, int y)
 	} else if (u->ended) {
 		USE(ended);
 		words[0] = "back";
-	} else if (u->split && u->view_on) {
+	} else if (u->split && u->sv.on) {
 		USE(split);
-	} else if (u->view_on) {
+	} else if (u->sv.on) {
 		USE(shown);
 	}
 #undef USE
 	for (size_t i = 0; i < n; i++) {
 		if (acts[i] == SL_A_LEAVE && mode != SL_MODE_MENU)
 			words[i] = "back";
-		if (acts[i] == SL_A_PLAY && sl_play_playing(u->play))
+		if (acts[i] == SL_A_PLAY && sl_play_playing(u->sv.play))
 			words[i] = "pause";
 	}
 	sl_view v = {.th = &u->th, .msg = u->msg};
@@ -857,7 +687,7 @@ static void draw(void *ctx)
 	} else {
 		sl_view v = make_view(u);
 		const sl_screen_layout *L = &u->lay;
-		int split = u->split && u->view_on, view = u->view_on && (split || u->show_view);
+		int split = u->split && u->sv.on, view = u->sv.on && (split || u->show_view);
 		if (view) {
 			sl_draw_title(&v, L->r[SL_PANEL_TITLE]);
 			sl_draw_devices(&v, L->r[SL_PANEL_DEVICES]);
@@ -987,22 +817,22 @@ static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
 		advance(u, now);
 		return F_DRAW;
 	case SL_A_VIEW:
-		if (!u->split && u->view_on)
+		if (!u->split && u->sv.on)
 			u->show_view = !u->show_view;
 		return F_DRAW;
 	/* The sandbox's playback on the scenario shown. */
 	case SL_A_PLAY:
-		sl_play_toggle(u->play, now);
+		sl_play_toggle(u->sv.play, now);
 		return F_DRAW;
 	case SL_A_STEP:
 	case SL_A_BACK:
-		sl_play_step(u->play, ac == SL_A_STEP, now);
+		sl_play_step(u->sv.play, ac == SL_A_STEP, now);
 		return F_DRAW;
 	case SL_A_RESTART:
-		sl_play_restart(u->play);
+		sl_play_restart(u->sv.play);
 		return F_DRAW;
 	case SL_A_END:
-		sl_play_to_end(u->play, now);
+		sl_play_to_end(u->sv.play, now);
 		return F_DRAW;
 	default:
 		return 0;
@@ -1011,17 +841,17 @@ static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
 
 static unsigned on_wake(void *ctx)
 {
-	return sl_play_collect(((struct lui *)ctx)->play) ? F_DRAW : 0;
+	return sl_play_collect(((struct lui *)ctx)->sv.play) ? F_DRAW : 0;
 }
 
 static unsigned on_tick(void *ctx, double now)
 {
-	return sl_play_tick(((struct lui *)ctx)->play, now) & SL_PLAY_CHANGED ? F_DRAW : 0;
+	return sl_play_tick(((struct lui *)ctx)->sv.play, now) & SL_PLAY_CHANGED ? F_DRAW : 0;
 }
 
 static int animating(void *ctx)
 {
-	return sl_play_animating(((struct lui *)ctx)->play);
+	return sl_play_animating(((struct lui *)ctx)->sv.play);
 }
 
 static const sl_loop_mode lesson_mode = {keymode, on_key, on_wake, on_tick,
@@ -1077,9 +907,9 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 		free(u);
 		return 1;
 	}
-	u->play = sl_play_create(&sc, sl_term_wake_fd(), &err);
-	if (!u->play || sl_term_start(u->opt.no_mouse, &err) != SL_OK) {
-		sl_play_destroy(u->play, 0.5);
+	u->sv.play = sl_play_create(&sc, sl_term_wake_fd(), &err);
+	if (!u->sv.play || sl_term_start(u->opt.no_mouse, &err) != SL_OK) {
+		sl_play_destroy(u->sv.play, 0.5);
 		sl_term_done();
 		fprintf(stderr, "shardlab: %s\n", err.msg[0] ? err.msg : "out of memory");
 		free(u->m);
@@ -1107,9 +937,9 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 		status = SL_TUI_LESSONS_SANDBOX;
 	menu_sel = u->sel;
 	sl_term_stop();
-	int clean = sl_play_destroy(u->play, 0.3) && !u->orphans;
+	int clean = sl_play_destroy(u->sv.play, 0.3) && !u->sv.orphans;
 	if (clean)
-		shown_ckpt_free(&u->ck);
+		sl_lshow_free_ckpt(&u->sv);
 	close_lesson(u);
 	free(u->cat);
 	free(u->m);
