@@ -70,9 +70,7 @@ struct lui {
 	struct entry tr[TRANSCRIPT];
 	int ntr;
 	char msg[320];
-	/* the help, over any of the screens */
-	int help, help_scroll;
-	sl_keymode help_of;
+	sl_loop_help help; /* over any of the screens */
 };
 
 /* The lesson chosen in the menu, kept when the menu comes back (after the
@@ -226,8 +224,8 @@ static sl_view make_view(struct lui *u)
 	    .live = sl_play_live_started(p),
 	    .msg = u->msg,
 	    .mode = SL_MODE_MAIN,
-	    .help_scroll = u->help_scroll,
-	    .help_of = u->help_of,
+	    .help_scroll = u->help.scroll,
+	    .help_of = u->help.of,
 	};
 	return v;
 }
@@ -539,8 +537,7 @@ static unsigned leave_lesson(struct lui *u)
 static sl_keymode keymode(void *ctx)
 {
 	const struct lui *u = ctx;
-	return u->help      ? SL_MODE_HELP
-	       : u->in_menu ? SL_MODE_MENU
+	return u->in_menu   ? SL_MODE_MENU
 	       : u->waiting ? SL_MODE_INPUT
 	                    : SL_MODE_LESSON;
 }
@@ -561,7 +558,7 @@ static void draw_status(struct lui *u, int y)
 	size_t n = sizeof told / sizeof told[0];
 	const char *words[8] = {0};
 #define USE(t) (acts = (t), n = sizeof(t) / sizeof(t)[0])
-	sl_keymode mode = keymode(u);
+	sl_keymode mode = u->help.open ? SL_MODE_HELP : keymode(u);
 	if (mode == SL_MODE_HELP) {
 		USE(help);
 	} else if (mode == SL_MODE_MENU) {
@@ -595,7 +592,9 @@ static void draw_help(struct lui *u)
 	sl_view v = make_view(u);
 	sl_putf(0, 0, u->cols, sl_theme_role(&u->th, SL_ROLE_TITLE), "shardlab  %s",
 	        u->l ? sl_lesson_title(u->l) : "guided lessons");
-	sl_draw_help(&v, (sl_rect){1, 0, u->rows - 2, u->cols});
+	u->help.rows = u->rows - 2;
+	u->help.cols = u->cols;
+	sl_draw_help(&v, (sl_rect){1, 0, u->help.rows, u->help.cols});
 	draw_status(u, u->rows - 1);
 }
 
@@ -680,7 +679,7 @@ static void draw(void *ctx)
 	if (u->rows < SL_LAYOUT_MIN_ROWS || u->cols < SL_LAYOUT_MIN_COLS) {
 		sl_view v = make_view(u);
 		sl_draw_too_small(&v, u->rows, u->cols);
-	} else if (u->help) {
+	} else if (u->help.open) {
 		draw_help(u);
 	} else if (u->in_menu) {
 		draw_menu(u);
@@ -711,27 +710,6 @@ static void draw(void *ctx)
 }
 
 /* ---- keys ---- */
-
-static unsigned on_help(struct lui *u, sl_action ac)
-{
-	int page = u->rows - 4, max = sl_help_lines(u->help_of, u->cols) - page;
-	switch (ac) {
-	case SL_A_HELP:
-	case SL_A_CLOSE:
-		u->help = 0;
-		return F_DRAW | F_LAYOUT;
-	case SL_A_SCROLL_UP:
-	case SL_A_SCROLL_DOWN:
-		u->help_scroll += ac == SL_A_SCROLL_DOWN ? page / 2 : -page / 2;
-		if (u->help_scroll > max)
-			u->help_scroll = max;
-		if (u->help_scroll < 0)
-			u->help_scroll = 0;
-		return F_DRAW;
-	default:
-		return 0;
-	}
-}
 
 static unsigned open_chosen(struct lui *u, int fresh)
 {
@@ -764,16 +742,9 @@ static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
 	}
 	if (ac == SL_A_NONE)
 		return 0;
-	if (mode == SL_MODE_HELP)
-		return on_help(u, ac);
 	if (mode != SL_MODE_INPUT)
 		u->msg[0] = 0;
 	switch (ac) {
-	case SL_A_HELP:
-		u->help = 1;
-		u->help_of = mode;
-		u->help_scroll = 0;
-		return F_DRAW;
 	case SL_A_CONTRAST:
 		if (u->th.color)
 			sl_theme_contrast(&u->th, !u->th.high_contrast);
@@ -854,8 +825,18 @@ static int animating(void *ctx)
 	return sl_play_animating(((struct lui *)ctx)->sv.play);
 }
 
-static const sl_loop_mode lesson_mode = {keymode, on_key, on_wake, on_tick,
-                                         animating, relayout, draw};
+static sl_loop_help *help_of(void *ctx)
+{
+	return &((struct lui *)ctx)->help;
+}
+
+static size_t typed(void *ctx)
+{
+	return ((struct lui *)ctx)->ninput;
+}
+
+static const sl_loop_mode lesson_mode = {keymode, help_of,   typed,    on_key, on_wake,
+                                         on_tick, animating, relayout, draw};
 
 /* ---- the loop ---- */
 

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <time.h>
 
+#include "draw.h"
 #include "term.h"
 
 double sl_loop_now(void)
@@ -15,15 +16,48 @@ double sl_loop_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static unsigned help_key(sl_loop_help *h, sl_action a)
+{
+	int page = h->rows - 2, max = sl_help_lines(h->of, h->cols) - page;
+	switch (a) {
+	case SL_A_HELP:
+	case SL_A_CLOSE:
+		h->open = 0;
+		return SL_LOOP_DRAW | SL_LOOP_LAYOUT;
+	case SL_A_SCROLL_UP:
+	case SL_A_SCROLL_DOWN:
+		h->scroll += a == SL_A_SCROLL_DOWN ? page / 2 : -page / 2;
+		if (h->scroll > max)
+			h->scroll = max;
+		if (h->scroll < 0)
+			h->scroll = 0;
+		return SL_LOOP_DRAW;
+	default:
+		return 0;
+	}
+}
+
 unsigned sl_loop_dispatch(const sl_loop_mode *m, void *ctx, int ch, double now)
 {
 	if (ch == KEY_RESIZE)
 		return SL_LOOP_DRAW | SL_LOOP_LAYOUT | SL_LOOP_CLEAR;
-	sl_action a = sl_keys_lookup(m->keys(ctx), ch);
+	sl_loop_help *h = m->help(ctx);
+	sl_keymode mode = h->open ? SL_MODE_HELP : m->keys(ctx);
+	if (mode == SL_MODE_INPUT && m->typed && sl_keys_typed(ch, m->typed(ctx)))
+		return m->key(ctx, ch, SL_A_NONE, now);
+	sl_action a = sl_keys_lookup(mode, ch);
 	if (a == SL_A_QUIT)
 		return SL_LOOP_QUIT;
 	if (a == SL_A_REDRAW)
 		return SL_LOOP_DRAW | SL_LOOP_CLEAR;
+	if (h->open)
+		return help_key(h, a);
+	if (a == SL_A_HELP) {
+		h->open = 1;
+		h->of = mode;
+		h->scroll = 0;
+		return SL_LOOP_DRAW;
+	}
 	return m->key(ctx, ch, a, now);
 }
 

@@ -22,13 +22,28 @@ enum {
 	SL_LOOP_NOW = 16,   /* draw at once, not at the next frame time */
 };
 
+/* The help over a front end's screens.  The loop opens it (? or F1 on
+ * every screen), scrolls and closes it; the front end draws it when open
+ * (sl_draw_help, from the screen it was opened from) and records the box it
+ * drew, for scrolling. */
+typedef struct sl_loop_help {
+	int open;
+	sl_keymode of;  /* the screen it was opened from */
+	int scroll;     /* lines scrolled off the top */
+	int rows, cols; /* the box drawn last, borders included */
+} sl_loop_help;
+
 /* A front end, as a table of functions on its own state (ctx). */
 typedef struct sl_loop_mode {
-	/* The key table of the screen shown now (a view, the help, the
-	 * answer line...). */
+	/* The key table of the screen shown now, under the help (a view, the
+	 * menu, the answer line...). */
 	sl_keymode (*keys)(void *ctx);
-	/* Key ch, whose action in that table is a (SL_A_NONE if unbound; the
-	 * handler may take it as typed text).  Returns SL_LOOP_* flags. */
+	/* The front end's help state. */
+	sl_loop_help *(*help)(void *ctx);
+	/* With SL_MODE_INPUT, how many characters are typed (may be NULL). */
+	size_t (*typed)(void *ctx);
+	/* Key ch, whose action in that table is a (SL_A_NONE if unbound, and
+	 * for a key the answer line types).  Returns SL_LOOP_* flags. */
 	unsigned (*key)(void *ctx, int ch, sl_action a, double now);
 	/* A background thread has news (may be NULL).  Returns flags. */
 	unsigned (*wake)(void *ctx);
@@ -42,9 +57,11 @@ typedef struct sl_loop_mode {
 	void (*draw)(void *ctx);
 } sl_loop_mode;
 
-/* One key: a resize, then the bindings every screen shares (F10 quits,
- * Ctrl-L repaints), then the mode's handler with the key's action.  No
- * curses calls (tested without a terminal).  Returns flags. */
+/* One key: a resize; a key the answer line types goes to the handler; then
+ * the bindings every screen shares (F10 quits, Ctrl-L repaints, ? and F1
+ * open the help, whose own keys the loop handles), then the mode's handler
+ * with the key's action.  No curses calls (tested without a terminal).
+ * Returns flags. */
 unsigned sl_loop_dispatch(const sl_loop_mode *m, void *ctx, int ch, double now);
 
 /* How long the loop may wait before its next pass, in milliseconds: -1 (no

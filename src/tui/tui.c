@@ -46,9 +46,9 @@ struct app {
 	sl_scene *m;
 	sl_selection sel;
 	int knob_inter;
-	sl_keymode mode, back; /* the view shown; where help returns to */
+	sl_keymode mode; /* the view shown (under the help, when open) */
+	sl_loop_help help;
 	int plot_kind;
-	int help_scroll;
 	char msg[200];
 	FILE *stats; /* SHARDLAB_TUI_STATS: timings for the benchmark */
 	double t_start;
@@ -86,13 +86,13 @@ static sl_view make_view(const struct app *a)
 	    .planning = sl_play_planning(a->play),
 	    .stale = sl_play_stale(a->play),
 	    .live = sl_play_live_started(a->play),
-	    .help_scroll = a->help_scroll,
+	    .help_scroll = a->help.scroll,
 	    .plot_kind = a->plot_kind,
 	    .sweep = a->sweep,
 	    .plan = a->pv,
 	    .msg = a->msg,
-	    .mode = a->mode,
-	    .help_of = a->back,
+	    .mode = a->help.open ? SL_MODE_HELP : a->mode,
+	    .help_of = a->help.of,
 	    .from_menu = a->opt.from_menu,
 	};
 	return v;
@@ -127,6 +127,8 @@ static double since_exec(void)
 static void draw(void *ctx)
 {
 	struct app *a = ctx;
+	a->help.rows = a->lay.r[SL_PANEL_BODY].h;
+	a->help.cols = a->lay.r[SL_PANEL_BODY].w;
 	build_scene(a);
 	sl_view v = make_view(a);
 	const sl_screen_layout *L = &a->lay;
@@ -137,7 +139,7 @@ static void draw(void *ctx)
 		sl_draw_too_small(&v, L->rows, L->cols);
 	} else {
 		sl_draw_title(&v, L->r[SL_PANEL_TITLE]);
-		if (a->mode == SL_MODE_HELP) {
+		if (a->help.open) {
 			sl_draw_help(&v, L->r[SL_PANEL_BODY]);
 		} else if (a->mode == SL_MODE_PLOT) {
 			sl_draw_plot(&v, L->r[SL_PANEL_BODY]);
@@ -518,21 +520,10 @@ static unsigned act(struct app *a, sl_action ac, double now)
 	case SL_A_LEAVE: /* from the menu: back to it (F10 quits) */
 		a->to_menu = a->opt.from_menu;
 		return F_QUIT;
-	case SL_A_HELP:
-		if (a->mode == SL_MODE_HELP) {
-			a->mode = a->back;
-		} else {
-			a->back = a->mode;
-			a->mode = SL_MODE_HELP;
-			a->help_scroll = 0;
-		}
-		return F_DRAW;
 	case SL_A_CLOSE:
 		if (a->mode == SL_MODE_PLOT)
 			sl_sweep_stop(a->sweep);
-		a->mode = a->mode == SL_MODE_HELP ? a->back : SL_MODE_MAIN;
-		if (a->mode == SL_MODE_HELP)
-			a->mode = SL_MODE_MAIN;
+		a->mode = SL_MODE_MAIN;
 		return F_DRAW;
 	case SL_A_CONTRAST:
 		if (!a->th.color) {
@@ -682,18 +673,7 @@ static unsigned act(struct app *a, sl_action ac, double now)
 	case SL_A_OPEN:
 		f = open_layout(a);
 		break;
-	case SL_A_SCROLL_UP:
-	case SL_A_SCROLL_DOWN: {
-		int page = a->lay.r[SL_PANEL_BODY].h - 2;
-		int max = sl_help_lines(a->back, a->lay.r[SL_PANEL_BODY].w) - page;
-		a->help_scroll += ac == SL_A_SCROLL_DOWN ? page / 2 : -page / 2;
-		if (a->help_scroll > max)
-			a->help_scroll = max;
-		if (a->help_scroll < 0)
-			a->help_scroll = 0;
-		break;
-	}
-	default: /* the lessons' */
+	default: /* the help's (the loop's) and the lessons' */
 		break;
 	}
 	if (a->mode == SL_MODE_PLOT)
@@ -706,6 +686,11 @@ static unsigned act(struct app *a, sl_action ac, double now)
 static sl_keymode keymode(void *ctx)
 {
 	return ((struct app *)ctx)->mode;
+}
+
+static sl_loop_help *help_of(void *ctx)
+{
+	return &((struct app *)ctx)->help;
 }
 
 static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
@@ -742,8 +727,8 @@ static int animating(void *ctx)
 	return sl_play_animating(((struct app *)ctx)->play);
 }
 
-static const sl_loop_mode sandbox_mode = {keymode, on_key, on_wake, on_tick,
-                                          animating, relayout, draw};
+static const sl_loop_mode sandbox_mode = {keymode,  help_of,   NULL,     on_key, on_wake,
+                                          on_tick, animating, relayout, draw};
 
 /* ---- start and finish ---- */
 
@@ -815,7 +800,7 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 		return 1;
 	}
 	sl_theme_init(&a.th, a.opt.no_color, a.opt.ascii, a.opt.high_contrast);
-	a.mode = a.back = SL_MODE_MAIN;
+	a.mode = SL_MODE_MAIN;
 	relayout(&a);
 	if (a.opt.play)
 		sl_play_toggle(a.play, sl_loop_now());
