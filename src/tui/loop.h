@@ -8,7 +8,8 @@
  * clock tick, and draws at most once.  Handlers only change state and
  * return flags of what changed; while nothing animates and nothing is
  * pending, the loop blocks with no timeout, so a paused screen costs no
- * CPU.  Resizing, F10 (quit) and Ctrl-L (redraw) are the loop's own. */
+ * CPU.  Resizing, F10 (quit), Ctrl-L (redraw) and the help (? or F1) are
+ * the loop's own, on every screen. */
 #ifndef SL_TUI_LOOP_H
 #define SL_TUI_LOOP_H
 
