@@ -209,10 +209,9 @@ void sl_draw_sentence(const sl_view *v, sl_rect r)
 	sl_put_wrapped(r.y, r.x, r.w, r.h, a, s);
 }
 
-/* The status line: the message, then each action's first key in mode and
- * its word (words[i], when given, else the table's). */
+/* The status line (see draw.h). */
 void sl_draw_keys(const sl_view *v, sl_rect r, sl_keymode mode, const sl_action *acts,
-                  const char *const *words, size_t n)
+                  const int *keys, const char *const *words, size_t n)
 {
 	attr_t norm = sl_theme_role(v->th, SL_ROLE_STATUS), key = sl_theme_role(v->th, SL_ROLE_KEY);
 	sl_clear_rect(r, norm);
@@ -222,7 +221,7 @@ void sl_draw_keys(const sl_view *v, sl_rect r, sl_keymode mode, const sl_action 
 		x += sl_put(r.y, x, end - x, norm, "  ");
 	}
 	for (size_t i = 0; i < n && x < end; i++) {
-		int k = sl_keys_first(mode, acts[i]);
+		int k = keys && keys[i] ? keys[i] : sl_keys_first(mode, acts[i]);
 		if (k < 0)
 			continue;
 		char name[24];
@@ -297,7 +296,7 @@ void sl_draw_status(const sl_view *v, sl_rect r)
 		if (acts[i] == SL_A_LEAVE && v->from_menu)
 			words[i] = "menu";
 	}
-	sl_draw_keys(v, r, (sl_keymode)v->mode, acts, words, n);
+	sl_draw_keys(v, r, (sl_keymode)v->mode, acts, NULL, words, n);
 }
 
 void sl_draw_too_small(const sl_view *v, int rows, int cols)

@@ -72,10 +72,11 @@ void sl_draw_numbers(const sl_view *v, sl_rect r);
 void sl_draw_timeline(const sl_view *v, sl_rect r);
 void sl_draw_sentence(const sl_view *v, sl_rect r);
 void sl_draw_status(const sl_view *v, sl_rect r);
-/* A status line of keys: v's message, then for each action its first key
- * in mode and its word (words[i] if given and not NULL, else the table's). */
+/* A status line of keys: v's message, then for each action its key (keys[i]
+ * if given and not 0, else its first in mode) and its word (words[i] if
+ * given and not NULL, else the table's). */
 void sl_draw_keys(const sl_view *v, sl_rect r, sl_keymode mode, const sl_action *acts,
-                  const char *const *words, size_t n);
+                  const int *keys, const char *const *words, size_t n);
 void sl_draw_help(const sl_view *v, sl_rect r);
 void sl_draw_plot(const sl_view *v, sl_rect r);
 void sl_draw_plan(const sl_view *v, sl_rect r);

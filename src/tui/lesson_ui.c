@@ -557,6 +557,7 @@ static void draw_status(struct lui *u, int y)
 	const sl_action *acts = told;
 	size_t n = sizeof told / sizeof told[0];
 	const char *words[8] = {0};
+	int keys[8] = {0};
 #define USE(t) (acts = (t), n = sizeof(t) / sizeof(t)[0])
 	sl_keymode mode = u->help.open ? SL_MODE_HELP : keymode(u);
 	if (mode == SL_MODE_HELP) {
@@ -567,6 +568,7 @@ static void draw_status(struct lui *u, int y)
 	} else if (mode == SL_MODE_INPUT) {
 		USE(input);
 		words[1] = u->ninput ? "clear" : "back";
+		keys[2] = u->ninput ? KEY_F(1) : 0; /* ? is typed now */
 	} else if (u->ended) {
 		USE(ended);
 		words[0] = "back";
@@ -583,7 +585,7 @@ static void draw_status(struct lui *u, int y)
 			words[i] = "pause";
 	}
 	sl_view v = {.th = &u->th, .msg = u->msg};
-	sl_draw_keys(&v, (sl_rect){y, 0, 1, u->cols}, mode, acts, words, n);
+	sl_draw_keys(&v, (sl_rect){y, 0, 1, u->cols}, mode, acts, keys, words, n);
 }
 
 /* The help of the screen it was opened from, over the whole screen. */

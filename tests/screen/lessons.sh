@@ -186,6 +186,38 @@ else
 	capture sb
 fi
 
+# Typing an answer: ? and q are typed once something is (the status line
+# then offers F1 for the help); Esc clears the line, then leaves the lesson,
+# which quits when the lesson was opened by itself.
+start typing "lesson $LESSONS/02-colwise.lesson" 100 32
+keys typing Enter Enter Enter Enter Enter
+settle typing
+keys typing x '?' q
+cases=$((cases + 1))
+if settle typing && capture typing | grep -q 'answer> x?q' &&
+	capture typing | tail -n 1 | grep -q 'F1 help'; then
+	pass typed-keys
+else
+	fail typed-keys "? and q were not typed into the answer:"
+	capture typing
+fi
+keys typing Escape
+cases=$((cases + 1))
+if capture typing | grep -q 'answer> *│' && capture typing | tail -n 1 | grep -q 'Esc back'; then
+	pass esc-clears
+else
+	fail esc-clears "Esc did not clear the answer line:"
+	capture typing
+fi
+keys typing Escape
+cases=$((cases + 1))
+if ended typing; then
+	pass esc-leaves
+else
+	fail esc-leaves "Esc on an empty answer line did not leave the lesson"
+	capture typing
+fi
+
 # A lesson that does not load: its file:line on the shell, status 2.
 cases=$((cases + 1))
 printf 'title T\nminutes 5\nsya x\n' >"$work/bad.lesson"
