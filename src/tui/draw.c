@@ -255,7 +255,11 @@ void sl_draw_keys(const sl_view *v, sl_rect r, sl_keymode mode, const sl_action 
 			x += sl_putf(r.y, x, end - x, norm, " %s  ", what);
 			continue;
 		}
-		x += sl_put(r.y, x, end - x, key, sl_key_name(k, name, sizeof name));
+		/* A word that does not fit whole is left out, not cut. */
+		sl_key_name(k, name, sizeof name);
+		if (x + sl_cols(name) + 1 + sl_cols(word) > end)
+			break;
+		x += sl_put(r.y, x, end - x, key, name);
 		x += sl_putf(r.y, x, end - x, norm, " %s  ", word);
 	}
 }
