@@ -74,8 +74,12 @@ static int print_version(void)
 static int run_default(void)
 {
 	if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
+		/* The sandbox chosen from the menu comes back to it on q. */
 		int st = sl_tui_lessons(NULL, NULL, 0, NULL);
-		return st == SL_TUI_LESSONS_SANDBOX ? sl_sandbox_default() : st;
+		while (st == SL_TUI_LESSONS_SANDBOX &&
+		       (st = sl_sandbox_default(1)) == SL_TUI_MENU)
+			st = sl_tui_lessons(NULL, NULL, 0, NULL);
+		return st;
 	}
 	sl_opts o;
 	sl_err err = {0};

@@ -306,13 +306,14 @@ int sl_cmd_sandbox(int argc, char **argv)
 	return open_view(&o, &t);
 }
 
-int sl_sandbox_default(void)
+int sl_sandbox_default(int from_menu)
 {
 	sl_opts o;
 	struct sl_tui_options t;
 	sl_err err = {0};
 	sl_opts_init(&o);
 	sl_tui_options_default(&t);
+	t.from_menu = from_menu;
 	if (sl_opts_finish(&o, &err))
 		return sl_cli_fail("sandbox", &err);
 	return open_view(&o, &t);

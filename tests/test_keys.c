@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The key table: no key does two things in one view, every action says what
- * it does, and the KEYS section of man/shardlab.1 is exactly what the table
- * generates (GENERATE=1 rewrites that section from the table). */
+/* The key tables of every mode (the sandbox's views, the lesson menu, the
+ * lesson screen and its answer line, the help): no key does two things in
+ * one mode or hides one it inherits, nothing typed is taken for a key,
+ * every action says what it does, and the KEYS section of man/shardlab.1 is
+ * exactly what the tables generate (GENERATE=1 rewrites that section). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -109,21 +111,94 @@ static void test_no_key_twice(void **state)
 				if (t[i].key == t[j].key)
 					fail_msg("%s: key %d bound twice",
 					         sl_keymode_title((sl_keymode)m), t[i].key);
-			/* A view's own binding must not hide a global one. */
-			if (m != SL_MODE_ANY) {
-				const sl_keybind *g = sl_keys_of(SL_MODE_ANY);
+			/* A mode's own binding must not hide one it inherits. */
+			for (sl_keymode p = sl_keymode_parent((sl_keymode)m); p != SL_MODE_COUNT;
+			     p = sl_keymode_parent(p)) {
+				const sl_keybind *g = sl_keys_of(p);
 				for (int j = 0; g[j].action != SL_A_NONE; j++)
 					if (g[j].key == t[i].key)
-						fail_msg("%s: key %d hides a global binding",
-						         sl_keymode_title((sl_keymode)m), t[i].key);
+						fail_msg("%s: key %d hides a binding of %s",
+						         sl_keymode_title((sl_keymode)m), t[i].key,
+						         sl_keymode_title(p));
 			}
 			assert_int_equal(sl_keys_lookup((sl_keymode)m, t[i].key), t[i].action);
 		}
 	}
-	/* q quits everywhere: the promise of the issue. */
-	for (int m = 0; m < SL_MODE_COUNT; m++)
-		assert_int_equal(sl_keys_lookup((sl_keymode)m, 'q'), SL_A_QUIT);
+	/* F10 quits and F1 helps on every screen, also while typing (htop,
+	 * nvtop, btop); q leaves every screen but the answer line, where it
+	 * is typed. */
+	for (int m = 0; m < SL_MODE_COUNT; m++) {
+		assert_int_equal(sl_keys_lookup((sl_keymode)m, KEY_F(10)), SL_A_QUIT);
+		if (m != SL_MODE_HELP)
+			assert_int_equal(sl_keys_lookup((sl_keymode)m, KEY_F(1)), SL_A_HELP);
+		if (m != SL_MODE_ANY && m != SL_MODE_INPUT && m != SL_MODE_HELP)
+			assert_int_equal(sl_keys_lookup((sl_keymode)m, 'q'), SL_A_LEAVE);
+		if (m != SL_MODE_ANY && m != SL_MODE_HELP)
+			assert_int_equal(sl_keys_lookup((sl_keymode)m, '?'), SL_A_HELP);
+	}
+	assert_int_equal(sl_keys_lookup(SL_MODE_HELP, 'q'), SL_A_CLOSE);
+	assert_int_equal(sl_keys_lookup(SL_MODE_HELP, '?'), SL_A_CLOSE);
 	assert_int_equal(sl_keys_lookup(SL_MODE_MAIN, 0x7fff), SL_A_NONE);
+}
+
+/* Nothing bound where an answer is typed may swallow a character of it:
+ * the only printable key bound there is ?, and only while nothing is
+ * typed. */
+static void test_typing_wins(void **state)
+{
+	(void)state;
+	for (sl_keymode m = SL_MODE_INPUT; m != SL_MODE_COUNT; m = sl_keymode_parent(m)) {
+		const sl_keybind *t = sl_keys_of(m);
+		for (int i = 0; t[i].action != SL_A_NONE; i++)
+			if (t[i].key >= 32 && t[i].key < 127 && t[i].key != '?')
+				fail_msg("%s binds the printable key '%c'", sl_keymode_title(m),
+				         t[i].key);
+	}
+	for (int c = 32; c < 127; c++) {
+		assert_true(sl_keys_typed(c, 1));
+		assert_int_equal(sl_keys_typed(c, 0), c != '?');
+	}
+	assert_false(sl_keys_typed('\r', 0));
+	assert_false(sl_keys_typed(27, 3));
+	assert_false(sl_keys_typed(KEY_F(1), 3));
+	assert_int_equal(sl_keys_lookup(SL_MODE_INPUT, 27), SL_A_CANCEL);
+	assert_int_equal(sl_keys_lookup(SL_MODE_INPUT, '\r'), SL_A_SUBMIT);
+	assert_int_equal(sl_keys_lookup(SL_MODE_INPUT, 127), SL_A_ERASE);
+}
+
+/* Each help lists the keys that work everywhere, its own front end's
+ * screens (never the other's) and its own keys. */
+static void test_help_modes(void **state)
+{
+	(void)state;
+	for (int from = 0; from < SL_MODE_COUNT; from++) {
+		sl_keymode ms[SL_MODE_COUNT];
+		int n = sl_keys_help_modes((sl_keymode)from, ms, SL_MODE_COUNT);
+		assert_true(n >= 3);
+		if (from != SL_MODE_HELP)
+			assert_int_equal(ms[0], from);
+		assert_int_equal(ms[n - 1], SL_MODE_HELP);
+		int any = 0, menu = 0, main = 0;
+		for (int i = 0; i < n; i++) {
+			any += ms[i] == SL_MODE_ANY;
+			menu |= ms[i] == SL_MODE_MENU;
+			main |= ms[i] == SL_MODE_MAIN;
+			for (int j = 0; j < i; j++)
+				assert_int_not_equal(ms[i], ms[j]);
+		}
+		assert_int_equal(any, 1);
+		assert_true(menu != main);
+	}
+	sl_keymode ms[SL_MODE_COUNT];
+	/* lesson, everywhere, menu, typing, help */
+	assert_int_equal(sl_keys_help_modes(SL_MODE_LESSON, ms, SL_MODE_COUNT), 5);
+	assert_int_equal(ms[1], SL_MODE_ANY);
+	assert_int_equal(ms[2], SL_MODE_MENU);
+	/* main view, sandbox, everywhere, plot, plan, help */
+	assert_int_equal(sl_keys_help_modes(SL_MODE_MAIN, ms, SL_MODE_COUNT), 6);
+	assert_int_equal(ms[1], SL_MODE_SANDBOX);
+	assert_int_equal(ms[2], SL_MODE_ANY);
+	assert_int_equal(sl_keys_help_modes(SL_MODE_MENU, ms, 2), 2);
 }
 
 static void count(void *ctx, const char *keys, const char *note)
@@ -163,14 +238,37 @@ static void test_key_names(void **state)
 	assert_int_equal(sl_keys_lookup(SL_MODE_MAIN, KEY_PPAGE), SL_A_BACK);
 	assert_int_equal(sl_keys_lookup(SL_MODE_MAIN, KEY_LEFT), SL_A_BACK);
 	assert_int_equal(sl_keys_lookup(SL_MODE_MAIN, KEY_F(1)), SL_A_HELP);
+	assert_string_equal(sl_key_name(KEY_F(10), b, sizeof b), "F10");
+	assert_string_equal(sl_key_name(KEY_BACKSPACE, b, sizeof b), "Backspace");
+}
+
+/* Enter is one name in the help though three codes in the table. */
+static void first_keys(void *ctx, const char *keys, const char *note)
+{
+	(void)note;
+	if (!*(const char **)ctx)
+		*(const char **)ctx = strdup(keys);
+}
+
+static void test_help_names_once(void **state)
+{
+	(void)state;
+	const char *first = NULL;
+	sl_keys_help(SL_MODE_INPUT, first_keys, &first);
+	assert_non_null(first);
+	assert_string_equal(first, "Enter");
+	free((void *)first);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_no_key_twice),
+	    cmocka_unit_test(test_typing_wins),
+	    cmocka_unit_test(test_help_modes),
 	    cmocka_unit_test(test_every_action_explained),
 	    cmocka_unit_test(test_key_names),
+	    cmocka_unit_test(test_help_names_once),
 	    cmocka_unit_test(test_man_keys_section),
 	};
 	return cmocka_run_group_tests_name("keys", tests, NULL, NULL);

@@ -209,22 +209,77 @@ void sl_draw_sentence(const sl_view *v, sl_rect r)
 	sl_put_wrapped(r.y, r.x, r.w, r.h, a, s);
 }
 
-/* The keys that matter now, from the key table. */
+/* The status line (see draw.h). */
+void sl_draw_keys(const sl_view *v, sl_rect r, sl_keymode mode, const sl_action *acts,
+                  const int *keys, const char *const *words, size_t n)
+{
+	attr_t norm = sl_theme_role(v->th, SL_ROLE_STATUS), key = sl_theme_role(v->th, SL_ROLE_KEY);
+	sl_clear_rect(r, norm);
+	int x = r.x, end = r.x + r.w;
+	if (v->msg && *v->msg) {
+		x += sl_putf(r.y, x, end - x, sl_theme_role(v->th, SL_ROLE_WARN), "%s", v->msg);
+		x += sl_put(r.y, x, end - x, norm, "  ");
+	}
+	for (size_t i = 0; i < n && x < end; i++) {
+		int k = keys && keys[i] ? keys[i] : sl_keys_first(mode, acts[i]);
+		if (k < 0)
+			continue;
+		char name[24];
+		const char *word = words && words[i] ? words[i] : sl_action_word(acts[i]);
+		if (acts[i] == SL_A_ROW_DOWN || acts[i] == SL_A_ROW_UP) {
+			/* One entry for both: "Up/Down select". */
+			if (acts[i] == SL_A_ROW_UP)
+				continue;
+			char n1[12], n2[12];
+			int up = sl_keys_first(mode, SL_A_ROW_UP);
+			x += sl_putf(r.y, x, end - x, key, "%s/%s", sl_key_name(up, n1, sizeof n1),
+			             sl_key_name(k, n2, sizeof n2));
+			x += sl_putf(r.y, x, end - x, norm, " %s  ", words && words[i] ? word : "select");
+			continue;
+		}
+		if (acts[i] == SL_A_BW_DOWN || acts[i] == SL_A_BW_UP) {
+			/* What the knobs turn now. */
+			if (acts[i] == SL_A_BW_UP)
+				continue;
+			int kd = sl_keys_first(mode, SL_A_BW_DOWN);
+			int ku = sl_keys_first(mode, SL_A_BW_UP);
+			char n1[8], n2[8], what[32];
+			if (v->sel.kind == SL_SEL_LINK)
+				snprintf(what, sizeof what, "bw %d%s%d", v->sel.src,
+				         v->th->g->arrow, v->sel.dst);
+			else
+				snprintf(what, sizeof what, "%s bw",
+				         v->knob_inter ? "inter" : "intra");
+			x += sl_putf(r.y, x, end - x, key, "%s%s", sl_key_name(kd, n1, sizeof n1),
+			             sl_key_name(ku, n2, sizeof n2));
+			x += sl_putf(r.y, x, end - x, norm, " %s  ", what);
+			continue;
+		}
+		/* A word that does not fit whole is left out, not cut. */
+		sl_key_name(k, name, sizeof name);
+		if (x + sl_cols(name) + 1 + sl_cols(word) > end)
+			break;
+		x += sl_put(r.y, x, end - x, key, name);
+		x += sl_putf(r.y, x, end - x, norm, " %s  ", word);
+	}
+}
+
+/* The sandbox's keys that matter now, from the key table. */
 void sl_draw_status(const sl_view *v, sl_rect r)
 {
 	static const sl_action main_acts[] = {SL_A_PLAY,    SL_A_STEP,  SL_A_BACK,
 	                                      SL_A_BW_DOWN, SL_A_BW_UP, SL_A_SEL_NEXT,
-	                                      SL_A_PLOT,    SL_A_HELP,  SL_A_QUIT};
+	                                      SL_A_PLOT,    SL_A_HELP,  SL_A_LEAVE};
 	static const sl_action plot_acts[] = {SL_A_PLOT,   SL_A_BW_DOWN, SL_A_BW_UP, SL_A_DEV_DOWN,
-	                                      SL_A_DEV_UP, SL_A_CLOSE,   SL_A_HELP,  SL_A_QUIT};
+	                                      SL_A_DEV_UP, SL_A_CLOSE,   SL_A_HELP,  SL_A_LEAVE};
 	static const sl_action help_acts[] = {SL_A_SCROLL_DOWN, SL_A_CLOSE, SL_A_QUIT};
 	static const sl_action plan_acts[] = {SL_A_ROW_DOWN, SL_A_ROW_UP, SL_A_SORT,
 	                                      SL_A_SORT_REVERSE, SL_A_OPEN, SL_A_CLOSE,
-	                                      SL_A_HELP, SL_A_QUIT};
+	                                      SL_A_HELP, SL_A_LEAVE};
 	/* A training step has no plots, but a plan. */
 	static const sl_action train_acts[] = {SL_A_PLAY,    SL_A_STEP,  SL_A_BACK,
 	                                       SL_A_BW_DOWN, SL_A_BW_UP, SL_A_SEL_NEXT,
-	                                       SL_A_PLAN,    SL_A_HELP,  SL_A_QUIT};
+	                                       SL_A_PLAN,    SL_A_HELP,  SL_A_LEAVE};
 	int training = v->m->train && v->m->train->on && !v->m->train->ck;
 	const sl_action *acts = training ? train_acts : main_acts;
 	size_t n = sizeof main_acts / sizeof main_acts[0];
@@ -238,53 +293,14 @@ void sl_draw_status(const sl_view *v, sl_rect r)
 		acts = help_acts;
 		n = sizeof help_acts / sizeof help_acts[0];
 	}
-	attr_t norm = sl_theme_role(v->th, SL_ROLE_STATUS), key = sl_theme_role(v->th, SL_ROLE_KEY);
-	sl_clear_rect(r, norm);
-	int x = r.x, end = r.x + r.w;
-	if (v->msg && *v->msg) {
-		x += sl_putf(r.y, x, end - x, sl_theme_role(v->th, SL_ROLE_WARN), "%s", v->msg);
-		x += sl_put(r.y, x, end - x, norm, "  ");
-	}
-	for (size_t i = 0; i < n && x < end; i++) {
-		int k = sl_keys_first((sl_keymode)v->mode, acts[i]);
-		if (k < 0)
-			continue;
-		char name[24];
-		const char *word = sl_action_word(acts[i]);
+	const char *words[9] = {0};
+	for (size_t i = 0; i < n && i < 9; i++) {
 		if (acts[i] == SL_A_PLAY && v->playing)
-			word = "pause";
-		if (acts[i] == SL_A_ROW_DOWN || acts[i] == SL_A_ROW_UP) {
-			/* One entry for both: "Up/Down select". */
-			if (acts[i] == SL_A_ROW_UP)
-				continue;
-			char n1[12], n2[12];
-			int up = sl_keys_first((sl_keymode)v->mode, SL_A_ROW_UP);
-			x += sl_putf(r.y, x, end - x, key, "%s/%s", sl_key_name(up, n1, sizeof n1),
-			             sl_key_name(k, n2, sizeof n2));
-			x += sl_put(r.y, x, end - x, norm, " select  ");
-			continue;
-		}
-		if (acts[i] == SL_A_BW_DOWN || acts[i] == SL_A_BW_UP) {
-			/* What the knobs turn now. */
-			if (acts[i] == SL_A_BW_UP)
-				continue;
-			int kd = sl_keys_first((sl_keymode)v->mode, SL_A_BW_DOWN);
-			int ku = sl_keys_first((sl_keymode)v->mode, SL_A_BW_UP);
-			char n1[8], n2[8], what[32];
-			if (v->sel.kind == SL_SEL_LINK)
-				snprintf(what, sizeof what, "bw %d%s%d", v->sel.src,
-				         v->th->g->arrow, v->sel.dst);
-			else
-				snprintf(what, sizeof what, "%s bw",
-				         v->knob_inter ? "inter" : "intra");
-			x += sl_putf(r.y, x, end - x, key, "%s%s", sl_key_name(kd, n1, sizeof n1),
-			             sl_key_name(ku, n2, sizeof n2));
-			x += sl_putf(r.y, x, end - x, norm, " %s  ", what);
-			continue;
-		}
-		x += sl_put(r.y, x, end - x, key, sl_key_name(k, name, sizeof name));
-		x += sl_putf(r.y, x, end - x, norm, " %s  ", word);
+			words[i] = "pause";
+		if (acts[i] == SL_A_LEAVE && v->from_menu)
+			words[i] = "menu";
 	}
+	sl_draw_keys(v, r, (sl_keymode)v->mode, acts, NULL, words, n);
 }
 
 void sl_draw_too_small(const sl_view *v, int rows, int cols)

@@ -10,6 +10,7 @@
 
 #include <curses.h>
 
+#include "keys.h"
 #include "layout.h"
 #include "scene.h"
 #include "theme.h"
@@ -41,6 +42,8 @@ typedef struct sl_view {
 	struct sl_planview *plan; /* the plan view's table (its scroll moves as it draws) */
 	const char *msg; /* feedback for the last key, or "" */
 	int mode;        /* sl_keymode */
+	int help_of;     /* the sl_keymode the help shown was opened from */
+	int from_menu;   /* the sandbox was opened from the lesson menu: q goes back */
 } sl_view;
 
 /* Text clipped to w columns (every glyph used is one column wide);
@@ -69,6 +72,11 @@ void sl_draw_numbers(const sl_view *v, sl_rect r);
 void sl_draw_timeline(const sl_view *v, sl_rect r);
 void sl_draw_sentence(const sl_view *v, sl_rect r);
 void sl_draw_status(const sl_view *v, sl_rect r);
+/* A status line of keys: v's message, then for each action its key (keys[i]
+ * if given and not 0, else its first in mode) and its word (words[i] if
+ * given and not NULL, else the table's). */
+void sl_draw_keys(const sl_view *v, sl_rect r, sl_keymode mode, const sl_action *acts,
+                  const int *keys, const char *const *words, size_t n);
 void sl_draw_help(const sl_view *v, sl_rect r);
 void sl_draw_plot(const sl_view *v, sl_rect r);
 void sl_draw_plan(const sl_view *v, sl_rect r);
@@ -80,7 +88,8 @@ void sl_draw_too_small(const sl_view *v, int rows, int cols);
  * selection); -1 if none. */
 int sl_devices_row_item(const sl_view *v, sl_rect r, int y);
 int sl_links_row_item(const sl_view *v, sl_rect r, int y);
-/* Lines the help has (for scrolling). */
-int sl_help_lines(void);
+/* Lines the help opened from mode from has in a box width columns wide
+ * (for scrolling). */
+int sl_help_lines(int from, int width);
 
 #endif

@@ -8,13 +8,22 @@
 
 #define CTRL(c) ((c)&0x1f)
 #define ESC 27
-
+/* These work in every mode, also while an answer is typed: no printable
+ * key among them (F10 quits, as in htop, nvtop and btop). */
 static const sl_keybind any_keys[] = {
-    {'q', SL_A_QUIT, "quit at once, also mid-transfer; the terminal is restored"},
-    {'?', SL_A_HELP, "open or close this help"},
-    {KEY_F(1), SL_A_HELP, NULL},
-    {'c', SL_A_CONTRAST, "switch the high-contrast theme on or off (for projectors)"},
+    {KEY_F(10), SL_A_QUIT,
+     "quit at once from any screen, also mid-transfer; the terminal is restored"},
+    {KEY_F(1), SL_A_HELP, "open or close the help of the screen shown"},
     {CTRL('l'), SL_A_REDRAW, "redraw the screen"},
+    {0, SL_A_NONE, NULL},
+};
+
+static const sl_keybind sandbox_keys[] = {
+    {'q', SL_A_LEAVE,
+     "quit at once, also mid-transfer (back to the lesson menu when the sandbox was opened "
+     "from it)"},
+    {'?', SL_A_HELP, "open or close this help"},
+    {'c', SL_A_CONTRAST, "switch the high-contrast theme on or off (for projectors)"},
     {0, SL_A_NONE, NULL},
 };
 
@@ -87,8 +96,68 @@ static const sl_keybind plan_keys[] = {
     {0, SL_A_NONE, NULL},
 };
 
+static const sl_keybind menu_keys[] = {
+    {KEY_DOWN, SL_A_ROW_DOWN, "choose the next lesson"},
+    {'j', SL_A_ROW_DOWN, NULL},
+    {KEY_UP, SL_A_ROW_UP, "choose the previous lesson"},
+    {'k', SL_A_ROW_UP, NULL},
+    {'\r', SL_A_OPEN, "open the lesson chosen, where you left it"},
+    {'\n', SL_A_OPEN, NULL},
+    {KEY_ENTER, SL_A_OPEN, NULL},
+    {'f', SL_A_FRESH, "open the lesson chosen from its start, forgetting where you left it"},
+    {'s', SL_A_SANDBOX, "open the sandbox (q there comes back here)"},
+    {'q', SL_A_LEAVE, "quit"},
+    {ESC, SL_A_LEAVE, NULL},
+    {'?', SL_A_HELP, "open or close this help"},
+    {'c', SL_A_CONTRAST, "switch the high-contrast theme on or off (for projectors)"},
+    {0, SL_A_NONE, NULL},
+};
+
+/* The sandbox's playback keys work on the scenario a lesson shows. */
+static const sl_keybind lesson_keys[] = {
+    {'\r', SL_A_GO_ON, "go on: the next paragraph, run or question (at the end, back to the menu)"},
+    {'\n', SL_A_GO_ON, NULL},
+    {KEY_ENTER, SL_A_GO_ON, NULL},
+    {' ', SL_A_PLAY, "play or pause the scenario shown"},
+    {KEY_RIGHT, SL_A_STEP, "step the scenario forward one operation"},
+    {KEY_NPAGE, SL_A_STEP, NULL},
+    {'l', SL_A_STEP, NULL},
+    {KEY_LEFT, SL_A_BACK, "step the scenario back one operation"},
+    {KEY_PPAGE, SL_A_BACK, NULL},
+    {'h', SL_A_BACK, NULL},
+    {'r', SL_A_RESTART, "restart the scenario from time zero"},
+    {KEY_HOME, SL_A_RESTART, NULL},
+    {KEY_END, SL_A_END, "jump to the end of the scenario"},
+    {'v', SL_A_VIEW,
+     "switch between the scenario and the lesson (when the terminal is too short for both)"},
+    {'q', SL_A_LEAVE,
+     "leave the lesson, keeping your place: back to the menu (or quit, when opened by "
+     "shardlab lesson)"},
+    {ESC, SL_A_LEAVE, NULL},
+    {'?', SL_A_HELP, "open or close this help"},
+    {'c', SL_A_CONTRAST, "switch the high-contrast theme on or off (for projectors)"},
+    {0, SL_A_NONE, NULL},
+};
+
+/* Every printable key but ? is typed (see sl_keys_typed). */
+static const sl_keybind input_keys[] = {
+    {'\r', SL_A_SUBMIT,
+     "answer with what is typed: a choice's letter or number, a number with its unit, or "
+     "KNOB VALUE, demo or skip"},
+    {'\n', SL_A_SUBMIT, NULL},
+    {KEY_ENTER, SL_A_SUBMIT, NULL},
+    {KEY_BACKSPACE, SL_A_ERASE, "erase the last character typed"},
+    {127, SL_A_ERASE, NULL},
+    {CTRL('h'), SL_A_ERASE, NULL},
+    {ESC, SL_A_CANCEL, "clear what is typed; with nothing typed, leave the lesson"},
+    {'?', SL_A_HELP, "open this help while nothing is typed (after that, ? is typed)"},
+    {0, SL_A_NONE, NULL},
+};
+
 static const sl_keybind help_keys[] = {
     {ESC, SL_A_CLOSE, "close the help"},
+    {'q', SL_A_CLOSE, NULL},
+    {'?', SL_A_CLOSE, NULL},
     {KEY_UP, SL_A_SCROLL_UP, "scroll up"},
     {KEY_PPAGE, SL_A_SCROLL_UP, NULL},
     {KEY_DOWN, SL_A_SCROLL_DOWN, "scroll down"},
@@ -97,13 +166,27 @@ static const sl_keybind help_keys[] = {
     {0, SL_A_NONE, NULL},
 };
 
-static const sl_keybind *const tables[SL_MODE_COUNT] = {any_keys, main_keys, plot_keys, plan_keys,
-                                                        help_keys};
-static const char *const titles[SL_MODE_COUNT] = {"Everywhere", "Main view", "Plot view",
-                                                  "Plan view", "Help"};
+static const struct mode {
+	const sl_keybind *keys;
+	sl_keymode parent;
+	int lessons; /* one of the lessons' screens (else the sandbox's) */
+	const char *title;
+} modes[SL_MODE_COUNT] = {
+    [SL_MODE_ANY] = {any_keys, SL_MODE_COUNT, 0, "Everywhere"},
+    [SL_MODE_SANDBOX] = {sandbox_keys, SL_MODE_ANY, 0, "Sandbox, every view"},
+    [SL_MODE_MAIN] = {main_keys, SL_MODE_SANDBOX, 0, "Main view"},
+    [SL_MODE_PLOT] = {plot_keys, SL_MODE_SANDBOX, 0, "Plot view"},
+    [SL_MODE_PLAN] = {plan_keys, SL_MODE_SANDBOX, 0, "Plan view"},
+    [SL_MODE_MENU] = {menu_keys, SL_MODE_ANY, 1, "Lesson menu"},
+    [SL_MODE_LESSON] = {lesson_keys, SL_MODE_ANY, 1, "Lesson"},
+    [SL_MODE_INPUT] = {input_keys, SL_MODE_ANY, 1,
+                       "Lesson, typing an answer (other printable keys are typed)"},
+    [SL_MODE_HELP] = {help_keys, SL_MODE_ANY, 0, "Help"},
+};
 
 static const char *const words[SL_A_COUNT] = {
     [SL_A_QUIT] = "quit",
+    [SL_A_LEAVE] = "quit",
     [SL_A_HELP] = "help",
     [SL_A_CONTRAST] = "contrast",
     [SL_A_REDRAW] = "redraw",
@@ -144,37 +227,76 @@ static const char *const words[SL_A_COUNT] = {
     [SL_A_SORT] = "sort",
     [SL_A_SORT_REVERSE] = "reverse",
     [SL_A_OPEN] = "open",
+    [SL_A_FRESH] = "fresh start",
+    [SL_A_SANDBOX] = "sandbox",
+    [SL_A_GO_ON] = "go on",
+    [SL_A_VIEW] = "scenario/lesson",
+    [SL_A_SUBMIT] = "answer",
+    [SL_A_ERASE] = "erase",
+    [SL_A_CANCEL] = "back",
 };
+
+static int valid(sl_keymode mode)
+{
+	return mode >= 0 && mode < SL_MODE_COUNT;
+}
 
 const sl_keybind *sl_keys_of(sl_keymode mode)
 {
-	return mode >= 0 && mode < SL_MODE_COUNT ? tables[mode] : any_keys;
+	return valid(mode) ? modes[mode].keys : any_keys;
 }
 
 const char *sl_keymode_title(sl_keymode mode)
 {
-	return mode >= 0 && mode < SL_MODE_COUNT ? titles[mode] : "?";
+	return valid(mode) ? modes[mode].title : "?";
+}
+
+sl_keymode sl_keymode_parent(sl_keymode mode)
+{
+	return valid(mode) ? modes[mode].parent : SL_MODE_COUNT;
+}
+
+/* The screen's own keys first, then what it inherits, then its siblings. */
+int sl_keys_help_modes(sl_keymode from, sl_keymode *out, int max)
+{
+	int lessons = valid(from) && modes[from].lessons, n = 0;
+	sl_keymode m = valid(from) && from != SL_MODE_HELP ? from : SL_MODE_ANY;
+	for (; valid(m) && n < max; m = modes[m].parent)
+		out[n++] = m;
+	for (int i = 0; i < SL_MODE_COUNT && n < max; i++) {
+		int listed = i == SL_MODE_HELP;
+		for (int j = 0; j < n; j++)
+			listed |= (int)out[j] == i;
+		if (!listed && modes[i].lessons == lessons)
+			out[n++] = (sl_keymode)i;
+	}
+	if (n < max)
+		out[n++] = SL_MODE_HELP;
+	return n;
 }
 
 sl_action sl_keys_lookup(sl_keymode mode, int key)
 {
-	for (const sl_keybind *b = sl_keys_of(mode); b->action != SL_A_NONE; b++)
-		if (b->key == key)
-			return b->action;
-	for (const sl_keybind *b = any_keys; b->action != SL_A_NONE; b++)
-		if (b->key == key)
-			return b->action;
+	for (sl_keymode m = valid(mode) ? mode : SL_MODE_ANY; valid(m); m = modes[m].parent)
+		for (const sl_keybind *b = modes[m].keys; b->action != SL_A_NONE; b++)
+			if (b->key == key)
+				return b->action;
 	return SL_A_NONE;
+}
+
+int sl_keys_typed(int key, size_t typed)
+{
+	if (key < 32 || key >= 127)
+		return 0;
+	return typed > 0 || sl_keys_lookup(SL_MODE_INPUT, key) == SL_A_NONE;
 }
 
 int sl_keys_first(sl_keymode mode, sl_action a)
 {
-	for (const sl_keybind *b = sl_keys_of(mode); b->action != SL_A_NONE; b++)
-		if (b->action == a)
-			return b->key;
-	for (const sl_keybind *b = any_keys; b->action != SL_A_NONE; b++)
-		if (b->action == a)
-			return b->key;
+	for (sl_keymode m = valid(mode) ? mode : SL_MODE_ANY; valid(m); m = modes[m].parent)
+		for (const sl_keybind *b = modes[m].keys; b->action != SL_A_NONE; b++)
+			if (b->action == a)
+				return b->key;
 	return -1;
 }
 
@@ -192,7 +314,8 @@ const char *sl_key_name(int key, char *buf, size_t n)
 	    {' ', "Space"},       {'\t', "Tab"},       {ESC, "Esc"},       {KEY_BTAB, "Shift-Tab"},
 	    {KEY_RIGHT, "Right"}, {KEY_LEFT, "Left"},  {KEY_UP, "Up"},     {KEY_DOWN, "Down"},
 	    {KEY_NPAGE, "PgDn"},  {KEY_PPAGE, "PgUp"}, {KEY_HOME, "Home"}, {KEY_END, "End"},
-	    {KEY_MOUSE, "Click"}, {'\n', "Enter"},      {'\r', "Enter"},
+	    {KEY_MOUSE, "Click"}, {'\n', "Enter"},      {'\r', "Enter"},    {KEY_ENTER, "Enter"},
+	    {KEY_BACKSPACE, "Backspace"}, {127, "Backspace"},
 	};
 	for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
 		if (named[i].key == key) {
@@ -229,9 +352,19 @@ int sl_keys_help(sl_keymode mode, sl_keys_entry_fn fn, void *ctx)
 				continue;
 			if (!note)
 				note = t[j].note;
-			len += (size_t)snprintf(
-			    keys + len, len < sizeof keys ? sizeof keys - len : 0, "%s%s",
-			    len ? ", " : "", sl_key_name(t[j].key, name, sizeof name));
+			/* Enter is CR, LF or KEY_ENTER: named once. */
+			sl_key_name(t[j].key, name, sizeof name);
+			int dup = 0;
+			for (int k = i; k < j; k++) {
+				char other[24];
+				if (t[k].action == t[i].action &&
+				    strcmp(sl_key_name(t[k].key, other, sizeof other), name) == 0)
+					dup = 1;
+			}
+			if (dup)
+				continue;
+			len += (size_t)snprintf(keys + len, len < sizeof keys ? sizeof keys - len : 0,
+			                        "%s%s", len ? ", " : "", name);
 		}
 		fn(ctx, keys, note ? note : "");
 		count++;
@@ -273,14 +406,24 @@ void sl_keys_write_man(FILE *f)
 {
 	fputs(".SH KEYS\n"
 	      "The terminal interface\n"
-	      "(\\fBshardlab\\fR with no arguments, and \\fBshardlab sandbox\\fR)\n"
-	      "takes these keys.\n"
-	      "The help screen (\\fB?\\fR) is generated from the same table.\n",
+	      "(the lesson menu of \\fBshardlab\\fR with no arguments, \\fBshardlab lesson\\fR\n"
+	      "and \\fBshardlab sandbox\\fR)\n"
+	      "takes these keys, one table per screen.\n"
+	      "A screen also takes the keys of the table it names, and those under\n"
+	      "Everywhere, which work on every screen, also while an answer is typed.\n"
+	      "Each screen's help (\\fB?\\fR or \\fBF1\\fR) and status line\n"
+	      "are generated from the same tables.\n",
 	      f);
 	for (int m = 0; m < SL_MODE_COUNT; m++) {
 		fputs(".SS ", f);
 		roff_text(f, sl_keymode_title((sl_keymode)m));
 		fputc('\n', f);
+		sl_keymode p = sl_keymode_parent((sl_keymode)m);
+		if (p != SL_MODE_COUNT && p != SL_MODE_ANY) {
+			fputs("Also the keys of ", f);
+			roff_text(f, sl_keymode_title(p));
+			fputs(".\n", f);
+		}
 		sl_keys_help((sl_keymode)m, man_entry, f);
 	}
 }

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* keys.h - the key bindings as data.
  *
- * One table per mode of {key, action, note}.  The help screen, the status
- * line and the KEYS section of man/shardlab.1 are all generated from it, so
- * they cannot disagree with what the keys do.  No curses calls here (only
- * its KEY_* constants), so tests link it without a terminal. */
+ * One table per mode of {key, action, note}: the sandbox's views, the
+ * lesson menu, the lesson screen and its answer line.  A mode also takes
+ * its parent's keys (a view takes the sandbox's, every mode the ones that
+ * work everywhere), and never rebinds them.  The help screens, the status
+ * lines and the KEYS section of man/shardlab.1 are all generated from the
+ * tables, so they cannot disagree with what the keys do.  No curses calls
+ * here (only its KEY_* constants), so tests link it without a terminal. */
 #ifndef SL_TUI_KEYS_H
 #define SL_TUI_KEYS_H
 
@@ -14,7 +17,8 @@
 typedef enum sl_action {
 	SL_A_NONE,
 	/* everywhere */
-	SL_A_QUIT,
+	SL_A_QUIT,  /* the program, from any screen (F10) */
+	SL_A_LEAVE, /* this screen: back where it was opened from, or quit (q) */
 	SL_A_HELP,
 	SL_A_CONTRAST,
 	SL_A_REDRAW,
@@ -61,15 +65,29 @@ typedef enum sl_action {
 	SL_A_SORT,
 	SL_A_SORT_REVERSE,
 	SL_A_OPEN,
+	/* the lesson menu */
+	SL_A_FRESH,
+	SL_A_SANDBOX,
+	/* the lesson screen */
+	SL_A_GO_ON,
+	SL_A_VIEW,
+	/* its answer line */
+	SL_A_SUBMIT,
+	SL_A_ERASE,
+	SL_A_CANCEL,
 	SL_A_COUNT
 } sl_action;
 
 typedef enum sl_keymode {
-	SL_MODE_ANY,  /* bindings that work in every view */
-	SL_MODE_MAIN, /* the animated main view */
-	SL_MODE_PLOT, /* the speedup plots */
-	SL_MODE_PLAN, /* the planner's layouts of the training model */
-	SL_MODE_HELP, /* this help */
+	SL_MODE_ANY,     /* bindings that work in every mode, also while typing */
+	SL_MODE_SANDBOX, /* bindings that work in every view of the sandbox */
+	SL_MODE_MAIN,    /* the animated main view */
+	SL_MODE_PLOT,    /* the speedup plots */
+	SL_MODE_PLAN,    /* the planner's layouts of the training model */
+	SL_MODE_MENU,    /* the lesson menu */
+	SL_MODE_LESSON,  /* a lesson's screen: narration and the scenario shown */
+	SL_MODE_INPUT,   /* a lesson's answer or knob line being typed */
+	SL_MODE_HELP,    /* a help screen */
 	SL_MODE_COUNT
 } sl_keymode;
 
@@ -82,16 +100,27 @@ typedef struct sl_keybind {
 /* The bindings of a mode, terminated by {0, SL_A_NONE, NULL}. */
 const sl_keybind *sl_keys_of(sl_keymode mode);
 const char *sl_keymode_title(sl_keymode mode);
+/* The mode whose keys mode also takes (SL_MODE_ANY's own: SL_MODE_COUNT). */
+sl_keymode sl_keymode_parent(sl_keymode mode);
+/* The modes one help screen lists, from where it was opened: that mode,
+ * the modes it inherits from (up to SL_MODE_ANY), the other screens of the
+ * same front end (the sandbox's views, or the lessons'), and the help's
+ * own.  Fills out (up to max); returns how many. */
+int sl_keys_help_modes(sl_keymode from, sl_keymode *out, int max);
 
-/* The action for a key in a view: the view's own table first, then the
- * bindings that work everywhere.  SL_A_NONE if unbound. */
+/* The action for a key in a mode: the mode's own table first, then its
+ * parent's, up to the bindings that work everywhere.  SL_A_NONE if
+ * unbound. */
 sl_action sl_keys_lookup(sl_keymode mode, int key);
+/* A key the answer line types rather than looks up: printable, and not
+ * bound in SL_MODE_INPUT (only ?, and only while nothing is typed). */
+int sl_keys_typed(int key, size_t typed);
 
 /* A key's printed name: "q", "Space", "Right", "PgDn", "F1", "Ctrl-L". */
 const char *sl_key_name(int key, char *buf, size_t n);
 /* The short word for an action on the status line ("step", "quit"). */
 const char *sl_action_word(sl_action a);
-/* The first key bound to a in mode (or everywhere), or -1. */
+/* The first key bound to a in mode (or its parents), or -1. */
 int sl_keys_first(sl_keymode mode, sl_action a);
 
 /* The help, one entry per action: the names of its keys joined ("Right,

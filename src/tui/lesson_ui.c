@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* lesson_ui.c - the lesson menu and a lesson's screen.
  *
- * The same shape as tui.c's loop: wait, handle, tick, draw once.  The vm
+ * They run in the sandbox's loop (loop.c: wait, handle, tick, draw once),
+ * their keys in keys.c's tables.  The vm
  * yields steps; narration and prompts go to a transcript drawn in the lesson
  * panel; a matmul run is animated by the sandbox's playback and views in the
  * part of the screen above the panel (or on a key, when the terminal is too
@@ -11,11 +12,9 @@
 
 #include <ctype.h>
 #include <locale.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "catalog.h"
@@ -23,6 +22,8 @@
 #include "keys.h"
 #include "layout.h"
 #include "lesson.h"
+#include "lesson_show.h"
+#include "loop.h"
 #include "play.h"
 #include "progress.h"
 #include "scene.h"
@@ -30,7 +31,7 @@
 #include "term.h"
 #include "theme.h"
 
-enum { F_DRAW = 1, F_LAYOUT = 2, F_CLEAR = 4, F_QUIT = 8 };
+enum { F_DRAW = SL_LOOP_DRAW, F_LAYOUT = SL_LOOP_LAYOUT, F_CLEAR = SL_LOOP_CLEAR, F_QUIT = SL_LOOP_QUIT };
 
 enum role { R_SAY, R_INFO, R_PASS, R_FAIL, R_PROMPT, R_CHOICE, R_ANSWER, R_RIGHT, R_WRONG };
 
@@ -47,18 +48,11 @@ struct entry {
 struct lui {
 	struct sl_tui_options opt;
 	sl_theme th;
-	sl_play *play;
+	sl_lshow sv; /* the scenario view: the playback of the lesson's last run */
 	sl_scene *m;
 	int rows, cols;
 	sl_screen_layout lay; /* the scenario view (the top part when split) */
 	int split, top_rows, show_view;
-	int view_on; /* the lesson's last run is animated: the scenario view shows it */
-	int orphans; /* a replaced playback's thread was still computing: leave with _exit */
-	struct shown_ckpt {
-		char dir[4096]; /* a scratch directory holding it, removed after */
-		sl_ckpt *ck;
-		sl_ckpt_move *reads, *writes;
-	} ck; /* the checkpoint a reshard's playback reads */
 	/* the menu */
 	int in_menu, from_menu, want_sandbox;
 	sl_catalog_entry *cat;
@@ -70,20 +64,18 @@ struct lui {
 	char id[64];
 	sl_progress prog;
 	int base_asked, base_right;
-	int waiting, hold, ended, tries, stepped;
+	int waiting, hold, ended, tries;
 	char input[160];
 	size_t ninput;
 	struct entry tr[TRANSCRIPT];
 	int ntr;
 	char msg[320];
+	sl_loop_help help; /* over any of the screens */
 };
 
-static double now_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+/* The lesson chosen in the menu, kept when the menu comes back (after the
+ * sandbox opened from it). */
+static int menu_sel;
 
 /* ---- the transcript ---- */
 
@@ -214,7 +206,7 @@ static attr_t role_attr(const struct lui *u, int role)
 
 static sl_view make_view(struct lui *u)
 {
-	sl_play *p = u->play;
+	sl_play *p = u->sv.play;
 	sl_scene_build_play(p, u->m);
 	const sl_scenario *sc = sl_play_scenario(p);
 	sl_view v = {
@@ -230,201 +222,40 @@ static sl_view make_view(struct lui *u)
 	    .planning = sl_play_planning(p),
 	    .stale = sl_play_stale(p),
 	    .live = sl_play_live_started(p),
-	    .msg = "",
+	    .msg = u->msg,
 	    .mode = SL_MODE_MAIN,
+	    .help_scroll = u->help.scroll,
+	    .help_of = u->help.of,
 	};
 	return v;
 }
 
-static void relayout(struct lui *u)
+static void relayout(void *ctx)
 {
+	struct lui *u = ctx;
 	getmaxyx(stdscr, u->rows, u->cols);
 	int ph = u->rows - SL_LAYOUT_MIN_ROWS;
 	u->split = ph >= PANEL_MIN;
 	if (ph > PANEL_MAX)
 		ph = PANEL_MAX;
 	u->top_rows = u->split ? u->rows - ph : u->rows;
-	sl_screen_layout_compute(u->top_rows, u->cols, sl_play_devices(u->play), &u->lay);
+	sl_screen_layout_compute(u->top_rows, u->cols, sl_play_devices(u->sv.play), &u->lay);
 }
 
-/* A scenario the playback can take: valid, and small enough to plan and
- * play beside the vm's own run. */
-static int playable(const sl_scenario *sc)
+/* The view follows the lesson's run: the playback may have been replaced
+ * (another kind of run), the screen then laid out again. */
+static void show_run(struct lui *u, const sl_step *st, double now)
 {
-	sl_err err = {0};
-	int t = sc->gemm.split == SL_SPLIT_SINGLE ? 1 : sc->cluster.devices;
-	sl_cluster_config cfg = sc->cluster;
-	if (t == 1) {
-		cfg.devices = 1;
-		cfg.devices_per_node = 0;
-	}
-	if (t > 16 || sl_cluster_config_check(&cfg, &err) || sl_gemm_check(&sc->gemm, t, &err))
-		return 0;
-	return 2.0 * sc->gemm.m * sc->gemm.k * sc->gemm.n <= 2e11;
-}
-
-static void shown_ckpt_free(struct shown_ckpt *k)
-{
-	sl_ckpt_close(k->ck);
-	free(k->reads);
-	free(k->writes);
-	if (k->dir[0]) {
-		char saved[4200];
-		snprintf(saved, sizeof saved, "%s/saved", k->dir);
-		sl_ckpt_remove(saved);
-		rmdir(k->dir);
-	}
-	memset(k, 0, sizeof *k);
-}
-
-/* Show sc (or one training step or reshard, tr, with the checkpoint it
- * reads, k) in the scenario view, playing once planned.  A playback of the
- * other kind is replaced; k is the view's from then on (freed here if the
- * playback cannot be made). */
-static void use_play(struct lui *u, const sl_scenario *sc, const sl_play_train *tr,
-                     struct shown_ckpt *k, double now)
-{
-	if (!tr && !sl_play_training(u->play)) {
-		sl_play_set_scenario(u->play, sc);
-	} else {
-		sl_err e = {0};
-		sl_play *np = tr ? sl_play_create_train(sc, tr, sl_term_wake_fd(), &e)
-		                 : sl_play_create(sc, sl_term_wake_fd(), &e);
-		if (!np) {
-			snprintf(u->msg, sizeof u->msg, "the run is not shown: %.200s", e.msg);
-			if (k)
-				shown_ckpt_free(k);
-			u->view_on = 0;
-			return;
-		}
-		/* A thread still computing may read the old checkpoint: it
-		 * stays until the process ends. */
-		if (!sl_play_destroy(u->play, 2.0))
-			u->orphans = 1;
-		else
-			shown_ckpt_free(&u->ck);
-		u->play = np;
-		if (k)
-			u->ck = *k;
-		else
-			memset(&u->ck, 0, sizeof u->ck);
+	sl_lshow_run(&u->sv, st, now);
+	if (u->sv.replaced) {
+		u->sv.replaced = 0;
 		relayout(u);
 		clearok(curscr, TRUE);
 	}
-	sl_play_toggle(u->play, now); /* plays once planned */
-	u->stepped = 0;
-	u->view_on = 1;
-}
-
-/* One training step of the set-up's model and layout, as the sandbox shows
- * it (the lesson's own run checks sizes against the host first). */
-static void show_train(struct lui *u, const sl_lsetup *s, double now)
-{
-	sl_err e = {0};
-	sl_scenario sc = s->sc;
-	if (sl_lrun_config(SL_RUN_TRAIN, s, 0, &sc.cluster, &e) ||
-	    sc.cluster.devices > SL_MAX_FULL_DEVICES) {
-		u->view_on = 0;
-		return;
+	if (u->sv.msg[0]) {
+		snprintf(u->msg, sizeof u->msg, "%s", u->sv.msg);
+		u->sv.msg[0] = 0;
 	}
-	sl_play_train tr = {.on = 1, .m = s->model, .l = sl_lsetup_layout(s)};
-	use_play(u, &sc, &tr, NULL, now);
-}
-
-/* A reshard as the sandbox shows one (--load): the target layout's devices
- * read the chunks of a checkpoint saved under the set-up's layout, then
- * write their own.  The checkpoint is made here as the lesson's run makes
- * its own (the set-up's steps trained, headless, then saved), so the view's
- * steps are that run's. */
-static void show_reshard(struct lui *u, const sl_lsetup *s, double now)
-{
-	sl_err e = {0};
-	sl_scenario sc = s->sc;
-	sl_layout from = sl_lsetup_layout(s), to = sl_lsetup_target(s);
-	struct shown_ckpt k = {{0}, NULL, NULL, NULL};
-	sl_play_train tr = {.on = 1, .m = s->model, .l = to};
-	sl_train *t = NULL;
-	const char *tmp = getenv("TMPDIR");
-	char saved[4200];
-	u->view_on = 0;
-	if (sl_lrun_config(SL_RUN_RESHARD, s, 0, &sc.cluster, &e) ||
-	    sc.cluster.devices > SL_MAX_FULL_DEVICES)
-		return;
-	snprintf(k.dir, sizeof k.dir, "%s/shardlab-view-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(k.dir)) {
-		k.dir[0] = 0;
-		return;
-	}
-	snprintf(saved, sizeof saved, "%s/saved", k.dir);
-	sl_lsetup src = *s;
-	src.to_tp = src.to_pp = src.to_dp = 0;
-	sl_cluster_config cfg;
-	sl_cluster *c = NULL;
-	sl_train_report rep = {0};
-	int ok = !sl_lrun_config(SL_RUN_TRAIN, &src, 0, &cfg, &e) &&
-	         (c = sl_cluster_create(&cfg, &e)) &&
-	         (t = sl_train_create(&s->model, &from, cfg.devices, &e)) &&
-	         !sl_train_run(t, c, s->steps, &rep, &e) && !sl_ckpt_save(t, c, saved, NULL, &e);
-	sl_train_report_free(&rep);
-	sl_train_destroy(t);
-	sl_cluster_destroy(c);
-	ok = ok && !sl_ckpt_open(saved, &k.ck, &e) &&
-	     (t = sl_train_create(&s->model, &to, sc.cluster.devices, &e)) &&
-	     !sl_ckpt_read_plan(k.ck, t, &k.reads, &tr.nreads, &e) &&
-	     !sl_ckpt_write_plan(t, &k.writes, &tr.nwrites, &e);
-	sl_train_destroy(t);
-	if (!ok) {
-		snprintf(u->msg, sizeof u->msg, "the reshard is not shown: %.200s", e.msg);
-		shown_ckpt_free(&k);
-		return;
-	}
-	if (sc.gemm.split == SL_SPLIT_SINGLE)
-		sc.gemm.split = SL_SPLIT_COL;
-	tr.ck = k.ck;
-	tr.reads = k.reads;
-	tr.writes = k.writes;
-	use_play(u, &sc, &tr, &k, now);
-}
-
-/* A lone collective, on the set-up's devices and buffer (the view shows
- * each device's blocks for the ring's all-reduce, reduce-scatter and
- * all-gather). */
-static void show_coll(struct lui *u, const sl_lsetup *s, double now)
-{
-	sl_err e = {0};
-	sl_scenario sc = s->sc;
-	if (sl_lrun_config(SL_RUN_COLLECTIVE, s, 0, &sc.cluster, &e) || sc.cluster.devices < 2 ||
-	    sc.cluster.devices > SL_MAX_FULL_DEVICES || s->bytes < 4) {
-		u->view_on = 0;
-		return;
-	}
-	if (sc.gemm.split == SL_SPLIT_SINGLE)
-		sc.gemm.split = SL_SPLIT_COL;
-	sl_play_train tr = {.on = 1,
-	                    .m = s->model,
-	                    .l = s->layout,
-	                    .coll = 1,
-	                    .op = s->op,
-	                    .algo = s->sc.gemm.algo,
-	                    .count = (size_t)(s->bytes / sizeof(float))};
-	use_play(u, &sc, &tr, NULL, now);
-}
-
-/* The view follows the lesson's runs: products, training steps, reshards
- * and lone collectives are animated; a plan is told in the panel alone,
- * with no stale picture above it. */
-static void show_run(struct lui *u, const sl_step *st, double now)
-{
-	if (st->run == SL_RUN_MATMUL && playable(st->scenario))
-		use_play(u, st->scenario, NULL, NULL, now);
-	else if (st->run == SL_RUN_TRAIN && st->setup)
-		show_train(u, st->setup, now);
-	else if (st->run == SL_RUN_RESHARD && st->setup)
-		show_reshard(u, st->setup, now);
-	else if (st->run == SL_RUN_COLLECTIVE && st->setup)
-		show_coll(u, st->setup, now);
-	else
-		u->view_on = 0;
 }
 
 /* ---- progress ---- */
@@ -453,7 +284,7 @@ static void save(struct lui *u, int finished)
 
 /* ---- stepping ---- */
 
-static void draw(struct lui *u);
+static void draw(void *ctx);
 
 /* The vm runs the engine on this thread: say so on screen first, since
  * nothing is drawn until it is done (a screen test waits for this to go). */
@@ -496,12 +327,12 @@ static void advance(struct lui *u, double now)
 		case SL_STEP_OPS:
 			/* The vm counts operations by end time, as the playback's
 			 * steps do: replay the run from its start the first time. */
-			if (!u->stepped) {
-				sl_play_restart(u->play);
-				u->stepped = 1;
+			if (!u->sv.stepped) {
+				sl_play_restart(u->sv.play);
+				u->sv.stepped = 1;
 			}
 			for (int i = 0; i < st->ops; i++)
-				sl_play_step(u->play, 1, now);
+				sl_play_step(u->sv.play, 1, now);
 			addf(u, R_INFO, 0, "%s", st->text);
 			u->hold = 1;
 			break;
@@ -633,7 +464,7 @@ static void close_lesson(struct lui *u)
 static int open_lesson(struct lui *u, const char *path, const char *start, int fresh, sl_err *err)
 {
 	close_lesson(u);
-	u->view_on = u->show_view = 0;
+	u->sv.on = u->show_view = 0;
 	if (sl_lesson_load(path, &u->l, NULL, err))
 		return SL_EINVAL;
 	u->vm = sl_vm_create(u->l, err);
@@ -669,11 +500,11 @@ static int open_lesson(struct lui *u, const char *path, const char *start, int f
 		const sl_lsetup *ls = sl_vm_last_run(u->vm, &k);
 		if (ls) {
 			sl_step st = {.run = k, .scenario = &ls->sc, .setup = ls};
-			show_run(u, &st, now_mono());
+			show_run(u, &st, sl_loop_now());
 		}
 	}
 	u->in_menu = 0;
-	advance(u, now_mono());
+	advance(u, sl_loop_now());
 	return SL_OK;
 }
 
@@ -702,17 +533,71 @@ static unsigned leave_lesson(struct lui *u)
 
 /* ---- drawing ---- */
 
-static void draw_status(struct lui *u, int y, const char *keys)
+/* The keys of the screen shown, from its table. */
+static sl_keymode keymode(void *ctx)
 {
-	attr_t norm = sl_theme_role(&u->th, SL_ROLE_STATUS);
-	sl_rect r = {y, 0, 1, u->cols};
-	sl_clear_rect(r, norm);
-	int x = 0;
-	if (u->msg[0]) {
-		x += sl_putf(y, x, u->cols - x, sl_theme_role(&u->th, SL_ROLE_WARN), "%s", u->msg);
-		x += sl_put(y, x, u->cols - x, norm, "  ");
+	const struct lui *u = ctx;
+	return u->in_menu   ? SL_MODE_MENU
+	       : u->waiting ? SL_MODE_INPUT
+	                    : SL_MODE_LESSON;
+}
+
+static void draw_status(struct lui *u, int y)
+{
+	static const sl_action menu[] = {SL_A_ROW_DOWN, SL_A_ROW_UP, SL_A_OPEN,  SL_A_FRESH,
+	                                  SL_A_SANDBOX,  SL_A_HELP,   SL_A_LEAVE};
+	static const sl_action input[] = {SL_A_SUBMIT, SL_A_CANCEL, SL_A_HELP, SL_A_QUIT};
+	static const sl_action ended[] = {SL_A_GO_ON, SL_A_HELP, SL_A_QUIT};
+	static const sl_action split[] = {SL_A_GO_ON, SL_A_PLAY,  SL_A_STEP, SL_A_BACK,
+	                                  SL_A_LEAVE, SL_A_HELP,  SL_A_QUIT};
+	static const sl_action shown[] = {SL_A_GO_ON, SL_A_VIEW,  SL_A_PLAY, SL_A_STEP,
+	                                  SL_A_LEAVE, SL_A_HELP,  SL_A_QUIT};
+	static const sl_action told[] = {SL_A_GO_ON, SL_A_LEAVE, SL_A_HELP, SL_A_QUIT};
+	static const sl_action help[] = {SL_A_SCROLL_DOWN, SL_A_CLOSE, SL_A_QUIT};
+	const sl_action *acts = told;
+	size_t n = sizeof told / sizeof told[0];
+	const char *words[8] = {0};
+	int keys[8] = {0};
+#define USE(t) (acts = (t), n = sizeof(t) / sizeof(t)[0])
+	sl_keymode mode = u->help.open ? SL_MODE_HELP : keymode(u);
+	if (mode == SL_MODE_HELP) {
+		USE(help);
+	} else if (mode == SL_MODE_MENU) {
+		USE(menu);
+		words[0] = "choose";
+	} else if (mode == SL_MODE_INPUT) {
+		USE(input);
+		words[1] = u->ninput ? "clear" : "back";
+		keys[2] = u->ninput ? KEY_F(1) : 0; /* ? is typed now */
+	} else if (u->ended) {
+		USE(ended);
+		words[0] = "back";
+	} else if (u->split && u->sv.on) {
+		USE(split);
+	} else if (u->sv.on) {
+		USE(shown);
 	}
-	sl_put(y, x, u->cols - x, norm, keys);
+#undef USE
+	for (size_t i = 0; i < n; i++) {
+		if (acts[i] == SL_A_LEAVE && mode != SL_MODE_MENU)
+			words[i] = "back";
+		if (acts[i] == SL_A_PLAY && sl_play_playing(u->sv.play))
+			words[i] = "pause";
+	}
+	sl_view v = {.th = &u->th, .msg = u->msg};
+	sl_draw_keys(&v, (sl_rect){y, 0, 1, u->cols}, mode, acts, keys, words, n);
+}
+
+/* The help of the screen it was opened from, over the whole screen. */
+static void draw_help(struct lui *u)
+{
+	sl_view v = make_view(u);
+	sl_putf(0, 0, u->cols, sl_theme_role(&u->th, SL_ROLE_TITLE), "shardlab  %s",
+	        u->l ? sl_lesson_title(u->l) : "guided lessons");
+	u->help.rows = u->rows - 2;
+	u->help.cols = u->cols;
+	sl_draw_help(&v, (sl_rect){1, 0, u->help.rows, u->help.cols});
+	draw_status(u, u->rows - 1);
 }
 
 static void draw_menu(struct lui *u)
@@ -753,8 +638,7 @@ static void draw_menu(struct lui *u)
 		       u->cat[u->sel].error);
 	else if (u->ncat)
 		wrap(u, u->cat[u->sel].about, u->rows - 4, 2, u->cols - 4, u->rows - 4, u->rows - 1, dim, 1);
-	draw_status(u, u->rows - 1,
-	            "Up/Down choose  Enter open (or go on)  f fresh start  s sandbox  q quit");
+	draw_status(u, u->rows - 1);
 }
 
 static void draw_panel(struct lui *u, sl_rect r, const sl_view *v)
@@ -789,19 +673,22 @@ static void draw_panel(struct lui *u, sl_rect r, const sl_view *v)
 	}
 }
 
-static void draw(struct lui *u)
+static void draw(void *ctx)
 {
+	struct lui *u = ctx;
 	bkgdset(' ' | sl_theme_role(&u->th, SL_ROLE_NORMAL));
 	erase();
 	if (u->rows < SL_LAYOUT_MIN_ROWS || u->cols < SL_LAYOUT_MIN_COLS) {
 		sl_view v = make_view(u);
 		sl_draw_too_small(&v, u->rows, u->cols);
+	} else if (u->help.open) {
+		draw_help(u);
 	} else if (u->in_menu) {
 		draw_menu(u);
 	} else {
 		sl_view v = make_view(u);
 		const sl_screen_layout *L = &u->lay;
-		int split = u->split && u->view_on, view = u->view_on && (split || u->show_view);
+		int split = u->split && u->sv.on, view = u->sv.on && (split || u->show_view);
 		if (view) {
 			sl_draw_title(&v, L->r[SL_PANEL_TITLE]);
 			sl_draw_devices(&v, L->r[SL_PANEL_DEVICES]);
@@ -818,12 +705,7 @@ static void draw(struct lui *u)
 			draw_panel(u, (sl_rect){u->top_rows - 1, 0, u->rows - u->top_rows, u->cols}, &v);
 		else if (!view)
 			draw_panel(u, (sl_rect){1, 0, u->rows - 2, u->cols}, &v);
-		const char *keys = u->waiting  ? "type, Enter answer  Esc back"
-		                   : u->ended  ? "Enter back  q quit"
-		                   : split     ? "Enter go on  Space play  Right step  Left back  q back"
-		                   : u->view_on ? "Enter go on  v scenario/lesson  Space play  Right step  q back"
-		                               : "Enter go on  q back";
-		draw_status(u, u->rows - 1, keys);
+		draw_status(u, u->rows - 1);
 	}
 	wnoutrefresh(stdscr);
 	doupdate();
@@ -831,102 +713,132 @@ static void draw(struct lui *u)
 
 /* ---- keys ---- */
 
-static unsigned on_key(struct lui *u, int ch, double now)
+static unsigned open_chosen(struct lui *u, int fresh)
 {
-	if (ch == KEY_RESIZE)
-		return F_DRAW | F_LAYOUT | F_CLEAR;
-	if (ch == 12) /* Ctrl-L */
-		return F_DRAW | F_CLEAR;
-	if (u->in_menu) {
-		u->msg[0] = 0;
-		if (ch == 'q' || ch == 27)
-			return F_QUIT;
-		if (ch == 's') {
-			u->want_sandbox = 1;
-			return F_QUIT;
-		}
-		if ((ch == KEY_DOWN || ch == 'j') && u->sel + 1 < u->ncat)
-			u->sel++;
-		else if ((ch == KEY_UP || ch == 'k') && u->sel > 0)
-			u->sel--;
-		else if ((ch == '\n' || ch == '\r' || ch == KEY_ENTER || ch == 'f') && u->ncat) {
-			sl_err err = {0};
-			if (!u->cat[u->sel].ok) {
-				snprintf(u->msg, sizeof u->msg, "this lesson does not load");
-			} else if (open_lesson(u, u->cat[u->sel].path, NULL, ch == 'f', &err)) {
-				close_lesson(u);
-				u->in_menu = 1;
-				snprintf(u->msg, sizeof u->msg, "%s", err.msg);
-			}
-			return F_DRAW | F_LAYOUT;
-		}
-		return F_DRAW;
+	sl_err err = {0};
+	if (!u->ncat)
+		return 0;
+	if (!u->cat[u->sel].ok) {
+		snprintf(u->msg, sizeof u->msg, "this lesson does not load");
+	} else if (open_lesson(u, u->cat[u->sel].path, NULL, fresh, &err)) {
+		close_lesson(u);
+		u->in_menu = 1;
+		snprintf(u->msg, sizeof u->msg, "%s", err.msg);
 	}
-	if (u->waiting) {
-		if (ch == 27) {
-			if (u->ninput) {
-				u->ninput = 0;
-				u->input[0] = 0;
-				return F_DRAW;
-			}
-			return leave_lesson(u);
-		}
-		if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
-			if (u->ninput)
-				submit(u, now);
-			return F_DRAW;
-		}
-		if ((ch == KEY_BACKSPACE || ch == 127 || ch == 8) && u->ninput) {
-			u->input[--u->ninput] = 0;
-			return F_DRAW;
-		}
-		if (ch >= 32 && ch < 127 && u->ninput + 1 < sizeof u->input) {
+	return F_DRAW | F_LAYOUT;
+}
+
+/* A key, by its action in the table of the screen shown.  While an answer
+ * is typed, printable keys are typed instead (? only once something is). */
+static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
+{
+	struct lui *u = ctx;
+	sl_keymode mode = keymode(u);
+	if (mode == SL_MODE_INPUT && sl_keys_typed(ch, u->ninput)) {
+		if (u->ninput + 1 < sizeof u->input) {
 			u->input[u->ninput++] = (char)ch;
 			u->input[u->ninput] = 0;
 			u->msg[0] = 0;
 		}
 		return F_DRAW;
 	}
-	u->msg[0] = 0;
-	if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+	if (ac == SL_A_NONE)
+		return 0;
+	if (mode != SL_MODE_INPUT)
+		u->msg[0] = 0;
+	switch (ac) {
+	case SL_A_CONTRAST:
+		if (u->th.color)
+			sl_theme_contrast(&u->th, !u->th.high_contrast);
+		return F_DRAW | F_CLEAR;
+	case SL_A_LEAVE:
+	case SL_A_CANCEL:
+		if (mode == SL_MODE_MENU)
+			return F_QUIT;
+		if (ac == SL_A_CANCEL && u->ninput) {
+			u->ninput = 0;
+			u->input[0] = 0;
+			return F_DRAW;
+		}
+		return leave_lesson(u);
+	case SL_A_ROW_DOWN:
+		if (u->sel + 1 < u->ncat)
+			u->sel++;
+		return F_DRAW;
+	case SL_A_ROW_UP:
+		if (u->sel > 0)
+			u->sel--;
+		return F_DRAW;
+	case SL_A_OPEN:
+	case SL_A_FRESH:
+		return open_chosen(u, ac == SL_A_FRESH);
+	case SL_A_SANDBOX:
+		u->want_sandbox = 1;
+		return F_QUIT;
+	case SL_A_SUBMIT:
+		if (u->ninput)
+			submit(u, now);
+		return F_DRAW;
+	case SL_A_ERASE:
+		if (u->ninput)
+			u->input[--u->ninput] = 0;
+		return F_DRAW;
+	case SL_A_GO_ON:
 		if (u->ended)
 			return leave_lesson(u);
 		u->hold = 0;
 		advance(u, now);
 		return F_DRAW;
-	}
-	if (ch == 'q' || ch == 27)
-		return leave_lesson(u);
-	if (ch == 'v' && !u->split && u->view_on) {
-		u->show_view = !u->show_view;
+	case SL_A_VIEW:
+		if (!u->split && u->sv.on)
+			u->show_view = !u->show_view;
 		return F_DRAW;
-	}
-	/* The sandbox's playback keys work on the scenario shown. */
-	switch (sl_keys_lookup(SL_MODE_MAIN, ch)) {
+	/* The sandbox's playback on the scenario shown. */
 	case SL_A_PLAY:
-		sl_play_toggle(u->play, now);
-		break;
+		sl_play_toggle(u->sv.play, now);
+		return F_DRAW;
 	case SL_A_STEP:
-		sl_play_step(u->play, 1, now);
-		break;
 	case SL_A_BACK:
-		sl_play_step(u->play, 0, now);
-		break;
+		sl_play_step(u->sv.play, ac == SL_A_STEP, now);
+		return F_DRAW;
 	case SL_A_RESTART:
-		sl_play_restart(u->play);
-		break;
+		sl_play_restart(u->sv.play);
+		return F_DRAW;
 	case SL_A_END:
-		sl_play_to_end(u->play, now);
-		break;
-	case SL_A_CONTRAST:
-		if (u->th.color)
-			sl_theme_contrast(&u->th, !u->th.high_contrast);
-		return F_DRAW | F_CLEAR;
+		sl_play_to_end(u->sv.play, now);
+		return F_DRAW;
 	default:
 		return 0;
 	}
-	return F_DRAW;
 }
+
+static unsigned on_wake(void *ctx)
+{
+	return sl_play_collect(((struct lui *)ctx)->sv.play) ? F_DRAW : 0;
+}
+
+static unsigned on_tick(void *ctx, double now)
+{
+	return sl_play_tick(((struct lui *)ctx)->sv.play, now) & SL_PLAY_CHANGED ? F_DRAW : 0;
+}
+
+static int animating(void *ctx)
+{
+	return sl_play_animating(((struct lui *)ctx)->sv.play);
+}
+
+static sl_loop_help *help_of(void *ctx)
+{
+	return &((struct lui *)ctx)->help;
+}
+
+static size_t typed(void *ctx)
+{
+	return ((struct lui *)ctx)->ninput;
+}
+
+static const sl_loop_mode lesson_mode = {keymode, help_of,   typed,    on_key, on_wake,
+                                         on_tick, animating, relayout, draw};
 
 /* ---- the loop ---- */
 
@@ -978,9 +890,9 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 		free(u);
 		return 1;
 	}
-	u->play = sl_play_create(&sc, sl_term_wake_fd(), &err);
-	if (!u->play || sl_term_start(u->opt.no_mouse, &err) != SL_OK) {
-		sl_play_destroy(u->play, 0.5);
+	u->sv.play = sl_play_create(&sc, sl_term_wake_fd(), &err);
+	if (!u->sv.play || sl_term_start(u->opt.no_mouse, &err) != SL_OK) {
+		sl_play_destroy(u->sv.play, 0.5);
 		sl_term_done();
 		fprintf(stderr, "shardlab: %s\n", err.msg[0] ? err.msg : "out of memory");
 		free(u->m);
@@ -998,58 +910,19 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 		}
 	} else {
 		u->from_menu = 1;
+		u->sel = menu_sel;
 		load_menu(u);
 	}
-	double frame = 1.0 / u->opt.fps, next_frame = 0;
-	unsigned pending = F_DRAW;
-	int quit_sig = 0;
-	for (;;) {
-		double now = now_mono();
-		if (pending & F_LAYOUT)
-			relayout(u);
-		if (pending & F_CLEAR)
-			clearok(curscr, TRUE);
-		pending &= ~(unsigned)(F_LAYOUT | F_CLEAR);
-		if ((pending & F_DRAW) && now >= next_frame) {
-			draw(u);
-			next_frame = now + frame;
-			pending = 0;
-		}
-		int timeout = -1;
-		if ((pending & F_DRAW) || sl_play_animating(u->play)) {
-			double wait = next_frame - now_mono();
-			timeout = wait > 0 ? (int)ceil(wait * 1000) : 0;
-		}
-		int bits = sl_term_wait(timeout);
-		now = now_mono();
-		if (bits & (SL_TERM_SIGNAL | SL_TERM_HANGUP)) {
-			quit_sig = sl_term_quit_signal();
-			break;
-		}
-		if ((bits & SL_TERM_WAKE) && sl_play_collect(u->play))
-			pending |= F_DRAW;
-		if (bits & SL_TERM_INPUT) {
-			int ch;
-			unsigned f = 0;
-			while ((ch = getch()) != ERR)
-				f |= on_key(u, ch, now);
-			if (f & F_QUIT)
-				break;
-			pending |= f;
-			if (f)
-				next_frame = 0; /* input redraws at once */
-		}
-		if (sl_play_tick(u->play, now) & SL_PLAY_CHANGED)
-			pending |= F_DRAW;
-	}
+	int quit_sig = sl_loop_run(&lesson_mode, u, u->opt.fps);
 	if (u->vm && !u->ended)
 		save(u, 0);
 	if (u->want_sandbox && !quit_sig)
 		status = SL_TUI_LESSONS_SANDBOX;
+	menu_sel = u->sel;
 	sl_term_stop();
-	int clean = sl_play_destroy(u->play, 0.3) && !u->orphans;
+	int clean = sl_play_destroy(u->sv.play, 0.3) && !u->sv.orphans;
 	if (clean)
-		shown_ckpt_free(&u->ck);
+		sl_lshow_free_ckpt(&u->sv);
 	close_lesson(u);
 	free(u->cat);
 	free(u->m);

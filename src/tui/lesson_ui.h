@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* lesson_ui.h - lessons on the terminal: the lesson menu (the program's
- * front door) and a lesson's screen.
+ * front door) and a lesson's screen, in the sandbox's loop (loop.h).
  *
  * The interpreter (src/lesson) yields steps; this front end shows them: the
- * narration and the learner's prompts in a lesson panel, and the scenario the
- * lesson sets up animated by the same playback and views as `shardlab
- * sandbox` (matmul runs; collectives and training runs are told in the
- * panel).  The vm's own headless run gives the figures, identical to the
- * animation's in model timing. */
+ * narration and the learner's prompts in a lesson panel, and each product,
+ * training step, reshard and lone collective the lesson runs animated by
+ * the same playback and views as `shardlab sandbox` (lesson_show.h).  The
+ * vm's own headless run gives the figures, identical to the animation's in
+ * model timing. */
 #ifndef SL_TUI_LESSON_UI_H
 #define SL_TUI_LESSON_UI_H
 

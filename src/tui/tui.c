@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* tui.c - the main loop: wait, handle, tick, draw once.
+/* tui.c - the sandbox: its views, its keys' handlers, and its place in the
+ * one loop (loop.c: wait, handle, tick, draw once).
  *
  * Handlers change state and return what changed (flags); the loop draws at
- * most once per pass from a model built for that pass.  While nothing
- * animates, the loop blocks in sl_term_wait with no timeout: a paused
- * screen costs no CPU. */
+ * most once per pass from a scene built for that pass. */
 #include "tui.h"
 
 #include <locale.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +16,7 @@
 #include "draw.h"
 #include "keys.h"
 #include "layout.h"
+#include "loop.h"
 #include "scene.h"
 #include "play.h"
 #include "planview.h"
@@ -29,11 +28,10 @@
 #include "units.h"
 
 enum {
-	F_DRAW = 1,   /* redraw */
-	F_LAYOUT = 2, /* lay the screen out again first */
-	F_CLEAR = 4,  /* repaint every cell (after a palette change) */
-	F_QUIT = 8,
-	F_NOW = 16, /* do not wait for the next frame time */
+	F_DRAW = SL_LOOP_DRAW,
+	F_LAYOUT = SL_LOOP_LAYOUT,
+	F_CLEAR = SL_LOOP_CLEAR,
+	F_QUIT = SL_LOOP_QUIT,
 };
 
 struct app {
@@ -43,25 +41,19 @@ struct app {
 	sl_sweep *sweep;
 	sl_planview *pv;
 	int orphans; /* a replaced run's thread was still computing: leave with _exit */
+	int to_menu; /* q in a sandbox opened from the lesson menu */
 	sl_screen_layout lay;
 	sl_scene *m;
 	sl_selection sel;
 	int knob_inter;
-	sl_keymode mode, back; /* the view shown; where help returns to */
+	sl_keymode mode; /* the view shown (under the help, when open) */
+	sl_loop_help help;
 	int plot_kind;
-	int help_scroll;
 	char msg[200];
 	FILE *stats; /* SHARDLAB_TUI_STATS: timings for the benchmark */
 	double t_start;
 	long frames;
 };
-
-static double now_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 void sl_tui_options_default(struct sl_tui_options *o)
 {
@@ -94,12 +86,14 @@ static sl_view make_view(const struct app *a)
 	    .planning = sl_play_planning(a->play),
 	    .stale = sl_play_stale(a->play),
 	    .live = sl_play_live_started(a->play),
-	    .help_scroll = a->help_scroll,
+	    .help_scroll = a->help.scroll,
 	    .plot_kind = a->plot_kind,
 	    .sweep = a->sweep,
 	    .plan = a->pv,
 	    .msg = a->msg,
-	    .mode = a->mode,
+	    .mode = a->help.open ? SL_MODE_HELP : a->mode,
+	    .help_of = a->help.of,
+	    .from_menu = a->opt.from_menu,
 	};
 	return v;
 }
@@ -130,8 +124,11 @@ static double since_exec(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 - (double)start / (double)hz;
 }
 
-static void draw(struct app *a)
+static void draw(void *ctx)
 {
+	struct app *a = ctx;
+	a->help.rows = a->lay.r[SL_PANEL_BODY].h;
+	a->help.cols = a->lay.r[SL_PANEL_BODY].w;
 	build_scene(a);
 	sl_view v = make_view(a);
 	const sl_screen_layout *L = &a->lay;
@@ -142,7 +139,7 @@ static void draw(struct app *a)
 		sl_draw_too_small(&v, L->rows, L->cols);
 	} else {
 		sl_draw_title(&v, L->r[SL_PANEL_TITLE]);
-		if (a->mode == SL_MODE_HELP) {
+		if (a->help.open) {
 			sl_draw_help(&v, L->r[SL_PANEL_BODY]);
 		} else if (a->mode == SL_MODE_PLOT) {
 			sl_draw_plot(&v, L->r[SL_PANEL_BODY]);
@@ -164,7 +161,7 @@ static void draw(struct app *a)
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		fprintf(a->stats, "first_frame_realtime %.6f\nfirst_frame_after_main_s %.6f\n",
-		        (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9, now_mono() - a->t_start);
+		        (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9, sl_loop_now() - a->t_start);
 		double since = since_exec();
 		if (since >= 0)
 			fprintf(a->stats, "first_frame_since_exec_s %.3f\n", since);
@@ -172,8 +169,9 @@ static void draw(struct app *a)
 	}
 }
 
-static void relayout(struct app *a)
+static void relayout(void *ctx)
 {
+	struct app *a = ctx;
 	int rows, cols;
 	getmaxyx(stdscr, rows, cols);
 	sl_screen_layout_compute(rows, cols, sl_play_devices(a->play), &a->lay);
@@ -519,21 +517,13 @@ static unsigned act(struct app *a, sl_action ac, double now)
 		return 0;
 	case SL_A_QUIT:
 		return F_QUIT;
-	case SL_A_HELP:
-		if (a->mode == SL_MODE_HELP) {
-			a->mode = a->back;
-		} else {
-			a->back = a->mode;
-			a->mode = SL_MODE_HELP;
-			a->help_scroll = 0;
-		}
-		return F_DRAW;
+	case SL_A_LEAVE: /* from the menu: back to it (F10 quits) */
+		a->to_menu = a->opt.from_menu;
+		return F_QUIT;
 	case SL_A_CLOSE:
 		if (a->mode == SL_MODE_PLOT)
 			sl_sweep_stop(a->sweep);
-		a->mode = a->mode == SL_MODE_HELP ? a->back : SL_MODE_MAIN;
-		if (a->mode == SL_MODE_HELP)
-			a->mode = SL_MODE_MAIN;
+		a->mode = SL_MODE_MAIN;
 		return F_DRAW;
 	case SL_A_CONTRAST:
 		if (!a->th.color) {
@@ -683,18 +673,7 @@ static unsigned act(struct app *a, sl_action ac, double now)
 	case SL_A_OPEN:
 		f = open_layout(a);
 		break;
-	case SL_A_SCROLL_UP:
-	case SL_A_SCROLL_DOWN: {
-		int page = a->lay.r[SL_PANEL_BODY].h - 2;
-		int max = sl_help_lines() - page;
-		a->help_scroll += ac == SL_A_SCROLL_DOWN ? page / 2 : -page / 2;
-		if (a->help_scroll > max)
-			a->help_scroll = max;
-		if (a->help_scroll < 0)
-			a->help_scroll = 0;
-		break;
-	}
-	case SL_A_COUNT:
+	default: /* the help's (the loop's) and the lessons' */
 		break;
 	}
 	if (a->mode == SL_MODE_PLOT)
@@ -702,16 +681,54 @@ static unsigned act(struct app *a, sl_action ac, double now)
 	return f;
 }
 
-static unsigned on_key(struct app *a, int ch, double now)
+/* ---- in the loop ---- */
+
+static sl_keymode keymode(void *ctx)
 {
-	if (ch == KEY_RESIZE)
-		return F_DRAW | F_LAYOUT | F_CLEAR;
+	return ((struct app *)ctx)->mode;
+}
+
+static sl_loop_help *help_of(void *ctx)
+{
+	return &((struct app *)ctx)->help;
+}
+
+static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
+{
+	struct app *a = ctx;
+	(void)ch;
 	a->msg[0] = 0;
-	sl_action ac = sl_keys_lookup(a->mode, ch);
-	if (a->lay.too_small && ac != SL_A_QUIT)
+	if (a->lay.too_small && ac != SL_A_LEAVE)
 		return F_DRAW;
 	return act(a, ac, now) | F_DRAW;
 }
+
+static unsigned on_wake(void *ctx)
+{
+	struct app *a = ctx;
+	unsigned f = 0;
+	if (sl_play_collect(a->play))
+		f |= F_DRAW;
+	if (sl_sweep_collect(a->sweep) && a->mode == SL_MODE_PLOT)
+		f |= F_DRAW;
+	if (sl_planview_collect(a->pv) && a->mode == SL_MODE_PLAN)
+		f |= F_DRAW;
+	return f;
+}
+
+static unsigned on_tick(void *ctx, double now)
+{
+	struct app *a = ctx;
+	return sl_play_tick(a->play, now) & SL_PLAY_CHANGED ? F_DRAW : 0;
+}
+
+static int animating(void *ctx)
+{
+	return sl_play_animating(((struct app *)ctx)->play);
+}
+
+static const sl_loop_mode sandbox_mode = {keymode,  help_of,   NULL,     on_key, on_wake,
+                                          on_tick, animating, relayout, draw};
 
 /* ---- start and finish ---- */
 
@@ -745,7 +762,7 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 {
 	struct app a;
 	memset(&a, 0, sizeof a);
-	a.t_start = now_mono();
+	a.t_start = sl_loop_now();
 	sl_tui_options_default(&a.opt);
 	if (opt)
 		a.opt = *opt;
@@ -783,62 +800,14 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 		return 1;
 	}
 	sl_theme_init(&a.th, a.opt.no_color, a.opt.ascii, a.opt.high_contrast);
-	a.mode = a.back = SL_MODE_MAIN;
+	a.mode = SL_MODE_MAIN;
 	relayout(&a);
-	double frame = 1.0 / a.opt.fps, next_frame = 0;
 	if (a.opt.play)
-		sl_play_toggle(a.play, now_mono());
-	/* Input redraws at once; the clock and background news at most once
-	 * per frame interval. */
-	unsigned pending = F_DRAW | F_NOW;
-	int quit_sig = 0;
-	for (;;) {
-		double now = now_mono();
-		if (pending & F_LAYOUT)
-			relayout(&a);
-		if (pending & F_CLEAR)
-			clearok(curscr, TRUE);
-		pending &= ~(unsigned)(F_LAYOUT | F_CLEAR);
-		if ((pending & F_DRAW) && ((pending & F_NOW) || now >= next_frame)) {
-			draw(&a);
-			next_frame = now + frame;
-			pending = 0;
-		}
-		int timeout = -1;
-		if ((pending & F_DRAW) || sl_play_animating(a.play)) {
-			double wait = next_frame - now_mono();
-			timeout = wait > 0 ? (int)ceil(wait * 1000) : 0;
-		}
-		int bits = sl_term_wait(timeout);
-		now = now_mono();
-		if (bits & (SL_TERM_SIGNAL | SL_TERM_HANGUP)) {
-			quit_sig = sl_term_quit_signal();
-			break;
-		}
-		if (bits & SL_TERM_WAKE) {
-			if (sl_play_collect(a.play))
-				pending |= F_DRAW;
-			if (sl_sweep_collect(a.sweep) && a.mode == SL_MODE_PLOT)
-				pending |= F_DRAW;
-			if (sl_planview_collect(a.pv) && a.mode == SL_MODE_PLAN)
-				pending |= F_DRAW;
-		}
-		if (bits & SL_TERM_INPUT) {
-			int ch;
-			unsigned f = 0;
-			while ((ch = getch()) != ERR)
-				f |= on_key(&a, ch, now);
-			if (f & F_QUIT)
-				break;
-			if (f)
-				pending |= f | F_NOW;
-		}
-		if (sl_play_tick(a.play, now) & SL_PLAY_CHANGED)
-			pending |= F_DRAW;
-	}
+		sl_play_toggle(a.play, sl_loop_now());
+	int quit_sig = sl_loop_run(&sandbox_mode, &a, a.opt.fps);
 	/* The terminal first, so the shell is back at once; then the threads. */
 	sl_term_stop();
-	int status = 0;
+	int status = a.to_menu && !quit_sig ? SL_TUI_MENU : 0;
 	if (a.opt.trace && !quit_sig)
 		status = write_trace(a.play, a.opt.trace);
 	/* Threads wake at once when cancelled, unless inside a BLAS call (a

@@ -18,6 +18,7 @@ struct sl_tui_options {
 	/* A training step to show instead of the product (sandbox --tp/--pp/
 	 * --dp), or NULL; the scenario's cluster then has tp*pp*dp devices. */
 	const sl_play_train *train;
+	int from_menu; /* opened from the lesson menu: q goes back to it */
 };
 
 #define SL_TUI_DEFAULT_FPS 25.0
@@ -31,5 +32,10 @@ void sl_tui_options_default(struct sl_tui_options *o);
  * A quit signal restores the terminal and then ends the process by that
  * signal. */
 int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt);
+
+/* Returned by sl_tui_main instead of 0 when q left a sandbox opened from
+ * the lesson menu (the terminal is back to normal by then): the caller
+ * opens the menu again. */
+#define SL_TUI_MENU 101
 
 #endif

@@ -19,12 +19,16 @@ harness=lessons
 . "$here/harness.sh"
 
 # Every case gets its own state directory: no progress, no resume.
-start() { # NAME COMMAND-ARGS
+# With COLS and ROWS, the shell around the program then prints its exit
+# status (see ended).
+start() { # NAME COMMAND-ARGS [COLS ROWS]
 	mkdir -p "$work/state-$1"
-	tm new-session -d -s "$1" -x 100 -y 32 \
+	after=""
+	[ $# -gt 2 ] && after="; echo EXIT-STATUS \$?; sleep 60"
+	tm new-session -d -s "$1" -x "${3:-100}" -y "${4:-32}" \
 		"env TERM=tmux-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 OPENBLAS_NUM_THREADS=1 \
 		OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-auto} XDG_STATE_HOME=$work/state-$1 \
-		SHARDLAB_LESSON_PATH=$LESSONS $SHARDLAB $2"
+		SHARDLAB_LESSON_PATH=$LESSONS $SHARDLAB $2$after"
 	tm set-option -t "$1" remain-on-exit on >/dev/null
 }
 
@@ -64,6 +68,17 @@ check() { # NAME GOLDEN
 	fi
 	capture "$1" >"$work/$2.txt"
 	compare_golden "$2" "$work/$2.txt"
+}
+
+# ended NAME: the program in session NAME (started with a size) ended
+# within 5 s with status 0, and the shell's screen is back.
+ended() {
+	n=0
+	while ! capture "$1" | grep -q '^EXIT-STATUS' && [ $n -lt 50 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	capture "$1" | grep -q '^EXIT-STATUS 0$'
 }
 
 keys() { # NAME KEY...: one key at a time, each given time to take effect
@@ -124,6 +139,84 @@ check l8 lesson-08-step3
 start l11 "lesson --start=save $LESSONS/11-checkpoints.lesson"
 keys l11 Enter Enter Enter Enter Enter 4 Enter
 check l11 lesson-11-step3
+
+# The help of the menu and of a lesson (? opens it on every screen), at
+# 100x30: generated from the screen's key table, with its legend.
+start help "" 100 30
+settle help
+keys help '?'
+check help lesson-menu-help
+keys help Escape Down Enter
+keys help '?'
+check help lesson-help
+# Esc closes it; F10 quits from the lesson (q would go back to the menu).
+keys help Escape F10
+cases=$((cases + 1))
+if ended help; then
+	pass quit-f10
+else
+	fail quit-f10 "F10 on the lesson screen did not quit with status 0"
+	capture help
+fi
+
+# The sandbox opened from the menu (s): q there comes back to the menu,
+# where F10 quits.
+start sb "" 100 30
+settle sb
+keys sb s
+cases=$((cases + 1))
+n=0
+while ! capture sb | head -n 1 | grep -q 'paused' && [ $n -lt 300 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
+keys sb q
+if capture sb | head -n 1 | grep -q 'guided lessons'; then
+	pass sandbox-q-menu
+else
+	fail sandbox-q-menu "q in the sandbox opened from the menu did not come back to it"
+	capture sb
+fi
+keys sb F10
+cases=$((cases + 1))
+if ended sb; then
+	pass menu-f10
+else
+	fail menu-f10 "F10 in the menu did not quit with status 0"
+	capture sb
+fi
+
+# Typing an answer: ? and q are typed once something is (the status line
+# then offers F1 for the help); Esc clears the line, then leaves the lesson,
+# which quits when the lesson was opened by itself.
+start typing "lesson $LESSONS/02-colwise.lesson" 100 32
+keys typing Enter Enter Enter Enter Enter
+settle typing
+keys typing x '?' q
+cases=$((cases + 1))
+if settle typing && capture typing | grep -q 'answer> x?q' &&
+	capture typing | tail -n 1 | grep -q 'F1 help'; then
+	pass typed-keys
+else
+	fail typed-keys "? and q were not typed into the answer:"
+	capture typing
+fi
+keys typing Escape
+cases=$((cases + 1))
+if capture typing | grep -q 'answer> *│' && capture typing | tail -n 1 | grep -q 'Esc back'; then
+	pass esc-clears
+else
+	fail esc-clears "Esc did not clear the answer line:"
+	capture typing
+fi
+keys typing Escape
+cases=$((cases + 1))
+if ended typing; then
+	pass esc-leaves
+else
+	fail esc-leaves "Esc on an empty answer line did not leave the lesson"
+	capture typing
+fi
 
 # A lesson that does not load: its file:line on the shell, status 2.
 cases=$((cases + 1))

@@ -256,7 +256,7 @@ else
 	fail "plan-open-equals-plan" "the plan gave '$row', the opened layout takes '$shown'"
 fi
 
-# Quitting: q mid-transfer, and the signals.  The shell around the program
+# Quitting: q and F10 mid-transfer, and the signals.  The shell around the program
 # records its exit status and the terminal modes before and after.
 quit_case() {
 	name=$1
@@ -280,7 +280,7 @@ quit_case() {
 	pid=$(cat "$d/pid")
 	t0=$(date +%s%N)
 	case "$how" in
-	q) tm send-keys -t "$name" q ;;
+	q | F10) tm send-keys -t "$name" "$how" ;;
 	*) kill -s "$how" "$pid" ;;
 	esac
 	n=0
@@ -312,6 +312,7 @@ quit_case() {
 quit_ms=2000
 [ -n "${SHARDLAB_SAN_CFLAGS:-}" ] && quit_ms=10000
 quit_case quit-q q 0
+quit_case quit-f10 F10 0
 quit_case quit-int INT 130
 quit_case quit-term TERM 143
 quit_case quit-segv SEGV 139

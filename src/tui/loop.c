@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/* loop.c - the one terminal event loop (see loop.h). */
+#include "loop.h"
+
+#include <curses.h>
+#include <math.h>
+#include <time.h>
+
+#include "draw.h"
+#include "term.h"
+
+double sl_loop_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static unsigned help_key(sl_loop_help *h, sl_action a)
+{
+	int page = h->rows - 2, max = sl_help_lines(h->of, h->cols) - page;
+	switch (a) {
+	case SL_A_HELP:
+	case SL_A_CLOSE:
+		h->open = 0;
+		return SL_LOOP_DRAW | SL_LOOP_LAYOUT;
+	case SL_A_SCROLL_UP:
+	case SL_A_SCROLL_DOWN:
+		h->scroll += a == SL_A_SCROLL_DOWN ? page / 2 : -page / 2;
+		if (h->scroll > max)
+			h->scroll = max;
+		if (h->scroll < 0)
+			h->scroll = 0;
+		return SL_LOOP_DRAW;
+	default:
+		return 0;
+	}
+}
+
+unsigned sl_loop_dispatch(const sl_loop_mode *m, void *ctx, int ch, double now)
+{
+	if (ch == KEY_RESIZE)
+		return SL_LOOP_DRAW | SL_LOOP_LAYOUT | SL_LOOP_CLEAR;
+	sl_loop_help *h = m->help(ctx);
+	sl_keymode mode = h->open ? SL_MODE_HELP : m->keys(ctx);
+	if (mode == SL_MODE_INPUT && m->typed && sl_keys_typed(ch, m->typed(ctx)))
+		return m->key(ctx, ch, SL_A_NONE, now);
+	sl_action a = sl_keys_lookup(mode, ch);
+	if (a == SL_A_QUIT)
+		return SL_LOOP_QUIT;
+	if (a == SL_A_REDRAW)
+		return SL_LOOP_DRAW | SL_LOOP_CLEAR;
+	if (h->open)
+		return help_key(h, a);
+	if (a == SL_A_HELP) {
+		h->open = 1;
+		h->of = mode;
+		h->scroll = 0;
+		return SL_LOOP_DRAW;
+	}
+	return m->key(ctx, ch, a, now);
+}
+
+int sl_loop_timeout(unsigned pending, int animating, double next_frame, double now)
+{
+	if (!(pending & SL_LOOP_DRAW) && !animating)
+		return -1;
+	double wait = next_frame - now;
+	return wait > 0 ? (int)ceil(wait * 1000) : 0;
+}
+
+int sl_loop_run(const sl_loop_mode *m, void *ctx, double fps)
+{
+	double frame = 1.0 / (fps > 0 ? fps : 25), next_frame = 0;
+	/* Input draws at once; the clock and background news at most once
+	 * per frame interval. */
+	unsigned pending = SL_LOOP_DRAW | SL_LOOP_NOW;
+	for (;;) {
+		double now = sl_loop_now();
+		if (pending & SL_LOOP_LAYOUT)
+			m->layout(ctx);
+		if (pending & SL_LOOP_CLEAR)
+			clearok(curscr, TRUE);
+		pending &= ~(unsigned)(SL_LOOP_LAYOUT | SL_LOOP_CLEAR);
+		if ((pending & SL_LOOP_DRAW) && ((pending & SL_LOOP_NOW) || now >= next_frame)) {
+			m->draw(ctx);
+			next_frame = now + frame;
+			pending = 0;
+		}
+		int bits = sl_term_wait(
+		    sl_loop_timeout(pending, m->animating(ctx), next_frame, sl_loop_now()));
+		now = sl_loop_now();
+		if (bits & (SL_TERM_SIGNAL | SL_TERM_HANGUP))
+			return sl_term_quit_signal();
+		if ((bits & SL_TERM_WAKE) && m->wake)
+			pending |= m->wake(ctx);
+		if (bits & SL_TERM_INPUT) {
+			int ch;
+			unsigned f = 0;
+			while ((ch = getch()) != ERR)
+				f |= sl_loop_dispatch(m, ctx, ch, now);
+			if (f & SL_LOOP_QUIT)
+				return 0;
+			if (f)
+				pending |= f | SL_LOOP_NOW;
+		}
+		if (m->tick)
+			pending |= m->tick(ctx, now);
+	}
+}
