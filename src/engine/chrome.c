@@ -135,9 +135,10 @@ static void w_meta(wbuf *w, int *first, const char *what, int pid, long tid, con
 	w_s(w, "}}");
 }
 
+/* tid 0: the process's order (written on tid 1: some importers drop tid 0). */
 static void w_sort(wbuf *w, int *first, int pid, long tid, long idx)
 {
-	w_head(w, first, "M", "__metadata", pid, tid);
+	w_head(w, first, "M", "__metadata", pid, tid ? tid : 1);
 	w_key(w, "name");
 	w_str(w, tid ? "thread_sort_index" : "process_sort_index");
 	w_key(w, "args");
