@@ -65,34 +65,106 @@ static void w_s(wbuf *w, const char *s)
 static void w_str(wbuf *w, const char *s)
 {
 	w_raw(w, "\"", 1);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	const unsigned char *p = (const unsigned char *)s;
+	for (;;) {
+		/* Copy the run of characters that need no escape at once. */
+		const unsigned char *q = p;
+		while (*q >= 0x20 && *q != '"' && *q != '\\')
+			q++;
+		if (q > p)
+			w_raw(w, (const char *)p, (size_t)(q - p));
+		if (!*q)
+			break;
 		char esc[8];
-		if (*p == '"' || *p == '\\') {
+		if (*q == '"' || *q == '\\') {
 			esc[0] = '\\';
-			esc[1] = (char)*p;
+			esc[1] = (char)*q;
 			w_raw(w, esc, 2);
-		} else if (*p < 0x20) {
-			snprintf(esc, sizeof esc, "\\u%04x", *p);
-			w_raw(w, esc, 6);
 		} else {
-			w_raw(w, (const char *)p, 1);
+			snprintf(esc, sizeof esc, "\\u%04x", *q);
+			w_raw(w, esc, 6);
 		}
+		p = q + 1;
 	}
 	w_raw(w, "\"", 1);
 }
 
-/* Nine significant digits; JSON has no inf or nan. */
-static void w_num(wbuf *w, double v)
-{
-	char b[32];
-	int n = snprintf(b, sizeof b, "%.9g", isfinite(v) ? v : 0.0);
-	w_raw(w, b, (size_t)n);
-}
-
+/* Integers by hand: snprintf was most of the writer's time. */
 static void w_int(wbuf *w, long long v)
 {
-	char b[24];
-	int n = snprintf(b, sizeof b, "%lld", v);
+	char b[24], *e = b + sizeof b, *p = e;
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--p = '-';
+	w_raw(w, p, (size_t)(e - p));
+}
+
+/* Nine significant digits, as %.9g; JSON has no inf or nan.  snprintf was
+ * most of the writer's time, so the fixed-notation range of %.9g (1e-4 up
+ * to 1e9, where every time and most figures fall) is done by hand: scaled
+ * to a 9-digit integer, rounded, trailing zeros dropped. */
+static void w_num(wbuf *w, double v)
+{
+	static const double p10[] = {1e0, 1e1, 1e2, 1e3,  1e4,  1e5,  1e6, 1e7,
+				     1e8, 1e9, 1e10, 1e11, 1e12, 1e13};
+	static const long long i10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
+					100000000, 1000000000, 10000000000LL, 100000000000LL,
+					1000000000000LL, 10000000000000LL};
+	if (!isfinite(v))
+		v = 0;
+	double a = fabs(v);
+	if (a < 1e9 && v == (double)(long long)v) {
+		w_int(w, (long long)v);
+		return;
+	}
+	if (a >= 1e-4 && a < 1e9) {
+		int x = -4; /* the decimal exponent: 10^x <= a < 10^(x+1) */
+		while (x < 8 && a >= (x + 1 >= 0 ? p10[x + 1] : 1.0 / p10[-(x + 1)]))
+			x++;
+		int d = 8 - x; /* decimals: 0 to 12 */
+		double sc = a * p10[d];
+		long long q = llround(sc);
+		if (q >= 1000000000LL) { /* rounding carried into a tenth digit */
+			if (d == 0)
+				goto slow;
+			d--;
+			sc = a * p10[d];
+			q = llround(sc);
+		}
+		/* Near a tie the scaled product's own rounding could decide the
+		 * last digit: let snprintf, which rounds the exact value, do it. */
+		if (fabs(sc - floor(sc) - 0.5) < 1e-3)
+			goto slow;
+		char b[40], *p = b;
+		if (v < 0)
+			*p++ = '-';
+		long long ip = q / i10[d], fp = q % i10[d];
+		char t[24], *e = t + sizeof t, *u = e;
+		do {
+			*--u = (char)('0' + ip % 10);
+			ip /= 10;
+		} while (ip);
+		memcpy(p, u, (size_t)(e - u));
+		p += e - u;
+		if (fp) {
+			*p++ = '.';
+			for (int k = d - 1; k >= 0; k--) {
+				*p++ = (char)('0' + fp / i10[k]);
+				fp %= i10[k];
+			}
+			while (p[-1] == '0')
+				p--;
+		}
+		w_raw(w, b, (size_t)(p - b));
+		return;
+	}
+slow:;
+	char b[32];
+	int n = snprintf(b, sizeof b, "%.9g", v);
 	w_raw(w, b, (size_t)n);
 }
 
@@ -228,13 +300,54 @@ static void counter_set(wbuf *w, int *first, counter *c, double t, uint64_t v)
 	c->value = v;
 }
 
+/* Appending to a name without snprintf (per event, it showed in profiles). */
+static size_t put_s(char *b, size_t at, size_t cap, const char *s)
+{
+	while (*s && at + 1 < cap)
+		b[at++] = *s++;
+	b[at] = '\0';
+	return at;
+}
+
+static size_t put_i(char *b, size_t at, size_t cap, long long v)
+{
+	char t[24], *e = t + sizeof t, *p = e;
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+	*--p = '\0';
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--p = '-';
+	return put_s(b, at, cap, p);
+}
+
+/* An event's slice name: its label (or fallback), and its micro-batch. */
+static void ev_name(char *b, size_t cap, const sl_event *e, const char *fallback)
+{
+	size_t n = put_s(b, 0, cap, e->label[0] ? e->label : fallback);
+	if (e->mb >= 0) {
+		n = put_s(b, n, cap, " mb");
+		put_i(b, n, cap, e->mb);
+	}
+}
+
 static void flow_id(char *b, size_t len, const sl_event *e, int src, int dst, const int *p2p)
 {
-	if (e->coll.op >= 0)
-		snprintf(b, len, "%d>%d:%d.%d.%d.%d", src, dst, e->coll.leader, e->coll.seq,
-			 e->coll.step, e->coll.first);
-	else
-		snprintf(b, len, "%d>%d:p%d", src, dst, p2p ? *p2p : 0);
+	size_t n = put_i(b, 0, len, src);
+	n = put_s(b, n, len, ">");
+	n = put_i(b, n, len, dst);
+	if (e->coll.op >= 0) {
+		const int f[4] = {e->coll.leader, e->coll.seq, e->coll.step, e->coll.first};
+		for (int k = 0; k < 4; k++) {
+			n = put_s(b, n, len, k ? "." : ":");
+			n = put_i(b, n, len, f[k]);
+		}
+	} else {
+		n = put_s(b, n, len, ":p");
+		put_i(b, n, len, p2p ? *p2p : 0);
+	}
 }
 
 static void step_name(char *b, size_t len, const sl_snapshot *s, const sl_opstep *st)
@@ -473,10 +586,7 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 			: e->kind == SL_EV_SEND || e->kind == SL_EV_WRITE ? 1
 									  : 2;
 		long tid = 3L * e->dev + k + 1;
-		if (e->mb >= 0)
-			snprintf(name, sizeof name, "%s mb%d", e->label, e->mb);
-		else
-			snprintf(name, sizeof name, "%s", e->label[0] ? e->label : sl_ev_kind_name(e->kind));
+		ev_name(name, sizeof name, e, sl_ev_kind_name(e->kind));
 		const char *cat = sl_ev_kind_name(e->kind);
 		int step = step_of ? step_of[i] : -1;
 		w_slice(w, &first, cat, pid, tid, name, e->t0, e->t1);
@@ -512,12 +622,17 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 				snprintf(name, sizeof name, "link %d->%d%s", src, dst, where);
 				w_meta(w, &first, "thread_name", link_pid, ltid, name);
 			}
-			if (e->mb >= 0)
-				snprintf(name, sizeof name, "%s mb%d", e->label, e->mb);
-			else
-				snprintf(name, sizeof name, "%s", e->label[0] ? e->label : "send");
+			ev_name(name, sizeof name, e, "send");
+			/* The device's slice holds the details; the link's says what moves. */
 			w_slice(w, &first, "link", link_pid, ltid, name, e->t0, e->t1);
-			w_event_args(w, e, step);
+			w_key(w, "args");
+			w_s(w, "{\"bytes\":");
+			w_int(w, (long long)e->bytes);
+			if (step >= 0) {
+				w_key(w, "step");
+				w_int(w, step);
+			}
+			w_s(w, "}}");
 			if (heap_push(&h, (flight){e->t1, e->bytes})) {
 				rc = sl_fail(err, SL_ENOMEM, "out of host memory writing the trace");
 				goto out;
