@@ -42,18 +42,31 @@ static void w_flush(wbuf *w)
 	w->n = 0;
 }
 
-static void w_raw(wbuf *w, const char *s, size_t len)
+static void w_big(wbuf *w, const char *s, size_t len)
 {
-	if (w->n + len > sizeof w->b)
-		w_flush(w);
+	w_flush(w);
 	if (len > sizeof w->b) {
 		if (!w->failed && w->sink(w->ctx, s, len) != 0)
 			w->failed = 1;
 		return;
 	}
-	memcpy(w->b + w->n, s, len);
-	w->n += len;
+	memcpy(w->b, s, len);
+	w->n = len;
 }
+
+/* Most pieces are a few bytes: the common case stays inline. */
+static inline void w_raw(wbuf *w, const char *s, size_t len)
+{
+	if (w->n + len <= sizeof w->b) {
+		memcpy(w->b + w->n, s, len);
+		w->n += len;
+	} else {
+		w_big(w, s, len);
+	}
+}
+
+/* A string literal, its length known at compile time. */
+#define W_LIT(w, lit) w_raw((w), "" lit, sizeof(lit) - 1)
 
 static void w_s(wbuf *w, const char *s)
 {
@@ -103,10 +116,19 @@ static void w_int(wbuf *w, long long v)
 	w_raw(w, p, (size_t)(e - p));
 }
 
+static double p10e(int k)
+{
+	static const double t[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+				   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+				   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+	return t[k];
+}
+
 /* Nine significant digits, as %.9g; JSON has no inf or nan.  snprintf was
- * most of the writer's time, so the fixed-notation range of %.9g (1e-4 up
- * to 1e9, where every time and most figures fall) is done by hand: scaled
- * to a 9-digit integer, rounded, trailing zeros dropped. */
+ * most of the writer's time, so %.9g's fixed notation (1e-4 up to 1e9,
+ * where every time falls) and its exponent notation up to 1e22 (flops) are
+ * done by hand: scaled to a 9-digit integer, rounded, trailing zeros
+ * dropped; near a rounding tie snprintf decides. */
 static void w_num(wbuf *w, double v)
 {
 	static const double p10[] = {1e0, 1e1, 1e2, 1e3,  1e4,  1e5,  1e6, 1e7,
@@ -162,19 +184,49 @@ static void w_num(wbuf *w, double v)
 		w_raw(w, b, (size_t)(p - b));
 		return;
 	}
+	if (a >= 1e9 && a < 1e22) {
+		/* %.9g's exponent notation (flops): d.dddddddde+XX. */
+		int x = 9;
+		while (x < 21 && a >= p10e(x + 1))
+			x++;
+		double sc = a / p10e(x - 8);
+		long long q = llround(sc);
+		if (q >= 1000000000LL) {
+			x++;
+			sc = a / p10e(x - 8);
+			q = llround(sc);
+		}
+		if (fabs(sc - floor(sc) - 0.5) < 1e-3 || x > 21)
+			goto slow;
+		char b[40], *p = b;
+		if (v < 0)
+			*p++ = '-';
+		*p++ = (char)('0' + q / 100000000LL);
+		long long fp = q % 100000000LL;
+		if (fp) {
+			*p++ = '.';
+			for (long long k = 10000000LL; k >= 1; k /= 10) {
+				*p++ = (char)('0' + fp / k);
+				fp %= k;
+			}
+			while (p[-1] == '0')
+				p--;
+		}
+		*p++ = 'e';
+		*p++ = '+';
+		*p++ = (char)('0' + x / 10);
+		*p++ = (char)('0' + x % 10);
+		w_raw(w, b, (size_t)(p - b));
+		return;
+	}
 slow:;
 	char b[32];
 	int n = snprintf(b, sizeof b, "%.9g", v);
 	w_raw(w, b, (size_t)n);
 }
 
-/* `,"key":` */
-static void w_key(wbuf *w, const char *k)
-{
-	w_raw(w, ",\"", 2);
-	w_s(w, k);
-	w_raw(w, "\":", 2);
-}
+/* `,"key":` for a literal key */
+#define w_key(w, k) W_LIT((w), ",\"" k "\":")
 
 /* The head every event shares: {"ph":..,"cat":..,"pid":..,"tid":.. -- the
  * caller adds the rest and closes it with w_end. */
@@ -202,9 +254,9 @@ static void w_meta(wbuf *w, int *first, const char *what, int pid, long tid, con
 	w_key(w, "name");
 	w_str(w, what);
 	w_key(w, "args");
-	w_s(w, "{\"name\":");
+	W_LIT(w, "{\"name\":");
 	w_str(w, name);
-	w_s(w, "}}");
+	W_LIT(w, "}}");
 }
 
 /* tid 0: the process's order (written on tid 1: some importers drop tid 0). */
@@ -214,9 +266,9 @@ static void w_sort(wbuf *w, int *first, int pid, long tid, long idx)
 	w_key(w, "name");
 	w_str(w, tid ? "thread_sort_index" : "process_sort_index");
 	w_key(w, "args");
-	w_s(w, "{\"sort_index\":");
+	W_LIT(w, "{\"sort_index\":");
 	w_int(w, idx);
-	w_s(w, "}}");
+	W_LIT(w, "}}");
 }
 
 /* Slices and counters in microseconds. */
@@ -291,9 +343,9 @@ static void counter_set(wbuf *w, int *first, counter *c, double t, uint64_t v)
 		w_key(w, "ts");
 		w_num(w, us(c->ts));
 		w_key(w, "args");
-		w_s(w, "{\"bytes\":");
+		W_LIT(w, "{\"bytes\":");
 		w_int(w, (long long)c->value);
-		w_s(w, "}}");
+		W_LIT(w, "}}");
 	}
 	c->have = 1;
 	c->ts = t;
@@ -387,7 +439,7 @@ static int cmp_coll(const void *a, const void *b)
 static void w_event_args(wbuf *w, const sl_event *e, int step)
 {
 	w_key(w, "args");
-	w_s(w, "{\"kind\":");
+	W_LIT(w, "{\"kind\":");
 	w_str(w, sl_ev_kind_name(e->kind));
 	w_key(w, "device");
 	w_int(w, e->dev);
@@ -421,7 +473,7 @@ static void w_event_args(wbuf *w, const sl_event *e, int step)
 		w_key(w, "coll_step");
 		w_int(w, e->coll.step);
 	}
-	w_s(w, "}}");
+	W_LIT(w, "}}");
 }
 
 static void w_slice(wbuf *w, int *first, const char *cat, int pid, long tid, const char *name,
@@ -467,7 +519,7 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 	w->failed = 0;
 	w->n = 0;
 	int first = 1;
-	w_s(w, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+	W_LIT(w, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
 
 	/* Processes and device tracks. */
 	char name[96];
@@ -520,13 +572,13 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 		step_name(name, sizeof name, s, &st[k]);
 		w_slice(w, &first, "step", run_pid, (long)lane_of[k] + 1, name, st[k].t0, st[k].t1);
 		w_key(w, "args");
-		w_s(w, "{\"step\":");
+		W_LIT(w, "{\"step\":");
 		w_int(w, (long long)k);
 		w_key(w, "devices");
 		w_int(w, st[k].ndevs);
 		w_key(w, "sends");
 		w_int(w, st[k].nxfer);
-		w_s(w, "}}");
+		W_LIT(w, "}}");
 	}
 
 	/* A slice per collective (leader, seq), from its steps' spans, on its
@@ -559,13 +611,13 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 			 sl_algo_name((sl_algo)c->algo), c->p, c->seq);
 		w_slice(w, &first, "collective", run_pid, tid, name, t0, t1);
 		w_key(w, "args");
-		w_s(w, "{\"leader\":");
+		W_LIT(w, "{\"leader\":");
 		w_int(w, c->leader);
 		w_key(w, "seq");
 		w_int(w, c->seq);
 		w_key(w, "steps");
 		w_int(w, c->nsteps);
-		w_s(w, "}}");
+		W_LIT(w, "}}");
 		i = j;
 	}
 
@@ -626,13 +678,13 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 			/* The device's slice holds the details; the link's says what moves. */
 			w_slice(w, &first, "link", link_pid, ltid, name, e->t0, e->t1);
 			w_key(w, "args");
-			w_s(w, "{\"bytes\":");
+			W_LIT(w, "{\"bytes\":");
 			w_int(w, (long long)e->bytes);
 			if (step >= 0) {
 				w_key(w, "step");
 				w_int(w, step);
 			}
-			w_s(w, "}}");
+			W_LIT(w, "}}");
 			if (heap_push(&h, (flight){e->t1, e->bytes})) {
 				rc = sl_fail(err, SL_ENOMEM, "out of host memory writing the trace");
 				goto out;
@@ -661,7 +713,7 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 		counter_set(w, &first, &ctr, f.t1, inflight);
 	}
 	counter_set(w, &first, &ctr, ctr.have ? ctr.ts + 1 : 0, 0); /* flush the last sample */
-	w_s(w, "\n]}\n");
+	W_LIT(w, "\n]}\n");
 	w_flush(w);
 	if (w->failed)
 		rc = sl_fail(err, SL_ESYS, "cannot write the trace");
