@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # bench/trace.sh SHARDLAB SCRATCH_DIR - the trace writer's cost: a 64-device
 # 16-layer training dry run with and without --trace, peak RSS and wall time
-# of the whole process, best of 3 each (the machine is shared: noise only
+# of the whole process, best of 5 each (the machine is shared: noise only
 # slows a run down).  Prints a RESULTS.md section on stdout.  Run by
 # bench/run.sh; runs alone as well.  Target: with the trace within 1.5x the
 # RSS and 2x the wall time of the run without.
@@ -27,11 +27,11 @@ measure() {
 	fi
 }
 
-# best (lowest RSS, lowest wall) of 3 runs of "$@"
+# best (lowest RSS, lowest wall) of 5 runs of "$@"
 best() {
 	i=0
 	out=
-	while [ $i -lt 3 ]; do
+	while [ $i -lt 5 ]; do
 		i=$((i + 1))
 		m=$(measure "$@") || return 1
 		out="$out$m
@@ -53,7 +53,7 @@ echo
 echo "## 10. The trace writer"
 echo
 echo "\`shardlab $ARGS\`, peak RSS and wall time of"
-echo "the whole process, best of 3; the trace has $events slices ($bytes bytes; .gz: $gzbytes bytes)."
+echo "the whole process, best of 5; the trace has $events slices ($bytes bytes; .gz: $gzbytes bytes)."
 echo "Target: with --trace within 1.5x the RSS and 2x the wall time of the run without."
 echo
 echo "| run | peak RSS (KB) | wall (s) | RSS ratio | wall ratio | result |"

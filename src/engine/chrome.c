@@ -451,10 +451,16 @@ static void w_event_args(wbuf *w, const sl_event *e, int step)
 		w_key(w, "microbatch");
 		w_int(w, e->mb);
 	}
-	w_key(w, "bytes");
-	w_int(w, (long long)e->bytes);
-	w_key(w, "flops");
-	w_num(w, e->flops);
+	/* Zero bytes (compute) and zero flops (transfers) go unsaid: a big
+	 * trace is mostly these args. */
+	if (e->bytes) {
+		w_key(w, "bytes");
+		w_int(w, (long long)e->bytes);
+	}
+	if (e->flops != 0) {
+		w_key(w, "flops");
+		w_num(w, e->flops);
+	}
 	w_key(w, "wall_start_s");
 	w_num(w, e->w0);
 	w_key(w, "wall_end_s");
