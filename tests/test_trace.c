@@ -377,6 +377,10 @@ static void test_stdout(void **state)
 	tu_result_free(&r);
 	if (!had_dash)
 		assert_true(access("-", F_OK) != 0);
+	/* The sandbox's screen is stdout: it takes a file name only. */
+	tu_run("sandbox --trace=-", &r);
+	tu_expect_one_error("sandbox --trace=-", 2, &r);
+	tu_result_free(&r);
 	/* The .gz route through the command line. */
 	char path[512], tmpl[64];
 	snprintf(tmpl, sizeof tmpl, "test_trace_cli_%d.json.gz", (int)getpid());
