@@ -292,4 +292,9 @@ rm -f "$BIG"
 	echo '```'
 } >>"$OUT"
 
+# The trace writer (issue "Fit the tools people already use"): RSS and wall
+# time of a 64-device dry run with and without --trace.
+step "the trace writer (a few seconds)"
+sh "$S/bench/trace.sh" "$SL" "$B/bench" >>"$OUT" 2>>"$LOG" || fail "trace failed"
+
 cat "$OUT"

@@ -190,6 +190,8 @@ int sl_cli_check_output(const char *cmd, const char *path)
 {
 	struct stat st;
 	size_t len = strlen(path);
+	if (strcmp(path, "-") == 0) /* stdout */
+		return 0;
 	if ((stat(path, &st) == 0 && S_ISDIR(st.st_mode)) || (len > 0 && path[len - 1] == '/'))
 		return sl_cli_usage(cmd, "--trace=%s is a directory: give a file name", path);
 	/* The directory the file goes into must exist. */
@@ -209,3 +211,8 @@ int sl_cli_check_output(const char *cmd, const char *path)
 	return 0;
 }
 
+
+FILE *sl_cli_report_stream(const char *trace)
+{
+	return trace && strcmp(trace, "-") == 0 ? stderr : stdout;
+}

@@ -8,6 +8,7 @@
 #define SL_CLIUTIL_H
 
 #include <getopt.h>
+#include <stdio.h>
 
 #include "opts.h"
 #include "status.h"
@@ -50,8 +51,11 @@ int sl_cli_host_fits(const char *cmd, double bytes, const char *what);
 int sl_cli_host_fits_or_dry(const char *cmd, double bytes, const char *what);
 
 /* Check that path can take a trace file (not a directory, its directory
- * exists); 0 or SL_EXIT_USAGE after printing why. */
+ * exists; "-" is stdout); 0 or SL_EXIT_USAGE after printing why. */
 int sl_cli_check_output(const char *cmd, const char *path);
+/* Where the report goes: stdout, or stderr when the trace (--trace=-) takes
+ * stdout, so the trace stays one JSON document a pipe can read. */
+FILE *sl_cli_report_stream(const char *trace);
 
 /* Flush stdout; on a write error print it and return SL_EXIT_FAIL. */
 int sl_cli_flush(int status);

@@ -151,15 +151,15 @@ static int open_or_fail(const char *cmd, const char *dir, sl_ckpt **ck)
 	return SL_EXIT_OK;
 }
 
-static void print_layout(const sl_layout *l, int devices)
+static void print_layout(FILE *f, const sl_layout *l, int devices)
 {
 	char order[16];
-	printf("tp=%d pp=%d dp=%d on %d device%s, mesh order %s, schedule %s", l->tp, l->pp, l->dp,
+	fprintf(f, "tp=%d pp=%d dp=%d on %d device%s, mesh order %s, schedule %s", l->tp, l->pp, l->dp,
 	       devices, devices == 1 ? "" : "s", sl_mesh_order_name(l->order, order, sizeof order),
 	       sl_sched_name(l->schedule));
 	if (l->chunks > 1)
-		printf(" (%d chunks per device)", l->chunks);
-	printf(", %d micro-batch%s%s%s\n", l->microbatches, l->microbatches == 1 ? "" : "es",
+		fprintf(f, " (%d chunks per device)", l->chunks);
+	fprintf(f, ", %d micro-batch%s%s%s\n", l->microbatches, l->microbatches == 1 ? "" : "es",
 	       l->seq_parallel ? ", sequence parallel" : "", l->zero1 ? ", ZeRO-1" : "");
 }
 
@@ -178,7 +178,7 @@ static void print_inspect(const sl_ckpt *ck)
 	printf(", float32\n            %zu parameters, each with its two Adam moments\n",
 	       sl_model_nparams(m));
 	printf("saved at    ");
-	print_layout(&in->layout, in->devices);
+	print_layout(stdout, &in->layout, in->devices);
 	printf("training    step %ld (Adam step %ld, next batch %ld), seed %llu, batch %d x %d "
 	       "token%s, Adam lr %g beta1 %g beta2 %g eps %g\n",
 	       in->step, in->adam_step, in->next_batch, (unsigned long long)m->seed, m->batch,
@@ -338,10 +338,11 @@ static int cmd_reshard(const char *dir, const sl_opts *o, const struct ckpt_args
 		sl_snapshot_free(&snap);
 	}
 	char rb[32], wb[32], tb[32], bw[32];
-	printf("resharded %s (tp=%d pp=%d dp=%d, step %ld) into %s:\n  ", dir, in->layout.tp,
+	FILE *out = sl_cli_report_stream(o->trace);
+	fprintf(out, "resharded %s (tp=%d pp=%d dp=%d, step %ld) into %s:\n  ", dir, in->layout.tp,
 	       in->layout.pp, in->layout.dp, in->step, a->out);
-	print_layout(&l, ndev);
-	printf("  %d chunk reads (%s), %d chunk writes (%s); emulated time %s at %s per device\n",
+	print_layout(out, &l, ndev);
+	fprintf(out, "  %d chunk reads (%s), %d chunk writes (%s); emulated time %s at %s per device\n",
 	       reads, sl_fmt_bytes((double)rbytes, rb, sizeof rb), writes,
 	       sl_fmt_bytes((double)wbytes, wb, sizeof wb), sl_fmt_time(t, tb, sizeof tb),
 	       sl_fmt_rate(co.storage_bandwidth, bw, sizeof bw));

@@ -251,8 +251,9 @@ int sl_cmd_coll(int argc, char **argv)
 		.nrows = nrows,
 		.rows = rows,
 	};
+	FILE *out = sl_cli_report_stream(o.trace);
 	if (o.format == SL_FORMAT_TEXT)
-		sl_report_coll_header(stdout, &rep);
+		sl_report_coll_header(out, &rep);
 
 	struct coll_job job = {.op = a.op, .algo = rep.algo, .p = p};
 	for (int i = 0; i < 17; i++)
@@ -283,8 +284,8 @@ int sl_cmd_coll(int argc, char **argv)
 			row->busbw = row->algbw * sl_busbw_factor(a.op, p);
 		}
 		if (o.format == SL_FORMAT_TEXT) {
-			sl_report_coll_row(stdout, row);
-			fflush(stdout);
+			sl_report_coll_row(out, row);
+			fflush(out);
 		}
 	}
 	if (status == SL_EXIT_OK && o.trace && sl_report_trace(c, o.trace, &err)) {
@@ -292,7 +293,7 @@ int sl_cmd_coll(int argc, char **argv)
 		status = SL_EXIT_FAIL;
 	}
 	if (status == SL_EXIT_OK && o.format == SL_FORMAT_JSON &&
-	    sl_report_json_print(stdout, sl_report_coll_json(&rep)))
+	    sl_report_json_print(out, sl_report_coll_json(&rep)))
 		status = SL_EXIT_FAIL;
 	status = sl_cli_flush(status);
 	if (status == SL_EXIT_OK && wrong > 0) {

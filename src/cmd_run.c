@@ -107,11 +107,12 @@ int sl_run_and_report(const char *cmd, const sl_opts *o)
 		status = SL_EXIT_FAIL;
 	}
 	if (status == SL_EXIT_OK) {
+		FILE *out = sl_cli_report_stream(o->trace);
 		if (o->format == SL_FORMAT_JSON) {
-			if (sl_report_json_print(stdout, sl_report_run_json(&r)))
+			if (sl_report_json_print(out, sl_report_run_json(&r)))
 				status = SL_EXIT_FAIL;
 		} else {
-			sl_report_run_text(stdout, &r);
+			sl_report_run_text(out, &r);
 		}
 		status = sl_cli_flush(status);
 	}

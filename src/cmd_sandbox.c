@@ -3,6 +3,7 @@
  * given by the same options as `shardlab run`. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ckpt.h"
 #include "cli.h"
@@ -284,6 +285,9 @@ int sl_cmd_sandbox(int argc, char **argv)
 		return rc;
 	if (sl_opts_given(&o, SL_OPT_FORMAT))
 		return sl_cli_usage("sandbox", "--format is for the reports of run and coll");
+	/* The screen is stdout; the view writes its trace to a file on quitting. */
+	if (o.trace && strcmp(o.trace, "-") == 0)
+		return sl_cli_usage("sandbox", "--trace=- is for run, coll and train: give a file name");
 	if (o.trace && (rc = sl_cli_check_output("sandbox", o.trace)))
 		return rc;
 	/* The views draw every device; more are for train --dry-run and plan. */

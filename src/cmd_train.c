@@ -573,6 +573,7 @@ int sl_cmd_train(int argc, char **argv)
 		status = SL_EXIT_FAIL;
 	}
 	if (status == SL_EXIT_OK) {
+		FILE *out = sl_cli_report_stream(o.trace);
 		if (o.format == SL_FORMAT_JSON) {
 			json_t *j = json_object();
 			outcome_json(j, &r, a.steps);
@@ -587,18 +588,18 @@ int sl_cmd_train(int argc, char **argv)
 				              "loaded_step", (json_int_t)first, "saved_to", ta.save,
 				              "save_every", ta.save_every));
 			sl_report_cluster_json(j, sl_cluster_config_of(r.c), o.sc.preset, o.overrides);
-			if (sl_report_json_print(stdout, j))
+			if (sl_report_json_print(out, j))
 				status = SL_EXIT_FAIL;
 		} else {
-			train_text(stdout, &o, &a.m, a.steps, ref, &r);
+			train_text(out, &o, &a.m, a.steps, ref, &r);
 			if (ta.load)
-				printf("\nresumed      from %s at step %ld (saved at tp=%d pp=%d "
+				fprintf(out, "\nresumed      from %s at step %ld (saved at tp=%d pp=%d "
 				       "dp=%d)\n",
 				       ta.load, first, sl_ckpt_info_of(ck)->layout.tp,
 				       sl_ckpt_info_of(ck)->layout.pp,
 				       sl_ckpt_info_of(ck)->layout.dp);
 			if (ta.save)
-				printf("%ssaved        %s at step %ld\n", ta.load ? "" : "\n",
+				fprintf(out, "%ssaved        %s at step %ld\n", ta.load ? "" : "\n",
 				       ta.save, first + a.steps);
 		}
 		status = sl_cli_flush(status);

@@ -118,9 +118,9 @@ static void test_train_trace(void **state)
 	for (size_t i = 0; i < json_array_size(ev); i++) {
 		json_t *a = json_object_get(json_array_get(ev, i), "args");
 		json_t *mb = a ? json_object_get(a, "microbatch") : NULL;
-		json_t *tid = json_object_get(json_array_get(ev, i), "tid");
-		if (mb && json_integer_value(tid) < 2)
-			seen[json_integer_value(tid)][json_integer_value(mb)] = 1;
+		json_t *dev = a ? json_object_get(a, "device") : NULL;
+		if (mb && json_integer_value(dev) < 2)
+			seen[json_integer_value(dev)][json_integer_value(mb)] = 1;
 	}
 	for (int d = 0; d < 2; d++)
 		for (int m = 0; m < 4; m++)

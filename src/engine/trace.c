@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* trace.c - per-device event lists, snapshots and the Chrome trace export. */
+/* trace.c - per-device event lists, and snapshots (the Chrome
+ * trace export is chrome.c). */
 #include "trace.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <jansson.h>
 
 struct devlog {
 	pthread_mutex_t mu;
@@ -145,70 +144,4 @@ const char *sl_ev_kind_name(sl_ev_kind k)
 	static const char *const names[SL_EV_NKINDS] = {"compute", "send", "recv", "reduce", "wait",
 							    "write", "read"};
 	return k >= 0 && k < SL_EV_NKINDS ? names[k] : "?";
-}
-
-/* Tracks: pid 1 holds the devices (tid = device), pid 2 the links
- * (tid = src * ndev + dst). */
-int sl_trace_write_chrome(const sl_snapshot *s, FILE *f, sl_err *err)
-{
-	json_t *root = json_object();
-	json_t *evs = json_array();
-	json_object_set_new(root, "traceEvents", evs);
-	json_object_set_new(root, "displayTimeUnit", json_string("ns"));
-
-	json_array_append_new(evs, json_pack("{s:s, s:s, s:i, s:{s:s}}", "ph", "M", "name", "process_name",
-					     "pid", 1, "args", "name", "devices"));
-	json_array_append_new(evs, json_pack("{s:s, s:s, s:i, s:{s:s}}", "ph", "M", "name", "process_name",
-					     "pid", 2, "args", "name", "links"));
-	for (int d = 0; d < s->ndev; d++) {
-		char name[32];
-		snprintf(name, sizeof name, "device %d", d);
-		json_array_append_new(evs, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "ph", "M", "name",
-						     "thread_name", "pid", 1, "tid", d, "args", "name", name));
-	}
-	char *seen = calloc((size_t)s->ndev * s->ndev, 1);
-	for (size_t i = 0; i < s->n; i++) {
-		const sl_event *e = &s->ev[i];
-		if (e->kind == SL_EV_WAIT)
-			continue;
-		json_t *args = json_pack("{s:s, s:I, s:f, s:f, s:f}", "kind", sl_ev_kind_name(e->kind),
-					 "bytes", (json_int_t)e->bytes, "flops", e->flops, "wall_start_s",
-					 e->w0, "wall_end_s", e->w1);
-		if (e->peer >= 0)
-			json_object_set_new(args, "peer", json_integer(e->peer));
-		if (e->mb >= 0)
-			json_object_set_new(args, "microbatch", json_integer(e->mb));
-		char name[64];
-		if (e->mb >= 0)
-			snprintf(name, sizeof name, "%s mb%d", e->label, e->mb);
-		else
-			snprintf(name, sizeof name, "%s", e->label[0] ? e->label : sl_ev_kind_name(e->kind));
-		json_array_append_new(evs, json_pack("{s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:o}", "ph", "X",
-						     "name", name, "cat", sl_ev_kind_name(e->kind), "pid", 1,
-						     "tid", e->dev, "ts", e->t0 * 1e6, "dur",
-						     (e->t1 - e->t0) * 1e6, "args", json_deep_copy(args)));
-		if (e->kind == SL_EV_SEND) {
-			int tid = e->dev * s->ndev + e->peer;
-			if (seen && !seen[tid]) {
-				seen[tid] = 1;
-				char ln[48];
-				snprintf(ln, sizeof ln, "link %d->%d", e->dev, e->peer);
-				json_array_append_new(evs, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "ph", "M",
-								     "name", "thread_name", "pid", 2, "tid",
-								     tid, "args", "name", ln));
-			}
-			json_array_append_new(evs, json_pack("{s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:o}", "ph",
-							     "X", "name", name, "cat", "link", "pid", 2,
-							     "tid", tid, "ts", e->t0 * 1e6, "dur",
-							     (e->t1 - e->t0) * 1e6, "args", args));
-		} else {
-			json_decref(args);
-		}
-	}
-	free(seen);
-	int rc = json_dumpf(root, f, JSON_COMPACT) == 0 && fputc('\n', f) != EOF ? SL_OK : SL_ESYS;
-	json_decref(root);
-	if (rc)
-		return sl_fail(err, SL_ESYS, "cannot write the trace");
-	return SL_OK;
 }

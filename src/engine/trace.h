@@ -114,8 +114,25 @@ const char *sl_ev_kind_name(sl_ev_kind k);
 /* "fc1", "qkv", "scores", ... ("" for none): the label's word for a part. */
 const char *sl_work_part_tag(sl_work_part p);
 
-/* Chrome Trace Event JSON (Perfetto, chrome://tracing): one track per device
- * and one per link, emulated microseconds. */
+/* Chrome Trace Event JSON (Perfetto, chrome://tracing), streamed event by
+ * event (chrome.c): a process per node with a compute, a send and a
+ * receive track per device, a "run" process with the steps of the step
+ * model, a slice per collective and a bytes-in-flight counter, a "links"
+ * process with a track per link, and flows from each send to its receive.
+ * Emulated microseconds. */
+typedef struct sl_trace_opts {
+	int known;            /* the cluster's shape is known: name nodes and links */
+	int devices_per_node; /* as sl_cluster_config (0: all devices in one node) */
+} sl_trace_opts;
+/* Where the bytes go: returns 0, or nonzero when the write failed. */
+typedef int (*sl_trace_sink)(void *ctx, const char *buf, size_t len);
+int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_trace_sink sink,
+			     void *ctx, sl_err *err);
+/* To a stream; opt NULL: the shape is unknown (one process, no nodes). */
+int sl_trace_write_chrome_opts(const sl_snapshot *s, const sl_trace_opts *opt, FILE *f, sl_err *err);
 int sl_trace_write_chrome(const sl_snapshot *s, FILE *f, sl_err *err);
+/* Gzip-compressed to path (zlib). */
+int sl_trace_write_chrome_gz(const sl_snapshot *s, const sl_trace_opts *opt, const char *path,
+			     sl_err *err);
 
 #endif

@@ -373,18 +373,34 @@ int sl_report_json_print(FILE *f, json_t *j)
 	return rc;
 }
 
+/* "-" is stdout, a name ending in .gz is gzip-compressed; the cluster's
+ * configuration names the nodes and says which links cross them. */
 int sl_report_trace(sl_cluster *c, const char *path, sl_err *err)
 {
 	sl_snapshot snap;
 	if (sl_trace_snapshot(sl_cluster_trace(c), &snap))
 		return sl_fail(err, SL_ENOMEM, "out of host memory copying the trace");
+	sl_trace_opts opt = {.known = 1,
+			     .devices_per_node = sl_cluster_config_of(c)->devices_per_node};
+	size_t len = strlen(path);
+	int rc;
+	if (strcmp(path, "-") == 0) {
+		rc = sl_trace_write_chrome_opts(&snap, &opt, stdout, err);
+		sl_snapshot_free(&snap);
+		return rc;
+	}
+	if (len > 3 && strcmp(path + len - 3, ".gz") == 0) {
+		rc = sl_trace_write_chrome_gz(&snap, &opt, path, err);
+		sl_snapshot_free(&snap);
+		return rc;
+	}
 	FILE *f = fopen(path, "w");
 	if (!f) {
 		int e = errno;
 		sl_snapshot_free(&snap);
 		return sl_fail(err, SL_ESYS, "cannot write the trace to %s: %s", path, strerror(e));
 	}
-	int rc = sl_trace_write_chrome(&snap, f, err);
+	rc = sl_trace_write_chrome_opts(&snap, &opt, f, err);
 	sl_snapshot_free(&snap);
 	if (ferror(f) && rc == SL_OK)
 		rc = sl_fail(err, SL_ESYS, "writing the trace to %s failed", path);

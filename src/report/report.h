@@ -77,7 +77,8 @@ void sl_report_layout_json(json_t *o, const sl_layout *l);
 /* Pretty-print j with a final newline and release it; -1 on a write error. */
 int sl_report_json_print(FILE *f, json_t *j);
 
-/* Write the cluster's trace to path as Chrome Trace Event JSON. */
+/* Write the cluster's trace to path as Chrome Trace Event JSON: "-" is
+ * stdout, a path ending in .gz is gzip-compressed. */
 int sl_report_trace(sl_cluster *c, const char *path, sl_err *err);
 
 #endif

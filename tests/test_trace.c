@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: MIT */
+/* The Chrome trace writer (chrome.c), read back with an independent parser
+ * (jansson; the writer does not use it): a ring all-reduce over two nodes,
+ * a column-wise product and a training step at tp=2 pp=2 must each give
+ * valid Trace Event JSON whose tracks Perfetto can lay out (tids from 1, no
+ * two slices of one track on one interval), whose flows all land, and whose
+ * step slices enclose their events.  Also: escaping, .gz output, and
+ * `run --trace=-` on stdout with the report on stderr. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <zlib.h>
+
+#include "coll.h"
+#include "scenario.h"
+#include "trace.h"
+#include "testutil.h"
+#include "tmputil.h"
+#include "clirun.h"
+
+typedef struct membuf {
+	char *b;
+	size_t n, cap;
+} membuf;
+
+static int mem_sink(void *ctx, const char *buf, size_t len)
+{
+	membuf *m = ctx;
+	if (m->n + len + 1 > m->cap) {
+		size_t cap = (m->n + len + 1) * 2;
+		char *b = realloc(m->b, cap);
+		if (!b)
+			return -1;
+		m->b = b;
+		m->cap = cap;
+	}
+	memcpy(m->b + m->n, buf, len);
+	m->n += len;
+	m->b[m->n] = '\0';
+	return 0;
+}
+
+static membuf write_mem(const sl_snapshot *s, const sl_trace_opts *o)
+{
+	membuf m = {0};
+	sl_err err = {0};
+	if (sl_trace_write_chrome_to(s, o, mem_sink, &m, &err))
+		fail_msg("write: %s", err.msg);
+	return m;
+}
+
+static json_t *parse(const char *text)
+{
+	json_error_t jerr;
+	json_t *j = json_loads(text, 0, &jerr);
+	if (!j)
+		fail_msg("not JSON: line %d: %s", jerr.line, jerr.text);
+	return j;
+}
+
+/* Times are printed with 9 significant digits: compare with that slack. */
+static int le(double a, double b)
+{
+	return a <= b + 1e-7 * (fabs(a) + fabs(b)) + 1e-6;
+}
+
+static void check_trace(json_t *j, int want_steps)
+{
+	json_t *evs = json_object_get(j, "traceEvents");
+	assert_true(json_is_array(evs));
+	size_t n = json_array_size(evs);
+	assert_true(n > 0);
+	/* Step slices by their args.step; (pid, tid, ts, dur) of every slice. */
+	size_t cap = n;
+	double *sts = calloc(cap, sizeof *sts), *ste = calloc(cap, sizeof *ste);
+	char *have = calloc(cap, 1);
+	char **iv = calloc(n, sizeof *iv);
+	size_t niv = 0, nsteps = 0;
+	json_t *starts = json_object(), *finishes = json_object();
+	for (size_t i = 0; i < n; i++) {
+		json_t *e = json_array_get(evs, i);
+		const char *ph = json_string_value(json_object_get(e, "ph"));
+		const char *cat = json_string_value(json_object_get(e, "cat"));
+		json_t *pid = json_object_get(e, "pid"), *tid = json_object_get(e, "tid");
+		if (!ph || !cat || !json_is_integer(pid) || !json_is_integer(tid))
+			fail_msg("event %zu lacks ph, cat, pid or tid", i);
+		if (json_integer_value(tid) < 1 || json_integer_value(pid) < 1)
+			fail_msg("event %zu: pid %lld tid %lld", i, (long long)json_integer_value(pid),
+				 (long long)json_integer_value(tid));
+		if (strcmp(ph, "X") == 0) {
+			json_t *ts = json_object_get(e, "ts"), *dur = json_object_get(e, "dur");
+			if (!json_is_number(ts) || !json_is_number(dur))
+				fail_msg("slice %zu: ts or dur not a number", i);
+			char key[160];
+			snprintf(key, sizeof key, "%lld/%lld/%.17g/%.17g", (long long)json_integer_value(pid),
+				 (long long)json_integer_value(tid), json_number_value(ts),
+				 json_number_value(dur));
+			iv[niv++] = strdup(key);
+			if (strcmp(cat, "step") == 0) {
+				json_int_t k = json_integer_value(json_object_get(json_object_get(e, "args"), "step"));
+				assert_true(k >= 0 && (size_t)k < cap);
+				sts[k] = json_number_value(ts);
+				ste[k] = sts[k] + json_number_value(dur);
+				have[k] = 1;
+				nsteps++;
+			}
+		} else if (strcmp(ph, "s") == 0 || strcmp(ph, "f") == 0) {
+			const char *id = json_string_value(json_object_get(e, "id"));
+			assert_non_null(id);
+			json_t *set = ph[0] == 's' ? starts : finishes;
+			if (json_object_get(set, id))
+				fail_msg("flow %s: two %s events", id, ph);
+			json_object_set_new(set, id, json_true());
+			if (ph[0] == 'f')
+				assert_string_equal(json_string_value(json_object_get(e, "bp")), "e");
+		}
+	}
+	if (want_steps)
+		assert_true(nsteps > 0);
+	/* No two slices of one track on one interval. */
+	for (size_t a = 0; a < niv; a++)
+		for (size_t b = a + 1; b < niv; b++)
+			if (strcmp(iv[a], iv[b]) == 0)
+				fail_msg("two slices on one track and interval: %s", iv[a]);
+	/* Every flow start lands, and every finish has a start. */
+	const char *id;
+	json_t *v;
+	json_object_foreach(starts, id, v)
+		if (!json_object_get(finishes, id))
+			fail_msg("flow %s starts and never finishes", id);
+	json_object_foreach(finishes, id, v)
+		if (!json_object_get(starts, id))
+			fail_msg("flow %s finishes and never started", id);
+	/* Step slices enclose the events of their step. */
+	for (size_t i = 0; i < n; i++) {
+		json_t *e = json_array_get(evs, i);
+		const char *cat = json_string_value(json_object_get(e, "cat"));
+		json_t *k = json_object_get(json_object_get(e, "args"), "step");
+		if (strcmp(json_string_value(json_object_get(e, "ph")), "X") || !strcmp(cat, "step") || !k)
+			continue;
+		json_int_t s = json_integer_value(k);
+		assert_true(s >= 0 && (size_t)s < cap && have[s]);
+		double t0 = json_number_value(json_object_get(e, "ts"));
+		double t1 = t0 + json_number_value(json_object_get(e, "dur"));
+		if (!le(sts[s], t0) || !le(t1, ste[s]))
+			fail_msg("event %zu [%.9g, %.9g] outside step %lld [%.9g, %.9g]", i, t0, t1,
+				 (long long)s, sts[s], ste[s]);
+	}
+	for (size_t a = 0; a < niv; a++)
+		free(iv[a]);
+	free(iv);
+	free(sts);
+	free(ste);
+	free(have);
+	json_decref(starts);
+	json_decref(finishes);
+}
+
+/* The name of the thread (pid, tid), from its metadata; NULL if none. */
+static const char *thread_name(json_t *j, json_int_t pid, json_int_t tid)
+{
+	json_t *evs = json_object_get(j, "traceEvents");
+	for (size_t i = 0; i < json_array_size(evs); i++) {
+		json_t *e = json_array_get(evs, i);
+		if (!strcmp(json_string_value(json_object_get(e, "ph")), "M") &&
+		    !strcmp(json_string_value(json_object_get(e, "name")), "thread_name") &&
+		    json_integer_value(json_object_get(e, "pid")) == pid &&
+		    json_integer_value(json_object_get(e, "tid")) == tid)
+			return json_string_value(json_object_get(json_object_get(e, "args"), "name"));
+	}
+	return NULL;
+}
+
+static int has_name(json_t *j, const char *name)
+{
+	json_t *evs = json_object_get(j, "traceEvents");
+	for (size_t i = 0; i < json_array_size(evs); i++) {
+		json_t *e = json_array_get(evs, i), *a = json_object_get(e, "args");
+		const char *n = json_string_value(json_object_get(e, "name"));
+		const char *an = a ? json_string_value(json_object_get(a, "name")) : NULL;
+		if ((n && strcmp(n, name) == 0) || (an && strcmp(an, name) == 0))
+			return 1;
+	}
+	return 0;
+}
+
+static void check_snapshot(sl_cluster *c, int want_steps, json_t **out)
+{
+	sl_snapshot s;
+	assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), &s), SL_OK);
+	sl_trace_opts o = {.known = 1, .devices_per_node = sl_cluster_config_of(c)->devices_per_node};
+	membuf m = write_mem(&s, &o);
+	json_t *j = parse(m.b);
+	check_trace(j, want_steps);
+	free(m.b);
+	sl_snapshot_free(&s);
+	*out = j;
+}
+
+struct cjob {
+	sl_coll_op op;
+	sl_algo algo;
+	size_t count;
+};
+
+static int cprog(sl_dev *d, void *arg, sl_err *err)
+{
+	struct cjob *j = arg;
+	sl_group g = sl_group_all(sl_cluster_devices(sl_dev_cluster(d)));
+	return sl_coll_run(d, &g, j->op, NULL, j->count, j->algo, err);
+}
+
+static void test_ring_two_nodes(void **state)
+{
+	(void)state;
+	sl_cluster_config cfg = tu_config(4, 100e9, 2e-6);
+	cfg.devices_per_node = 2;
+	cfg.inter.bandwidth = 12.5e9;
+	cfg.inter.latency = 5e-6;
+	cfg.timing_only = 1;
+	sl_cluster *c = tu_create(&cfg);
+	struct cjob job = {SL_COLL_ALLREDUCE, SL_ALGO_RING, 1 << 20};
+	sl_err err = {0};
+	if (sl_cluster_run(c, cprog, &job, &err))
+		fail_msg("all-reduce: %s", err.msg);
+	json_t *j;
+	check_snapshot(c, 1, &j);
+	assert_true(has_name(j, "node 0"));
+	assert_true(has_name(j, "node 1"));
+	/* Device 2 is node 1's first: pid 2, its compute track tid 7. */
+	assert_string_equal(thread_name(j, 2, 7), "device 2 compute (node 1)");
+	assert_true(has_name(j, "link 1->2 (inter-node)"));
+	assert_true(has_name(j, "link 0->1 (intra-node)"));
+	assert_true(has_name(j, "allreduce ring step 1/6 reduce-scatter"));
+	assert_true(has_name(j, "bytes in flight"));
+	json_decref(j);
+	sl_cluster_destroy(c);
+}
+
+static void test_colwise(void **state)
+{
+	(void)state;
+	sl_scenario sc;
+	sl_scenario_default(&sc);
+	sl_preset_apply(sl_preset_find("h100"), &sc.cluster);
+	sc.cluster.devices = 4;
+	sc.cluster.devices_per_node = 0;
+	sc.cluster.timing = SL_TIMING_MODEL;
+	sc.cluster.slowdown = 0;
+	sc.gemm.split = SL_SPLIT_COL;
+	sc.gemm.m = 64;
+	sc.gemm.k = 128;
+	sc.gemm.n = 128;
+	sl_cluster *c = NULL;
+	sl_gemm_result res;
+	sl_err err = {0};
+	if (sl_scenario_run(&sc, &c, &res, &err))
+		fail_msg("run: %s", err.msg);
+	json_t *j;
+	check_snapshot(c, 1, &j);
+	/* One node: all devices in "node 0", links intra-node. */
+	assert_true(has_name(j, "node 0"));
+	assert_false(has_name(j, "node 1"));
+	assert_true(has_name(j, "link 0->1 (intra-node)"));
+	json_decref(j);
+	sl_cluster_destroy(c);
+}
+
+static void test_training(void **state)
+{
+	(void)state;
+	sl_model_spec ms = tu_model(2, 16, 32, 2, 4, 32);
+	sl_layout l = tu_layout(2, 2, 1, SL_SCHED_1F1B, 2, 1);
+	sl_err err = {0};
+	sl_train *tr = sl_train_create(&ms, &l, 4, &err);
+	if (!tr)
+		fail_msg("train: %s", err.msg);
+	sl_cluster_config cfg = tu_h100(4, 2);
+	cfg.timing = SL_TIMING_MODEL;
+	cfg.slowdown = 0;
+	cfg.memory = (uint64_t)1 << 30;
+	sl_cluster *c = tu_create(&cfg);
+	sl_train_report rep;
+	if (sl_train_run(tr, c, 1, &rep, &err))
+		fail_msg("train: %s", err.msg);
+	json_t *j;
+	check_snapshot(c, 1, &j);
+	json_decref(j);
+	sl_cluster_destroy(c);
+	sl_train_destroy(tr);
+}
+
+/* Labels are the engine's, but a quote, a backslash or a control character
+ * must still come out as valid JSON; and with no cluster shape the writer
+ * names no nodes. */
+static void test_escaping(void **state)
+{
+	(void)state;
+	sl_trace *t = sl_trace_create(2);
+	sl_event e = {.dev = 0, .peer = -1, .kind = SL_EV_COMPUTE, .mb = -1, .t0 = 0, .t1 = 1e-6};
+	e.coll.op = -1;
+	snprintf(e.label, sizeof e.label, "a\"b\\c\nd\te\x01z");
+	sl_trace_add(t, &e);
+	sl_snapshot s;
+	assert_int_equal(sl_trace_snapshot(t, &s), SL_OK);
+	membuf m = write_mem(&s, NULL);
+	assert_non_null(strstr(m.b, "a\\\"b\\\\c\\u000ad\\u0009e\\u0001z"));
+	json_t *j = parse(m.b);
+	check_trace(j, 1);
+	assert_true(has_name(j, "a\"b\\c\nd\te\x01z"));
+	assert_true(has_name(j, "device 1 recv"));
+	assert_false(has_name(j, "node 0"));
+	json_decref(j);
+	free(m.b);
+	sl_snapshot_free(&s);
+	sl_trace_destroy(t);
+}
+
+/* A .gz trace gunzips to the same bytes as the plain one. */
+static void test_gzip(void **state)
+{
+	(void)state;
+	sl_cluster_config cfg = tu_config(4, 100e9, 2e-6);
+	cfg.devices_per_node = 2;
+	cfg.timing_only = 1;
+	sl_cluster *c = tu_create(&cfg);
+	struct cjob job = {SL_COLL_ALLGATHER, SL_ALGO_RING, 1 << 16};
+	sl_err err = {0};
+	if (sl_cluster_run(c, cprog, &job, &err))
+		fail_msg("all-gather: %s", err.msg);
+	sl_snapshot s;
+	assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), &s), SL_OK);
+	sl_trace_opts o = {.known = 1, .devices_per_node = 2};
+	membuf m = write_mem(&s, &o);
+	char path[512], tmpl[64];
+	snprintf(tmpl, sizeof tmpl, "test_trace_%d.json.gz", (int)getpid());
+	tu_tmpname(path, sizeof path, tmpl);
+	if (sl_trace_write_chrome_gz(&s, &o, path, &err))
+		fail_msg("gz: %s", err.msg);
+	gzFile g = gzopen(path, "rb");
+	assert_non_null(g);
+	membuf u = {0};
+	char buf[4096];
+	int k;
+	while ((k = gzread(g, buf, sizeof buf)) > 0)
+		mem_sink(&u, buf, (size_t)k);
+	assert_true(k == 0);
+	gzclose(g);
+	unlink(path);
+	assert_int_equal(u.n, m.n);
+	assert_memory_equal(u.b, m.b, m.n);
+	json_decref(parse(u.b));
+	free(u.b);
+	free(m.b);
+	sl_snapshot_free(&s);
+	sl_cluster_destroy(c);
+}
+
+/* --trace=- puts the trace on stdout and the report on stderr, and makes
+ * no file named "-". */
+static void test_stdout(void **state)
+{
+	(void)state;
+	int had_dash = access("-", F_OK) == 0;
+	tu_result r;
+	tu_run("run --devices=4 --devices-per-node=2 --m=16 --k=24 --n=32 --trace=-", &r);
+	assert_int_equal(r.status, 0);
+	json_t *j = parse(r.out);
+	check_trace(j, 1);
+	assert_true(has_name(j, "link 1->2 (inter-node)"));
+	json_decref(j);
+	assert_non_null(strstr(r.err, "PASS"));
+	tu_result_free(&r);
+	if (!had_dash)
+		assert_true(access("-", F_OK) != 0);
+	/* The sandbox's screen is stdout: it takes a file name only. */
+	tu_run("sandbox --trace=-", &r);
+	tu_expect_one_error("sandbox --trace=-", 2, &r);
+	tu_result_free(&r);
+	/* The .gz route through the command line. */
+	char path[512], tmpl[64];
+	snprintf(tmpl, sizeof tmpl, "test_trace_cli_%d.json.gz", (int)getpid());
+	tu_tmpname(path, sizeof path, tmpl);
+	char args[800];
+	snprintf(args, sizeof args, "run --devices=2 --m=16 --k=24 --n=32 --trace=%s", path);
+	tu_run(args, &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "PASS"));
+	tu_result_free(&r);
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	unsigned char magic[2] = {0};
+	assert_int_equal(fread(magic, 1, 2, f), 2);
+	fclose(f);
+	unlink(path);
+	assert_true(magic[0] == 0x1f && magic[1] == 0x8b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ring_two_nodes),
+		cmocka_unit_test(test_colwise),
+		cmocka_unit_test(test_training),
+		cmocka_unit_test(test_escaping),
+		cmocka_unit_test(test_gzip),
+		cmocka_unit_test(test_stdout),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
