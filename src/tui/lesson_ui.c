@@ -855,6 +855,9 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 	if (!(u->opt.fps > 0))
 		u->opt.fps = SL_TUI_DEFAULT_FPS;
 	setlocale(LC_ALL, "");
+	/* The locale is for the terminal's characters; numbers are printed
+	 * (and parsed) with a decimal point whatever the locale says. */
+	setlocale(LC_NUMERIC, "C");
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		fprintf(stderr, "shardlab: lessons need a terminal (without one, use 'shardlab lesson "
 		                "--headless')\n");

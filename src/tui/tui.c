@@ -769,6 +769,9 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 	if (!(a.opt.fps > 0))
 		a.opt.fps = SL_TUI_DEFAULT_FPS;
 	setlocale(LC_ALL, "");
+	/* The locale is for the terminal's characters; numbers are printed
+	 * (and parsed) with a decimal point whatever the locale says. */
+	setlocale(LC_NUMERIC, "C");
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		fprintf(stderr,
 		        "shardlab: the interactive view needs a terminal (for a report, use "
