@@ -150,19 +150,6 @@ static void test_products(void **state)
 	assert_int_equal(product_steps(SL_SPLIT_ROW, 6, 0, 256, 1024, 1024, SL_ALGO_TREE), 1 + 6);
 }
 
-struct cjob {
-	sl_coll_op op;
-	sl_algo algo;
-	size_t count;
-};
-
-static int cprog(sl_dev *d, void *arg, sl_err *err)
-{
-	struct cjob *j = arg;
-	sl_group g = sl_group_all(sl_cluster_devices(sl_dev_cluster(d)));
-	return sl_coll_run(d, &g, j->op, NULL, j->count, j->algo, err);
-}
-
 /* A lone collective, timing only, over p devices on nodes of g. */
 static size_t coll_steps(sl_coll_op op, sl_algo algo, int p, int g, size_t count, double *span0)
 {
@@ -172,9 +159,9 @@ static size_t coll_steps(sl_coll_op op, sl_algo algo, int p, int g, size_t count
 	cfg.inter.latency = 5e-6;
 	cfg.timing_only = 1;
 	sl_cluster *c = tu_create(&cfg);
-	struct cjob j = {op, algo, count};
+	tu_coll_job j = {op, algo, count};
 	sl_err err = {0};
-	if (sl_cluster_run(c, cprog, &j, &err))
+	if (sl_cluster_run(c, tu_coll_prog, &j, &err))
 		fail_msg("%s: %s", sl_coll_op_name(op), err.msg);
 	size_t ns = steps_checked(c, span0, NULL);
 	sl_cluster_destroy(c);

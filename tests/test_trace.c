@@ -201,19 +201,6 @@ static void check_snapshot(sl_cluster *c, int want_steps, json_t **out)
 	*out = j;
 }
 
-struct cjob {
-	sl_coll_op op;
-	sl_algo algo;
-	size_t count;
-};
-
-static int cprog(sl_dev *d, void *arg, sl_err *err)
-{
-	struct cjob *j = arg;
-	sl_group g = sl_group_all(sl_cluster_devices(sl_dev_cluster(d)));
-	return sl_coll_run(d, &g, j->op, NULL, j->count, j->algo, err);
-}
-
 static void test_ring_two_nodes(void **state)
 {
 	(void)state;
@@ -223,9 +210,9 @@ static void test_ring_two_nodes(void **state)
 	cfg.inter.latency = 5e-6;
 	cfg.timing_only = 1;
 	sl_cluster *c = tu_create(&cfg);
-	struct cjob job = {SL_COLL_ALLREDUCE, SL_ALGO_RING, 1 << 20};
+	tu_coll_job job = {SL_COLL_ALLREDUCE, SL_ALGO_RING, 1 << 20};
 	sl_err err = {0};
-	if (sl_cluster_run(c, cprog, &job, &err))
+	if (sl_cluster_run(c, tu_coll_prog, &job, &err))
 		fail_msg("all-reduce: %s", err.msg);
 	json_t *j;
 	check_snapshot(c, 1, &j);
@@ -328,9 +315,9 @@ static void test_gzip(void **state)
 	cfg.devices_per_node = 2;
 	cfg.timing_only = 1;
 	sl_cluster *c = tu_create(&cfg);
-	struct cjob job = {SL_COLL_ALLGATHER, SL_ALGO_RING, 1 << 16};
+	tu_coll_job job = {SL_COLL_ALLGATHER, SL_ALGO_RING, 1 << 16};
 	sl_err err = {0};
-	if (sl_cluster_run(c, cprog, &job, &err))
+	if (sl_cluster_run(c, tu_coll_prog, &job, &err))
 		fail_msg("all-gather: %s", err.msg);
 	sl_snapshot s;
 	assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), &s), SL_OK);

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "cluster.h"
+#include "coll.h"
 #include "model.h"
 #include "preset.h"
 #include "train.h"
@@ -47,6 +48,21 @@ static inline sl_cluster *tu_cluster(int p, double bw, double lat)
 {
 	sl_cluster_config cfg = tu_config(p, bw, lat);
 	return tu_create(&cfg);
+}
+
+/* A lone collective on every device of the cluster, timing only (no
+ * buffer): sl_cluster_run(c, tu_coll_prog, &job, err). */
+typedef struct tu_coll_job {
+	sl_coll_op op;
+	sl_algo algo;
+	size_t count;
+} tu_coll_job;
+
+static inline int tu_coll_prog(sl_dev *d, void *arg, sl_err *err)
+{
+	const tu_coll_job *j = arg;
+	sl_group g = sl_group_all(sl_cluster_devices(sl_dev_cluster(d)));
+	return sl_coll_run(d, &g, j->op, NULL, j->count, j->algo, err);
 }
 
 /* Simple deterministic values that sum exactly in fp32: small integers. */
