@@ -169,7 +169,7 @@ static void test_program(void **state)
 	close(fd);
 	snprintf(cmd, sizeof cmd, "%s check %s 2>&1 >/dev/null", SHARDLAB_BIN, bad);
 	assert_int_equal(shell(cmd, out, sizeof out), 1);
-	char want[128];
+	char want[512];
 	snprintf(want, sizeof want, "%s:3: unknown command 'sya' (did you mean 'say'?)\n", bad);
 	assert_string_equal(out, want);
 	snprintf(cmd, sizeof cmd, "%s lesson --headless %s </dev/null 2>&1 >/dev/null", SHARDLAB_BIN, bad);

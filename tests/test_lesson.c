@@ -261,7 +261,7 @@ static void test_huge_and_binary(void **state)
 		line += c == '\n';
 	fclose(f);
 	assert_int_equal(sl_lesson_load(path, &l, NULL, &err), SL_EINVAL);
-	char want[200];
+	char want[512];
 	snprintf(want, sizeof want, "%s:%d: the lesson is larger than 1024 KiB: a lesson is a short "
 				    "text file", path, line);
 	assert_string_equal(err.msg, want);
@@ -846,7 +846,7 @@ static void test_headless(void **state)
 static void test_demo_loop(void **state)
 {
 	(void)state;
-	char dir[256], path[64];
+	char dir[256], path[512];
 	tu_tmpname(dir, sizeof dir, "sl_demo_XXXXXX");
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof path, "%s/loop.lesson", dir);
@@ -867,7 +867,7 @@ static void test_demo_loop(void **state)
 	fclose(o);
 	fclose(e);
 	assert_int_equal(rc, 2);
-	char want[300];
+	char want[1024];
 	snprintf(want, sizeof want, "%s:4: the demo has answered 1000 questions, menus and explores "
 				    "without reaching the end: the lesson loops when answered right and "
 				    "given each menu's first item\n", path);
@@ -904,7 +904,7 @@ static void test_progress(void **state)
 	assert_memory_equal(&p, &q, sizeof p);
 
 	/* It landed in the state directory, and no temporary file is left. */
-	char path[256];
+	char path[512];
 	snprintf(path, sizeof path, "%s/shardlab/progress/02-colwise", state_dir);
 	struct stat sb;
 	assert_int_equal(stat(path, &sb), 0);
@@ -937,7 +937,7 @@ static void test_resume(void **state)
 	char dir[256];
 	tu_tmpname(dir, sizeof dir, "sl_lessons_XXXXXX");
 	assert_non_null(mkdtemp(dir));
-	char path[128];
+	char path[512];
 	snprintf(path, sizeof path, "%s/09-resume.lesson", dir);
 	FILE *f = fopen(path, "w");
 	fputs(HEAD "setup preset=a100 devices=2 m=64 k=512 n=256\nrun matmul as r\n"
@@ -990,7 +990,7 @@ static void test_find(void **state)
 	tu_tmpname(dir, sizeof dir, "sl_find_XXXXXX");
 	assert_non_null(mkdtemp(dir));
 	const char *names[] = {"01-one.lesson", "02-colwise.lesson", "12-compare.lesson", "notes.txt"};
-	char p[256];
+	char p[512];
 	for (int i = 0; i < 4; i++) {
 		snprintf(p, sizeof p, "%s/%s", dir, names[i]);
 		FILE *f = fopen(p, "w");
