@@ -209,6 +209,7 @@ static void train_case(int tp, int pp, int dp, sl_sched k, int m)
 	sl_train_report rep;
 	if (sl_train_run(tr, c, 1, &rep, &err))
 		fail_msg("%s: %s", sl_sched_name(k), err.msg);
+	sl_train_report_free(&rep);
 	sl_snapshot s;
 	assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), &s), SL_OK);
 	sl_opstep *st;

@@ -274,6 +274,7 @@ static void test_training(void **state)
 	sl_train_report rep;
 	if (sl_train_run(tr, c, 1, &rep, &err))
 		fail_msg("train: %s", err.msg);
+	sl_train_report_free(&rep);
 	json_t *j;
 	check_snapshot(c, 1, &j);
 	json_decref(j);
