@@ -40,8 +40,15 @@
 
 /* Sanitizers reserve terabytes of address space: no RLIMIT_AS under them
  * (the sparse giant's checks then hold without the memory bound). */
+/* gcc says it with __SANITIZE_*__, clang with __has_feature. */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#else
+#define SANITIZED 0
+#endif
 #else
 #define SANITIZED 0
 #endif
