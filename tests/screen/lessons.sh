@@ -74,7 +74,7 @@ check() { # NAME GOLDEN
 # within 5 s with status 0, and the shell's screen is back.
 ended() {
 	n=0
-	while ! capture "$1" | grep -q '^EXIT-STATUS' && [ $n -lt 50 ]; do
+	while ! capture "$1" | grep -q '^EXIT-STATUS' && [ $n -lt 300 ]; do
 		sleep 0.1
 		n=$((n + 1))
 	done
@@ -166,11 +166,18 @@ settle sb
 keys sb s
 cases=$((cases + 1))
 n=0
-while ! capture sb | head -n 1 | grep -q 'paused' && [ $n -lt 300 ]; do
+# (Slow machines and sanitizer builds plan for a while: wait for the
+# screens rather than for a fixed time.)
+while ! capture sb | head -n 1 | grep -q 'paused' && [ $n -lt 900 ]; do
 	sleep 0.1
 	n=$((n + 1))
 done
 keys sb q
+n=0
+while ! capture sb | head -n 1 | grep -q 'guided lessons' && [ $n -lt 300 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
 if capture sb | head -n 1 | grep -q 'guided lessons'; then
 	pass sandbox-q-menu
 else
