@@ -923,7 +923,11 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 		status = SL_TUI_LESSONS_SANDBOX;
 	menu_sel = u->sel;
 	sl_term_stop();
-	int clean = sl_play_destroy(u->sv.play, 0.3) && !u->sv.orphans;
+	/* Quitting does not wait for a thread inside a long BLAS call (the
+	 * process ends); opening the sandbox goes on in this process, so it
+	 * waits for them (a slow machine or a sanitizer build takes seconds). */
+	double wait = status == SL_TUI_LESSONS_SANDBOX ? 30.0 : 0.3;
+	int clean = sl_play_destroy(u->sv.play, wait) && !u->sv.orphans;
 	if (clean)
 		sl_lshow_free_ckpt(&u->sv);
 	close_lesson(u);

@@ -816,8 +816,11 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 	/* Threads wake at once when cancelled, unless inside a BLAS call (a
 	 * large plan's product): quitting does not wait for that. */
 	sl_planview_destroy(a.pv); /* stops between layouts */
-	int clean = sl_sweep_destroy(a.sweep, 0.3);
-	clean = sl_play_destroy(a.play, clean ? 0.3 : 0) && clean && !a.orphans;
+	/* Going back to the menu goes on in this process: wait for them then
+	 * (a slow machine or a sanitizer build takes seconds). */
+	double wait = status == SL_TUI_MENU ? 30.0 : 0.3;
+	int clean = sl_sweep_destroy(a.sweep, wait);
+	clean = sl_play_destroy(a.play, clean ? wait : 0) && clean && !a.orphans;
 	if (a.stats) {
 		fprintf(a.stats, "frames %ld\n", a.frames);
 		fclose(a.stats);
