@@ -80,8 +80,9 @@ static void check_spans(const sl_snapshot *s, const sl_opstep *st, size_t ns, co
 }
 
 /* The steps of cluster c's run, checked (check_spans); the first step's
- * span and the last step's end into the pointers given. */
-static size_t steps_checked(sl_cluster *c, double *span0, double *end)
+ * span, the last step's end and the number of training-GEMM steps into the
+ * pointers given (each may be NULL). */
+static size_t steps_checked(sl_cluster *c, double *span0, double *end, int *gemms)
 {
 	sl_snapshot s;
 	assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), &s), SL_OK);
@@ -93,6 +94,8 @@ static size_t steps_checked(sl_cluster *c, double *span0, double *end)
 		*span0 = st[0].t1 - st[0].t0;
 	if (end && ns)
 		*end = st[ns - 1].t_stop;
+	for (size_t i = 0; gemms && i < ns; i++)
+		*gemms += st[i].compute && s.ev[st[i].rep].work.pass != SL_PASS_NONE;
 	free(st);
 	free(of);
 	sl_snapshot_free(&s);
@@ -120,7 +123,7 @@ static size_t product_steps(sl_split split, int p, int g, int m, int k, int n, s
 	if (sl_scenario_run(&sc, &c, &res, &err))
 		fail_msg("run: %s", err.msg);
 	double end = 0;
-	size_t ns = steps_checked(c, NULL, &end);
+	size_t ns = steps_checked(c, NULL, &end, NULL);
 	/* The last step ends with the run. */
 	assert_true(ns > 0);
 	tu_check_close(end, res.emulated_time_s, 1e-12, "the last step's end");
@@ -163,7 +166,7 @@ static size_t coll_steps(sl_coll_op op, sl_algo algo, int p, int g, size_t count
 	sl_err err = {0};
 	if (sl_cluster_run(c, tu_coll_prog, &j, &err))
 		fail_msg("%s: %s", sl_coll_op_name(op), err.msg);
-	size_t ns = steps_checked(c, span0, NULL);
+	size_t ns = steps_checked(c, span0, NULL, NULL);
 	sl_cluster_destroy(c);
 	return ns;
 }
@@ -210,21 +213,11 @@ static void train_case(int tp, int pp, int dp, sl_sched k, int m)
 	if (sl_train_run(tr, c, 1, &rep, &err))
 		fail_msg("%s: %s", sl_sched_name(k), err.msg);
 	sl_train_report_free(&rep);
-	sl_snapshot s;
-	assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), &s), SL_OK);
-	sl_opstep *st;
-	int *of;
-	size_t ns = sl_steps_build(&s, &st, &of);
-	check_spans(&s, st, ns, of);
 	int gemms = 0;
-	for (size_t i = 0; i < ns; i++)
-		gemms += st[i].compute && s.ev[st[i].rep].work.pass != SL_PASS_NONE;
+	steps_checked(c, NULL, NULL, &gemms);
 	if (gemms != ms.layers * m * 6)
 		fail_msg("tp=%d pp=%d dp=%d %s m=%d: %d GEMM steps, want %d", tp, pp, dp,
 			 sl_sched_name(k), m, gemms, ms.layers * m * 6);
-	free(st);
-	free(of);
-	sl_snapshot_free(&s);
 	sl_cluster_destroy(c);
 	sl_train_destroy(tr);
 }
