@@ -5,7 +5,8 @@
 #   run.sh SRCDIR OUTDIR SECONDS SHARDLAB
 #
 # Each fuzzer starts from its seed corpus (SRCDIR/fuzz/corpus/NAME: for the
-# lessons, the shipped course too; for the manifest, a checkpoint that
+# lessons, the shipped course too; for hardware and model files, the shipped
+# ones; for the manifest, a checkpoint that
 # SHARDLAB saves here first) copied into a scratch directory, so the source
 # tree never changes, with its dictionary, and stops after SECONDS.  Any
 # crash, leak, timeout (10 s an input) or memory blow-up (2 GiB) fails the
@@ -34,7 +35,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export SHARDLAB_FUZZ_CKPT="$work/ckpt"
 
 failed=0
-for name in lesson manifest units; do
+for name in lesson manifest units hwfile; do
 	bin="$out/fuzz_$name"
 	corpus="$work/corpus-$name"
 	mkdir -p "$corpus"
@@ -42,6 +43,7 @@ for name in lesson manifest units; do
 	case $name in
 	lesson) cp "$src"/lessons/*.lesson "$corpus/" ;;
 	manifest) cp "$work/ckpt/manifest.json" "$corpus/" ;;
+	hwfile) cp "$src"/data/hardware/*.json "$src"/data/models/*.json "$corpus/" ;;
 	esac
 	log="$work/$name.log"
 	TIMEFORMAT='%U %S'

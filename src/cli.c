@@ -15,6 +15,7 @@
 
 #include <cblas.h>
 
+#include "cliutil.h"
 #include "lesson_ui.h"
 #include "report.h"
 #include "units.h"
@@ -40,21 +41,26 @@ static const struct sl_cmd {
 
 static void print_help(void)
 {
-	printf("Usage: shardlab [COMMAND [OPTION...]]\n"
-	       "       shardlab --help | --version | --list-presets\n\n"
+	printf("Usage: shardlab [--no-color] [--ascii] [--high-contrast]\n"
+	       "       shardlab COMMAND [OPTION...]\n"
+	       "       shardlab --help | --version | --list-presets [--format=text|json]\n\n"
 	       "Threads play GPUs: each emulated device multiplies its shard with OpenBLAS and\n"
 	       "exchanges results over links throttled to a bandwidth and a latency; every\n"
 	       "device keeps an emulated clock, so times are those of the hardware emulated.\n\n"
-	       "Without a command, opens the menu of guided lessons; without a terminal,\n"
-	       "prints the default scenario's report (4 devices of the h100 preset, a\n"
-	       "column-wise 1024 x 4096 x 4096 product).\n\n"
+	       "Without a command, opens the menu of guided lessons; without a terminal\n"
+	       "(a pipe, TERM unset or dumb), prints the default scenario's report (4\n"
+	       "devices of the h100 preset, a column-wise 1024 x 4096 x 4096 product).\n\n"
 	       "Commands:\n");
 	for (const struct sl_cmd *c = cmds; c->name; c++)
 		printf("  %-8s %s\n", c->name, c->summary);
 	printf("\nOptions:\n"
 	       "  -h, --help          this help\n"
 	       "  -V, --version       the version and the OpenBLAS kernel in use\n"
-	       "  --list-presets      the hardware presets, their figures and sources\n\n"
+	       "  --list-presets      the hardware presets, their figures and sources; with\n"
+	       "                      --format=json, as hardware files (shardlab-hardware(5))\n"
+	       "  --no-color          the menu (and the sandbox it opens) in monochrome\n"
+	       "  --ascii             ... in ASCII glyphs\n"
+	       "  --high-contrast     ... in the high-contrast palette\n\n"
 	       "Run 'shardlab COMMAND --help' for a command's options; see shardlab(1).\n");
 }
 
@@ -71,16 +77,27 @@ static int print_version(void)
 
 /* No command: the lesson menu, the product's front door; without a
  * terminal (a pipe, a script), the default scenario's report. */
-static int run_default(void)
+static int run_default(const struct sl_tui_options *t)
 {
-	if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
-		/* The sandbox chosen from the menu comes back to it on q. */
-		int st = sl_tui_lessons(NULL, NULL, 0, NULL);
-		while (st == SL_TUI_LESSONS_SANDBOX &&
-		       (st = sl_sandbox_default(1)) == SL_TUI_MENU)
-			st = sl_tui_lessons(NULL, NULL, 0, NULL);
-		return st;
+	const char *term = getenv("TERM");
+	int tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	int can_draw = term && *term && strcmp(term, "dumb") != 0;
+	if (tty && can_draw) {
+		/* The menu's sandbox (a screen of the same loop) opens on the
+		 * scenario `shardlab sandbox` opens on. */
+		sl_scenario sc;
+		int st = sl_sandbox_default(&sc);
+		if (st != SL_EXIT_OK)
+			return st;
+		struct sl_tui_options o = *t;
+		o.sandbox = &sc;
+		return sl_tui_lessons(NULL, NULL, 0, &o);
 	}
+	/* A terminal that cannot be drawn on gets what a pipe gets. */
+	if (tty)
+		sl_cli_error("%s: the report instead of the lesson menu "
+			     "('shardlab lesson --headless 01' follows a lesson as text)",
+			     term && *term ? "TERM is dumb" : "TERM is not set");
 	sl_opts o;
 	sl_err err = {0};
 	sl_opts_init(&o);
@@ -89,11 +106,90 @@ static int run_default(void)
 	return sl_run_and_report("run", &o);
 }
 
+/* Whether argv asks for --format=json (wherever it stands, so a usage
+ * error before it is answered in JSON too), and whether --trace=- takes
+ * stdout. */
+static int wants_json(int argc, char **argv, int *trace_stdout)
+{
+	int json = 0;
+	*trace_stdout = 0;
+	for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		const char *v = NULL;
+		if (strncmp(argv[i], "--format=", 9) == 0)
+			v = argv[i] + 9;
+		else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
+			v = argv[++i];
+		if (v)
+			json = strcmp(v, "json") == 0;
+		if (strcmp(argv[i], "--trace=-") == 0 ||
+		    (strcmp(argv[i], "--trace") == 0 && i + 1 < argc && strcmp(argv[i + 1], "-") == 0))
+			*trace_stdout = 1;
+	}
+	return json;
+}
+
+/* A failed command under --format=json that printed no report answers
+ * with an error object (the same exit status), where the report would
+ * have gone: a script reading stdout never meets an empty document. */
+static int json_error(int argc, char **argv, int status)
+{
+	int trace_stdout;
+	if (status == SL_EXIT_OK || !wants_json(argc, argv, &trace_stdout) ||
+	    sl_report_json_printed())
+		return status;
+	json_t *e = json_object(), *o = json_object();
+	json_object_set_new(e, "message", json_string(sl_cli_last_error()));
+	json_object_set_new(e, "exit_status", json_integer(status));
+	json_object_set_new(o, "error", e);
+	if (sl_report_json_print(trace_stdout ? stderr : stdout, o) && status == SL_EXIT_OK)
+		status = SL_EXIT_FAIL;
+	fflush(stdout);
+	return status;
+}
+
+/* The display options the program takes without a command; 0, or the
+ * index of the first argument that is not one. */
+static int display_options(int argc, char **argv, struct sl_tui_options *t)
+{
+	sl_tui_options_default(t);
+	int i = 1;
+	for (; i < argc; i++) {
+		if (strcmp(argv[i], "--no-color") == 0)
+			t->no_color = 1;
+		else if (strcmp(argv[i], "--ascii") == 0)
+			t->ascii = 1;
+		else if (strcmp(argv[i], "--high-contrast") == 0)
+			t->high_contrast = 1;
+		else
+			break;
+	}
+	return i;
+}
+
 int sl_cli_main(int argc, char **argv)
 {
-	if (argc < 2)
-		return run_default();
+	struct sl_tui_options t;
+	int shown = display_options(argc, argv, &t);
+	if (shown == argc)
+		return run_default(&t);
+	if (shown > 1)
+		return sl_cli_usage(NULL, "'%s' goes only with --no-color, --ascii and "
+					  "--high-contrast, without a command (a command takes its own)",
+				    argv[1]);
 	const char *a = argv[1];
+	if (strcmp(a, "--list-presets") == 0) {
+		int json = 0;
+		if (argc > 3 || (argc == 3 && strcmp(argv[2], "--format=json") != 0 &&
+				 strcmp(argv[2], "--format=text") != 0))
+			return sl_cli_usage(NULL, "--list-presets takes only --format=text|json");
+		json = argc == 3 && strcmp(argv[2], "--format=json") == 0;
+		sl_err err = {0};
+		if (sl_report_presets(stdout, json, &err)) {
+			sl_cli_error("%s", err.msg);
+			return err.code == SL_EINVAL ? SL_EXIT_USAGE : SL_EXIT_FAIL;
+		}
+		return sl_cli_flush(SL_EXIT_OK);
+	}
 	if (a[0] == '-') {
 		if (argc > 2)
 			return sl_cli_usage(NULL, "'%s' takes no further arguments; "
@@ -105,14 +201,12 @@ int sl_cli_main(int argc, char **argv)
 		}
 		if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0)
 			return print_version();
-		if (strcmp(a, "--list-presets") == 0) {
-			sl_report_presets(stdout);
-			return sl_cli_flush(SL_EXIT_OK);
-		}
 		return sl_cli_usage(NULL, "unknown option '%s'", a);
 	}
 	for (const struct sl_cmd *c = cmds; c->name; c++)
-		if (strcmp(a, c->name) == 0)
-			return c->fn(argc - 1, argv + 1);
+		if (strcmp(a, c->name) == 0) {
+			int status = c->fn(argc - 1, argv + 1);
+			return json_error(argc, argv, status);
+		}
 	return sl_cli_usage(NULL, "unknown command '%s'", a);
 }

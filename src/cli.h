@@ -18,11 +18,12 @@ int sl_cmd_train(int argc, char **argv);
 int sl_cmd_compare(int argc, char **argv);
 int sl_cmd_ckpt(int argc, char **argv);
 int sl_cmd_sandbox(int argc, char **argv);
-/* The interactive view of the default scenario (no command, on a terminal);
- * from_menu: opened from the lesson menu, q returns SL_TUI_MENU. */
-int sl_sandbox_default(int from_menu);
-int sl_cmd_check(int argc, char **argv);  /* cmd_lesson.c */
-int sl_cmd_lesson(int argc, char **argv); /* cmd_lesson.c */
+/* The scenario `shardlab sandbox` opens on with no options (the lesson
+ * menu's sandbox).  Returns 0, or an exit status after an error line. */
+struct sl_scenario;
+int sl_sandbox_default(struct sl_scenario *sc);
+int sl_cmd_check(int argc, char **argv);  /* cmd_check.c */
+int sl_cmd_lesson(int argc, char **argv); /* cmd_check.c */
 int sl_cmd_plan(int argc, char **argv);
 
 /* Parse and run; returns the process exit status. */

@@ -4,6 +4,7 @@
  * cliutil.h). */
 #include "cliutil.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +14,13 @@
 #include <unistd.h>
 
 #include "units.h"
+
+static char last_error[2048];
+
+const char *sl_cli_last_error(void)
+{
+	return last_error;
+}
 
 void sl_cli_error(const char *fmt, ...)
 {
@@ -40,6 +48,7 @@ void sl_cli_error(const char *fmt, ...)
 			safe[w++] = (char)*p;
 	}
 	safe[w] = '\0';
+	snprintf(last_error, sizeof last_error, "%s", safe);
 	fflush(stdout);
 	fprintf(stderr, "shardlab: %s\n", safe);
 }
@@ -121,8 +130,23 @@ static int getopt_error(const char *cmd, int c, char **argv)
 	return sl_cli_usage(cmd, "unknown option '-%c'", optopt > 0 && optopt < 128 ? optopt : '?');
 }
 
+static int parse(const char *cmd, int argc, char **argv, const struct option *lo, sl_opts *o,
+		 sl_cli_optfn own, void *ctx, void (*help)(void), int *first_operand);
+
 int sl_cli_parse(const char *cmd, int argc, char **argv, const struct option *lo, sl_opts *o,
 		 sl_cli_optfn own, void *ctx, void (*help)(void))
+{
+	return parse(cmd, argc, argv, lo, o, own, ctx, help, NULL);
+}
+
+int sl_cli_parse_operands(const char *cmd, int argc, char **argv, const struct option *lo,
+			  sl_opts *o, sl_cli_optfn own, void *ctx, void (*help)(void), int *first)
+{
+	return parse(cmd, argc, argv, lo, o, own, ctx, help, first);
+}
+
+static int parse(const char *cmd, int argc, char **argv, const struct option *lo, sl_opts *o,
+		 sl_cli_optfn own, void *ctx, void (*help)(void), int *first_operand)
 {
 	static const struct option help_opt[] = {{"help", no_argument, NULL, 'h'},
 						 {NULL, 0, NULL, 0}};
@@ -132,11 +156,23 @@ int sl_cli_parse(const char *cmd, int argc, char **argv, const struct option *lo
 	int rc = check_spelling(cmd, argc, argv, all);
 	if (rc)
 		return rc;
+	/* Entries whose code is a letter are short options too (coll's -b,
+	 * -e, -f and -n, as nccl-tests spells them). */
+	char shorts[64] = ":h";
+	size_t ns = 2;
+	for (size_t i = 0; all[i].name && ns + 3 < sizeof shorts; i++)
+		if (all[i].val > 0 && all[i].val < 128 && all[i].val != 'h' &&
+		    isalpha((unsigned char)all[i].val)) {
+			shorts[ns++] = (char)all[i].val;
+			if (all[i].has_arg == required_argument)
+				shorts[ns++] = ':';
+		}
+	shorts[ns] = '\0';
 	sl_err err = {0};
 	int c;
 	optind = 0; /* a full reset in glibc, whatever parsed before */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", all, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shorts, all, NULL)) != -1) {
 		if (c == 'h') {
 			help();
 			return sl_cli_flush(SL_EXIT_OK);
@@ -150,7 +186,9 @@ int sl_cli_parse(const char *cmd, int argc, char **argv, const struct option *lo
 		if (rc)
 			return sl_cli_usage(cmd, "%s", err.msg);
 	}
-	if (optind < argc)
+	if (first_operand)
+		*first_operand = optind; /* getopt moved the operands to the end */
+	else if (optind < argc)
 		return sl_cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
 	if (sl_opts_finish(o, &err))
 		return sl_cli_usage(cmd, "%s", err.msg);

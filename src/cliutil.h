@@ -22,6 +22,8 @@ enum {
 
 /* "shardlab: " + the message + newline, on stderr. */
 void sl_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The last message sl_cli_error printed (without "shardlab: "), or "". */
+const char *sl_cli_last_error(void);
 /* The same for a usage error of command cmd, with a pointer to its --help;
  * returns SL_EXIT_USAGE. */
 int sl_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -42,6 +44,12 @@ typedef int (*sl_cli_optfn)(void *ctx, int code, const char *arg, sl_err *err);
 #define SL_CLI_GO (-1)
 int sl_cli_parse(const char *cmd, int argc, char **argv, const struct option *lo, sl_opts *o,
 		 sl_cli_optfn own, void *ctx, void (*help)(void));
+
+/* The same for a command that takes operands (check FILE..., lesson
+ * NAME): they may stand among the options; *first is set to the index of
+ * the first, argv[*first .. argc-1] (getopt moves them there). */
+int sl_cli_parse_operands(const char *cmd, int argc, char **argv, const struct option *lo,
+			  sl_opts *o, sl_cli_optfn own, void *ctx, void (*help)(void), int *first);
 
 /* Refuse a run whose buffers would not fit this host: every emulated
  * device's memory lives in the host's.  what names the buffers.  Returns 0

@@ -227,12 +227,25 @@ static int cmd_inspect(const char *dir, const sl_opts *o)
 	int rc = open_or_fail("ckpt inspect", dir, &ck);
 	if (rc)
 		return rc;
-	if (o->format == SL_FORMAT_JSON)
-		printf("%s\n", sl_ckpt_manifest_text(ck));
-	else
+	int status = SL_EXIT_OK;
+	if (o->format == SL_FORMAT_JSON) {
+		/* The report's versions, and the manifest as it is on disk. */
+		json_t *m = json_loads(sl_ckpt_manifest_text(ck), 0, NULL), *j = json_object();
+		if (m && j && json_object_set_new(j, "manifest", m) == 0) {
+			m = NULL;
+			if (sl_report_json_print(stdout, j))
+				status = SL_EXIT_FAIL;
+		} else {
+			json_decref(m);
+			json_decref(j);
+			sl_cli_error("ckpt inspect: out of host memory");
+			status = SL_EXIT_FAIL;
+		}
+	} else {
 		print_inspect(ck);
+	}
 	sl_ckpt_close(ck);
-	return sl_cli_flush(SL_EXIT_OK);
+	return sl_cli_flush(status);
 }
 
 static int cmd_verify(const char *dir)

@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /* cmd_coll.c - `shardlab coll`: one collective over one size or a range of
- * sizes, reported like nccl-tests (size, time, algbw, busbw) with the
- * alpha-beta model's prediction beside each measurement. */
+ * sizes, printed in nccl-tests' layout (size, count, type, redop, root,
+ * time, algbw, busbw, #wrong, their footer) with the alpha-beta model's
+ * prediction as an extra last column; --human keeps the table in units,
+ * --format=json and --format=csv are for scripts. */
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "hwfile.h"
+#include "preset.h"
 #include "cost.h"
 #include "report.h"
 #include "units.h"
 
-enum { OPT_OP = SL_OPT_USER, OPT_BYTES };
+enum { OPT_OP = SL_OPT_USER, OPT_BYTES, OPT_HUMAN };
 
 /* One size per doubling from 4 B to 1 PiB at most. */
 #define MAX_ROWS 64
@@ -20,20 +25,36 @@ struct coll_args {
 	sl_coll_op op;
 	const char *bytes_arg;
 	double min, max;  /* as given */
+	int factor;       /* -f: each size is the last times it */
+	int iters;        /* -n */
+	int human;
 };
+
+static const char op_list[] = "allreduce, allgather, reducescatter, broadcast, reduce, gather, "
+			      "scatter, alltoall, sendrecv";
 
 static void coll_help(void)
 {
-	printf("Usage: shardlab coll [--op=OP] [--devices=N] [--bytes=SIZE|MIN:MAX] [OPTION...]\n\n"
-	       "Runs one collective over the emulated devices and reports, per size, the\n"
-	       "emulated time (the slowest device's clock), the alpha-beta prediction,\n"
-	       "algbw = size / time and busbw = algbw x the NCCL-tests factor, and how many\n"
-	       "elements came out wrong.  Each device holds a buffer of SIZE bytes of fp32\n"
-	       "(SIZE is rounded down to whole elements).\n\n"
+	printf("Usage: shardlab coll [--op=OP] [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS]\n"
+	       "                     [--human | --format=json|csv] [OPTION...]\n\n"
+	       "Runs one collective over the emulated devices and prints, per size, in\n"
+	       "nccl-tests' layout: size (B), count (elements), type, redop, root, time (us,\n"
+	       "the slowest device's emulated clock per iteration), algbw = size / time and\n"
+	       "busbw = algbw x the NCCL-tests factor (GB/s), #wrong (elements that differ\n"
+	       "from the expected result) and, last, the alpha-beta model's predicted time\n"
+	       "(us); then nccl-tests' footer.  Each device holds a buffer of SIZE bytes of\n"
+	       "fp32 (SIZE rounded down to whole elements; for alltoall to p blocks).\n\n"
 	       "  --op=OP                 allreduce (default), allgather, reducescatter,\n"
-	       "                          broadcast, reduce, gather, scatter (root: device 0)\n"
-	       "  --bytes=SIZE|MIN:MAX    one size, or MIN, 2 MIN, 4 MIN ... up to MAX\n"
-	       "                          (default 1MiB:64MiB)\n\n");
+	       "                          broadcast, reduce, gather, scatter (root: device 0),\n"
+	       "                          alltoall, sendrecv (to the next device; both out of\n"
+	       "                          place, whatever --algorithm)\n"
+	       "  -b, --minbytes=SIZE     the first size (default 1MiB)\n"
+	       "  -e, --maxbytes=SIZE     the last size at most (default 64MiB)\n"
+	       "  -f, --stepfactor=N      each size N times the last (default 2)\n"
+	       "  --bytes=SIZE|MIN:MAX    one size, or -b MIN -e MAX\n"
+	       "  -n, --iters=N           iterations per size, 1 to 1000 (default 1); time is\n"
+	       "                          per iteration\n"
+	       "  --human                 the table in units (1.00 MiB, 15.5 us, 67.7 GB/s)\n\n");
 	fputs(sl_opts_cluster_help, stdout);
 	printf("  (--flops and --timing do not change a collective; with a range, --trace\n"
 	       "  holds the last size.)\n\nSee shardlab(1).\n");
@@ -63,11 +84,27 @@ static int coll_option(void *ctx, int code, const char *arg, sl_err *err)
 	struct coll_args *a = ctx;
 	if (code == OPT_OP) {
 		if (sl_coll_op_parse(arg, &a->op))
-			return sl_fail(err, SL_EINVAL,
-				       "--op: unknown collective '%s' (one of: allreduce, "
-				       "allgather, reducescatter, broadcast, reduce, gather, "
-				       "scatter)",
-				       arg);
+			return sl_fail(err, SL_EINVAL, "--op: unknown collective '%s' (one of: %s)",
+				       arg, op_list);
+		return SL_OK;
+	}
+	if (code == OPT_HUMAN) {
+		a->human = 1;
+		return SL_OK;
+	}
+	if (code == 'b' || code == 'e') {
+		a->bytes_arg = arg;
+		return parse_size(arg, arg, code == 'b' ? "MIN" : "MAX",
+				  code == 'b' ? &a->min : &a->max, err);
+	}
+	if (code == 'f' || code == 'n') {
+		char *end;
+		long v = strtol(arg, &end, 10);
+		long lo = code == 'f' ? 2 : 1, hi = code == 'f' ? 1024 : 1000;
+		if (!*arg || *end || v < lo || v > hi)
+			return sl_fail(err, SL_EINVAL, "%s '%s': not a whole number from %ld to %ld",
+				       code == 'f' ? "--stepfactor" : "--iters", arg, lo, hi);
+		*(code == 'f' ? &a->factor : &a->iters) = (int)v;
 		return SL_OK;
 	}
 	if (code != OPT_BYTES)
@@ -102,7 +139,7 @@ static float val(int rank, size_t i)
 struct coll_job {
 	sl_coll_op op;
 	sl_algo algo;
-	int p;
+	int p, iters;
 	size_t count;
 	float sum[17];                   /* sum over ranks of val(rank, i) by i % 17 */
 	uint64_t wrong[SL_MAX_DEVICES];  /* per device */
@@ -126,10 +163,32 @@ static uint64_t count_wrong(const struct coll_job *j, const float *buf, size_t i
 	return wrong;
 }
 
+/* Elements of buf[0..n) that are not val(src, first + k). */
+static uint64_t count_wrong_from(const float *buf, size_t n, int src, size_t first)
+{
+	uint64_t wrong = 0;
+	for (size_t k = 0, q = first % 17; k < n; k++) {
+		wrong += buf[k] != val(src, q);
+		if (++q == 17)
+			q = 0;
+	}
+	return wrong;
+}
+
 /* Count the elements of rank r's buffer that differ from what op leaves
- * there; blocks that op leaves as scratch are not checked. */
+ * there; blocks that op leaves as scratch are not checked.  For alltoall
+ * and sendrecv buf is the receive buffer. */
 static uint64_t verify(const struct coll_job *j, int r, const float *buf)
 {
+	if (j->op == SL_COLL_SENDRECV)
+		return count_wrong_from(buf, j->count, (r + j->p - 1) % j->p, 0);
+	if (j->op == SL_COLL_ALLTOALL) {
+		size_t q = j->count / (size_t)j->p;
+		uint64_t wrong = 0;
+		for (int b = 0; b < j->p; b++)
+			wrong += count_wrong_from(buf + (size_t)b * q, q, b, (size_t)r * q);
+		return wrong;
+	}
 	size_t off[SL_MAX_DEVICES + 1];
 	sl_block_offsets(j->count, j->p, NULL, off);
 	uint64_t wrong = 0;
@@ -172,21 +231,34 @@ static int coll_prog(sl_dev *d, void *arg, sl_err *err)
 	struct coll_job *j = arg;
 	int r = sl_dev_id(d);
 	size_t bytes = j->count * sizeof(float);
+	int oop = j->op == SL_COLL_ALLTOALL || j->op == SL_COLL_SENDRECV; /* out of place */
 	float *buf = sl_dev_alloc(d, bytes, "its collective buffer", err);
 	if (!buf)
 		return err && err->code ? err->code : SL_EDEVMEM;
+	float *out = oop ? sl_dev_alloc(d, bytes, "its receive buffer", err) : buf;
+	if (!out) {
+		sl_dev_free(d, buf, bytes);
+		return err && err->code ? err->code : SL_EDEVMEM;
+	}
 	float mine[17];
 	for (int q = 0; q < 17; q++)
 		mine[q] = val(r, (size_t)q);
-	for (size_t i = 0, q = 0; i < j->count; i++) {
-		buf[i] = mine[q];
-		if (++q == 17)
-			q = 0;
-	}
 	sl_group g = sl_group_all(j->p);
-	int rc = sl_coll_run(d, &g, j->op, buf, j->count, j->algo, err);
+	int rc = SL_OK;
+	/* Every iteration starts from the same data (the in-place reductions
+	 * would sum it again); filling is host work, not the device's. */
+	for (int it = 0; it < j->iters && rc == SL_OK; it++) {
+		for (size_t i = 0, q = 0; i < j->count; i++) {
+			buf[i] = mine[q];
+			if (++q == 17)
+				q = 0;
+		}
+		rc = sl_coll_run2(d, &g, j->op, buf, out, j->count, j->algo, err);
+	}
 	if (rc == SL_OK)
-		j->wrong[r] = verify(j, r, buf);
+		j->wrong[r] = verify(j, r, out);
+	if (oop)
+		sl_dev_free(d, out, bytes);
 	sl_dev_free(d, buf, bytes);
 	return rc;
 }
@@ -203,20 +275,47 @@ int sl_cmd_coll(int argc, char **argv)
 	static const struct option mine[] = {
 		{"op", required_argument, NULL, OPT_OP},
 		{"bytes", required_argument, NULL, OPT_BYTES},
+		{"minbytes", required_argument, NULL, 'b'},
+		{"maxbytes", required_argument, NULL, 'e'},
+		{"stepfactor", required_argument, NULL, 'f'},
+		{"iters", required_argument, NULL, 'n'},
+		{"human", no_argument, NULL, OPT_HUMAN},
 		{NULL, 0, NULL, 0},
 	};
 	size_t nlo = sl_opts_append(lo, 0, SL_OPTS_MAX, sl_opts_cluster);
 	sl_opts_append(lo, nlo, SL_OPTS_MAX, mine);
-	struct coll_args a = {.op = SL_COLL_ALLREDUCE, .min = 1048576, .max = 67108864};
+	struct coll_args a = {
+	    .op = SL_COLL_ALLREDUCE, .min = 1048576, .max = 67108864, .factor = 2, .iters = 1};
 	sl_opts o;
 	sl_opts_init(&o);
+	o.csv_ok = 1;
 	int rc = sl_cli_parse(cmd, argc, argv, lo, &o, coll_option, &a, coll_help);
 	if (rc != SL_CLI_GO)
 		return rc;
+	/* The buffer is SIZE bytes of fp32 elements, whatever the preset
+	 * trains in: the bytes on the wire are the ones asked for. */
+	o.sc.cluster.precision = SL_PREC_FP32;
+	/* ... and the report names the rate of that precision. */
+	const sl_preset *pre = o.hw ? o.hw : sl_hw_find(o.sc.preset, NULL, NULL);
+	if (pre && pre->flops_fp32 > 0 && !sl_opts_given(&o, SL_OPT_FLOPS))
+		o.sc.cluster.flops = pre->flops_fp32;
+	if (a.min > a.max)
+		return sl_cli_usage(cmd, "the first size (%.0f B) exceeds the last (%.0f B)", a.min,
+				    a.max);
+	if (a.human && o.format != SL_FORMAT_TEXT)
+		return sl_cli_usage(cmd, "--human is a text table: not with --format=%s",
+				    o.format == SL_FORMAT_JSON ? "json" : "csv");
 
 	const sl_cluster_config *cfg = &o.sc.cluster;
 	int p = cfg->devices;
 	size_t cmin = whole_elements(a.min), cmax = whole_elements(a.max);
+	/* alltoall moves p equal blocks: whole blocks only, as nccl-tests. */
+	size_t unit = a.op == SL_COLL_ALLTOALL ? (size_t)p : 1;
+	cmin = cmin / unit * unit;
+	cmax = cmax / unit * unit;
+	if (cmin == 0)
+		return sl_cli_usage(cmd, "alltoall over %d devices needs at least %d fp32 elements "
+				    "(%d B)", p, p, 4 * p);
 	if (a.bytes_arg && ((double)cmin * sizeof(float) != a.min ||
 			    (double)cmax * sizeof(float) != a.max)) {
 		char used[64];
@@ -224,12 +323,15 @@ int sl_cmd_coll(int argc, char **argv)
 		if (cmax != cmin)
 			snprintf(used + len, sizeof used - (size_t)len, ":%zu",
 				 cmax * sizeof(float));
-		sl_cli_error("%s: note: --bytes=%s is not whole fp32 elements: using %s B", cmd,
-			     a.bytes_arg, used);
+		sl_cli_error("%s: note: the sizes are not whole %s: using %s B", cmd,
+			     unit > 1 ? "blocks of fp32 elements (one per device)" : "fp32 elements",
+			     used);
 	}
 	char what[64];
-	snprintf(what, sizeof what, "%d buffers of %zu B", p, cmax * sizeof(float));
-	if ((rc = sl_cli_host_fits(cmd, (double)p * (double)cmax * sizeof(float), what)))
+	int oop = a.op == SL_COLL_ALLTOALL || a.op == SL_COLL_SENDRECV;
+	snprintf(what, sizeof what, "%d buffers of %zu B", p * (oop ? 2 : 1), cmax * sizeof(float));
+	if ((rc = sl_cli_host_fits(cmd, (double)p * (oop ? 2 : 1) * (double)cmax * sizeof(float),
+				   what)))
 		return rc;
 	if (o.trace && (rc = sl_cli_check_output(cmd, o.trace)))
 		return rc;
@@ -240,7 +342,7 @@ int sl_cmd_coll(int argc, char **argv)
 		return sl_cli_fail(cmd, &err);
 	sl_coll_row rows[MAX_ROWS];
 	size_t nrows = 0;
-	for (size_t n = cmin; n <= cmax && nrows < MAX_ROWS; n *= 2)
+	for (size_t n = cmin; n <= cmax && nrows < MAX_ROWS; n = n * (size_t)a.factor / unit * unit)
 		rows[nrows++] = (sl_coll_row){.count = n, .bytes = (double)n * sizeof(float)};
 	sl_coll_report rep = {
 		.op = a.op,
@@ -250,12 +352,18 @@ int sl_cmd_coll(int argc, char **argv)
 		.bottleneck = sl_cost_ring_bottleneck(c, p),
 		.nrows = nrows,
 		.rows = rows,
+		.factor = a.factor,
+		.iters = a.iters,
 	};
 	FILE *out = sl_cli_report_stream(o.trace);
-	if (o.format == SL_FORMAT_TEXT)
+	if (o.format == SL_FORMAT_TEXT && a.human)
 		sl_report_coll_header(out, &rep);
+	else if (o.format == SL_FORMAT_TEXT)
+		sl_report_coll_nccl_header(out, &rep);
+	else if (o.format == SL_FORMAT_CSV)
+		sl_report_coll_csv_header(out);
 
-	struct coll_job job = {.op = a.op, .algo = rep.algo, .p = p};
+	struct coll_job job = {.op = a.op, .algo = rep.algo, .p = p, .iters = a.iters};
 	for (int i = 0; i < 17; i++)
 		for (int q = 0; q < p; q++)
 			job.sum[i] += val(q, (size_t)i);
@@ -276,18 +384,26 @@ int sl_cmd_coll(int argc, char **argv)
 				row->time_s = st.clock;
 			row->wrong += job.wrong[d];
 		}
+		row->time_s /= a.iters;
 		wrong += row->wrong;
-		row->predicted_s = sl_cost_coll(a.op, rep.algo, p, row->bytes,
-						rep.bottleneck.latency, rep.bottleneck.bandwidth);
+		row->predicted_s = sl_cost_coll_terms(a.op, rep.algo, p, row->bytes,
+						      rep.bottleneck.latency, rep.bottleneck.bandwidth,
+						      sl_cluster_config_of(c)->topology, NULL, NULL);
 		if (row->time_s > 0) {
 			row->algbw = row->bytes / row->time_s;
 			row->busbw = row->algbw * sl_busbw_factor(a.op, p);
 		}
-		if (o.format == SL_FORMAT_TEXT) {
+		if (o.format == SL_FORMAT_TEXT && a.human)
 			sl_report_coll_row(out, row);
-			fflush(out);
-		}
+		else if (o.format == SL_FORMAT_TEXT)
+			sl_report_coll_nccl_row(out, &rep, row);
+		else if (o.format == SL_FORMAT_CSV)
+			sl_report_coll_csv_row(out, &rep, row);
+		fflush(out);
 	}
+	rep.nrows = status == SL_EXIT_OK ? nrows : 0;
+	if (status == SL_EXIT_OK && o.format == SL_FORMAT_TEXT && !a.human)
+		sl_report_coll_nccl_footer(out, &rep);
 	if (status == SL_EXIT_OK && o.trace && sl_report_trace(c, o.trace, &err)) {
 		sl_cli_error("%s: %s", cmd, err.msg);
 		status = SL_EXIT_FAIL;

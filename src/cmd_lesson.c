@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd_lesson.c - `shardlab check FILE...` and `shardlab lesson --headless`.
+/* cmd_lesson.c - `shardlab lesson --headless`: the headless runner (the
+ * command lines of check and lesson are cmd_check.c's).
  *
  * The front end of src/lesson without curses: it prints the steps the
  * interpreter yields and reads the learner's answers, one per line, from
@@ -23,60 +24,6 @@
 /* A demo answers by itself: a loop back to a question is checked (it has a
  * learner in it) but, answered the same way each time, would never end. */
 #define DEMO_MAX_LEARNER 1000
-
-static void usage_lesson(FILE *f)
-{
-	fprintf(f, "usage: shardlab lesson [--start=LABEL|LINE] [--fresh] FILE|NAME\n"
-		   "       shardlab lesson --headless [--start=LABEL|LINE] [--resume] [--fresh] "
-		   "[--no-save] [--demo] FILE|NAME\n");
-}
-
-int sl_cmd_check(int argc, char **argv)
-{
-	int bad = 0, files = 0;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			printf("usage: shardlab check FILE|NAME...\n"
-			       "Check lessons without running them; errors read file:line: message.\n");
-			return 0;
-		}
-		if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "shardlab: check: unknown option '%s' (see 'shardlab check --help')\n",
-				argv[i]);
-			return 2;
-		}
-	}
-	for (int i = 1; i < argc; i++) {
-		char path[1024];
-		sl_err err = {0};
-		files++;
-		if (sl_lesson_find(argv[i], path, sizeof path, &err)) {
-			fprintf(stderr, "shardlab: check: %s\n", err.msg);
-			bad++;
-			continue;
-		}
-		sl_lesson *l;
-		sl_lesson_diags d;
-		if (sl_lesson_load(path, &l, &d, &err)) {
-			if (d.n == 0)
-				fprintf(stderr, "%s\n", err.msg);
-			for (int k = 0; k < d.n; k++)
-				fprintf(stderr, "%s\n", d.msg[k]);
-			if (d.more)
-				fprintf(stderr, "%s: more errors follow; fix these first\n", path);
-			bad++;
-			continue;
-		}
-		printf("%s: ok: \"%s\", %d minutes, %d steps\n", path, sl_lesson_title(l),
-		       sl_lesson_minutes(l), sl_lesson_length(l));
-		sl_lesson_free(l);
-	}
-	if (!files) {
-		fprintf(stderr, "shardlab: check: no lesson given (see 'shardlab check --help')\n");
-		return 2;
-	}
-	return bad ? 1 : 0;
-}
 
 /* ---- printing ---- */
 
@@ -211,11 +158,15 @@ static int run_explore(struct session *s, const sl_step *st, FILE *in, FILE *out
 		if (met < 0)
 			return err ? err->code : SL_EINVAL;
 		wrap(out, sl_vm_last_result(s->vm), 2, "[result] ");
+		char words[700];
 		if (met) {
-			fprintf(out, "  yes: %s\n", detail);
+			snprintf(words, sizeof words, "yes: %s holds, with %s", st->detail, detail);
+			wrap(out, words, 2, "  ");
 			return SL_OK;
 		}
-		fprintf(out, "  not yet: %s\n", detail);
+		snprintf(words, sizeof words, "not yet: the lesson goes on when %s, and this run "
+			 "gives %s", st->detail, detail);
+		wrap(out, words, 2, "  ");
 		if (++tries == HINT_AFTER && st->hint[0])
 			wrap(out, st->hint, 2, "[hint] ");
 	}
@@ -290,8 +241,17 @@ static int run_session(struct session *s, FILE *in, FILE *out, sl_err *err)
 					return sl_fail(err, SL_EINVAL, "%s:%d: standard input ended before the "
 						       "question was answered", sl_lesson_name(s->l), st.line);
 				sl_err e = {0};
-				if (sl_vm_answer(s->vm, buf, &a, &e) == SL_OK)
-					break;
+				if (sl_vm_answer(s->vm, buf, &a, &e) == SL_OK) {
+					if (!a.again)
+						break;
+					/* A first wrong answer: why, then another try. */
+					if (s->o->autoplay)
+						return sl_fail(err, SL_EINVAL, "%s:%d: the lesson's own answer '%s' "
+							       "is judged wrong", sl_lesson_name(s->l), st.line, buf);
+					wrap(out, a.explain, 0, "[not quite] ");
+					fprintf(out, "  try again\n");
+					continue;
+				}
 				if (s->o->autoplay)
 					return sl_fail(err, SL_EINVAL, "%s:%d: %s", sl_lesson_name(s->l), st.line,
 						       e.msg);
@@ -417,69 +377,4 @@ int sl_lesson_headless(const char *path, const sl_headless_opts *o, FILE *in, FI
 	sl_vm_destroy(s.vm);
 	sl_lesson_free(l);
 	return status;
-}
-
-int sl_cmd_lesson(int argc, char **argv)
-{
-	sl_headless_opts o = {.save = 1};
-	int headless = 0;
-	const char *what = NULL;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--headless") == 0)
-			headless = 1;
-		else if (strncmp(a, "--start=", 8) == 0)
-			o.start = a + 8;
-		else if (strcmp(a, "--start") == 0 && i + 1 < argc)
-			o.start = argv[++i];
-		else if (strcmp(a, "--resume") == 0)
-			o.resume = 1;
-		else if (strcmp(a, "--fresh") == 0)
-			o.fresh = 1;
-		else if (strcmp(a, "--no-save") == 0)
-			o.save = 0;
-		else if (strcmp(a, "--demo") == 0)
-			o.autoplay = 1;
-		else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			usage_lesson(stdout);
-			return 0;
-		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "shardlab: lesson: unknown option '%s' (see 'shardlab lesson "
-					"--help')\n", a);
-			return 2;
-		} else if (what) {
-			fprintf(stderr, "shardlab: lesson: one lesson at a time ('%s' and '%s')\n", what, a);
-			return 2;
-		} else
-			what = a;
-	}
-	if (!what) {
-		fprintf(stderr, "shardlab: lesson: no lesson given (see 'shardlab lesson --help')\n");
-		return 2;
-	}
-	if (o.resume && o.start) {
-		fprintf(stderr, "shardlab: lesson: --resume and --start say different places to begin\n");
-		return 2;
-	}
-	char path[1024];
-	sl_err err = {0};
-	if (sl_lesson_find(what, path, sizeof path, &err)) {
-		fprintf(stderr, "shardlab: lesson: %s\n", err.msg);
-		return 2;
-	}
-	if (!headless) {
-		if (o.autoplay || o.resume || !o.save) {
-			fprintf(stderr, "shardlab: lesson: --demo, --resume and --no-save are for "
-					"--headless (the screen goes on where the learner left off)\n");
-			return 2;
-		}
-		int st = sl_tui_lessons(path, o.start, o.fresh, NULL);
-		fflush(stdout);
-		return st;
-	}
-	o.interactive = isatty(STDIN_FILENO);
-	o.echo = !o.interactive;
-	if (o.autoplay) /* a demonstration is not the learner's progress */
-		o.save = 0;
-	return sl_lesson_headless(path, &o, stdin, stdout, stderr);
 }

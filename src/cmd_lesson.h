@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd_lesson.h - `shardlab check` and `shardlab lesson`. */
+/* cmd_lesson.h - `shardlab check` and `shardlab lesson` (cmd_check.c), and the
+ * headless runner (cmd_lesson.c). */
 #ifndef SL_CMD_LESSON_H
 #define SL_CMD_LESSON_H
 

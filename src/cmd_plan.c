@@ -9,6 +9,8 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "device.h"
+#include "cliprogress.h"
 #include "plan.h"
 #include "report.h"
 #include "units.h"
@@ -28,19 +30,28 @@ static const char *const shared_names[] = {"devices",
                                            "devices-per-node",
                                            "topology",
                                            "preset",
+                                           "hardware",
                                            "bandwidth",
                                            "latency",
                                            "inter-bandwidth",
                                            "inter-latency",
                                            "flops",
                                            "memory",
+                                           "precision",
+                                           "efficiency",
+                                           "recompute",
+                                           "tp",
+                                           "pp",
+                                           "dp",
+                                           "microbatches",
                                            "format",
                                            "layers",
                                            "hidden",
                                            "ffn",
                                            "heads",
                                            "seq",
-                                           "batch"};
+                                           "batch",
+                                           "model"};
 
 #define DEFAULT_TOP 20
 
@@ -51,10 +62,11 @@ struct pargs {
 
 static void plan_help(void)
 {
-	printf("Usage: shardlab plan --devices=N [--devices-per-node=G] [--preset=NAME]\n"
-	       "                     [link options] --layers=L --hidden=H --ffn=F --heads=A\n"
-	       "                     --seq=S --batch=B [--memory=SIZE] [--top=K]\n"
-	       "                     [--format=text|json]\n\n"
+	printf("Usage: shardlab plan --devices=N [--devices-per-node=G]\n"
+	       "                     [--preset=NAME|--hardware=FILE] [link options]\n"
+	       "                     [--model=NAME|FILE] --layers=L --hidden=H --ffn=F\n"
+	       "                     --heads=A --seq=S --batch=B [--memory=SIZE] [--top=K]\n"
+	       "                     [--format=text|json|csv]\n\n"
 	       "Enumerates every valid layout of the model on the devices (tp, pp, dp, micro-\n"
 	       "batches, schedule and its chunks, sequence parallelism, ZeRO-1, mesh order),\n"
 	       "times each one's training step with the timing-only engine's analytic twin\n"
@@ -63,28 +75,45 @@ static void plan_help(void)
 	       "time, with the best explained.  Splits are even: dp divides the batch and the\n"
 	       "micro-batch count each replica's share.  Exit status: 0, 2 for a bad command\n"
 	       "line or when no layout is valid or none fits.\n\n"
-	       "Model (fp32 parameters, gradients and Adam moments: 16 bytes a parameter;\n"
+	       "Model (16 bytes a parameter: bf16 weights and gradients with fp32 master weights\n"
+	       "and Adam moments, or fp32 weights, gradients and moments;\n"
 	       "L blocks of width h: multi-head attention when --heads > 0, then an MLP):\n"
+	       "  --model=NAME|FILE       the shape below from a shipped model (gpt3-175b,\n"
+	       "                          megatron-1t) or a JSON file; options override it\n"
 	       "  --layers=L              blocks (default 4)\n"
 	       "  --hidden=H              width (default 128)\n"
-	       "  --ffn=F                 MLP inner width (default 512)\n"
+	       "  --ffn=F                 MLP inner width, up to 1048576 (default 512)\n"
 	       "  --heads=A               attention heads, 0 for MLP-only blocks (default 4)\n"
-	       "  --seq=S                 tokens per sequence (default 32; 1 without attention)\n"
+	       "  --seq=S                 tokens per sequence (default 32; 1 without attention\n"
+	       "                          unless given)\n"
 	       "  --batch=B               sequences per step over all replicas (default 16)\n"
+	       "  --recompute=none|selective|full\n"
+	       "                          the least activation recomputation every layout uses\n"
+	       "                          (default none: turned on, selective then full, only for\n"
+	       "                          a layout that does not fit without it)\n"
+	       "Layout (each unset by default: the plan tries every value):\n"
+	       "  --tp=T --pp=P --dp=D    only layouts of this degree (a published run's, say)\n"
+	       "  --microbatches=M        only layouts of M micro-batches per replica\n"
 	       "Output:\n"
 	       "  --top=K                 rows of the ranked table, 0 for all (default %d)\n"
-	       "  --format=text|json      report format (default text; JSON lists every row)\n\n"
+	       "  --format=text|json|csv  report format (default text; JSON and CSV list every\n"
+	       "                          row)\n\n"
 	       "Cluster (a preset first, then any explicit figure over it):\n"
 	       "  --devices=N             emulated devices, 1 to %d (default 4)\n"
 	       "  --devices-per-node=G    G devices per node (default: the preset's node size)\n"
 	       "  --topology=full|ring    every pair linked, or only ring neighbours\n"
 	       "  --preset=NAME           hardware figures (default h100; see --list-presets)\n"
+	       "  --hardware=FILE         hardware figures from a JSON file (shardlab-hardware(5))\n"
 	       "  --bandwidth=RATE        link bandwidth inside a node, e.g. 450GB/s\n"
 	       "  --latency=TIME          link latency inside a node, e.g. 2us\n"
 	       "  --inter-bandwidth=RATE  link bandwidth between nodes, e.g. 400Gb/s\n"
 	       "  --inter-latency=TIME    link latency between nodes\n"
 	       "  --flops=RATE            compute rate per device, e.g. 989TFLOP/s\n"
-	       "  --memory=SIZE           memory per device, e.g. 80GiB\n",
+	       "  --memory=SIZE           memory per device, e.g. 80GiB\n"
+	       "  --precision=bf16|fp32   element bytes and the rate used (default: the preset's)\n"
+	       "  --efficiency=realistic|ideal\n"
+	       "                          achievable kernel rates, memory time and launches; or\n"
+	       "                          every GEMM at peak (default: the preset's)\n",
 	       DEFAULT_TOP, SL_MAX_DEVICES);
 }
 
@@ -131,8 +160,8 @@ static void model_line(const sl_model_spec *m, char *buf, size_t n)
 	                   m->layers == 1 ? "" : "s", m->hidden, m->ffn);
 	if (m->heads > 0)
 		len += snprintf(buf + len, n - (size_t)len, ", %d heads", m->heads);
-	snprintf(buf + len, n - (size_t)len, ", %d sequences of %d tokens a step", m->batch,
-	         m->seq);
+	snprintf(buf + len, n - (size_t)len, ", %d sequence%s of %d token%s a step", m->batch,
+	         m->batch == 1 ? "" : "s", m->seq, m->seq == 1 ? "" : "s");
 }
 
 static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took t)
@@ -143,12 +172,20 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took 
 	model_line(m, line, sizeof line);
 	printf("shardlab plan: %s, on %d device%s\n", line, cfg->devices,
 	       cfg->devices == 1 ? "" : "s");
-	printf("  parameters  %.4g billion (%s of fp32 parameters, gradients and Adam moments)\n",
-	       (double)sl_model_nparams(m) / 1e9,
-	       fb(16.0 * (double)sl_model_nparams(m), a, sizeof a));
-	printf("  hardware    %s per device, %s of memory (%s preset%s%s)\n",
-	       sl_fmt_flops(cfg->flops, a, sizeof a), fb((double)cfg->memory, b, sizeof b),
-	       o->sc.preset, o->overrides[0] ? "; set: " : "", o->overrides);
+	printf("  parameters  %.4g billion (%s of parameters, gradients and Adam state: %s)\n",
+	       (double)sl_model_nparams(m) / 1e9, fb(16.0 * (double)sl_model_nparams(m), a, sizeof a),
+	       cfg->precision == SL_PREC_BF16
+	           ? "bf16 weights and gradients, fp32 master weights and moments"
+	           : "fp32 weights, gradients and moments");
+	printf("  hardware    %s %s per device, %s of memory (%s preset%s%s)\n",
+	       sl_fmt_flops(cfg->flops, a, sizeof a), sl_precision_name(cfg->precision),
+	       fb((double)cfg->memory, b, sizeof b), o->sc.preset, o->overrides[0] ? "; set: " : "",
+	       o->overrides);
+	printf("  efficiency  %s\n",
+	       cfg->efficiency == SL_EFF_REALISTIC
+	           ? "realistic: GEMMs at their shapes' achievable rates, element-wise work at "
+	             "memory speed, a launch per kernel"
+	           : "ideal: every GEMM at peak, element-wise work and launches free");
 	printf("  links       %s, %s inside a node", sl_fmt_rate(cfg->intra.bandwidth, a, sizeof a),
 	       sl_fmt_time(cfg->intra.latency, b, sizeof b));
 	if (nodes_of(cfg) > 1)
@@ -169,24 +206,25 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took 
 		int len = (int)strlen(sl_plan_layout_name(&p->rows[i].layout, name, sizeof name));
 		w = len > w ? len : w;
 	}
-	printf("  %4s  %-*s %10s %8s %7s %10s %6s %6s %7s\n", "rank", w, "layout", "step",
-	       "tokens/s", "TFLOP/s", "peak mem", "comm", "bubble", "across");
+	printf("  %4s  %-*s %10s %8s %7s %5s %10s %6s %6s %7s\n", "rank", w, "layout", "step",
+	       "tokens/s", "TFLOP/s", "MFU", "peak mem", "comm", "bubble", "across");
 	for (int i = 0; i < shown; i++) {
 		const sl_plan_row *r = &p->rows[i];
 		char name[96], x[16], tk[16];
-		printf("  %4d  %-*s %10s %8s %7.0f %10s %5.1f%% %5.1f%% %7s\n", i + 1, w,
+		printf("  %4d  %-*s %10s %8s %7.0f %4.0f%% %10s %5.1f%% %5.1f%% %7s\n", i + 1, w,
 		       sl_plan_layout_name(&r->layout, name, sizeof name),
 		       sl_fmt_time(r->est.step_s, a, sizeof a),
 		       sl_fmt_count(r->tokens_per_s, tk, sizeof tk), r->model_flops_per_dev / 1e12,
+		       100 * r->mfu,
 		       fb((double)r->est.mem_peak_bytes, b, sizeof b), 100 * r->comm_share,
 		       100 * r->est.bubble_fraction, sl_plan_across(r, x, sizeof x));
 	}
 	if (shown < p->nfit)
 		printf("  ... %d more that fit (--top=0 shows them all)\n", p->nfit - shown);
 	printf(
-	    "  (TFLOP/s: the model's FLOPs per device and second; comm: mean share of the step in\n"
-	    "  communication; bubble: pipeline idle time over the ideal; across: groups whose\n"
-	    "  traffic crosses nodes)\n");
+	    "  (TFLOP/s: the model's FLOPs per device and second; MFU: that over the peak rate;\n"
+	    "  comm: mean share of the step in communication; bubble: pipeline idle time over the\n"
+	    "  ideal; across: groups whose traffic crosses nodes)\n");
 
 	if (p->n > p->nfit) {
 		int rej = p->n - p->nfit, show = rej < 5 ? rej : 5;
@@ -255,6 +293,9 @@ static json_t *jrow(const sl_plan_row *r, int rank, const sl_cluster_config *cfg
 	json_object_set_new(o, "step_s", json_real(r->est.step_s));
 	json_object_set_new(o, "tokens_per_s", json_real(r->tokens_per_s));
 	json_object_set_new(o, "model_flops_per_device", json_real(r->model_flops_per_dev));
+	json_object_set_new(o, "device_hardware_flop_per_s", json_real(r->hw_flops_per_dev));
+	json_object_set_new(o, "mfu", json_real(r->mfu));
+	json_object_set_new(o, "hfu", json_real(r->hfu));
 	json_object_set_new(o, "comm_share", json_real(r->comm_share));
 	json_object_set_new(o, "bubble_fraction", json_real(r->est.bubble_fraction));
 	json_object_set_new(o, "idle_fraction", json_real(r->est.idle_fraction));
@@ -290,6 +331,8 @@ static json_t *plan_json(const sl_plan *p, const sl_opts *o, struct took t)
 	json_object_set_new(c, "nodes", json_integer(nodes_of(cfg)));
 	json_object_set_new(c, "preset", json_string(o->sc.preset));
 	json_object_set_new(c, "flops_per_device", json_real(cfg->flops));
+	json_object_set_new(c, "precision", json_string(sl_precision_name(cfg->precision)));
+	json_object_set_new(c, "efficiency", json_string(sl_efficiency_name(cfg->efficiency)));
 	json_object_set_new(c, "memory_per_device_bytes", json_integer((json_int_t)cfg->memory));
 	json_object_set_new(c, "intra", jlink(cfg->intra));
 	json_object_set_new(c, "inter", jlink(cfg->inter));
@@ -310,12 +353,41 @@ static json_t *plan_json(const sl_plan *p, const sl_opts *o, struct took t)
 	return j;
 }
 
+/* plan --format=csv: every row, as the JSON report lists them, with its
+ * names; a layout that does not fit has its timing cells empty. */
+static void plan_csv(const sl_plan *p)
+{
+	printf("rank,tp,pp,dp,schedule,chunks,microbatches,sequence_parallel,zero1,mesh_order,"
+	       "fits,memory_peak_bytes,step_time_s,tokens_per_s,device_model_flop_per_s,"
+	       "comm_fraction,bubble_fraction,idle_fraction,across\n");
+	for (int i = 0; i < p->n; i++) {
+		const sl_plan_row *r = &p->rows[i];
+		const sl_layout *l = &r->layout;
+		char ord[16], x[16];
+		if (r->fits)
+			printf("%d,", i + 1);
+		else
+			printf(",");
+		printf("%d,%d,%d,%s,%d,%d,%s,%s,%s,%s,%llu,", l->tp, l->pp, l->dp,
+		       sl_sched_name(l->schedule), l->chunks, l->microbatches,
+		       l->seq_parallel ? "true" : "false", l->zero1 ? "true" : "false",
+		       sl_mesh_order_name(l->order, ord, sizeof ord), r->fits ? "true" : "false",
+		       (unsigned long long)r->est.mem_peak_bytes);
+		if (r->fits)
+			printf("%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s\n", r->est.step_s, r->tokens_per_s,
+			       r->model_flops_per_dev, r->comm_share, r->est.bubble_fraction,
+			       r->est.idle_fraction, sl_plan_across(r, x, sizeof x));
+		else
+			printf(",,,,,,\n");
+	}
+}
+
 int sl_cmd_plan(int argc, char **argv)
 {
 	struct option lo[SL_OPTS_MAX];
 	size_t n = 0;
-	const struct option *groups[2] = {sl_opts_cluster, sl_opts_model};
-	for (int g = 0; g < 2; g++)
+	const struct option *groups[3] = {sl_opts_cluster, sl_opts_model, sl_opts_layout};
+	for (int g = 0; g < 3; g++)
 		for (const struct option *c = groups[g]; c->name; c++)
 			for (size_t k = 0; k < sizeof shared_names / sizeof *shared_names; k++)
 				if (strcmp(c->name, shared_names[k]) == 0)
@@ -329,17 +401,31 @@ int sl_cmd_plan(int argc, char **argv)
 	/* A plan runs nothing: its cluster may be as large as a timing-only one. */
 	o.sc.cluster.timing_only = 1;
 	a.top = DEFAULT_TOP;
+	o.csv_ok = 1;
+	/* Unset: any degree; set, the plan keeps to it. */
+	a.t.l.tp = a.t.l.pp = a.t.l.dp = 0;
 	int rc = sl_cli_parse("plan", argc, argv, lo, &o, own_option, &a, plan_help);
 	if (rc != SL_CLI_GO)
 		return rc;
+	sl_train_opts_model_finish(&a.t);
 	sl_model_spec *m = &a.t.m;
-	if (m->heads == 0)
-		m->seq = 1;
-	sl_plan_spec spec = {.model = *m, .cluster = o.sc.cluster};
+	sl_plan_spec spec = {.model = *m,
+	                     .cluster = o.sc.cluster,
+	                     .min_recompute = a.t.l.recompute,
+	                     .fix_tp = a.t.l.tp,
+	                     .fix_pp = a.t.l.pp,
+	                     .fix_dp = a.t.l.dp,
+	                     .fix_microbatches = a.t.given_m ? a.t.l.microbatches : 0};
 	sl_plan plan;
 	sl_err err = {0};
 	struct took t = {clock_s(CLOCK_MONOTONIC), clock_s(CLOCK_PROCESS_CPUTIME_ID)};
+	atomic_int done = 0, total = 0;
+	spec.done = &done;
+	spec.total = &total;
+	sl_cliprog *prog = sl_cliprog_start("plan", "layout shapes timed", 0);
+	sl_cliprog_watch(prog, &done, &total);
 	rc = sl_plan_run(&spec, &plan, &err);
+	sl_cliprog_stop(prog);
 	t.wall = clock_s(CLOCK_MONOTONIC) - t.wall;
 	t.cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - t.cpu;
 	if (rc) {
@@ -349,9 +435,10 @@ int sl_cmd_plan(int argc, char **argv)
 	int status = SL_EXIT_OK;
 	if (o.format == SL_FORMAT_JSON) {
 		json_t *j = plan_json(&plan, &o, t);
-		if (!j || json_dumpf(j, stdout, JSON_INDENT(2)) || putchar('\n') == EOF)
+		if (sl_report_json_print(stdout, j))
 			status = SL_EXIT_FAIL;
-		json_decref(j);
+	} else if (o.format == SL_FORMAT_CSV) {
+		plan_csv(&plan);
 	} else {
 		print_text(&plan, &o, a.top, t);
 	}

@@ -93,7 +93,7 @@ static int own(void *ctx, int code, const char *arg, sl_err *err)
 		sa->train = 1;
 		if (code >= SL_OPT_TP && code <= SL_OPT_DP)
 			sa->layout_axes |= 1 << (code - SL_OPT_TP);
-		if (code >= SL_OPT_LAYERS && code <= SL_OPT_LR)
+		if ((code >= SL_OPT_LAYERS && code <= SL_OPT_LR) || code == SL_OPT_MODEL)
 			sa->model_given = 1;
 		return rc;
 	}
@@ -152,9 +152,13 @@ static int train_view(sl_opts *o, struct sargs *sa)
 		a->m.seed = o->sc.gemm.seed;
 	a->l.algo = o->sc.gemm.algo;
 	sl_train_layout_defaults(&a->m, &a->l, a->given_m, a->given_v);
+	static sl_workload pt;
+	pt.kind = SL_WL_TRAIN;
+	pt.m = a->m;
+	pt.l = a->l;
 	sl_err err = {0};
 	int rc;
-	if (sl_layout_check(&a->m, &a->l, o->sc.cluster.devices, &err))
+	if (sl_workload_ops_of(pt.kind)->check(&pt, o->sc.cluster.devices, &err))
 		return sl_cli_usage("sandbox", "%s", err.msg);
 	if (!o->sc.cluster.timing_only &&
 	    (rc = sl_model_check_values(&a->m, &err) ? sl_cli_usage("sandbox", "%s", err.msg) : 0))
@@ -169,11 +173,7 @@ static int train_view(sl_opts *o, struct sargs *sa)
 	o->sc.cluster = cfg;
 	if (o->sc.gemm.split == SL_SPLIT_SINGLE)
 		o->sc.gemm.split = SL_SPLIT_COL; /* all the devices */
-	static sl_play_train pt;
-	pt.on = 1;
-	pt.m = a->m;
-	pt.l = a->l;
-	sa->t.train = &pt;
+	sa->t.workload = &pt;
 	sa->t.trace = o->trace;
 	return open_view(o, &sa->t);
 }
@@ -227,9 +227,13 @@ static int reshard_view(sl_opts *o, struct sargs *sa)
 	sl_train_layout_defaults(&ci->model, l, a->given_m, a->given_v);
 	int rc = SL_EXIT_OK;
 	sl_train *tr = NULL;
-	static sl_play_train pt;
+	static sl_workload pt;
 	static sl_ckpt_move *reads, *writes;
-	if (sl_ckpt_check_target(ck, &ci->model, l, o->sc.cluster.devices, &err))
+	pt.kind = SL_WL_RESHARD;
+	pt.m = ci->model;
+	pt.l = *l;
+	pt.ck = ck;
+	if (sl_workload_ops_of(pt.kind)->check(&pt, o->sc.cluster.devices, &err))
 		rc = sl_cli_usage(cmd, "%s", err.msg);
 	else if ((rc = sl_cli_host_fits(cmd, 16.0 * (double)sl_model_nparams(&ci->model) * l->tp,
 	                                "resharding this checkpoint")))
@@ -247,13 +251,9 @@ static int reshard_view(sl_opts *o, struct sargs *sa)
 		o->sc.cluster = cfg;
 		if (o->sc.gemm.split == SL_SPLIT_SINGLE)
 			o->sc.gemm.split = SL_SPLIT_COL;
-		pt.on = 1;
-		pt.m = ci->model;
-		pt.l = *l;
-		pt.ck = ck;
 		pt.reads = reads;
 		pt.writes = writes;
-		sa->t.train = &pt;
+		sa->t.workload = &pt;
 		sa->t.trace = o->trace;
 		/* ck and the plans stay: a background thread of the view may still
 		 * be reading them when it returns (the process ends next). */
@@ -283,6 +283,7 @@ int sl_cmd_sandbox(int argc, char **argv)
 	int rc = sl_cli_parse("sandbox", argc, argv, lo, &o, own, &sa, sandbox_help);
 	if (rc != SL_CLI_GO)
 		return rc;
+	sl_train_opts_model_finish(&sa.tr);
 	if (sl_opts_given(&o, SL_OPT_FORMAT))
 		return sl_cli_usage("sandbox", "--format is for the reports of run and coll");
 	/* The screen is stdout; the view writes its trace to a file on quitting. */
@@ -303,22 +304,21 @@ int sl_cmd_sandbox(int argc, char **argv)
 	/* A shape that cannot be split is a usage error, as for run. */
 	const sl_scenario *sc = &o.sc;
 	sl_err err = {0};
-	if (sl_gemm_check(&sc->gemm, sc->gemm.split == SL_SPLIT_SINGLE ? 1 : sc->cluster.devices,
-	                  &err))
+	sl_workload w = sl_workload_product(&sc->gemm);
+	const sl_workload_ops *ops = sl_workload_ops_of(w.kind);
+	if (ops->check(&w, ops->devices(&w, &sc->cluster), &err))
 		return sl_cli_usage("sandbox", "%s", err.msg);
 	t.trace = o.trace;
 	return open_view(&o, &t);
 }
 
-int sl_sandbox_default(int from_menu)
+int sl_sandbox_default(sl_scenario *sc)
 {
 	sl_opts o;
-	struct sl_tui_options t;
 	sl_err err = {0};
 	sl_opts_init(&o);
-	sl_tui_options_default(&t);
-	t.from_menu = from_menu;
 	if (sl_opts_finish(&o, &err))
 		return sl_cli_fail("sandbox", &err);
-	return open_view(&o, &t);
+	*sc = o.sc;
+	return SL_EXIT_OK;
 }

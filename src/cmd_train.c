@@ -10,6 +10,7 @@
 
 #include "ckpt.h"
 #include "cli.h"
+#include "cliprogress.h"
 #include "report.h"
 #include "train.h"
 #include "units.h"
@@ -20,11 +21,13 @@ enum {
 	OPT_SAVE,
 	OPT_SAVE_EVERY,
 	OPT_LOAD,
+	OPT_PER_DEVICE,
 };
 
 static const struct option ckpt_opts[] = {{"save", required_argument, NULL, OPT_SAVE},
                                           {"save-every", required_argument, NULL, OPT_SAVE_EVERY},
                                           {"load", required_argument, NULL, OPT_LOAD},
+                                          {"per-device", no_argument, NULL, OPT_PER_DEVICE},
                                           {NULL, 0, NULL, 0}};
 
 static const struct option compare_opts[] = {
@@ -53,6 +56,7 @@ struct train_args {
 	const char *save, *load;
 	int save_every;
 	unsigned given_model; /* bit (code - SL_OPT_LAYERS) per model option given */
+	int per_device;       /* every device's row, however many */
 };
 
 static int train_option(void *ctx, int code, const char *arg, sl_err *err)
@@ -72,9 +76,15 @@ static int train_option(void *ctx, int code, const char *arg, sl_err *err)
 			return SL_EINVAL;
 		a->save_every = (int)v;
 		return SL_OK;
+	case OPT_PER_DEVICE:
+		a->per_device = 1;
+		return SL_OK;
 	default:
 		if (code >= SL_OPT_LAYERS && code <= SL_OPT_LR)
 			a->given_model |= 1u << (code - SL_OPT_LAYERS);
+		/* --model gives the shape: layers to batch. */
+		if (code == SL_OPT_MODEL)
+			a->given_model |= (1u << (SL_OPT_BATCH - SL_OPT_LAYERS + 1)) - 1;
 		return own_option(a->t, code, arg, err);
 	}
 }
@@ -91,6 +101,8 @@ struct outcome {
 	int single_est;
 	double wall_s;
 	double max_rel; /* losses against the reference */
+	sl_train_step_fn on_step; /* set by the caller: each step as it ends */
+	void *on_step_arg;
 };
 
 static double wall_now(void)
@@ -133,6 +145,8 @@ static int run_layout(const sl_cluster_config *base, const sl_model_spec *m, con
 	                   : sl_train_create(m, l, n, err);
 	if (!tr)
 		return err->code;
+	if (r->on_step)
+		sl_train_on_step(tr, r->on_step, r->on_step_arg);
 	double w0 = wall_now();
 	if (io && io->load)
 		rc = sl_ckpt_load(tr, r->c, io->load, NULL, err);
@@ -241,12 +255,13 @@ static void data_words(const sl_model_spec *m, char *buf, size_t n)
 		 (unsigned long long)m->seed, (double)m->lr);
 }
 
-static void train_text(FILE *f, const sl_opts *o, const sl_model_spec *m, int steps,
-		       const double *ref, const struct outcome *r)
+/* The report's head: what runs, and the step table's names (or what a dry
+ * run has instead), printed before the first step ends. */
+static void train_text_head(FILE *f, const sl_opts *o, const sl_model_spec *m, const double *ref,
+			    const struct outcome *r)
 {
-	const sl_train_report *p = &r->rep;
 	const sl_cluster_config *cfg = sl_cluster_config_of(r->c);
-	char a[32], b[32], c[32], words[200];
+	char words[200];
 	layout_words(&r->l, words, sizeof words);
 	fprintf(f, "# shardlab train: %s\n", words);
 	model_words(m, words, sizeof words);
@@ -254,13 +269,66 @@ static void train_text(FILE *f, const sl_opts *o, const sl_model_spec *m, int st
 	data_words(m, words, sizeof words);
 	fprintf(f, "# data: %s\n", words);
 	sl_report_hardware_text(f, "# ", cfg, o->sc.preset, o->overrides);
-	if (ref) {
+	if (ref)
 		fprintf(f, "\n%6s %14s %14s %11s\n", "step", "loss", "reference", "rel. diff");
-		for (int s = 0; s < steps; s++)
-			fprintf(f, "%6ld %14.9f %14.9f %11.2e\n", p->first_step + s + 1, p->losses[s],
-				ref[s], fabs(p->losses[s] - ref[s]) / fabs(ref[s]));
-	} else {
+	else
 		fprintf(f, "\ndry run: timing only, no arithmetic: no losses; memory counted, not held\n");
+}
+
+static int step_row(char *b, size_t n, long step, double loss, double ref)
+{
+	return snprintf(b, n, "%6ld %14.9f %14.9f %11.2e\n", step + 1, loss, ref,
+			fabs(loss - ref) / fabs(ref));
+}
+
+/* Rows of identical figures (all but the device's number and mesh
+ * coordinates) fold into one beyond this many devices, unless
+ * --per-device. */
+#define FOLD_DEVICES 32
+
+/* Print the rows figs[i] (the figures after the device's columns),
+ * folding runs of equal figures into one ("  8-15" in the device column;
+ * a mesh coordinate the run's devices do not share shows as '*').  co:
+ * each device's (tp, pp, dp) ranks, or NULL for no such columns. */
+static void print_rows(FILE *f, int n, char (*figs)[256], const int (*co)[3], int fold)
+{
+	for (int i = 0; i < n;) {
+		int j = i + 1;
+		while (fold && j < n && strcmp(figs[j], figs[i]) == 0)
+			j++;
+		char dev[32], c[3][16];
+		if (j - i > 1)
+			snprintf(dev, sizeof dev, "%d-%d", i, j - 1);
+		else
+			snprintf(dev, sizeof dev, "%d", i);
+		fprintf(f, "%6s", dev);
+		for (int x = 0; co && x < 3; x++) {
+			int same = 1;
+			for (int k = i + 1; k < j; k++)
+				same &= co[k][x] == co[i][x];
+			if (same)
+				snprintf(c[x], sizeof c[x], "%d", co[i][x]);
+			else
+				snprintf(c[x], sizeof c[x], "*");
+			fprintf(f, " %3s", c[x]);
+		}
+		fprintf(f, "%s\n", figs[i]);
+		i = j;
+	}
+}
+
+static void train_text(FILE *f, const sl_opts *o, const sl_model_spec *m, int steps,
+		       const double *ref, const struct outcome *r, int head_done, int per_device)
+{
+	const sl_train_report *p = &r->rep;
+	char a[32], b[32], c[32];
+	if (!head_done) {
+		train_text_head(f, o, m, ref, r);
+		for (int s = 0; ref && s < steps; s++) {
+			char row[128];
+			step_row(row, sizeof row, p->first_step + s, p->losses[s], ref[s]);
+			fputs(row, f);
+		}
 	}
 	double speedup = p->step_s > 0 ? r->single_s / p->step_s : 0;
 	fprintf(f, "\nstep time    %s emulated, %s predicted\n", fmt_t(p->step_s, a),
@@ -278,17 +346,30 @@ static void train_text(FILE *f, const sl_opts *o, const sl_model_spec *m, int st
 		fprintf(f, "check        none: a timing-only run computes no loss\n");
 	fprintf(f, "wall         %.2f s\n\n", r->wall_s);
 
+	int fold = !per_device && p->ndev > FOLD_DEVICES;
+	char(*figs)[256] = calloc((size_t)p->ndev, sizeof *figs);
+	int(*coords)[3] = calloc((size_t)p->ndev, sizeof *coords);
+	if (!figs || !coords) {
+		free(figs);
+		free(coords);
+		fprintf(f, "(out of host memory for the per-device table)\n");
+		return;
+	}
 	fprintf(f, "%6s %3s %3s %3s %10s %10s %10s %10s %10s %10s %10s %10s\n", "device", "tp", "pp",
 		"dp", "compute", "comm", "idle", "params", "grads", "optimizer", "act. peak", "mem peak");
 	for (int i = 0; i < p->ndev; i++) {
 		const sl_train_dev *d = &p->dev[i];
 		char t1[32], t2[32], t3[32], m1[32], m2[32], m3[32], m4[32], m5[32];
-		fprintf(f, "%6d %3d %3d %3d %10s %10s %10s %10s %10s %10s %10s %10s\n", i, d->tp, d->pp,
-			d->dp, fmt_t(d->compute_s, t1), fmt_t(d->comm_s, t2), fmt_t(d->idle_s, t3),
-			fmt_b((double)d->params_bytes, m1), fmt_b((double)d->grads_bytes, m2),
-			fmt_b((double)d->optimizer_bytes, m3), fmt_b((double)d->act_peak_bytes, m4),
-			fmt_b((double)d->mem_peak_bytes, m5));
+		coords[i][0] = d->tp;
+		coords[i][1] = d->pp;
+		coords[i][2] = d->dp;
+		snprintf(figs[i], sizeof figs[i], " %10s %10s %10s %10s %10s %10s %10s %10s",
+			 fmt_t(d->compute_s, t1), fmt_t(d->comm_s, t2), fmt_t(d->idle_s, t3),
+			 fmt_b((double)d->params_bytes, m1), fmt_b((double)d->grads_bytes, m2),
+			 fmt_b((double)d->optimizer_bytes, m3), fmt_b((double)d->act_peak_bytes, m4),
+			 fmt_b((double)d->mem_peak_bytes, m5));
 	}
+	print_rows(f, p->ndev, figs, (const int(*)[3])coords, fold);
 	int used[SL_TR_NKINDS], nused = 0;
 	for (int k = 0; k < SL_TR_NKINDS; k++) {
 		uint64_t t = 0;
@@ -297,18 +378,23 @@ static void train_text(FILE *f, const sl_opts *o, const sl_model_spec *m, int st
 		if (t)
 			used[nused++] = k;
 	}
-	if (nused == 0)
-		return;
-	fprintf(f, "\nbytes sent per step\n%6s", "device");
-	for (int k = 0; k < nused; k++)
-		fprintf(f, " %16s", sl_traffic_name((sl_traffic_kind)used[k]));
-	fputc('\n', f);
-	for (int i = 0; i < p->ndev; i++) {
-		fprintf(f, "%6d", i);
+	if (nused > 0) {
+		fprintf(f, "\nbytes sent per step\n%6s", "device");
 		for (int k = 0; k < nused; k++)
-			fprintf(f, " %16s", fmt_b((double)p->dev[i].sent[used[k]], a));
+			fprintf(f, " %16s", sl_traffic_name((sl_traffic_kind)used[k]));
 		fputc('\n', f);
+		for (int i = 0; i < p->ndev; i++) {
+			int len = 0;
+			for (int k = 0; k < nused && len < (int)sizeof figs[i]; k++)
+				len += snprintf(figs[i] + len, sizeof figs[i] - (size_t)len, " %16s",
+						fmt_b((double)p->dev[i].sent[used[k]], a));
+		}
+		print_rows(f, p->ndev, figs, NULL, fold);
 	}
+	if (fold)
+		fprintf(f, "\n(devices with the same figures share a row: --per-device lists each)\n");
+	free(figs);
+	free(coords);
 }
 
 static json_t *jreal(double v)
@@ -440,7 +526,12 @@ static void train_help(void)
 	       "  --load=DIR              resume from a checkpoint, under this layout or another;\n"
 	       "                          model options not given come from it (the losses are\n"
 	       "                          checked against one device resumed from it)\n"
-	       "  (with --save, --trace holds the final save: which device wrote which chunk)\n\n");
+	       "  (with --save, --trace holds the final save: which device wrote which chunk)\n\n"
+	       "Output:\n"
+	       "  --per-device            every device's row in the text report (beyond 32\n"
+	       "                          devices, devices with the same figures share one)\n"
+	       "  (each step's row is printed as the step ends; on a terminal, stderr shows\n"
+	       "  how many steps are done and the time left)\n\n");
 	fputs(sl_opts_cluster_help, stdout);
 	fputs(sl_opts_dry_run_help, stdout);
 }
@@ -475,6 +566,44 @@ static int model_from_ckpt(struct train_args *a, const sl_ckpt *ck, sl_err *err)
 		    "differs)",
 		    sl_ckpt_dir(ck), c->seq, c->batch, (unsigned long long)c->seed, (double)c->lr);
 	return SL_OK;
+}
+
+/* train's steps as they end (sl_train_on_step), on a device thread. */
+struct live {
+	FILE *out;
+	const sl_opts *o;
+	const sl_model_spec *m;
+	const double *ref;
+	const struct outcome *r;
+	long first;
+	int text, head_done;
+	long done;
+	sl_cliprog *prog;
+};
+
+static void live_step(void *arg, long step, double loss, double step_s)
+{
+	struct live *lv = arg;
+	(void)step_s;
+	sl_cliprog_set(lv->prog, ++lv->done);
+	if (!lv->text)
+		return;
+	char *head = NULL, row[128] = "";
+	size_t len = 0;
+	if (!lv->head_done) {
+		FILE *mf = open_memstream(&head, &len);
+		if (mf) {
+			train_text_head(mf, lv->o, lv->m, lv->ref, lv->r);
+			fclose(mf);
+		}
+		if (!head)
+			return; /* out of memory: the report prints it all at the end */
+		lv->head_done = 1;
+	}
+	if (lv->ref)
+		step_row(row, sizeof row, step, loss, lv->ref[step - lv->first]);
+	sl_cliprog_print(lv->prog, lv->out, "%s%s", head ? head : "", row);
+	free(head);
 }
 
 int sl_cmd_train(int argc, char **argv)
@@ -515,6 +644,7 @@ int sl_cmd_train(int argc, char **argv)
 			return sl_cli_usage("train", "%s", err.msg);
 		}
 	}
+	sl_train_opts_model_finish(&a);
 	sl_train_layout_defaults(&a.m, &a.l, a.given_m, a.given_v);
 	/* With a checkpoint, say why it cannot be resharded to this layout. */
 	if ((ck && sl_ckpt_check_target(ck, &a.m, &a.l, o.sc.cluster.devices, &err)) ||
@@ -558,7 +688,16 @@ int sl_cmd_train(int argc, char **argv)
 	struct outcome r;
 	memset(&r, 0, sizeof r);
 	struct ckpt_io io = {ck, ta.save, ta.save_every};
-	if (run_layout(&o.sc.cluster, &a.m, &a.l, a.steps, ref, &io, &r, &err)) {
+	/* The steps as they end: a row each in the text report, and the
+	 * progress line on a terminal. */
+	struct live lv = {.out = sl_cli_report_stream(o.trace), .o = &o, .m = &a.m, .ref = ref,
+			  .r = &r, .first = first, .text = o.format == SL_FORMAT_TEXT,
+			  .prog = sl_cliprog_start("train", "steps", a.steps)};
+	r.on_step = live_step;
+	r.on_step_arg = &lv;
+	rc = run_layout(&o.sc.cluster, &a.m, &a.l, a.steps, ref, &io, &r, &err);
+	sl_cliprog_stop(lv.prog);
+	if (rc) {
 		outcome_free(&r);
 		free(ref0);
 		sl_ckpt_close(ck);
@@ -591,7 +730,7 @@ int sl_cmd_train(int argc, char **argv)
 			if (sl_report_json_print(out, j))
 				status = SL_EXIT_FAIL;
 		} else {
-			train_text(out, &o, &a.m, a.steps, ref, &r);
+			train_text(out, &o, &a.m, a.steps, ref, &r, lv.head_done, ta.per_device);
 			if (ta.load)
 				fprintf(out, "\nresumed      from %s at step %ld (saved at tp=%d pp=%d "
 				       "dp=%d)\n",
@@ -749,6 +888,32 @@ static void compare_verdict(const struct outcome *res, char (*skip)[sizeof((sl_e
 	sl_print_wrapped(stdout, words, 0, "", 100);
 }
 
+/* compare --format=csv: the table's rows (skipped layouts left out) with
+ * the JSON report's names, in SI units. */
+static void compare_csv(const struct outcome *res, char (*skip)[sizeof((sl_err){0}).msg],
+                        const sl_layout *cand, int nc, int steps)
+{
+	printf("name,tp,pp,dp,devices,step_time_s,speedup,memory_peak_bytes,sent_bytes,"
+	       "bubble_fraction,loss,check\n");
+	for (int i = 0; i < nc; i++) {
+		if (skip[i][0])
+			continue;
+		const sl_train_report *p = &res[i].rep;
+		uint64_t mem = 0, sent = 0;
+		for (int d = 0; d < p->ndev; d++) {
+			if (p->dev[d].mem_peak_bytes > mem)
+				mem = p->dev[d].mem_peak_bytes;
+			if (dev_sent(&p->dev[d]) > sent)
+				sent = dev_sent(&p->dev[d]);
+		}
+		/* The name holds no comma or quote ("tp=2 x dp=2 sp"). */
+		printf("%s,%d,%d,%d,%d,%.9g,%.9g,%llu,%llu,%.9g,%.9g,%s\n", res[i].name, cand[i].tp,
+		       cand[i].pp, cand[i].dp, p->ndev, p->step_s, res[i].single_s / p->step_s,
+		       (unsigned long long)mem, (unsigned long long)sent, p->bubble_fraction,
+		       p->losses[steps - 1], res[i].max_rel <= LOSS_TOLERANCE ? "pass" : "fail");
+	}
+}
+
 int sl_cmd_compare(int argc, char **argv)
 {
 	struct option lo[SL_OPTS_MAX];
@@ -759,9 +924,11 @@ int sl_cmd_compare(int argc, char **argv)
 	sl_train_opts a;
 	sl_train_opts_init(&a, &o, 3);
 	o.sc.cluster.devices = 4;
+	o.csv_ok = 1;
 	int rc = sl_cli_parse("compare", argc, argv, lo, &o, own_option, &a, compare_help);
 	if (rc != SL_CLI_GO)
 		return rc;
+	sl_train_opts_model_finish(&a);
 	if (o.trace)
 		return sl_cli_usage("compare", "--trace takes one run: use 'shardlab train' for a trace");
 	int N = o.sc.cluster.devices;
@@ -872,6 +1039,8 @@ int sl_cmd_compare(int argc, char **argv)
 		json_object_set_new(j, "skipped", sk);
 		if (sl_report_json_print(stdout, j))
 			status = SL_EXIT_FAIL;
+	} else if (status == SL_EXIT_OK && o.format == SL_FORMAT_CSV) {
+		compare_csv(res, skip, cand, nc, a.steps);
 	} else if (status == SL_EXIT_OK) {
 		char words[200], t1[32], t2[32], t3[32];
 		printf("# shardlab compare: %d step%s\n", a.steps, a.steps == 1 ? "" : "s");

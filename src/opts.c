@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "device.h"
+#include "hwfile.h"
 #include "preset.h"
 #include "units.h"
 
@@ -14,6 +16,7 @@ const struct option sl_opts_cluster[] = {
 	{"devices-per-node", required_argument, NULL, SL_OPT_DEVICES_PER_NODE},
 	{"topology", required_argument, NULL, SL_OPT_TOPOLOGY},
 	{"preset", required_argument, NULL, SL_OPT_PRESET},
+	{"hardware", required_argument, NULL, SL_OPT_HARDWARE},
 	{"bandwidth", required_argument, NULL, SL_OPT_BANDWIDTH},
 	{"latency", required_argument, NULL, SL_OPT_LATENCY},
 	{"inter-bandwidth", required_argument, NULL, SL_OPT_INTER_BANDWIDTH},
@@ -21,6 +24,8 @@ const struct option sl_opts_cluster[] = {
 	{"flops", required_argument, NULL, SL_OPT_FLOPS},
 	{"memory", required_argument, NULL, SL_OPT_MEMORY},
 	{"timing", required_argument, NULL, SL_OPT_TIMING},
+	{"precision", required_argument, NULL, SL_OPT_PRECISION},
+	{"efficiency", required_argument, NULL, SL_OPT_EFFICIENCY},
 	{"slowdown", required_argument, NULL, SL_OPT_SLOWDOWN},
 	{"algorithm", required_argument, NULL, SL_OPT_ALGORITHM},
 	{"format", required_argument, NULL, SL_OPT_FORMAT},
@@ -54,19 +59,31 @@ const char sl_opts_cluster_help[] =
 	"  --devices-per-node=G    G devices per node; G must divide N (default: the\n"
 	"                          preset's node size when N exceeds it, else one node)\n"
 	"  --topology=full|ring    every pair linked, or only ring neighbours (default full)\n"
-	"  --preset=NAME           hardware figures (default h100; see --list-presets)\n"
-	"  --bandwidth=RATE        link bandwidth inside a node, e.g. 450GB/s, 400Gb/s\n"
+	"  --preset=NAME           hardware figures (default h100; see --list-presets and\n"
+	"                          shardlab-hardware(5) for your own)\n"
+	"  --hardware=FILE         hardware figures from a JSON file (shardlab-hardware(5))\n"
+	"  --bandwidth=RATE        link bandwidth inside a node, e.g. 450GB/s, 400Gb/s (as\n"
+	"                          given: a preset's line rate is scaled to its achievable\n"
+	"                          share under realistic efficiency, an explicit one is not)\n"
 	"  --latency=TIME          link latency inside a node, e.g. 2us\n"
 	"  --inter-bandwidth=RATE  link bandwidth between nodes\n"
 	"  --inter-latency=TIME    link latency between nodes\n"
 	"  --flops=RATE            compute rate per device, e.g. 989TFLOP/s\n"
 	"  --memory=SIZE           memory per device, e.g. 80GiB\n"
 	"  --timing=model|measured compute time from the rate, or the thread's CPU time\n"
+	"  --precision=bf16|fp32   bytes of an emulated element and the rate used (default:\n"
+	"                          the preset's, bf16 on accelerators, fp32 on the host)\n"
+	"  --efficiency=realistic|ideal\n"
+	"                          kernels at their shapes' achievable rates and memory\n"
+	"                          time, with a launch cost; or every GEMM at peak and all\n"
+	"                          else free (default: the preset's, realistic on\n"
+	"                          accelerators, ideal on the host)\n"
 	"  --slowdown=X            pace the run in wall time, X times slower than emulated\n"
 	"                          (1 to 1000000; default: headless, no pacing)\n"
 	"  --algorithm=ring|tree   collective algorithm (default ring)\n"
 	"Output:\n"
-	"  --format=text|json      report format (default text)\n"
+	"  --format=text|json      report format (default text; csv too for the tables\n"
+	"                          of coll, compare and plan)\n"
 	"  --trace=FILE            write the event trace as Chrome Trace Event JSON\n";
 
 const char sl_opts_gemm_help[] =
@@ -170,7 +187,7 @@ int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err)
 {
 	static const char *const topos[] = {"full", "ring"};
 	static const char *const timings[] = {"model", "measured"};
-	static const char *const formats[] = {"text", "json"};
+	static const char *const formats[] = {"text", "json", "csv"};
 	const char *opt = sl_opts_name(code);
 	if (!opt)
 		return SL_OPTS_NOT_MINE;
@@ -192,19 +209,25 @@ int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err)
 		rc = parse_word(opt, arg, topos, 2, &w, err);
 		o->topology = (sl_topo)w;
 		break;
-	case SL_OPT_PRESET:
-		if (!sl_preset_find(arg)) {
-			char known[128] = "";
-			size_t len = 0;
-			const sl_preset *p = sl_presets();
-			for (; p->name && len < sizeof known - 16; p++)
-				len += (size_t)snprintf(known + len, sizeof known - len, "%s%s",
-							len ? ", " : "", p->name);
-			return sl_fail(err, SL_EINVAL, "--preset: unknown preset '%s' (one of: %s)",
-				       arg, known);
-		}
+	case SL_OPT_PRESET: {
+		sl_err e = {0};
+		const sl_preset *p = sl_hw_find(arg, NULL, &e);
+		/* A file that is not right says so itself ("FILE: FIELD: ..."). */
+		if (!p)
+			return strncmp(e.msg, "unknown preset", 14) == 0
+				       ? sl_fail(err, e.code, "--preset: %s", e.msg)
+				       : sl_fail(err, e.code, "%s", e.msg);
 		o->preset = arg;
+		o->hw = p;
 		break;
+	}
+	case SL_OPT_HARDWARE: {
+		const sl_preset *p = sl_hw_load(arg, err);
+		if (!p)
+			return err ? err->code : SL_EINVAL;
+		o->hw = p;
+		break;
+	}
 	case SL_OPT_BANDWIDTH:
 		rc = parse_rate(opt, arg, &o->bandwidth, err);
 		break;
@@ -234,6 +257,16 @@ int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err)
 		rc = parse_word(opt, arg, timings, 2, &w, err);
 		o->timing = (sl_timing)w;
 		break;
+	case SL_OPT_PRECISION:
+		if (sl_precision_parse(arg, &o->precision))
+			rc = sl_fail(err, SL_EINVAL, "--precision: unknown precision '%s' (one of: bf16, fp32)",
+				     arg);
+		break;
+	case SL_OPT_EFFICIENCY:
+		if (sl_efficiency_parse(arg, &o->efficiency))
+			rc = sl_fail(err, SL_EINVAL,
+				     "--efficiency: unknown efficiency '%s' (one of: realistic, ideal)", arg);
+		break;
 	case SL_OPT_SLOWDOWN:
 		rc = named(opt, sl_parse_double(arg, &o->slowdown, err), err);
 		if (!rc && !(o->slowdown >= 1 && o->slowdown <= 1e6))
@@ -248,7 +281,12 @@ int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err)
 				     arg);
 		break;
 	case SL_OPT_FORMAT:
-		rc = parse_word(opt, arg, formats, 2, &w, err);
+		if (strcmp(arg, "csv") == 0 && !o->csv_ok)
+			rc = sl_fail(err, SL_EINVAL,
+				     "--format=csv is for the tables of coll, compare and plan "
+				     "(here one of: text, json)");
+		else
+			rc = parse_word(opt, arg, formats, o->csv_ok ? 3 : 2, &w, err);
 		o->format = (sl_format)w;
 		break;
 	case SL_OPT_TRACE:
@@ -297,10 +335,17 @@ int sl_opts_finish(sl_opts *o, sl_err *err)
 {
 	sl_scenario *s = &o->sc;
 	sl_cluster_config *cfg = &s->cluster;
-	const sl_preset *p = sl_preset_find(o->preset ? o->preset : s->preset);
-	if (!p)
-		p = sl_preset_find(SL_PRESET_DEFAULT);
-	/* The preset first... */
+	if (sl_opts_given(o, SL_OPT_PRESET) && sl_opts_given(o, SL_OPT_HARDWARE))
+		return sl_fail(err, SL_EINVAL,
+			       "--preset and --hardware both choose the hardware: give one");
+	/* The default preset is found as --preset would find it: a user's
+	 * file, a shipped one, or the built-in table. */
+	const sl_preset *p = o->hw;
+	if (!p && !(p = sl_hw_find(s->preset[0] ? s->preset : SL_PRESET_DEFAULT, NULL, err)))
+		return err ? err->code : SL_EINVAL;
+	/* The preset first, at the precision chosen (its rate)... */
+	cfg->precision = sl_opts_given(o, SL_OPT_PRECISION) ? o->precision : p->precision;
+	cfg->efficiency = sl_opts_given(o, SL_OPT_EFFICIENCY) ? o->efficiency : p->efficiency;
 	sl_preset_apply(p, cfg);
 	snprintf(s->preset, sizeof s->preset, "%s", p->name);
 
@@ -380,7 +425,8 @@ const struct option sl_opts_model[] = {
 	{"ffn", required_argument, NULL, SL_OPT_FFN},       {"heads", required_argument, NULL, SL_OPT_HEADS},
 	{"seq", required_argument, NULL, SL_OPT_SEQ},       {"batch", required_argument, NULL, SL_OPT_BATCH},
 	{"steps", required_argument, NULL, SL_OPT_STEPS},   {"seed", required_argument, NULL, SL_OPT_MODEL_SEED},
-	{"lr", required_argument, NULL, SL_OPT_LR},         {NULL, 0, NULL, 0}};
+	{"lr", required_argument, NULL, SL_OPT_LR},         {"model", required_argument, NULL, SL_OPT_MODEL},
+	{NULL, 0, NULL, 0}};
 
 const struct option sl_opts_layout[] = {
 	{"tp", required_argument, NULL, SL_OPT_TP},
@@ -392,15 +438,20 @@ const struct option sl_opts_layout[] = {
 	{"sequence-parallel", no_argument, NULL, SL_OPT_SP},
 	{"zero1", no_argument, NULL, SL_OPT_ZERO1},
 	{"mesh-order", required_argument, NULL, SL_OPT_ORDER},
+	{"recompute", required_argument, NULL, SL_OPT_RECOMPUTE},
 	{NULL, 0, NULL, 0}};
 
 const char sl_opts_model_help[] =
 	"Model (L blocks of width h: multi-head attention when --heads > 0, then an MLP):\n"
+	"  --model=NAME|FILE       the shape (layers to batch) of a shipped model (gpt3-175b,\n"
+	"                          megatron-1t) or a JSON file; the options below override\n"
+	"                          it (shardlab-hardware(5))\n"
 	"  --layers=L              blocks (default 4)\n"
 	"  --hidden=H              width (default 128)\n"
-	"  --ffn=F                 MLP inner width (default 512)\n"
+	"  --ffn=F                 MLP inner width, up to 1048576 (default 512)\n"
 	"  --heads=A               attention heads, 0 for MLP-only blocks (default 4)\n"
-	"  --seq=S                 tokens per sequence (default 32; 1 without attention)\n"
+	"  --seq=S                 tokens per sequence (default 32; 1 without attention\n"
+	"                          unless given)\n"
 	"  --batch=B               sequences per step, over all replicas (default 16)\n"
 	"  --steps=N               training steps (default 5; compare: 3)\n"
 	"  --seed=S                seed of the initial weights and the data (default 1)\n"
@@ -415,6 +466,10 @@ const char sl_opts_layout_help[] =
 	"  --microbatches=M        micro-batches per replica and step (default 2*pp, or 1)\n"
 	"  --sequence-parallel     split each TP all-reduce into reduce-scatter + all-gather\n"
 	"  --zero1                 shard Adam's state over the data-parallel replicas\n"
+	"  --recompute=none|selective|full\n"
+	"                          activation recomputation: the attention core, or each\n"
+	"                          block's forward, run again in the backward pass (default\n"
+	"                          none)\n"
 	"  --mesh-order=tp-dp-pp   device order, fastest axis first (default tp-dp-pp:\n"
 	"                          TP groups on consecutive devices, i.e. inside a node)\n";
 
@@ -466,6 +521,12 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 	case SL_OPT_ZERO1:
 		l->zero1 = 1;
 		break;
+	case SL_OPT_RECOMPUTE:
+		if (sl_recompute_parse(arg, &l->recompute))
+			return sl_fail(err, SL_EINVAL,
+				       "--recompute: unknown recomputation '%s' (one of: none, selective, full)",
+				       arg);
+		break;
 	case SL_OPT_ORDER:
 		if (sl_mesh_order_parse(arg, l->order))
 			return sl_fail(err, SL_EINVAL,
@@ -479,13 +540,14 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 		rc = named_int("hidden", arg, 1, 65536, &m->hidden, err);
 		break;
 	case SL_OPT_FFN:
-		rc = named_int("ffn", arg, 1, 65536, &m->ffn, err);
+		rc = named_int("ffn", arg, 1, SL_MODEL_MAX_FFN, &m->ffn, err);
 		break;
 	case SL_OPT_HEADS:
 		rc = named_int("heads", arg, 0, 65536, &m->heads, err);
 		break;
 	case SL_OPT_SEQ:
 		rc = named_int("seq", arg, 1, 65536, &m->seq, err);
+		a->given_seq = 1;
 		break;
 	case SL_OPT_BATCH:
 		rc = named_int("batch", arg, 1, 1 << 20, &m->batch, err);
@@ -498,6 +560,19 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 		rc = sl_parse_int(arg, 0, 2147483647L, "--seed", &seed, err);
 		m->seed = (uint64_t)seed;
 		break;
+	case SL_OPT_MODEL: {
+		sl_model_file mf;
+		if ((rc = sl_model_file_find(arg, &mf, err)))
+			return rc;
+		/* A shape option wins over the file whatever its place. */
+		const int v[] = {mf.layers, mf.hidden, mf.ffn, mf.heads, mf.seq, mf.batch};
+		int *f[] = {&m->layers, &m->hidden, &m->ffn, &m->heads, &m->seq, &m->batch};
+		for (int i = 0; i < 6; i++)
+			if (!(a->given_shape & (1u << i)))
+				*f[i] = v[i];
+		a->given_seq = 1; /* the file's sequence, with or without attention */
+		break;
+	}
 	case SL_OPT_LR:
 		rc = sl_parse_double(arg, &lr, err);
 		if (rc == SL_OK && !(lr > 0 && lr < 1))
@@ -507,6 +582,8 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 	default:
 		return SL_OPTS_NOT_MINE;
 	}
+	if (rc == SL_OK && code >= SL_OPT_LAYERS && code <= SL_OPT_BATCH)
+		a->given_shape |= 1u << (code - SL_OPT_LAYERS);
 	/* The device count follows the layout unless --devices says otherwise
 	 * (sl_opts_finish keeps it when --devices is not given). */
 	if (a->devices_follow)
@@ -528,6 +605,12 @@ void sl_train_opts_init(sl_train_opts *a, sl_opts *o, int steps)
 	a->m.batch = 16;
 	sl_layout_default(&a->l);
 	a->steps = steps;
+}
+
+void sl_train_opts_model_finish(sl_train_opts *a)
+{
+	if (a->m.heads == 0 && !a->given_seq)
+		a->m.seq = 1;
 }
 
 void sl_train_layout_defaults(const sl_model_spec *m, sl_layout *l, int given_m, int given_v)

@@ -3,7 +3,8 @@
  *
  * Two groups of long options fill an sl_scenario (src/engine/scenario.h)
  * plus the output options:
- *   sl_opts_cluster: devices, nodes, topology, preset, links, compute rate,
+ *   sl_opts_cluster: devices, nodes, topology, preset or hardware file,
+ *                    links, compute rate,
  *                    memory, timing, slowdown, collective algorithm, format,
  *                    trace file (run, coll, train, sandbox);
  *   sl_opts_gemm:    the sharded product: strategy, m, k, n, seed (run,
@@ -12,7 +13,8 @@
  * and two groups fill an sl_train_opts (a model, a layout, steps):
  *   sl_opts_layout:  tp, pp, dp, schedule, chunks, microbatches,
  *                    sequence-parallel, zero1, mesh-order (train, sandbox);
- *   sl_opts_model:   layers, hidden, ffn, heads, seq, batch, steps, seed, lr
+ *   sl_opts_model:   model (a name or file), layers, hidden, ffn, heads, seq,
+ *                    batch, steps, seed, lr
  *                    (train, compare, sandbox); their codes go to
  *                    sl_train_opts_handle.
  * A command concatenates the groups it takes with its own options and hands
@@ -41,6 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "preset.h"
 #include "scenario.h"
 #include "status.h"
 #include "train.h"
@@ -66,6 +69,9 @@ enum sl_opt_code {
 	SL_OPT_ALGORITHM,
 	SL_OPT_FORMAT,
 	SL_OPT_TRACE,
+	SL_OPT_PRECISION,
+	SL_OPT_EFFICIENCY,
+	SL_OPT_HARDWARE,
 	/* sl_opts_gemm */
 	SL_OPT_STRATEGY,
 	SL_OPT_M,
@@ -94,6 +100,8 @@ enum sl_opt_code {
 	SL_OPT_STEPS,
 	SL_OPT_MODEL_SEED,
 	SL_OPT_LR,
+	SL_OPT_RECOMPUTE,
+	SL_OPT_MODEL,
 	SL_OPT_USER = 0x200
 };
 
@@ -103,6 +111,7 @@ enum sl_opt_code {
 typedef enum sl_format {
 	SL_FORMAT_TEXT,
 	SL_FORMAT_JSON,
+	SL_FORMAT_CSV, /* only where the command sets sl_opts.csv_ok (coll, compare, plan) */
 } sl_format;
 
 /* Terminated by an all-zero entry. */
@@ -119,6 +128,7 @@ typedef struct sl_opts {
 	/* Results, valid after sl_opts_finish. */
 	sl_scenario sc;
 	sl_format format;
+	int csv_ok;               /* set before parsing by the commands with a table to plot */
 	const char *trace;        /* --trace file, or NULL */
 	/* The explicit options that changed the preset's figures, for reports
 	 * ("bandwidth, latency"); empty when none. */
@@ -129,8 +139,11 @@ typedef struct sl_opts {
 	int devices, devices_per_node;
 	sl_topo topology;
 	const char *preset;
+	const sl_preset *hw;      /* --preset's or --hardware's figures, found while parsing */
 	double bandwidth, latency, inter_bandwidth, inter_latency, flops, memory, slowdown;
 	sl_timing timing;
+	sl_precision precision;
+	sl_efficiency efficiency;
 	sl_algo algo;
 	sl_split split;
 	int m, k, n;
@@ -179,7 +192,8 @@ typedef struct sl_train_opts {
 	sl_model_spec m;
 	sl_layout l;
 	int steps;
-	int given_m, given_v, given_steps;
+	int given_m, given_v, given_steps, given_seq;
+	unsigned given_shape; /* bit (code - SL_OPT_LAYERS) per explicit shape option */
 	const char *layouts; /* compare's --layouts (compare handles it) */
 } sl_train_opts;
 
@@ -191,6 +205,9 @@ void sl_train_opts_init(sl_train_opts *a, sl_opts *o, int steps);
 int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *err);
 /* Defaults that depend on other options: interleaving's chunks, and enough
  * micro-batches to fill the pipeline twice when the batch allows it. */
+/* The model's defaults that depend on other options: without attention a
+ * sequence is one token unless --seq was given. */
+void sl_train_opts_model_finish(sl_train_opts *a);
 void sl_train_layout_defaults(const sl_model_spec *m, sl_layout *l, int given_m, int given_v);
 /* The cluster of a layout's run: base's hardware, n devices, in nodes of
  * base's size (one node when n fits in one).  SL_EINVAL when n does not

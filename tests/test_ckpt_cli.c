@@ -139,8 +139,13 @@ static void inspect_and_verify(void **st)
 	json_error_t je;
 	json_t *j = json_loads(r.out, 0, &je);
 	assert_non_null(j);
+	/* The report's versions, and the manifest as written, with its own. */
 	assert_int_equal(json_integer_value(json_object_get(j, "format_version")), 1);
-	assert_int_equal(json_array_size(json_object_get(j, "tensors")),
+	assert_non_null(json_string_value(json_object_get(j, "shardlab_version")));
+	json_t *man = json_object_get(j, "manifest");
+	assert_int_equal(json_integer_value(json_object_get(man, "format_version")),
+	                 SL_CKPT_FORMAT_VERSION);
+	assert_int_equal(json_array_size(json_object_get(man, "tensors")),
 	                 (size_t)sl_model_ntensors(&model));
 	json_decref(j);
 	tu_result_free(&r);

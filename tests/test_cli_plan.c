@@ -103,16 +103,16 @@ static void test_plan_json(void **state)
 		json_t *o = json_array_get(rows, i);
 		int fits = json_is_true(json_object_get(o, "fits"));
 		assert_int_equal(fits, (int)i < fit);
-		double peak = tu_num(o, "mem_peak_bytes");
+		double peak = tu_num(o, "memory_peak_bytes");
 		if (fits) {
 			assert_int_equal((int)tu_num(o, "rank"), (int)i + 1);
-			double t = tu_num(o, "step_s");
+			double t = tu_num(o, "step_time_s");
 			assert_true(t >= prev * (1 - 1e-12));
 			prev = t;
 			assert_true(peak <= mem);
 			assert_true(tu_num(o, "tokens_per_s") > 0 &&
-			            tu_num(o, "model_flops_per_device") > 0);
-			assert_true(tu_num(o, "comm_share") >= 0 && tu_num(o, "comm_share") <= 1);
+			            tu_num(o, "device_model_flop_per_s") > 0);
+			assert_true(tu_num(o, "comm_fraction") >= 0 && tu_num(o, "comm_fraction") <= 1);
 			assert_true(tu_num(o, "bubble_fraction") >= 0);
 			assert_non_null(json_object_get(o, "tp_link"));
 		} else {
@@ -127,9 +127,63 @@ static void test_plan_json(void **state)
 	}
 	json_t *best = json_object_get(j, "best");
 	assert_int_equal((int)tu_num(best, "rank"), 1);
-	assert_true(tu_num(best, "step_s") == tu_num(json_array_get(rows, 0), "step_s"));
+	assert_true(tu_num(best, "step_time_s") == tu_num(json_array_get(rows, 0), "step_time_s"));
 	assert_true(strstr(json_string_value(json_object_get(j, "explanation")), "Best: ") != NULL);
 	json_decref(j);
+	tu_result_free(&r);
+}
+
+/* --tp, --pp, --dp and --microbatches keep the plan to those layouts: the
+ * constrained plan lists exactly the unconstrained plan's rows of that
+ * degree, with the same figures. */
+static void test_plan_fixed_degrees(void **state)
+{
+	(void)state;
+	const char *model = "--devices=8 --devices-per-node=4 --layers=4 --hidden=64 --ffn=256 "
+			    "--heads=4 --seq=64 --batch=16 --format=json --top=0";
+	char args[400];
+	tu_result ra, rb;
+	snprintf(args, sizeof args, "plan %s", model);
+	json_t *all = json_of(args, &ra);
+	snprintf(args, sizeof args, "plan %s --tp=2 --microbatches=2", model);
+	json_t *some = json_of(args, &rb);
+	json_t *ar = json_object_get(all, "layouts"), *sr = json_object_get(some, "layouts");
+	size_t want = 0;
+	for (size_t i = 0; i < json_array_size(ar); i++) {
+		json_t *o = json_array_get(ar, i);
+		if (tu_num(o, "tp") != 2 || tu_num(o, "microbatches") != 2)
+			continue;
+		want++;
+		int found = 0;
+		for (size_t k = 0; k < json_array_size(sr) && !found; k++) {
+			json_t *q = json_array_get(sr, k);
+			const char *keys[] = {"pp", "dp", "chunks"};
+			int same = 1;
+			for (int x = 0; x < 3; x++)
+				same &= tu_num(q, keys[x]) == tu_num(o, keys[x]);
+			same &= json_equal(json_object_get(q, "schedule"), json_object_get(o, "schedule")) &&
+				json_equal(json_object_get(q, "sequence_parallel"),
+					   json_object_get(o, "sequence_parallel")) &&
+				json_equal(json_object_get(q, "zero1"), json_object_get(o, "zero1")) &&
+				json_equal(json_object_get(q, "mesh_order"), json_object_get(o, "mesh_order"));
+			if (same) {
+				found = 1;
+				assert_true(tu_num(q, "step_time_s") == tu_num(o, "step_time_s"));
+			}
+		}
+		assert_true(found);
+	}
+	assert_true(want > 0);
+	assert_int_equal(json_array_size(sr), want);
+	json_decref(all);
+	json_decref(some);
+	tu_result_free(&ra);
+	tu_result_free(&rb);
+	/* A degree no layout has: one line saying which. */
+	tu_result r;
+	tu_run("plan --devices=8 --tp=3 --layers=4 --hidden=64 --ffn=256 --heads=4", &r);
+	tu_expect_one_error("plan --tp=3", 2, &r);
+	assert_non_null(strstr(r.err, "no valid layout of 8 devices has tp=3"));
 	tu_result_free(&r);
 }
 
@@ -167,7 +221,7 @@ static void test_run_dry_run(void **state)
 	assert_true(json_is_null(json_object_get(dry, "max_rel_error")));
 	assert_string_equal(json_string_value(json_object_get(full, "check")), "pass");
 	static const char *same[] = {"emulated_time_s", "predicted_s", "compute_s", "comm_s",
-	                             "bytes_moved"};
+	                             "moved_bytes"};
 	for (size_t i = 0; i < sizeof same / sizeof *same; i++)
 		if (tu_num(full, same[i]) != tu_num(dry, same[i]))
 			fail_msg("%s: %.17g full, %.17g dry run", same[i], tu_num(full, same[i]),
@@ -217,7 +271,7 @@ static void test_train_dry_run(void **state)
 	assert_true(json_is_true(json_object_get(dry, "timing_only")));
 	assert_true(json_is_null(json_array_get(json_object_get(dry, "losses"), 0)));
 	static const char *same[] = {"step_time_s", "predicted_step_s", "bubble_fraction",
-	                             "idle_fraction", "flops_per_step"};
+	                             "idle_fraction", "step_flop"};
 	for (size_t i = 0; i < sizeof same / sizeof *same; i++)
 		if (tu_num(full, same[i]) != tu_num(dry, same[i]))
 			fail_msg("%s: %.17g full, %.17g dry run", same[i], tu_num(full, same[i]),
@@ -265,14 +319,41 @@ static void test_sandbox_dry_run_limit(void **state)
 	}
 }
 
+/* Without attention a sequence is one token unless --seq says otherwise,
+ * for plan as for train: the same options plan what train runs. */
+static void test_seq_without_attention(void **state)
+{
+	(void)state;
+	tu_result r;
+	const char *cases[][2] = {{"--seq=512", "512"}, {"", "1"}};
+	for (int i = 0; i < 2; i++) {
+		char args[256];
+		snprintf(args, sizeof args,
+			 "plan --devices=4 --heads=0 %s --batch=16 --top=1 --format=json", cases[i][0]);
+		json_t *j = json_of(args, &r);
+		assert_int_equal((int)tu_num(json_object_get(j, "model"), "seq"), atoi(cases[i][1]));
+		json_decref(j);
+		tu_result_free(&r);
+		snprintf(args, sizeof args,
+			 "train --devices=1 --heads=0 %s --batch=16 --steps=1 --dry-run --format=json",
+			 cases[i][0]);
+		j = json_of(args, &r);
+		assert_int_equal((int)tu_num(json_object_get(j, "model"), "seq"), atoi(cases[i][1]));
+		json_decref(j);
+		tu_result_free(&r);
+	}
+}
+
 int main(void)
 {
 	tu_watchdog(900);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_plan_bad_input), cmocka_unit_test(test_plan_text),
 	    cmocka_unit_test(test_plan_json),      cmocka_unit_test(test_plan_many_devices),
+	    cmocka_unit_test(test_plan_fixed_degrees),
 	    cmocka_unit_test(test_run_dry_run),    cmocka_unit_test(test_dry_run_limits),
 	    cmocka_unit_test(test_train_dry_run),  cmocka_unit_test(test_sandbox_dry_run_limit),
+	    cmocka_unit_test(test_seq_without_attention),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* Every collective and algorithm against a serial reference written here. */
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll.h"
+#include "cost.h"
 #include "trace.h"
 #include "testutil.h"
+
+/* The links of every run here. */
+#define BW 100e9
+#define LAT 1e-6
 
 struct job {
 	sl_coll_op op;
@@ -14,6 +20,7 @@ struct job {
 	size_t count;
 	int root;
 	float *bufs[SL_MAX_DEVICES];
+	float *outs[SL_MAX_DEVICES]; /* alltoall and sendrecv out of place; NULL: in place */
 	int uneven;
 	size_t counts[SL_MAX_DEVICES];
 };
@@ -39,6 +46,14 @@ static int prog(sl_dev *d, void *arg, sl_err *err)
 		return sl_gather(d, &g, b, j->count, counts, j->root, j->algo, err);
 	case SL_COLL_SCATTER:
 		return sl_scatter(d, &g, b, j->count, counts, j->root, j->algo, err);
+	case SL_COLL_ALLTOALL:
+		if (!j->outs[0])
+			return sl_coll_run(d, &g, j->op, b, j->count, j->algo, err);
+		return sl_alltoall(d, &g, b, j->outs[sl_dev_id(d)], j->count, j->algo, err);
+	case SL_COLL_SENDRECV:
+		if (!j->outs[0])
+			return sl_coll_run(d, &g, j->op, b, j->count, j->algo, err);
+		return sl_sendrecv(d, &g, b, j->outs[sl_dev_id(d)], j->count, err);
 	default:
 		return SL_EINVAL;
 	}
@@ -62,19 +77,33 @@ static int ceil_log2(int p)
 
 /* The logical steps of each algorithm, from their definitions: a ring
  * all-reduce is p-1 reduce-scatter then p-1 all-gather steps; a ring's
- * pipelined broadcast or reduce of k = min(p, n) segments takes k + p - 2
- * slots along the chain; a binomial tree takes ceil(log2 p) levels, twice
+ * pipelined broadcast or reduce of k segments takes k + p - 2 slots along
+ * the chain; a binomial tree takes ceil(log2 p) levels, twice
  * when it is two trees (reduce then broadcast, ...). */
 static int want_steps(sl_coll_op op, sl_algo algo, int p, size_t n)
 {
 	int two = op == SL_COLL_ALLREDUCE || op == SL_COLL_ALLGATHER || op == SL_COLL_REDUCESCATTER;
+	if (op == SL_COLL_SENDRECV)
+		return 1;
+	if (op == SL_COLL_ALLTOALL)
+		return p - 1;
 	if (algo == SL_ALGO_TREE)
 		return (two ? 2 : 1) * ceil_log2(p);
 	if (op == SL_COLL_ALLREDUCE)
 		return 2 * (p - 1);
 	if (op == SL_COLL_BROADCAST || op == SL_COLL_REDUCE) {
-		int k = n < (size_t)p ? (int)n : p;
-		return (k ? k : 1) + p - 2;
+		/* The segment count with the least time (k + p - 2)(a + N/(k B))
+		 * on these tests' links, by trying every one. */
+		double a = LAT, b = BW, nb = 4.0 * (double)n, best = INFINITY;
+		int k = 1;
+		for (int c = 1; c <= SL_CHAIN_SEGMENTS_MAX && (size_t)c <= n; c++) {
+			double t = (c + p - 2) * (a + nb / c / b);
+			if (t < best) {
+				best = t;
+				k = c;
+			}
+		}
+		return k + p - 2;
 	}
 	return p - 1;
 }
@@ -162,7 +191,7 @@ static void check_one(int p, sl_coll_op op, sl_algo algo, size_t n, int root, in
 		for (size_t i = 0; i < n; i++)
 			sum[i] += in[r][i];
 
-	sl_cluster *c = tu_cluster(p, 100e9, 1e-6);
+	sl_cluster *c = tu_cluster(p, BW, LAT);
 	sl_err err = {0};
 	int rc = sl_cluster_run(c, prog, &j, &err);
 	if (rc)
@@ -254,6 +283,104 @@ static void test_reduce(void **s) { (void)s; sweep(SL_COLL_REDUCE); }
 static void test_gather(void **s) { (void)s; sweep(SL_COLL_GATHER); }
 static void test_scatter(void **s) { (void)s; sweep(SL_COLL_SCATTER); }
 
+/* All-to-all and send/receive against their definitions, written here:
+ * alltoall's out[r] block b (q = n / p elements) is in[b] block r, the tail
+ * past p q untouched in place; sendrecv's out[r] is in[r - 1].  Both in
+ * place (through the engine's scratch buffer) and out of place.  Times on
+ * uniform links: (p-1)(a + q 4 / B) and a + 4 n / B. */
+static void check_p2p(int p, sl_coll_op op, sl_algo algo, size_t n, int inplace)
+{
+	struct job j = {.op = op, .algo = algo, .count = n};
+	size_t q = n / (size_t)p, off[SL_MAX_DEVICES + 1];
+	float *in[SL_MAX_DEVICES];
+	for (int r = 0; r < p; r++) {
+		in[r] = malloc((n ? n : 1) * sizeof(float));
+		j.bufs[r] = malloc((n ? n : 1) * sizeof(float));
+		j.outs[r] = inplace ? NULL : calloc(n ? n : 1, sizeof(float));
+		for (size_t i = 0; i < n; i++)
+			in[r][i] = j.bufs[r][i] = tu_val(r, i);
+	}
+	for (int b = 0; b <= p; b++)
+		off[b] = op == SL_COLL_ALLTOALL ? (size_t)b * q : (b == p ? n : 0);
+	double bw = 100e9, lat = 1e-6;
+	sl_cluster *c = tu_cluster(p, bw, lat);
+	sl_err err = {0};
+	if (sl_cluster_run(c, prog, &j, &err))
+		fail_msg("%s p=%d n=%zu: %s", sl_coll_op_name(op), p, n, err.msg);
+	for (int r = 0; r < p; r++) {
+		const float *got = inplace ? j.bufs[r] : j.outs[r];
+		for (size_t i = 0; i < n; i++) {
+			float want;
+			int check = 1;
+			if (op == SL_COLL_SENDRECV) {
+				want = in[(r + p - 1) % p][i];
+			} else if (i < (size_t)p * q) {
+				size_t b = i / q;
+				want = in[b][(size_t)r * q + i % q];
+			} else {
+				want = in[r][i];
+				check = inplace;
+			}
+			if (check && got[i] != want)
+				fail_msg("%s %s p=%d n=%zu inplace=%d: rank %d element %zu is %g, want %g",
+					 sl_coll_op_name(op), sl_algo_name(algo), p, n, inplace, r, i,
+					 (double)got[i], (double)want);
+		}
+	}
+	double want_t = p == 1 ? 0
+			: op == SL_COLL_SENDRECV ? lat + 4.0 * (double)n / bw
+						 : (p - 1) * (lat + 4.0 * (double)q / bw);
+	double t = 0;
+	for (int r = 0; r < p; r++) {
+		sl_dev_stats st = sl_cluster_dev_stats(c, r);
+		if (st.clock > t)
+			t = st.clock;
+		if (inplace)
+			assert_int_equal(sl_cluster_dev_stats(c, r).mem_current, 0);
+	}
+	if (fabs(t - want_t) > 1e-12 * (want_t > 1 ? want_t : 1))
+		fail_msg("%s p=%d n=%zu: %.12g s, want %.12g s", sl_coll_op_name(op), p, n, t, want_t);
+	check_fields(c, p, op, algo, n, off);
+	sl_cluster_destroy(c);
+	for (int r = 0; r < p; r++) {
+		free(in[r]);
+		free(j.bufs[r]);
+		free(j.outs[r]);
+	}
+}
+
+static void p2p_sweep(sl_coll_op op)
+{
+	/* sendrecv takes no algorithm (its events say ring). */
+	for (int a = 0; a < (op == SL_COLL_SENDRECV ? 1 : SL_ALGO_NALGOS); a++)
+		for (int p = 1; p <= 9; p++) {
+			size_t lens[] = {0, 1, (size_t)p - 1, (size_t)p + 1, 1000, 100003};
+			for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
+				for (int inplace = 0; inplace < 2; inplace++)
+					check_p2p(p, op, (sl_algo)a, lens[li], inplace);
+		}
+}
+
+static void test_alltoall(void **s) { (void)s; p2p_sweep(SL_COLL_ALLTOALL); }
+static void test_sendrecv(void **s) { (void)s; p2p_sweep(SL_COLL_SENDRECV); }
+
+/* One buffer for both is refused: the receives would overwrite blocks not
+ * yet sent. */
+static void test_p2p_one_buffer(void **s)
+{
+	(void)s;
+	struct job j = {.op = SL_COLL_ALLTOALL, .count = 8};
+	for (int r = 0; r < 2; r++)
+		j.outs[r] = j.bufs[r] = calloc(8, sizeof(float));
+	sl_cluster *c = tu_cluster(2, 100e9, 1e-6);
+	sl_err err = {0};
+	assert_int_equal(sl_cluster_run(c, prog, &j, &err), SL_EINVAL);
+	assert_non_null(strstr(err.msg, "are one"));
+	sl_cluster_destroy(c);
+	for (int r = 0; r < 2; r++)
+		free(j.bufs[r]);
+}
+
 /* A large buffer at a size where chunking and both ring phases matter. */
 static void test_allreduce_large(void **s)
 {
@@ -269,6 +396,8 @@ int main(void)
 		cmocka_unit_test(test_reducescatter), cmocka_unit_test(test_broadcast),
 		cmocka_unit_test(test_reduce),      cmocka_unit_test(test_gather),
 		cmocka_unit_test(test_scatter),     cmocka_unit_test(test_allreduce_large),
+		cmocka_unit_test(test_alltoall),    cmocka_unit_test(test_sendrecv),
+		cmocka_unit_test(test_p2p_one_buffer),
 	};
 	return cmocka_run_group_tests_name("collectives", tests, NULL, NULL);
 }

@@ -5,7 +5,8 @@
  * Each lesson is played through by the headless runner (`shardlab lesson
  * --headless --demo`): the answer it expects to every question and its demo
  * to every explore, typed as a learner would; the runner fails if any of
- * them is judged wrong or a check does not hold. */
+ * them is judged wrong or a check does not hold.  No question's answer is
+ * in the transcript between the learner's previous input and the question. */
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -91,6 +92,148 @@ static void census(const char *path, int *questions, int *checks, int *runs)
 	fclose(f);
 }
 
+
+/* ---- no question answered before it is asked ---- */
+
+/* The ways a transcript writes v (in each unit of its kind): "%.3g" and a
+ * few fixed precisions, trailing zeros trimmed, two significant digits at
+ * least (a lone "2" is any count). */
+static int renders(double v, const char *unit, char out[][32], int max)
+{
+	static const struct {
+		const char *u;
+		double scale;
+		int kind;
+	} units[] = {{"s", 1, 1},       {"ms", 1e-3, 1},         {"us", 1e-6, 1},
+	             {"ns", 1e-9, 1},   {"B", 1, 2},             {"KiB", 1024.0, 2},
+	             {"MiB", 1048576.0, 2}, {"GiB", 1073741824.0, 2}, {"kB", 1e3, 2},
+	             {"MB", 1e6, 2},    {"GB", 1e9, 2}};
+	double vals[16];
+	int nv = 0, kind = 0;
+	double base = v;
+	vals[nv++] = v;
+	if (strcmp(unit, "%") == 0)
+		vals[nv++] = v / 100;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (strcmp(unit, units[i].u) == 0) {
+			kind = units[i].kind;
+			base = v * units[i].scale;
+		}
+	for (size_t i = 0; kind && i < sizeof units / sizeof units[0]; i++)
+		if (units[i].kind == kind && nv < 16)
+			vals[nv++] = base / units[i].scale;
+	int n = 0;
+	for (int i = 0; i < nv; i++)
+		for (int f = 0; f < 5 && n < max; f++) {
+			char b[32];
+			/* %.3g, %.4g, %.1f, %.2f, %.3f */
+			if (f < 2)
+				snprintf(b, sizeof b, "%.*g", f + 3, vals[i]);
+			else
+				snprintf(b, sizeof b, "%.*f", f - 1, vals[i]);
+			if (strchr(b, 'e'))
+				continue;
+			if (strchr(b, '.')) {
+				size_t l = strlen(b);
+				while (l && b[l - 1] == '0')
+					b[--l] = 0;
+				if (l && b[l - 1] == '.')
+					b[--l] = 0;
+			}
+			int sig = 0, lead = 1;
+			for (const char *c = b; *c; c++)
+				if (*c >= '0' && *c <= '9') {
+					if (*c != '0')
+						lead = 0;
+					sig += !lead;
+				}
+			int dup = 0;
+			for (int k = 0; k < n; k++)
+				dup |= strcmp(out[k], b) == 0;
+			if (sig >= 2 && !dup)
+				snprintf(out[n++], 32, "%s", b);
+		}
+	return n;
+}
+
+/* Is num in text [a, b) as a number of its own (no digit or point
+ * around it)? */
+static const char *has_number(const char *a, const char *b, const char *num)
+{
+	size_t l = strlen(num);
+	for (const char *p = a; p + l <= b; p++) {
+		if (strncmp(p, num, l) != 0)
+			continue;
+		int before = p > a && ((p[-1] >= '0' && p[-1] <= '9') || p[-1] == '.');
+		int after = p + l < b && p[l] >= '0' && p[l] <= '9';
+		if (!before && !after)
+			return p;
+	}
+	return NULL;
+}
+
+static const char *has_text(const char *a, const char *b, const char *t)
+{
+	size_t l = strlen(t);
+	for (const char *p = a; p + l <= b; p++)
+		if (strncasecmp(p, t, l) == 0)
+			return p;
+	return NULL;
+}
+
+/* In a played-through transcript, the text between the learner's last
+ * input (or the lesson's first narration) and a question never states
+ * that question's answer: not its figure in any usual rendering, not the
+ * right choice's words.  Predict first, then observe. */
+static void no_answer_before_question(const char *file, const char *out)
+{
+	const char *seg = strstr(out, "\n\n"); /* after the title and about */
+	if (!seg)
+		return;
+	for (const char *line = seg; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		if (!strncmp(line, "answer> ", 8) || !strncmp(line, "choice> ", 8) ||
+		    !strncmp(line, "knob> ", 6)) {
+			seg = line;
+			continue;
+		}
+		if (strncmp(line, "[question] ", 11) != 0)
+			continue;
+		const char *ans = strstr(line, "\nanswer> ");
+		assert_non_null(ans);
+		ans += 9;
+		char a[128];
+		size_t al = strcspn(ans, "\n");
+		snprintf(a, sizeof a, "%.*s", (int)(al < sizeof a ? al : sizeof a - 1), ans);
+		char qtext[100];
+		snprintf(qtext, sizeof qtext, "%.*s", (int)strcspn(line, "\n"), line);
+		if (a[0] >= 'a' && a[0] <= 'z' && !a[1]) {
+			char pat[8];
+			snprintf(pat, sizeof pat, "\n  %c) ", a[0]);
+			const char *c = strstr(line, pat);
+			assert_true(c && c < ans);
+			c += strlen(pat);
+			char choice[200];
+			snprintf(choice, sizeof choice, "%.*s", (int)strcspn(c, "\n"), c);
+			if (strlen(choice) >= 6 && has_text(seg, line, choice))
+				fail_msg("%s: before \"%s\" the transcript says its answer, \"%s\"", file,
+				         qtext, choice);
+		} else {
+			char *unit;
+			double v = strtod(a, &unit);
+			char r[64][32];
+			int n = renders(v, unit, r, 64);
+			for (int k = 0; k < n; k++) {
+				const char *hit = has_number(seg, line, r[k]);
+				if (hit)
+					fail_msg("%s: before \"%s\" the transcript states its answer %s (as "
+					         "%s): ...%.*s...",
+					         file, qtext, a, r[k], (int)strcspn(hit, "\n"), hit);
+			}
+		}
+		seg = ans;
+	}
+}
+
 static void test_run_all(void **state)
 {
 	(void)state;
@@ -120,6 +263,7 @@ static void test_run_all(void **state)
 		if (rc != 0 || !strstr(out, want))
 			fail_msg("%s: status %d, stderr: %s\n--- output tail:\n%s", files[i], rc, errs,
 				 strlen(out) > 1500 ? out + strlen(out) - 1500 : out);
+		no_answer_before_question(strrchr(files[i], '/') + 1, out);
 		/* Every answer came with an explanation. */
 		for (const char *p = out; (p = strstr(p, "\n[right] ")); p++)
 			if (p[9] == '\n')

@@ -157,6 +157,16 @@ static const struct lay grid[] = {
     {2, 1, 2, SL_SCHED_1F1B, 2, 1, 0, 1, "dp-tp-pp", 0, SL_TOPO_RING, 4, 2, 8, 0, SL_EST_STAGE},
     /* TP over three nodes of two: a period of two ranks */
     {6, 1, 1, SL_SCHED_1F1B, 2, 1, 0, 0, NULL, 2, SL_TOPO_FULL, 6, 2, 4, 12, SL_EST_SLICE},
+    /* stages innermost, nodes of 2: replica 0's first hop stays in its node,
+     * replica 1's crosses, replicas 2 and 3 are like 0 and 1 */
+    {1, 3, 4, SL_SCHED_1F1B, 2, 1, 0, 0, "pp-dp-tp", 2, SL_TOPO_FULL, 4, 3, 8, 0,
+     SL_EST_REPLICA},
+    /* six devices a replica on nodes of 4: two kinds of replica, TP rings too */
+    {2, 3, 4, SL_SCHED_1F1B, 2, 1, 1, 1, "pp-tp-dp", 4, SL_TOPO_FULL, 4, 3, 8, 0,
+     SL_EST_REPLICA},
+    /* the same with GPipe's schedule and ZeRO-1 */
+    {1, 3, 4, SL_SCHED_GPIPE, 2, 1, 0, 1, "pp-dp-tp", 2, SL_TOPO_FULL, 4, 3, 8, 0,
+     SL_EST_REPLICA},
 };
 
 static void name_of(const struct lay *x, char *buf, size_t n)
@@ -226,6 +236,17 @@ static void test_replayed_devices(void **state)
 	assert_int_equal(e.replayed, 2);
 	assert_int_equal(sl_train_estimate(&m, &l, &cfg, SL_EST_FULL, &e, &err), SL_OK);
 	assert_int_equal(e.replayed, 8);
+	/* Two kinds of replica of 3 stages (grid[14]) and of 3 x 2 (grid[15]):
+	 * one replica of each kind. */
+	for (int g = 14; g <= 15; g++) {
+		x = &grid[g];
+		model_of(x, &m);
+		l = layout_of(x);
+		cfg = config_of(x);
+		assert_int_equal(sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e, &err), SL_OK);
+		assert_int_equal(e.method, SL_EST_REPLICA);
+		assert_int_equal(e.replayed, 2 * x->tp * x->pp);
+	}
 }
 
 /* A recording that reuses one template per chunk and micro-batch shape
@@ -245,8 +266,8 @@ static void test_templates_equal_literal(void **state)
 		sl_cluster_config cfg = config_of(x);
 		sl_err err = {0};
 		sl_est_rec *a, *b;
-		assert_int_equal(sl_est_record(&m, &l, cfg.devices, 0, &a, &err), SL_OK);
-		assert_int_equal(sl_est_record(&m, &l, cfg.devices, 1, &b, &err), SL_OK);
+		assert_int_equal(sl_est_record(&m, &l, cfg.devices, 0, &cfg, &a, &err), SL_OK);
+		assert_int_equal(sl_est_record(&m, &l, cfg.devices, 1, &cfg, &b, &err), SL_OK);
 		sl_estimate ea, eb;
 		assert_int_equal(sl_est_replay(a, NULL, &cfg, SL_EST_AUTO, &ea, &err), SL_OK);
 		assert_int_equal(sl_est_replay(b, NULL, &cfg, SL_EST_AUTO, &eb, &err), SL_OK);
@@ -433,6 +454,83 @@ static void test_refusals(void **state)
 	assert_non_null(strstr(err.msg, "devices"));
 }
 
+/* 4 blocks of width 64 with 4 heads, 4 sequences of 32 tokens: every
+ * division below is exact. */
+static sl_model_spec closed_form_model(void)
+{
+	sl_model_spec m;
+	sl_model_default(&m);
+	m.layers = 4;
+	m.hidden = 64;
+	m.ffn = 256;
+	m.heads = 4;
+	m.seq = 32;
+	m.batch = 4;
+	return m;
+}
+
+/* Recomputation against its closed forms on one device (m = 1): full
+ * recomputation runs every forward GEMM twice, 4/3 of the step's FLOPs;
+ * selective adds each layer's scores, 2 s s d for each of B a heads; and
+ * selective keeps exactly each layer's B a s^2 probabilities fewer. */
+static void test_recompute_closed_forms(void **state)
+{
+	(void)state;
+	sl_model_spec m = closed_form_model();
+	sl_cluster_config cfg = tu_config(1, 1e9, 0);
+	sl_err err = {0};
+	sl_estimate e[SL_RECOMPUTE_N];
+	for (int r = 0; r < SL_RECOMPUTE_N; r++) {
+		sl_layout l;
+		sl_layout_default(&l);
+		l.recompute = (sl_recompute)r;
+		assert_int_equal(sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e[r], &err), SL_OK);
+	}
+	double F = sl_model_step_flops(&m), d = (double)m.hidden / m.heads;
+	assert_true(fabs(e[SL_RECOMPUTE_NONE].flops_per_step - F) <= 1e-12 * F);
+	assert_true(fabs(e[SL_RECOMPUTE_FULL].flops_per_step - 4.0 / 3.0 * F) <= 1e-12 * F);
+	double sel = F + m.layers * (double)m.batch * m.heads * 2.0 * m.seq * m.seq * d;
+	assert_true(fabs(e[SL_RECOMPUTE_SELECTIVE].flops_per_step - sel) <= 1e-12 * F);
+	uint64_t probs = (uint64_t)m.layers * m.batch * m.heads * m.seq * m.seq * 4;
+	assert_int_equal(e[SL_RECOMPUTE_NONE].act_peak_bytes - e[SL_RECOMPUTE_SELECTIVE].act_peak_bytes,
+			 probs);
+	/* Full keeps every block's input and at most one block's activations. */
+	uint64_t inputs = (uint64_t)m.layers * m.batch * m.seq * m.hidden * 4;
+	assert_true(e[SL_RECOMPUTE_FULL].act_peak_bytes >= inputs);
+	assert_true(e[SL_RECOMPUTE_FULL].act_peak_bytes < e[SL_RECOMPUTE_SELECTIVE].act_peak_bytes);
+	/* More work, never less time. */
+	assert_true(e[SL_RECOMPUTE_FULL].step_s > e[SL_RECOMPUTE_NONE].step_s);
+}
+
+/* Sequence parallelism divides every per-layer activation by t
+ * (Korthikanti et al. 2022, table 2, for this model's tensors: the
+ * sub-blocks' inputs as row shards, Q K V, probabilities, heads' outputs
+ * and the MLP's inner activations by heads and columns), and the loss
+ * gradient with them: the kept memory of one device is exactly 1/t of a
+ * single device's. */
+static void test_sequence_parallel_divides_activations(void **state)
+{
+	(void)state;
+	sl_model_spec m = closed_form_model();
+	sl_err err = {0};
+	uint64_t one = 0;
+	for (int t = 1; t <= 4; t *= 2) {
+		sl_cluster_config cfg = tu_config(t, 1e9, 0);
+		sl_layout l;
+		sl_layout_default(&l);
+		l.tp = t;
+		l.seq_parallel = t > 1;
+		sl_estimate e;
+		assert_int_equal(sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e, &err), SL_OK);
+		if (t == 1)
+			one = e.act_peak_bytes;
+		else if (e.act_peak_bytes * (uint64_t)t != one)
+			fail_msg("tp=%d with SP keeps %llu bytes of activations; 1/%d of one device's "
+				 "is %llu",
+				 t, (unsigned long long)e.act_peak_bytes, t, (unsigned long long)one / t);
+	}
+}
+
 int main(void)
 {
 	tu_watchdog(900);
@@ -445,6 +543,8 @@ int main(void)
 	    cmocka_unit_test(test_1024_devices_closed_form),
 	    cmocka_unit_test(test_methods_agree_at_scale),
 	    cmocka_unit_test(test_refusals),
+	    cmocka_unit_test(test_recompute_closed_forms),
+	    cmocka_unit_test(test_sequence_parallel_divides_activations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

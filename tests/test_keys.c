@@ -2,7 +2,7 @@
 /* The key tables of every mode (the sandbox's views, the lesson menu, the
  * lesson screen and its answer line, the help): no key does two things in
  * one mode or hides one it inherits, nothing typed is taken for a key,
- * every action says what it does, and the KEYS section of man/shardlab.1 is
+ * every action says what it does, and the KEYS section of man/shardlab.1.in is
  * exactly what the tables generate (GENERATE=1 rewrites that section). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +16,7 @@
 #include <curses.h>
 
 #include "keys.h"
+#include "theme.h"
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -260,6 +261,139 @@ static void test_help_names_once(void **state)
 	free((void *)first);
 }
 
+/* ---- the legend (theme.c's table, which the help draws) ---- */
+
+#define NSLOTS ((sizeof(sl_glyphs) - offsetof(sl_glyphs, h)) / sizeof(const char *))
+
+static size_t slot_off(size_t k)
+{
+	return offsetof(sl_glyphs, h) + k * sizeof(const char *);
+}
+
+/* Every glyph the views can draw comes from sl_glyphs, and every slot of it
+ * is in the legend. */
+static void test_legend_every_glyph(void **state)
+{
+	(void)state;
+	size_t n;
+	const sl_legend_item *L = sl_legend(&n);
+	for (size_t k = 0; k < NSLOTS; k++) {
+		size_t off = slot_off(k);
+		int found = 0;
+		for (size_t i = 0; i < n && !found; i++)
+			found = L[i].off != SL_LEGEND_NO_GLYPH && off >= L[i].off &&
+			        off < L[i].off + (size_t)L[i].n * sizeof(const char *);
+		if (!found)
+			fail_msg("glyph slot %zu ('%s') has no legend entry", k,
+			         sl_glyph_at(&sl_glyphs_utf8, off, 0));
+	}
+}
+
+/* Every colour role is in the legend (a device's colours by device 0's). */
+static void test_legend_every_colour(void **state)
+{
+	(void)state;
+	size_t n;
+	const sl_legend_item *L = sl_legend(&n);
+	for (int r = 0; r < SL_ROLE_COUNT; r++) {
+		int want = r >= SL_ROLE_DEVBG0 ? SL_ROLE_DEVBG0 : r >= SL_ROLE_DEV0 ? SL_ROLE_DEV0 : r;
+		int found = 0;
+		for (size_t i = 0; i < n; i++)
+			found |= (int)L[i].role == want;
+		if (!found)
+			fail_msg("colour role %d has no legend entry", r);
+	}
+}
+
+/* In a group of the legend one glyph means one thing, in both tables; and
+ * send's glyph is no block's (the devices panel shows both on a row): it
+ * meant send, a replicated X and a partial sum at once. */
+static void test_legend_glyphs_apart(void **state)
+{
+	(void)state;
+	size_t n;
+	const sl_legend_item *L = sl_legend(&n);
+	const sl_glyphs *tables[] = {&sl_glyphs_utf8, &sl_glyphs_ascii};
+	for (int t = 0; t < 2; t++) {
+		const sl_glyphs *g = tables[t];
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = i + 1; j < n; j++) {
+				if (L[i].group != L[j].group || L[i].group == SL_LG_TEXT ||
+				    L[i].group == SL_LG_MEMORY || L[i].off == SL_LEGEND_NO_GLYPH ||
+				    L[j].off == SL_LEGEND_NO_GLYPH)
+					continue;
+				for (int a = 0; a < L[i].n; a++)
+					for (int b = 0; b < L[j].n; b++)
+						if (!strcmp(sl_glyph_at(g, L[i].off, a),
+						            sl_glyph_at(g, L[j].off, b)))
+							fail_msg("%s: '%s' means both '%s' and '%s'",
+							         t ? "ascii" : "utf-8",
+							         sl_glyph_at(g, L[i].off, a), L[i].meaning,
+							         L[j].meaning);
+			}
+		for (size_t i = 0; i < n; i++) {
+			if (L[i].group != SL_LG_BLOCKS || L[i].off == SL_LEGEND_NO_GLYPH)
+				continue;
+			for (int a = 0; a < L[i].n; a++)
+				assert_string_not_equal(sl_glyph_at(g, L[i].off, a),
+				                        g->state[SL_DS_SEND]);
+		}
+		assert_string_not_equal(g->replica, g->level[1]);
+	}
+}
+
+/* The views draw no glyph of their own: a string literal with a byte past
+ * ASCII in src/tui/view_*.c or draw.c (outside comments) would be a glyph
+ * the legend does not know. */
+static void test_views_draw_table_glyphs(void **state)
+{
+	(void)state;
+	static const char *const files[] = {"view_devices.c", "view_help.c", "view_matrices.c",
+	                                    "view_numbers.c", "view_plan.c", "view_plot.c",
+	                                    "view_timeline.c", "draw.c"};
+	for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+		char path[512];
+		snprintf(path, sizeof path, "%s/src/tui/%s", SHARDLAB_SRCDIR, files[f]);
+		size_t len;
+		char *src = slurp(path, &len);
+		if (!src)
+			fail_msg("cannot read %s", path);
+		int line = 1, in_comment = 0, in_str = 0;
+		for (size_t i = 0; i < len; i++) {
+			char c = src[i];
+			if (c == '\n') {
+				line++;
+				in_str = 0;
+				continue;
+			}
+			if (in_comment) {
+				if (c == '*' && src[i + 1] == '/')
+					in_comment = 0, i++;
+				continue;
+			}
+			if (!in_str && c == '/' && src[i + 1] == '*') {
+				in_comment = 1, i++;
+				continue;
+			}
+			if (!in_str && c == '/' && src[i + 1] == '/') {
+				while (i < len && src[i] != '\n')
+					i++;
+				i--;
+				continue;
+			}
+			if (c == '\\' && in_str) {
+				i++;
+				continue;
+			}
+			if (c == '"')
+				in_str = !in_str;
+			else if (in_str && (unsigned char)c >= 0x80)
+				fail_msg("%s:%d: a glyph outside theme.c's table", path, line);
+		}
+		free(src);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -270,6 +404,10 @@ int main(void)
 	    cmocka_unit_test(test_key_names),
 	    cmocka_unit_test(test_help_names_once),
 	    cmocka_unit_test(test_man_keys_section),
+	    cmocka_unit_test(test_legend_every_glyph),
+	    cmocka_unit_test(test_legend_every_colour),
+	    cmocka_unit_test(test_legend_glyphs_apart),
+	    cmocka_unit_test(test_views_draw_table_glyphs),
 	};
 	return cmocka_run_group_tests_name("keys", tests, NULL, NULL);
 }

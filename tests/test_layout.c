@@ -108,6 +108,83 @@ static void test_many_devices(void **state)
 	check(24, 80, 0);
 }
 
+/* The sentence has two lines at every size: at 80x24 one line cut it
+ * before the step's span. */
+static void test_sentence_two_lines(void **state)
+{
+	(void)state;
+	sl_screen_layout L;
+	for (int rows = 24; rows <= 40; rows++) {
+		assert_int_equal(sl_screen_layout_compute(rows, 80, 4, &L), 0);
+		assert_int_equal(L.r[SL_PANEL_SENTENCE].h, 2);
+	}
+}
+
+/* The lesson screen's compact layout (24 to 30 rows): the figure and the
+ * narration together, every cell owned once, the timeline showing every
+ * device that fits a third of the screen, the narration keeping at least
+ * half the rows. */
+static void check_lesson(int rows, int cols, int ndev)
+{
+	sl_screen_layout L;
+	sl_rect narr;
+	assert_int_equal(sl_lesson_layout_compute(rows, cols, ndev, &L, &narr), 0);
+	static unsigned char owner[40][300];
+	for (int y = 0; y < rows; y++)
+		for (int x = 0; x < cols; x++)
+			owner[y][x] = 0xff;
+	sl_rect rs[SL_PANEL_NMAIN + 1];
+	for (int p = 0; p < SL_PANEL_NMAIN; p++)
+		rs[p] = L.r[p];
+	rs[SL_PANEL_NMAIN] = narr;
+	for (int p = 0; p <= SL_PANEL_NMAIN; p++) {
+		sl_rect r = rs[p];
+		int shown = p == SL_PANEL_TITLE || p == SL_PANEL_DEVICES || p == SL_PANEL_TIMELINE ||
+		            p == SL_PANEL_SENTENCE || p == SL_PANEL_STATUS || p == SL_PANEL_NMAIN;
+		if (!shown) {
+			assert_int_equal(r.h, 0);
+			continue;
+		}
+		if (r.y < 0 || r.x < 0 || r.y + r.h > rows || r.x + r.w > cols || r.h < 1 || r.w < 20)
+			fail_msg("%dx%d, %d devices: panel %d (%d,%d %dx%d) is off screen or empty",
+			         cols, rows, ndev, p, r.y, r.x, r.w, r.h);
+		for (int y = r.y; y < r.y + r.h; y++)
+			for (int x = r.x; x < r.x + r.w; x++) {
+				if (owner[y][x] != 0xff)
+					fail_msg("%dx%d, %d devices: panels %d and %d overlap", cols,
+					         rows, ndev, owner[y][x], p);
+				owner[y][x] = (unsigned char)p;
+			}
+	}
+	for (int y = 0; y < rows; y++)
+		for (int x = 0; x < cols; x++)
+			if (owner[y][x] == 0xff)
+				fail_msg("%dx%d: cell %d,%d belongs to no panel", cols, rows, y, x);
+	assert_int_equal(L.r[SL_PANEL_SENTENCE].h, 2);
+	int tl_rows = L.r[SL_PANEL_TIMELINE].h - 3;
+	assert_true(tl_rows >= 2);
+	if (ndev + 3 <= rows / 3)
+		assert_true(tl_rows >= ndev);
+	assert_true(L.r[SL_PANEL_DEVICES].h == L.r[SL_PANEL_TIMELINE].h);
+	assert_true(narr.h * 2 >= rows);
+}
+
+static void test_lesson_compact(void **state)
+{
+	(void)state;
+	for (int ndev = 1; ndev <= 64; ndev += ndev < 16 ? 1 : 16)
+		for (int rows = 24; rows < SL_LAYOUT_LESSON_SPLIT; rows++)
+			for (int cols = 80; cols <= 300; cols += (cols < 130 ? 1 : 7))
+				check_lesson(rows, cols, ndev);
+	sl_screen_layout L;
+	sl_rect narr;
+	assert_int_equal(sl_lesson_layout_compute(23, 80, 4, &L, &narr), 1);
+	assert_true(L.too_small);
+	/* 80x24 with four devices: all four on the timeline. */
+	sl_lesson_layout_compute(24, 80, 4, &L, &narr);
+	assert_int_equal(L.r[SL_PANEL_TIMELINE].h - 3, 4);
+}
+
 static void test_overlap_helper(void **state)
 {
 	(void)state;
@@ -124,6 +201,8 @@ int main(void)
 	    cmocka_unit_test(test_too_small),
 	    cmocka_unit_test(test_many_devices),
 	    cmocka_unit_test(test_overlap_helper),
+	    cmocka_unit_test(test_sentence_two_lines),
+	    cmocka_unit_test(test_lesson_compact),
 	};
 	return cmocka_run_group_tests_name("layout", tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
 /* test_lesson.c - the lesson language: its checker on malformed lessons, the
  * interpreter's steps and figures against independent formulas, the
  * headless runner, progress files and lesson lookup. */
+#include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -167,6 +168,18 @@ static const struct bad bads[] = {
 	 HEAD "say `T > 8 F / (6 B)` and 6 B\n",
 	 "t.lesson:3: '6 B' is a figure typed into the text: let the engine produce it and "
 	 "interpolate it, e.g. {time} or {bandwidth}"},
+	{"a count in words is a figure too", HEAD "say a model of about 6.5 billion parameters\n",
+	 "t.lesson:3: '6.5 billion' is a figure typed into the text: let the engine produce it and "
+	 "interpolate it, e.g. {time} or {bandwidth}"},
+	{"bytes in words, in an explanation",
+	 HEAD "question Q?\noption x\nexplain at 16 bytes each\ncorrect y\nend\n",
+	 "t.lesson:5: '16 bytes' is a figure typed into the text: let the engine produce it and "
+	 "interpolate it, e.g. {time} or {bandwidth}"},
+	{"an explore skipped leaves the run before it the latest",
+	 HEAD "setup op=allreduce bytes=1MiB\nrun collective\nexplore matmul Make it pay.\n"
+	      "knob bandwidth\nuntil speedup > 1\nend\nsay it gave {speedup}\n",
+	 "t.lesson:9: 'speedup' is not a figure of a collective run, and the latest run here may be "
+	 "a collective (name the run you mean: run KIND as NAME, then NAME.speedup)"},
 	{"unclosed brace", HEAD "say {devices\n",
 	 "t.lesson:3: a '{' is not closed: write {figure}, or {{ for a brace"},
 	{"jump loop", HEAD "label a\nsay x\njump a\n",
@@ -484,8 +497,8 @@ static void test_steps_and_figures(void **state)
 	assert_int_equal(st.run, SL_RUN_MATMUL);
 	must_next(vm, &st, SL_STEP_RESULT);
 	assert_non_null(sl_vm_cluster(vm));
-	must_next(vm, &st, SL_STEP_CHECK);
-	assert_true(st.passed);
+	/* A check that fails speaks at once; one that holds waits until the
+	 * question after it is answered (it would answer it). */
 	must_next(vm, &st, SL_STEP_CHECK);
 	assert_false(st.passed);
 	assert_string_equal(st.text, "speedup > 100");
@@ -504,10 +517,24 @@ static void test_steps_and_figures(void **state)
 	assert_int_equal(sl_vm_answer(vm, buf, &ans, &err), SL_OK);
 	if (!ans.correct)
 		fail_msg("'%s' judged wrong, expected %s", buf, ans.expected);
+	must_next(vm, &st, SL_STEP_CHECK); /* held back until now */
+	assert_true(st.passed);
+	assert_string_equal(st.text, "time == predicted");
+	assert_int_equal(st.line, 6);
 	must_next(vm, &st, SL_STEP_QUESTION);
 	assert_rel(oracle(vm), 2.0 * m * k * n / F, 1e-9);
+	/* A first wrong answer says which way it is off and asks again, without
+	 * giving the answer; the second gives it and goes on. */
 	assert_int_equal(sl_vm_answer(vm, "1s", &ans, &err), SL_OK);
 	assert_false(ans.correct);
+	assert_true(ans.again);
+	assert_string_equal(ans.expected, "");
+	assert_string_equal(ans.explain, "That is too high.");
+	assert_int_equal(sl_vm_next(vm, &st, &err), SL_EINVAL); /* still waiting */
+	assert_int_equal(sl_vm_answer(vm, "1ns", &ans, &err), SL_OK);
+	assert_false(ans.correct);
+	assert_false(ans.again);
+	assert_true(ans.expected[0] != 0);
 	must_next(vm, &st, SL_STEP_QUESTION);
 	/* A ring all-gather: each device sends p-1 blocks of Y. */
 	assert_rel(oracle(vm), (double)(p - 1) * 4.0 * m * n, 1e-12);
@@ -673,6 +700,25 @@ static void test_step_counts_logical(void **state)
 	}
 }
 
+/* A check that holds within its tolerance shows the digits that agree, not
+ * "0.187 == 0.188 within 0.1%"; a count of millions reads in words. */
+static void test_check_digits(void **state)
+{
+	(void)state;
+	sl_lesson *l = must_parse(HEAD "let a = 0.18749\nlet b = 0.18751\nlet count = 5033164800\n"
+	                               "check a == b within 0.1%\nsay {count} parameters\n");
+	sl_vm *vm = sl_vm_create(l, NULL);
+	sl_step st;
+	must_next(vm, &st, SL_STEP_SAY);
+	assert_string_equal(st.text, "5.03 billion parameters");
+	must_next(vm, &st, SL_STEP_CHECK); /* held until the end */
+	assert_true(st.passed);
+	assert_string_equal(st.detail, "0.1875 == 0.1875 within 0.1%");
+	must_next(vm, &st, SL_STEP_END);
+	sl_vm_destroy(vm);
+	sl_lesson_free(l);
+}
+
 static void test_flow_menu_jump_explore(void **state)
 {
 	(void)state;
@@ -713,14 +759,25 @@ static void test_flow_menu_jump_explore(void **state)
 	assert_int_equal(sl_vm_knob(vm, "bandwidth=fast", &err), SL_EINVAL);
 	assert_int_equal(sl_vm_knob(vm, "bandwidth 250GB/s", &err), SL_OK);
 	assert_int_equal(sl_vm_explore_met(vm, &detail, &err), 0);
+	/* The figures in words: the value, then what it must be. */
+	if (!strstr(detail, ", not below "))
+		fail_msg("explore feedback not in words: '%s'", detail);
 	assert_int_equal(sl_vm_demo(vm, &err), SL_OK);
 	assert_int_equal(sl_vm_explore_met(vm, &detail, &err), 1);
+	if (!strstr(detail, ", below ") || strstr(detail, "not"))
+		fail_msg("explore feedback when met: '%s'", detail);
 	must_next(vm, &st, SL_STEP_QUESTION);
 	sl_answer ans;
 	assert_int_equal(sl_vm_answer(vm, "c", &ans, &err), SL_EINVAL);
 	assert_string_equal(err.msg, "answer with a letter from a to b");
 	assert_int_equal(sl_vm_answer(vm, "ONE", &ans, &err), SL_OK);
 	assert_false(ans.correct);
+	assert_true(ans.again); /* the choice's explanation, and another try */
+	assert_string_equal(ans.explain, "not one");
+	assert_string_equal(ans.expected, "");
+	assert_int_equal(sl_vm_answer(vm, "a", &ans, &err), SL_OK);
+	assert_false(ans.correct);
+	assert_false(ans.again);
 	assert_string_equal(ans.explain, "not one");
 	assert_string_equal(ans.expected, "b) two");
 	must_next(vm, &st, SL_STEP_SAY);
@@ -801,6 +858,47 @@ static int headless(const char *text, const char *input, char **out)
 	fclose(e);
 	unlink(path);
 	return rc;
+}
+
+/* The loss a training run's result names first is the first step's, the
+ * one the screen plays (lesson 11 printed its last step's beside the
+ * screen's first): a run of two steps begins with the loss of a run of
+ * one, and says which step each loss is. */
+static void squeeze(char *s)
+{
+	char *w = s;
+	for (char *r = s; *r; r++)
+		if (!(isspace((unsigned char)*r) && w > s && w[-1] == ' '))
+			*w++ = isspace((unsigned char)*r) ? ' ' : *r;
+	*w = 0;
+}
+
+static void test_result_loss_steps(void **state)
+{
+	(void)state;
+	double loss[2] = {0, 0};
+	for (int k = 0; k < 2; k++) {
+		char text[512], *out[2];
+		snprintf(text, sizeof text,
+		         HEAD "setup preset=h100 layers=2 hidden=64 ffn=256 heads=0 batch=8 seq=4 "
+		              "tp=2 microbatches=1 steps=%d\nrun train\n",
+		         k + 1);
+		assert_int_equal(headless(text, "", out), 0);
+		squeeze(out[0]);
+		const char *at = strstr(out[0], "; loss ");
+		assert_non_null(at);
+		assert_int_equal(sscanf(at, "; loss %lf", &loss[k]), 1);
+		if (k == 1) {
+			assert_non_null(strstr(at, " at step 1, loss "));
+			assert_non_null(strstr(at, " at step 2"));
+		} else {
+			assert_null(strstr(at, " at step"));
+		}
+		free(out[0]);
+		free(out[1]);
+	}
+	assert_true(loss[0] > 0);
+	assert_true(loss[0] == loss[1]);
 }
 
 static void test_headless(void **state)
@@ -964,13 +1062,14 @@ static void test_resume(void **state)
 	assert_int_equal(p.done, 0);
 	/* Resume: question B comes first, with its figure from the replayed run. */
 	o.resume = 1;
-	in = fmemopen((void *)"a\n", 2, "r");
+	in = fmemopen((void *)"a\na\n", 4, "r"); /* wrong twice: a second try, then the answer */
 	of = open_memstream(&out, &olen);
 	assert_int_equal(sl_lesson_headless(path, &o, in, of, ef), 0);
 	fclose(in);
 	fclose(of);
 	assert_null(strstr(out, "[question] A?"));
 	assert_non_null(strstr(out, "[question] B "));
+	assert_non_null(strstr(out, "[not quite] "));
 	assert_non_null(strstr(out, "[end] T: 1 of 2 questions right"));
 	free(out);
 	assert_int_equal(sl_progress_load("09-resume", &p, &err), SL_OK);
@@ -1021,6 +1120,18 @@ static void test_find(void **state)
 	assert_true(e[0].ok);
 	assert_string_equal(e[0].title, "T");
 	assert_int_equal(e[0].minutes, 5);
+	/* The menu's lesson to go on with: the first without progress, then
+	 * the one after the last done, then the one started. */
+	assert_int_equal(sl_catalog_next(e, n), 0);
+	sl_progress pr = {.done = 1, .asked = 1, .right = 1, .position = -1};
+	assert_int_equal(sl_progress_save(e[0].id, &pr, &err), SL_OK);
+	assert_int_equal(sl_catalog_next(e, n), 1);
+	pr = (sl_progress){.position = 2, .hash = 1};
+	assert_int_equal(sl_progress_save(e[2].id, &pr, &err), SL_OK);
+	assert_int_equal(sl_catalog_next(e, n), 2);
+	sl_progress_forget(e[0].id, NULL);
+	sl_progress_forget(e[2].id, NULL);
+	assert_int_equal(sl_catalog_next(e, n), 0);
 	free(e);
 	for (int i = 0; i < 4; i++) {
 		snprintf(p, sizeof p, "%s/%s", dir, names[i]);
@@ -1161,9 +1272,11 @@ int main(void)
 		cmocka_unit_test(test_step_counts_logical),
 		cmocka_unit_test(test_train_figures),
 		cmocka_unit_test(test_flow_menu_jump_explore),
+		cmocka_unit_test(test_check_digits),
 		cmocka_unit_test(test_start_and_did_not_fit),
 		cmocka_unit_test(test_spans),
 		cmocka_unit_test(test_headless),
+		cmocka_unit_test(test_result_loss_steps),
 		cmocka_unit_test(test_demo_loop),
 		cmocka_unit_test(test_progress),
 		cmocka_unit_test(test_resume),

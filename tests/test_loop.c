@@ -50,7 +50,8 @@ static size_t fake_typed(void *ctx)
 }
 
 static const sl_loop_mode fake_mode = {fake_keys, fake_help, fake_typed, fake_key, NULL,
-                                       NULL,      NULL,      NULL,       NULL};
+                                       NULL,      NULL,      NULL,       NULL,
+                                       NULL};
 
 static unsigned send(struct fake *f, sl_keymode mode, int ch)
 {
@@ -69,7 +70,9 @@ static void test_loop_keys(void **state)
 	for (int m = 0; m < SL_MODE_COUNT; m++) {
 		assert_int_equal(send(&f, (sl_keymode)m, KEY_F(10)), SL_LOOP_QUIT);
 		assert_int_equal(f.calls, 0);
-		assert_int_equal(send(&f, (sl_keymode)m, 12), SL_LOOP_DRAW | SL_LOOP_CLEAR);
+		/* Ctrl-L lays the screen out again too: a stale layout is what it fixes. */
+		assert_int_equal(send(&f, (sl_keymode)m, 12),
+		                 SL_LOOP_DRAW | SL_LOOP_LAYOUT | SL_LOOP_CLEAR);
 		assert_int_equal(f.calls, 0);
 		assert_int_equal(send(&f, (sl_keymode)m, KEY_RESIZE),
 		                 SL_LOOP_DRAW | SL_LOOP_LAYOUT | SL_LOOP_CLEAR);
@@ -184,6 +187,34 @@ static void test_timeout(void **state)
 	assert_int_equal(sl_loop_timeout(SL_LOOP_DRAW, 1, 5.0, 5.0), 0);
 }
 
+/* While a front end computes (a lesson's run on its worker), what leaves or
+ * looks goes through at once and what needs the run waits: q and Esc leave,
+ * F10 quits, ? opens the help, Ctrl-L and a resize repaint; Enter, Space,
+ * an answer's letters wait. */
+static void test_busy_passes(void **state)
+{
+	(void)state;
+	struct fake f = {.ret = SL_LOOP_DRAW};
+	f.mode = SL_MODE_LESSON;
+	assert_true(sl_loop_passes(&fake_mode, &f, 'q'));
+	assert_true(sl_loop_passes(&fake_mode, &f, 27));
+	assert_true(sl_loop_passes(&fake_mode, &f, KEY_F(10)));
+	assert_true(sl_loop_passes(&fake_mode, &f, '?'));
+	assert_true(sl_loop_passes(&fake_mode, &f, 12));
+	assert_true(sl_loop_passes(&fake_mode, &f, KEY_RESIZE));
+	assert_false(sl_loop_passes(&fake_mode, &f, '\r'));
+	assert_false(sl_loop_passes(&fake_mode, &f, ' '));
+	assert_false(sl_loop_passes(&fake_mode, &f, KEY_RIGHT));
+	/* On the answer line, a letter typed waits too; the help, once open,
+	 * takes every key. */
+	f.mode = SL_MODE_INPUT;
+	f.typed = 1;
+	assert_false(sl_loop_passes(&fake_mode, &f, 'b'));
+	assert_false(sl_loop_passes(&fake_mode, &f, 'q'));
+	f.help.open = 1;
+	assert_true(sl_loop_passes(&fake_mode, &f, ' '));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -191,6 +222,7 @@ int main(void)
 	    cmocka_unit_test(test_handler_gets_action),
 	    cmocka_unit_test(test_help_everywhere),
 	    cmocka_unit_test(test_timeout),
+	    cmocka_unit_test(test_busy_passes),
 	};
 	return cmocka_run_group_tests_name("loop", tests, NULL, NULL);
 }

@@ -7,12 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include "ckpt.h"
 #include "coll.h"
 #include "preset.h"
 #include "scenario.h"
 #include "steps.h"
 #include "train.h"
 #include "testutil.h"
+#include "tmputil.h"
 
 static int ceil_log2(int p)
 {
@@ -79,10 +83,62 @@ static void check_spans(const sl_snapshot *s, const sl_opstep *st, size_t ns, co
 	free(cstep);
 }
 
-/* The steps of cluster c's run, checked (check_spans); the first step's
- * span, the last step's end and the number of training-GEMM steps into the
- * pointers given (each may be NULL). */
-static size_t steps_checked(sl_cluster *c, double *span0, double *end, int *gemms)
+/* A pipeline message's step and a checkpoint chunk's hold one message or
+ * one chunk: every event of the step carries the same fields; a message's
+ * step has its sends and its receives, forward from a chunk to the next
+ * one's stage, backward to the one before, over pp stages; a chunk's step
+ * holds only reads or only writes. */
+static void check_fields(const sl_snapshot *s, const sl_opstep *st, size_t ns, const int *of,
+                         int pp)
+{
+	int *snd = calloc(ns ? ns : 1, sizeof *snd), *rcv = calloc(ns ? ns : 1, sizeof *rcv);
+	for (size_t i = 0; i < s->n; i++) {
+		if (of[i] < 0)
+			continue;
+		const sl_event *e = &s->ev[i];
+		const sl_opstep *o = &st[of[i]];
+		if ((e->p2p.kind != SL_P2P_NONE) != (o->p2p != NULL) ||
+		    (e->io.kind != SL_IO_NONE) != (o->io != NULL))
+			fail_msg("event %zu (%s) and its step %d differ in kind", i, e->label, of[i]);
+		if (o->p2p) {
+			const sl_ev_p2p *a = &e->p2p, *b = o->p2p;
+			if (a->kind != b->kind || a->from != b->from || a->to != b->to ||
+			    a->chunk != b->chunk || a->mb != b->mb || a->iter != b->iter)
+				fail_msg("step %d holds two pipeline messages", of[i]);
+			int fwd = a->kind == SL_P2P_ACT;
+			assert_true(a->kind == SL_P2P_ACT || a->kind == SL_P2P_GRAD);
+			assert_int_equal(a->from, a->chunk % pp);
+			assert_int_equal(a->to, (fwd ? a->chunk + 1 : a->chunk - 1 + pp) % pp);
+			assert_true(e->kind == SL_EV_SEND || e->kind == SL_EV_RECV);
+			(e->kind == SL_EV_SEND ? snd : rcv)[of[i]]++;
+		}
+		if (o->io) {
+			assert_int_equal(e->io.kind, o->io->kind);
+			assert_int_equal(e->io.id, o->io->id);
+			assert_int_equal(e->kind, e->io.kind == SL_IO_WRITE ? SL_EV_WRITE : SL_EV_READ);
+			assert_true(e->io.chunk >= 0 && e->io.chunk < e->io.nchunks);
+		}
+	}
+	for (size_t k = 0; k < ns; k++)
+		if (st[k].p2p && (snd[k] == 0 || snd[k] != rcv[k]))
+			fail_msg("pipeline step %zu: %d sends, %d receives", k, snd[k], rcv[k]);
+	free(snd);
+	free(rcv);
+}
+
+/* What a run's steps are made of. */
+struct tally {
+	int gemms;  /* training GEMMs */
+	int p2p;    /* pipeline messages */
+	int writes; /* checkpoint chunks written */
+	int reads;  /* stored chunks read */
+	size_t stops; /* distinct stops (sl_step_ends) */
+};
+
+/* The steps of cluster c's run, checked (check_spans, check_fields over pp
+ * stages); the first step's span, the last step's end and what the steps
+ * are into the pointers given (each may be NULL). */
+static size_t steps_tallied(sl_cluster *c, int pp, double *span0, double *end, struct tally *t)
 {
 	sl_snapshot s;
 	assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), &s), SL_OK);
@@ -90,16 +146,31 @@ static size_t steps_checked(sl_cluster *c, double *span0, double *end, int *gemm
 	int *of;
 	size_t ns = sl_steps_build(&s, &st, &of);
 	check_spans(&s, st, ns, of);
+	check_fields(&s, st, ns, of, pp > 0 ? pp : 1);
+	for (size_t i = 0; t && i < ns; i++) {
+		t->gemms += st[i].compute && s.ev[st[i].rep].work.pass != SL_PASS_NONE;
+		t->p2p += st[i].p2p != NULL;
+		t->writes += st[i].io && st[i].io->kind == SL_IO_WRITE;
+		t->reads += st[i].io && st[i].io->kind == SL_IO_READ;
+	}
+	if (t) {
+		double *ends;
+		t->stops = sl_step_ends(&s, &ends);
+		free(ends);
+	}
 	if (span0 && ns)
 		*span0 = st[0].t1 - st[0].t0;
 	if (end && ns)
 		*end = st[ns - 1].t_stop;
-	for (size_t i = 0; gemms && i < ns; i++)
-		*gemms += st[i].compute && s.ev[st[i].rep].work.pass != SL_PASS_NONE;
 	free(st);
 	free(of);
 	sl_snapshot_free(&s);
 	return ns;
+}
+
+static size_t steps_checked(sl_cluster *c, double *span0, double *end)
+{
+	return steps_tallied(c, 1, span0, end, NULL);
 }
 
 /* A product on p devices, on nodes of g (0: one node). */
@@ -123,7 +194,7 @@ static size_t product_steps(sl_split split, int p, int g, int m, int k, int n, s
 	if (sl_scenario_run(&sc, &c, &res, &err))
 		fail_msg("run: %s", err.msg);
 	double end = 0;
-	size_t ns = steps_checked(c, NULL, &end, NULL);
+	size_t ns = steps_checked(c, NULL, &end);
 	/* The last step ends with the run. */
 	assert_true(ns > 0);
 	tu_check_close(end, res.emulated_time_s, 1e-12, "the last step's end");
@@ -166,7 +237,7 @@ static size_t coll_steps(sl_coll_op op, sl_algo algo, int p, int g, size_t count
 	sl_err err = {0};
 	if (sl_cluster_run(c, tu_coll_prog, &j, &err))
 		fail_msg("%s: %s", sl_coll_op_name(op), err.msg);
-	size_t ns = steps_checked(c, span0, NULL, NULL);
+	size_t ns = steps_checked(c, span0, NULL);
 	sl_cluster_destroy(c);
 	return ns;
 }
@@ -194,11 +265,15 @@ static void test_collectives(void **state)
  * parallel group, its data-parallel replicas); so the GEMM steps number
  * layers x micro-batches x 6 for MLP-only blocks (forward fc1, fc2;
  * backward fc2 and fc1, each a weight and an input gradient), from the
- * model's shape.  Spans hold as for any step. */
-static void train_case(int tp, int pp, int dp, sl_sched k, int m)
+ * model's shape.  Every pipeline message is one step too: each micro-
+ * batch's activations cross the pp*v-1 boundaries between the model's
+ * chunks forward and its gradients cross them back, so there are
+ * 2 (pp v - 1) m of them, whatever the schedule's order.  Spans hold as
+ * for any step.  Returns the stops. */
+static size_t train_case(int tp, int pp, int dp, sl_sched k, int m, int v)
 {
 	sl_model_spec ms = tu_model(4, 16, 32, 0, 4, 32);
-	sl_layout l = tu_layout(tp, pp, dp, k, m, 1);
+	sl_layout l = tu_layout(tp, pp, dp, k, m, v);
 	int n = tp * pp * dp;
 	sl_err err = {0};
 	sl_train *tr = sl_train_create(&ms, &l, n, &err);
@@ -213,21 +288,101 @@ static void train_case(int tp, int pp, int dp, sl_sched k, int m)
 	if (sl_train_run(tr, c, 1, &rep, &err))
 		fail_msg("%s: %s", sl_sched_name(k), err.msg);
 	sl_train_report_free(&rep);
-	int gemms = 0;
-	steps_checked(c, NULL, NULL, &gemms);
-	if (gemms != ms.layers * m * 6)
+	struct tally t = {0};
+	size_t ns = steps_tallied(c, pp, NULL, NULL, &t);
+	if (t.gemms != ms.layers * m * 6)
 		fail_msg("tp=%d pp=%d dp=%d %s m=%d: %d GEMM steps, want %d", tp, pp, dp,
-			 sl_sched_name(k), m, gemms, ms.layers * m * 6);
+			 sl_sched_name(k), m, t.gemms, ms.layers * m * 6);
+	if (t.p2p != 2 * (pp * v - 1) * m)
+		fail_msg("tp=%d pp=%d dp=%d %s m=%d v=%d: %d pipeline steps, want %d", tp, pp, dp,
+			 sl_sched_name(k), m, v, t.p2p, 2 * (pp * v - 1) * m);
+	print_message("tp=%d pp=%d dp=%d %s m=%d v=%d: %zu steps (%d GEMMs, %d pipeline "
+		      "messages), %zu stops\n",
+		      tp, pp, dp, sl_sched_name(k), m, v, ns, t.gemms, t.p2p, t.stops);
 	sl_cluster_destroy(c);
 	sl_train_destroy(tr);
+	return t.stops;
 }
 
 static void test_training(void **state)
 {
 	(void)state;
-	train_case(1, 4, 1, SL_SCHED_GPIPE, 8);
-	train_case(1, 4, 1, SL_SCHED_1F1B, 8);
-	train_case(2, 2, 2, SL_SCHED_1F1B, 4);
+	train_case(1, 4, 1, SL_SCHED_GPIPE, 8, 1);
+	train_case(1, 4, 1, SL_SCHED_1F1B, 8, 1);
+	train_case(2, 2, 2, SL_SCHED_1F1B, 4, 1);
+	train_case(1, 2, 1, SL_SCHED_INTERLEAVED, 4, 2);
+}
+
+/* Checkpoint I/O: a save writes each chunk of each tensor once, on its
+ * owner, so a save of N chunks is N steps; a reshard reads each stored
+ * chunk (every one overlaps some new shard, since the new layout covers
+ * each tensor whole) on every device that needs it, one step a chunk,
+ * then writes the new layout's chunks: N_old + N_new steps.  The chunk
+ * counts come from the manifests, the steps from the events. */
+static int manifest_chunks(const sl_ckpt *ck)
+{
+	const sl_ckpt_info *in = sl_ckpt_info_of(ck);
+	int n = 0;
+	for (int t = 0; t < in->ntensors; t++)
+		n += in->tensors[t].nchunks;
+	return n;
+}
+
+static void test_checkpoint(void **state)
+{
+	(void)state;
+	char root[512];
+	tu_tmpname(root, sizeof root, "test_steps-XXXXXX");
+	assert_non_null(mkdtemp(root));
+	char a[600], b[600];
+	snprintf(a, sizeof a, "%s/a", root);
+	snprintf(b, sizeof b, "%s/b", root);
+	sl_model_spec ms = tu_model(4, 16, 32, 2, 4, 32);
+	sl_layout l = tu_layout(2, 2, 1, SL_SCHED_1F1B, 2, 1);
+	sl_err err = {0};
+	sl_train *tr = sl_train_create(&ms, &l, 4, &err);
+	if (!tr)
+		fail_msg("%s", err.msg);
+	sl_cluster_config cfg = tu_config(4, 100e9, 1e-6);
+	sl_cluster *c = tu_create(&cfg);
+	if (sl_ckpt_save(tr, c, a, NULL, &err))
+		fail_msg("save: %s", err.msg);
+	struct tally t = {0};
+	size_t ns = steps_tallied(c, 1, NULL, NULL, &t);
+	sl_ckpt *ck;
+	if (sl_ckpt_open(a, &ck, &err))
+		fail_msg("open: %s", err.msg);
+	int n_old = manifest_chunks(ck);
+	assert_true(n_old > 0);
+	assert_int_equal(t.writes, n_old);
+	assert_int_equal(t.reads, 0);
+	assert_int_equal(ns, (size_t)n_old);
+	print_message("save of %d chunks on 4 devices: %zu steps, %zu stops\n", n_old, ns,
+		      t.stops);
+	sl_cluster_destroy(c);
+	/* Reshard from TP 2 x PP 2 onto PP 4: each new device reads the
+	 * stored chunks of its blocks' tensors, whole or in halves. */
+	sl_layout l3 = tu_layout(1, 4, 1, SL_SCHED_1F1B, 4, 1);
+	cfg = tu_config(4, 100e9, 1e-6);
+	c = tu_create(&cfg);
+	if (sl_ckpt_reshard(ck, &l3, c, b, NULL, &err))
+		fail_msg("reshard: %s", err.msg);
+	memset(&t, 0, sizeof t);
+	ns = steps_tallied(c, 1, NULL, NULL, &t);
+	sl_ckpt *ck2;
+	if (sl_ckpt_open(b, &ck2, &err))
+		fail_msg("open: %s", err.msg);
+	int n_new = manifest_chunks(ck2);
+	assert_int_equal(t.reads, n_old);
+	assert_int_equal(t.writes, n_new);
+	assert_int_equal(ns, (size_t)(n_old + n_new));
+	print_message("reshard of %d chunks onto %d: %zu steps, %zu stops\n", n_old, n_new, ns,
+		      t.stops);
+	sl_ckpt_close(ck2);
+	sl_ckpt_close(ck);
+	sl_cluster_destroy(c);
+	sl_train_destroy(tr);
+	tu_rm_rf(root);
 }
 
 int main(void)
@@ -236,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_products),
 		cmocka_unit_test(test_collectives),
 		cmocka_unit_test(test_training),
+		cmocka_unit_test(test_checkpoint),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

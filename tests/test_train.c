@@ -69,15 +69,32 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* What sl_train_on_step reported: each step once, in order. */
+struct seen {
+	int n;
+	long step[STEPS];
+	double loss[STEPS], step_s[STEPS];
+};
+
+static void on_step(void *arg, long step, double loss, double step_s)
+{
+	struct seen *w = arg;
+	assert_true(w->n < STEPS);
+	w->step[w->n] = step;
+	w->loss[w->n] = loss;
+	w->step_s[w->n++] = step_s;
+}
+
 static void check(const struct ref *R, const char *spec, int devices_per_node)
 {
-	/* spec: "tp pp dp schedule m v sp zero1 [order [algo]]" */
+	/* spec: "tp pp dp schedule m v sp zero1 [order [algo [recompute]]]" */
 	sl_layout l;
 	sl_layout_default(&l);
-	char sched[16], order[16] = "tp-dp-pp", algo[8] = "ring";
-	int n = sscanf(spec, "%d %d %d %15s %d %d %d %d %15s %7s", &l.tp, &l.pp, &l.dp, sched,
-		       &l.microbatches, &l.chunks, &l.seq_parallel, &l.zero1, order, algo);
+	char sched[16], order[16] = "tp-dp-pp", algo[8] = "ring", rc[16] = "none";
+	int n = sscanf(spec, "%d %d %d %15s %d %d %d %d %15s %7s %15s", &l.tp, &l.pp, &l.dp, sched,
+		       &l.microbatches, &l.chunks, &l.seq_parallel, &l.zero1, order, algo, rc);
 	assert_true(n >= 8);
+	assert_int_equal(sl_recompute_parse(rc, &l.recompute), 0);
 	assert_int_equal(sl_sched_parse(sched, &l.schedule), SL_OK);
 	assert_int_equal(sl_mesh_order_parse(order, l.order), SL_OK);
 	assert_int_equal(sl_algo_parse(algo, &l.algo), SL_OK);
@@ -95,8 +112,22 @@ static void check(const struct ref *R, const char *spec, int devices_per_node)
 	if (!tr)
 		fail_msg("%s: %s", spec, err.msg);
 	sl_train_report rep;
+	struct seen seen = {0};
+	sl_train_on_step(tr, on_step, &seen);
 	if (sl_train_run(tr, c, STEPS, &rep, &err))
 		fail_msg("%s: %s", spec, err.msg);
+	/* The steps as they ended are the report's: in order, the same losses
+	 * (summed in the same order), times whose mean is its step time. */
+	assert_int_equal(seen.n, STEPS);
+	double sum_s = 0;
+	for (int s = 0; s < STEPS; s++) {
+		assert_int_equal(seen.step[s], s);
+		if (seen.loss[s] != rep.losses[s])
+			fail_msg("%s: step %d reported loss %.17g, the report %.17g", spec, s, seen.loss[s],
+				 rep.losses[s]);
+		sum_s += seen.step_s[s];
+	}
+	assert_true(fabs(sum_s / STEPS - rep.step_s) <= 1e-12 * rep.step_s);
 	for (int s = 0; s < STEPS; s++) {
 		double rel = fabs(rep.losses[s] - R->loss[s]) / fabs(R->loss[s]);
 		if (!(rel <= 1e-5))
@@ -158,6 +189,13 @@ CASE(tp2_pp2_interleaved_sp, attn_ref,  "2 2 1 interleaved 2 2 1 0", 0)
 CASE(tp2_pp2_dp2, attn_ref,             "2 2 2 1f1b        2 1 1 1", 2)
 CASE(tp2_pp2_dp2_interleaved, attn_ref, "2 2 2 interleaved 2 2 0 1 pp-tp-dp", 0)
 CASE(tp2_pp2_mlp_uneven, mlp_ref,       "2 2 1 gpipe       3 1 1 0 dp-pp-tp", 0)
+/* Recomputation changes what is kept, never the result. */
+CASE(single_full, attn_ref,             "1 1 1 1f1b        2 1 0 0 tp-dp-pp ring full", 0)
+CASE(tp2_sp_full, attn_ref,             "2 1 1 1f1b        2 1 1 0 tp-dp-pp ring full", 0)
+CASE(tp2_selective, attn_ref,           "2 1 1 1f1b        1 1 0 0 tp-dp-pp ring selective", 0)
+CASE(pp2_interleaved_full, attn_ref,    "1 2 1 interleaved 4 2 0 0 tp-dp-pp ring full", 0)
+CASE(tp2_pp2_dp2_selective, attn_ref,   "2 2 2 1f1b        2 1 1 1 tp-dp-pp ring selective", 2)
+CASE(tp3_mlp_full, mlp_ref,             "3 1 1 gpipe       2 1 1 0 tp-dp-pp ring full", 0)
 
 int main(void)
 {
@@ -185,6 +223,12 @@ int main(void)
 		cmocka_unit_test(tp2_pp2_dp2),
 		cmocka_unit_test(tp2_pp2_dp2_interleaved),
 		cmocka_unit_test(tp2_pp2_mlp_uneven),
+		cmocka_unit_test(single_full),
+		cmocka_unit_test(tp2_sp_full),
+		cmocka_unit_test(tp2_selective),
+		cmocka_unit_test(pp2_interleaved_full),
+		cmocka_unit_test(tp2_pp2_dp2_selective),
+		cmocka_unit_test(tp3_mlp_full),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -103,7 +103,11 @@ static void test_tp_traffic(void **state)
 				assert_int_equal(dv->received[SL_TR_TP_ALLREDUCE], act);
 				assert_int_equal(dv->sent[SL_TR_TP_ALLGATHER], 0);
 			} else {
-				assert_int_equal(dv->sent[SL_TR_TP_ALLGATHER], act / 2);
+				/* Korthikanti et al.: the backward gathers the two
+				 * sub-blocks' inputs again (it kept their row shards),
+				 * half as much again as the forward's and backward's
+				 * all-gathers */
+				assert_int_equal(dv->sent[SL_TR_TP_ALLGATHER], act / 2 + act / 4);
 				assert_int_equal(dv->sent[SL_TR_TP_REDUCESCATTER], act / 2);
 				assert_int_equal(dv->received[SL_TR_TP_REDUCESCATTER], act / 2);
 				assert_int_equal(dv->sent[SL_TR_TP_ALLREDUCE], bias);
@@ -240,16 +244,18 @@ static void test_gpipe_equals_1f1b_in_time(void **state)
 
 /* ---- memory ---- */
 
-/* What one block keeps per micro-batch of nb sequences on a TP rank (with
- * sequence parallelism the inputs kept are the gathered ones, the same
- * size): the attention's input, Q K V, the probabilities and the heads'
- * outputs; the MLP's input, fc1 output and GeLU output. */
-static uint64_t stash_per_block(const sl_model_spec *m, int t, uint64_t nb)
+/* What one block keeps per micro-batch of nb sequences on a TP rank: the
+ * attention's input, Q K V, the probabilities and the heads' outputs; the
+ * MLP's input, fc1 output and GeLU output.  With sequence parallelism the
+ * two inputs are kept as the rank's rows, 1/t of them (Korthikanti et al.
+ * 2022), and gathered again in the backward pass. */
+static uint64_t stash_per_block(const sl_model_spec *m, int t, int sp, uint64_t nb)
 {
 	uint64_t s = m->seq, r = nb * s, h = m->hidden, f = m->ffn / t;
 	uint64_t d = m->heads ? h / m->heads : 0, ah = m->heads / t;
-	uint64_t attn = m->heads ? r * h + r * 3 * d * ah + nb * ah * s * s + r * d * ah : 0;
-	return (attn + r * h + 2 * r * f) * F4;
+	uint64_t in = sp ? r * h / (uint64_t)t : r * h;
+	uint64_t attn = m->heads ? in + r * 3 * d * ah + nb * ah * s * s + r * d * ah : 0;
+	return (attn + in + 2 * r * f) * F4;
 }
 
 /* Megatron-LM's interleaved order for stage s, written out independently:
@@ -306,7 +312,7 @@ static void test_memory_formulas(void **state)
 		sl_train_report rep;
 		run(&m, &l, c, 1, &rep, NULL);
 		uint64_t nb = (uint64_t)m.batch / mb, blocks = (uint64_t)m.layers / p;
-		uint64_t chunk = blocks / v * stash_per_block(&m, t, nb);
+		uint64_t chunk = blocks / v * stash_per_block(&m, t, sp, nb);
 		/* the last stage also keeps the loss gradient of its rows */
 		uint64_t loss = nb * m.seq * m.hidden / (sp ? t : 1) * F4;
 		for (int i = 0; i < rep.ndev; i++) {
@@ -567,7 +573,7 @@ static void test_out_of_memory(void **state)
 	n = params_per_device(&m, 4, 1) * F4;
 	tr = sl_train_create(&m, &l, 1, &err);
 	assert_non_null(tr);
-	c = cluster(1, 0, 1e12, 1e11, 1e-6, 4 * n + 2 * stash_per_block(&m, 1, 2));
+	c = cluster(1, 0, 1e12, 1e11, 1e-6, 4 * n + 2 * stash_per_block(&m, 1, 0, 2));
 	assert_int_equal(sl_train_run(tr, c, 1, &rep, &err), SL_EDEVMEM);
 	assert_non_null(strstr(err.msg, "device 0 is out of memory: "));
 	assert_non_null(strstr(err.msg, "is free"));

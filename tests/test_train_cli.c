@@ -51,7 +51,9 @@ static void test_train_json(void **state)
 		json_t *d = json_array_get(devs, i);
 		for (int k = 0; k < 4; k++)
 			assert_true(tu_num(d, mem[k]) > 0);
-		assert_true(tu_num(d, "memory_optimizer_bytes") == 2 * tu_num(d, "memory_params_bytes"));
+		/* bf16 (the preset's): 12 bytes of fp32 master weights and moments
+		 * per element against 2 of bf16 weights */
+		assert_true(tu_num(d, "memory_optimizer_bytes") == 6 * tu_num(d, "memory_params_bytes"));
 		json_t *tr = json_object_get(d, "traffic");
 		assert_true(tu_num(json_object_get(tr, "tp_allgather"), "sent_bytes") > 0);
 		assert_true(tu_num(json_object_get(tr, "pp_sendrecv"), "sent_bytes") > 0);
@@ -63,6 +65,29 @@ static void test_train_json(void **state)
 	for (int k = 0; k < 7; k++)
 		assert_non_null(json_object_get(tr, kinds[k]));
 	json_decref(j);
+}
+
+/* Binomial trees for any group size, on full links and on a ring: the
+ * emulation takes a device's receives within a collective in turn, as the
+ * trees' closed forms count them, so the prediction is the run. */
+static void test_tree_prediction(void **state)
+{
+	(void)state;
+	const char *cases[] = {"--tp=3", "--tp=4", "--tp=6", "--tp=8", "--dp=3", "--tp=2 --dp=3",
+			       "--tp=3 --topology=ring", "--tp=6 --topology=ring",
+			       "--tp=2 --dp=3 --devices-per-node=2"};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char args[300];
+		snprintf(args, sizeof args,
+			 "train --algorithm=tree %s --preset=h100 --layers=2 --hidden=240 --ffn=960 "
+			 "--heads=0 --batch=12 --seq=16 --format=json",
+			 cases[i]);
+		json_t *j = tu_run_json(args);
+		double t = tu_num(j, "step_time_s"), p = tu_num(j, "predicted_step_s");
+		if (!(fabs(p - t) <= 1e-9 * t))
+			fail_msg("%s: predicted %.12g s, emulated %.12g s", cases[i], p, t);
+		json_decref(j);
+	}
 }
 
 static void expect_refusal(const char *args, int status, const char *msg)
@@ -214,13 +239,46 @@ static void test_compare(void **state)
 	json_decref(j);
 }
 
+/* Beyond 32 devices, devices with the same figures share a row; with
+ * --per-device each has its own, and the figures are the same. */
+static void test_fold_devices(void **state)
+{
+	(void)state;
+	const char *base = "train --dry-run --tp=8 --pp=8 --layers=16 --hidden=1024 --ffn=4096 "
+			   "--heads=16 --seq=512 --batch=32 --microbatches=8 --steps=1";
+	char args[512];
+	tu_result f, all;
+	tu_run(base, &f);
+	snprintf(args, sizeof args, "%s --per-device", base);
+	tu_run(args, &all);
+	assert_int_equal(f.status, 0);
+	assert_int_equal(all.status, 0);
+	/* tp=8 pp=8: the eight devices of a stage have the same figures. */
+	assert_non_null(strstr(f.out, "\n   0-7   *   0   0 "));
+	assert_non_null(strstr(f.out, "\n 56-63   *   7   0 "));
+	assert_non_null(strstr(f.out, "--per-device lists each"));
+	assert_null(strstr(all.out, "0-7"));
+	assert_non_null(strstr(all.out, "\n    63   7   7   0 "));
+	/* Device 9's figures (all after its mesh columns) are its row's. */
+	const char *row9 = strstr(all.out, "\n     9   1   1   0 ");
+	const char *run = strstr(f.out, "\n  8-15   *   1   0 ");
+	assert_non_null(row9);
+	assert_non_null(run);
+	assert_memory_equal(row9 + 19, run + 19, strcspn(row9 + 19, "\n"));
+	assert_true(tu_count_lines(all.out) - tu_count_lines(f.out) > 64);
+	tu_result_free(&f);
+	tu_result_free(&all);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_train_json),
+		cmocka_unit_test(test_tree_prediction),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_train_trace),
 		cmocka_unit_test(test_compare),
+		cmocka_unit_test(test_fold_devices),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -193,7 +193,7 @@ static void test_train_times_are_the_headless_run(void **state)
 	                             {2, 1, 1, SL_SCHED_1F1B, 1},
 	                             {2, 2, 1, SL_SCHED_INTERLEAVED, 4}};
 	for (size_t i = 0; i < sizeof lay / sizeof lay[0]; i++) {
-		sl_play_train tr = {.on = 1};
+		sl_workload tr = {.kind = SL_WL_TRAIN};
 		sl_model_default(&tr.m);
 		tr.m.layers = 4;
 		tr.m.hidden = 32;
@@ -225,7 +225,7 @@ static void test_train_times_are_the_headless_run(void **state)
 		sl_cluster_destroy(c);
 
 		sl_run_info info;
-		assert_int_equal(sl_play_run_train_headless(&sc, &tr, NULL, &info, NULL, NULL), SL_OK);
+		assert_int_equal(sl_play_run_workload_headless(&sc, &tr, NULL, &info, NULL, NULL), SL_OK);
 		assert_true(info.trep.step_s == rep.step_s);
 		assert_true(info.trep.bubble_fraction == rep.bubble_fraction);
 		assert_true(info.end == rep.step_s);
@@ -244,7 +244,7 @@ static void test_train_times_are_the_headless_run(void **state)
 		    .ndev = n,
 		    .result = &info,
 		    .predicted_s = info.tpred.step_s,
-		    .train = &tr,
+		    .wl = &tr,
 		    .link = cb_link_of_sc,
 		    .inter = cb_inter_none,
 		    .ctx = &sc,
@@ -258,6 +258,35 @@ static void test_train_times_are_the_headless_run(void **state)
 			assert_true(m->trep->dev[d].act_peak_bytes == rep.dev[d].act_peak_bytes);
 		}
 		assert_false(m->blk.valid);
+		/* Each stop whose step is a pipeline message says its stages,
+		 * micro-batch, direction and span, as the step's fields have
+		 * them (test_steps checks the fields against the schedule). */
+		sl_opstep *st;
+		size_t ns = sl_steps_build(&info.snap, &st, NULL);
+		int said = 0;
+		for (size_t k = 0; k < ns; k++) {
+			if (!st[k].p2p || (k + 1 < ns && st[k + 1].t_stop <= st[k].t_stop * (1 + 1e-12)))
+				continue;
+			in.t = st[k].t_stop;
+			sl_scene_build(&in, m);
+			const sl_ev_p2p *q = st[k].p2p;
+			char w1[64], w2[96], w3[32], span[32];
+			int fwd = q->kind == SL_P2P_ACT;
+			snprintf(w1, sizeof w1, "pipeline %s: stage %d", fwd ? "forward" : "backward",
+			         q->from);
+			snprintf(w2, sizeof w2, "sends micro-batch %d's %s", q->mb,
+			         fwd ? "activations" : "gradient");
+			snprintf(w3, sizeof w3, "to stage %d", q->to);
+			sl_fmt_time(st[k].t1 - st[k].t0, span, sizeof span);
+			if (!strstr(m->sentence, w1) || !strstr(m->sentence, w2) ||
+			    !strstr(m->sentence, w3) || !strstr(m->sentence, span))
+				fail_msg("layout %zu, step %zu: '%s' (want '%s', '%s', '%s', %s)", i, k,
+				         m->sentence, w1, w2, w3, span);
+			said++;
+		}
+		if (tr.l.pp > 1 && said == 0)
+			fail_msg("layout %zu: no stop tells a pipeline message", i);
+		free(st);
 		free(m);
 		sl_train_report_free(&rep);
 		sl_run_info_free(&info);
@@ -303,7 +332,7 @@ static void test_reshard_on_screen(void **state)
 	sl_ckpt *ck;
 	assert_int_equal(sl_ckpt_open(src, &ck, &err), SL_OK);
 
-	sl_play_train tr = {.on = 1, .m = ms, .ck = ck};
+	sl_workload tr = {.kind = SL_WL_RESHARD, .m = ms, .ck = ck};
 	sl_layout_default(&tr.l);
 	tr.l.tp = 4;
 	sl_ckpt_move *reads, *writes;
@@ -327,7 +356,7 @@ static void test_reshard_on_screen(void **state)
 	sl_cluster_destroy(c);
 
 	sl_run_info info;
-	assert_int_equal(sl_play_run_train_headless(&sc, &tr, NULL, &info, NULL, NULL), SL_OK);
+	assert_int_equal(sl_play_run_workload_headless(&sc, &tr, NULL, &info, NULL, NULL), SL_OK);
 	assert_int_equal(info.snap.n, ref.n);
 	int nr = 0, nw = 0;
 	for (size_t i = 0; i < ref.n; i++) {
@@ -348,7 +377,7 @@ static void test_reshard_on_screen(void **state)
 		most = b > most ? b : most;
 	}
 	assert_true(fabs(info.end - most / SL_CKPT_STORAGE_BW_DEFAULT) <= 1e-12 * info.end);
-	assert_true(fabs(sl_play_reshard_predicted(&tr) - info.end) <= 1e-12 * info.end);
+	assert_true(fabs(sl_workload_ops_of(tr.kind)->predict(&tr, NULL) - info.end) <= 1e-12 * info.end);
 
 	sl_scene *m = calloc(1, sizeof *m);
 	assert_non_null(m);
@@ -360,7 +389,7 @@ static void test_reshard_on_screen(void **state)
 	    .ndev = 4,
 	    .result = &info,
 	    .predicted_s = info.end,
-	    .train = &tr,
+	    .wl = &tr,
 	    .link = cb_link_of_sc,
 	    .inter = cb_inter_none,
 	    .ctx = &sc,
@@ -381,12 +410,23 @@ static void test_reshard_on_screen(void **state)
 	}
 	in.t = 0;
 	sl_scene_build(&in, m);
-	assert_non_null(strstr(m->sentence, "reads block0.attn.qkv.weight's chunk 0"));
-	/* Each device reads its own part at once: the sentence tells one
-	 * device's and names the others, never "each device keeps" one part. */
-	if (!strstr(m->sentence, "device 0 reads") ||
-	    !strstr(m->sentence, "devices 1, 2, 3 read theirs at the same time"))
-		fail_msg("sentence: %s", m->sentence);
+	/* The first step is one stored chunk, the first tensor's first, read
+	 * by every device the read plan sends to it (under TP 4, the two
+	 * whose new quarters lie in that half), each keeping its own part:
+	 * the sentence names them and the chunk, from the events' fields. */
+	const sl_ckpt_tensor *T0 = &sl_ckpt_info_of(ck)->tensors[0];
+	char want_who[64] = "", want_what[160];
+	int nwho = 0;
+	for (int i = 0; i < tr.nreads; i++)
+		if (reads[i].chunk == T0->chunks[0].id)
+			snprintf(want_who + strlen(want_who), sizeof want_who - strlen(want_who),
+			         "%s %d", nwho++ ? "," : "devices", reads[i].dev);
+	assert_int_equal(nwho, 2);
+	snprintf(want_what, sizeof want_what, "%s read %s's stored chunk 1 of %d", want_who,
+	         T0->name, T0->nchunks);
+	if (!strstr(m->sentence, want_what) ||
+	    !strstr(m->sentence, "and each keeps the part its new shard needs"))
+		fail_msg("sentence: '%s', want '%s'", m->sentence, want_what);
 	for (int i = 0; i < tr.nreads; i++)
 		assert_true(sl_scene_io_fill(m, 0, reads[i].dev, reads[i].chunk) == 0);
 	in.t = info.end;
@@ -441,7 +481,7 @@ static void test_collective_on_screen(void **state)
 	sc.cluster.devices = p;
 	sc.cluster.devices_per_node = 0;
 	for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
-		sl_play_train tr = {.on = 1, .coll = 1, .op = ops[o], .algo = SL_ALGO_RING,
+		sl_workload tr = {.kind = SL_WL_COLLECTIVE, .op = ops[o], .algo = SL_ALGO_RING,
 		                    .count = 1000};
 		/* The engine's run, on its own. */
 		sl_err err = {0};
@@ -457,7 +497,7 @@ static void test_collective_on_screen(void **state)
 		sl_cluster_destroy(c);
 
 		sl_run_info info;
-		assert_int_equal(sl_play_run_train_headless(&sc, &tr, NULL, &info, NULL, NULL), SL_OK);
+		assert_int_equal(sl_play_run_workload_headless(&sc, &tr, NULL, &info, NULL, NULL), SL_OK);
 		assert_true(info.end == want);
 		/* The end of the last reduce-scatter step (all-reduce's first half). */
 		double rs_end = 0;
@@ -467,7 +507,7 @@ static void test_collective_on_screen(void **state)
 		sl_scene *m = calloc(1, sizeof *m);
 		assert_non_null(m);
 		sl_scene_in in = {.ev = &info.snap, .end = info.end, .exact = 1, .sc = &sc,
-		                  .ndev = p, .result = &info, .predicted_s = info.end, .train = &tr,
+		                  .ndev = p, .result = &info, .predicted_s = info.end, .wl = &tr,
 		                  .link = cb_link_of_sc, .inter = cb_inter_none, .ctx = &sc};
 		int cnt[4];
 		for (int at = 0; at < 3; at++) {
@@ -520,6 +560,12 @@ static void test_steps_and_live_run(void **state)
 	struct rig r;
 	rig_open(&r, &sc);
 	pump_until(&r, planned, "the plan");
+	/* The plan's steps are built once, with the plan: every frame gets
+	 * the same ones, and they are the plan's. */
+	const sl_step_index *x = sl_play_steps(r.p);
+	assert_non_null(x);
+	assert_ptr_equal(sl_play_steps(r.p), x);
+	assert_int_equal(x->ns, (size_t)p);
 	sl_scene *m = calloc(1, sizeof *m);
 	double now = now_mono();
 	for (size_t k = 0; k < n; k++) {
@@ -583,8 +629,10 @@ static int no_inter(void *ctx, int s, int d)
 	return 0;
 }
 
-static void build(const sl_scenario *sc, const sl_snapshot *s, const sl_gemm_result *res, double t,
-                  sl_scene *m)
+/* The scene at t of a headless run, from the given step index of s (NULL:
+ * sl_scene_build makes its own). */
+static void build_with(const sl_scenario *sc, const sl_snapshot *s, const sl_gemm_result *res,
+                       double t, const sl_step_index *x, sl_scene *m)
 {
 	/* The finished run the numbers come from. */
 	static sl_run_info info;
@@ -596,6 +644,7 @@ static void build(const sl_scenario *sc, const sl_snapshot *s, const sl_gemm_res
 	cur_sc = sc;
 	sl_scene_in in = {
 	    .ev = s,
+	    .steps = x,
 	    .t = t,
 	    .end = res->emulated_time_s,
 	    .exact = 1,
@@ -608,6 +657,12 @@ static void build(const sl_scenario *sc, const sl_snapshot *s, const sl_gemm_res
 	    .ctx = NULL,
 	};
 	sl_scene_build(&in, m);
+}
+
+static void build(const sl_scenario *sc, const sl_snapshot *s, const sl_gemm_result *res, double t,
+                  sl_scene *m)
+{
+	build_with(sc, s, res, t, NULL, m);
 }
 
 static int md(int a, int p)
@@ -723,59 +778,215 @@ static void test_rowwise_picture(void **state)
 	sl_snapshot_free(&s);
 }
 
-/* The end of a product on screen is the engine's end: after the all-gather
- * (column-wise) or all-reduce (row-wise) every device's buffer holds all of
- * Y, so every block of every device is complete, on one node or two (where
- * the slow inter-node hop puts the ring's devices out of step: a device's
- * faster neighbour sends it the next block while it is still sending its
- * last, and that arrival must count), for even and uneven splits.  The
- * engine's own check (Y against one device's product) says the buffers
- * really are complete.  Ring and binomial tree alike. */
-static void test_end_state_is_the_engines(void **state)
+/* The receives a product's collective gives group rank r of p (root 0),
+ * and what each leaves in r's buffer, from the algorithms' definitions
+ * (written here from their descriptions, not from coll.c's block
+ * fields): a block's value is the mask of whose contributions it sums
+ * (column-wise a held block is complete: full).  Every effect is an OR
+ * (a block gains contributions or becomes complete), so receives that
+ * land out of program order (a sender that ran ahead, its bytes on the
+ * link while r was still busy) leave the same buffer.
+ *
+ * - Ring all-gather: p-1 receives from r-1; receive j brings block r-j-1.
+ * - Ring all-reduce: p-1 reduce-scatter receives from r-1, receive j adding
+ *   r-1's sum of block r-j-2 over ranks r-1 .. r-j-1; then p-1 all-gather
+ *   receives from r-1, receive j bringing the complete block r-j-1.
+ * - Binomial tree: at level l, while bit l of r is clear, r takes from
+ *   r + 2^l (when there is one) what that rank holds, which is its range
+ *   [r + 2^l, r + 2^(l+1)) (blocks column-wise, contributions row-wise);
+ *   then every rank but the root receives the whole result from
+ *   r - lowbit(r). */
+struct recv_def {
+	int peer;
+	int first, count; /* the blocks it touches (wrapping) */
+	uint64_t adds;    /* the contributions they gain (full: complete) */
+};
+
+static int recv_defs(int row, int tree, int p, int r, uint64_t full, struct recv_def *v)
+{
+	int n = 0;
+	if (!tree) {
+		for (int j = 0; j < p - 1; j++) {
+			uint64_t sum = 0;
+			for (int q = 1; q <= j + 1; q++)
+				sum |= (uint64_t)1 << md(r - q, p);
+			v[n++] = row ? (struct recv_def){md(r - 1, p), md(r - j - 2, p), 1, sum}
+			             : (struct recv_def){md(r - 1, p), md(r - j - 1, p), 1, full};
+		}
+		for (int j = 0; row && j < p - 1; j++)
+			v[n++] = (struct recv_def){md(r - 1, p), md(r - j - 1, p), 1, full};
+		return n;
+	}
+	for (int l = 0; (1 << l) < p && !(r & (1 << l)); l++) {
+		int src = r + (1 << l), hi = r + (2 << l) < p ? r + (2 << l) : p;
+		if (src >= p)
+			continue;
+		uint64_t range = 0;
+		for (int q = src; q < hi; q++)
+			range |= (uint64_t)1 << q;
+		v[n++] = row ? (struct recv_def){src, 0, p, range}
+		             : (struct recv_def){src, src, hi - src, full};
+	}
+	if (r != 0)
+		v[n++] = (struct recv_def){r - (r & -r), 0, p, full};
+	return n;
+}
+
+/* The screen after every step of a product is the engine's: at each stop
+ * of the step model, each device's blocks on screen (the scene's picture)
+ * are what its buffer holds, from 1 to 64 devices (1-9, 12, 16, 31, 32,
+ * 48, 64), on one node and across several (where the slow inter-node hop
+ * puts a ring's devices out of step, so at a stop some devices are a
+ * receive or two ahead of others), even and uneven splits, ring and
+ * binomial tree, column- and row-wise.
+ *
+ * The truth at a stop is independent of the scene's replay of the
+ * engine's block fields: for each device, how many of its own receives
+ * have ended by then (its progress, read from the trace) and what the
+ * algorithm's definition says those receives leave in its buffer
+ * (held_after, above).  That the definition is what the engine's buffers
+ * really hold is checked at the end, where the engine compares Y on every
+ * device with one device's product (the run's check), and every device's
+ * count of receives must be the definition's. */
+static void test_every_step_is_the_engines(void **state)
 {
 	(void)state;
-	const int ps[] = {1, 2, 3, 4, 5, 7, 8, 12, 16};
+	const int ps[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 31, 32, 48, 64};
 	sl_scene *m = calloc(1, sizeof *m);
+	int configs = 0, stops = 0;
 	for (size_t pi = 0; pi < sizeof ps / sizeof *ps; pi++)
-		for (int nodes = 1; nodes <= 2; nodes++)
+		for (int nodes = 0; nodes < 3; nodes++)
 			for (int split = 0; split < 2; split++)
-				for (int uneven = 0; uneven < 4; uneven++) {
-					int p = ps[pi], tree = uneven >= 2;
-					if (nodes == 2 && (p < 2 || p % 2))
+				for (int v = 0; v < 4; v++) {
+					int p = ps[pi], tree = v >= 2, uneven = v % 2;
+					/* One node; nodes of p's largest divisor below p (two
+					 * halves when p is even, one device each when p is
+					 * prime); nodes of 4 past 8 devices. */
+					int g = 0;
+					for (int q = 1; nodes == 1 && q < p; q++)
+						g = p % q ? g : q;
+					if (nodes == 2)
+						g = p > 8 && p % 4 == 0 && (p <= 16 || p == 64) ? 4 : 0;
+					if (nodes > 0 && (p < 2 || g == 0))
 						continue;
-					sl_scenario sc = small(split ? SL_SPLIT_ROW : SL_SPLIT_COL);
+					if (uneven && p < 2)
+						continue;
+					/* Past 16 devices (runs of 31 to 64 threads, slow
+					 * under the sanitizers) each split takes two of the
+					 * four variants, so the two splits cover all four. */
+					if (p > 16 && (v == 0 || v == 3) != (split == 0))
+						continue;
+					int row = split == 1;
+					sl_scenario sc = small(row ? SL_SPLIT_ROW : SL_SPLIT_COL);
 					sc.cluster.devices = p;
-					sc.cluster.devices_per_node = nodes == 2 ? (p + 1) / 2 : 0;
+					sc.cluster.devices_per_node = g;
 					sc.cluster.inter.bandwidth = sc.cluster.intra.bandwidth / 9;
 					sc.cluster.inter.latency = sc.cluster.intra.latency * 2.5;
 					sc.gemm.algo = tree ? SL_ALGO_TREE : SL_ALGO_RING;
-					if (uneven % 2) {
-						sc.gemm.n = 250;
-						sc.gemm.k = 250;
-						sc.gemm.m = 30;
-					}
+					int base = 256 / p > 4 ? 256 / p : 4;
+					sc.gemm.m = 16;
+					sc.gemm.n = sc.gemm.k = base * p + (uneven ? p / 2 : 0);
+					char what[96];
+					snprintf(what, sizeof what, "p=%d nodes of %d %s%s %s", p, g,
+					         row ? "rowwise" : "colwise", uneven ? " uneven" : "",
+					         tree ? "tree" : "ring");
 					sl_snapshot s;
 					sl_gemm_result res;
 					headless(&sc, &s, &res);
-					build(&sc, &s, &res, res.emulated_time_s, m);
+					sl_step_index x;
+					assert_int_equal(sl_step_index_build(&s, &x), 0);
+					double *at;
+					size_t nat = sl_step_stops(x.st, x.ns, &at);
+					assert_true(nat > 0);
+					configs++;
+					/* Each device's compute and receives, by device. */
+					size_t first_of[SL_MAX_FULL_DEVICES + 1] = {0}, nmine = 0;
+					const sl_event **mine = malloc((s.n ? s.n : 1) * sizeof *mine);
+					assert_non_null(mine);
+					for (int d = 0; d < p; d++) {
+						first_of[d] = nmine;
+						for (size_t i = 0; i < s.n; i++)
+							if (s.ev[i].dev == d && (s.ev[i].kind == SL_EV_COMPUTE ||
+							                         s.ev[i].kind == SL_EV_RECV ||
+							                         s.ev[i].kind == SL_EV_REDUCE))
+								mine[nmine++] = &s.ev[i];
+					}
+					first_of[p] = nmine;
+					for (size_t k = 0; k < nat; k++, stops++) {
+						double t = at[k];
+						build_with(&sc, &s, &res, t, &x, m);
+						if (!m->blk.valid)
+							fail_msg("%s: no block picture at stop %zu", what, k);
+						for (int d = 0; d < p; d++) {
+							/* d's progress: its compute, and how many
+							 * receives from each peer have ended. */
+							int ncomp = 0, ndone = 0, from[SL_MAX_FULL_DEVICES] = {0};
+							for (size_t j = first_of[d]; j < first_of[d + 1]; j++) {
+								const sl_event *e = mine[j];
+								if (e->kind == SL_EV_COMPUTE) {
+									ncomp++;
+									ndone += e->t1 <= t;
+								}
+								if ((e->kind == SL_EV_RECV ||
+								     e->kind == SL_EV_REDUCE) &&
+								    e->peer >= 0 && e->peer < p && e->t1 <= t)
+									from[e->peer]++;
+							}
+							assert_true(ncomp > 0);
+							int computed = ndone == ncomp;
+							/* What that leaves in its buffer. */
+							uint64_t want[SL_MAX_FULL_DEVICES];
+							for (int b = 0; b < p; b++)
+								want[b] = !computed ? 0
+								          : row    ? (uint64_t)1 << d
+								          : b == d ? m->blk.full
+								                   : 0;
+							struct recv_def def[2 * SL_MAX_FULL_DEVICES];
+							int ndef = recv_defs(row, tree, p, d, m->blk.full, def);
+							int used = 0;
+							for (int i = 0; i < ndef; i++) {
+								if (from[def[i].peer] == 0)
+									continue;
+								from[def[i].peer]--;
+								used++;
+								for (int c = 0; c < def[i].count; c++)
+									want[(def[i].first + c) % p] |= def[i].adds;
+							}
+							for (int q = 0; q < p; q++)
+								if (from[q] != 0)
+									fail_msg("%s: device %d has %d receives from %d "
+									         "the algorithm does not give it",
+									         what, d, from[q], q);
+							if (k + 1 == nat && used != ndef)
+								fail_msg("%s: device %d received %d of the %d messages "
+								         "the algorithm gives it",
+								         what, d, used, ndef);
+							for (int b = 0; b < p; b++)
+								if (m->blk.have[d][b] != want[b])
+									fail_msg("%s: at stop %zu of %zu device %d "
+									         "shows block %d as %#llx, its buffer "
+									         "holds %#llx",
+									         what, k + 1, nat, d, b,
+									         (unsigned long long)m->blk.have[d][b],
+									         (unsigned long long)want[b]);
+						}
+					}
+					/* The end: Y checked on every device by the engine. */
+					build_with(&sc, &s, &res, res.emulated_time_s, &x, m);
 					if (!(m->checked && m->pass))
-						fail_msg("p=%d nodes=%d %s: the engine's check failed", p, nodes,
-							 split ? "rowwise" : "colwise");
-					if (p > 1 && !m->blk.valid)
-						fail_msg("p=%d nodes=%d %s%s%s: no block picture", p, nodes,
-							 split ? "rowwise" : "colwise", uneven % 2 ? " uneven" : "",
-							 tree ? " tree" : "");
-					for (int d = 0; d < p && p > 1; d++)
+						fail_msg("%s: the engine's check failed", what);
+					for (int d = 0; d < p; d++)
 						for (int b = 0; b < p; b++)
 							if (m->blk.have[d][b] != m->blk.full)
-								fail_msg("p=%d nodes=%d %s%s%s: at the end device %d "
-									 "shows block %d incomplete (%#llx of %#llx)",
-									 p, nodes, split ? "rowwise" : "colwise",
-									 uneven % 2 ? " uneven" : "", tree ? " tree" : "", d, b,
-									 (unsigned long long)m->blk.have[d][b],
-									 (unsigned long long)m->blk.full);
+								fail_msg("%s: at the end device %d shows block %d "
+								         "incomplete",
+								         what, d, b);
+					free(mine);
+					free(at);
+					sl_step_index_free(&x);
 					sl_snapshot_free(&s);
 				}
+	print_message("%d products, %d stops checked\n", configs, stops);
 	free(m);
 }
 
@@ -795,7 +1006,7 @@ static void test_sentences_tell_spans(void **state)
 	    {SL_SPLIT_COL, 7, 0, 250, SL_ALGO_RING}, {SL_SPLIT_ROW, 6, 0, 256, SL_ALGO_TREE},
 	    {SL_SPLIT_ROW, 8, 0, 256, SL_ALGO_TREE},
 	};
-	sl_scene *m = calloc(1, sizeof *m);
+	sl_scene *m = calloc(1, sizeof *m), *m2 = calloc(1, sizeof *m2);
 	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
 		sl_scenario sc = small(cases[c].split);
 		sc.cluster.devices = cases[c].p;
@@ -809,8 +1020,18 @@ static void test_sentences_tell_spans(void **state)
 		sl_opstep *st;
 		size_t ns = sl_steps_build(&s, &st, NULL);
 		int last = 0;
+		sl_step_index x;
+		assert_int_equal(sl_step_index_build(&s, &x), 0);
 		for (size_t k = 0; k < ns; k++) {
+			/* A frame from the steps kept with the snapshot (the play's)
+			 * is the frame that builds them itself. */
+			build_with(&sc, &s, &res, st[k].t_stop, &x, m2);
 			build(&sc, &s, &res, st[k].t_stop, m);
+			assert_string_equal(m->sentence, m2->sentence);
+			assert_int_equal(m->step, m2->step);
+			assert_int_equal(m->nsteps, m2->nsteps);
+			assert_memory_equal(&m->blk, &m2->blk, sizeof m->blk);
+			assert_memory_equal(m->dev, m2->dev, sizeof m->dev);
 			/* The step this stop describes is the last to end here. */
 			if (k + 1 < ns && st[k + 1].t_stop <= st[k].t_stop * (1 + 1e-12))
 				continue;
@@ -822,10 +1043,12 @@ static void test_sentences_tell_spans(void **state)
 				fail_msg("case %zu: the counter went from %d to %d", c, last, m->step);
 			last = m->step;
 		}
+		sl_step_index_free(&x);
 		free(st);
 		sl_snapshot_free(&s);
 	}
 	free(m);
+	free(m2);
 }
 
 /* With zero latency, bus bandwidth is the link bandwidth (NCCL-tests). */
@@ -954,7 +1177,7 @@ int main(void)
 	    cmocka_unit_test(test_collective_on_screen),
 	    cmocka_unit_test(test_colwise_picture),
 	    cmocka_unit_test(test_rowwise_picture),
-		cmocka_unit_test(test_end_state_is_the_engines),
+		cmocka_unit_test(test_every_step_is_the_engines),
 		cmocka_unit_test(test_sentences_tell_spans),
 	    cmocka_unit_test(test_busbw_without_latency),
 	    cmocka_unit_test(test_steps_and_live_run),

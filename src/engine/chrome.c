@@ -415,6 +415,13 @@ static void step_name(char *b, size_t len, const sl_snapshot *s, const sl_opstep
 			 sl_algo_name((sl_algo)c->algo), c->step + 1, c->nsteps, *ph ? " " : "", ph);
 	} else if (st->compute && r->work.pass == SL_PASS_NONE) {
 		snprintf(b, len, "compute (%d device%s)", st->ndevs, st->ndevs == 1 ? "" : "s");
+	} else if (st->p2p) {
+		const sl_ev_p2p *q = st->p2p;
+		snprintf(b, len, "pipeline %s mb%d stage %d->%d", q->kind == SL_P2P_ACT ? "F" : "B",
+			 q->mb, q->from, q->to);
+	} else if (st->io) {
+		snprintf(b, len, "%s (chunk %d/%d)", r->label[0] ? r->label : sl_ev_kind_name(r->kind),
+			 st->io->chunk + 1, st->io->nchunks);
 	} else if (r->mb >= 0) {
 		snprintf(b, len, "%s mb%d", r->label[0] ? r->label : sl_ev_kind_name(r->kind), r->mb);
 	} else {

@@ -310,6 +310,16 @@ static void load_free(struct load *L)
 	free(L->mv);
 }
 
+/* The fields of chunk c of tensor T's events (trace.h). */
+static sl_ev_io chunk_io(const sl_ckpt_tensor *T, const sl_ckpt_chunk *c, sl_io_kind kind)
+{
+	return (sl_ev_io){.kind = (signed char)kind,
+	                  .tensor = (short)c->tensor,
+	                  .chunk = (short)(c - T->chunks),
+	                  .nchunks = (short)T->nchunks,
+	                  .id = c->id};
+}
+
 /* Read everything device d's new shards need into its staging arrays,
  * checking every chunk read. */
 static int load_dev(struct load *L, int d, sl_dev *dev, const sl_ckpt_opts *o, sl_err *err)
@@ -343,8 +353,9 @@ static int load_dev(struct load *L, int d, sl_dev *dev, const sl_ckpt_opts *o, s
 		if (dev) {
 			char label[40];
 			snprintf(label, sizeof label, "read %.34s", r->T->name);
+			sl_ev_io io = chunk_io(r->T, c, SL_IO_READ);
 			sl_dev_set_op(dev, c->id, -1);
-			if ((rc = sl_dev_storage(dev, 0, c->byte_length, o->storage_bandwidth,
+			if ((rc = sl_dev_storage(dev, 0, c->byte_length, o->storage_bandwidth, &io,
 			                         label, err)))
 				break;
 		}
@@ -484,8 +495,9 @@ static int save_dev(struct save *S, int d, sl_dev *dev, const sl_ckpt_opts *o, s
 		if (dev) {
 			char label[40];
 			snprintf(label, sizeof label, "write %.33s", T->name);
+			sl_ev_io io = chunk_io(T, c, SL_IO_WRITE);
 			sl_dev_set_op(dev, c->id, -1);
-			if ((rc = sl_dev_storage(dev, 1, c->byte_length, o->storage_bandwidth,
+			if ((rc = sl_dev_storage(dev, 1, c->byte_length, o->storage_bandwidth, &io,
 			                         label, err)))
 				break;
 		}

@@ -59,8 +59,10 @@
  * gathers its DP group's Adam slices) and, when loading, reads every stored
  * chunk that overlaps its new shards and keeps the overlap.  Each chunk is
  * one SL_EV_WRITE or SL_EV_READ event on the device that moved it, with
- * op = the chunk's id in its manifest and the label "write NAME" or
- * "read NAME"; its emulated time is bytes / the storage bandwidth.  Without
+ * op = the chunk's id in its manifest, the fields of sl_ev_io (the tensor,
+ * the chunk's index among its chunks, read or write) and the label
+ * "write NAME" or "read NAME" for people; its emulated time is bytes / the
+ * storage bandwidth.  Without
  * a cluster (c == NULL) the host does the same work device by device. */
 #ifndef SL_CKPT_H
 #define SL_CKPT_H

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* cluster.c - devices, links, the run loop, memory accounting and compute. */
 #include "cluster.h"
+#include "device.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -41,7 +42,14 @@ void sl_cluster_config_default(sl_cluster_config *cfg)
 	cfg->topology = SL_TOPO_FULL;
 	cfg->timing = SL_TIMING_MODEL;
 	cfg->slowdown = 0;
+	/* The closed-form machine the engine's tests and the lessons' formulas
+	 * assume: the preset's BF16 peak for every GEMM, nothing else costs
+	 * time, elements of 4 bytes.  Commands choose a real machine over it
+	 * (sl_opts_finish). */
+	cfg->precision = SL_PREC_BF16;
 	sl_preset_apply(sl_preset_find(SL_PRESET_DEFAULT), cfg);
+	cfg->precision = SL_PREC_FP32;
+	cfg->efficiency = SL_EFF_IDEAL;
 }
 
 int sl_cluster_config_check(const sl_cluster_config *cfg, sl_err *err)
@@ -130,6 +138,15 @@ static sl_link_spec class_spec(const sl_cluster *c, int s, int d)
 	return sl_cluster_config_link(&c->cfg, s, d);
 }
 
+/* The class figures of a pair as they were when the run started. */
+static sl_link_spec tuned_class(const sl_cluster *c, int s, int d)
+{
+	sl_cluster_config t = c->cfg;
+	t.intra = c->tuned_intra;
+	t.inter = c->tuned_inter;
+	return sl_cluster_config_link(&t, s, d);
+}
+
 static void link_reset_spec(sl_cluster *c, struct sl_pair *p, int s, int d)
 {
 	sl_link_spec sp = class_spec(c, s, d);
@@ -157,6 +174,7 @@ struct sl_pair *sl_pair_make(sl_cluster *c, int src, int dst)
 	p->src = src;
 	p->dst = dst;
 	link_reset_spec(c, p, src, dst);
+	p->link.tuned = tuned_class(c, src, dst);
 	pthread_mutex_init(&p->chan.mu, NULL);
 	pthread_cond_init(&p->chan.cv, NULL);
 	c->made[c->nmade++] = p;
@@ -176,6 +194,8 @@ sl_cluster *sl_cluster_create(const sl_cluster_config *cfg, sl_err *err)
 		return NULL;
 	}
 	c->cfg = *cfg;
+	c->tuned_intra = cfg->intra;
+	c->tuned_inter = cfg->inter;
 	int n = c->n = cfg->devices;
 	c->dev = calloc((size_t)n, sizeof *c->dev);
 	c->pair = calloc((size_t)n * n, sizeof *c->pair);
@@ -192,6 +212,7 @@ sl_cluster *sl_cluster_create(const sl_cluster_config *cfg, sl_err *err)
 		c->dev[i].c = c;
 		c->dev[i].id = i;
 		c->dev[i].node = node_of(cfg, i);
+		c->dev[i].batch = 1;
 		pthread_mutex_init(&c->dev[i].mu, NULL);
 	}
 	pthread_mutex_init(&c->pair_mu, NULL);
@@ -425,6 +446,18 @@ sl_link_spec sl_cluster_link(const sl_cluster *c, int src, int dst)
 	return s;
 }
 
+sl_link_spec sl_cluster_link_tuned(const sl_cluster *c, int src, int dst)
+{
+	struct sl_pair *p = pair_peek(c, src, dst);
+	if (p)
+		return p->link.tuned;
+	sl_cluster *m = (sl_cluster *)c;
+	pthread_mutex_lock(&m->pair_mu);
+	sl_link_spec s = tuned_class(c, src, dst);
+	pthread_mutex_unlock(&m->pair_mu);
+	return s;
+}
+
 sl_link_state sl_cluster_link_state(const sl_cluster *c, int src, int dst)
 {
 	struct sl_pair *p = pair_peek(c, src, dst);
@@ -597,25 +630,41 @@ static void *device_main(void *p)
 	return NULL;
 }
 
+static atomic_ulong runs_started;
+
+unsigned long sl_cluster_runs_started(void)
+{
+	return atomic_load(&runs_started);
+}
+
 int sl_cluster_run(sl_cluster *c, sl_program prog, void *arg, sl_err *err)
 {
+	atomic_fetch_add(&runs_started, 1);
 	atomic_store(&c->cancel, 0);
 	sl_trace_clear(c->trace);
 	for (int i = 0; i < c->n; i++) {
 		struct sl_dev *d = &c->dev[i];
 		d->clock = 0;
+		d->rx_free[0] = d->rx_free[1] = 0;
 		d->op = -1;
 		d->coll.op = -1;
 		d->coll_seq = 0;
+		d->batch = 1;
 		memset(&d->work, 0, sizeof d->work);
+		memset(&d->p2p, 0, sizeof d->p2p);
+		memset(&d->io, 0, sizeof d->io);
 		d->mb = -1;
 		d->rc = SL_OK;
 		memset(&d->st, 0, sizeof d->st);
 	}
 	pthread_mutex_lock(&c->pair_mu);
+	c->tuned_intra = c->cfg.intra;
+	c->tuned_inter = c->cfg.inter;
 	for (size_t i = 0; i < c->nmade; i++) {
 		struct sl_link *l = &c->made[i]->link;
 		l->free_at = 0;
+		l->tuned.bandwidth = atomic_load(&l->bandwidth);
+		l->tuned.latency = atomic_load(&l->latency);
 		atomic_store(&l->inflight_done, 0);
 		atomic_store(&l->inflight_total, 0);
 		atomic_store(&l->total, 0);
@@ -723,6 +772,8 @@ void sl_dev_record(sl_dev *d, sl_ev_kind kind, int peer, double t0, double t1, d
 	ev.mb = d->mb;
 	ev.coll = d->coll;
 	ev.work = d->work;
+	ev.p2p = d->p2p;
+	ev.io = d->io;
 	ev.t0 = t0;
 	ev.t1 = t1;
 	ev.w0 = w0 - d->c->wall0;
@@ -800,11 +851,10 @@ double sl_dev_cpu_mark(void)
 	return thread_cpu_now();
 }
 
-/* Advance the clock by one compute and record it. */
-static int account_compute(sl_dev *d, double flops, double cpu_s, double w0, const char *label,
-			   sl_err *err)
+/* Advance the clock by one compute of dt and record it. */
+static int account_compute(sl_dev *d, double dt, double flops, double cpu_s, double w0,
+			   const char *label, sl_err *err)
 {
-	double dt = d->c->cfg.timing == SL_TIMING_MODEL ? flops / d->c->cfg.flops : cpu_s;
 	double t0 = d->clock, t1 = t0 + dt;
 	if (sl_pace_until(d->c, t1))
 		return sl_fail(err, SL_ECANCEL, "cancelled");
@@ -818,6 +868,22 @@ static int account_compute(sl_dev *d, double flops, double cpu_s, double w0, con
 	return SL_OK;
 }
 
+void sl_dev_set_batch(sl_dev *d, int batch)
+{
+	d->batch = batch > 1 ? batch : 1;
+}
+
+/* Model timing: this product's share of the batched kernel it is part of. */
+static double gemm_dt(const sl_dev *d, int m, int n, int k, double cpu_s)
+{
+	const sl_cluster_config *cfg = &d->c->cfg;
+	if (cfg->timing != SL_TIMING_MODEL)
+		return cpu_s;
+	if (cfg->efficiency != SL_EFF_REALISTIC)
+		return 2.0 * m * n * k / cfg->flops;
+	return sl_gemm_s(cfg, m, n, k, d->batch) / d->batch;
+}
+
 int sl_dev_sgemm(sl_dev *d, int trans_a, int trans_b, int m, int n, int k, float alpha,
 		 const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc,
 		 const char *label, sl_err *err)
@@ -826,8 +892,9 @@ int sl_dev_sgemm(sl_dev *d, int trans_a, int trans_b, int m, int n, int k, float
 		return sl_fail(err, SL_ECANCEL, "cancelled");
 	if (m < 0 || n < 0 || k < 0)
 		return sl_fail(err, SL_EINVAL, "negative GEMM shape");
+	double fl = 2.0 * m * n * k;
 	if (d->c->cfg.timing_only)
-		return account_compute(d, 2.0 * m * n * k, 0, sl_wall_now(), label, err);
+		return account_compute(d, gemm_dt(d, m, n, k, 0), fl, 0, sl_wall_now(), label, err);
 	double w0 = sl_wall_now(), c0 = thread_cpu_now();
 	if (m > 0 && n > 0 && k > 0)
 		sl_host_sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -836,19 +903,32 @@ int sl_dev_sgemm(sl_dev *d, int trans_a, int trans_b, int m, int n, int k, float
 			for (int j = 0; j < n; j++)
 				c[(size_t)i * ldc + j] *= beta;
 	double cpu = thread_cpu_now() - c0;
-	return account_compute(d, 2.0 * m * n * k, cpu, w0, label, err);
+	return account_compute(d, gemm_dt(d, m, n, k, cpu), fl, cpu, w0, label, err);
 }
 
 int sl_dev_compute(sl_dev *d, double flops, double cpu_mark, const char *label, sl_err *err)
 {
 	if (atomic_load(&d->c->cancel))
 		return sl_fail(err, SL_ECANCEL, "cancelled");
-	double now = sl_wall_now();
-	return account_compute(d, flops, thread_cpu_now() - cpu_mark, now, label, err);
+	double now = sl_wall_now(), cpu = thread_cpu_now() - cpu_mark;
+	double dt = d->c->cfg.timing == SL_TIMING_MODEL ? flops / d->c->cfg.flops : cpu;
+	return account_compute(d, dt, flops, cpu, now, label, err);
 }
 
-int sl_dev_storage(sl_dev *d, int write, uint64_t bytes, double bandwidth, const char *label,
-		   sl_err *err)
+int sl_dev_ew(sl_dev *d, double bytes, double cpu_mark, const char *label, sl_err *err)
+{
+	const sl_cluster_config *cfg = &d->c->cfg;
+	if (cfg->timing == SL_TIMING_MODEL && cfg->efficiency != SL_EFF_REALISTIC)
+		return SL_OK;
+	if (atomic_load(&d->c->cancel))
+		return sl_fail(err, SL_ECANCEL, "cancelled");
+	double now = sl_wall_now(), cpu = thread_cpu_now() - cpu_mark;
+	double dt = cfg->timing == SL_TIMING_MODEL ? sl_mem_s(cfg, bytes * d->batch) / d->batch : cpu;
+	return account_compute(d, dt, 0, cpu, now, label, err);
+}
+
+int sl_dev_storage(sl_dev *d, int write, uint64_t bytes, double bandwidth, const sl_ev_io *io,
+		   const char *label, sl_err *err)
 {
 	if (atomic_load(&d->c->cancel))
 		return sl_fail(err, SL_ECANCEL, "cancelled");
@@ -858,8 +938,11 @@ int sl_dev_storage(sl_dev *d, int write, uint64_t bytes, double bandwidth, const
 	double t0 = d->clock, t1 = t0 + (double)bytes / bandwidth;
 	if (sl_pace_until(d->c, t1))
 		return sl_fail(err, SL_ECANCEL, "cancelled");
+	if (io)
+		d->io = *io;
 	sl_dev_record(d, write ? SL_EV_WRITE : SL_EV_READ, -1, t0, t1, w0, sl_wall_now(), bytes, 0,
 		      label);
+	memset(&d->io, 0, sizeof d->io);
 	pthread_mutex_lock(&d->mu);
 	d->clock = t1;
 	d->st.io_s += t1 - t0;

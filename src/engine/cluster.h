@@ -38,12 +38,43 @@ typedef struct sl_link_spec {
 	double latency;   /* seconds */
 } sl_link_spec;
 
+/* What the emulated device stores and sends an element in: the host's
+ * arithmetic is always fp32 (results are still checked against one
+ * device), but emulated bytes, memory and the compute rate are the chosen
+ * precision's. */
+typedef enum sl_precision {
+	SL_PREC_FP32, /* 4 bytes an element, the FP32 rate */
+	SL_PREC_BF16, /* 2 bytes an element, the BF16 tensor rate; mixed-precision Adam */
+	SL_PREC_N
+} sl_precision;
+
+/* How close to peak the device runs (see device.h). */
+typedef enum sl_efficiency {
+	SL_EFF_IDEAL,     /* every GEMM at the peak rate; element-wise work and launches free */
+	SL_EFF_REALISTIC, /* GEMMs at a shape-dependent achievable rate, element-wise work at its
+			     bytes' memory time, a launch cost per kernel */
+	SL_EFF_N
+} sl_efficiency;
+
+/* The device's figures beyond its peak rate, for SL_EFF_REALISTIC. */
+typedef struct sl_device_model {
+	double mem_bw;       /* device memory (HBM) bytes per second */
+	double gemm_frac;    /* the best GEMM rate measured, over the peak (MAMF / peak) */
+	int units;           /* SMs (CUs): output tiles run in waves of this many */
+	int tile_m, tile_n;  /* the output tile of the library's large-GEMM kernels */
+	double k_half;       /* K at which a tile's main loop runs at half its rate */
+	double launch_s;     /* per kernel */
+} sl_device_model;
+
 typedef struct sl_cluster_config {
 	int devices;            /* 1 .. SL_MAX_FULL_DEVICES, or SL_MAX_DEVICES timing-only */
 	int devices_per_node;   /* G; 0 means all devices in one node */
 	sl_topo topology;
-	double flops;           /* per device, FLOP/s */
+	double flops;           /* per device, FLOP/s at the chosen precision */
 	uint64_t memory;        /* per device capacity, bytes */
+	sl_precision precision; /* SL_PREC_FP32 unless set */
+	sl_efficiency efficiency; /* SL_EFF_IDEAL unless set */
+	sl_device_model dm;     /* used by SL_EFF_REALISTIC */
 	sl_link_spec intra;     /* links inside a node */
 	sl_link_spec inter;     /* links between nodes */
 	sl_timing timing;
@@ -57,7 +88,8 @@ typedef struct sl_cluster_config {
 	int timing_only;
 } sl_cluster_config;
 
-/* Fill cfg with the defaults (4 devices, one node, the default preset). */
+/* Fill cfg with the defaults (4 devices, one node, the default preset's
+ * figures, fp32 and ideal efficiency: the closed-form machine). */
 void sl_cluster_config_default(sl_cluster_config *cfg);
 /* Check a configuration; returns SL_EINVAL with a message naming the field. */
 int sl_cluster_config_check(const sl_cluster_config *cfg, sl_err *err);
@@ -79,6 +111,10 @@ typedef int (*sl_program)(sl_dev *dev, void *arg, sl_err *err);
  * the others are cancelled (their blocking calls return SL_ECANCEL) and the
  * first real error is returned. */
 int sl_cluster_run(sl_cluster *c, sl_program prog, void *arg, sl_err *err);
+/* How many runs (sl_cluster_run calls) this process has started, on any
+ * cluster: what the lesson screen reports under SHARDLAB_TUI_STATS, so a
+ * test can tell how many times a lesson's run executed. */
+unsigned long sl_cluster_runs_started(void);
 
 /* BLAS on the host.  Under an address-space limit (ulimit -v) OpenBLAS's
  * buffer is made once, after checking it fits, and calls are serialized so
@@ -103,6 +139,10 @@ void sl_cluster_set_class(sl_cluster *c, int inter_node, double bandwidth, doubl
 void sl_cluster_set_slowdown(sl_cluster *c, double slowdown);
 double sl_cluster_slowdown(const sl_cluster *c);
 sl_link_spec sl_cluster_link(const sl_cluster *c, int src, int dst);
+/* The link's figures as they were when the current run started: what an
+ * algorithm tunes by (a chain's segments), the same on every device of
+ * the run however the knobs turn while it runs. */
+sl_link_spec sl_cluster_link_tuned(const sl_cluster *c, int src, int dst);
 
 /* Playback control for the front end, from any thread.  Pausing freezes the
  * mapping from wall to emulated time and holds every device at its next
@@ -173,13 +213,22 @@ int sl_dev_sgemm(sl_dev *d, int trans_a, int trans_b, int m, int n, int k,
  * mark comes from sl_dev_cpu_mark() taken before the work. */
 double sl_dev_cpu_mark(void);
 int sl_dev_compute(sl_dev *d, double flops, double cpu_mark, const char *label, sl_err *err);
+/* Element-wise work that reads and writes `bytes` (at the precision's
+ * element size): its memory time in realistic model timing (device.h),
+ * nothing at all in ideal model timing, the CPU time since mark in
+ * measured timing. */
+int sl_dev_ew(sl_dev *d, double bytes, double cpu_mark, const char *label, sl_err *err);
+/* The next GEMMs and element-wise kernels are each one of `batch`
+ * identical ones fused in one batched kernel (attention's heads): each is
+ * charged its share of that kernel's time.  1 (the default) for none. */
+void sl_dev_set_batch(sl_dev *d, int batch);
 
 /* Account bytes moved between the device and storage (a checkpoint chunk
  * the thread has just written or read for real): the clock advances by
  * bytes / bandwidth and a SL_EV_WRITE or SL_EV_READ event labelled label is
- * recorded. */
-int sl_dev_storage(sl_dev *d, int write, uint64_t bytes, double bandwidth, const char *label,
-		   sl_err *err);
+ * recorded, carrying io (the chunk's tensor and index; may be NULL). */
+int sl_dev_storage(sl_dev *d, int write, uint64_t bytes, double bandwidth, const sl_ev_io *io,
+		   const char *label, sl_err *err);
 
 /* Tag the events this device records next (shown in the TUI and trace):
  * an operation id shared by the devices taking part, and a micro-batch

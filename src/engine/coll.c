@@ -6,16 +6,20 @@
  * its emulated cost is what those transfers add up to. */
 #include "coll.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cost.h"
+#include "device.h"
 #include "internal.h"
 #include "xfer.h"
 
 #define F sizeof(float)
 
 static const char *const op_names[SL_COLL_NOPS] = {
-	"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "gather", "scatter"};
+	"allreduce", "allgather", "reducescatter", "broadcast", "reduce",
+	"gather",    "scatter",   "alltoall",      "sendrecv"};
 static const char *const algo_names[SL_ALGO_NALGOS] = {"ring", "tree"};
 
 const char *sl_coll_op_name(sl_coll_op op)
@@ -117,6 +121,7 @@ static int setup(struct ctx *x, sl_dev *d, const sl_group *g, sl_coll_op op, flo
 	if (count > 0 && !buf && !sl_cluster_config_of(sl_dev_cluster(d))->timing_only)
 		return sl_fail(err, SL_EINVAL, "%s: no buffer", op_names[op]);
 	x->seq = sl_dev_next_coll(d);
+	d->rx_free[0] = d->rx_free[1] = 0;
 	sl_block_offsets(count, x->p, counts, x->off);
 	if (x->off[x->p] != count)
 		return sl_fail(err, SL_EINVAL, "%s: the blocks add up to %zu elements, not %zu", op_names[op],
@@ -250,13 +255,21 @@ static int ring_allgather(struct ctx *x)
 	return SL_OK;
 }
 
-/* Segments for the pipelined chains. */
+/* Segments for the pipelined chains: cost.c's rule on the group ring's
+ * slowest link as the run started, so every device cuts the same and the
+ * prediction cuts as the run does. */
 static int nsegments(const struct ctx *x, size_t count)
 {
-	size_t k = (size_t)x->p;
-	if (k > count)
-		k = count;
-	return k ? (int)k : 1;
+	const sl_cluster *c = sl_dev_cluster(x->d);
+	double a = 0, b = INFINITY;
+	for (int r = 0; r < x->p; r++) {
+		sl_link_spec s = sl_cluster_link_tuned(c, x->g->ranks[r], x->g->ranks[(r + 1) % x->p]);
+		a = s.latency > a ? s.latency : a;
+		b = s.bandwidth < b ? s.bandwidth : b;
+	}
+	double nw = (double)count * F * sl_wire_scale(sl_cluster_config_of(c));
+	size_t k = (size_t)sl_chain_segments(x->p, nw / F, nw, a, b);
+	return (int)(k > count ? (count ? count : 1) : k);
 }
 
 static sl_msg segment(const struct ctx *x, int to, size_t count, int k, int j)
@@ -457,6 +470,71 @@ static int tree_scatter(struct ctx *x)
 	return SL_OK;
 }
 
+/* ---- point to point: all-to-all and send/receive ---- */
+
+/* Block b of q elements of a buffer that is not the collective's own. */
+static sl_msg qblock(int to, const float *buf, size_t q, int b)
+{
+	sl_msg m = sl_msg1(to, (void *)buf, (size_t)b * q * F, q * F);
+	m.first = (short)b;
+	m.count = 1;
+	return m;
+}
+
+int sl_alltoall(sl_dev *d, const sl_group *g, const float *send, float *recv, size_t count,
+		sl_algo a, sl_err *err)
+{
+	struct ctx x;
+	int rc = setup(&x, d, g, SL_COLL_ALLTOALL, recv, count, NULL, 0, a, err);
+	if (rc)
+		return rc;
+	if (count > 0 && !send && recv)
+		return sl_fail(err, SL_EINVAL, "alltoall: no send buffer");
+	if (send && recv && send == recv && x.p > 1)
+		return sl_fail(err, SL_EINVAL, "alltoall: the send and receive buffers are one");
+	size_t q = count / (size_t)x.p;
+	int p = x.p, r = x.r;
+	if (send && recv && q > 0)
+		memcpy(recv + (size_t)r * q, send + (size_t)r * q, q * F);
+	if (p == 1)
+		return SL_OK;
+	x.nsteps = x.lsteps = p - 1;
+	for (int s = 1; s < p; s++) {
+		int to = mod(r + s, p), from = mod(r - s, p);
+		sl_msg snd = qblock(peer(&x, to), send, q, to);
+		sl_msg rcv = qblock(peer(&x, from), recv, q, from);
+		/* The message carries the receiver's block (the sender's rank). */
+		snd.first = (short)r;
+		if ((rc = xchg(&x, &snd, &rcv, SL_XCOPY, SL_PHASE_NONE, s - 1)))
+			return rc;
+	}
+	return SL_OK;
+}
+
+int sl_sendrecv(sl_dev *d, const sl_group *g, const float *send, float *recv, size_t count,
+		sl_err *err)
+{
+	struct ctx x;
+	int rc = setup(&x, d, g, SL_COLL_SENDRECV, recv, count, NULL, 0, SL_ALGO_RING, err);
+	if (rc)
+		return rc;
+	if (count > 0 && !send && recv)
+		return sl_fail(err, SL_EINVAL, "sendrecv: no send buffer");
+	if (send && recv && send == recv && x.p > 1)
+		return sl_fail(err, SL_EINVAL, "sendrecv: the send and receive buffers are one");
+	if (x.p == 1) {
+		if (send && recv && count > 0 && send != recv)
+			memcpy(recv, send, count * F);
+		return SL_OK;
+	}
+	x.nsteps = x.lsteps = 1;
+	sl_msg snd = sl_msg1(peer(&x, x.r + 1), (void *)send, 0, count * F);
+	sl_msg rcv = sl_msg1(peer(&x, x.r - 1), recv, 0, count * F);
+	snd.first = rcv.first = 0;
+	snd.count = rcv.count = (short)x.p;
+	return xchg(&x, &snd, &rcv, SL_XCOPY, SL_PHASE_NONE, 0);
+}
+
 /* ---- the public calls ---- */
 
 int sl_allreduce(sl_dev *d, const sl_group *g, float *buf, size_t count, sl_algo a, sl_err *err)
@@ -558,10 +636,56 @@ int sl_scatter(sl_dev *d, const sl_group *g, float *buf, size_t count, const siz
 	return a == SL_ALGO_RING ? ring_scatter(&x) : tree_scatter(&x);
 }
 
+/* alltoall or sendrecv in place: through a receive buffer of the device's. */
+static int run_via_scratch(sl_dev *d, const sl_group *g, sl_coll_op op, float *buf, size_t count,
+			   sl_algo a, sl_err *err)
+{
+	size_t bytes = count * F;
+	const char *what = "the collective's receive buffer";
+	int dry = sl_cluster_config_of(sl_dev_cluster(d))->timing_only && !buf;
+	float *tmp = NULL;
+	if (dry) {
+		int rc = sl_dev_reserve(d, bytes, what, err);
+		if (rc)
+			return rc;
+	} else if (bytes > 0 && !(tmp = sl_dev_alloc(d, bytes, what, err))) {
+		return err && err->code ? err->code : SL_EDEVMEM;
+	}
+	int rc = op == SL_COLL_ALLTOALL ? sl_alltoall(d, g, buf, tmp, count, a, err)
+					: sl_sendrecv(d, g, buf, tmp, count, err);
+	if (rc == SL_OK && tmp) {
+		/* alltoall leaves the tail past p q elements as it was. */
+		size_t n = op == SL_COLL_ALLTOALL && g->n > 0 ? count / (size_t)g->n * (size_t)g->n
+							       : count;
+		memcpy(buf, tmp, n * F);
+	}
+	if (dry)
+		sl_dev_release(d, bytes);
+	else if (tmp)
+		sl_dev_free(d, tmp, bytes);
+	return rc;
+}
+
+int sl_coll_run2(sl_dev *d, const sl_group *g, sl_coll_op op, const float *send, float *recv,
+		 size_t count, sl_algo a, sl_err *err)
+{
+	if (op == SL_COLL_ALLTOALL)
+		return sl_alltoall(d, g, send, recv, count, a, err);
+	if (op == SL_COLL_SENDRECV)
+		return sl_sendrecv(d, g, send, recv, count, err);
+	if (send != recv)
+		return sl_fail(err, SL_EINVAL, "%s works in place: one buffer",
+			       sl_coll_op_name(op));
+	return sl_coll_run(d, g, op, recv, count, a, err);
+}
+
 int sl_coll_run(sl_dev *d, const sl_group *g, sl_coll_op op, float *buf, size_t count, sl_algo a,
 		sl_err *err)
 {
 	switch (op) {
+	case SL_COLL_ALLTOALL:
+	case SL_COLL_SENDRECV:
+		return run_via_scratch(d, g, op, buf, count, a, err);
 	case SL_COLL_ALLREDUCE:
 		return sl_allreduce(d, g, buf, count, a, err);
 	case SL_COLL_ALLGATHER:

@@ -21,6 +21,8 @@ typedef enum sl_coll_op {
 	SL_COLL_REDUCE,
 	SL_COLL_GATHER,
 	SL_COLL_SCATTER,
+	SL_COLL_ALLTOALL, /* block b of rank r to block r of rank b */
+	SL_COLL_SENDRECV, /* the whole buffer to the next rank, from the previous */
 	SL_COLL_NOPS
 } sl_coll_op;
 
@@ -70,8 +72,26 @@ int sl_gather(sl_dev *d, const sl_group *g, float *buf, size_t count, const size
 int sl_scatter(sl_dev *d, const sl_group *g, float *buf, size_t count, const size_t *counts,
 	       int root, sl_algo a, sl_err *err);
 
-/* Dispatch by op (root is rank 0 where one is needed). */
+/* Out of place: recv's block b is rank b's send block r, blocks of
+ * q = count / p elements (the count % p elements past p q are not sent).
+ * Pairwise: in step s rank r sends to r + s and receives from r - s, so it
+ * takes (p-1)(a + q F / B) on uniform links, whatever the algorithm. */
+int sl_alltoall(sl_dev *d, const sl_group *g, const float *send, float *recv, size_t count,
+		sl_algo a, sl_err *err);
+/* Out of place: send (count elements) to rank r + 1, recv from rank r - 1,
+ * in one exchange (nccl-tests' sendrecv): a + N / B. */
+int sl_sendrecv(sl_dev *d, const sl_group *g, const float *send, float *recv, size_t count,
+		sl_err *err);
+
+/* Dispatch by op (root is rank 0 where one is needed), in place on buf:
+ * alltoall and sendrecv receive into a scratch buffer of count elements
+ * the device allocates (accounted as "the collective's receive buffer")
+ * and copy it back. */
 int sl_coll_run(sl_dev *d, const sl_group *g, sl_coll_op op, float *buf, size_t count,
 		sl_algo a, sl_err *err);
+/* The same out of place where the op has such a form (alltoall, sendrecv);
+ * for the others recv must be send (or NULL in timing-only runs). */
+int sl_coll_run2(sl_dev *d, const sl_group *g, sl_coll_op op, const float *send, float *recv,
+		 size_t count, sl_algo a, sl_err *err);
 
 #endif

@@ -12,6 +12,25 @@
 /* Predicted time of a collective of `bytes` (the whole buffer) over p
  * devices on links of latency a and bandwidth b. */
 double sl_cost_coll(sl_coll_op op, sl_algo algo, int p, double bytes, double a, double b);
+/* The same on a topology: on SL_TOPO_RING a binomial tree's pair at
+ * distance d crosses min(d, p - d) ring links, a latency each; with its
+ * latency and bandwidth terms (either may be NULL), a chain's segments
+ * chosen once from a and b for both. */
+double sl_cost_coll_terms(sl_coll_op op, sl_algo algo, int p, double bytes, double a, double b,
+			  sl_topo topo, double *lat, double *bw);
+/* A binomial tree's time over p devices on links of bandwidth b whose
+ * levels' latencies add up to ha on its critical path (each level takes
+ * its slowest pair's: a level on full links, min(d, p - d) of them on a
+ * ring for the pairs d apart). */
+double sl_cost_tree(sl_coll_op op, int p, double bytes, double ha, double b);
+/* Most segments a pipelined chain cuts a message into. */
+#define SL_CHAIN_SEGMENTS_MAX 1024
+/* The segments of a ring (chain) broadcast or reduce of `bytes` in `elems`
+ * elements over p devices: the k that minimises the chain's time
+ * (k + p - 2)(a + bytes / (k b)), the integer on one side or the other of
+ * sqrt((p - 2) bytes / (a b)), within 1 .. min(elems, SL_CHAIN_SEGMENTS_MAX).  Free latency
+ * takes the most segments: the chain's time tends to bytes / b. */
+int sl_chain_segments(int p, double elems, double bytes, double a, double b);
 /* NCCL-tests bus-bandwidth factor: busbw = algbw * factor. */
 double sl_busbw_factor(sl_coll_op op, int p);
 /* The slowest link a ring over devices 0..p-1 of c crosses. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* gemm.c - the sharded matrix multiply scenario. */
 #include "gemm.h"
+#include "device.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -46,6 +47,25 @@ void sl_fill_random(float *x, size_t n, uint64_t seed)
 
 #define MAX_DIM 1000000
 
+double sl_gemm_single_s(const sl_cluster_config *cfg, const sl_gemm_spec *s)
+{
+	return sl_gemm_s(cfg, s->m, s->n, s->k, 1);
+}
+
+double sl_gemm_predict(const sl_cluster_config *cfg, const sl_gemm_spec *s, int t, double maxshard,
+		       sl_link_spec bn)
+{
+	double m = s->m, n = s->n, k = s->k;
+	double bytes = m * n * sl_elem_bytes(cfg);
+	if (s->split == SL_SPLIT_ROW)
+		return sl_gemm_s(cfg, m, n, maxshard, 1) +
+		       sl_cost_coll_terms(SL_COLL_ALLREDUCE, s->algo, t, bytes, bn.latency,
+					  bn.bandwidth, cfg->topology, NULL, NULL);
+	return sl_gemm_s(cfg, m, maxshard, k, 1) +
+	       sl_cost_coll_terms(SL_COLL_ALLGATHER, s->algo, t, bytes, bn.latency, bn.bandwidth,
+				  cfg->topology, NULL, NULL);
+}
+
 int sl_gemm_check(const sl_gemm_spec *s, int t, sl_err *err)
 {
 	const int dims[3] = {s->m, s->k, s->n};
@@ -87,18 +107,22 @@ struct bufs {
 	int held, dry;
 };
 
-static int hold(sl_dev *d, struct bufs *b, size_t bytes, const char *what, sl_err *err)
+/* n fp32 values on the host; the device accounts them at the precision's
+ * element size. */
+static int hold(sl_dev *d, struct bufs *b, size_t n, const char *what, sl_err *err)
 {
 	int i = b->held;
+	size_t bytes = (size_t)((double)n * sl_elem_bytes(sl_cluster_config_of(sl_dev_cluster(d))));
 	b->p[i] = NULL;
 	b->bytes[i] = bytes;
-	if (b->dry) {
-		int rc = sl_dev_reserve(d, bytes, what, err);
-		b->held += rc == SL_OK;
+	int rc = sl_dev_reserve(d, bytes, what, err);
+	if (rc)
 		return rc;
+	if (!b->dry && !(b->p[i] = malloc(n ? n * sizeof(float) : 1))) {
+		sl_dev_release(d, bytes);
+		return sl_fail(err, SL_ENOMEM, "device %d: the host cannot allocate %s", sl_dev_id(d),
+			       what);
 	}
-	if (!(b->p[i] = sl_dev_alloc(d, bytes, what, err)))
-		return err && err->code ? err->code : SL_ENOMEM;
 	b->held++;
 	return SL_OK;
 }
@@ -106,10 +130,8 @@ static int hold(sl_dev *d, struct bufs *b, size_t bytes, const char *what, sl_er
 static void drop_all(sl_dev *d, struct bufs *b)
 {
 	for (int i = 0; i < b->held; i++) {
-		if (b->dry)
-			sl_dev_release(d, b->bytes[i]);
-		else
-			sl_dev_free(d, b->p[i], b->bytes[i]);
+		free(b->p[i]);
+		sl_dev_release(d, b->bytes[i]);
 	}
 	b->held = 0;
 }
@@ -125,9 +147,9 @@ static int run_col(sl_dev *d, struct job *j, sl_err *err)
 		counts[i] = m * (j->off[i + 1] - j->off[i]);
 	struct bufs b = {.dry = j->dry};
 	int rc;
-	if ((rc = hold(d, &b, m * k * sizeof(float), "X (replicated)", err)) ||
-	    (rc = hold(d, &b, k * nr * sizeof(float), "its column shard of W", err)) ||
-	    (rc = hold(d, &b, m * n * sizeof(float), "Y (gathered)", err)))
+	if ((rc = hold(d, &b, m * k, "X (replicated)", err)) ||
+	    (rc = hold(d, &b, k * nr, "its column shard of W", err)) ||
+	    (rc = hold(d, &b, m * n, "Y (gathered)", err)))
 		goto out;
 	float *x = b.p[0], *w = b.p[1], *y = b.p[2];
 	if (!b.dry) {
@@ -163,9 +185,9 @@ static int run_row(sl_dev *d, struct job *j, sl_err *err)
 	size_t k0 = j->off[r], kr = j->off[r + 1] - k0;
 	struct bufs b = {.dry = j->dry};
 	int rc;
-	if ((rc = hold(d, &b, m * kr * sizeof(float), "its column slice of X", err)) ||
-	    (rc = hold(d, &b, kr * n * sizeof(float), "its row shard of W", err)) ||
-	    (rc = hold(d, &b, m * n * sizeof(float), "its partial Y", err)))
+	if ((rc = hold(d, &b, m * kr, "its column slice of X", err)) ||
+	    (rc = hold(d, &b, kr * n, "its row shard of W", err)) ||
+	    (rc = hold(d, &b, m * n, "its partial Y", err)))
 		goto out;
 	float *x = b.p[0], *w = b.p[1], *y = b.p[2];
 	if (!b.dry) {
@@ -275,8 +297,7 @@ figures:;
 	res->emulated_time_s = ss.clock;
 	res->compute_s = ss.compute_s;
 	res->comm_s = ss.comm_s;
-	double flops = 2.0 * (double)m * n * k;
-	res->single_time_s = cfg->timing == SL_TIMING_MODEL ? flops / cfg->flops : ref_cpu;
+	res->single_time_s = cfg->timing != SL_TIMING_MODEL ? ref_cpu : sl_gemm_single_s(cfg, s);
 	res->speedup = res->emulated_time_s > 0 ? res->single_time_s / res->emulated_time_s : 0;
 
 	size_t maxshard = 0;
@@ -284,13 +305,7 @@ figures:;
 		if (j.off[i + 1] - j.off[i] > maxshard)
 			maxshard = j.off[i + 1] - j.off[i];
 	sl_link_spec bn = sl_cost_ring_bottleneck(c, t);
-	double bytes = (double)m * n * sizeof(float);
-	if (s->split == SL_SPLIT_ROW)
-		res->predicted_s = 2.0 * m * n * maxshard / cfg->flops +
-				   sl_cost_coll(SL_COLL_ALLREDUCE, s->algo, t, bytes, bn.latency, bn.bandwidth);
-	else
-		res->predicted_s = 2.0 * m * maxshard * k / cfg->flops +
-				   sl_cost_coll(SL_COLL_ALLGATHER, s->algo, t, bytes, bn.latency, bn.bandwidth);
+	res->predicted_s = sl_gemm_predict(cfg, s, t, (double)maxshard, bn);
 out:
 	free(x);
 	free(w);

@@ -42,6 +42,15 @@ typedef struct sl_gemm_result {
 	int checked;             /* 0 on a timing-only run: nothing was computed to check */
 } sl_gemm_result;
 
+/* The analytic model of the product on cfg's devices (all t of them),
+ * its collective over a ring whose slowest link is bn: the largest shard's
+ * GEMM (at the device's rate, or realistic kernel time, device.h) plus the
+ * collective of the m x n result at the precision's element size.  And
+ * the same product on one device. */
+double sl_gemm_predict(const sl_cluster_config *cfg, const sl_gemm_spec *s, int t, double maxshard,
+		       sl_link_spec bn);
+double sl_gemm_single_s(const sl_cluster_config *cfg, const sl_gemm_spec *s);
+
 /* Check that the shape can be split over t devices; message says which
  * dimension and why not. */
 int sl_gemm_check(const sl_gemm_spec *s, int t, sl_err *err);

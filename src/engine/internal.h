@@ -16,6 +16,7 @@
 struct sl_link {
 	_Atomic double bandwidth, latency;
 	double free_at;
+	sl_link_spec tuned; /* the figures when the run started (sl_cluster_link_tuned) */
 	_Atomic uint64_t inflight_done, inflight_total, total;
 };
 
@@ -50,10 +51,19 @@ struct sl_dev {
 	int id, node;
 	pthread_t thread;
 	double clock;
+	/* Within a collective, when the device's ejection port is next free,
+	 * inside its node and from other nodes (NVSwitch, the NIC): the bytes
+	 * of one receive at a time each.  Reset as each collective starts:
+	 * messages of separate operations (a pipeline's, say) are not held
+	 * to it. */
+	double rx_free[2];
 	int op, mb;
 	sl_ev_coll coll; /* the collective step under way (op -1: none); its events carry it */
 	int coll_seq;    /* collectives started this run */
 	sl_ev_work work; /* the training compute under way (pass NONE: none); its events carry it */
+	sl_ev_p2p p2p;   /* the pipeline message being recorded (kind NONE: none) */
+	sl_ev_io io;     /* the checkpoint chunk being recorded (kind NONE: none) */
+	int batch;       /* the next kernels are each one of this many fused in one (>= 1) */
 	pthread_mutex_t mu; /* guards stats for readers on other threads */
 	sl_dev_stats st;
 	int rc;
@@ -68,6 +78,9 @@ struct sl_cluster {
 	pthread_mutex_t pair_mu;  /* making pairs; the class figures new pairs start from */
 	struct sl_pair **made;    /* the pairs made so far, in order (under pair_mu) */
 	size_t nmade, capmade;
+	/* The class figures when the run started: what pairs made during the
+	 * run tune by, whatever knobs turn meanwhile. */
+	sl_link_spec tuned_intra, tuned_inter;
 	sl_trace *trace;
 	atomic_int cancel;
 

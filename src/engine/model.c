@@ -10,7 +10,7 @@
 
 #include "cluster.h"
 
-#define MAX_DIM 65536
+#define MAX_DIM SL_MODEL_MAX_DIM
 
 void sl_model_default(sl_model_spec *m)
 {
@@ -34,9 +34,9 @@ int sl_model_check(const sl_model_spec *m, sl_err *err)
 		int v, lo, hi;
 		const char *name;
 	} dims[] = {
-		{m->layers, 1, 4096, "--layers"}, {m->hidden, 1, MAX_DIM, "--hidden"},
-		{m->ffn, 1, MAX_DIM, "--ffn"},    {m->heads, 0, MAX_DIM, "--heads"},
-		{m->seq, 1, MAX_DIM, "--seq"},    {m->batch, 1, 1 << 20, "--batch"},
+		{m->layers, 1, SL_MODEL_MAX_LAYERS, "--layers"}, {m->hidden, 1, MAX_DIM, "--hidden"},
+		{m->ffn, 1, SL_MODEL_MAX_FFN, "--ffn"},    {m->heads, 0, MAX_DIM, "--heads"},
+		{m->seq, 1, MAX_DIM, "--seq"},    {m->batch, 1, SL_MODEL_MAX_BATCH, "--batch"},
 	};
 	for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
 		if (dims[i].v < dims[i].lo || dims[i].v > dims[i].hi)
@@ -133,7 +133,20 @@ int sl_model_tensor(const sl_model_spec *m, int i, sl_tensor_info *t)
 	t->unit = shape[t->kind].unit;
 	t->offset = off;
 	t->count = (size_t)t->rows * t->cols;
-	snprintf(t->name, sizeof t->name, "block%d.%s", t->block, names[t->kind]);
+	/* "block%d.%s" by hand: the planner asks for every tensor of every
+	 * layout it records, and snprintf was a tenth of its time. */
+	char digits[12];
+	int nd = 0;
+	for (int b = t->block; nd == 0 || b > 0; b /= 10)
+		digits[nd++] = (char)('0' + b % 10);
+	char *o = t->name;
+	memcpy(o, "block", 5);
+	o += 5;
+	while (nd > 0)
+		*o++ = digits[--nd];
+	*o++ = '.';
+	size_t len = strlen(names[t->kind]);
+	memcpy(o, names[t->kind], len + 1);
 	return SL_OK;
 }
 

@@ -26,6 +26,13 @@
 
 #include "status.h"
 
+/* The limits of the model's sizes (sl_model_check).  The MLP's width goes
+ * further than the rest: Megatron's 1T model has f = 102400. */
+#define SL_MODEL_MAX_LAYERS 4096
+#define SL_MODEL_MAX_DIM 65536
+#define SL_MODEL_MAX_FFN 1048576
+#define SL_MODEL_MAX_BATCH 1048576
+
 typedef struct sl_model_spec {
 	int layers; /* L */
 	int hidden; /* h */

@@ -41,8 +41,11 @@ char *sl_plan_layout_name(const sl_layout *l, char *buf, size_t n)
 		snprintf(sch, sizeof sch, "interleaved v=%d", l->chunks);
 	else
 		snprintf(sch, sizeof sch, "%s", sl_sched_name(l->schedule));
-	snprintf(buf, n, "tp=%d pp=%d dp=%d %s m=%d%s%s %s", l->tp, l->pp, l->dp, sch,
+	snprintf(buf, n, "tp=%d pp=%d dp=%d %s m=%d%s%s%s %s", l->tp, l->pp, l->dp, sch,
 	         l->microbatches, l->seq_parallel ? " sp" : "", l->zero1 ? " z1" : "",
+	         l->recompute == SL_RECOMPUTE_FULL        ? " rc=full"
+	         : l->recompute == SL_RECOMPUTE_SELECTIVE ? " rc=sel"
+	                                                  : "",
 	         sl_mesh_order_name(l->order, ord, sizeof ord));
 	return buf;
 }
@@ -170,11 +173,11 @@ static int no_split(const sl_model_spec *m, int n, sl_err *err)
 }
 
 /* Every layout of one (tp, pp, dp) but the mesh order. */
-static int shapes(const sl_model_spec *m, int tp, int pp, int dp, struct cands *out)
+static int shapes(const sl_model_spec *m, int tp, int pp, int dp, int fix_mb, struct cands *out)
 {
 	int share = m->batch / dp;
 	for (int mb = 1; mb <= share; mb++) {
-		if (share % mb)
+		if (share % mb || (fix_mb > 0 && mb != fix_mb))
 			continue;
 		int scheds[2 + MAX_PLAN_CHUNKS][2], ns = 0;
 		scheds[ns][0] = SL_SCHED_1F1B, scheds[ns++][1] = 1;
@@ -243,9 +246,11 @@ static int by_rank(const void *a, const void *b)
 	 * then the mesh order as listed, so the ranking is one order. */
 	const sl_layout *p = &x->layout, *q = &y->layout;
 	int k1[] = {p->tp * p->pp, p->pp,           p->microbatches, p->schedule,
-	            p->chunks,     p->seq_parallel, p->zero1,        order_index(p)};
+	            p->chunks,     p->seq_parallel, p->zero1,        (int)p->recompute,
+	            order_index(p)};
 	int k2[] = {q->tp * q->pp, q->pp,           q->microbatches, q->schedule,
-	            q->chunks,     q->seq_parallel, q->zero1,        order_index(q)};
+	            q->chunks,     q->seq_parallel, q->zero1,        (int)q->recompute,
+	            order_index(q)};
 	for (size_t i = 0; i < sizeof k1 / sizeof *k1; i++)
 		if (k1[i] != k2[i])
 			return k1[i] < k2[i] ? -1 : 1;
@@ -260,6 +265,9 @@ static void figures(const sl_plan_spec *s, double model_flops, sl_plan_row *r)
 	if (step > 0) {
 		r->tokens_per_s = (double)m->batch * m->seq / step;
 		r->model_flops_per_dev = model_flops / step / s->cluster.devices;
+		r->hw_flops_per_dev = r->est.flops_per_step / step / s->cluster.devices;
+		r->mfu = r->model_flops_per_dev / s->cluster.flops;
+		r->hfu = r->hw_flops_per_dev / s->cluster.flops;
 		r->comm_share = r->est.comm_s / step;
 	}
 	paths(&r->layout, &s->cluster, r);
@@ -292,11 +300,30 @@ static int one_shape(const struct work *w, const sl_plan_row *shape, struct cand
 	const sl_cluster_config *cfg = &w->s->cluster;
 	int n = cfg->devices;
 	sl_plan_row r = *shape;
+	r.layout.recompute = w->s->min_recompute;
 	sl_est_rec *rec;
-	int rc = sl_est_record(m, &r.layout, n, 0, &rec, err);
+	int rc = sl_est_record(m, &r.layout, n, 0, &w->s->cluster, &rec, err);
 	if (rc)
 		return rc;
 	sl_est_rec_memory(rec, &r.est);
+	/* A layout that does not fit may with activation recomputation: the
+	 * attention core first (when there is attention), then whole blocks,
+	 * as Megatron-LM users turn it on. */
+	while (r.est.mem_peak_bytes > cfg->memory && r.layout.recompute != SL_RECOMPUTE_FULL) {
+		sl_plan_row q = r;
+		q.layout.recompute = r.layout.recompute == SL_RECOMPUTE_NONE && m->heads > 0
+		                         ? SL_RECOMPUTE_SELECTIVE
+		                         : SL_RECOMPUTE_FULL;
+		sl_est_rec *rq;
+		if ((rc = sl_est_record(m, &q.layout, n, 0, &w->s->cluster, &rq, err))) {
+			sl_est_rec_free(rec);
+			return rc;
+		}
+		sl_est_rec_memory(rq, &q.est);
+		sl_est_rec_free(rec);
+		rec = rq;
+		r = q;
+	}
 	if (r.est.mem_peak_bytes > cfg->memory) {
 		/* Memory does not depend on the order: one row says it. */
 		sl_est_rec_free(rec);
@@ -350,6 +377,8 @@ static void *worker_main(void *arg)
 			atomic_store(&w->failed, 1);
 			break;
 		}
+		if (w->s->done)
+			atomic_fetch_add(w->s->done, 1);
 	}
 	return NULL;
 }
@@ -378,13 +407,31 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 
 	struct cands shape = {NULL, 0, 0};
 	for (int tp = 1; tp <= n; tp++)
-		for (int pp = 1; pp <= n / tp; pp++)
-			if (split_ok(m, n, tp, pp) && shapes(m, tp, pp, n / tp / pp, &shape)) {
+		for (int pp = 1; pp <= n / tp; pp++) {
+			int dp = n % (tp * pp) ? 0 : n / tp / pp;
+			if ((s->fix_tp > 0 && tp != s->fix_tp) || (s->fix_pp > 0 && pp != s->fix_pp) ||
+			    (s->fix_dp > 0 && dp != s->fix_dp))
+				continue;
+			if (split_ok(m, n, tp, pp) &&
+			    shapes(m, tp, pp, dp, s->fix_microbatches, &shape)) {
 				free(shape.rows);
 				return sl_fail(err, SL_ENOMEM, "out of host memory");
 			}
+		}
+	if (shape.n == 0 && (s->fix_tp > 0 || s->fix_pp > 0 || s->fix_dp > 0 || s->fix_microbatches > 0))
+		return sl_fail(err, SL_EINVAL,
+			       "no valid layout of %d devices has%s%.0d%s%.0d%s%.0d%s%.0d: tp x pp x dp must "
+			       "be the devices, tp divide the heads and the ffn, dp the batch, and the "
+			       "micro-batches each replica's share of the batch",
+			       n, s->fix_tp > 0 ? " tp=" : "", s->fix_tp > 0 ? s->fix_tp : 0,
+			       s->fix_pp > 0 ? " pp=" : "", s->fix_pp > 0 ? s->fix_pp : 0,
+			       s->fix_dp > 0 ? " dp=" : "", s->fix_dp > 0 ? s->fix_dp : 0,
+			       s->fix_microbatches > 0 ? " microbatches=" : "",
+			       s->fix_microbatches > 0 ? s->fix_microbatches : 0);
 	if (shape.n == 0)
 		return no_split(m, n, err);
+	if (s->total)
+		atomic_store(s->total, (int)shape.n);
 
 	struct work w = {
 	    .s = s, .model_flops = out->model_flops, .shape = shape.rows, .nshape = shape.n};

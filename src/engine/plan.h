@@ -36,9 +36,18 @@ typedef struct sl_plan_spec {
 	sl_model_spec model;
 	sl_cluster_config cluster; /* devices, nodes, device and link figures, memory */
 	int threads;               /* 0: one per core (at most MAX_PLAN_THREADS) */
+	/* The least recomputation every layout uses (SL_RECOMPUTE_NONE: the
+	 * plan turns it on only for layouts that do not fit without it). */
+	sl_recompute min_recompute;
+	/* When > 0, only layouts with this tensor, pipeline or data parallel
+	 * degree, or this many micro-batches (a published run's layout). */
+	int fix_tp, fix_pp, fix_dp, fix_microbatches;
 	/* When not NULL: set to nonzero (from any thread) to stop the plan
 	 * between layouts, and sl_plan_run returns SL_ECANCEL (the TUI quits). */
 	const atomic_int *cancel;
+	/* When not NULL: set to the number of layout shapes to evaluate, and
+	 * counted up as each is done (from any thread), for a progress line. */
+	atomic_int *total, *done;
 } sl_plan_spec;
 
 /* Where a group's traffic runs: the slowest link its ring (or, for the
@@ -55,6 +64,8 @@ typedef struct sl_plan_row {
 	sl_estimate est;
 	double tokens_per_s;
 	double model_flops_per_dev; /* the model's FLOPs per step / step time / devices */
+	double hw_flops_per_dev;    /* the GEMM FLOPs executed per step / step time / devices */
+	double mfu, hfu;            /* those over the device's peak rate */
 	double comm_share;          /* mean communication time over the step time */
 	sl_plan_path tp, pp, dp;
 } sl_plan_row;

@@ -11,29 +11,78 @@
 #define GiB 1073741824.0
 
 /* Figures are the vendors' published ones: dense (not sparse) BF16 tensor
- * throughput, per-direction link bandwidth (NVLink's "900 GB/s" is both
- * directions together), one NIC per GPU between nodes.  Latencies are
- * typical small-message figures, not datasheet values. */
+ * throughput and FP32 (not TF32) throughput, memory size and bandwidth,
+ * per-direction link bandwidth (NVLink's "900 GB/s" is both directions
+ * together), one NIC per GPU between nodes.  Latencies are typical
+ * small-message figures, not datasheet values.
+ *
+ * The GEMM efficiency (dm.gemm_frac) is the best measured BF16 matmul rate
+ * over the peak: the "maximum achievable matmul FLOPS" (MAMF) table of
+ * S. Bekman, Machine Learning Engineering, compute/accelerator/README.md
+ * (torch.matmul, mean of 100 iterations after 50 warm-up, best shape of a
+ * sweep).  The output tile (256 x 128) is cuBLAS's and CUTLASS's large
+ * BF16 tile on Ampere and Hopper; the units are the SMs (CUs) of the
+ * vendor's architecture whitepaper; k_half = 64 and the launch cost are
+ * fitted to no end-to-end figure: see docs/validation.md for the GEMM
+ * sweep they are checked against.
+ *
+ * The links' achievable shares: NVLink loses about 20% to NCCL's protocol
+ * (S. Jeaugey, NVIDIA, nccl-tests issue 212: 370 GB/s of H100's 450 GB/s
+ * line rate as ring bus bandwidth; nccl issue 1455 measures 365-370 GB/s on
+ * 2 to 8 H100s; nccl issue 1712: close to 240 GB/s expected of A100's 300);
+ * InfiniBand NDR reaches 46-48 GB/s of a NIC's 50 (nccl-tests issue 290).
+ * The AMD, PCIe and HDR shares are assumed equal to those. */
+#define NV_DM(bw, frac, sms, launch) {(bw), (frac), (sms), 256, 128, 64, (launch)}
 static const sl_preset presets[] = {
 	{"h100", "NVIDIA H100 SXM5 80GB, NVLink 4 in the node, 400G InfiniBand NDR between nodes",
-	 989e12, 80 * GiB, 8, {450e9, 2e-6}, {50e9, 5e-6},
-	 "NVIDIA H100 Tensor Core GPU datasheet (989 TFLOP/s dense BF16, 900 GB/s NVLink total); "
-	 "ConnectX-7 NDR 400 Gb/s"},
+	 989e12, 67e12, 80 * GiB, 8, {450e9, 2e-6}, {50e9, 5e-6}, NV_DM(3.35e12, 0.803, 132, 2e-6),
+	 0.822, 0.94, SL_PREC_BF16, SL_EFF_REALISTIC,
+	 "NVIDIA H100 Tensor Core GPU datasheet (989 TFLOP/s dense BF16, 67 TFLOP/s FP32, "
+	 "3.35 TB/s HBM3, 900 GB/s NVLink total); ConnectX-7 NDR 400 Gb/s; MAMF 794.5 TFLOP/s "
+	 "(80.3%, Bekman's ML Engineering table); 132 SMs (NVIDIA H100 whitepaper)"},
+	{"h200", "NVIDIA H200 SXM 141GB, NVLink 4 in the node, 400G InfiniBand NDR between nodes",
+	 989e12, 67e12, 141e9, 8, {450e9, 2e-6}, {50e9, 5e-6}, NV_DM(4.8e12, 0.838, 132, 2e-6),
+	 0.822, 0.94, SL_PREC_BF16, SL_EFF_REALISTIC,
+	 "NVIDIA H200 datasheet (989 TFLOP/s dense BF16, 67 TFLOP/s FP32, 141 GB HBM3e at "
+	 "4.8 TB/s, 900 GB/s NVLink total); GEMM efficiency: the GH200's MAMF, 828.6 TFLOP/s "
+	 "(83.8%, Bekman's ML Engineering table; the same GH100 die with HBM3e)"},
+	{"b200", "NVIDIA B200 180GB, NVLink 5 in the node, 400G InfiniBand NDR between nodes",
+	 2250e12, 75e12, 180e9, 8, {900e9, 2e-6}, {50e9, 5e-6}, NV_DM(8.0e12, 0.776, 148, 2e-6),
+	 0.822, 0.94, SL_PREC_BF16, SL_EFF_REALISTIC,
+	 "NVIDIA HGX B200 datasheet (2.25 PFLOP/s dense BF16 and 75 TFLOP/s FP32 per GPU, 180 GB "
+	 "HBM3e at 8 TB/s, 1.8 TB/s NVLink total); MAMF 1745 TFLOP/s (77.6%, Bekman's ML "
+	 "Engineering); 148 SMs"},
 	{"a100", "NVIDIA A100 SXM4 80GB, NVLink 3 in the node, 200G InfiniBand HDR between nodes",
-	 312e12, 80 * GiB, 8, {300e9, 2e-6}, {25e9, 5e-6},
-	 "NVIDIA A100 datasheet (312 TFLOP/s dense BF16, 600 GB/s NVLink total); ConnectX-6 HDR 200 Gb/s"},
+	 312e12, 19.5e12, 80 * GiB, 8, {300e9, 2e-6}, {25e9, 5e-6}, NV_DM(2.039e12, 0.869, 108, 2e-6),
+	 0.8, 0.94, SL_PREC_BF16, SL_EFF_REALISTIC,
+	 "NVIDIA A100 datasheet (312 TFLOP/s dense BF16, 19.5 TFLOP/s FP32, 2.04 TB/s HBM2e, "
+	 "600 GB/s NVLink total); ConnectX-6 HDR 200 Gb/s; MAMF 271.2 TFLOP/s (86.9%, Bekman's "
+	 "ML Engineering table); 108 SMs (NVIDIA A100 whitepaper)"},
+	{"mi300x", "AMD Instinct MI300X 192GB, Infinity Fabric in the node, 400G between nodes",
+	 1307e12, 163.4e12, 192e9, 8, {448e9, 2e-6}, {50e9, 5e-6},
+	 {5.3e12, 0.601, 304, 256, 256, 64, 2e-6}, 0.8, 0.94, SL_PREC_BF16, SL_EFF_REALISTIC,
+	 "AMD Instinct MI300X data sheet (1307 TFLOP/s dense BF16, 163.4 TFLOP/s FP32, 192 GB "
+	 "HBM3 at 5.3 TB/s, 896 GB/s peer-to-peer Infinity Fabric in all, 304 CUs); MAMF 781.9 "
+	 "TFLOP/s (60.1%, ROCm 6.2, Bekman's ML Engineering table)"},
 	{"pcie", "NVIDIA L40S 48GB on PCIe Gen4 x16, no NVLink; 100G Ethernet between nodes",
-	 362e12, 48 * GiB, 8, {32e9, 10e-6}, {12.5e9, 15e-6},
-	 "NVIDIA L40S datasheet (362 TFLOP/s dense BF16, PCIe Gen4 x16 64 GB/s both directions); "
-	 "100 Gb/s Ethernet"},
+	 362e12, 91.6e12, 48 * GiB, 8, {32e9, 10e-6}, {12.5e9, 15e-6}, NV_DM(864e9, 0.811, 142, 2e-6),
+	 0.8, 0.94, SL_PREC_BF16, SL_EFF_REALISTIC,
+	 "NVIDIA L40S datasheet (362 TFLOP/s dense BF16, 91.6 TFLOP/s FP32, 864 GB/s GDDR6, PCIe "
+	 "Gen4 x16 64 GB/s both directions, 142 SMs); 100 Gb/s Ethernet; GEMM efficiency: no "
+	 "published MAMF, the A100 PCIe's 81.1% (Bekman's ML Engineering table) is assumed"},
 	{"h100-pcie", "NVIDIA H100 PCIe 80GB without NVLink bridges, PCIe Gen5 x16; 200G between nodes",
-	 756e12, 80 * GiB, 8, {64e9, 8e-6}, {25e9, 5e-6},
-	 "NVIDIA H100 PCIe datasheet (756 TFLOP/s dense BF16, PCIe Gen5 128 GB/s both directions)"},
+	 756e12, 51e12, 80 * GiB, 8, {64e9, 8e-6}, {25e9, 5e-6}, NV_DM(2.0e12, 0.803, 114, 2e-6),
+	 0.8, 0.94, SL_PREC_BF16, SL_EFF_REALISTIC,
+	 "NVIDIA H100 PCIe datasheet (756 TFLOP/s dense BF16, 51 TFLOP/s FP32, 2.0 TB/s HBM2e, "
+	 "PCIe Gen5 128 GB/s both directions, 114 SMs); GEMM efficiency: the H100 SXM's MAMF "
+	 "fraction (80.3%) is assumed"},
 	{"host", "this machine: one core's measured sgemm rate, shared-memory copies between threads",
-	 0, 2 * GiB, 0, {5.5e9, 40e-6}, {1e9, 100e-6},
+	 0, 0, 2 * GiB, 0, {5.5e9, 40e-6}, {1e9, 100e-6}, {0, 0, 0, 0, 0, 0, 0}, 1, 1, SL_PREC_FP32,
+	 SL_EFF_IDEAL,
 	 "measured at start-up: single-thread OpenBLAS sgemm; copies ~5.5 GB/s out of cache; a "
 	 "cross-core wake-up ~40 us"},
-	{NULL, NULL, 0, 0, 0, {0, 0}, {0, 0}, NULL},
+	{NULL, NULL, 0, 0, 0, 0, {0, 0}, {0, 0}, {0, 0, 0, 0, 0, 0, 0}, 0, 0, SL_PREC_FP32,
+	 SL_EFF_IDEAL, NULL},
 };
 
 const sl_preset *sl_presets(void)
@@ -95,8 +144,16 @@ void sl_preset_apply(const sl_preset *p, sl_cluster_config *cfg)
 {
 	if (!p)
 		return;
-	cfg->flops = p->flops > 0 ? p->flops : sl_host_flops();
+	double rate = cfg->precision == SL_PREC_FP32 && p->flops_fp32 > 0 ? p->flops_fp32 : p->flops;
+	cfg->flops = rate > 0 ? rate : sl_host_flops();
+	cfg->dm = p->dm;
 	cfg->memory = (uint64_t)p->memory;
 	cfg->intra = p->intra;
 	cfg->inter = p->inter;
+	if (cfg->efficiency == SL_EFF_REALISTIC) {
+		if (p->intra_frac > 0)
+			cfg->intra.bandwidth *= p->intra_frac;
+		if (p->inter_frac > 0)
+			cfg->inter.bandwidth *= p->inter_frac;
+	}
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "preset.h"
+#include "workload.h"
 
 void sl_scenario_default(sl_scenario *s)
 {
@@ -21,21 +22,11 @@ void sl_scenario_default(sl_scenario *s)
 
 int sl_scenario_run(const sl_scenario *s, sl_cluster **out, sl_gemm_result *res, sl_err *err)
 {
-	sl_cluster_config cfg = s->cluster;
-	if (s->gemm.split == SL_SPLIT_SINGLE) {
-		cfg.devices = 1;
-		cfg.devices_per_node = 0;
-	}
-	int rc = sl_gemm_check(&s->gemm, cfg.devices, err);
-	if (rc)
-		return rc;
-	sl_cluster *c = sl_cluster_create(&cfg, err);
-	if (!c)
-		return err ? err->code : SL_EINVAL;
-	rc = sl_gemm_run(c, &s->gemm, res, err);
-	if (out)
-		*out = c;
-	else
-		sl_cluster_destroy(c);
+	sl_workload w = sl_workload_product(&s->gemm);
+	sl_wl_result r;
+	memset(&r, 0, sizeof r);
+	int rc = sl_workload_run(&w, &s->cluster, out, &r, err);
+	if (res)
+		*res = r.gemm;
 	return rc;
 }

@@ -5,11 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { K_COLL = 1, K_PHASE = 2, K_WORK = 3, K_END = 4 };
+enum { K_COLL = 1, K_PHASE = 2, K_WORK = 3, K_P2P = 4, K_IO = 5, K_END = 6 };
 
 struct key {
 	int type;
-	long a, b, c; /* coll: leader, seq, step; phase: collectives before; end: group */
+	long a, b, c; /* coll: leader, seq, step; phase: collectives before; p2p: step, kind and
+	                 chunk, micro-batch; io: kind, chunk id; end: group */
 	size_t ev;
 };
 
@@ -56,10 +57,15 @@ static int cmp_end(const void *x, const void *y)
 
 /* Two steps are the same logical one: a collective's of the same kind,
  * phase and step (run by different groups), or the same GEMM of the same
- * operation (replicas), or neither kind of work (both timed by their end). */
+ * operation (replicas), or work timed by its end on both sides.  A
+ * pipeline message or a checkpoint chunk is a step of its own: its key
+ * names it already, across every device that moves it. */
 static int same_logical(const sl_snapshot *s, const sl_opstep *a, const sl_opstep *b)
 {
 	const sl_event *ea = &s->ev[a->rep], *eb = &s->ev[b->rep];
+	if (ea->p2p.kind != SL_P2P_NONE || eb->p2p.kind != SL_P2P_NONE ||
+	    ea->io.kind != SL_IO_NONE || eb->io.kind != SL_IO_NONE)
+		return 0;
 	const sl_ev_coll *x = &ea->coll, *y = &eb->coll;
 	if ((x->op >= 0) != (y->op >= 0))
 		return 0;
@@ -155,6 +161,20 @@ size_t sl_steps_build(const sl_snapshot *s, sl_opstep **out, int **step_of)
 			q->a = e->op;
 			q->b = (long)e->work.block * SL_PART_N + e->work.part;
 			q->c = (long)e->work.grad * 100000 + e->work.head + 1;
+		} else if (e->p2p.kind != SL_P2P_NONE) {
+			/* A pipeline message: its send and its receive, on every
+			 * tensor-parallel rank and data-parallel replica that moves
+			 * the same result (a stage's ranks each send their copy). */
+			q->type = K_P2P;
+			q->a = e->p2p.iter;
+			q->b = (long)e->p2p.kind * 100000 + e->p2p.chunk;
+			q->c = e->p2p.mb;
+		} else if (e->io.kind != SL_IO_NONE) {
+			/* A checkpoint chunk written, or a stored chunk read by
+			 * every device whose new shards it overlaps. */
+			q->type = K_IO;
+			q->a = e->io.kind;
+			q->b = e->io.id;
 		} else {
 			q->type = K_END;
 			er[ne++] = (struct endref){e->t1, nk};
@@ -261,8 +281,12 @@ size_t sl_steps_build(const sl_snapshot *s, sl_opstep **out, int **step_of)
 		merged[i] = m - 1;
 	}
 	ns = m;
-	for (size_t i = 0; i < ns; i++)
-		st[i].coll = s->ev[st[i].rep].coll.op >= 0 ? &s->ev[st[i].rep].coll : NULL;
+	for (size_t i = 0; i < ns; i++) {
+		const sl_event *r = &s->ev[st[i].rep];
+		st[i].coll = r->coll.op >= 0 ? &r->coll : NULL;
+		st[i].p2p = r->p2p.kind != SL_P2P_NONE ? &r->p2p : NULL;
+		st[i].io = r->io.kind != SL_IO_NONE ? &r->io : NULL;
+	}
 	for (size_t i = 0; i < n; i++)
 		if (of[i] >= 0)
 			of[i] = (int)merged[idx[of[i]]];
@@ -291,16 +315,78 @@ fail:
 	return 0;
 }
 
-size_t sl_step_ends(const sl_snapshot *s, double **out)
+size_t sl_step_stops(const sl_opstep *st, size_t ns, double **out)
 {
-	sl_opstep *st = NULL;
-	size_t ns = sl_steps_build(s, &st, NULL);
 	double *v = malloc((ns ? ns : 1) * sizeof *v);
 	size_t u = 0;
 	for (size_t i = 0; v && i < ns; i++)
 		if (u == 0 || !near(st[i].t_stop, v[u - 1]))
 			v[u++] = st[i].t_stop;
-	free(st);
 	*out = v;
 	return v ? u : 0;
+}
+
+size_t sl_step_ends(const sl_snapshot *s, double **out)
+{
+	sl_opstep *st = NULL;
+	size_t ns = sl_steps_build(s, &st, NULL);
+	size_t u = sl_step_stops(st, ns, out);
+	free(st);
+	return u;
+}
+
+struct endkey {
+	double t1;
+	int dev;
+	size_t i;
+};
+
+static int cmp_endkey(const void *x, const void *y)
+{
+	const struct endkey *a = x, *b = y;
+	if (a->t1 != b->t1)
+		return a->t1 < b->t1 ? -1 : 1;
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	return (a->i > b->i) - (a->i < b->i);
+}
+
+size_t *sl_snapshot_by_end(const sl_snapshot *s)
+{
+	size_t *v = malloc((s->n ? s->n : 1) * sizeof *v);
+	struct endkey *k = malloc((s->n ? s->n : 1) * sizeof *k);
+	if (!v || !k) {
+		free(v);
+		free(k);
+		return NULL;
+	}
+	for (size_t i = 0; i < s->n; i++)
+		k[i] = (struct endkey){s->ev[i].t1, s->ev[i].dev, i};
+	qsort(k, s->n, sizeof *k, cmp_endkey);
+	for (size_t i = 0; i < s->n; i++)
+		v[i] = k[i].i;
+	free(k);
+	return v;
+}
+
+int sl_step_index_build(const sl_snapshot *s, sl_step_index *x)
+{
+	memset(x, 0, sizeof *x);
+	if (s->n == 0)
+		return 0;
+	x->ns = sl_steps_build(s, &x->st, &x->of);
+	x->by_end = sl_snapshot_by_end(s);
+	if (!x->of || !x->by_end || (x->ns > 0 && !x->st)) {
+		sl_step_index_free(x);
+		return -1;
+	}
+	return 0;
+}
+
+void sl_step_index_free(sl_step_index *x)
+{
+	free(x->st);
+	free(x->of);
+	free(x->by_end);
+	memset(x, 0, sizeof *x);
 }

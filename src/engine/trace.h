@@ -77,6 +77,33 @@ typedef struct sl_ev_work {
 	short head;        /* the device's own head index, or -1 */
 } sl_ev_work;
 
+/* A pipeline's point-to-point message, in fields (train_step.c fills them
+ * where it builds the message; the label only says "trn_pipeline p2p"):
+ * forward activations from a stage to the next or a backward gradient to
+ * the one before, for one micro-batch.  Both ends' events carry it. */
+typedef enum sl_p2p_kind { SL_P2P_NONE, SL_P2P_ACT, SL_P2P_GRAD } sl_p2p_kind;
+typedef struct sl_ev_p2p {
+	signed char kind; /* sl_p2p_kind; SL_P2P_NONE: no pipeline message */
+	short from, to;   /* the pipeline stages of the sender and the receiver */
+	short chunk;      /* the global model chunk whose result it carries (interleaved
+	                     schedules: stage + stages * local chunk; else the stage) */
+	short mb;         /* the micro-batch */
+	short iter;       /* the training step of the run it belongs to (from 0) */
+} sl_ev_p2p;
+
+/* A checkpoint chunk moved between a device and storage, in fields
+ * (ckpt.c fills them where it reads or writes the chunk): a SL_EV_WRITE
+ * or SL_EV_READ event's tensor and chunk in the manifest it belongs to
+ * (the one read, or the one being written). */
+typedef enum sl_io_kind { SL_IO_NONE, SL_IO_WRITE, SL_IO_READ } sl_io_kind;
+typedef struct sl_ev_io {
+	signed char kind; /* sl_io_kind; SL_IO_NONE: no checkpoint I/O */
+	short tensor;     /* the tensor's index in the manifest */
+	short chunk;      /* the chunk's index among the tensor's chunks */
+	short nchunks;    /* how many chunks the tensor has */
+	int id;           /* the chunk's id: its position among all the manifest's chunks */
+} sl_ev_io;
+
 typedef struct sl_event {
 	int dev;
 	int peer;          /* the other end for transfers, else -1 */
@@ -89,6 +116,8 @@ typedef struct sl_event {
 	double flops;
 	sl_ev_coll coll;
 	sl_ev_work work;
+	sl_ev_p2p p2p;
+	sl_ev_io io;
 	char label[40];
 } sl_event;
 

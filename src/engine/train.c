@@ -367,6 +367,8 @@ static void run_free(struct run *R)
 {
 	if (!R)
 		return;
+	free(R->done);
+	pthread_mutex_destroy(&R->mu);
 	for (int i = 0; i < SL_MAX_DEVICES; i++) {
 		struct drun *dr = &R->dr[i];
 		free(dr->st);
@@ -378,6 +380,34 @@ static void run_free(struct run *R)
 	free(R);
 }
 
+void sl_train_on_step(sl_train *tr, sl_train_step_fn fn, void *arg)
+{
+	tr->on_step = fn;
+	tr->on_step_arg = arg;
+}
+
+void trn_step_done(struct run *R, int id, int s)
+{
+	(void)id;
+	const sl_train *tr = R->tr;
+	if (!tr->on_step || atomic_fetch_add(&R->done[s], 1) + 1 < tr->ndev)
+		return;
+	/* Every device's figures of step s were written before its count. */
+	const sl_model_spec *m = &tr->m;
+	double norm = (double)m->batch * m->seq * m->hidden;
+	int dry = sl_cluster_config_of(R->c)->timing_only;
+	pthread_mutex_lock(&R->mu);
+	while (R->next < R->steps && atomic_load(&R->done[R->next]) == tr->ndev) {
+		int k = R->next++;
+		double sum = 0;
+		for (int i = 0; i < tr->ndev; i++)
+			sum += R->dr[i].loss[k];
+		tr->on_step(tr->on_step_arg, tr->step + k, dry ? NAN : sum / norm,
+			    R->dr[0].t_end[k] - R->dr[0].t0[k]);
+	}
+	pthread_mutex_unlock(&R->mu);
+}
+
 static int run_alloc(sl_train *tr, sl_cluster *c, int steps, struct run **out, sl_err *err)
 {
 	struct run *R = calloc(1, sizeof *R);
@@ -387,6 +417,9 @@ static int run_alloc(sl_train *tr, sl_cluster *c, int steps, struct run **out, s
 	R->tr = tr;
 	R->c = c;
 	R->steps = steps;
+	pthread_mutex_init(&R->mu, NULL);
+	if (tr->on_step && !(R->done = calloc((size_t)steps, sizeof *R->done)))
+		return sl_fail(err, SL_ENOMEM, "out of host memory");
 	int mv = tr->l.microbatches * tr->v;
 	for (int i = 0; i < tr->ndev; i++) {
 		struct drun *dr = &R->dr[i];
@@ -473,9 +506,11 @@ int sl_train_run(sl_train *tr, sl_cluster *c, int steps, sl_train_report *rep, s
 		o->tp = ds->tp;
 		o->pp = ds->pp;
 		o->dp = ds->dp;
-		o->params_bytes = ds->n * FL;
-		o->grads_bytes = ds->n * FL;
-		o->optimizer_bytes = 2 * (ds->opt_hi - ds->opt_lo) * FL;
+		const sl_cluster_config *hw = sl_cluster_config_of(c);
+		o->params_bytes = (uint64_t)((double)ds->n * trn_param_elem_bytes(hw));
+		o->grads_bytes = o->params_bytes;
+		o->optimizer_bytes =
+			(uint64_t)((double)(ds->opt_hi - ds->opt_lo) * trn_opt_elem_bytes(hw));
 		o->act_peak_bytes = dr->act_peak;
 		o->workspace_peak_bytes = dr->ws_peak;
 		o->mem_peak_bytes = sl_cluster_dev_stats(c, i).mem_peak;
@@ -503,6 +538,19 @@ int sl_train_single_step_s(const sl_model_spec *m, const sl_cluster_config *cfg,
 	*estimated = 0;
 	double flops = sl_model_step_flops(m);
 	*out = flops / cfg->flops;
+	if (cfg->timing == SL_TIMING_MODEL && cfg->efficiency == SL_EFF_REALISTIC) {
+		/* The same kernels on one device, at their shapes' rates. */
+		sl_cluster_config one = *cfg;
+		one.devices = 1;
+		one.devices_per_node = 0;
+		sl_layout l;
+		sl_layout_default(&l);
+		sl_estimate e;
+		int rc = sl_train_estimate(m, &l, &one, SL_EST_AUTO, &e, err);
+		if (rc == SL_OK)
+			*out = e.step_s;
+		return rc;
+	}
 	if (cfg->timing == SL_TIMING_MODEL)
 		return SL_OK;
 	sl_cluster_config one = *cfg;

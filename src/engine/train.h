@@ -40,6 +40,21 @@
 
 typedef enum sl_axis { SL_AXIS_TP, SL_AXIS_PP, SL_AXIS_DP, SL_NAXES } sl_axis;
 
+/* Activation recomputation (Korthikanti et al. 2022, as Megatron-LM sets
+ * it): none; selective, the attention core (scores and softmax) recomputed
+ * in the backward pass instead of keeping the s x s probabilities; full,
+ * only each block's input kept, the block's forward run again before its
+ * backward (its tensor-parallel collectives too). */
+typedef enum sl_recompute {
+	SL_RECOMPUTE_NONE,
+	SL_RECOMPUTE_SELECTIVE,
+	SL_RECOMPUTE_FULL,
+	SL_RECOMPUTE_N
+} sl_recompute;
+
+const char *sl_recompute_name(sl_recompute r);
+int sl_recompute_parse(const char *s, sl_recompute *out);
+
 typedef struct sl_layout {
 	int tp, pp, dp;
 	sl_sched schedule;
@@ -47,6 +62,7 @@ typedef struct sl_layout {
 	int microbatches;  /* m: micro-batches per replica and step */
 	int seq_parallel;  /* sequence parallelism inside TP groups */
 	int zero1;         /* shard Adam's state over the DP group */
+	sl_recompute recompute;
 	sl_axis order[SL_NAXES]; /* mesh order, fastest-varying first */
 	sl_algo algo;      /* collective algorithm */
 } sl_layout;
@@ -145,6 +161,14 @@ const sl_layout *sl_train_layout(const sl_train *tr);
  * left as they were and the losses are NaN. */
 int sl_train_run(sl_train *tr, sl_cluster *c, int steps, sl_train_report *rep, sl_err *err);
 
+/* Called as each step of sl_train_run (and of a checkpointed run) ends on
+ * every device, in step order, on a device thread: the step's number from
+ * the training's start (first is 0), its mean loss (NaN in a timing-only
+ * run) and its emulated time.  So a front end can show a long run's steps
+ * as they end; fn must be quick and thread-safe (it blocks the device). */
+typedef void (*sl_train_step_fn)(void *arg, long step, double loss, double step_s);
+void sl_train_on_step(sl_train *tr, sl_train_step_fn fn, void *arg);
+
 /* Steps done: Adam's step count, and the next batch's index. */
 long sl_train_step(const sl_train *tr);
 void sl_train_set_step(sl_train *tr, long step);
@@ -200,7 +224,9 @@ typedef enum sl_est_method {
 	SL_EST_STAGE, /* one device per pipeline stage */
 	SL_EST_SLICE, /* of one data-parallel replica, the TP ranks of one period of the
 			 TP ring's links (all of them at worst) */
-	SL_EST_FULL,  /* every device */
+	SL_EST_REPLICA, /* every device of one replica per kind of replica (replicas
+			   whose TP rings and pipeline hops cross the same links) */
+	SL_EST_FULL,    /* every device */
 } sl_est_method;
 
 /* One step's figures, as a run in model timing with ring collectives
@@ -239,8 +265,11 @@ typedef struct sl_est_rec sl_est_rec;
  * micro-batch shape and reuses it (what makes many micro-batches cheap);
  * literal = 1 records every micro-batch's work in full (the reference the
  * tests compare with; SL_EST_FULL estimates use it). */
+/* hw: the device figures (precision; and, when its efficiency is
+ * realistic, its kernels' times at their shapes, device.h) the replays use
+ * whatever their cfg says; NULL: fp32, ideal. */
 int sl_est_record(const sl_model_spec *m, const sl_layout *l, int ndev, int literal,
-		  sl_est_rec **out, sl_err *err);
+		  const sl_cluster_config *hw, sl_est_rec **out, sl_err *err);
 void sl_est_rec_memory(const sl_est_rec *r, sl_estimate *out);
 int sl_est_replay(const sl_est_rec *r, const sl_axis order[SL_NAXES], const sl_cluster_config *cfg,
 		  sl_est_method how, sl_estimate *out, sl_err *err);

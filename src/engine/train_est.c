@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "device.h"
 #include "train_internal.h"
 #include "xfer.h"
 
@@ -76,7 +77,8 @@ static void prec_free(struct prec *r)
 
 /* literal: every micro-batch's work in full, no templates (the reference
  * the templates are tested against). */
-static int record(const sl_train *tr, struct dstate *ds, int literal, struct prec *out, sl_err *err)
+static int record(const sl_train *tr, struct dstate *ds, int literal, const sl_cluster_config *hw,
+		  struct prec *out, sl_err *err)
 {
 	memset(out, 0, sizeof *out);
 	const sl_layout *l = &tr->l;
@@ -94,6 +96,7 @@ static int record(const sl_train *tr, struct dstate *ds, int literal, struct pre
 	k.ds = ds;
 	k.dr = &dr;
 	k.err = err;
+	trn_set_hw(&k, hw);
 	int rc = dr.st && dr.bst ? SL_OK : sl_fail(err, SL_ENOMEM, "out of host memory");
 	for (int mb = 0; rc == SL_OK && mb < l->microbatches; mb++)
 		for (int c = 0; c < tr->v; c++)
@@ -130,6 +133,11 @@ struct sl_est_rec {
 	int nrec;
 	struct prec *rec;
 	int *dev; /* the device each recording was made on (the layout's own order) */
+	/* The device figures it was recorded for: precision (bytes of
+	 * messages and memory) and, when realistic, its kernels' times. */
+	sl_cluster_config hw;
+	int has_hw;
+	double eb;
 };
 
 /* Do every TP rank of a stage, and every replica, hold the same shapes? */
@@ -171,12 +179,17 @@ void sl_est_rec_free(sl_est_rec *R)
 }
 
 static int est_record(const sl_model_spec *m, const sl_layout *l, int ndev, int literal,
-                      sl_est_rec **out, sl_err *err)
+                      const sl_cluster_config *hw, sl_est_rec **out, sl_err *err)
 {
 	*out = NULL;
 	sl_est_rec *R = calloc(1, sizeof *R);
 	if (!R)
 		return sl_fail(err, SL_ENOMEM, "out of host memory");
+	if (hw) {
+		R->hw = *hw;
+		R->has_hw = 1;
+	}
+	R->eb = hw ? sl_elem_bytes(hw) : 4.0;
 	R->tr.m = *m;
 	R->tr.l = *l;
 	R->tr.ndev = ndev;
@@ -200,7 +213,8 @@ static int est_record(const sl_model_spec *m, const sl_layout *l, int ndev, int 
 				ds->id = id;
 				rc = trn_build_dev(&R->tr, ds, err);
 				if (rc == SL_OK)
-					rc = record(&R->tr, ds, literal, &R->rec[i], err);
+					rc = record(&R->tr, ds, literal, R->has_hw ? &R->hw : NULL,
+						    &R->rec[i], err);
 			}
 	if (rc) {
 		sl_est_rec_free(R);
@@ -211,14 +225,14 @@ static int est_record(const sl_model_spec *m, const sl_layout *l, int ndev, int 
 }
 
 int sl_est_record(const sl_model_spec *m, const sl_layout *l, int ndev, int literal,
-                  sl_est_rec **out, sl_err *err)
+                  const sl_cluster_config *hw, sl_est_rec **out, sl_err *err)
 {
 	*out = NULL;
 	if (ndev < 1 || ndev > SL_MAX_DEVICES)
 		return sl_fail(err, SL_EINVAL, "device count %d is out of range (1 to %d)", ndev,
 		               SL_MAX_DEVICES);
 	int rc = sl_layout_check(m, l, ndev, err);
-	return rc ? rc : est_record(m, l, ndev, literal, out, err);
+	return rc ? rc : est_record(m, l, ndev, literal, hw, out, err);
 }
 
 /* Memory of the device at (tp, pp, dp). */
@@ -228,8 +242,9 @@ static void dev_memory(const sl_est_rec *R, int tp, int pp, int dp, uint64_t *pa
 	int i = rec_index(R, tp, pp, dp);
 	const struct dstate *ds = &R->tr.dev[R->dev[i]];
 	size_t no = R->tr.l.zero1 ? ds->zoff[dp + 1] - ds->zoff[dp] : ds->n;
-	*params = ds->n * FL;
-	*opt = 2 * no * FL;
+	const sl_cluster_config *hw = R->has_hw ? &R->hw : NULL;
+	*params = (uint64_t)((double)ds->n * trn_param_elem_bytes(hw));
+	*opt = (uint64_t)((double)no * trn_opt_elem_bytes(hw));
 	*peak = 2 * *params + *opt + R->rec[i].live_peak;
 	*rp = &R->rec[i];
 }
@@ -261,9 +276,15 @@ struct pdev {
 	double clock, compute, comm, pipe_end, pipe_busy;
 	int pc, tpc, xphase, ri; /* tpc: the op inside a PO_ACTION's template */
 	int waiting;             /* has arrived at a collective */
+	int at_tmpl;             /* has arrived at a template its TP group runs together */
 	sl_span sp[2 * MAX_UNIT_MSGS];
 	int nsp;
 	uint64_t sent[SL_TR_NKINDS], recv[SL_TR_NKINDS];
+};
+
+struct gcache {
+	struct gslot *slot; /* per template of the group's recording */
+	int n;
 };
 
 struct psim {
@@ -271,8 +292,11 @@ struct psim {
 	sl_layout l;
 	const struct linksrc *L;
 	double rate;
-	int method;              /* SL_EST_STAGE, SLICE or FULL */
+	int realistic;           /* the recording's kernel times, not FLOPs over the rate */
+	double eb;               /* bytes of a message's element */
+	int method;              /* SL_EST_STAGE, SLICE, REPLICA or FULL */
 	int period;              /* TP ranks r and r + period are alike (1: STAGE; tp: none) */
+	int *rep;                /* SL_EST_REPLICA: replica -> the replica replayed for it */
 	int N, n;                /* devices in the mesh; devices replayed */
 	int *id;                 /* replayed index -> device id */
 	int *tp, *pp, *dp;       /* replayed index -> its mesh coordinates */
@@ -295,10 +319,27 @@ struct psim {
 	sl_link_spec *next[2]; /* per replayed device: the link to its TP, DP ring's next */
 	int *queue, qh, qn;    /* the devices ready to be tried */
 	unsigned char *inq;
+	/* SL_EST_SLICE and REPLICA: per TP group and template, the effects
+	 * seen, by the members' clock offsets at its start (group_tmpl()) */
+	struct gcache *gc;
+	int ngc;
+	int *tarr; /* per TP group: members arrived at its template */
+	/* per replayed device and pipeline stage: the replayed index of the
+	 * device of that stage with its TP and DP ranks, and the link to it */
+	int *pslot;
+	sl_link_spec *plink;
 	/* per axis (0: TP, 1: DP), the groups of replayed devices: a device's
 	 * group, its members by rank, how many have arrived at its collective */
 	int *grp[2], *members[2], *arrived[2];
 };
+
+/* A compute op's time: its recorded kernel times on a realistic machine,
+ * its FLOPs over the rate on an ideal one. */
+static double op_s(const struct psim *S, const struct pop *o)
+{
+	return S->realistic ? o->sec : o->flops / S->rate;
+}
+
 
 /* A transfer posted at the sender's clock t. */
 static double span_end(sl_link_spec ln, double t, double bytes)
@@ -354,7 +395,8 @@ static int group_next(const sl_layout *l, int dev, int dp_group)
  * r + p: the same links, the same clock).  ids[] are the replayed
  * members' device ids.  The exchanges of the ring algorithm, step by step:
  * each member's step is settle() of its own send and its receive (the
- * clock bit for bit; the communication time to rounding).  Trees by their
+ * clock bit for bit, but for a uniform ring's closed form, to rounding;
+ * the communication time to rounding).  Trees by their
  * closed form (an estimate, not the engine's exchanges).  0 when a period
  * meets uneven blocks. */
 /* `steps` ring steps of equal blocks for members at clocks c[0..p)
@@ -378,6 +420,20 @@ static void ring_even(struct psim *S, double *c, double *comm, double *nc, doubl
 {
 	unsigned char *pat = S->pat;
 	double *dc = S->t0 + 6 * (size_t)S->N, *dm = S->t0 + 7 * (size_t)S->N;
+	/* All at one clock on like links (a data-parallel ring across nodes,
+	 * say): every step is the same latency and block time on every link,
+	 * with no gap, whatever p; its closed form spares p x steps updates. */
+	int uniform = 1;
+	for (int r = 1; r < p && uniform; r++)
+		uniform = c[r] == c[0] && lat[r] == lat[0] && tb[r] == tb[0];
+	if (uniform && p > 1) {
+		double d = (double)steps * (lat[0] + tb[0]);
+		for (int r = 0; r < p; r++) {
+			c[r] += d;
+			comm[r] += d;
+		}
+		return;
+	}
 	int same = 0;
 	for (int k = 0; k < steps; k++) {
 		for (int r = 0; r < p; r++)
@@ -427,18 +483,29 @@ static int sim_coll(struct psim *S, const int *ids, struct pdev **m, int p, int 
 	double *c = S->t0, *w = S->t0 + N, *comm = S->t0 + 2 * N, *nc = S->t0 + 3 * N;
 	double *lat = S->t0 + 4 * N, *tb = S->t0 + 5 * N;
 	sl_link_spec *ln = S->ln;
-	double lmax = 0, bw = INFINITY, mx = 0;
+	double bw = INFINITY, mx = 0;
 	for (int r = 0; r < p; r++) {
 		ln[r] = known ? known[r]
 		              : link_of(S->L, ids[r], group_next(&S->l, ids[r], o->dp_group));
-		lmax = ln[r].latency > lmax ? ln[r].latency : lmax;
 		bw = ln[r].bandwidth < bw ? ln[r].bandwidth : bw;
 		mx = m[r]->clock > mx ? m[r]->clock : mx;
 	}
 	if (S->l.algo != SL_ALGO_RING) {
 		if (p != ring)
 			return 0;
-		double t = sl_cost_coll(o->op, S->l.algo, p, (double)o->count * FL, lmax, bw);
+		/* A binomial tree from rank 0: each level takes its slowest
+		 * pair's latency (on a ring topology, the hops between them). */
+		double ha = 0;
+		for (int mask = 1; mask < p; mask <<= 1) {
+			double lv = 0;
+			for (int r = 0; r + mask < p; r += 2 * mask) {
+				sl_link_spec s = link_of(S->L, ids[r + mask], ids[r]);
+				lv = s.latency > lv ? s.latency : lv;
+				bw = s.bandwidth < bw ? s.bandwidth : bw;
+			}
+			ha += lv;
+		}
+		double t = sl_cost_tree(o->op, p, (double)o->count * S->eb, ha, bw);
 		for (int r = 0; r < p; r++) {
 			m[r]->comm += t;
 			m[r]->clock = mx + t;
@@ -453,7 +520,7 @@ static int sim_coll(struct psim *S, const int *ids, struct pdev **m, int p, int 
 	if (!even)
 		coll_offsets(S->tr, o, ring, off);
 	double bytes =
-	    (double)(unit / (size_t)ring * (o->rows > 0 ? (size_t)S->tr->m.hidden : 1)) * FL;
+	    (double)(unit / (size_t)ring * (o->rows > 0 ? (size_t)S->tr->m.hidden : 1)) * S->eb;
 	int ph[2], np = ring_phases(o->op, ph);
 	for (int r = 0; r < p; r++) {
 		c[r] = m[r]->clock;
@@ -479,7 +546,7 @@ static int sim_coll(struct psim *S, const int *ids, struct pdev **m, int p, int 
 			int blk = ph[h] == 0 ? ((-s - 1) % ring + ring) % ring
 			                     : ((-s) % ring + ring) % ring;
 			for (int r = 0; r < p; r++, blk = blk + 1 == ring ? 0 : blk + 1) {
-				double b = (double)(off[blk + 1] - off[blk]) * FL;
+				double b = (double)(off[blk + 1] - off[blk]) * S->eb;
 				w[r] = c[r] + lat[r] + b / ln[r].bandwidth;
 				m[r]->sent[o->kind] += (uint64_t)b;
 				m[r + 1 == p ? 0 : r + 1]->recv[o->kind] += (uint64_t)b;
@@ -527,6 +594,145 @@ static void next_op(struct psim *S, int i)
 	d->pc++;
 }
 
+/* A template that a TP group's members run with no other device: its
+ * computes and its TP collectives only. */
+static int tmpl_plain(const struct tmpl *t)
+{
+	for (int q = 0; q < t->pl.n; q++) {
+		const struct pop *o = &t->pl.op[q];
+		if (o->type != PO_COMPUTE && !(o->type == PO_COLL && !o->dp_group))
+			return 0;
+	}
+	return 1;
+}
+
+/* What a template did to the p members of a TP group, each from its own
+ * clock: their clocks' offsets from member 0's at the start, and what it
+ * added to each member. */
+struct gent {
+	double *off, *clock, *compute, *comm; /* per member */
+	uint64_t *sent, *recv;                /* per member and kind */
+};
+enum { GSLOT_MAX = 4 };
+struct gslot {
+	int n, next;
+	int plain; /* tmpl_plain() of the template: 1, 0, or -1 not yet known */
+	struct gent e[GSLOT_MAX];
+};
+
+static void gent_free(struct gent *e)
+{
+	free(e->off);
+	free(e->sent);
+	memset(e, 0, sizeof *e);
+}
+
+static int gent_alloc(struct gent *e, int p)
+{
+	e->off = malloc(4 * (size_t)p * sizeof *e->off);
+	e->sent = calloc(2 * (size_t)p * SL_TR_NKINDS, sizeof *e->sent);
+	if (!e->off || !e->sent) {
+		gent_free(e);
+		return -1;
+	}
+	e->clock = e->off + p;
+	e->compute = e->off + 2 * p;
+	e->comm = e->off + 3 * p;
+	e->recv = e->sent + (size_t)p * SL_TR_NKINDS;
+	return 0;
+}
+
+/* Every member of TP group grp has arrived at template tm: run it for all
+ * of them at once.  Its computes add to each member's clock; its
+ * collectives are the group's rings, from the members' clocks.  What a
+ * ring does depends only on the clocks' offsets (max and + commute with
+ * adding one time to all), so a template met again from the same offsets
+ * (compared bit for bit) adds what it added then instead of being worked
+ * out again: one addition per member where the ops took one each, so the
+ * clocks agree with the op-by-op replay to rounding, as the STAGE method's
+ * templates do.  0 when a collective meets uneven blocks. */
+static int group_tmpl(struct psim *S, int grp, const int *mem, int tm)
+{
+	int p = S->period;
+	const struct tmpl *t = &S->rec[mem[0]]->ts.t[tm];
+	struct pdev **m = S->gm;
+	double *off = S->t0 + 6 * (size_t)S->N; /* ring_even's dc: free here */
+	for (int r = 0; r < p; r++) {
+		m[r] = &S->d[mem[r]];
+		off[r] = m[r]->clock - m[0]->clock;
+	}
+	struct gslot *g = &S->gc[grp].slot[tm];
+	for (int k = 0; k < g->n; k++) {
+		const struct gent *e = &g->e[k];
+		if (memcmp(e->off, off, (size_t)p * sizeof *off) != 0)
+			continue;
+		for (int r = 0; r < p; r++) {
+			m[r]->clock += e->clock[r];
+			m[r]->compute += e->compute[r];
+			m[r]->comm += e->comm[r];
+			for (int q = 0; q < SL_TR_NKINDS; q++) {
+				m[r]->sent[q] += e->sent[(size_t)r * SL_TR_NKINDS + q];
+				m[r]->recv[q] += e->recv[(size_t)r * SL_TR_NKINDS + q];
+			}
+		}
+		return 1;
+	}
+	/* Not met yet: work it out, keeping what it adds. */
+	struct gent *e = &g->e[g->n < GSLOT_MAX ? g->n : g->next];
+	/* A full slot reuses its oldest entry's room (the same p). */
+	int keep = g->n == GSLOT_MAX || gent_alloc(e, p) == 0;
+	if (g->n == GSLOT_MAX)
+		g->next = (g->next + 1) % GSLOT_MAX;
+	if (keep) {
+		memcpy(e->off, off, (size_t)p * sizeof *off);
+		for (int r = 0; r < p; r++) {
+			e->clock[r] = m[r]->clock;
+			e->compute[r] = m[r]->compute;
+			e->comm[r] = m[r]->comm;
+			for (int q = 0; q < SL_TR_NKINDS; q++) {
+				e->sent[(size_t)r * SL_TR_NKINDS + q] = m[r]->sent[q];
+				e->recv[(size_t)r * SL_TR_NKINDS + q] = m[r]->recv[q];
+			}
+		}
+	}
+	int *ids = S->gids;
+	sl_link_spec *lk = S->glk;
+	for (int r = 0; r < p; r++) {
+		ids[r] = S->id[mem[r]];
+		lk[r] = S->next[0][mem[r]];
+	}
+	for (int q = 0; q < t->pl.n; q++) {
+		const struct pop *o = &t->pl.op[q];
+		if (o->type == PO_COMPUTE) {
+			for (int r = 0; r < p; r++) {
+				double f = op_s(S, o);
+				m[r]->clock += f;
+				m[r]->compute += f;
+			}
+		} else if (!sim_coll(S, ids, m, p, S->l.tp, o, lk)) {
+			if (keep && g->n < GSLOT_MAX)
+				gent_free(e); /* not counted yet */
+			return 0;
+		}
+	}
+	if (keep) {
+		for (int r = 0; r < p; r++) {
+			e->clock[r] = m[r]->clock - e->clock[r];
+			e->compute[r] = m[r]->compute - e->compute[r];
+			e->comm[r] = m[r]->comm - e->comm[r];
+			for (int q = 0; q < SL_TR_NKINDS; q++) {
+				e->sent[(size_t)r * SL_TR_NKINDS + q] =
+				    m[r]->sent[q] - e->sent[(size_t)r * SL_TR_NKINDS + q];
+				e->recv[(size_t)r * SL_TR_NKINDS + q] =
+				    m[r]->recv[q] - e->recv[(size_t)r * SL_TR_NKINDS + q];
+			}
+		}
+		if (g->n < GSLOT_MAX)
+			g->n++;
+	}
+	return 1;
+}
+
 /* Advance replayed device i by one op if it can; 0 when it must wait (or
  * has reached `stop`, the end of what this replay covers).  Exchanges
  * follow the engine: post every send, take the receives in order (each
@@ -557,6 +763,31 @@ static int sim_advance(struct psim *S, int i, int stop)
 			d->pc++;
 			return 1;
 		}
+		struct gslot *gs = S->gc && d->tpc == 0 ? &S->gc[S->grp[0][i]].slot[o->tm] : NULL;
+		if (gs && gs->plain < 0)
+			gs->plain = tmpl_plain(t);
+		if (gs && gs->plain) {
+			/* The TP group runs it together, once all have come. */
+			int grp = S->grp[0][i];
+			if (!d->at_tmpl) {
+				d->at_tmpl = 1;
+				S->tarr[grp]++;
+			}
+			if (S->tarr[grp] < S->period)
+				return 0;
+			S->tarr[grp] = 0;
+			const int *mem = S->members[0] + (size_t)grp * S->period;
+			if (!group_tmpl(S, grp, mem, o->tm)) {
+				S->uneven = 1;
+				return 0;
+			}
+			for (int r = 0; r < S->period; r++) {
+				S->d[mem[r]].at_tmpl = 0;
+				S->d[mem[r]].pc++;
+				wake(S, mem[r]);
+			}
+			return 1;
+		}
 		o = &t->pl.op[d->tpc];
 		src = &t->pl;
 	}
@@ -567,11 +798,11 @@ static int sim_advance(struct psim *S, int i, int stop)
 		snd = src->msg + o->m0;
 		rcv = snd + o->ns;
 	}
-	int me = S->id[i], n = S->n;
+	int n = S->n;
 	switch (o->type) {
 	case PO_COMPUTE:
-		d->clock += o->flops / S->rate;
-		d->compute += o->flops / S->rate;
+		d->clock += op_s(S, o);
+		d->compute += op_s(S, o);
 		next_op(S, i);
 		return 1;
 	case PO_PIPE_END:
@@ -583,14 +814,15 @@ static int sim_advance(struct psim *S, int i, int stop)
 		if (d->xphase == 0) {
 			d->nsp = 0;
 			for (int m = 0; m < o->ns; m++) {
-				int peer = sl_mesh_device(&S->l, S->tp[i], snd[m].stage, S->dp[i]);
-				size_t li = (size_t)i * n + S->slot[peer];
-				double bytes = (double)snd[m].n * FL;
+				size_t pi = (size_t)i * S->l.pp + snd[m].stage;
+				int ps = S->pslot[pi];
+				size_t li = (size_t)i * n + ps;
+				double bytes = (double)snd[m].n * S->eb;
 				S->pt0[li] = d->clock;
-				S->pt1[li] = span_end(link_of(S->L, me, peer), d->clock, bytes);
+				S->pt1[li] = span_end(S->plink[pi], d->clock, bytes);
 				S->posted[li] = 1;
 				S->key[li] = snd[m].key;
-				wake(S, S->slot[peer]);
+				wake(S, ps);
 				d->sp[d->nsp] = (sl_span){S->pt0[li], S->pt1[li]};
 				d->nsp++;
 				d->sent[SL_TR_PP_SENDRECV] += (uint64_t)bytes;
@@ -600,26 +832,23 @@ static int sim_advance(struct psim *S, int i, int stop)
 		}
 		if (d->xphase == 1) {
 			for (; d->ri < o->nr; d->ri++) {
-				int peer =
-				    sl_mesh_device(&S->l, S->tp[i], rcv[d->ri].stage, S->dp[i]);
-				size_t li = (size_t)S->slot[peer] * n + i;
+				int ps = S->pslot[(size_t)i * S->l.pp + rcv[d->ri].stage];
+				size_t li = (size_t)ps * n + i;
 				if (!S->posted[li])
 					return 0;
 				if (S->key[li] != rcv[d->ri].key)
 					S->crossed = 1;
 				S->posted[li] = 0;
-				wake(S, S->slot[peer]);
+				wake(S, ps);
 				d->sp[d->nsp] = (sl_span){S->pt0[li], S->pt1[li]};
 				d->nsp++;
-				d->recv[SL_TR_PP_SENDRECV] += (uint64_t)rcv[d->ri].n * FL;
+				d->recv[SL_TR_PP_SENDRECV] += (uint64_t)((double)rcv[d->ri].n * S->eb);
 			}
 			d->xphase = 2;
 		}
-		for (int m = 0; m < o->ns; m++) {
-			int peer = sl_mesh_device(&S->l, S->tp[i], snd[m].stage, S->dp[i]);
-			if (S->posted[(size_t)i * n + S->slot[peer]])
+		for (int m = 0; m < o->ns; m++)
+			if (S->posted[(size_t)i * n + S->pslot[(size_t)i * S->l.pp + snd[m].stage]])
 				return 0;
-		}
 		settle(d, d->sp, d->nsp);
 		d->xphase = 0;
 		d->pc++;
@@ -718,8 +947,8 @@ static int tmpl_effect(struct psim *S, int i, const struct tmpl *t, struct pdev 
 	for (int q = 0; q < t->pl.n; q++) {
 		const struct pop *o = &t->pl.op[q];
 		if (o->type == PO_COMPUTE) {
-			e->clock += o->flops / S->rate;
-			e->compute += o->flops / S->rate;
+			e->clock += op_s(S, o);
+			e->compute += op_s(S, o);
 		} else if (o->type == PO_COLL && !o->dp_group) {
 			int id = S->id[i];
 			struct pdev *m = e;
@@ -777,6 +1006,8 @@ static int stand_in(const struct psim *S, int tp, int pp, int dp)
 {
 	if (S->method == SL_EST_FULL)
 		return sl_mesh_device(&S->l, tp, pp, dp);
+	if (S->method == SL_EST_REPLICA)
+		return sl_mesh_device(&S->l, tp, pp, S->rep[dp]);
 	return sl_mesh_device(&S->l, tp % S->period, pp, 0);
 }
 
@@ -788,6 +1019,7 @@ struct est_out {
 static void psim_free(struct psim *S)
 {
 	free(S->rec);
+	free(S->rep);
 	free(S->d);
 	free(S->id);
 	free(S->tp);
@@ -805,6 +1037,16 @@ static void psim_free(struct psim *S)
 	free(S->ln);
 	free(S->pat);
 	free(S->glk);
+	for (int g = 0; S->gc && g < S->ngc; g++) {
+		for (int q = 0; S->gc[g].slot && q < S->gc[g].n; q++)
+			for (int k = 0; k < S->gc[g].slot[q].n; k++)
+				gent_free(&S->gc[g].slot[q].e[k]);
+		free(S->gc[g].slot);
+	}
+	free(S->gc);
+	free(S->tarr);
+	free(S->pslot);
+	free(S->plink);
 	free(S->next[0]);
 	free(S->queue);
 	free(S->inq);
@@ -814,6 +1056,66 @@ static void psim_free(struct psim *S)
 		free(S->arrived[g]);
 	}
 	memset(S, 0, sizeof *S);
+}
+
+/* Do replicas a and b cross the same links, rank by rank: each TP ring's
+ * link to its next rank and the pipeline hops both ways? */
+static int same_replica(const sl_layout *l, const struct linksrc *L, int a, int b)
+{
+	int t = l->tp, p = l->pp;
+	for (int s = 0; s < p; s++)
+		for (int r = 0; r < t; r++) {
+			int da = sl_mesh_device(l, r, s, a), db = sl_mesh_device(l, r, s, b);
+			if (t > 1 && !same_link(link_of(L, da, sl_mesh_device(l, (r + 1) % t, s, a)),
+			                        link_of(L, db, sl_mesh_device(l, (r + 1) % t, s, b))))
+				return 0;
+			for (int w = 0; w < 2 && p > 1; w++) {
+				int s2 = w == 0 ? (s + 1) % p : (s + p - 1) % p;
+				if (!same_link(link_of(L, da, sl_mesh_device(l, r, s2, a)),
+				               link_of(L, db, sl_mesh_device(l, r, s2, b))))
+					return 0;
+			}
+		}
+	return 1;
+}
+
+/* Does any device meet a data-parallel collective before its step's end
+ * (where the replay of a part of the mesh stops)?  Then replicas wait for
+ * each other inside the pipeline and none can stand for another. */
+static int dp_inside(const sl_est_rec *R)
+{
+	for (int i = 0; i < R->nrec; i++) {
+		const struct prec *r = &R->rec[i];
+		for (int k = 0; k < r->tail && k < r->pl.n; k++) {
+			const struct pop *o = &r->pl.op[k];
+			if (o->type == PO_COLL && o->dp_group)
+				return 1;
+			if (o->type == PO_ACTION)
+				for (int q = 0; q < r->ts.t[o->tm].pl.n; q++)
+					if (r->ts.t[o->tm].pl.op[q].type == PO_COLL &&
+					    r->ts.t[o->tm].pl.op[q].dp_group)
+						return 1;
+		}
+	}
+	return 0;
+}
+
+/* SL_EST_REPLICA: each replica's stand-in, the first replica like it
+ * (same_replica()); how many replicas are replayed, or 0 when every
+ * replica is its own (the full replay is then no dearer). */
+static int replica_kinds(const sl_layout *l, const struct linksrc *L, int *rep)
+{
+	int kinds = 0;
+	for (int k = 0; k < l->dp; k++) {
+		rep[k] = k;
+		for (int j = 0; j < k; j++)
+			if (rep[j] == j && same_replica(l, L, j, k)) {
+				rep[k] = j;
+				break;
+			}
+		kinds += rep[k] == k;
+	}
+	return kinds < l->dp ? kinds : 0;
 }
 
 /* Replay with one method; *fallback = 1 when the method does not apply. */
@@ -830,20 +1132,38 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 		*fallback = 1;
 		return SL_OK;
 	}
+	int *rep = NULL, kinds = 1;
+	if (method == SL_EST_REPLICA) {
+		/* Rings only: a tree pairs ranks that the kinds do not compare. */
+		if (l->algo != SL_ALGO_RING || dp_n < 2 || dp_inside(R)) {
+			*fallback = 1;
+			return SL_OK;
+		}
+		if (!(rep = malloc((size_t)dp_n * sizeof *rep)))
+			return sl_fail(err, SL_ENOMEM, "out of host memory");
+		if (!(kinds = replica_kinds(l, L, rep))) {
+			free(rep);
+			*fallback = 1;
+			return SL_OK;
+		}
+	}
 	struct psim S;
 	memset(&S, 0, sizeof S);
 	S.tr = &R->tr;
 	S.l = *l;
 	S.L = L;
 	S.rate = L->c ? sl_cluster_config_of(L->c)->flops : L->cfg ? L->cfg->flops : 1e12;
+	S.realistic = R->has_hw && R->hw.efficiency == SL_EFF_REALISTIC;
+	S.eb = R->eb;
 	S.method = method;
-	S.period = method == SL_EST_FULL ? t : per;
+	S.period = method == SL_EST_FULL || method == SL_EST_REPLICA ? t : per;
+	S.rep = rep;
 	S.N = N;
-	if (method != SL_EST_FULL && !symmetric(l, R->tr.v, L, per)) {
+	if ((method == SL_EST_STAGE || method == SL_EST_SLICE) && !symmetric(l, R->tr.v, L, per)) {
 		*fallback = 1;
 		return SL_OK;
 	}
-	int nmax = method == SL_EST_FULL ? N : pp_n * per;
+	int nmax = method == SL_EST_FULL ? N : pp_n * per * kinds;
 	size_t nn = (size_t)nmax * nmax;
 	S.slot = malloc((size_t)N * sizeof *S.slot);
 	S.id = malloc((size_t)nmax * sizeof *S.id);
@@ -883,7 +1203,11 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 	}
 	for (int i = 0; i < N; i++)
 		S.slot[i] = -1;
-	for (int dp = 0; dp < (method == SL_EST_FULL ? dp_n : 1); dp++)
+	/* The replicas replayed, ri counting them (the TP groups' index). */
+	for (int dp = 0, ri = 0; dp < (method == SL_EST_STAGE || method == SL_EST_SLICE ? 1 : dp_n);
+	     dp++) {
+		if (method == SL_EST_REPLICA && rep[dp] != dp)
+			continue;
 		for (int pp = 0; pp < pp_n; pp++)
 			for (int tp = 0; tp < S.period; tp++) {
 				int id = sl_mesh_device(l, tp, pp, dp);
@@ -897,7 +1221,7 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 					S.next[g][S.n] = link_of(L, id, group_next(l, id, g));
 				/* TP groups: (pp, dp), ranks tp < period; DP groups (every
 				 * device replayed): (tp, pp), ranks dp */
-				int tg = dp * pp_n + pp, dg = tp * pp_n + pp;
+				int tg = ri * pp_n + pp, dg = tp * pp_n + pp;
 				S.grp[0][S.n] = tg;
 				S.members[0][(size_t)tg * S.period + tp] = S.n;
 				S.grp[1][S.n] = dg;
@@ -905,6 +1229,21 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 					S.members[1][(size_t)dg * dp_n + dp] = S.n;
 				S.n++;
 			}
+		ri++;
+	}
+	S.pslot = malloc((size_t)S.n * pp_n * sizeof *S.pslot);
+	S.plink = calloc((size_t)S.n * pp_n, sizeof *S.plink);
+	if (!S.pslot || !S.plink) {
+		psim_free(&S);
+		return sl_fail(err, SL_ENOMEM, "out of host memory");
+	}
+	for (int i = 0; i < S.n; i++)
+		for (int st = 0; st < pp_n; st++) {
+			int peer = sl_mesh_device(l, S.tp[i], st, S.dp[i]);
+			S.pslot[(size_t)i * pp_n + st] = S.slot[peer];
+			if (peer != S.id[i]) /* a device sends to no stage of its own */
+				S.plink[(size_t)i * pp_n + st] = link_of(L, S.id[i], peer);
+		}
 	/* One device per stage: a template always takes the same time (its TP
 	 * collectives are rings in lockstep), so it is worked out once. */
 	int rc = SL_OK;
@@ -919,6 +1258,24 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 			}
 			for (int q = 0; q < ts->n && !S.uneven; q++)
 				S.uneven = !tmpl_effect(&S, i, &ts->t[q], &S.eff[i][q]);
+		}
+	}
+	/* The TP ranks of a period, sharing one recording: each group runs
+	 * its templates together (group_tmpl()). */
+	if (rc == SL_OK && (method == SL_EST_SLICE || method == SL_EST_REPLICA) && S.period > 1 &&
+	    R->gran == REC_STAGE) {
+		S.ngc = S.n / S.period;
+		S.gc = calloc((size_t)S.ngc, sizeof *S.gc);
+		S.tarr = calloc((size_t)S.ngc, sizeof *S.tarr);
+		if (!S.gc || !S.tarr)
+			rc = sl_fail(err, SL_ENOMEM, "out of host memory");
+		for (int g = 0; g < S.ngc && rc == SL_OK; g++) {
+			const struct prec *r0 = S.rec[S.members[0][(size_t)g * S.period]];
+			S.gc[g].n = r0->ts.n;
+			if (r0->ts.n && !(S.gc[g].slot = calloc((size_t)r0->ts.n, sizeof *S.gc[g].slot)))
+				rc = sl_fail(err, SL_ENOMEM, "out of host memory");
+			for (int q = 0; q < r0->ts.n && rc == SL_OK; q++)
+				S.gc[g].slot[q].plain = -1;
 		}
 	}
 	if (rc == SL_OK && !S.uneven)
@@ -961,9 +1318,9 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 			const struct pop *o0 = &r0->pl.op[r0->tail + j];
 			if (o0->type == PO_COMPUTE) {
 				for (int i = 0; i < N; i++) {
-					double f = arec[i]->pl.op[arec[i]->tail + j].flops;
-					all[i].clock += f / S.rate;
-					all[i].compute += f / S.rate;
+					double f = op_s(&S, &arec[i]->pl.op[arec[i]->tail + j]);
+					all[i].clock += f;
+					all[i].compute += f;
 				}
 				continue;
 			}
@@ -1076,7 +1433,7 @@ int sl_est_replay(const sl_est_rec *R, const sl_axis order[SL_NAXES], const sl_c
 int trn_check_plan(const sl_train *tr, sl_err *err)
 {
 	sl_est_rec *R;
-	int rc = est_record(&tr->m, &tr->l, tr->ndev, 0, &R, err);
+	int rc = est_record(&tr->m, &tr->l, tr->ndev, 0, NULL, &R, err);
 	if (rc)
 		return rc;
 	struct linksrc L = {NULL, NULL};
@@ -1092,7 +1449,7 @@ int sl_train_predict(const sl_train *tr, const sl_cluster *c, sl_train_predictio
 		return sl_fail(err, SL_EINVAL, "the layout needs %d devices but the cluster has %d",
 		               tr->ndev, sl_cluster_devices(c));
 	sl_est_rec *R;
-	int rc = est_record(&tr->m, &tr->l, tr->ndev, 0, &R, err);
+	int rc = est_record(&tr->m, &tr->l, tr->ndev, 0, sl_cluster_config_of(c), &R, err);
 	if (rc)
 		return rc;
 	struct linksrc L = {c, NULL};
@@ -1114,7 +1471,7 @@ int sl_train_estimate(const sl_model_spec *m, const sl_layout *l, const sl_clust
 {
 	memset(out, 0, sizeof *out);
 	sl_est_rec *R;
-	int rc = sl_est_record(m, l, cfg->devices, how == SL_EST_FULL, &R, err);
+	int rc = sl_est_record(m, l, cfg->devices, how == SL_EST_FULL, cfg, &R, err);
 	if (rc)
 		return rc;
 	rc = sl_est_replay(R, NULL, cfg, how, out, err);

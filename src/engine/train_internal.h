@@ -7,6 +7,8 @@
 #ifndef SL_TRAIN_INTERNAL_H
 #define SL_TRAIN_INTERNAL_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,12 +49,15 @@ struct sl_train {
 	int values;         /* 0: shapes only (sl_train_create_timing_only) */
 	long step;
 	struct dstate *dev; /* ndev */
+	sl_train_step_fn on_step; /* sl_train_on_step's, or NULL */
+	void *on_step_arg;
 };
 
 
 struct bstash {
 	float *xa, *qkv, *p, *o; /* attention: input, Q K V, probabilities, heads' outputs */
 	float *xm, *z, *a;       /* MLP: input, fc1 output, GeLU output */
+	float *xin;              /* full recomputation: the block's input, all it keeps */
 };
 
 struct cstash {
@@ -87,6 +92,11 @@ struct run {
 	sl_train *tr;
 	sl_cluster *c;
 	int steps;
+	/* With on_step: per step, the devices that finished it; the next
+	 * step to report, under mu (steps are reported in order). */
+	atomic_int *done;
+	int next;
+	pthread_mutex_t mu;
 	double clk[SL_MAX_DEVICES];
 	struct drun dr[SL_MAX_DEVICES];
 };
@@ -97,6 +107,7 @@ struct pmsg {
 	size_t n;
 	int key;
 	float *buf;
+	sl_ev_p2p info; /* what it is, for the events of both ends */
 };
 
 #define MAX_UNIT_MSGS 4
@@ -107,7 +118,8 @@ enum { PO_COMPUTE, PO_COLL, PO_XFER, PO_PIPE_END, PO_BARRIER, PO_ACTION };
 
 struct pop {
 	int type;
-	double flops;          /* PO_COMPUTE */
+	double flops;          /* PO_COMPUTE, PO_ACTION: GEMM FLOPs */
+	double sec;            /* the same work's realistic time (device.h); 0 when ideal */
 	sl_coll_op op;         /* PO_COLL: the collective, its group, kind and size */
 	int dp_group;
 	sl_traffic_kind kind;
@@ -144,7 +156,7 @@ struct tmpl {
 	int64_t net[3];   /* held at its end, less at its start */
 	uint64_t up[3];   /* the most held above the start at any point */
 	size_t out;       /* floats of the buffer it hands on (workspace), 0: none */
-	double flops;
+	double flops, sec;
 };
 
 struct tstore {
@@ -160,17 +172,34 @@ struct kctx {
 	const sl_train *tr;
 	struct dstate *ds;
 	struct drun *dr;
-	int measured;
 	int dry;          /* timing-only cluster: account everything, compute nothing */
 	long step;        /* the batch index */
 	int ks;           /* the step's index in this run */
 	sl_ev_work work;  /* what the next GEMM is (WORK) */
+	/* The device's figures: the cluster's on a device, the estimate's when
+	 * recording (NULL: fp32, ideal).  Recording, a realistic machine's
+	 * kernel times are taken at their shapes (device.h). */
+	const sl_cluster_config *hw;
+	int realistic;    /* hw's efficiency is SL_EFF_REALISTIC */
+	double eb;        /* emulated bytes of an activation or gradient element */
+	int batch;        /* the next kernels are each one of this many fused (attention heads) */
 	sl_err *err;
 };
+
+/* Emulated bytes of a device's parameter, gradient and optimizer arrays per
+ * element: fp32 keeps 4, 4 and Adam's two moments (8); bf16 mixed precision
+ * keeps bf16 weights and gradients (2, 2) and fp32 master weights and
+ * moments (12). */
+double trn_param_elem_bytes(const sl_cluster_config *hw);
+double trn_opt_elem_bytes(const sl_cluster_config *hw);
+/* Set k's hw, realistic and eb. */
+void trn_set_hw(struct kctx *k, const sl_cluster_config *hw);
 
 /* Across the files: a device's state (train.c), its step and the run's
  * device program (train_step.c), the plan check (train_est.c). */
 int trn_train_prog(sl_dev *d, void *arg, sl_err *err);
+/* Device id finished step s of the run: the last of them reports it. */
+void trn_step_done(struct run *R, int id, int s);
 int trn_build_dev(sl_train *tr, struct dstate *ds, sl_err *err);
 void trn_free_dev(struct dstate *ds);
 void trn_free_all(struct kctx *k);

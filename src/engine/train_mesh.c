@@ -2,6 +2,7 @@
 /* train_mesh.c - layouts of a training run and the device mesh they span
  * (see train.h). */
 #include "train.h"
+#include "units.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -109,6 +110,21 @@ void sl_layout_microbatch(const sl_model_spec *m, const sl_layout *l, int r, int
 	split(nr, l->microbatches, j, &j0, &nj);
 	*first = r0 + j0;
 	*count = nj;
+}
+
+static const char *recompute_names[SL_RECOMPUTE_N] = {"none", "selective", "full"};
+
+const char *sl_recompute_name(sl_recompute r)
+{
+	return r >= 0 && r < SL_RECOMPUTE_N ? recompute_names[r] : "?";
+}
+
+int sl_recompute_parse(const char *s, sl_recompute *out)
+{
+	int i = sl_name_index(recompute_names, SL_RECOMPUTE_N, s);
+	if (i >= 0)
+		*out = (sl_recompute)i;
+	return i < 0 ? -1 : 0;
 }
 
 int sl_layout_check(const sl_model_spec *m, const sl_layout *l, int ndev, sl_err *err)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "device.h"
 #include "train_internal.h"
 #include "xfer.h"
 
@@ -63,18 +64,38 @@ int trn_rec_mark(struct kctx *k, int type)
 	return rec_op(k, &o);
 }
 
+double trn_param_elem_bytes(const sl_cluster_config *hw)
+{
+	return hw && hw->precision == SL_PREC_BF16 ? 2.0 : 4.0;
+}
+
+double trn_opt_elem_bytes(const sl_cluster_config *hw)
+{
+	return hw && hw->precision == SL_PREC_BF16 ? 12.0 : 8.0;
+}
+
+void trn_set_hw(struct kctx *k, const sl_cluster_config *hw)
+{
+	k->hw = hw;
+	k->realistic = hw && hw->efficiency == SL_EFF_REALISTIC;
+	k->eb = hw ? sl_elem_bytes(hw) : 4.0;
+	k->batch = 1;
+}
+
 /* Back-to-back compute is one piece: the clock adds it up the same way. */
-static int rec_compute(struct kctx *k, double flops)
+static int rec_compute(struct kctx *k, double flops, double sec)
 {
 	struct plist *pl = k->pl;
 	if (pl->n > 0 && pl->op[pl->n - 1].type == PO_COMPUTE) {
 		pl->op[pl->n - 1].flops += flops;
+		pl->op[pl->n - 1].sec += sec;
 		return SL_OK;
 	}
 	struct pop o;
 	memset(&o, 0, sizeof o);
 	o.type = PO_COMPUTE;
 	o.flops = flops;
+	o.sec = sec;
 	return rec_op(k, &o);
 }
 
@@ -83,9 +104,11 @@ static int k_gemm(struct kctx *k, int ta, int tb, int M, int N, int K, float alp
 		  int ldc, const char *label)
 {
 	if (!k->d)
-		return rec_compute(k, 2.0 * M * N * K * k->times);
+		return rec_compute(k, 2.0 * M * N * K * k->times,
+				   k->realistic ? sl_gemm_s(k->hw, M, N, K, k->times) : 0);
 	/* The event says what it is in fields too (WORK set them). */
 	sl_dev_set_work(k->d, &k->work);
+	sl_dev_set_batch(k->d, k->batch);
 	int rc;
 	if (k->dry)
 		rc = sl_dev_sgemm(k->d, ta, tb, M, N, K, alpha, NULL, lda, NULL, ldb, beta, NULL, ldc,
@@ -94,6 +117,7 @@ static int k_gemm(struct kctx *k, int ta, int tb, int M, int N, int K, float alp
 		rc = sl_dev_sgemm(k->d, ta, tb, M, N, K, alpha, a + ao, lda, b + bo, ldb, beta, c + co,
 				  ldc, label, k->err);
 	sl_dev_set_work(k->d, NULL);
+	sl_dev_set_batch(k->d, 1);
 	return rc;
 }
 
@@ -121,7 +145,8 @@ static int k_alloc(struct kctx *k, float **out, size_t nf, int cat, const char *
 		dr->live = p;
 		dr->caplive = cap;
 	}
-	size_t bytes = nf * FL;
+	/* The device holds the precision's bytes; the host, fp32 values. */
+	size_t bytes = (size_t)((double)nf * k->eb);
 	if (!k->d || k->dry) {
 		/* A handle, never read: the step's control flow only asks which
 		 * buffer goes where and whether one exists. */
@@ -129,8 +154,15 @@ static int k_alloc(struct kctx *k, float **out, size_t nf, int cat, const char *
 		if (rc)
 			return rc;
 		*out = (float *)(++dr->handles << 4);
-	} else if (!(*out = sl_dev_alloc(k->d, bytes, what, k->err))) {
-		return k->err->code ? k->err->code : SL_ENOMEM;
+	} else {
+		int rc = sl_dev_reserve(k->d, bytes, what, k->err);
+		if (rc)
+			return rc;
+		if (!(*out = malloc(nf ? nf * FL : 1))) {
+			sl_dev_release(k->d, bytes);
+			return sl_fail(k->err, SL_ENOMEM, "device %d: the host cannot allocate %s",
+				       sl_dev_id(k->d), what);
+		}
 	}
 	dr->live[dr->nlive++] = (struct alloc){*out, bytes, cat};
 	mem_track(dr, (int64_t)bytes, cat);
@@ -141,10 +173,9 @@ static void drop(struct kctx *k, const struct alloc *a)
 {
 	if (!k->d)
 		return;
-	if (k->dry)
-		sl_dev_release(k->d, a->bytes);
-	else
-		sl_dev_free(k->d, a->p, a->bytes);
+	if (!k->dry)
+		free(a->p);
+	sl_dev_release(k->d, a->bytes);
 }
 
 static struct alloc *find_live(struct drun *dr, const float *p)
@@ -235,79 +266,99 @@ static int k_coll(struct kctx *k, sl_traffic_kind kind, const sl_group *g, sl_co
 	return rc;
 }
 
-/* ---- element-wise work: done and (in measured timing) charged on a
- * device, skipped when recording ---- */
+/* ---- element-wise work: done on a device and charged in measured timing
+ * or realistic model timing; recorded with its realistic time ---- */
 
-static int ew_done(struct kctx *k, double mark, const char *label)
+/* elems: the elements the kernel reads and writes, counted once each. */
+static int ew_done(struct kctx *k, double mark, double elems, const char *label)
 {
-	return k->measured ? sl_dev_compute(k->d, 0, mark, label, k->err) : SL_OK;
+	return sl_dev_ew(k->d, elems * k->eb, mark, label, k->err);
 }
 
-#define EW_BEGIN                                                                                  \
+/* Recording: the kernel's time on a realistic machine (k->times copies,
+ * fused); on a timing-only device, the same charged without the work. */
+static int ew_skip(struct kctx *k, double elems, const char *label)
+{
+	if (!k->d)
+		return k->realistic ? rec_compute(k, 0, sl_mem_s(k->hw, elems * k->eb * k->times)) : SL_OK;
+	sl_dev_set_batch(k->d, k->batch);
+	int rc = sl_dev_ew(k->d, elems * k->eb, sl_dev_cpu_mark(), label, k->err);
+	sl_dev_set_batch(k->d, 1);
+	return rc;
+}
+
+#define EW_BEGIN(elems, label)                                                                    \
 	if (!k->d || k->dry)                                                                      \
-		return SL_OK;                                                                     \
+		return ew_skip(k, (double)(elems), label);                                        \
 	double mark = sl_dev_cpu_mark()
+#define EW_END(elems, label)                                                                      \
+	do {                                                                                      \
+		sl_dev_set_batch(k->d, k->batch);                                                 \
+		int rc_ = ew_done(k, mark, (double)(elems), label);                               \
+		sl_dev_set_batch(k->d, 1);                                                        \
+		return rc_;                                                                       \
+	} while (0)
 
 /* y[rows x cols] += b (broadcast over rows) */
 static int ew_bias(struct kctx *k, float *y, size_t rows, size_t cols, const float *b)
 {
-	EW_BEGIN;
+	EW_BEGIN(2 * rows * cols + cols, "bias");
 	for (size_t i = 0; i < rows; i++)
 		for (size_t j = 0; j < cols; j++)
 			y[i * cols + j] += b[j];
-	return ew_done(k, mark, "bias");
+	EW_END(2 * rows * cols + cols, "bias");
 }
 
 static int ew_add(struct kctx *k, float *y, const float *x, size_t n, const char *label)
 {
-	EW_BEGIN;
+	EW_BEGIN(3 * n, label);
 	for (size_t i = 0; i < n; i++)
 		y[i] += x[i];
-	return ew_done(k, mark, label);
+	EW_END(3 * n, label);
 }
 
 static int ew_copy(struct kctx *k, float *dst, size_t doff, const float *src, size_t soff, size_t n)
 {
-	EW_BEGIN;
+	EW_BEGIN(2 * n, "copy");
 	memcpy(dst + doff, src + soff, n * FL);
-	return ew_done(k, mark, "copy");
+	EW_END(2 * n, "copy");
 }
 
 static int ew_colsum(struct kctx *k, float *g, const float *dy, size_t rows, size_t cols)
 {
-	EW_BEGIN;
+	EW_BEGIN(rows * cols + 2 * cols, "bias grad");
 	for (size_t i = 0; i < rows; i++)
 		for (size_t j = 0; j < cols; j++)
 			g[j] += dy[i * cols + j];
-	return ew_done(k, mark, "bias grad");
+	EW_END(rows * cols + 2 * cols, "bias grad");
 }
 
 static int ew_gelu(struct kctx *k, const float *z, float *a, size_t n)
 {
-	EW_BEGIN;
+	EW_BEGIN(2 * n, "gelu");
 	sl_gelu(z, a, n);
-	return ew_done(k, mark, "gelu");
+	EW_END(2 * n, "gelu");
 }
 
 static int ew_gelu_grad(struct kctx *k, const float *z, float *da, size_t n)
 {
-	EW_BEGIN;
+	EW_BEGIN(3 * n, "gelu grad");
 	sl_gelu_grad(z, da, da, n);
-	return ew_done(k, mark, "gelu grad");
+	EW_END(3 * n, "gelu grad");
 }
 
 static int ew_softmax(struct kctx *k, float *p, size_t off, int s)
 {
-	EW_BEGIN;
+	EW_BEGIN(2 * (size_t)s * s, "softmax");
 	sl_softmax_rows(p + off, s, s, s);
-	return ew_done(k, mark, "softmax");
+	EW_END(2 * (size_t)s * s, "softmax");
 }
 
 static int ew_softmax_grad(struct kctx *k, const float *p, size_t off, float *dp, int s, float scale)
 {
-	EW_BEGIN;
+	EW_BEGIN(3 * (size_t)s * s, "softmax grad");
 	sl_softmax_grad_rows(p + off, dp, s, s, s, scale);
-	return ew_done(k, mark, "softmax grad");
+	EW_END(3 * (size_t)s * s, "softmax grad");
 }
 
 /* ---- a micro-batch's shape on this device ---- */
@@ -374,8 +425,8 @@ static void work_set(struct kctx *k, char *lb, size_t n, sl_work_pass pass, int 
 	} while (0)
 
 /* The input of a sub-block as the whole micro-batch: with sequence
- * parallelism the gathered rows (a new buffer, kept for backward), else x
- * itself (which becomes an activation). */
+ * parallelism the gathered rows (a new buffer, for the forward's product
+ * only), else x itself (which becomes an activation). */
 static int gather_input(struct kctx *k, const struct mbgeo *g, float *x, float **full)
 {
 	size_t h = (size_t)k->tr->m.hidden, n = (size_t)g->r * h;
@@ -384,7 +435,8 @@ static int gather_input(struct kctx *k, const struct mbgeo *g, float *x, float *
 		k_recat(k, x, CAT_ACT);
 		return SL_OK;
 	}
-	TRY(k_alloc(k, full, n, CAT_ACT, "activations (gathered input)"));
+	/* Workspace: only the device's rows are kept (keep_rows). */
+	TRY(k_alloc(k, full, n, CAT_WS, "gathered input"));
 	TRY(ew_copy(k, *full, (size_t)g->r0 * h, x, 0, (size_t)g->rl * h));
 	return k_coll(k, SL_TR_TP_ALLGATHER, k->ds->tpg, SL_COLL_ALLGATHER, *full, 0, n, g->cnt);
 }
@@ -408,6 +460,32 @@ static int reduce_output(struct kctx *k, const struct mbgeo *g, float *yf, const
 	}
 	TRY(ew_bias(k, *y, (size_t)g->rl, h, bias));
 	return ew_add(k, *y, x, (size_t)g->rl * h, "residual");
+}
+
+/* Sequence parallelism keeps a sub-block's input as the device's rows
+ * (Korthikanti et al. 2022: every per-layer activation divided by t): once
+ * the forward's product has used the gathered input, it is dropped and the
+ * local rows x are kept instead; the backward gathers them again. */
+static void keep_rows(struct kctx *k, const struct mbgeo *g, float **full, float **x)
+{
+	if (!g->sp)
+		return;
+	k_free(k, full);
+	*full = *x;
+	*x = NULL;
+	k_recat(k, *full, CAT_ACT);
+}
+
+static int regather(struct kctx *k, const struct mbgeo *g, const float *rows, float **full)
+{
+	size_t h = (size_t)k->tr->m.hidden, n = (size_t)g->r * h;
+	if (!g->sp) {
+		*full = (float *)rows;
+		return SL_OK;
+	}
+	TRY(k_alloc(k, full, n, CAT_WS, "input gathered again"));
+	TRY(ew_copy(k, *full, (size_t)g->r0 * h, rows, 0, (size_t)g->rl * h));
+	return k_coll(k, SL_TR_TP_ALLGATHER, k->ds->tpg, SL_COLL_ALLGATHER, *full, 0, n, g->cnt);
 }
 
 /* Backward counterpart: dy (the device's rows) as the whole micro-batch. */
@@ -474,8 +552,7 @@ static int mlp_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 	WORK(SL_PASS_FWD, b->index, SL_PART_FC2, SL_GRAD_NONE, -1);
 	TRY(k_gemm(k, 0, 0, r, h, ft, 1, st->a, 0, ft, par(k, b, SL_T_FC2_W), 0, h, 0, yf, 0, h, lb));
 	TRY(reduce_output(k, g, yf, par(k, b, SL_T_FC2_B), x, xio));
-	if (g->sp)
-		k_free(k, &x);
+	keep_rows(k, g, &st->xm, &x);
 	return SL_OK;
 }
 
@@ -496,7 +573,11 @@ static int mlp_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 	TRY(ew_gelu_grad(k, st->z, da, (size_t)r * ft));
 	TRY(ew_colsum(k, grd(k, b, SL_T_FC1_B), da, (size_t)r, (size_t)ft));
 	WORK(SL_PASS_BWD, b->index, SL_PART_FC1, SL_GRAD_W, -1);
-	TRY(k_gemm(k, 1, 0, h, ft, r, 1, st->xm, 0, h, da, 0, ft, 1, grd(k, b, SL_T_FC1_W), 0, ft, lb));
+	float *xf = NULL;
+	TRY(regather(k, g, st->xm, &xf));
+	TRY(k_gemm(k, 1, 0, h, ft, r, 1, xf, 0, h, da, 0, ft, 1, grd(k, b, SL_T_FC1_W), 0, ft, lb));
+	if (g->sp)
+		k_free(k, &xf);
 	TRY(k_alloc(k, &dxp, (size_t)r * h, CAT_WS, "input gradient partial sums"));
 	WORK(SL_PASS_BWD, b->index, SL_PART_FC1, SL_GRAD_X, -1);
 	TRY(k_gemm(k, 0, 1, r, h, ft, 1, da, 0, ft, par(k, b, SL_T_FC1_W), 0, ft, 0, dxp, 0, h, lb));
@@ -528,6 +609,7 @@ static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	 * for all. */
 	int nseq = k->d ? g->nb : 1, nhead = k->d ? ah : 1;
 	k->times = k->d ? 1 : (double)g->nb * ah;
+	k->batch = g->nb * ah;
 	for (int n = 0; n < nseq; n++)
 		for (int j = 0; j < nhead; j++) {
 			size_t q = (size_t)n * s * qc + (size_t)j * 3 * d, po = ((size_t)n * ah + j) * s * s;
@@ -540,12 +622,16 @@ static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 				   (size_t)n * s * oc + (size_t)j * d, oc, lb));
 		}
 	k->times = 1;
+	k->batch = 1;
+	/* Selective recomputation keeps Q, K, V but not the s x s
+	 * probabilities: the backward pass makes them again. */
+	if (k->tr->l.recompute == SL_RECOMPUTE_SELECTIVE)
+		k_free(k, &st->p);
 	TRY(k_alloc(k, &yf, (size_t)r * h, CAT_WS, "projection partial sums"));
 	WORK(SL_PASS_FWD, b->index, SL_PART_PROJ, SL_GRAD_NONE, -1);
 	TRY(k_gemm(k, 0, 0, r, h, oc, 1, st->o, 0, oc, par(k, b, SL_T_OUT_W), 0, h, 0, yf, 0, h, lb));
 	TRY(reduce_output(k, g, yf, par(k, b, SL_T_OUT_B), x, xio));
-	if (g->sp)
-		k_free(k, &x);
+	keep_rows(k, g, &st->xa, &x);
 	return SL_OK;
 }
 
@@ -568,12 +654,24 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	TRY(k_gemm(k, 0, 1, r, oc, h, 1, dyf, 0, h, par(k, b, SL_T_OUT_W), 0, h, 0, dO, 0, oc, lb));
 	TRY(k_alloc(k, &dqkv, (size_t)r * qc, CAT_WS, "Q, K, V gradient"));
 	TRY(k_alloc(k, &dp, (size_t)s * s, CAT_WS, "attention score gradient"));
+	int selective = k->tr->l.recompute == SL_RECOMPUTE_SELECTIVE;
+	if (selective)
+		TRY(k_alloc(k, &st->p, (size_t)g->nb * ah * s * s, CAT_WS,
+			    "recomputed attention probabilities"));
 	int nseq = k->d ? g->nb : 1, nhead = k->d ? ah : 1;
 	k->times = k->d ? 1 : (double)g->nb * ah;
+	k->batch = g->nb * ah;
 	for (int n = 0; n < nseq; n++)
 		for (int j = 0; j < nhead; j++) {
 			size_t q = (size_t)n * s * qc + (size_t)j * 3 * d, po = ((size_t)n * ah + j) * s * s;
 			size_t oo = (size_t)n * s * oc + (size_t)j * d;
+			if (selective) {
+				/* The forward's scores and softmax, again. */
+				WORK(SL_PASS_FWD, b->index, SL_PART_SCORES, SL_GRAD_NONE, j);
+				TRY(k_gemm(k, 0, 1, s, s, d, 1.0f / sqrtf((float)d), st->qkv, q, qc,
+					   st->qkv, q + d, qc, 0, st->p, po, s, lb));
+				TRY(ew_softmax(k, st->p, po, s));
+			}
 			WORK(SL_PASS_BWD, b->index, SL_PART_DP, SL_GRAD_NONE, j);
 			TRY(k_gemm(k, 0, 1, s, s, d, 1, dO, oo, oc, st->qkv, q + 2 * d, qc, 0, dp, 0, s, lb));
 			WORK(SL_PASS_BWD, b->index, SL_PART_DV, SL_GRAD_NONE, j);
@@ -585,11 +683,16 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 			TRY(k_gemm(k, 1, 0, s, d, s, 1, dp, 0, s, st->qkv, q, qc, 0, dqkv, q + d, qc, lb));
 		}
 	k->times = 1;
+	k->batch = 1;
 	k_free(k, &dp);
 	k_free(k, &dO);
 	WORK(SL_PASS_BWD, b->index, SL_PART_QKV, SL_GRAD_W, -1);
-	TRY(k_gemm(k, 1, 0, h, qc, r, 1, st->xa, 0, h, dqkv, 0, qc, 1, grd(k, b, SL_T_QKV_W), 0, qc,
+	float *xf = NULL;
+	TRY(regather(k, g, st->xa, &xf));
+	TRY(k_gemm(k, 1, 0, h, qc, r, 1, xf, 0, h, dqkv, 0, qc, 1, grd(k, b, SL_T_QKV_W), 0, qc,
 		   lb));
+	if (g->sp)
+		k_free(k, &xf);
 	TRY(k_alloc(k, &dxp, (size_t)r * h, CAT_WS, "input gradient partial sums"));
 	WORK(SL_PASS_BWD, b->index, SL_PART_QKV, SL_GRAD_X, -1);
 	TRY(k_gemm(k, 0, 1, r, h, qc, 1, dqkv, 0, qc, par(k, b, SL_T_QKV_W), 0, qc, 0, dxp, 0, h, lb));
@@ -617,7 +720,7 @@ static int loss_fwd(struct kctx *k, const struct mbgeo *g, float *y, struct csta
 	TRY(k_alloc(k, &cs->dyl, n, CAT_ACT, "activations (loss gradient)"));
 	if (!k->d || k->dry) {
 		k_free(k, &tgt);
-		return SL_OK;
+		return ew_skip(k, 3.0 * (double)n, "loss");
 	}
 	/* The data loader works on the host; only the targets land on the device. */
 	float *xs = malloc((n ? n : 1) * FL);
@@ -637,7 +740,27 @@ static int loss_fwd(struct kctx *k, const struct mbgeo *g, float *y, struct csta
 	if (g->sp || k->ds->tp == 0)
 		k->dr->loss[k->ks] += sum;
 	k_free(k, &tgt);
-	return ew_done(k, mark, "loss");
+	return ew_done(k, mark, 3.0 * (double)n, "loss");
+}
+
+static int block_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g,
+		     struct bstash *bs, float **xio)
+{
+	if (k->tr->m.heads > 0)
+		TRY(attn_fwd(k, b, g, bs, xio));
+	return mlp_fwd(k, b, g, bs, xio);
+}
+
+/* Drop what a block's forward kept (full recomputation makes it again). */
+static void stash_free(struct kctx *k, struct bstash *bs)
+{
+	k_free(k, &bs->xa);
+	k_free(k, &bs->qkv);
+	k_free(k, &bs->p);
+	k_free(k, &bs->o);
+	k_free(k, &bs->xm);
+	k_free(k, &bs->z);
+	k_free(k, &bs->a);
 }
 
 static int chunk_fwd(struct kctx *k, int c, int mb, float **xio, struct cstash *cs)
@@ -645,11 +768,19 @@ static int chunk_fwd(struct kctx *k, int c, int mb, float **xio, struct cstash *
 	struct dstate *ds = k->ds;
 	struct mbgeo g;
 	mb_geo(k, mb, &g);
+	int full = k->tr->l.recompute == SL_RECOMPUTE_FULL;
 	for (int i = ds->cfirst[c]; i < ds->cfirst[c + 1]; i++) {
 		struct bstash *bs = &cs->b[i - ds->cfirst[c]];
-		if (k->tr->m.heads > 0)
-			TRY(attn_fwd(k, &ds->blk[i], &g, bs, xio));
-		TRY(mlp_fwd(k, &ds->blk[i], &g, bs, xio));
+		if (full) {
+			/* Keep the block's input alone; its forward is run again
+			 * before its backward. */
+			size_t n = (size_t)g.rl * (size_t)k->tr->m.hidden;
+			TRY(k_alloc(k, &bs->xin, n, CAT_ACT, "activations (block input, kept to recompute)"));
+			TRY(ew_copy(k, bs->xin, 0, *xio, 0, n));
+		}
+		TRY(block_fwd(k, &ds->blk[i], &g, bs, xio));
+		if (full)
+			stash_free(k, bs);
 	}
 	if (is_last_chunk(k, c)) {
 		TRY(loss_fwd(k, &g, *xio, cs));
@@ -670,6 +801,17 @@ static int chunk_bwd(struct kctx *k, int c, int mb, float **dio, struct cstash *
 	}
 	for (int i = ds->cfirst[c + 1] - 1; i >= ds->cfirst[c]; i--) {
 		struct bstash *bs = &cs->b[i - ds->cfirst[c]];
+		if (bs->xin) {
+			/* Full recomputation: the block's forward again, from its
+			 * kept input, for the activations its backward needs. */
+			size_t n = (size_t)g.rl * (size_t)k->tr->m.hidden;
+			float *x = NULL;
+			TRY(k_alloc(k, &x, n, CAT_WS, "recomputed block input"));
+			TRY(ew_copy(k, x, 0, bs->xin, 0, n));
+			k_free(k, &bs->xin);
+			TRY(block_fwd(k, &ds->blk[i], &g, bs, &x));
+			k_free(k, &x);
+		}
 		TRY(mlp_bwd(k, &ds->blk[i], &g, bs, dio));
 		if (k->tr->m.heads > 0)
 			TRY(attn_bwd(k, &ds->blk[i], &g, bs, dio));
@@ -692,15 +834,31 @@ static int msg_key(const struct kctx *k, int bwd, int mb, int gchunk)
 	return (bwd * k->tr->nchunks + gchunk) * k->tr->l.microbatches + mb;
 }
 
+/* A message's fields: the result of global chunk `from` (forward
+ * activations or a backward gradient) for micro-batch mb, going to the
+ * stage of chunk `to`. */
+static sl_ev_p2p p2p_info(const struct kctx *k, int bwd, int mb, int from, int to)
+{
+	int pp = k->tr->l.pp;
+	return (sl_ev_p2p){.kind = (signed char)(bwd ? SL_P2P_GRAD : SL_P2P_ACT),
+	                   .from = (short)(from % pp),
+	                   .to = (short)(to % pp),
+	                   .chunk = (short)from,
+	                   .mb = (short)mb,
+	                   .iter = (short)k->ks};
+}
+
 /* What action a must receive first (peer -1: nothing). */
 static struct pmsg action_input(const struct kctx *k, const sl_pp_action *a, size_t n)
 {
 	int g = a->chunk * k->tr->l.pp + k->ds->pp;
-	struct pmsg m = {-1, n, -1, NULL};
-	if (!a->bwd && g > 0)
-		m.peer = chunk_dev(k, g - 1), m.key = msg_key(k, 0, a->mb, g - 1);
-	if (a->bwd && g < k->tr->nchunks - 1)
-		m.peer = chunk_dev(k, g + 1), m.key = msg_key(k, 1, a->mb, g + 1);
+	struct pmsg m = {.peer = -1, .n = n, .key = -1};
+	int from = a->bwd ? g + 1 : g - 1;
+	if (a->bwd ? g < k->tr->nchunks - 1 : g > 0) {
+		m.peer = chunk_dev(k, from);
+		m.key = msg_key(k, a->bwd, a->mb, from);
+		m.info = p2p_info(k, a->bwd, a->mb, from, g);
+	}
 	return m;
 }
 
@@ -708,11 +866,12 @@ static struct pmsg action_input(const struct kctx *k, const sl_pp_action *a, siz
 static struct pmsg action_output(const struct kctx *k, const sl_pp_action *a, size_t n)
 {
 	int g = a->chunk * k->tr->l.pp + k->ds->pp;
-	struct pmsg m = {-1, n, msg_key(k, a->bwd, a->mb, g), NULL};
-	if (!a->bwd && g < k->tr->nchunks - 1)
-		m.peer = chunk_dev(k, g + 1);
-	if (a->bwd && g > 0)
-		m.peer = chunk_dev(k, g - 1);
+	struct pmsg m = {.peer = -1, .n = n, .key = msg_key(k, a->bwd, a->mb, g)};
+	int to = a->bwd ? g - 1 : g + 1;
+	if (a->bwd ? g > 0 : g < k->tr->nchunks - 1) {
+		m.peer = chunk_dev(k, to);
+		m.info = p2p_info(k, a->bwd, a->mb, g, to);
+	}
 	return m;
 }
 
@@ -780,10 +939,14 @@ static int exchange(struct kctx *k, const struct pmsg *s, int ns, const struct p
 			continue;
 		}
 		sl_msg sm[MAX_UNIT_MSGS], rm[MAX_UNIT_MSGS];
-		for (int i = 0; i < nsi; i++)
+		for (int i = 0; i < nsi; i++) {
 			sm[i] = sl_msg1(s[si[i]].peer, k->dry ? NULL : s[si[i]].buf, 0, s[si[i]].n * FL);
-		for (int i = 0; i < nri; i++)
+			sm[i].p2p = s[si[i]].info;
+		}
+		for (int i = 0; i < nri; i++) {
 			rm[i] = sl_msg1(r[ri[i]].peer, k->dry ? NULL : r[ri[i]].buf, 0, r[ri[i]].n * FL);
+			rm[i].p2p = r[ri[i]].info;
+		}
 		sl_dev_stats a = sl_cluster_dev_stats(c, id);
 		int rc = sl_xfer(k->d, sm, nsi, rm, nri, SL_XCOPY, "trn_pipeline p2p", k->err);
 		sl_dev_stats z = sl_cluster_dev_stats(c, id);
@@ -874,8 +1037,10 @@ static int build_tmpls(struct kctx *k, int c, int mb, int nb)
 		t->out = x ? n : 0;
 		k_free(&k2, &x);
 		for (int i = 0; i < t->pl.n; i++)
-			if (t->pl.op[i].type == PO_COMPUTE)
+			if (t->pl.op[i].type == PO_COMPUTE) {
 				t->flops += t->pl.op[i].flops;
+				t->sec += t->pl.op[i].sec;
+			}
 	}
 	trn_free_all(&k2);
 	free(dr.live);
@@ -926,13 +1091,14 @@ static int run_action(struct kctx *k, const sl_pp_action *a, float **x, struct c
 	if (t->out) {
 		/* Its output is held already (net): only its handle is new. */
 		TRY(k_alloc(k, x, 0, CAT_WS, "output"));
-		find_live(dr, *x)->bytes = t->out * FL;
+		find_live(dr, *x)->bytes = (size_t)((double)t->out * k->eb);
 	}
 	struct pop o;
 	memset(&o, 0, sizeof o);
 	o.type = PO_ACTION;
 	o.tm = ti;
 	o.flops = t->flops;
+	o.sec = t->sec;
 	return rec_op(k, &o);
 }
 
@@ -1010,11 +1176,17 @@ int trn_sync_and_update(struct kctx *k)
 			   NULL));
 	else
 		TRY(k_coll(k, SL_TR_DP_ALLREDUCE, ds->dpg, SL_COLL_ALLREDUCE, G, 0, ds->n, NULL));
+	/* Adam reads and writes 28 bytes a parameter at either precision: fp32
+	 * weights, moments and gradient; or fp32 master weights and moments, a
+	 * bf16 gradient read and bf16 weights written. */
+	double adam = (double)(ds->opt_hi - ds->opt_lo) * 28.0 / k->eb;
 	if (k->d && !k->dry) {
 		double mark = sl_dev_cpu_mark();
 		sl_adam(&k->tr->m, k->step + 1, ds->P + ds->opt_lo, ds->G + ds->opt_lo, ds->M, ds->V,
 			ds->opt_hi - ds->opt_lo);
-		TRY(ew_done(k, mark, "adam"));
+		TRY(ew_done(k, mark, adam, "adam"));
+	} else {
+		TRY(ew_skip(k, adam, "adam"));
 	}
 	if (l->zero1)
 		TRY(k_coll(k, SL_TR_DP_ALLGATHER, ds->dpg, SL_COLL_ALLGATHER, P, 0, ds->n, NULL));
@@ -1081,18 +1253,22 @@ int trn_train_prog(sl_dev *d, void *arg, sl_err *err)
 	k.ds = &R->tr->dev[id];
 	k.dr = &R->dr[id];
 	k.err = err;
-	k.measured = sl_cluster_config_of(R->c)->timing == SL_TIMING_MEASURED;
-	k.dry = sl_cluster_config_of(R->c)->timing_only;
+	const sl_cluster_config *hw = sl_cluster_config_of(R->c);
+	k.dry = hw->timing_only;
+	trn_set_hw(&k, hw);
 	struct dstate *ds = k.ds;
 	int rc = SL_OK;
-	if ((rc = reserve(&k, ds->n * FL, "its parameter array")) ||
-	    (rc = reserve(&k, ds->n * FL, "its gradient array")) ||
-	    (rc = reserve(&k, 2 * (ds->opt_hi - ds->opt_lo) * FL, "its Adam state")))
+	double pb = trn_param_elem_bytes(hw), ob = trn_opt_elem_bytes(hw);
+	if ((rc = reserve(&k, (uint64_t)((double)ds->n * pb), "its parameter array")) ||
+	    (rc = reserve(&k, (uint64_t)((double)ds->n * pb), "its gradient array")) ||
+	    (rc = reserve(&k, (uint64_t)((double)(ds->opt_hi - ds->opt_lo) * ob),
+			  "its Adam state")))
 		goto out;
 	for (int s = 0; s < R->steps && rc == SL_OK; s++) {
 		k.ks = s;
 		k.step = R->tr->step + s;
-		rc = one_step(&k, R);
+		if ((rc = one_step(&k, R)) == SL_OK)
+			trn_step_done(R, id, s);
 	}
 out:
 	trn_free_all(&k);

@@ -267,3 +267,11 @@ char *sl_fmt_time(double s, char *buf, size_t n)
 		snprintf(buf, n, "%.3f s", s);
 	return buf;
 }
+
+int sl_name_index(const char *const *names, int n, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	return -1;
+}

@@ -37,4 +37,7 @@ char *sl_fmt_flops(double flops_per_s, char *buf, size_t n);
 /* A count in three or four digits: "961k", "1.20M". */
 char *sl_fmt_count(double v, char *buf, size_t n);
 
+/* The index of s among n names, or -1: what the name-to-enum parsers share. */
+int sl_name_index(const char *const *names, int n, const char *s);
+
 #endif

@@ -2,6 +2,7 @@
 /* xfer.c - point-to-point transfers: the rendezvous, the emulated link time,
  * and the pacing of live runs. */
 #include "xfer.h"
+#include "device.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,13 +14,13 @@
 
 sl_msg sl_msg1(int peer, void *buf, size_t off, size_t len)
 {
-	sl_msg m = {peer, buf, {off, 0}, {len, 0}, 1, 0, 0};
+	sl_msg m = {.peer = peer, .buf = buf, .off = {off, 0}, .len = {len, 0}, .nseg = 1};
 	return m;
 }
 
 sl_msg sl_msg2(int peer, void *buf, size_t off0, size_t len0, size_t off1, size_t len1)
 {
-	sl_msg m = {peer, buf, {off0, off1}, {len0, len1}, 2, 0, 0};
+	sl_msg m = {.peer = peer, .buf = buf, .off = {off0, off1}, .len = {len0, len1}, .nseg = 2};
 	if (len1 == 0)
 		m.nseg = 1;
 	return m;
@@ -122,14 +123,21 @@ static size_t chunk_bytes(double bw, double slowdown)
 /* The receiver's half: compute emulated times and move the bytes, paced.
  * Timing-only, the same chunks keep the same pace and the same progress
  * for the front end, but no byte is read or written. */
-static int pull(sl_dev *d, struct sl_link *l, const struct sl_chan *desc, const sl_msg *r,
-		sl_xop op, double *t_start, double *t_end)
+static int pull(sl_dev *d, struct sl_link *l, double *rx_free, const struct sl_chan *desc,
+		const sl_msg *r, sl_xop op, double *t_start, double *t_end)
 {
 	sl_cluster *c = d->c;
 	size_t total = sl_msg_bytes(r);
 	double start = desc->t_ready > l->free_at ? desc->t_ready : l->free_at;
+	/* Within a collective a device takes one message at a time through
+	 * its port: the next starts (its handshake, its latency) once the
+	 * previous one's bytes are in. */
+	if (rx_free && *rx_free > start)
+		start = *rx_free;
 	double seg_t0 = start + atomic_load(&l->latency);
-	double bw = atomic_load(&l->bandwidth);
+	/* Host buffers are fp32; the emulated message is the precision's size. */
+	double sc = sl_wire_scale(&c->cfg);
+	double bw = atomic_load(&l->bandwidth) / sc;
 	size_t seg_bytes = 0, done = 0;
 	int timing_only = c->cfg.timing_only;
 	struct cursor from, to;
@@ -142,7 +150,7 @@ static int pull(sl_dev *d, struct sl_link *l, const struct sl_chan *desc, const 
 		rc = sl_pace_until(c, seg_t0);
 	while (done < total && rc == SL_OK) {
 		double slowdown = sl_cluster_slowdown(c);
-		double b = atomic_load(&l->bandwidth);
+		double b = atomic_load(&l->bandwidth) / sc;
 		if (b != bw) {
 			/* A knob turned mid-transfer: the rest goes at the new rate. */
 			seg_t0 += (double)seg_bytes / bw;
@@ -168,10 +176,18 @@ static int pull(sl_dev *d, struct sl_link *l, const struct sl_chan *desc, const 
 	*t_start = start;
 	*t_end = seg_t0 + (double)seg_bytes / bw;
 	l->free_at = *t_end;
+	if (rx_free)
+		*rx_free = *t_end;
 	atomic_fetch_add(&l->total, done);
 	atomic_store(&l->inflight_total, 0);
 	atomic_store(&l->inflight_done, 0);
 	return rc;
+}
+
+/* What a host message of n fp32 bytes is on the emulated link. */
+static uint64_t wire_bytes(const sl_cluster *c, size_t n)
+{
+	return (uint64_t)((double)n * sl_wire_scale(&c->cfg) + 0.5);
 }
 
 static int cmp_span(const void *a, const void *b)
@@ -312,7 +328,10 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 				     "device %d expected %zu bytes from device %d but it sent %zu", d->id,
 				     want, src, got);
 		else
-			rc = pull(d, &pr[i]->link, &desc, &recvs[i], op, &ts, &te);
+			rc = pull(d, &pr[i]->link,
+				  d->coll.op >= 0 ? &d->rx_free[!sl_cluster_same_node(c, src, d->id)]
+						  : NULL,
+				  &desc, &recvs[i], op, &ts, &te);
 		if (rc == SL_ECANCEL)
 			sl_fail(err, SL_ECANCEL, "cancelled");
 		double w1 = sl_wall_now();
@@ -342,12 +361,14 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 		if (te > a) {
 			d->coll.first = recvs[i].first;
 			d->coll.count = recvs[i].count;
-			sl_dev_record(d, op == SL_XSUM ? SL_EV_REDUCE : SL_EV_RECV, src, a, te, w0, w1, want, 0,
-				      label);
+			d->p2p = recvs[i].p2p;
+			sl_dev_record(d, op == SL_XSUM ? SL_EV_REDUCE : SL_EV_RECV, src, a, te, w0, w1,
+				      wire_bytes(c, want), 0, label);
+			memset(&d->p2p, 0, sizeof d->p2p);
 		}
 		sp[nsp++] = (sl_span){ts, te};
 		pthread_mutex_lock(&d->mu);
-		d->st.bytes_received += want;
+		d->st.bytes_received += wire_bytes(c, want);
 		pthread_mutex_unlock(&d->mu);
 	}
 
@@ -385,11 +406,13 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 		}
 		if (rc != SL_OK)
 			continue;
-		size_t bytes = sl_msg_bytes(&sends[i]);
+		size_t bytes = wire_bytes(c, sl_msg_bytes(&sends[i]));
 		d->coll.first = sends[i].first;
 		d->coll.count = sends[i].count;
+		d->p2p = sends[i].p2p;
 		sl_dev_record(d, SL_EV_SEND, sends[i].peer, done.t_start, done.t_end, done.w_start,
 			      done.w_end, bytes, 0, label);
+		memset(&d->p2p, 0, sizeof d->p2p);
 		sp[nsp++] = (sl_span){done.t_start, done.t_end};
 		pthread_mutex_lock(&d->mu);
 		d->st.bytes_sent += bytes;

@@ -26,6 +26,8 @@ typedef struct sl_msg {
 	size_t off[2], len[2]; /* bytes */
 	int nseg;
 	short first, count; /* a collective's blocks it carries (count 0: not a collective's) */
+	sl_ev_p2p p2p;      /* a pipeline message's fields (kind NONE: not one); both ends' events
+	                       carry the receiver's and the sender's own */
 } sl_msg;
 
 sl_msg sl_msg1(int peer, void *buf, size_t off, size_t len);

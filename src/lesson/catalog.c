@@ -215,3 +215,21 @@ int sl_catalog_list(sl_catalog_entry **out, int *count, sl_err *err)
 	}
 	return SL_OK;
 }
+
+int sl_catalog_next(const sl_catalog_entry *cat, int n)
+{
+	int last_done = -1;
+	for (int i = 0; i < n; i++) {
+		sl_progress p;
+		if (!cat[i].ok || sl_progress_load(cat[i].id, &p, NULL) != SL_OK)
+			continue;
+		if (p.position > 0)
+			return i;
+		if (p.done)
+			last_done = i;
+	}
+	for (int i = last_done + 1; i < n; i++)
+		if (cat[i].ok)
+			return i;
+	return 0;
+}

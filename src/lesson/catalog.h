@@ -32,4 +32,9 @@ typedef struct sl_catalog_entry {
  * Free *out with free(). */
 int sl_catalog_list(sl_catalog_entry **out, int *n, sl_err *err);
 
+/* The lesson to go on with, by the saved progress: the first one started
+ * and not finished; else the first not done after the last one done; else
+ * the first. */
+int sl_catalog_next(const sl_catalog_entry *cat, int n);
+
 #endif

@@ -571,16 +571,21 @@ static void append(char *buf, size_t n, const char *fmt, ...)
 	va_end(ap);
 }
 
-int sl_cond_eval(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, int *holds,
-		 char *detail, size_t dn, sl_err *err)
+/* What a comparison wants, in words: "below 1", "at least 2.00 MiB". */
+static const char *const cmp_words[] = {"below", "at most", "above", "at least", "equal to",
+					"other than"};
+
+static int cond_eval(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, int *holds,
+		     char *detail, size_t dn, int words, sl_err *err)
 {
 	const sl_node *n = &p->n[root];
 	if (n->op == SL_N_AND || n->op == SL_N_OR) {
 		int ha, hb;
-		if (sl_cond_eval(p, n->a, look, ctx, &ha, detail, dn, err))
+		if (cond_eval(p, n->a, look, ctx, &ha, detail, dn, words, err))
 			return err ? err->code : SL_EINVAL;
-		append(detail, dn, n->op == SL_N_AND ? " and " : " or ");
-		if (sl_cond_eval(p, n->b, look, ctx, &hb, detail, dn, err))
+		append(detail, dn, n->op == SL_N_AND ? (words ? "; and " : " and ")
+						     : (words ? "; or " : " or "));
+		if (cond_eval(p, n->b, look, ctx, &hb, detail, dn, words, err))
 			return err ? err->code : SL_EINVAL;
 		*holds = n->op == SL_N_AND ? ha && hb : ha || hb;
 		return SL_OK;
@@ -598,10 +603,22 @@ int sl_cond_eval(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, int *
 		return SL_OK;
 	}
 	*holds = cmp_holds(p, n, a, b);
-	/* Show more digits when the formatted values look equal but are not. */
+	/* Show more digits when the formatted values look equal but are not,
+	 * and when they look different but are equal within the tolerance
+	 * ("0.187 == 0.188 within 0.1%" reads as an error). */
 	if (!*holds && strcmp(sa, sb) == 0 && !flag) {
 		snprintf(sa, sizeof sa, "%.9g", a);
 		snprintf(sb, sizeof sb, "%.9g", b);
+	} else if (*holds && !flag && strcmp(sa, sb) != 0 && sl_dim_eq(n->dim, SL_DIM_NONE) &&
+		   n->cmp == SL_EQ) {
+		for (int dig = 4; dig <= 9 && strcmp(sa, sb) != 0; dig++) {
+			snprintf(sa, sizeof sa, "%.*g", dig, a);
+			snprintf(sb, sizeof sb, "%.*g", dig, b);
+		}
+	}
+	if (words) {
+		append(detail, dn, "%s, %s%s %s", sa, *holds ? "" : "not ", cmp_words[n->cmp], sb);
+		return SL_OK;
 	}
 	append(detail, dn, "%s %s %s", sa, cmp_text[n->cmp], sb);
 	if (n->tol >= 0) {
@@ -613,6 +630,18 @@ int sl_cond_eval(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, int *
 		append(detail, dn, " within %s", st);
 	}
 	return SL_OK;
+}
+
+int sl_cond_eval(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, int *holds,
+		 char *detail, size_t dn, sl_err *err)
+{
+	return cond_eval(p, root, look, ctx, holds, detail, dn, 0, err);
+}
+
+int sl_cond_words(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, int *holds,
+		  char *detail, size_t dn, sl_err *err)
+{
+	return cond_eval(p, root, look, ctx, holds, detail, dn, 1, err);
 }
 
 char *sl_value_fmt(double v, sl_dim d, int flag, int pct, char *buf, size_t n)
@@ -653,6 +682,14 @@ char *sl_value_fmt(double v, sl_dim d, int flag, int pct, char *buf, size_t n)
 		return buf;
 	}
 	const char *unit = sl_dim_eq(d, SL_DIM_NONE) ? "" : " (mixed units)";
+	/* A count in the millions reads in words ("5.03 billion"), not as ten
+	 * digits nobody counts on a projector. */
+	if (sl_dim_eq(d, SL_DIM_NONE) && fabs(v) >= 1e6 && fabs(v) < 1e15) {
+		int big = fabs(v) >= 1e12 ? 12 : fabs(v) >= 1e9 ? 9 : 6;
+		snprintf(buf, n, "%.3g %s", v / pow(10, big),
+		         big == 12 ? "trillion" : big == 9 ? "billion" : "million");
+		return buf;
+	}
 	if (v == rint(v) && fabs(v) < 1e15)
 		snprintf(buf, n, "%.0f%s", v, unit);
 	else if (fabs(v) >= 100 && fabs(v) < 1e15)

@@ -85,6 +85,10 @@ int sl_expr_eval(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, doubl
  * "speedup = 0.82, needs speedup < 1". src is the condition's source text. */
 int sl_cond_eval(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, int *holds,
 		 char *detail, size_t n, sl_err *err);
+/* The same in words, for a learner: "1.07, not below 1" (each comparison's
+ * left value, then what it must be). */
+int sl_cond_words(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, int *holds,
+		  char *detail, size_t n, sl_err *err);
 
 /* Format a value of a dimension the way narration shows it: "35.2 us",
  * "64.0 MiB", "450 GB/s", "3.71", "yes".  pct: as a percentage. */

@@ -166,8 +166,12 @@ int lp_flow(struct parser *P)
 		queued[p] = 0;
 		struct flow out = in[p];
 		const sl_op *o = &l->ops[p];
-		if (o->kind == OP_RUN || o->kind == OP_EXPLORE)
+		if (o->kind == OP_RUN)
 			out.kinds = (unsigned char)(1u << o->run);
+		/* An explore may be skipped before any knob is turned: then its run
+		 * never happens and the latest run is still the one before it. */
+		if (o->kind == OP_EXPLORE)
+			out.kinds = (unsigned char)(out.kinds | 1u << o->run);
 		if (o->kind == OP_RUN && o->name >= 0)
 			out.def |= (uint64_t)1 << l->names[o->name].bit;
 		if (o->kind == OP_LET)

@@ -22,6 +22,7 @@
 #include "trace.h"
 
 struct sl_lsetup;
+struct sl_wl_result;
 
 /* Limits on untrusted lessons. */
 #define SL_LESSON_MAX_BYTES (1 << 20)   /* file size */
@@ -73,7 +74,10 @@ typedef enum sl_step_kind {
 	SL_STEP_RESULT,   /* a run finished: text summarises what the engine measured */
 	SL_STEP_OPS,      /* show the next operations of the last run: events in (t_from, t_to] */
 	SL_STEP_PAUSE,    /* wait for the learner: text is the prompt */
-	SL_STEP_CHECK,    /* a check was evaluated: passed, text (source), detail (figures) */
+	SL_STEP_CHECK,    /* a check was evaluated: passed, text (source), detail (figures); one
+	                   * that fails comes at once, one that holds after the learner's next
+	                   * answer, before the next run or menu, or at the end, so it never
+	                   * answers the question after it */
 	SL_STEP_QUESTION, /* answer with sl_vm_answer() */
 	SL_STEP_MENU,     /* choose with sl_vm_choose() */
 	SL_STEP_EXPLORE,  /* turn knobs with sl_vm_knob() until sl_vm_explore_met(), or skip */
@@ -129,6 +133,10 @@ void sl_vm_destroy(sl_vm *vm);
  * resuming): the setups, lets and runs before it in the file are replayed
  * silently so that the figures it refers to exist. */
 int sl_vm_start_at(sl_vm *vm, int pos, sl_err *err);
+/* The same, and what the engine returned for the last of those runs goes
+ * to eng (zeroed when none ran), so a screen can show that run whole.
+ * Free eng with sl_wl_result_free. */
+int sl_vm_start_at_into(sl_vm *vm, int pos, struct sl_wl_result *eng, sl_err *err);
 
 /* Advance to the next step.  Returns SL_OK and fills *st, or an error whose
  * message reads "file:line: message" (a run the engine refused, a figure
@@ -150,15 +158,29 @@ sl_cluster *sl_vm_make_cluster(sl_vm *vm, double slowdown, sl_err *err);
  * takes c over and keeps it until the next run, for sl_vm_cluster().  Do not
  * call other sl_vm functions while this runs. */
 int sl_vm_execute(sl_vm *vm, sl_cluster *c, sl_err *err);
+/* The same, and what the engine returned beside c's trace goes to eng (a
+ * front end that shows the run needs no other run of it; see sl_lrun).
+ * Free eng with sl_wl_result_free. */
+int sl_vm_execute_into(sl_vm *vm, sl_cluster *c, struct sl_wl_result *eng, sl_err *err);
 /* The cluster of the last run (its trace and statistics), or NULL. */
 sl_cluster *sl_vm_cluster(const sl_vm *vm);
 
 /* The learner's answer to a QUESTION: a letter, number or the text of a
  * choice; a number with an optional unit for numeric questions ("12us",
  * "0.375", "3/8", "37.5%").  An answer that cannot be read returns SL_EINVAL
- * with a message saying what is expected, and the question still waits. */
+ * with a message saying what is expected, and the question still waits.
+ * A first wrong answer sets again (explain says why; expected is "") and
+ * the question waits for another try; a second one gives the answer and
+ * goes on.  Only a first-try answer counts as right in the score.
+ * Checks that held since the last answer are yielded after it (see
+ * SL_STEP_CHECK). */
+/* Wrong answers a question takes: after the first one it waits again. */
+#define SL_VM_TRIES 2
 typedef struct sl_answer {
 	int correct;
+	int again;           /* wrong, and the question waits for another try */
+	int pick;            /* a choice's index (0-based) */
+	int high;            /* numeric: the answer was above the figure */
 	const char *explain; /* what the lesson says to this answer (may be "") */
 	const char *expected;/* numeric: the engine's figure, formatted; choice: the right choice */
 } sl_answer;
@@ -176,7 +198,8 @@ int sl_vm_choose(sl_vm *vm, int item, sl_err *err);
  * knobs the step lists are accepted.  A run is then pending, executed as
  * after SL_STEP_RUN (sl_vm_execute, or sl_vm_explore_met runs it headless).
  * sl_vm_explore_met() reports whether the condition now holds and fills
- * detail with the figures ("speedup = 1.4, needs speedup < 1"). */
+ * detail with the figures in words ("1.4, not below 1"; each comparison's
+ * left value, then what it must be). */
 int sl_vm_knob(sl_vm *vm, const char *setting, sl_err *err);
 int sl_vm_explore_met(sl_vm *vm, const char **detail, sl_err *err);
 /* The explore's demonstration (its `demo` line), for an instructor's "show

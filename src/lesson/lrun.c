@@ -14,6 +14,7 @@
 #include "plan.h"
 #include "setup.h"
 #include "units.h"
+#include "workload.h"
 
 /* A lesson is untrusted: what one run may take of the host.  Every device
  * really holds its buffers and really multiplies, so these bound memory and
@@ -249,14 +250,21 @@ static void common(sl_runrec *r, sl_cluster *c, int t)
 	}
 }
 
-static int run_matmul(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *err)
+static int run_matmul(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_result *eng,
+                      sl_err *err)
 {
 	int t = sl_cluster_devices(c);
 	sl_gemm_result res;
 	sl_err e = {0};
 	char a[32], b[32];
 	set(r, "mem_need", matmul_need(s, t));
-	int rc = sl_gemm_run(c, &s->sc.gemm, &res, &e);
+	sl_workload w = sl_workload_product(&s->sc.gemm);
+	sl_wl_result wr;
+	memset(&wr, 0, sizeof wr);
+	int rc = sl_workload_exec(&w, c, &wr, 0, &e);
+	res = wr.gemm;
+	if (eng)
+		eng->gemm = res;
 	common(r, c, t);
 	if (rc == SL_EDEVMEM) {
 		set(r, "fits", 0);
@@ -308,33 +316,18 @@ static int run_matmul(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *e
 	return SL_OK;
 }
 
-struct coll_job {
-	sl_coll_op op;
-	sl_algo algo;
-	size_t count;
-};
-
-static int coll_prog(sl_dev *d, void *arg, sl_err *err)
+static int run_coll(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_result *eng,
+                    sl_err *err)
 {
-	struct coll_job *j = arg;
-	size_t bytes = j->count * sizeof(float);
-	float *buf = sl_dev_alloc(d, bytes, "the collective's buffer", err);
-	if (!buf)
-		return err ? err->code : SL_EDEVMEM;
-	sl_fill_random(buf, j->count, (uint64_t)sl_dev_id(d) + 1);
-	sl_group g = sl_group_all(sl_cluster_devices(sl_dev_cluster(d)));
-	int rc = sl_coll_run(d, &g, j->op, buf, j->count, j->algo, err);
-	sl_dev_free(d, buf, bytes);
-	return rc;
-}
-
-static int run_coll(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *err)
-{
+	(void)eng;
 	int p = sl_cluster_devices(c);
-	struct coll_job j = {s->op, s->sc.gemm.algo, (size_t)(s->bytes / 4)};
+	sl_workload j = {.kind = SL_WL_COLLECTIVE,
+	                 .op = s->op,
+	                 .algo = s->sc.gemm.algo,
+	                 .count = (size_t)(s->bytes / 4)};
 	sl_err e = {0};
 	char a[32], b[32], d[32], f[32];
-	int rc = sl_cluster_run(c, coll_prog, &j, &e);
+	int rc = sl_workload_exec(&j, c, NULL, 0, &e);
 	common(r, c, p);
 	if (rc == SL_EDEVMEM) {
 		set(r, "fits", 0);
@@ -357,9 +350,12 @@ static int run_coll(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *err
 	double bytes = (double)j.count * 4;
 	set(r, "fits", 1);
 	set(r, "time", t);
-	set(r, "predicted", sl_cost_coll(s->op, j.algo, p, bytes, bn.latency, bn.bandwidth));
-	set(r, "latency_term", sl_cost_coll(s->op, j.algo, p, bytes, bn.latency, INFINITY));
-	set(r, "bandwidth_term", sl_cost_coll(s->op, j.algo, p, bytes, 0, bn.bandwidth));
+	double lat, bwt;
+	set(r, "predicted",
+	    sl_cost_coll_terms(s->op, j.algo, p, bytes, bn.latency, bn.bandwidth,
+			       sl_cluster_config_of(c)->topology, &lat, &bwt));
+	set(r, "latency_term", lat);
+	set(r, "bandwidth_term", bwt);
 	if (t > 0) {
 		set(r, "algbw", bytes / t);
 		set(r, "busbw", bytes / t * sl_busbw_factor(s->op, p));
@@ -374,7 +370,8 @@ static int run_coll(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *err
 	return SL_OK;
 }
 
-static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *err)
+static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_result *eng,
+                     sl_err *err)
 {
 	int n = sl_cluster_devices(c);
 	sl_layout l = sl_lsetup_layout(s);
@@ -478,10 +475,25 @@ static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *er
 	set(r, "shards", shards);
 	snprintf(r->summary, sizeof r->summary,
 		 "tp=%d pp=%d dp=%d on %d device%s: %s a step (one device: %s), speedup %.2f; bubble "
-		 "%.3f; loss %.6g",
+		 "%.3f; loss %.6f",
 		 l.tp, l.pp, l.dp, n, n == 1 ? "" : "s", sl_fmt_time(rep.step_s, a, sizeof a),
 		 sl_fmt_time(single, b, sizeof b), rep.step_s > 0 ? single / rep.step_s : 0,
-		 rep.bubble_fraction, rep.losses[rep.steps - 1]);
+		 rep.bubble_fraction, rep.losses[0]);
+	/* The screen plays the first step (its loss is that one's), so a run of
+	 * several says which loss is which: lesson 11 printed the last step's
+	 * beside the first step's on screen. */
+	if (rep.steps > 1) {
+		size_t k = strlen(r->summary);
+		snprintf(r->summary + k, sizeof r->summary - k, " at step 1, loss %.6f at step %d",
+		         rep.losses[rep.steps - 1], rep.steps);
+	}
+	if (eng) { /* the report without its losses; the loss the lesson names */
+		eng->loss = rep.losses[rep.steps - 1];
+		eng->tpred = pred;
+		eng->single_s = single;
+		eng->trep = rep;
+		eng->trep.losses = NULL;
+	}
 	sl_train_report_free(&rep);
 	sl_train_destroy(tr);
 	return SL_OK;
@@ -534,7 +546,7 @@ static double clock_of(sl_cluster *c)
  * end shows); load the result under the target layout, check the state, and
  * train s->steps more; the losses against one device's. */
 static int run_reshard_steps(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, struct rs *x,
-                             sl_err *e)
+                             sl_wl_result *eng, sl_err *e)
 {
 	sl_layout l = sl_lsetup_layout(s), t = sl_lsetup_target(s);
 	int n = l.tp * l.pp * l.dp, nt = sl_cluster_devices(c);
@@ -609,6 +621,10 @@ static int run_reshard_steps(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, st
 	if (!(x->b = sl_cluster_create(&cfg, e)) ||
 	    !(x->t2 = sl_train_create(&s->model, &t, nt, e)))
 		return e->code ? e->code : SL_EINVAL;
+	/* Who read and wrote what, for a front end that shows the reshard. */
+	if (eng && ((rc = sl_ckpt_read_plan(x->ck, x->t2, &eng->reads, &eng->nreads, e)) ||
+	            (rc = sl_ckpt_write_plan(x->t2, &eng->writes, &eng->nwrites, e))))
+		return rc;
 	if ((rc = sl_ckpt_load(x->t2, x->b, x->ck2, NULL, e)) ||
 	    (rc = sl_train_gather(x->t2, x->p1, x->p1 + np, x->p1 + 2 * np)))
 		return rc;
@@ -635,12 +651,13 @@ static int run_reshard_steps(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, st
 	return rc;
 }
 
-static int run_reshard(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *err)
+static int run_reshard(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_result *eng,
+                       sl_err *err)
 {
 	struct rs x;
 	memset(&x, 0, sizeof x);
 	sl_err e = {0};
-	int rc = run_reshard_steps(s, c, r, &x, &e);
+	int rc = run_reshard_steps(s, c, r, &x, eng, &e);
 	common(r, c, sl_cluster_devices(c));
 	if (rc == SL_EDEVMEM) {
 		set(r, "fits", 0);
@@ -668,6 +685,10 @@ static int run_reshard(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *
 	         sl_fmt_bytes((double)in->data_bytes, a, sizeof a), t.tp, t.pp, t.dp,
 	         rd >= 0 ? r->v[rd] : 0, sl_fmt_time(clock_of(c), b, sizeof b),
 	         fig >= 0 ? r->v[fig] : 0);
+	if (eng) { /* the manifest, in memory: its directory goes with x */
+		eng->ck = x.ck;
+		x.ck = NULL;
+	}
 	rs_free(&x);
 	return SL_OK;
 }
@@ -675,8 +696,10 @@ static int run_reshard(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *
 /* Every layout of the model on c's devices, ranked: the best's figures.  No
  * layout fitting is an outcome (fits = no); no valid layout at all is the
  * lesson's error. */
-static int run_plan(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *err)
+static int run_plan(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_result *eng,
+                    sl_err *err)
 {
+	(void)eng;
 	sl_plan_spec spec = {.model = s->model, .cluster = *sl_cluster_config_of(c)};
 	sl_plan p;
 	sl_err e = {0};
@@ -732,7 +755,8 @@ static int run_plan(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *err
 	return SL_OK;
 }
 
-int sl_lrun(sl_run_kind k, const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_err *err)
+int sl_lrun(sl_run_kind k, const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_result *eng,
+            sl_err *err)
 {
 	if (!r->v && !(r->v = malloc(sizeof *r->v * (size_t)sl_fig_count())))
 		return sl_fail(err, SL_ENOMEM, "out of memory");
@@ -742,11 +766,11 @@ int sl_lrun(sl_run_kind k, const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_e
 	r->kind = k;
 	r->setup = *s;
 	r->valid = 0;
-	int rc = k == SL_RUN_MATMUL    ? run_matmul(s, c, r, err)
-	         : k == SL_RUN_TRAIN   ? run_train(s, c, r, err)
-	         : k == SL_RUN_RESHARD ? run_reshard(s, c, r, err)
-	         : k == SL_RUN_PLAN    ? run_plan(s, c, r, err)
-	                               : run_coll(s, c, r, err);
+	int rc = k == SL_RUN_MATMUL    ? run_matmul(s, c, r, eng, err)
+	         : k == SL_RUN_TRAIN   ? run_train(s, c, r, eng, err)
+	         : k == SL_RUN_RESHARD ? run_reshard(s, c, r, eng, err)
+	         : k == SL_RUN_PLAN    ? run_plan(s, c, r, eng, err)
+	                               : run_coll(s, c, r, eng, err);
 	if (rc == SL_OK)
 		r->valid = 1;
 	return rc;

@@ -299,7 +299,11 @@ static int unit_word(const char *s, size_t *len)
 	static const char *const units[] = {
 		"GB/s", "MB/s", "KB/s", "TB/s", "GiB/s", "MiB/s", "Gb/s", "Gbps", "TFLOP/s", "GFLOP/s",
 		"PFLOP/s", "FLOP/s", "TFLOPS", "GFLOPS", "KiB", "MiB", "GiB", "TiB", "KB", "MB", "GB",
-		"TB", "ms", "us", "\xc2\xb5s", "ns", "s", "B", "%", "x", NULL};
+		"TB", "ms", "us", "\xc2\xb5s", "ns", "s", "B", "%", "x",
+		/* counts and amounts in words: "6.5 billion parameters", "16 bytes" */
+		"PFLOP", "TFLOP", "GFLOP", "MFLOP", "FLOP", "PB", "kB", "bytes", "byte", "bits",
+		"seconds", "second", "milliseconds", "microseconds", "nanoseconds", "trillion",
+		"billion", "million", "thousand", "times", NULL};
 	for (int i = 0; units[i]; i++) {
 		size_t ul = strlen(units[i]);
 		if (strncmp(s, units[i], ul) == 0 && !isalnum((unsigned char)s[ul]) && s[ul] != '/') {

@@ -135,7 +135,12 @@ int sl_lsetup_set(sl_lsetup *s, const char *key, const char *value, sl_err *err)
 					 names[0] ? " " : "", q->name);
 			return sl_fail(err, SL_EINVAL, "preset: unknown preset '%s' (presets: %s)", value, names);
 		}
+		/* Lessons run the closed-form machine: the preset's BF16 peak
+		 * for every GEMM, 4-byte elements (sl_cluster_config_default). */
+		sl_precision keep = c->precision;
+		c->precision = SL_PREC_BF16;
 		sl_preset_apply(p, c);
+		c->precision = keep;
 		snprintf(s->sc.preset, sizeof s->sc.preset, "%s", p->name);
 		return SL_OK;
 	}
@@ -219,7 +224,9 @@ int sl_lsetup_set(sl_lsetup *s, const char *key, const char *value, sl_err *err)
 	case K_OP:
 		if (sl_coll_op_parse(value, &s->op))
 			return word_list(key, value,
-					 "allreduce allgather reducescatter broadcast reduce gather scatter", err);
+					 "allreduce allgather reducescatter broadcast reduce gather scatter "
+					 "alltoall sendrecv",
+					 err);
 		s->touched |= SL_FIG_KIND(SL_RUN_COLLECTIVE);
 		return SL_OK;
 	case K_BYTES:

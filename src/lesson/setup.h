@@ -17,6 +17,7 @@
 #include "lesson.h"
 #include "scenario.h"
 #include "train.h"
+#include "workload.h"
 
 /* Everything a lesson has set up: the matmul scenario, the collective, and
  * the model with its training layout. */
@@ -102,7 +103,12 @@ int sl_lrun_check(sl_run_kind k, const sl_lsetup *s, sl_err *err);
 int sl_lrun_config(sl_run_kind k, const sl_lsetup *s, double slowdown, sl_cluster_config *cfg,
 		   sl_err *err);
 /* Run on c and fill rec.  A layout that does not fit device memory is an
- * outcome, not an error: rec gets fits = no and why. */
-int sl_lrun(sl_run_kind k, const sl_lsetup *s, sl_cluster *c, sl_runrec *rec, sl_err *err);
+ * outcome, not an error: rec gets fits = no and why.  eng, if not NULL,
+ * gets what the engine returned beside c's trace, for a front end that
+ * shows this run (a product's check, a training step's report and loss, a
+ * reshard's checkpoint, kept open, and its plans); free it with
+ * sl_wl_result_free. */
+int sl_lrun(sl_run_kind k, const sl_lsetup *s, sl_cluster *c, sl_runrec *rec, sl_wl_result *eng,
+            sl_err *err);
 
 #endif

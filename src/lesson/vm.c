@@ -47,6 +47,16 @@ struct sl_vm {
 	long steps; /* commands executed since something was yielded */
 	int runs;
 	int asked, right, checks_failed;
+	/* Checks that held, shown only after the learner's next answer, before
+	 * the next run, or at the end: a check printed just before a question
+	 * would answer it.  A check that fails speaks at once. */
+	struct held {
+		int line, pos;
+		const char *src;
+		char *detail;
+	} held[16];
+	int nheld, release;
+	int tries; /* wrong answers to the question waiting */
 	/* strings handed out with the current step */
 	char **strs;
 	int nstrs, capstrs;
@@ -122,6 +132,8 @@ void sl_vm_destroy(sl_vm *vm)
 	if (!vm)
 		return;
 	strs_reset(vm);
+	for (int i = 0; i < vm->nheld; i++)
+		free(vm->held[i].detail);
 	free(vm->strs);
 	for (int i = 0; i < vm->l->nnames; i++)
 		sl_runrec_free(&vm->named[i]);
@@ -191,6 +203,18 @@ static int cond(sl_vm *vm, int node, int line, int *holds, char *detail, size_t 
 	sl_err e = {0};
 	detail[0] = 0;
 	if (sl_cond_eval(&vm->l->pool, node, look, &c, holds, detail, n, &e))
+		return vfail(vm, line, err, "%s", e.msg);
+	return SL_OK;
+}
+
+/* The same, its figures in words for the learner ("1.07, not below 1"). */
+static int cond_words(sl_vm *vm, int node, int line, int *holds, char *detail, size_t n,
+		      sl_err *err)
+{
+	struct lookctx c = {vm};
+	sl_err e = {0};
+	detail[0] = 0;
+	if (sl_cond_words(&vm->l->pool, node, look, &c, holds, detail, n, &e))
 		return vfail(vm, line, err, "%s", e.msg);
 	return SL_OK;
 }
@@ -301,6 +325,11 @@ static int by_end(const void *a, const void *b)
 
 int sl_vm_execute(sl_vm *vm, sl_cluster *c, sl_err *err)
 {
+	return sl_vm_execute_into(vm, c, NULL, err);
+}
+
+int sl_vm_execute_into(sl_vm *vm, sl_cluster *c, sl_wl_result *eng, sl_err *err)
+{
 	if (!vm->pending) {
 		sl_cluster_destroy(c);
 		return sl_fail(err, SL_EINVAL, "no run is pending");
@@ -320,7 +349,7 @@ int sl_vm_execute(sl_vm *vm, sl_cluster *c, sl_err *err)
 	sl_runrec rec;
 	sl_runrec_init(&rec);
 	sl_err e = {0};
-	int rc = sl_lrun(vm->pend_kind, &vm->setup, c, &rec, &e);
+	int rc = sl_lrun(vm->pend_kind, &vm->setup, c, &rec, eng, &e);
 	sl_cluster_destroy(vm->cluster);
 	vm->cluster = c;
 	free(vm->ev);
@@ -466,6 +495,26 @@ int sl_vm_next(sl_vm *vm, sl_step *st, sl_err *err)
 		return SL_OK;
 	}
 	for (;;) {
+		/* Held checks speak after an answer, before a run or a menu, and
+		 * at the end. */
+		if (vm->nheld && !vm->release && vm->pc < l->nops &&
+		    (l->ops[vm->pc].kind == OP_RUN || l->ops[vm->pc].kind == OP_MENU))
+			vm->release = 1;
+		if (vm->nheld && (vm->release || vm->pc >= l->nops)) {
+			struct held h = vm->held[0];
+			memmove(vm->held, vm->held + 1, sizeof vm->held[0] * (size_t)(vm->nheld - 1));
+			if (--vm->nheld == 0)
+				vm->release = 0;
+			step_init(vm, st, NULL);
+			st->kind = SL_STEP_CHECK;
+			st->line = h.line;
+			st->pos = h.pos;
+			st->text = h.src;
+			st->detail = keep(vm, h.detail);
+			st->passed = 1;
+			return SL_OK;
+		}
+		vm->release = 0;
 		if (vm->pc >= l->nops) {
 			step_init(vm, st, NULL);
 			st->kind = SL_STEP_END;
@@ -524,6 +573,11 @@ int sl_vm_next(sl_vm *vm, sl_step *st, sl_err *err)
 				free(d);
 				return err ? err->code : SL_EINVAL;
 			}
+			if (holds && vm->nheld < (int)(sizeof vm->held / sizeof vm->held[0])) {
+				vm->held[vm->nheld++] = (struct held){o->line, vm->pc, o->src, d};
+				vm->pc++;
+				continue;
+			}
 			st->kind = SL_STEP_CHECK;
 			st->text = o->src;
 			st->detail = keep(vm, d);
@@ -571,6 +625,7 @@ int sl_vm_next(sl_vm *vm, sl_step *st, sl_err *err)
 			if (rc)
 				return rc;
 			vm->waiting = o->kind;
+			vm->tries = 0;
 			return SL_OK;
 		}
 		case OP_EXPLORE:
@@ -600,6 +655,13 @@ int sl_vm_next(sl_vm *vm, sl_step *st, sl_err *err)
 static void learner_acted(sl_vm *vm)
 {
 	vm->steps = 0;
+}
+
+/* The learner answered and the lesson goes on: the checks held back speak. */
+static void answered(sl_vm *vm)
+{
+	if (vm->nheld)
+		vm->release = 1;
 }
 
 static void trim(const char *in, char *out, size_t n)
@@ -683,6 +745,7 @@ int sl_vm_answer(sl_vm *vm, const char *input, sl_answer *out, sl_err *err)
 			return sl_fail(err, SL_EINVAL, "answer with a letter from a to %c", 'a' + o->nch - 1);
 		const sl_choice *c = &o->ch[pick];
 		out->correct = c->correct;
+		out->pick = pick;
 		out->explain = c->explain.s ? kinterp(vm, &c->explain, o->line, err, &rc)
 					    : kinterp(vm, &o->explain, o->line, err, &rc);
 		for (int i = 0; i < o->nch; i++)
@@ -705,6 +768,7 @@ int sl_vm_answer(sl_vm *vm, const char *input, sl_answer *out, sl_err *err)
 			return err ? err->code : SL_EINVAL;
 		double tol = o->tol_rel ? o->tol * fabs(want) : o->tol;
 		out->correct = fabs(got - want) <= tol;
+		out->high = got > want;
 		char *e = malloc(64);
 		if (e)
 			sl_value_fmt(want, nd->dim, 0, 0, e, 64);
@@ -725,11 +789,22 @@ int sl_vm_answer(sl_vm *vm, const char *input, sl_answer *out, sl_err *err)
 	}
 	if (rc)
 		return rc;
+	learner_acted(vm);
+	/* A first wrong answer gets its explanation (a choice's) or a word on
+	 * its direction (a number's, whose explanation tells the figure) and
+	 * the question again; a second one gets the answer. */
+	if (!out->correct && vm->tries++ < SL_VM_TRIES - 1) {
+		out->again = 1;
+		out->expected = "";
+		if (o->numeric)
+			out->explain = out->high ? "That is too high." : "That is too low.";
+		return SL_OK;
+	}
 	vm->asked++;
-	vm->right += out->correct;
+	vm->right += out->correct && vm->tries == 0;
 	vm->waiting = 0;
 	vm->pc++;
-	learner_acted(vm);
+	answered(vm);
 	return SL_OK;
 }
 
@@ -769,6 +844,7 @@ int sl_vm_choose(sl_vm *vm, int item, sl_err *err)
 	vm->pc = o->ch[item].target;
 	vm->waiting = 0;
 	learner_acted(vm);
+	answered(vm);
 	return SL_OK;
 }
 
@@ -781,7 +857,7 @@ int sl_vm_knob(sl_vm *vm, const char *setting, sl_err *err)
 	trim(setting, s, sizeof s);
 	val = strpbrk(s, "= \t");
 	if (!val)
-		return sl_fail(err, SL_EINVAL, "write a knob and a value, e.g. %s 10GB/s",
+		return sl_fail(err, SL_EINVAL, "write a knob and its value, e.g. '%s VALUE'",
 			       sl_setup_key_name(o->knobs[0]));
 	*val++ = 0;
 	while (*val == ' ' || *val == '\t' || *val == '=')
@@ -841,7 +917,7 @@ int sl_vm_explore_met(sl_vm *vm, const char **detail, sl_err *err)
 		sl_fail(err, SL_ENOMEM, "out of memory");
 		return -1;
 	}
-	if (cond(vm, o->expr, o->line, &holds, d, 400, err)) {
+	if (cond_words(vm, o->expr, o->line, &holds, d, 400, err)) {
 		free(d);
 		return -1;
 	}
@@ -849,6 +925,7 @@ int sl_vm_explore_met(sl_vm *vm, const char **detail, sl_err *err)
 	if (holds) {
 		vm->waiting = 0;
 		vm->pc++;
+		answered(vm);
 	}
 	return holds;
 }
@@ -864,6 +941,7 @@ int sl_vm_skip(sl_vm *vm, sl_err *err)
 	vm->waiting = 0;
 	vm->pc++;
 	learner_acted(vm);
+	answered(vm);
 	return SL_OK;
 }
 
@@ -884,7 +962,14 @@ void sl_vm_score(const sl_vm *vm, int *asked, int *right, int *checks_failed)
 
 int sl_vm_start_at(sl_vm *vm, int pos, sl_err *err)
 {
+	return sl_vm_start_at_into(vm, pos, NULL, err);
+}
+
+int sl_vm_start_at_into(sl_vm *vm, int pos, sl_wl_result *eng, sl_err *err)
+{
 	const sl_lesson *l = vm->l;
+	if (eng)
+		memset(eng, 0, sizeof *eng);
 	if (pos < 0 || pos > l->nops)
 		return sl_fail(err, SL_EINVAL, "%s: no position %d", l->name, pos);
 	if (vm->pc != 0 || vm->runs || vm->waiting)
@@ -895,8 +980,12 @@ int sl_vm_start_at(sl_vm *vm, int pos, sl_err *err)
 		if (o->kind == OP_SETUP) {
 			apply_setup(vm, o);
 		} else if (o->kind == OP_RUN || o->kind == OP_EXPLORE) {
+			if (eng) {
+				sl_wl_result_free(eng);
+				memset(eng, 0, sizeof *eng);
+			}
 			if (request_run(vm, o->run, o->kind == OP_RUN ? o->name : -1, o->line, err) ||
-			    sl_vm_execute(vm, NULL, err))
+			    (eng ? sl_vm_execute_into(vm, NULL, eng, err) : sl_vm_execute(vm, NULL, err)))
 				return err ? err->code : SL_EINVAL;
 			vm->result_ready = 0;
 		} else if (o->kind == OP_LET) {

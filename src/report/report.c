@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "cost.h"
+#include "hwfile.h"
 #include "preset.h"
+#include "device.h"
 #include "trace.h"
 #include "units.h"
 
@@ -77,14 +79,37 @@ static void wrap(FILE *f, const char *text, int indent, int width)
 	fputc('\n', f);
 }
 
-void sl_report_presets(FILE *f)
+int sl_report_presets(FILE *f, int json, sl_err *err)
 {
-	for (const sl_preset *p = sl_presets(); p->name; p++) {
+	const sl_preset **list;
+	int n;
+	int rc = sl_hw_list(&list, &n, err);
+	if (rc)
+		return rc;
+	if (json) {
+		/* Each entry is a hardware file (shardlab-hardware(5)) as it is. */
+		json_t *a = json_array();
+		for (int i = 0; i < n; i++)
+			json_array_append_new(a, sl_hw_to_json(list[i]));
+		char *s = sl_json_dump_exact(a);
+		json_decref(a);
+		free(list);
+		if (!s)
+			return sl_fail(err, SL_ENOMEM, "out of memory");
+		fputs(s, f);
+		free(s);
+		return SL_OK;
+	}
+	for (int i = 0; i < n; i++) {
+		const sl_preset *p = list[i];
 		int def = strcmp(p->name, SL_PRESET_DEFAULT) == 0;
 		fprintf(f, "%-10s %s%s\n", p->name, p->title, def ? " (the default)" : "");
 		double flops = p->flops > 0 ? p->flops : sl_host_flops();
-		fprintf(f, "%11s%s%s per device, %s of memory", "", ff(flops),
-			p->flops > 0 ? "" : " (measured now)", fb(p->memory));
+		if (p->flops > 0)
+			fprintf(f, "%11s%s BF16, %s FP32", "", ff(flops), ff(p->flops_fp32));
+		else
+			fprintf(f, "%11s%s (measured now)", "", ff(flops));
+		fprintf(f, " per device, %s of memory", fb(p->memory));
 		if (p->devices_per_node > 0)
 			fprintf(f, ", %d devices per node\n", p->devices_per_node);
 		else
@@ -92,10 +117,27 @@ void sl_report_presets(FILE *f)
 		fprintf(f, "%11slinks %s, %s inside a node; %s, %s between nodes\n", "",
 			fr(p->intra.bandwidth), ft(p->intra.latency), fr(p->inter.bandwidth),
 			ft(p->inter.latency));
+		if (p->dm.mem_bw > 0)
+			fprintf(f, "%11smemory %s; best GEMM %.1f%% of peak on %d units, launch %s;\n"
+				   "%11scollectives reach %.0f%% of the links inside a node, %.0f%% between;"
+				   " default %s, %s\n", "", fr(p->dm.mem_bw), 100 * p->dm.gemm_frac,
+				p->dm.units, ft(p->dm.launch_s), "", 100 * p->intra_frac,
+				100 * p->inter_frac, sl_precision_name(p->precision),
+				sl_efficiency_name(p->efficiency));
+		else
+			fprintf(f, "%11sdefault %s, %s\n", "", sl_precision_name(p->precision),
+				sl_efficiency_name(p->efficiency));
 		char src[512];
 		snprintf(src, sizeof src, "source: %s", p->source);
 		wrap(f, src, 11, 79);
+		/* Where it was found (shardlab-hardware(5)'s lookup order). */
+		const char *from = "";
+		sl_hw_find(p->name, &from, NULL);
+		/* A path is not wrapped: it is one word to copy. */
+		fprintf(f, "%11sfile: %s\n", "", *from ? from : "none (the built-in table)");
 	}
+	free(list);
+	return SL_OK;
 }
 
 static int nodes_of(const sl_cluster_config *cfg)
@@ -113,9 +155,10 @@ static void print_hardware(FILE *f, const char *lead, const sl_cluster_config *c
 			   const char *preset, const char *overrides)
 {
 	int given = overrides && *overrides;
-	fprintf(f, "%shardware    %s per device, %s of memory (%s preset%s%s)\n", lead,
-		ff(cfg->flops), fb((double)cfg->memory), preset, given ? "; given: " : "",
-		given ? overrides : "");
+	fprintf(f, "%shardware    %s %s per device, %s of memory (%s preset%s%s), %s efficiency\n",
+		lead, ff(cfg->flops), sl_precision_name(cfg->precision), fb((double)cfg->memory),
+		preset, given ? "; given: " : "", given ? overrides : "",
+		sl_efficiency_name(cfg->efficiency));
 	fprintf(f, "%slinks       %s, %s inside a node", lead, fr(cfg->intra.bandwidth),
 		ft(cfg->intra.latency));
 	if (nodes_of(cfg) > 1)
@@ -235,7 +278,8 @@ static void json_cluster(json_t *o, const sl_cluster_config *cfg, const char *pr
 	json_object_set_new(o, "inter_latency_s", jreal(cfg->inter.latency));
 	json_object_set_new(o, "timing",
 			    json_string(cfg->timing == SL_TIMING_MODEL ? "model" : "measured"));
-	json_object_set_new(o, "slowdown", jreal(cfg->slowdown));
+	/* Not set: real time is not paced (0 in the config). */
+	json_object_set_new(o, "slowdown", cfg->slowdown > 0 ? jreal(cfg->slowdown) : json_null());
 	json_object_set_new(o, "timing_only", json_boolean(cfg->timing_only));
 }
 
@@ -327,6 +371,110 @@ void sl_report_coll_row(FILE *f, const sl_coll_row *row)
 		row->time_s > 0 ? fr(row->busbw) : "n/a", (unsigned long long)row->wrong);
 }
 
+/* ---- the nccl-tests layout ---- */
+
+/* nccl-tests' redop and root columns for op. */
+static const char *nccl_redop(sl_coll_op op)
+{
+	return op == SL_COLL_ALLREDUCE || op == SL_COLL_REDUCESCATTER || op == SL_COLL_REDUCE
+		       ? "sum"
+		       : "none";
+}
+
+static int nccl_root(sl_coll_op op)
+{
+	return op == SL_COLL_BROADCAST || op == SL_COLL_REDUCE || op == SL_COLL_GATHER ||
+			       op == SL_COLL_SCATTER
+		       ? 0
+		       : -1;
+}
+
+/* Microseconds as nccl-tests prints them: fewer decimals as they grow. */
+static const char *nccl_us(double s)
+{
+	char *b = slot();
+	double us = s * 1e6;
+	snprintf(b, SLOT_LEN, us >= 10000.0 ? "%7.0f" : us >= 100.0 ? "%7.1f" : "%7.2f", us);
+	return b;
+}
+
+static const char *nccl_gbs(const sl_coll_row *row, double bw)
+{
+	char *b = slot();
+	if (row->time_s > 0)
+		snprintf(b, SLOT_LEN, "%6.2f", bw / 1e9);
+	else
+		snprintf(b, SLOT_LEN, "%6s", "N/A");
+	return b;
+}
+
+void sl_report_coll_nccl_header(FILE *f, const sl_coll_report *r)
+{
+	const sl_cluster_config *cfg = &r->sc->cluster;
+	double lo = r->nrows ? r->rows[0].bytes : 0, hi = r->nrows ? r->rows[r->nrows - 1].bytes : 0;
+	fprintf(f, "# shardlab coll (nccl-tests layout): %s, %s algorithm\n", sl_coll_op_name(r->op),
+		sl_algo_name(r->algo));
+	fprintf(f, "# nThread 1 nGpus %d minBytes %.0f maxBytes %.0f step: %g(factor) warmup iters: 0 "
+		   "iters: %d agg iters: 1 validation: 1 graph: 0\n",
+		cfg->devices, lo, hi, r->factor > 0 ? r->factor : 2, r->iters > 0 ? r->iters : 1);
+	fprintf(f, "#\n");
+	print_hardware(f, "# ", cfg, r->sc->preset, r->overrides);
+	fprintf(f, "# time: the slowest device's emulated clock per iteration; predicted: the\n"
+		   "# alpha-beta model on the slowest ring link (%s, %s); busbw = algbw x %.4g\n#\n",
+		fr(r->bottleneck.bandwidth), ft(r->bottleneck.latency),
+		sl_busbw_factor(r->op, cfg->devices));
+	fprintf(f, "#%63s\n", r->op == SL_COLL_ALLTOALL || r->op == SL_COLL_SENDRECV
+				       ? "out-of-place"
+				       : "in-place");
+	fprintf(f, "#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %9s\n", "size", "count", "type",
+		"redop", "root", "time", "algbw", "busbw", "#wrong", "predicted");
+	fprintf(f, "#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %9s\n", "(B)", "(elements)", "",
+		"", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)");
+}
+
+void sl_report_coll_nccl_row(FILE *f, const sl_coll_report *r, const sl_coll_row *row)
+{
+	fprintf(f, "%12.0f  %12zu  %8s  %6s  %6d  %7s  %6s  %6s  %6llu  %9s\n", row->bytes,
+		row->count, "float", nccl_redop(r->op), nccl_root(r->op), nccl_us(row->time_s),
+		nccl_gbs(row, row->algbw), nccl_gbs(row, row->busbw),
+		(unsigned long long)row->wrong, nccl_us(row->predicted_s));
+}
+
+void sl_report_coll_nccl_footer(FILE *f, const sl_coll_report *r)
+{
+	uint64_t wrong = 0;
+	double sum = 0;
+	size_t n = 0;
+	for (size_t i = 0; i < r->nrows; i++) {
+		wrong += r->rows[i].wrong;
+		if (r->rows[i].time_s > 0) {
+			sum += r->rows[i].busbw / 1e9;
+			n++;
+		}
+	}
+	fprintf(f, "# Out of bounds values : %llu %s\n", (unsigned long long)wrong,
+		wrong ? "FAILED" : "OK");
+	fprintf(f, "# Avg bus bandwidth    : %g \n", n ? sum / (double)n : 0.0);
+	fprintf(f, "#\n");
+}
+
+void sl_report_coll_csv_header(FILE *f)
+{
+	fprintf(f, "size_bytes,count,type,redop,root,emulated_time_s,algbw_bytes_per_s,busbw_bytes_per_s,"
+		   "wrong,predicted_s\n");
+}
+
+void sl_report_coll_csv_row(FILE *f, const sl_coll_report *r, const sl_coll_row *row)
+{
+	fprintf(f, "%.0f,%zu,float,%s,%d,%.9g,", row->bytes, row->count, nccl_redop(r->op),
+		nccl_root(r->op), row->time_s);
+	if (row->time_s > 0)
+		fprintf(f, "%.9g,%.9g,", row->algbw, row->busbw);
+	else
+		fprintf(f, ",,");
+	fprintf(f, "%llu,%.9g\n", (unsigned long long)row->wrong, row->predicted_s);
+}
+
 static void json_coll_row(json_t *o, const sl_coll_row *row)
 {
 	json_object_set_new(o, "bytes", json_integer((json_int_t)row->bytes));
@@ -362,10 +510,19 @@ json_t *sl_report_coll_json(const sl_coll_report *r)
 	return o;
 }
 
+static int json_printed;
+
+int sl_report_json_printed(void)
+{
+	return json_printed;
+}
+
 int sl_report_json_print(FILE *f, json_t *j)
 {
+	j = sl_report_json_scheme(j);
 	if (!j)
 		return -1;
+	json_printed = 1;
 	int rc = json_dumpf(j, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
 	json_decref(j);
 	if (rc == 0 && fputc('\n', f) == EOF)
@@ -420,6 +577,7 @@ void sl_report_layout_json(json_t *o, const sl_layout *l)
 	json_object_set_new(o, "microbatches", json_integer(l->microbatches));
 	json_object_set_new(o, "sequence_parallel", json_boolean(l->seq_parallel));
 	json_object_set_new(o, "zero1", json_boolean(l->zero1));
+	json_object_set_new(o, "recompute", json_string(sl_recompute_name(l->recompute)));
 	json_object_set_new(o, "mesh_order",
 	                    json_string(sl_mesh_order_name(l->order, ord, sizeof ord)));
 }

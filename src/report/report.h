@@ -19,8 +19,10 @@
 #include "status.h"
 #include "train.h"
 
-/* Every preset with its figures in human units and its source. */
-void sl_report_presets(FILE *f);
+/* Every preset (sl_hw_list: the built-in names, then the files'), with its
+ * figures in human units and its source; json: a JSON array whose entries
+ * are hardware files (shardlab-hardware(5)). */
+int sl_report_presets(FILE *f, int json, sl_err *err);
 
 /* One sharded product, after sl_scenario_run. */
 typedef struct sl_run_report {
@@ -55,12 +57,25 @@ typedef struct sl_coll_report {
 	sl_link_spec bottleneck;    /* the link the prediction uses */
 	size_t nrows;
 	const sl_coll_row *rows;
+	double factor;              /* sizes grow by it (nccl-tests' -f) */
+	int iters;                  /* iterations per size (-n); time is per iteration */
 } sl_coll_report;
 
 /* Text: the header once, then one line per size as it completes. */
 void sl_report_coll_header(FILE *f, const sl_coll_report *r);
 void sl_report_coll_row(FILE *f, const sl_coll_row *row);
 json_t *sl_report_coll_json(const sl_coll_report *r);
+/* nccl-tests' layout: size (B), count, type, redop, root, time (us),
+ * algbw and busbw (GB/s), #wrong, and predicted (us) last; a units row
+ * under the names, and their footer (out-of-bounds values, the average
+ * bus bandwidth) after the rows.  nrows and rows of r must be set before
+ * the header (it names the first and last size). */
+void sl_report_coll_nccl_header(FILE *f, const sl_coll_report *r);
+void sl_report_coll_nccl_row(FILE *f, const sl_coll_report *r, const sl_coll_row *row);
+void sl_report_coll_nccl_footer(FILE *f, const sl_coll_report *r);
+/* CSV with the JSON report's names, in SI units (s, bytes/s). */
+void sl_report_coll_csv_header(FILE *f);
+void sl_report_coll_csv_row(FILE *f, const sl_coll_report *r, const sl_coll_row *row);
 
 /* The hardware, links and layout lines of a report, each starting with
  * lead, and the same figures as JSON fields of o (for other commands'
@@ -74,8 +89,20 @@ void sl_report_cluster_json(json_t *o, const sl_cluster_config *cfg, const char 
  * microbatches, sequence_parallel, zero1, mesh_order. */
 void sl_report_layout_json(json_t *o, const sl_layout *l);
 
-/* Pretty-print j with a final newline and release it; -1 on a write error. */
+/* The JSON reports' format: format_version of every --format=json output
+ * (shardlab(1), OUTPUT).  Raise it when a key changes meaning or name. */
+#define SL_JSON_FORMAT_VERSION 1
+
+/* j (stolen) under the one naming scheme (jsonkeys.c), shardlab_version
+ * and format_version first; NULL if out of memory. */
+json_t *sl_report_json_scheme(json_t *j);
+
+/* Pretty-print j under the scheme (sl_report_json_scheme) with a final
+ * newline and release it; -1 on a write error or out of memory. */
 int sl_report_json_print(FILE *f, json_t *j);
+/* Whether a JSON report was printed: the error object on failure is only
+ * for a run that printed none (cli.c). */
+int sl_report_json_printed(void);
 
 /* Write the cluster's trace to path as Chrome Trace Event JSON: "-" is
  * stdout, a path ending in .gz is gzip-compressed. */

@@ -131,37 +131,60 @@ void sl_draw_title(const sl_view *v, sl_rect r)
 	             v->auto_speed ? " (auto)" : "");
 	if (sc->cluster.timing_only)
 		x += sl_put(r.y, x, end - x, sl_theme_role(v->th, SL_ROLE_WARN), "dry run  ");
-	if (m->train && m->train->on && m->train->ck) {
-		const sl_layout *l = &m->train->l, *s = &sl_ckpt_info_of(m->train->ck)->layout;
+	const sl_workload *w = m->wl;
+	switch (m->kind) {
+	case SL_WL_RESHARD: {
+		const sl_layout *l = &w->l, *s = &sl_ckpt_info_of(w->ck)->layout;
 		sl_putf(r.y, x, end - x, norm,
 		        "%s reshard tp=%d pp=%d dp=%d %s tp=%d pp=%d dp=%d %s %d%s%s", g->v, s->tp,
 		        s->pp, s->dp, g->arrow, l->tp, l->pp, l->dp, g->dot, m->ndev, g->times,
 		        sc->preset[0] ? sc->preset : "custom");
 		return;
 	}
-	if (m->train && m->train->on && m->train->coll) {
+	case SL_WL_COLLECTIVE: {
 		char b[32];
 		sl_putf(r.y, x, end - x, norm, "%s %s of %s %s %s %d%s%s %s %d node%s", g->v,
-		        sl_coll_op_name(m->train->op),
-		        sl_fmt_bytes((double)m->train->count * sizeof(float), b, sizeof b),
-		        sl_algo_name(m->train->algo), g->dot, m->ndev, g->times,
+		        sl_coll_op_name(w->op),
+		        sl_fmt_bytes((double)w->count * sizeof(float), b, sizeof b),
+		        sl_algo_name(w->algo), g->dot, m->ndev, g->times,
 		        sc->preset[0] ? sc->preset : "custom", g->dot, nodes, nodes > 1 ? "s" : "");
 		return;
 	}
-	if (m->train && m->train->on) {
-		const sl_layout *l = &m->train->l;
+	case SL_WL_TRAIN: {
+		const sl_layout *l = &w->l;
 		sl_putf(r.y, x, end - x, norm, "%s train tp=%d pp=%d dp=%d %s %s %d mb %s %d%s%s %s %d node%s",
 		        g->v, l->tp, l->pp, l->dp, g->dot, sl_sched_name(l->schedule), l->microbatches,
 		        g->dot, m->ndev, g->times, sc->preset[0] ? sc->preset : "custom", g->dot, nodes,
 		        nodes > 1 ? "s" : "");
 		return;
 	}
-	sl_putf(r.y, x, end - x, norm, "%s %s %d%s%d%s%d %s %d%s%s %s %d node%s%s %s %s", g->v,
-	        sl_split_name(sc->gemm.split), sc->gemm.m, g->times, sc->gemm.k, g->times,
-	        sc->gemm.n, g->dot, m->ndev, g->times, sc->preset[0] ? sc->preset : "custom",
-	        g->dot, nodes, nodes > 1 ? "s" : "",
-	        sc->cluster.topology == SL_TOPO_RING ? " ring-wired" : "", g->dot,
-	        sl_algo_name(sc->gemm.algo));
+	default:
+		break;
+	}
+	/* The sizes whole, or abbreviated (8k) when the line is short of room;
+	 * then only whole words, never "256×819". */
+	char buf[256];
+	for (int abbr = 0; abbr < 2; abbr++) {
+		char dm[3][16];
+		const int d[3] = {sc->gemm.m, sc->gemm.k, sc->gemm.n};
+		for (int i = 0; i < 3; i++)
+			snprintf(dm[i], sizeof dm[i], abbr && d[i] >= 1024 && d[i] % 1024 == 0 ? "%dk" : "%d",
+			         abbr && d[i] >= 1024 && d[i] % 1024 == 0 ? d[i] / 1024 : d[i]);
+		snprintf(buf, sizeof buf, "%s %s %s%s%s%s%s %s %d%s%s %s %d node%s%s %s %s", g->v,
+		         sl_split_name(sc->gemm.split), dm[0], g->times, dm[1], g->times, dm[2], g->dot,
+		         m->ndev, g->times, sc->preset[0] ? sc->preset : "custom", g->dot, nodes,
+		         nodes > 1 ? "s" : "", sc->cluster.topology == SL_TOPO_RING ? " ring-wired" : "",
+		         g->dot, sl_algo_name(sc->gemm.algo));
+		if (sl_cols(buf) <= end - x)
+			break;
+	}
+	while (sl_cols(buf) > end - x) {
+		char *sp = strrchr(buf, ' ');
+		if (!sp)
+			break;
+		*sp = 0;
+	}
+	sl_put(r.y, x, end - x, norm, buf);
 }
 
 int sl_put_wrapped(int y, int x, int w, int h, attr_t a, const char *s)
@@ -185,6 +208,18 @@ int sl_put_wrapped(int y, int x, int w, int h, attr_t a, const char *s)
 		}
 		char line[512];
 		snprintf(line, sizeof line, "%.*s", cut, s);
+		if (row + 1 == h && sl_cols(s) > w && w > 4) {
+			/* The last row and more than it holds: whole words and
+			 * "...", never a figure cut to "46.7". */
+			int cols = 0, keep = 0;
+			for (int i = 0; s[i] && cols <= w - 3; i++) {
+				if (((unsigned char)s[i] & 0xc0) != 0x80)
+					cols++;
+				if (s[i] == ' ' && cols <= w - 3)
+					keep = i;
+			}
+			snprintf(line, sizeof line, "%.*s...", keep, s);
+		}
 		sl_put(y + row, x, w, a, line);
 		s += cut;
 		while (*s == ' ')
@@ -280,7 +315,7 @@ void sl_draw_status(const sl_view *v, sl_rect r)
 	static const sl_action train_acts[] = {SL_A_PLAY,    SL_A_STEP,  SL_A_BACK,
 	                                       SL_A_BW_DOWN, SL_A_BW_UP, SL_A_SEL_NEXT,
 	                                       SL_A_PLAN,    SL_A_HELP,  SL_A_LEAVE};
-	int training = v->m->train && v->m->train->on && !v->m->train->ck;
+	int training = v->m->kind == SL_WL_TRAIN || v->m->kind == SL_WL_COLLECTIVE;
 	const sl_action *acts = training ? train_acts : main_acts;
 	size_t n = sizeof main_acts / sizeof main_acts[0];
 	if (v->mode == SL_MODE_PLOT) {

@@ -129,7 +129,8 @@ static const sl_keybind lesson_keys[] = {
     {KEY_HOME, SL_A_RESTART, NULL},
     {KEY_END, SL_A_END, "jump to the end of the scenario"},
     {'v', SL_A_VIEW,
-     "switch between the scenario and the lesson (when the terminal is too short for both)"},
+     "switch between the compact figure over the narration and the full scenario view (on "
+     "terminals of 30 rows or fewer)"},
     {'q', SL_A_LEAVE,
      "leave the lesson, keeping your place: back to the menu (or quit, when opened by "
      "shardlab lesson)"},
@@ -150,6 +151,15 @@ static const sl_keybind input_keys[] = {
     {127, SL_A_ERASE, NULL},
     {CTRL('h'), SL_A_ERASE, NULL},
     {ESC, SL_A_CANCEL, "clear what is typed; with nothing typed, leave the lesson"},
+    /* The figure plays and steps while a question waits, on keys that
+     * type nothing. */
+    {'\t', SL_A_PLAY, "play or pause the scenario shown, while the question waits"},
+    {KEY_RIGHT, SL_A_STEP, "step the scenario forward one operation"},
+    {KEY_NPAGE, SL_A_STEP, NULL},
+    {KEY_LEFT, SL_A_BACK, "step the scenario back one operation"},
+    {KEY_PPAGE, SL_A_BACK, NULL},
+    {KEY_HOME, SL_A_RESTART, "restart the scenario from time zero"},
+    {KEY_END, SL_A_END, "jump to the end of the scenario"},
     {'?', SL_A_HELP, "open this help while nothing is typed (after that, ? is typed)"},
     {0, SL_A_NONE, NULL},
 };

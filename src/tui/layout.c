@@ -5,8 +5,8 @@
  *   rows 1..     devices | matrices     (left column, right column)
  *                links   | numbers
  *                timeline (full width, one row per device)
- *   row R-2      the sentence saying what the current step does (and R-3
- *                when the terminal has 28 rows or more)
+ *   rows R-3,R-2 the sentence saying what the current step does, with its
+ *                span (two lines, so the span is never cut off)
  *   row R-1      status: the keys that matter now
  */
 #include "layout.h"
@@ -50,8 +50,9 @@ int sl_screen_layout_compute(int rows, int cols, int ndev, sl_screen_layout *L)
 	}
 	if (ndev < 1)
 		ndev = 1;
-	/* The sentence gets a second line when there are rows to spare. */
-	int sent = rows >= 28 ? 2 : 1;
+	/* Two lines for the sentence: at 80 columns one line cuts it before
+	 * the step's span. */
+	int sent = 2;
 	int body = rows - 2 - sent; /* >= 21 */
 	L->r[SL_PANEL_TITLE] = rect(0, 0, 1, cols);
 	L->r[SL_PANEL_SENTENCE] = rect(rows - 1 - sent, 0, sent, cols);
@@ -75,5 +76,33 @@ int sl_screen_layout_compute(int rows, int cols, int ndev, sl_screen_layout *L)
 	L->r[SL_PANEL_MATRICES] = rect(1, lw, mh, rw);
 	L->r[SL_PANEL_NUMBERS] = rect(1 + mh, lw, nh, rw);
 	L->r[SL_PANEL_TIMELINE] = rect(1 + upper, 0, tl, cols);
+	return 0;
+}
+
+int sl_lesson_layout_compute(int rows, int cols, int ndev, sl_screen_layout *L, sl_rect *narr)
+{
+	memset(L, 0, sizeof *L);
+	*narr = (sl_rect){0, 0, 0, 0};
+	L->rows = rows;
+	L->cols = cols;
+	if (rows < SL_LAYOUT_MIN_ROWS || cols < SL_LAYOUT_MIN_COLS) {
+		L->too_small = 1;
+		return 1;
+	}
+	if (ndev < 1)
+		ndev = 1;
+	/* The figure: a row per device plus the borders and the time scale,
+	 * but at most a third of the screen, so the narration keeps at least
+	 * half of it (at 80x24: 8 rows of figure, 12 of narration). */
+	int fh = clampi(ndev + 3, 5, rows / 3);
+	int sent = 2;
+	int lw = clampi(cols * 2 / 5, 36, 60);
+	L->r[SL_PANEL_TITLE] = rect(0, 0, 1, cols);
+	L->r[SL_PANEL_DEVICES] = rect(1, 0, fh, lw);
+	L->r[SL_PANEL_TIMELINE] = rect(1, lw, fh, cols - lw);
+	L->r[SL_PANEL_SENTENCE] = rect(1 + fh, 0, sent, cols);
+	L->r[SL_PANEL_STATUS] = rect(rows - 1, 0, 1, cols);
+	L->r[SL_PANEL_BODY] = rect(1, 0, rows - 2 - sent, cols);
+	*narr = rect(1 + fh + sent, 0, rows - 2 - fh - sent, cols);
 	return 0;
 }

@@ -43,6 +43,18 @@ typedef struct sl_screen_layout {
  * sentence and status.  Returns out->too_small. */
 int sl_screen_layout_compute(int rows, int cols, int ndev, sl_screen_layout *out);
 
+/* The lesson screen keeps the full view above its narration from this many
+ * rows; below, it lays out a compact figure instead. */
+#define SL_LAYOUT_LESSON_SPLIT 31
+
+/* The lesson screen on a terminal shorter than SL_LAYOUT_LESSON_SPLIT (a
+ * projector's 80x24 or 100x30): a compact figure on top (the devices and
+ * the timeline side by side, the step's sentence on two lines under them)
+ * and the narration below, so both show at once.  Fills the title,
+ * devices, timeline, sentence and status; the other panels are empty
+ * (h = 0).  *narr gets the narration's box.  Returns out->too_small. */
+int sl_lesson_layout_compute(int rows, int cols, int ndev, sl_screen_layout *out, sl_rect *narr);
+
 const char *sl_panel_name(sl_panel p);
 
 /* Do two rectangles share a cell? */

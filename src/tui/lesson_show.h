@@ -3,15 +3,17 @@
  *
  * The lesson screen animates each product, training step, reshard and lone
  * collective the lesson runs, through the sandbox's own playback (play.c),
- * while the vm's headless run gives the figures.  A reshard's view reads a
- * checkpoint made here, in a scratch directory, exactly as the lesson's run
- * makes its own.  No drawing here. */
+ * from the trace of the lesson's own run: the vm executes a run once (on a
+ * worker thread, lesson_ui.c), and the playback replays what it recorded.
+ * A reshard's view reads the checkpoint that run saved, whose manifest the
+ * run hands over with its plans (sl_vm_execute_into).  No drawing here. */
 #ifndef SL_TUI_LESSON_SHOW_H
 #define SL_TUI_LESSON_SHOW_H
 
-#include "ckpt.h"
 #include "lesson.h"
 #include "play.h"
+#include "setup.h"
+#include "workload.h"
 
 typedef struct sl_lshow {
 	sl_play *play; /* what the scenario view shows */
@@ -19,19 +21,17 @@ typedef struct sl_lshow {
 	int stepped;   /* the lesson has stepped the run shown (from its start) */
 	int orphans;   /* a replaced playback's thread was still computing: leave with _exit */
 	int replaced;  /* the playback was replaced: lay the screen out again, then clear */
-	struct sl_lshow_ckpt {
-		char dir[4096]; /* a scratch directory holding it, removed after */
-		sl_ckpt *ck;
-		sl_ckpt_move *reads, *writes;
-	} ck;          /* the checkpoint a reshard's playback reads */
+	sl_wl_result eng; /* what the run shown returned (a reshard's checkpoint and plans) */
 	char msg[240]; /* why a run is not shown, or "" */
 } sl_lshow;
 
-/* Show the run of step st (a SL_STEP_RUN, or the last run before a lesson's
- * start) in the view, playing once planned; a run the view cannot take (a
- * plan, too large) turns the view off. */
-void sl_lshow_run(sl_lshow *v, const sl_step *st, double now);
-/* Remove the checkpoint the view read (once its playback is gone). */
-void sl_lshow_free_ckpt(sl_lshow *v);
+/* Show the run of kind k on set-up s that has just happened on c (the vm's
+ * cluster, which stays the vm's) in the view, playing at once; eng is what
+ * it returned, taken over (NULL: nothing beyond the trace).  A run the view
+ * cannot take (a plan, too many devices) turns the view off. */
+void sl_lshow_done(sl_lshow *v, sl_run_kind k, const sl_lsetup *s, sl_cluster *c,
+                   sl_wl_result *eng, double now);
+/* Free what the view kept of its run (once its playback is gone). */
+void sl_lshow_free(sl_lshow *v);
 
 #endif

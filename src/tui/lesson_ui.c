@@ -5,16 +5,20 @@
  * their keys in keys.c's tables.  The vm
  * yields steps; narration and prompts go to a transcript drawn in the lesson
  * panel; a matmul run is animated by the sandbox's playback and views in the
- * part of the screen above the panel (or on a key, when the terminal is too
- * short for both).  Nothing here decides anything about the lesson: the vm
+ * part of the screen above the panel; on a terminal too short for that (a
+ * projector's 80x24 or 100x30) a compact figure, the devices and the
+ * timeline, sits above the narration instead, and v shows the full view.  Nothing here decides anything about the lesson: the vm
  * does, and the figures are its own. */
 #include "lesson_ui.h"
 
 #include <ctype.h>
 #include <locale.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "catalog.h"
@@ -45,6 +49,25 @@ struct entry {
 	char *text;
 };
 
+/* A lesson's run on a worker thread (sl_vm_execute_into), so the screen
+ * keeps answering keys while it computes.  While it runs the vm and the
+ * lesson are the worker's alone; leaving abandons the job: its cluster is
+ * cancelled (every blocking call returns SL_ECANCEL) and the worker frees
+ * the vm and the lesson when it returns. */
+struct ljob {
+	pthread_mutex_t mu;
+	sl_vm *vm;
+	sl_lesson *l;
+	sl_cluster *c;
+	sl_wl_result eng;
+	int done, abandoned; /* (mu) */
+	int rc;              /* (mu) */
+	sl_err err;          /* (mu) */
+	int explore;         /* an explore's knob asked for the run */
+};
+
+static atomic_int jobs_alive; /* workers not yet returned (abandoned or not) */
+
 struct lui {
 	struct sl_tui_options opt;
 	sl_theme th;
@@ -52,19 +75,28 @@ struct lui {
 	sl_scene *m;
 	int rows, cols;
 	sl_screen_layout lay; /* the scenario view (the top part when split) */
+	sl_screen_layout clay; /* the compact figure, when not split */
+	sl_rect narr;          /* the narration under the compact figure */
 	int split, top_rows, show_view;
 	/* the menu */
-	int in_menu, from_menu, want_sandbox;
+	int in_menu, from_menu;
+	sl_sandbox *sb; /* the sandbox opened from the menu: the screen shown, or NULL */
+	int sb_orphans; /* a closed sandbox's thread was still computing: leave with _exit */
 	sl_catalog_entry *cat;
 	int ncat, sel;
 	/* the lesson */
 	sl_lesson *l;
 	sl_vm *vm;
+	struct ljob *job; /* the run computing, or NULL */
+	double job_t0;    /* when it started (sl_loop_now) */
+	int job_shown;    /* the whole seconds "working..." shows */
+	int nruns;        /* runs the lesson asked for (SHARDLAB_TUI_STATS) */
 	sl_step st;
 	char id[64];
 	sl_progress prog;
 	int base_asked, base_right;
 	int waiting, hold, ended, tries;
+	int at_pause; /* held at a pause: "press a key", so any key unbound goes on */
 	char input[160];
 	size_t ninput;
 	struct entry tr[TRANSCRIPT];
@@ -75,7 +107,7 @@ struct lui {
 
 /* The lesson chosen in the menu, kept when the menu comes back (after the
  * sandbox opened from it). */
-static int menu_sel;
+static int menu_sel = -1;
 
 /* ---- the transcript ---- */
 
@@ -239,17 +271,27 @@ static void relayout(void *ctx)
 	if (ph > PANEL_MAX)
 		ph = PANEL_MAX;
 	u->top_rows = u->split ? u->rows - ph : u->rows;
-	sl_screen_layout_compute(u->top_rows, u->cols, sl_play_devices(u->sv.play), &u->lay);
+	int ndev = sl_play_devices(u->sv.play);
+	sl_screen_layout_compute(u->top_rows, u->cols, ndev, &u->lay);
+	sl_lesson_layout_compute(u->rows, u->cols, ndev, &u->clay, &u->narr);
 }
 
-/* The view follows the lesson's run: the playback may have been replaced
- * (another kind of run), the screen then laid out again. */
-static void show_run(struct lui *u, const sl_step *st, double now)
+/* The view shows the run that has just happened (eng: what it returned,
+ * taken over): the playback may have been replaced (another kind of run) or
+ * show another device count (lesson 03 after lesson 02's one-device run),
+ * so the screen is laid out again for it. */
+static void show_done(struct lui *u, sl_wl_result *eng, double now)
 {
-	sl_lshow_run(&u->sv, st, now);
-	if (u->sv.replaced) {
+	sl_run_kind k;
+	const sl_lsetup *s = sl_vm_last_run(u->vm, &k);
+	int ndev = sl_play_devices(u->sv.play);
+	if (s)
+		sl_lshow_done(&u->sv, k, s, sl_vm_cluster(u->vm), eng, now);
+	else if (eng)
+		sl_wl_result_free(eng);
+	relayout(u);
+	if (u->sv.replaced || ndev != sl_play_devices(u->sv.play)) {
 		u->sv.replaced = 0;
-		relayout(u);
 		clearok(curscr, TRUE);
 	}
 	if (u->sv.msg[0]) {
@@ -286,22 +328,137 @@ static void save(struct lui *u, int finished)
 
 static void draw(void *ctx);
 
-/* The vm runs the engine on this thread: say so on screen first, since
- * nothing is drawn until it is done (a screen test waits for this to go). */
+/* Say on screen that the engine is computing, until it is done (a screen
+ * test waits for this to go). */
 static void busy(struct lui *u, int on)
 {
 	if (on) {
 		snprintf(u->msg, sizeof u->msg, "working...");
+		u->job_t0 = sl_loop_now();
+		u->job_shown = 0;
 		draw(u);
-	} else if (strcmp(u->msg, "working...") == 0) {
+	} else if (strncmp(u->msg, "working...", 10) == 0) {
 		u->msg[0] = 0;
 	}
 }
 
+/* While a run computes, the status line counts its seconds (from the
+ * second one on), so a long run shows it is alive; and every frame looks
+ * whether it is over, so the screen does not rely on the worker's wake-up
+ * alone.  Returns nonzero when the screen changed. */
+static int busy_tick(struct lui *u, double now)
+{
+	int s = (int)(now - u->job_t0);
+	if (s < 1 || s == u->job_shown || strncmp(u->msg, "working...", 10) != 0)
+		return 0;
+	u->job_shown = s;
+	snprintf(u->msg, sizeof u->msg, "working... %d s", s);
+	return 1;
+}
+
+static void job_free(struct ljob *j)
+{
+	sl_wl_result_free(&j->eng);
+	pthread_mutex_destroy(&j->mu);
+	free(j);
+}
+
+static void *job_main(void *arg)
+{
+	struct ljob *j = arg;
+	sl_err e = {0};
+	int rc = sl_vm_execute_into(j->vm, j->c, &j->eng, &e);
+	pthread_mutex_lock(&j->mu);
+	j->rc = rc;
+	j->err = e;
+	j->done = 1;
+	int gone = j->abandoned;
+	pthread_mutex_unlock(&j->mu);
+	if (gone) {
+		sl_vm_destroy(j->vm);
+		sl_lesson_free(j->l);
+		job_free(j);
+	} else {
+		char b = 1;
+		if (write(sl_term_wake_fd(), &b, 1) < 0) {
+			/* a full pipe is a pending wake-up */
+		}
+	}
+	atomic_fetch_sub(&jobs_alive, 1);
+	return NULL;
+}
+
+/* Start the pending run on a worker; 0 if it did not start (the vm then
+ * runs it, or says why it cannot, at its next step). */
+static int job_start(struct lui *u, int explore)
+{
+	sl_err err = {0};
+	sl_cluster *c = sl_vm_make_cluster(u->vm, 0, &err);
+	struct ljob *j = c ? calloc(1, sizeof *j) : NULL;
+	if (!j) {
+		sl_cluster_destroy(c);
+		return 0;
+	}
+	u->nruns++;
+	pthread_mutex_init(&j->mu, NULL);
+	j->vm = u->vm;
+	j->l = u->l;
+	j->c = c;
+	j->explore = explore;
+	pthread_t th;
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	atomic_fetch_add(&jobs_alive, 1);
+	int rc = pthread_create(&th, &at, job_main, j);
+	pthread_attr_destroy(&at);
+	if (rc != 0) {
+		atomic_fetch_sub(&jobs_alive, 1);
+		pthread_mutex_destroy(&j->mu);
+		free(j);
+		/* On this thread, then: the vm takes c over. */
+		sl_wl_result eng;
+		memset(&eng, 0, sizeof eng);
+		if (sl_vm_execute_into(u->vm, c, &eng, &err) == SL_OK)
+			show_done(u, &eng, sl_loop_now());
+		else
+			sl_wl_result_free(&eng);
+		return 0;
+	}
+	u->job = j;
+	busy(u, 1);
+	return 1;
+}
+
+/* Leave the run computing to itself: cancel it; the worker frees the vm and
+ * the lesson when it returns (at once if it has). */
+static void job_abandon(struct lui *u)
+{
+	struct ljob *j = u->job;
+	if (!j)
+		return;
+	u->job = NULL;
+	pthread_mutex_lock(&j->mu);
+	int done = j->done;
+	if (!done) {
+		j->abandoned = 1;
+		sl_cluster_cancel(j->c);
+	}
+	pthread_mutex_unlock(&j->mu);
+	if (done) {
+		job_free(j); /* the vm and the lesson stay u's */
+		return;
+	}
+	u->vm = NULL;
+	u->l = NULL;
+}
+
+static void explore_after(struct lui *u, double now);
+
 static void advance(struct lui *u, double now)
 {
 	busy(u, 1);
-	while (!u->waiting && !u->hold && !u->ended) {
+	while (!u->waiting && !u->hold && !u->ended && !u->job) {
 		sl_err err = {0};
 		sl_step *st = &u->st;
 		if (sl_vm_next(u->vm, st, &err)) {
@@ -319,7 +476,7 @@ static void advance(struct lui *u, double now)
 			break;
 		case SL_STEP_RUN:
 			addf(u, R_INFO, 0, "run %s", st->text);
-			show_run(u, st, now);
+			job_start(u, 0);
 			break;
 		case SL_STEP_RESULT:
 			addf(u, R_INFO, 0, "result: %s", st->text);
@@ -333,12 +490,15 @@ static void advance(struct lui *u, double now)
 			}
 			for (int i = 0; i < st->ops; i++)
 				sl_play_step(u->sv.play, 1, now);
-			addf(u, R_INFO, 0, "%s", st->text);
+			/* The figure's sentence says what the step did; the
+			 * transcript says only that the run is over, if it is. */
+			if (!st->ops)
+				addf(u, R_INFO, 0, "%s", st->text);
 			u->hold = 1;
 			break;
 		case SL_STEP_PAUSE:
 			add(u, R_PROMPT, 0, st->text[0] ? st->text : "Press Enter to go on.");
-			u->hold = 1;
+			u->hold = u->at_pause = 1;
 			save(u, 0);
 			break;
 		case SL_STEP_CHECK:
@@ -385,7 +545,43 @@ static void advance(struct lui *u, double now)
 		}
 		}
 	}
+	if (!u->job)
+		busy(u, 0);
+}
+
+/* The run on the worker is over: show it, then go on where it was asked. */
+static void job_finish(struct lui *u, double now)
+{
+	struct ljob *j = u->job;
+	pthread_mutex_lock(&j->mu);
+	int done = j->done;
+	pthread_mutex_unlock(&j->mu);
+	if (!done)
+		return;
+	u->job = NULL;
 	busy(u, 0);
+	if (j->rc) {
+		add(u, R_FAIL, 0, j->err.msg);
+		u->ended = 1;
+		u->waiting = 0;
+		job_free(j);
+		return;
+	}
+	show_done(u, &j->eng, now);
+	int explore = j->explore;
+	job_free(j);
+	if (explore)
+		explore_after(u, now);
+	else
+		advance(u, now);
+}
+
+/* After every answer, taken or refused, the line is empty again: a
+ * rejected one is not the start of the next. */
+static void clear_input(struct lui *u)
+{
+	u->ninput = 0;
+	u->input[0] = 0;
 }
 
 static void submit(struct lui *u, double now)
@@ -397,9 +593,15 @@ static void submit(struct lui *u, double now)
 		sl_answer a;
 		if (sl_vm_answer(u->vm, in, &a, &e)) {
 			snprintf(u->msg, sizeof u->msg, "%s", e.msg);
+			clear_input(u);
 			return;
 		}
 		addf(u, R_ANSWER, 2, "> %s", in);
+		if (a.again) { /* why it is wrong, then another try */
+			addf(u, R_WRONG, 0, "Not quite. %s Try again.", a.explain);
+			clear_input(u);
+			return;
+		}
 		if (a.correct) /* the lesson's explanation says it is right */
 			add(u, R_RIGHT, 0, a.explain[0] ? a.explain : "Right.");
 		else
@@ -409,6 +611,7 @@ static void submit(struct lui *u, double now)
 		long k = strtol(in, &end, 10);
 		if (end == in || *end || sl_vm_choose(u->vm, (int)k - 1, &e)) {
 			snprintf(u->msg, sizeof u->msg, "choose an item by its number");
+			clear_input(u);
 			return;
 		}
 		addf(u, R_ANSWER, 2, "> %s", in);
@@ -420,28 +623,14 @@ static void submit(struct lui *u, double now)
 			int rc = strcmp(in, "demo") == 0 ? sl_vm_demo(u->vm, &e) : sl_vm_knob(u->vm, in, &e);
 			if (rc) {
 				snprintf(u->msg, sizeof u->msg, "%s", e.msg);
+				clear_input(u);
 				return;
 			}
 			addf(u, R_ANSWER, 2, "> %s", in);
-			show_run(u, &u->st, now);
-			const char *detail;
-			busy(u, 1);
-			int met = sl_vm_explore_met(u->vm, &detail, &e);
-			busy(u, 0);
-			if (met < 0) {
-				add(u, R_FAIL, 0, e.msg);
-				u->ended = 1;
-			} else {
-				addf(u, R_INFO, 2, "result: %s", sl_vm_last_result(u->vm));
-				addf(u, met ? R_RIGHT : R_WRONG, 2, "%s: %s", met ? "yes" : "not yet", detail);
-				if (!met) {
-					if (++u->tries == 3 && u->st.hint[0])
-						addf(u, R_INFO, 2, "hint: %s", u->st.hint);
-					u->ninput = 0;
-					u->input[0] = 0;
-					return;
-				}
-			}
+			clear_input(u);
+			if (!job_start(u, 1))
+				explore_after(u, now);
+			return;
 		}
 	}
 	u->waiting = 0;
@@ -450,10 +639,41 @@ static void submit(struct lui *u, double now)
 	advance(u, now);
 }
 
+/* An explore's run is over (or there was none to make): does its
+ * condition hold now? */
+static void explore_after(struct lui *u, double now)
+{
+	sl_err e = {0};
+	const char *detail;
+	int met = sl_vm_explore_met(u->vm, &detail, &e);
+	if (met < 0) {
+		add(u, R_FAIL, 0, e.msg);
+		u->ended = 1;
+	} else {
+		addf(u, R_INFO, 2, "result: %s", sl_vm_last_result(u->vm));
+		if (met)
+			addf(u, R_RIGHT, 2, "Yes: %s holds, with %s.", u->st.detail, detail);
+		else
+			addf(u, R_WRONG, 2, "Not yet: the lesson goes on when %s, and "
+			     "this run gives %s. Turn a knob again (or type skip).",
+			     u->st.detail, detail);
+		if (!met) {
+			if (++u->tries == 3 && u->st.hint[0])
+				addf(u, R_INFO, 2, "hint: %s", u->st.hint);
+			clear_input(u);
+			return;
+		}
+	}
+	u->waiting = 0;
+	clear_input(u);
+	advance(u, now);
+}
+
 /* ---- opening and closing a lesson ---- */
 
 static void close_lesson(struct lui *u)
 {
+	job_abandon(u);
 	sl_vm_destroy(u->vm);
 	sl_lesson_free(u->l);
 	u->vm = NULL;
@@ -474,7 +694,7 @@ static int open_lesson(struct lui *u, const char *path, const char *start, int f
 	if (fresh)
 		sl_progress_forget(u->id, NULL);
 	sl_progress_load(u->id, &u->prog, NULL);
-	u->waiting = u->hold = u->ended = 0;
+	u->waiting = u->hold = u->ended = u->at_pause = 0;
 	u->base_asked = u->base_right = 0;
 	u->ninput = 0;
 	u->input[0] = 0;
@@ -492,16 +712,14 @@ static int open_lesson(struct lui *u, const char *path, const char *start, int f
 	if (sl_lesson_about(u->l)[0])
 		add(u, R_INFO, 0, sl_lesson_about(u->l));
 	if (pos > 0) {
-		addf(u, R_INFO, 0, "going on at line %d", sl_lesson_line_at(u->l, pos));
-		if (sl_vm_start_at(u->vm, pos, err))
+		add(u, R_INFO, 0, "Going on where you left off (f in the menu starts afresh).");
+		sl_wl_result eng;
+		if (sl_vm_start_at_into(u->vm, pos, &eng, err)) {
+			sl_wl_result_free(&eng);
 			return SL_EINVAL;
-		/* The runs before pos ran silently: show the last one again. */
-		sl_run_kind k;
-		const sl_lsetup *ls = sl_vm_last_run(u->vm, &k);
-		if (ls) {
-			sl_step st = {.run = k, .scenario = &ls->sc, .setup = ls};
-			show_run(u, &st, sl_loop_now());
 		}
+		/* The runs before pos ran silently: show the last one, whole. */
+		show_done(u, &eng, sl_loop_now());
 	}
 	u->in_menu = 0;
 	advance(u, sl_loop_now());
@@ -522,7 +740,7 @@ static void load_menu(struct lui *u)
 
 static unsigned leave_lesson(struct lui *u)
 {
-	if (!u->ended && u->vm)
+	if (!u->ended && u->vm && !u->job) /* a run computing: where it was saved last */
 		save(u, 0);
 	close_lesson(u);
 	if (!u->from_menu)
@@ -547,11 +765,13 @@ static void draw_status(struct lui *u, int y)
 	static const sl_action menu[] = {SL_A_ROW_DOWN, SL_A_ROW_UP, SL_A_OPEN,  SL_A_FRESH,
 	                                  SL_A_SANDBOX,  SL_A_HELP,   SL_A_LEAVE};
 	static const sl_action input[] = {SL_A_SUBMIT, SL_A_CANCEL, SL_A_HELP, SL_A_QUIT};
+	static const sl_action input_run[] = {SL_A_SUBMIT, SL_A_CANCEL, SL_A_PLAY, SL_A_STEP,
+	                                      SL_A_BACK,   SL_A_HELP,   SL_A_QUIT};
 	static const sl_action ended[] = {SL_A_GO_ON, SL_A_HELP, SL_A_QUIT};
 	static const sl_action split[] = {SL_A_GO_ON, SL_A_PLAY,  SL_A_STEP, SL_A_BACK,
 	                                  SL_A_LEAVE, SL_A_HELP,  SL_A_QUIT};
-	static const sl_action shown[] = {SL_A_GO_ON, SL_A_VIEW,  SL_A_PLAY, SL_A_STEP,
-	                                  SL_A_LEAVE, SL_A_HELP,  SL_A_QUIT};
+	static const sl_action shown[] = {SL_A_GO_ON, SL_A_PLAY, SL_A_STEP, SL_A_BACK,
+	                                  SL_A_VIEW,  SL_A_LEAVE, SL_A_HELP, SL_A_QUIT};
 	static const sl_action told[] = {SL_A_GO_ON, SL_A_LEAVE, SL_A_HELP, SL_A_QUIT};
 	static const sl_action help[] = {SL_A_SCROLL_DOWN, SL_A_CLOSE, SL_A_QUIT};
 	const sl_action *acts = told;
@@ -565,6 +785,10 @@ static void draw_status(struct lui *u, int y)
 	} else if (mode == SL_MODE_MENU) {
 		USE(menu);
 		words[0] = "choose";
+	} else if (mode == SL_MODE_INPUT && u->sv.on) {
+		USE(input_run);
+		words[1] = u->ninput ? "clear" : "back";
+		keys[5] = u->ninput ? KEY_F(1) : 0; /* ? is typed now */
 	} else if (mode == SL_MODE_INPUT) {
 		USE(input);
 		words[1] = u->ninput ? "clear" : "back";
@@ -576,6 +800,7 @@ static void draw_status(struct lui *u, int y)
 		USE(split);
 	} else if (u->sv.on) {
 		USE(shown);
+		words[4] = u->show_view ? "narration" : "full view";
 	}
 #undef USE
 	for (size_t i = 0; i < n; i++) {
@@ -628,8 +853,12 @@ static void draw_menu(struct lui *u)
 		size_t nd = strspn(e->id, "0123456789");
 		if (nd > 0 && nd < sizeof num)
 			snprintf(num, sizeof num, "%.*s", (int)nd, e->id);
-		snprintf(line, sizeof line, "%s %3s  %-48.48s %3d min  %s", i == u->sel ? ">" : " ", num,
-		         e->title, e->minutes, state);
+		/* The title's column gives way to the state ("done, 10/12
+		 * right"), which is never cut: 80 columns cut it to "0/3 r". */
+		int tw = u->cols - 4 - 17 - 17;
+		tw = tw > 48 ? 48 : tw < 20 ? 20 : tw;
+		snprintf(line, sizeof line, "%s %3s  %-*.*s %3d min  %s", i == u->sel ? ">" : " ", num,
+		         tw, tw, e->title, e->minutes, state);
 		sl_clear_rect((sl_rect){y, 1, 1, u->cols - 2}, a);
 		sl_put(y, 2, u->cols - 4, a, line);
 	}
@@ -688,8 +917,21 @@ static void draw(void *ctx)
 	} else {
 		sl_view v = make_view(u);
 		const sl_screen_layout *L = &u->lay;
-		int split = u->split && u->sv.on, view = u->sv.on && (split || u->show_view);
-		if (view) {
+		/* While an answer is typed, v is typed too: the narration and
+		 * the compact figure then show whatever v said before. */
+		int split = u->split && u->sv.on;
+		int full = u->sv.on && !u->split && u->show_view && !u->waiting;
+		int compact = u->sv.on && !u->split && !full;
+		int view = split || full;
+		if (compact) {
+			const sl_screen_layout *C = &u->clay;
+			v.lay = C;
+			sl_draw_title(&v, C->r[SL_PANEL_TITLE]);
+			sl_draw_devices(&v, C->r[SL_PANEL_DEVICES]);
+			sl_draw_timeline(&v, C->r[SL_PANEL_TIMELINE]);
+			sl_draw_sentence(&v, C->r[SL_PANEL_SENTENCE]);
+			draw_panel(u, u->narr, &v);
+		} else if (view) {
 			sl_draw_title(&v, L->r[SL_PANEL_TITLE]);
 			sl_draw_devices(&v, L->r[SL_PANEL_DEVICES]);
 			sl_draw_links(&v, L->r[SL_PANEL_LINKS]);
@@ -703,7 +945,7 @@ static void draw(void *ctx)
 		}
 		if (split)
 			draw_panel(u, (sl_rect){u->top_rows - 1, 0, u->rows - u->top_rows, u->cols}, &v);
-		else if (!view)
+		else if (!view && !compact)
 			draw_panel(u, (sl_rect){1, 0, u->rows - 2, u->cols}, &v);
 		draw_status(u, u->rows - 1);
 	}
@@ -728,6 +970,38 @@ static unsigned open_chosen(struct lui *u, int fresh)
 	return F_DRAW | F_LAYOUT;
 }
 
+/* The sandbox, as a screen of this loop: the menu's own keys, drawing and
+ * clock give way to it until q brings the menu back. */
+static unsigned open_sandbox(struct lui *u)
+{
+	if (!u->opt.sandbox)
+		return 0;
+	struct sl_tui_options o;
+	sl_tui_options_default(&o);
+	o.no_color = u->opt.no_color;
+	o.ascii = u->opt.ascii;
+	o.high_contrast = u->th.high_contrast;
+	o.no_mouse = u->opt.no_mouse;
+	o.fps = u->opt.fps;
+	o.from_menu = 1;
+	sl_err err = {0};
+	u->sb = sl_sandbox_open(u->opt.sandbox, &o, &err);
+	if (!u->sb)
+		snprintf(u->msg, sizeof u->msg, "the sandbox does not open: %.200s", err.msg);
+	return F_DRAW | F_LAYOUT | F_CLEAR;
+}
+
+/* Back to the menu: its threads stop (a long BLAS call is not waited for
+ * past a few seconds; the process then leaves with _exit). */
+static unsigned close_sandbox(struct lui *u)
+{
+	if (!sl_sandbox_close(u->sb, 5.0))
+		u->sb_orphans = 1;
+	u->sb = NULL;
+	relayout(u);
+	return F_DRAW | F_LAYOUT | F_CLEAR;
+}
+
 /* A key, by its action in the table of the screen shown.  While an answer
  * is typed, printable keys are typed instead (? only once something is). */
 static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
@@ -742,9 +1016,17 @@ static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
 		}
 		return F_DRAW;
 	}
+	if (ac == SL_A_NONE && mode == SL_MODE_LESSON && u->hold && u->at_pause && ch > ' ' &&
+	    ch < 127)
+		ac = SL_A_GO_ON; /* "Press a key": any key the screen does not bind */
 	if (ac == SL_A_NONE)
 		return 0;
-	if (mode != SL_MODE_INPUT)
+	/* While a run computes the vm is the worker's: the loop holds the keys
+	 * that need it (busy_running); this is the guard behind that. */
+	if (u->job && (ac == SL_A_SUBMIT || ac == SL_A_GO_ON || ac == SL_A_OPEN ||
+	               ac == SL_A_FRESH || ac == SL_A_SANDBOX))
+		return 0;
+	if (mode != SL_MODE_INPUT && !u->job)
 		u->msg[0] = 0;
 	switch (ac) {
 	case SL_A_CONTRAST:
@@ -773,8 +1055,7 @@ static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
 	case SL_A_FRESH:
 		return open_chosen(u, ac == SL_A_FRESH);
 	case SL_A_SANDBOX:
-		u->want_sandbox = 1;
-		return F_QUIT;
+		return open_sandbox(u);
 	case SL_A_SUBMIT:
 		if (u->ninput)
 			submit(u, now);
@@ -786,7 +1067,7 @@ static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
 	case SL_A_GO_ON:
 		if (u->ended)
 			return leave_lesson(u);
-		u->hold = 0;
+		u->hold = u->at_pause = 0;
 		advance(u, now);
 		return F_DRAW;
 	case SL_A_VIEW:
@@ -814,17 +1095,30 @@ static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
 
 static unsigned on_wake(void *ctx)
 {
-	return sl_play_collect(((struct lui *)ctx)->sv.play) ? F_DRAW : 0;
+	struct lui *u = ctx;
+	unsigned f = 0;
+	if (u->job) {
+		job_finish(u, sl_loop_now());
+		f |= F_DRAW;
+	}
+	return sl_play_collect(u->sv.play) || f ? F_DRAW : 0;
 }
 
 static unsigned on_tick(void *ctx, double now)
 {
-	return sl_play_tick(((struct lui *)ctx)->sv.play, now) & SL_PLAY_CHANGED ? F_DRAW : 0;
+	struct lui *u = ctx;
+	unsigned f = 0;
+	if (u->job) {
+		job_finish(u, now);
+		f = !u->job || busy_tick(u, now) ? F_DRAW : 0;
+	}
+	return sl_play_tick(u->sv.play, now) & SL_PLAY_CHANGED ? F_DRAW : f;
 }
 
 static int animating(void *ctx)
 {
-	return sl_play_animating(((struct lui *)ctx)->sv.play);
+	struct lui *u = ctx;
+	return u->job || sl_play_animating(u->sv.play);
 }
 
 static sl_loop_help *help_of(void *ctx)
@@ -837,8 +1131,78 @@ static size_t typed(void *ctx)
 	return ((struct lui *)ctx)->ninput;
 }
 
-static const sl_loop_mode lesson_mode = {keymode, help_of,   typed,    on_key, on_wake,
-                                         on_tick, animating, relayout, draw};
+/* A run computing on the worker: keys that need the vm wait for it. */
+static int busy_running(void *ctx)
+{
+	return ((struct lui *)ctx)->job != NULL;
+}
+
+/* The screens of this loop: the menu and the lesson (the functions above),
+ * and the sandbox opened from the menu, whose own table of functions takes
+ * over while it is shown.  q there comes back here. */
+static sl_keymode s_keys(void *ctx)
+{
+	struct lui *u = ctx;
+	return u->sb ? sl_sandbox_loop()->keys(u->sb) : keymode(u);
+}
+
+static sl_loop_help *s_help(void *ctx)
+{
+	struct lui *u = ctx;
+	return u->sb ? sl_sandbox_loop()->help(u->sb) : help_of(u);
+}
+
+static size_t s_typed(void *ctx)
+{
+	struct lui *u = ctx;
+	return u->sb ? 0 : typed(u);
+}
+
+static unsigned s_key(void *ctx, int ch, sl_action ac, double now)
+{
+	struct lui *u = ctx;
+	if (!u->sb)
+		return on_key(u, ch, ac, now);
+	unsigned f = sl_sandbox_loop()->key(u->sb, ch, ac, now);
+	if ((f & F_QUIT) && sl_sandbox_to_menu(u->sb))
+		return close_sandbox(u);
+	return f;
+}
+
+static unsigned s_wake(void *ctx)
+{
+	struct lui *u = ctx;
+	unsigned f = on_wake(u);
+	return u->sb ? f | sl_sandbox_loop()->wake(u->sb) : f;
+}
+
+static unsigned s_tick(void *ctx, double now)
+{
+	struct lui *u = ctx;
+	return u->sb ? sl_sandbox_loop()->tick(u->sb, now) : on_tick(u, now);
+}
+
+static int s_animating(void *ctx)
+{
+	struct lui *u = ctx;
+	return u->sb ? sl_sandbox_loop()->animating(u->sb) : animating(u);
+}
+
+static void s_layout(void *ctx)
+{
+	struct lui *u = ctx;
+	u->sb ? sl_sandbox_loop()->layout(u->sb) : relayout(u);
+}
+
+static void s_draw(void *ctx)
+{
+	struct lui *u = ctx;
+	u->sb ? sl_sandbox_loop()->draw(u->sb) : draw(u);
+}
+
+static const sl_loop_mode lesson_mode = {s_keys,      s_help,   s_typed, s_key,  s_wake,
+                                         s_tick,      s_animating, s_layout, s_draw,
+                                         busy_running};
 
 /* ---- the loop ---- */
 
@@ -886,14 +1250,18 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 	u->m = calloc(1, sizeof *u->m);
 	sl_scenario sc;
 	sl_scenario_default(&sc);
-	sc.gemm.m = 256; /* a small first plan: the lesson sets its own */
+	sc.gemm.m = 256; /* shown by nothing until the lesson runs its own */
 	if (!u->m || sl_term_init(&err) != SL_OK) {
 		fprintf(stderr, "shardlab: %s\n", u->m ? err.msg : "out of memory");
 		free(u->m);
 		free(u);
 		return 1;
 	}
-	u->sv.play = sl_play_create(&sc, sl_term_wake_fd(), &err);
+	/* An empty playback, not a run: the view is off until the lesson has
+	 * run something, and then plays that run's trace. */
+	sl_cluster *none = sl_cluster_create(&sc.cluster, &err);
+	u->sv.play = none ? sl_play_create_done(&sc, NULL, none, NULL, sl_term_wake_fd(), &err) : NULL;
+	sl_cluster_destroy(none);
 	if (!u->sv.play || sl_term_start(u->opt.no_mouse, &err) != SL_OK) {
 		sl_play_destroy(u->sv.play, 0.5);
 		sl_term_done();
@@ -913,23 +1281,46 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 		}
 	} else {
 		u->from_menu = 1;
-		u->sel = menu_sel;
 		load_menu(u);
+		/* The menu opens on the lesson to go on with; back from the
+		 * sandbox, on the one chosen before. */
+		u->sel = menu_sel >= 0 ? menu_sel : sl_catalog_next(u->cat, u->ncat);
+		if (u->sel >= u->ncat)
+			u->sel = u->ncat ? u->ncat - 1 : 0;
 	}
 	int quit_sig = sl_loop_run(&lesson_mode, u, u->opt.fps);
-	if (u->vm && !u->ended)
+	if (u->vm && !u->ended && !u->job)
 		save(u, 0);
-	if (u->want_sandbox && !quit_sig)
-		status = SL_TUI_LESSONS_SANDBOX;
+	job_abandon(u); /* a run computing is cancelled, not waited for */
 	menu_sel = u->sel;
 	sl_term_stop();
+	/* For tests: how many runs the engine started (each of a lesson's runs
+	 * is one execution, whatever the screen showed of it), and when the
+	 * terminal was given back (the wall clock, to time q against). */
+	const char *stats = getenv("SHARDLAB_TUI_STATS");
+	FILE *sf = stats && *stats ? fopen(stats, "w") : NULL;
+	if (sf) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		fprintf(sf, "lesson_runs %d\ncluster_runs %lu\nrestored_realtime %lld.%09ld\n",
+		        u->nruns, sl_cluster_runs_started(), (long long)ts.tv_sec, ts.tv_nsec);
+		fclose(sf);
+	}
+	/* A quit signal ends the process by that signal now, the terminal
+	 * given back: nothing is left to tear down that the end of the
+	 * process does not (and no wait on a run's threads). */
+	if (quit_sig)
+		return sl_term_finish(quit_sig, 0, status);
 	/* Quitting does not wait for a thread inside a long BLAS call (the
-	 * process ends); opening the sandbox goes on in this process, so it
-	 * waits for them (a slow machine or a sanitizer build takes seconds). */
-	double wait = status == SL_TUI_LESSONS_SANDBOX ? 30.0 : 0.3;
-	int clean = sl_play_destroy(u->sv.play, wait) && !u->sv.orphans;
+	 * process ends). */
+	int clean = sl_sandbox_close(u->sb, 0.3) && !u->sb_orphans;
+	clean = sl_play_destroy(u->sv.play, 0.3) && !u->sv.orphans && clean;
+	/* A worker still in the middle of its run (a long BLAS call does not
+	 * see the cancel) holds its vm: leave with _exit, as for the play. */
+	if (atomic_load(&jobs_alive) > 0)
+		clean = 0;
 	if (clean)
-		sl_lshow_free_ckpt(&u->sv);
+		sl_lshow_free(&u->sv);
 	close_lesson(u);
 	free(u->cat);
 	free(u->m);

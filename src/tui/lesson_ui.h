@@ -21,8 +21,4 @@
 int sl_tui_lessons(const char *path, const char *start, int fresh,
                    const struct sl_tui_options *opt);
 
-/* Returned instead when the learner chose the sandbox from the menu (the
- * terminal is back to normal by then): the caller opens it. */
-#define SL_TUI_LESSONS_SANDBOX 100
-
 #endif

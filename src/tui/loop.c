@@ -4,6 +4,7 @@
 
 #include <curses.h>
 #include <math.h>
+#include <string.h>
 #include <time.h>
 
 #include "draw.h"
@@ -48,8 +49,8 @@ unsigned sl_loop_dispatch(const sl_loop_mode *m, void *ctx, int ch, double now)
 	sl_action a = sl_keys_lookup(mode, ch);
 	if (a == SL_A_QUIT)
 		return SL_LOOP_QUIT;
-	if (a == SL_A_REDRAW)
-		return SL_LOOP_DRAW | SL_LOOP_CLEAR;
+	if (a == SL_A_REDRAW) /* a full redraw: laid out again, every cell repainted */
+		return SL_LOOP_DRAW | SL_LOOP_LAYOUT | SL_LOOP_CLEAR;
 	if (h->open)
 		return help_key(h, a);
 	if (a == SL_A_HELP) {
@@ -59,6 +60,21 @@ unsigned sl_loop_dispatch(const sl_loop_mode *m, void *ctx, int ch, double now)
 		return SL_LOOP_DRAW;
 	}
 	return m->key(ctx, ch, a, now);
+}
+
+int sl_loop_passes(const sl_loop_mode *m, void *ctx, int ch)
+{
+	if (ch == KEY_RESIZE)
+		return 1;
+	sl_loop_help *h = m->help(ctx);
+	if (h->open)
+		return 1;
+	sl_keymode mode = m->keys(ctx);
+	if (mode == SL_MODE_INPUT && m->typed && sl_keys_typed(ch, m->typed(ctx)))
+		return 0;
+	sl_action a = sl_keys_lookup(mode, ch);
+	return a == SL_A_QUIT || a == SL_A_REDRAW || a == SL_A_HELP || a == SL_A_LEAVE ||
+	       a == SL_A_CANCEL;
 }
 
 int sl_loop_timeout(unsigned pending, int animating, double next_frame, double now)
@@ -75,6 +91,8 @@ int sl_loop_run(const sl_loop_mode *m, void *ctx, double fps)
 	/* Input draws at once; the clock and background news at most once
 	 * per frame interval. */
 	unsigned pending = SL_LOOP_DRAW | SL_LOOP_NOW;
+	int held[64]; /* keys waiting while the front end is busy */
+	int nheld = 0;
 	for (;;) {
 		double now = sl_loop_now();
 		if (pending & SL_LOOP_LAYOUT)
@@ -94,17 +112,34 @@ int sl_loop_run(const sl_loop_mode *m, void *ctx, double fps)
 			return sl_term_quit_signal();
 		if ((bits & SL_TERM_WAKE) && m->wake)
 			pending |= m->wake(ctx);
+		unsigned f = 0;
+		/* Keys held while busy, in order, until it is busy again. */
+		int k = 0;
+		while (k < nheld && !(m->busy && m->busy(ctx)) && !(f & SL_LOOP_QUIT))
+			f |= sl_loop_dispatch(m, ctx, held[k++], now);
+		memmove(held, held + k, sizeof held[0] * (size_t)(nheld - k));
+		nheld -= k;
 		if (bits & SL_TERM_INPUT) {
 			int ch;
-			unsigned f = 0;
-			while ((ch = getch()) != ERR)
+			while ((ch = getch()) != ERR) {
+				if (m->busy && m->busy(ctx) && !sl_loop_passes(m, ctx, ch)) {
+					if (nheld < (int)(sizeof held / sizeof held[0]))
+						held[nheld++] = ch;
+					continue;
+				}
 				f |= sl_loop_dispatch(m, ctx, ch, now);
-			if (f & SL_LOOP_QUIT)
-				return 0;
-			if (f)
-				pending |= f | SL_LOOP_NOW;
+			}
 		}
+		if (f & SL_LOOP_QUIT)
+			return 0;
+		if (f)
+			pending |= f | SL_LOOP_NOW;
 		if (m->tick)
 			pending |= m->tick(ctx, now);
+		/* A frame's tick that changed nothing: the next tick comes a
+		 * frame later (else the timeout stays 0 until the next draw,
+		 * and an animation that draws less often than it ticks spins). */
+		if (!(pending & SL_LOOP_DRAW) && now >= next_frame)
+			next_frame = now + frame;
 	}
 }

@@ -56,7 +56,16 @@ typedef struct sl_loop_mode {
 	void (*layout)(void *ctx);
 	/* Draw the whole screen once, from the state as it is. */
 	void (*draw)(void *ctx);
+	/* The front end is computing something its keys would need (a
+	 * lesson's run on a worker thread; may be NULL): keys that leave or
+	 * look (sl_loop_passes) still go through, the others wait their turn
+	 * and are dispatched, in order, once it is done. */
+	int (*busy)(void *ctx);
 } sl_loop_mode;
+
+/* Does key ch go through while m is busy (a resize, the help, F10, Ctrl-L,
+ * and whatever leaves the screen: q, Esc)?  Pure, tested. */
+int sl_loop_passes(const sl_loop_mode *m, void *ctx, int ch);
 
 /* One key: a resize; a key the answer line types goes to the handler; then
  * the bindings every screen shares (F10 quits, Ctrl-L repaints, ? and F1

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* play.c - the playback state machine: the plan, the live run and the
  * display clock (see play.h); the runs themselves are playrun.c's. */
+#include "device.h"
 #include "play.h"
 
 #include "playrun.h"
@@ -24,22 +25,19 @@
 
 struct live {
 	sl_cluster *c;
-	sl_gemm_spec spec;
-	sl_play_train train;
+	sl_workload wl;
 	int refs; /* (mu) the play's and the runner's */
 	int started;
 	int done;           /* (mu) */
 	int rc;             /* (mu) */
 	sl_err err;         /* (mu) */
-	sl_gemm_result res; /* (mu) */
-	sl_train_report trep; /* (mu) */
-	double loss;          /* (mu) */
+	sl_wl_result res;   /* (mu) */
 };
 
 struct planjob {
 	sl_play *p;
 	sl_scenario sc;
-	sl_play_train train;
+	sl_workload wl;
 	sl_link_spec *links; /* n*n */
 	sl_cluster *c;       /* (mu) while it runs */
 	int cancelled;       /* (mu) */
@@ -60,7 +58,10 @@ struct sl_play {
 	int threads; /* (mu) background threads alive */
 
 	sl_scenario sc;
-	sl_play_train train; /* on: a training step instead of the product */
+	sl_workload wl; /* a product's gemm is sc's */
+	double predicted; /* wl's prediction on the live links, when pred_ok */
+	int pred_ok;
+	int done_only; /* a finished run given to show: nothing runs until a knob moves */
 	struct live *live;       /* always there: the cluster to run (and the knobs') */
 	struct planjob *pj;      /* (mu) the plan being computed */
 	struct planjob *pj_done; /* (mu) a plan waiting for collect */
@@ -71,9 +72,12 @@ struct sl_play {
 	int stale;     /* a knob moved the live run away from the plan */
 	double *steps;
 	size_t nsteps;
+	sl_step_index plan_idx; /* the plan's steps, built once with it */
 	sl_run_info livei; /* the live run's, once collected */
 	sl_snapshot livesnap;
 	size_t livesnap_count;
+	sl_step_index live_idx; /* livesnap's steps, built when first asked for */
+	int live_idx_ok;
 	sl_snapshot empty;
 	enum queued queued; /* an action that waits for the plan */
 	int queued_steps;   /* how many steps it is, for Q_STEP */
@@ -124,8 +128,24 @@ static double clampd(double v, double lo, double hi)
 
 static void live_free(struct live *L)
 {
+	sl_wl_result_free(&L->res);
 	sl_cluster_destroy(L->c);
 	free(L);
+}
+
+static void live_idx_drop(sl_play *p)
+{
+	sl_step_index_free(&p->live_idx);
+	p->live_idx_ok = 0;
+}
+
+/* The plan's steps and stops go with it. */
+static void plan_steps_drop(sl_play *p)
+{
+	sl_step_index_free(&p->plan_idx);
+	free(p->steps);
+	p->steps = NULL;
+	p->nsteps = 0;
 }
 
 static void live_release(sl_play *p)
@@ -143,12 +163,13 @@ static void live_release(sl_play *p)
 	sl_run_info_free(&p->livei);
 	sl_snapshot_free(&p->livesnap);
 	p->livesnap_count = 0;
+	live_idx_drop(p);
 }
 
 /* A fresh cluster for the scenario, with the links of the old one. */
 static int live_new(sl_play *p, sl_err *err)
 {
-	sl_cluster_config cfg = sl_playrun_cluster_cfg(&p->sc);
+	sl_cluster_config cfg = sl_playrun_cluster_cfg(&p->sc, &p->wl);
 	cfg.slowdown = p->slowdown;
 	struct live *L = calloc(1, sizeof *L);
 	if (!L)
@@ -167,8 +188,7 @@ static int live_new(sl_play *p, sl_err *err)
 					sl_cluster_set_link(L->c, s, d, ls.bandwidth, ls.latency);
 				}
 	}
-	L->spec = p->sc.gemm;
-	L->train = p->train;
+	L->wl = p->wl;
 	L->refs = 1;
 	/* Nothing runs past what the screen shows. */
 	sl_cluster_set_breakpoint(L->c, 0);
@@ -184,20 +204,15 @@ static void *runner(void *arg)
 	sl_play *p = r->p;
 	struct live *L = r->L;
 	free(r);
-	sl_gemm_result res;
+	sl_wl_result res;
 	memset(&res, 0, sizeof res);
-	sl_train_report trep;
-	memset(&trep, 0, sizeof trep);
-	double loss = 0;
 	sl_err err = {0};
-	int rc = L->train.on ? sl_playrun_train_step(L->c, &L->train, &trep, &loss, NULL, NULL, &err)
-	                     : sl_gemm_run(L->c, &L->spec, &res, &err);
+	int rc = sl_workload_exec(&L->wl, L->c, &res, 0, &err);
+	sl_train_report_free(&res.trep); /* the losses: the first is kept */
 	pthread_mutex_lock(&p->mu);
 	L->rc = rc;
 	L->err = err;
 	L->res = res;
-	L->trep = trep;
-	L->loss = loss;
 	L->done = 1;
 	int last = --L->refs == 0;
 	pthread_mutex_unlock(&p->mu);
@@ -287,7 +302,7 @@ static void *planner(void *arg)
 	int go = !j->cancelled;
 	pthread_mutex_unlock(&p->mu);
 	if (go)
-		sl_playrun_run(&j->sc, j->train.on ? &j->train : NULL, j->links, &j->info, job_publish, j);
+		sl_playrun_run(&j->sc, &j->wl, j->links, &j->info, job_publish, j);
 	pthread_mutex_lock(&p->mu);
 	if (!j->cancelled && p->pj == j) {
 		p->pj = NULL;
@@ -330,7 +345,7 @@ static void replan(sl_play *p)
 	}
 	j->p = p;
 	j->sc = p->sc;
-	j->train = p->train;
+	j->wl = p->wl;
 	for (int s = 0; s < n; s++)
 		for (int d = 0; d < n; d++)
 			j->links[s * n + d] = sl_cluster_link(p->live->c, s, d);
@@ -352,9 +367,9 @@ static void set_plan(sl_play *p, sl_run_info *info, int pure)
 	memset(info, 0, sizeof *info);
 	p->have_plan = 1;
 	p->plan_pure = pure;
-	free(p->steps);
-	p->steps = NULL;
-	p->nsteps = sl_step_ends(&p->plan.snap, &p->steps);
+	plan_steps_drop(p);
+	if (sl_step_index_build(&p->plan.snap, &p->plan_idx) == 0)
+		p->nsteps = sl_step_stops(p->plan_idx.st, p->plan_idx.ns, &p->steps);
 }
 
 /* -- the clock -- */
@@ -417,12 +432,13 @@ static int refresh_livesnap(sl_play *p)
 	sl_snapshot_free(&p->livesnap);
 	p->livesnap = s;
 	p->livesnap_count = n;
+	live_idx_drop(p);
 	return 1;
 }
 
 static void play_from(sl_play *p, double stop_at, double now)
 {
-	if (p->t <= 0 && p->live && !p->live->started && sl_play_exact(p))
+	if (p->t <= 0 && p->live && !p->live->started && sl_play_exact(p) && !p->done_only)
 		live_start(p);
 	p->playing = 1;
 	p->stop_at = stop_at;
@@ -512,6 +528,8 @@ void sl_play_restart(sl_play *p)
 	p->end_pending = 0;
 	p->queued = Q_NONE;
 	p->t = 0;
+	if (p->done_only)
+		return; /* the run shown is the one given: replay it */
 	live_new(p, &err);
 	if (!p->plan_pure || p->stale) {
 		p->stale = 0;
@@ -639,6 +657,8 @@ unsigned sl_play_tick(sl_play *p, double now)
  * changes the run itself. */
 static void knob_changed(sl_play *p)
 {
+	p->pred_ok = 0;
+	p->done_only = 0;
 	if (live_running(p)) {
 		p->stale = 1;
 		p->queued = Q_NONE;
@@ -690,35 +710,15 @@ sl_link_state sl_play_link_state(const sl_play *p, int src, int dst)
 	return sl_cluster_link_state(p->live->c, src, dst);
 }
 
-/* Resharding: every device reads, then writes, one chunk after another at
- * the storage rate, so the busiest device's bytes over the rate. */
-double sl_play_reshard_predicted(const sl_play_train *tr)
-{
-	double bytes[SL_MAX_DEVICES] = {0}, most = 0;
-	for (int i = 0; i < tr->nreads; i++)
-		bytes[tr->reads[i].dev] += (double)tr->reads[i].bytes;
-	for (int i = 0; i < tr->nwrites; i++)
-		bytes[tr->writes[i].dev] += (double)tr->writes[i].bytes;
-	for (int d = 0; d < SL_MAX_DEVICES; d++)
-		if (bytes[d] > most)
-			most = bytes[d];
-	return most / SL_CKPT_STORAGE_BW_DEFAULT;
-}
-
+/* The workload's own model on the live links, kept until they change. */
 double sl_play_predicted(const sl_play *p)
 {
-	if (p->train.on && p->train.ck)
-		return sl_play_reshard_predicted(&p->train);
-	if (p->train.on && p->train.coll) { /* alpha-beta over the ring's slowest link */
-		int n = sl_cluster_devices(p->live->c);
-		sl_link_spec bn = sl_cost_ring_bottleneck(p->live->c, n);
-		return sl_cost_coll(p->train.op, p->train.algo, n,
-		                    (double)p->train.count * sizeof(float), bn.latency, bn.bandwidth);
+	sl_play *q = (sl_play *)p; /* a cache, not a state */
+	if (!q->pred_ok) {
+		q->predicted = sl_workload_ops_of(p->wl.kind)->predict(&p->wl, p->live->c);
+		q->pred_ok = 1;
 	}
-	if (p->train.on) /* the plan's analytic model, with the links it ran on */
-		return p->have_plan && p->plan.rc == SL_OK ? p->plan.tpred.step_s : -1;
-	int t = sl_cluster_devices(p->live->c);
-	return sl_playrun_predict_with(&p->sc, sl_cost_ring_bottleneck(p->live->c, t));
+	return q->predicted;
 }
 
 /* -- scenario -- */
@@ -728,10 +728,16 @@ void sl_play_set_scenario(sl_play *p, const sl_scenario *sc)
 	sl_err err = {0};
 	sl_scenario old = p->sc;
 	p->sc = *sc;
+	if (p->wl.kind == SL_WL_PRODUCT)
+		p->wl.gemm = sc->gemm;
+	p->pred_ok = 0;
+	p->done_only = 0;
 	live_release(p);
 	if (live_new(p, &err) != SL_OK) {
 		/* The caller checked it; keep the old one rather than nothing. */
 		p->sc = old;
+		if (p->wl.kind == SL_WL_PRODUCT)
+			p->wl.gemm = old.gemm;
 		live_new(p, &err);
 	}
 	p->t = 0;
@@ -742,9 +748,7 @@ void sl_play_set_scenario(sl_play *p, const sl_scenario *sc)
 	p->stale = 0;
 	p->have_plan = 0;
 	sl_run_info_free(&p->plan);
-	free(p->steps);
-	p->steps = NULL;
-	p->nsteps = 0;
+	plan_steps_drop(p);
 	if (p->auto_speed)
 		p->slowdown = auto_slowdown(p);
 	replan(p);
@@ -787,6 +791,18 @@ const sl_snapshot *sl_play_events(const sl_play *p)
 	if (p->have_plan)
 		return &p->plan.snap;
 	return &p->empty;
+}
+
+const sl_step_index *sl_play_steps(sl_play *p)
+{
+	const sl_snapshot *s = sl_play_events(p);
+	if (s == &p->plan.snap)
+		return p->plan_idx.of || s->n == 0 ? &p->plan_idx : NULL;
+	if (s != &p->livesnap)
+		return NULL;
+	if (!p->live_idx_ok)
+		p->live_idx_ok = sl_step_index_build(s, &p->live_idx) == 0;
+	return p->live_idx_ok ? &p->live_idx : NULL;
 }
 
 const sl_run_info *sl_play_result(const sl_play *p)
@@ -860,9 +876,7 @@ unsigned sl_play_collect(sl_play *p)
 		struct live *L = p->live;
 		sl_err err = L->err;
 		sl_playrun_info_fill(&p->livei, L->c, L->rc, &err);
-		p->livei.res = L->res;
-		p->livei.trep = L->trep;
-		p->livei.loss = L->loss;
+		sl_playrun_info_result(&p->livei, &L->res);
 		if (p->have_plan) { /* the live run has no prediction of its own */
 			p->livei.tpred = p->plan.tpred;
 			p->livei.single_s = p->plan.single_s;
@@ -890,24 +904,22 @@ unsigned sl_play_collect(sl_play *p)
 
 sl_play *sl_play_create(const sl_scenario *sc, int wake_fd, sl_err *err)
 {
-	return sl_play_create_train(sc, NULL, wake_fd, err);
+	return sl_play_create_workload(sc, NULL, wake_fd, err);
 }
 
-const sl_play_train *sl_play_training(const sl_play *p)
+const sl_workload *sl_play_workload(const sl_play *p)
 {
-	return p->train.on ? &p->train : NULL;
+	return &p->wl;
 }
 
-sl_play *sl_play_create_train(const sl_scenario *sc, const sl_play_train *tr, int wake_fd,
-                              sl_err *err)
+static sl_play *play_new(const sl_scenario *sc, const sl_workload *w, int wake_fd, sl_err *err)
 {
 	sl_play *p = calloc(1, sizeof *p);
 	if (!p) {
 		sl_fail(err, SL_ENOMEM, "out of host memory");
 		return NULL;
 	}
-	if (tr && tr->on)
-		p->train = *tr;
+	p->wl = w ? *w : sl_workload_product(&sc->gemm);
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
 	p->wake_fd = wake_fd;
@@ -920,11 +932,38 @@ sl_play *sl_play_create_train(const sl_scenario *sc, const sl_play_train *tr, in
 		free(p);
 		return NULL;
 	}
+	return p;
+}
+
+sl_play *sl_play_create_workload(const sl_scenario *sc, const sl_workload *w, int wake_fd,
+                                 sl_err *err)
+{
+	sl_play *p = play_new(sc, w, wake_fd, err);
+	if (!p)
+		return NULL;
 	if (p->auto_speed) {
 		p->slowdown = auto_slowdown(p);
 		sl_cluster_set_slowdown(p->live->c, p->slowdown);
 	}
 	replan(p);
+	return p;
+}
+
+sl_play *sl_play_create_done(const sl_scenario *sc, const sl_workload *w, sl_cluster *c,
+                             const sl_wl_result *r, int wake_fd, sl_err *err)
+{
+	sl_play *p = play_new(sc, w, wake_fd, err);
+	if (!p)
+		return NULL;
+	sl_run_info info;
+	memset(&info, 0, sizeof info);
+	sl_playrun_info_fill(&info, c, SL_OK, NULL);
+	if (r)
+		sl_playrun_info_result(&info, r);
+	set_plan(p, &info, 1);
+	p->done_only = 1;
+	if (p->auto_speed)
+		p->slowdown = auto_slowdown(p);
 	return p;
 }
 
@@ -950,7 +989,8 @@ int sl_play_destroy(sl_play *p, double max_wait_s)
 	sl_run_info_free(&p->plan);
 	sl_run_info_free(&p->livei);
 	sl_snapshot_free(&p->livesnap);
-	free(p->steps);
+	plan_steps_drop(p);
+	live_idx_drop(p);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
 	free(p);

@@ -31,8 +31,10 @@
 #include "gemm.h"
 #include "scenario.h"
 #include "ckpt.h"
+#include "steps.h"
 #include "trace.h"
 #include "train.h"
+#include "workload.h"
 
 typedef struct sl_play sl_play;
 
@@ -46,7 +48,7 @@ typedef struct sl_run_info {
 	int ndev;
 	sl_dev_stats st[SL_MAX_FULL_DEVICES];
 	double end; /* the last event's end (emulated s) */
-	/* A training step (sl_play_train): the engine's report (its losses
+	/* A training step: the engine's report (its losses
 	 * taken into loss and freed), the analytic prediction (the plan's
 	 * only) and one device's step time. */
 	sl_train_report trep;
@@ -54,29 +56,10 @@ typedef struct sl_run_info {
 	double single_s, loss;
 } sl_run_info;
 
-/* One training step of a model under a layout, shown instead of the
- * product (sandbox --tp/--pp/--dp).  The scenario's cluster must then have
- * exactly tp*pp*dp devices; its gemm part is not used. */
-typedef struct sl_play_train {
-	int on;
-	sl_model_spec m;
-	sl_layout l;
-	/* Resharding instead of the step (sandbox --load): l's devices read the
-	 * stored chunks of ck their shards overlap, then write their own
-	 * (sl_ckpt_reshard into a temporary directory, removed after).  The
-	 * plans say which device reads and writes what (events: op = chunk id);
-	 * m is ck's model.  All owned by the caller. */
-	const sl_ckpt *ck;
-	const sl_ckpt_move *reads, *writes;
-	int nreads, nwrites;
-	/* A lone collective instead (a lesson's `run collective`): op over
-	 * all the devices on a buffer of count floats each, by algo; m and l
-	 * are not used. */
-	int coll;
-	sl_coll_op op;
-	sl_algo algo;
-	size_t count;
-} sl_play_train;
+/* What a play shows is a workload (workload.h): the scenario's product, or a
+ * training step, a reshard or a lone collective on the scenario's cluster
+ * (which must then have the devices the workload needs; its gemm part is
+ * not used). */
 
 /* Flags returned by sl_play_collect and sl_play_tick. */
 enum {
@@ -91,14 +74,17 @@ enum {
 
 /* sc must be valid (sl_cluster_config_check); slowdown 0 means automatic. */
 sl_play *sl_play_create(const sl_scenario *sc, int wake_fd, sl_err *err);
-/* The same on one training step (tr->on set; tr is copied). */
-sl_play *sl_play_create_train(const sl_scenario *sc, const sl_play_train *tr, int wake_fd,
-                              sl_err *err);
-/* The training step shown, or NULL for the product. */
-const sl_play_train *sl_play_training(const sl_play *p);
-/* A reshard's predicted time: the busiest device's bytes (read and
- * written) over the storage rate. */
-double sl_play_reshard_predicted(const sl_play_train *tr);
+/* The same on another workload (w is copied; NULL: sc's product). */
+sl_play *sl_play_create_workload(const sl_scenario *sc, const sl_workload *w, int wake_fd,
+                                 sl_err *err);
+/* The same on a run of w that has already happened on c (a lesson's),
+ * which left r (NULL: nothing beyond c's trace): its events are the plan,
+ * and nothing runs again unless a knob or a new scenario asks.  c and r
+ * stay the caller's. */
+sl_play *sl_play_create_done(const sl_scenario *sc, const sl_workload *w, sl_cluster *c,
+                             const sl_wl_result *r, int wake_fd, sl_err *err);
+/* The workload shown (never NULL; a product's gemm is the scenario's). */
+const sl_workload *sl_play_workload(const sl_play *p);
 /* Cancel everything and wait up to max_wait_s for the background threads.
  * Returns 1 when they are all gone; 0 when some are still in the middle of a
  * BLAS call (they hold p, which is then not freed): the caller should leave
@@ -145,6 +131,10 @@ double sl_play_time(const sl_play *p);
 /* The events the screen draws from: the plan when it is exact, else the
  * live trace (both sorted by (t0, dev)).  Never NULL. */
 const sl_snapshot *sl_play_events(const sl_play *p);
+/* The steps of sl_play_events(p) and its events in order of end, built
+ * once per plan and once per growth of the live trace, so a frame sorts
+ * nothing; NULL when they could not be built (the caller builds its own). */
+const sl_step_index *sl_play_steps(sl_play *p);
 /* Is the event source the complete schedule (the plan, valid)? */
 int sl_play_exact(const sl_play *p);
 /* The end of the scenario (emulated s), or a negative value if unknown. */
@@ -182,10 +172,11 @@ typedef int (*sl_publish_fn)(void *ctx, sl_cluster *c);
 int sl_play_run_headless(const sl_scenario *sc, const sl_link_spec *links, sl_run_info *info,
                          sl_publish_fn publish, void *ctx);
 void sl_run_info_free(sl_run_info *info);
-/* The same for one training step (as `shardlab train --steps=1` runs it). */
-int sl_play_run_train_headless(const sl_scenario *sc, const sl_play_train *tr,
-                               const sl_link_spec *links, sl_run_info *info,
-                               sl_publish_fn publish, void *ctx);
+/* The same for another workload (a training step as `shardlab train
+ * --steps=1` runs it). */
+int sl_play_run_workload_headless(const sl_scenario *sc, const sl_workload *w,
+                                  const sl_link_spec *links, sl_run_info *info,
+                                  sl_publish_fn publish, void *ctx);
 
 
 #endif

@@ -23,16 +23,6 @@
 
 /* ---- headless runs ---- */
 
-sl_cluster_config sl_playrun_cluster_cfg(const sl_scenario *sc)
-{
-	sl_cluster_config cfg = sc->cluster;
-	if (sc->gemm.split == SL_SPLIT_SINGLE) {
-		cfg.devices = 1;
-		cfg.devices_per_node = 0;
-	}
-	return cfg;
-}
-
 void sl_run_info_free(sl_run_info *info)
 {
 	sl_snapshot_free(&info->snap);
@@ -73,80 +63,39 @@ static void apply_links(sl_cluster *c, const sl_link_spec *links)
 				                    links[s * n + d].latency);
 }
 
-/* Reshard tr->ck to tr->l on c, into a directory that is removed after:
- * what the view shows is the devices' reads and writes. */
-static int reshard(sl_cluster *c, const sl_play_train *tr, sl_err *err)
+/* The scenario's product when w is NULL. */
+static sl_workload workload_of(const sl_scenario *sc, const sl_workload *w)
 {
-	const char *tmp = getenv("TMPDIR");
-	char dir[4096], out[4200];
-	snprintf(dir, sizeof dir, "%s/shardlab-reshard-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
-		return sl_fail(err, SL_ESYS, "cannot create a directory in %s: %s",
-		               tmp && *tmp ? tmp : "/tmp", strerror(errno));
-	snprintf(out, sizeof out, "%s/ckpt", dir);
-	int rc = sl_ckpt_reshard(tr->ck, &tr->l, c, out, NULL, err);
-	sl_ckpt_remove(out);
-	rmdir(dir);
-	return rc;
+	return w ? *w : sl_workload_product(&sc->gemm);
 }
 
-/* A lone collective: each device a buffer of random values, then the
- * collective over all of them, as a lesson's `run collective` runs it. */
-static int coll_prog(sl_dev *d, void *arg, sl_err *err)
+sl_cluster_config sl_playrun_cluster_cfg(const sl_scenario *sc, const sl_workload *w)
 {
-	const sl_play_train *tr = arg;
-	size_t bytes = tr->count * sizeof(float);
-	int dry = sl_cluster_config_of(sl_dev_cluster(d))->timing_only;
-	float *buf = dry ? NULL : sl_dev_alloc(d, bytes, "the collective's buffer", err);
-	if (!buf && !dry)
-		return err && err->code ? err->code : SL_EDEVMEM;
-	if (buf)
-		sl_fill_random(buf, tr->count, (uint64_t)sl_dev_id(d) + 1);
-	sl_group g = sl_group_all(sl_cluster_devices(sl_dev_cluster(d)));
-	int rc = sl_coll_run(d, &g, tr->op, buf, tr->count, tr->algo, err);
-	if (buf)
-		sl_dev_free(d, buf, bytes);
-	return rc;
+	sl_workload wl = workload_of(sc, w);
+	return sl_workload_cluster(&wl, &sc->cluster);
 }
 
-/* One training step on c; pred and single may be NULL (the live run). */
-int sl_playrun_train_step(sl_cluster *c, const sl_play_train *tr, sl_train_report *rep,
-                      double *loss, sl_train_prediction *pred, double *single, sl_err *err)
+/* What a run of w left in r, into info (a training report without its
+ * losses: the loss is kept). */
+void sl_playrun_info_result(sl_run_info *info, const sl_wl_result *r)
 {
-	if (tr->ck)
-		return reshard(c, tr, err);
-	if (tr->coll)
-		return sl_cluster_run(c, coll_prog, (void *)tr, err);
-	/* A timing-only cluster runs a state without values (the same step). */
-	sl_train *t = sl_cluster_config_of(c)->timing_only
-	                  ? sl_train_create_timing_only(&tr->m, &tr->l, sl_cluster_devices(c), err)
-	                  : sl_train_create(&tr->m, &tr->l, sl_cluster_devices(c), err);
-	if (!t)
-		return err->code ? err->code : SL_EINVAL;
-	int rc = sl_train_run(t, c, 1, rep, err);
-	if (rc == SL_OK) {
-		*loss = rep->losses ? rep->losses[0] : 0;
-		if (pred)
-			rc = sl_train_predict(t, c, pred, err);
-	}
-	sl_train_report_free(rep);
-	sl_train_destroy(t);
-	int est;
-	if (rc == SL_OK && single)
-		rc = sl_train_single_step_s(&tr->m, sl_cluster_config_of(c), single, &est, err);
-	return rc;
+	info->res = r->gemm;
+	info->trep = r->trep;
+	info->trep.losses = NULL;
+	info->loss = r->loss;
+	info->tpred = r->tpred;
+	info->single_s = r->single_s;
 }
 
-int sl_playrun_run(const sl_scenario *sc, const sl_play_train *tr, const sl_link_spec *links,
-                        sl_run_info *info, sl_publish_fn publish, void *ctx)
+int sl_playrun_run(const sl_scenario *sc, const sl_workload *w, const sl_link_spec *links,
+                   sl_run_info *info, sl_publish_fn publish, void *ctx)
 {
 	memset(info, 0, sizeof *info);
-	sl_cluster_config cfg = sl_playrun_cluster_cfg(sc);
+	sl_workload wl = workload_of(sc, w);
+	sl_cluster_config cfg = sl_workload_cluster(&wl, &sc->cluster);
 	cfg.slowdown = 0;
 	sl_err err = {0};
-	int rc = tr && tr->coll ? SL_OK
-	         : tr           ? sl_layout_check(&tr->m, &tr->l, cfg.devices, &err)
-	                        : sl_gemm_check(&sc->gemm, cfg.devices, &err);
+	int rc = sl_workload_ops_of(wl.kind)->check(&wl, cfg.devices, &err);
 	sl_cluster *c = rc ? NULL : sl_cluster_create(&cfg, &err);
 	if (!c) {
 		info->done = 1;
@@ -162,15 +111,14 @@ int sl_playrun_run(const sl_scenario *sc, const sl_play_train *tr, const sl_link
 		info->rc = sl_fail(&info->err, SL_ECANCEL, "cancelled");
 		return info->rc;
 	}
-	if (tr)
-		rc = sl_playrun_train_step(c, tr, &info->trep, &info->loss, &info->tpred, &info->single_s, &err);
-	else
-		rc = sl_gemm_run(c, &sc->gemm, &info->res, &err);
+	sl_wl_result r;
+	memset(&r, 0, sizeof r);
+	rc = sl_workload_exec(&wl, c, &r, 1, &err);
+	sl_wl_result_free(&r); /* the losses: the first is kept */
 	if (publish)
 		publish(ctx, NULL);
-	sl_train_report trep = info->trep;
 	sl_playrun_info_fill(info, c, rc, &err);
-	info->trep = trep;
+	sl_playrun_info_result(info, &r);
 	sl_cluster_destroy(c);
 	return info->rc;
 }
@@ -181,11 +129,11 @@ int sl_play_run_headless(const sl_scenario *sc, const sl_link_spec *links, sl_ru
 	return sl_playrun_run(sc, NULL, links, info, publish, ctx);
 }
 
-int sl_play_run_train_headless(const sl_scenario *sc, const sl_play_train *tr,
-                               const sl_link_spec *links, sl_run_info *info,
-                               sl_publish_fn publish, void *ctx)
+int sl_play_run_workload_headless(const sl_scenario *sc, const sl_workload *w,
+                                  const sl_link_spec *links, sl_run_info *info,
+                                  sl_publish_fn publish, void *ctx)
 {
-	return sl_playrun_run(sc, tr, links, info, publish, ctx);
+	return sl_playrun_run(sc, w, links, info, publish, ctx);
 }
 
 /* ---- the analytic model, as gemm.c computes its prediction ---- */
@@ -197,23 +145,15 @@ static int node_of(const sl_cluster_config *cfg, int d)
 
 double sl_playrun_predict_with(const sl_scenario *sc, sl_link_spec bn)
 {
-	sl_cluster_config cfg = sl_playrun_cluster_cfg(sc);
+	sl_cluster_config cfg = sl_playrun_cluster_cfg(sc, NULL);
 	int t = cfg.devices;
-	double m = sc->gemm.m, k = sc->gemm.k, n = sc->gemm.n;
-	double dim = sc->gemm.split == SL_SPLIT_ROW ? k : n;
-	double maxshard = ceil(dim / t);
-	double bytes = m * n * sizeof(float);
-	if (sc->gemm.split == SL_SPLIT_ROW)
-		return 2.0 * m * n * maxshard / cfg.flops + sl_cost_coll(SL_COLL_ALLREDUCE,
-		                                                         sc->gemm.algo, t, bytes,
-		                                                         bn.latency, bn.bandwidth);
-	return 2.0 * m * maxshard * k / cfg.flops +
-	       sl_cost_coll(SL_COLL_ALLGATHER, sc->gemm.algo, t, bytes, bn.latency, bn.bandwidth);
+	double dim = sc->gemm.split == SL_SPLIT_ROW ? sc->gemm.k : sc->gemm.n;
+	return sl_gemm_predict(&cfg, &sc->gemm, t, ceil(dim / t), bn);
 }
 
 double sl_play_predict(const sl_scenario *sc, sl_link_spec intra, sl_link_spec inter)
 {
-	sl_cluster_config cfg = sl_playrun_cluster_cfg(sc);
+	sl_cluster_config cfg = sl_playrun_cluster_cfg(sc, NULL);
 	int p = cfg.devices;
 	sl_link_spec bn = intra;
 	/* The slowest link a ring over 0..p-1 crosses; ring neighbours are one
@@ -230,6 +170,6 @@ double sl_play_predict(const sl_scenario *sc, sl_link_spec intra, sl_link_spec i
 
 double sl_play_single_time(const sl_scenario *sc)
 {
-	return 2.0 * sc->gemm.m * (double)sc->gemm.n * sc->gemm.k / sc->cluster.flops;
+	return sl_gemm_single_s(&sc->cluster, &sc->gemm);
 }
 

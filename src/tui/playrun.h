@@ -7,10 +7,12 @@
 
 #include "play.h"
 
-sl_cluster_config sl_playrun_cluster_cfg(const sl_scenario *sc);
+/* The cluster w (NULL: sc's product) runs on. */
+sl_cluster_config sl_playrun_cluster_cfg(const sl_scenario *sc, const sl_workload *w);
 void sl_playrun_info_fill(sl_run_info *info, sl_cluster *c, int rc, const sl_err *err);
-int sl_playrun_train_step(sl_cluster *c, const sl_play_train *tr, sl_train_report *rep, double *loss, sl_train_prediction *pred, double *single, sl_err *err);
-int sl_playrun_run(const sl_scenario *sc, const sl_play_train *tr, const sl_link_spec *links, sl_run_info *info, sl_publish_fn publish, void *ctx);
+void sl_playrun_info_result(sl_run_info *info, const sl_wl_result *r);
+int sl_playrun_run(const sl_scenario *sc, const sl_workload *w, const sl_link_spec *links,
+                   sl_run_info *info, sl_publish_fn publish, void *ctx);
 double sl_playrun_predict_with(const sl_scenario *sc, sl_link_spec bn);
 
 #endif

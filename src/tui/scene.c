@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* scene.c - deriving the picture at time t from the events (see scene.h). */
+#include "device.h"
 #include "scene.h"
 
 #include "steps.h"
@@ -104,12 +105,30 @@ static int event_blocks(const sl_event *e, int p, int *first, int *count)
 	return 0;
 }
 
-static int cmp_end(const void *a, const void *b)
+/* The events keep() takes, in order of end (then device, then place:
+ * sl_step_index's order), into order (s->n of room): from the caller's
+ * index when there is one, else one made here.  Returns how many. */
+static size_t events_by_end(const sl_snapshot *s, const size_t *by_end,
+                            int (*keep)(const sl_event *e, double t), double t,
+                            const sl_event **order)
 {
-	const sl_event *x = *(const sl_event *const *)a, *y = *(const sl_event *const *)b;
-	if (x->t1 != y->t1)
-		return x->t1 < y->t1 ? -1 : 1;
-	return x->dev - y->dev;
+	size_t *own = by_end ? NULL : sl_snapshot_by_end(s), n = 0;
+	const size_t *x = by_end ? by_end : own;
+	for (size_t i = 0; x && i < s->n; i++) {
+		const sl_event *e = &s->ev[x[i]];
+		if (keep(e, t))
+			order[n++] = e;
+	}
+	free(own);
+	return n;
+}
+
+/* What the product's block picture replays at t: compute and arrivals
+ * begun by t. */
+static int block_event(const sl_event *e, double t)
+{
+	return e->t0 <= t &&
+	       (e->kind == SL_EV_COMPUTE || e->kind == SL_EV_RECV || e->kind == SL_EV_REDUCE);
 }
 
 static void build_blocks(const sl_scene_in *in, sl_scene *m)
@@ -130,12 +149,7 @@ static void build_blocks(const sl_scene_in *in, sl_scene *m)
 		B->valid = 0;
 		return;
 	}
-	size_t n = 0;
-	for (size_t i = 0; i < s->n && s->ev[i].t0 <= in->t; i++)
-		if (s->ev[i].kind == SL_EV_COMPUTE || s->ev[i].kind == SL_EV_RECV ||
-		    s->ev[i].kind == SL_EV_REDUCE)
-			order[n++] = &s->ev[i];
-	qsort(order, n, sizeof *order, cmp_end);
+	size_t n = events_by_end(s, in->steps ? in->steps->by_end : NULL, block_event, in->t, order);
 	int row = in->sc->gemm.split == SL_SPLIT_ROW;
 	for (size_t i = 0; i < n && B->valid; i++) {
 		const sl_event *e = order[i];
@@ -231,13 +245,35 @@ double sl_scene_io_fill(const sl_scene *m, int write, int dev, int chunk)
 
 /* ---- everything ---- */
 
+static void scene_build(const sl_scene_in *in, sl_scene *m);
+
 void sl_scene_build(const sl_scene_in *in, sl_scene *m)
+{
+	if (in->steps) {
+		scene_build(in, m);
+		m->by_end = in->steps->by_end;
+		return;
+	}
+	/* No index kept by the caller: one for this call (an empty one when
+	 * memory ran out, which only leaves the steps unknown). */
+	sl_step_index x;
+	sl_step_index_build(in->ev, &x);
+	sl_scene_in copy = *in;
+	copy.steps = &x;
+	scene_build(&copy, m);
+	m->by_end = NULL;
+	sl_step_index_free(&x);
+}
+
+static void scene_build(const sl_scene_in *in, sl_scene *m)
 {
 	const sl_snapshot *s = in->ev;
 	const sl_scenario *sc = in->sc;
 	double t = in->t;
 	int p = in->ndev;
+	sl_wl_kind kind = in->wl ? in->wl->kind : SL_WL_PRODUCT;
 	memset(m, 0, sizeof *m);
+	m->product = sl_workload_product(&sc->gemm);
 	m->t = t;
 	m->end = in->end;
 	m->exact = in->exact;
@@ -253,18 +289,18 @@ void sl_scene_build(const sl_scene_in *in, sl_scene *m)
 		sl_scene_dev *v = &m->dev[d];
 		v->send_to = v->recv_from = -1;
 		v->label = "";
-		v->lo = in->train ? 0 : (int64_t)shard[d];
-		v->hi = in->train ? 0 : (int64_t)shard[d + 1];
+		v->lo = kind == SL_WL_PRODUCT ? (int64_t)shard[d] : 0;
+		v->hi = kind == SL_WL_PRODUCT ? (int64_t)shard[d + 1] : 0;
 		double part = (double)(shard[d + 1] - shard[d]);
 		if (in->result && in->result->done && in->result->ndev == p) {
 			v->mem = in->result->st[d].mem_peak;
-		} else if (in->train) {
+		} else if (kind != SL_WL_PRODUCT) {
 			v->mem_known = 0;
 			continue;
 		} else if (sc->gemm.split == SL_SPLIT_ROW) {
-			v->mem = (uint64_t)((mm * part + part * nn + mm * nn) * sizeof(float));
+			v->mem = (uint64_t)((mm * part + part * nn + mm * nn) * sl_elem_bytes(&sc->cluster));
 		} else {
-			v->mem = (uint64_t)((mm * kk + kk * part + mm * nn) * sizeof(float));
+			v->mem = (uint64_t)((mm * kk + kk * part + mm * nn) * sl_elem_bytes(&sc->cluster));
 		}
 		v->mem_known = 1;
 	}
@@ -380,13 +416,14 @@ void sl_scene_build(const sl_scene_in *in, sl_scene *m)
 	}
 
 	const sl_run_info *r = in->result;
-	m->train = in->train;
-	if (!in->train)
+	m->wl = in->wl ? in->wl : &m->product;
+	m->kind = kind;
+	if (kind == SL_WL_PRODUCT)
 		build_blocks(in, m);
 
 	/* Numbers. */
 	m->predicted_s = in->predicted_s;
-	if (in->train) {
+	if (kind != SL_WL_PRODUCT) {
 		m->single_s = r && r->done && r->rc == SL_OK ? r->single_s : 0;
 		m->have_report = r && r->done && r->rc == SL_OK && r->trep.ndev == p;
 		m->trep = m->have_report ? &r->trep : NULL;
@@ -425,13 +462,13 @@ void sl_scene_build(const sl_scene_in *in, sl_scene *m)
 			c1 = e->t1;
 	}
 	/* One collective's figures: the product's, or a lone collective's. */
-	if (m->coll_name[0] && (!in->train || in->train->coll)) {
+	if (m->coll_name[0] && (kind == SL_WL_PRODUCT || kind == SL_WL_COLLECTIVE)) {
 		int complete = in->exact || end >= 0;
 		if (complete && t >= c1) {
 			sl_coll_op op;
 			m->coll_state = 2;
 			m->coll_time = c1 - c0;
-			double bytes = in->train ? (double)in->train->count * sizeof(float)
+			double bytes = kind == SL_WL_COLLECTIVE ? (double)in->wl->count * sizeof(float)
 			                         : mm * nn * sizeof(float);
 			m->algbw = m->coll_time > 0 ? bytes / m->coll_time : 0;
 			m->busbw = sl_coll_op_parse(m->coll_name, &op) == SL_OK
@@ -445,7 +482,7 @@ void sl_scene_build(const sl_scene_in *in, sl_scene *m)
 		m->failed = 1;
 		snprintf(m->error, sizeof m->error, "%s",
 		         r->err.msg[0] ? r->err.msg : "the run failed");
-	} else if (r && r->done && r->rc == SL_OK && end >= 0 && t >= end && !in->train &&
+	} else if (r && r->done && r->rc == SL_OK && end >= 0 && t >= end && kind == SL_WL_PRODUCT &&
 	           r->res.checked) {
 		m->checked = 1;
 		m->max_abs_error = r->res.max_abs_error;
@@ -482,6 +519,7 @@ void sl_scene_build_play(sl_play *p, sl_scene *m)
 {
 	sl_scene_in in = {
 	    .ev = sl_play_events(p),
+	    .steps = sl_play_steps(p),
 	    .t = sl_play_time(p),
 	    .end = sl_play_end(p),
 	    .exact = sl_play_exact(p),
@@ -489,7 +527,7 @@ void sl_scene_build_play(sl_play *p, sl_scene *m)
 	    .ndev = sl_play_devices(p),
 	    .result = sl_play_result(p),
 	    .predicted_s = sl_play_predicted(p),
-	    .train = sl_play_training(p),
+	    .wl = sl_play_workload(p),
 	    .link = cb_link,
 	    .inter = cb_inter,
 	    .live = sl_play_stale(p) ? cb_live : NULL,
@@ -498,10 +536,16 @@ void sl_scene_build_play(sl_play *p, sl_scene *m)
 	sl_scene_build(&in, m);
 }
 
+/* Arrivals over by t. */
+static int arrived(const sl_event *e, double t)
+{
+	return (e->kind == SL_EV_RECV || e->kind == SL_EV_REDUCE) && e->t1 <= t;
+}
+
 int sl_scene_coll_blocks(const sl_scene *m, int dev, int p, int *cnt)
 {
-	const sl_play_train *tr = m->train;
-	if (!tr || !tr->coll || p < 1 || p > SL_MAX_FULL_DEVICES || dev < 0 || dev >= p ||
+	const sl_workload *tr = m->wl;
+	if (m->kind != SL_WL_COLLECTIVE || p < 1 || p > SL_MAX_FULL_DEVICES || dev < 0 || dev >= p ||
 	    (tr->op != SL_COLL_ALLREDUCE && tr->op != SL_COLL_REDUCESCATTER &&
 	     tr->op != SL_COLL_ALLGATHER))
 		return -1;
@@ -520,16 +564,13 @@ int sl_scene_coll_blocks(const sl_scene *m, int dev, int p, int *cnt)
 	for (int d = 0; d < p; d++)
 		for (int b = 0; b < p; b++)
 			have[d][b] = gather && b != d ? 0 : (uint64_t)1 << d;
-	for (size_t i = 0; i < ns; i++)
-		if ((s->ev[i].kind == SL_EV_RECV || s->ev[i].kind == SL_EV_REDUCE) &&
-		    s->ev[i].t1 <= m->t && s->ev[i].dev < p && s->ev[i].peer >= 0 &&
-		    s->ev[i].peer < p)
-			order[n++] = &s->ev[i];
-	qsort(order, n, sizeof *order, cmp_end);
+	if (s)
+		n = events_by_end(s, m->by_end, arrived, m->t, order);
 	for (size_t i = 0; i < n; i++) {
 		const sl_event *e = order[i];
 		int first, count;
-		if (event_blocks(e, p, &first, &count))
+		if (e->dev < 0 || e->dev >= p || e->peer < 0 || e->peer >= p ||
+		    event_blocks(e, p, &first, &count))
 			continue;
 		for (int k = 0; k < count; k++) {
 			int b = (first + k) % p;

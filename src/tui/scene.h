@@ -13,6 +13,7 @@
 #include "cluster.h"
 #include "play.h"
 #include "scenario.h"
+#include "steps.h"
 #include "trace.h"
 
 typedef enum sl_dstate {
@@ -81,6 +82,8 @@ typedef struct sl_scene {
 	int links_omitted; /* more than fit in the table */
 	sl_scene_blocks blk;
 	const sl_snapshot *ev; /* for the timeline */
+	const size_t *by_end;  /* ev's events in order of end while the caller's step index
+	                          lives (sl_scene_in.steps), else NULL */
 
 	/* steps */
 	int step, nsteps; /* steps ended by t; all (0 if unknown) */
@@ -102,9 +105,12 @@ typedef struct sl_scene {
 	int failed; /* the run failed: error holds why */
 	char error[256];
 
-	/* A training step (in->train): the engine's report once the run is
-	 * known (have_report), and the loss; blk is not valid. */
-	const sl_play_train *train;
+	/* What ran (never NULL once built) and its kind.  A training step:
+	 * the engine's report once the run is known (have_report), and the
+	 * loss; blk is valid for a product only. */
+	const sl_workload *wl;
+	sl_wl_kind kind;
+	sl_workload product; /* wl when the input named none */
 	int have_report;
 	const sl_train_report *trep;
 	double loss;
@@ -112,13 +118,17 @@ typedef struct sl_scene {
 
 typedef struct sl_scene_in {
 	const sl_snapshot *ev;
+	/* ev's steps and its events in order of end (sl_step_index_build),
+	 * kept by the caller while ev does not change, so a frame sorts
+	 * nothing; NULL: sl_scene_build makes them for the call. */
+	const sl_step_index *steps;
 	double t, end;
 	int exact;
 	const sl_scenario *sc;
 	int ndev;
 	const sl_run_info *result; /* the finished run, or NULL */
 	double predicted_s;
-	const sl_play_train *train; /* a training step, or NULL (the product) */
+	const sl_workload *wl; /* what ran; NULL: the scenario's product */
 	/* Link figures and live state; live may be NULL (nothing live). */
 	sl_link_spec (*link)(void *ctx, int src, int dst);
 	int (*inter)(void *ctx, int src, int dst);
@@ -145,7 +155,7 @@ void sl_scene_build_play(sl_play *p, sl_scene *m);
  * transfer in flight (sends and receives both set). */
 sl_dstate sl_scene_state_at(const sl_snapshot *s, int d, double t, int *send_to, int *recv_from);
 
-/* A reshard (sl_play_train's ck): how far device dev has got at m->t with
+/* A reshard (SL_WL_RESHARD): how far device dev has got at m->t with
  * reading (write = 0) or writing (1) the chunk with id `chunk` (the stored
  * manifest's for reads, the new one's for writes): 0 not begun, 1 done,
  * between while the bytes move; -1 when the events hold no such operation. */

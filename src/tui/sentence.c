@@ -49,61 +49,10 @@ static void say(char *out, size_t n, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The stored chunk with this id, and its tensor. */
-static const sl_ckpt_chunk *stored_chunk(const sl_ckpt *ck, int id, const sl_ckpt_tensor **T)
-{
-	const sl_ckpt_info *in = sl_ckpt_info_of(ck);
-	for (int t = 0; t < in->ntensors; t++)
-		for (int k = 0; k < in->tensors[t].nchunks; k++)
-			if (in->tensors[t].chunks[k].id == id) {
-				*T = &in->tensors[t];
-				return &in->tensors[t].chunks[k];
-			}
-	return NULL;
-}
-
 static void rect_words(const int off[2], const int shape[2], char *out, size_t n)
 {
 	snprintf(out, n, "rows %d-%d, columns %d-%d", off[0], off[0] + shape[0] - 1, off[1],
 	         off[1] + shape[1] - 1);
-}
-
-/* A chunk read or written while resharding. */
-static void describe_io(const sl_play_train *tr, const sl_event *e, const char *who,
-                        const char *dur, char *out, size_t n)
-{
-	char a[32], r1[64], r2[64];
-	sl_fmt_bytes((double)e->bytes, a, sizeof a);
-	if (e->kind == SL_EV_READ) {
-		const sl_ckpt_tensor *T = NULL;
-		const sl_ckpt_chunk *c = stored_chunk(tr->ck, e->op, &T);
-		const sl_ckpt_move *mv = NULL;
-		for (int i = 0; i < tr->nreads; i++)
-			if (tr->reads[i].dev == e->dev && tr->reads[i].chunk == e->op)
-				mv = &tr->reads[i];
-		if (!c || !mv) {
-			say(out, n, "%s reads a stored chunk (%s, %s)", who, a, dur);
-			return;
-		}
-		rect_words(c->off, c->shape, r1, sizeof r1);
-		rect_words(mv->off, mv->shape, r2, sizeof r2);
-		say(out, n, "%s reads %s's chunk %d (%s), saved by device %d,", who, T->name, c->id,
-		    r1, c->owner);
-		appendf(out, n, " and keeps %s for its new shard (%s, %s)", r2, a, dur);
-		return;
-	}
-	const sl_ckpt_move *mv = NULL;
-	for (int i = 0; i < tr->nwrites; i++)
-		if (tr->writes[i].dev == e->dev && tr->writes[i].chunk == e->op)
-			mv = &tr->writes[i];
-	if (!mv) {
-		say(out, n, "%s writes a chunk (%s, %s)", who, a, dur);
-		return;
-	}
-	const sl_ckpt_info *in = sl_ckpt_info_of(tr->ck);
-	rect_words(mv->off, mv->shape, r1, sizeof r1);
-	say(out, n, "%s writes its chunk of %s (%s) under the new layout (%s, %s)", who,
-	    mv->tensor < in->ntensors ? in->tensors[mv->tensor].name : "?", r1, a, dur);
 }
 
 /* A training step's compute, from its fields: "the forward of block 1's
@@ -190,7 +139,7 @@ static void coll_words(const sl_ev_coll *c, char *out, size_t n, int *last, int 
 {
 	static const char *const ops[SL_COLL_NOPS] = {"all-reduce", "all-gather", "reduce-scatter",
 	                                              "broadcast",  "reduce",     "gather",
-	                                              "scatter"};
+	                                              "scatter",    "all-to-all", "send/recv"};
 	static const char *const phases[SL_PHASE_N] = {
 	    "", "reduce-scatter", "all-gather", "reduce", "broadcast", "gather", "scatter"};
 	int two = c->op == SL_COLL_ALLREDUCE ||
@@ -210,6 +159,85 @@ static void coll_words(const sl_ev_coll *c, char *out, size_t n, int *last, int 
 		    unit, k + 1, half);
 }
 
+/* A checkpoint chunk's step, from its fields (which tensor, which of its
+ * chunks, read or written): a stored chunk read by every device whose new
+ * shards it overlaps, or a chunk of the new layout written by its owner.
+ * The manifest read gives the tensor's name and the chunk's rectangle;
+ * the plans what each device keeps or writes. */
+static void describe_io(const sl_workload *tr, const sl_opstep *st, uint64_t bytes,
+                        const char *who, const char *dur, char *out, size_t n)
+{
+	const sl_ev_io *io = st->io;
+	char a[32], r1[64], r2[64];
+	sl_fmt_bytes((double)bytes, a, sizeof a);
+	const sl_ckpt_info *in = tr && tr->ck ? sl_ckpt_info_of(tr->ck) : NULL;
+	const sl_ckpt_tensor *T =
+	    in && io->tensor >= 0 && io->tensor < in->ntensors ? &in->tensors[io->tensor] : NULL;
+	char name[64];
+	if (T)
+		snprintf(name, sizeof name, "%s", T->name);
+	else
+		snprintf(name, sizeof name, "tensor %d", io->tensor);
+	int many = st->ndevs > 1;
+	if (io->kind == SL_IO_READ) {
+		const sl_ckpt_chunk *c =
+		    T && io->chunk >= 0 && io->chunk < T->nchunks ? &T->chunks[io->chunk] : NULL;
+		say(out, n, "%s read%s %s's stored chunk %d of %d", who, many ? "" : "s", name,
+		    io->chunk + 1, io->nchunks);
+		if (c) {
+			rect_words(c->off, c->shape, r1, sizeof r1);
+			appendf(out, n, " (%s, saved by device %d)", r1, c->owner);
+		}
+		const sl_ckpt_move *mv = NULL;
+		for (int i = 0; tr && !many && i < tr->nreads; i++)
+			if (tr->reads[i].chunk == io->id && (st->devs >> tr->reads[i].dev & 1))
+				mv = &tr->reads[i];
+		if (mv) {
+			rect_words(mv->off, mv->shape, r2, sizeof r2);
+			appendf(out, n, " and keeps %s for its new shard", r2);
+		} else {
+			appendf(out, n, " and %s the part its new shard needs",
+			        many ? "each keeps" : "keeps");
+		}
+		appendf(out, n, " (%s, %s)", a, dur);
+		return;
+	}
+	const sl_ckpt_move *mv = NULL;
+	for (int i = 0; tr && i < tr->nwrites; i++)
+		if (tr->writes[i].chunk == io->id && (st->devs >> tr->writes[i].dev & 1))
+			mv = &tr->writes[i];
+	say(out, n, "%s write%s chunk %d of %d of %s", who, many ? "" : "s", io->chunk + 1,
+	    io->nchunks, name);
+	if (mv) {
+		rect_words(mv->off, mv->shape, r1, sizeof r1);
+		appendf(out, n, " (%s)", r1);
+	}
+	appendf(out, n, " under the new layout (%s, %s)", a, dur);
+}
+
+/* A pipeline message's step, from its fields: which stage sends which
+ * micro-batch's activations forward or gradient back, and to which stage
+ * (the devices of each end when a stage has several: its tensor-parallel
+ * ranks, its data-parallel replicas). */
+static void describe_p2p(const sl_scene_in *in, const sl_opstep *st, const char *from,
+                         const char *to, int nsnd, const char *dur, char *out, size_t n)
+{
+	const sl_ev_p2p *q = st->p2p;
+	int fwd = q->kind == SL_P2P_ACT;
+	char a[32], chunk[32] = "";
+	sl_fmt_bytes((double)st->bytes, a, sizeof a);
+	if (in->wl && in->wl->kind == SL_WL_TRAIN && in->wl->l.chunks > 1)
+		snprintf(chunk, sizeof chunk, " of model chunk %d", q->chunk);
+	say(out, n, "pipeline %s: stage %d", fwd ? "forward" : "backward", q->from);
+	if (nsnd > 1)
+		appendf(out, n, " (%s)", plural(from));
+	appendf(out, n, " sends micro-batch %d's %s%s to stage %d", q->mb,
+	        fwd ? "activations" : "gradient", chunk, q->to);
+	if (nsnd > 1)
+		appendf(out, n, " (%s)", plural(to));
+	appendf(out, n, " (%s%s, %s)", a, nsnd > 1 ? " each" : "", dur);
+}
+
 static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *st, const int *of,
                      int idx, char *out, size_t n)
 {
@@ -223,7 +251,7 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 	/* Out of step (a slow hop between nodes): the devices spread the step
 	 * over longer than any one transfer in it takes; say both, the slow
 	 * hop first (it is what the clock advances by). */
-	if (!st->compute && st->slow_s < (st->t1 - st->t0) * 0.99) {
+	if (!st->compute && !st->io && st->slow_s < (st->t1 - st->t0) * 0.99) {
 		char sl[24], span[24];
 		fmt_t(st->slow_s, sl, sizeof sl);
 		fmt_t(st->t1 - st->t0, span, sizeof span);
@@ -231,25 +259,13 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 		    "the slowest transfer %s; out of step, the devices spread it over %s", sl,
 		    span);
 	}
-	if ((first->kind == SL_EV_READ || first->kind == SL_EV_WRITE) && in->train &&
-	    in->train->ck) {
-		/* Devices read and write different chunks at once: tell the
-		 * first one's, and name the others. */
-		char one[32];
-		snprintf(one, sizeof one, "device %d", first->dev);
-		describe_io(in->train, first, one, dur, out, n);
-		if (st->ndevs > 1) {
-			appendf(out, n, "; device%s", st->ndevs > 2 ? "s" : "");
-			for (int d = 0, c = 0; d < p && d < 64; d++)
-				if (d != first->dev && (st->devs >> d & 1))
-					appendf(out, n, "%s %d", c++ ? "," : "", d);
-			appendf(out, n, " %s theirs at the same time",
-			        first->kind == SL_EV_READ ? "read" : "write");
-		}
+	if (st->io) {
+		describe_io(m->wl, st, first->bytes,
+		            st->ndevs >= p && p > 1 ? "all devices" : plural(who), dur, out, n);
 		return;
 	}
 	char words[128];
-	if (st->compute && !in->train && first->op < 0) {
+	if (st->compute && m->kind == SL_WL_PRODUCT && first->op < 0) {
 		/* The product's compute phase: shards may differ by one. */
 		long lo = -1, hi = -1;
 		for (int d = 0; d < p && d < 64; d++)
@@ -286,7 +302,7 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 		coll_words(c, words, sizeof words, &last, &phase_last);
 		/* A training step's collective works on one micro-batch (its
 		 * operation's); the data-parallel reduction at the end on none. */
-		if (in->train && first->mb >= 0)
+		if (m->kind != SL_WL_PRODUCT && first->mb >= 0)
 			appendf(words, sizeof words, " for micro-batch %d", first->mb);
 		sl_fmt_bytes((double)st->bytes, a, sizeof a);
 		char from[96], to[96];
@@ -297,11 +313,11 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 		const char *done = "";
 		if (last)
 			done = c->op == SL_COLL_ALLREDUCE
-			           ? (!in->train             ? "; Y is summed everywhere"
+			           ? (m->kind == SL_WL_PRODUCT             ? "; Y is summed everywhere"
 			              : st->ndevs >= m->ndev ? "; every device holds the whole sum"
 			                                     : "; each of them holds the whole sum")
 			       : c->op == SL_COLL_ALLGATHER
-			           ? (!in->train             ? "; now all hold all of Y"
+			           ? (m->kind == SL_WL_PRODUCT             ? "; now all hold all of Y"
 			              : st->ndevs >= m->ndev ? "; now all hold every block"
 			                                     : "; each of them holds every block")
 			       : c->op == SL_COLL_REDUCESCATTER
@@ -320,7 +336,7 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 			    from, a, dur, done);
 		else if (ring)
 			say(out, n, "%s: %s sends a%s block (%s) to the next (%s)%s", words, from,
-			    in->train ? "" : " Y", a, dur, done);
+			    m->kind != SL_WL_PRODUCT ? "" : " Y", a, dur, done);
 		else
 			say(out, n, "%s: %s send%s %s (%s) to %s, which %s (%s)%s", words,
 			    plural(from), nsnd > 1 ? "" : "s",
@@ -329,16 +345,17 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 			        ? (nrcv > 1 ? "add it into their own" : "adds it into its own")
 			        : (nrcv > 1 ? "keep it" : "keeps it"),
 			    dur, done);
+	} else if (st->p2p) {
+		char from[96], to[96];
+		int nsnd = parties(s, of, idx, p, from, to, sizeof from, NULL);
+		describe_p2p(in, st, from, to, nsnd, dur, out, n);
 	} else if (st->nxfer > 0) {
-		/* Point-to-point (a pipeline's activations or gradients). */
+		/* Point-to-point that says nothing of itself. */
 		char from[96], to[96];
 		int nrcv = 0, nsnd = parties(s, of, idx, p, from, to, sizeof from, &nrcv);
-		/* (A unit's exchange carries earlier results' sends with the
-		 * next unit's receives, so no one micro-batch is named.) */
-		say(out, n, "pipeline: %s send%s %s (%s) to %s (%s)", plural(from),
-		    nsnd > 1 ? "" : "s", in->train ? "activations or gradients" : "data",
+		say(out, n, "%s send%s data (%s) to %s (%s)", plural(from), nsnd > 1 ? "" : "s",
 		    sl_fmt_bytes((double)st->bytes, a, sizeof a), plural(to), dur);
-	} else if (first->kind == SL_EV_COMPUTE && in->train &&
+	} else if (first->kind == SL_EV_COMPUTE && m->kind != SL_WL_PRODUCT &&
 	           train_op_words(&first->work, words, sizeof words)) {
 		char mbw[32] = "";
 		if (first->mb >= 0)
@@ -351,9 +368,13 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 
 void sl_scene_sentence(const sl_scene_in *in, sl_scene *m)
 {
-	sl_opstep *st = NULL;
-	int *of = NULL;
-	size_t ns = sl_steps_build(in->ev, &st, &of);
+	sl_step_index own = {0};
+	if (!in->steps)
+		sl_step_index_build(in->ev, &own);
+	const sl_step_index *x = in->steps ? in->steps : &own;
+	const sl_opstep *st = x->st;
+	const int *of = x->of;
+	size_t ns = x->ns;
 	double t = in->t;
 	/* Logical steps done: those ended by t.  Two can end together (a
 	 * binomial tree over 6 devices runs two levels side by side, pipeline
@@ -408,6 +429,5 @@ void sl_scene_sentence(const sl_scene_in *in, sl_scene *m)
 		snprintf(m->sentence, sizeof m->sentence, "Step %d%s: running...", stop_done + 1,
 		         total);
 	}
-	free(st);
-	free(of);
+	sl_step_index_free(&own);
 }

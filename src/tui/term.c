@@ -132,6 +132,10 @@ int sl_term_start(int no_mouse, sl_err *err)
 	nonl();
 	keypad(stdscr, TRUE);
 	nodelay(stdscr, TRUE);
+	/* Every update goes out whole: by default curses postpones one while
+	 * input is pending, and the loop, having read that input, may have
+	 * nothing left to draw, leaving the postponed frame unshown. */
+	typeahead(-1);
 	set_escdelay(25);
 	curs_set(0);
 	if (!no_mouse)

@@ -1,72 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* theme.c - colour pairs for the roles, and the two glyph tables. */
+/* theme.c - colour pairs for the roles, and the choice of glyph table
+ * (the tables and their legend: glyphs.c). */
 #include "theme.h"
 
 #include <langinfo.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-/* States, in sl_dstate order: idle, compute, send, recv, reduce, wait, busy,
- * write, read (a checkpoint's chunks).
- * Densities differ, so a monochrome timeline still tells them apart. */
-const sl_glyphs sl_glyphs_utf8 = {
-    .utf8 = 1,
-    .h = "─",
-    .v = "│",
-    .tl = "┌",
-    .tr = "┐",
-    .bl = "└",
-    .br = "┘",
-    .state = {" ", "█", "░", "▒", "▓", "·", "?", "▀", "▄"},
-    .level = {"·", "░", "▒", "▓", "█"},
-    .incoming = "»",
-    .line_done = "━",
-    .line_todo = "─",
-    .line_head = "▶",
-    .line_inter = "┅",
-    .bar = {" ", "▏", "▎", "▍", "▌", "▋", "▊", "▉", "█"},
-    .arrow = "→",
-    .larrow = "←",
-    .tick = "┴",
-    .caret = "▲",
-    .point = "●",
-    .curve = "·",
-    .cross_mark = "┆",
-    .pass = "✓ pass",
-    .fail = "✗ FAIL",
-    .dot = "·",
-    .times = "×",
-};
-
-const sl_glyphs sl_glyphs_ascii = {
-    .utf8 = 0,
-    .h = "-",
-    .v = "|",
-    .tl = "+",
-    .tr = "+",
-    .bl = "+",
-    .br = "+",
-    .state = {" ", "#", ">", "<", "+", ".", "?", "W", "R"},
-    .level = {".", ":", "=", "%", "#"},
-    .incoming = ">",
-    .line_done = "=",
-    .line_todo = "-",
-    .line_head = ">",
-    .line_inter = "~",
-    .bar = {" ", ".", ".", ":", ":", "|", "|", "|", "#"},
-    .arrow = "->",
-    .larrow = "<-",
-    .tick = "+",
-    .caret = "^",
-    .point = "o",
-    .curve = ".",
-    .cross_mark = ":",
-    .pass = "pass",
-    .fail = "FAIL",
-    .dot = ".",
-    .times = "x",
-};
 
 int sl_theme_want_mono(const char *env, int opt)
 {
@@ -120,6 +60,10 @@ static void pairs(sl_theme *th)
 	    /* states: idle, compute, send, recv, reduce, wait, busy, write, read */
 	    {SL_ROLE_STATE0 + SL_DS_IDLE, 242, COLOR_WHITE, 250, 0},
 	    {SL_ROLE_STATE0 + SL_DS_COMPUTE, 41, COLOR_GREEN, 10, A_BOLD},
+	    /* Backward work in other colours than forward (green): orange for
+	     * input gradients, red-purple for weight gradients. */
+	    {SL_ROLE_BWD, 208, COLOR_YELLOW, 208, A_BOLD},
+	    {SL_ROLE_WGRAD, 175, COLOR_MAGENTA, 13, 0},
 	    {SL_ROLE_STATE0 + SL_DS_SEND, 75, COLOR_BLUE, 12, A_BOLD},
 	    {SL_ROLE_STATE0 + SL_DS_RECV, 44, COLOR_CYAN, 14, A_BOLD},
 	    {SL_ROLE_STATE0 + SL_DS_REDUCE, 170, COLOR_MAGENTA, 13, A_BOLD},
@@ -174,6 +118,10 @@ static void mono(sl_theme *th)
 	th->attr[SL_ROLE_INTER] = A_BOLD;
 	th->attr[SL_ROLE_STATE0 + SL_DS_COMPUTE] = A_BOLD;
 	th->attr[SL_ROLE_STATE0 + SL_DS_REDUCE] = A_BOLD;
+	/* Monochrome: the passes differ by glyph (theme's bwd, wgrad), and a
+	 * backward micro-batch's digit is underlined. */
+	th->attr[SL_ROLE_BWD] = A_UNDERLINE;
+	th->attr[SL_ROLE_WGRAD] = A_UNDERLINE;
 	for (int d = 0; d < SL_THEME_NDEV; d++) {
 		th->attr[SL_ROLE_DEV0 + d] = A_BOLD;
 		th->attr[SL_ROLE_DEVBG0 + d] = A_REVERSE;

@@ -20,6 +20,7 @@
 #include "scene.h"
 #include "play.h"
 #include "planview.h"
+#include "hwfile.h"
 #include "preset.h"
 #include "sweep.h"
 #include "term.h"
@@ -34,7 +35,7 @@ enum {
 	F_QUIT = SL_LOOP_QUIT,
 };
 
-struct app {
+struct sl_sandbox {
 	struct sl_tui_options opt;
 	sl_theme th;
 	sl_play *play;
@@ -63,12 +64,12 @@ void sl_tui_options_default(struct sl_tui_options *o)
 
 /* ---- the scene for this tick ---- */
 
-static void build_scene(struct app *a)
+static void build_scene(struct sl_sandbox *a)
 {
 	sl_scene_build_play(a->play, a->m);
 }
 
-static sl_view make_view(const struct app *a)
+static sl_view make_view(const struct sl_sandbox *a)
 {
 	const sl_scenario *sc = sl_play_scenario(a->play);
 	sl_view v = {
@@ -126,7 +127,7 @@ static double since_exec(void)
 
 static void draw(void *ctx)
 {
-	struct app *a = ctx;
+	struct sl_sandbox *a = ctx;
 	a->help.rows = a->lay.r[SL_PANEL_BODY].h;
 	a->help.cols = a->lay.r[SL_PANEL_BODY].w;
 	build_scene(a);
@@ -171,7 +172,7 @@ static void draw(void *ctx)
 
 static void relayout(void *ctx)
 {
-	struct app *a = ctx;
+	struct sl_sandbox *a = ctx;
 	int rows, cols;
 	getmaxyx(stdscr, rows, cols);
 	sl_screen_layout_compute(rows, cols, sl_play_devices(a->play), &a->lay);
@@ -211,10 +212,10 @@ static int scenario_ok(const sl_scenario *sc, char *why, size_t n)
 	return 0;
 }
 
-static unsigned rerun(struct app *a, const sl_scenario *sc, const char *what)
+static unsigned rerun(struct sl_sandbox *a, const sl_scenario *sc, const char *what)
 {
 	char why[160];
-	if (sl_play_training(a->play)) {
+	if (sl_play_workload(a->play)->kind != SL_WL_PRODUCT) {
 		snprintf(a->msg, sizeof a->msg,
 		         "a training layout: P plans its model on these devices and opens another");
 		return F_DRAW;
@@ -232,7 +233,7 @@ static unsigned rerun(struct app *a, const sl_scenario *sc, const char *what)
 	return F_DRAW | F_LAYOUT;
 }
 
-static unsigned change_devices(struct app *a, int dir)
+static unsigned change_devices(struct sl_sandbox *a, int dir)
 {
 	sl_scenario sc = *sl_play_scenario(a->play);
 	if (sc.gemm.split == SL_SPLIT_SINGLE) {
@@ -246,7 +247,7 @@ static unsigned change_devices(struct app *a, int dir)
 		t.cluster.devices = n;
 		if (scenario_ok(&t, why, sizeof why)) {
 			char msg[64];
-			snprintf(msg, sizeof msg, "%d devices", n);
+			snprintf(msg, sizeof msg, "%d device%s", n, n == 1 ? "" : "s");
 			return rerun(a, &t, msg);
 		}
 	}
@@ -255,13 +256,23 @@ static unsigned change_devices(struct app *a, int dir)
 	return F_DRAW;
 }
 
-static unsigned next_preset(struct app *a)
+static unsigned next_preset(struct sl_sandbox *a)
 {
 	sl_scenario sc = *sl_play_scenario(a->play);
-	const sl_preset *ps = sl_presets(), *next = &ps[0];
-	for (int i = 0; ps[i].name; i++)
-		if (strcmp(ps[i].name, sc.preset) == 0)
-			next = ps[i + 1].name ? &ps[i + 1] : &ps[0];
+	/* Every preset --list-presets shows, the user's own too. */
+	const sl_preset **ps = NULL;
+	int n = 0;
+	sl_err err = {0};
+	if (sl_hw_list(&ps, &n, &err) != SL_OK || n == 0) {
+		snprintf(a->msg, sizeof a->msg, "%.199s", err.msg);
+		free(ps);
+		return F_DRAW;
+	}
+	const sl_preset *next = ps[0];
+	for (int i = 0; i < n; i++)
+		if (strcmp(ps[i]->name, sc.preset) == 0)
+			next = ps[(i + 1) % n];
+	free(ps);
 	sl_preset_apply(next, &sc.cluster);
 	snprintf(sc.preset, sizeof sc.preset, "%s", next->name);
 	char msg[160];
@@ -269,7 +280,7 @@ static unsigned next_preset(struct app *a)
 	return rerun(a, &sc, msg);
 }
 
-static unsigned scale_size(struct app *a, int up)
+static unsigned scale_size(struct sl_sandbox *a, int up)
 {
 	sl_scenario sc = *sl_play_scenario(a->play);
 	int *d[3] = {&sc.gemm.m, &sc.gemm.k, &sc.gemm.n};
@@ -297,7 +308,7 @@ static double turn_latency(double lat, double f)
 	return lat * f < 1e-9 ? 0 : lat * f;
 }
 
-static unsigned knob(struct app *a, double fb, double fl)
+static unsigned knob(struct sl_sandbox *a, double fb, double fl)
 {
 	char was[32], now[32];
 	const sl_scenario *sc = sl_play_scenario(a->play);
@@ -356,19 +367,21 @@ static double speed_step(double s, int slower)
 	return best;
 }
 
-static void speed_msg(struct app *a)
+static void speed_msg(struct sl_sandbox *a)
 {
 	double s = sl_play_slowdown(a->play);
 	if (s <= 1)
 		snprintf(a->msg, sizeof a->msg, "speed: real time");
 	else
-		snprintf(a->msg, sizeof a->msg, "speed: %g times slower than real time%s", s,
+		snprintf(a->msg, sizeof a->msg, "speed: %.3g%s times slower than real time%s",
+		         s >= 1e6 ? s / 1e6 : s >= 1e4 ? s / 1e3 : s,
+		         s >= 1e6 ? " million" : s >= 1e4 ? " thousand" : "",
 		         sl_play_auto(a->play) ? " (auto)" : "");
 }
 
 /* ---- selection ---- */
 
-static void select_step(struct app *a, int dir)
+static void select_step(struct sl_sandbox *a, int dir)
 {
 	const sl_scene *m = a->m;
 	int nd = m->ndev, nl = m->nlinks, total = nd + nl + 1;
@@ -397,7 +410,7 @@ static int in_rect(sl_rect r, int y, int x)
 	return y >= r.y && y < r.y + r.h && x >= r.x && x < r.x + r.w;
 }
 
-static unsigned click(struct app *a)
+static unsigned click(struct sl_sandbox *a)
 {
 	MEVENT ev;
 	if (getmouse(&ev) != OK || a->mode != SL_MODE_MAIN || a->lay.too_small)
@@ -423,7 +436,7 @@ static unsigned click(struct app *a)
 
 /* ---- the plot ---- */
 
-static void plot_sweep(struct app *a)
+static void plot_sweep(struct sl_sandbox *a)
 {
 	sl_sweep_start(a->sweep, sl_play_scenario(a->play),
 	               a->plot_kind ? SL_SWEEP_DEVICES : SL_SWEEP_BANDWIDTH, a->knob_inter);
@@ -433,10 +446,10 @@ static void plot_sweep(struct app *a)
 
 /* Plan the training model on the devices and link classes shown (as the
  * knobs left them). */
-static unsigned open_plan(struct app *a)
+static unsigned open_plan(struct sl_sandbox *a)
 {
-	const sl_play_train *tr = sl_play_training(a->play);
-	if (!tr || tr->ck) {
+	const sl_workload *tr = sl_play_workload(a->play);
+	if (tr->kind != SL_WL_TRAIN) {
 		snprintf(a->msg, sizeof a->msg,
 		         "the plan is for a training model: run sandbox with model or layout "
 		         "options (e.g. --tp=2 --pp=2)");
@@ -453,7 +466,7 @@ static unsigned open_plan(struct app *a)
 
 /* Would a full run of tr hold on this host (the live run and the one
  * replaced, at most, at once)?  A timing-only run holds no values. */
-static int train_host_fits(const sl_scenario *sc, const sl_play_train *tr, char *why, size_t n)
+static int train_host_fits(const sl_scenario *sc, const sl_workload *tr, char *why, size_t n)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	if (sc->cluster.timing_only || pages <= 0 || psize <= 0)
@@ -470,17 +483,17 @@ static int train_host_fits(const sl_scenario *sc, const sl_play_train *tr, char 
 
 /* The selected layout in the main view: one training step of it, on the
  * same devices. */
-static unsigned open_layout(struct app *a)
+static unsigned open_layout(struct sl_sandbox *a)
 {
 	const sl_plan *pl = sl_planview_plan(a->pv);
 	int i = sl_pv_selected(a->pv);
 	const sl_plan_row *row = pl ? sl_pv_row(a->pv, i) : NULL;
-	const sl_play_train *cur = sl_play_training(a->play);
-	if (!row || !cur) {
+	const sl_workload *cur = sl_play_workload(a->play);
+	if (!row || cur->kind != SL_WL_TRAIN) {
 		snprintf(a->msg, sizeof a->msg, "no layout to open yet");
 		return F_DRAW;
 	}
-	sl_play_train tr = *cur;
+	sl_workload tr = *cur;
 	tr.l = row->layout;
 	sl_scenario sc = *sl_play_scenario(a->play);
 	char why[160];
@@ -489,7 +502,7 @@ static unsigned open_layout(struct app *a)
 		return F_DRAW;
 	}
 	sl_err err = {0};
-	sl_play *np = sl_play_create_train(&sc, &tr, sl_term_wake_fd(), &err);
+	sl_play *np = sl_play_create_workload(&sc, &tr, sl_term_wake_fd(), &err);
 	if (!np) {
 		snprintf(a->msg, sizeof a->msg, "cannot open: %.180s", err.msg);
 		return F_DRAW;
@@ -507,7 +520,7 @@ static unsigned open_layout(struct app *a)
 
 /* ---- actions ---- */
 
-static unsigned act(struct app *a, sl_action ac, double now)
+static unsigned act(struct sl_sandbox *a, sl_action ac, double now)
 {
 	sl_play *p = a->play;
 	sl_scenario sc = *sl_play_scenario(p);
@@ -626,7 +639,7 @@ static unsigned act(struct app *a, sl_action ac, double now)
 		f = scale_size(a, ac == SL_A_SIZE_UP);
 		break;
 	case SL_A_PLOT:
-		if (sl_play_training(p)) { /* the sweeps run the product */
+		if (sl_play_workload(p)->kind != SL_WL_PRODUCT) { /* the sweeps run the product */
 			snprintf(a->msg, sizeof a->msg, "the plots are for the sharded product");
 			break;
 		}
@@ -685,17 +698,17 @@ static unsigned act(struct app *a, sl_action ac, double now)
 
 static sl_keymode keymode(void *ctx)
 {
-	return ((struct app *)ctx)->mode;
+	return ((struct sl_sandbox *)ctx)->mode;
 }
 
 static sl_loop_help *help_of(void *ctx)
 {
-	return &((struct app *)ctx)->help;
+	return &((struct sl_sandbox *)ctx)->help;
 }
 
 static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
 {
-	struct app *a = ctx;
+	struct sl_sandbox *a = ctx;
 	(void)ch;
 	a->msg[0] = 0;
 	if (a->lay.too_small && ac != SL_A_LEAVE)
@@ -705,7 +718,7 @@ static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
 
 static unsigned on_wake(void *ctx)
 {
-	struct app *a = ctx;
+	struct sl_sandbox *a = ctx;
 	unsigned f = 0;
 	if (sl_play_collect(a->play))
 		f |= F_DRAW;
@@ -718,17 +731,18 @@ static unsigned on_wake(void *ctx)
 
 static unsigned on_tick(void *ctx, double now)
 {
-	struct app *a = ctx;
+	struct sl_sandbox *a = ctx;
 	return sl_play_tick(a->play, now) & SL_PLAY_CHANGED ? F_DRAW : 0;
 }
 
 static int animating(void *ctx)
 {
-	return sl_play_animating(((struct app *)ctx)->play);
+	return sl_play_animating(((struct sl_sandbox *)ctx)->play);
 }
 
 static const sl_loop_mode sandbox_mode = {keymode,  help_of,   NULL,     on_key, on_wake,
-                                          on_tick, animating, relayout, draw};
+                                          on_tick, animating, relayout, draw,
+                                          NULL};
 
 /* ---- start and finish ---- */
 
@@ -758,16 +772,78 @@ static int write_trace(sl_play *p, const char *path)
 	return 0;
 }
 
+/* The sandbox on sc, in a terminal already started (its views, its
+ * playback, sweeps and planner): for sl_tui_main and for the lesson menu,
+ * which runs it as one of its screens in the same loop. */
+sl_sandbox *sl_sandbox_open(const sl_scenario *sc, const struct sl_tui_options *opt, sl_err *err)
+{
+	struct sl_sandbox *a = calloc(1, sizeof *a);
+	if (!a) {
+		sl_fail(err, SL_ENOMEM, "out of memory");
+		return NULL;
+	}
+	a->t_start = sl_loop_now();
+	sl_tui_options_default(&a->opt);
+	if (opt)
+		a->opt = *opt;
+	if (!(a->opt.fps > 0))
+		a->opt.fps = SL_TUI_DEFAULT_FPS;
+	a->m = calloc(1, sizeof *a->m);
+	a->play = a->m ? sl_play_create_workload(sc, a->opt.workload, sl_term_wake_fd(), err) : NULL;
+	a->sweep = a->play ? sl_sweep_create(sl_term_wake_fd()) : NULL;
+	a->pv = a->sweep ? sl_planview_create(sl_term_wake_fd()) : NULL;
+	if (!a->pv) {
+		if (!err->msg[0])
+			sl_fail(err, SL_ENOMEM, "out of memory");
+		sl_sweep_destroy(a->sweep, 0);
+		sl_play_destroy(a->play, 0.5);
+		free(a->m);
+		free(a);
+		return NULL;
+	}
+	sl_theme_init(&a->th, a->opt.no_color, a->opt.ascii, a->opt.high_contrast);
+	a->mode = SL_MODE_MAIN;
+	relayout(a);
+	if (a->opt.play)
+		sl_play_toggle(a->play, sl_loop_now());
+	return a;
+}
+
+const sl_loop_mode *sl_sandbox_loop(void)
+{
+	return &sandbox_mode;
+}
+
+int sl_sandbox_to_menu(const sl_sandbox *a)
+{
+	return a->to_menu;
+}
+
+/* Threads wake at once when cancelled, unless inside a BLAS call (a large
+ * plan's product): wait up to wait seconds for them.  Returns whether they
+ * all went (else the process should leave with _exit). */
+int sl_sandbox_close(sl_sandbox *a, double wait)
+{
+	if (!a)
+		return 1;
+	sl_planview_destroy(a->pv); /* stops between layouts */
+	int clean = sl_sweep_destroy(a->sweep, wait);
+	clean = sl_play_destroy(a->play, clean ? wait : 0) && clean && !a->orphans;
+	if (a->stats) {
+		fprintf(a->stats, "frames %ld\n", a->frames);
+		fclose(a->stats);
+	}
+	free(a->m);
+	free(a);
+	return clean;
+}
+
 int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 {
-	struct app a;
-	memset(&a, 0, sizeof a);
-	a.t_start = sl_loop_now();
-	sl_tui_options_default(&a.opt);
+	struct sl_tui_options o;
+	sl_tui_options_default(&o);
 	if (opt)
-		a.opt = *opt;
-	if (!(a.opt.fps > 0))
-		a.opt.fps = SL_TUI_DEFAULT_FPS;
+		o = *opt;
 	setlocale(LC_ALL, "");
 	/* The locale is for the terminal's characters; numbers are printed
 	 * (and parsed) with a decimal point whatever the locale says. */
@@ -778,53 +854,33 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 		        "'shardlab run')\n");
 		return 1;
 	}
-	if (!a.opt.train && check_scenario(sc))
+	if (!o.workload && check_scenario(sc))
 		return 2;
-	const char *stats = getenv("SHARDLAB_TUI_STATS");
-	if (stats && *stats)
-		a.stats = fopen(stats, "w");
-	a.m = calloc(1, sizeof *a.m);
 	sl_err err = {0};
-	if (!a.m || sl_term_init(&err) != SL_OK) {
-		fprintf(stderr, "shardlab: %s\n", a.m ? err.msg : "out of memory");
-		free(a.m);
+	if (sl_term_init(&err) != SL_OK) {
+		fprintf(stderr, "shardlab: %s\n", err.msg);
 		return 1;
 	}
-	a.play = sl_play_create_train(sc, a.opt.train, sl_term_wake_fd(), &err);
-	a.sweep = a.play ? sl_sweep_create(sl_term_wake_fd()) : NULL;
-	a.pv = a.sweep ? sl_planview_create(sl_term_wake_fd()) : NULL;
-	if (!a.play || !a.sweep || !a.pv || sl_term_start(a.opt.no_mouse, &err) != SL_OK) {
-		sl_planview_destroy(a.pv);
-		sl_sweep_destroy(a.sweep, 0);
-		sl_play_destroy(a.play, 0.5);
+	sl_sandbox *a = sl_term_start(o.no_mouse, &err) == SL_OK ? sl_sandbox_open(sc, &o, &err)
+	                                                         : NULL;
+	if (!a) {
 		sl_term_done();
 		fprintf(stderr, "shardlab: %s\n", err.msg[0] ? err.msg : "out of memory");
-		free(a.m);
 		return 1;
 	}
-	sl_theme_init(&a.th, a.opt.no_color, a.opt.ascii, a.opt.high_contrast);
-	a.mode = SL_MODE_MAIN;
-	relayout(&a);
-	if (a.opt.play)
-		sl_play_toggle(a.play, sl_loop_now());
-	int quit_sig = sl_loop_run(&sandbox_mode, &a, a.opt.fps);
+	const char *stats = getenv("SHARDLAB_TUI_STATS");
+	if (stats && *stats)
+		a->stats = fopen(stats, "w");
+	int quit_sig = sl_loop_run(&sandbox_mode, a, a->opt.fps);
 	/* The terminal first, so the shell is back at once; then the threads. */
 	sl_term_stop();
-	int status = a.to_menu && !quit_sig ? SL_TUI_MENU : 0;
-	if (a.opt.trace && !quit_sig)
-		status = write_trace(a.play, a.opt.trace);
-	/* Threads wake at once when cancelled, unless inside a BLAS call (a
-	 * large plan's product): quitting does not wait for that. */
-	sl_planview_destroy(a.pv); /* stops between layouts */
-	/* Going back to the menu goes on in this process: wait for them then
-	 * (a slow machine or a sanitizer build takes seconds). */
-	double wait = status == SL_TUI_MENU ? 30.0 : 0.3;
-	int clean = sl_sweep_destroy(a.sweep, wait);
-	clean = sl_play_destroy(a.play, clean ? wait : 0) && clean && !a.orphans;
-	if (a.stats) {
-		fprintf(a.stats, "frames %ld\n", a.frames);
-		fclose(a.stats);
-	}
-	free(a.m);
+	int status = 0;
+	if (a->opt.trace && !quit_sig)
+		status = write_trace(a->play, a->opt.trace);
+	/* A quit signal ends the process by it now (see lesson_ui.c). */
+	if (quit_sig)
+		return sl_term_finish(quit_sig, 0, status);
+	/* Quitting does not wait for a thread inside a BLAS call. */
+	int clean = sl_sandbox_close(a, 0.3);
 	return sl_term_finish(quit_sig, clean, status);
 }

@@ -15,10 +15,14 @@ struct sl_tui_options {
 	int play;          /* start playing at once (else paused at time zero) */
 	double fps;        /* frames per second while animating; 0: the default */
 	const char *trace; /* on quitting, write the shown run's Chrome trace here */
-	/* A training step to show instead of the product (sandbox --tp/--pp/
-	 * --dp), or NULL; the scenario's cluster then has tp*pp*dp devices. */
-	const sl_play_train *train;
+	/* What to show instead of the scenario's product (a training step,
+	 * sandbox --tp/--pp/--dp; a reshard, --load), or NULL; the scenario's
+	 * cluster then has the devices it needs. */
+	const sl_workload *workload;
 	int from_menu; /* opened from the lesson menu: q goes back to it */
+	/* The lesson menu's: the scenario its sandbox opens on (the command
+	 * line's defaults), or NULL for no sandbox key. */
+	const sl_scenario *sandbox;
 };
 
 #define SL_TUI_DEFAULT_FPS 25.0
@@ -33,9 +37,15 @@ void sl_tui_options_default(struct sl_tui_options *o);
  * signal. */
 int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt);
 
-/* Returned by sl_tui_main instead of 0 when q left a sandbox opened from
- * the lesson menu (the terminal is back to normal by then): the caller
- * opens the menu again. */
-#define SL_TUI_MENU 101
+/* The sandbox as a screen of a loop another front end runs (the lesson
+ * menu's, loop.h): open it on sc in a started terminal, run its loop mode
+ * (sl_sandbox_loop) on it, and close it; with opt->from_menu, q leaves its
+ * loop with sl_sandbox_to_menu set.  close waits up to wait seconds for its
+ * threads and returns whether they all went (else leave with _exit). */
+typedef struct sl_sandbox sl_sandbox;
+sl_sandbox *sl_sandbox_open(const sl_scenario *sc, const struct sl_tui_options *opt, sl_err *err);
+const struct sl_loop_mode *sl_sandbox_loop(void);
+int sl_sandbox_to_menu(const sl_sandbox *s);
+int sl_sandbox_close(sl_sandbox *s, double wait);
 
 #endif

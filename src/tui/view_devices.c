@@ -130,18 +130,18 @@ void sl_draw_devices(const sl_view *v, sl_rect r)
 			double frac = v->sc->cluster.memory
 			                  ? (double)dv->mem / (double)v->sc->cluster.memory
 			                  : 0;
-			sl_put(y, x, 1, sl_theme_role(v->th, SL_ROLE_DIM), g->utf8 ? "▕" : "[");
+			sl_put(y, x, 1, sl_theme_role(v->th, SL_ROLE_DIM), g->mem_l);
 			bar(v, y, x + 1, 4, frac, sl_theme_dev(v->th, d));
-			sl_put(y, x + 5, 1, sl_theme_role(v->th, SL_ROLE_DIM), g->utf8 ? "▏" : "]");
+			sl_put(y, x + 5, 1, sl_theme_role(v->th, SL_ROLE_DIM), g->mem_r);
 			x += 6;
 		}
 		char mem[24], shard[40];
 		sl_fmt_bytes((double)dv->mem, mem, sizeof mem);
-		if (m->train && m->train->coll) {
+		if (m->kind == SL_WL_COLLECTIVE) {
 			snprintf(shard, sizeof shard, " rank %d", d);
-		} else if (m->train) {
+		} else if (m->kind != SL_WL_PRODUCT) {
 			int ct, cp, cd;
-			sl_mesh_coords(&m->train->l, d, &ct, &cp, &cd);
+			sl_mesh_coords(&m->wl->l, d, &ct, &cp, &cd);
 			snprintf(shard, sizeof shard, " tp%d pp%d dp%d", ct, cp, cd);
 		} else if (m->split == SL_SPLIT_ROW)
 			snprintf(shard, sizeof shard, " W[%lld:%lld,:]", (long long)dv->lo,
@@ -151,7 +151,11 @@ void sl_draw_devices(const sl_view *v, sl_rect r)
 			         (long long)dv->hi);
 		else
 			snprintf(shard, sizeof shard, " all of W");
-		if (end - x >= sl_cols(mem) + 1)
+		/* Where both do not fit, the shard's name wins over the
+		 * memory's figure (its bar stays): lesson 10 is about which
+		 * devices make a group. */
+		if (end - x >= sl_cols(mem) + 1 &&
+		    (end - x >= sl_cols(mem) + 1 + sl_cols(shard) || end - x < sl_cols(shard)))
 			x += sl_putf(y, x, end - x, norm, " %s", mem);
 		if (end - x >= sl_cols(shard))
 			sl_put(y, x, end - x, norm, shard);
@@ -288,7 +292,7 @@ void sl_draw_links(const sl_view *v, sl_rect r)
 			sl_fmt_rate(l->bandwidth, bw, sizeof bw);
 			sl_fmt_time(l->latency, lat, sizeof lat);
 			sl_putf(y, x, end - x, custom ? sl_theme_role(v->th, SL_ROLE_WARN) : norm,
-			        " %9s %7s%s", bw, lat, custom ? "*" : "");
+			        " %9s %7s%s", bw, lat, custom ? g->custom : "");
 		}
 	}
 	if (n > in.h)

@@ -82,22 +82,65 @@ static void entry(void *ctx, const char *keys, const char *note)
 	wrapped(ctx, keys, SL_ROLE_NORMAL, note);
 }
 
-/* What the scenario views draw: the sandbox's, and the lesson screen's top. */
+/* The legend of every glyph and colour (theme.c's table), a line an item:
+ * the glyphs in the colour they are drawn in, then what they mean there. */
+static void glyph_legend(struct help_ctx *h)
+{
+	size_t n;
+	const sl_legend_item *L = sl_legend(&n);
+	int group = -1;
+	for (size_t i = 0; i < n; i++) {
+		if ((int)L[i].group != group) {
+			group = (int)L[i].group;
+			out_line(h, SL_ROLE_NORMAL, "");
+			out_line(h, SL_ROLE_HEAD, sl_legend_group_name(L[i].group));
+		}
+		char gl[64] = "";
+		if (h->v && L[i].off != SL_LEGEND_NO_GLYPH) {
+			size_t len = 0;
+			for (int k = 0; k < L[i].n && len < sizeof gl - 1; k++)
+				len += (size_t)snprintf(gl + len, sizeof gl - len, "%s",
+				                        sl_glyph_at(h->v->th->g, L[i].off, k));
+		} else if (h->v && L[i].group == SL_LG_BLOCKS) {
+			snprintf(gl, sizeof gl, "0 1 2");
+		} else if (h->v) {
+			snprintf(gl, sizeof gl, "colour");
+		}
+		attr_t a[2] = {role(h, L[i].role), role(h, SL_ROLE_NORMAL)};
+		if (L[i].role == SL_ROLE_DEV0 || L[i].role == SL_ROLE_DEVBG0)
+			a[0] = h->v ? (L[i].role == SL_ROLE_DEV0 ? sl_theme_dev(h->v->th, 0)
+			                                          : sl_theme_devbg(h->v->th, 0))
+			            : 0;
+		int w = h->in.w - 2 - h->keyw - 1;
+		const char *p = L[i].meaning;
+		int first = 1;
+		/* The meaning wrapped under itself, the glyphs on its first row. */
+		do {
+			char line[256];
+			size_t len = strlen(p), cut = len;
+			if ((int)len > w && w > 10) {
+				cut = (size_t)w;
+				while (cut > 0 && p[cut] != ' ')
+					cut--;
+				if (cut == 0)
+					cut = (size_t)w;
+			}
+			snprintf(line, sizeof line, "%.*s", (int)cut, p);
+			const char *t[2] = {first ? gl : "", line};
+			out_parts(h, 1, 2, a, t);
+			first = 0;
+			p += cut;
+			while (*p == ' ')
+				p++;
+		} while (*p);
+	}
+}
+
 static void states_legend(struct help_ctx *h)
 {
-	char legend[200] = "";
-	if (h->v) {
-		const sl_glyphs *g = h->v->th->g;
-		snprintf(
-		    legend, sizeof legend,
-		    "States: %s compute  %s send  %s recv  %s reduce  %s wait; device digits and "
-		    "colours name owners.",
-		    g->state[SL_DS_COMPUTE], g->state[SL_DS_SEND], g->state[SL_DS_RECV],
-		    g->state[SL_DS_REDUCE], g->state[SL_DS_WAIT]);
-	}
-	out_line(h, SL_ROLE_NORMAL, legend);
 	out_line(h, SL_ROLE_NORMAL,
-	         "Times are emulated (the modelled hardware's), not this machine's wall clock.");
+	         "Times are emulated (the modelled hardware's), not this machine's wall clock. "
+	         "Every glyph and colour is listed after the keys (Down scrolls).");
 }
 
 /* The lesson panel's colours, each shown in its own. */
@@ -126,6 +169,7 @@ static int help_body(struct help_ctx *h, sl_keymode from)
 {
 	if (from == SL_MODE_MENU) {
 		menu_legend(h);
+		states_legend(h);
 	} else {
 		states_legend(h);
 		if (from == SL_MODE_LESSON || from == SL_MODE_INPUT)
@@ -141,6 +185,7 @@ static int help_body(struct help_ctx *h, sl_keymode from)
 		out_line(h, SL_ROLE_HEAD, title);
 		sl_keys_help(ms[i], entry, h);
 	}
+	glyph_legend(h);
 	out_line(h, SL_ROLE_NORMAL, "");
 	out_line(h, SL_ROLE_DIM, "Esc, q or ? closes this help; F10 quits.");
 	return h->line;

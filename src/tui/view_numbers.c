@@ -12,18 +12,51 @@
 static void line(const sl_view *v, sl_rect in, int *row, attr_t a, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+/* A line of figures, wrapped at spaces onto the rows below when the panel is
+ * narrow (a figure is never cut in the middle: "dp_al" read as a name), but
+ * never at \x1f, which keeps a word with its figure ("loss 0.19": the
+ * screen tests mask the loss after its word).
+ * What does not fit says so on the panel's bottom border. */
 static void line(const sl_view *v, sl_rect in, int *row, attr_t a, const char *fmt, ...)
 {
-	(void)v;
-	if (*row >= in.h)
-		return;
 	char buf[320];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	sl_put(in.y + *row, in.x + 1, in.w - 1, a, buf);
-	(*row)++;
+	int w = in.w - 1;
+	const char *s = buf;
+	while (*s) {
+		if (*row >= in.h) {
+			sl_put(in.y + in.h, in.x + in.w - 9, 8, sl_theme_role(v->th, SL_ROLE_DIM),
+			       " more ");
+			return;
+		}
+		int len = (int)strlen(s), cut = len;
+		int ww = s == buf ? w : w - 2; /* continuation rows are indented */
+		if (sl_cols(s) > ww) {
+			int cols = 0;
+			cut = 0;
+			for (int i = 0; s[i] && cols <= ww; i++) {
+				if (((unsigned char)s[i] & 0xc0) != 0x80)
+					cols++;
+				if (s[i] == ' ' && cols <= ww)
+					cut = i;
+			}
+			if (cut == 0)
+				cut = len;
+		}
+		char part[320];
+		snprintf(part, sizeof part, "%s%.*s", s == buf ? "" : "  ", cut, s);
+		for (char *c = part; *c; c++) /* \x1f: a space the line never breaks at */
+			if (*c == '\x1f')
+				*c = ' ';
+		sl_put(in.y + *row, in.x + 1, w, a, part);
+		(*row)++;
+		s += cut;
+		while (*s == ' ')
+			s++;
+	}
 }
 
 static void selection(const sl_view *v, sl_rect in, int *row)
@@ -88,9 +121,9 @@ static void coll_numbers(const sl_view *v, sl_rect in, int *row)
 	const sl_glyphs *g = v->th->g;
 	attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL);
 	char a[32], b[32], c[32];
-	sl_fmt_bytes((double)m->train->count * sizeof(float), a, sizeof a);
-	line(v, in, row, norm, "%s of %s per device %s %s", sl_coll_op_name(m->train->op), a,
-	     g->dot, sl_algo_name(m->train->algo));
+	sl_fmt_bytes((double)m->wl->count * sizeof(float), a, sizeof a);
+	line(v, in, row, norm, "%s of %s per device %s %s", sl_coll_op_name(m->wl->op), a,
+	     g->dot, sl_algo_name(m->wl->algo));
 	sl_fmt_bytes((double)m->moved, a, sizeof a);
 	sl_fmt_bytes((double)m->moved_total, b, sizeof b);
 	line(v, in, row, norm, "sent over links %s of %s", a, b);
@@ -120,12 +153,15 @@ static void train_numbers(const sl_view *v, sl_rect in, int *row)
 	}
 	const sl_train_report *p = m->trep;
 	sl_fmt_time(p->step_s, a, sizeof a);
+	/* Rounding leaves -1e-17 where nothing idles: never print "-0.0%". */
+	double bubble = p->bubble_fraction > 0 ? p->bubble_fraction : 0;
+	double idle = p->idle_fraction > 0 ? p->idle_fraction : 0;
 	if (v->sc->cluster.timing_only)
 		line(v, in, row, norm, "step %s %s bubble %.4f %s idle %.1f%% %s no loss: timing only", a,
-		     g->dot, p->bubble_fraction, g->dot, 100 * p->idle_fraction, g->dot);
+		     g->dot, bubble, g->dot, 100 * idle, g->dot);
 	else
-		line(v, in, row, norm, "step %s %s bubble %.4f %s idle %.1f%% %s loss %.6f", a, g->dot,
-		     p->bubble_fraction, g->dot, 100 * p->idle_fraction, g->dot, m->loss);
+		line(v, in, row, norm, "step %s %s bubble %.4f %s idle %.1f%% %s loss\x1f%.6f", a, g->dot,
+		     bubble, g->dot, 100 * idle, g->dot, m->loss);
 	char buf[200];
 	int len = snprintf(buf, sizeof buf, "sent:");
 	for (int k = 0; k < SL_TR_NKINDS; k++) {
@@ -152,7 +188,7 @@ static void train_numbers(const sl_view *v, sl_rect in, int *row)
 static void ckpt_numbers(const sl_view *v, sl_rect in, int *row)
 {
 	const sl_scene *m = v->m;
-	const sl_play_train *tr = m->train;
+	const sl_workload *tr = m->wl;
 	const sl_glyphs *g = v->th->g;
 	attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL), dim = sl_theme_role(v->th, SL_ROLE_DIM);
 	char a[32], b[32], c[32];
@@ -192,10 +228,13 @@ static void ckpt_numbers(const sl_view *v, sl_rect in, int *row)
 		line(v, in, row, sl_theme_role(v->th, SL_ROLE_KEY), "device %d:", dv);
 	sl_fmt_bytes((double)rb, a, sizeof a);
 	sl_fmt_bytes((double)rtot, b, sizeof b);
-	line(v, in, row, norm, "read %d/%d stored chunks %s %s of %s", rd, nr, g->dot, a, b);
+	/* Reads, not chunks: a stored chunk that several new shards overlap is
+	 * read by each of their devices. */
+	line(v, in, row, norm, "reads done %d of %d (%d chunks stored) %s %s of %s", rd, nr,
+	     sl_ckpt_info_of(tr->ck)->nchunks, g->dot, a, b);
 	sl_fmt_bytes((double)wb, a, sizeof a);
 	sl_fmt_bytes((double)wtot, b, sizeof b);
-	line(v, in, row, norm, "wrote %d/%d new chunks %s %s of %s", wr, nw, g->dot, a, b);
+	line(v, in, row, norm, "writes done %d of %d %s %s of %s", wr, nw, g->dot, a, b);
 	const sl_ckpt_info *ci = sl_ckpt_info_of(tr->ck);
 	sl_fmt_rate(SL_CKPT_STORAGE_BW_DEFAULT, c, sizeof c);
 	line(v, in, row, dim, "storage %s per device %s saved at step %ld on %d device%s", c,
@@ -223,15 +262,22 @@ void sl_draw_numbers(const sl_view *v, sl_rect r)
 		sl_fmt_time(m->total_s, b, sizeof b);
 	else
 		snprintf(b, sizeof b, "?");
-	sl_fmt_time(m->predicted_s, c, sizeof c);
+	/* A run that failed has no model time (-1) and no one-device time (0):
+	 * say so rather than print them. */
+	if (m->predicted_s >= 0)
+		sl_fmt_time(m->predicted_s, c, sizeof c);
+	else
+		snprintf(c, sizeof c, "none");
 	line(v, in, &row, head, "t %s / %s %s model %s", a, b, g->dot, c);
-	if (m->train && m->train->ck) {
+	switch (m->kind) {
+	case SL_WL_RESHARD:
 		ckpt_numbers(v, in, &row);
 		return;
-	}
-	if (m->train && m->train->coll) {
+	case SL_WL_COLLECTIVE:
 		coll_numbers(v, in, &row);
 		return;
+	default:
+		break;
 	}
 	sl_fmt_time(m->crit_compute, a, sizeof a);
 	sl_fmt_time(m->crit_comm, b, sizeof b);
@@ -241,13 +287,16 @@ void sl_draw_numbers(const sl_view *v, sl_rect r)
 		     c);
 	else
 		line(v, in, &row, norm, "compute %s %s comm %s", a, g->dot, b);
-	sl_fmt_time(m->single_s, a, sizeof a);
-	if (m->total_s > 0)
+	if (m->single_s > 0)
+		sl_fmt_time(m->single_s, a, sizeof a);
+	else
+		snprintf(a, sizeof a, "none");
+	if (m->total_s > 0 && m->single_s > 0)
 		line(v, in, &row, norm, "speedup %.2fx %s eff %.0f%% %s 1 dev %s", m->speedup,
 		     g->dot, m->efficiency * 100, g->dot, a);
 	else
 		line(v, in, &row, norm, "speedup ? %s 1 dev %s", g->dot, a);
-	if (m->train) {
+	if (m->kind == SL_WL_TRAIN) {
 		train_numbers(v, in, &row);
 		if (want_sel && room >= 8 && row < in.h)
 			selection(v, in, &row);

@@ -150,22 +150,32 @@ void sl_draw_plot(const sl_view *v, sl_rect r)
 		int lw = sl_cols(lab), x = c - lw / 2;
 		if (x < ax - 6)
 			x = ax - 6;
-		if (x < next_free || x + lw > ax + aw + 4)
+		/* Inside the frame, or not at all (a label past it wrapped onto
+		 * the next row, over the border). */
+		if (x < next_free || x + lw > ax + aw + 4 || x + lw > in.x + in.w - 1)
 			continue;
 		sl_put(ay + ah + 2, x, lw, dim, lab);
 		next_free = x + lw + 2;
 	}
 	char a[32];
 	int fy = ay + ah + 3;
+	/* The progress takes the line's right end while points are measured:
+	 * the sentence stops short of it rather than under it. */
+	int fw = in.w - tw - 2 - (done < total ? 24 : 0);
 	if (kind == SL_SWEEP_BANDWIDTH) {
-		if (xc > 0)
-			sl_putf(fy, in.x + 1, in.w - tw - 2, sl_theme_role(v->th, SL_ROLE_WARN),
-			        "%s crossover: speedup falls below 1 under %s (%s)", g->cross_mark,
-			        sl_fmt_rate(xc, a, sizeof a), measured ? "measured" : "model");
-		else
-			sl_put(fy, in.x + 1, in.w - tw - 2, dim, "no crossover in this range");
+		if (xc > 0) {
+			char cx[128];
+			int k = snprintf(cx, sizeof cx, "%s crossover: speedup falls below 1 under %s",
+			                 g->cross_mark, sl_fmt_rate(xc, a, sizeof a));
+			snprintf(cx + k, sizeof cx - (size_t)k, " (%s)",
+			         measured ? "measured" : "model");
+			if (sl_cols(cx) > fw) /* whole words, never "(m" */
+				cx[k] = 0;
+			sl_put(fy, in.x + 1, fw, sl_theme_role(v->th, SL_ROLE_WARN), cx);
+		} else
+			sl_put(fy, in.x + 1, fw, dim, "no crossover in this range");
 	} else {
-		sl_put(fy, in.x + 1, in.w - tw - 2, dim, "ideal speedup is the device count");
+		sl_put(fy, in.x + 1, fw, dim, "ideal speedup is the device count");
 	}
 	if (done < total)
 		sl_putf(fy - 0, in.x + in.w - tw - 24, 22, dim, " measuring %d/%d...", done + 1,

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* view_timeline.c - one row per device over emulated time: compute,
  * communication and waiting by colour and glyph, a cursor at the current
- * time, a time scale, micro-batch numbers where there are some. */
+ * time, a time scale, micro-batch numbers where there are some.  A training
+ * step's forward work, backward work (input gradients) and weight gradients
+ * differ in colour and in glyph, so GPipe's and 1F1B's orders read off it
+ * also in monochrome. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +14,76 @@
 #include "units.h"
 
 #define MAX_COLS 512
+
+static sl_dstate ev_state(sl_ev_kind k);
+
+/* What a cell shows: a device state, or a backward pass's compute. */
+enum { CAT_BWD = SL_DS_COUNT, CAT_WGRAD, NCAT };
+
+static int ev_cat(const sl_event *e)
+{
+	if (e->kind == SL_EV_COMPUTE && e->work.pass == SL_PASS_BWD)
+		return e->work.grad == SL_GRAD_W ? CAT_WGRAD : CAT_BWD;
+	return (int)ev_state(e->kind);
+}
+
+static attr_t cat_attr(const sl_view *v, int cat)
+{
+	if (cat == CAT_BWD)
+		return sl_theme_role(v->th, SL_ROLE_BWD);
+	if (cat == CAT_WGRAD)
+		return sl_theme_role(v->th, SL_ROLE_WGRAD);
+	return sl_theme_state(v->th, (sl_dstate)cat);
+}
+
+static const char *cat_glyph(const sl_glyphs *g, int cat)
+{
+	return cat == CAT_BWD ? g->bwd : cat == CAT_WGRAD ? g->wgrad : g->state[cat];
+}
+
+/* The title with as much of the legend as fits in w columns, whole items
+ * only, and "(? help)" when some are left out. */
+static void legend_title(const sl_view *v, int w, int train, char *out, size_t n)
+{
+	const sl_glyphs *g = v->th->g;
+	const sl_scene *m = v->m;
+	struct item {
+		const char *glyph, *word;
+	} it[10];
+	int k = 0;
+	if (m->kind == SL_WL_RESHARD) {
+		it[k++] = (struct item){g->state[SL_DS_READ], "read a chunk"};
+		it[k++] = (struct item){g->state[SL_DS_WRITE], "write a chunk"};
+		it[k++] = (struct item){g->state[SL_DS_SEND], "send"};
+		it[k++] = (struct item){g->state[SL_DS_WAIT], "wait"};
+	} else {
+		it[k++] = (struct item){g->state[SL_DS_COMPUTE], train ? "forward" : "compute"};
+		if (train) {
+			it[k++] = (struct item){g->bwd, "backward"};
+			it[k++] = (struct item){g->wgrad, "weight grad"};
+		}
+		it[k++] = (struct item){g->state[SL_DS_RECV], "recv"};
+		it[k++] = (struct item){g->state[SL_DS_REDUCE], "reduce"};
+		it[k++] = (struct item){g->state[SL_DS_SEND], "send"};
+		it[k++] = (struct item){g->state[SL_DS_WAIT], "wait"};
+	}
+	size_t len = (size_t)snprintf(out, n, "Timeline");
+	int cols = 8, cut = 0;
+	for (int i = 0; i < k; i++) {
+		char piece[64];
+		snprintf(piece, sizeof piece, "  %s %s", it[i].glyph, it[i].word);
+		int pw = sl_cols(piece);
+		/* room for " (? help)" after it when more follow */
+		if (cols + pw + (i + 1 < k ? 9 : 0) > w) {
+			cut = 1;
+			break;
+		}
+		len += (size_t)snprintf(out + len, len < n ? n - len : 0, "%s", piece);
+		cols += pw;
+	}
+	if (cut && cols + 9 <= w)
+		snprintf(out + len, len < n ? n - len : 0, " (? help)");
+}
 
 static sl_dstate ev_state(sl_ev_kind k)
 {
@@ -45,17 +118,12 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 {
 	const sl_scene *m = v->m;
 	const sl_glyphs *g = v->th->g;
-	char title[160];
-	if (m->train && m->train->ck)
-		snprintf(title, sizeof title,
-		         "Timeline  %s read a chunk  %s write a chunk  %s send  %s wait",
-		         g->state[SL_DS_READ], g->state[SL_DS_WRITE], g->state[SL_DS_SEND],
-		         g->state[SL_DS_WAIT]);
-	else
-		snprintf(title, sizeof title,
-		         "Timeline  %s compute  %s recv  %s reduce  %s send  %s wait",
-		         g->state[SL_DS_COMPUTE], g->state[SL_DS_RECV], g->state[SL_DS_REDUCE],
-		         g->state[SL_DS_SEND], g->state[SL_DS_WAIT]);
+	/* A training step's compute says its pass. */
+	int train = 0;
+	for (size_t i = 0; i < m->ev->n && !train; i++)
+		train = m->ev->ev[i].kind == SL_EV_COMPUTE && m->ev->ev[i].work.pass != SL_PASS_NONE;
+	char title[256];
+	legend_title(v, r.w - 6, train, title, sizeof title);
 	sl_rect in = sl_box(v, r, title);
 	int label = 4, w = in.w - label - 1;
 	int rows = in.h - 1;
@@ -86,8 +154,8 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 	if (cur >= w)
 		cur = w - 1;
 	/* Per column: time spent in each state, up to t. */
-	static double occ[MAX_COLS][SL_DS_COUNT];
-	static int mb[MAX_COLS];
+	static double occ[MAX_COLS][NCAT];
+	static int mb[MAX_COLS], mbcat[MAX_COLS];
 	for (int row = 0; row < rows && first + row < n; row++) {
 		int d = first + row, y = in.y + row;
 		memset(occ, 0, sizeof occ);
@@ -101,15 +169,17 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 			int c0 = (int)floor(a / dt), c1 = (int)floor(b / dt);
 			if (c1 >= w)
 				c1 = w - 1;
-			sl_dstate st = ev_state(e->kind);
+			int st = ev_cat(e);
 			for (int c = c0; c <= c1 && c >= 0; c++) {
 				double lo = c * dt > a ? c * dt : a,
 				       hi = (c + 1) * dt < b ? (c + 1) * dt : b;
 				if (hi > lo)
 					occ[c][st] += hi - lo;
 			}
-			if (e->mb >= 0 && e->kind == SL_EV_COMPUTE && c0 >= 0 && c0 < w)
+			if (e->mb >= 0 && e->kind == SL_EV_COMPUTE && c0 >= 0 && c0 < w) {
 				mb[c0] = e->mb;
+				mbcat[c0] = st;
+			}
 		}
 		attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL);
 		int sel = v->sel.kind == SL_SEL_DEVICE && v->sel.dev == d;
@@ -121,14 +191,14 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 			/* The state that fills the column most; on a tie (a ring
 			 * step sends and receives at once) what happens to the
 			 * device's own data: reduce, then receive, then send. */
-			static const int tie[SL_DS_COUNT] = {0, 6, 3, 4, 5, 2, 1};
-			sl_dstate best = SL_DS_IDLE;
+			static const int tie[NCAT] = {0, 6, 3, 4, 5, 2, 1, 0, 0, 6, 6};
+			int best = SL_DS_IDLE;
 			double bt = 0;
-			for (int st = 1; st < SL_DS_COUNT; st++) {
+			for (int st = 1; st < NCAT; st++) {
 				double sc = occ[c][st] * (1 + 1e-9 * tie[st]);
 				if (occ[c][st] > 0 && sc > bt) {
 					bt = sc;
-					best = (sl_dstate)st;
+					best = st;
 				}
 			}
 			/* Columns past the cursor are the future: blank. */
@@ -139,14 +209,17 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 					       v->th->g->v);
 				continue;
 			}
-			attr_t a = sl_theme_state(v->th, best);
+			attr_t a = cat_attr(v, best);
 			if (c == cur)
 				a |= A_REVERSE;
 			if (mb[c] >= 0) {
+				/* The micro-batch's digit in its pass's colour (and
+				 * underlined for a backward one, which monochrome keeps). */
 				char dig[2] = {sl_dev_char(mb[c] % 36), 0};
-				sl_put(y, x0 + c, 1, a | A_BOLD, dig);
+				attr_t da = cat_attr(v, mbcat[c]) | (c == cur ? A_REVERSE : 0);
+				sl_put(y, x0 + c, 1, da | A_BOLD, dig);
 			} else {
-				sl_put(y, x0 + c, 1, a, g->state[best]);
+				sl_put(y, x0 + c, 1, a, cat_glyph(g, best));
 			}
 		}
 	}

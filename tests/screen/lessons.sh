@@ -105,11 +105,12 @@ check menu lesson-02-pause
 # The run, then `step 1`: the scenario view stops after the devices' products.
 keys menu Enter
 check menu lesson-02-step1
-# A paragraph, then a question answered (b, the right choice).
+# A paragraph, then a question answered (b, the right choice): the next
+# question asks for the collective before the lesson names it.
 keys menu Enter Enter b Enter
 check menu lesson-02-question
-# `step 3`: the all-gather's three ring steps.
-keys menu Enter
+# Answered (b), a paragraph, then `step 3`: the all-gather's three ring steps.
+keys menu b Enter Enter
 check menu lesson-02-step3
 
 # q goes back to the menu, which now shows lesson 2 started.
@@ -129,8 +130,10 @@ check l4s lesson-04-start
 
 # A training run on the lesson screen: lesson 8's GPipe step, animated as
 # the sandbox shows it, then `step 3` stops it after stage 0's first work.
+# The bubble is asked for before that run: answered wrong twice (the
+# second time the lesson gives the answer and goes on).
 start l8 "lesson $LESSONS/08-pipeline.lesson"
-keys l8 Enter Enter Enter Enter Enter Enter
+keys l8 Enter Enter Enter Enter Enter 1 Enter 1 Enter
 check l8 lesson-08-step3
 
 # A reshard on the lesson screen: lesson 11 from its label 'save', its
@@ -158,6 +161,86 @@ else
 	fail quit-f10 "F10 on the lesson screen did not quit with status 0"
 	capture help
 fi
+
+# Panels at 120x36 that used to cut their contents without a word: lesson
+# 4's buffers (all 8 devices), the layout panel of lessons 5 (attention's
+# heads), 8 (every stage) and 10 (the replicas, and each device's tp/pp/dp
+# where the lesson is about mesh order), lesson 11's reshard (the
+# row-parallel tensor by its row shards).  Each run played to its end.
+wide() { # NAME ARGS KEYS...
+	w_name=$1 w_args=$2
+	shift 2
+	start "$w_name" "$w_args" 120 36
+	settle "$w_name"
+	for k in "$@"; do
+		keys "$w_name" "$k"
+		settle "$w_name"
+	done
+	check "$w_name" "$w_name"
+}
+wide lesson-04-120x36 "lesson $LESSONS/04-collectives.lesson" Enter Enter Enter End
+wide lesson-05-120x36 "lesson --start=attention $LESSONS/05-megatron-mlp.lesson" Enter End a Enter
+wide lesson-08-120x36 "lesson --start=one-f-one-b $LESSONS/08-pipeline.lesson" End
+wide lesson-10-120x36 "lesson --start=placement $LESSONS/10-combining.lesson" Enter Enter Enter End
+wide lesson-11-120x36 "lesson --start=save $LESSONS/11-checkpoints.lesson" Enter Enter Enter Enter End
+cases=$((cases + 1))
+if capture lesson-04-120x36 | grep -q ' 7 [0-7]\{8\}\| 7 0 1 2 3 4 5 6 7'; then
+	pass lesson-04-every-device
+else
+	fail lesson-04-every-device "the buffers panel does not show device 7:"
+	capture lesson-04-120x36
+fi
+cases=$((cases + 1))
+if capture lesson-10-120x36 | grep -c 'tp[0-3] pp0 dp[01]' | grep -q '^6$'; then
+	pass lesson-10-mesh-labels
+else
+	fail lesson-10-mesh-labels "the device rows lost their tp/pp/dp labels:"
+	capture lesson-10-120x36
+fi
+
+# A projector's terminal (80x24, 100x30): the narration and a compact
+# figure (devices, timeline, the step's sentence on two lines) together, at
+# a step and at a question, in lessons 2, 3 and 8.  At the question the
+# figure still steps (Right), since the keys that step type nothing.
+compact() { # LESSON NAME COLS ROWS KEYS-TO-STEP -- KEYS-TO-QUESTION
+	c_lesson=$1 c_golden=$2 c_cols=$3 c_rows=$4
+	c_s=$c_golden-$c_cols
+	shift 4
+	start "$c_s" "lesson $LESSONS/$c_lesson.lesson" "$c_cols" "$c_rows"
+	settle "$c_s"
+	while [ "$1" != -- ]; do
+		keys "$c_s" "$1"
+		shift
+	done
+	shift
+	check "$c_s" "$c_golden-${c_cols}x$c_rows-step"
+	keys "$c_s" "$@"
+	check "$c_s" "$c_golden-${c_cols}x$c_rows-question"
+}
+for size in "80 24" "100 30"; do
+	# shellcheck disable=SC2086 # two words: columns and rows
+	compact 02-colwise lesson-02 $size Enter Enter Enter -- Enter Enter Right
+	# shellcheck disable=SC2086
+	compact 03-rowwise lesson-03 $size Enter Enter Enter -- Enter Enter Right
+	# Lesson 8's first run (one micro-batch) at its end, stepped back once
+	# while the bubble question waits.
+	# shellcheck disable=SC2086
+	compact 08-pipeline lesson-08 $size Enter Enter -- Enter Enter Enter Left
+done
+# Lesson 3's full view at 80x24 (v), its run at the end: sizes abbreviated
+# honestly ("W 8k×4k", never "W 8192×409"), the title in whole words, and
+# the sentence that overflows its two rows ends in "...", never in "46.7".
+start full80 "lesson $LESSONS/03-rowwise.lesson" 80 24
+settle full80
+keys full80 Enter Enter Enter
+settle full80
+keys full80 End v
+check full80 lesson-03-80x24-full
+
+# The help of a lesson at 80x24, over a run shown.
+start help80 "lesson $LESSONS/02-colwise.lesson" 80 24
+keys help80 Enter Enter Enter '?'
+check help80 lesson-help-80x24
 
 # The sandbox opened from the menu (s): q there comes back to the menu,
 # where F10 quits.
@@ -223,6 +306,85 @@ if ended typing; then
 else
 	fail esc-leaves "Esc on an empty answer line did not leave the lesson"
 	capture typing
+fi
+
+# A lesson opened right after another from the menu lays out its own
+# devices: lesson 3 after a lesson whose last run was on one device (as
+# lesson 2's is) showed that one device's layout, its devices box collapsed
+# and six empty link rows, until the terminal was resized.
+mkdir -p "$work/pair"
+cat >"$work/pair/02-single.lesson" <<'LESSON'
+title   One device first
+minutes 1
+about   Lesson 2's last run: the product on one device.
+setup preset=a100 devices=4 strategy=colwise m=256 k=8192 n=4096
+setup strategy=single
+say One device.
+run matmul as single
+say Done.
+LESSON
+cp "$LESSONS/03-rowwise.lesson" "$work/pair/"
+mkdir -p "$work/state-pair"
+tm new-session -d -s pair -x 100 -y 32 \
+	"env TERM=tmux-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 OPENBLAS_NUM_THREADS=1 \
+	OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-auto} XDG_STATE_HOME=$work/state-pair \
+	SHARDLAB_LESSON_PATH=$work/pair $SHARDLAB"
+tm set-option -t pair remain-on-exit on >/dev/null
+settle pair
+keys pair Enter Enter
+settle pair
+keys pair q
+settle pair
+keys pair Down Enter Enter Enter Enter
+settle pair
+cases=$((cases + 1))
+scr=$(capture pair)
+if printf '%s\n' "$scr" | grep -q 'Devices (4)' &&
+	printf '%s\n' "$scr" | grep -q 'split by rows of W' &&
+	[ "$(printf '%s\n' "$scr" | grep -c '^│ [0-3] [^→]')" -eq 4 ]; then
+	pass lesson-after-lesson
+else
+	fail lesson-after-lesson "lesson 3 after a one-device lesson did not show its 4 devices:"
+	printf '%s\n' "$scr"
+fi
+
+# The menu at 80x24 with a lesson done: its state whole ("done, 0/3 r"
+# was what fitted).
+mkdir -p "$work/state-done80/shardlab/progress"
+printf 'shardlab-progress 1\ndone 1\nscore 0 3\n' \
+	>"$work/state-done80/shardlab/progress/06-when-tp-does-not-pay"
+tm new-session -d -s done80 -x 80 -y 24 \
+	"env TERM=tmux-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME=$work/state-done80 \
+	SHARDLAB_LESSON_PATH=$LESSONS $SHARDLAB"
+tm set-option -t done80 remain-on-exit on >/dev/null
+settle done80
+cases=$((cases + 1))
+if capture done80 | grep -q 'When tensor parallelism does not pay  *12 min  done, 0/3 right'; then
+	pass menu-80x24-state
+else
+	fail menu-80x24-state "the menu at 80x24 cut a lesson's state or title:"
+	capture done80
+fi
+
+# "Press a key to run it" means any key: x, which the lesson screen does
+# not bind, goes on and runs the product.
+start anykey "lesson $LESSONS/03-rowwise.lesson" 100 32
+settle anykey
+keys anykey Enter Enter
+settle anykey
+cases=$((cases + 1))
+if ! capture anykey | grep -q 'Press a key to run it'; then
+	fail any-key "lesson 3 did not reach its pause:"
+	capture anykey
+else
+	keys anykey x
+	settle anykey
+	if capture anykey | grep -q 'result: 4 devices, rowwise'; then
+		pass any-key
+	else
+		fail any-key "x at 'Press a key' did not go on:"
+		capture anykey
+	fi
 fi
 
 # A lesson that does not load: its file:line on the shell, status 2.

@@ -1,6 +1,6 @@
 " Vim syntax file
 " Language:    shardlab lesson (see shardlab-lesson(5))
-" Install:     copy syntax/ and ftdetect/ into ~/.vim/ (or a pack's start/ dir)
+" Install:     make install (configure --with-vimdir), or add contrib/vim to runtimepath
 
 if exists("b:current_syntax")
   finish

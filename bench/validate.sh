@@ -1,0 +1,87 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# validate.sh - shardlab's figures next to published measurements, each
+# row with its source and relative error (make validate; docs/validation.md
+# says what each row compares).  Prints a Markdown table.
+#
+# Component rows check the device model on the kind of measurement it was
+# calibrated on (GEMM rates by shape, collective bus bandwidth); end-to-end
+# rows compare a plan's best layout with a published training throughput,
+# in the publication's convention.
+set -eu
+SHARDLAB=${SHARDLAB:-./shardlab}
+
+# The last value of a JSON key in the output on stdin.
+num() {
+	grep -o "\"$1\": *[-0-9.eE+]*" | tail -n 1 | sed 's/.*: *//'
+}
+
+row() {
+	awk -v kind="$1" -v name="$2" -v ours="$3" -v pub="$4" -v unit="$5" -v src="$6" 'BEGIN {
+		printf "| %s | %s | %.1f %s | %.1f %s | %+.1f%% | %s |\n", kind, name, ours, unit,
+		       pub, unit, 100 * (ours - pub) / pub, src
+	}'
+}
+
+echo "| kind | case | shardlab | published | error | source |"
+echo "|---|---|---|---|---|---|"
+
+# GEMM: square BF16 products on one H100 SXM (torch.matmul).
+src="zzc0721/torch-performance-test-data issue 79 (H100 80GB HBM3, PyTorch 2.7, BF16)"
+for pair in 1024:176.62 2048:676.59 4096:788.72 8192:797.51; do
+	n=${pair%%:*}
+	pub=${pair#*:}
+	t=$("$SHARDLAB" run --strategy=single --devices=1 --m="$n" --k="$n" --n="$n" --dry-run \
+		--preset=h100 --format=json | num emulated_time_s)
+	ours=$(awk -v n="$n" -v t="$t" 'BEGIN { printf "%.6g", 2 * n * n * n / t / 1e12 }')
+	row "GEMM" "h100 ${n}^3" "$ours" "$pub" "TFLOP/s" "$src"
+done
+# The calibration point itself: the best shape of Bekman's sweep.
+t=$("$SHARDLAB" run --strategy=single --devices=1 --m=1024 --k=5120 --n=10240 --dry-run \
+	--preset=a100 --format=json | num emulated_time_s)
+ours=$(awk -v t="$t" 'BEGIN { printf "%.6g", 2 * 1024 * 5120 * 10240 / t / 1e12 }')
+row "GEMM (calibration)" "a100 1024x10240x5120" "$ours" 271.2 "TFLOP/s" \
+	"Bekman, ML Engineering, MAMF table"
+
+# Collectives: ring all-reduce bus bandwidth of 8 GPUs in a node, large
+# messages (the calibration point of the links' achievable share).
+b=$("$SHARDLAB" coll --op=allreduce --devices=8 --preset=h100 --bytes=1GiB --format=json |
+	num busbw_bytes_per_s)
+ours=$(awk -v b="$b" 'BEGIN { printf "%.6g", b / 1e9 }')
+row "all-reduce (calibration)" "8 x h100, 1 GiB, ring" "$ours" 367.5 "GB/s" \
+	"nccl issue 1455: NCCL_ALGO=RING busbw 365-370 GB/s, 2 to 8 H100"
+
+# End to end: Narayanan et al. 2021 (arXiv 2104.04473), Table 1 and
+# section 5.1: GPT models on A100 80GB (Selene), sequences of 2048 tokens,
+# full activation recomputation, FLOPs counted as 96 B s l h^2 (1 + s/6h +
+# V/16lh).  shardlab's figure: the GEMM FLOPs its best layout executes
+# (recomputation included) per GPU and second, under --recompute=full.
+src="Narayanan et al. 2021, arXiv 2104.04473"
+# Each row twice: the plan's best layout, and the best with the paper's own
+# tensor- and pipeline-parallel degrees (Table 1's t and p; "-": the paper
+# gives none for that run), which separates the layout the planner
+# prefers from how the emulated machine times a layout.
+while read -r name heads hidden layers gpus batch pub tp pp; do
+	for fixed in "" "--tp=$tp --pp=$pp"; do
+		what="$name on $gpus A100"
+		if [ -n "$fixed" ]; then
+			[ "$tp" = - ] && continue
+			what="$what, t=$tp p=$pp"
+		fi
+		# shellcheck disable=SC2086 # $fixed is two options or none
+		f=$("$SHARDLAB" plan --preset=a100 --devices="$gpus" --layers="$layers" \
+			--hidden="$hidden" --ffn=$((4 * hidden)) --heads="$heads" --seq=2048 \
+			--batch="$batch" --recompute=full $fixed --top=1 --format=json |
+			num device_hardware_flop_per_s)
+		ours=$(awk -v f="$f" 'BEGIN { printf "%.6g", f / 1e12 }')
+		row "training" "$what" "$ours" "$pub" "TFLOP/s/GPU" "$src"
+	done
+done <<'ROWS'
+1.7B 24 2304 24 32 512 137 1 1
+3.6B 32 3072 30 64 512 138 2 1
+7.5B 32 4096 36 128 512 142 4 1
+18.4B 48 6144 40 256 1024 135 8 1
+39.1B 64 8192 48 512 1536 138 8 2
+76.1B 80 10240 60 1024 1792 140 8 4
+GPT-3-175B 96 12288 96 1024 1536 140 - -
+ROWS

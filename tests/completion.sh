@@ -1,0 +1,73 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The bash completion, as bash sees it: after sourcing the file,
+# `complete -p shardlab` names its function, and the function completes
+# commands, each command's options (from its --help), option values and
+# lesson names.  Every value it offers is one the program accepts
+# (`shardlab CMD --OPT=VALUE --help` exits 0 only when VALUE parses).
+# make check sets $SHARDLAB and $SHARDLAB_COMPLETION (the generated file).
+set -u
+bin=${SHARDLAB:?}
+comp=${SHARDLAB_COMPLETION:?}
+command -v bash >/dev/null || { echo "SKIP: no bash"; exit 77; }
+dir=$(mktemp -d) || exit 1
+trap 'rm -rf "$dir"' EXIT
+mkdir "$dir/bin"
+ln -s "$bin" "$dir/bin/shardlab"
+
+bash --norc --noprofile -c '
+set -u
+. "$1" || exit 1
+PATH=$2:$PATH
+fails=0
+spec=$(complete -p shardlab) || { echo "FAIL: complete -p shardlab: no completion"; exit 1; }
+case $spec in
+*"-F _shardlab"*) echo "ok: $spec" ;;
+*) echo "FAIL: complete -p shardlab says: $spec"; exit 1 ;;
+esac
+# try WANT WORDS...: complete the last word; WANT (space-separated) must
+# all be offered.
+try() {
+	want=$1
+	shift
+	COMP_WORDS=("$@")
+	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+	COMPREPLY=()
+	_shardlab
+	got=" ${COMPREPLY[*]} "
+	for w in $want; do
+		case $got in
+		*" $w "*) ;;
+		*) echo "FAIL: [$*] offers [${COMPREPLY[*]}], not $w"; fails=$((fails + 1)); return ;;
+		esac
+	done
+	echo "ok: [$*] -> ${COMPREPLY[*]}"
+}
+try "run coll train compare sandbox check lesson plan ckpt" shardlab ""
+try "coll compare" shardlab co
+try "--no-color --ascii --high-contrast --list-presets" shardlab --
+try "--op= --human --iters= --minbytes=" shardlab coll --
+try "--per-device --schedule= --save=" shardlab train --
+try "--top=" shardlab plan --t
+try "--headless --start= --demo --no-color" shardlab lesson --
+try "--format=" shardlab check --f
+try "allreduce alltoall sendrecv" shardlab coll --op = ""
+try "gpipe 1f1b interleaved" shardlab train --schedule = ""
+try "h100 a100" shardlab train --preset = ""
+try "inspect verify reshard" shardlab ckpt ""
+try "02-colwise 04-collectives" shardlab lesson 0
+try "rowwise" shardlab run --strategy=r
+# Every value offered is one the program takes.
+for o in "coll op" "train schedule" "run strategy" "run algorithm" "run topology" \
+	"run timing" "coll format" "train mesh-order" "train preset"; do
+	set -- $o
+	for v in $(_shardlab_values shardlab "--$2"); do
+		if ! shardlab "$1" "--$2=$v" --help >/dev/null 2>&1; then
+			echo "FAIL: shardlab $1 --$2=$v is refused"
+			fails=$((fails + 1))
+		fi
+	done
+	echo "ok: every --$2 value is accepted by $1"
+done
+exit $((fails > 0))
+' sh "$comp" "$dir/bin"
