@@ -19,6 +19,9 @@ fails=0
 
 # limited KB WANT-STATUS WORDS...: run under `ulimit -v KB`; stderr is empty
 # for status 0, else exactly one line starting "shardlab: ... out of memory".
+# WANT-STATUS "0|1": a limit near what the run needs, which depends on the
+# machine (its libraries' mappings, OpenBLAS's kernel): either outcome, but
+# one of the two, never a hang or a signal.
 limited() {
 	kb=$1 want=$2
 	shift 2
@@ -26,6 +29,8 @@ limited() {
 	got=$?
 	lines=$(wc -l <"$dir/err")
 	ok=1
+	[ "$want" = "0|1" ] && [ "$got" = 0 ] && want=0
+	[ "$want" = "0|1" ] && want=1
 	[ "$got" = "$want" ] || ok=0
 	if [ "$want" = 0 ]; then
 		[ "$lines" = 0 ] || ok=0
@@ -42,9 +47,11 @@ limited() {
 }
 
 run64="run --devices=64 --m=64 --k=256 --n=256"
-for kb in 100000 150000 200000 250000; do
+for kb in 100000 150000 200000; do
 	limited $kb 1 $run64
 done
+# OpenBLAS's 160 MiB buffer and 64 threads' stacks: 250 MB is about enough.
+limited 250000 "0|1" $run64
 limited 250000 1 train --tp=4 --pp=4 --dp=4 --steps=1
 # With room, a limit changes nothing but the order of BLAS calls.
 limited 1000000 0 $run64
