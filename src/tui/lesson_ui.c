@@ -1296,14 +1296,19 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 	sl_term_stop();
 	/* For tests: how many runs the engine started (each of a lesson's runs
 	 * is one execution, whatever the screen showed of it), and when the
-	 * terminal was given back (the wall clock, to time q against). */
+	 * terminal was given back (the wall clock, to time q against), and what
+	 * the loop drew (for a stale screen's diagnosis). */
 	const char *stats = getenv("SHARDLAB_TUI_STATS");
 	FILE *sf = stats && *stats ? fopen(stats, "w") : NULL;
 	if (sf) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		fprintf(sf, "lesson_runs %d\ncluster_runs %lu\nrestored_realtime %lld.%09ld\n",
-		        u->nruns, sl_cluster_runs_started(), (long long)ts.tv_sec, ts.tv_nsec);
+		const sl_loop_counts *lc = sl_loop_counters();
+		fprintf(sf,
+		        "lesson_runs %d\ncluster_runs %lu\nrestored_realtime %lld.%09ld\n"
+		        "loop_draws %lu\nloop_rest_repaints %lu\n",
+		        u->nruns, sl_cluster_runs_started(), (long long)ts.tv_sec, ts.tv_nsec, lc->draws,
+		        lc->rest_repaints);
 		fclose(sf);
 	}
 	/* A quit signal ends the process by that signal now, the terminal

@@ -60,16 +60,58 @@ diagnose() {
 		for t in /proc/"$pid"/task/*; do
 			echo "thread ${t##*/}: $(cut -d' ' -f3 "$t/stat" 2>/dev/null) $(cat "$t/wchan" 2>/dev/null)"
 		done
+		# The loop's own count of frames, and when it drew the last
+		# one (CLOCK_MONOTONIC, as the line after it).
 		command -v gdb >/dev/null 2>&1 &&
-			timeout 60 gdb -p "$pid" -batch -ex 'thread apply all bt' 2>/dev/null |
-			grep -E '^(Thread|#)'
+			timeout 60 gdb -p "$pid" -batch -ex 'thread apply all bt' \
+				-ex 'print sl_loop_stat' 2>/dev/null |
+			grep -E '^(Thread|#|\$)'
+		command -v python3 >/dev/null 2>&1 &&
+			python3 -c 'import time; print("monotonic now", time.monotonic())'
 	done
+	# Output the program wrote that tmux has not read (a stale screen
+	# with bytes waiting is tmux's or the kernel's, not the program's).
+	spid=$(tm display -p -t "$1" '#{pid}' 2>/dev/null)
+	pts=$(tm display -p -t "$1" '#{pane_tty}' 2>/dev/null)
+	command -v python3 >/dev/null 2>&1 && [ -n "$spid" ] && [ -n "$pts" ] &&
+		python3 - "$spid" "${pts##*/}" <<'EOF' 2>&1
+import array, ctypes, fcntl, os, sys, termios
+spid, idx = int(sys.argv[1]), sys.argv[2]
+libc = ctypes.CDLL(None, use_errno=True)
+for fd in os.listdir(f"/proc/{spid}/fd"):
+    try:
+        if not os.readlink(f"/proc/{spid}/fd/{fd}").endswith("ptmx"):
+            continue
+        if f"tty-index:\t{idx}\n" not in open(f"/proc/{spid}/fdinfo/{fd}").read():
+            continue
+    except OSError:
+        continue
+    pidfd = libc.syscall(434, spid, 0)  # pidfd_open
+    mine = libc.syscall(438, pidfd, int(fd), 0) if pidfd >= 0 else -1  # pidfd_getfd
+    if mine < 0:
+        print("tmux's side of the pane:", os.strerror(ctypes.get_errno()))
+        break
+    n = array.array("i", [0])
+    fcntl.ioctl(mine, termios.FIONREAD, n)
+    print(f"{n[0]} bytes written to the pane and not read by tmux")
+EOF
 	# A stale screen or a stuck program: Ctrl-L redraws what the program
 	# holds.
 	tm send-keys -t "$1" C-l
 	sleep 2
 	echo "-- after Ctrl-L:"
 	capture "$1" | tail -n 6
+}
+# stats NAME: what the program said of itself on the way out.
+stats() {
+	tm send-keys -t "$1" q q 2>/dev/null
+	n=0
+	while [ ! -s "$work/$1.stats" ] && [ $n -lt 50 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	echo "-- $1.stats:"
+	cat "$work/$1.stats" 2>/dev/null
 }
 
 lesson() { # FILE SIZE: a pause, one product of SIZE^3 on 2 devices, a pause
@@ -118,6 +160,7 @@ if wait_for full 'Press a key to run' && tm send-keys -t full Enter &&
 	else
 		fail big-run "still working after 300 s"
 		diagnose full
+		stats full
 	fi
 else
 	fail big-run "the run did not start"
