@@ -91,6 +91,10 @@ struct lui {
 	double job_t0;    /* when it started (sl_loop_now) */
 	int job_shown;    /* the whole seconds "working..." shows */
 	int nruns;        /* runs the lesson asked for (SHARDLAB_TUI_STATS) */
+	/* The last run on the worker: when it started, and when the screen
+	 * after it was drawn (CLOCK_REALTIME, for a test to set against when
+	 * the terminal showed it). */
+	struct timespec run_started, run_shown;
 	sl_step st;
 	char id[64];
 	sl_progress prog;
@@ -426,6 +430,7 @@ static int job_start(struct lui *u, int explore)
 		return 0;
 	}
 	u->job = j;
+	clock_gettime(CLOCK_REALTIME, &u->run_started);
 	busy(u, 1);
 	return 1;
 }
@@ -574,6 +579,8 @@ static void job_finish(struct lui *u, double now)
 		explore_after(u, now);
 	else
 		advance(u, now);
+	/* Handed to the screen: the loop draws it at its next frame. */
+	clock_gettime(CLOCK_REALTIME, &u->run_shown);
 }
 
 /* After every answer, taken or refused, the line is empty again: a
@@ -949,8 +956,7 @@ static void draw(void *ctx)
 			draw_panel(u, (sl_rect){1, 0, u->rows - 2, u->cols}, &v);
 		draw_status(u, u->rows - 1);
 	}
-	wnoutrefresh(stdscr);
-	doupdate();
+	sl_term_show();
 }
 
 /* ---- keys ---- */
@@ -1306,9 +1312,12 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 		const sl_loop_counts *lc = sl_loop_counters();
 		fprintf(sf,
 		        "lesson_runs %d\ncluster_runs %lu\nrestored_realtime %lld.%09ld\n"
-		        "loop_draws %lu\nloop_rest_repaints %lu\n",
-		        u->nruns, sl_cluster_runs_started(), (long long)ts.tv_sec, ts.tv_nsec, lc->draws,
-		        lc->rest_repaints);
+		        "run_started_realtime %lld.%09ld\nrun_shown_realtime %lld.%09ld\n"
+		        "loop_draws %lu\nloop_rest_repaints %lu\nscreen_updates %lu\n",
+		        u->nruns, sl_cluster_runs_started(), (long long)ts.tv_sec, ts.tv_nsec,
+		        (long long)u->run_started.tv_sec, u->run_started.tv_nsec,
+		        (long long)u->run_shown.tv_sec, u->run_shown.tv_nsec, lc->draws,
+		        lc->rest_repaints, sl_term_shows(NULL));
 		fclose(sf);
 	}
 	/* A quit signal ends the process by that signal now, the terminal

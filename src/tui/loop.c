@@ -108,16 +108,13 @@ int sl_loop_run(const sl_loop_mode *m, void *ctx, double fps)
 	unsigned pending = SL_LOOP_DRAW | SL_LOOP_NOW;
 	int held[64]; /* keys waiting while the front end is busy */
 	int nheld = 0;
-	int cleared = 0; /* the next draw repaints every cell */
-	int resent = 1;  /* the last draw's screen has been sent whole */
+	int resent = 1; /* the last draw's screen has been sent again whole */
 	for (;;) {
 		double now = sl_loop_now();
 		if (pending & SL_LOOP_LAYOUT)
 			m->layout(ctx);
-		if (pending & SL_LOOP_CLEAR) {
+		if (pending & SL_LOOP_CLEAR)
 			clearok(curscr, TRUE);
-			cleared = 1;
-		}
 		pending &= ~(unsigned)(SL_LOOP_LAYOUT | SL_LOOP_CLEAR);
 		if ((pending & SL_LOOP_DRAW) && ((pending & SL_LOOP_NOW) || now >= next_frame)) {
 			m->draw(ctx);
@@ -125,8 +122,7 @@ int sl_loop_run(const sl_loop_mode *m, void *ctx, double fps)
 			sl_loop_stat.last_draw = now;
 			next_frame = now + frame;
 			last_draw = now;
-			resent = cleared;
-			cleared = 0;
+			resent = 0;
 			pending = 0;
 		}
 		int bits = sl_term_wait(sl_loop_rest_timeout(
@@ -169,9 +165,9 @@ int sl_loop_run(const sl_loop_mode *m, void *ctx, double fps)
 		/* At rest, the screen goes out once more, every cell of it: what
 		 * a terminal shows can fall behind what was drawn (under tmux,
 		 * seen stuck on a frame until a key came), and a resting screen
-		 * is the one a reader looks at.  Unlike Ctrl-L, nothing is
-		 * cleared first, so nothing flickers: each cell is written over
-		 * with what it holds. */
+		 * is the one a reader looks at.  Unlike Ctrl-L, the screen is
+		 * not cleared first, so nothing flickers: each cell is written
+		 * again with what it holds (runs of blanks may be erased). */
 		if (!resent && !(pending & SL_LOOP_DRAW) && !m->animating(ctx) &&
 		    now >= last_draw + SL_LOOP_REST) {
 			redrawwin(stdscr);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <term.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 static int wake_pipe[2] = {-1, -1};
@@ -171,6 +172,26 @@ void sl_term_done(void)
 			close(wake_pipe[i]);
 			wake_pipe[i] = -1;
 		}
+}
+
+static unsigned long shows;
+static double last_show;
+
+void sl_term_show(void)
+{
+	struct timespec ts;
+	wnoutrefresh(stdscr);
+	doupdate();
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	last_show = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	shows++;
+}
+
+unsigned long sl_term_shows(double *last)
+{
+	if (last)
+		*last = last_show;
+	return shows;
 }
 
 int sl_term_wake_fd(void)

@@ -31,6 +31,12 @@ void sl_term_stop(void);
 /* Close the pipe and put the signal mask and handlers back. */
 void sl_term_done(void);
 
+/* Send stdscr to the terminal (wnoutrefresh, doupdate): every draw ends
+ * here, so a stale screen's diagnosis can count them. */
+void sl_term_show(void);
+/* How many times sl_term_show ran, and when last (sl_loop_now's clock). */
+unsigned long sl_term_shows(double *last);
+
 /* The pipe's write end, for background threads. */
 int sl_term_wake_fd(void);
 /* Wait for input, a wake-up or a quit signal, up to timeout_ms (-1: no

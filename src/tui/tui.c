@@ -156,8 +156,7 @@ static void draw(void *ctx)
 		sl_draw_sentence(&v, L->r[SL_PANEL_SENTENCE]);
 		sl_draw_status(&v, L->r[SL_PANEL_STATUS]);
 	}
-	wnoutrefresh(stdscr);
-	doupdate();
+	sl_term_show();
 	if (a->frames++ == 0 && a->stats) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
