@@ -187,20 +187,6 @@ static void test_timeout(void **state)
 	assert_int_equal(sl_loop_timeout(SL_LOOP_DRAW, 1, 5.0, 5.0), 0);
 }
 
-/* A screen come to rest is sent whole once, SL_LOOP_REST after its last
- * draw: until then the loop waits that long, not forever; once sent, or
- * while a frame is due, the wait is sl_loop_timeout's. */
-static void test_rest_timeout(void **state)
-{
-	(void)state;
-	assert_int_equal(sl_loop_rest_timeout(-1, 0, 5.0, 5.25), 250);
-	assert_int_equal(sl_loop_rest_timeout(-1, 0, 5.0, 5.0), 500);
-	assert_int_equal(sl_loop_rest_timeout(-1, 0, 5.0, 6.0), 0); /* due: at once */
-	assert_int_equal(sl_loop_rest_timeout(-1, 1, 5.0, 5.25), -1); /* sent: no limit */
-	assert_int_equal(sl_loop_rest_timeout(40, 0, 5.0, 5.25), 40); /* a frame comes first */
-	assert_int_equal(sl_loop_rest_timeout(0, 1, 5.0, 5.25), 0);
-}
-
 /* While a front end computes (a lesson's run on its worker), what leaves or
  * looks goes through at once and what needs the run waits: q and Esc leave,
  * F10 quits, ? opens the help, Ctrl-L and a resize repaint; Enter, Space,
@@ -236,7 +222,6 @@ int main(void)
 	    cmocka_unit_test(test_handler_gets_action),
 	    cmocka_unit_test(test_help_everywhere),
 	    cmocka_unit_test(test_timeout),
-	    cmocka_unit_test(test_rest_timeout),
 	    cmocka_unit_test(test_busy_passes),
 	};
 	return cmocka_run_group_tests_name("loop", tests, NULL, NULL);

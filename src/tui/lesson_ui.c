@@ -460,9 +460,12 @@ static void job_abandon(struct lui *u)
 
 static void explore_after(struct lui *u, double now);
 
+/* Steps up to the next one that waits (a key, an answer, a run on the
+ * worker).  It says "working..." only for a run: each step here is quick,
+ * and a "working..." drawn after a run, gone at the next frame, is a false
+ * state on screen (and a screen test saw it come back). */
 static void advance(struct lui *u, double now)
 {
-	busy(u, 1);
 	while (!u->waiting && !u->hold && !u->ended && !u->job) {
 		sl_err err = {0};
 		sl_step *st = &u->st;
@@ -481,7 +484,8 @@ static void advance(struct lui *u, double now)
 			break;
 		case SL_STEP_RUN:
 			addf(u, R_INFO, 0, "run %s", st->text);
-			job_start(u, 0);
+			if (!job_start(u, 0))
+				busy(u, 1); /* the vm runs it at the next step, here */
 			break;
 		case SL_STEP_RESULT:
 			addf(u, R_INFO, 0, "result: %s", st->text);
@@ -1313,11 +1317,11 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 		fprintf(sf,
 		        "lesson_runs %d\ncluster_runs %lu\nrestored_realtime %lld.%09ld\n"
 		        "run_started_realtime %lld.%09ld\nrun_shown_realtime %lld.%09ld\n"
-		        "loop_draws %lu\nloop_rest_repaints %lu\nscreen_updates %lu\n",
+		        "loop_draws %lu\nscreen_updates %lu\n",
 		        u->nruns, sl_cluster_runs_started(), (long long)ts.tv_sec, ts.tv_nsec,
 		        (long long)u->run_started.tv_sec, u->run_started.tv_nsec,
 		        (long long)u->run_shown.tv_sec, u->run_shown.tv_nsec, lc->draws,
-		        lc->rest_repaints, sl_term_shows(NULL));
+		        sl_term_shows(NULL));
 		fclose(sf);
 	}
 	/* A quit signal ends the process by that signal now, the terminal

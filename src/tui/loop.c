@@ -85,14 +85,6 @@ int sl_loop_timeout(unsigned pending, int animating, double next_frame, double n
 	return wait > 0 ? (int)ceil(wait * 1000) : 0;
 }
 
-int sl_loop_rest_timeout(int timeout, int resent, double last_draw, double now)
-{
-	if (timeout >= 0 || resent)
-		return timeout;
-	double wait = last_draw + SL_LOOP_REST - now;
-	return wait > 0 ? (int)ceil(wait * 1000) : 0;
-}
-
 static sl_loop_counts sl_loop_stat;
 
 const sl_loop_counts *sl_loop_counters(void)
@@ -102,13 +94,12 @@ const sl_loop_counts *sl_loop_counters(void)
 
 int sl_loop_run(const sl_loop_mode *m, void *ctx, double fps)
 {
-	double frame = 1.0 / (fps > 0 ? fps : 25), next_frame = 0, last_draw = 0;
+	double frame = 1.0 / (fps > 0 ? fps : 25), next_frame = 0;
 	/* Input draws at once; the clock and background news at most once
 	 * per frame interval. */
 	unsigned pending = SL_LOOP_DRAW | SL_LOOP_NOW;
 	int held[64]; /* keys waiting while the front end is busy */
 	int nheld = 0;
-	int resent = 1; /* the last draw's screen has been sent again whole */
 	for (;;) {
 		double now = sl_loop_now();
 		if (pending & SL_LOOP_LAYOUT)
@@ -121,13 +112,10 @@ int sl_loop_run(const sl_loop_mode *m, void *ctx, double fps)
 			sl_loop_stat.draws++;
 			sl_loop_stat.last_draw = now;
 			next_frame = now + frame;
-			last_draw = now;
-			resent = 0;
 			pending = 0;
 		}
-		int bits = sl_term_wait(sl_loop_rest_timeout(
-		    sl_loop_timeout(pending, m->animating(ctx), next_frame, sl_loop_now()), resent,
-		    last_draw, sl_loop_now()));
+		int bits = sl_term_wait(
+		    sl_loop_timeout(pending, m->animating(ctx), next_frame, sl_loop_now()));
 		now = sl_loop_now();
 		if (bits & (SL_TERM_SIGNAL | SL_TERM_HANGUP))
 			return sl_term_quit_signal();
@@ -162,18 +150,5 @@ int sl_loop_run(const sl_loop_mode *m, void *ctx, double fps)
 		 * and an animation that draws less often than it ticks spins). */
 		if (!(pending & SL_LOOP_DRAW) && now >= next_frame)
 			next_frame = now + frame;
-		/* At rest, the screen goes out once more, every cell of it: what
-		 * a terminal shows can fall behind what was drawn (under tmux,
-		 * seen stuck on a frame until a key came), and a resting screen
-		 * is the one a reader looks at.  Unlike Ctrl-L, the screen is
-		 * not cleared first, so nothing flickers: each cell is written
-		 * again with what it holds (runs of blanks may be erased). */
-		if (!resent && !(pending & SL_LOOP_DRAW) && !m->animating(ctx) &&
-		    now >= last_draw + SL_LOOP_REST) {
-			redrawwin(stdscr);
-			m->draw(ctx);
-			sl_loop_stat.rest_repaints++;
-			resent = 1;
-		}
 	}
 }

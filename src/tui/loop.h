@@ -7,9 +7,8 @@
  * handler with its action in the key table of the screen shown, lets the
  * clock tick, and draws at most once.  Handlers only change state and
  * return flags of what changed; while nothing animates and nothing is
- * pending, the loop blocks with no timeout (once the screen at rest has
- * been sent again whole, SL_LOOP_REST after its last draw), so a paused
- * screen costs no CPU.  Resizing, F10 (quit), Ctrl-L (redraw) and the help (? or F1) are
+ * pending, the loop blocks with no timeout, so a paused screen costs no
+ * CPU.  Resizing, F10 (quit), Ctrl-L (redraw) and the help (? or F1) are
  * the loop's own, on every screen. */
 #ifndef SL_TUI_LOOP_H
 #define SL_TUI_LOOP_H
@@ -80,20 +79,11 @@ unsigned sl_loop_dispatch(const sl_loop_mode *m, void *ctx, int ch, double now);
  * next frame time (0 if it has passed). */
 int sl_loop_timeout(unsigned pending, int animating, double next_frame, double now);
 
-/* How long after the last draw a screen at rest is sent again whole. */
-#define SL_LOOP_REST 0.5
-
-/* sl_loop_timeout's wait (timeout), unless it is -1 (at rest) and the last
- * draw (at last_draw) has not been sent whole since (resent 0): then until
- * SL_LOOP_REST after that draw, 0 once that has passed.  Pure, tested. */
-int sl_loop_rest_timeout(int timeout, int resent, double last_draw, double now);
-
 /* What the loop has done, for a test's diagnosis (SHARDLAB_TUI_STATS, and
  * gdb: `print sl_loop_stat`). */
 typedef struct sl_loop_counts {
-	unsigned long draws;         /* frames drawn by the loop */
-	unsigned long rest_repaints; /* screens at rest sent again whole */
-	double last_draw;            /* when the last frame was drawn (sl_loop_now) */
+	unsigned long draws; /* frames drawn by the loop */
+	double last_draw;    /* when the last frame was drawn (sl_loop_now) */
 } sl_loop_counts;
 const sl_loop_counts *sl_loop_counters(void);
 

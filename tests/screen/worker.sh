@@ -41,13 +41,23 @@ wait_for() {
 }
 # wait_gone NAME PATTERN: the screen no longer shows PATTERN (polled every
 # 10 ms, for timing), within 300 s (a shared machine can be slow: the
-# status line counts the seconds meanwhile).
+# status line counts the seconds meanwhile); sets gone_at, the first
+# capture without it.  A capture can land in the middle of a frame that
+# repaints the whole screen, rows not yet drawn: so PATTERN must still be
+# absent a moment later.  (Taking one such half-drawn capture for the end,
+# then failing on the next, was worker.sh's "still working after 300 s",
+# said 4 s into a run that had ended.)
 wait_gone() {
 	end=$(($(date +%s) + 300))
-	while capture "$1" | grep -q -e "$2" && [ "$(date +%s)" -lt $end ]; do
+	while [ "$(date +%s)" -lt $end ]; do
+		if ! capture "$1" | grep -q -e "$2"; then
+			gone_at=$(now)
+			sleep 0.3
+			capture "$1" | grep -q -e "$2" || return 0
+		fi
 		sleep 0.01
 	done
-	! capture "$1" | grep -q -e "$2"
+	return 1
 }
 stat_of() { sed -n "s/^$2 //p" "$work/$1.stats" 2>/dev/null; }
 # diagnose NAME: when a case times out, what the program was doing: its
@@ -156,13 +166,12 @@ if wait_for full 'Press a key to run' && tm send-keys -t full Enter &&
 	wait_for full 'working\.\.\.' 100; then
 	t0=$(now)
 	if wait_gone full 'working\.\.\.'; then
-		seen=$(now)
+		seen=$gone_at
 		compute=$(awk -v a="$t0" -v b="$seen" 'BEGIN { printf "%.2f", b - a }')
 		# The program's own times: when the run started and when its
-		# end went to the screen.  The screen showing it much later is
-		# a terminal that fell behind (the loop sends a resting screen
-		# again, so it catches up); the latency cases then compare with
-		# the program's computing time, not the late screen's.
+		# end went to the screen.  A screen that showed the end much
+		# later is a terminal that fell behind: the latency cases then
+		# compare with the program's computing time, not the screen's.
 		tm send-keys -t full q q 2>/dev/null
 		n=0
 		while [ -z "$(stat_of full run_shown_realtime)" ] && [ $n -lt 100 ]; do
