@@ -1307,7 +1307,7 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 	/* For tests: how many runs the engine started (each of a lesson's runs
 	 * is one execution, whatever the screen showed of it), and when the
 	 * terminal was given back (the wall clock, to time q against), and what
-	 * the loop drew (for a stale screen's diagnosis). */
+	 * the screen did (for a screen test's diagnosis). */
 	const char *stats = getenv("SHARDLAB_TUI_STATS");
 	FILE *sf = stats && *stats ? fopen(stats, "w") : NULL;
 	if (sf) {

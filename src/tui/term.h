@@ -32,7 +32,7 @@ void sl_term_stop(void);
 void sl_term_done(void);
 
 /* Send stdscr to the terminal (wnoutrefresh, doupdate): every draw ends
- * here, so a stale screen's diagnosis can count them. */
+ * here, so a screen test's diagnosis can count them. */
 void sl_term_show(void);
 /* How many times sl_term_show ran, and when last (sl_loop_now's clock). */
 unsigned long sl_term_shows(double *last);
