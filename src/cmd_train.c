@@ -221,6 +221,18 @@ static uint64_t dev_sent(const sl_train_dev *d)
 	return s;
 }
 
+/* The largest peak memory and bytes sent of any device in a step. */
+static void dev_peaks(const sl_train_report *p, uint64_t *mem, uint64_t *sent)
+{
+	*mem = *sent = 0;
+	for (int d = 0; d < p->ndev; d++) {
+		if (p->dev[d].mem_peak_bytes > *mem)
+			*mem = p->dev[d].mem_peak_bytes;
+		if (dev_sent(&p->dev[d]) > *sent)
+			*sent = dev_sent(&p->dev[d]);
+	}
+}
+
 static void layout_words(const sl_layout *l, char *buf, size_t n)
 {
 	char ord[16];
@@ -899,13 +911,8 @@ static void compare_csv(const struct outcome *res, char (*skip)[sizeof((sl_err){
 		if (skip[i][0])
 			continue;
 		const sl_train_report *p = &res[i].rep;
-		uint64_t mem = 0, sent = 0;
-		for (int d = 0; d < p->ndev; d++) {
-			if (p->dev[d].mem_peak_bytes > mem)
-				mem = p->dev[d].mem_peak_bytes;
-			if (dev_sent(&p->dev[d]) > sent)
-				sent = dev_sent(&p->dev[d]);
-		}
+		uint64_t mem, sent;
+		dev_peaks(p, &mem, &sent);
 		/* The name holds no comma or quote ("tp=2 x dp=2 sp"). */
 		printf("%s,%d,%d,%d,%d,%.9g,%.9g,%llu,%llu,%.9g,%.9g,%s\n", res[i].name, cand[i].tp,
 		       cand[i].pp, cand[i].dp, p->ndev, p->step_s, res[i].single_s / p->step_s,
@@ -1057,13 +1064,8 @@ int sl_cmd_compare(int argc, char **argv)
 			if (skip[i][0])
 				continue;
 			const sl_train_report *p = &res[i].rep;
-			uint64_t mem = 0, sent = 0;
-			for (int d = 0; d < p->ndev; d++) {
-				if (p->dev[d].mem_peak_bytes > mem)
-					mem = p->dev[d].mem_peak_bytes;
-				if (dev_sent(&p->dev[d]) > sent)
-					sent = dev_sent(&p->dev[d]);
-			}
+			uint64_t mem, sent;
+			dev_peaks(p, &mem, &sent);
 			printf("%-26s %7d %11s %8.3g %11s %11s %8.4f %10.6f %s\n", res[i].name, p->ndev,
 			       fmt_t(p->step_s, t1), res[i].single_s / p->step_s, fmt_b((double)mem, t2),
 			       fmt_b((double)sent, t3), p->bubble_fraction, p->losses[a.steps - 1],
