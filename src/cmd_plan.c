@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "device.h"
 #include "cliprogress.h"
+#include "hwfile.h"
 #include "plan.h"
 #include "report.h"
 #include "units.h"
@@ -49,6 +50,8 @@ static const char *const shared_names[] = {"devices",
                                            "hidden",
                                            "ffn",
                                            "heads",
+                                           "kv-heads",
+                                           "ffn-kind",
                                            "seq",
                                            "batch",
                                            "model"};
@@ -156,10 +159,9 @@ static const char *fb(double v, char *b, size_t n)
 
 static void model_line(const sl_model_spec *m, char *buf, size_t n)
 {
-	int len = snprintf(buf, n, "%d block%s of width %d, ffn %d", m->layers,
-	                   m->layers == 1 ? "" : "s", m->hidden, m->ffn);
-	if (m->heads > 0)
-		len += snprintf(buf + len, n - (size_t)len, ", %d heads", m->heads);
+	int len = sl_model_describe(m, buf, n);
+	if (len < 0 || (size_t)len >= n)
+		return;
 	snprintf(buf + len, n - (size_t)len, ", %d sequence%s of %d token%s a step", m->batch,
 	         m->batch == 1 ? "" : "s", m->seq, m->seq == 1 ? "" : "s");
 }
@@ -323,6 +325,7 @@ static json_t *plan_json(const sl_plan *p, const sl_opts *o, struct took t)
 	                              "hidden", m->hidden, "ffn", m->ffn, "heads", m->heads, "seq",
 	                              m->seq, "batch", m->batch, "parameters",
 	                              (json_int_t)sl_model_nparams(m)));
+	sl_model_json_kinds(json_object_get(j, "model"), m);
 	json_t *c = json_object();
 	json_object_set_new(c, "devices", json_integer(cfg->devices));
 	json_object_set_new(

@@ -11,6 +11,7 @@
 #include "ckpt.h"
 #include "cli.h"
 #include "cliprogress.h"
+#include "hwfile.h"
 #include "report.h"
 #include "train.h"
 #include "units.h"
@@ -80,11 +81,14 @@ static int train_option(void *ctx, int code, const char *arg, sl_err *err)
 		a->per_device = 1;
 		return SL_OK;
 	default:
-		if (code >= SL_OPT_LAYERS && code <= SL_OPT_LR)
+		if ((code >= SL_OPT_LAYERS && code <= SL_OPT_LR) || code == SL_OPT_KV_HEADS ||
+		    code == SL_OPT_FFN_KIND)
 			a->given_model |= 1u << (code - SL_OPT_LAYERS);
-		/* --model gives the shape: layers to batch. */
+		/* --model gives the shape: layers to batch, key/value heads, MLP kind. */
 		if (code == SL_OPT_MODEL)
-			a->given_model |= (1u << (SL_OPT_BATCH - SL_OPT_LAYERS + 1)) - 1;
+			a->given_model |= ((1u << (SL_OPT_BATCH - SL_OPT_LAYERS + 1)) - 1) |
+			                  (1u << (SL_OPT_KV_HEADS - SL_OPT_LAYERS)) |
+			                  (1u << (SL_OPT_FFN_KIND - SL_OPT_LAYERS));
 		return own_option(a->t, code, arg, err);
 	}
 }
@@ -253,10 +257,9 @@ static void layout_words(const sl_layout *l, char *buf, size_t n)
 
 static void model_words(const sl_model_spec *m, char *buf, size_t n)
 {
-	int len = snprintf(buf, n, "%d block%s of width %d, ffn %d", m->layers,
-			   m->layers == 1 ? "" : "s", m->hidden, m->ffn);
-	if (m->heads > 0)
-		len += snprintf(buf + len, n - (size_t)len, ", %d heads", m->heads);
+	int len = sl_model_describe(m, buf, n);
+	if (len < 0 || (size_t)len >= n)
+		return;
 	snprintf(buf + len, n - (size_t)len, "; %zu parameters", sl_model_nparams(m));
 }
 
@@ -432,6 +435,7 @@ static void model_json(json_t *o, const sl_model_spec *m)
 				      "seq", m->seq, "batch", m->batch, "seed", (json_int_t)m->seed,
 				      "lr", (double)m->lr, "parameters",
 				      (json_int_t)sl_model_nparams(m)));
+	sl_model_json_kinds(json_object_get(o, "model"), m);
 }
 
 static json_t *losses_json(const double *v, int n)
@@ -562,6 +566,8 @@ static int model_from_ckpt(struct train_args *a, const sl_ckpt *ck, sl_err *err)
 	FROM(SL_OPT_HIDDEN, hidden)
 	FROM(SL_OPT_FFN, ffn)
 	FROM(SL_OPT_HEADS, heads)
+	FROM(SL_OPT_KV_HEADS, kv_heads)
+	FROM(SL_OPT_FFN_KIND, ffn_kind)
 	FROM(SL_OPT_SEQ, seq)
 	FROM(SL_OPT_BATCH, batch)
 	FROM(SL_OPT_MODEL_SEED, seed)

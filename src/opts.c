@@ -426,6 +426,8 @@ const struct option sl_opts_model[] = {
 	{"seq", required_argument, NULL, SL_OPT_SEQ},       {"batch", required_argument, NULL, SL_OPT_BATCH},
 	{"steps", required_argument, NULL, SL_OPT_STEPS},   {"seed", required_argument, NULL, SL_OPT_MODEL_SEED},
 	{"lr", required_argument, NULL, SL_OPT_LR},         {"model", required_argument, NULL, SL_OPT_MODEL},
+	{"kv-heads", required_argument, NULL, SL_OPT_KV_HEADS},
+	{"ffn-kind", required_argument, NULL, SL_OPT_FFN_KIND},
 	{NULL, 0, NULL, 0}};
 
 const struct option sl_opts_layout[] = {
@@ -443,13 +445,17 @@ const struct option sl_opts_layout[] = {
 
 const char sl_opts_model_help[] =
 	"Model (L blocks of width h: multi-head attention when --heads > 0, then an MLP):\n"
-	"  --model=NAME|FILE       the shape (layers to batch) of a shipped model (gpt3-175b,\n"
-	"                          megatron-1t) or a JSON file; the options below override\n"
-	"                          it (shardlab-hardware(5))\n"
+	"  --model=NAME|FILE       the shape of a shipped model (gpt3-175b, megatron-1t,\n"
+	"                          llama-3-8b, llama-3-70b, llama-3-405b) or a JSON file;\n"
+	"                          the options below override it (shardlab-hardware(5))\n"
 	"  --layers=L              blocks (default 4)\n"
 	"  --hidden=H              width (default 128)\n"
 	"  --ffn=F                 MLP inner width, up to 1048576 (default 512)\n"
 	"  --heads=A               attention heads, 0 for MLP-only blocks (default 4)\n"
+	"  --kv-heads=G            key/value heads, grouped-query attention: G divides A\n"
+	"                          (default 0: as many as --heads)\n"
+	"  --ffn-kind=gelu|swiglu  the MLP: GeLU, or SwiGLU's gate and up products of F\n"
+	"                          columns each, as Llama's (default gelu)\n"
 	"  --seq=S                 tokens per sequence (default 32; 1 without attention\n"
 	"                          unless given)\n"
 	"  --batch=B               sequences per step, over all replicas (default 16)\n"
@@ -545,6 +551,14 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 	case SL_OPT_HEADS:
 		rc = named_int("heads", arg, 0, 65536, &m->heads, err);
 		break;
+	case SL_OPT_KV_HEADS:
+		rc = named_int("kv-heads", arg, 0, 65536, &m->kv_heads, err);
+		break;
+	case SL_OPT_FFN_KIND:
+		if (sl_ffn_kind_parse(arg, &m->ffn_kind))
+			return sl_fail(err, SL_EINVAL,
+				       "--ffn-kind: unknown MLP '%s' (one of: gelu, swiglu)", arg);
+		break;
 	case SL_OPT_SEQ:
 		rc = named_int("seq", arg, 1, 65536, &m->seq, err);
 		a->given_seq = 1;
@@ -570,6 +584,10 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 		for (int i = 0; i < 6; i++)
 			if (!(a->given_shape & (1u << i)))
 				*f[i] = v[i];
+		if (!(a->given_shape & (1u << (SL_OPT_KV_HEADS - SL_OPT_LAYERS))))
+			m->kv_heads = mf.kv_heads;
+		if (!(a->given_shape & (1u << (SL_OPT_FFN_KIND - SL_OPT_LAYERS))))
+			m->ffn_kind = mf.ffn_kind;
 		a->given_seq = 1; /* the file's sequence, with or without attention */
 		break;
 	}
@@ -582,7 +600,8 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 	default:
 		return SL_OPTS_NOT_MINE;
 	}
-	if (rc == SL_OK && code >= SL_OPT_LAYERS && code <= SL_OPT_BATCH)
+	if (rc == SL_OK && ((code >= SL_OPT_LAYERS && code <= SL_OPT_BATCH) ||
+			    code == SL_OPT_KV_HEADS || code == SL_OPT_FFN_KIND))
 		a->given_shape |= 1u << (code - SL_OPT_LAYERS);
 	/* The device count follows the layout unless --devices says otherwise
 	 * (sl_opts_finish keeps it when --devices is not given). */

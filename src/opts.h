@@ -102,6 +102,8 @@ enum sl_opt_code {
 	SL_OPT_LR,
 	SL_OPT_RECOMPUTE,
 	SL_OPT_MODEL,
+	SL_OPT_KV_HEADS, /* model shape too, after the range above */
+	SL_OPT_FFN_KIND,
 	SL_OPT_USER = 0x200
 };
 

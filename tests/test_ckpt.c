@@ -337,6 +337,65 @@ static void resume_from_pp4(void **st)
 	resume_from(3);
 }
 
+/* Llama's kinds: the manifest says version 2 with kv_heads and ffn_kind,
+ * and the whole groups and pairs reshard to other layouts exactly. */
+static void llama_kinds_reshard(void **st)
+{
+	(void)st;
+	sl_model_spec m = attn;
+	m.kv_heads = 2;
+	m.ffn_kind = SL_FFN_SWIGLU;
+	m.seed = 11;
+	sl_ref r;
+	double want[2 * S];
+	sl_err err = {0};
+	assert_int_equal(sl_ref_init(&r, &m, &err), SL_OK);
+	for (int s = 0; s < 2 * S; s++)
+		assert_int_equal(sl_ref_step(&r, &want[s], &err), SL_OK);
+	sl_layout ls = layout(2, 2, 1, "gpipe", 2, 0);
+	sl_train *tr = make_train(&m, &ls);
+	train_steps(tr, S, want, "llama tp2 pp2");
+	char dir[300], mp[400];
+	path_in(dir, sizeof dir, "llama");
+	save(tr, dir, 1);
+	struct state saved = gather(tr);
+	sl_train_destroy(tr);
+	snprintf(mp, sizeof mp, "%s/manifest.json", dir);
+	json_t *man = json_load_file(mp, 0, NULL);
+	assert_non_null(man);
+	json_t *a = json_object_get(man, "architecture");
+	assert_int_equal(json_integer_value(json_object_get(a, "version")), 2);
+	assert_int_equal(json_integer_value(json_object_get(a, "kv_heads")), 2);
+	assert_string_equal(json_string_value(json_object_get(a, "ffn_kind")), "swiglu");
+	json_decref(man);
+	const char *to[] = {"1 1 2 1f1b 1 1", "1 4 1 1f1b 4 0", "2 1 1 1f1b 1 0"};
+	for (int i = 0; i < 3; i++) {
+		sl_layout lr = parse_layout(to[i]);
+		sl_train *t2 = make_train(&m, &lr);
+		load(t2, dir, 1);
+		struct state got = gather(t2);
+		if (!state_same(&got, &saved))
+			fail_msg("llama resumed at (%s): the loaded state differs from the saved one",
+			         to[i]);
+		state_free(&got);
+		train_steps(t2, S, want + S, to[i]);
+		sl_train_destroy(t2);
+	}
+	state_free(&saved);
+	/* A GeLU model of the same sizes is another architecture. */
+	sl_model_spec gelu = m;
+	gelu.ffn_kind = SL_FFN_GELU;
+	sl_layout l1 = layout(1, 1, 1, "1f1b", 1, 0);
+	sl_train *t3 = make_train(&gelu, &l1);
+	sl_ckpt *ck = open_ok(dir);
+	assert_int_not_equal(sl_ckpt_load(t3, NULL, ck, NULL, &err), SL_OK);
+	assert_non_null(strstr(err.msg, "another architecture"));
+	assert_non_null(strstr(err.msg, "swiglu ffn 10, 4 heads (2 key/value)"));
+	sl_ckpt_close(ck);
+	sl_train_destroy(t3);
+	sl_ref_free(&r);
+}
+
 /* ---- devices do the I/O ---- */
 
 /* The host and the devices write the same bytes; the trace shows each
@@ -815,6 +874,37 @@ static void edit_manifest(const char *dir, const char *key, json_t *value)
 	json_decref(man);
 }
 
+/* The plain model is still written as architecture version 1, so an
+ * older shardlab reads it; a version 2 manifest without its keys is
+ * refused, and so is a kv_heads that does not group the heads. */
+static void arch_versions(void **st)
+{
+	(void)st;
+	char dir[300], mp[400];
+	path_in(dir, sizeof dir, "v1");
+	good_ckpt(dir);
+	snprintf(mp, sizeof mp, "%s/manifest.json", dir);
+	json_t *man = json_load_file(mp, 0, NULL);
+	assert_non_null(man);
+	json_t *a = json_object_get(man, "architecture");
+	assert_int_equal(json_integer_value(json_object_get(a, "version")), 1);
+	assert_null(json_object_get(a, "kv_heads"));
+	json_t *a2 = json_deep_copy(a);
+	json_decref(man);
+	json_object_set_new(a2, "version", json_integer(2));
+	edit_manifest(dir, "architecture", json_deep_copy(a2));
+	refused(dir, "kv_heads", NULL);
+	json_object_set_new(a2, "kv_heads", json_integer(3));
+	json_object_set_new(a2, "ffn_kind", json_string("gelu"));
+	edit_manifest(dir, "architecture", json_deep_copy(a2));
+	refused(dir, "\"kv_heads\" must divide \"heads\"", NULL);
+	json_object_set_new(a2, "kv_heads", json_integer(0));
+	json_object_set_new(a2, "ffn_kind", json_string("relu"));
+	edit_manifest(dir, "architecture", json_deep_copy(a2));
+	refused(dir, "\"ffn_kind\" must be", NULL);
+	json_decref(a2);
+}
+
 static void bad_newer_format(void **st)
 {
 	(void)st;
@@ -1173,12 +1263,14 @@ int main(void)
 	    cmocka_unit_test(resume_from_tp2_pp2),
 	    cmocka_unit_test(resume_from_tp2_dp2_zero1),
 	    cmocka_unit_test(resume_from_pp4),
+	    cmocka_unit_test(llama_kinds_reshard),
 	    cmocka_unit_test(devices_write_and_read_chunks),
 	    cmocka_unit_test(train_run_saves_every_n),
 	    cmocka_unit_test(row_parallel_joined_along_rows),
 	    cmocka_unit_test(bad_missing_file),
 	    cmocka_unit_test(bad_truncated_file),
 	    cmocka_unit_test(bad_checksum),
+	    cmocka_unit_test(arch_versions),
 	    cmocka_unit_test(bad_newer_format),
 	    cmocka_unit_test(bad_truncated_manifest),
 	    cmocka_unit_test(bad_architecture),

@@ -213,6 +213,47 @@ static void test_estimate_equals_run(void **state)
 	}
 }
 
+/* Llama's kinds (grouped-query attention, a SwiGLU MLP) through every
+ * method: the same figures as the timing-only run. */
+static const struct lay llama_grid[] = {
+    /* tp pp dp  schedule          m  v sp z1 order       node topology   heads L  B  f  want */
+    {2, 2, 2, SL_SCHED_1F1B, 2, 1, 1, 1, NULL, 4, SL_TOPO_FULL, 4, 4, 8, 0, SL_EST_STAGE},
+    {2, 1, 2, SL_SCHED_1F1B, 2, 1, 0, 1, "dp-tp-pp", 0, SL_TOPO_RING, 4, 2, 8, 0, SL_EST_STAGE},
+    {1, 2, 1, SL_SCHED_INTERLEAVED, 4, 2, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 8, 8, 0, SL_EST_STAGE},
+    /* 8 heads in 4 groups over two nodes of 2; fc1's 10 pairs over 4 ranks */
+    {4, 1, 1, SL_SCHED_1F1B, 2, 1, 1, 0, NULL, 2, SL_TOPO_FULL, 8, 2, 8, 10, SL_EST_SLICE},
+};
+
+static void test_llama_kinds_estimate_equals_run(void **state)
+{
+	(void)state;
+	for (size_t g = 0; g < sizeof llama_grid / sizeof llama_grid[0]; g++) {
+		const struct lay *x = &llama_grid[g];
+		char name[128];
+		name_of(x, name, sizeof name);
+		sl_model_spec m;
+		model_of(x, &m);
+		m.kv_heads = m.heads / 2;
+		m.ffn_kind = SL_FFN_SWIGLU;
+		sl_layout l = layout_of(x);
+		sl_cluster_config cfg = config_of(x);
+		sl_train_report rep;
+		run_dry(&m, &l, &cfg, &rep);
+		sl_err err = {0};
+		for (int how = SL_EST_AUTO; how <= SL_EST_FULL; how++) {
+			sl_estimate f;
+			if (sl_train_estimate(&m, &l, &cfg, (sl_est_method)how, &f, &err))
+				fail_msg("%s: method %d: %s", name, how, err.msg);
+			if (how == SL_EST_AUTO && (int)f.method != x->want)
+				fail_msg("%s: replayed by method %d, want %d", name, f.method, x->want);
+			char nm[160];
+			snprintf(nm, sizeof nm, "%s (method %d)", name, how);
+			same_as_run(&f, &rep, nm);
+		}
+		sl_train_report_free(&rep);
+	}
+}
+
 /* Which devices a replay needs: one per stage; the period of a TP ring
  * that crosses nodes (here 2 ranks of a node of 2) per stage; or all. */
 static void test_replayed_devices(void **state)
@@ -508,13 +549,12 @@ static void test_recompute_closed_forms(void **state)
  * and the MLP's inner activations by heads and columns), and the loss
  * gradient with them: the kept memory of one device is exactly 1/t of a
  * single device's. */
-static void test_sequence_parallel_divides_activations(void **state)
+static void sp_divides(const sl_model_spec *mp, int tmax)
 {
-	(void)state;
-	sl_model_spec m = closed_form_model();
+	sl_model_spec m = *mp;
 	sl_err err = {0};
 	uint64_t one = 0;
-	for (int t = 1; t <= 4; t *= 2) {
+	for (int t = 1; t <= tmax; t *= 2) {
 		sl_cluster_config cfg = tu_config(t, 1e9, 0);
 		sl_layout l;
 		sl_layout_default(&l);
@@ -531,11 +571,23 @@ static void test_sequence_parallel_divides_activations(void **state)
 	}
 }
 
+static void test_sequence_parallel_divides_activations(void **state)
+{
+	(void)state;
+	sl_model_spec m = closed_form_model();
+	sp_divides(&m, 4);
+	/* and with Llama's kinds: Q K V of (a + 2G) d columns, SwiGLU's 2f */
+	m.kv_heads = 2;
+	m.ffn_kind = SL_FFN_SWIGLU;
+	sp_divides(&m, 2);
+}
+
 int main(void)
 {
 	tu_watchdog(900);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_estimate_equals_run),
+	    cmocka_unit_test(test_llama_kinds_estimate_equals_run),
 	    cmocka_unit_test(test_replayed_devices),
 	    cmocka_unit_test(test_templates_equal_literal),
 	    cmocka_unit_test(test_dp_closed_form),

@@ -318,8 +318,9 @@ static void test_model_option(void **state)
 	assert_true(tu_num(m, "seq") == 256);
 	json_decref(j);
 
-	const char *bad[] = {"train --dry-run --model=llama-3-8b", "plan --model=/nonexistent.json"};
-	const char *says[] = {"unknown model 'llama-3-8b' (one of: gpt3-175b, megatron-1t)",
+	const char *bad[] = {"train --dry-run --model=llama-2-7b", "plan --model=/nonexistent.json"};
+	const char *says[] = {"unknown model 'llama-2-7b' (one of: gpt3-175b, llama-3-405b, "
+			      "llama-3-70b, llama-3-8b, megatron-1t)",
 			      "/nonexistent.json: cannot open: No such file or directory"};
 	for (int k = 0; k < 2; k++) {
 		tu_result r;

@@ -366,15 +366,24 @@ static void test_lookup_order(void **state)
 static void test_shipped_models(void **state)
 {
 	(void)state;
-	/* Brown et al. 2020, Table 2.1; Narayanan et al. 2021, Table 1. */
+	/* Brown et al. 2020, Table 2.1; Narayanan et al. 2021, Table 1; Llama
+	 * Team 2024, Table 3. */
 	const struct {
 		const char *name;
-		int layers, hidden, ffn, heads, seq, batch;
+		int layers, hidden, ffn, heads, kv_heads, ffn_kind, seq, batch;
 		const char *cite;
 	} want[] = {
-		{"gpt3-175b", 96, 12288, 49152, 96, 2048, 1536, "Brown et al. 2020"},
-		{"megatron-1t", 128, 25600, 102400, 160, 2048, 3072, "2104.04473"},
+		{"gpt3-175b", 96, 12288, 49152, 96, 0, SL_FFN_GELU, 2048, 1536, "Brown et al. 2020"},
+		{"megatron-1t", 128, 25600, 102400, 160, 0, SL_FFN_GELU, 2048, 3072, "2104.04473"},
+		{"llama-3-8b", 32, 4096, 14336, 32, 8, SL_FFN_SWIGLU, 8192, 2048, "2407.21783"},
+		{"llama-3-70b", 80, 8192, 28672, 64, 8, SL_FFN_SWIGLU, 8192, 2048, "2407.21783"},
+		{"llama-3-405b", 126, 16384, 53248, 128, 8, SL_FFN_SWIGLU, 8192, 2048, "2407.21783"},
 	};
+	/* Llama 3 8B's blocks: 32 (h (h + 2 * 8 * 128) + h h + 3 h f) weights (the
+	 * paper's 8.03B less its embeddings and head of 128256 words), and the
+	 * biases this model adds (none on QKV): 32 (h + 2f + h). */
+	const double w8b = 32.0 * (4096.0 * (4096 + 2048) + 4096.0 * 4096 + 3.0 * 4096 * 14336);
+	const double b8b = 32.0 * (4096 + 2.0 * 14336 + 4096);
 	char *oldp = getenv("SHARDLAB_MODEL_PATH") ? strdup(getenv("SHARDLAB_MODEL_PATH")) : NULL;
 	setenv("SHARDLAB_MODEL_PATH", MODELS_DIR, 1);
 	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
@@ -387,6 +396,8 @@ static void test_shipped_models(void **state)
 		assert_int_equal(m.hidden, want[i].hidden);
 		assert_int_equal(m.ffn, want[i].ffn);
 		assert_int_equal(m.heads, want[i].heads);
+		assert_int_equal(m.kv_heads, want[i].kv_heads);
+		assert_int_equal(m.ffn_kind, want[i].ffn_kind);
 		assert_int_equal(m.seq, want[i].seq);
 		assert_int_equal(m.batch, want[i].batch);
 		assert_non_null(strstr(m.source, want[i].cite));
@@ -397,9 +408,13 @@ static void test_shipped_models(void **state)
 		s.hidden = m.hidden;
 		s.ffn = m.ffn;
 		s.heads = m.heads;
+		s.kv_heads = m.kv_heads;
+		s.ffn_kind = m.ffn_kind;
 		s.seq = m.seq;
 		s.batch = m.batch;
 		assert_int_equal(sl_model_check(&s, &err), SL_OK);
+		if (i == 2)
+			assert_true((double)sl_model_nparams(&s) == w8b + b8b);
 		/* And the file round-trips through the writer. */
 		json_t *j = sl_model_file_to_json(&m);
 		sl_model_file back;
@@ -407,12 +422,11 @@ static void test_shipped_models(void **state)
 		json_decref(j);
 		assert_memory_equal(&back, &m, sizeof m);
 	}
-	/* Llama models are not shipped: the model has no SwiGLU or GQA. */
 	sl_model_file m;
 	sl_err err = {0};
-	assert_int_not_equal(sl_model_file_find("llama-3-8b", &m, &err), SL_OK);
-	assert_string_equal(err.msg,
-			    "unknown model 'llama-3-8b' (one of: gpt3-175b, megatron-1t)");
+	assert_int_not_equal(sl_model_file_find("llama-2-7b", &m, &err), SL_OK);
+	assert_string_equal(err.msg, "unknown model 'llama-2-7b' (one of: gpt3-175b, llama-3-405b, "
+				     "llama-3-70b, llama-3-8b, megatron-1t)");
 	if (oldp)
 		setenv("SHARDLAB_MODEL_PATH", oldp, 1);
 	else
@@ -429,7 +443,13 @@ static void test_malformed_models(void **state)
 		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
 		 "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4, \"vocab\": 50000}",
 		 "vocab: unknown key (known: name, title, source, layers, hidden, ffn, heads, seq, "
-		 "batch)"},
+		 "batch, kv_heads, ffn_kind)"},
+		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
+		 "\"ffn\": 256, \"heads\": 4, \"kv_heads\": 3, \"seq\": 8, \"batch\": 4}",
+		 "kv_heads: 3 key/value heads do not group 4 heads"},
+		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
+		 "\"ffn\": 256, \"heads\": 4, \"ffn_kind\": \"relu\", \"seq\": 8, \"batch\": 4}",
+		 "ffn_kind: must be \"gelu\" or \"swiglu\""},
 		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
 		 "\"ffn\": 256, \"heads\": 5, \"seq\": 8, \"batch\": 4}",
 		 "heads: 5 heads do not divide hidden 64"},

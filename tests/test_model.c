@@ -108,10 +108,9 @@ static double loss_at(const sl_model_spec *m, const float *p, float *g)
 }
 
 /* dL/dp against (L(p+e) - L(p-e)) / 2e for every parameter. */
-static void check_gradient(int heads)
+static void check_gradient_of(const sl_model_spec *mp)
 {
-	sl_model_spec m;
-	tiny(&m, heads);
+	sl_model_spec m = *mp;
 	size_t n = sl_model_nparams(&m);
 	float *p = malloc(n * sizeof *p), *g = malloc(n * sizeof *g), *scratch = malloc(n * sizeof *g);
 	sl_model_init(&m, p);
@@ -139,6 +138,13 @@ static void check_gradient(int heads)
 	free(scratch);
 }
 
+static void check_gradient(int heads)
+{
+	sl_model_spec m;
+	tiny(&m, heads);
+	check_gradient_of(&m);
+}
+
 static void test_gradient_mlp(void **state)
 {
 	(void)state;
@@ -149,6 +155,128 @@ static void test_gradient_attention(void **state)
 {
 	(void)state;
 	check_gradient(2);
+}
+
+/* Llama's kinds: a SwiGLU MLP, and 4 query heads in 2 groups (so a
+ * shared key and value head gets its gradient from two queries). */
+static void test_gradient_swiglu_gqa(void **state)
+{
+	(void)state;
+	sl_model_spec m;
+	tiny(&m, 4);
+	m.hidden = 8;
+	m.kv_heads = 2;
+	m.ffn_kind = SL_FFN_SWIGLU;
+	check_gradient_of(&m);
+	m.heads = 0;
+	m.kv_heads = 0;
+	m.seq = 1;
+	check_gradient_of(&m);
+}
+
+/* Grouped-query attention is multi-head attention whose heads of a group
+ * have equal keys and values: copy each group's K and V columns to every
+ * head of the group of an ordinary model, and the loss is the same. */
+static void test_gqa_is_shared_keys_and_values(void **state)
+{
+	(void)state;
+	sl_model_spec g, a;
+	tiny(&g, 4);
+	g.hidden = 8;
+	g.kv_heads = 2;
+	a = g;
+	a.kv_heads = 0;
+	int h = g.hidden, d = h / g.heads, qpg = g.heads / g.kv_heads;
+	size_t ng = sl_model_nparams(&g), na = sl_model_nparams(&a);
+	assert_int_equal(ng + (size_t)g.layers * h * (2 * (g.heads - g.kv_heads) * d), na);
+	float *pg = malloc(ng * sizeof *pg), *pa = malloc(na * sizeof *pa);
+	float *gg = malloc(ng * sizeof *gg), *ga = malloc(na * sizeof *ga);
+	sl_model_init(&g, pg);
+	for (int i = 0; i < sl_model_ntensors(&g); i++) {
+		sl_tensor_info tg, ta;
+		sl_model_tensor(&g, i, &tg);
+		sl_model_tensor(&a, i, &ta);
+		assert_string_equal(tg.name, ta.name);
+		if (tg.kind != SL_T_QKV_W) {
+			assert_int_equal(tg.count, ta.count);
+			memcpy(pa + ta.offset, pg + tg.offset, tg.count * sizeof *pg);
+			continue;
+		}
+		assert_int_equal(tg.cols, (g.heads + 2 * g.kv_heads) * d);
+		assert_int_equal(tg.unit, (qpg + 2) * d);
+		/* head j of the plain model: [3dj, 3d(j+1)) = q, k, v; in the
+		 * grouped one, group j/qpg's columns hold its queries, then k, v */
+		for (int r = 0; r < h; r++)
+			for (int j = 0; j < g.heads; j++) {
+				const float *grow = pg + tg.offset + (size_t)r * tg.cols + (j / qpg) * tg.unit;
+				float *arow = pa + ta.offset + (size_t)r * ta.cols + 3 * d * j;
+				memcpy(arow, grow + (j % qpg) * d, d * sizeof *pg);
+				memcpy(arow + d, grow + qpg * d, 2 * d * sizeof *pg);
+			}
+	}
+	double lg = loss_at(&g, pg, gg), la = loss_at(&a, pa, ga);
+	assert_true(fabs(lg - la) <= 1e-6 * fabs(la));
+	/* and a shared key's gradient is the sum of its heads' */
+	sl_tensor_info tg, ta;
+	sl_model_tensor(&g, 0, &tg);
+	sl_model_tensor(&a, 0, &ta);
+	double worst = 0, big = 0;
+	for (int r = 0; r < h; r++)
+		for (int gr = 0; gr < g.kv_heads; gr++)
+			for (int c = 0; c < 2 * d; c++) {
+				double sum = 0;
+				for (int i = 0; i < qpg; i++)
+					sum += ga[ta.offset + (size_t)r * ta.cols + 3 * d * (gr * qpg + i) + d + c];
+				double got = gg[tg.offset + (size_t)r * tg.cols + gr * tg.unit + qpg * d + c];
+				worst = fmax(worst, fabs(got - sum));
+				big = fmax(big, fabs(sum));
+			}
+	assert_true(big > 0);
+	assert_true(worst <= 1e-5 * big);
+	free(pg);
+	free(pa);
+	free(gg);
+	free(ga);
+}
+
+/* One SwiGLU block written out in double: x + (silu(x Wg + bg) * (x Wu +
+ * bu)) W2 + b2, with fc1's columns in gate/up pairs. */
+static void test_swiglu_forward(void **state)
+{
+	(void)state;
+	sl_model_spec m;
+	tiny(&m, 0);
+	m.layers = 1;
+	m.ffn_kind = SL_FFN_SWIGLU;
+	int h = m.hidden, f = m.ffn, R = m.batch * m.seq;
+	size_t n = sl_model_nparams(&m);
+	assert_int_equal(n, (size_t)(h * 2 * f + 2 * f + f * h + h));
+	float *p = malloc(n * sizeof *p), *g = malloc(n * sizeof *g);
+	float *x = malloc((size_t)R * h * sizeof *x), *y = malloc((size_t)R * h * sizeof *y);
+	sl_model_init(&m, p);
+	sl_model_data(&m, 0, 0, R, x, y);
+	const float *w1 = p, *b1 = w1 + h * 2 * f, *w2 = b1 + 2 * f, *b2 = w2 + f * h;
+	double sum = 0;
+	for (int r = 0; r < R; r++)
+		for (int o = 0; o < h; o++) {
+			double out = x[r * h + o] + b2[o];
+			for (int j = 0; j < f; j++) {
+				double gt = b1[2 * j], up = b1[2 * j + 1];
+				for (int i = 0; i < h; i++) {
+					gt += (double)x[r * h + i] * w1[i * 2 * f + 2 * j];
+					up += (double)x[r * h + i] * w1[i * 2 * f + 2 * j + 1];
+				}
+				out += gt / (1 + exp(-gt)) * up * w2[j * h + o];
+			}
+			double e = out - y[r * h + o];
+			sum += e * e;
+		}
+	double want = sum / ((double)R * h), got = loss_at(&m, p, g);
+	assert_true(fabs(got - want) <= 1e-5 * want);
+	free(p);
+	free(g);
+	free(x);
+	free(y);
 }
 
 static void test_adam_formula(void **state)
@@ -207,6 +335,15 @@ static void test_bad_model(void **state)
 	m.layers = 0;
 	assert_int_equal(sl_model_check(&m, &err), SL_EINVAL);
 	assert_non_null(strstr(err.msg, "--layers=0 is out of range"));
+	sl_model_default(&m);
+	m.heads = 4;
+	m.kv_heads = 3;
+	assert_int_equal(sl_model_check(&m, &err), SL_EINVAL);
+	assert_non_null(strstr(err.msg, "--kv-heads=3 does not group 4 query heads"));
+	m.heads = 0;
+	m.kv_heads = 2;
+	assert_int_equal(sl_model_check(&m, &err), SL_EINVAL);
+	assert_non_null(strstr(err.msg, "--kv-heads=2 needs attention"));
 }
 
 int main(void)
@@ -217,6 +354,9 @@ int main(void)
 		cmocka_unit_test(test_data_by_row),
 		cmocka_unit_test(test_gradient_mlp),
 		cmocka_unit_test(test_gradient_attention),
+		cmocka_unit_test(test_gradient_swiglu_gqa),
+		cmocka_unit_test(test_gqa_is_shared_keys_and_values),
+		cmocka_unit_test(test_swiglu_forward),
 		cmocka_unit_test(test_adam_formula),
 		cmocka_unit_test(test_reference_learns),
 		cmocka_unit_test(test_bad_model),

@@ -25,6 +25,9 @@ struct ref {
 
 /* Attention model: 4 blocks, 4 heads of 2, ffn 10 (uneven over 3 and 4). */
 static struct ref attn_ref, mlp_ref;
+/* Llama's kinds: 4 query heads of 2 in 2 key/value groups, a SwiGLU MLP of
+ * 10 pairs (uneven over 4 ranks); and a SwiGLU MLP-only model of 7. */
+static struct ref llama_ref, swiglu_ref;
 
 static void make_ref(struct ref *R, const sl_model_spec *m)
 {
@@ -58,6 +61,27 @@ static int setup(void **state)
 	m.seed = 3;
 	m.lr = 1e-2f;
 	make_ref(&mlp_ref, &m);
+	sl_model_default(&m);
+	m.layers = 4;
+	m.hidden = 8;
+	m.ffn = 10;
+	m.heads = 4;
+	m.kv_heads = 2;
+	m.ffn_kind = SL_FFN_SWIGLU;
+	m.seq = 4;
+	m.batch = 8;
+	m.seed = 5;
+	m.lr = 1e-2f;
+	make_ref(&llama_ref, &m);
+	sl_model_default(&m);
+	m.layers = 3;
+	m.hidden = 6;
+	m.ffn = 7;
+	m.ffn_kind = SL_FFN_SWIGLU;
+	m.batch = 6;
+	m.seed = 9;
+	m.lr = 1e-2f;
+	make_ref(&swiglu_ref, &m);
 	return 0;
 }
 
@@ -66,6 +90,8 @@ static int teardown(void **state)
 	(void)state;
 	sl_ref_free(&attn_ref.r);
 	sl_ref_free(&mlp_ref.r);
+	sl_ref_free(&llama_ref.r);
+	sl_ref_free(&swiglu_ref.r);
 	return 0;
 }
 
@@ -196,6 +222,17 @@ CASE(tp2_selective, attn_ref,           "2 1 1 1f1b        1 1 0 0 tp-dp-pp ring
 CASE(pp2_interleaved_full, attn_ref,    "1 2 1 interleaved 4 2 0 0 tp-dp-pp ring full", 0)
 CASE(tp2_pp2_dp2_selective, attn_ref,   "2 2 2 1f1b        2 1 1 1 tp-dp-pp ring selective", 2)
 CASE(tp3_mlp_full, mlp_ref,             "3 1 1 gpipe       2 1 1 0 tp-dp-pp ring full", 0)
+/* Grouped-query attention is split by whole groups; SwiGLU by whole
+ * gate/up pairs. */
+CASE(llama_single, llama_ref,           "1 1 1 1f1b        2 1 0 0", 0)
+CASE(llama_tp2, llama_ref,              "2 1 1 1f1b        1 1 0 0", 0)
+CASE(llama_tp2_sp, llama_ref,           "2 1 1 1f1b        2 1 1 0", 0)
+CASE(llama_tp2_pp2_dp2, llama_ref,      "2 2 2 1f1b        2 1 1 1", 2)
+CASE(llama_pp2_interleaved, llama_ref,  "1 2 1 interleaved 4 2 0 0", 0)
+CASE(llama_tp2_selective, llama_ref,    "2 1 1 1f1b        1 1 0 0 tp-dp-pp ring selective", 0)
+CASE(llama_tp2_dp2_full_tree, llama_ref, "2 1 2 gpipe       2 1 0 1 tp-dp-pp tree full", 0)
+CASE(swiglu_tp4_uneven, swiglu_ref,     "4 1 1 1f1b        1 1 0 0", 0)
+CASE(swiglu_tp3_sp_pp3, swiglu_ref,     "3 3 1 1f1b        2 1 1 0", 0)
 
 int main(void)
 {
@@ -229,6 +266,15 @@ int main(void)
 		cmocka_unit_test(pp2_interleaved_full),
 		cmocka_unit_test(tp2_pp2_dp2_selective),
 		cmocka_unit_test(tp3_mlp_full),
+		cmocka_unit_test(llama_single),
+		cmocka_unit_test(llama_tp2),
+		cmocka_unit_test(llama_tp2_sp),
+		cmocka_unit_test(llama_tp2_pp2_dp2),
+		cmocka_unit_test(llama_pp2_interleaved),
+		cmocka_unit_test(llama_tp2_selective),
+		cmocka_unit_test(llama_tp2_dp2_full_tree),
+		cmocka_unit_test(swiglu_tp4_uneven),
+		cmocka_unit_test(swiglu_tp3_sp_pp3),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -10,8 +10,10 @@
  *   format            "shardlab-checkpoint"
  *   format_version    1; a reader refuses a newer one
  *   generation        counts the saves into this directory
- *   architecture      {name "shardlab-transformer", version 1, dtype "float32",
- *                      block ["attention", "mlp"] or ["mlp"], layers, hidden, ffn, heads}
+ *   architecture      {name "shardlab-transformer", version 1 or 2, dtype "float32",
+ *                      block ["attention", "mlp"] or ["mlp"], layers, hidden, ffn, heads;
+ *                      version 2 (written only for grouped-query attention or a SwiGLU
+ *                      MLP) adds kv_heads and ffn_kind "gelu" or "swiglu"}
  *   layout            the layout at save: {devices, tp, pp, dp, mesh_order ("tp-dp-pp":
  *                      fastest-varying axis first, as train.h), schedule, chunks,
  *                      microbatches, sequence_parallel, zero1, algorithm}
@@ -78,7 +80,7 @@
 #define SL_CKPT_FORMAT "shardlab-checkpoint"
 #define SL_CKPT_FORMAT_VERSION 1
 #define SL_CKPT_ARCH_NAME "shardlab-transformer"
-#define SL_CKPT_ARCH_VERSION 1
+#define SL_CKPT_ARCH_VERSION 2 /* 2: kv_heads and ffn_kind */
 /* A nominal rate per device (a local NVMe drive's order of magnitude), for
  * the emulated time of checkpoint I/O; a knob, not a measurement. */
 #define SL_CKPT_STORAGE_BW_DEFAULT 2e9

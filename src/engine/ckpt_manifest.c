@@ -258,6 +258,15 @@ void ckpt_info_link(sl_ckpt *ck)
 
 /* ---- the manifest: writing ---- */
 
+/* Version 1: multi-head attention and a GeLU MLP.  Version 2 adds
+ * "kv_heads" (grouped-query attention) and "ffn_kind" (gelu or swiglu);
+ * a model that version 1 describes is still written as version 1, so an
+ * older shardlab reads it. */
+static int arch_version(const sl_model_spec *m)
+{
+	return m->kv_heads > 0 || m->ffn_kind != SL_FFN_GELU ? 2 : 1;
+}
+
 json_t *ckpt_manifest_json(const sl_ckpt *ck)
 {
 	const sl_ckpt_info *in = &ck->info;
@@ -270,10 +279,15 @@ json_t *ckpt_manifest_json(const sl_ckpt *ck)
 	    json_pack("{s:s, s:i, s:I, s:{s:s, s:i, s:s, s:o, s:i, s:i, s:i, s:i}}", "format",
 	              SL_CKPT_FORMAT, "format_version", SL_CKPT_FORMAT_VERSION, "generation",
 	              (json_int_t)in->generation, "architecture", "name", SL_CKPT_ARCH_NAME,
-	              "version", SL_CKPT_ARCH_VERSION, "dtype", "float32", "block", block, "layers",
+	              "version", arch_version(m), "dtype", "float32", "block", block, "layers",
 	              m->layers, "hidden", m->hidden, "ffn", m->ffn, "heads", m->heads);
 	if (!root)
 		return NULL;
+	if (arch_version(m) >= 2) {
+		json_t *a = json_object_get(root, "architecture");
+		json_object_set_new(a, "kv_heads", json_integer(m->kv_heads));
+		json_object_set_new(a, "ffn_kind", json_string(sl_ffn_kind_name(m->ffn_kind)));
+	}
 	json_object_set_new(
 	    root, "layout",
 	    json_pack("{s:i, s:i, s:i, s:i, s:s, s:s, s:i, s:i, s:b, s:b, s:s}", "devices",
@@ -489,6 +503,19 @@ static int parse_arch(struct rd *R, json_t *root, sl_model_spec *m)
 	    (rc = get_i(R, a, "ffn", 1, 65536, &m->ffn, "architecture")) ||
 	    (rc = get_i(R, a, "heads", 0, 65536, &m->heads, "architecture")))
 		return rc;
+	m->kv_heads = 0;
+	m->ffn_kind = SL_FFN_GELU;
+	if (version >= 2) {
+		if ((rc = get_i(R, a, "kv_heads", 0, 65536, &m->kv_heads, "architecture")) ||
+		    (rc = get_str(R, a, "ffn_kind", &s, "architecture")))
+			return rc;
+		if (sl_ffn_kind_parse(s, &m->ffn_kind))
+			return bad(R, "architecture", "\"ffn_kind\" must be \"gelu\" or \"swiglu\"",
+			           NULL);
+		if (m->kv_heads > 0 &&
+		    (m->heads == 0 || m->kv_heads > m->heads || m->heads % m->kv_heads != 0))
+			return bad(R, "architecture", "\"kv_heads\" must divide \"heads\"", NULL);
+	}
 	json_t *b;
 	if ((rc = get_arr(R, a, "block", &b, "architecture")))
 		return rc;
@@ -1151,13 +1178,16 @@ int sl_ckpt_check_target(const sl_ckpt *ck, const sl_model_spec *m, const sl_lay
 {
 	const sl_model_spec *s = &ck->info.model;
 	if (s->layers != m->layers || s->hidden != m->hidden || s->ffn != m->ffn ||
-	    s->heads != m->heads)
+	    s->heads != m->heads || sl_model_kv_heads(s) != sl_model_kv_heads(m) ||
+	    s->ffn_kind != m->ffn_kind)
 		return sl_fail(
 		    err, SL_EINVAL,
-		    "%s holds another architecture: %d layers, hidden %d, ffn %d, %d heads; the "
-		    "model being trained has %d layers, hidden %d, ffn %d, %d heads",
-		    ck->dir, s->layers, s->hidden, s->ffn, s->heads, m->layers, m->hidden, m->ffn,
-		    m->heads);
+		    "%s holds another architecture: %d layers, hidden %d, %s ffn %d, %d heads "
+		    "(%d key/value); the model being trained has %d layers, hidden %d, %s ffn %d, "
+		    "%d heads (%d key/value)",
+		    ck->dir, s->layers, s->hidden, sl_ffn_kind_name(s->ffn_kind), s->ffn, s->heads,
+		    sl_model_kv_heads(s), m->layers, m->hidden, sl_ffn_kind_name(m->ffn_kind), m->ffn,
+		    m->heads, sl_model_kv_heads(m));
 	sl_err e = {0};
 	if (sl_layout_check(m, l, ndev, &e))
 		return sl_fail(

@@ -52,7 +52,9 @@ static int bad(const rd *r, const char *key, const char *fmt, ...)
 
 /* Every key of o must be one of keys (NULL-terminated), and every one of
  * them must be there. */
-static int keys_exact(const rd *r, const json_t *o, const char *const *keys)
+/* Every key of o is one of keys; all of them are there but the first
+ * `optional` ones counted from the list's end. */
+static int keys_known(const rd *r, const json_t *o, const char *const *keys, int optional)
 {
 	const char *k;
 	json_t *v;
@@ -79,10 +81,18 @@ static int keys_exact(const rd *r, const json_t *o, const char *const *keys)
 				       r->obj, *r->obj ? "." : "", safe);
 		}
 	}
-	for (const char *const *p = keys; *p; p++)
-		if (!json_object_get(o, *p))
-			return bad(r, *p, "missing");
+	int n = 0;
+	while (keys[n])
+		n++;
+	for (int i = 0; i < n - optional; i++)
+		if (!json_object_get(o, keys[i]))
+			return bad(r, keys[i], "missing");
 	return SL_OK;
+}
+
+static int keys_exact(const rd *r, const json_t *o, const char *const *keys)
+{
+	return keys_known(r, o, keys, 0);
 }
 
 static const char *type_name(const json_t *v)
@@ -637,8 +647,11 @@ done:
 
 /* ---- models ---- */
 
-static const char *const model_keys[] = {"name", "title", "source", "layers", "hidden", "ffn",
-					 "heads", "seq", "batch", NULL};
+/* kv_heads and ffn_kind (the last two) may be left out: 0 (as many as
+ * the heads) and "gelu". */
+static const char *const model_keys[] = {"name", "title",    "source",   "layers",
+					 "hidden", "ffn",     "heads",    "seq",
+					 "batch",  "kv_heads", "ffn_kind", NULL};
 
 int sl_model_file_from_json(const json_t *j, const char *file, sl_model_file *out, sl_err *err)
 {
@@ -647,12 +660,12 @@ int sl_model_file_from_json(const json_t *j, const char *file, sl_model_file *ou
 	rd r = {safe, "", err};
 	memset(out, 0, sizeof *out);
 	const char *name, *title, *source;
-	double v[6];
+	double v[7] = {0};
 	int rc;
 	if (!json_is_object(j))
 		return sl_fail(err, SL_EINVAL, "%s: (top level): must be an object", safe);
 	/* The limits of --layers ... --batch (model.c). */
-	if ((rc = keys_exact(&r, j, model_keys)) || (rc = get_str(&r, j, "name", 32, 1, &name)) ||
+	if ((rc = keys_known(&r, j, model_keys, 2)) || (rc = get_str(&r, j, "name", 32, 1, &name)) ||
 	    (rc = get_str(&r, j, "title", sizeof out->title, 0, &title)) ||
 	    (rc = get_str(&r, j, "source", sizeof out->source, 0, &source)) ||
 	    (rc = get_int(&r, j, "layers", 1, SL_MODEL_MAX_LAYERS, "1 to 4096", &v[0])) ||
@@ -668,6 +681,24 @@ int sl_model_file_from_json(const json_t *j, const char *file, sl_model_file *ou
 		snprintf(b, sizeof b, "%.0f", v[1]);
 		return bad(&r, "heads", "%s heads do not divide hidden %s", a, b);
 	}
+	if (json_object_get(j, "kv_heads")) {
+		if ((rc = get_int(&r, j, "kv_heads", 0, SL_MODEL_MAX_DIM, "0 to 65536", &v[6])))
+			return rc;
+		if (v[6] > 0 && (v[3] == 0 || v[6] > v[3] || fmod(v[3], v[6]) != 0)) {
+			char a[24], b[24];
+			snprintf(a, sizeof a, "%.0f", v[6]);
+			snprintf(b, sizeof b, "%.0f", v[3]);
+			return bad(&r, "kv_heads", "%s key/value heads do not group %s heads", a, b);
+		}
+	}
+	out->ffn_kind = SL_FFN_GELU;
+	if (json_object_get(j, "ffn_kind")) {
+		const char *kind;
+		if ((rc = get_str(&r, j, "ffn_kind", 16, 1, &kind)))
+			return rc;
+		if (sl_ffn_kind_parse(kind, &out->ffn_kind))
+			return bad(&r, "ffn_kind", "must be \"gelu\" or \"swiglu\"");
+	}
 	snprintf(out->name, sizeof out->name, "%s", name);
 	snprintf(out->title, sizeof out->title, "%s", title);
 	snprintf(out->source, sizeof out->source, "%s", source);
@@ -677,6 +708,7 @@ int sl_model_file_from_json(const json_t *j, const char *file, sl_model_file *ou
 	out->heads = (int)v[3];
 	out->seq = (int)v[4];
 	out->batch = (int)v[5];
+	out->kv_heads = (int)v[6];
 	return SL_OK;
 }
 
@@ -694,6 +726,8 @@ json_t *sl_model_file_to_json(const sl_model_file *m)
 	json_object_set_new(o, "heads", json_integer(m->heads));
 	json_object_set_new(o, "seq", json_integer(m->seq));
 	json_object_set_new(o, "batch", json_integer(m->batch));
+	json_object_set_new(o, "kv_heads", json_integer(m->kv_heads));
+	json_object_set_new(o, "ffn_kind", json_string(sl_ffn_kind_name(m->ffn_kind)));
 	return o;
 }
 
@@ -751,4 +785,12 @@ char *sl_json_dump_exact(const json_t *j)
 		free(s);
 	}
 	return NULL;
+}
+
+void sl_model_json_kinds(json_t *o, const sl_model_spec *m)
+{
+	if (!o)
+		return;
+	json_object_set_new(o, "kv_heads", json_integer(sl_model_kv_heads(m)));
+	json_object_set_new(o, "ffn_kind", json_string(sl_ffn_kind_name(m->ffn_kind)));
 }

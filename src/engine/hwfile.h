@@ -28,6 +28,7 @@
 
 #include <jansson.h>
 
+#include "model.h"
 #include "preset.h"
 #include "status.h"
 
@@ -59,6 +60,8 @@ typedef struct sl_model_file {
 	char title[128];
 	char source[512];
 	int layers, hidden, ffn, heads, seq, batch;
+	int kv_heads; /* 0: as many as the heads */
+	int ffn_kind; /* SL_FFN_GELU or SL_FFN_SWIGLU */
 } sl_model_file;
 
 int sl_model_file_from_json(const json_t *j, const char *file, sl_model_file *out, sl_err *err);
@@ -67,6 +70,11 @@ int sl_model_file_load(const char *path, sl_model_file *out, sl_err *err);
 /* NAME (looked up as above) or a FILE (it has a '/', ends in .json or
  * names an existing file). */
 int sl_model_file_find(const char *name_or_file, sl_model_file *out, sl_err *err);
+
+/* A report's "model" object gains "kv_heads" (the key/value heads in
+ * effect: the heads' count without grouped-query attention) and
+ * "ffn_kind". */
+void sl_model_json_kinds(json_t *o, const sl_model_spec *m);
 
 /* ---- shared ---- */
 

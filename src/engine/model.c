@@ -28,6 +28,52 @@ void sl_model_default(sl_model_spec *m)
 	m->eps = 1e-8f;
 }
 
+static const char *const ffn_names[SL_FFN_N] = {"gelu", "swiglu"};
+
+const char *sl_ffn_kind_name(int k)
+{
+	return k >= 0 && k < SL_FFN_N ? ffn_names[k] : "?";
+}
+
+int sl_ffn_kind_parse(const char *s, int *out)
+{
+	for (int k = 0; k < SL_FFN_N; k++)
+		if (!strcmp(s, ffn_names[k])) {
+			*out = k;
+			return SL_OK;
+		}
+	return SL_EINVAL;
+}
+
+int sl_model_kv_heads(const sl_model_spec *m)
+{
+	return m->heads <= 0 ? 0 : m->kv_heads > 0 ? m->kv_heads : m->heads;
+}
+
+int sl_model_qkv_cols(const sl_model_spec *m)
+{
+	if (m->heads <= 0)
+		return 0;
+	return (m->heads + 2 * sl_model_kv_heads(m)) * (m->hidden / m->heads);
+}
+
+int sl_model_fc1_cols(const sl_model_spec *m)
+{
+	return m->ffn_kind == SL_FFN_SWIGLU ? 2 * m->ffn : m->ffn;
+}
+
+int sl_model_describe(const sl_model_spec *m, char *buf, size_t n)
+{
+	int len = snprintf(buf, n, "%d block%s of width %d, %sffn %d", m->layers,
+			   m->layers == 1 ? "" : "s", m->hidden,
+			   m->ffn_kind == SL_FFN_SWIGLU ? "SwiGLU " : "", m->ffn);
+	if (m->heads > 0 && len >= 0 && (size_t)len < n)
+		len += snprintf(buf + len, n - (size_t)len, ", %d heads", m->heads);
+	if (m->kv_heads > 0 && m->kv_heads != m->heads && len >= 0 && (size_t)len < n)
+		len += snprintf(buf + len, n - (size_t)len, " (%d key/value)", m->kv_heads);
+	return len;
+}
+
 int sl_model_check(const sl_model_spec *m, sl_err *err)
 {
 	const struct {
@@ -46,6 +92,16 @@ int sl_model_check(const sl_model_spec *m, sl_err *err)
 		return sl_fail(err, SL_EINVAL,
 			       "--hidden=%d does not split into %d heads: the head count must divide the width",
 			       m->hidden, m->heads);
+	if (m->kv_heads < 0 || (m->kv_heads > 0 && m->heads == 0))
+		return sl_fail(err, SL_EINVAL,
+			       "--kv-heads=%d needs attention: set --heads too (or --kv-heads=0)",
+			       m->kv_heads);
+	if (m->kv_heads > 0 && (m->kv_heads > m->heads || m->heads % m->kv_heads != 0))
+		return sl_fail(err, SL_EINVAL,
+			       "--kv-heads=%d does not group %d query heads: it must divide --heads",
+			       m->kv_heads, m->heads);
+	if (m->ffn_kind < 0 || m->ffn_kind >= SL_FFN_N)
+		return sl_fail(err, SL_EINVAL, "--ffn-kind must be gelu or swiglu");
 	/* Rows of a batch are counted in int. */
 	if ((double)m->batch * m->seq > 2147483647.0)
 		return sl_fail(err, SL_EINVAL,
@@ -64,7 +120,8 @@ int sl_model_check_values(const sl_model_spec *m, sl_err *err)
 		return rc;
 	/* The host holds every value of a run that computes. */
 	double rows = (double)m->batch * m->seq;
-	if (rows * m->hidden > 1e9 || rows * m->ffn > 1e9 || (double)m->hidden * m->ffn > 1e9 ||
+	double f1 = sl_model_fc1_cols(m);
+	if (rows * m->hidden > 1e9 || rows * f1 > 1e9 || (double)m->hidden * f1 > 1e9 ||
 	    3.0 * m->hidden * m->hidden > 1e9)
 		return sl_fail(err, SL_EINVAL, "the model is too large for this emulator (a matrix of over 10^9 values); a timing-only run (--dry-run) holds no values");
 	return SL_OK;
@@ -86,9 +143,9 @@ static int kinds_per_block(const sl_model_spec *m)
 
 static size_t block_params(const sl_model_spec *m)
 {
-	size_t h = (size_t)m->hidden, f = (size_t)m->ffn;
-	size_t mlp = h * f + f + f * h + h;
-	return m->heads > 0 ? mlp + h * 3 * h + h * h + h : mlp;
+	size_t h = (size_t)m->hidden, f = (size_t)m->ffn, f1 = (size_t)sl_model_fc1_cols(m);
+	size_t mlp = h * f1 + f1 + f * h + h;
+	return m->heads > 0 ? mlp + h * (size_t)sl_model_qkv_cols(m) + h * h + h : mlp;
 }
 
 int sl_model_ntensors(const sl_model_spec *m)
@@ -108,6 +165,8 @@ int sl_model_tensor(const sl_model_spec *m, int i, sl_tensor_info *t)
 		return SL_EINVAL;
 	memset(t, 0, sizeof *t);
 	int h = m->hidden, f = m->ffn, d = m->heads > 0 ? h / m->heads : 1;
+	int G = sl_model_kv_heads(m), qpg = G > 0 ? m->heads / G : 1;
+	int f1 = sl_model_fc1_cols(m), pair = f1 / f;
 	t->block = i / per;
 	t->kind = i % per + (m->heads > 0 ? 0 : SL_T_FC1_W);
 	size_t off = (size_t)t->block * block_params(m);
@@ -119,9 +178,9 @@ int sl_model_tensor(const sl_model_spec *m, int i, sl_tensor_info *t)
 		sl_tsplit split;
 		int axis, unit;
 	} shape[SL_T_PER_BLOCK] = {
-		{h, 3 * h, SL_TS_HEADS, 1, 3 * d}, {h, h, SL_TS_ROW, 0, d},
+		{h, sl_model_qkv_cols(m), SL_TS_HEADS, 1, (qpg + 2) * d}, {h, h, SL_TS_ROW, 0, qpg * d},
 		{1, h, SL_TS_REPLICATED, -1, 1},
-		{h, f, SL_TS_COLUMN, 1, 1},        {1, f, SL_TS_COLUMN, 1, 1},
+		{h, f1, SL_TS_COLUMN, 1, pair},    {1, f1, SL_TS_COLUMN, 1, pair},
 		{f, h, SL_TS_ROW, 0, 1},           {1, h, SL_TS_REPLICATED, -1, 1},
 	};
 	for (int k = m->heads > 0 ? 0 : SL_T_FC1_W; k < t->kind; k++)
@@ -216,10 +275,10 @@ void sl_model_data(const sl_model_spec *m, long step, long row0, int nrows, floa
 double sl_model_step_flops(const sl_model_spec *m)
 {
 	double R = (double)m->batch * m->seq, h = m->hidden, f = m->ffn;
-	double fwd = 2 * (2 * R * h * f);
+	double fwd = 2 * R * h * sl_model_fc1_cols(m) + 2 * R * f * h;
 	if (m->heads > 0) {
 		double d = h / m->heads;
-		fwd += 2 * R * h * 3 * h + 2 * R * h * h +
+		fwd += 2 * R * h * sl_model_qkv_cols(m) + 2 * R * h * h +
 		       2 * (2.0 * m->batch * m->heads * (double)m->seq * m->seq * d);
 	}
 	return 3 * fwd * m->layers;
@@ -246,6 +305,43 @@ void sl_gelu_grad(const float *z, const float *da, float *dz, size_t n)
 		float du = GELU_C * (1.0f + 3.0f * 0.044715f * x * x);
 		dz[i] = da[i] * (0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du);
 	}
+}
+
+void sl_swiglu(const float *z, float *a, size_t rows, size_t f)
+{
+	for (size_t i = 0; i < rows; i++)
+		for (size_t j = 0; j < f; j++) {
+			float g = z[(i * f + j) * 2], u = z[(i * f + j) * 2 + 1];
+			a[i * f + j] = g / (1.0f + expf(-g)) * u;
+		}
+}
+
+void sl_swiglu_grad(const float *z, const float *da, float *dz, size_t rows, size_t f)
+{
+	for (size_t i = 0; i < rows; i++)
+		for (size_t j = 0; j < f; j++) {
+			size_t p = (i * f + j) * 2;
+			float g = z[p], u = z[p + 1], sg = 1.0f / (1.0f + expf(-g)), d = da[i * f + j];
+			/* silu(g) = g sg; silu'(g) = sg (1 + g (1 - sg)) */
+			dz[p] = d * u * sg * (1.0f + g * (1.0f - sg));
+			dz[p + 1] = d * g * sg;
+		}
+}
+
+void sl_ffn_act(int kind, const float *z, float *a, size_t rows, size_t f)
+{
+	if (kind == SL_FFN_SWIGLU)
+		sl_swiglu(z, a, rows, f);
+	else
+		sl_gelu(z, a, rows * f);
+}
+
+void sl_ffn_act_grad(int kind, const float *z, const float *da, float *dz, size_t rows, size_t f)
+{
+	if (kind == SL_FFN_SWIGLU)
+		sl_swiglu_grad(z, da, dz, rows, f);
+	else
+		sl_gelu_grad(z, da, dz, rows * f);
 }
 
 void sl_softmax_rows(float *s, int rows, int cols, int ld)
@@ -329,21 +425,28 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 	size_t R = (size_t)m->batch * m->seq, h = (size_t)m->hidden, f = (size_t)m->ffn;
 	size_t L = (size_t)m->layers, s = (size_t)m->seq, B = (size_t)m->batch;
 	size_t A = (size_t)m->heads, d = A ? h / A : 1;
+	size_t f1 = (size_t)sl_model_fc1_cols(m), qc = (size_t)sl_model_qkv_cols(m);
+	/* grouped-query attention: head j is query i = j % qpg of group j / qpg,
+	 * whose columns start at (j / qpg) u; its k and v follow the queries */
+	size_t Gk = (size_t)sl_model_kv_heads(m), qpg = Gk ? A / Gk : 1, u = (qpg + 2) * d;
+	size_t wide = f1 > qc ? f1 : qc;
+	if (wide < h)
+		wide = h;
 	int per = kinds_per_block(m);
 	struct saved *sv = calloc(L, sizeof *sv);
 	float *x = malloc(R * h * sizeof *x), *tgt = malloc(R * h * sizeof *tgt);
-	float *dx = malloc(R * h * sizeof *dx), *tmp = malloc(R * (f > 3 * h ? f : 3 * h) * sizeof *tmp);
-	float *tmp2 = malloc(R * (f > 3 * h ? f : 3 * h) * sizeof *tmp2);
+	float *dx = malloc(R * h * sizeof *dx), *tmp = malloc(R * wide * sizeof *tmp);
+	float *tmp2 = malloc(R * wide * sizeof *tmp2);
 	int ok = sv && x && tgt && dx && tmp && tmp2;
 	for (size_t l = 0; ok && l < L; l++) {
 		if (A) {
 			ok &= !!(sv[l].xa = malloc(R * h * sizeof(float)));
-			ok &= !!(sv[l].qkv = malloc(R * 3 * h * sizeof(float)));
+			ok &= !!(sv[l].qkv = malloc(R * qc * sizeof(float)));
 			ok &= !!(sv[l].p = malloc(B * A * s * s * sizeof(float)));
 			ok &= !!(sv[l].o = malloc(R * h * sizeof(float)));
 		}
 		ok &= !!(sv[l].xm = malloc(R * h * sizeof(float)));
-		ok &= !!(sv[l].z = malloc(R * f * sizeof(float)));
+		ok &= !!(sv[l].z = malloc(R * f1 * sizeof(float)));
 		ok &= !!(sv[l].a = malloc(R * f * sizeof(float)));
 	}
 	if (!ok) {
@@ -353,35 +456,35 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 	memset(G, 0, sl_model_nparams(m) * sizeof *G);
 	sl_model_data(m, step, 0, (int)R, x, tgt);
 	float scale = A ? 1.0f / sqrtf((float)d) : 1.0f;
+	int Q = (int)qc;
 
 	for (size_t l = 0; l < L; l++) {
 		sl_tensor_info ti;
 		sl_model_tensor(m, (int)(l * per), &ti);
 		const float *bp = P + ti.offset;
 		if (A) {
-			const float *wqkv = bp, *wo = wqkv + h * 3 * h, *bo = wo + h * h;
+			const float *wqkv = bp, *wo = wqkv + h * qc, *bo = wo + h * h;
 			memcpy(sv[l].xa, x, R * h * sizeof *x);
-			gemm(0, 0, (int)R, (int)(3 * h), (int)h, 1, x, (int)h, wqkv, (int)(3 * h), 0,
-			     sv[l].qkv, (int)(3 * h));
+			gemm(0, 0, (int)R, Q, (int)h, 1, x, (int)h, wqkv, Q, 0, sv[l].qkv, Q);
 			for (size_t n = 0; n < B; n++)
 				for (size_t j = 0; j < A; j++) {
-					const float *q = sv[l].qkv + n * s * 3 * h + j * 3 * d;
+					const float *qg = sv[l].qkv + n * s * qc + (j / qpg) * u;
+					const float *q = qg + (j % qpg) * d, *kk = qg + qpg * d, *v = kk + d;
 					float *pm = sv[l].p + (n * A + j) * s * s;
-					gemm(0, 1, (int)s, (int)s, (int)d, scale, q, (int)(3 * h), q + d,
-					     (int)(3 * h), 0, pm, (int)s);
+					gemm(0, 1, (int)s, (int)s, (int)d, scale, q, Q, kk, Q, 0, pm, (int)s);
 					sl_softmax_rows(pm, (int)s, (int)s, (int)s);
-					gemm(0, 0, (int)s, (int)d, (int)s, 1, pm, (int)s, q + 2 * d, (int)(3 * h), 0,
+					gemm(0, 0, (int)s, (int)d, (int)s, 1, pm, (int)s, v, Q, 0,
 					     sv[l].o + n * s * h + j * d, (int)h);
 				}
 			gemm(0, 0, (int)R, (int)h, (int)h, 1, sv[l].o, (int)h, wo, (int)h, 1, x, (int)h);
 			add_bias(x, bo, R, h);
 			bp = bo + h;
 		}
-		const float *w1 = bp, *b1 = w1 + h * f, *w2 = b1 + f, *b2 = w2 + f * h;
+		const float *w1 = bp, *b1 = w1 + h * f1, *w2 = b1 + f1, *b2 = w2 + f * h;
 		memcpy(sv[l].xm, x, R * h * sizeof *x);
-		gemm(0, 0, (int)R, (int)f, (int)h, 1, x, (int)h, w1, (int)f, 0, sv[l].z, (int)f);
-		add_bias(sv[l].z, b1, R, f);
-		sl_gelu(sv[l].z, sv[l].a, R * f);
+		gemm(0, 0, (int)R, (int)f1, (int)h, 1, x, (int)h, w1, (int)f1, 0, sv[l].z, (int)f1);
+		add_bias(sv[l].z, b1, R, f1);
+		sl_ffn_act(m->ffn_kind, sv[l].z, sv[l].a, R, f);
 		gemm(0, 0, (int)R, (int)h, (int)f, 1, sv[l].a, (int)f, w2, (int)h, 1, x, (int)h);
 		add_bias(x, b2, R, h);
 	}
@@ -400,20 +503,21 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 		const float *bp = P + ti.offset;
 		float *gp = G + ti.offset;
 		if (A)
-			bp += h * 3 * h + h * h + h, gp += h * 3 * h + h * h + h;
+			bp += h * qc + h * h + h, gp += h * qc + h * h + h;
 		/* MLP: dY = dx (the residual passes it through unchanged). */
-		const float *w1 = bp, *w2 = w1 + h * f + f;
-		float *gw1 = gp, *gb1 = gw1 + h * f, *gw2 = gb1 + f, *gb2 = gw2 + f * h;
+		const float *w1 = bp, *w2 = w1 + h * f1 + f1;
+		float *gw1 = gp, *gb1 = gw1 + h * f1, *gw2 = gb1 + f1, *gb2 = gw2 + f * h;
+		float *da = tmp, *dz = tmp2;
 		colsum_into(gb2, dx, R, h);
 		gemm(1, 0, (int)f, (int)h, (int)R, 1, sv[l].a, (int)f, dx, (int)h, 1, gw2, (int)h);
-		gemm(0, 1, (int)R, (int)f, (int)h, 1, dx, (int)h, w2, (int)h, 0, tmp, (int)f);
-		sl_gelu_grad(sv[l].z, tmp, tmp, R * f);
-		colsum_into(gb1, tmp, R, f);
-		gemm(1, 0, (int)h, (int)f, (int)R, 1, sv[l].xm, (int)h, tmp, (int)f, 1, gw1, (int)f);
-		gemm(0, 1, (int)R, (int)h, (int)f, 1, tmp, (int)f, w1, (int)f, 1, dx, (int)h);
+		gemm(0, 1, (int)R, (int)f, (int)h, 1, dx, (int)h, w2, (int)h, 0, da, (int)f);
+		sl_ffn_act_grad(m->ffn_kind, sv[l].z, da, dz, R, f);
+		colsum_into(gb1, dz, R, f1);
+		gemm(1, 0, (int)h, (int)f1, (int)R, 1, sv[l].xm, (int)h, dz, (int)f1, 1, gw1, (int)f1);
+		gemm(0, 1, (int)R, (int)h, (int)f1, 1, dz, (int)f1, w1, (int)f1, 1, dx, (int)h);
 		if (A) {
-			const float *wqkv = P + ti.offset, *wo = wqkv + h * 3 * h;
-			float *gwqkv = G + ti.offset, *gwo = gwqkv + h * 3 * h, *gbo = gwo + h * h;
+			const float *wqkv = P + ti.offset, *wo = wqkv + h * qc;
+			float *gwqkv = G + ti.offset, *gwo = gwqkv + h * qc, *gbo = gwo + h * h;
 			float *dO = tmp, *dqkv = tmp2;
 			float *dp = malloc(s * s * sizeof *dp);
 			if (!dp) {
@@ -425,25 +529,26 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 			gemm(0, 1, (int)R, (int)h, (int)h, 1, dx, (int)h, wo, (int)h, 0, dO, (int)h);
 			for (size_t n = 0; n < B; n++)
 				for (size_t j = 0; j < A; j++) {
-					const float *q = sv[l].qkv + n * s * 3 * h + j * 3 * d;
+					size_t go = n * s * qc + (j / qpg) * u, qo = go + (j % qpg) * d;
+					size_t ko = go + qpg * d, vo = ko + d;
+					const float *qkv = sv[l].qkv;
 					const float *pm = sv[l].p + (n * A + j) * s * s;
 					const float *dob = dO + n * s * h + j * d;
-					float *dq = dqkv + n * s * 3 * h + j * 3 * d;
-					gemm(0, 1, (int)s, (int)s, (int)d, 1, dob, (int)h, q + 2 * d, (int)(3 * h), 0,
-					     dp, (int)s);
-					gemm(1, 0, (int)s, (int)d, (int)s, 1, pm, (int)s, dob, (int)h, 0, dq + 2 * d,
-					     (int)(3 * h));
+					/* a group's queries add to its shared dK and dV */
+					float acc = j % qpg ? 1.0f : 0.0f;
+					gemm(0, 1, (int)s, (int)s, (int)d, 1, dob, (int)h, qkv + vo, Q, 0, dp,
+					     (int)s);
+					gemm(1, 0, (int)s, (int)d, (int)s, 1, pm, (int)s, dob, (int)h, acc,
+					     dqkv + vo, Q);
 					sl_softmax_grad_rows(pm, dp, (int)s, (int)s, (int)s, scale);
-					gemm(0, 0, (int)s, (int)d, (int)s, 1, dp, (int)s, q + d, (int)(3 * h), 0, dq,
-					     (int)(3 * h));
-					gemm(1, 0, (int)s, (int)d, (int)s, 1, dp, (int)s, q, (int)(3 * h), 0, dq + d,
-					     (int)(3 * h));
+					gemm(0, 0, (int)s, (int)d, (int)s, 1, dp, (int)s, qkv + ko, Q, 0,
+					     dqkv + qo, Q);
+					gemm(1, 0, (int)s, (int)d, (int)s, 1, dp, (int)s, qkv + qo, Q, acc,
+					     dqkv + ko, Q);
 				}
 			free(dp);
-			gemm(1, 0, (int)h, (int)(3 * h), (int)R, 1, sv[l].xa, (int)h, dqkv, (int)(3 * h), 1,
-			     gwqkv, (int)(3 * h));
-			gemm(0, 1, (int)R, (int)h, (int)(3 * h), 1, dqkv, (int)(3 * h), wqkv, (int)(3 * h), 1,
-			     dx, (int)h);
+			gemm(1, 0, (int)h, Q, (int)R, 1, sv[l].xa, (int)h, dqkv, Q, 1, gwqkv, Q);
+			gemm(0, 1, (int)R, (int)h, Q, 1, dqkv, Q, wqkv, Q, 1, dx, (int)h);
 		}
 	}
 out:

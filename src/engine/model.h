@@ -7,6 +7,11 @@
  * sub-block, each with a residual:
  *     x = x + (softmax(Q K^T / sqrt(d)) V) Wo + bo,   [Q K V] = x Wqkv
  *     x = x + gelu(x W1 + b1) W2 + b2
+ * Grouped-query attention (kv_heads = G < a, Ainslie et al. 2023): the a
+ * query heads come in G groups of a/G, and each group shares one key and
+ * one value head.  A SwiGLU MLP (Shazeer 2020, as Llama's) has two fc1
+ * products, gate and up, of f columns each:
+ *     x = x + (silu(x Wg + bg) * (x Wu + bu)) W2 + b2
  * No normalisation layers, and no QKV bias: a bias on K shifts every score
  * of a softmax row by the same amount, so its gradient is exactly zero and
  * Adam would turn rounding noise into full-size steps.  A batch is B sequences of s tokens, i.e. B*s
@@ -38,11 +43,18 @@ typedef struct sl_model_spec {
 	int hidden; /* h */
 	int ffn;    /* f */
 	int heads;  /* a; 0: MLP-only blocks */
+	int kv_heads; /* G, key/value heads (grouped-query attention); 0: a */
+	int ffn_kind; /* SL_FFN_GELU or SL_FFN_SWIGLU */
 	int seq;    /* s, tokens per sequence (1 without attention) */
 	int batch;  /* B, sequences per step (the global batch) */
 	uint64_t seed;
 	float lr, beta1, beta2, eps; /* Adam */
 } sl_model_spec;
+
+typedef enum sl_ffn_kind { SL_FFN_GELU, SL_FFN_SWIGLU, SL_FFN_N } sl_ffn_kind;
+
+const char *sl_ffn_kind_name(int k);
+int sl_ffn_kind_parse(const char *s, int *out);
 
 /* 4 MLP-only blocks, h=64, f=256, batch 16, seed 1, Adam lr 1e-3. */
 void sl_model_default(sl_model_spec *m);
@@ -52,6 +64,19 @@ int sl_model_check(const sl_model_spec *m, sl_err *err);
 /* The same, and small enough for the host to hold its values (every
  * matrix under 10^9 values): what a run that computes needs. */
 int sl_model_check_values(const sl_model_spec *m, sl_err *err);
+
+/* "4 blocks of width 128, SwiGLU ffn 512, 4 heads (2 key/value)"; the
+ * length snprintf gives. */
+int sl_model_describe(const sl_model_spec *m, char *buf, size_t n);
+
+/* ---- shapes ---- */
+
+/* G: the key/value heads (a when kv_heads is 0; 0 without attention). */
+int sl_model_kv_heads(const sl_model_spec *m);
+/* Columns of Wqkv: (a + 2G) d. */
+int sl_model_qkv_cols(const sl_model_spec *m);
+/* Columns of W1: f, or 2f for SwiGLU (gate and up). */
+int sl_model_fc1_cols(const sl_model_spec *m);
 
 /* ---- tensors ---- */
 
@@ -67,11 +92,13 @@ typedef enum sl_tsplit {
 const char *sl_tsplit_name(sl_tsplit s);
 
 enum {
-	SL_T_QKV_W,  /* [h, 3h] columns head-major: head j owns [3dj, 3d(j+1)) = its q, k, v */
+	SL_T_QKV_W,  /* [h, (a+2G)d] columns group-major: with u = (a/G + 2) d, group g owns
+			[u g, u (g+1)) = its a/G query heads, then its k, then its v (G = a:
+			head j owns [3dj, 3d(j+1)) = its q, k, v) */
 	SL_T_OUT_W,  /* [h, h]  rows head-major: head j's output rows [dj, d(j+1)) */
 	SL_T_OUT_B,  /* [1, h] */
-	SL_T_FC1_W,  /* [h, f] */
-	SL_T_FC1_B,  /* [1, f] */
+	SL_T_FC1_W,  /* [h, f], SwiGLU [h, 2f] in pairs: column 2j gate j, 2j+1 up j */
+	SL_T_FC1_B,  /* [1, f], SwiGLU [1, 2f] likewise */
 	SL_T_FC2_W,  /* [f, h] */
 	SL_T_FC2_B,  /* [1, h] */
 	SL_T_PER_BLOCK
@@ -84,8 +111,9 @@ typedef struct sl_tensor_info {
 	int rows, cols;  /* global shape of the stored layout, row-major (biases: 1 row) */
 	sl_tsplit split;
 	int axis;        /* the stored layout's axis the split cuts: 0, 1, or -1 (replicated) */
-	int unit;        /* shards hold whole units of this many elements along axis (3d for
-			    QKV columns, d for output-projection rows, 1 otherwise) */
+	int unit;        /* shards hold whole units of this many elements along axis (a
+			    group's (a/G + 2) d QKV columns, its (a/G) d output-projection
+			    rows, SwiGLU's 2 fc1 columns of a pair, 1 otherwise) */
 	size_t offset;   /* first element in the model's flat parameter vector */
 	size_t count;    /* rows * cols */
 } sl_tensor_info;
@@ -117,6 +145,14 @@ double sl_model_step_flops(const sl_model_spec *m);
 void sl_gelu(const float *z, float *a, size_t n);
 /* dz = da * gelu'(z) */
 void sl_gelu_grad(const float *z, const float *da, float *dz, size_t n);
+/* SwiGLU on rows x f pairs: a[i][j] = silu(z[i][2j]) * z[i][2j+1]; and its
+ * gradient dz (rows x 2f) from da (rows x f). */
+void sl_swiglu(const float *z, float *a, size_t rows, size_t f);
+void sl_swiglu_grad(const float *z, const float *da, float *dz, size_t rows, size_t f);
+/* The MLP's activation of either kind: z is rows x fc1 columns, a rows x f. */
+void sl_ffn_act(int kind, const float *z, float *a, size_t rows, size_t f);
+/* dz (rows x fc1 columns) from da (rows x f); GeLU works in place (dz may be da). */
+void sl_ffn_act_grad(int kind, const float *z, const float *da, float *dz, size_t rows, size_t f);
 /* Row-wise softmax in place on rows x cols, leading dimension ld. */
 void sl_softmax_rows(float *s, int rows, int cols, int ld);
 /* Given P (rows x cols) and dP, overwrite dP with dS = scale * P (dP - rowsum(dP P)). */

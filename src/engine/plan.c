@@ -136,7 +136,7 @@ static int split_ok(const sl_model_spec *m, int n, int tp, int pp)
 	if (n % tp || (n / tp) % pp)
 		return 0;
 	int dp = n / tp / pp;
-	if (m->heads > 0 && m->heads % tp)
+	if (m->heads > 0 && sl_model_kv_heads(m) % tp)
 		return 0;
 	return tp <= m->ffn && pp <= m->layers && m->batch % dp == 0;
 }
@@ -148,7 +148,7 @@ static int no_split(const sl_model_spec *m, int n, sl_err *err)
 	size_t len = 0;
 	int most = 0;
 	for (int tp = 1; tp <= n; tp++) {
-		if (n % tp || (m->heads > 0 && m->heads % tp) || tp > m->ffn)
+		if (n % tp || (m->heads > 0 && sl_model_kv_heads(m) % tp) || tp > m->ffn)
 			continue;
 		if (len < sizeof tps - 16)
 			len += (size_t)snprintf(tps + len, sizeof tps - len, "%s%d",
@@ -168,8 +168,10 @@ static int no_split(const sl_model_spec *m, int n, sl_err *err)
 	               "no layout fills %d devices: tp can be %s (dividing the devices%s), pp at "
 	               "most --layers=%d, dp a divisor of --batch=%d; the most that fit is %d "
 	               "devices: lower --devices or raise --layers, --batch%s",
-	               n, tps, m->heads > 0 ? " and --heads" : "", m->layers, m->batch, most,
-	               m->heads > 0 ? " or --heads" : "");
+	               n, tps,
+	               m->heads == 0 ? "" : m->kv_heads > 0 ? " and --kv-heads" : " and --heads",
+	               m->layers, m->batch, most,
+	               m->heads == 0 ? "" : m->kv_heads > 0 ? " or --kv-heads" : " or --heads");
 }
 
 /* Every layout of one (tp, pp, dp) but the mesh order. */

@@ -90,11 +90,13 @@ int trn_build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
 					sh->primary = ds->dp == 0 && (ti.axis >= 0 || ds->tp == 0);
 					bk->w[kind] = off;
 					off += cnt;
-					if (kind == SL_T_FC1_W)
-						bk->ft = len;
+					if (kind == SL_T_FC1_W) {
+						bk->zc = len;
+						bk->ft = len / ti.unit;
+					}
 					if (kind == SL_T_QKV_W) {
 						bk->qc = len;
-						bk->ah = len / (3 * (m->hidden / m->heads));
+						bk->ah = len / ti.unit * (m->heads / sl_model_kv_heads(m));
 					}
 				}
 			}
@@ -209,9 +211,10 @@ sl_train *sl_train_create_timing_only(const sl_model_spec *m, const sl_layout *l
 double sl_train_host_bytes(const sl_model_spec *m, const sl_layout *l)
 {
 	double n = (double)sl_model_nparams(m), R = (double)m->batch * m->seq;
-	double h = m->hidden, f = m->ffn;
+	double h = m->hidden, f = m->ffn + sl_model_fc1_cols(m), qc = sl_model_qkv_cols(m);
+	/* per block: x twice, Q K V, the heads' output, z and a; the scores */
 	double acts = 4.0 * m->layers *
-	              (R * (6 * h + 2 * f) + (double)m->batch * m->heads * m->seq * m->seq);
+	              (R * (3 * h + qc + f) + (double)m->batch * m->heads * m->seq * m->seq);
 	return 16 * n * (1 + l->dp) + acts * (1 + l->tp);
 }
 

@@ -21,8 +21,9 @@
 
 struct blk {
 	int index;        /* global block */
-	int ah, qc;       /* local heads, local QKV columns (3 d ah) */
-	int ft;           /* local fc1 columns */
+	int ah, qc;       /* local query heads, local QKV columns ((a/G + 2) d per local group) */
+	int ft;           /* local MLP width: fc2 rows (fc1 columns are twice that for SwiGLU) */
+	int zc;           /* local fc1 columns */
 	size_t w[SL_T_PER_BLOCK]; /* where each tensor's shard starts in the flat arrays */
 };
 

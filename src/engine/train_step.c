@@ -333,18 +333,27 @@ static int ew_colsum(struct kctx *k, float *g, const float *dy, size_t rows, siz
 	EW_END(rows * cols + 2 * cols, "bias grad");
 }
 
-static int ew_gelu(struct kctx *k, const float *z, float *a, size_t n)
+/* The MLP's activation on r rows of f (fc1 output z: r x f, or r x 2f
+ * for SwiGLU's gate and up pairs). */
+static int ew_act(struct kctx *k, const float *z, float *a, size_t r, size_t f)
 {
-	EW_BEGIN(2 * n, "gelu");
-	sl_gelu(z, a, n);
-	EW_END(2 * n, "gelu");
+	int kind = k->tr->m.ffn_kind;
+	const char *label = kind == SL_FFN_SWIGLU ? "swiglu" : "gelu";
+	size_t elems = (kind == SL_FFN_SWIGLU ? 3 : 2) * r * f;
+	EW_BEGIN(elems, label);
+	sl_ffn_act(kind, z, a, r, f);
+	EW_END(elems, label);
 }
 
-static int ew_gelu_grad(struct kctx *k, const float *z, float *da, size_t n)
+/* dz from da; GeLU's works in place (dz == da). */
+static int ew_act_grad(struct kctx *k, const float *z, const float *da, float *dz, size_t r, size_t f)
 {
-	EW_BEGIN(3 * n, "gelu grad");
-	sl_gelu_grad(z, da, da, n);
-	EW_END(3 * n, "gelu grad");
+	int kind = k->tr->m.ffn_kind;
+	const char *label = kind == SL_FFN_SWIGLU ? "swiglu grad" : "gelu grad";
+	size_t elems = (kind == SL_FFN_SWIGLU ? 5 : 3) * r * f;
+	EW_BEGIN(elems, label);
+	sl_ffn_act_grad(kind, z, da, dz, r, f);
+	EW_END(elems, label);
 }
 
 static int ew_softmax(struct kctx *k, float *p, size_t off, int s)
@@ -536,18 +545,20 @@ static float *grd(const struct kctx *k, const struct blk *b, int kind)
 static int mlp_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, struct bstash *st,
 		   float **xio)
 {
-	int h = k->tr->m.hidden, r = g->r, ft = b->ft;
+	int h = k->tr->m.hidden, r = g->r, ft = b->ft, zc = b->zc;
+	int swiglu = zc != ft;
 	float *x = *xio, *yf = NULL;
 	char lb[40];
 	*xio = NULL;
 	TRY(gather_input(k, g, x, &st->xm));
-	TRY(k_alloc(k, &st->z, (size_t)r * ft, CAT_ACT, "activations (fc1 output)"));
+	TRY(k_alloc(k, &st->z, (size_t)r * zc, CAT_ACT, "activations (fc1 output)"));
 	WORK(SL_PASS_FWD, b->index, SL_PART_FC1, SL_GRAD_NONE, -1);
-	TRY(k_gemm(k, 0, 0, r, ft, h, 1, st->xm, 0, h, par(k, b, SL_T_FC1_W), 0, ft, 0, st->z, 0, ft,
+	TRY(k_gemm(k, 0, 0, r, zc, h, 1, st->xm, 0, h, par(k, b, SL_T_FC1_W), 0, zc, 0, st->z, 0, zc,
 		   lb));
-	TRY(ew_bias(k, st->z, (size_t)r, (size_t)ft, par(k, b, SL_T_FC1_B)));
-	TRY(k_alloc(k, &st->a, (size_t)r * ft, CAT_ACT, "activations (GeLU output)"));
-	TRY(ew_gelu(k, st->z, st->a, (size_t)r * ft));
+	TRY(ew_bias(k, st->z, (size_t)r, (size_t)zc, par(k, b, SL_T_FC1_B)));
+	TRY(k_alloc(k, &st->a, (size_t)r * ft, CAT_ACT,
+		    swiglu ? "activations (SwiGLU output)" : "activations (GeLU output)"));
+	TRY(ew_act(k, st->z, st->a, (size_t)r, (size_t)ft));
 	TRY(k_alloc(k, &yf, (size_t)r * h, CAT_WS, "fc2 partial sums"));
 	WORK(SL_PASS_FWD, b->index, SL_PART_FC2, SL_GRAD_NONE, -1);
 	TRY(k_gemm(k, 0, 0, r, h, ft, 1, st->a, 0, ft, par(k, b, SL_T_FC2_W), 0, h, 0, yf, 0, h, lb));
@@ -559,29 +570,37 @@ static int mlp_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 static int mlp_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, struct bstash *st,
 		   float **dio)
 {
-	int h = k->tr->m.hidden, r = g->r, ft = b->ft;
-	float *dy = *dio, *dyf = NULL, *da = NULL, *dxp = NULL;
+	int h = k->tr->m.hidden, r = g->r, ft = b->ft, zc = b->zc;
+	float *dy = *dio, *dyf = NULL, *da = NULL, *dz = NULL, *dxp = NULL;
 	char lb[40];
 	*dio = NULL;
 	TRY(gather_grad(k, g, dy, &dyf));
 	TRY(ew_colsum(k, grd(k, b, SL_T_FC2_B), dy, (size_t)g->rl, (size_t)h));
 	WORK(SL_PASS_BWD, b->index, SL_PART_FC2, SL_GRAD_W, -1);
 	TRY(k_gemm(k, 1, 0, ft, h, r, 1, st->a, 0, ft, dyf, 0, h, 1, grd(k, b, SL_T_FC2_W), 0, h, lb));
-	TRY(k_alloc(k, &da, (size_t)r * ft, CAT_WS, "fc1 output gradient"));
+	TRY(k_alloc(k, &da, (size_t)r * ft, CAT_WS,
+		    zc == ft ? "fc1 output gradient" : "activation gradient"));
 	WORK(SL_PASS_BWD, b->index, SL_PART_FC2, SL_GRAD_X, -1);
 	TRY(k_gemm(k, 0, 1, r, ft, h, 1, dyf, 0, h, par(k, b, SL_T_FC2_W), 0, h, 0, da, 0, ft, lb));
-	TRY(ew_gelu_grad(k, st->z, da, (size_t)r * ft));
-	TRY(ew_colsum(k, grd(k, b, SL_T_FC1_B), da, (size_t)r, (size_t)ft));
+	/* GeLU's gradient overwrites da; SwiGLU's has twice its columns. */
+	if (zc == ft)
+		dz = da;
+	else
+		TRY(k_alloc(k, &dz, (size_t)r * zc, CAT_WS, "fc1 output gradient"));
+	TRY(ew_act_grad(k, st->z, da, dz, (size_t)r, (size_t)ft));
+	if (dz != da)
+		k_free(k, &da);
+	TRY(ew_colsum(k, grd(k, b, SL_T_FC1_B), dz, (size_t)r, (size_t)zc));
 	WORK(SL_PASS_BWD, b->index, SL_PART_FC1, SL_GRAD_W, -1);
 	float *xf = NULL;
 	TRY(regather(k, g, st->xm, &xf));
-	TRY(k_gemm(k, 1, 0, h, ft, r, 1, xf, 0, h, da, 0, ft, 1, grd(k, b, SL_T_FC1_W), 0, ft, lb));
+	TRY(k_gemm(k, 1, 0, h, zc, r, 1, xf, 0, h, dz, 0, zc, 1, grd(k, b, SL_T_FC1_W), 0, zc, lb));
 	if (g->sp)
 		k_free(k, &xf);
 	TRY(k_alloc(k, &dxp, (size_t)r * h, CAT_WS, "input gradient partial sums"));
 	WORK(SL_PASS_BWD, b->index, SL_PART_FC1, SL_GRAD_X, -1);
-	TRY(k_gemm(k, 0, 1, r, h, ft, 1, da, 0, ft, par(k, b, SL_T_FC1_W), 0, ft, 0, dxp, 0, h, lb));
-	k_free(k, &da);
+	TRY(k_gemm(k, 0, 1, r, h, zc, 1, dz, 0, zc, par(k, b, SL_T_FC1_W), 0, zc, 0, dxp, 0, h, lb));
+	k_free(k, &dz);
 	k_free(k, &st->z);
 	k_free(k, &st->a);
 	k_free(k, &st->xm);
@@ -593,7 +612,7 @@ static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 {
 	const sl_model_spec *m = &k->tr->m;
 	int h = m->hidden, r = g->r, s = m->seq, d = h / m->heads, ah = b->ah, qc = b->qc;
-	int oc = d * ah;
+	int oc = d * ah, qpg = m->heads / sl_model_kv_heads(m), u = (qpg + 2) * d;
 	float scale = 1.0f / sqrtf((float)d);
 	float *x = *xio, *yf = NULL;
 	char lb[40];
@@ -612,13 +631,16 @@ static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	k->batch = g->nb * ah;
 	for (int n = 0; n < nseq; n++)
 		for (int j = 0; j < nhead; j++) {
-			size_t q = (size_t)n * s * qc + (size_t)j * 3 * d, po = ((size_t)n * ah + j) * s * s;
+			/* query j % qpg of local group j / qpg; the group's k, v after its queries */
+			size_t go = (size_t)n * s * qc + (size_t)(j / qpg) * u;
+			size_t q = go + (size_t)(j % qpg) * d, kv = go + (size_t)qpg * d;
+			size_t po = ((size_t)n * ah + j) * s * s;
 			WORK(SL_PASS_FWD, b->index, SL_PART_SCORES, SL_GRAD_NONE, j);
-			TRY(k_gemm(k, 0, 1, s, s, d, scale, st->qkv, q, qc, st->qkv, q + d, qc, 0, st->p, po,
+			TRY(k_gemm(k, 0, 1, s, s, d, scale, st->qkv, q, qc, st->qkv, kv, qc, 0, st->p, po,
 				   s, lb));
 			TRY(ew_softmax(k, st->p, po, s));
 			WORK(SL_PASS_FWD, b->index, SL_PART_PV, SL_GRAD_NONE, j);
-			TRY(k_gemm(k, 0, 0, s, d, s, 1, st->p, po, s, st->qkv, q + 2 * d, qc, 0, st->o,
+			TRY(k_gemm(k, 0, 0, s, d, s, 1, st->p, po, s, st->qkv, kv + d, qc, 0, st->o,
 				   (size_t)n * s * oc + (size_t)j * d, oc, lb));
 		}
 	k->times = 1;
@@ -640,7 +662,7 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 {
 	const sl_model_spec *m = &k->tr->m;
 	int h = m->hidden, r = g->r, s = m->seq, d = h / m->heads, ah = b->ah, qc = b->qc;
-	int oc = d * ah;
+	int oc = d * ah, qpg = m->heads / sl_model_kv_heads(m), u = (qpg + 2) * d;
 	float scale = 1.0f / sqrtf((float)d);
 	float *dy = *dio, *dyf = NULL, *dO = NULL, *dqkv = NULL, *dp = NULL, *dxp = NULL;
 	char lb[40];
@@ -663,24 +685,28 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	k->batch = g->nb * ah;
 	for (int n = 0; n < nseq; n++)
 		for (int j = 0; j < nhead; j++) {
-			size_t q = (size_t)n * s * qc + (size_t)j * 3 * d, po = ((size_t)n * ah + j) * s * s;
+			size_t go = (size_t)n * s * qc + (size_t)(j / qpg) * u;
+			size_t q = go + (size_t)(j % qpg) * d, kv = go + (size_t)qpg * d;
+			size_t po = ((size_t)n * ah + j) * s * s;
 			size_t oo = (size_t)n * s * oc + (size_t)j * d;
+			/* a group's queries add to its shared dK and dV */
+			float acc = j % qpg ? 1.0f : 0.0f;
 			if (selective) {
 				/* The forward's scores and softmax, again. */
 				WORK(SL_PASS_FWD, b->index, SL_PART_SCORES, SL_GRAD_NONE, j);
 				TRY(k_gemm(k, 0, 1, s, s, d, 1.0f / sqrtf((float)d), st->qkv, q, qc,
-					   st->qkv, q + d, qc, 0, st->p, po, s, lb));
+					   st->qkv, kv, qc, 0, st->p, po, s, lb));
 				TRY(ew_softmax(k, st->p, po, s));
 			}
 			WORK(SL_PASS_BWD, b->index, SL_PART_DP, SL_GRAD_NONE, j);
-			TRY(k_gemm(k, 0, 1, s, s, d, 1, dO, oo, oc, st->qkv, q + 2 * d, qc, 0, dp, 0, s, lb));
+			TRY(k_gemm(k, 0, 1, s, s, d, 1, dO, oo, oc, st->qkv, kv + d, qc, 0, dp, 0, s, lb));
 			WORK(SL_PASS_BWD, b->index, SL_PART_DV, SL_GRAD_NONE, j);
-			TRY(k_gemm(k, 1, 0, s, d, s, 1, st->p, po, s, dO, oo, oc, 0, dqkv, q + 2 * d, qc, lb));
+			TRY(k_gemm(k, 1, 0, s, d, s, 1, st->p, po, s, dO, oo, oc, acc, dqkv, kv + d, qc, lb));
 			TRY(ew_softmax_grad(k, st->p, po, dp, s, scale));
 			WORK(SL_PASS_BWD, b->index, SL_PART_DQ, SL_GRAD_NONE, j);
-			TRY(k_gemm(k, 0, 0, s, d, s, 1, dp, 0, s, st->qkv, q + d, qc, 0, dqkv, q, qc, lb));
+			TRY(k_gemm(k, 0, 0, s, d, s, 1, dp, 0, s, st->qkv, kv, qc, 0, dqkv, q, qc, lb));
 			WORK(SL_PASS_BWD, b->index, SL_PART_DK, SL_GRAD_NONE, j);
-			TRY(k_gemm(k, 1, 0, s, d, s, 1, dp, 0, s, st->qkv, q, qc, 0, dqkv, q + d, qc, lb));
+			TRY(k_gemm(k, 1, 0, s, d, s, 1, dp, 0, s, st->qkv, q, qc, acc, dqkv, kv, qc, lb));
 		}
 	k->times = 1;
 	k->batch = 1;

@@ -151,16 +151,6 @@ static int lesson_words(int rc, sl_err *err)
 	return rc;
 }
 
-/* What the host holds for a training run: the reference's state and
- * activations and every device's (an upper bound; as cmd_train.c counts). */
-static double train_host_bytes(const sl_model_spec *m, const sl_layout *l)
-{
-	double n = (double)sl_model_nparams(m), R = (double)m->batch * m->seq;
-	double h = m->hidden, f = m->ffn;
-	double acts = 4.0 * m->layers * (R * (6 * h + 2 * f) + (double)m->batch * m->heads * m->seq * m->seq);
-	return 16 * n * (1 + l->dp) + acts * (1 + l->tp);
-}
-
 int sl_lrun_check(sl_run_kind k, const sl_lsetup *s, sl_err *err)
 {
 	sl_cluster_config cfg;
@@ -208,7 +198,7 @@ int sl_lrun_check(sl_run_kind k, const sl_lsetup *s, sl_err *err)
 				       "%d training step%s of this model is %.3g FLOP: more than a lesson "
 				       "may run on this host (%.0e); use a smaller model or fewer steps",
 				       s->steps, s->steps == 1 ? "" : "s", work, HOST_WORK_LIMIT);
-		host = twice * train_host_bytes(&s->model, &l);
+		host = twice * sl_train_host_bytes(&s->model, &l);
 	} else if (k == SL_RUN_MATMUL) {
 		if (sl_gemm_check(&s->sc.gemm, cfg.devices, err))
 			return SL_EINVAL;
