@@ -41,6 +41,7 @@ static const char *const shared_names[] = {"devices",
                                            "precision",
                                            "efficiency",
                                            "recompute",
+                                           "attention",
                                            "tp",
                                            "pp",
                                            "dp",
@@ -82,11 +83,15 @@ static void plan_help(void)
 	       "and Adam moments, or fp32 weights, gradients and moments;\n"
 	       "L blocks of width h: multi-head attention when --heads > 0, then an MLP):\n"
 	       "  --model=NAME|FILE       the shape below from a shipped model (gpt3-175b,\n"
-	       "                          megatron-1t) or a JSON file; options override it\n"
+	       "                          megatron-1t, llama-3-8b, llama-3-70b, llama-3-405b)\n"
+	       "                          or a JSON file; options override it\n"
 	       "  --layers=L              blocks (default 4)\n"
 	       "  --hidden=H              width (default 128)\n"
 	       "  --ffn=F                 MLP inner width, up to 1048576 (default 512)\n"
 	       "  --heads=A               attention heads, 0 for MLP-only blocks (default 4)\n"
+	       "  --kv-heads=G            key/value heads (grouped-query attention; default 0:\n"
+	       "                          as many as --heads)\n"
+	       "  --ffn-kind=gelu|swiglu  the MLP (default gelu)\n"
 	       "  --seq=S                 tokens per sequence (default 32; 1 without attention\n"
 	       "                          unless given)\n"
 	       "  --batch=B               sequences per step over all replicas (default 16)\n"
@@ -94,6 +99,9 @@ static void plan_help(void)
 	       "                          the least activation recomputation every layout uses\n"
 	       "                          (default none: turned on, selective then full, only for\n"
 	       "                          a layout that does not fit without it)\n"
+	       "  --attention=flash|materialized\n"
+	       "                          the attention core: one fused kernel keeping no s x s\n"
+	       "                          matrix, or scores in device memory (default flash)\n"
 	       "Layout (each unset by default: the plan tries every value):\n"
 	       "  --tp=T --pp=P --dp=D    only layouts of this degree (a published run's, say)\n"
 	       "  --microbatches=M        only layouts of M micro-batches per replica\n"
@@ -188,6 +196,11 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took 
 	           ? "realistic: GEMMs at their shapes' achievable rates, element-wise work at "
 	             "memory speed, a launch per kernel"
 	           : "ideal: every GEMM at peak, element-wise work and launches free");
+	if (m->heads > 0)
+		printf("  attention   %s\n",
+		       p->spec.attention == SL_ATTN_FLASH
+		           ? "flash: one fused kernel a pass, no s x s matrix kept"
+		           : "materialized: every head's scores and probabilities in device memory");
 	printf("  links       %s, %s inside a node", sl_fmt_rate(cfg->intra.bandwidth, a, sizeof a),
 	       sl_fmt_time(cfg->intra.latency, b, sizeof b));
 	if (nodes_of(cfg) > 1)
@@ -415,6 +428,7 @@ int sl_cmd_plan(int argc, char **argv)
 	sl_plan_spec spec = {.model = *m,
 	                     .cluster = o.sc.cluster,
 	                     .min_recompute = a.t.l.recompute,
+	                     .attention = a.t.l.attention,
 	                     .fix_tp = a.t.l.tp,
 	                     .fix_pp = a.t.l.pp,
 	                     .fix_dp = a.t.l.dp,

@@ -162,8 +162,8 @@ static int run_layout(const sl_cluster_config *base, const sl_model_spec *m, con
 	if (rc == SL_OK)
 		rc = sl_train_predict(tr, r->c, &r->pred, err);
 	if (rc == SL_OK)
-		rc = sl_train_single_step_s(m, sl_cluster_config_of(r->c), &r->single_s,
-					    &r->single_est, err);
+		rc = sl_train_single_step_s(m, sl_train_layout(tr), sl_cluster_config_of(r->c),
+					    &r->single_s, &r->single_est, err);
 	sl_train_destroy(tr);
 	if (rc == SL_OK && ref)
 		for (int s = 0; s < steps; s++) {
@@ -280,7 +280,10 @@ static void train_text_head(FILE *f, const sl_opts *o, const sl_model_spec *m, c
 	layout_words(&r->l, words, sizeof words);
 	fprintf(f, "# shardlab train: %s\n", words);
 	model_words(m, words, sizeof words);
-	fprintf(f, "# model: %s\n", words);
+	fprintf(f, "# model: %s%s\n", words,
+		m->heads == 0                            ? ""
+		: r->l.attention == SL_ATTN_FLASH ? "; fused (flash) attention"
+						  : "; materialized attention");
 	data_words(m, words, sizeof words);
 	fprintf(f, "# data: %s\n", words);
 	sl_report_hardware_text(f, "# ", cfg, o->sc.preset, o->overrides);

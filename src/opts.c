@@ -441,6 +441,7 @@ const struct option sl_opts_layout[] = {
 	{"zero1", no_argument, NULL, SL_OPT_ZERO1},
 	{"mesh-order", required_argument, NULL, SL_OPT_ORDER},
 	{"recompute", required_argument, NULL, SL_OPT_RECOMPUTE},
+	{"attention", required_argument, NULL, SL_OPT_ATTENTION},
 	{NULL, 0, NULL, 0}};
 
 const char sl_opts_model_help[] =
@@ -476,6 +477,11 @@ const char sl_opts_layout_help[] =
 	"                          activation recomputation: the attention core, or each\n"
 	"                          block's forward, run again in the backward pass (default\n"
 	"                          none)\n"
+	"  --attention=flash|materialized\n"
+	"                          the attention core as one fused kernel that keeps no\n"
+	"                          s x s matrix (FlashAttention), or scores and softmax in\n"
+	"                          device memory (as Megatron-LM in 2021); the same values\n"
+	"                          (default flash)\n"
 	"  --mesh-order=tp-dp-pp   device order, fastest axis first (default tp-dp-pp:\n"
 	"                          TP groups on consecutive devices, i.e. inside a node)\n";
 
@@ -532,6 +538,11 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 			return sl_fail(err, SL_EINVAL,
 				       "--recompute: unknown recomputation '%s' (one of: none, selective, full)",
 				       arg);
+		break;
+	case SL_OPT_ATTENTION:
+		if (sl_attention_parse(arg, &l->attention))
+			return sl_fail(err, SL_EINVAL,
+				       "--attention: unknown kind '%s' (one of: flash, materialized)", arg);
 		break;
 	case SL_OPT_ORDER:
 		if (sl_mesh_order_parse(arg, l->order))
@@ -623,6 +634,9 @@ void sl_train_opts_init(sl_train_opts *a, sl_opts *o, int steps)
 	a->m.seq = 32;
 	a->m.batch = 16;
 	sl_layout_default(&a->l);
+	/* What training runs use today; the engine's default stays the
+	 * materialized core that the closed forms describe. */
+	a->l.attention = SL_ATTN_FLASH;
 	a->steps = steps;
 }
 

@@ -254,6 +254,95 @@ static void test_llama_kinds_estimate_equals_run(void **state)
 	}
 }
 
+/* A realistic device written out here (not a preset's figures). */
+static sl_cluster_config realistic_of(const struct lay *x, double attn_frac)
+{
+	sl_cluster_config cfg = config_of(x);
+	cfg.precision = SL_PREC_BF16;
+	cfg.efficiency = SL_EFF_REALISTIC;
+	cfg.dm = (sl_device_model){3e12, 0.8, 132, 256, 128, 64, 2e-6, attn_frac};
+	return cfg;
+}
+
+/* Fused attention on a realistic machine: the estimate is the run by every
+ * method, as the materialized core's is. */
+static void test_flash_estimate_equals_run(void **state)
+{
+	(void)state;
+	const struct lay rows[] = {
+	    {1, 1, 1, SL_SCHED_1F1B, 2, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 4, 8, 0, SL_EST_STAGE},
+	    {2, 2, 2, SL_SCHED_1F1B, 2, 1, 1, 1, NULL, 4, SL_TOPO_FULL, 4, 4, 8, 0, SL_EST_STAGE},
+	    {4, 2, 1, SL_SCHED_1F1B, 2, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 4, 8, 10, SL_EST_SLICE},
+	    {1, 2, 1, SL_SCHED_INTERLEAVED, 4, 2, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 8, 8, 0,
+	     SL_EST_STAGE},
+	};
+	for (size_t g = 0; g < sizeof rows / sizeof rows[0]; g++)
+		for (int a = 0; a < SL_ATTN_N; a++) {
+			const struct lay *x = &rows[g];
+			char name[160];
+			name_of(x, name, sizeof name);
+			snprintf(name + strlen(name), sizeof name - strlen(name), " %s",
+			         sl_attention_name((sl_attention)a));
+			sl_model_spec m;
+			model_of(x, &m);
+			sl_layout l = layout_of(x);
+			l.attention = (sl_attention)a;
+			sl_cluster_config cfg = realistic_of(x, 0.6);
+			sl_train_report rep;
+			run_dry(&m, &l, &cfg, &rep);
+			sl_err err = {0};
+			for (int how = SL_EST_AUTO; how <= SL_EST_FULL; how++) {
+				sl_estimate f;
+				if (sl_train_estimate(&m, &l, &cfg, (sl_est_method)how, &f, &err))
+					fail_msg("%s: method %d: %s", name, how, err.msg);
+				char nm[200];
+				snprintf(nm, sizeof nm, "%s (method %d)", name, how);
+				same_as_run(&f, &rep, nm);
+			}
+			sl_train_report_free(&rep);
+		}
+}
+
+/* Fused attention against its closed forms, one device, one micro-batch of
+ * B sequences, L layers of a heads of d:
+ *  - it keeps no probabilities: L B a s^2 elements fewer kept;
+ *  - its kernels do 4 s^2 d a head forward and 10 backward (the scores
+ *    again, then dP, dV, dQ, dK), all at peak * attn_frac: halving the
+ *    fraction adds L B a 14 s^2 d / (peak attn_frac) seconds;
+ *  - on the ideal machine it adds only the backward's scores, L B a 2 s^2 d
+ *    at the peak. */
+static void test_flash_closed_forms(void **state)
+{
+	(void)state;
+	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3, 4, 0, 0};
+	sl_model_spec m;
+	model_of(&x, &m);
+	m.seq = 64; /* scores of 64 x 64 a head */
+	double L = m.layers, B = m.batch, a = m.heads, s = m.seq, d = (double)m.hidden / m.heads;
+	sl_layout l = layout_of(&x);
+	sl_err err = {0};
+	sl_estimate e[2][3]; /* [attention][ideal, realistic 0.6, realistic 0.3] */
+	for (int at = 0; at < 2; at++)
+		for (int k = 0; k < 3; k++) {
+			l.attention = (sl_attention)at;
+			sl_cluster_config cfg = k ? realistic_of(&x, k == 1 ? 0.6 : 0.3) : config_of(&x);
+			assert_int_equal(sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e[at][k], &err),
+			                 SL_OK);
+		}
+	double eb_ideal = 4, eb_real = 2; /* fp32 unless set; the realistic one is bf16 */
+	assert_true(e[0][0].act_peak_bytes - e[1][0].act_peak_bytes ==
+	            (uint64_t)(L * B * a * s * s * eb_ideal));
+	assert_true(e[0][1].act_peak_bytes - e[1][1].act_peak_bytes ==
+	            (uint64_t)(L * B * a * s * s * eb_real));
+	sl_cluster_config ideal = config_of(&x);
+	CLOSE(e[1][0].step_s - e[0][0].step_s, L * B * a * 2 * s * s * d / ideal.flops,
+	      "ideal: the backward's scores again");
+	CLOSE(e[1][0].flops_per_step - e[0][0].flops_per_step, L * B * a * 2 * s * s * d,
+	      "executed FLOPs: the backward's scores again");
+	CLOSE(e[1][2].step_s - e[1][1].step_s, L * B * a * 14 * s * s * d / (ideal.flops * 0.6),
+	      "the fused kernels at half the rate");
+}
+
 /* Which devices a replay needs: one per stage; the period of a TP ring
  * that crosses nodes (here 2 ranks of a node of 2) per stage; or all. */
 static void test_replayed_devices(void **state)
@@ -588,6 +677,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_estimate_equals_run),
 	    cmocka_unit_test(test_llama_kinds_estimate_equals_run),
+	    cmocka_unit_test(test_flash_estimate_equals_run),
+	    cmocka_unit_test(test_flash_closed_forms),
 	    cmocka_unit_test(test_replayed_devices),
 	    cmocka_unit_test(test_templates_equal_literal),
 	    cmocka_unit_test(test_dp_closed_form),

@@ -172,6 +172,10 @@ static const struct bad_case bad_cases[] = {
 	 "device.bf16_flop_per_s: must be a number or null, not a boolean"},
 	{"\"gemm_peak_fraction\": 0.803", "\"gemm_peak_fraction\": 1.2",
 	 "device.gemm_peak_fraction: 1.2 is out of range (0 (not modelled) to 1)"},
+	{"\"attention_peak_fraction\": 0.588", "\"attention_peak_fraction\": 1.5",
+	 "device.attention_peak_fraction: 1.5 is out of range (0 (the GEMM fraction) to 1)"},
+	{"\"attention_peak_fraction\": 0.588", "\"attention_peak_fraction\": \"fast\"",
+	 "device.attention_peak_fraction: must be a number, not a string"},
 	{"\"gemm_units\": 132", "\"gemm_units\": 13.2",
 	 "device.gemm_units: 13.199999999999999 is not a whole number"},
 	{"\"default_precision\": \"bf16\"", "\"default_precision\": \"fp8\"",
@@ -185,7 +189,7 @@ static const struct bad_case bad_cases[] = {
 	{"\"latency_s\": 2e-6", "\"latency_s\": null",
 	 "intra_node.latency_s: must be a number, not null"},
 	{"\"intra_node\": {", "\"intra_node\": [{",
-	 "line 25, column 15: ']' expected near ':'"},
+	 "line 26, column 15: ']' expected near ':'"},
 	{"\"name\": \"h100\"", "\"name\": \"h 100\"",
 	 "name: may hold only letters, digits, '.', '_' and '-'"},
 	{"\"name\": \"h100\"", "\"name\": \"\"", "name: is empty"},
@@ -223,6 +227,24 @@ static void test_malformed_files(void **state)
 		if (strcmp(err.msg, want) != 0)
 			fail_msg("case %zu:\n got  %s\n want %s", i, err.msg, want);
 		assert_int_equal(err.code, SL_EINVAL);
+	}
+	/* attention_peak_fraction may be left out (files written before it
+	 * was): 0, the GEMM fraction. */
+	{
+		const char *key = "    \"attention_peak_fraction\": 0.588,\n";
+		char *at = strstr(good, key);
+		assert_non_null(at);
+		char text[1 << 14], okp[420];
+		snprintf(text, sizeof text, "%.*s%s", (int)(at - good), good, at + strlen(key));
+		snprintf(okp, sizeof okp, "%s/older.json", dir);
+		write_file(okp, text);
+		sl_err e0 = {0};
+		const sl_preset *p = sl_hw_load(okp, &e0);
+		if (!p)
+			fail_msg("%s", e0.msg);
+		assert_true(p->dm.attn_frac == 0);
+		assert_true(p->dm.gemm_frac == 0.803);
+		unlink(okp);
 	}
 	/* Not an object; not a file; a directory. */
 	write_file(path, "[1]\n");

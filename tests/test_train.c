@@ -113,14 +113,17 @@ static void on_step(void *arg, long step, double loss, double step_s)
 
 static void check(const struct ref *R, const char *spec, int devices_per_node)
 {
-	/* spec: "tp pp dp schedule m v sp zero1 [order [algo [recompute]]]" */
+	/* spec: "tp pp dp schedule m v sp zero1 [order [algo [recompute [attention]]]]" */
 	sl_layout l;
 	sl_layout_default(&l);
 	char sched[16], order[16] = "tp-dp-pp", algo[8] = "ring", rc[16] = "none";
-	int n = sscanf(spec, "%d %d %d %15s %d %d %d %d %15s %7s %15s", &l.tp, &l.pp, &l.dp, sched,
-		       &l.microbatches, &l.chunks, &l.seq_parallel, &l.zero1, order, algo, rc);
+	char attn[16] = "materialized";
+	int n = sscanf(spec, "%d %d %d %15s %d %d %d %d %15s %7s %15s %15s", &l.tp, &l.pp, &l.dp,
+		       sched, &l.microbatches, &l.chunks, &l.seq_parallel, &l.zero1, order, algo, rc,
+		       attn);
 	assert_true(n >= 8);
 	assert_int_equal(sl_recompute_parse(rc, &l.recompute), 0);
+	assert_int_equal(sl_attention_parse(attn, &l.attention), 0);
 	assert_int_equal(sl_sched_parse(sched, &l.schedule), SL_OK);
 	assert_int_equal(sl_mesh_order_parse(order, l.order), SL_OK);
 	assert_int_equal(sl_algo_parse(algo, &l.algo), SL_OK);
@@ -233,6 +236,12 @@ CASE(llama_tp2_selective, llama_ref,    "2 1 1 1f1b        1 1 0 0 tp-dp-pp ring
 CASE(llama_tp2_dp2_full_tree, llama_ref, "2 1 2 gpipe       2 1 0 1 tp-dp-pp tree full", 0)
 CASE(swiglu_tp4_uneven, swiglu_ref,     "4 1 1 1f1b        1 1 0 0", 0)
 CASE(swiglu_tp3_sp_pp3, swiglu_ref,     "3 3 1 1f1b        2 1 1 0", 0)
+/* Fused attention computes the same values (its probabilities in scratch,
+ * made again in the backward pass). */
+CASE(flash_single, attn_ref,            "1 1 1 1f1b        2 1 0 0 tp-dp-pp ring none flash", 0)
+CASE(flash_tp2_sp, attn_ref,            "2 1 1 1f1b        2 1 1 0 tp-dp-pp ring none flash", 0)
+CASE(flash_tp2_pp2_dp2_sel, attn_ref,   "2 2 2 1f1b        2 1 1 1 tp-dp-pp ring selective flash", 2)
+CASE(flash_llama_tp2_full, llama_ref,   "2 1 1 gpipe       2 1 0 0 tp-dp-pp ring full flash", 0)
 
 int main(void)
 {
@@ -275,6 +284,10 @@ int main(void)
 		cmocka_unit_test(llama_tp2_dp2_full_tree),
 		cmocka_unit_test(swiglu_tp4_uneven),
 		cmocka_unit_test(swiglu_tp3_sp_pp3),
+		cmocka_unit_test(flash_single),
+		cmocka_unit_test(flash_tp2_sp),
+		cmocka_unit_test(flash_tp2_pp2_dp2_sel),
+		cmocka_unit_test(flash_llama_tp2_full),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -427,7 +427,7 @@ static void test_single_baseline(void **state)
 	double one;
 	int est;
 	sl_err err;
-	assert_int_equal(sl_train_single_step_s(&m, sl_cluster_config_of(c), &one, &est, &err), SL_OK);
+	assert_int_equal(sl_train_single_step_s(&m, NULL, sl_cluster_config_of(c), &one, &est, &err), SL_OK);
 	assert_int_equal(est, 0);
 	assert_true(fabs(one - s / 1e12) < 1e-12 * one);
 	assert_true(fabs(rep.step_s - one) < 1e-12 * one);
@@ -464,7 +464,7 @@ static void test_measured_timing(void **state)
 	}
 	double one;
 	int est;
-	assert_int_equal(sl_train_single_step_s(&m, &cfg, &one, &est, &err), SL_OK);
+	assert_int_equal(sl_train_single_step_s(&m, NULL, &cfg, &one, &est, &err), SL_OK);
 	assert_int_equal(est, 0);
 	assert_true(one > 0);
 	sl_train_report_free(&rm);

@@ -873,12 +873,19 @@ void sl_dev_set_batch(sl_dev *d, int batch)
 	d->batch = batch > 1 ? batch : 1;
 }
 
+void sl_dev_set_fused(sl_dev *d, int on)
+{
+	d->fused = on;
+}
+
 /* Model timing: this product's share of the batched kernel it is part of. */
 static double gemm_dt(const sl_dev *d, int m, int n, int k, double cpu_s)
 {
 	const sl_cluster_config *cfg = &d->c->cfg;
 	if (cfg->timing != SL_TIMING_MODEL)
 		return cpu_s;
+	if (d->fused)
+		return sl_attn_s(cfg, 2.0 * m * n * k);
 	if (cfg->efficiency != SL_EFF_REALISTIC)
 		return 2.0 * m * n * k / cfg->flops;
 	return sl_gemm_s(cfg, m, n, k, d->batch) / d->batch;
@@ -918,7 +925,7 @@ int sl_dev_compute(sl_dev *d, double flops, double cpu_mark, const char *label, 
 int sl_dev_ew(sl_dev *d, double bytes, double cpu_mark, const char *label, sl_err *err)
 {
 	const sl_cluster_config *cfg = &d->c->cfg;
-	if (cfg->timing == SL_TIMING_MODEL && cfg->efficiency != SL_EFF_REALISTIC)
+	if (cfg->timing == SL_TIMING_MODEL && (cfg->efficiency != SL_EFF_REALISTIC || d->fused))
 		return SL_OK;
 	if (atomic_load(&d->c->cancel))
 		return sl_fail(err, SL_ECANCEL, "cancelled");

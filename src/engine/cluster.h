@@ -64,6 +64,8 @@ typedef struct sl_device_model {
 	int tile_m, tile_n;  /* the output tile of the library's large-GEMM kernels */
 	double k_half;       /* K at which a tile's main loop runs at half its rate */
 	double launch_s;     /* per kernel */
+	double attn_frac;    /* a fused attention kernel's rate over the peak (FlashAttention);
+				0: gemm_frac */
 } sl_device_model;
 
 typedef struct sl_cluster_config {
@@ -222,6 +224,11 @@ int sl_dev_ew(sl_dev *d, double bytes, double cpu_mark, const char *label, sl_er
  * identical ones fused in one batched kernel (attention's heads): each is
  * charged its share of that kernel's time.  1 (the default) for none. */
 void sl_dev_set_batch(sl_dev *d, int batch);
+/* The next products and element-wise kernels are parts of one fused
+ * attention kernel (FlashAttention): in model timing the products run at
+ * the device's fused-attention rate (sl_attn_s) with no launch of their
+ * own, and the element-wise work stays on chip, costing nothing. */
+void sl_dev_set_fused(sl_dev *d, int on);
 
 /* Account bytes moved between the device and storage (a checkpoint chunk
  * the thread has just written or read for real): the clock advances by

@@ -53,6 +53,15 @@ double sl_gemm_rate(const sl_cluster_config *cfg, double M, double N, double K, 
 	return t > 0 ? 2.0 * M * N * K * batch / t : 0;
 }
 
+double sl_attn_s(const sl_cluster_config *cfg, double flops)
+{
+	if (!realistic(cfg))
+		return flops / cfg->flops;
+	const sl_device_model *dm = &cfg->dm;
+	double f = dm->attn_frac > 0 ? dm->attn_frac : dm->gemm_frac > 0 ? dm->gemm_frac : 1;
+	return flops / (cfg->flops * f);
+}
+
 double sl_mem_s(const sl_cluster_config *cfg, double bytes)
 {
 	if (!realistic(cfg))

@@ -14,7 +14,9 @@
  *          launch + bytes / memory bandwidth
  * where bytes are what the kernel reads and writes at the precision's
  * element size.  `batch` identical products fused in one batched kernel
- * (attention's heads) share one launch and fill the waves together. */
+ * (attention's heads) share one launch and fill the waves together.
+ * Fused attention (FlashAttention): a head's products at peak * attn_frac,
+ * its softmax on chip (free), one launch for all heads. */
 #ifndef SL_DEVICE_H
 #define SL_DEVICE_H
 
@@ -29,6 +31,12 @@ double sl_wire_scale(const sl_cluster_config *cfg);
 double sl_gemm_s(const sl_cluster_config *cfg, double M, double N, double K, double batch);
 /* The rate that gives: FLOPs over sl_gemm_s. */
 double sl_gemm_rate(const sl_cluster_config *cfg, double M, double N, double K, double batch);
+/* Seconds of `flops` inside a fused attention kernel (FlashAttention: the
+ * scores, softmax and weighted sum of a head in one kernel, the s x s
+ * matrix never in device memory): at the device's fused-attention rate,
+ * peak * attn_frac (ideal: the peak); the kernel's one launch is charged
+ * apart. */
+double sl_attn_s(const sl_cluster_config *cfg, double flops);
 /* Seconds of one memory-bound kernel reading and writing `bytes`. */
 double sl_mem_s(const sl_cluster_config *cfg, double bytes);
 

@@ -250,6 +250,7 @@ static const char *const dev_keys[] = {"bf16_flop_per_s",
 				       "kernel_launch_s",
 				       "default_precision",
 				       "default_efficiency",
+				       "attention_peak_fraction", /* optional: the last one */
 				       NULL};
 static const char *const link_keys[] = {"bandwidth_bytes_per_s", "latency_s", "achievable_fraction",
 					NULL};
@@ -290,6 +291,7 @@ json_t *sl_hw_to_json(const sl_preset *p)
 	json_object_set_new(d, "gemm_tile_n", json_integer(p->dm.tile_n));
 	json_object_set_new(d, "gemm_k_half", json_real(p->dm.k_half));
 	json_object_set_new(d, "kernel_launch_s", json_real(p->dm.launch_s));
+	json_object_set_new(d, "attention_peak_fraction", json_real(p->dm.attn_frac));
 	json_object_set_new(d, "default_precision", json_string(sl_precision_name(p->precision)));
 	json_object_set_new(d, "default_efficiency", json_string(sl_efficiency_name(p->efficiency)));
 	json_object_set_new(o, "device", d);
@@ -344,7 +346,11 @@ int sl_hw_from_json(const json_t *j, const char *file, sl_preset *out, sl_err *e
 	    (rc = get_str(&r, j, "source", 2048, 0, &source)) || (rc = get_obj(&r, j, "device", &d)))
 		return rc;
 	rd rdv = {safe, "device", err};
-	if ((rc = keys_exact(&rdv, d, dev_keys)) ||
+	v[11] = 0;
+	if ((rc = keys_known(&rdv, d, dev_keys, 1)) ||
+	    (json_object_get(d, "attention_peak_fraction") &&
+	     (rc = get_num(&rdv, d, "attention_peak_fraction", 0, 1, "0 (the GEMM fraction) to 1", 0,
+			   &v[11]))) ||
 	    (rc = get_num(&rdv, d, "bf16_flop_per_s", 1e6, 1e18, "1e6 to 1e18, or null: measured", 1,
 			  &v[0])) ||
 	    (rc = get_num(&rdv, d, "fp32_flop_per_s", 1e6, 1e18, "1e6 to 1e18, or null: measured", 1,
@@ -372,7 +378,7 @@ int sl_hw_from_json(const json_t *j, const char *file, sl_preset *out, sl_err *e
 	out->flops = v[0];
 	out->flops_fp32 = v[1];
 	out->memory = v[2];
-	out->dm = (sl_device_model){v[3], v[4], (int)v[5], (int)v[6], (int)v[7], v[8], v[9]};
+	out->dm = (sl_device_model){v[3], v[4], (int)v[5], (int)v[6], (int)v[7], v[8], v[9], v[11]};
 	out->devices_per_node = (int)v[10];
 	out->name = strdup(name);
 	out->title = strdup(title);

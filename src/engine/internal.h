@@ -64,6 +64,7 @@ struct sl_dev {
 	sl_ev_p2p p2p;   /* the pipeline message being recorded (kind NONE: none) */
 	sl_ev_io io;     /* the checkpoint chunk being recorded (kind NONE: none) */
 	int batch;       /* the next kernels are each one of this many fused in one (>= 1) */
+	int fused;       /* the next products are inside one fused attention kernel */
 	pthread_mutex_t mu; /* guards stats for readers on other threads */
 	sl_dev_stats st;
 	int rc;

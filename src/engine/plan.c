@@ -303,6 +303,7 @@ static int one_shape(const struct work *w, const sl_plan_row *shape, struct cand
 	int n = cfg->devices;
 	sl_plan_row r = *shape;
 	r.layout.recompute = w->s->min_recompute;
+	r.layout.attention = w->s->attention;
 	sl_est_rec *rec;
 	int rc = sl_est_record(m, &r.layout, n, 0, &w->s->cluster, &rec, err);
 	if (rc)
@@ -313,7 +314,9 @@ static int one_shape(const struct work *w, const sl_plan_row *shape, struct cand
 	 * as Megatron-LM users turn it on. */
 	while (r.est.mem_peak_bytes > cfg->memory && r.layout.recompute != SL_RECOMPUTE_FULL) {
 		sl_plan_row q = r;
-		q.layout.recompute = r.layout.recompute == SL_RECOMPUTE_NONE && m->heads > 0
+		/* (fused attention keeps no probabilities: selective saves nothing) */
+		q.layout.recompute = r.layout.recompute == SL_RECOMPUTE_NONE && m->heads > 0 &&
+		                             r.layout.attention != SL_ATTN_FLASH
 		                         ? SL_RECOMPUTE_SELECTIVE
 		                         : SL_RECOMPUTE_FULL;
 		sl_est_rec *rq;

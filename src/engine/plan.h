@@ -39,6 +39,7 @@ typedef struct sl_plan_spec {
 	/* The least recomputation every layout uses (SL_RECOMPUTE_NONE: the
 	 * plan turns it on only for layouts that do not fit without it). */
 	sl_recompute min_recompute;
+	sl_attention attention; /* every layout's attention core */
 	/* When > 0, only layouts with this tensor, pipeline or data parallel
 	 * degree, or this many micro-batches (a published run's layout). */
 	int fix_tp, fix_pp, fix_dp, fix_microbatches;

@@ -535,8 +535,8 @@ int sl_train_run(sl_train *tr, sl_cluster *c, int steps, sl_train_report *rep, s
 	return SL_OK;
 }
 
-int sl_train_single_step_s(const sl_model_spec *m, const sl_cluster_config *cfg, double *out,
-			   int *estimated, sl_err *err)
+int sl_train_single_step_s(const sl_model_spec *m, const sl_layout *like,
+			   const sl_cluster_config *cfg, double *out, int *estimated, sl_err *err)
 {
 	*estimated = 0;
 	double flops = sl_model_step_flops(m);
@@ -548,6 +548,8 @@ int sl_train_single_step_s(const sl_model_spec *m, const sl_cluster_config *cfg,
 		one.devices_per_node = 0;
 		sl_layout l;
 		sl_layout_default(&l);
+		if (like)
+			l.attention = like->attention;
 		sl_estimate e;
 		int rc = sl_train_estimate(m, &l, &one, SL_EST_AUTO, &e, err);
 		if (rc == SL_OK)
@@ -562,6 +564,8 @@ int sl_train_single_step_s(const sl_model_spec *m, const sl_cluster_config *cfg,
 	one.slowdown = 0;
 	sl_layout l;
 	sl_layout_default(&l);
+	if (like)
+		l.attention = like->attention;
 	sl_cluster *c = sl_cluster_create(&one, err);
 	if (!c)
 		return err ? err->code : SL_EINVAL;

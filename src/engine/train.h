@@ -55,6 +55,17 @@ typedef enum sl_recompute {
 const char *sl_recompute_name(sl_recompute r);
 int sl_recompute_parse(const char *s, sl_recompute *out);
 
+/* How the attention core runs: materialized, the scores and probabilities
+ * of every head in device memory and the softmax as its own kernel (as
+ * Megatron-LM in 2021); flash, FlashAttention's one fused kernel per pass
+ * (Dao et al. 2022), the s x s matrices only on chip, the backward pass
+ * computing them again (so selective recomputation has nothing left to
+ * save).  The values are the same: only time and memory differ. */
+typedef enum sl_attention { SL_ATTN_MATERIALIZED, SL_ATTN_FLASH, SL_ATTN_N } sl_attention;
+
+const char *sl_attention_name(sl_attention a);
+int sl_attention_parse(const char *s, sl_attention *out);
+
 typedef struct sl_layout {
 	int tp, pp, dp;
 	sl_sched schedule;
@@ -63,6 +74,7 @@ typedef struct sl_layout {
 	int seq_parallel;  /* sequence parallelism inside TP groups */
 	int zero1;         /* shard Adam's state over the DP group */
 	sl_recompute recompute;
+	sl_attention attention;
 	sl_axis order[SL_NAXES]; /* mesh order, fastest-varying first */
 	sl_algo algo;      /* collective algorithm */
 } sl_layout;
@@ -275,11 +287,11 @@ int sl_est_replay(const sl_est_rec *r, const sl_axis order[SL_NAXES], const sl_c
 		  sl_est_method how, sl_estimate *out, sl_err *err);
 void sl_est_rec_free(sl_est_rec *r);
 
-/* One step of the same model on one device of c's kind: the baseline of
- * speedup.  Model timing: the GEMM FLOPs over the rate.  Measured timing: a
+/* One step of the same model on one device of c's kind, its attention
+ * core run as like's (NULL: the default): the baseline of speedup.  Model timing: the GEMM FLOPs over the rate.  Measured timing: a
  * real one-device step when it fits in a device's memory (*estimated = 0),
  * else the FLOPs over the rate (*estimated = 1). */
-int sl_train_single_step_s(const sl_model_spec *m, const sl_cluster_config *cfg, double *out,
-			   int *estimated, sl_err *err);
+int sl_train_single_step_s(const sl_model_spec *m, const sl_layout *like,
+			   const sl_cluster_config *cfg, double *out, int *estimated, sl_err *err);
 
 #endif

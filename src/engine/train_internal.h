@@ -184,6 +184,7 @@ struct kctx {
 	int realistic;    /* hw's efficiency is SL_EFF_REALISTIC */
 	double eb;        /* emulated bytes of an activation or gradient element */
 	int batch;        /* the next kernels are each one of this many fused (attention heads) */
+	int fused;        /* the next kernels are parts of one fused attention kernel */
 	sl_err *err;
 };
 

@@ -112,6 +112,21 @@ void sl_layout_microbatch(const sl_model_spec *m, const sl_layout *l, int r, int
 	*count = nj;
 }
 
+static const char *attention_names[SL_ATTN_N] = {"materialized", "flash"};
+
+const char *sl_attention_name(sl_attention a)
+{
+	return a >= 0 && a < SL_ATTN_N ? attention_names[a] : "?";
+}
+
+int sl_attention_parse(const char *s, sl_attention *out)
+{
+	int i = sl_name_index(attention_names, SL_ATTN_N, s);
+	if (i >= 0)
+		*out = (sl_attention)i;
+	return i < 0 ? -1 : 0;
+}
+
 static const char *recompute_names[SL_RECOMPUTE_N] = {"none", "selective", "full"};
 
 const char *sl_recompute_name(sl_recompute r)

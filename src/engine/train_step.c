@@ -103,9 +103,12 @@ static int k_gemm(struct kctx *k, int ta, int tb, int M, int N, int K, float alp
 		  size_t ao, int lda, const float *b, size_t bo, int ldb, float beta, float *c, size_t co,
 		  int ldc, const char *label)
 {
-	if (!k->d)
-		return rec_compute(k, 2.0 * M * N * K * k->times,
-				   k->realistic ? sl_gemm_s(k->hw, M, N, K, k->times) : 0);
+	if (!k->d) {
+		double fl = 2.0 * M * N * K * k->times;
+		if (k->fused)
+			return rec_compute(k, fl, k->realistic ? sl_attn_s(k->hw, fl) : 0);
+		return rec_compute(k, fl, k->realistic ? sl_gemm_s(k->hw, M, N, K, k->times) : 0);
+	}
 	/* The event says what it is in fields too (WORK set them). */
 	sl_dev_set_work(k->d, &k->work);
 	sl_dev_set_batch(k->d, k->batch);
@@ -279,8 +282,11 @@ static int ew_done(struct kctx *k, double mark, double elems, const char *label)
  * fused); on a timing-only device, the same charged without the work. */
 static int ew_skip(struct kctx *k, double elems, const char *label)
 {
-	if (!k->d)
-		return k->realistic ? rec_compute(k, 0, sl_mem_s(k->hw, elems * k->eb * k->times)) : SL_OK;
+	if (!k->d) {
+		if (k->fused || !k->realistic)
+			return SL_OK; /* fused: on chip */
+		return rec_compute(k, 0, sl_mem_s(k->hw, elems * k->eb * k->times));
+	}
 	sl_dev_set_batch(k->d, k->batch);
 	int rc = sl_dev_ew(k->d, elems * k->eb, sl_dev_cpu_mark(), label, k->err);
 	sl_dev_set_batch(k->d, 1);
@@ -368,6 +374,39 @@ static int ew_softmax_grad(struct kctx *k, const float *p, size_t off, float *dp
 	EW_BEGIN(3 * (size_t)s * s, "softmax grad");
 	sl_softmax_grad_rows(p + off, dp, s, s, s, scale);
 	EW_END(3 * (size_t)s * s, "softmax grad");
+}
+
+/* A fused attention kernel (FlashAttention) begins or ends: its one launch
+ * (shared by the heads, k->batch), then products at the fused rate and
+ * element-wise work on chip. */
+static void fuse(struct kctx *k, int on)
+{
+	k->fused = on;
+	if (k->d)
+		sl_dev_set_fused(k->d, on);
+}
+
+static int fused_begin(struct kctx *k, const char *label)
+{
+	int rc = SL_OK;
+	if (!k->d)
+		rc = k->realistic ? rec_compute(k, 0, sl_mem_s(k->hw, 0)) : SL_OK;
+	else
+		rc = sl_dev_ew(k->d, 0, sl_dev_cpu_mark(), label, k->err); /* one launch for all */
+	fuse(k, 1);
+	return rc;
+}
+
+/* The host's scratch for one head's s x s scores under fused attention: on
+ * the device they live in on-chip tiles, so no device memory is charged. */
+static int scratch(struct kctx *k, float **p, size_t n)
+{
+	*p = NULL;
+	if (!k->d || k->dry)
+		return SL_OK;
+	if (!(*p = malloc(n * FL)))
+		return sl_fail(k->err, SL_ENOMEM, "out of host memory");
+	return SL_OK;
 }
 
 /* ---- a micro-batch's shape on this device ---- */
@@ -622,29 +661,45 @@ static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	WORK(SL_PASS_FWD, b->index, SL_PART_QKV, SL_GRAD_NONE, -1);
 	TRY(k_gemm(k, 0, 0, r, qc, h, 1, st->xa, 0, h, par(k, b, SL_T_QKV_W), 0, qc, 0, st->qkv, 0, qc,
 		   lb));
-	TRY(k_alloc(k, &st->p, (size_t)g->nb * ah * s * s, CAT_ACT, "activations (attention probabilities)"));
-	TRY(k_alloc(k, &st->o, (size_t)r * oc, CAT_ACT, "activations (heads' outputs)"));
+	/* Fused attention keeps no probabilities: one head's are on chip. */
+	int flash = k->tr->l.attention == SL_ATTN_FLASH;
+	float *pp = NULL;
+	if (flash)
+		TRY(scratch(k, &pp, (size_t)s * s));
+	else
+		TRY(k_alloc(k, &st->p, (size_t)g->nb * ah * s * s, CAT_ACT,
+			    "activations (attention probabilities)"));
+	int rc = k_alloc(k, &st->o, (size_t)r * oc, CAT_ACT, "activations (heads' outputs)");
 	/* Recording, every head of every sequence is the same work: one stands
 	 * for all. */
 	int nseq = k->d ? g->nb : 1, nhead = k->d ? ah : 1;
 	k->times = k->d ? 1 : (double)g->nb * ah;
 	k->batch = g->nb * ah;
-	for (int n = 0; n < nseq; n++)
-		for (int j = 0; j < nhead; j++) {
+	if (rc == SL_OK && flash)
+		rc = fused_begin(k, "attention kernel");
+	for (int n = 0; rc == SL_OK && n < nseq; n++)
+		for (int j = 0; rc == SL_OK && j < nhead; j++) {
 			/* query j % qpg of local group j / qpg; the group's k, v after its queries */
 			size_t go = (size_t)n * s * qc + (size_t)(j / qpg) * u;
 			size_t q = go + (size_t)(j % qpg) * d, kv = go + (size_t)qpg * d;
-			size_t po = ((size_t)n * ah + j) * s * s;
+			size_t po = flash ? 0 : ((size_t)n * ah + j) * s * s;
+			float *P = flash ? pp : st->p;
 			WORK(SL_PASS_FWD, b->index, SL_PART_SCORES, SL_GRAD_NONE, j);
-			TRY(k_gemm(k, 0, 1, s, s, d, scale, st->qkv, q, qc, st->qkv, kv, qc, 0, st->p, po,
-				   s, lb));
-			TRY(ew_softmax(k, st->p, po, s));
+			rc = k_gemm(k, 0, 1, s, s, d, scale, st->qkv, q, qc, st->qkv, kv, qc, 0, P, po, s,
+				    lb);
+			if (rc == SL_OK)
+				rc = ew_softmax(k, P, po, s);
 			WORK(SL_PASS_FWD, b->index, SL_PART_PV, SL_GRAD_NONE, j);
-			TRY(k_gemm(k, 0, 0, s, d, s, 1, st->p, po, s, st->qkv, kv + d, qc, 0, st->o,
-				   (size_t)n * s * oc + (size_t)j * d, oc, lb));
+			if (rc == SL_OK)
+				rc = k_gemm(k, 0, 0, s, d, s, 1, P, po, s, st->qkv, kv + d, qc, 0, st->o,
+					    (size_t)n * s * oc + (size_t)j * d, oc, lb);
 		}
+	fuse(k, 0);
+	free(pp);
 	k->times = 1;
 	k->batch = 1;
+	if (rc)
+		return rc;
 	/* Selective recomputation keeps Q, K, V but not the s x s
 	 * probabilities: the backward pass makes them again. */
 	if (k->tr->l.recompute == SL_RECOMPUTE_SELECTIVE)
@@ -675,41 +730,73 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	WORK(SL_PASS_BWD, b->index, SL_PART_PROJ, SL_GRAD_X, -1);
 	TRY(k_gemm(k, 0, 1, r, oc, h, 1, dyf, 0, h, par(k, b, SL_T_OUT_W), 0, h, 0, dO, 0, oc, lb));
 	TRY(k_alloc(k, &dqkv, (size_t)r * qc, CAT_WS, "Q, K, V gradient"));
-	TRY(k_alloc(k, &dp, (size_t)s * s, CAT_WS, "attention score gradient"));
-	int selective = k->tr->l.recompute == SL_RECOMPUTE_SELECTIVE;
-	if (selective)
-		TRY(k_alloc(k, &st->p, (size_t)g->nb * ah * s * s, CAT_WS,
-			    "recomputed attention probabilities"));
+	/* Fused attention: the kernel makes a head's scores again on chip. */
+	int flash = k->tr->l.attention == SL_ATTN_FLASH;
+	int selective = !flash && k->tr->l.recompute == SL_RECOMPUTE_SELECTIVE;
+	float *pp = NULL;
+	if (flash) {
+		TRY(scratch(k, &pp, (size_t)s * s));
+		int rc0 = scratch(k, &dp, (size_t)s * s);
+		if (rc0) {
+			free(pp);
+			return rc0;
+		}
+	} else {
+		TRY(k_alloc(k, &dp, (size_t)s * s, CAT_WS, "attention score gradient"));
+		if (selective)
+			TRY(k_alloc(k, &st->p, (size_t)g->nb * ah * s * s, CAT_WS,
+				    "recomputed attention probabilities"));
+	}
 	int nseq = k->d ? g->nb : 1, nhead = k->d ? ah : 1;
 	k->times = k->d ? 1 : (double)g->nb * ah;
 	k->batch = g->nb * ah;
-	for (int n = 0; n < nseq; n++)
-		for (int j = 0; j < nhead; j++) {
+	int rc = flash ? fused_begin(k, "attention backward kernel") : SL_OK;
+	for (int n = 0; rc == SL_OK && n < nseq; n++)
+		for (int j = 0; rc == SL_OK && j < nhead; j++) {
 			size_t go = (size_t)n * s * qc + (size_t)(j / qpg) * u;
 			size_t q = go + (size_t)(j % qpg) * d, kv = go + (size_t)qpg * d;
-			size_t po = ((size_t)n * ah + j) * s * s;
+			size_t po = flash ? 0 : ((size_t)n * ah + j) * s * s;
 			size_t oo = (size_t)n * s * oc + (size_t)j * d;
+			float *P = flash ? pp : st->p;
 			/* a group's queries add to its shared dK and dV */
 			float acc = j % qpg ? 1.0f : 0.0f;
-			if (selective) {
+			if (selective || flash) {
 				/* The forward's scores and softmax, again. */
 				WORK(SL_PASS_FWD, b->index, SL_PART_SCORES, SL_GRAD_NONE, j);
-				TRY(k_gemm(k, 0, 1, s, s, d, 1.0f / sqrtf((float)d), st->qkv, q, qc,
-					   st->qkv, kv, qc, 0, st->p, po, s, lb));
-				TRY(ew_softmax(k, st->p, po, s));
+				rc = k_gemm(k, 0, 1, s, s, d, 1.0f / sqrtf((float)d), st->qkv, q, qc,
+					    st->qkv, kv, qc, 0, P, po, s, lb);
+				if (rc == SL_OK)
+					rc = ew_softmax(k, P, po, s);
 			}
 			WORK(SL_PASS_BWD, b->index, SL_PART_DP, SL_GRAD_NONE, j);
-			TRY(k_gemm(k, 0, 1, s, s, d, 1, dO, oo, oc, st->qkv, kv + d, qc, 0, dp, 0, s, lb));
+			if (rc == SL_OK)
+				rc = k_gemm(k, 0, 1, s, s, d, 1, dO, oo, oc, st->qkv, kv + d, qc, 0, dp, 0,
+					    s, lb);
 			WORK(SL_PASS_BWD, b->index, SL_PART_DV, SL_GRAD_NONE, j);
-			TRY(k_gemm(k, 1, 0, s, d, s, 1, st->p, po, s, dO, oo, oc, acc, dqkv, kv + d, qc, lb));
-			TRY(ew_softmax_grad(k, st->p, po, dp, s, scale));
+			if (rc == SL_OK)
+				rc = k_gemm(k, 1, 0, s, d, s, 1, P, po, s, dO, oo, oc, acc, dqkv, kv + d, qc,
+					    lb);
+			if (rc == SL_OK)
+				rc = ew_softmax_grad(k, P, po, dp, s, scale);
 			WORK(SL_PASS_BWD, b->index, SL_PART_DQ, SL_GRAD_NONE, j);
-			TRY(k_gemm(k, 0, 0, s, d, s, 1, dp, 0, s, st->qkv, kv, qc, 0, dqkv, q, qc, lb));
+			if (rc == SL_OK)
+				rc = k_gemm(k, 0, 0, s, d, s, 1, dp, 0, s, st->qkv, kv, qc, 0, dqkv, q, qc,
+					    lb);
 			WORK(SL_PASS_BWD, b->index, SL_PART_DK, SL_GRAD_NONE, j);
-			TRY(k_gemm(k, 1, 0, s, d, s, 1, dp, 0, s, st->qkv, q, qc, acc, dqkv, kv, qc, lb));
+			if (rc == SL_OK)
+				rc = k_gemm(k, 1, 0, s, d, s, 1, dp, 0, s, st->qkv, q, qc, acc, dqkv, kv, qc,
+					    lb);
 		}
+	fuse(k, 0);
 	k->times = 1;
 	k->batch = 1;
+	if (flash) {
+		free(pp);
+		free(dp);
+		dp = NULL;
+	}
+	if (rc)
+		return rc;
 	k_free(k, &dp);
 	k_free(k, &dO);
 	WORK(SL_PASS_BWD, b->index, SL_PART_QKV, SL_GRAD_W, -1);

@@ -154,7 +154,8 @@ static int train_run(const sl_workload *w, sl_cluster *c, sl_wl_result *r, int p
 	sl_train_destroy(t);
 	int est;
 	if (rc == SL_OK && pred)
-		rc = sl_train_single_step_s(&w->m, sl_cluster_config_of(c), &r->single_s, &est, err);
+		rc = sl_train_single_step_s(&w->m, &w->l, sl_cluster_config_of(c), &r->single_s, &est,
+					    err);
 	if (r == &mine)
 		sl_wl_result_free(&mine);
 	return rc;

@@ -391,7 +391,8 @@ static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resu
 	if (rc == SL_OK)
 		rc = sl_train_predict(tr, c, &pred, &e);
 	if (rc == SL_OK)
-		rc = sl_train_single_step_s(&s->model, sl_cluster_config_of(c), &single, &est, &e);
+		rc = sl_train_single_step_s(&s->model, sl_train_layout(tr), sl_cluster_config_of(c),
+					    &single, &est, &e);
 	/* The same steps on one device, plain: the losses must agree. */
 	double loss_err = 0;
 	sl_ref ref;

@@ -455,7 +455,8 @@ static unsigned open_plan(struct sl_sandbox *a)
 		return F_DRAW;
 	}
 	sl_err err = {0};
-	if (sl_planview_start(a->pv, &tr->m, &sl_play_scenario(a->play)->cluster, &err)) {
+	if (sl_planview_start(a->pv, &tr->m, &sl_play_scenario(a->play)->cluster, tr->l.attention,
+	                      &err)) {
 		snprintf(a->msg, sizeof a->msg, "cannot plan: %.180s", err.msg);
 		return F_DRAW;
 	}
