@@ -170,12 +170,11 @@ static void print_inspect(const sl_ckpt *ck)
 	char b[32];
 	printf("checkpoint  %s (format %d, generation %ld)\n", sl_ckpt_dir(ck), in->format_version,
 	       in->generation);
-	printf("model       %s v%d: %d block%s of %s, hidden %d, ffn %d", SL_CKPT_ARCH_NAME,
-	       SL_CKPT_ARCH_VERSION, m->layers, m->layers == 1 ? "" : "s",
-	       m->heads > 0 ? "attention + mlp" : "mlp", m->hidden, m->ffn);
-	if (m->heads > 0)
-		printf(", %d heads", m->heads);
-	printf(", float32\n            %zu parameters, each with its two Adam moments\n",
+	char words[160];
+	sl_model_describe(m, words, sizeof words);
+	printf("model       %s v%d: %s (%s), float32\n", SL_CKPT_ARCH_NAME, in->arch_version, words,
+	       m->heads > 0 ? "attention + mlp" : "mlp");
+	printf("            %zu parameters, each with its two Adam moments\n",
 	       sl_model_nparams(m));
 	printf("saved at    ");
 	print_layout(stdout, &in->layout, in->devices);

@@ -145,6 +145,7 @@ typedef struct sl_ckpt_file {
 typedef struct sl_ckpt_info {
 	int format_version;
 	long generation;
+	int arch_version;    /* the manifest's architecture version */
 	sl_model_spec model; /* architecture, data (seed, batch, seq) and Adam settings */
 	sl_layout layout;    /* the layout at save */
 	int devices;

@@ -264,7 +264,7 @@ void ckpt_info_link(sl_ckpt *ck)
  * older shardlab reads it. */
 static int arch_version(const sl_model_spec *m)
 {
-	return m->kv_heads > 0 || m->ffn_kind != SL_FFN_GELU ? 2 : 1;
+	return sl_model_kv_heads(m) != m->heads || m->ffn_kind != SL_FFN_GELU ? 2 : 1;
 }
 
 json_t *ckpt_manifest_json(const sl_ckpt *ck)
@@ -471,7 +471,7 @@ static int get_pair(struct rd *R, json_t *obj, const char *key, int lo, int hi, 
 	return SL_OK;
 }
 
-static int parse_arch(struct rd *R, json_t *root, sl_model_spec *m)
+static int parse_arch(struct rd *R, json_t *root, sl_model_spec *m, int *arch_version)
 {
 	json_t *a;
 	const char *s;
@@ -488,6 +488,7 @@ static int parse_arch(struct rd *R, json_t *root, sl_model_spec *m)
 	}
 	if ((rc = get_i(R, a, "version", 1, INT_MAX, &version, "architecture")))
 		return rc;
+	*arch_version = version;
 	if (version > SL_CKPT_ARCH_VERSION)
 		return sl_fail(R->err, SL_EINVAL,
 		               "%s: architecture version %d is newer than this shardlab knows "
@@ -1026,7 +1027,7 @@ static int parse_manifest(sl_ckpt *ck, json_t *root, struct rd *R)
 		return rc;
 	ck->info.generation = (long)gen;
 	sl_model_default(&ck->info.model);
-	if ((rc = parse_arch(R, root, &ck->info.model)) ||
+	if ((rc = parse_arch(R, root, &ck->info.model, &ck->info.arch_version)) ||
 	    (rc = parse_layout(R, root, &ck->info)) || (rc = parse_training(R, root, &ck->info)))
 		return rc;
 	/* The limits of a run that holds values: a checkpoint holds them. */

@@ -23,7 +23,9 @@ void sl_lsetup_default(sl_lsetup *s)
 	s->steps = 1;
 }
 
-/* As `shardlab train` chooses them, so a lesson and the command agree. */
+/* As `shardlab train` chooses them, so a lesson and the command agree
+ * (but for the attention core: a lesson's is the engine's materialized
+ * one, whose memory its closed forms count; `train` defaults to flash). */
 sl_layout sl_lsetup_layout(const sl_lsetup *s)
 {
 	sl_layout l = s->layout;

@@ -165,10 +165,12 @@ static int train_lines(const sl_view *v, int density, int w, struct tline *L)
 		const char *coll = l->seq_parallel
 		                       ? "reduce-scatter + all-gather instead of all-reduce"
 		                       : "one all-reduce forward, one of dX backward";
+		int f1 = sl_model_fc1_cols(ms);
+		const char *act = ms->ffn_kind == SL_FFN_SWIGLU ? "SwiGLU" : "GeLU";
 		if (density == 0) {
 			LINE(SL_ROLE_NORMAL, "MLP over %d devices (Megatron):", t);
-			LINE(SL_ROLE_NORMAL, " fc1 %dx%d column-parallel: %dx%d each, GeLU local", h,
-			     f, h, f / t);
+			LINE(SL_ROLE_NORMAL, " fc1 %dx%d column-parallel: %dx%d each, %s local", h,
+			     f1, h, f1 / t, act);
 			LINE(SL_ROLE_NORMAL, " fc2 %dx%d row-parallel: %dx%d each, partial sums", f,
 			     h, f / t, h);
 			LINE(SL_ROLE_NORMAL, " %s", coll);
@@ -179,7 +181,11 @@ static int train_lines(const sl_view *v, int density, int w, struct tline *L)
 		} else {
 			LINE(SL_ROLE_NORMAL, "MLP over %d (Megatron): fc1 by columns, fc2 by rows", t);
 		}
-		if (ms->heads > 0)
+		if (ms->heads > 0 && sl_model_kv_heads(ms) != ms->heads)
+			LINE(SL_ROLE_NORMAL,
+			     " attention: %d of %d heads (%d of %d key/value) each, proj row-parallel",
+			     ms->heads / t, ms->heads, sl_model_kv_heads(ms) / t, sl_model_kv_heads(ms));
+		else if (ms->heads > 0)
 			LINE(SL_ROLE_NORMAL, " attention: %d of %d heads each, proj row-parallel",
 			     ms->heads / t, ms->heads);
 	}
