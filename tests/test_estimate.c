@@ -177,6 +177,29 @@ static void name_of(const struct lay *x, char *buf, size_t n)
 	         x->topo == SL_TOPO_RING ? " ring" : "");
 }
 
+/* The timing-only run of m under l on cfg, and the estimate by every
+ * method against it: AUTO picks want (SL_EST_AUTO: any), and every method
+ * that applies gives the same figures. */
+static void every_method_equals_run(const sl_model_spec *m, const sl_layout *l,
+                                    const sl_cluster_config *cfg, int want, const char *name)
+{
+	sl_train_report rep;
+	run_dry(m, l, cfg, &rep);
+	sl_err err = {0};
+	for (int how = SL_EST_AUTO; how <= SL_EST_FULL; how++) {
+		sl_estimate f;
+		if (sl_train_estimate(m, l, cfg, (sl_est_method)how, &f, &err))
+			fail_msg("%s: method %d: %s", name, how, err.msg);
+		if (how == SL_EST_AUTO && want != SL_EST_AUTO && (int)f.method != want)
+			fail_msg("%s: replayed by method %d, want %d", name, f.method, want);
+		assert_true((int)f.method >= how);
+		char nm[144];
+		snprintf(nm, sizeof nm, "%.120s (method %d)", name, how);
+		same_as_run(&f, &rep, nm);
+	}
+	sl_train_report_free(&rep);
+}
+
 static void test_estimate_equals_run(void **state)
 {
 	(void)state;
@@ -190,26 +213,7 @@ static void test_estimate_equals_run(void **state)
 			m.hidden = 12;
 		sl_layout l = layout_of(x);
 		sl_cluster_config cfg = config_of(x);
-		sl_train_report rep;
-		run_dry(&m, &l, &cfg, &rep);
-		sl_err err = {0};
-		sl_estimate e;
-		if (sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e, &err))
-			fail_msg("%s: %s", name, err.msg);
-		if ((int)e.method != x->want)
-			fail_msg("%s: replayed by method %d, want %d", name, e.method, x->want);
-		same_as_run(&e, &rep, name);
-		/* Every method that applies gives the same figures. */
-		for (int how = SL_EST_STAGE; how <= SL_EST_FULL; how++) {
-			sl_estimate f;
-			if (sl_train_estimate(&m, &l, &cfg, (sl_est_method)how, &f, &err))
-				fail_msg("%s: method %d: %s", name, how, err.msg);
-			assert_true((int)f.method >= how);
-			char nm[160];
-			snprintf(nm, sizeof nm, "%s (method %d)", name, how);
-			same_as_run(&f, &rep, nm);
-		}
-		sl_train_report_free(&rep);
+		every_method_equals_run(&m, &l, &cfg, x->want, name);
 	}
 }
 
@@ -237,20 +241,7 @@ static void test_llama_kinds_estimate_equals_run(void **state)
 		m.ffn_kind = SL_FFN_SWIGLU;
 		sl_layout l = layout_of(x);
 		sl_cluster_config cfg = config_of(x);
-		sl_train_report rep;
-		run_dry(&m, &l, &cfg, &rep);
-		sl_err err = {0};
-		for (int how = SL_EST_AUTO; how <= SL_EST_FULL; how++) {
-			sl_estimate f;
-			if (sl_train_estimate(&m, &l, &cfg, (sl_est_method)how, &f, &err))
-				fail_msg("%s: method %d: %s", name, how, err.msg);
-			if (how == SL_EST_AUTO && (int)f.method != x->want)
-				fail_msg("%s: replayed by method %d, want %d", name, f.method, x->want);
-			char nm[160];
-			snprintf(nm, sizeof nm, "%s (method %d)", name, how);
-			same_as_run(&f, &rep, nm);
-		}
-		sl_train_report_free(&rep);
+		every_method_equals_run(&m, &l, &cfg, x->want, name);
 	}
 }
 
@@ -288,18 +279,7 @@ static void test_flash_estimate_equals_run(void **state)
 			sl_layout l = layout_of(x);
 			l.attention = (sl_attention)a;
 			sl_cluster_config cfg = realistic_of(x, 0.6);
-			sl_train_report rep;
-			run_dry(&m, &l, &cfg, &rep);
-			sl_err err = {0};
-			for (int how = SL_EST_AUTO; how <= SL_EST_FULL; how++) {
-				sl_estimate f;
-				if (sl_train_estimate(&m, &l, &cfg, (sl_est_method)how, &f, &err))
-					fail_msg("%s: method %d: %s", name, how, err.msg);
-				char nm[200];
-				snprintf(nm, sizeof nm, "%s (method %d)", name, how);
-				same_as_run(&f, &rep, nm);
-			}
-			sl_train_report_free(&rep);
+			every_method_equals_run(&m, &l, &cfg, x->want, name);
 		}
 }
 
