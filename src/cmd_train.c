@@ -35,6 +35,7 @@ static const struct option compare_opts[] = {
 	{"layouts", required_argument, NULL, OPT_LAYOUTS},
 	{"schedule", required_argument, NULL, SL_OPT_SCHEDULE},
 	{"microbatches", required_argument, NULL, SL_OPT_MICROBATCHES},
+	{"attention", required_argument, NULL, SL_OPT_ATTENTION},
 	{NULL, 0, NULL, 0}};
 
 /* The training options (opts.h), and compare's --layouts. */
@@ -237,6 +238,14 @@ static void dev_peaks(const sl_train_report *p, uint64_t *mem, uint64_t *sent)
 	}
 }
 
+/* The header's note of how the attention core runs (none without it). */
+static const char *attention_words(const sl_model_spec *m, const sl_layout *l)
+{
+	if (m->heads == 0)
+		return "";
+	return l->attention == SL_ATTN_FLASH ? "; fused (flash) attention" : "; materialized attention";
+}
+
 static void layout_words(const sl_layout *l, char *buf, size_t n)
 {
 	char ord[16];
@@ -280,10 +289,7 @@ static void train_text_head(FILE *f, const sl_opts *o, const sl_model_spec *m, c
 	layout_words(&r->l, words, sizeof words);
 	fprintf(f, "# shardlab train: %s\n", words);
 	model_words(m, words, sizeof words);
-	fprintf(f, "# model: %s%s\n", words,
-		m->heads == 0                            ? ""
-		: r->l.attention == SL_ATTN_FLASH ? "; fused (flash) attention"
-						  : "; materialized attention");
+	fprintf(f, "# model: %s%s\n", words, attention_words(m, &r->l));
 	data_words(m, words, sizeof words);
 	fprintf(f, "# data: %s\n", words);
 	sl_report_hardware_text(f, "# ", cfg, o->sc.preset, o->overrides);
@@ -791,7 +797,9 @@ static void compare_help(void)
 	       "                          :gpipe, :1f1b, :interleaved, :sp or :zero1\n"
 	       "                          (e.g. 1x1x1,4x1x1,1x4x1:gpipe,2x1x2:sp:zero1)\n"
 	       "  --schedule=S            pipeline schedule of the default layouts (1f1b)\n"
-	       "  --microbatches=M        micro-batches per replica (default 2*pp, or 1)\n\n");
+	       "  --microbatches=M        micro-batches per replica (default 2*pp, or 1)\n"
+	       "  --attention=flash|materialized\n"
+	       "                          every layout's attention core (default flash)\n\n");
 	fputs(sl_opts_model_help, stdout);
 	putchar('\n');
 	fputs(sl_opts_cluster_help, stdout);
@@ -1061,7 +1069,7 @@ int sl_cmd_compare(int argc, char **argv)
 		char words[200], t1[32], t2[32], t3[32];
 		printf("# shardlab compare: %d step%s\n", a.steps, a.steps == 1 ? "" : "s");
 		model_words(&a.m, words, sizeof words);
-		printf("# model: %s\n", words);
+		printf("# model: %s%s\n", words, attention_words(&a.m, &a.l));
 		data_words(&a.m, words, sizeof words);
 		printf("# data: %s\n", words);
 		sl_report_hardware_text(stdout, "# ", base, o.sc.preset, o.overrides);

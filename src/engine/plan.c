@@ -426,7 +426,8 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 	if (shape.n == 0 && (s->fix_tp > 0 || s->fix_pp > 0 || s->fix_dp > 0 || s->fix_microbatches > 0))
 		return sl_fail(err, SL_EINVAL,
 			       "no valid layout of %d devices has%s%.0d%s%.0d%s%.0d%s%.0d: tp x pp x dp must "
-			       "be the devices, tp divide the heads and the ffn, dp the batch, and the "
+			       "be the devices, tp divide the heads (the key/value heads with --kv-heads) and the ffn, "
+			       "dp the batch, and the "
 			       "micro-batches each replica's share of the batch",
 			       n, s->fix_tp > 0 ? " tp=" : "", s->fix_tp > 0 ? s->fix_tp : 0,
 			       s->fix_pp > 0 ? " pp=" : "", s->fix_pp > 0 ? s->fix_pp : 0,

@@ -172,7 +172,7 @@ int sl_layout_check(const sl_model_spec *m, const sl_layout *l, int ndev, sl_err
 		return rc;
 	if (m->heads > 0 && m->kv_heads > 0 && m->kv_heads % l->tp != 0)
 		return sl_fail(err, SL_EINVAL,
-			       "--kv-heads=%d does not split over tp=%d: tp must divide --kv-heads (attention is split by whole groups of heads)",
+			       "%d key/value heads do not split over tp=%d: tp must divide them (--kv-heads; attention is split by whole groups of heads)",
 			       m->kv_heads, l->tp);
 	if (m->heads > 0 && m->heads % l->tp != 0)
 		return sl_fail(err, SL_EINVAL,
