@@ -73,10 +73,16 @@ int sl_group_rank(const sl_group *g, int dev)
 void sl_block_offsets(size_t n, int p, const size_t *counts, size_t *off)
 {
 	off[0] = 0;
-	for (int r = 0; r < p; r++) {
-		size_t c = counts ? counts[r] : n / (size_t)p + ((size_t)r < n % (size_t)p);
-		off[r + 1] = off[r] + c;
+	if (counts) {
+		for (int r = 0; r < p; r++)
+			off[r + 1] = off[r] + counts[r];
+		return;
 	}
+	/* The planner asks for these on every micro-batch of every layout it
+	 * times: one division, not two a rank. */
+	size_t base = n / (size_t)p, extra = n % (size_t)p;
+	for (int r = 0; r < p; r++)
+		off[r + 1] = off[r] + base + ((size_t)r < extra);
 }
 
 /* What every collective needs: my rank, the block layout, argument checks. */

@@ -1302,10 +1302,23 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 		psim_free(&S);
 		return sl_fail(err, SL_ENOMEM, "out of host memory");
 	}
+	/* Every device's coordinates, asked for once per op of the step's end. */
+	int *crd = S.method != SL_EST_FULL ? malloc(3 * (size_t)N * sizeof *crd) : NULL;
+	if (S.method != SL_EST_FULL && !crd) {
+		if (all != S.d)
+			free(all);
+		if (arec != S.rec)
+			free(arec);
+		psim_free(&S);
+		return sl_fail(err, SL_ENOMEM, "out of host memory");
+	}
 	if (S.method != SL_EST_FULL) {
 		for (int i = 0; i < N; i++) {
 			int tp, pp, dp;
 			sl_mesh_coords(l, i, &tp, &pp, &dp);
+			crd[3 * i] = tp;
+			crd[3 * i + 1] = pp;
+			crd[3 * i + 2] = dp;
 			int si = S.slot[stand_in(&S, tp, pp, dp)];
 			all[i] = S.d[si];
 			arec[i] = S.rec[si];
@@ -1327,8 +1340,7 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 			/* Every group once: from the member of rank 0. */
 			int p = o0->dp_group ? dp_n : t;
 			for (int i = 0; i < N; i++) {
-				int tp, pp, dp;
-				sl_mesh_coords(l, i, &tp, &pp, &dp);
+				int tp = crd[3 * i], pp = crd[3 * i + 1], dp = crd[3 * i + 2];
 				if ((o0->dp_group ? dp : tp) != 0)
 					continue;
 				const struct pop *o = &arec[i]->pl.op[arec[i]->tail + j];
@@ -1344,6 +1356,7 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 			mx = all[i].clock > mx ? all[i].clock : mx;
 		for (int i = 0; i < N; i++)
 			all[i].clock = mx;
+		free(crd);
 	}
 
 	sl_estimate *e = out->est;

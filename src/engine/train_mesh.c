@@ -56,28 +56,23 @@ const char *sl_mesh_order_name(const sl_axis order[SL_NAXES], char *buf, size_t 
 	return buf;
 }
 
-static int axis_size(const sl_layout *l, sl_axis a)
-{
-	return a == SL_AXIS_TP ? l->tp : a == SL_AXIS_PP ? l->pp : l->dp;
-}
-
 int sl_mesh_device(const sl_layout *l, int tp, int pp, int dp)
 {
-	int c[SL_NAXES] = {tp, pp, dp};
-	int id = 0;
-	for (int i = SL_NAXES - 1; i >= 0; i--)
-		id = id * axis_size(l, l->order[i]) + c[l->order[i]];
-	return id;
+	/* The planner's replay asks for this in its inner loops: no loop. */
+	const int c[SL_NAXES] = {tp, pp, dp}, n[SL_NAXES] = {l->tp, l->pp, l->dp};
+	int a0 = l->order[0], a1 = l->order[1], a2 = l->order[2];
+	return (c[a2] * n[a1] + c[a1]) * n[a0] + c[a0];
 }
 
 void sl_mesh_coords(const sl_layout *l, int dev, int *tp, int *pp, int *dp)
 {
+	const int n[SL_NAXES] = {l->tp, l->pp, l->dp};
 	int c[SL_NAXES];
-	for (int i = 0; i < SL_NAXES; i++) {
-		int n = axis_size(l, l->order[i]);
-		c[l->order[i]] = dev % n;
-		dev /= n;
-	}
+	int a0 = l->order[0], a1 = l->order[1], a2 = l->order[2];
+	c[a0] = dev % n[a0];
+	dev /= n[a0];
+	c[a1] = dev % n[a1];
+	c[a2] = dev / n[a1] % n[a2];
 	*tp = c[SL_AXIS_TP];
 	*pp = c[SL_AXIS_PP];
 	*dp = c[SL_AXIS_DP];

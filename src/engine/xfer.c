@@ -200,7 +200,19 @@ double sl_settle(double clock, sl_span *sp, int n, double *comm, double *wait,
 		 void (*gap)(void *ctx, double from, double to), void *ctx)
 {
 	double t = clock;
-	qsort(sp, (size_t)n, sizeof *sp, cmp_span);
+	/* By start, stably: an exchange has a span or two, for which qsort's
+	 * merge sort cost the planner a tenth of its time. */
+	if (n > 16) {
+		qsort(sp, (size_t)n, sizeof *sp, cmp_span);
+	} else {
+		for (int i = 1; i < n; i++) {
+			sl_span v = sp[i];
+			int j = i;
+			for (; j > 0 && sp[j - 1].t0 > v.t0; j--)
+				sp[j] = sp[j - 1];
+			sp[j] = v;
+		}
+	}
 	for (int i = 0; i < n; i++) {
 		double a = sp[i].t0 > t ? sp[i].t0 : t, b = sp[i].t1;
 		if (b <= t)
