@@ -125,7 +125,7 @@ static void plan_help(void)
 	       "  --efficiency=realistic|ideal\n"
 	       "                          achievable kernel rates, memory time and launches; or\n"
 	       "                          every GEMM at peak (default: the preset's)\n",
-	       DEFAULT_TOP, SL_MAX_DEVICES);
+	       DEFAULT_TOP, SL_MAX_PLAN_DEVICES);
 }
 
 static int own_option(void *ctx, int code, const char *arg, sl_err *err)
@@ -418,6 +418,7 @@ int sl_cmd_plan(int argc, char **argv)
 	o.sc.cluster.timing_only = 1;
 	a.top = DEFAULT_TOP;
 	o.csv_ok = 1;
+	o.max_devices = SL_MAX_PLAN_DEVICES;
 	/* Unset: any degree; set, the plan keeps to it. */
 	a.t.l.tp = a.t.l.pp = a.t.l.dp = 0;
 	int rc = sl_cli_parse("plan", argc, argv, lo, &o, own_option, &a, plan_help);

@@ -197,7 +197,10 @@ int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err)
 	int w = 0, rc = SL_OK;
 	switch (code) {
 	case SL_OPT_DEVICES:
-		rc = named(opt, sl_parse_int(arg, 1, SL_MAX_DEVICES, "device count", &l, err), err);
+		rc = named(opt,
+			   sl_parse_int(arg, 1, o->max_devices > 0 ? o->max_devices : SL_MAX_DEVICES,
+					"device count", &l, err),
+			   err);
 		o->devices = (int)l;
 		break;
 	case SL_OPT_DEVICES_PER_NODE:
@@ -415,7 +418,8 @@ int sl_opts_finish(sl_opts *o, sl_err *err)
 		return sl_fail(err, SL_EINVAL,
 			       "--topology=ring is a single node: "
 			       "drop --devices-per-node or use --topology=full");
-	return sl_cluster_config_check(cfg, err);
+	return o->max_devices > SL_MAX_DEVICES ? sl_cluster_config_check_plan(cfg, err)
+						: sl_cluster_config_check(cfg, err);
 }
 
 /* ---- the training groups ---- */

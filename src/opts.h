@@ -132,6 +132,7 @@ typedef struct sl_opts {
 	sl_scenario sc;
 	sl_format format;
 	int csv_ok;               /* set before parsing by the commands with a table to plot */
+	int max_devices;          /* --devices' bound (0: SL_MAX_DEVICES; plan sets more) */
 	const char *trace;        /* --trace file, or NULL */
 	/* The explicit options that changed the preset's figures, for reports
 	 * ("bandwidth, latency"); empty when none. */

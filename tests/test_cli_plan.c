@@ -45,7 +45,7 @@ static void test_plan_bad_input(void **state)
 	    {"plan --devices=8 --layers=1 --heads=3 --hidden=9 --batch=1",
 	     "no layout fills 8 devices"},
 	    {"plan --devices=4 --memory=4KiB", "no layout fits in 4.00 KiB per device"},
-	    {"plan --devices=2000", "out of range"},
+	    {"plan --devices=20000", "out of range"},
 	    {"plan --devices=12 --devices-per-node=5", "does not divide"},
 	    {"plan --heads=5", "--hidden=128 does not split into 5 heads"},
 	    {"plan --top=-1", "--top"},
@@ -245,6 +245,26 @@ static void test_dry_run_limits(void **state)
 	tu_result_free(&r);
 	tu_run("run --devices=1025 --dry-run", &r);
 	tu_expect_one_error("run --devices=1025 --dry-run", 2, &r);
+	tu_result_free(&r);
+	/* A plan runs no device: it goes further (3,072 devices here, a
+	 * published run's), its groups not. */
+	json_t *p3 = json_of("plan --devices=3072 --devices-per-node=8 --layers=64 --hidden=512 "
+			     "--ffn=2048 --heads=8 --seq=64 --batch=3072 --tp=8 --pp=64 "
+			     "--microbatches=8 --format=json",
+			     &r);
+	json_t *best = json_object_get(p3, "best");
+	assert_int_equal(json_integer_value(json_object_get(best, "dp")), 6);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(p3, "cluster"), "devices")),
+			 3072);
+	json_decref(p3);
+	tu_result_free(&r);
+	tu_run("plan --devices=16385", &r);
+	tu_expect_one_error("plan --devices=16385", 2, &r);
+	assert_non_null(strstr(r.err, "16384"));
+	tu_result_free(&r);
+	tu_run("run --devices=3072 --dry-run", &r);
+	tu_expect_one_error("run --devices=3072 --dry-run", 2, &r);
+	assert_non_null(strstr(r.err, "1024"));
 	tu_result_free(&r);
 	tu_run("run --devices=256 --dry-run --m=64 --k=1024 --n=64 --strategy=rowwise", &r);
 	assert_true(r.exited && r.status == 0);

@@ -52,12 +52,24 @@ void sl_cluster_config_default(sl_cluster_config *cfg)
 	cfg->efficiency = SL_EFF_IDEAL;
 }
 
+static int config_check(const sl_cluster_config *cfg, int maxdev, sl_err *err);
+
 int sl_cluster_config_check(const sl_cluster_config *cfg, sl_err *err)
 {
+	return config_check(cfg, SL_MAX_DEVICES, err);
+}
+
+int sl_cluster_config_check_plan(const sl_cluster_config *cfg, sl_err *err)
+{
+	return config_check(cfg, SL_MAX_PLAN_DEVICES, err);
+}
+
+static int config_check(const sl_cluster_config *cfg, int maxdev, sl_err *err)
+{
 	char a[32], b[32];
-	if (cfg->devices < 1 || cfg->devices > SL_MAX_DEVICES)
+	if (cfg->devices < 1 || cfg->devices > maxdev)
 		return sl_fail(err, SL_EINVAL, "device count %d is out of range (1 to %d)", cfg->devices,
-			       SL_MAX_DEVICES);
+			       maxdev);
 	/* Past this, threads sharing the host's cores doing real arithmetic on
 	 * real buffers tell nothing a timing-only run does not. */
 	if (cfg->devices > SL_MAX_FULL_DEVICES && !cfg->timing_only)

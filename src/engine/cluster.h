@@ -18,6 +18,10 @@
  * have up to SL_MAX_DEVICES. */
 #define SL_MAX_FULL_DEVICES 64
 #define SL_MAX_DEVICES 1024
+/* A plan runs no device: its clusters may be larger (Narayanan et al.'s
+ * 3,072 A100s, Llama 3's 16,384 H100s), each of its groups (TP, PP or DP)
+ * still at most SL_MAX_DEVICES. */
+#define SL_MAX_PLAN_DEVICES 16384
 
 typedef struct sl_cluster sl_cluster;
 typedef struct sl_dev sl_dev;
@@ -95,6 +99,8 @@ typedef struct sl_cluster_config {
 void sl_cluster_config_default(sl_cluster_config *cfg);
 /* Check a configuration; returns SL_EINVAL with a message naming the field. */
 int sl_cluster_config_check(const sl_cluster_config *cfg, sl_err *err);
+/* The same for a cluster that is only planned: up to SL_MAX_PLAN_DEVICES. */
+int sl_cluster_config_check_plan(const sl_cluster_config *cfg, sl_err *err);
 
 /* The figures a link src->dst of such a cluster starts with (its class:
  * inside a node or between nodes, times the hops of a ring). */

@@ -406,7 +406,7 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 	int n = cfg->devices, rc;
 	sl_cluster_config chk = *cfg;
 	chk.timing_only = 1; /* a plan runs nothing */
-	if ((rc = sl_model_check(m, err)) || (rc = sl_cluster_config_check(&chk, err)))
+	if ((rc = sl_model_check(m, err)) || (rc = sl_cluster_config_check_plan(&chk, err)))
 		return rc;
 	out->model_flops = sl_model_step_flops(m);
 
@@ -414,6 +414,9 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 	for (int tp = 1; tp <= n; tp++)
 		for (int pp = 1; pp <= n / tp; pp++) {
 			int dp = n % (tp * pp) ? 0 : n / tp / pp;
+			/* (a group's ranks are an array of SL_MAX_DEVICES) */
+			if (tp > SL_MAX_DEVICES || pp > SL_MAX_DEVICES || dp > SL_MAX_DEVICES)
+				continue;
 			if ((s->fix_tp > 0 && tp != s->fix_tp) || (s->fix_pp > 0 && pp != s->fix_pp) ||
 			    (s->fix_dp > 0 && dp != s->fix_dp))
 				continue;

@@ -228,9 +228,13 @@ int sl_est_record(const sl_model_spec *m, const sl_layout *l, int ndev, int lite
                   const sl_cluster_config *hw, sl_est_rec **out, sl_err *err)
 {
 	*out = NULL;
-	if (ndev < 1 || ndev > SL_MAX_DEVICES)
+	if (ndev < 1 || ndev > SL_MAX_PLAN_DEVICES)
 		return sl_fail(err, SL_EINVAL, "device count %d is out of range (1 to %d)", ndev,
-		               SL_MAX_DEVICES);
+		               SL_MAX_PLAN_DEVICES);
+	/* A group's ranks are an array of SL_MAX_DEVICES. */
+	if (l->tp > SL_MAX_DEVICES || l->pp > SL_MAX_DEVICES || l->dp > SL_MAX_DEVICES)
+		return sl_fail(err, SL_EINVAL, "tp=%d pp=%d dp=%d: each degree can be at most %d",
+		               l->tp, l->pp, l->dp, SL_MAX_DEVICES);
 	int rc = sl_layout_check(m, l, ndev, err);
 	return rc ? rc : est_record(m, l, ndev, literal, hw, out, err);
 }
