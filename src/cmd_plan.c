@@ -373,8 +373,8 @@ static json_t *plan_json(const sl_plan *p, const sl_opts *o, struct took t)
  * names; a layout that does not fit has its timing cells empty. */
 static void plan_csv(const sl_plan *p)
 {
-	printf("rank,tp,pp,dp,schedule,chunks,microbatches,sequence_parallel,zero1,mesh_order,"
-	       "fits,memory_peak_bytes,step_time_s,tokens_per_s,device_model_flop_per_s,"
+	printf("rank,tp,pp,dp,schedule,chunks,microbatches,sequence_parallel,zero1,recompute,"
+	       "attention,mesh_order,fits,memory_peak_bytes,step_time_s,tokens_per_s,device_model_flop_per_s,"
 	       "comm_fraction,bubble_fraction,idle_fraction,across\n");
 	for (int i = 0; i < p->n; i++) {
 		const sl_plan_row *r = &p->rows[i];
@@ -384,9 +384,10 @@ static void plan_csv(const sl_plan *p)
 			printf("%d,", i + 1);
 		else
 			printf(",");
-		printf("%d,%d,%d,%s,%d,%d,%s,%s,%s,%s,%llu,", l->tp, l->pp, l->dp,
+		printf("%d,%d,%d,%s,%d,%d,%s,%s,%s,%s,%s,%s,%llu,", l->tp, l->pp, l->dp,
 		       sl_sched_name(l->schedule), l->chunks, l->microbatches,
 		       l->seq_parallel ? "true" : "false", l->zero1 ? "true" : "false",
+		       sl_recompute_name(l->recompute), sl_attention_name(l->attention),
 		       sl_mesh_order_name(l->order, ord, sizeof ord), r->fits ? "true" : "false",
 		       (unsigned long long)r->est.mem_peak_bytes);
 		if (r->fits)

@@ -728,7 +728,14 @@ int sl_cmd_train(int argc, char **argv)
 		outcome_free(&r);
 		free(ref0);
 		sl_ckpt_close(ck);
-		sl_cli_error("train: %s", err.msg);
+		if (err.code == SL_EDEVMEM)
+			/* What to turn, in the same message. */
+			sl_cli_error("train: %s; a layout that needs less: --zero1, --recompute=full, "
+				     "--sequence-parallel, a larger --tp or --pp, more --microbatches "
+				     "(or 'shardlab plan' with the same model and cluster)",
+				     err.msg);
+		else
+			sl_cli_error("train: %s", err.msg);
 		/* The command line was checked: a damaged checkpoint or a failed save
 		 * is the run's failure. */
 		return err.code == SL_EINVAL && !ta.load && !ta.save ? SL_EXIT_USAGE : SL_EXIT_FAIL;

@@ -826,6 +826,8 @@ static int report_add(sl_train_report *t, const sl_train_report *r)
 		d->flops = (d->flops * a + e->flops * b) / n;
 		d->pipe_busy_s = (d->pipe_busy_s * a + e->pipe_busy_s * b) / n;
 		d->idle_s = t->step_s - d->compute_s - d->comm_s;
+		if (d->idle_s < 0 && d->idle_s > -1e-9 * t->step_s)
+			d->idle_s = 0; /* rounding, as in train.c */
 		for (int k = 0; k < SL_TR_NKINDS; k++) {
 			d->sent[k] = (uint64_t)((d->sent[k] * a + e->sent[k] * b) / n + 0.5);
 			d->received[k] =

@@ -524,6 +524,10 @@ int sl_train_run(sl_train *tr, sl_cluster *c, int steps, sl_train_report *rep, s
 			o->pipe_busy_s += dr->pipe_busy[s] / steps;
 		}
 		o->idle_s = rep->step_s - o->compute_s - o->comm_s;
+		/* A busy device's sums round to a hair over the step: no idle
+		 * time, not "-0.0 ns". */
+		if (o->idle_s < 0 && o->idle_s > -1e-9 * rep->step_s)
+			o->idle_s = 0;
 		for (int kd = 0; kd < SL_TR_NKINDS; kd++) {
 			o->sent[kd] = dr->sent[kd] / (uint64_t)steps;
 			o->received[kd] = dr->recv[kd] / (uint64_t)steps;
