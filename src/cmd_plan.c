@@ -53,6 +53,7 @@ static const char *const shared_names[] = {"devices",
                                            "heads",
                                            "kv-heads",
                                            "ffn-kind",
+                                           "attention-dropout",
                                            "seq",
                                            "batch",
                                            "model"};
@@ -92,6 +93,7 @@ static void plan_help(void)
 	       "  --kv-heads=G            key/value heads (grouped-query attention): G divides\n"
 	       "                          A, and tp must divide G (default 0: as many as --heads)\n"
 	       "  --ffn-kind=gelu|swiglu  the MLP (default gelu)\n"
+	       "  --attention-dropout=R   the share of attention probabilities dropped (default 0)\n"
 	       "  --seq=S                 tokens per sequence (default 32; 1 without attention\n"
 	       "                          unless given)\n"
 	       "  --batch=B               sequences per step over all replicas (default 16)\n"

@@ -432,6 +432,7 @@ const struct option sl_opts_model[] = {
 	{"lr", required_argument, NULL, SL_OPT_LR},         {"model", required_argument, NULL, SL_OPT_MODEL},
 	{"kv-heads", required_argument, NULL, SL_OPT_KV_HEADS},
 	{"ffn-kind", required_argument, NULL, SL_OPT_FFN_KIND},
+	{"attention-dropout", required_argument, NULL, SL_OPT_ATTN_DROPOUT},
 	{NULL, 0, NULL, 0}};
 
 const struct option sl_opts_layout[] = {
@@ -461,6 +462,8 @@ const char sl_opts_model_help[] =
 	"                          (default 0: as many as --heads)\n"
 	"  --ffn-kind=gelu|swiglu  the MLP: GeLU, or SwiGLU's gate and up products of F\n"
 	"                          columns each, as Llama's (default gelu)\n"
+	"  --attention-dropout=R   drop this share of the attention probabilities in\n"
+	"                          training, as Megatron-LM's option (default 0)\n"
 	"  --seq=S                 tokens per sequence (default 32; 1 without attention\n"
 	"                          unless given)\n"
 	"  --batch=B               sequences per step, over all replicas (default 16)\n"
@@ -606,6 +609,13 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 		a->given_seq = 1; /* the file's sequence, with or without attention */
 		break;
 	}
+	case SL_OPT_ATTN_DROPOUT:
+		rc = sl_parse_double(arg, &lr, err);
+		if (rc == SL_OK && !(lr >= 0 && lr <= 0.9))
+			rc = sl_fail(err, SL_EINVAL,
+				     "--attention-dropout=%s is out of range (0 to 0.9)", arg);
+		m->attn_dropout = (float)lr;
+		break;
 	case SL_OPT_LR:
 		rc = sl_parse_double(arg, &lr, err);
 		if (rc == SL_OK && !(lr > 0 && lr < 1))

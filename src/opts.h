@@ -105,6 +105,7 @@ enum sl_opt_code {
 	SL_OPT_KV_HEADS, /* model shape too, after the range above */
 	SL_OPT_FFN_KIND,
 	SL_OPT_ATTENTION,
+	SL_OPT_ATTN_DROPOUT,
 	SL_OPT_USER = 0x200
 };
 

@@ -268,16 +268,23 @@ static void test_flash_estimate_equals_run(void **state)
 	     SL_EST_STAGE},
 	};
 	for (size_t g = 0; g < sizeof rows / sizeof rows[0]; g++)
-		for (int a = 0; a < SL_ATTN_N; a++) {
+		for (int a = 0; a < 2 * SL_ATTN_N; a++) {
+			/* the second round with attention dropout (and, on odd rows,
+			 * selective recomputation) */
+			int drop = a >= SL_ATTN_N;
 			const struct lay *x = &rows[g];
 			char name[160];
 			name_of(x, name, sizeof name);
-			snprintf(name + strlen(name), sizeof name - strlen(name), " %s",
-			         sl_attention_name((sl_attention)a));
+			snprintf(name + strlen(name), sizeof name - strlen(name), " %s%s",
+			         sl_attention_name((sl_attention)(a % SL_ATTN_N)),
+			         drop ? " dropout" : "");
 			sl_model_spec m;
 			model_of(x, &m);
+			m.attn_dropout = drop ? 0.1f : 0.0f;
 			sl_layout l = layout_of(x);
-			l.attention = (sl_attention)a;
+			l.attention = (sl_attention)(a % SL_ATTN_N);
+			if (drop && g % 2)
+				l.recompute = SL_RECOMPUTE_SELECTIVE;
 			sl_cluster_config cfg = realistic_of(x, 0.6);
 			every_method_equals_run(&m, &l, &cfg, x->want, name);
 		}
@@ -321,6 +328,53 @@ static void test_flash_closed_forms(void **state)
 	      "executed FLOPs: the backward's scores again");
 	CLOSE(e[1][2].step_s - e[1][1].step_s, L * B * a * 14 * s * s * d / (ideal.flops * 0.6),
 	      "the fused kernels at half the rate");
+}
+
+/* Attention dropout against Korthikanti et al.'s terms, one device, one
+ * micro-batch: with the scores in device memory it keeps the dropped
+ * probabilities (eb bytes each) and the mask (a byte each) besides P:
+ * L B a s^2 (eb + 1) bytes more (3 a s^2 b a layer in bf16, their 5 a s^2 b
+ * less the 2 a s^2 b of P); fused attention keeps none of it.  Its kernels
+ * read P and write both (2 eb + 1 bytes an element), and the backward reads
+ * the gradient and the mask and writes the gradient: L B a s^2 (4 eb + 2)
+ * bytes at the memory's rate, none of it on the ideal machine. */
+static void test_dropout_closed_forms(void **state)
+{
+	(void)state;
+	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3, 4, 0, 0};
+	sl_model_spec m;
+	model_of(&x, &m);
+	m.seq = 64;
+	double L = m.layers, B = m.batch, a = m.heads, s = m.seq;
+	sl_layout l = layout_of(&x);
+	sl_err err = {0};
+	sl_estimate e[2][2][2]; /* [attention][ideal, realistic][dropout] */
+	for (int at = 0; at < 2; at++)
+		for (int k = 0; k < 2; k++)
+			for (int dr = 0; dr < 2; dr++) {
+				l.attention = (sl_attention)at;
+				m.attn_dropout = dr ? 0.1f : 0.0f;
+				sl_cluster_config cfg = k ? realistic_of(&x, 0.6) : config_of(&x);
+				assert_int_equal(
+				    sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e[at][k][dr], &err),
+				    SL_OK);
+			}
+	const int mat = SL_ATTN_MATERIALIZED, fl = SL_ATTN_FLASH;
+	double n = L * B * a * s * s;
+	assert_true(e[mat][0][1].act_peak_bytes - e[mat][0][0].act_peak_bytes ==
+	            (uint64_t)(n * (4 + 1)));
+	assert_true(e[mat][1][1].act_peak_bytes - e[mat][1][0].act_peak_bytes ==
+	            (uint64_t)(n * (2 + 1)));
+	assert_true(e[fl][1][1].act_peak_bytes == e[fl][1][0].act_peak_bytes);
+	CLOSE(e[mat][0][1].step_s, e[mat][0][0].step_s, "ideal: element-wise work is free");
+	CLOSE(e[fl][1][1].step_s, e[fl][1][0].step_s, "fused: on chip");
+	sl_cluster_config r = realistic_of(&x, 0.6);
+	/* a kernel over every head of the micro-batch, forward and backward:
+	 * one launch each a layer */
+	double kernels = L * 2;
+	CLOSE(e[mat][1][1].step_s - e[mat][1][0].step_s,
+	      n * (4 * 2 + 2) / r.dm.mem_bw + kernels * r.dm.launch_s,
+	      "the dropout kernels' bytes at the memory's rate, and their launches");
 }
 
 /* Which devices a replay needs: one per stage; the period of a TP ring
@@ -659,6 +713,7 @@ int main(void)
 	    cmocka_unit_test(test_llama_kinds_estimate_equals_run),
 	    cmocka_unit_test(test_flash_estimate_equals_run),
 	    cmocka_unit_test(test_flash_closed_forms),
+	    cmocka_unit_test(test_dropout_closed_forms),
 	    cmocka_unit_test(test_replayed_devices),
 	    cmocka_unit_test(test_templates_equal_literal),
 	    cmocka_unit_test(test_dp_closed_form),

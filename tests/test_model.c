@@ -174,6 +174,55 @@ static void test_gradient_swiglu_gqa(void **state)
 	check_gradient_of(&m);
 }
 
+/* With attention dropout: the masks are fixed for a step, so the loss is
+ * still smooth in the parameters and its gradient goes through them. */
+static void test_gradient_attention_dropout(void **state)
+{
+	(void)state;
+	sl_model_spec m;
+	tiny(&m, 2);
+	m.attn_dropout = 0.3f;
+	check_gradient_of(&m);
+	m.kv_heads = 1;
+	check_gradient_of(&m);
+}
+
+/* The draws: about r of a large matrix dropped, the rest scaled by exactly
+ * 1/(1 - r); a pure function of its arguments, other for any other one. */
+static void test_attention_dropout_draws(void **state)
+{
+	(void)state;
+	enum { S = 256 };
+	sl_model_spec m;
+	sl_model_default(&m);
+	m.heads = 4;
+	m.attn_dropout = 0.1f;
+	static float one[S * S], a[S * S], b[S * S];
+	for (int i = 0; i < S * S; i++)
+		one[i] = 1.0f;
+	sl_attn_dropout(&m, 3, 1, 7, 2, one, a, S);
+	int zeros = 0;
+	for (int i = 0; i < S * S; i++) {
+		if (a[i] == 0)
+			zeros++;
+		else
+			assert_true(a[i] == 1.0f / (1.0f - 0.1f));
+	}
+	/* binomial: 65536 draws at 0.1, sd 77 */
+	assert_true(abs(zeros - S * S / 10) < 5 * 77);
+	sl_attn_dropout(&m, 3, 1, 7, 2, one, b, S);
+	assert_memory_equal(a, b, sizeof a);
+	const long args[4][4] = {{4, 1, 7, 2}, {3, 2, 7, 2}, {3, 1, 8, 2}, {3, 1, 7, 3}};
+	for (int k = 0; k < 4; k++) {
+		sl_attn_dropout(&m, args[k][0], (int)args[k][1], args[k][2], (int)args[k][3], one, b, S);
+		int same = 0;
+		for (int i = 0; i < S * S; i++)
+			same += (a[i] == 0) == (b[i] == 0);
+		/* independent masks agree on 0.9^2 + 0.1^2 = 82% of the elements */
+		assert_true(same < S * S * 85 / 100);
+	}
+}
+
 /* Grouped-query attention is multi-head attention whose heads of a group
  * have equal keys and values: copy each group's K and V columns to every
  * head of the group of an ordinary model, and the loss is the same. */
@@ -344,6 +393,14 @@ static void test_bad_model(void **state)
 	m.kv_heads = 2;
 	assert_int_equal(sl_model_check(&m, &err), SL_EINVAL);
 	assert_non_null(strstr(err.msg, "--kv-heads=2 needs attention"));
+	m.kv_heads = 0;
+	m.attn_dropout = 0.1f;
+	assert_int_equal(sl_model_check(&m, &err), SL_EINVAL);
+	assert_non_null(strstr(err.msg, "--attention-dropout needs attention"));
+	m.heads = 4;
+	m.attn_dropout = 0.95f;
+	assert_int_equal(sl_model_check(&m, &err), SL_EINVAL);
+	assert_non_null(strstr(err.msg, "out of range"));
 }
 
 int main(void)
@@ -355,6 +412,8 @@ int main(void)
 		cmocka_unit_test(test_gradient_mlp),
 		cmocka_unit_test(test_gradient_attention),
 		cmocka_unit_test(test_gradient_swiglu_gqa),
+		cmocka_unit_test(test_gradient_attention_dropout),
+		cmocka_unit_test(test_attention_dropout_draws),
 		cmocka_unit_test(test_gqa_is_shared_keys_and_values),
 		cmocka_unit_test(test_swiglu_forward),
 		cmocka_unit_test(test_adam_formula),

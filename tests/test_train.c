@@ -28,6 +28,8 @@ static struct ref attn_ref, mlp_ref;
 /* Llama's kinds: 4 query heads of 2 in 2 key/value groups, a SwiGLU MLP of
  * 10 pairs (uneven over 4 ranks); and a SwiGLU MLP-only model of 7. */
 static struct ref llama_ref, swiglu_ref;
+/* The attention model with 30% attention dropout, and the Llama one with 20%. */
+static struct ref drop_ref, drop_llama_ref;
 
 static void make_ref(struct ref *R, const sl_model_spec *m)
 {
@@ -51,6 +53,11 @@ static int setup(void **state)
 	m.batch = 8;
 	m.lr = 1e-2f;
 	make_ref(&attn_ref, &m);
+	m.attn_dropout = 0.3f;
+	make_ref(&drop_ref, &m);
+	/* (the dropout changes the losses: the cases below are not vacuous) */
+	assert_true(fabs(drop_ref.loss[STEPS - 1] - attn_ref.loss[STEPS - 1]) >
+		    1e-3 * attn_ref.loss[STEPS - 1]);
 	/* MLP model: 5 blocks (uneven over 2 and 3 stages), batch 7 (uneven
 	 * over replicas and micro-batches), ffn 10. */
 	sl_model_default(&m);
@@ -73,6 +80,8 @@ static int setup(void **state)
 	m.seed = 5;
 	m.lr = 1e-2f;
 	make_ref(&llama_ref, &m);
+	m.attn_dropout = 0.2f;
+	make_ref(&drop_llama_ref, &m);
 	sl_model_default(&m);
 	m.layers = 3;
 	m.hidden = 6;
@@ -92,6 +101,8 @@ static int teardown(void **state)
 	sl_ref_free(&mlp_ref.r);
 	sl_ref_free(&llama_ref.r);
 	sl_ref_free(&swiglu_ref.r);
+	sl_ref_free(&drop_ref.r);
+	sl_ref_free(&drop_llama_ref.r);
 	return 0;
 }
 
@@ -242,6 +253,15 @@ CASE(flash_single, attn_ref,            "1 1 1 1f1b        2 1 0 0 tp-dp-pp ring
 CASE(flash_tp2_sp, attn_ref,            "2 1 1 1f1b        2 1 1 0 tp-dp-pp ring none flash", 0)
 CASE(flash_tp2_pp2_dp2_sel, attn_ref,   "2 2 2 1f1b        2 1 1 1 tp-dp-pp ring selective flash", 2)
 CASE(flash_llama_tp2_full, llama_ref,   "2 1 1 gpipe       2 1 0 0 tp-dp-pp ring full flash", 0)
+/* Attention dropout drops what the reference drops: by global sequence
+ * and head, whatever the replica, the TP rank, the micro-batch or the
+ * recomputation. */
+CASE(drop_tp2_dp2_sp, drop_ref,         "2 1 2 1f1b        2 1 1 0", 2)
+CASE(drop_tp4_pp2_sel, drop_ref,        "4 2 1 1f1b        2 1 0 0 tp-dp-pp ring selective", 0)
+CASE(drop_pp2_interleaved_full, drop_ref, "1 2 1 interleaved 4 2 0 0 tp-dp-pp ring full", 0)
+CASE(drop_flash_tp2_dp2, drop_ref,      "2 1 2 1f1b        2 1 1 1 tp-dp-pp ring none flash", 2)
+CASE(drop_llama_tp2_pp2_dp2, drop_llama_ref, "2 2 2 1f1b      2 1 1 1", 2)
+CASE(drop_llama_flash_sel, drop_llama_ref, "2 1 1 1f1b      2 1 0 0 tp-dp-pp ring selective flash", 0)
 
 int main(void)
 {
@@ -288,6 +308,12 @@ int main(void)
 		cmocka_unit_test(flash_tp2_sp),
 		cmocka_unit_test(flash_tp2_pp2_dp2_sel),
 		cmocka_unit_test(flash_llama_tp2_full),
+		cmocka_unit_test(drop_tp2_dp2_sp),
+		cmocka_unit_test(drop_tp4_pp2_sel),
+		cmocka_unit_test(drop_pp2_interleaved_full),
+		cmocka_unit_test(drop_flash_tp2_dp2),
+		cmocka_unit_test(drop_llama_tp2_pp2_dp2),
+		cmocka_unit_test(drop_llama_flash_sel),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -71,6 +71,9 @@ int sl_model_describe(const sl_model_spec *m, char *buf, size_t n)
 		len += snprintf(buf + len, n - (size_t)len, ", %d heads", m->heads);
 	if (m->kv_heads > 0 && m->kv_heads != m->heads && len >= 0 && (size_t)len < n)
 		len += snprintf(buf + len, n - (size_t)len, " (%d key/value)", m->kv_heads);
+	if (m->attn_dropout > 0 && len >= 0 && (size_t)len < n)
+		len += snprintf(buf + len, n - (size_t)len, ", attention dropout %g",
+				(double)m->attn_dropout);
 	return len;
 }
 
@@ -100,6 +103,12 @@ int sl_model_check(const sl_model_spec *m, sl_err *err)
 		return sl_fail(err, SL_EINVAL,
 			       "--kv-heads=%d does not group %d query heads: it must divide --heads",
 			       m->kv_heads, m->heads);
+	if (!(m->attn_dropout >= 0 && m->attn_dropout <= 0.9f))
+		return sl_fail(err, SL_EINVAL, "--attention-dropout=%g is out of range (0 to 0.9)",
+			       (double)m->attn_dropout);
+	if (m->attn_dropout > 0 && m->heads == 0)
+		return sl_fail(err, SL_EINVAL,
+			       "--attention-dropout needs attention: set --heads too");
 	if (m->ffn_kind < 0 || m->ffn_kind >= SL_FFN_N)
 		return sl_fail(err, SL_EINVAL, "--ffn-kind must be gelu or swiglu");
 	/* Rows of a batch are counted in int. */
@@ -388,6 +397,22 @@ void sl_adam(const sl_model_spec *m, long t, float *p, const float *g, float *mo
 	}
 }
 
+void sl_attn_dropout(const sl_model_spec *m, long step, int block, long seq, int head,
+		     const float *p, float *out, int s)
+{
+	float r = m->attn_dropout, keep_scale = 1.0f / (1.0f - r);
+	/* kept when the draw's top 24 bits reach r 2^24 */
+	uint64_t cut = (uint64_t)((double)r * (double)(1u << 24) + 0.5);
+	uint64_t z = mix64(m->seed ^ 0xd50d0a7d50d0a7ULL);
+	z = mix64(z + (uint64_t)step);
+	z = mix64(z + (uint64_t)block);
+	z = mix64(z + (uint64_t)seq);
+	z = mix64(z + (uint64_t)head);
+	size_t n = (size_t)s * (size_t)s;
+	for (size_t i = 0; i < n; i++)
+		out[i] = (mix64(z + i) >> 40) >= cut ? p[i] * keep_scale : 0.0f;
+}
+
 /* ---- the reference ---- */
 
 static void gemm(int ta, int tb, int M, int N, int K, float alpha, const float *a, int lda,
@@ -413,6 +438,7 @@ static void colsum_into(float *db, const float *dy, size_t rows, size_t cols)
 /* What one block keeps for its backward pass. */
 struct saved {
 	float *xa, *qkv, *p, *o; /* attention */
+	float *pd;               /* attention dropout: the dropped probabilities */
 	float *xm, *z, *a;       /* MLP */
 };
 
@@ -443,6 +469,8 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 			ok &= !!(sv[l].xa = malloc(R * h * sizeof(float)));
 			ok &= !!(sv[l].qkv = malloc(R * qc * sizeof(float)));
 			ok &= !!(sv[l].p = malloc(B * A * s * s * sizeof(float)));
+			if (m->attn_dropout > 0)
+				ok &= !!(sv[l].pd = malloc(B * A * s * s * sizeof(float)));
 			ok &= !!(sv[l].o = malloc(R * h * sizeof(float)));
 		}
 		ok &= !!(sv[l].xm = malloc(R * h * sizeof(float)));
@@ -473,6 +501,12 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 					float *pm = sv[l].p + (n * A + j) * s * s;
 					gemm(0, 1, (int)s, (int)s, (int)d, scale, q, Q, kk, Q, 0, pm, (int)s);
 					sl_softmax_rows(pm, (int)s, (int)s, (int)s);
+					if (sv[l].pd) {
+						float *pd = sv[l].pd + (n * A + j) * s * s;
+						sl_attn_dropout(m, step, (int)l, (long)n, (int)j, pm, pd,
+								(int)s);
+						pm = pd;
+					}
 					gemm(0, 0, (int)s, (int)d, (int)s, 1, pm, (int)s, v, Q, 0,
 					     sv[l].o + n * s * h + j * d, (int)h);
 				}
@@ -538,8 +572,13 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 					float acc = j % qpg ? 1.0f : 0.0f;
 					gemm(0, 1, (int)s, (int)s, (int)d, 1, dob, (int)h, qkv + vo, Q, 0, dp,
 					     (int)s);
-					gemm(1, 0, (int)s, (int)d, (int)s, 1, pm, (int)s, dob, (int)h, acc,
+					/* V was weighed by the dropped probabilities */
+					const float *pv = sv[l].pd ? sv[l].pd + (n * A + j) * s * s : pm;
+					gemm(1, 0, (int)s, (int)d, (int)s, 1, pv, (int)s, dob, (int)h, acc,
 					     dqkv + vo, Q);
+					if (sv[l].pd)
+						sl_attn_dropout(m, step, (int)l, (long)n, (int)j, dp, dp,
+								(int)s);
 					sl_softmax_grad_rows(pm, dp, (int)s, (int)s, (int)s, scale);
 					gemm(0, 0, (int)s, (int)d, (int)s, 1, dp, (int)s, qkv + ko, Q, 0,
 					     dqkv + qo, Q);
@@ -557,6 +596,7 @@ out:
 			free(sv[l].xa);
 			free(sv[l].qkv);
 			free(sv[l].p);
+			free(sv[l].pd);
 			free(sv[l].o);
 			free(sv[l].xm);
 			free(sv[l].z);

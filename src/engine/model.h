@@ -12,6 +12,11 @@
  * one value head.  A SwiGLU MLP (Shazeer 2020, as Llama's) has two fc1
  * products, gate and up, of f columns each:
  *     x = x + (silu(x Wg + bg) * (x Wu + bu)) W2 + b2
+ * Attention dropout (attn_dropout = r > 0, as Megatron-LM's
+ * --attention-dropout): the probabilities P are dropped element by element
+ * and the kept ones scaled by 1/(1 - r) before they weigh V.  Which ones is
+ * a pure function of (seed, step, block, sequence, head, query, key)
+ * (sl_attn_dropout), so every layout drops the same ones as the reference.
  * No normalisation layers, and no QKV bias: a bias on K shifts every score
  * of a softmax row by the same amount, so its gradient is exactly zero and
  * Adam would turn rounding noise into full-size steps.  A batch is B sequences of s tokens, i.e. B*s
@@ -46,6 +51,7 @@ typedef struct sl_model_spec {
 	int kv_heads; /* G, key/value heads (grouped-query attention); 0: a */
 	int ffn_kind; /* SL_FFN_GELU or SL_FFN_SWIGLU */
 	int seq;    /* s, tokens per sequence (1 without attention) */
+	float attn_dropout; /* the share of attention probabilities dropped in training (0..0.9) */
 	int batch;  /* B, sequences per step (the global batch) */
 	uint64_t seed;
 	float lr, beta1, beta2, eps; /* Adam */
@@ -157,6 +163,12 @@ void sl_ffn_act_grad(int kind, const float *z, const float *da, float *dz, size_
 void sl_softmax_rows(float *s, int rows, int cols, int ld);
 /* Given P (rows x cols) and dP, overwrite dP with dS = scale * P (dP - rowsum(dP P)). */
 void sl_softmax_grad_rows(const float *p, float *dp, int rows, int cols, int ld, float scale);
+/* Attention dropout on one head's s x s probabilities p (row-major, ld s):
+ * out = p * keep / (1 - r), keep drawn from (seed, step, block, seq,
+ * head, query, key) with global indices; out may be p.  The gradient is the
+ * same map: dp = dout * keep / (1 - r). */
+void sl_attn_dropout(const sl_model_spec *m, long step, int block, long seq, int head,
+		     const float *p, float *out, int s);
 /* One Adam step (t counts from 1) on n elements. */
 void sl_adam(const sl_model_spec *m, long t, float *p, const float *g, float *mom, float *var,
 	     size_t n);

@@ -97,6 +97,7 @@ int trn_build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
 					if (kind == SL_T_QKV_W) {
 						bk->qc = len;
 						bk->ah = len / ti.unit * (m->heads / sl_model_kv_heads(m));
+						bk->h0 = start / ti.unit * (m->heads / sl_model_kv_heads(m));
 					}
 				}
 			}

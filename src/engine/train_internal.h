@@ -22,6 +22,7 @@
 struct blk {
 	int index;        /* global block */
 	int ah, qc;       /* local query heads, local QKV columns ((a/G + 2) d per local group) */
+	int h0;           /* the first local query head's global index */
 	int ft;           /* local MLP width: fc2 rows (fc1 columns are twice that for SwiGLU) */
 	int zc;           /* local fc1 columns */
 	size_t w[SL_T_PER_BLOCK]; /* where each tensor's shard starts in the flat arrays */
@@ -57,6 +58,7 @@ struct sl_train {
 
 struct bstash {
 	float *xa, *qkv, *p, *o; /* attention: input, Q K V, probabilities, heads' outputs */
+	float *pd, *mask;        /* attention dropout: dropped probabilities, the mask (bytes) */
 	float *xm, *z, *a;       /* MLP: input, fc1 output, GeLU output */
 	float *xin;              /* full recomputation: the block's input, all it keeps */
 };

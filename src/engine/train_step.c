@@ -376,6 +376,7 @@ static int ew_softmax_grad(struct kctx *k, const float *p, size_t off, float *dp
 	EW_END(3 * (size_t)s * s, "softmax grad");
 }
 
+
 /* A fused attention kernel (FlashAttention) begins or ends: its one launch
  * (shared by the heads, k->batch), then products at the fused rate and
  * element-wise work on chip. */
@@ -441,6 +442,23 @@ static void mb_geo(const struct kctx *k, int mb, struct mbgeo *g)
 		g->r0 = 0;
 		g->rl = g->r;
 	}
+}
+
+/* Attention dropout on head j of sequence n of the micro-batch: p (at po)
+ * into out (at oo), or (grad) a gradient in place.  The forward reads the
+ * probabilities and writes the dropped ones and the mask (a byte each);
+ * the backward reads the gradient and the mask and writes the gradient.
+ * Inside a fused kernel, all on chip. */
+static int ew_dropout(struct kctx *k, const struct blk *b, const struct mbgeo *g, int n, int j,
+		      const float *p, size_t po, float *out, size_t oo, int s, int grad)
+{
+	/* two values and a byte each */
+	double elems = (2.0 + 1.0 / k->eb) * (double)s * s;
+	const char *label = grad ? "attention dropout grad" : "attention dropout";
+	EW_BEGIN(elems, label);
+	const sl_model_spec *m = &k->tr->m;
+	sl_attn_dropout(m, k->step, b->index, g->row0 / m->seq + n, b->h0 + j, p + po, out + oo, s);
+	EW_END(elems, label);
 }
 
 /* Events are named on a device; a recording has none to name. */
@@ -662,13 +680,25 @@ static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	TRY(k_gemm(k, 0, 0, r, qc, h, 1, st->xa, 0, h, par(k, b, SL_T_QKV_W), 0, qc, 0, st->qkv, 0, qc,
 		   lb));
 	/* Fused attention keeps no probabilities: one head's are on chip. */
-	int flash = k->tr->l.attention == SL_ATTN_FLASH;
-	float *pp = NULL;
-	if (flash)
+	int flash = k->tr->l.attention == SL_ATTN_FLASH, drop = m->attn_dropout > 0;
+	size_t np = (size_t)g->nb * ah * s * s;
+	float *pp = NULL, *pdd = NULL;
+	if (flash) {
 		TRY(scratch(k, &pp, (size_t)s * s));
-	else
-		TRY(k_alloc(k, &st->p, (size_t)g->nb * ah * s * s, CAT_ACT,
-			    "activations (attention probabilities)"));
+		if (drop && scratch(k, &pdd, (size_t)s * s)) {
+			free(pp);
+			return sl_fail(k->err, SL_ENOMEM, "out of host memory");
+		}
+	} else {
+		TRY(k_alloc(k, &st->p, np, CAT_ACT, "activations (attention probabilities)"));
+		/* Megatron keeps both: P for the softmax's gradient, the dropped
+		 * ones for V's, and the mask (Korthikanti et al.'s 5as^2 b). */
+		if (drop) {
+			TRY(k_alloc(k, &st->pd, np, CAT_ACT, "activations (attention dropout output)"));
+			TRY(k_alloc(k, &st->mask, (size_t)ceil((double)np / k->eb), CAT_ACT,
+				    "activations (attention dropout mask)"));
+		}
+	}
 	int rc = k_alloc(k, &st->o, (size_t)r * oc, CAT_ACT, "activations (heads' outputs)");
 	/* Recording, every head of every sequence is the same work: one stands
 	 * for all. */
@@ -683,27 +713,36 @@ static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 			size_t go = (size_t)n * s * qc + (size_t)(j / qpg) * u;
 			size_t q = go + (size_t)(j % qpg) * d, kv = go + (size_t)qpg * d;
 			size_t po = flash ? 0 : ((size_t)n * ah + j) * s * s;
-			float *P = flash ? pp : st->p;
+			float *P = flash ? pp : st->p, *W = P;
 			WORK(SL_PASS_FWD, b->index, SL_PART_SCORES, SL_GRAD_NONE, j);
 			rc = k_gemm(k, 0, 1, s, s, d, scale, st->qkv, q, qc, st->qkv, kv, qc, 0, P, po, s,
 				    lb);
 			if (rc == SL_OK)
 				rc = ew_softmax(k, P, po, s);
+			if (rc == SL_OK && drop) {
+				W = flash ? pdd : st->pd;
+				rc = ew_dropout(k, b, g, n, j, P, po, W, po, s, 0);
+			}
 			WORK(SL_PASS_FWD, b->index, SL_PART_PV, SL_GRAD_NONE, j);
 			if (rc == SL_OK)
-				rc = k_gemm(k, 0, 0, s, d, s, 1, P, po, s, st->qkv, kv + d, qc, 0, st->o,
+				rc = k_gemm(k, 0, 0, s, d, s, 1, W, po, s, st->qkv, kv + d, qc, 0, st->o,
 					    (size_t)n * s * oc + (size_t)j * d, oc, lb);
 		}
 	fuse(k, 0);
 	free(pp);
+	free(pdd);
 	k->times = 1;
 	k->batch = 1;
 	if (rc)
 		return rc;
 	/* Selective recomputation keeps Q, K, V but not the s x s
-	 * probabilities: the backward pass makes them again. */
-	if (k->tr->l.recompute == SL_RECOMPUTE_SELECTIVE)
+	 * probabilities: the backward pass makes them again (and drops the
+	 * same ones). */
+	if (k->tr->l.recompute == SL_RECOMPUTE_SELECTIVE) {
 		k_free(k, &st->p);
+		k_free(k, &st->pd);
+		k_free(k, &st->mask);
+	}
 	TRY(k_alloc(k, &yf, (size_t)r * h, CAT_WS, "projection partial sums"));
 	WORK(SL_PASS_FWD, b->index, SL_PART_PROJ, SL_GRAD_NONE, -1);
 	TRY(k_gemm(k, 0, 0, r, h, oc, 1, st->o, 0, oc, par(k, b, SL_T_OUT_W), 0, h, 0, yf, 0, h, lb));
@@ -731,14 +770,17 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	TRY(k_gemm(k, 0, 1, r, oc, h, 1, dyf, 0, h, par(k, b, SL_T_OUT_W), 0, h, 0, dO, 0, oc, lb));
 	TRY(k_alloc(k, &dqkv, (size_t)r * qc, CAT_WS, "Q, K, V gradient"));
 	/* Fused attention: the kernel makes a head's scores again on chip. */
-	int flash = k->tr->l.attention == SL_ATTN_FLASH;
+	int flash = k->tr->l.attention == SL_ATTN_FLASH, drop = m->attn_dropout > 0;
 	int selective = !flash && k->tr->l.recompute == SL_RECOMPUTE_SELECTIVE;
-	float *pp = NULL;
+	float *pp = NULL, *pdd = NULL;
 	if (flash) {
 		TRY(scratch(k, &pp, (size_t)s * s));
 		int rc0 = scratch(k, &dp, (size_t)s * s);
+		if (rc0 == SL_OK && drop)
+			rc0 = scratch(k, &pdd, (size_t)s * s);
 		if (rc0) {
 			free(pp);
+			free(dp);
 			return rc0;
 		}
 	} else {
@@ -746,6 +788,9 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 		if (selective)
 			TRY(k_alloc(k, &st->p, (size_t)g->nb * ah * s * s, CAT_WS,
 				    "recomputed attention probabilities"));
+		if (selective && drop)
+			TRY(k_alloc(k, &st->pd, (size_t)g->nb * ah * s * s, CAT_WS,
+				    "recomputed attention dropout output"));
 	}
 	int nseq = k->d ? g->nb : 1, nhead = k->d ? ah : 1;
 	k->times = k->d ? 1 : (double)g->nb * ah;
@@ -757,7 +802,7 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 			size_t q = go + (size_t)(j % qpg) * d, kv = go + (size_t)qpg * d;
 			size_t po = flash ? 0 : ((size_t)n * ah + j) * s * s;
 			size_t oo = (size_t)n * s * oc + (size_t)j * d;
-			float *P = flash ? pp : st->p;
+			float *P = flash ? pp : st->p, *W = !drop ? P : flash ? pdd : st->pd;
 			/* a group's queries add to its shared dK and dV */
 			float acc = j % qpg ? 1.0f : 0.0f;
 			if (selective || flash) {
@@ -767,6 +812,8 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 					    st->qkv, kv, qc, 0, P, po, s, lb);
 				if (rc == SL_OK)
 					rc = ew_softmax(k, P, po, s);
+				if (rc == SL_OK && drop)
+					rc = ew_dropout(k, b, g, n, j, P, po, W, po, s, 0);
 			}
 			WORK(SL_PASS_BWD, b->index, SL_PART_DP, SL_GRAD_NONE, j);
 			if (rc == SL_OK)
@@ -774,8 +821,10 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 					    s, lb);
 			WORK(SL_PASS_BWD, b->index, SL_PART_DV, SL_GRAD_NONE, j);
 			if (rc == SL_OK)
-				rc = k_gemm(k, 1, 0, s, d, s, 1, P, po, s, dO, oo, oc, acc, dqkv, kv + d, qc,
+				rc = k_gemm(k, 1, 0, s, d, s, 1, W, po, s, dO, oo, oc, acc, dqkv, kv + d, qc,
 					    lb);
+			if (rc == SL_OK && drop)
+				rc = ew_dropout(k, b, g, n, j, dp, 0, dp, 0, s, 1);
 			if (rc == SL_OK)
 				rc = ew_softmax_grad(k, P, po, dp, s, scale);
 			WORK(SL_PASS_BWD, b->index, SL_PART_DQ, SL_GRAD_NONE, j);
@@ -792,6 +841,7 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	k->batch = 1;
 	if (flash) {
 		free(pp);
+		free(pdd);
 		free(dp);
 		dp = NULL;
 	}
@@ -813,6 +863,8 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	k_free(k, &st->xa);
 	k_free(k, &st->qkv);
 	k_free(k, &st->p);
+	k_free(k, &st->pd);
+	k_free(k, &st->mask);
 	k_free(k, &st->o);
 	return reduce_grad(k, g, dxp, dy, dyf, dio);
 }
@@ -870,6 +922,8 @@ static void stash_free(struct kctx *k, struct bstash *bs)
 	k_free(k, &bs->xa);
 	k_free(k, &bs->qkv);
 	k_free(k, &bs->p);
+	k_free(k, &bs->pd);
+	k_free(k, &bs->mask);
 	k_free(k, &bs->o);
 	k_free(k, &bs->xm);
 	k_free(k, &bs->z);
