@@ -83,7 +83,7 @@ static int train_option(void *ctx, int code, const char *arg, sl_err *err)
 		return SL_OK;
 	default:
 		if ((code >= SL_OPT_LAYERS && code <= SL_OPT_LR) || code == SL_OPT_KV_HEADS ||
-		    code == SL_OPT_FFN_KIND)
+		    code == SL_OPT_FFN_KIND || code == SL_OPT_ATTN_DROPOUT)
 			a->given_model |= 1u << (code - SL_OPT_LAYERS);
 		/* --model gives the shape: layers to batch, key/value heads, MLP kind. */
 		if (code == SL_OPT_MODEL)
@@ -581,17 +581,20 @@ static int model_from_ckpt(struct train_args *a, const sl_ckpt *ck, sl_err *err)
 	FROM(SL_OPT_BATCH, batch)
 	FROM(SL_OPT_MODEL_SEED, seed)
 	FROM(SL_OPT_LR, lr)
+	FROM(SL_OPT_ATTN_DROPOUT, attn_dropout)
 #undef FROM
 	m->beta1 = c->beta1;
 	m->beta2 = c->beta2;
 	m->eps = c->eps;
-	if (m->seq != c->seq || m->batch != c->batch || m->seed != c->seed || m->lr != c->lr)
+	if (m->seq != c->seq || m->batch != c->batch || m->seed != c->seed || m->lr != c->lr ||
+	    m->attn_dropout != c->attn_dropout)
 		return sl_fail(
 		    err, SL_EINVAL,
-		    "%s was trained with --seq=%d --batch=%d --seed=%llu --lr=%g: resuming "
-		    "exactly needs the same data and learning rate (drop the option that "
-		    "differs)",
-		    sl_ckpt_dir(ck), c->seq, c->batch, (unsigned long long)c->seed, (double)c->lr);
+		    "%s was trained with --seq=%d --batch=%d --seed=%llu --lr=%g "
+		    "--attention-dropout=%g: resuming exactly needs the same data, learning rate "
+		    "and dropout (drop the option that differs)",
+		    sl_ckpt_dir(ck), c->seq, c->batch, (unsigned long long)c->seed, (double)c->lr,
+		    sl_float_decimal(c->attn_dropout));
 	return SL_OK;
 }
 
@@ -730,9 +733,8 @@ int sl_cmd_train(int argc, char **argv)
 		sl_ckpt_close(ck);
 		if (err.code == SL_EDEVMEM)
 			/* What to turn, in the same message. */
-			sl_cli_error("train: %s; a layout that needs less: --zero1, --recompute=full, "
-				     "--sequence-parallel, a larger --tp or --pp, more --microbatches "
-				     "(or 'shardlab plan' with the same model and cluster)",
+			sl_cli_error("train: %s; 'shardlab plan' with the same model and cluster "
+				     "lists the layouts that fit and what each one needs",
 				     err.msg);
 		else
 			sl_cli_error("train: %s", err.msg);

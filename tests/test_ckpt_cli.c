@@ -347,6 +347,33 @@ static void train_save_and_resume(void **st)
 	tu_result_free(&r);
 }
 
+/* Attention dropout is a setting of the run that the checkpoint keeps: a
+ * resume with no option drops what the uninterrupted run drops; another
+ * rate is refused. */
+static void train_resume_keeps_dropout(void **st)
+{
+	(void)st;
+	json_t *whole = train_json("--steps=4 --attention-dropout=0.3 " MODEL);
+	json_t *plain = train_json("--steps=4 " MODEL);
+	json_decref(train_json("--tp=2 --steps=2 --attention-dropout=0.3 --save=@/drop " MODEL));
+	json_t *b = train_json("--dp=2 --steps=2 --load=@/drop");
+	assert_true(json_real_value(json_object_get(json_object_get(b, "model"),
+	                                            "attention_dropout_fraction")) == 0.3);
+	for (size_t s = 0; s < 2; s++) {
+		double got = loss_at(b, "losses", s), want = loss_at(whole, "losses", s + 2);
+		if (!(fabs(got - want) <= 1e-5 * fabs(want)))
+			fail_msg("resumed: step %zu loss %.9g, uninterrupted %.9g", s + 3, got, want);
+	}
+	/* (and the dropout mattered) */
+	assert_true(fabs(loss_at(whole, "losses", 3) - loss_at(plain, "losses", 3)) >
+	            1e-3 * loss_at(plain, "losses", 3));
+	json_decref(b);
+	json_decref(whole);
+	json_decref(plain);
+	refused("train --load=@/drop --attention-dropout=0", 2,
+	        "--attention-dropout=0.3: resuming exactly needs the same data");
+}
+
 static void train_refusals(void **st)
 {
 	(void)st;
@@ -381,6 +408,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(inspect_and_verify), cmocka_unit_test(reshard_round_trip),
 	    cmocka_unit_test(bad_input),          cmocka_unit_test(train_save_and_resume),
+	    cmocka_unit_test(train_resume_keeps_dropout),
 	    cmocka_unit_test(train_refusals),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -45,7 +45,7 @@ static void test_plan_bad_input(void **state)
 	    {"plan --devices=8 --layers=1 --heads=3 --hidden=9 --batch=1",
 	     "no layout fills 8 devices"},
 	    {"plan --devices=4 --memory=4KiB", "no layout fits in 4.00 KiB per device"},
-	    {"plan --devices=20000", "out of range"},
+	    {"plan --devices=5000", "out of range"},
 	    {"plan --devices=12 --devices-per-node=5", "does not divide"},
 	    {"plan --heads=5", "--hidden=128 does not split into 5 heads"},
 	    {"plan --top=-1", "--top"},
@@ -258,9 +258,17 @@ static void test_dry_run_limits(void **state)
 			 3072);
 	json_decref(p3);
 	tu_result_free(&r);
-	tu_run("plan --devices=16385", &r);
-	tu_expect_one_error("plan --devices=16385", 2, &r);
-	assert_non_null(strstr(r.err, "16384"));
+	tu_run("plan --devices=4097", &r);
+	tu_expect_one_error("plan --devices=4097", 2, &r);
+	assert_non_null(strstr(r.err, "4096"));
+	/* a degree over 1,024 is no layout, and the refusal says so */
+	tu_run("plan --devices=2048 --tp=1 --pp=1", &r);
+	tu_expect_one_error("plan --devices=2048 --tp=1 --pp=1", 2, &r);
+	assert_non_null(strstr(r.err, "each at most 1024"));
+	tu_result_free(&r);
+	tu_run("plan --devices=2053 --heads=0 --batch=2053", &r);
+	tu_expect_one_error("plan --devices=2053 --heads=0 --batch=2053", 2, &r);
+	assert_non_null(strstr(r.err, "each at most 1024"));
 	tu_result_free(&r);
 	tu_run("run --devices=3072 --dry-run", &r);
 	tu_expect_one_error("run --devices=3072 --dry-run", 2, &r);

@@ -221,7 +221,7 @@ static void test_no_valid_layout(void **state)
 	sl_err err = {0};
 	assert_int_equal(sl_plan_run(&s, &p, &err), SL_EINVAL);
 	assert_non_null(strstr(err.msg, "no layout fills 8 devices"));
-	assert_non_null(strstr(err.msg, "the most that fit is 1 devices"));
+	assert_non_null(strstr(err.msg, "the most that fit is 1 device:"));
 	assert_null(strchr(err.msg, '\n'));
 	sl_plan_free(&p);
 }

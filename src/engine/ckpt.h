@@ -18,7 +18,8 @@
  *                      fastest-varying axis first, as train.h), schedule, chunks,
  *                      microbatches, sequence_parallel, zero1, algorithm}
  *   training          {step, adam_step, seed, data {next_batch, batch, seq},
- *                      optimizer {name "adam", lr, beta1, beta2, eps}}
+ *                      optimizer {name "adam", lr, beta1, beta2, eps},
+ *                      attention_dropout (only when above 0: the resumed run's rate)}
  *   byte_order        "little"
  *   states            ["param", "exp_avg", "exp_avg_sq"]: what each chunk's bytes hold
  *   checksum          "crc32" (zlib's, of each chunk's whole byte range)

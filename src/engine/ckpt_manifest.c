@@ -304,6 +304,11 @@ json_t *ckpt_manifest_json(const sl_ckpt *ck)
 	              "batch", m->batch, "seq", m->seq, "optimizer", "name", "adam", "lr",
 	              (double)m->lr, "beta1", (double)m->beta1, "beta2", (double)m->beta2, "eps",
 	              (double)m->eps));
+	/* A training setting the resumed run must keep; only when used, as older
+	 * manifests have none. */
+	if (m->attn_dropout > 0)
+		json_object_set_new(json_object_get(root, "training"), "attention_dropout",
+				    json_real(sl_float_decimal(m->attn_dropout)));
 	json_object_set_new(root, "byte_order", json_string("little"));
 	json_object_set_new(root, "states",
 	                    json_pack("[sss]", state_names[0], state_names[1], state_names[2]));
@@ -607,6 +612,14 @@ static int parse_training(struct rd *R, json_t *root, sl_ckpt_info *in)
 		if ((rc = get_real(R, o, k[i], &x, "training.optimizer")))
 			return rc;
 		*f[i] = (float)x;
+	}
+	m->attn_dropout = 0;
+	if (json_object_get(a, "attention_dropout")) {
+		if ((rc = get_real(R, a, "attention_dropout", &x, "training")))
+			return rc;
+		if (!(x >= 0 && x <= 0.9))
+			return bad(R, "training", "\"attention_dropout\" must be 0 to 0.9", NULL);
+		m->attn_dropout = (float)x;
 	}
 	if (in->adam_step != in->step || in->next_batch != in->step)
 		return sl_fail(R->err, SL_EINVAL,

@@ -19,9 +19,10 @@
 #define SL_MAX_FULL_DEVICES 64
 #define SL_MAX_DEVICES 1024
 /* A plan runs no device: its clusters may be larger (Narayanan et al.'s
- * 3,072 A100s, Llama 3's 16,384 H100s), each of its groups (TP, PP or DP)
- * still at most SL_MAX_DEVICES. */
-#define SL_MAX_PLAN_DEVICES 16384
+ * 3,072 A100s), each of its groups (TP, PP or DP) still at most
+ * SL_MAX_DEVICES.  A replay that cannot stand one device in for others
+ * keeps tables per pair of devices: 24 bytes a pair, 400 MB at 4,096. */
+#define SL_MAX_PLAN_DEVICES 4096
 
 typedef struct sl_cluster sl_cluster;
 typedef struct sl_dev sl_dev;

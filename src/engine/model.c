@@ -397,6 +397,18 @@ void sl_adam(const sl_model_spec *m, long t, float *p, const float *g, float *mo
 	}
 }
 
+double sl_float_decimal(float f)
+{
+	char b[32];
+	for (int prec = 6; prec <= 9; prec++) {
+		snprintf(b, sizeof b, "%.*g", prec, (double)f);
+		double d = strtod(b, NULL);
+		if ((float)d == f)
+			return d;
+	}
+	return (double)f;
+}
+
 void sl_attn_dropout(const sl_model_spec *m, long step, int block, long seq, int head,
 		     const float *p, float *out, int s)
 {

@@ -169,6 +169,9 @@ void sl_softmax_grad_rows(const float *p, float *dp, int rows, int cols, int ld,
  * same map: dp = dout * keep / (1 - r). */
 void sl_attn_dropout(const sl_model_spec *m, long step, int block, long seq, int head,
 		     const float *p, float *out, int s);
+/* A float as the double of its shortest decimal (0.1f -> 0.1, not
+ * 0.10000000149): what a report or manifest prints of a float setting. */
+double sl_float_decimal(float f);
 /* One Adam step (t counts from 1) on n elements. */
 void sl_adam(const sl_model_spec *m, long t, float *p, const float *g, float *mom, float *var,
 	     size_t n);

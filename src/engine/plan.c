@@ -138,6 +138,9 @@ static int split_ok(const sl_model_spec *m, int n, int tp, int pp)
 	int dp = n / tp / pp;
 	if (m->heads > 0 && sl_model_kv_heads(m) % tp)
 		return 0;
+	/* (a group's ranks are an array of SL_MAX_DEVICES) */
+	if (tp > SL_MAX_DEVICES || pp > SL_MAX_DEVICES || dp > SL_MAX_DEVICES)
+		return 0;
 	return tp <= m->ffn && pp <= m->layers && m->batch % dp == 0;
 }
 
@@ -147,17 +150,17 @@ static int no_split(const sl_model_spec *m, int n, sl_err *err)
 	char tps[128] = "";
 	size_t len = 0;
 	int most = 0;
-	for (int tp = 1; tp <= n; tp++) {
+	for (int tp = 1; tp <= n && tp <= SL_MAX_DEVICES; tp++) {
 		if (n % tp || (m->heads > 0 && sl_model_kv_heads(m) % tp) || tp > m->ffn)
 			continue;
 		if (len < sizeof tps - 16)
 			len += (size_t)snprintf(tps + len, sizeof tps - len, "%s%d",
 			                        len ? ", " : "", tp);
-		for (int pp = 1; pp <= n / tp; pp++) {
+		for (int pp = 1; pp <= n / tp && pp <= SL_MAX_DEVICES; pp++) {
 			if ((n / tp) % pp || pp > m->layers)
 				continue;
 			int rest = n / tp / pp, dp = 1;
-			for (int d = 1; d <= rest; d++)
+			for (int d = 1; d <= rest && d <= SL_MAX_DEVICES; d++)
 				if (rest % d == 0 && m->batch % d == 0)
 					dp = d;
 			if (tp * pp * dp > most)
@@ -166,11 +169,11 @@ static int no_split(const sl_model_spec *m, int n, sl_err *err)
 	}
 	return sl_fail(err, SL_EINVAL,
 	               "no layout fills %d devices: tp can be %s (dividing the devices%s), pp at "
-	               "most --layers=%d, dp a divisor of --batch=%d; the most that fit is %d "
-	               "devices: lower --devices or raise --layers, --batch%s",
+	               "most --layers=%d, dp a divisor of --batch=%d, each at most %d; the most "
+	               "that fit is %d device%s: lower --devices or raise --layers, --batch%s",
 	               n, tps,
 	               m->heads == 0 ? "" : m->kv_heads > 0 ? " and --kv-heads" : " and --heads",
-	               m->layers, m->batch, most,
+	               m->layers, m->batch, SL_MAX_DEVICES, most, most == 1 ? "" : "s",
 	               m->heads == 0 ? "" : m->kv_heads > 0 ? " or --kv-heads" : " or --heads");
 }
 
@@ -414,9 +417,6 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 	for (int tp = 1; tp <= n; tp++)
 		for (int pp = 1; pp <= n / tp; pp++) {
 			int dp = n % (tp * pp) ? 0 : n / tp / pp;
-			/* (a group's ranks are an array of SL_MAX_DEVICES) */
-			if (tp > SL_MAX_DEVICES || pp > SL_MAX_DEVICES || dp > SL_MAX_DEVICES)
-				continue;
 			if ((s->fix_tp > 0 && tp != s->fix_tp) || (s->fix_pp > 0 && pp != s->fix_pp) ||
 			    (s->fix_dp > 0 && dp != s->fix_dp))
 				continue;
@@ -429,14 +429,14 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 	if (shape.n == 0 && (s->fix_tp > 0 || s->fix_pp > 0 || s->fix_dp > 0 || s->fix_microbatches > 0))
 		return sl_fail(err, SL_EINVAL,
 			       "no valid layout of %d devices has%s%.0d%s%.0d%s%.0d%s%.0d: tp x pp x dp must "
-			       "be the devices, tp divide the heads (the key/value heads with --kv-heads) and the ffn, "
-			       "dp the batch, and the "
+			       "be the devices, each at most %d, tp divide the heads (the key/value heads with "
+			       "--kv-heads) and the ffn, dp the batch, and the "
 			       "micro-batches each replica's share of the batch",
 			       n, s->fix_tp > 0 ? " tp=" : "", s->fix_tp > 0 ? s->fix_tp : 0,
 			       s->fix_pp > 0 ? " pp=" : "", s->fix_pp > 0 ? s->fix_pp : 0,
 			       s->fix_dp > 0 ? " dp=" : "", s->fix_dp > 0 ? s->fix_dp : 0,
 			       s->fix_microbatches > 0 ? " microbatches=" : "",
-			       s->fix_microbatches > 0 ? s->fix_microbatches : 0);
+			       s->fix_microbatches > 0 ? s->fix_microbatches : 0, SL_MAX_DEVICES);
 	if (shape.n == 0)
 		return no_split(m, n, err);
 	if (s->total)

@@ -788,9 +788,12 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 		if (selective)
 			TRY(k_alloc(k, &st->p, (size_t)g->nb * ah * s * s, CAT_WS,
 				    "recomputed attention probabilities"));
-		if (selective && drop)
+		if (selective && drop) {
 			TRY(k_alloc(k, &st->pd, (size_t)g->nb * ah * s * s, CAT_WS,
 				    "recomputed attention dropout output"));
+			TRY(k_alloc(k, &st->mask, (size_t)ceil((double)g->nb * ah * s * s / k->eb),
+				    CAT_WS, "recomputed attention dropout mask"));
+		}
 	}
 	int nseq = k->d ? g->nb : 1, nhead = k->d ? ah : 1;
 	k->times = k->d ? 1 : (double)g->nb * ah;

@@ -164,7 +164,7 @@ int sl_lrun_check(sl_run_kind k, const sl_lsetup *s, sl_err *err)
 			return sl_fail(err, SL_EINVAL,
 				       "a lesson plans at most %d devices, not %d (shardlab plan takes up "
 				       "to %d)",
-				       PLAN_DEVICES_LIMIT, cfg.devices, SL_MAX_DEVICES);
+				       PLAN_DEVICES_LIMIT, cfg.devices, SL_MAX_PLAN_DEVICES);
 		return lesson_words(sl_model_check(&s->model, err), err);
 	}
 	if (k == SL_RUN_TRAIN || k == SL_RUN_RESHARD) {
