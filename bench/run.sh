@@ -192,7 +192,7 @@ plan_case 175b_on_1024 1 --devices=1024 $H100 --layers=96 --hidden=12288 --ffn=4
 	echo
 	echo "'shardlab plan' on H100 nodes of 8 (preset h100), every layout enumerated and timed"
 	echo "by the analytic estimate proven equal to the emulation. Targets: a 32-layer model on"
-	echo "64 devices within 2 s; 1,024 devices within 30 s. Columns: case, wall seconds"
+	echo "64 devices within 2 s; 1,024 devices within 15 s (issue 14). Columns: case, wall seconds"
 	echo "(the whole process), CPU seconds of planning (all threads), layouts, layouts that"
 	echo "fit; one line per run, on $(nproc 2>/dev/null || echo '?') cores."
 	echo
