@@ -261,6 +261,7 @@ static void test_dry_run_limits(void **state)
 	tu_run("plan --devices=4097", &r);
 	tu_expect_one_error("plan --devices=4097", 2, &r);
 	assert_non_null(strstr(r.err, "4096"));
+	tu_result_free(&r);
 	/* a degree over 1,024 is no layout, and the refusal says so */
 	tu_run("plan --devices=2048 --tp=1 --pp=1", &r);
 	tu_expect_one_error("plan --devices=2048 --tp=1 --pp=1", 2, &r);
