@@ -1298,21 +1298,14 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 	struct pdev *all = S.method == SL_EST_FULL ? S.d : calloc((size_t)N, sizeof *all);
 	const struct prec **arec =
 	    S.method == SL_EST_FULL ? S.rec : calloc((size_t)N, sizeof *arec);
-	if (!all || !arec) {
-		if (all != S.d)
-			free(all);
-		if (arec != S.rec)
-			free(arec);
-		psim_free(&S);
-		return sl_fail(err, SL_ENOMEM, "out of host memory");
-	}
 	/* Every device's coordinates, asked for once per op of the step's end. */
 	int *crd = S.method != SL_EST_FULL ? malloc(3 * (size_t)N * sizeof *crd) : NULL;
-	if (S.method != SL_EST_FULL && !crd) {
+	if (!all || !arec || (S.method != SL_EST_FULL && !crd)) {
 		if (all != S.d)
 			free(all);
 		if (arec != S.rec)
 			free(arec);
+		free(crd);
 		psim_free(&S);
 		return sl_fail(err, SL_ENOMEM, "out of host memory");
 	}
