@@ -93,7 +93,8 @@ static void plan_help(void)
 	       "  --kv-heads=G            key/value heads (grouped-query attention): G divides\n"
 	       "                          A, and tp must divide G (default 0: as many as --heads)\n"
 	       "  --ffn-kind=gelu|swiglu  the MLP (default gelu)\n"
-	       "  --attention-dropout=R   the share of attention probabilities dropped (default 0)\n"
+	       "  --attention-dropout=R   the share (0 to 0.9) of attention probabilities dropped\n"
+	       "                          (default 0)\n"
 	       "  --seq=S                 tokens per sequence (default 32; 1 without attention\n"
 	       "                          unless given)\n"
 	       "  --batch=B               sequences per step over all replicas (default 16)\n"
@@ -377,11 +378,12 @@ static void plan_csv(const sl_plan *p)
 {
 	printf("rank,tp,pp,dp,schedule,chunks,microbatches,sequence_parallel,zero1,recompute,"
 	       "attention,mesh_order,fits,memory_peak_bytes,step_time_s,tokens_per_s,device_model_flop_per_s,"
-	       "comm_fraction,bubble_fraction,idle_fraction,across\n");
+	       "comm_fraction,bubble_fraction,idle_fraction,tp_crosses_nodes,pp_crosses_nodes,"
+	       "dp_crosses_nodes\n");
 	for (int i = 0; i < p->n; i++) {
 		const sl_plan_row *r = &p->rows[i];
 		const sl_layout *l = &r->layout;
-		char ord[16], x[16];
+		char ord[16];
 		if (r->fits)
 			printf("%d,", i + 1);
 		else
@@ -392,12 +394,19 @@ static void plan_csv(const sl_plan *p)
 		       sl_recompute_name(l->recompute), sl_attention_name(l->attention),
 		       sl_mesh_order_name(l->order, ord, sizeof ord), r->fits ? "true" : "false",
 		       (unsigned long long)r->est.mem_peak_bytes);
+		/* JSON's tp_link, pp_link, dp_link .crosses_nodes: empty when the
+		 * group has one device */
+		const sl_plan_path *path[3] = {&r->tp, &r->pp, &r->dp};
+		const char *cross[3];
+		for (int k = 0; k < 3; k++)
+			cross[k] = !path[k]->used ? "" : path[k]->inter ? "true" : "false";
 		if (r->fits)
-			printf("%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s\n", r->est.step_s, r->tokens_per_s,
-			       r->model_flops_per_dev, r->comm_share, r->est.bubble_fraction,
-			       r->est.idle_fraction, sl_plan_across(r, x, sizeof x));
+			printf("%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s,%s,%s\n", r->est.step_s,
+			       r->tokens_per_s, r->model_flops_per_dev, r->comm_share,
+			       r->est.bubble_fraction, r->est.idle_fraction, cross[0], cross[1],
+			       cross[2]);
 		else
-			printf(",,,,,,\n");
+			printf(",,,,,,,,\n");
 	}
 }
 

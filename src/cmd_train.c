@@ -586,15 +586,26 @@ static int model_from_ckpt(struct train_args *a, const sl_ckpt *ck, sl_err *err)
 	m->beta1 = c->beta1;
 	m->beta2 = c->beta2;
 	m->eps = c->eps;
-	if (m->seq != c->seq || m->batch != c->batch || m->seed != c->seed || m->lr != c->lr ||
-	    m->attn_dropout != c->attn_dropout)
-		return sl_fail(
-		    err, SL_EINVAL,
-		    "%s was trained with --seq=%d --batch=%d --seed=%llu --lr=%g "
-		    "--attention-dropout=%g: resuming exactly needs the same data, learning rate "
-		    "and dropout (drop the option that differs)",
-		    sl_ckpt_dir(ck), c->seq, c->batch, (unsigned long long)c->seed, (double)c->lr,
-		    sl_float_decimal(c->attn_dropout));
+	/* Name what differs, as the checkpoint has it. */
+	char was[200] = "";
+	size_t w = 0;
+	if (m->seq != c->seq)
+		w += (size_t)snprintf(was + w, sizeof was - w, " --seq=%d", c->seq);
+	if (m->batch != c->batch && w < sizeof was)
+		w += (size_t)snprintf(was + w, sizeof was - w, " --batch=%d", c->batch);
+	if (m->seed != c->seed && w < sizeof was)
+		w += (size_t)snprintf(was + w, sizeof was - w, " --seed=%llu",
+		                      (unsigned long long)c->seed);
+	if (m->lr != c->lr && w < sizeof was)
+		w += (size_t)snprintf(was + w, sizeof was - w, " --lr=%g", sl_float_decimal(c->lr));
+	if (m->attn_dropout != c->attn_dropout && w < sizeof was)
+		w += (size_t)snprintf(was + w, sizeof was - w, " --attention-dropout=%g",
+		                      sl_float_decimal(c->attn_dropout));
+	if (w)
+		return sl_fail(err, SL_EINVAL,
+		               "%s was trained with%s: resuming exactly needs the same data, learning "
+		               "rate and dropout (drop the option, or give it that value)",
+		               sl_ckpt_dir(ck), was);
 	return SL_OK;
 }
 

@@ -462,8 +462,9 @@ const char sl_opts_model_help[] =
 	"                          (default 0: as many as --heads)\n"
 	"  --ffn-kind=gelu|swiglu  the MLP: GeLU, or SwiGLU's gate and up products of F\n"
 	"                          columns each, as Llama's (default gelu)\n"
-	"  --attention-dropout=R   drop this share of the attention probabilities in\n"
-	"                          training, as Megatron-LM's option (default 0)\n"
+	"  --attention-dropout=R   drop this share (0 to 0.9) of the attention\n"
+	"                          probabilities in training, as Megatron-LM's option\n"
+	"                          (default 0)\n"
 	"  --seq=S                 tokens per sequence (default 32; 1 without attention\n"
 	"                          unless given)\n"
 	"  --batch=B               sequences per step, over all replicas (default 16)\n"
@@ -611,7 +612,9 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 	}
 	case SL_OPT_ATTN_DROPOUT:
 		rc = sl_parse_double(arg, &lr, err);
-		if (rc == SL_OK && !(lr >= 0 && lr <= 0.9))
+		if (rc)
+			return sl_fail(err, SL_EINVAL, "--attention-dropout: '%s' is not a number", arg);
+		if (!(lr >= 0 && lr <= 0.9))
 			rc = sl_fail(err, SL_EINVAL,
 				     "--attention-dropout=%s is out of range (0 to 0.9)", arg);
 		m->attn_dropout = (float)lr;

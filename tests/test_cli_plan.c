@@ -45,6 +45,9 @@ static void test_plan_bad_input(void **state)
 	    {"plan --devices=8 --layers=1 --heads=3 --hidden=9 --batch=1",
 	     "no layout fills 8 devices"},
 	    {"plan --devices=4 --memory=4KiB", "no layout fits in 4.00 KiB per device"},
+	    /* 70B's 16 bytes a parameter over 8 devices: the batch cannot help */
+	    {"plan --model=llama-3-70b --devices=8 --batch=8 --preset=h100",
+	     "Adam state alone are"},
 	    {"plan --devices=5000", "out of range"},
 	    {"plan --devices=12 --devices-per-node=5", "does not divide"},
 	    {"plan --heads=5", "--hidden=128 does not split into 5 heads"},

@@ -254,7 +254,8 @@ static void test_csv_headers(void **state)
 	const char *cmds[] = {
 	    "coll --devices=4 -b 1M -e 4M --format=csv",
 	    "compare --devices=4 --format=csv",
-	    "plan --devices=8 " MODEL " --format=csv",
+	    /* two nodes: groups that cross them, so every crossing cell is filled */
+	    "plan --devices=16 --devices-per-node=8 " MODEL " --format=csv",
 	};
 	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
 		tu_result r;

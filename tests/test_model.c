@@ -396,7 +396,7 @@ static void test_bad_model(void **state)
 	m.kv_heads = 0;
 	m.attn_dropout = 0.1f;
 	assert_int_equal(sl_model_check(&m, &err), SL_EINVAL);
-	assert_non_null(strstr(err.msg, "--attention-dropout needs attention"));
+	assert_non_null(strstr(err.msg, "--attention-dropout needs attention: set --heads above 0"));
 	m.heads = 4;
 	m.attn_dropout = 0.95f;
 	assert_int_equal(sl_model_check(&m, &err), SL_EINVAL);

@@ -138,7 +138,7 @@ static void test_background(void **state)
 	sl_model_spec m = model(4, 16);
 	sl_cluster_config c = tu_h100(8, 4);
 	sl_err err = {0};
-	assert_int_equal(sl_planview_start(v, &m, &c, SL_ATTN_MATERIALIZED, &err), SL_OK);
+	assert_int_equal(sl_planview_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
 	assert_int_equal(sl_planview_state(v, NULL), 1);
 	wait_wake(fds[0]);
 	assert_int_equal(sl_planview_collect(v), 1);
@@ -158,22 +158,33 @@ static void test_background(void **state)
 
 	/* The same model and cluster: the plan is kept, no new job. */
 	sl_pv_move(v, 3);
-	assert_int_equal(sl_planview_start(v, &m, &c, SL_ATTN_MATERIALIZED, &err), SL_OK);
+	assert_int_equal(sl_planview_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
 	assert_int_equal(sl_planview_state(v, NULL), 2);
 	assert_int_equal(sl_pv_selected(v), 3);
 
 	/* Another link speed is another plan. */
 	c.inter.bandwidth = 12.5e9;
-	assert_int_equal(sl_planview_start(v, &m, &c, SL_ATTN_MATERIALIZED, &err), SL_OK);
+	assert_int_equal(sl_planview_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
 	assert_int_equal(sl_planview_state(v, NULL), 1);
 	wait_wake(fds[0]);
 	assert_int_equal(sl_planview_collect(v), 1);
 	assert_true(sl_planview_plan(v)->spec.cluster.inter.bandwidth == 12.5e9);
 	assert_int_equal(sl_pv_selected(v), 0);
 
+	/* The sandbox's recomputation is the plan's least: another plan, and
+	 * every row recomputes at least that much. */
+	assert_int_equal(sl_planview_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_SELECTIVE,
+	                                   &err),
+	                 SL_OK);
+	assert_int_equal(sl_planview_state(v, NULL), 1);
+	wait_wake(fds[0]);
+	assert_int_equal(sl_planview_collect(v), 1);
+	for (int i = 0; i < sl_planview_plan(v)->n; i++)
+		assert_true(sl_planview_plan(v)->rows[i].layout.recompute >= SL_RECOMPUTE_SELECTIVE);
+
 	/* A model that fits nowhere: the planner's line. */
 	c.memory = 4096;
-	assert_int_equal(sl_planview_start(v, &m, &c, SL_ATTN_MATERIALIZED, &err), SL_OK);
+	assert_int_equal(sl_planview_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
 	wait_wake(fds[0]);
 	assert_int_equal(sl_planview_collect(v), 1);
 	assert_int_equal(sl_planview_state(v, &e), -1);
@@ -198,7 +209,7 @@ static void test_cancel(void **state)
 	sl_cluster_config c = tu_h100(64, 8);
 	sl_planview *v = sl_planview_create(-1);
 	sl_err err = {0};
-	assert_int_equal(sl_planview_start(v, &m, &c, SL_ATTN_MATERIALIZED, &err), SL_OK);
+	assert_int_equal(sl_planview_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
 	sl_planview_destroy(v);
 
 	atomic_int stop;

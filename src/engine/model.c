@@ -108,7 +108,7 @@ int sl_model_check(const sl_model_spec *m, sl_err *err)
 			       (double)m->attn_dropout);
 	if (m->attn_dropout > 0 && m->heads == 0)
 		return sl_fail(err, SL_EINVAL,
-			       "--attention-dropout needs attention: set --heads too");
+			       "--attention-dropout needs attention: set --heads above 0");
 	if (m->ffn_kind < 0 || m->ffn_kind >= SL_FFN_N)
 		return sl_fail(err, SL_EINVAL, "--ffn-kind must be gelu or swiglu");
 	/* Rows of a batch are counted in int. */

@@ -487,8 +487,22 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 	for (int i = 0; i < all.n; i++)
 		out->nfit += all.rows[i].fits;
 	if (out->nfit == 0) {
-		char need[32], have[32], name[96];
+		char need[32], have[32], name[96], st[32];
 		const sl_plan_row *r = &all.rows[0];
+		double state = (double)r->est.params_bytes + (double)r->est.grads_bytes +
+		               (double)r->est.optimizer_bytes;
+		/* When the weights, gradients and Adam state alone do not fit, the
+		 * batch and the sequence cannot help. */
+		if (state > (double)cfg->memory)
+			return sl_fail(err, SL_EINVAL,
+			               "no layout fits in %s per device: the smallest peak is %s (%s), "
+			               "of which parameters, gradients and Adam state alone are %s; "
+			               "add devices or memory, or lower the model's size (--seq and "
+			               "--batch cannot help)",
+			               sl_fmt_bytes((double)cfg->memory, have, sizeof have),
+			               sl_fmt_bytes((double)r->est.mem_peak_bytes, need, sizeof need),
+			               sl_plan_layout_name(&r->layout, name, sizeof name),
+			               sl_fmt_bytes(state, st, sizeof st));
 		return sl_fail(err, SL_EINVAL,
 		               "no layout fits in %s per device: the smallest peak is %s (%s); add "
 		               "devices or memory, or lower --seq, --batch or the model's size",

@@ -92,17 +92,17 @@ static void *job(void *arg)
 /* Byte for byte: a copy that differs only in padding plans again, which
  * costs time, not correctness. */
 static int same_spec(const sl_plan_spec *a, const sl_model_spec *m, const sl_cluster_config *c,
-                     sl_attention attn)
+                     sl_attention attn, sl_recompute rc)
 {
 	return memcmp(&a->model, m, sizeof *m) == 0 && memcmp(&a->cluster, c, sizeof *c) == 0 &&
-	       a->attention == attn;
+	       a->attention == attn && a->min_recompute == rc;
 }
 
 int sl_planview_start(sl_planview *v, const sl_model_spec *m, const sl_cluster_config *cfg,
-                      sl_attention attn, sl_err *err)
+                      sl_attention attn, sl_recompute rc, sl_err *err)
 {
 	pthread_mutex_lock(&v->mu);
-	int keep = v->asked && v->state != 0 && same_spec(&v->spec, m, cfg, attn);
+	int keep = v->asked && v->state != 0 && same_spec(&v->spec, m, cfg, attn, rc);
 	pthread_mutex_unlock(&v->mu);
 	if (keep)
 		return SL_OK;
@@ -119,6 +119,7 @@ int sl_planview_start(sl_planview *v, const sl_model_spec *m, const sl_cluster_c
 	v->spec.model = *m;
 	v->spec.cluster = *cfg;
 	v->spec.attention = attn;
+	v->spec.min_recompute = rc;
 	v->spec.cancel = &v->cancel;
 	v->asked = 1;
 	v->fresh = 0;

@@ -32,10 +32,10 @@ sl_planview *sl_planview_create(int wake_fd);
 void sl_planview_destroy(sl_planview *v);
 
 /* Plan m on cfg's devices in the background, every layout's attention core
- * run as attn (a plan already done for the same model, cluster and
- * attention is kept). */
+ * run as attn and recomputing at least rc (a plan already done for the same
+ * model, cluster, attention and recomputation is kept). */
 int sl_planview_start(sl_planview *v, const sl_model_spec *m, const sl_cluster_config *cfg,
-                      sl_attention attn, sl_err *err);
+                      sl_attention attn, sl_recompute rc, sl_err *err);
 /* After a wake: 1 when the plan finished since the last call. */
 int sl_planview_collect(sl_planview *v);
 /* 0 nothing asked, 1 planning, 2 done, -1 failed (err says why). */

@@ -456,7 +456,7 @@ static unsigned open_plan(struct sl_sandbox *a)
 	}
 	sl_err err = {0};
 	if (sl_planview_start(a->pv, &tr->m, &sl_play_scenario(a->play)->cluster, tr->l.attention,
-	                      &err)) {
+	                      tr->l.recompute, &err)) {
 		snprintf(a->msg, sizeof a->msg, "cannot plan: %.180s", err.msg);
 		return F_DRAW;
 	}
