@@ -307,7 +307,9 @@ struct psim {
 	int *slot;               /* device id -> replayed index, or -1 */
 	const struct prec **rec; /* per replayed device */
 	struct pdev *d;          /* per replayed device */
-	int *posted, *key;       /* per ordered pair of replayed devices: the message on it */
+	/* per replayed sender and the stage it sends to (a device sends only to
+	 * the stages of its own TP and DP ranks): the message on that link */
+	int *posted, *key;
 	double *pt0, *pt1;
 	int crossed;       /* a receiver met another tensor than it expected */
 	int uneven;        /* a TP collective of uneven blocks: the period does not hold */
@@ -820,7 +822,7 @@ static int sim_advance(struct psim *S, int i, int stop)
 			for (int m = 0; m < o->ns; m++) {
 				size_t pi = (size_t)i * S->l.pp + snd[m].stage;
 				int ps = S->pslot[pi];
-				size_t li = (size_t)i * n + ps;
+				size_t li = pi; /* sender i, the receiver's stage */
 				double bytes = (double)snd[m].n * S->eb;
 				S->pt0[li] = d->clock;
 				S->pt1[li] = span_end(S->plink[pi], d->clock, bytes);
@@ -837,7 +839,7 @@ static int sim_advance(struct psim *S, int i, int stop)
 		if (d->xphase == 1) {
 			for (; d->ri < o->nr; d->ri++) {
 				int ps = S->pslot[(size_t)i * S->l.pp + rcv[d->ri].stage];
-				size_t li = (size_t)ps * n + i;
+				size_t li = (size_t)ps * S->l.pp + S->pp[i];
 				if (!S->posted[li])
 					return 0;
 				if (S->key[li] != rcv[d->ri].key)
@@ -851,7 +853,7 @@ static int sim_advance(struct psim *S, int i, int stop)
 			d->xphase = 2;
 		}
 		for (int m = 0; m < o->ns; m++)
-			if (S->posted[(size_t)i * n + S->pslot[(size_t)i * S->l.pp + snd[m].stage]])
+			if (S->posted[(size_t)i * S->l.pp + snd[m].stage])
 				return 0;
 		settle(d, d->sp, d->nsp);
 		d->xphase = 0;
@@ -1168,7 +1170,7 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 		return SL_OK;
 	}
 	int nmax = method == SL_EST_FULL ? N : pp_n * per * kinds;
-	size_t nn = (size_t)nmax * nmax;
+	size_t nn = (size_t)nmax * (size_t)pp_n;
 	S.slot = malloc((size_t)N * sizeof *S.slot);
 	S.id = malloc((size_t)nmax * sizeof *S.id);
 	S.tp = malloc(3 * (size_t)nmax * sizeof *S.tp);
