@@ -19,9 +19,13 @@
 
 enum {
 	OPT_TOP = SL_OPT_USER,
+	OPT_NO_SP,
+	OPT_NO_ZERO1,
 };
 
 static const struct option plan_opts[] = {{"top", required_argument, NULL, OPT_TOP},
+                                          {"no-sequence-parallel", no_argument, NULL, OPT_NO_SP},
+                                          {"no-zero1", no_argument, NULL, OPT_NO_ZERO1},
                                           {NULL, 0, NULL, 0}};
 
 /* The shared options a plan uses: it runs nothing, so timing, pacing, the
@@ -54,6 +58,7 @@ static const char *const shared_names[] = {"devices",
                                            "kv-heads",
                                            "ffn-kind",
                                            "attention-dropout",
+                                           "hidden-dropout",
                                            "seq",
                                            "batch",
                                            "model"};
@@ -63,6 +68,7 @@ static const char *const shared_names[] = {"devices",
 struct pargs {
 	sl_train_opts t; /* the model */
 	int top;
+	int no_sp, no_zero1; /* --no-sequence-parallel, --no-zero1 */
 };
 
 static void plan_help(void)
@@ -95,6 +101,8 @@ static void plan_help(void)
 	       "  --ffn-kind=gelu|swiglu  the MLP (default gelu)\n"
 	       "  --attention-dropout=R   the share (0 to 0.9) of attention probabilities dropped\n"
 	       "                          (default 0)\n"
+	       "  --hidden-dropout=R      the share (0 to 0.9) of attention and MLP outputs dropped\n"
+	       "                          (default 0)\n"
 	       "  --seq=S                 tokens per sequence (default 32; 1 without attention\n"
 	       "                          unless given)\n"
 	       "  --batch=B               sequences per step over all replicas (default 16)\n"
@@ -108,6 +116,10 @@ static void plan_help(void)
 	       "Layout (each unset by default: the plan tries every value):\n"
 	       "  --tp=T --pp=P --dp=D    only layouts of this degree (a published run's, say)\n"
 	       "  --microbatches=M        only layouts of M micro-batches per replica\n"
+	       "  --no-sequence-parallel  only layouts without sequence parallelism\n"
+	       "  --no-zero1              only layouts without ZeRO-1 (Adam's state whole on\n"
+	       "                          every replica): with the option above, what\n"
+	       "                          Megatron-LM had in 2021\n"
 	       "Output:\n"
 	       "  --top=K                 rows of the ranked table, 0 for all (default %d)\n"
 	       "  --format=text|json|csv  report format (default text; JSON and CSV list every\n"
@@ -134,6 +146,10 @@ static void plan_help(void)
 static int own_option(void *ctx, int code, const char *arg, sl_err *err)
 {
 	struct pargs *a = ctx;
+	if (code == OPT_NO_SP || code == OPT_NO_ZERO1) {
+		*(code == OPT_NO_SP ? &a->no_sp : &a->no_zero1) = 1;
+		return SL_OK;
+	}
 	if (code == OPT_TOP) {
 		long v;
 		int rc = sl_parse_int(arg, 0, 1L << 30, "--top", &v, err);
@@ -445,7 +461,9 @@ int sl_cmd_plan(int argc, char **argv)
 	                     .fix_tp = a.t.l.tp,
 	                     .fix_pp = a.t.l.pp,
 	                     .fix_dp = a.t.l.dp,
-	                     .fix_microbatches = a.t.given_m ? a.t.l.microbatches : 0};
+	                     .fix_microbatches = a.t.given_m ? a.t.l.microbatches : 0,
+	                     .no_sp = a.no_sp,
+	                     .no_zero1 = a.no_zero1};
 	sl_plan plan;
 	sl_err err = {0};
 	struct took t = {clock_s(CLOCK_MONOTONIC), clock_s(CLOCK_PROCESS_CPUTIME_ID)};

@@ -83,7 +83,8 @@ static int train_option(void *ctx, int code, const char *arg, sl_err *err)
 		return SL_OK;
 	default:
 		if ((code >= SL_OPT_LAYERS && code <= SL_OPT_LR) || code == SL_OPT_KV_HEADS ||
-		    code == SL_OPT_FFN_KIND || code == SL_OPT_ATTN_DROPOUT)
+		    code == SL_OPT_FFN_KIND || code == SL_OPT_ATTN_DROPOUT ||
+		    code == SL_OPT_HIDDEN_DROPOUT)
 			a->given_model |= 1u << (code - SL_OPT_LAYERS);
 		/* --model gives the shape: layers to batch, key/value heads, MLP kind. */
 		if (code == SL_OPT_MODEL)
@@ -582,6 +583,7 @@ static int model_from_ckpt(struct train_args *a, const sl_ckpt *ck, sl_err *err)
 	FROM(SL_OPT_MODEL_SEED, seed)
 	FROM(SL_OPT_LR, lr)
 	FROM(SL_OPT_ATTN_DROPOUT, attn_dropout)
+	FROM(SL_OPT_HIDDEN_DROPOUT, hidden_dropout)
 #undef FROM
 	m->beta1 = c->beta1;
 	m->beta2 = c->beta2;
@@ -601,6 +603,9 @@ static int model_from_ckpt(struct train_args *a, const sl_ckpt *ck, sl_err *err)
 	if (m->attn_dropout != c->attn_dropout && w < sizeof was)
 		w += (size_t)snprintf(was + w, sizeof was - w, " --attention-dropout=%g",
 		                      sl_float_decimal(c->attn_dropout));
+	if (m->hidden_dropout != c->hidden_dropout && w < sizeof was)
+		w += (size_t)snprintf(was + w, sizeof was - w, " --hidden-dropout=%g",
+		                      sl_float_decimal(c->hidden_dropout));
 	if (w)
 		return sl_fail(err, SL_EINVAL,
 		               "%s was trained with%s: resuming exactly needs the same data, learning "

@@ -433,6 +433,7 @@ const struct option sl_opts_model[] = {
 	{"kv-heads", required_argument, NULL, SL_OPT_KV_HEADS},
 	{"ffn-kind", required_argument, NULL, SL_OPT_FFN_KIND},
 	{"attention-dropout", required_argument, NULL, SL_OPT_ATTN_DROPOUT},
+	{"hidden-dropout", required_argument, NULL, SL_OPT_HIDDEN_DROPOUT},
 	{NULL, 0, NULL, 0}};
 
 const struct option sl_opts_layout[] = {
@@ -464,6 +465,9 @@ const char sl_opts_model_help[] =
 	"                          columns each, as Llama's (default gelu)\n"
 	"  --attention-dropout=R   drop this share (0 to 0.9) of the attention\n"
 	"                          probabilities in training, as Megatron-LM's option\n"
+	"                          (default 0)\n"
+	"  --hidden-dropout=R      drop this share (0 to 0.9) of each attention and MLP\n"
+	"                          output before its residual, as Megatron-LM's option\n"
 	"                          (default 0)\n"
 	"  --seq=S                 tokens per sequence (default 32; 1 without attention\n"
 	"                          unless given)\n"
@@ -618,6 +622,15 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 			rc = sl_fail(err, SL_EINVAL,
 				     "--attention-dropout=%s is out of range (0 to 0.9)", arg);
 		m->attn_dropout = (float)lr;
+		break;
+	case SL_OPT_HIDDEN_DROPOUT:
+		rc = sl_parse_double(arg, &lr, err);
+		if (rc)
+			return sl_fail(err, SL_EINVAL, "--hidden-dropout: '%s' is not a number", arg);
+		if (!(lr >= 0 && lr <= 0.9))
+			rc = sl_fail(err, SL_EINVAL, "--hidden-dropout=%s is out of range (0 to 0.9)",
+				     arg);
+		m->hidden_dropout = (float)lr;
 		break;
 	case SL_OPT_LR:
 		rc = sl_parse_double(arg, &lr, err);

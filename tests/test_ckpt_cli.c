@@ -347,18 +347,21 @@ static void train_save_and_resume(void **st)
 	tu_result_free(&r);
 }
 
-/* Attention dropout is a setting of the run that the checkpoint keeps: a
- * resume with no option drops what the uninterrupted run drops; another
- * rate is refused. */
+/* Attention and hidden dropout are settings of the run that the checkpoint
+ * keeps: a resume with no option drops what the uninterrupted run drops;
+ * another rate is refused. */
 static void train_resume_keeps_dropout(void **st)
 {
 	(void)st;
-	json_t *whole = train_json("--steps=4 --attention-dropout=0.3 " MODEL);
+	json_t *whole = train_json("--steps=4 --attention-dropout=0.3 --hidden-dropout=0.2 " MODEL);
 	json_t *plain = train_json("--steps=4 " MODEL);
-	json_decref(train_json("--tp=2 --steps=2 --attention-dropout=0.3 --save=@/drop " MODEL));
+	json_decref(train_json("--tp=2 --steps=2 --attention-dropout=0.3 --hidden-dropout=0.2 "
+	                       "--save=@/drop " MODEL));
 	json_t *b = train_json("--dp=2 --steps=2 --load=@/drop");
 	assert_true(json_real_value(json_object_get(json_object_get(b, "model"),
 	                                            "attention_dropout_fraction")) == 0.3);
+	assert_true(json_real_value(json_object_get(json_object_get(b, "model"),
+	                                            "hidden_dropout_fraction")) == 0.2);
 	for (size_t s = 0; s < 2; s++) {
 		double got = loss_at(b, "losses", s), want = loss_at(whole, "losses", s + 2);
 		if (!(fabs(got - want) <= 1e-5 * fabs(want)))
@@ -372,6 +375,8 @@ static void train_resume_keeps_dropout(void **st)
 	json_decref(plain);
 	refused("train --load=@/drop --attention-dropout=0", 2,
 	        "--attention-dropout=0.3: resuming exactly needs the same data");
+	refused("train --load=@/drop --hidden-dropout=0.1", 2,
+	        "--hidden-dropout=0.2: resuming exactly needs the same data");
 }
 
 static void train_refusals(void **st)

@@ -136,25 +136,19 @@ static void test_plan_json(void **state)
 	tu_result_free(&r);
 }
 
-/* --tp, --pp, --dp and --microbatches keep the plan to those layouts: the
- * constrained plan lists exactly the unconstrained plan's rows of that
- * degree, with the same figures. */
-static void test_plan_fixed_degrees(void **state)
+/* The rows of plan `all` that have tp=2, 2 micro-batches and (plain)
+ * neither sequence parallelism nor ZeRO-1 are exactly plan `some`'s, with
+ * the same step times. */
+static void same_subset(json_t *all, json_t *some, int plain)
 {
-	(void)state;
-	const char *model = "--devices=8 --devices-per-node=4 --layers=4 --hidden=64 --ffn=256 "
-			    "--heads=4 --seq=64 --batch=16 --format=json --top=0";
-	char args[400];
-	tu_result ra, rb;
-	snprintf(args, sizeof args, "plan %s", model);
-	json_t *all = json_of(args, &ra);
-	snprintf(args, sizeof args, "plan %s --tp=2 --microbatches=2", model);
-	json_t *some = json_of(args, &rb);
 	json_t *ar = json_object_get(all, "layouts"), *sr = json_object_get(some, "layouts");
 	size_t want = 0;
 	for (size_t i = 0; i < json_array_size(ar); i++) {
 		json_t *o = json_array_get(ar, i);
 		if (tu_num(o, "tp") != 2 || tu_num(o, "microbatches") != 2)
+			continue;
+		if (plain && (json_is_true(json_object_get(o, "sequence_parallel")) ||
+			      json_is_true(json_object_get(o, "zero1"))))
 			continue;
 		want++;
 		int found = 0;
@@ -178,10 +172,35 @@ static void test_plan_fixed_degrees(void **state)
 	}
 	assert_true(want > 0);
 	assert_int_equal(json_array_size(sr), want);
+}
+
+/* --tp, --pp, --dp and --microbatches keep the plan to those layouts, and
+ * --no-sequence-parallel --no-zero1 to those without either: the
+ * constrained plan lists exactly the unconstrained plan's rows of that
+ * kind, with the same figures. */
+static void test_plan_fixed_degrees(void **state)
+{
+	(void)state;
+	const char *model = "--devices=8 --devices-per-node=4 --layers=4 --hidden=64 --ffn=256 "
+			    "--heads=4 --seq=64 --batch=16 --format=json --top=0";
+	char args[400];
+	tu_result ra, rb, rc;
+	snprintf(args, sizeof args, "plan %s", model);
+	json_t *all = json_of(args, &ra);
+	snprintf(args, sizeof args, "plan %s --tp=2 --microbatches=2", model);
+	json_t *some = json_of(args, &rb);
+	same_subset(all, some, 0);
+	/* and without sequence parallelism and ZeRO-1 (a 2021 run's layouts) */
+	snprintf(args, sizeof args,
+		 "plan %s --tp=2 --microbatches=2 --no-sequence-parallel --no-zero1", model);
+	json_t *plain = json_of(args, &rc);
+	same_subset(all, plain, 1);
 	json_decref(all);
 	json_decref(some);
+	json_decref(plain);
 	tu_result_free(&ra);
 	tu_result_free(&rb);
+	tu_result_free(&rc);
 	/* A degree no layout has: one line saying which. */
 	tu_result r;
 	tu_run("plan --devices=8 --tp=3 --layers=4 --hidden=64 --ffn=256 --heads=4", &r);

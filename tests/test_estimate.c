@@ -269,8 +269,8 @@ static void test_flash_estimate_equals_run(void **state)
 	};
 	for (size_t g = 0; g < sizeof rows / sizeof rows[0]; g++)
 		for (int a = 0; a < 2 * SL_ATTN_N; a++) {
-			/* the second round with attention dropout (and, on odd rows,
-			 * selective recomputation) */
+			/* the second round with attention and hidden dropout (and, on
+			 * odd rows, selective recomputation) */
 			int drop = a >= SL_ATTN_N;
 			const struct lay *x = &rows[g];
 			char name[160];
@@ -281,6 +281,7 @@ static void test_flash_estimate_equals_run(void **state)
 			sl_model_spec m;
 			model_of(x, &m);
 			m.attn_dropout = drop ? 0.1f : 0.0f;
+			m.hidden_dropout = drop ? 0.2f : 0.0f;
 			sl_layout l = layout_of(x);
 			l.attention = (sl_attention)(a % SL_ATTN_N);
 			if (drop && g % 2)
@@ -375,6 +376,41 @@ static void test_dropout_closed_forms(void **state)
 	CLOSE(e[mat][1][1].step_s - e[mat][1][0].step_s,
 	      n * (4 * 2 + 2) / r.dm.mem_bw + kernels * r.dm.launch_s,
 	      "the dropout kernels' bytes at the memory's rate, and their launches");
+}
+
+/* Hidden dropout, one device, one micro-batch of R = B s rows, L layers
+ * of two sub-blocks: each keeps its output's mask (a byte an element:
+ * 2 L R h bytes more at the peak, in bf16 as in fp32); each kernel reads
+ * the output and writes it and the mask, and the backward's reads the
+ * gradient and the mask and writes the gradient: 4 L kernels of R h (2 eb
+ * + 1) bytes at the memory's rate, and their launches; on the ideal
+ * machine none of it. */
+static void test_hidden_dropout_closed_forms(void **state)
+{
+	(void)state;
+	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3, 4, 0, 0};
+	sl_model_spec m;
+	model_of(&x, &m);
+	m.seq = 16;
+	double L = m.layers, R = (double)m.batch * m.seq, h = m.hidden;
+	sl_layout l = layout_of(&x);
+	sl_err err = {0};
+	sl_estimate e[2][2]; /* [ideal, realistic][dropout] */
+	for (int k = 0; k < 2; k++)
+		for (int dr = 0; dr < 2; dr++) {
+			m.hidden_dropout = dr ? 0.1f : 0.0f;
+			sl_cluster_config cfg = k ? realistic_of(&x, 0.6) : config_of(&x);
+			assert_int_equal(sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e[k][dr], &err),
+			                 SL_OK);
+		}
+	for (int k = 0; k < 2; k++)
+		assert_true(e[k][1].act_peak_bytes - e[k][0].act_peak_bytes ==
+		            (uint64_t)(2 * L * R * h));
+	CLOSE(e[0][1].step_s, e[0][0].step_s, "ideal: element-wise work is free");
+	sl_cluster_config r = realistic_of(&x, 0.6);
+	CLOSE(e[1][1].step_s - e[1][0].step_s,
+	      4 * L * R * h * (2 * 2 + 1) / r.dm.mem_bw + 4 * L * r.dm.launch_s,
+	      "the hidden dropout kernels' bytes at the memory's rate, and their launches");
 }
 
 /* Which devices a replay needs: one per stage; the period of a TP ring
@@ -714,6 +750,7 @@ int main(void)
 	    cmocka_unit_test(test_flash_estimate_equals_run),
 	    cmocka_unit_test(test_flash_closed_forms),
 	    cmocka_unit_test(test_dropout_closed_forms),
+	    cmocka_unit_test(test_hidden_dropout_closed_forms),
 	    cmocka_unit_test(test_replayed_devices),
 	    cmocka_unit_test(test_templates_equal_literal),
 	    cmocka_unit_test(test_dp_closed_form),

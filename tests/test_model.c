@@ -187,6 +187,61 @@ static void test_gradient_attention_dropout(void **state)
 	check_gradient_of(&m);
 }
 
+/* Hidden dropout: its masks too are fixed for a step; in the attention
+ * model, the MLP-only one and Llama's kinds. */
+static void test_gradient_hidden_dropout(void **state)
+{
+	(void)state;
+	sl_model_spec m;
+	tiny(&m, 2);
+	m.hidden_dropout = 0.3f;
+	check_gradient_of(&m);
+	m.attn_dropout = 0.2f;
+	m.kv_heads = 1;
+	m.ffn_kind = SL_FFN_SWIGLU;
+	check_gradient_of(&m);
+	tiny(&m, 0);
+	m.hidden_dropout = 0.3f;
+	check_gradient_of(&m);
+}
+
+/* The hidden draws: about r dropped, the rest scaled by 1/(1 - r), by
+ * global element: rows 5..9 drawn alone are rows 5..9 of rows 0..9; other
+ * for another step, block or sub-block. */
+static void test_hidden_dropout_draws(void **state)
+{
+	(void)state;
+	enum { H = 64, R = 1024 };
+	sl_model_spec m;
+	sl_model_default(&m);
+	m.hidden = H;
+	m.hidden_dropout = 0.1f;
+	static float one[R * H], a[R * H], b[R * H];
+	for (int i = 0; i < R * H; i++)
+		one[i] = 1.0f;
+	sl_hidden_dropout(&m, 3, 1, 0, 0, R, one, a);
+	int zeros = 0;
+	for (int i = 0; i < R * H; i++) {
+		if (a[i] == 0)
+			zeros++;
+		else
+			assert_true(a[i] == 1.0f / (1.0f - 0.1f));
+	}
+	/* binomial: 65536 draws at 0.1, sd 77 */
+	assert_true(abs(zeros - R * H / 10) < 5 * 77);
+	sl_hidden_dropout(&m, 3, 1, 0, 5, 5, one, b);
+	assert_memory_equal(a + 5 * H, b, 5 * H * sizeof *a);
+	const long args[3][3] = {{4, 1, 0}, {3, 2, 0}, {3, 1, 1}};
+	for (int k = 0; k < 3; k++) {
+		sl_hidden_dropout(&m, args[k][0], (int)args[k][1], (int)args[k][2], 0, R, one, b);
+		int same = 0;
+		for (int i = 0; i < R * H; i++)
+			same += (a[i] == 0) == (b[i] == 0);
+		/* independent masks agree on 0.9^2 + 0.1^2 = 82% of the elements */
+		assert_true(same < R * H * 85 / 100);
+	}
+}
+
 /* The draws: about r of a large matrix dropped, the rest scaled by exactly
  * 1/(1 - r); a pure function of its arguments, other for any other one. */
 static void test_attention_dropout_draws(void **state)
@@ -401,6 +456,10 @@ static void test_bad_model(void **state)
 	m.attn_dropout = 0.95f;
 	assert_int_equal(sl_model_check(&m, &err), SL_EINVAL);
 	assert_non_null(strstr(err.msg, "out of range"));
+	m.attn_dropout = 0;
+	m.hidden_dropout = -0.1f;
+	assert_int_equal(sl_model_check(&m, &err), SL_EINVAL);
+	assert_non_null(strstr(err.msg, "--hidden-dropout=-0.1 is out of range (0 to 0.9)"));
 }
 
 int main(void)
@@ -414,6 +473,8 @@ int main(void)
 		cmocka_unit_test(test_gradient_swiglu_gqa),
 		cmocka_unit_test(test_gradient_attention_dropout),
 		cmocka_unit_test(test_attention_dropout_draws),
+		cmocka_unit_test(test_gradient_hidden_dropout),
+		cmocka_unit_test(test_hidden_dropout_draws),
 		cmocka_unit_test(test_gqa_is_shared_keys_and_values),
 		cmocka_unit_test(test_swiglu_forward),
 		cmocka_unit_test(test_adam_formula),

@@ -30,6 +30,8 @@ static struct ref attn_ref, mlp_ref;
 static struct ref llama_ref, swiglu_ref;
 /* The attention model with 30% attention dropout, and the Llama one with 20%. */
 static struct ref drop_ref, drop_llama_ref;
+/* The attention model and the MLP one with 25% hidden dropout. */
+static struct ref hdrop_ref, hdrop_mlp_ref;
 
 static void make_ref(struct ref *R, const sl_model_spec *m)
 {
@@ -58,6 +60,11 @@ static int setup(void **state)
 	/* (the dropout changes the losses: the cases below are not vacuous) */
 	assert_true(fabs(drop_ref.loss[STEPS - 1] - attn_ref.loss[STEPS - 1]) >
 		    1e-3 * attn_ref.loss[STEPS - 1]);
+	m.attn_dropout = 0;
+	m.hidden_dropout = 0.25f;
+	make_ref(&hdrop_ref, &m);
+	assert_true(fabs(hdrop_ref.loss[STEPS - 1] - attn_ref.loss[STEPS - 1]) >
+		    1e-3 * attn_ref.loss[STEPS - 1]);
 	/* MLP model: 5 blocks (uneven over 2 and 3 stages), batch 7 (uneven
 	 * over replicas and micro-batches), ffn 10. */
 	sl_model_default(&m);
@@ -68,6 +75,10 @@ static int setup(void **state)
 	m.seed = 3;
 	m.lr = 1e-2f;
 	make_ref(&mlp_ref, &m);
+	m.hidden_dropout = 0.25f;
+	make_ref(&hdrop_mlp_ref, &m);
+	assert_true(fabs(hdrop_mlp_ref.loss[STEPS - 1] - mlp_ref.loss[STEPS - 1]) >
+		    1e-3 * mlp_ref.loss[STEPS - 1]);
 	sl_model_default(&m);
 	m.layers = 4;
 	m.hidden = 8;
@@ -103,6 +114,8 @@ static int teardown(void **state)
 	sl_ref_free(&swiglu_ref.r);
 	sl_ref_free(&drop_ref.r);
 	sl_ref_free(&drop_llama_ref.r);
+	sl_ref_free(&hdrop_ref.r);
+	sl_ref_free(&hdrop_mlp_ref.r);
 	return 0;
 }
 
@@ -262,6 +275,15 @@ CASE(drop_pp2_interleaved_full, drop_ref, "1 2 1 interleaved 4 2 0 0 tp-dp-pp ri
 CASE(drop_flash_tp2_dp2, drop_ref,      "2 1 2 1f1b        2 1 1 1 tp-dp-pp ring none flash", 2)
 CASE(drop_llama_tp2_pp2_dp2, drop_llama_ref, "2 2 2 1f1b      2 1 1 1", 2)
 CASE(drop_llama_flash_sel, drop_llama_ref, "2 1 1 1f1b      2 1 0 0 tp-dp-pp ring selective flash", 0)
+/* Hidden dropout likewise, by global row and column: sequence-parallel
+ * shards, uneven rows and replicas, recomputation. */
+CASE(hdrop_tp2_dp2_sp, hdrop_ref,       "2 1 2 1f1b        2 1 1 0", 2)
+CASE(hdrop_tp4_pp2_sel, hdrop_ref,      "4 2 1 1f1b        2 1 0 0 tp-dp-pp ring selective", 0)
+CASE(hdrop_pp2_interleaved_full, hdrop_ref, "1 2 1 interleaved 4 2 0 0 tp-dp-pp ring full", 0)
+CASE(hdrop_flash_tp2_pp2_dp2, hdrop_ref, "2 2 2 1f1b       2 1 1 1 tp-dp-pp ring none flash", 2)
+CASE(hdrop_mlp_tp3_sp_uneven, hdrop_mlp_ref, "3 1 1 1f1b     1 1 1 0", 0)
+CASE(hdrop_mlp_tp2_pp2_uneven, hdrop_mlp_ref, "2 2 1 gpipe   3 1 1 0 dp-pp-tp", 0)
+CASE(hdrop_mlp_dp3_zero1_full, hdrop_mlp_ref, "1 1 3 1f1b    2 1 0 1 tp-dp-pp ring full", 0)
 
 int main(void)
 {
@@ -314,6 +336,13 @@ int main(void)
 		cmocka_unit_test(drop_flash_tp2_dp2),
 		cmocka_unit_test(drop_llama_tp2_pp2_dp2),
 		cmocka_unit_test(drop_llama_flash_sel),
+		cmocka_unit_test(hdrop_tp2_dp2_sp),
+		cmocka_unit_test(hdrop_tp4_pp2_sel),
+		cmocka_unit_test(hdrop_pp2_interleaved_full),
+		cmocka_unit_test(hdrop_flash_tp2_pp2_dp2),
+		cmocka_unit_test(hdrop_mlp_tp3_sp_uneven),
+		cmocka_unit_test(hdrop_mlp_tp2_pp2_uneven),
+		cmocka_unit_test(hdrop_mlp_dp3_zero1_full),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

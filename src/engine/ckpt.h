@@ -19,7 +19,8 @@
  *                      microbatches, sequence_parallel, zero1, algorithm}
  *   training          {step, adam_step, seed, data {next_batch, batch, seq},
  *                      optimizer {name "adam", lr, beta1, beta2, eps},
- *                      attention_dropout (only when above 0: the resumed run's rate)}
+ *                      attention_dropout, hidden_dropout (each only when above 0:
+ *                      the resumed run's rates)}
  *   byte_order        "little"
  *   states            ["param", "exp_avg", "exp_avg_sq"]: what each chunk's bytes hold
  *   checksum          "crc32" (zlib's, of each chunk's whole byte range)

@@ -309,6 +309,9 @@ json_t *ckpt_manifest_json(const sl_ckpt *ck)
 	if (m->attn_dropout > 0)
 		json_object_set_new(json_object_get(root, "training"), "attention_dropout",
 				    json_real(sl_float_decimal(m->attn_dropout)));
+	if (m->hidden_dropout > 0)
+		json_object_set_new(json_object_get(root, "training"), "hidden_dropout",
+				    json_real(sl_float_decimal(m->hidden_dropout)));
 	json_object_set_new(root, "byte_order", json_string("little"));
 	json_object_set_new(root, "states",
 	                    json_pack("[sss]", state_names[0], state_names[1], state_names[2]));
@@ -620,6 +623,14 @@ static int parse_training(struct rd *R, json_t *root, sl_ckpt_info *in)
 		if (!(x >= 0 && x <= 0.9))
 			return bad(R, "training", "\"attention_dropout\" must be 0 to 0.9", NULL);
 		m->attn_dropout = (float)x;
+	}
+	m->hidden_dropout = 0;
+	if (json_object_get(a, "hidden_dropout")) {
+		if ((rc = get_real(R, a, "hidden_dropout", &x, "training")))
+			return rc;
+		if (!(x >= 0 && x <= 0.9))
+			return bad(R, "training", "\"hidden_dropout\" must be 0 to 0.9", NULL);
+		m->hidden_dropout = (float)x;
 	}
 	if (in->adam_step != in->step || in->next_batch != in->step)
 		return sl_fail(R->err, SL_EINVAL,

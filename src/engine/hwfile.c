@@ -800,4 +800,5 @@ void sl_model_json_kinds(json_t *o, const sl_model_spec *m)
 	json_object_set_new(o, "kv_heads", json_integer(sl_model_kv_heads(m)));
 	json_object_set_new(o, "ffn_kind", json_string(sl_ffn_kind_name(m->ffn_kind)));
 	json_object_set_new(o, "attention_dropout_fraction", json_real(sl_float_decimal(m->attn_dropout)));
+	json_object_set_new(o, "hidden_dropout_fraction", json_real(sl_float_decimal(m->hidden_dropout)));
 }

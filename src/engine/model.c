@@ -74,6 +74,9 @@ int sl_model_describe(const sl_model_spec *m, char *buf, size_t n)
 	if (m->attn_dropout > 0 && len >= 0 && (size_t)len < n)
 		len += snprintf(buf + len, n - (size_t)len, ", attention dropout %g",
 				(double)m->attn_dropout);
+	if (m->hidden_dropout > 0 && len >= 0 && (size_t)len < n)
+		len += snprintf(buf + len, n - (size_t)len, ", hidden dropout %g",
+				(double)m->hidden_dropout);
 	return len;
 }
 
@@ -109,6 +112,9 @@ int sl_model_check(const sl_model_spec *m, sl_err *err)
 	if (m->attn_dropout > 0 && m->heads == 0)
 		return sl_fail(err, SL_EINVAL,
 			       "--attention-dropout needs attention: set --heads above 0");
+	if (!(m->hidden_dropout >= 0 && m->hidden_dropout <= 0.9f))
+		return sl_fail(err, SL_EINVAL, "--hidden-dropout=%g is out of range (0 to 0.9)",
+			       (double)m->hidden_dropout);
 	if (m->ffn_kind < 0 || m->ffn_kind >= SL_FFN_N)
 		return sl_fail(err, SL_EINVAL, "--ffn-kind must be gelu or swiglu");
 	/* Rows of a batch are counted in int. */
@@ -425,6 +431,22 @@ void sl_attn_dropout(const sl_model_spec *m, long step, int block, long seq, int
 		out[i] = (mix64(z + i) >> 40) >= cut ? p[i] * keep_scale : 0.0f;
 }
 
+void sl_hidden_dropout(const sl_model_spec *m, long step, int block, int sub, long row0,
+		       size_t rows, const float *in, float *out)
+{
+	float r = m->hidden_dropout, keep_scale = 1.0f / (1.0f - r);
+	uint64_t cut = (uint64_t)((double)r * (double)(1u << 24) + 0.5);
+	uint64_t z = mix64(m->seed ^ 0x41dde7d2097a1cULL);
+	z = mix64(z + (uint64_t)step);
+	z = mix64(z + (uint64_t)block);
+	z = mix64(z + (uint64_t)sub);
+	/* element (row, column) of the global batch is draw z + row h + column */
+	size_t h = (size_t)m->hidden, n = rows * h;
+	uint64_t first = (uint64_t)row0 * h;
+	for (size_t i = 0; i < n; i++)
+		out[i] = (mix64(z + first + i) >> 40) >= cut ? in[i] * keep_scale : 0.0f;
+}
+
 /* ---- the reference ---- */
 
 static void gemm(int ta, int tb, int M, int N, int K, float alpha, const float *a, int lda,
@@ -445,6 +467,25 @@ static void colsum_into(float *db, const float *dy, size_t rows, size_t cols)
 	for (size_t i = 0; i < rows; i++)
 		for (size_t j = 0; j < cols; j++)
 			db[j] += dy[i * cols + j];
+}
+
+/* A sub-block's output a W + b (a: R x K, W: K x h) added to the residual
+ * x, through hidden dropout when there is one (tmp: R x h of scratch). */
+static void sub_out(const sl_model_spec *m, long step, size_t l, int sub, const float *a,
+		    const float *w, const float *b, int R, int K, float *x, float *tmp)
+{
+	int h = m->hidden;
+	if (!(m->hidden_dropout > 0)) {
+		gemm(0, 0, R, h, K, 1, a, K, w, h, 1, x, h);
+		add_bias(x, b, (size_t)R, (size_t)h);
+		return;
+	}
+	size_t n = (size_t)R * (size_t)h;
+	gemm(0, 0, R, h, K, 1, a, K, w, h, 0, tmp, h);
+	add_bias(tmp, b, (size_t)R, (size_t)h);
+	sl_hidden_dropout(m, step, (int)l, sub, 0, (size_t)R, tmp, tmp);
+	for (size_t i = 0; i < n; i++)
+		x[i] += tmp[i];
 }
 
 /* What one block keeps for its backward pass. */
@@ -475,7 +516,8 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 	float *x = malloc(R * h * sizeof *x), *tgt = malloc(R * h * sizeof *tgt);
 	float *dx = malloc(R * h * sizeof *dx), *tmp = malloc(R * wide * sizeof *tmp);
 	float *tmp2 = malloc(R * wide * sizeof *tmp2);
-	int ok = sv && x && tgt && dx && tmp && tmp2;
+	float *dh = m->hidden_dropout > 0 ? malloc(R * h * sizeof *dh) : NULL;
+	int ok = sv && x && tgt && dx && tmp && tmp2 && (dh || !(m->hidden_dropout > 0));
 	for (size_t l = 0; ok && l < L; l++) {
 		if (A) {
 			ok &= !!(sv[l].xa = malloc(R * h * sizeof(float)));
@@ -522,8 +564,7 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 					gemm(0, 0, (int)s, (int)d, (int)s, 1, pm, (int)s, v, Q, 0,
 					     sv[l].o + n * s * h + j * d, (int)h);
 				}
-			gemm(0, 0, (int)R, (int)h, (int)h, 1, sv[l].o, (int)h, wo, (int)h, 1, x, (int)h);
-			add_bias(x, bo, R, h);
+			sub_out(m, step, l, 0, sv[l].o, wo, bo, (int)R, (int)h, x, tmp);
 			bp = bo + h;
 		}
 		const float *w1 = bp, *b1 = w1 + h * f1, *w2 = b1 + f1, *b2 = w2 + f * h;
@@ -531,8 +572,7 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 		gemm(0, 0, (int)R, (int)f1, (int)h, 1, x, (int)h, w1, (int)f1, 0, sv[l].z, (int)f1);
 		add_bias(sv[l].z, b1, R, f1);
 		sl_ffn_act(m->ffn_kind, sv[l].z, sv[l].a, R, f);
-		gemm(0, 0, (int)R, (int)h, (int)f, 1, sv[l].a, (int)f, w2, (int)h, 1, x, (int)h);
-		add_bias(x, b2, R, h);
+		sub_out(m, step, l, 1, sv[l].a, w2, b2, (int)R, (int)f, x, tmp);
 	}
 
 	double sum = 0, norm = (double)R * h;
@@ -554,9 +594,15 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 		const float *w1 = bp, *w2 = w1 + h * f1 + f1;
 		float *gw1 = gp, *gb1 = gw1 + h * f1, *gw2 = gb1 + f1, *gb2 = gw2 + f * h;
 		float *da = tmp, *dz = tmp2;
-		colsum_into(gb2, dx, R, h);
-		gemm(1, 0, (int)f, (int)h, (int)R, 1, sv[l].a, (int)f, dx, (int)h, 1, gw2, (int)h);
-		gemm(0, 1, (int)R, (int)f, (int)h, 1, dx, (int)h, w2, (int)h, 0, da, (int)f);
+		/* through the hidden dropout, when there is one */
+		const float *dy = dx;
+		if (dh) {
+			sl_hidden_dropout(m, step, (int)l, 1, 0, R, dx, dh);
+			dy = dh;
+		}
+		colsum_into(gb2, dy, R, h);
+		gemm(1, 0, (int)f, (int)h, (int)R, 1, sv[l].a, (int)f, dy, (int)h, 1, gw2, (int)h);
+		gemm(0, 1, (int)R, (int)f, (int)h, 1, dy, (int)h, w2, (int)h, 0, da, (int)f);
 		sl_ffn_act_grad(m->ffn_kind, sv[l].z, da, dz, R, f);
 		colsum_into(gb1, dz, R, f1);
 		gemm(1, 0, (int)h, (int)f1, (int)R, 1, sv[l].xm, (int)h, dz, (int)f1, 1, gw1, (int)f1);
@@ -570,9 +616,14 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 				rc = sl_fail(err, SL_ENOMEM, "out of host memory");
 				goto out;
 			}
-			colsum_into(gbo, dx, R, h);
-			gemm(1, 0, (int)h, (int)h, (int)R, 1, sv[l].o, (int)h, dx, (int)h, 1, gwo, (int)h);
-			gemm(0, 1, (int)R, (int)h, (int)h, 1, dx, (int)h, wo, (int)h, 0, dO, (int)h);
+			const float *dya = dx;
+			if (dh) {
+				sl_hidden_dropout(m, step, (int)l, 0, 0, R, dx, dh);
+				dya = dh;
+			}
+			colsum_into(gbo, dya, R, h);
+			gemm(1, 0, (int)h, (int)h, (int)R, 1, sv[l].o, (int)h, dya, (int)h, 1, gwo, (int)h);
+			gemm(0, 1, (int)R, (int)h, (int)h, 1, dya, (int)h, wo, (int)h, 0, dO, (int)h);
 			for (size_t n = 0; n < B; n++)
 				for (size_t j = 0; j < A; j++) {
 					size_t go = n * s * qc + (j / qpg) * u, qo = go + (j % qpg) * d;
@@ -620,6 +671,7 @@ out:
 	free(dx);
 	free(tmp);
 	free(tmp2);
+	free(dh);
 	return rc;
 }
 

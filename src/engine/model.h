@@ -17,6 +17,11 @@
  * and the kept ones scaled by 1/(1 - r) before they weigh V.  Which ones is
  * a pure function of (seed, step, block, sequence, head, query, key)
  * (sl_attn_dropout), so every layout drops the same ones as the reference.
+ * Hidden dropout (hidden_dropout = r > 0, as Megatron-LM's
+ * --hidden-dropout): each sub-block's output (after its bias, before the
+ * residual) is dropped the same way, element by element of the global
+ * batch (sl_hidden_dropout):
+ *     x = x + drop(sub-block(x))
  * No normalisation layers, and no QKV bias: a bias on K shifts every score
  * of a softmax row by the same amount, so its gradient is exactly zero and
  * Adam would turn rounding noise into full-size steps.  A batch is B sequences of s tokens, i.e. B*s
@@ -52,6 +57,7 @@ typedef struct sl_model_spec {
 	int ffn_kind; /* SL_FFN_GELU or SL_FFN_SWIGLU */
 	int seq;    /* s, tokens per sequence (1 without attention) */
 	float attn_dropout; /* the share of attention probabilities dropped in training (0..0.9) */
+	float hidden_dropout; /* the share of sub-block outputs dropped in training (0..0.9) */
 	int batch;  /* B, sequences per step (the global batch) */
 	uint64_t seed;
 	float lr, beta1, beta2, eps; /* Adam */
@@ -169,6 +175,12 @@ void sl_softmax_grad_rows(const float *p, float *dp, int rows, int cols, int ld,
  * same map: dp = dout * keep / (1 - r). */
 void sl_attn_dropout(const sl_model_spec *m, long step, int block, long seq, int head,
 		     const float *p, float *out, int s);
+/* Hidden dropout on rows row0 .. row0 + rows - 1 of the global batch (h
+ * values each) of sub-block sub (0 attention, 1 MLP) of block `block`: out
+ * = in * keep / (1 - r), keep drawn from (seed, step, block, sub, global
+ * row, column); out may be in.  The gradient is the same map. */
+void sl_hidden_dropout(const sl_model_spec *m, long step, int block, int sub, long row0,
+		       size_t rows, const float *in, float *out);
 /* A float as the double of its shortest decimal (0.1f -> 0.1, not
  * 0.10000000149): what a report or manifest prints of a float setting. */
 double sl_float_decimal(float f);

@@ -178,8 +178,10 @@ static int no_split(const sl_model_spec *m, int n, sl_err *err)
 }
 
 /* Every layout of one (tp, pp, dp) but the mesh order. */
-static int shapes(const sl_model_spec *m, int tp, int pp, int dp, int fix_mb, struct cands *out)
+static int shapes(const sl_model_spec *m, const sl_plan_spec *s, int tp, int pp, int dp,
+		  struct cands *out)
 {
+	int fix_mb = s->fix_microbatches;
 	int share = m->batch / dp;
 	for (int mb = 1; mb <= share; mb++) {
 		if (share % mb || (fix_mb > 0 && mb != fix_mb))
@@ -197,8 +199,8 @@ static int shapes(const sl_model_spec *m, int tp, int pp, int dp, int fix_mb, st
 						scheds[ns++][1] = v;
 		}
 		for (int k = 0; k < ns; k++)
-			for (int sp = 0; sp <= (tp > 1); sp++)
-				for (int z1 = 0; z1 <= (dp > 1); z1++) {
+			for (int sp = 0; sp <= (tp > 1 && !s->no_sp); sp++)
+				for (int z1 = 0; z1 <= (dp > 1 && !s->no_zero1); z1++) {
 					sl_plan_row r;
 					memset(&r, 0, sizeof r);
 					sl_layout_default(&r.layout);
@@ -421,7 +423,7 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 			    (s->fix_dp > 0 && dp != s->fix_dp))
 				continue;
 			if (split_ok(m, n, tp, pp) &&
-			    shapes(m, tp, pp, dp, s->fix_microbatches, &shape)) {
+			    shapes(m, s, tp, pp, dp, &shape)) {
 				free(shape.rows);
 				return sl_fail(err, SL_ENOMEM, "out of host memory");
 			}

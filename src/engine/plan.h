@@ -43,6 +43,9 @@ typedef struct sl_plan_spec {
 	/* When > 0, only layouts with this tensor, pipeline or data parallel
 	 * degree, or this many micro-batches (a published run's layout). */
 	int fix_tp, fix_pp, fix_dp, fix_microbatches;
+	/* Nonzero: no layout with sequence parallelism, or with ZeRO-1 (a run
+	 * from before either, as Narayanan et al.'s of 2021). */
+	int no_sp, no_zero1;
 	/* When not NULL: set to nonzero (from any thread) to stop the plan
 	 * between layouts, and sl_plan_run returns SL_ECANCEL (the TUI quits). */
 	const atomic_int *cancel;

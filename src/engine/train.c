@@ -213,10 +213,12 @@ double sl_train_host_bytes(const sl_model_spec *m, const sl_layout *l)
 {
 	double n = (double)sl_model_nparams(m), R = (double)m->batch * m->seq;
 	double h = m->hidden, f = m->ffn + sl_model_fc1_cols(m), qc = sl_model_qkv_cols(m);
-	/* per block: x twice, Q K V, the heads' output, z and a; the scores
-	 * (twice, and a mask, with attention dropout) */
+	/* per block: x twice, Q K V, the heads' output, z and a (and two masks
+	 * with hidden dropout); the scores (twice, and a mask, with attention
+	 * dropout) */
 	double scores = (double)m->batch * m->heads * m->seq * m->seq * (m->attn_dropout > 0 ? 2.5 : 1);
-	double acts = 4.0 * m->layers * (R * (3 * h + qc + f) + scores);
+	double masks = m->hidden_dropout > 0 ? 2 * h : 0;
+	double acts = 4.0 * m->layers * (R * (3 * h + qc + f + masks) + scores);
 	return 16 * n * (1 + l->dp) + acts * (1 + l->tp);
 }
 

@@ -61,6 +61,7 @@ struct bstash {
 	float *pd, *mask;        /* attention dropout: dropped probabilities, the mask (bytes) */
 	float *xm, *z, *a;       /* MLP: input, fc1 output, GeLU output */
 	float *xin;              /* full recomputation: the block's input, all it keeps */
+	float *hmask[2];         /* hidden dropout: attention's and the MLP's output masks (bytes) */
 };
 
 struct cstash {

@@ -461,6 +461,22 @@ static int ew_dropout(struct kctx *k, const struct blk *b, const struct mbgeo *g
 	EW_END(elems, label);
 }
 
+/* Hidden dropout on the device's rows of sub-block sub's output (0
+ * attention, 1 MLP), in to out (they may be the same): the forward reads
+ * the output and writes it and the mask (a byte each), the backward reads
+ * the gradient and the mask and writes the dropped gradient. */
+static int ew_hdropout(struct kctx *k, const struct blk *b, const struct mbgeo *g, int sub,
+		       const float *in, float *out, int grad)
+{
+	size_t n = (size_t)g->rl * (size_t)k->tr->m.hidden;
+	double elems = (2.0 + 1.0 / k->eb) * (double)n;
+	const char *label = grad ? "hidden dropout grad" : "hidden dropout";
+	EW_BEGIN(elems, label);
+	sl_hidden_dropout(&k->tr->m, k->step, b->index, sub, g->row0 + g->r0, (size_t)g->rl, in,
+			  out);
+	EW_END(elems, label);
+}
+
 /* Events are named on a device; a recording has none to name. */
 /* The next GEMM: its fields, and its label ("F b1 fc1", "B b0 qkv dW",
  * "F b2 scores h3") made from them. */
@@ -507,11 +523,13 @@ static int gather_input(struct kctx *k, const struct mbgeo *g, float *x, float *
 	return k_coll(k, SL_TR_TP_ALLGATHER, k->ds->tpg, SL_COLL_ALLGATHER, *full, 0, n, g->cnt);
 }
 
-/* The row-parallel product's partial sums yf (r x h) become the sub-block's
- * output: reduced over the TP group, plus bias, plus the residual x.  *y is
- * yf itself or (sequence parallel) the device's rows of it. */
-static int reduce_output(struct kctx *k, const struct mbgeo *g, float *yf, const float *bias,
-			 const float *x, float **y)
+/* The row-parallel product's partial sums yf (r x h) become the output of
+ * sub-block sub (0 attention, 1 MLP): reduced over the TP group, plus bias,
+ * through the hidden dropout (its mask kept in st), plus the residual x.
+ * *y is yf itself or (sequence parallel) the device's rows of it. */
+static int reduce_output(struct kctx *k, const struct blk *b, int sub, struct bstash *st,
+			 const struct mbgeo *g, float *yf, const float *bias, const float *x,
+			 float **y)
 {
 	size_t h = (size_t)k->tr->m.hidden, n = (size_t)g->r * h;
 	if (g->sp) {
@@ -525,7 +543,27 @@ static int reduce_output(struct kctx *k, const struct mbgeo *g, float *yf, const
 		*y = yf;
 	}
 	TRY(ew_bias(k, *y, (size_t)g->rl, h, bias));
+	if (k->tr->m.hidden_dropout > 0) {
+		TRY(k_alloc(k, &st->hmask[sub], (size_t)ceil((double)g->rl * h / k->eb), CAT_ACT,
+			    "activations (hidden dropout mask)"));
+		TRY(ew_hdropout(k, b, g, sub, *y, *y, 0));
+	}
 	return ew_add(k, *y, x, (size_t)g->rl * h, "residual");
+}
+
+/* The backward's start: the gradient dy (the device's rows) through the
+ * hidden dropout of sub-block sub into *dm (a new buffer), or dy itself
+ * without one; the mask is then done with. */
+static int drop_grad(struct kctx *k, const struct blk *b, int sub, struct bstash *st,
+		     const struct mbgeo *g, float *dy, float **dm)
+{
+	*dm = dy;
+	if (!(k->tr->m.hidden_dropout > 0))
+		return SL_OK;
+	TRY(k_alloc(k, dm, (size_t)g->rl * k->tr->m.hidden, CAT_WS, "dropped output gradient"));
+	TRY(ew_hdropout(k, b, g, sub, dy, *dm, 1));
+	k_free(k, &st->hmask[sub]);
+	return SL_OK;
 }
 
 /* Sequence parallelism keeps a sub-block's input as the device's rows
@@ -573,8 +611,10 @@ static int reduce_grad(struct kctx *k, const struct mbgeo *g, float *dxp, float 
 		       float **dx)
 {
 	size_t h = (size_t)k->tr->m.hidden, n = (size_t)g->r * h;
-	if (g->sp) {
+	/* (without sequence parallelism dyf is dy, or the dropped gradient) */
+	if (dyf != dy)
 		k_free(k, &dyf);
+	if (g->sp) {
 		TRY(k_coll(k, SL_TR_TP_REDUCESCATTER, k->ds->tpg, SL_COLL_REDUCESCATTER, dxp, 0, n,
 			   g->cnt));
 		TRY(k_alloc(k, dx, (size_t)g->rl * h, CAT_WS, "input gradient"));
@@ -619,7 +659,7 @@ static int mlp_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 	TRY(k_alloc(k, &yf, (size_t)r * h, CAT_WS, "fc2 partial sums"));
 	WORK(SL_PASS_FWD, b->index, SL_PART_FC2, SL_GRAD_NONE, -1);
 	TRY(k_gemm(k, 0, 0, r, h, ft, 1, st->a, 0, ft, par(k, b, SL_T_FC2_W), 0, h, 0, yf, 0, h, lb));
-	TRY(reduce_output(k, g, yf, par(k, b, SL_T_FC2_B), x, xio));
+	TRY(reduce_output(k, b, 1, st, g, yf, par(k, b, SL_T_FC2_B), x, xio));
 	keep_rows(k, g, &st->xm, &x);
 	return SL_OK;
 }
@@ -628,11 +668,14 @@ static int mlp_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 		   float **dio)
 {
 	int h = k->tr->m.hidden, r = g->r, ft = b->ft, zc = b->zc;
-	float *dy = *dio, *dyf = NULL, *da = NULL, *dz = NULL, *dxp = NULL;
+	float *dy = *dio, *dm = NULL, *dyf = NULL, *da = NULL, *dz = NULL, *dxp = NULL;
 	char lb[40];
 	*dio = NULL;
-	TRY(gather_grad(k, g, dy, &dyf));
-	TRY(ew_colsum(k, grd(k, b, SL_T_FC2_B), dy, (size_t)g->rl, (size_t)h));
+	TRY(drop_grad(k, b, 1, st, g, dy, &dm));
+	TRY(gather_grad(k, g, dm, &dyf));
+	TRY(ew_colsum(k, grd(k, b, SL_T_FC2_B), dm, (size_t)g->rl, (size_t)h));
+	if (dm != dy && dyf != dm)
+		k_free(k, &dm); /* gathered */
 	WORK(SL_PASS_BWD, b->index, SL_PART_FC2, SL_GRAD_W, -1);
 	TRY(k_gemm(k, 1, 0, ft, h, r, 1, st->a, 0, ft, dyf, 0, h, 1, grd(k, b, SL_T_FC2_W), 0, h, lb));
 	TRY(k_alloc(k, &da, (size_t)r * ft, CAT_WS,
@@ -746,7 +789,7 @@ static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	TRY(k_alloc(k, &yf, (size_t)r * h, CAT_WS, "projection partial sums"));
 	WORK(SL_PASS_FWD, b->index, SL_PART_PROJ, SL_GRAD_NONE, -1);
 	TRY(k_gemm(k, 0, 0, r, h, oc, 1, st->o, 0, oc, par(k, b, SL_T_OUT_W), 0, h, 0, yf, 0, h, lb));
-	TRY(reduce_output(k, g, yf, par(k, b, SL_T_OUT_B), x, xio));
+	TRY(reduce_output(k, b, 0, st, g, yf, par(k, b, SL_T_OUT_B), x, xio));
 	keep_rows(k, g, &st->xa, &x);
 	return SL_OK;
 }
@@ -758,11 +801,15 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	int h = m->hidden, r = g->r, s = m->seq, d = h / m->heads, ah = b->ah, qc = b->qc;
 	int oc = d * ah, qpg = m->heads / sl_model_kv_heads(m), u = (qpg + 2) * d;
 	float scale = 1.0f / sqrtf((float)d);
-	float *dy = *dio, *dyf = NULL, *dO = NULL, *dqkv = NULL, *dp = NULL, *dxp = NULL;
+	float *dy = *dio, *dm = NULL, *dyf = NULL, *dO = NULL, *dqkv = NULL, *dp = NULL;
+	float *dxp = NULL;
 	char lb[40];
 	*dio = NULL;
-	TRY(gather_grad(k, g, dy, &dyf));
-	TRY(ew_colsum(k, grd(k, b, SL_T_OUT_B), dy, (size_t)g->rl, (size_t)h));
+	TRY(drop_grad(k, b, 0, st, g, dy, &dm));
+	TRY(gather_grad(k, g, dm, &dyf));
+	TRY(ew_colsum(k, grd(k, b, SL_T_OUT_B), dm, (size_t)g->rl, (size_t)h));
+	if (dm != dy && dyf != dm)
+		k_free(k, &dm); /* gathered */
 	WORK(SL_PASS_BWD, b->index, SL_PART_PROJ, SL_GRAD_W, -1);
 	TRY(k_gemm(k, 1, 0, oc, h, r, 1, st->o, 0, oc, dyf, 0, h, 1, grd(k, b, SL_T_OUT_W), 0, h, lb));
 	TRY(k_alloc(k, &dO, (size_t)r * oc, CAT_WS, "heads' output gradient"));
@@ -927,6 +974,8 @@ static void stash_free(struct kctx *k, struct bstash *bs)
 	k_free(k, &bs->p);
 	k_free(k, &bs->pd);
 	k_free(k, &bs->mask);
+	k_free(k, &bs->hmask[0]);
+	k_free(k, &bs->hmask[1]);
 	k_free(k, &bs->o);
 	k_free(k, &bs->xm);
 	k_free(k, &bs->z);
