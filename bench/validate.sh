@@ -55,12 +55,16 @@ row "all-reduce (calibration)" "8 x h100, 1 GiB, ring" "$ours" 367.5 "GB/s" \
 # section 5.1: GPT models on A100 80GB (Selene), sequences of 2048 tokens,
 # full activation recomputation, FLOPs counted as 96 B s l h^2 (1 + s/6h +
 # V/16lh); attention as Megatron-LM ran it then, its scores in device
-# memory (--attention=materialized), and Megatron-LM's default attention
-# dropout of 0.1 (megatron/arguments.py, _add_regularization_args:
-# --attention-dropout and --hidden-dropout default to 0.1; shardlab has the
-# first, a pass over the s x s probabilities and a mask kept, not the
-# second).  shardlab's figure: the GEMM FLOPs its best layout executes
-# (recomputation included) per GPU and second, under --recompute=full.
+# memory (--attention=materialized), and Megatron-LM's default dropouts
+# (megatron/arguments.py, _add_regularization_args: --attention-dropout and
+# --hidden-dropout default to 0.1): a pass over the s x s probabilities and
+# one over each sub-block's output, each with its mask kept.  Layouts of
+# what Megatron-LM had then (--no-sequence-parallel --no-zero1): sequence
+# parallelism came with Korthikanti et al. 2022 (arXiv 2205.05198), the
+# distributed optimizer after it; without them every TP rank runs the
+# element-wise work on the whole micro-batch.  shardlab's
+# figure: the GEMM FLOPs its best layout executes (recomputation included)
+# per GPU and second, under --recompute=full.
 src="Narayanan et al. 2021, arXiv 2104.04473"
 # Each row twice: the plan's best layout, and the best with the paper's own
 # tensor- and pipeline-parallel degrees (Table 1's t and p; "-": the paper
@@ -80,7 +84,8 @@ while read -r name heads hidden layers gpus batch pub tp pp own; do
 		f=$("$SHARDLAB" plan --preset=a100 --devices="$gpus" --layers="$layers" \
 			--hidden="$hidden" --ffn=$((4 * hidden)) --heads="$heads" --seq=2048 \
 			--batch="$batch" --recompute=full --attention=materialized \
-			--attention-dropout=0.1 $fixed --top=1 \
+			--attention-dropout=0.1 --hidden-dropout=0.1 --no-sequence-parallel \
+			--no-zero1 $fixed --top=1 \
 			--format=json |
 			num device_hardware_flop_per_s)
 		ours=$(awk -v f="$f" 'BEGIN { printf "%.6g", f / 1e12 }')
