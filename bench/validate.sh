@@ -53,7 +53,8 @@ row "all-reduce (calibration)" "8 x h100, 1 GiB, ring" "$ours" 367.5 "GB/s" \
 
 # End to end: Narayanan et al. 2021 (arXiv 2104.04473), Table 1 and
 # section 5.1: GPT models on A100 80GB (Selene), sequences of 2048 tokens,
-# full activation recomputation, FLOPs counted as 96 B s l h^2 (1 + s/6h +
+# full activation recomputation, pre-layer norms (GPT-2's, which
+# Megatron-LM's blocks keep), FLOPs counted as 96 B s l h^2 (1 + s/6h +
 # V/16lh); attention as Megatron-LM ran it then, its scores in device
 # memory (--attention=materialized), and Megatron-LM's default dropouts
 # (megatron/arguments.py, _add_regularization_args: --attention-dropout and
@@ -82,7 +83,7 @@ while read -r name heads hidden layers gpus batch pub tp pp own; do
 		fi
 		# shellcheck disable=SC2086 # $fixed is two options or none
 		f=$("$SHARDLAB" plan --preset=a100 --devices="$gpus" --layers="$layers" \
-			--hidden="$hidden" --ffn=$((4 * hidden)) --heads="$heads" --seq=2048 \
+			--hidden="$hidden" --ffn=$((4 * hidden)) --heads="$heads" --seq=2048 --norm=layernorm \
 			--batch="$batch" --recompute=full --attention=materialized \
 			--attention-dropout=0.1 --hidden-dropout=0.1 --no-sequence-parallel \
 			--no-zero1 $fixed --top=1 \
@@ -108,11 +109,13 @@ ROWS
 # Llama 3.1 from the shipped Llama 3 files (the same blocks) at the
 # recipes' global batch, GPT-3 175B at sequences of 2048; MosaicML's
 # llm-foundry table (FSDP, no tensor or pipeline parallelism) for MPT, whose
-# blocks are GPT's (MLP of 4h, multi-head attention).  Each row twice
+# blocks are GPT's (MLP of 4h, multi-head attention, layer norms).  The
+# model files carry each model's norm (GPT's layer norms, Llama's RMS
+# norms).  Each row twice
 # where the publication names its layout: the plan's best, then the best
 # with its t and p (the recipes' context parallelism, which shardlab does
 # not have, leaves those devices to data parallelism).  shardlab's model
-# has no embeddings, LM head or norms, so it does less work a token than
+# has no embeddings or LM head, so it does less work a token than
 # the real one: about 6% less for Llama 3 8B (its 128,256-word head), 1 to
 # 3% for the others.
 nv="NVIDIA/dgxc-benchmarking, NeMo 24.09 BF16"
@@ -138,6 +141,6 @@ done <<'ROWS'
 Llama-3.1-8B 8 81222 1 1 nv --model=llama-3-8b --batch=128
 Llama-3.1-70B 64 71235 4 4 nv --model=llama-3-70b --batch=128
 GPT-3-175B 128 63099 4 8 nv --model=gpt3-175b --batch=256
-MPT-7B 8 10643 - - mo --layers=32 --hidden=4096 --ffn=16384 --heads=32 --seq=2048 --batch=48
-MPT-70B 64 1039 - - mo --layers=80 --hidden=8192 --ffn=32768 --heads=64 --seq=2048 --batch=2048 --recompute=full
+MPT-7B 8 10643 - - mo --layers=32 --hidden=4096 --ffn=16384 --heads=32 --seq=2048 --batch=48 --norm=layernorm
+MPT-70B 64 1039 - - mo --layers=80 --hidden=8192 --ffn=32768 --heads=64 --seq=2048 --batch=2048 --recompute=full --norm=layernorm
 ROWS

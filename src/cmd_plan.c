@@ -57,6 +57,7 @@ static const char *const shared_names[] = {"devices",
                                            "heads",
                                            "kv-heads",
                                            "ffn-kind",
+                                           "norm",
                                            "attention-dropout",
                                            "hidden-dropout",
                                            "seq",
@@ -99,6 +100,8 @@ static void plan_help(void)
 	       "  --kv-heads=G            key/value heads (grouped-query attention): G divides\n"
 	       "                          A, and tp must divide G (default 0: as many as --heads)\n"
 	       "  --ffn-kind=gelu|swiglu  the MLP (default gelu)\n"
+	       "  --norm=none|layernorm|rmsnorm\n"
+	       "                          a norm before each sub-block (default none)\n"
 	       "  --attention-dropout=R   the share (0 to 0.9) of attention probabilities dropped\n"
 	       "                          (default 0)\n"
 	       "  --hidden-dropout=R      the share (0 to 0.9) of attention and MLP outputs dropped\n"

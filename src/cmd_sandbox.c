@@ -95,7 +95,8 @@ static int own(void *ctx, int code, const char *arg, sl_err *err)
 			sa->layout_axes |= 1 << (code - SL_OPT_TP);
 		if ((code >= SL_OPT_LAYERS && code <= SL_OPT_LR) || code == SL_OPT_MODEL ||
 		    code == SL_OPT_KV_HEADS || code == SL_OPT_FFN_KIND ||
-		    code == SL_OPT_ATTN_DROPOUT || code == SL_OPT_HIDDEN_DROPOUT)
+		    code == SL_OPT_ATTN_DROPOUT || code == SL_OPT_HIDDEN_DROPOUT ||
+		    code == SL_OPT_NORM)
 			sa->model_given = 1;
 		return rc;
 	}

@@ -84,13 +84,15 @@ static int train_option(void *ctx, int code, const char *arg, sl_err *err)
 	default:
 		if ((code >= SL_OPT_LAYERS && code <= SL_OPT_LR) || code == SL_OPT_KV_HEADS ||
 		    code == SL_OPT_FFN_KIND || code == SL_OPT_ATTN_DROPOUT ||
-		    code == SL_OPT_HIDDEN_DROPOUT)
+		    code == SL_OPT_HIDDEN_DROPOUT || code == SL_OPT_NORM)
 			a->given_model |= 1u << (code - SL_OPT_LAYERS);
-		/* --model gives the shape: layers to batch, key/value heads, MLP kind. */
+		/* --model gives the shape: layers to batch, key/value heads, MLP
+		 * kind, norm. */
 		if (code == SL_OPT_MODEL)
 			a->given_model |= ((1u << (SL_OPT_BATCH - SL_OPT_LAYERS + 1)) - 1) |
 			                  (1u << (SL_OPT_KV_HEADS - SL_OPT_LAYERS)) |
-			                  (1u << (SL_OPT_FFN_KIND - SL_OPT_LAYERS));
+			                  (1u << (SL_OPT_FFN_KIND - SL_OPT_LAYERS)) |
+			                  (1u << (SL_OPT_NORM - SL_OPT_LAYERS));
 		return own_option(a->t, code, arg, err);
 	}
 }
@@ -578,6 +580,7 @@ static int model_from_ckpt(struct train_args *a, const sl_ckpt *ck, sl_err *err)
 	FROM(SL_OPT_HEADS, heads)
 	FROM(SL_OPT_KV_HEADS, kv_heads)
 	FROM(SL_OPT_FFN_KIND, ffn_kind)
+	FROM(SL_OPT_NORM, norm)
 	FROM(SL_OPT_SEQ, seq)
 	FROM(SL_OPT_BATCH, batch)
 	FROM(SL_OPT_MODEL_SEED, seed)

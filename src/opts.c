@@ -432,6 +432,7 @@ const struct option sl_opts_model[] = {
 	{"lr", required_argument, NULL, SL_OPT_LR},         {"model", required_argument, NULL, SL_OPT_MODEL},
 	{"kv-heads", required_argument, NULL, SL_OPT_KV_HEADS},
 	{"ffn-kind", required_argument, NULL, SL_OPT_FFN_KIND},
+	{"norm", required_argument, NULL, SL_OPT_NORM},
 	{"attention-dropout", required_argument, NULL, SL_OPT_ATTN_DROPOUT},
 	{"hidden-dropout", required_argument, NULL, SL_OPT_HIDDEN_DROPOUT},
 	{NULL, 0, NULL, 0}};
@@ -463,6 +464,10 @@ const char sl_opts_model_help[] =
 	"                          (default 0: as many as --heads)\n"
 	"  --ffn-kind=gelu|swiglu  the MLP: GeLU, or SwiGLU's gate and up products of F\n"
 	"                          columns each, as Llama's (default gelu)\n"
+	"  --norm=none|layernorm|rmsnorm\n"
+	"                          a norm before each sub-block, as GPT's (layernorm) or\n"
+	"                          Llama's (rmsnorm), without scale and shift (default\n"
+	"                          none)\n"
 	"  --attention-dropout=R   drop this share (0 to 0.9) of the attention\n"
 	"                          probabilities in training, as Megatron-LM's option\n"
 	"                          (default 0)\n"
@@ -582,6 +587,11 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 			return sl_fail(err, SL_EINVAL,
 				       "--ffn-kind: unknown MLP '%s' (one of: gelu, swiglu)", arg);
 		break;
+	case SL_OPT_NORM:
+		if (sl_norm_parse(arg, &m->norm))
+			return sl_fail(err, SL_EINVAL,
+				       "--norm: unknown norm '%s' (one of: none, layernorm, rmsnorm)", arg);
+		break;
 	case SL_OPT_SEQ:
 		rc = named_int("seq", arg, 1, 65536, &m->seq, err);
 		a->given_seq = 1;
@@ -611,6 +621,8 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 			m->kv_heads = mf.kv_heads;
 		if (!(a->given_shape & (1u << (SL_OPT_FFN_KIND - SL_OPT_LAYERS))))
 			m->ffn_kind = mf.ffn_kind;
+		if (!(a->given_shape & (1u << (SL_OPT_NORM - SL_OPT_LAYERS))))
+			m->norm = mf.norm;
 		a->given_seq = 1; /* the file's sequence, with or without attention */
 		break;
 	}
@@ -642,7 +654,7 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 		return SL_OPTS_NOT_MINE;
 	}
 	if (rc == SL_OK && ((code >= SL_OPT_LAYERS && code <= SL_OPT_BATCH) ||
-			    code == SL_OPT_KV_HEADS || code == SL_OPT_FFN_KIND))
+			    code == SL_OPT_KV_HEADS || code == SL_OPT_FFN_KIND || code == SL_OPT_NORM))
 		a->given_shape |= 1u << (code - SL_OPT_LAYERS);
 	/* The device count follows the layout unless --devices says otherwise
 	 * (sl_opts_finish keeps it when --devices is not given). */

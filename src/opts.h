@@ -107,6 +107,7 @@ enum sl_opt_code {
 	SL_OPT_ATTENTION,
 	SL_OPT_ATTN_DROPOUT,
 	SL_OPT_HIDDEN_DROPOUT,
+	SL_OPT_NORM, /* model shape too */
 	SL_OPT_USER = 0x200
 };
 

@@ -396,6 +396,53 @@ static void llama_kinds_reshard(void **st)
 	sl_ref_free(&r);
 }
 
+/* A model with a norm: the manifest says version 3 and names it, the
+ * state reshards exactly, and the model without the norm is another
+ * architecture. */
+static void norm_reshards(void **st)
+{
+	(void)st;
+	sl_model_spec m = attn;
+	m.norm = SL_NORM_RMS;
+	m.seed = 13;
+	sl_ref r;
+	double want[2 * S];
+	sl_err err = {0};
+	assert_int_equal(sl_ref_init(&r, &m, &err), SL_OK);
+	for (int s = 0; s < 2 * S; s++)
+		assert_int_equal(sl_ref_step(&r, &want[s], &err), SL_OK);
+	sl_layout ls = layout(2, 1, 2, "1f1b", 1, 1);
+	sl_train *tr = make_train(&m, &ls);
+	train_steps(tr, S, want, "norm tp2 dp2");
+	char dir[300], mp[400];
+	path_in(dir, sizeof dir, "norm");
+	save(tr, dir, 1);
+	sl_train_destroy(tr);
+	snprintf(mp, sizeof mp, "%s/manifest.json", dir);
+	json_t *man = json_load_file(mp, 0, NULL);
+	assert_non_null(man);
+	json_t *a = json_object_get(man, "architecture");
+	assert_int_equal(json_integer_value(json_object_get(a, "version")), 3);
+	assert_string_equal(json_string_value(json_object_get(a, "norm")), "rmsnorm");
+	json_decref(man);
+	sl_layout lr = parse_layout("1 2 1 1f1b 2 0");
+	sl_train *t2 = make_train(&m, &lr);
+	load(t2, dir, 1);
+	train_steps(t2, S, want + S, "norm resumed at pp2");
+	sl_train_destroy(t2);
+	sl_model_spec plain = m;
+	plain.norm = SL_NORM_NONE;
+	sl_layout l1 = layout(1, 1, 1, "1f1b", 1, 0);
+	sl_train *t3 = make_train(&plain, &l1);
+	sl_ckpt *ck = open_ok(dir);
+	assert_int_not_equal(sl_ckpt_load(t3, NULL, ck, NULL, &err), SL_OK);
+	assert_non_null(strstr(err.msg, "another architecture"));
+	assert_non_null(strstr(err.msg, "norm rmsnorm"));
+	sl_ckpt_close(ck);
+	sl_train_destroy(t3);
+	sl_ref_free(&r);
+}
+
 /* ---- devices do the I/O ---- */
 
 /* The host and the devices write the same bytes; the trace shows each
@@ -902,6 +949,14 @@ static void arch_versions(void **st)
 	json_object_set_new(a2, "ffn_kind", json_string("relu"));
 	edit_manifest(dir, "architecture", json_deep_copy(a2));
 	refused(dir, "\"ffn_kind\" must be", NULL);
+	/* version 3: a norm, named */
+	json_object_set_new(a2, "ffn_kind", json_string("gelu"));
+	json_object_set_new(a2, "version", json_integer(3));
+	edit_manifest(dir, "architecture", json_deep_copy(a2));
+	refused(dir, "norm", NULL);
+	json_object_set_new(a2, "norm", json_string("batchnorm"));
+	edit_manifest(dir, "architecture", json_deep_copy(a2));
+	refused(dir, "\"norm\" must be", NULL);
 	json_decref(a2);
 }
 
@@ -1264,6 +1319,7 @@ int main(void)
 	    cmocka_unit_test(resume_from_tp2_dp2_zero1),
 	    cmocka_unit_test(resume_from_pp4),
 	    cmocka_unit_test(llama_kinds_reshard),
+	    cmocka_unit_test(norm_reshards),
 	    cmocka_unit_test(devices_write_and_read_chunks),
 	    cmocka_unit_test(train_run_saves_every_n),
 	    cmocka_unit_test(row_parallel_joined_along_rows),

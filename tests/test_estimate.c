@@ -269,8 +269,8 @@ static void test_flash_estimate_equals_run(void **state)
 	};
 	for (size_t g = 0; g < sizeof rows / sizeof rows[0]; g++)
 		for (int a = 0; a < 2 * SL_ATTN_N; a++) {
-			/* the second round with attention and hidden dropout (and, on
-			 * odd rows, selective recomputation) */
+			/* the second round with attention and hidden dropout and a
+			 * pre-norm (and, on odd rows, RMS and selective recomputation) */
 			int drop = a >= SL_ATTN_N;
 			const struct lay *x = &rows[g];
 			char name[160];
@@ -282,6 +282,7 @@ static void test_flash_estimate_equals_run(void **state)
 			model_of(x, &m);
 			m.attn_dropout = drop ? 0.1f : 0.0f;
 			m.hidden_dropout = drop ? 0.2f : 0.0f;
+			m.norm = drop ? (g % 2 ? SL_NORM_RMS : SL_NORM_LAYER) : SL_NORM_NONE;
 			sl_layout l = layout_of(x);
 			l.attention = (sl_attention)(a % SL_ATTN_N);
 			if (drop && g % 2)
@@ -411,6 +412,43 @@ static void test_hidden_dropout_closed_forms(void **state)
 	CLOSE(e[1][1].step_s - e[1][0].step_s,
 	      4 * L * R * h * (2 * 2 + 1) / r.dm.mem_bw + 4 * L * r.dm.launch_s,
 	      "the hidden dropout kernels' bytes at the memory's rate, and their launches");
+}
+
+/* Pre-norms, one device, one micro-batch of R rows, L layers of two
+ * sub-blocks: each keeps its norm's input besides its output (R h eb bytes
+ * more each at the peak); the forward's kernel reads x and writes the
+ * norm, the backward's reads x and the gradient and writes it: L (2 x 2 +
+ * 2 x 3) R h eb bytes at the memory's rate and 4 L launches; nothing on
+ * the ideal machine. */
+static void test_norm_closed_forms(void **state)
+{
+	(void)state;
+	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3, 4, 0, 0};
+	sl_model_spec m;
+	model_of(&x, &m);
+	m.seq = 16;
+	double L = m.layers, R = (double)m.batch * m.seq, h = m.hidden;
+	sl_layout l = layout_of(&x);
+	sl_err err = {0};
+	for (int nk = SL_NORM_LAYER; nk <= SL_NORM_RMS; nk++) {
+		sl_estimate e[2][2]; /* [ideal, realistic][norm] */
+		for (int k = 0; k < 2; k++)
+			for (int n = 0; n < 2; n++) {
+				m.norm = n ? nk : SL_NORM_NONE;
+				sl_cluster_config cfg = k ? realistic_of(&x, 0.6) : config_of(&x);
+				assert_int_equal(
+				    sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e[k][n], &err), SL_OK);
+			}
+		assert_true(e[0][1].act_peak_bytes - e[0][0].act_peak_bytes ==
+		            (uint64_t)(2 * L * R * h * 4));
+		assert_true(e[1][1].act_peak_bytes - e[1][0].act_peak_bytes ==
+		            (uint64_t)(2 * L * R * h * 2));
+		CLOSE(e[0][1].step_s, e[0][0].step_s, "ideal: element-wise work is free");
+		sl_cluster_config r = realistic_of(&x, 0.6);
+		CLOSE(e[1][1].step_s - e[1][0].step_s,
+		      L * (2 * 2 + 2 * 3) * R * h * 2 / r.dm.mem_bw + 4 * L * r.dm.launch_s,
+		      "the norms' bytes at the memory's rate, and their launches");
+	}
 }
 
 /* Which devices a replay needs: one per stage; the period of a TP ring
@@ -751,6 +789,7 @@ int main(void)
 	    cmocka_unit_test(test_flash_closed_forms),
 	    cmocka_unit_test(test_dropout_closed_forms),
 	    cmocka_unit_test(test_hidden_dropout_closed_forms),
+	    cmocka_unit_test(test_norm_closed_forms),
 	    cmocka_unit_test(test_replayed_devices),
 	    cmocka_unit_test(test_templates_equal_literal),
 	    cmocka_unit_test(test_dp_closed_form),

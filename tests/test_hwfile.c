@@ -392,14 +392,19 @@ static void test_shipped_models(void **state)
 	 * Team 2024, Table 3. */
 	const struct {
 		const char *name;
-		int layers, hidden, ffn, heads, kv_heads, ffn_kind, seq, batch;
+		int layers, hidden, ffn, heads, kv_heads, ffn_kind, norm, seq, batch;
 		const char *cite;
 	} want[] = {
-		{"gpt3-175b", 96, 12288, 49152, 96, 0, SL_FFN_GELU, 2048, 1536, "Brown et al. 2020"},
-		{"megatron-1t", 128, 25600, 102400, 160, 0, SL_FFN_GELU, 2048, 3072, "2104.04473"},
-		{"llama-3-8b", 32, 4096, 14336, 32, 8, SL_FFN_SWIGLU, 8192, 2048, "2407.21783"},
-		{"llama-3-70b", 80, 8192, 28672, 64, 8, SL_FFN_SWIGLU, 8192, 2048, "2407.21783"},
-		{"llama-3-405b", 126, 16384, 53248, 128, 8, SL_FFN_SWIGLU, 8192, 2048, "2407.21783"},
+		{"gpt3-175b", 96, 12288, 49152, 96, 0, SL_FFN_GELU, SL_NORM_LAYER, 2048, 1536,
+		 "Brown et al. 2020"},
+		{"megatron-1t", 128, 25600, 102400, 160, 0, SL_FFN_GELU, SL_NORM_LAYER, 2048, 3072,
+		 "2104.04473"},
+		{"llama-3-8b", 32, 4096, 14336, 32, 8, SL_FFN_SWIGLU, SL_NORM_RMS, 8192, 2048,
+		 "2407.21783"},
+		{"llama-3-70b", 80, 8192, 28672, 64, 8, SL_FFN_SWIGLU, SL_NORM_RMS, 8192, 2048,
+		 "2407.21783"},
+		{"llama-3-405b", 126, 16384, 53248, 128, 8, SL_FFN_SWIGLU, SL_NORM_RMS, 8192, 2048,
+		 "2407.21783"},
 	};
 	/* Llama 3 8B's blocks: 32 (h (h + 2 * 8 * 128) + h h + 3 h f) weights (the
 	 * paper's 8.03B less its embeddings and head of 128256 words), and the
@@ -420,6 +425,7 @@ static void test_shipped_models(void **state)
 		assert_int_equal(m.heads, want[i].heads);
 		assert_int_equal(m.kv_heads, want[i].kv_heads);
 		assert_int_equal(m.ffn_kind, want[i].ffn_kind);
+		assert_int_equal(m.norm, want[i].norm);
 		assert_int_equal(m.seq, want[i].seq);
 		assert_int_equal(m.batch, want[i].batch);
 		assert_non_null(strstr(m.source, want[i].cite));
@@ -465,7 +471,10 @@ static void test_malformed_models(void **state)
 		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
 		 "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4, \"vocab\": 50000}",
 		 "vocab: unknown key (known: name, title, source, layers, hidden, ffn, heads, seq, "
-		 "batch, kv_heads, ffn_kind)"},
+		 "batch, kv_heads, ffn_kind, norm)"},
+		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
+		 "\"ffn\": 256, \"heads\": 4, \"norm\": \"batchnorm\", \"seq\": 8, \"batch\": 4}",
+		 "norm: must be \"none\", \"layernorm\" or \"rmsnorm\""},
 		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
 		 "\"ffn\": 256, \"heads\": 4, \"kv_heads\": 3, \"seq\": 8, \"batch\": 4}",
 		 "kv_heads: 3 key/value heads do not group 4 heads"},

@@ -32,6 +32,9 @@ static struct ref llama_ref, swiglu_ref;
 static struct ref drop_ref, drop_llama_ref;
 /* The attention model and the MLP one with 25% hidden dropout. */
 static struct ref hdrop_ref, hdrop_mlp_ref;
+/* Pre-norms: the attention model with layer norms, the MLP one and
+ * Llama's kinds with RMS norms. */
+static struct ref ln_ref, rms_mlp_ref, rms_llama_ref;
 
 static void make_ref(struct ref *R, const sl_model_spec *m)
 {
@@ -65,6 +68,11 @@ static int setup(void **state)
 	make_ref(&hdrop_ref, &m);
 	assert_true(fabs(hdrop_ref.loss[STEPS - 1] - attn_ref.loss[STEPS - 1]) >
 		    1e-3 * attn_ref.loss[STEPS - 1]);
+	m.hidden_dropout = 0;
+	m.norm = SL_NORM_LAYER;
+	make_ref(&ln_ref, &m);
+	assert_true(fabs(ln_ref.loss[STEPS - 1] - attn_ref.loss[STEPS - 1]) >
+		    1e-3 * attn_ref.loss[STEPS - 1]);
 	/* MLP model: 5 blocks (uneven over 2 and 3 stages), batch 7 (uneven
 	 * over replicas and micro-batches), ffn 10. */
 	sl_model_default(&m);
@@ -79,6 +87,9 @@ static int setup(void **state)
 	make_ref(&hdrop_mlp_ref, &m);
 	assert_true(fabs(hdrop_mlp_ref.loss[STEPS - 1] - mlp_ref.loss[STEPS - 1]) >
 		    1e-3 * mlp_ref.loss[STEPS - 1]);
+	m.hidden_dropout = 0;
+	m.norm = SL_NORM_RMS;
+	make_ref(&rms_mlp_ref, &m);
 	sl_model_default(&m);
 	m.layers = 4;
 	m.hidden = 8;
@@ -93,6 +104,9 @@ static int setup(void **state)
 	make_ref(&llama_ref, &m);
 	m.attn_dropout = 0.2f;
 	make_ref(&drop_llama_ref, &m);
+	m.attn_dropout = 0;
+	m.norm = SL_NORM_RMS;
+	make_ref(&rms_llama_ref, &m);
 	sl_model_default(&m);
 	m.layers = 3;
 	m.hidden = 6;
@@ -116,6 +130,9 @@ static int teardown(void **state)
 	sl_ref_free(&drop_llama_ref.r);
 	sl_ref_free(&hdrop_ref.r);
 	sl_ref_free(&hdrop_mlp_ref.r);
+	sl_ref_free(&ln_ref.r);
+	sl_ref_free(&rms_mlp_ref.r);
+	sl_ref_free(&rms_llama_ref.r);
 	return 0;
 }
 
@@ -284,6 +301,16 @@ CASE(hdrop_flash_tp2_pp2_dp2, hdrop_ref, "2 2 2 1f1b       2 1 1 1 tp-dp-pp ring
 CASE(hdrop_mlp_tp3_sp_uneven, hdrop_mlp_ref, "3 1 1 1f1b     1 1 1 0", 0)
 CASE(hdrop_mlp_tp2_pp2_uneven, hdrop_mlp_ref, "2 2 1 gpipe   3 1 1 0 dp-pp-tp", 0)
 CASE(hdrop_mlp_dp3_zero1_full, hdrop_mlp_ref, "1 1 3 1f1b    2 1 0 1 tp-dp-pp ring full", 0)
+/* Pre-norms run on the device's rows: whole rows without sequence
+ * parallelism (every TP rank the same), shards with it. */
+CASE(ln_tp2, ln_ref,                    "2 1 1 1f1b        1 1 0 0", 0)
+CASE(ln_tp2_dp2_sp, ln_ref,             "2 1 2 1f1b        2 1 1 0", 2)
+CASE(ln_tp4_pp2_sel, ln_ref,            "4 2 1 1f1b        2 1 0 0 tp-dp-pp ring selective", 0)
+CASE(ln_pp2_interleaved_full, ln_ref,   "1 2 1 interleaved 4 2 0 0 tp-dp-pp ring full", 0)
+CASE(ln_flash_tp2_pp2_dp2_sp, ln_ref,   "2 2 2 1f1b        2 1 1 1 tp-dp-pp ring none flash", 2)
+CASE(rms_mlp_tp3_sp_uneven, rms_mlp_ref, "3 1 1 1f1b       1 1 1 0", 0)
+CASE(rms_mlp_tp2_pp2_full, rms_mlp_ref, "2 2 1 gpipe       3 1 1 0 tp-dp-pp ring full", 0)
+CASE(rms_llama_tp2_pp2_dp2, rms_llama_ref, "2 2 2 1f1b     2 1 1 1", 2)
 
 int main(void)
 {
@@ -343,6 +370,14 @@ int main(void)
 		cmocka_unit_test(hdrop_mlp_tp3_sp_uneven),
 		cmocka_unit_test(hdrop_mlp_tp2_pp2_uneven),
 		cmocka_unit_test(hdrop_mlp_dp3_zero1_full),
+		cmocka_unit_test(ln_tp2),
+		cmocka_unit_test(ln_tp2_dp2_sp),
+		cmocka_unit_test(ln_tp4_pp2_sel),
+		cmocka_unit_test(ln_pp2_interleaved_full),
+		cmocka_unit_test(ln_flash_tp2_pp2_dp2_sp),
+		cmocka_unit_test(rms_mlp_tp3_sp_uneven),
+		cmocka_unit_test(rms_mlp_tp2_pp2_full),
+		cmocka_unit_test(rms_llama_tp2_pp2_dp2),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -82,7 +82,7 @@
 #define SL_CKPT_FORMAT "shardlab-checkpoint"
 #define SL_CKPT_FORMAT_VERSION 1
 #define SL_CKPT_ARCH_NAME "shardlab-transformer"
-#define SL_CKPT_ARCH_VERSION 2 /* 2: kv_heads and ffn_kind */
+#define SL_CKPT_ARCH_VERSION 3 /* 2: kv_heads and ffn_kind; 3: norm */
 /* A nominal rate per device (a local NVMe drive's order of magnitude), for
  * the emulated time of checkpoint I/O; a knob, not a measurement. */
 #define SL_CKPT_STORAGE_BW_DEFAULT 2e9

@@ -260,10 +260,14 @@ void ckpt_info_link(sl_ckpt *ck)
 
 /* Version 1: multi-head attention and a GeLU MLP.  Version 2 adds
  * "kv_heads" (grouped-query attention) and "ffn_kind" (gelu or swiglu);
- * a model that version 1 describes is still written as version 1, so an
- * older shardlab reads it. */
+ * version 3 "norm" (none, layernorm or rmsnorm).  A model that an older
+ * version describes is still written as that version, so an older
+ * shardlab reads it; one with a norm is refused by those that know no
+ * norm, not read as another function. */
 static int arch_version(const sl_model_spec *m)
 {
+	if (m->norm != SL_NORM_NONE)
+		return 3;
 	return sl_model_kv_heads(m) != m->heads || m->ffn_kind != SL_FFN_GELU ? 2 : 1;
 }
 
@@ -288,6 +292,9 @@ json_t *ckpt_manifest_json(const sl_ckpt *ck)
 		json_object_set_new(a, "kv_heads", json_integer(m->kv_heads));
 		json_object_set_new(a, "ffn_kind", json_string(sl_ffn_kind_name(m->ffn_kind)));
 	}
+	if (arch_version(m) >= 3)
+		json_object_set_new(json_object_get(root, "architecture"), "norm",
+				    json_string(sl_norm_name(m->norm)));
 	json_object_set_new(
 	    root, "layout",
 	    json_pack("{s:i, s:i, s:i, s:i, s:s, s:s, s:i, s:i, s:b, s:b, s:s}", "devices",
@@ -524,6 +531,14 @@ static int parse_arch(struct rd *R, json_t *root, sl_model_spec *m, int *arch_ve
 		if (m->kv_heads > 0 &&
 		    (m->heads == 0 || m->kv_heads > m->heads || m->heads % m->kv_heads != 0))
 			return bad(R, "architecture", "\"kv_heads\" must divide \"heads\"", NULL);
+	}
+	m->norm = SL_NORM_NONE;
+	if (version >= 3) {
+		if ((rc = get_str(R, a, "norm", &s, "architecture")))
+			return rc;
+		if (sl_norm_parse(s, &m->norm))
+			return bad(R, "architecture",
+			           "\"norm\" must be \"none\", \"layernorm\" or \"rmsnorm\"", NULL);
 	}
 	json_t *b;
 	if ((rc = get_arr(R, a, "block", &b, "architecture")))
@@ -1204,15 +1219,16 @@ int sl_ckpt_check_target(const sl_ckpt *ck, const sl_model_spec *m, const sl_lay
 	const sl_model_spec *s = &ck->info.model;
 	if (s->layers != m->layers || s->hidden != m->hidden || s->ffn != m->ffn ||
 	    s->heads != m->heads || sl_model_kv_heads(s) != sl_model_kv_heads(m) ||
-	    s->ffn_kind != m->ffn_kind)
+	    s->ffn_kind != m->ffn_kind || s->norm != m->norm)
 		return sl_fail(
 		    err, SL_EINVAL,
 		    "%s holds another architecture: %d layers, hidden %d, %s ffn %d, %d heads "
-		    "(%d key/value); the model being trained has %d layers, hidden %d, %s ffn %d, "
-		    "%d heads (%d key/value)",
+		    "(%d key/value), norm %s; the model being trained has %d layers, hidden %d, %s "
+		    "ffn %d, %d heads (%d key/value), norm %s",
 		    ck->dir, s->layers, s->hidden, sl_ffn_kind_name(s->ffn_kind), s->ffn, s->heads,
-		    sl_model_kv_heads(s), m->layers, m->hidden, sl_ffn_kind_name(m->ffn_kind), m->ffn,
-		    m->heads, sl_model_kv_heads(m));
+		    sl_model_kv_heads(s), sl_norm_name(s->norm), m->layers, m->hidden,
+		    sl_ffn_kind_name(m->ffn_kind), m->ffn, m->heads, sl_model_kv_heads(m),
+		    sl_norm_name(m->norm));
 	sl_err e = {0};
 	if (sl_layout_check(m, l, ndev, &e))
 		return sl_fail(

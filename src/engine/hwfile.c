@@ -653,11 +653,11 @@ done:
 
 /* ---- models ---- */
 
-/* kv_heads and ffn_kind (the last two) may be left out: 0 (as many as
- * the heads) and "gelu". */
+/* kv_heads, ffn_kind and norm (the last three) may be left out: 0 (as
+ * many as the heads), "gelu" and "none". */
 static const char *const model_keys[] = {"name", "title",    "source",   "layers",
 					 "hidden", "ffn",     "heads",    "seq",
-					 "batch",  "kv_heads", "ffn_kind", NULL};
+					 "batch",  "kv_heads", "ffn_kind", "norm", NULL};
 
 int sl_model_file_from_json(const json_t *j, const char *file, sl_model_file *out, sl_err *err)
 {
@@ -671,7 +671,7 @@ int sl_model_file_from_json(const json_t *j, const char *file, sl_model_file *ou
 	if (!json_is_object(j))
 		return sl_fail(err, SL_EINVAL, "%s: (top level): must be an object", safe);
 	/* The limits of --layers ... --batch (model.c). */
-	if ((rc = keys_known(&r, j, model_keys, 2)) || (rc = get_str(&r, j, "name", 32, 1, &name)) ||
+	if ((rc = keys_known(&r, j, model_keys, 3)) || (rc = get_str(&r, j, "name", 32, 1, &name)) ||
 	    (rc = get_str(&r, j, "title", sizeof out->title, 0, &title)) ||
 	    (rc = get_str(&r, j, "source", sizeof out->source, 0, &source)) ||
 	    (rc = get_int(&r, j, "layers", 1, SL_MODEL_MAX_LAYERS, "1 to 4096", &v[0])) ||
@@ -705,6 +705,14 @@ int sl_model_file_from_json(const json_t *j, const char *file, sl_model_file *ou
 		if (sl_ffn_kind_parse(kind, &out->ffn_kind))
 			return bad(&r, "ffn_kind", "must be \"gelu\" or \"swiglu\"");
 	}
+	out->norm = SL_NORM_NONE;
+	if (json_object_get(j, "norm")) {
+		const char *norm;
+		if ((rc = get_str(&r, j, "norm", 16, 1, &norm)))
+			return rc;
+		if (sl_norm_parse(norm, &out->norm))
+			return bad(&r, "norm", "must be \"none\", \"layernorm\" or \"rmsnorm\"");
+	}
 	snprintf(out->name, sizeof out->name, "%s", name);
 	snprintf(out->title, sizeof out->title, "%s", title);
 	snprintf(out->source, sizeof out->source, "%s", source);
@@ -734,6 +742,7 @@ json_t *sl_model_file_to_json(const sl_model_file *m)
 	json_object_set_new(o, "batch", json_integer(m->batch));
 	json_object_set_new(o, "kv_heads", json_integer(m->kv_heads));
 	json_object_set_new(o, "ffn_kind", json_string(sl_ffn_kind_name(m->ffn_kind)));
+	json_object_set_new(o, "norm", json_string(sl_norm_name(m->norm)));
 	return o;
 }
 
@@ -799,6 +808,7 @@ void sl_model_json_kinds(json_t *o, const sl_model_spec *m)
 		return;
 	json_object_set_new(o, "kv_heads", json_integer(sl_model_kv_heads(m)));
 	json_object_set_new(o, "ffn_kind", json_string(sl_ffn_kind_name(m->ffn_kind)));
+	json_object_set_new(o, "norm", json_string(sl_norm_name(m->norm)));
 	json_object_set_new(o, "attention_dropout_fraction", json_real(sl_float_decimal(m->attn_dropout)));
 	json_object_set_new(o, "hidden_dropout_fraction", json_real(sl_float_decimal(m->hidden_dropout)));
 }

@@ -62,6 +62,7 @@ typedef struct sl_model_file {
 	int layers, hidden, ffn, heads, seq, batch;
 	int kv_heads; /* 0: as many as the heads */
 	int ffn_kind; /* SL_FFN_GELU or SL_FFN_SWIGLU */
+	int norm;     /* SL_NORM_* */
 } sl_model_file;
 
 int sl_model_file_from_json(const json_t *j, const char *file, sl_model_file *out, sl_err *err);

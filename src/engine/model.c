@@ -45,6 +45,71 @@ int sl_ffn_kind_parse(const char *s, int *out)
 	return SL_EINVAL;
 }
 
+static const char *const norm_names[SL_NORM_N] = {"none", "layernorm", "rmsnorm"};
+
+const char *sl_norm_name(int k)
+{
+	return k >= 0 && k < SL_NORM_N ? norm_names[k] : "?";
+}
+
+int sl_norm_parse(const char *s, int *out)
+{
+	for (int k = 0; k < SL_NORM_N; k++)
+		if (!strcmp(s, norm_names[k])) {
+			*out = k;
+			return SL_OK;
+		}
+	return SL_EINVAL;
+}
+
+#define NORM_EPS 1e-5
+
+/* Row statistics in double: the mean (0 for RMS) and 1/sqrt(var + eps). */
+static void norm_stats(int kind, const float *x, size_t h, double *mu, double *rs)
+{
+	double s = 0, q = 0;
+	if (kind == SL_NORM_LAYER) {
+		for (size_t j = 0; j < h; j++)
+			s += x[j];
+		s /= (double)h;
+	}
+	for (size_t j = 0; j < h; j++) {
+		double c = x[j] - s;
+		q += c * c;
+	}
+	*mu = s;
+	*rs = 1.0 / sqrt(q / (double)h + NORM_EPS);
+}
+
+void sl_norm_rows(int kind, const float *x, float *y, size_t rows, size_t h)
+{
+	for (size_t i = 0; i < rows; i++) {
+		double mu, rs;
+		norm_stats(kind, x + i * h, h, &mu, &rs);
+		for (size_t j = 0; j < h; j++)
+			y[i * h + j] = (float)((x[i * h + j] - mu) * rs);
+	}
+}
+
+void sl_norm_grad_rows(int kind, const float *x, float *d, size_t rows, size_t h)
+{
+	for (size_t i = 0; i < rows; i++) {
+		const float *xr = x + i * h;
+		float *dr = d + i * h;
+		double mu, rs, md = 0, mdx = 0;
+		norm_stats(kind, xr, h, &mu, &rs);
+		/* dx = rs (dy - mean(dy) - xhat mean(dy xhat)); RMS: no mean(dy) */
+		for (size_t j = 0; j < h; j++) {
+			md += dr[j];
+			mdx += dr[j] * (xr[j] - mu) * rs;
+		}
+		md = kind == SL_NORM_LAYER ? md / (double)h : 0;
+		mdx /= (double)h;
+		for (size_t j = 0; j < h; j++)
+			dr[j] = (float)(rs * (dr[j] - md - (xr[j] - mu) * rs * mdx));
+	}
+}
+
 int sl_model_kv_heads(const sl_model_spec *m)
 {
 	return m->heads <= 0 ? 0 : m->kv_heads > 0 ? m->kv_heads : m->heads;
@@ -67,6 +132,9 @@ int sl_model_describe(const sl_model_spec *m, char *buf, size_t n)
 	int len = snprintf(buf, n, "%d block%s of width %d, %sffn %d", m->layers,
 			   m->layers == 1 ? "" : "s", m->hidden,
 			   m->ffn_kind == SL_FFN_SWIGLU ? "SwiGLU " : "", m->ffn);
+	if (m->norm != SL_NORM_NONE && len >= 0 && (size_t)len < n)
+		len += snprintf(buf + len, n - (size_t)len, ", %s",
+				m->norm == SL_NORM_RMS ? "RMS norms" : "layer norms");
 	if (m->heads > 0 && len >= 0 && (size_t)len < n)
 		len += snprintf(buf + len, n - (size_t)len, ", %d heads", m->heads);
 	if (m->kv_heads > 0 && m->kv_heads != m->heads && len >= 0 && (size_t)len < n)
@@ -117,6 +185,8 @@ int sl_model_check(const sl_model_spec *m, sl_err *err)
 			       (double)m->hidden_dropout);
 	if (m->ffn_kind < 0 || m->ffn_kind >= SL_FFN_N)
 		return sl_fail(err, SL_EINVAL, "--ffn-kind must be gelu or swiglu");
+	if (m->norm < 0 || m->norm >= SL_NORM_N)
+		return sl_fail(err, SL_EINVAL, "--norm must be none, layernorm or rmsnorm");
 	/* Rows of a batch are counted in int. */
 	if ((double)m->batch * m->seq > 2147483647.0)
 		return sl_fail(err, SL_EINVAL,
@@ -493,7 +563,30 @@ struct saved {
 	float *xa, *qkv, *p, *o; /* attention */
 	float *pd;               /* attention dropout: the dropped probabilities */
 	float *xm, *z, *a;       /* MLP */
+	float *xla, *xlm;        /* the norms' inputs (xa and xm are their outputs) */
 };
+
+/* A sub-block's input: x, or its norm (then x is kept in xl). */
+static void sub_in(const sl_model_spec *m, const float *x, float *in, float *xl, size_t R)
+{
+	size_t n = R * (size_t)m->hidden;
+	if (m->norm == SL_NORM_NONE) {
+		memcpy(in, x, n * sizeof *x);
+		return;
+	}
+	memcpy(xl, x, n * sizeof *x);
+	sl_norm_rows(m->norm, x, in, R, (size_t)m->hidden);
+}
+
+/* The backward of a sub-block's input: dn, the gradient of what it read,
+ * through the norm (from its input xl) and added to dx. */
+static void sub_in_grad(const sl_model_spec *m, const float *xl, float *dn, float *dx, size_t R)
+{
+	size_t n = R * (size_t)m->hidden;
+	sl_norm_grad_rows(m->norm, xl, dn, R, (size_t)m->hidden);
+	for (size_t i = 0; i < n; i++)
+		dx[i] += dn[i];
+}
 
 int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, double *loss,
 		sl_err *err)
@@ -517,7 +610,10 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 	float *dx = malloc(R * h * sizeof *dx), *tmp = malloc(R * wide * sizeof *tmp);
 	float *tmp2 = malloc(R * wide * sizeof *tmp2);
 	float *dh = m->hidden_dropout > 0 ? malloc(R * h * sizeof *dh) : NULL;
-	int ok = sv && x && tgt && dx && tmp && tmp2 && (dh || !(m->hidden_dropout > 0));
+	int norm = m->norm != SL_NORM_NONE;
+	float *dn = norm ? malloc(R * h * sizeof *dn) : NULL;
+	int ok = sv && x && tgt && dx && tmp && tmp2 && (dh || !(m->hidden_dropout > 0)) &&
+		 (dn || !norm);
 	for (size_t l = 0; ok && l < L; l++) {
 		if (A) {
 			ok &= !!(sv[l].xa = malloc(R * h * sizeof(float)));
@@ -526,7 +622,11 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 			if (m->attn_dropout > 0)
 				ok &= !!(sv[l].pd = malloc(B * A * s * s * sizeof(float)));
 			ok &= !!(sv[l].o = malloc(R * h * sizeof(float)));
+			if (norm)
+				ok &= !!(sv[l].xla = malloc(R * h * sizeof(float)));
 		}
+		if (norm)
+			ok &= !!(sv[l].xlm = malloc(R * h * sizeof(float)));
 		ok &= !!(sv[l].xm = malloc(R * h * sizeof(float)));
 		ok &= !!(sv[l].z = malloc(R * f1 * sizeof(float)));
 		ok &= !!(sv[l].a = malloc(R * f * sizeof(float)));
@@ -546,8 +646,8 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 		const float *bp = P + ti.offset;
 		if (A) {
 			const float *wqkv = bp, *wo = wqkv + h * qc, *bo = wo + h * h;
-			memcpy(sv[l].xa, x, R * h * sizeof *x);
-			gemm(0, 0, (int)R, Q, (int)h, 1, x, (int)h, wqkv, Q, 0, sv[l].qkv, Q);
+			sub_in(m, x, sv[l].xa, sv[l].xla, R);
+			gemm(0, 0, (int)R, Q, (int)h, 1, sv[l].xa, (int)h, wqkv, Q, 0, sv[l].qkv, Q);
 			for (size_t n = 0; n < B; n++)
 				for (size_t j = 0; j < A; j++) {
 					const float *qg = sv[l].qkv + n * s * qc + (j / qpg) * u;
@@ -568,20 +668,21 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 			bp = bo + h;
 		}
 		const float *w1 = bp, *b1 = w1 + h * f1, *w2 = b1 + f1, *b2 = w2 + f * h;
-		memcpy(sv[l].xm, x, R * h * sizeof *x);
-		gemm(0, 0, (int)R, (int)f1, (int)h, 1, x, (int)h, w1, (int)f1, 0, sv[l].z, (int)f1);
+		sub_in(m, x, sv[l].xm, sv[l].xlm, R);
+		gemm(0, 0, (int)R, (int)f1, (int)h, 1, sv[l].xm, (int)h, w1, (int)f1, 0, sv[l].z,
+		     (int)f1);
 		add_bias(sv[l].z, b1, R, f1);
 		sl_ffn_act(m->ffn_kind, sv[l].z, sv[l].a, R, f);
 		sub_out(m, step, l, 1, sv[l].a, w2, b2, (int)R, (int)f, x, tmp);
 	}
 
-	double sum = 0, norm = (double)R * h;
+	double sum = 0, vals = (double)R * h;
 	for (size_t i = 0; i < R * h; i++) {
 		double e = (double)x[i] - tgt[i];
 		sum += e * e;
-		dx[i] = (float)(2.0 * e / norm);
+		dx[i] = (float)(2.0 * e / vals);
 	}
-	*loss = sum / norm;
+	*loss = sum / vals;
 
 	for (size_t l = L; l-- > 0;) {
 		sl_tensor_info ti;
@@ -606,7 +707,12 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 		sl_ffn_act_grad(m->ffn_kind, sv[l].z, da, dz, R, f);
 		colsum_into(gb1, dz, R, f1);
 		gemm(1, 0, (int)h, (int)f1, (int)R, 1, sv[l].xm, (int)h, dz, (int)f1, 1, gw1, (int)f1);
-		gemm(0, 1, (int)R, (int)h, (int)f1, 1, dz, (int)f1, w1, (int)f1, 1, dx, (int)h);
+		if (norm) {
+			gemm(0, 1, (int)R, (int)h, (int)f1, 1, dz, (int)f1, w1, (int)f1, 0, dn, (int)h);
+			sub_in_grad(m, sv[l].xlm, dn, dx, R);
+		} else {
+			gemm(0, 1, (int)R, (int)h, (int)f1, 1, dz, (int)f1, w1, (int)f1, 1, dx, (int)h);
+		}
 		if (A) {
 			const float *wqkv = P + ti.offset, *wo = wqkv + h * qc;
 			float *gwqkv = G + ti.offset, *gwo = gwqkv + h * qc, *gbo = gwo + h * h;
@@ -650,7 +756,12 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 				}
 			free(dp);
 			gemm(1, 0, (int)h, Q, (int)R, 1, sv[l].xa, (int)h, dqkv, Q, 1, gwqkv, Q);
-			gemm(0, 1, (int)R, (int)h, Q, 1, dqkv, Q, wqkv, Q, 1, dx, (int)h);
+			if (norm) {
+				gemm(0, 1, (int)R, (int)h, Q, 1, dqkv, Q, wqkv, Q, 0, dn, (int)h);
+				sub_in_grad(m, sv[l].xla, dn, dx, R);
+			} else {
+				gemm(0, 1, (int)R, (int)h, Q, 1, dqkv, Q, wqkv, Q, 1, dx, (int)h);
+			}
 		}
 	}
 out:
@@ -662,6 +773,8 @@ out:
 			free(sv[l].pd);
 			free(sv[l].o);
 			free(sv[l].xm);
+			free(sv[l].xla);
+			free(sv[l].xlm);
 			free(sv[l].z);
 			free(sv[l].a);
 		}
@@ -672,6 +785,7 @@ out:
 	free(tmp);
 	free(tmp2);
 	free(dh);
+	free(dn);
 	return rc;
 }
 

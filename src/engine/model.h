@@ -22,7 +22,12 @@
  * residual) is dropped the same way, element by element of the global
  * batch (sl_hidden_dropout):
  *     x = x + drop(sub-block(x))
- * No normalisation layers, and no QKV bias: a bias on K shifts every score
+ * Pre-normalisation (norm, as GPT-2's and Megatron-LM's blocks): each
+ * sub-block reads its input through a layer norm (Ba et al. 2016) or an RMS
+ * norm (Zhang and Sennrich 2019, as Llama's), eps 1e-5, row by row:
+ *     x = x + sub-block(norm(x))
+ * without the learnable scale and shift (PyTorch's elementwise_affine =
+ * False: 2h or h parameters a norm fewer than Megatron-LM's).  No QKV bias: a bias on K shifts every score
  * of a softmax row by the same amount, so its gradient is exactly zero and
  * Adam would turn rounding noise into full-size steps.  A batch is B sequences of s tokens, i.e. B*s
  * rows of h values; the loss is the mean squared error against a target
@@ -55,6 +60,7 @@ typedef struct sl_model_spec {
 	int heads;  /* a; 0: MLP-only blocks */
 	int kv_heads; /* G, key/value heads (grouped-query attention); 0: a */
 	int ffn_kind; /* SL_FFN_GELU or SL_FFN_SWIGLU */
+	int norm;     /* SL_NORM_NONE, SL_NORM_LAYER or SL_NORM_RMS, before each sub-block */
 	int seq;    /* s, tokens per sequence (1 without attention) */
 	float attn_dropout; /* the share of attention probabilities dropped in training (0..0.9) */
 	float hidden_dropout; /* the share of sub-block outputs dropped in training (0..0.9) */
@@ -67,6 +73,12 @@ typedef enum sl_ffn_kind { SL_FFN_GELU, SL_FFN_SWIGLU, SL_FFN_N } sl_ffn_kind;
 
 const char *sl_ffn_kind_name(int k);
 int sl_ffn_kind_parse(const char *s, int *out);
+
+typedef enum sl_norm_kind { SL_NORM_NONE, SL_NORM_LAYER, SL_NORM_RMS, SL_NORM_N } sl_norm_kind;
+
+/* "none", "layernorm", "rmsnorm" */
+const char *sl_norm_name(int k);
+int sl_norm_parse(const char *s, int *out);
 
 /* 4 MLP-only blocks, h=64, f=256, batch 16, seed 1, Adam lr 1e-3. */
 void sl_model_default(sl_model_spec *m);
@@ -181,6 +193,12 @@ void sl_attn_dropout(const sl_model_spec *m, long step, int block, long seq, int
  * row, column); out may be in.  The gradient is the same map. */
 void sl_hidden_dropout(const sl_model_spec *m, long step, int block, int sub, long row0,
 		       size_t rows, const float *in, float *out);
+/* The norm of kind (SL_NORM_LAYER or SL_NORM_RMS) of each of rows rows
+ * of h values: y = (x - mean) / sqrt(var + eps), or x / sqrt(mean(x^2) +
+ * eps).  Its gradient in place: d (dy in, dx out) given x, the statistics
+ * made again from x. */
+void sl_norm_rows(int kind, const float *x, float *y, size_t rows, size_t h);
+void sl_norm_grad_rows(int kind, const float *x, float *d, size_t rows, size_t h);
 /* A float as the double of its shortest decimal (0.1f -> 0.1, not
  * 0.10000000149): what a report or manifest prints of a float setting. */
 double sl_float_decimal(float f);

@@ -217,8 +217,9 @@ double sl_train_host_bytes(const sl_model_spec *m, const sl_layout *l)
 	 * with hidden dropout); the scores (twice, and a mask, with attention
 	 * dropout) */
 	double scores = (double)m->batch * m->heads * m->seq * m->seq * (m->attn_dropout > 0 ? 2.5 : 1);
-	double masks = m->hidden_dropout > 0 ? 2 * h : 0;
-	double acts = 4.0 * m->layers * (R * (3 * h + qc + f + masks) + scores);
+	double masks = m->hidden_dropout > 0 ? h : 0; /* a byte an element, twice (bf16: half a float) */
+	double norms = m->norm != SL_NORM_NONE ? 2 * h : 0; /* the norms' inputs */
+	double acts = 4.0 * m->layers * (R * (3 * h + qc + f + masks + norms) + scores);
 	return 16 * n * (1 + l->dp) + acts * (1 + l->tp);
 }
 

@@ -62,6 +62,8 @@ struct bstash {
 	float *xm, *z, *a;       /* MLP: input, fc1 output, GeLU output */
 	float *xin;              /* full recomputation: the block's input, all it keeps */
 	float *hmask[2];         /* hidden dropout: attention's and the MLP's output masks (bytes) */
+	float *xla, *xlm;        /* pre-norm: the norms' inputs (the device's rows; xa and xm
+				    hold their outputs) */
 };
 
 struct cstash {

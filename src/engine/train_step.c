@@ -362,6 +362,23 @@ static int ew_act_grad(struct kctx *k, const float *z, const float *da, float *d
 	EW_END(elems, label);
 }
 
+/* The pre-norm of r rows of h: reads x, writes y; its backward reads x
+ * and the gradient and writes the gradient (the statistics made again
+ * from x). */
+static int ew_norm(struct kctx *k, const float *x, float *y, size_t r, size_t h)
+{
+	EW_BEGIN(2 * r * h, "norm");
+	sl_norm_rows(k->tr->m.norm, x, y, r, h);
+	EW_END(2 * r * h, "norm");
+}
+
+static int ew_norm_grad(struct kctx *k, const float *x, float *d, size_t r, size_t h)
+{
+	EW_BEGIN(3 * r * h, "norm grad");
+	sl_norm_grad_rows(k->tr->m.norm, x, d, r, h);
+	EW_END(3 * r * h, "norm grad");
+}
+
 static int ew_softmax(struct kctx *k, float *p, size_t off, int s)
 {
 	EW_BEGIN(2 * (size_t)s * s, "softmax");
@@ -523,6 +540,22 @@ static int gather_input(struct kctx *k, const struct mbgeo *g, float *x, float *
 	return k_coll(k, SL_TR_TP_ALLGATHER, k->ds->tpg, SL_COLL_ALLGATHER, *full, 0, n, g->cnt);
 }
 
+/* Pre-norm: a sub-block reads its input x (the device's rows) through the
+ * norm: *xl keeps x (an activation: the backward's norm reads it) and *xn
+ * is the norm's output, a new buffer; without a norm *xn is x. */
+static int norm_in(struct kctx *k, const struct mbgeo *g, float *x, float **xl, float **xn)
+{
+	size_t h = (size_t)k->tr->m.hidden;
+	if (k->tr->m.norm == SL_NORM_NONE) {
+		*xn = x;
+		return SL_OK;
+	}
+	*xl = x;
+	k_recat(k, x, CAT_ACT);
+	TRY(k_alloc(k, xn, (size_t)g->rl * h, CAT_WS, "norm output"));
+	return ew_norm(k, x, *xn, (size_t)g->rl, h);
+}
+
 /* The row-parallel product's partial sums yf (r x h) become the output of
  * sub-block sub (0 attention, 1 MLP): reduced over the TP group, plus bias,
  * through the hidden dropout (its mask kept in st), plus the residual x.
@@ -605,10 +638,11 @@ static int gather_grad(struct kctx *k, const struct mbgeo *g, float *dy, float *
 	return k_coll(k, SL_TR_TP_ALLGATHER, k->ds->tpg, SL_COLL_ALLGATHER, *full, 0, n, g->cnt);
 }
 
-/* dxp (r x h partial input gradients) reduced over the TP group, plus the
- * residual's dy, becomes *dx; dy and the gathered copy are freed. */
+/* dxp (r x h partial input gradients) reduced over the TP group, through
+ * the pre-norm (its input xl, or NULL without one), plus the residual's
+ * dy, becomes *dx; dy and the gathered copy are freed. */
 static int reduce_grad(struct kctx *k, const struct mbgeo *g, float *dxp, float *dy, float *dyf,
-		       float **dx)
+		       const float *xl, float **dx)
 {
 	size_t h = (size_t)k->tr->m.hidden, n = (size_t)g->r * h;
 	/* (without sequence parallelism dyf is dy, or the dropped gradient) */
@@ -624,6 +658,8 @@ static int reduce_grad(struct kctx *k, const struct mbgeo *g, float *dxp, float 
 		TRY(k_coll(k, SL_TR_TP_ALLREDUCE, k->ds->tpg, SL_COLL_ALLREDUCE, dxp, 0, n, NULL));
 		*dx = dxp;
 	}
+	if (xl)
+		TRY(ew_norm_grad(k, xl, *dx, (size_t)g->rl, h));
 	TRY(ew_add(k, *dx, dy, (size_t)g->rl * h, "residual grad"));
 	k_free(k, &dy);
 	return SL_OK;
@@ -644,10 +680,11 @@ static int mlp_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 {
 	int h = k->tr->m.hidden, r = g->r, ft = b->ft, zc = b->zc;
 	int swiglu = zc != ft;
-	float *x = *xio, *yf = NULL;
+	float *x = *xio, *xn = NULL, *yf = NULL;
 	char lb[40];
 	*xio = NULL;
-	TRY(gather_input(k, g, x, &st->xm));
+	TRY(norm_in(k, g, x, &st->xlm, &xn));
+	TRY(gather_input(k, g, xn, &st->xm));
 	TRY(k_alloc(k, &st->z, (size_t)r * zc, CAT_ACT, "activations (fc1 output)"));
 	WORK(SL_PASS_FWD, b->index, SL_PART_FC1, SL_GRAD_NONE, -1);
 	TRY(k_gemm(k, 0, 0, r, zc, h, 1, st->xm, 0, h, par(k, b, SL_T_FC1_W), 0, zc, 0, st->z, 0, zc,
@@ -660,7 +697,7 @@ static int mlp_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 	WORK(SL_PASS_FWD, b->index, SL_PART_FC2, SL_GRAD_NONE, -1);
 	TRY(k_gemm(k, 0, 0, r, h, ft, 1, st->a, 0, ft, par(k, b, SL_T_FC2_W), 0, h, 0, yf, 0, h, lb));
 	TRY(reduce_output(k, b, 1, st, g, yf, par(k, b, SL_T_FC2_B), x, xio));
-	keep_rows(k, g, &st->xm, &x);
+	keep_rows(k, g, &st->xm, &xn);
 	return SL_OK;
 }
 
@@ -704,7 +741,9 @@ static int mlp_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 	k_free(k, &st->z);
 	k_free(k, &st->a);
 	k_free(k, &st->xm);
-	return reduce_grad(k, g, dxp, dy, dyf, dio);
+	int rc = reduce_grad(k, g, dxp, dy, dyf, st->xlm, dio);
+	k_free(k, &st->xlm);
+	return rc;
 }
 
 static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, struct bstash *st,
@@ -714,10 +753,11 @@ static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	int h = m->hidden, r = g->r, s = m->seq, d = h / m->heads, ah = b->ah, qc = b->qc;
 	int oc = d * ah, qpg = m->heads / sl_model_kv_heads(m), u = (qpg + 2) * d;
 	float scale = 1.0f / sqrtf((float)d);
-	float *x = *xio, *yf = NULL;
+	float *x = *xio, *xn = NULL, *yf = NULL;
 	char lb[40];
 	*xio = NULL;
-	TRY(gather_input(k, g, x, &st->xa));
+	TRY(norm_in(k, g, x, &st->xla, &xn));
+	TRY(gather_input(k, g, xn, &st->xa));
 	TRY(k_alloc(k, &st->qkv, (size_t)r * qc, CAT_ACT, "activations (Q, K, V)"));
 	WORK(SL_PASS_FWD, b->index, SL_PART_QKV, SL_GRAD_NONE, -1);
 	TRY(k_gemm(k, 0, 0, r, qc, h, 1, st->xa, 0, h, par(k, b, SL_T_QKV_W), 0, qc, 0, st->qkv, 0, qc,
@@ -790,7 +830,7 @@ static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	WORK(SL_PASS_FWD, b->index, SL_PART_PROJ, SL_GRAD_NONE, -1);
 	TRY(k_gemm(k, 0, 0, r, h, oc, 1, st->o, 0, oc, par(k, b, SL_T_OUT_W), 0, h, 0, yf, 0, h, lb));
 	TRY(reduce_output(k, b, 0, st, g, yf, par(k, b, SL_T_OUT_B), x, xio));
-	keep_rows(k, g, &st->xa, &x);
+	keep_rows(k, g, &st->xa, &xn);
 	return SL_OK;
 }
 
@@ -916,7 +956,9 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	k_free(k, &st->pd);
 	k_free(k, &st->mask);
 	k_free(k, &st->o);
-	return reduce_grad(k, g, dxp, dy, dyf, dio);
+	int rc2 = reduce_grad(k, g, dxp, dy, dyf, st->xla, dio);
+	k_free(k, &st->xla);
+	return rc2;
 }
 
 static int is_last_chunk(const struct kctx *k, int c)
@@ -976,6 +1018,8 @@ static void stash_free(struct kctx *k, struct bstash *bs)
 	k_free(k, &bs->mask);
 	k_free(k, &bs->hmask[0]);
 	k_free(k, &bs->hmask[1]);
+	k_free(k, &bs->xla);
+	k_free(k, &bs->xlm);
 	k_free(k, &bs->o);
 	k_free(k, &bs->xm);
 	k_free(k, &bs->z);
