@@ -195,6 +195,23 @@ static void test_plan_fixed_degrees(void **state)
 		 "plan %s --tp=2 --microbatches=2 --no-sequence-parallel --no-zero1", model);
 	json_t *plain = json_of(args, &rc);
 	same_subset(all, plain, 1);
+	/* each filter alone drops its own kind only */
+	const char *alone[] = {"--no-sequence-parallel", "--no-zero1"};
+	for (int f = 0; f < 2; f++) {
+		tu_result rf;
+		snprintf(args, sizeof args, "plan %s %s", model, alone[f]);
+		json_t *one = json_of(args, &rf);
+		json_t *rows = json_object_get(one, "layouts");
+		int sp = 0, z1 = 0;
+		for (size_t i = 0; i < json_array_size(rows); i++) {
+			json_t *o = json_array_get(rows, i);
+			sp += json_is_true(json_object_get(o, "sequence_parallel"));
+			z1 += json_is_true(json_object_get(o, "zero1"));
+		}
+		assert_true(f == 0 ? sp == 0 && z1 > 0 : z1 == 0 && sp > 0);
+		json_decref(one);
+		tu_result_free(&rf);
+	}
 	json_decref(all);
 	json_decref(some);
 	json_decref(plain);

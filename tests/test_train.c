@@ -301,6 +301,8 @@ CASE(hdrop_flash_tp2_pp2_dp2, hdrop_ref, "2 2 2 1f1b       2 1 1 1 tp-dp-pp ring
 CASE(hdrop_mlp_tp3_sp_uneven, hdrop_mlp_ref, "3 1 1 1f1b     1 1 1 0", 0)
 CASE(hdrop_mlp_tp2_pp2_uneven, hdrop_mlp_ref, "2 2 1 gpipe   3 1 1 0 dp-pp-tp", 0)
 CASE(hdrop_mlp_dp3_zero1_full, hdrop_mlp_ref, "1 1 3 1f1b    2 1 0 1 tp-dp-pp ring full", 0)
+CASE(hdrop_tp2_sp_full, hdrop_ref,      "2 1 1 1f1b        2 1 1 0 tp-dp-pp ring full", 0)
+CASE(hdrop_tp2_sp_sel, hdrop_ref,       "2 1 1 1f1b        2 1 1 0 tp-dp-pp ring selective", 0)
 /* Pre-norms run on the device's rows: whole rows without sequence
  * parallelism (every TP rank the same), shards with it. */
 CASE(ln_tp2, ln_ref,                    "2 1 1 1f1b        1 1 0 0", 0)
@@ -370,6 +372,8 @@ int main(void)
 		cmocka_unit_test(hdrop_mlp_tp3_sp_uneven),
 		cmocka_unit_test(hdrop_mlp_tp2_pp2_uneven),
 		cmocka_unit_test(hdrop_mlp_dp3_zero1_full),
+		cmocka_unit_test(hdrop_tp2_sp_full),
+		cmocka_unit_test(hdrop_tp2_sp_sel),
 		cmocka_unit_test(ln_tp2),
 		cmocka_unit_test(ln_tp2_dp2_sp),
 		cmocka_unit_test(ln_tp4_pp2_sel),

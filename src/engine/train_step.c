@@ -478,19 +478,39 @@ static int ew_dropout(struct kctx *k, const struct blk *b, const struct mbgeo *g
 	EW_END(elems, label);
 }
 
-/* Hidden dropout on the device's rows of sub-block sub's output (0
- * attention, 1 MLP), in to out (they may be the same): the forward reads
- * the output and writes it and the mask (a byte each), the backward reads
- * the gradient and the mask and writes the dropped gradient. */
-static int ew_hdropout(struct kctx *k, const struct blk *b, const struct mbgeo *g, int sub,
-		       const float *in, float *out, int grad)
+/* The backward of sub-block sub's hidden dropout (0 attention, 1 MLP) on
+ * the device's rows: reads the gradient and the mask (a byte each),
+ * writes the dropped gradient. */
+static int ew_hdropout_grad(struct kctx *k, const struct blk *b, const struct mbgeo *g, int sub,
+			    const float *in, float *out)
 {
 	size_t n = (size_t)g->rl * (size_t)k->tr->m.hidden;
 	double elems = (2.0 + 1.0 / k->eb) * (double)n;
-	const char *label = grad ? "hidden dropout grad" : "hidden dropout";
-	EW_BEGIN(elems, label);
+	EW_BEGIN(elems, "hidden dropout grad");
 	sl_hidden_dropout(&k->tr->m, k->step, b->index, sub, g->row0 + g->r0, (size_t)g->rl, in,
 			  out);
+	EW_END(elems, "hidden dropout grad");
+}
+
+/* A sub-block's output y (the device's rows) plus its bias, through the
+ * hidden dropout when there is one, plus the residual x: one fused kernel,
+ * as Megatron-LM's bias_dropout_add, that reads y, x and the bias and
+ * writes y (and the mask, a byte an element). */
+static int ew_bias_dropout_add(struct kctx *k, const struct blk *b, const struct mbgeo *g,
+			       int sub, float *y, const float *bias, const float *x)
+{
+	size_t h = (size_t)k->tr->m.hidden, rows = (size_t)g->rl, n = rows * h;
+	int drop = k->tr->m.hidden_dropout > 0;
+	double elems = 3.0 * (double)n + (double)h + (drop ? (double)n / k->eb : 0);
+	const char *label = drop ? "bias, dropout, residual" : "bias, residual";
+	EW_BEGIN(elems, label);
+	for (size_t i = 0; i < rows; i++)
+		for (size_t j = 0; j < h; j++)
+			y[i * h + j] += bias[j];
+	if (drop)
+		sl_hidden_dropout(&k->tr->m, k->step, b->index, sub, g->row0 + g->r0, rows, y, y);
+	for (size_t i = 0; i < n; i++)
+		y[i] += x[i];
 	EW_END(elems, label);
 }
 
@@ -575,13 +595,10 @@ static int reduce_output(struct kctx *k, const struct blk *b, int sub, struct bs
 		TRY(k_coll(k, SL_TR_TP_ALLREDUCE, k->ds->tpg, SL_COLL_ALLREDUCE, yf, 0, n, NULL));
 		*y = yf;
 	}
-	TRY(ew_bias(k, *y, (size_t)g->rl, h, bias));
-	if (k->tr->m.hidden_dropout > 0) {
+	if (k->tr->m.hidden_dropout > 0)
 		TRY(k_alloc(k, &st->hmask[sub], (size_t)ceil((double)g->rl * h / k->eb), CAT_ACT,
 			    "activations (hidden dropout mask)"));
-		TRY(ew_hdropout(k, b, g, sub, *y, *y, 0));
-	}
-	return ew_add(k, *y, x, (size_t)g->rl * h, "residual");
+	return ew_bias_dropout_add(k, b, g, sub, *y, bias, x);
 }
 
 /* The backward's start: the gradient dy (the device's rows) through the
@@ -594,7 +611,7 @@ static int drop_grad(struct kctx *k, const struct blk *b, int sub, struct bstash
 	if (!(k->tr->m.hidden_dropout > 0))
 		return SL_OK;
 	TRY(k_alloc(k, dm, (size_t)g->rl * k->tr->m.hidden, CAT_WS, "dropped output gradient"));
-	TRY(ew_hdropout(k, b, g, sub, dy, *dm, 1));
+	TRY(ew_hdropout_grad(k, b, g, sub, dy, *dm));
 	k_free(k, &st->hmask[sub]);
 	return SL_OK;
 }
