@@ -196,6 +196,24 @@ static void model_line(const sl_model_spec *m, char *buf, size_t n)
 	         m->batch == 1 ? "" : "s", m->seq, m->seq == 1 ? "" : "s");
 }
 
+/* What the plan was kept to (--tp ... --no-zero1), as " of tp=8 pp=16,
+ * without sequence parallelism or ZeRO-1", or "". */
+static void constraints_text(const sl_plan_spec *s, char *buf, size_t n)
+{
+	size_t w = 0;
+	const int v[] = {s->fix_tp, s->fix_pp, s->fix_dp, s->fix_microbatches};
+	const char *k[] = {"tp", "pp", "dp", "microbatches"};
+	buf[0] = 0;
+	for (int i = 0; i < 4; i++)
+		if (v[i] > 0 && w < n)
+			w += (size_t)snprintf(buf + w, n - w, "%s%s=%d", w ? " " : " of ", k[i], v[i]);
+	if ((s->no_sp || s->no_zero1) && w < n)
+		snprintf(buf + w, n - w, "%swithout %s", w ? ", " : " ",
+		         s->no_sp && s->no_zero1 ? "sequence parallelism or ZeRO-1"
+		         : s->no_sp            ? "sequence parallelism"
+		                               : "ZeRO-1");
+}
+
 static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took t)
 {
 	const sl_cluster_config *cfg = &p->spec.cluster;
@@ -231,9 +249,11 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took 
 	printf("\n  nodes       %d of %d device%s\n", nodes_of(cfg),
 	       cfg->devices_per_node > 0 ? cfg->devices_per_node : cfg->devices,
 	       (cfg->devices_per_node > 0 ? cfg->devices_per_node : cfg->devices) == 1 ? "" : "s");
-	printf("  candidates  %d layouts: %d fit, %d do not fit in %s per device (%s to plan, "
+	char only[160];
+	constraints_text(&p->spec, only, sizeof only);
+	printf("  candidates  %d layouts%s: %d fit, %d do not fit in %s per device (%s to plan, "
 	       "%s of CPU)\n\n",
-	       p->n, p->nfit, p->n - p->nfit, fb((double)cfg->memory, a, sizeof a),
+	       p->n, only, p->nfit, p->n - p->nfit, fb((double)cfg->memory, a, sizeof a),
 	       sl_fmt_time(t.wall, b, sizeof b), sl_fmt_time(t.cpu, c, sizeof c));
 
 	int shown = top > 0 && top < p->nfit ? top : p->nfit;
@@ -269,11 +289,19 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took 
 		for (int i = p->nfit; i < p->nfit + show; i++) {
 			const sl_plan_row *r = &p->rows[i];
 			char name[96], e[32], f[32];
+			/* when the need rounds to the capacity, by how much it is over */
+			char need[80], cap[32], over[32];
+			fb((double)r->est.mem_peak_bytes, need, sizeof need);
+			fb((double)cfg->memory, cap, sizeof cap);
+			if (!strcmp(need, cap) && r->est.mem_peak_bytes > cfg->memory) {
+				fb((double)(r->est.mem_peak_bytes - cfg->memory), over, sizeof over);
+				snprintf(need + strlen(need), sizeof need - strlen(need), " (%s over)",
+				         over);
+			}
 			printf("    %s: needs %s on device %d: parameters %s, gradients %s, "
 			       "optimizer %s, "
 			       "activations %s, workspace %s\n",
-			       sl_plan_layout_name(&r->layout, name, sizeof name),
-			       fb((double)r->est.mem_peak_bytes, a, sizeof a), r->est.peak_dev,
+			       sl_plan_layout_name(&r->layout, name, sizeof name), need, r->est.peak_dev,
 			       fb((double)r->est.params_bytes, b, sizeof b),
 			       fb((double)r->est.grads_bytes, c, sizeof c),
 			       fb((double)r->est.optimizer_bytes, d, sizeof d),
@@ -377,6 +405,16 @@ static json_t *plan_json(const sl_plan *p, const sl_opts *o, struct took t)
 	json_object_set_new(j, "cluster", c);
 	json_object_set_new(j, "model_flops_per_step", json_real(p->model_flops));
 	json_object_set_new(j, "candidates", json_integer(p->n));
+	/* what the candidates were kept to: null where the plan tried every value */
+	const sl_plan_spec *s = &p->spec;
+	json_t *k = json_object();
+	const int fv[] = {s->fix_tp, s->fix_pp, s->fix_dp, s->fix_microbatches};
+	const char *fk[] = {"tp", "pp", "dp", "microbatches"};
+	for (int i = 0; i < 4; i++)
+		json_object_set_new(k, fk[i], fv[i] > 0 ? json_integer(fv[i]) : json_null());
+	json_object_set_new(k, "sequence_parallel", s->no_sp ? json_false() : json_null());
+	json_object_set_new(k, "zero1", s->no_zero1 ? json_false() : json_null());
+	json_object_set_new(j, "constraints", k);
 	json_object_set_new(j, "fit", json_integer(p->nfit));
 	json_object_set_new(j, "wall_s", json_real(t.wall));
 	json_object_set_new(j, "cpu_s", json_real(t.cpu));

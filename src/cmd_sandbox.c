@@ -51,7 +51,14 @@ static void sandbox_help(void)
 	       "model; --steps does not apply; the plots are for the product).\n\n");
 	fputs(sl_opts_layout_help, stdout);
 	putchar('\n');
-	fputs(sl_opts_model_help, stdout);
+	/* the model options but --steps: the sandbox shows one step */
+	for (const char *l = sl_opts_model_help; *l;) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) + 1 : strlen(l);
+		if (strncmp(l, "  --steps=", 10) != 0)
+			fwrite(l, 1, len, stdout);
+		l += len;
+	}
 	printf(
 	    "\nResharding a checkpoint:\n"
 	    "  --load=DIR              show DIR (saved by train --save) resharded to the layout\n"

@@ -59,7 +59,7 @@ try "02-colwise 04-collectives" shardlab lesson 0
 try "rowwise" shardlab run --strategy=r
 # Every value offered is one the program takes.
 for o in "coll op" "train schedule" "run strategy" "run algorithm" "run topology" \
-	"run timing" "coll format" "train mesh-order" "train preset"; do
+	"run timing" "coll format" "train mesh-order" "train preset" "train norm"; do
 	set -- $o
 	for v in $(_shardlab_values shardlab "--$2"); do
 		if ! shardlab "$1" "--$2=$v" --help >/dev/null 2>&1; then

@@ -195,6 +195,14 @@ static void test_plan_fixed_degrees(void **state)
 		 "plan %s --tp=2 --microbatches=2 --no-sequence-parallel --no-zero1", model);
 	json_t *plain = json_of(args, &rc);
 	same_subset(all, plain, 1);
+	/* and the report says what it was kept to (null: every value tried) */
+	json_t *ka = json_object_get(all, "constraints"), *kp = json_object_get(plain, "constraints");
+	assert_true(json_is_null(json_object_get(ka, "tp")) &&
+		    json_is_null(json_object_get(ka, "zero1")));
+	assert_true(tu_num(kp, "tp") == 2 && tu_num(kp, "microbatches") == 2 &&
+		    json_is_null(json_object_get(kp, "pp")) &&
+		    json_is_false(json_object_get(kp, "sequence_parallel")) &&
+		    json_is_false(json_object_get(kp, "zero1")));
 	/* each filter alone drops its own kind only */
 	const char *alone[] = {"--no-sequence-parallel", "--no-zero1"};
 	for (int f = 0; f < 2; f++) {

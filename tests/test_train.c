@@ -35,6 +35,8 @@ static struct ref hdrop_ref, hdrop_mlp_ref;
 /* Pre-norms: the attention model with layer norms, the MLP one and
  * Llama's kinds with RMS norms. */
 static struct ref ln_ref, rms_mlp_ref, rms_llama_ref;
+/* Layer norms with both dropouts. */
+static struct ref lnd_ref;
 
 static void make_ref(struct ref *R, const sl_model_spec *m)
 {
@@ -71,6 +73,11 @@ static int setup(void **state)
 	m.hidden_dropout = 0;
 	m.norm = SL_NORM_LAYER;
 	make_ref(&ln_ref, &m);
+	m.attn_dropout = 0.2f;
+	m.hidden_dropout = 0.2f;
+	make_ref(&lnd_ref, &m);
+	m.attn_dropout = 0;
+	m.hidden_dropout = 0;
 	assert_true(fabs(ln_ref.loss[STEPS - 1] - attn_ref.loss[STEPS - 1]) >
 		    1e-3 * attn_ref.loss[STEPS - 1]);
 	/* MLP model: 5 blocks (uneven over 2 and 3 stages), batch 7 (uneven
@@ -131,6 +138,7 @@ static int teardown(void **state)
 	sl_ref_free(&hdrop_ref.r);
 	sl_ref_free(&hdrop_mlp_ref.r);
 	sl_ref_free(&ln_ref.r);
+	sl_ref_free(&lnd_ref.r);
 	sl_ref_free(&rms_mlp_ref.r);
 	sl_ref_free(&rms_llama_ref.r);
 	return 0;
@@ -313,6 +321,10 @@ CASE(ln_flash_tp2_pp2_dp2_sp, ln_ref,   "2 2 2 1f1b        2 1 1 1 tp-dp-pp ring
 CASE(rms_mlp_tp3_sp_uneven, rms_mlp_ref, "3 1 1 1f1b       1 1 1 0", 0)
 CASE(rms_mlp_tp2_pp2_full, rms_mlp_ref, "2 2 1 gpipe       3 1 1 0 tp-dp-pp ring full", 0)
 CASE(rms_llama_tp2_pp2_dp2, rms_llama_ref, "2 2 2 1f1b     2 1 1 1", 2)
+CASE(ln_tp2_full, ln_ref,               "2 1 1 1f1b        2 1 0 0 tp-dp-pp ring full", 0)
+CASE(ln_tp2_sp_sel, ln_ref,             "2 1 1 1f1b        2 1 1 0 tp-dp-pp ring selective", 0)
+CASE(lnd_tp2_dp2_sp_full, lnd_ref,      "2 1 2 1f1b        2 1 1 0 tp-dp-pp ring full", 2)
+CASE(lnd_tp2_pp2, lnd_ref,              "2 2 1 1f1b        2 1 0 0", 0)
 
 int main(void)
 {
@@ -382,6 +394,10 @@ int main(void)
 		cmocka_unit_test(rms_mlp_tp3_sp_uneven),
 		cmocka_unit_test(rms_mlp_tp2_pp2_full),
 		cmocka_unit_test(rms_llama_tp2_pp2_dp2),
+		cmocka_unit_test(ln_tp2_full),
+		cmocka_unit_test(ln_tp2_sp_sel),
+		cmocka_unit_test(lnd_tp2_dp2_sp_full),
+		cmocka_unit_test(lnd_tp2_pp2),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

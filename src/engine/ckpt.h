@@ -10,10 +10,12 @@
  *   format            "shardlab-checkpoint"
  *   format_version    1; a reader refuses a newer one
  *   generation        counts the saves into this directory
- *   architecture      {name "shardlab-transformer", version 1 or 2, dtype "float32",
+ *   architecture      {name "shardlab-transformer", version 1, 2 or 3, dtype "float32",
  *                      block ["attention", "mlp"] or ["mlp"], layers, hidden, ffn, heads;
  *                      version 2 (written only for grouped-query attention or a SwiGLU
- *                      MLP) adds kv_heads and ffn_kind "gelu" or "swiglu"}
+ *                      MLP) adds kv_heads and ffn_kind "gelu" or "swiglu"; version 3
+ *                      (only for a model with a norm) adds norm "layernorm" or
+ *                      "rmsnorm"}
  *   layout            the layout at save: {devices, tp, pp, dp, mesh_order ("tp-dp-pp":
  *                      fastest-varying axis first, as train.h), schedule, chunks,
  *                      microbatches, sequence_parallel, zero1, algorithm}

@@ -231,8 +231,10 @@ static int train_lines(const sl_view *v, int density, int w, struct tline *L)
 		     l->dp, ms->batch / l->dp, l->zero1 ? "reduce-scattered (ZeRO-1)" : "all-reduced");
 	if (l->tp * l->pp * l->dp == 1)
 		LINE(SL_ROLE_NORMAL, "one device: the whole model");
-	LINE(SL_ROLE_DIM, "model: %d blocks, width %d, ffn %d, %d heads", ms->layers, ms->hidden,
-	     ms->ffn, ms->heads);
+	/* as train and plan describe it: the norm and the dropouts too */
+	char words[140];
+	sl_model_describe(ms, words, sizeof words);
+	LINE(SL_ROLE_DIM, "model: %s", words);
 #undef LINE
 	return n;
 }
