@@ -337,6 +337,45 @@ static void resume_from_pp4(void **st)
 	resume_from(3);
 }
 
+/* One device's losses of m over 2S steps: what every layout must give. */
+static void ref_losses(const sl_model_spec *m, double *want)
+{
+	sl_ref r;
+	sl_err err = {0};
+	assert_int_equal(sl_ref_init(&r, m, &err), SL_OK);
+	for (int s = 0; s < 2 * S; s++)
+		assert_int_equal(sl_ref_step(&r, &want[s], &err), SL_OK);
+	sl_ref_free(&r);
+}
+
+/* The manifest's architecture object of the checkpoint in dir (a new
+ * reference: json_decref it). */
+static json_t *manifest_arch(const char *dir)
+{
+	char mp[400];
+	snprintf(mp, sizeof mp, "%s/manifest.json", dir);
+	json_t *man = json_load_file(mp, 0, NULL);
+	assert_non_null(man);
+	json_t *a = json_incref(json_object_get(man, "architecture"));
+	json_decref(man);
+	return a;
+}
+
+/* Loading dir into one device of model m is refused as another
+ * architecture, the message naming `saved`. */
+static void refused_as_other(const char *dir, const sl_model_spec *m, const char *saved)
+{
+	sl_layout l1 = layout(1, 1, 1, "1f1b", 1, 0);
+	sl_train *t = make_train(m, &l1);
+	sl_ckpt *ck = open_ok(dir);
+	sl_err err = {0};
+	assert_int_not_equal(sl_ckpt_load(t, NULL, ck, NULL, &err), SL_OK);
+	assert_non_null(strstr(err.msg, "another architecture"));
+	assert_non_null(strstr(err.msg, saved));
+	sl_ckpt_close(ck);
+	sl_train_destroy(t);
+}
+
 /* Llama's kinds: the manifest says version 2 with kv_heads and ffn_kind,
  * and the whole groups and pairs reshard to other layouts exactly. */
 static void llama_kinds_reshard(void **st)
@@ -346,28 +385,21 @@ static void llama_kinds_reshard(void **st)
 	m.kv_heads = 2;
 	m.ffn_kind = SL_FFN_SWIGLU;
 	m.seed = 11;
-	sl_ref r;
 	double want[2 * S];
-	sl_err err = {0};
-	assert_int_equal(sl_ref_init(&r, &m, &err), SL_OK);
-	for (int s = 0; s < 2 * S; s++)
-		assert_int_equal(sl_ref_step(&r, &want[s], &err), SL_OK);
+	ref_losses(&m, want);
 	sl_layout ls = layout(2, 2, 1, "gpipe", 2, 0);
 	sl_train *tr = make_train(&m, &ls);
 	train_steps(tr, S, want, "llama tp2 pp2");
-	char dir[300], mp[400];
+	char dir[300];
 	path_in(dir, sizeof dir, "llama");
 	save(tr, dir, 1);
 	struct state saved = gather(tr);
 	sl_train_destroy(tr);
-	snprintf(mp, sizeof mp, "%s/manifest.json", dir);
-	json_t *man = json_load_file(mp, 0, NULL);
-	assert_non_null(man);
-	json_t *a = json_object_get(man, "architecture");
+	json_t *a = manifest_arch(dir);
 	assert_int_equal(json_integer_value(json_object_get(a, "version")), 2);
 	assert_int_equal(json_integer_value(json_object_get(a, "kv_heads")), 2);
 	assert_string_equal(json_string_value(json_object_get(a, "ffn_kind")), "swiglu");
-	json_decref(man);
+	json_decref(a);
 	const char *to[] = {"1 1 2 1f1b 1 1", "1 4 1 1f1b 4 0", "2 1 1 1f1b 1 0"};
 	for (int i = 0; i < 3; i++) {
 		sl_layout lr = parse_layout(to[i]);
@@ -385,15 +417,7 @@ static void llama_kinds_reshard(void **st)
 	/* A GeLU model of the same sizes is another architecture. */
 	sl_model_spec gelu = m;
 	gelu.ffn_kind = SL_FFN_GELU;
-	sl_layout l1 = layout(1, 1, 1, "1f1b", 1, 0);
-	sl_train *t3 = make_train(&gelu, &l1);
-	sl_ckpt *ck = open_ok(dir);
-	assert_int_not_equal(sl_ckpt_load(t3, NULL, ck, NULL, &err), SL_OK);
-	assert_non_null(strstr(err.msg, "another architecture"));
-	assert_non_null(strstr(err.msg, "swiglu ffn 10, 4 heads (2 key/value)"));
-	sl_ckpt_close(ck);
-	sl_train_destroy(t3);
-	sl_ref_free(&r);
+	refused_as_other(dir, &gelu, "swiglu ffn 10, 4 heads (2 key/value)");
 }
 
 /* A model with a norm: the manifest says version 3 and names it, the
@@ -405,26 +429,19 @@ static void norm_reshards(void **st)
 	sl_model_spec m = attn;
 	m.norm = SL_NORM_RMS;
 	m.seed = 13;
-	sl_ref r;
 	double want[2 * S];
-	sl_err err = {0};
-	assert_int_equal(sl_ref_init(&r, &m, &err), SL_OK);
-	for (int s = 0; s < 2 * S; s++)
-		assert_int_equal(sl_ref_step(&r, &want[s], &err), SL_OK);
+	ref_losses(&m, want);
 	sl_layout ls = layout(2, 1, 2, "1f1b", 1, 1);
 	sl_train *tr = make_train(&m, &ls);
 	train_steps(tr, S, want, "norm tp2 dp2");
-	char dir[300], mp[400];
+	char dir[300];
 	path_in(dir, sizeof dir, "norm");
 	save(tr, dir, 1);
 	sl_train_destroy(tr);
-	snprintf(mp, sizeof mp, "%s/manifest.json", dir);
-	json_t *man = json_load_file(mp, 0, NULL);
-	assert_non_null(man);
-	json_t *a = json_object_get(man, "architecture");
+	json_t *a = manifest_arch(dir);
 	assert_int_equal(json_integer_value(json_object_get(a, "version")), 3);
 	assert_string_equal(json_string_value(json_object_get(a, "norm")), "rmsnorm");
-	json_decref(man);
+	json_decref(a);
 	sl_layout lr = parse_layout("1 2 1 1f1b 2 0");
 	sl_train *t2 = make_train(&m, &lr);
 	load(t2, dir, 1);
@@ -432,15 +449,7 @@ static void norm_reshards(void **st)
 	sl_train_destroy(t2);
 	sl_model_spec plain = m;
 	plain.norm = SL_NORM_NONE;
-	sl_layout l1 = layout(1, 1, 1, "1f1b", 1, 0);
-	sl_train *t3 = make_train(&plain, &l1);
-	sl_ckpt *ck = open_ok(dir);
-	assert_int_not_equal(sl_ckpt_load(t3, NULL, ck, NULL, &err), SL_OK);
-	assert_non_null(strstr(err.msg, "another architecture"));
-	assert_non_null(strstr(err.msg, "norm rmsnorm"));
-	sl_ckpt_close(ck);
-	sl_train_destroy(t3);
-	sl_ref_free(&r);
+	refused_as_other(dir, &plain, "norm rmsnorm");
 }
 
 /* ---- devices do the I/O ---- */

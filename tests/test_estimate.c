@@ -379,6 +379,22 @@ static void test_dropout_closed_forms(void **state)
 	      "the dropout kernels' bytes at the memory's rate, and their launches");
 }
 
+/* e[k][n]: the estimate of model off (n = 0) and on (n = 1), on the ideal
+ * (k = 0) and the realistic machine (k = 1), both in layout x. */
+static void estimate_pair(const sl_model_spec *off, const sl_model_spec *on, const struct lay *x,
+                          sl_estimate e[2][2])
+{
+	sl_layout l = layout_of(x);
+	sl_err err = {0};
+	for (int k = 0; k < 2; k++)
+		for (int n = 0; n < 2; n++) {
+			sl_cluster_config cfg = k ? realistic_of(x, 0.6) : config_of(x);
+			assert_int_equal(sl_train_estimate(n ? on : off, &l, &cfg, SL_EST_AUTO, &e[k][n],
+			                                   &err),
+			                 SL_OK);
+		}
+}
+
 /* Hidden dropout, one device, one micro-batch of R = B s rows, L layers
  * of two sub-blocks: each keeps its output's mask (a byte an element:
  * 2 L R h bytes more at the peak, in bf16 as in fp32).  Forward, the
@@ -390,20 +406,14 @@ static void test_hidden_dropout_closed_forms(void **state)
 {
 	(void)state;
 	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3, 4, 0, 0};
-	sl_model_spec m;
+	sl_model_spec m, d;
 	model_of(&x, &m);
 	m.seq = 16;
+	d = m;
+	d.hidden_dropout = 0.1f;
 	double L = m.layers, R = (double)m.batch * m.seq, h = m.hidden;
-	sl_layout l = layout_of(&x);
-	sl_err err = {0};
 	sl_estimate e[2][2]; /* [ideal, realistic][dropout] */
-	for (int k = 0; k < 2; k++)
-		for (int dr = 0; dr < 2; dr++) {
-			m.hidden_dropout = dr ? 0.1f : 0.0f;
-			sl_cluster_config cfg = k ? realistic_of(&x, 0.6) : config_of(&x);
-			assert_int_equal(sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e[k][dr], &err),
-			                 SL_OK);
-		}
+	estimate_pair(&m, &d, &x, e);
 	for (int k = 0; k < 2; k++)
 		assert_true(e[k][1].act_peak_bytes - e[k][0].act_peak_bytes ==
 		            (uint64_t)(2 * L * R * h));
@@ -424,21 +434,15 @@ static void test_norm_closed_forms(void **state)
 {
 	(void)state;
 	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3, 4, 0, 0};
-	sl_model_spec m;
+	sl_model_spec m, nm;
 	model_of(&x, &m);
 	m.seq = 16;
 	double L = m.layers, R = (double)m.batch * m.seq, h = m.hidden;
-	sl_layout l = layout_of(&x);
-	sl_err err = {0};
 	for (int nk = SL_NORM_LAYER; nk <= SL_NORM_RMS; nk++) {
+		nm = m;
+		nm.norm = nk;
 		sl_estimate e[2][2]; /* [ideal, realistic][norm] */
-		for (int k = 0; k < 2; k++)
-			for (int n = 0; n < 2; n++) {
-				m.norm = n ? nk : SL_NORM_NONE;
-				sl_cluster_config cfg = k ? realistic_of(&x, 0.6) : config_of(&x);
-				assert_int_equal(
-				    sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e[k][n], &err), SL_OK);
-			}
+		estimate_pair(&m, &nm, &x, e);
 		assert_true(e[0][1].act_peak_bytes - e[0][0].act_peak_bytes ==
 		            (uint64_t)(2 * L * R * h * 4));
 		assert_true(e[1][1].act_peak_bytes - e[1][0].act_peak_bytes ==

@@ -28,6 +28,17 @@ void sl_model_default(sl_model_spec *m)
 	m->eps = 1e-8f;
 }
 
+/* *out = the index of s among the n names, or SL_EINVAL. */
+static int name_index(const char *const *names, int n, const char *s, int *out)
+{
+	for (int k = 0; k < n; k++)
+		if (!strcmp(s, names[k])) {
+			*out = k;
+			return SL_OK;
+		}
+	return SL_EINVAL;
+}
+
 static const char *const ffn_names[SL_FFN_N] = {"gelu", "swiglu"};
 
 const char *sl_ffn_kind_name(int k)
@@ -37,12 +48,7 @@ const char *sl_ffn_kind_name(int k)
 
 int sl_ffn_kind_parse(const char *s, int *out)
 {
-	for (int k = 0; k < SL_FFN_N; k++)
-		if (!strcmp(s, ffn_names[k])) {
-			*out = k;
-			return SL_OK;
-		}
-	return SL_EINVAL;
+	return name_index(ffn_names, SL_FFN_N, s, out);
 }
 
 static const char *const norm_names[SL_NORM_N] = {"none", "layernorm", "rmsnorm"};
@@ -54,12 +60,7 @@ const char *sl_norm_name(int k)
 
 int sl_norm_parse(const char *s, int *out)
 {
-	for (int k = 0; k < SL_NORM_N; k++)
-		if (!strcmp(s, norm_names[k])) {
-			*out = k;
-			return SL_OK;
-		}
-	return SL_EINVAL;
+	return name_index(norm_names, SL_NORM_N, s, out);
 }
 
 #define NORM_EPS 1e-5
