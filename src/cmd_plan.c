@@ -222,8 +222,15 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took 
 	model_line(m, line, sizeof line);
 	printf("shardlab plan: %s, on %d device%s\n", line, cfg->devices,
 	       cfg->devices == 1 ? "" : "s");
-	printf("  parameters  %.4g billion (%s of parameters, gradients and Adam state: %s)\n",
-	       (double)sl_model_nparams(m) / 1e9, fb(16.0 * (double)sl_model_nparams(m), a, sizeof a),
+	/* billions for a real model; a small one's count as it is */
+	double np = (double)sl_model_nparams(m);
+	char count[40];
+	if (np >= 1e8)
+		snprintf(count, sizeof count, "%.4g billion", np / 1e9);
+	else
+		snprintf(count, sizeof count, "%.0f", np);
+	printf("  parameters  %s (%s of parameters, gradients and Adam state: %s)\n", count,
+	       fb(16.0 * np, a, sizeof a),
 	       cfg->precision == SL_PREC_BF16
 	           ? "bf16 weights and gradients, fp32 master weights and moments"
 	           : "fp32 weights, gradients and moments");

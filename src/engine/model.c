@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "units.h"
 
 #define MAX_DIM SL_MODEL_MAX_DIM
 
@@ -31,12 +32,11 @@ void sl_model_default(sl_model_spec *m)
 /* *out = the index of s among the n names, or SL_EINVAL. */
 static int name_index(const char *const *names, int n, const char *s, int *out)
 {
-	for (int k = 0; k < n; k++)
-		if (!strcmp(s, names[k])) {
-			*out = k;
-			return SL_OK;
-		}
-	return SL_EINVAL;
+	int k = sl_name_index(names, n, s);
+	if (k < 0)
+		return SL_EINVAL;
+	*out = k;
+	return SL_OK;
 }
 
 static const char *const ffn_names[SL_FFN_N] = {"gelu", "swiglu"};

@@ -507,6 +507,8 @@ int sl_train_run(sl_train *tr, sl_cluster *c, int steps, sl_train_report *rep, s
 	if (rep->bubble_fraction < 0) /* rounding: the trn_pipeline cannot beat its busiest device */
 		rep->bubble_fraction = 0;
 	rep->idle_fraction = sum_step > 0 ? sum_idle / (sum_step * tr->ndev) : 0;
+	if (rep->idle_fraction < 0) /* rounding: no device is busier than the step */
+		rep->idle_fraction = 0;
 	for (int i = 0; i < tr->ndev; i++) {
 		struct drun *dr = &R->dr[i];
 		struct dstate *ds = &tr->dev[i];

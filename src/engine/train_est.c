@@ -1385,6 +1385,8 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 	e->compute_s = comp_sum / N;
 	e->comm_s = comm_sum / N;
 	e->idle_fraction = e->step_s > 0 ? e->idle_fraction / (e->step_s * N) : 0;
+	if (e->idle_fraction < 0) /* rounding, as a run's */
+		e->idle_fraction = 0;
 	e->bubble_fraction = e->ideal_s > 0 ? (e->pipeline_s - e->ideal_s) / e->ideal_s : 0;
 	if (e->bubble_fraction < 0)
 		e->bubble_fraction = 0;
