@@ -486,36 +486,38 @@ double sl_float_decimal(float f)
 	return (double)f;
 }
 
+/* Dropout at rate r of n elements whose draws are z + first, z + first +
+ * 1, ...: kept (and scaled by 1/(1 - r)) when the draw's top 24 bits reach
+ * r 2^24. */
+static void drop_apply(float r, uint64_t z, uint64_t first, size_t n, const float *in, float *out)
+{
+	float keep_scale = 1.0f / (1.0f - r);
+	uint64_t cut = (uint64_t)((double)r * (double)(1u << 24) + 0.5);
+	for (size_t i = 0; i < n; i++)
+		out[i] = (mix64(z + first + i) >> 40) >= cut ? in[i] * keep_scale : 0.0f;
+}
+
 void sl_attn_dropout(const sl_model_spec *m, long step, int block, long seq, int head,
 		     const float *p, float *out, int s)
 {
-	float r = m->attn_dropout, keep_scale = 1.0f / (1.0f - r);
-	/* kept when the draw's top 24 bits reach r 2^24 */
-	uint64_t cut = (uint64_t)((double)r * (double)(1u << 24) + 0.5);
 	uint64_t z = mix64(m->seed ^ 0xd50d0a7d50d0a7ULL);
 	z = mix64(z + (uint64_t)step);
 	z = mix64(z + (uint64_t)block);
 	z = mix64(z + (uint64_t)seq);
 	z = mix64(z + (uint64_t)head);
-	size_t n = (size_t)s * (size_t)s;
-	for (size_t i = 0; i < n; i++)
-		out[i] = (mix64(z + i) >> 40) >= cut ? p[i] * keep_scale : 0.0f;
+	drop_apply(m->attn_dropout, z, 0, (size_t)s * (size_t)s, p, out);
 }
 
 void sl_hidden_dropout(const sl_model_spec *m, long step, int block, int sub, long row0,
 		       size_t rows, const float *in, float *out)
 {
-	float r = m->hidden_dropout, keep_scale = 1.0f / (1.0f - r);
-	uint64_t cut = (uint64_t)((double)r * (double)(1u << 24) + 0.5);
 	uint64_t z = mix64(m->seed ^ 0x41dde7d2097a1cULL);
 	z = mix64(z + (uint64_t)step);
 	z = mix64(z + (uint64_t)block);
 	z = mix64(z + (uint64_t)sub);
 	/* element (row, column) of the global batch is draw z + row h + column */
-	size_t h = (size_t)m->hidden, n = rows * h;
-	uint64_t first = (uint64_t)row0 * h;
-	for (size_t i = 0; i < n; i++)
-		out[i] = (mix64(z + first + i) >> 40) >= cut ? in[i] * keep_scale : 0.0f;
+	size_t h = (size_t)m->hidden;
+	drop_apply(m->hidden_dropout, z, (uint64_t)row0 * h, rows * h, in, out);
 }
 
 /* ---- the reference ---- */
@@ -526,7 +528,7 @@ static void gemm(int ta, int tb, int M, int N, int K, float alpha, const float *
 	sl_host_sgemm(ta, tb, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-static void add_bias(float *y, const float *b, size_t rows, size_t cols)
+void sl_add_bias(float *y, const float *b, size_t rows, size_t cols)
 {
 	for (size_t i = 0; i < rows; i++)
 		for (size_t j = 0; j < cols; j++)
@@ -548,12 +550,12 @@ static void sub_out(const sl_model_spec *m, long step, size_t l, int sub, const 
 	int h = m->hidden;
 	if (!(m->hidden_dropout > 0)) {
 		gemm(0, 0, R, h, K, 1, a, K, w, h, 1, x, h);
-		add_bias(x, b, (size_t)R, (size_t)h);
+		sl_add_bias(x, b, (size_t)R, (size_t)h);
 		return;
 	}
 	size_t n = (size_t)R * (size_t)h;
 	gemm(0, 0, R, h, K, 1, a, K, w, h, 0, tmp, h);
-	add_bias(tmp, b, (size_t)R, (size_t)h);
+	sl_add_bias(tmp, b, (size_t)R, (size_t)h);
 	sl_hidden_dropout(m, step, (int)l, sub, 0, (size_t)R, tmp, tmp);
 	for (size_t i = 0; i < n; i++)
 		x[i] += tmp[i];
@@ -672,7 +674,7 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 		sub_in(m, x, sv[l].xm, sv[l].xlm, R);
 		gemm(0, 0, (int)R, (int)f1, (int)h, 1, sv[l].xm, (int)h, w1, (int)f1, 0, sv[l].z,
 		     (int)f1);
-		add_bias(sv[l].z, b1, R, f1);
+		sl_add_bias(sv[l].z, b1, R, f1);
 		sl_ffn_act(m->ffn_kind, sv[l].z, sv[l].a, R, f);
 		sub_out(m, step, l, 1, sv[l].a, w2, b2, (int)R, (int)f, x, tmp);
 	}

@@ -27,9 +27,11 @@
  * norm (Zhang and Sennrich 2019, as Llama's), eps 1e-5, row by row:
  *     x = x + sub-block(norm(x))
  * without the learnable scale and shift (PyTorch's elementwise_affine =
- * False: 2h or h parameters a norm fewer than Megatron-LM's).  No QKV bias: a bias on K shifts every score
- * of a softmax row by the same amount, so its gradient is exactly zero and
- * Adam would turn rounding noise into full-size steps.  A batch is B sequences of s tokens, i.e. B*s
+ * False: a layer norm has 2h parameters fewer than Megatron-LM's, an RMS
+ * norm h fewer).
+ * No QKV bias: a bias on K shifts every score of a softmax row by the same
+ * amount, so its gradient is exactly zero and Adam would turn rounding
+ * noise into full-size steps.  A batch is B sequences of s tokens, i.e. B*s
  * rows of h values; the loss is the mean squared error against a target
  * over all B*s*h values.  Data and targets are a pure function of (seed,
  * step, row), so any device can make any slice of any step's batch.
@@ -177,6 +179,8 @@ void sl_swiglu_grad(const float *z, const float *da, float *dz, size_t rows, siz
 void sl_ffn_act(int kind, const float *z, float *a, size_t rows, size_t f);
 /* dz (rows x fc1 columns) from da (rows x f); GeLU works in place (dz may be da). */
 void sl_ffn_act_grad(int kind, const float *z, const float *da, float *dz, size_t rows, size_t f);
+/* y[rows x cols] += b, broadcast over the rows. */
+void sl_add_bias(float *y, const float *b, size_t rows, size_t cols);
 /* Row-wise softmax in place on rows x cols, leading dimension ld. */
 void sl_softmax_rows(float *s, int rows, int cols, int ld);
 /* Given P (rows x cols) and dP, overwrite dP with dS = scale * P (dP - rowsum(dP P)). */

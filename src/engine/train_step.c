@@ -309,9 +309,7 @@ static int ew_skip(struct kctx *k, double elems, const char *label)
 static int ew_bias(struct kctx *k, float *y, size_t rows, size_t cols, const float *b)
 {
 	EW_BEGIN(2 * rows * cols + cols, "bias");
-	for (size_t i = 0; i < rows; i++)
-		for (size_t j = 0; j < cols; j++)
-			y[i * cols + j] += b[j];
+	sl_add_bias(y, b, rows, cols);
 	EW_END(2 * rows * cols + cols, "bias");
 }
 
@@ -504,9 +502,7 @@ static int ew_bias_dropout_add(struct kctx *k, const struct blk *b, const struct
 	double elems = 3.0 * (double)n + (double)h + (drop ? (double)n / k->eb : 0);
 	const char *label = drop ? "bias, dropout, residual" : "bias, residual";
 	EW_BEGIN(elems, label);
-	for (size_t i = 0; i < rows; i++)
-		for (size_t j = 0; j < h; j++)
-			y[i * h + j] += bias[j];
+	sl_add_bias(y, bias, rows, h);
 	if (drop)
 		sl_hidden_dropout(&k->tr->m, k->step, b->index, sub, g->row0 + g->r0, rows, y, y);
 	for (size_t i = 0; i < n; i++)

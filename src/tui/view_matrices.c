@@ -231,10 +231,26 @@ static int train_lines(const sl_view *v, int density, int w, struct tline *L)
 		     l->dp, ms->batch / l->dp, l->zero1 ? "reduce-scattered (ZeRO-1)" : "all-reduced");
 	if (l->tp * l->pp * l->dp == 1)
 		LINE(SL_ROLE_NORMAL, "one device: the whole model");
-	/* as train and plan describe it: the norm and the dropouts too */
+	/* as train and plan describe it, the norm and the dropouts too,
+	 * wrapped at its commas to the panel's width */
 	char words[140];
 	sl_model_describe(ms, words, sizeof words);
-	LINE(SL_ROLE_DIM, "model: %s", words);
+	{
+		int start = n;
+		for (char *seg = words, *next; seg; seg = next) {
+			if ((next = strchr(seg, ',')) != NULL)
+				*next++ = 0;
+			seg += seg[0] == ' ';
+			size_t have = n > start ? strlen(L[n - 1].s) : 0;
+			if (n > start && sl_cols(L[n - 1].s) + 2 + sl_cols(seg) <= w &&
+			    have + 2 + strlen(seg) < sizeof L[n - 1].s)
+				snprintf(L[n - 1].s + have, sizeof L[n - 1].s - have, ", %s", seg);
+			else if (n > start)
+				LINE(SL_ROLE_DIM, "  %s", seg);
+			else
+				LINE(SL_ROLE_DIM, "model: %s", seg);
+		}
+	}
 #undef LINE
 	return n;
 }
