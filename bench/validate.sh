@@ -63,7 +63,9 @@ row "all-reduce (calibration)" "8 x h100, 1 GiB, ring" "$ours" 367.5 "GB/s" \
 # what Megatron-LM had then (--no-sequence-parallel --no-zero1): sequence
 # parallelism came with Korthikanti et al. 2022 (arXiv 2205.05198), the
 # distributed optimizer after it; without them every TP rank runs the
-# element-wise work on the whole micro-batch.  shardlab's
+# element-wise work on the whole micro-batch.  The paper's vocabulary of
+# 51,200 tokens (section 5.1), embeddings tied to the LM head and learned
+# positions, vocabulary-parallel over t.  shardlab's
 # figure: the GEMM FLOPs its best layout executes (recomputation included)
 # per GPU and second, under --recompute=full.
 src="Narayanan et al. 2021, arXiv 2104.04473"
@@ -84,6 +86,7 @@ while read -r name heads hidden layers gpus batch pub tp pp own; do
 		# shellcheck disable=SC2086 # $fixed is two options or none
 		f=$("$SHARDLAB" plan --preset=a100 --devices="$gpus" --layers="$layers" \
 			--hidden="$hidden" --ffn=$((4 * hidden)) --heads="$heads" --seq=2048 --norm=layernorm \
+			--vocab=51200 \
 			--batch="$batch" --recompute=full --attention=materialized \
 			--attention-dropout=0.1 --hidden-dropout=0.1 --no-sequence-parallel \
 			--no-zero1 $fixed --top=1 \
@@ -114,10 +117,12 @@ ROWS
 # norms).  Each row twice
 # where the publication names its layout: the plan's best, then the best
 # with its t and p (the recipes' context parallelism, which shardlab does
-# not have, leaves those devices to data parallelism).  shardlab's model
-# has no embeddings or LM head, so it does less work a token than
-# the real one: about 6% less for Llama 3 8B (its 128,256-word head), 1 to
-# 3% for the others.
+# not have, leaves those devices to data parallelism).  The model files
+# carry each model's vocabulary (Llama 3's 128,256 tokens untied, GPT's
+# 51,200 tied); MPT's is 50,432 tokens (mosaicml/mpt-7b config.json:
+# vocab_size 50432, the GPT-NeoX tokenizer), tied, with ALiBi
+# (attn_config.alibi), which like rotary positions has no parameters
+# (--position-embedding=rope).
 nv="NVIDIA/dgxc-benchmarking, NeMo 24.09 BF16"
 mo="mosaicml/llm-foundry, scripts/train/benchmarking/README.md, BF16"
 # pub: the published figure as given: NVIDIA's tokens/s of all GPUs
@@ -141,6 +146,6 @@ done <<'ROWS'
 Llama-3.1-8B 8 81222 1 1 nv --model=llama-3-8b --batch=128
 Llama-3.1-70B 64 71235 4 4 nv --model=llama-3-70b --batch=128
 GPT-3-175B 128 63099 4 8 nv --model=gpt3-175b --batch=256
-MPT-7B 8 10643 - - mo --layers=32 --hidden=4096 --ffn=16384 --heads=32 --seq=2048 --batch=48 --norm=layernorm
-MPT-70B 64 1039 - - mo --layers=80 --hidden=8192 --ffn=32768 --heads=64 --seq=2048 --batch=2048 --recompute=full --norm=layernorm
+MPT-7B 8 10643 - - mo --layers=32 --hidden=4096 --ffn=16384 --heads=32 --seq=2048 --batch=48 --norm=layernorm --vocab=50432 --position-embedding=rope
+MPT-70B 64 1039 - - mo --layers=80 --hidden=8192 --ffn=32768 --heads=64 --seq=2048 --batch=2048 --recompute=full --norm=layernorm --vocab=50432 --position-embedding=rope
 ROWS

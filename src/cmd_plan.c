@@ -58,6 +58,9 @@ static const char *const shared_names[] = {"devices",
                                            "kv-heads",
                                            "ffn-kind",
                                            "norm",
+                                           "vocab",
+                                           "untie-embeddings",
+                                           "position-embedding",
                                            "attention-dropout",
                                            "hidden-dropout",
                                            "seq",
@@ -102,6 +105,11 @@ static void plan_help(void)
 	       "  --ffn-kind=gelu|swiglu  the MLP (default gelu)\n"
 	       "  --norm=none|layernorm|rmsnorm\n"
 	       "                          a norm before each sub-block (default none)\n"
+	       "  --vocab=V               token embeddings and an LM head over V words,\n"
+	       "                          vocabulary-parallel over TP (default 0: none)\n"
+	       "  --untie-embeddings      the LM head has its own weights (default: tied)\n"
+	       "  --position-embedding=learned|rope\n"
+	       "                          s x h learned positions or rotary ones (default learned)\n"
 	       "  --attention-dropout=R   the share (0 to 0.9) of attention probabilities dropped\n"
 	       "                          (default 0)\n"
 	       "  --hidden-dropout=R      the share (0 to 0.9) of attention and MLP outputs dropped\n"
@@ -218,12 +226,12 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took 
 {
 	const sl_cluster_config *cfg = &p->spec.cluster;
 	const sl_model_spec *m = &p->spec.model;
-	char a[32], b[32], c[32], d[32], line[160];
+	char a[32], b[32], c[32], d[32], line[320];
 	model_line(m, line, sizeof line);
 	printf("shardlab plan: %s, on %d device%s\n", line, cfg->devices,
 	       cfg->devices == 1 ? "" : "s");
 	/* billions for a real model; a small one's count as it is */
-	double np = (double)sl_model_nparams(m);
+	double np = (double)sl_model_total_params(m);
 	char count[40];
 	if (np >= 1e8)
 		snprintf(count, sizeof count, "%.4g billion", np / 1e9);
@@ -394,7 +402,7 @@ static json_t *plan_json(const sl_plan *p, const sl_opts *o, struct took t)
 	                    json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:I}", "layers", m->layers,
 	                              "hidden", m->hidden, "ffn", m->ffn, "heads", m->heads, "seq",
 	                              m->seq, "batch", m->batch, "parameters",
-	                              (json_int_t)sl_model_nparams(m)));
+	                              (json_int_t)sl_model_total_params(m)));
 	sl_model_json_kinds(json_object_get(j, "model"), m);
 	json_t *c = json_object();
 	json_object_set_new(c, "devices", json_integer(cfg->devices));

@@ -103,7 +103,8 @@ static int own(void *ctx, int code, const char *arg, sl_err *err)
 		if ((code >= SL_OPT_LAYERS && code <= SL_OPT_LR) || code == SL_OPT_MODEL ||
 		    code == SL_OPT_KV_HEADS || code == SL_OPT_FFN_KIND ||
 		    code == SL_OPT_ATTN_DROPOUT || code == SL_OPT_HIDDEN_DROPOUT ||
-		    code == SL_OPT_NORM)
+		    code == SL_OPT_NORM || code == SL_OPT_VOCAB || code == SL_OPT_UNTIE ||
+		    code == SL_OPT_POS_EMB)
 			sa->model_given = 1;
 		return rc;
 	}

@@ -84,7 +84,8 @@ static int train_option(void *ctx, int code, const char *arg, sl_err *err)
 	default:
 		if ((code >= SL_OPT_LAYERS && code <= SL_OPT_LR) || code == SL_OPT_KV_HEADS ||
 		    code == SL_OPT_FFN_KIND || code == SL_OPT_ATTN_DROPOUT ||
-		    code == SL_OPT_HIDDEN_DROPOUT || code == SL_OPT_NORM)
+		    code == SL_OPT_HIDDEN_DROPOUT || code == SL_OPT_NORM || code == SL_OPT_VOCAB ||
+		    code == SL_OPT_UNTIE || code == SL_OPT_POS_EMB)
 			a->given_model |= 1u << (code - SL_OPT_LAYERS);
 		/* --model gives the shape: layers to batch, key/value heads, MLP
 		 * kind, norm. */
@@ -272,7 +273,7 @@ static void model_words(const sl_model_spec *m, char *buf, size_t n)
 	int len = sl_model_describe(m, buf, n);
 	if (len < 0 || (size_t)len >= n)
 		return;
-	snprintf(buf + len, n - (size_t)len, "; %zu parameters", sl_model_nparams(m));
+	snprintf(buf + len, n - (size_t)len, "; %zu parameters", sl_model_total_params(m));
 }
 
 static void data_words(const sl_model_spec *m, char *buf, size_t n)
@@ -288,7 +289,7 @@ static void train_text_head(FILE *f, const sl_opts *o, const sl_model_spec *m, c
 			    const struct outcome *r)
 {
 	const sl_cluster_config *cfg = sl_cluster_config_of(r->c);
-	char words[200];
+	char words[320];
 	layout_words(&r->l, words, sizeof words);
 	fprintf(f, "# shardlab train: %s\n", words);
 	model_words(m, words, sizeof words);
@@ -446,7 +447,7 @@ static void model_json(json_t *o, const sl_model_spec *m)
 				      m->layers, "hidden", m->hidden, "ffn", m->ffn, "heads", m->heads,
 				      "seq", m->seq, "batch", m->batch, "seed", (json_int_t)m->seed,
 				      "lr", (double)m->lr, "parameters",
-				      (json_int_t)sl_model_nparams(m)));
+				      (json_int_t)sl_model_total_params(m)));
 	sl_model_json_kinds(json_object_get(o, "model"), m);
 }
 
@@ -1094,7 +1095,7 @@ int sl_cmd_compare(int argc, char **argv)
 	} else if (status == SL_EXIT_OK && o.format == SL_FORMAT_CSV) {
 		compare_csv(res, skip, cand, nc, a.steps);
 	} else if (status == SL_EXIT_OK) {
-		char words[200], t1[32], t2[32], t3[32];
+		char words[320], t1[32], t2[32], t3[32];
 		printf("# shardlab compare: %d step%s\n", a.steps, a.steps == 1 ? "" : "s");
 		model_words(&a.m, words, sizeof words);
 		printf("# model: %s%s\n", words, attention_words(&a.m, &a.l));

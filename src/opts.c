@@ -433,6 +433,9 @@ const struct option sl_opts_model[] = {
 	{"kv-heads", required_argument, NULL, SL_OPT_KV_HEADS},
 	{"ffn-kind", required_argument, NULL, SL_OPT_FFN_KIND},
 	{"norm", required_argument, NULL, SL_OPT_NORM},
+	{"vocab", required_argument, NULL, SL_OPT_VOCAB},
+	{"untie-embeddings", no_argument, NULL, SL_OPT_UNTIE},
+	{"position-embedding", required_argument, NULL, SL_OPT_POS_EMB},
 	{"attention-dropout", required_argument, NULL, SL_OPT_ATTN_DROPOUT},
 	{"hidden-dropout", required_argument, NULL, SL_OPT_HIDDEN_DROPOUT},
 	{NULL, 0, NULL, 0}};
@@ -468,6 +471,15 @@ const char sl_opts_model_help[] =
 	"                          a norm before each sub-block, as GPT's (layernorm) or\n"
 	"                          Llama's (rmsnorm), without scale and shift (default\n"
 	"                          none)\n"
+	"  --vocab=V               token embeddings and an LM head over V tokens,\n"
+	"                          vocabulary-parallel over TP as Megatron-LM's: timed\n"
+	"                          and held in memory, not computed, so --dry-run only\n"
+	"                          (default 0: the blocks alone)\n"
+	"  --untie-embeddings      the LM head has its own weights, as Llama's (default:\n"
+	"                          tied to the embedding, as GPT's)\n"
+	"  --position-embedding=learned|rope\n"
+	"                          learned positions (s x h parameters, GPT's) or rotary\n"
+	"                          ones (none, Llama's; default learned)\n"
 	"  --attention-dropout=R   drop this share (0 to 0.9) of the attention\n"
 	"                          probabilities in training, as Megatron-LM's option\n"
 	"                          (default 0)\n"
@@ -592,6 +604,18 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 			return sl_fail(err, SL_EINVAL,
 				       "--norm: unknown norm '%s' (one of: none, layernorm, rmsnorm)", arg);
 		break;
+	case SL_OPT_VOCAB:
+		rc = named_int("vocab", arg, 0, SL_MODEL_MAX_VOCAB, &m->vocab, err);
+		break;
+	case SL_OPT_UNTIE:
+		m->untie = 1;
+		break;
+	case SL_OPT_POS_EMB:
+		if (sl_pos_parse(arg, &m->pos_emb))
+			return sl_fail(err, SL_EINVAL,
+				       "--position-embedding: unknown kind '%s' (one of: learned, rope)",
+				       arg);
+		break;
 	case SL_OPT_SEQ:
 		rc = named_int("seq", arg, 1, 65536, &m->seq, err);
 		a->given_seq = 1;
@@ -623,6 +647,12 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 			m->ffn_kind = mf.ffn_kind;
 		if (!(a->given_shape & (1u << (SL_OPT_NORM - SL_OPT_LAYERS))))
 			m->norm = mf.norm;
+		if (!(a->given_shape & (1u << (SL_OPT_VOCAB - SL_OPT_LAYERS))))
+			m->vocab = mf.vocab;
+		if (!(a->given_shape & (1u << (SL_OPT_UNTIE - SL_OPT_LAYERS))))
+			m->untie = mf.untie;
+		if (!(a->given_shape & (1u << (SL_OPT_POS_EMB - SL_OPT_LAYERS))))
+			m->pos_emb = mf.pos_emb;
 		a->given_seq = 1; /* the file's sequence, with or without attention */
 		break;
 	}
@@ -654,7 +684,8 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 		return SL_OPTS_NOT_MINE;
 	}
 	if (rc == SL_OK && ((code >= SL_OPT_LAYERS && code <= SL_OPT_BATCH) ||
-			    code == SL_OPT_KV_HEADS || code == SL_OPT_FFN_KIND || code == SL_OPT_NORM))
+			    code == SL_OPT_KV_HEADS || code == SL_OPT_FFN_KIND || code == SL_OPT_NORM ||
+			    code == SL_OPT_VOCAB || code == SL_OPT_UNTIE || code == SL_OPT_POS_EMB))
 		a->given_shape |= 1u << (code - SL_OPT_LAYERS);
 	/* The device count follows the layout unless --devices says otherwise
 	 * (sl_opts_finish keeps it when --devices is not given). */

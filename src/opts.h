@@ -108,6 +108,9 @@ enum sl_opt_code {
 	SL_OPT_ATTN_DROPOUT,
 	SL_OPT_HIDDEN_DROPOUT,
 	SL_OPT_NORM, /* model shape too */
+	SL_OPT_VOCAB, /* model shape too, as the next two */
+	SL_OPT_UNTIE,
+	SL_OPT_POS_EMB,
 	SL_OPT_USER = 0x200
 };
 

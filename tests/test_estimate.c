@@ -455,6 +455,91 @@ static void test_norm_closed_forms(void **state)
 	}
 }
 
+/* Embeddings and an LM head (a vocabulary of 37 words: padded to 38 over
+ * tp=2, 40 over tp=4) through every method on both machines: the same
+ * figures as the timing-only run, tied and untied, learned and rotary
+ * positions, with sequence parallelism, interleaved and uneven. */
+static const struct lay vocab_grid[] = {
+    /* tp pp dp  schedule          m  v sp z1 order       node topology   heads L  B  f  want */
+    {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 2, 4, 0, SL_EST_STAGE},
+    {2, 2, 2, SL_SCHED_1F1B, 2, 1, 1, 1, NULL, 4, SL_TOPO_FULL, 4, 4, 8, 0, SL_EST_STAGE},
+    {2, 1, 2, SL_SCHED_1F1B, 2, 1, 0, 0, "dp-tp-pp", 0, SL_TOPO_RING, 4, 2, 8, 0, SL_EST_STAGE},
+    {1, 2, 1, SL_SCHED_INTERLEAVED, 4, 2, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 8, 8, 0, SL_EST_STAGE},
+    {4, 1, 1, SL_SCHED_1F1B, 2, 1, 1, 0, NULL, 2, SL_TOPO_FULL, 8, 2, 8, 0, SL_EST_SLICE},
+    {2, 2, 1, SL_SCHED_GPIPE, 3, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 2, 5, 0, SL_EST_AUTO},
+};
+
+static void test_vocab_estimate_equals_run(void **state)
+{
+	(void)state;
+	for (size_t g = 0; g < sizeof vocab_grid / sizeof vocab_grid[0]; g++)
+		for (int kind = 0; kind < 2; kind++) {
+			const struct lay *x = &vocab_grid[g];
+			char name[128];
+			name_of(x, name, sizeof name);
+			sl_model_spec m;
+			model_of(x, &m);
+			m.vocab = 37;
+			m.untie = kind;
+			m.pos_emb = kind ? SL_POS_ROPE : SL_POS_LEARNED;
+			m.norm = kind ? SL_NORM_RMS : SL_NORM_LAYER;
+			sl_layout l = layout_of(x);
+			sl_cluster_config cfg = kind ? realistic_of(x, 0.6) : config_of(x);
+			every_method_equals_run(&m, &l, &cfg, x->want, name);
+		}
+}
+
+/* The vocabulary's closed forms on one device with one micro-batch of R
+ * rows, on the ideal machine (fp32): the LM head's product, forward and
+ * backward, is 6 R h V FLOPs more, as in sl_model_step_flops and
+ * Narayanan et al.'s 6 B s h V, and all the step adds; the parameters are
+ * Megatron-LM's (V + s) h tied with learned positions, 2 V h untied with
+ * rotary ones, at 4 bytes each; the softmax of R x V logits is kept for
+ * the backward (the loss gradient of R h it replaces is the LM head's
+ * input, kept instead). */
+static void test_vocab_closed_forms(void **state)
+{
+	(void)state;
+	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3, 4, 0, 0};
+	sl_model_spec m;
+	model_of(&x, &m);
+	m.seq = 16;
+	double R = (double)m.batch * m.seq, h = m.hidden, s = m.seq, V = 40;
+	for (int untie = 0; untie < 2; untie++) {
+		sl_model_spec v = m;
+		v.vocab = (int)V;
+		v.untie = untie;
+		v.pos_emb = untie ? SL_POS_ROPE : SL_POS_LEARNED;
+		double np = untie ? 2 * V * h : (V + s) * h;
+		assert_true(sl_model_embed_params(&v) == (size_t)np);
+		assert_true(sl_model_total_params(&v) == sl_model_nparams(&m) + (size_t)np);
+		CLOSE(sl_model_step_flops(&v) - sl_model_step_flops(&m), 6 * R * h * V,
+		      "model FLOPs: the LM head's 6 R h V");
+		sl_estimate e[2][2]; /* [ideal, realistic][vocab] */
+		estimate_pair(&m, &v, &x, e);
+		CLOSE(e[0][1].flops_per_step - e[0][0].flops_per_step, 6 * R * h * V,
+		      "executed FLOPs: the LM head's");
+		sl_cluster_config c = config_of(&x);
+		CLOSE(e[0][1].step_s - e[0][0].step_s, 6 * R * h * V / c.flops,
+		      "ideal: the LM head's FLOPs at the rate, nothing else");
+		assert_true(e[0][1].params_bytes - e[0][0].params_bytes == (uint64_t)(np * F4));
+		assert_true(e[0][1].act_peak_bytes - e[0][0].act_peak_bytes == (uint64_t)(R * V * F4));
+	}
+	/* Megatron-LM's count of GPT-3 175B's embeddings: (V + s) h. */
+	sl_model_spec g;
+	sl_model_default(&g);
+	g.layers = 96;
+	g.hidden = 12288;
+	g.ffn = 4 * 12288;
+	g.heads = 96;
+	g.seq = 2048;
+	g.vocab = 51200;
+	assert_true(sl_model_embed_params(&g) == (size_t)(51200 + 2048) * 12288);
+	assert_int_equal(sl_model_vocab_shard(&g, 8), 6400);
+	g.vocab = 128256; /* Llama 3's, padded over tp=8 as Megatron-LM pads */
+	assert_int_equal(sl_model_vocab_shard(&g, 8), 16032);
+}
+
 /* Which devices a replay needs: one per stage; the period of a TP ring
  * that crosses nodes (here 2 ranks of a node of 2) per stage; or all. */
 static void test_replayed_devices(void **state)
@@ -794,6 +879,8 @@ int main(void)
 	    cmocka_unit_test(test_dropout_closed_forms),
 	    cmocka_unit_test(test_hidden_dropout_closed_forms),
 	    cmocka_unit_test(test_norm_closed_forms),
+	    cmocka_unit_test(test_vocab_estimate_equals_run),
+	    cmocka_unit_test(test_vocab_closed_forms),
 	    cmocka_unit_test(test_replayed_devices),
 	    cmocka_unit_test(test_templates_equal_literal),
 	    cmocka_unit_test(test_dp_closed_form),

@@ -392,19 +392,19 @@ static void test_shipped_models(void **state)
 	 * Team 2024, Table 3. */
 	const struct {
 		const char *name;
-		int layers, hidden, ffn, heads, kv_heads, ffn_kind, norm, seq, batch;
+		int layers, hidden, ffn, heads, kv_heads, ffn_kind, norm, seq, batch, vocab, untie;
 		const char *cite;
 	} want[] = {
-		{"gpt3-175b", 96, 12288, 49152, 96, 0, SL_FFN_GELU, SL_NORM_LAYER, 2048, 1536,
+		{"gpt3-175b", 96, 12288, 49152, 96, 0, SL_FFN_GELU, SL_NORM_LAYER, 2048, 1536, 51200, 0,
 		 "Brown et al. 2020"},
 		{"megatron-1t", 128, 25600, 102400, 160, 0, SL_FFN_GELU, SL_NORM_LAYER, 2048, 3072,
-		 "2104.04473"},
-		{"llama-3-8b", 32, 4096, 14336, 32, 8, SL_FFN_SWIGLU, SL_NORM_RMS, 8192, 2048,
+		 51200, 0, "2104.04473"},
+		{"llama-3-8b", 32, 4096, 14336, 32, 8, SL_FFN_SWIGLU, SL_NORM_RMS, 8192, 2048, 128256, 1,
 		 "2407.21783"},
-		{"llama-3-70b", 80, 8192, 28672, 64, 8, SL_FFN_SWIGLU, SL_NORM_RMS, 8192, 2048,
-		 "2407.21783"},
+		{"llama-3-70b", 80, 8192, 28672, 64, 8, SL_FFN_SWIGLU, SL_NORM_RMS, 8192, 2048, 128256,
+		 1, "2407.21783"},
 		{"llama-3-405b", 126, 16384, 53248, 128, 8, SL_FFN_SWIGLU, SL_NORM_RMS, 8192, 2048,
-		 "2407.21783"},
+		 128256, 1, "2407.21783"},
 	};
 	/* Llama 3 8B's blocks: 32 (h (h + 2 * 8 * 128) + h h + 3 h f) weights (the
 	 * paper's 8.03B less its embeddings and head of 128256 words), and the
@@ -428,6 +428,9 @@ static void test_shipped_models(void **state)
 		assert_int_equal(m.norm, want[i].norm);
 		assert_int_equal(m.seq, want[i].seq);
 		assert_int_equal(m.batch, want[i].batch);
+		assert_int_equal(m.vocab, want[i].vocab);
+		assert_int_equal(m.untie, want[i].untie);
+		assert_int_equal(m.pos_emb, want[i].untie ? SL_POS_ROPE : SL_POS_LEARNED);
 		assert_non_null(strstr(m.source, want[i].cite));
 		/* The engine takes the shape as it is. */
 		sl_model_spec s;
@@ -441,8 +444,17 @@ static void test_shipped_models(void **state)
 		s.seq = m.seq;
 		s.batch = m.batch;
 		assert_int_equal(sl_model_check(&s, &err), SL_OK);
-		if (i == 2)
+		s.vocab = m.vocab;
+		s.untie = m.untie;
+		s.pos_emb = m.pos_emb;
+		if (i == 2) {
 			assert_true((double)sl_model_nparams(&s) == w8b + b8b);
+			/* with the paper's embeddings and head: 8.03B less its 32 x
+			 * 2 x 4096 norm weights, which this model has not */
+			assert_true((double)sl_model_total_params(&s) ==
+			            w8b + b8b + 2.0 * 128256 * 4096);
+			assert_true(fabs((double)sl_model_total_params(&s) / 8.03e9 - 1) < 0.002);
+		}
 		/* And the file round-trips through the writer. */
 		json_t *j = sl_model_file_to_json(&m);
 		sl_model_file back;
@@ -469,9 +481,18 @@ static void test_malformed_models(void **state)
 		const char *text, *msg;
 	} cases[] = {
 		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
-		 "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4, \"vocab\": 50000}",
-		 "vocab: unknown key (known: name, title, source, layers, hidden, ffn, heads, seq, "
-		 "batch, kv_heads, ffn_kind, norm)"},
+		 "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4, \"vocabulary\": 50000}",
+		 "vocabulary: unknown key (known: name, title, source, layers, hidden, ffn, heads, "
+		 "seq, batch, kv_heads, ffn_kind, norm, vocab, untie_embeddings, position_embedding)"},
+		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
+		 "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4, \"vocab\": -1}",
+		 "vocab: -1 is out of range (0 to 4194304)"},
+		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
+		 "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4, \"untie_embeddings\": 1}",
+		 "untie_embeddings: must be true or false"},
+		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
+		 "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4, \"position_embedding\": \"alibi\"}",
+		 "position_embedding: must be \"learned\" or \"rope\""},
 		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
 		 "\"ffn\": 256, \"heads\": 4, \"norm\": \"batchnorm\", \"seq\": 8, \"batch\": 4}",
 		 "norm: must be \"none\", \"layernorm\" or \"rmsnorm\""},

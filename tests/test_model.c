@@ -524,6 +524,16 @@ static void test_bad_model(void **state)
 	m.hidden_dropout = -0.1f;
 	assert_int_equal(sl_model_check(&m, &err), SL_EINVAL);
 	assert_non_null(strstr(err.msg, "--hidden-dropout=-0.1 is out of range (0 to 0.9)"));
+	/* A vocabulary is timed, never computed: only a run without values
+	 * takes it. */
+	m.hidden_dropout = 0;
+	m.vocab = 1000;
+	assert_int_equal(sl_model_check(&m, &err), SL_OK);
+	assert_int_equal(sl_model_check_values(&m, &err), SL_EINVAL);
+	assert_non_null(strstr(err.msg, "--vocab: the embeddings and the LM head are timed, not computed"));
+	m.vocab = SL_MODEL_MAX_VOCAB + 1;
+	assert_int_equal(sl_model_check(&m, &err), SL_EINVAL);
+	assert_non_null(strstr(err.msg, "--vocab=4194305 is out of range (0 to 4194304)"));
 }
 
 int main(void)

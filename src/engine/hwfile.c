@@ -653,11 +653,13 @@ done:
 
 /* ---- models ---- */
 
-/* kv_heads, ffn_kind and norm (the last three) may be left out: 0 (as
- * many as the heads), "gelu" and "none". */
-static const char *const model_keys[] = {"name", "title",    "source",   "layers",
-					 "hidden", "ffn",     "heads",    "seq",
-					 "batch",  "kv_heads", "ffn_kind", "norm", NULL};
+/* kv_heads, ffn_kind, norm, vocab, untie_embeddings and
+ * position_embedding may be left out: 0 (as many as the heads), "gelu",
+ * "none", 0 (no embeddings), false and "learned". */
+static const char *const model_keys[] = {
+    "name",     "title",    "source", "layers", "hidden",           "ffn",
+    "heads",    "seq",      "batch",  "kv_heads", "ffn_kind",       "norm",
+    "vocab",    "untie_embeddings", "position_embedding", NULL};
 
 int sl_model_file_from_json(const json_t *j, const char *file, sl_model_file *out, sl_err *err)
 {
@@ -671,7 +673,7 @@ int sl_model_file_from_json(const json_t *j, const char *file, sl_model_file *ou
 	if (!json_is_object(j))
 		return sl_fail(err, SL_EINVAL, "%s: (top level): must be an object", safe);
 	/* The limits of --layers ... --batch (model.c). */
-	if ((rc = keys_known(&r, j, model_keys, 3)) || (rc = get_str(&r, j, "name", 32, 1, &name)) ||
+	if ((rc = keys_known(&r, j, model_keys, 6)) || (rc = get_str(&r, j, "name", 32, 1, &name)) ||
 	    (rc = get_str(&r, j, "title", sizeof out->title, 0, &title)) ||
 	    (rc = get_str(&r, j, "source", sizeof out->source, 0, &source)) ||
 	    (rc = get_int(&r, j, "layers", 1, SL_MODEL_MAX_LAYERS, "1 to 4096", &v[0])) ||
@@ -713,6 +715,23 @@ int sl_model_file_from_json(const json_t *j, const char *file, sl_model_file *ou
 		if (sl_norm_parse(norm, &out->norm))
 			return bad(&r, "norm", "must be \"none\", \"layernorm\" or \"rmsnorm\"");
 	}
+	double vocab = 0;
+	if (json_object_get(j, "vocab") &&
+	    (rc = get_int(&r, j, "vocab", 0, SL_MODEL_MAX_VOCAB, "0 to 4194304", &vocab)))
+		return rc;
+	json_t *untie = json_object_get(j, "untie_embeddings");
+	if (untie && !json_is_boolean(untie))
+		return bad(&r, "untie_embeddings", "must be true or false");
+	out->untie = untie && json_is_true(untie);
+	out->pos_emb = SL_POS_LEARNED;
+	if (json_object_get(j, "position_embedding")) {
+		const char *pos;
+		if ((rc = get_str(&r, j, "position_embedding", 16, 1, &pos)))
+			return rc;
+		if (sl_pos_parse(pos, &out->pos_emb))
+			return bad(&r, "position_embedding", "must be \"learned\" or \"rope\"");
+	}
+	out->vocab = (int)vocab;
 	snprintf(out->name, sizeof out->name, "%s", name);
 	snprintf(out->title, sizeof out->title, "%s", title);
 	snprintf(out->source, sizeof out->source, "%s", source);
@@ -743,6 +762,9 @@ json_t *sl_model_file_to_json(const sl_model_file *m)
 	json_object_set_new(o, "kv_heads", json_integer(m->kv_heads));
 	json_object_set_new(o, "ffn_kind", json_string(sl_ffn_kind_name(m->ffn_kind)));
 	json_object_set_new(o, "norm", json_string(sl_norm_name(m->norm)));
+	json_object_set_new(o, "vocab", json_integer(m->vocab));
+	json_object_set_new(o, "untie_embeddings", json_boolean(m->untie));
+	json_object_set_new(o, "position_embedding", json_string(sl_pos_name(m->pos_emb)));
 	return o;
 }
 
@@ -809,6 +831,9 @@ void sl_model_json_kinds(json_t *o, const sl_model_spec *m)
 	json_object_set_new(o, "kv_heads", json_integer(sl_model_kv_heads(m)));
 	json_object_set_new(o, "ffn_kind", json_string(sl_ffn_kind_name(m->ffn_kind)));
 	json_object_set_new(o, "norm", json_string(sl_norm_name(m->norm)));
+	json_object_set_new(o, "vocab", json_integer(m->vocab));
+	json_object_set_new(o, "untie_embeddings", json_boolean(m->untie));
+	json_object_set_new(o, "position_embedding", json_string(sl_pos_name(m->pos_emb)));
 	json_object_set_new(o, "attention_dropout_fraction", json_real(sl_float_decimal(m->attn_dropout)));
 	json_object_set_new(o, "hidden_dropout_fraction", json_real(sl_float_decimal(m->hidden_dropout)));
 }

@@ -57,12 +57,15 @@ int sl_hw_list(const sl_preset ***out, int *n, sl_err *err);
 
 typedef struct sl_model_file {
 	char name[32];
-	char title[128];
-	char source[512];
+	char title[192];
+	char source[1024];
 	int layers, hidden, ffn, heads, seq, batch;
 	int kv_heads; /* 0: as many as the heads */
 	int ffn_kind; /* SL_FFN_GELU or SL_FFN_SWIGLU */
 	int norm;     /* SL_NORM_* */
+	int vocab;    /* 0: no embeddings or LM head */
+	int untie;    /* the LM head's own weights */
+	int pos_emb;  /* SL_POS_* */
 } sl_model_file;
 
 int sl_model_file_from_json(const json_t *j, const char *file, sl_model_file *out, sl_err *err);

@@ -63,6 +63,36 @@ int sl_norm_parse(const char *s, int *out)
 	return name_index(norm_names, SL_NORM_N, s, out);
 }
 
+static const char *const pos_names[SL_POS_N] = {"learned", "rope"};
+
+const char *sl_pos_name(int k)
+{
+	return k >= 0 && k < SL_POS_N ? pos_names[k] : "?";
+}
+
+int sl_pos_parse(const char *s, int *out)
+{
+	return name_index(pos_names, SL_POS_N, s, out);
+}
+
+size_t sl_model_embed_params(const sl_model_spec *m)
+{
+	if (m->vocab <= 0)
+		return 0;
+	size_t h = (size_t)m->hidden, V = (size_t)m->vocab;
+	return (m->untie ? 2 : 1) * V * h + (m->pos_emb == SL_POS_LEARNED ? (size_t)m->seq * h : 0);
+}
+
+size_t sl_model_total_params(const sl_model_spec *m)
+{
+	return sl_model_nparams(m) + sl_model_embed_params(m);
+}
+
+int sl_model_vocab_shard(const sl_model_spec *m, int tp)
+{
+	return tp > 0 ? (m->vocab + tp - 1) / tp : m->vocab;
+}
+
 #define NORM_EPS 1e-5
 
 /* Row statistics in double: the mean (0 for RMS) and 1/sqrt(var + eps). */
@@ -146,6 +176,10 @@ int sl_model_describe(const sl_model_spec *m, char *buf, size_t n)
 	if (m->hidden_dropout > 0 && len >= 0 && (size_t)len < n)
 		len += snprintf(buf + len, n - (size_t)len, ", hidden dropout %g",
 				(double)m->hidden_dropout);
+	if (m->vocab > 0 && len >= 0 && (size_t)len < n)
+		len += snprintf(buf + len, n - (size_t)len, ", vocabulary %d (%s, %s positions)",
+				m->vocab, m->untie ? "untied" : "tied",
+				m->pos_emb == SL_POS_ROPE ? "rotary" : "learned");
 	return len;
 }
 
@@ -188,6 +222,11 @@ int sl_model_check(const sl_model_spec *m, sl_err *err)
 		return sl_fail(err, SL_EINVAL, "--ffn-kind must be gelu or swiglu");
 	if (m->norm < 0 || m->norm >= SL_NORM_N)
 		return sl_fail(err, SL_EINVAL, "--norm must be none, layernorm or rmsnorm");
+	if (m->vocab < 0 || m->vocab > SL_MODEL_MAX_VOCAB)
+		return sl_fail(err, SL_EINVAL, "--vocab=%d is out of range (0 to %d)", m->vocab,
+			       SL_MODEL_MAX_VOCAB);
+	if (m->pos_emb < 0 || m->pos_emb >= SL_POS_N)
+		return sl_fail(err, SL_EINVAL, "--position-embedding must be learned or rope");
 	/* Rows of a batch are counted in int. */
 	if ((double)m->batch * m->seq > 2147483647.0)
 		return sl_fail(err, SL_EINVAL,
@@ -204,6 +243,9 @@ int sl_model_check_values(const sl_model_spec *m, sl_err *err)
 	int rc = sl_model_check(m, err);
 	if (rc)
 		return rc;
+	if (m->vocab > 0)
+		return sl_fail(err, SL_EINVAL,
+			       "--vocab: the embeddings and the LM head are timed, not computed; a run that computes values cannot have them (--vocab=0 drops them, --dry-run times them)");
 	/* The host holds every value of a run that computes. */
 	double rows = (double)m->batch * m->seq;
 	double f1 = sl_model_fc1_cols(m);
@@ -367,7 +409,9 @@ double sl_model_step_flops(const sl_model_spec *m)
 		fwd += 2 * R * h * sl_model_qkv_cols(m) + 2 * R * h * h +
 		       2 * (2.0 * m->batch * m->heads * (double)m->seq * m->seq * d);
 	}
-	return 3 * fwd * m->layers;
+	/* The LM head's product, forward and backward (Narayanan et al.
+	 * 2021's 6 B s h V; the embedding is a lookup). */
+	return 3 * fwd * m->layers + 6 * R * h * (double)m->vocab;
 }
 
 /* ---- kernels ---- */

@@ -67,6 +67,12 @@ typedef struct sl_model_spec {
 	float attn_dropout; /* the share of attention probabilities dropped in training (0..0.9) */
 	float hidden_dropout; /* the share of sub-block outputs dropped in training (0..0.9) */
 	int batch;  /* B, sequences per step (the global batch) */
+	/* Token embeddings and the LM head (Megatron-LM's, vocabulary-parallel
+	 * over TP): timed, counted and held in memory, not computed (a run
+	 * that computes refuses them, sl_model_check_values). */
+	int vocab;     /* V; 0: none (the blocks alone) */
+	int untie;     /* the LM head has its own weights (Llama's); 0: tied to the embedding */
+	int pos_emb;   /* SL_POS_LEARNED (s x h learned positions, GPT's) or SL_POS_ROPE (none) */
 	uint64_t seed;
 	float lr, beta1, beta2, eps; /* Adam */
 } sl_model_spec;
@@ -77,6 +83,24 @@ const char *sl_ffn_kind_name(int k);
 int sl_ffn_kind_parse(const char *s, int *out);
 
 typedef enum sl_norm_kind { SL_NORM_NONE, SL_NORM_LAYER, SL_NORM_RMS, SL_NORM_N } sl_norm_kind;
+
+typedef enum sl_pos_kind { SL_POS_LEARNED, SL_POS_ROPE, SL_POS_N } sl_pos_kind;
+
+/* "learned", "rope" */
+const char *sl_pos_name(int k);
+int sl_pos_parse(const char *s, int *out);
+
+#define SL_MODEL_MAX_VOCAB 4194304
+
+/* The embeddings' and LM head's parameters (Megatron-LM's count: V h for
+ * the tied pair, 2 V h untied, plus s h learned positions); 0 without a
+ * vocabulary.  They are not in the flat vector of sl_model_nparams(). */
+size_t sl_model_embed_params(const sl_model_spec *m);
+/* All of the model's parameters: the blocks' and the embeddings'. */
+size_t sl_model_total_params(const sl_model_spec *m);
+/* The LM head's columns on each of tp ranks: ceil(V / tp), as Megatron-LM
+ * pads the vocabulary to a multiple of the TP degree. */
+int sl_model_vocab_shard(const sl_model_spec *m, int tp);
 
 /* "none", "layernorm", "rmsnorm" */
 const char *sl_norm_name(int k);
@@ -163,7 +187,7 @@ void sl_model_init(const sl_model_spec *m, float *params);
 void sl_model_data(const sl_model_spec *m, long step, long row0, int nrows, float *x, float *y);
 
 /* GEMM FLOPs of one training step of the whole batch (forward and
- * backward; element-wise work is not counted). */
+ * backward, the LM head's included; element-wise work is not counted). */
 double sl_model_step_flops(const sl_model_spec *m);
 
 /* ---- element-wise kernels, shared by the reference and the layouts ---- */

@@ -135,7 +135,7 @@ void sl_snapshot_free(sl_snapshot *s)
 const char *sl_work_part_tag(sl_work_part p)
 {
 	static const char *const tags[SL_PART_N] = {"",    "qkv", "scores", "PV", "proj", "fc1",
-	                                            "fc2", "dP",  "dV",     "dQ", "dK"};
+	                                            "fc2", "dP",  "dV",     "dQ", "dK", "head"};
 	return p >= 0 && p < SL_PART_N ? tags[p] : "";
 }
 

@@ -66,6 +66,7 @@ typedef enum sl_work_part {
 	SL_PART_DV,
 	SL_PART_DQ,
 	SL_PART_DK,
+	SL_PART_HEAD,   /* the LM head's product (vocabulary-parallel) */
 	SL_PART_N
 } sl_work_part;
 typedef enum sl_work_grad { SL_GRAD_NONE, SL_GRAD_W, SL_GRAD_X } sl_work_grad;

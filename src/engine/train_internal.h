@@ -69,6 +69,9 @@ struct bstash {
 struct cstash {
 	struct bstash *b;
 	float *dyl; /* the loss gradient, on the last chunk */
+	/* with a vocabulary, on the last chunk: the final norm's input, the LM
+	 * head's input (the device's rows), its softmax (r x V/t) */
+	float *hl, *hx, *lg;
 };
 
 struct alloc {

@@ -651,26 +651,33 @@ static int gather_grad(struct kctx *k, const struct mbgeo *g, float *dy, float *
 	return k_coll(k, SL_TR_TP_ALLGATHER, k->ds->tpg, SL_COLL_ALLGATHER, *full, 0, n, g->cnt);
 }
 
+/* dxp (r x h partial sums) reduced over the TP group into *dx, the
+ * device's rows: dxp itself, or (sequence parallel) a new buffer. */
+static int reduce_rows(struct kctx *k, const struct mbgeo *g, float *dxp, float **dx)
+{
+	size_t h = (size_t)k->tr->m.hidden, n = (size_t)g->r * h;
+	if (!g->sp) {
+		*dx = dxp;
+		return k_coll(k, SL_TR_TP_ALLREDUCE, k->ds->tpg, SL_COLL_ALLREDUCE, dxp, 0, n, NULL);
+	}
+	TRY(k_coll(k, SL_TR_TP_REDUCESCATTER, k->ds->tpg, SL_COLL_REDUCESCATTER, dxp, 0, n, g->cnt));
+	TRY(k_alloc(k, dx, (size_t)g->rl * h, CAT_WS, "input gradient"));
+	TRY(ew_copy(k, *dx, 0, dxp, (size_t)g->r0 * h, (size_t)g->rl * h));
+	k_free(k, &dxp);
+	return SL_OK;
+}
+
 /* dxp (r x h partial input gradients) reduced over the TP group, through
  * the pre-norm (its input xl, or NULL without one), plus the residual's
  * dy, becomes *dx; dy and the gathered copy are freed. */
 static int reduce_grad(struct kctx *k, const struct mbgeo *g, float *dxp, float *dy, float *dyf,
 		       const float *xl, float **dx)
 {
-	size_t h = (size_t)k->tr->m.hidden, n = (size_t)g->r * h;
+	size_t h = (size_t)k->tr->m.hidden;
 	/* (without sequence parallelism dyf is dy, or the dropped gradient) */
 	if (dyf != dy)
 		k_free(k, &dyf);
-	if (g->sp) {
-		TRY(k_coll(k, SL_TR_TP_REDUCESCATTER, k->ds->tpg, SL_COLL_REDUCESCATTER, dxp, 0, n,
-			   g->cnt));
-		TRY(k_alloc(k, dx, (size_t)g->rl * h, CAT_WS, "input gradient"));
-		TRY(ew_copy(k, *dx, 0, dxp, (size_t)g->r0 * h, (size_t)g->rl * h));
-		k_free(k, &dxp);
-	} else {
-		TRY(k_coll(k, SL_TR_TP_ALLREDUCE, k->ds->tpg, SL_COLL_ALLREDUCE, dxp, 0, n, NULL));
-		*dx = dxp;
-	}
+	TRY(reduce_rows(k, g, dxp, dx));
 	if (xl)
 		TRY(ew_norm_grad(k, xl, *dx, (size_t)g->rl, h));
 	TRY(ew_add(k, *dx, dy, (size_t)g->rl * h, "residual grad"));
@@ -1013,6 +1020,114 @@ static int loss_fwd(struct kctx *k, const struct mbgeo *g, float *y, struct csta
 	return ew_done(k, mark, 3.0 * (double)n, "loss");
 }
 
+/* ---- the embeddings and the LM head: timed and held, never computed
+ * (sl_model_check_values refuses a vocabulary, so these run only when
+ * recording or on a timing-only device) ---- */
+
+/* The first chunk's input, Megatron-LM's vocabulary-parallel embedding:
+ * each TP rank looks the tokens up in its V/t rows of the table (zeros for
+ * the others) and adds the learned positions; the TP group sums the
+ * results, all-reduced or, with sequence parallelism, reduce-scattered
+ * into the device's rows x. */
+static int embed_fwd(struct kctx *k, const struct mbgeo *g, float *x)
+{
+	const sl_model_spec *m = &k->tr->m;
+	size_t h = (size_t)m->hidden;
+	double n = (double)g->r * (double)h;
+	float *e = x;
+	if (g->sp)
+		TRY(k_alloc(k, &e, (size_t)g->r * h, CAT_WS, "embedding output"));
+	/* the lookup writes r h values and reads as many; the positions' add
+	 * reads two and writes one */
+	TRY(ew_skip(k, 2 * n + (m->pos_emb == SL_POS_LEARNED ? 3 * n : 0), "embedding"));
+	if (!g->sp)
+		return k_coll(k, SL_TR_TP_ALLREDUCE, k->ds->tpg, SL_COLL_ALLREDUCE, e, 0,
+			      (size_t)g->r * h, NULL);
+	TRY(k_coll(k, SL_TR_TP_REDUCESCATTER, k->ds->tpg, SL_COLL_REDUCESCATTER, e, 0,
+		   (size_t)g->r * h, g->cnt));
+	TRY(ew_copy(k, x, 0, e, (size_t)g->r0 * h, (size_t)g->rl * h));
+	k_free(k, &e);
+	return SL_OK;
+}
+
+/* Its backward: the gradient of every row (gathered again with sequence
+ * parallelism) added into the table's rows of the tokens, and summed over
+ * the sequences into the positions'. */
+static int embed_bwd(struct kctx *k, const struct mbgeo *g, float *dy)
+{
+	const sl_model_spec *m = &k->tr->m;
+	double n = (double)g->r * m->hidden;
+	float *full = NULL;
+	TRY(gather_grad(k, g, dy, &full));
+	TRY(ew_skip(k, 3 * n + (m->pos_emb == SL_POS_LEARNED ? 2 * n : 0), "embedding grad"));
+	if (full != dy)
+		k_free(k, &full);
+	return SL_OK;
+}
+
+/* The last chunk's end with a vocabulary: the final norm, the LM head's
+ * column-parallel product (V/t logits a row on each TP rank) and
+ * Megatron-LM's vocabulary-parallel cross entropy, whose rows' maximum,
+ * sum of exponentials and target logit are each all-reduced over the TP
+ * group; the softmax is kept for the backward pass.  Takes *xio. */
+static int head_fwd(struct kctx *k, const struct mbgeo *g, float **xio, struct cstash *cs)
+{
+	const sl_model_spec *m = &k->tr->m;
+	int h = m->hidden, r = g->r, vp = sl_model_vocab_shard(m, k->tr->l.tp);
+	float *x = *xio, *xn = x, *full = NULL;
+	char lb[40];
+	*xio = NULL;
+	if (m->norm != SL_NORM_NONE) {
+		cs->hl = x;
+		k_recat(k, x, CAT_ACT);
+		TRY(k_alloc(k, &xn, (size_t)g->rl * h, CAT_WS, "final norm output"));
+		TRY(ew_norm(k, x, xn, (size_t)g->rl, (size_t)h));
+	}
+	TRY(gather_input(k, g, xn, &full));
+	TRY(k_alloc(k, &cs->lg, (size_t)r * vp, CAT_ACT, "activations (LM head softmax)"));
+	WORK(SL_PASS_FWD, m->layers - 1, SL_PART_HEAD, SL_GRAD_NONE, -1);
+	TRY(k_gemm(k, 0, 0, r, vp, h, 1, full, 0, h, NULL, 0, vp, 0, cs->lg, 0, vp, lb));
+	keep_rows(k, g, &full, &xn);
+	cs->hx = full;
+	/* the maximum (a read), the exponentials and their sum (a read and a
+	 * write), the softmax (a read and a write): 5 r V/t values */
+	TRY(ew_skip(k, 5.0 * r * vp, "cross entropy"));
+	for (int i = 0; i < 3; i++)
+		TRY(k_coll(k, SL_TR_TP_ALLREDUCE, k->ds->tpg, SL_COLL_ALLREDUCE, cs->lg, 0, (size_t)r,
+			   NULL));
+	return SL_OK;
+}
+
+/* Its backward: the softmax less the one-hot targets, the input's and the
+ * weights' gradients, the input's summed over the TP group (every rank's
+ * product read all of it), then through the final norm: *dio. */
+static int head_bwd(struct kctx *k, const struct mbgeo *g, struct cstash *cs, float **dio)
+{
+	const sl_model_spec *m = &k->tr->m;
+	int h = m->hidden, r = g->r, vp = sl_model_vocab_shard(m, k->tr->l.tp);
+	float *dl = cs->lg, *full = NULL, *dxp = NULL;
+	char lb[40];
+	cs->lg = NULL;
+	k_recat(k, dl, CAT_WS);
+	TRY(ew_skip(k, 2.0 * r * vp, "cross entropy grad"));
+	TRY(regather(k, g, cs->hx, &full));
+	TRY(k_alloc(k, &dxp, (size_t)r * h, CAT_WS, "LM head input gradient"));
+	WORK(SL_PASS_BWD, m->layers - 1, SL_PART_HEAD, SL_GRAD_X, -1);
+	TRY(k_gemm(k, 0, 1, r, h, vp, 1, dl, 0, vp, NULL, 0, vp, 0, dxp, 0, h, lb));
+	WORK(SL_PASS_BWD, m->layers - 1, SL_PART_HEAD, SL_GRAD_W, -1);
+	TRY(k_gemm(k, 1, 0, vp, h, r, 1, dl, 0, vp, full, 0, h, 1, NULL, 0, h, lb));
+	k_free(k, &dl);
+	if (full != cs->hx)
+		k_free(k, &full);
+	k_free(k, &cs->hx);
+	TRY(reduce_rows(k, g, dxp, dio));
+	if (cs->hl) {
+		TRY(ew_norm_grad(k, cs->hl, *dio, (size_t)g->rl, (size_t)h));
+		k_free(k, &cs->hl);
+	}
+	return SL_OK;
+}
+
 static int block_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g,
 		     struct bstash *bs, float **xio)
 {
@@ -1045,6 +1160,8 @@ static int chunk_fwd(struct kctx *k, int c, int mb, float **xio, struct cstash *
 	struct mbgeo g;
 	mb_geo(k, mb, &g);
 	int full = k->tr->l.recompute == SL_RECOMPUTE_FULL;
+	if (k->tr->m.vocab > 0 && c == 0 && ds->pp == 0)
+		TRY(embed_fwd(k, &g, *xio));
 	for (int i = ds->cfirst[c]; i < ds->cfirst[c + 1]; i++) {
 		struct bstash *bs = &cs->b[i - ds->cfirst[c]];
 		if (full) {
@@ -1058,6 +1175,8 @@ static int chunk_fwd(struct kctx *k, int c, int mb, float **xio, struct cstash *
 		if (full)
 			stash_free(k, bs);
 	}
+	if (is_last_chunk(k, c) && k->tr->m.vocab > 0)
+		return head_fwd(k, &g, xio, cs);
 	if (is_last_chunk(k, c)) {
 		TRY(loss_fwd(k, &g, *xio, cs));
 		k_free(k, xio);
@@ -1070,7 +1189,9 @@ static int chunk_bwd(struct kctx *k, int c, int mb, float **dio, struct cstash *
 	struct dstate *ds = k->ds;
 	struct mbgeo g;
 	mb_geo(k, mb, &g);
-	if (is_last_chunk(k, c)) {
+	if (is_last_chunk(k, c) && k->tr->m.vocab > 0) {
+		TRY(head_bwd(k, &g, cs, dio));
+	} else if (is_last_chunk(k, c)) {
 		*dio = cs->dyl;
 		cs->dyl = NULL;
 		k_recat(k, *dio, CAT_WS);
@@ -1092,8 +1213,11 @@ static int chunk_bwd(struct kctx *k, int c, int mb, float **dio, struct cstash *
 		if (k->tr->m.heads > 0)
 			TRY(attn_bwd(k, &ds->blk[i], &g, bs, dio));
 	}
-	if (c == 0 && ds->pp == 0)
+	if (c == 0 && ds->pp == 0) {
+		if (k->tr->m.vocab > 0)
+			TRY(embed_bwd(k, &g, *dio));
 		k_free(k, dio);
+	}
 	return SL_OK;
 }
 
@@ -1279,7 +1403,7 @@ static int build_tmpls(struct kctx *k, int c, int mb, int nb)
 	struct bstash *bs = calloc((size_t)(nblk ? nblk : 1), sizeof *bs);
 	if (!bs)
 		return sl_fail(k->err, SL_ENOMEM, "out of host memory");
-	struct cstash cs = {bs, NULL};
+	struct cstash cs = {.b = bs};
 	struct drun dr;
 	memset(&dr, 0, sizeof dr);
 	struct kctx k2 = *k;

@@ -71,6 +71,7 @@ static int train_op_words(const sl_ev_work *w, char *out, size_t n)
 	    "gradient of V",
 	    "gradient of Q",
 	    "gradient of K",
+	    "LM head",
 	};
 	if (w->pass == SL_PASS_NONE || w->part <= SL_PART_NONE || w->part >= SL_PART_N)
 		return 0;
@@ -79,6 +80,10 @@ static int train_op_words(const sl_ev_work *w, char *out, size_t n)
 	                                       : "";
 	/* The head index is the device's own: say "one head". */
 	const char *h = w->head >= 0 ? " for one head" : "";
+	if (w->part == SL_PART_HEAD) {
+		say(out, n, "the %s of the LM head%s", w->pass == SL_PASS_FWD ? "forward" : "backward", g);
+		return 1;
+	}
 	say(out, n, "the %s of block %d's %s%s%s", w->pass == SL_PASS_FWD ? "forward" : "backward",
 	    w->block, words[w->part], h, g);
 	return 1;

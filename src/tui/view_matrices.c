@@ -233,7 +233,7 @@ static int train_lines(const sl_view *v, int density, int w, struct tline *L)
 		LINE(SL_ROLE_NORMAL, "one device: the whole model");
 	/* as train and plan describe it, the norm and the dropouts too,
 	 * wrapped at its commas to the panel's width */
-	char words[140];
+	char words[240];
 	sl_model_describe(ms, words, sizeof words);
 	{
 		int start = n;
