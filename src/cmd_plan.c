@@ -77,11 +77,11 @@ struct pargs {
 
 static void plan_help(void)
 {
-	printf("Usage: shardlab plan --devices=N [--devices-per-node=G]\n"
+	printf("Usage: shardlab plan [--devices=N] [--devices-per-node=G]\n"
 	       "                     [--preset=NAME|--hardware=FILE] [link options]\n"
-	       "                     [--model=NAME|FILE] --layers=L --hidden=H --ffn=F\n"
-	       "                     --heads=A --seq=S --batch=B [--memory=SIZE] [--top=K]\n"
-	       "                     [--format=text|json|csv]\n\n"
+	       "                     [--model=NAME|FILE] [--layers=L] [--hidden=H] [--ffn=F]\n"
+	       "                     [--heads=A] [--seq=S] [--batch=B] [model options]\n"
+	       "                     [--memory=SIZE] [--top=K] [--format=text|json|csv]\n\n"
 	       "Enumerates every valid layout of the model on the devices (tp, pp, dp, micro-\n"
 	       "batches, schedule and its chunks, sequence parallelism, ZeRO-1, mesh order),\n"
 	       "times each one's training step with the timing-only engine's analytic twin\n"

@@ -556,7 +556,7 @@ static void train_help(void)
 	       "                          model options not given come from it (the losses are\n"
 	       "                          checked against one device resumed from it)\n"
 	       "  (with --save, --trace holds the final save: which device wrote which chunk)\n\n"
-	       "Output:\n"
+	       "Report:\n"
 	       "  --per-device            every device's row in the text report (beyond 32\n"
 	       "                          devices, devices with the same figures share one)\n"
 	       "  (each step's row is printed as the step ends; on a terminal, stderr shows\n"

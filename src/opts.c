@@ -81,6 +81,7 @@ const char sl_opts_cluster_help[] =
 	"  --slowdown=X            pace the run in wall time, X times slower than emulated\n"
 	"                          (1 to 1000000; default: headless, no pacing)\n"
 	"  --algorithm=ring|tree   collective algorithm (default ring)\n"
+	"\n"
 	"Output:\n"
 	"  --format=text|json      report format (default text; csv too for the tables\n"
 	"                          of coll, compare and plan)\n"
