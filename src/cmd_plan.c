@@ -60,6 +60,7 @@ static const char *const shared_names[] = {"devices",
                                            "norm",
                                            "vocab",
                                            "untie-embeddings",
+                                           "tie-embeddings",
                                            "position-embedding",
                                            "attention-dropout",
                                            "hidden-dropout",
@@ -105,9 +106,10 @@ static void plan_help(void)
 	       "  --ffn-kind=gelu|swiglu  the MLP (default gelu)\n"
 	       "  --norm=none|layernorm|rmsnorm\n"
 	       "                          a norm before each sub-block (default none)\n"
-	       "  --vocab=V               token embeddings and an LM head over V words,\n"
-	       "                          vocabulary-parallel over TP (default 0: none)\n"
-	       "  --untie-embeddings      the LM head has its own weights (default: tied)\n"
+	       "  --vocab=V               token embeddings and an LM head over V tokens (0 to\n"
+	       "                          4194304), vocabulary-parallel over TP (default 0: none)\n"
+	       "  --untie-embeddings      the LM head has its own weights (default: tied;\n"
+	       "                          --tie-embeddings ties them over a model file's)\n"
 	       "  --position-embedding=learned|rope\n"
 	       "                          s x h learned positions or rotary ones (default learned)\n"
 	       "  --attention-dropout=R   the share (0 to 0.9) of attention probabilities dropped\n"

@@ -104,7 +104,7 @@ static int own(void *ctx, int code, const char *arg, sl_err *err)
 		    code == SL_OPT_KV_HEADS || code == SL_OPT_FFN_KIND ||
 		    code == SL_OPT_ATTN_DROPOUT || code == SL_OPT_HIDDEN_DROPOUT ||
 		    code == SL_OPT_NORM || code == SL_OPT_VOCAB || code == SL_OPT_UNTIE ||
-		    code == SL_OPT_POS_EMB)
+		    code == SL_OPT_POS_EMB || code == SL_OPT_TIE)
 			sa->model_given = 1;
 		return rc;
 	}

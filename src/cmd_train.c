@@ -85,7 +85,7 @@ static int train_option(void *ctx, int code, const char *arg, sl_err *err)
 		if ((code >= SL_OPT_LAYERS && code <= SL_OPT_LR) || code == SL_OPT_KV_HEADS ||
 		    code == SL_OPT_FFN_KIND || code == SL_OPT_ATTN_DROPOUT ||
 		    code == SL_OPT_HIDDEN_DROPOUT || code == SL_OPT_NORM || code == SL_OPT_VOCAB ||
-		    code == SL_OPT_UNTIE || code == SL_OPT_POS_EMB)
+		    code == SL_OPT_UNTIE || code == SL_OPT_POS_EMB || code == SL_OPT_TIE)
 			a->given_model |= 1u << (code - SL_OPT_LAYERS);
 		/* --model gives the shape: layers to batch, key/value heads, MLP
 		 * kind, norm. */

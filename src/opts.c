@@ -436,6 +436,7 @@ const struct option sl_opts_model[] = {
 	{"norm", required_argument, NULL, SL_OPT_NORM},
 	{"vocab", required_argument, NULL, SL_OPT_VOCAB},
 	{"untie-embeddings", no_argument, NULL, SL_OPT_UNTIE},
+	{"tie-embeddings", no_argument, NULL, SL_OPT_TIE},
 	{"position-embedding", required_argument, NULL, SL_OPT_POS_EMB},
 	{"attention-dropout", required_argument, NULL, SL_OPT_ATTN_DROPOUT},
 	{"hidden-dropout", required_argument, NULL, SL_OPT_HIDDEN_DROPOUT},
@@ -472,12 +473,13 @@ const char sl_opts_model_help[] =
 	"                          a norm before each sub-block, as GPT's (layernorm) or\n"
 	"                          Llama's (rmsnorm), without scale and shift (default\n"
 	"                          none)\n"
-	"  --vocab=V               token embeddings and an LM head over V tokens,\n"
-	"                          vocabulary-parallel over TP as Megatron-LM's: timed\n"
-	"                          and held in memory, not computed, so --dry-run only\n"
-	"                          (default 0: the blocks alone)\n"
+	"  --vocab=V               token embeddings and an LM head over V tokens (0 to\n"
+	"                          4194304), vocabulary-parallel over TP as Megatron-LM's:\n"
+	"                          timed and held in memory, not computed, so plan and\n"
+	"                          --dry-run only (default 0: the blocks alone)\n"
 	"  --untie-embeddings      the LM head has its own weights, as Llama's (default:\n"
-	"                          tied to the embedding, as GPT's)\n"
+	"                          tied to the embedding, as GPT's); --tie-embeddings ties\n"
+	"                          them (over a model file's)\n"
 	"  --position-embedding=learned|rope\n"
 	"                          learned positions (s x h parameters, GPT's) or rotary\n"
 	"                          ones (none, Llama's; default learned)\n"
@@ -609,7 +611,9 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 		rc = named_int("vocab", arg, 0, SL_MODEL_MAX_VOCAB, &m->vocab, err);
 		break;
 	case SL_OPT_UNTIE:
-		m->untie = 1;
+	case SL_OPT_TIE:
+		m->untie = code == SL_OPT_UNTIE;
+		a->given_shape |= 1u << (SL_OPT_UNTIE - SL_OPT_LAYERS);
 		break;
 	case SL_OPT_POS_EMB:
 		if (sl_pos_parse(arg, &m->pos_emb))

@@ -45,9 +45,13 @@ static void test_plan_bad_input(void **state)
 	    {"plan --devices=8 --layers=1 --heads=3 --hidden=9 --batch=1",
 	     "no layout fills 8 devices"},
 	    {"plan --devices=4 --memory=4KiB", "no layout fits in 4.00 KiB per device"},
-	    /* 70B's 16 bytes a parameter over 8 devices: the batch cannot help */
+	    /* 70B's 16 bytes a parameter over 8 devices: the batch cannot help
+	     * (the message whole, its end not cut) */
 	    {"plan --model=llama-3-70b --devices=8 --batch=8 --preset=h100",
-	     "Adam state alone are"},
+	     "of it weights, gradients and Adam state; add devices or memory, or shrink the model "
+	     "(--seq, --batch cannot help)"},
+	    {"plan --preset=a100 --devices=128 --model=megatron-1t --batch=128",
+	     "(--seq, --batch cannot help)"},
 	    {"plan --devices=5000", "out of range"},
 	    {"plan --devices=12 --devices-per-node=5", "does not divide"},
 	    {"plan --heads=5", "--hidden=128 does not split into 5 heads"},

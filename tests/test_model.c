@@ -530,7 +530,8 @@ static void test_bad_model(void **state)
 	m.vocab = 1000;
 	assert_int_equal(sl_model_check(&m, &err), SL_OK);
 	assert_int_equal(sl_model_check_values(&m, &err), SL_EINVAL);
-	assert_non_null(strstr(err.msg, "--vocab: the embeddings and the LM head are timed, not computed"));
+	assert_non_null(strstr(err.msg, "a vocabulary (--vocab, or the model file's): the embeddings "
+	                                "and the LM head are timed, not computed"));
 	m.vocab = SL_MODEL_MAX_VOCAB + 1;
 	assert_int_equal(sl_model_check(&m, &err), SL_EINVAL);
 	assert_non_null(strstr(err.msg, "--vocab=4194305 is out of range (0 to 4194304)"));

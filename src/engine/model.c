@@ -245,7 +245,7 @@ int sl_model_check_values(const sl_model_spec *m, sl_err *err)
 		return rc;
 	if (m->vocab > 0)
 		return sl_fail(err, SL_EINVAL,
-			       "--vocab: the embeddings and the LM head are timed, not computed; a run that computes values cannot have them (--vocab=0 drops them, --dry-run times them)");
+			       "a vocabulary (--vocab, or the model file's): the embeddings and the LM head are timed, not computed, and this run computes values (--vocab=0 drops them; plan and --dry-run time them)");
 	/* The host holds every value of a run that computes. */
 	double rows = (double)m->batch * m->seq;
 	double f1 = sl_model_fc1_cols(m);

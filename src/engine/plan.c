@@ -498,9 +498,8 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 		if (state > (double)cfg->memory)
 			return sl_fail(err, SL_EINVAL,
 			               "no layout fits in %s per device: the smallest peak is %s (%s), "
-			               "of which parameters, gradients and Adam state alone are %s; "
-			               "add devices or memory, or lower the model's size (--seq and "
-			               "--batch cannot help)",
+			               "%s of it weights, gradients and Adam state; add devices or "
+			               "memory, or shrink the model (--seq, --batch cannot help)",
 			               sl_fmt_bytes((double)cfg->memory, have, sizeof have),
 			               sl_fmt_bytes((double)r->est.mem_peak_bytes, need, sizeof need),
 			               sl_plan_layout_name(&r->layout, name, sizeof name),

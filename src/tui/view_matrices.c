@@ -201,6 +201,11 @@ static int train_lines(const sl_view *v, int density, int w, struct tline *L)
 				len += snprintf(seg + len, sizeof seg - (size_t)len, " blocks %d-%d",
 				                first, first + count - 1);
 			}
+			/* where a vocabulary's table and head live */
+			if (ms->vocab > 0 && (size_t)len + 24 < sizeof seg)
+				len += snprintf(seg + len, sizeof seg - (size_t)len, "%s%s",
+				                st == 0 ? " +embedding" : "",
+				                st == l->pp - 1 ? " +LM head" : "");
 			if (density == 0) {
 				snprintf(seg + len, sizeof seg - (size_t)len, " %s devices", g->dot);
 				LINE(SL_ROLE_NORMAL, "%s", seg);
