@@ -483,6 +483,7 @@ static void test_vocab_estimate_equals_run(void **state)
 			m.untie = kind;
 			m.pos_emb = kind ? SL_POS_ROPE : SL_POS_LEARNED;
 			m.norm = kind ? SL_NORM_RMS : SL_NORM_LAYER;
+			m.hidden_dropout = kind ? 0.1f : 0.0f; /* the embedding's too */
 			sl_layout l = layout_of(x);
 			sl_cluster_config cfg = kind ? realistic_of(x, 0.6) : config_of(x);
 			every_method_equals_run(&m, &l, &cfg, x->want, name);
@@ -495,8 +496,8 @@ static void test_vocab_estimate_equals_run(void **state)
  * Narayanan et al.'s 6 B s h V, and all the step adds; the parameters are
  * Megatron-LM's (V + s) h tied with learned positions, 2 V h untied with
  * rotary ones, at 4 bytes each; the softmax of R x V logits is kept for
- * the backward (the loss gradient of R h it replaces is the LM head's
- * input, kept instead). */
+ * the backward, in fp32 on the bf16 machine too (the loss gradient of
+ * R h it replaces is the LM head's input, kept instead). */
 static void test_vocab_closed_forms(void **state)
 {
 	(void)state;
@@ -524,6 +525,9 @@ static void test_vocab_closed_forms(void **state)
 		      "ideal: the LM head's FLOPs at the rate, nothing else");
 		assert_true(e[0][1].params_bytes - e[0][0].params_bytes == (uint64_t)(np * F4));
 		assert_true(e[0][1].act_peak_bytes - e[0][0].act_peak_bytes == (uint64_t)(R * V * F4));
+		/* in bf16 too: the softmax is kept in fp32, as Megatron-LM's
+		 * cross entropy casts the logits up */
+		assert_true(e[1][1].act_peak_bytes - e[1][0].act_peak_bytes == (uint64_t)(R * V * F4));
 	}
 	/* Megatron-LM's count of GPT-3 175B's embeddings: (V + s) h. */
 	sl_model_spec g;

@@ -105,15 +105,19 @@ int trn_build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
 		/* The embedding table's V/t rows on the first stage, the LM head's
 		 * on the last (its own weights, or the tied table's copy, as
 		 * Megatron-LM keeps one on each end of a pipeline), split; the
-		 * learned positions replicated.  Memory, traffic and the update
-		 * only: a run with a vocabulary computes no values. */
+		 * learned positions whole on every TP rank.  Memory, traffic and
+		 * the update only: a run with a vocabulary computes no values. */
 		if (m->vocab > 0) {
 			size_t vh = (size_t)sl_model_vocab_shard(m, l->tp) * (size_t)m->hidden;
 			int first = ds->pp == 0, last = ds->pp == l->pp - 1;
+			/* (the positions' gradient is whole on every TP rank: not
+			 * with the replicated tensors, whose gradients sequence
+			 * parallelism all-reduces) */
 			if (pass == 0)
-				off += (first ? vh : 0) + (last && (m->untie || !first) ? vh : 0);
-			else if (first && m->pos_emb == SL_POS_LEARNED)
-				off += (size_t)m->seq * (size_t)m->hidden;
+				off += (first ? vh : 0) + (last && (m->untie || !first) ? vh : 0) +
+				       (first && m->pos_emb == SL_POS_LEARNED
+				            ? (size_t)m->seq * (size_t)m->hidden
+				            : 0);
 		}
 	}
 	ds->n = off;

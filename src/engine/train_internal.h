@@ -70,8 +70,9 @@ struct cstash {
 	struct bstash *b;
 	float *dyl; /* the loss gradient, on the last chunk */
 	/* with a vocabulary, on the last chunk: the final norm's input, the LM
-	 * head's input (the device's rows), its softmax (r x V/t) */
-	float *hl, *hx, *lg;
+	 * head's input (the device's rows), its fp32 softmax (r x V/t); on the
+	 * first, the embedding dropout's mask (bytes) */
+	float *hl, *hx, *lg, *em;
 };
 
 struct alloc {

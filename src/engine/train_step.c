@@ -1026,38 +1026,57 @@ static int loss_fwd(struct kctx *k, const struct mbgeo *g, float *y, struct csta
 
 /* The first chunk's input, Megatron-LM's vocabulary-parallel embedding:
  * each TP rank looks the tokens up in its V/t rows of the table (zeros for
- * the others) and adds the learned positions; the TP group sums the
- * results, all-reduced or, with sequence parallelism, reduce-scattered
- * into the device's rows x. */
-static int embed_fwd(struct kctx *k, const struct mbgeo *g, float *x)
+ * the others); the TP group sums the results.  With sequence parallelism
+ * and rotary positions they are reduce-scattered into the device's rows
+ * x; with learned positions (as Megatron-LM's LanguageModelEmbedding) they
+ * are all-reduced, the positions added to every row, and the device's
+ * rows kept.  Then the embedding dropout (the hidden dropout's rate), its
+ * mask kept in cs. */
+static int embed_fwd(struct kctx *k, const struct mbgeo *g, float *x, struct cstash *cs)
 {
 	const sl_model_spec *m = &k->tr->m;
 	size_t h = (size_t)m->hidden;
-	double n = (double)g->r * (double)h;
+	double n = (double)g->r * (double)h, nl = (double)g->rl * (double)h;
+	int learned = m->pos_emb == SL_POS_LEARNED;
 	float *e = x;
 	if (g->sp)
 		TRY(k_alloc(k, &e, (size_t)g->r * h, CAT_WS, "embedding output"));
-	/* the lookup writes r h values and reads as many; the positions' add
-	 * reads two and writes one */
-	TRY(ew_skip(k, 2 * n + (m->pos_emb == SL_POS_LEARNED ? 3 * n : 0), "embedding"));
-	if (!g->sp)
-		return k_coll(k, SL_TR_TP_ALLREDUCE, k->ds->tpg, SL_COLL_ALLREDUCE, e, 0,
-			      (size_t)g->r * h, NULL);
-	TRY(k_coll(k, SL_TR_TP_REDUCESCATTER, k->ds->tpg, SL_COLL_REDUCESCATTER, e, 0,
-		   (size_t)g->r * h, g->cnt));
-	TRY(ew_copy(k, x, 0, e, (size_t)g->r0 * h, (size_t)g->rl * h));
-	k_free(k, &e);
-	return SL_OK;
+	/* the lookup writes r h values and reads as many */
+	TRY(ew_skip(k, 2 * n, "embedding"));
+	if (g->sp && !learned) {
+		TRY(k_coll(k, SL_TR_TP_REDUCESCATTER, k->ds->tpg, SL_COLL_REDUCESCATTER, e, 0,
+			   (size_t)g->r * h, g->cnt));
+	} else {
+		TRY(k_coll(k, SL_TR_TP_ALLREDUCE, k->ds->tpg, SL_COLL_ALLREDUCE, e, 0,
+			   (size_t)g->r * h, NULL));
+		/* the positions' add reads two values and writes one */
+		if (learned)
+			TRY(ew_skip(k, 3 * n, "position embedding"));
+	}
+	if (g->sp) {
+		TRY(ew_copy(k, x, 0, e, (size_t)g->r0 * h, (size_t)g->rl * h));
+		k_free(k, &e);
+	}
+	if (!(m->hidden_dropout > 0))
+		return SL_OK;
+	/* two values and a mask byte an element */
+	TRY(k_alloc(k, &cs->em, (size_t)ceil(nl / k->eb), CAT_ACT,
+		    "activations (embedding dropout mask)"));
+	return ew_skip(k, 2 * nl + nl / k->eb, "embedding dropout");
 }
 
 /* Its backward: the gradient of every row (gathered again with sequence
  * parallelism) added into the table's rows of the tokens, and summed over
  * the sequences into the positions'. */
-static int embed_bwd(struct kctx *k, const struct mbgeo *g, float *dy)
+static int embed_bwd(struct kctx *k, const struct mbgeo *g, float *dy, struct cstash *cs)
 {
 	const sl_model_spec *m = &k->tr->m;
-	double n = (double)g->r * m->hidden;
+	double n = (double)g->r * m->hidden, nl = (double)g->rl * m->hidden;
 	float *full = NULL;
+	if (cs->em) {
+		TRY(ew_skip(k, 2 * nl + nl / k->eb, "embedding dropout grad"));
+		k_free(k, &cs->em);
+	}
 	TRY(gather_grad(k, g, dy, &full));
 	TRY(ew_skip(k, 3 * n + (m->pos_emb == SL_POS_LEARNED ? 2 * n : 0), "embedding grad"));
 	if (full != dy)
@@ -1067,9 +1086,10 @@ static int embed_bwd(struct kctx *k, const struct mbgeo *g, float *dy)
 
 /* The last chunk's end with a vocabulary: the final norm, the LM head's
  * column-parallel product (V/t logits a row on each TP rank) and
- * Megatron-LM's vocabulary-parallel cross entropy, whose rows' maximum,
- * sum of exponentials and target logit are each all-reduced over the TP
- * group; the softmax is kept for the backward pass.  Takes *xio. */
+ * Megatron-LM's vocabulary-parallel cross entropy, in fp32 (the logits
+ * are cast up first), whose rows' maximum, sum of exponentials and target
+ * logit are each all-reduced over the TP group; the fp32 softmax is kept
+ * for the backward pass.  Takes *xio. */
 static int head_fwd(struct kctx *k, const struct mbgeo *g, float **xio, struct cstash *cs)
 {
 	const sl_model_spec *m = &k->tr->m;
@@ -1084,32 +1104,52 @@ static int head_fwd(struct kctx *k, const struct mbgeo *g, float **xio, struct c
 		TRY(ew_norm(k, x, xn, (size_t)g->rl, (size_t)h));
 	}
 	TRY(gather_input(k, g, xn, &full));
-	TRY(k_alloc(k, &cs->lg, (size_t)r * vp, CAT_ACT, "activations (LM head softmax)"));
+	double nv = (double)r * vp, f32 = 4.0 / k->eb; /* an fp32 value in elements */
+	float *lo = NULL;
+	TRY(k_alloc(k, &lo, (size_t)r * vp, CAT_WS, "logits"));
 	WORK(SL_PASS_FWD, m->layers - 1, SL_PART_HEAD, SL_GRAD_NONE, -1);
-	TRY(k_gemm(k, 0, 0, r, vp, h, 1, full, 0, h, NULL, 0, vp, 0, cs->lg, 0, vp, lb));
+	TRY(k_gemm(k, 0, 0, r, vp, h, 1, full, 0, h, NULL, 0, vp, 0, lo, 0, vp, lb));
 	keep_rows(k, g, &full, &xn);
 	cs->hx = full;
+	if (k->eb < 4) {
+		TRY(k_alloc(k, &cs->lg, (size_t)ceil(nv * f32), CAT_ACT,
+			    "activations (LM head softmax, fp32)"));
+		TRY(ew_skip(k, nv + nv * f32, "logits to fp32"));
+		k_free(k, &lo);
+	} else {
+		cs->lg = lo;
+		k_recat(k, lo, CAT_ACT);
+	}
 	/* the maximum (a read), the exponentials and their sum (a read and a
-	 * write), the softmax (a read and a write): 5 r V/t values */
-	TRY(ew_skip(k, 5.0 * r * vp, "cross entropy"));
+	 * write), the softmax (a read and a write): 5 r V/t fp32 values */
+	TRY(ew_skip(k, 5.0 * nv * f32, "cross entropy"));
 	for (int i = 0; i < 3; i++)
-		TRY(k_coll(k, SL_TR_TP_ALLREDUCE, k->ds->tpg, SL_COLL_ALLREDUCE, cs->lg, 0, (size_t)r,
-			   NULL));
+		TRY(k_coll(k, SL_TR_TP_ALLREDUCE, k->ds->tpg, SL_COLL_ALLREDUCE, cs->lg, 0,
+			   (size_t)ceil(r * f32), NULL));
 	return SL_OK;
 }
 
-/* Its backward: the softmax less the one-hot targets, the input's and the
- * weights' gradients, the input's summed over the TP group (every rank's
- * product read all of it), then through the final norm: *dio. */
+/* Its backward: the softmax less the one-hot targets (in place, fp32,
+ * then cast down for the products), the input's and the weights'
+ * gradients, the input's summed over the TP group (every rank's product
+ * read all of it), then through the final norm: *dio. */
 static int head_bwd(struct kctx *k, const struct mbgeo *g, struct cstash *cs, float **dio)
 {
 	const sl_model_spec *m = &k->tr->m;
 	int h = m->hidden, r = g->r, vp = sl_model_vocab_shard(m, k->tr->l.tp);
 	float *dl = cs->lg, *full = NULL, *dxp = NULL;
+	double nv = (double)r * vp, f32 = 4.0 / k->eb;
 	char lb[40];
 	cs->lg = NULL;
 	k_recat(k, dl, CAT_WS);
-	TRY(ew_skip(k, 2.0 * r * vp, "cross entropy grad"));
+	TRY(ew_skip(k, 2.0 * nv * f32, "cross entropy grad"));
+	if (k->eb < 4) {
+		float *d32 = dl;
+		dl = NULL;
+		TRY(k_alloc(k, &dl, (size_t)r * vp, CAT_WS, "logits gradient"));
+		TRY(ew_skip(k, nv * f32 + nv, "logits gradient from fp32"));
+		k_free(k, &d32);
+	}
 	TRY(regather(k, g, cs->hx, &full));
 	TRY(k_alloc(k, &dxp, (size_t)r * h, CAT_WS, "LM head input gradient"));
 	WORK(SL_PASS_BWD, m->layers - 1, SL_PART_HEAD, SL_GRAD_X, -1);
@@ -1161,7 +1201,7 @@ static int chunk_fwd(struct kctx *k, int c, int mb, float **xio, struct cstash *
 	mb_geo(k, mb, &g);
 	int full = k->tr->l.recompute == SL_RECOMPUTE_FULL;
 	if (k->tr->m.vocab > 0 && c == 0 && ds->pp == 0)
-		TRY(embed_fwd(k, &g, *xio));
+		TRY(embed_fwd(k, &g, *xio, cs));
 	for (int i = ds->cfirst[c]; i < ds->cfirst[c + 1]; i++) {
 		struct bstash *bs = &cs->b[i - ds->cfirst[c]];
 		if (full) {
@@ -1215,7 +1255,7 @@ static int chunk_bwd(struct kctx *k, int c, int mb, float **dio, struct cstash *
 	}
 	if (c == 0 && ds->pp == 0) {
 		if (k->tr->m.vocab > 0)
-			TRY(embed_bwd(k, &g, *dio));
+			TRY(embed_bwd(k, &g, *dio, cs));
 		k_free(k, dio);
 	}
 	return SL_OK;
