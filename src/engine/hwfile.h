@@ -77,7 +77,8 @@ int sl_model_file_find(const char *name_or_file, sl_model_file *out, sl_err *err
 
 /* A report's "model" object gains "kv_heads" (the key/value heads in
  * effect: the heads' count without grouped-query attention), "ffn_kind",
- * "norm" and the two dropouts' fractions. */
+ * "norm", "vocab", "untie_embeddings", "position_embedding" and the two
+ * dropouts' fractions. */
 void sl_model_json_kinds(json_t *o, const sl_model_spec *m);
 
 /* ---- shared ---- */
