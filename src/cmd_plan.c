@@ -269,9 +269,14 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took 
 	char only[160];
 	constraints_text(&p->spec, only, sizeof only);
 	printf("  candidates  %d layouts%s: %d fit, %d do not fit in %s per device (%s to plan, "
-	       "%s of CPU)\n\n",
+	       "%s of CPU)\n",
 	       p->n, only, p->nfit, p->n - p->nfit, fb((double)cfg->memory, a, sizeof a),
 	       sl_fmt_time(t.wall, b, sizeof b), sl_fmt_time(t.cpu, c, sizeof c));
+	if (p->nuntimed > 0)
+		printf("  (%d that fit were not timed: the compute of their busiest device alone\n"
+		       "  is slower than the %d fastest steps; --top=0 times them all)\n",
+		       p->nuntimed, top < 3 ? 3 : top);
+	printf("\n");
 
 	int shown = top > 0 && top < p->nfit ? top : p->nfit;
 	int w = 6;
@@ -521,7 +526,10 @@ int sl_cmd_plan(int argc, char **argv)
 	                     .fix_dp = a.t.l.dp,
 	                     .fix_microbatches = a.t.given_m ? a.t.l.microbatches : 0,
 	                     .no_sp = a.no_sp,
-	                     .no_zero1 = a.no_zero1};
+	                     .no_zero1 = a.no_zero1,
+	                     /* the table shows the first top rows; JSON and
+	                      * CSV list every row, timed */
+	                     .exact_top = o.format == SL_FORMAT_TEXT ? a.top : 0};
 	sl_plan plan;
 	sl_err err = {0};
 	struct took t = {clock_s(CLOCK_MONOTONIC), clock_s(CLOCK_PROCESS_CPUTIME_ID)};

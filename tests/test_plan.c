@@ -6,7 +6,9 @@
  * issue says a plan must show: TP inside nodes for a large model (and
  * across nodes measurably slower), the best layout moving with the
  * sequence length and the inter-node link, and a model that fits on a few
- * devices taking the smallest model-parallel size with DP for the rest. */
+ * devices taking the smallest model-parallel size with DP for the rest;
+ * and the table's plan, which times only what can rank in its first rows,
+ * keeping those rows and the explanation of the plan that times all. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -401,6 +403,69 @@ static void test_explanation(void **state)
 	sl_plan_free(&p);
 }
 
+/* The table's plan (exact_top = K) times only what can rank in its first
+ * K rows.  Against the plan that times every row: the same rows, the same
+ * first K bit for bit, the same explanation; every row it left untimed is,
+ * in the full plan, slower than the K-th; and every floor lies between the
+ * mean device's compute and the step (a floor above a step would prune a
+ * row that could win). */
+static void test_exact_top_keeps_the_first_rows(void **state)
+{
+	(void)state;
+	sl_model_spec m = tu_model(32, 4096, 11008, 32, 2048, 64);
+	sl_cluster_config cfg = tu_h100(64, 8);
+	cfg.precision = SL_PREC_BF16;
+	cfg.efficiency = SL_EFF_REALISTIC;
+	cfg.dm = (sl_device_model){3e12, 0.8, 132, 256, 128, 64, 2e-6, 0.6};
+	sl_plan all, top;
+	plan_or_fail(&m, &cfg, &all);
+	const int ks[] = {1, 5};
+	for (size_t k = 0; k < sizeof ks / sizeof *ks; k++) {
+		int K = ks[k] < 3 ? 3 : ks[k];
+		sl_plan_spec s = {.model = m, .cluster = cfg, .exact_top = ks[k]};
+		sl_err err = {0};
+		if (sl_plan_run(&s, &top, &err))
+			fail_msg("plan: %s", err.msg);
+		assert_int_equal(top.n, all.n);
+		assert_int_equal(top.nfit, all.nfit);
+		assert_int_equal(all.nuntimed, 0);
+		/* it spares work (about a sixth here; how much depends on the
+		 * order the threads time rows in) */
+		assert_true(top.nuntimed > all.nfit / 20);
+		for (int i = 0; i < K; i++) {
+			assert_true(top.rows[i].timed);
+			assert_memory_equal(&top.rows[i].layout, &all.rows[i].layout,
+			                    sizeof top.rows[i].layout);
+			assert_true(top.rows[i].est.step_s == all.rows[i].est.step_s);
+		}
+		char a[2048], b[2048];
+		sl_plan_explain(&all, a, sizeof a);
+		sl_plan_explain(&top, b, sizeof b);
+		assert_string_equal(a, b);
+		int untimed = 0;
+		for (int i = 0; i < top.nfit; i++) {
+			const sl_plan_row *r = &top.rows[i];
+			if (r->timed) {
+				assert_true(r->floor_s <= r->est.step_s * (1 + 1e-12));
+				assert_true(r->floor_s >= r->est.compute_s * (1 - 1e-9));
+				assert_true(untimed == 0); /* the timed first */
+				continue;
+			}
+			untimed++;
+			int j = 0;
+			while (j < all.nfit && memcmp(&all.rows[j].layout, &r->layout, sizeof r->layout))
+				j++;
+			assert_true(j < all.nfit);
+			assert_true(j >= K);
+			assert_true(all.rows[j].est.step_s >= r->floor_s * (1 - 1e-12));
+			assert_true(all.rows[j].est.step_s > all.rows[K - 1].est.step_s);
+		}
+		assert_int_equal(untimed, top.nuntimed);
+		sl_plan_free(&top);
+	}
+	sl_plan_free(&all);
+}
+
 int main(void)
 {
 	tu_watchdog(1200);
@@ -415,6 +480,7 @@ int main(void)
 	    cmocka_unit_test(test_best_changes_with_inter_node_link),
 	    cmocka_unit_test(test_smallest_model_parallel_fit),
 	    cmocka_unit_test(test_explanation),
+	    cmocka_unit_test(test_exact_top_keeps_the_first_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -244,7 +244,11 @@ static int by_rank(const void *a, const void *b)
 	const sl_plan_row *x = a, *y = b;
 	if (x->fits != y->fits)
 		return y->fits - x->fits;
-	double tx = sl_plan_time_key(x->est.step_s), ty = sl_plan_time_key(y->est.step_s);
+	if (x->fits && x->timed != y->timed)
+		return y->timed - x->timed;
+	/* the untimed by their floors: an order, not a ranking */
+	double tx = sl_plan_time_key(x->timed ? x->est.step_s : x->floor_s),
+	       ty = sl_plan_time_key(y->timed ? y->est.step_s : y->floor_s);
 	if (x->fits && tx != ty)
 		return tx < ty ? -1 : 1;
 	if (x->est.mem_peak_bytes != y->est.mem_peak_bytes)
@@ -289,7 +293,39 @@ struct work {
 	int nshape;
 	atomic_int next; /* the next shape to take */
 	atomic_int failed;
+	/* exact_top: the keep fastest step times timed so far, ascending */
+	int keep, nbest;
+	double *best;
+	pthread_mutex_t mu;
 };
+
+/* Can no row of a layout whose compute alone takes floor seconds rank
+ * among the first w->keep?  Only when keep rows already timed are faster
+ * (by more than the rounding of adding the same times in another order):
+ * its step is at least its floor. */
+static int ruled_out(struct work *w, double floor)
+{
+	if (w->keep <= 0)
+		return 0;
+	pthread_mutex_lock(&w->mu);
+	int out = w->nbest == w->keep && floor > w->best[w->keep - 1] * (1 + 1e-9);
+	pthread_mutex_unlock(&w->mu);
+	return out;
+}
+
+static void note_time(struct work *w, double t)
+{
+	if (w->keep <= 0)
+		return;
+	pthread_mutex_lock(&w->mu);
+	if (w->nbest < w->keep || t < w->best[w->nbest - 1]) {
+		int i = w->nbest < w->keep ? w->nbest++ : w->keep - 1;
+		for (; i > 0 && w->best[i - 1] > t; i--)
+			w->best[i] = w->best[i - 1];
+		w->best[i] = t;
+	}
+	pthread_mutex_unlock(&w->mu);
+}
 
 struct worker {
 	pthread_t th;
@@ -301,7 +337,7 @@ struct worker {
 
 /* One shape: record it once; if it fits, replay it for every mesh order
  * that puts its devices on other kinds of links. */
-static int one_shape(const struct work *w, const sl_plan_row *shape, struct cands *out, sl_err *err)
+static int one_shape(struct work *w, const sl_plan_row *shape, struct cands *out, sl_err *err)
 {
 	const sl_model_spec *m = &w->s->model;
 	const sl_cluster_config *cfg = &w->s->cluster;
@@ -340,6 +376,10 @@ static int one_shape(const struct work *w, const sl_plan_row *shape, struct cand
 		figures(w->s, w->model_flops, &r);
 		return push(out, &r) ? sl_fail(err, SL_ENOMEM, "out of host memory") : SL_OK;
 	}
+	/* Every mesh order shares the recording, so the floor rules them all
+	 * in or out together. */
+	double floor = w->keep > 0 ? sl_est_compute_floor(rec, cfg) : 0;
+	int untimed = ruled_out(w, floor);
 	sl_link_spec *seen[6] = {NULL};
 	int nseen = 0;
 	for (int o = 0; o < 6 && rc == SL_OK; o++) {
@@ -358,8 +398,17 @@ static int one_shape(const struct work *w, const sl_plan_row *shape, struct cand
 			continue;
 		}
 		seen[nseen++] = sig;
+		q.floor_s = floor;
+		if (untimed) {
+			figures(w->s, w->model_flops, &q); /* memory, fit and paths only */
+			if (push(out, &q))
+				rc = sl_fail(err, SL_ENOMEM, "out of host memory");
+			continue;
+		}
 		if ((rc = sl_est_replay(rec, q.layout.order, cfg, SL_EST_AUTO, &q.est, err)))
 			break;
+		q.timed = 1;
+		note_time(w, q.est.step_s);
 		figures(w->s, w->model_flops, &q);
 		if (push(out, &q))
 			rc = sl_fail(err, SL_ENOMEM, "out of host memory");
@@ -448,6 +497,12 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 	    .s = s, .model_flops = out->model_flops, .shape = shape.rows, .nshape = shape.n};
 	atomic_init(&w.next, 0);
 	atomic_init(&w.failed, 0);
+	w.keep = s->exact_top > 0 ? (s->exact_top < 3 ? 3 : s->exact_top) : 0;
+	if (w.keep > 0 && !(w.best = malloc((size_t)w.keep * sizeof *w.best))) {
+		free(shape.rows);
+		return sl_fail(err, SL_ENOMEM, "out of host memory");
+	}
+	pthread_mutex_init(&w.mu, NULL);
 	int nw = s->threads > 0 ? s->threads : cores();
 	nw = nw < 1 ? 1 : nw > MAX_PLAN_THREADS ? MAX_PLAN_THREADS : nw;
 	nw = nw > shape.n ? shape.n : nw;
@@ -465,6 +520,8 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 	for (int i = 1; i < started; i++)
 		pthread_join(wk[i].th, NULL);
 	free(shape.rows);
+	free(w.best);
+	pthread_mutex_destroy(&w.mu);
 
 	struct cands all = {NULL, 0, 0};
 	rc = SL_OK;
@@ -486,8 +543,10 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 	qsort(all.rows, (size_t)all.n, sizeof *all.rows, by_rank);
 	out->rows = all.rows;
 	out->n = all.n;
-	for (int i = 0; i < all.n; i++)
+	for (int i = 0; i < all.n; i++) {
 		out->nfit += all.rows[i].fits;
+		out->nuntimed += all.rows[i].fits && !all.rows[i].timed;
+	}
 	if (out->nfit == 0) {
 		char need[32], have[32], name[96], st[32];
 		const sl_plan_row *r = &all.rows[0];
@@ -536,7 +595,7 @@ int sl_plan_tp_moved(const sl_plan *p, int i, int want_inter)
 {
 	const sl_plan_row *r = &p->rows[i];
 	for (int j = 0; j < p->nfit; j++) /* ranked: the first is the fastest */
-		if (j != i && twins(&p->rows[j].layout, &r->layout, 1) &&
+		if (j != i && p->rows[j].timed && twins(&p->rows[j].layout, &r->layout, 1) &&
 		    p->rows[j].layout.zero1 == r->layout.zero1 && p->rows[j].tp.used &&
 		    p->rows[j].tp.inter == want_inter)
 			return j;

@@ -49,6 +49,14 @@ typedef struct sl_plan_spec {
 	/* When not NULL: set to nonzero (from any thread) to stop the plan
 	 * between layouts, and sl_plan_run returns SL_ECANCEL (the TUI quits). */
 	const atomic_int *cancel;
+	/* 0: every row that fits is timed (the TUI, JSON and CSV list them
+	 * all).  K > 0: only the rows that can rank among the first K (at
+	 * least 3, what sl_plan_explain compares) are sure to be timed: a
+	 * layout whose busiest device's compute alone (sl_est_compute_floor)
+	 * is slower than K rows already timed is not replayed, and its rows
+	 * keep their memory figures with timed = 0, after every timed row.
+	 * The first K rows are the same as with 0. */
+	int exact_top;
 	/* When not NULL: set to the number of layout shapes to evaluate, and
 	 * counted up as each is done (from any thread), for a progress line. */
 	atomic_int *total, *done;
@@ -65,6 +73,11 @@ typedef struct sl_plan_path {
 typedef struct sl_plan_row {
 	sl_layout layout;
 	int fits; /* 0: peak memory over the device's capacity */
+	/* 1: est holds the step's times; 0 (a row that fits, with exact_top):
+	 * not replayed, its compute alone (floor_s) being slower than
+	 * exact_top rows that were; only its memory figures are set */
+	int timed;
+	double floor_s;
 	sl_estimate est;
 	double tokens_per_s;
 	double model_flops_per_dev; /* the model's FLOPs per step / step time / devices */
@@ -76,8 +89,10 @@ typedef struct sl_plan_row {
 
 typedef struct sl_plan {
 	sl_plan_spec spec;
-	sl_plan_row *rows; /* fitting rows by step time, then the rejected by peak memory */
+	sl_plan_row *rows; /* fitting rows by step time (the untimed after them, by
+	                    * their floors), then the rejected by peak memory */
 	int n, nfit;
+	int nuntimed; /* rows that fit but were not timed (exact_top) */
 	double model_flops; /* per step, forward and backward GEMMs (sl_model_step_flops) */
 } sl_plan;
 

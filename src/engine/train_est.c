@@ -1442,6 +1442,39 @@ int sl_est_replay(const sl_est_rec *R, const sl_axis order[SL_NAXES], const sl_c
 	return replay(R, order, &L, how, &o, err);
 }
 
+/* A floor under the step time of every replay of R on cfg's rates: the
+ * compute of its busiest recording.  Every device's clock advances by at
+ * least each of its compute ops (a collective, an exchange and the
+ * barrier only ever add waiting), and every recording is some device's,
+ * so the step, the latest clock, is never shorter than any recording's
+ * compute time.  The planner skips the replays of a layout whose floor is
+ * already slower than the rows it must rank exactly. */
+double sl_est_compute_floor(const sl_est_rec *R, const sl_cluster_config *cfg)
+{
+	struct psim S;
+	memset(&S, 0, sizeof S);
+	S.rate = cfg && cfg->flops > 0 ? cfg->flops : 1e12;
+	S.realistic = R->has_hw && R->hw.efficiency == SL_EFF_REALISTIC;
+	double most = 0;
+	for (int i = 0; i < R->nrec; i++) {
+		const struct prec *r = &R->rec[i];
+		double sum = 0;
+		for (int k = 0; k < r->pl.n; k++) {
+			const struct pop *o = &r->pl.op[k];
+			if (o->type == PO_COMPUTE) {
+				sum += op_s(&S, o);
+			} else if (o->type == PO_ACTION) {
+				const struct plist *t = &r->ts.t[o->tm].pl;
+				for (int q = 0; q < t->n; q++)
+					if (t->op[q].type == PO_COMPUTE)
+						sum += op_s(&S, &t->op[q]);
+			}
+		}
+		most = sum > most ? sum : most;
+	}
+	return most;
+}
+
 /* Rendezvous sends must never wait on each other, and every receive must
  * meet the tensor it expects: check the whole plan once, at nominal cost. */
 int trn_check_plan(const sl_train *tr, sl_err *err)
