@@ -50,6 +50,8 @@ static const char *const shared_names[] = {"devices",
                                            "pp",
                                            "dp",
                                            "microbatches",
+                                           "schedule",
+                                           "chunks",
                                            "format",
                                            "layers",
                                            "hidden",
@@ -129,6 +131,10 @@ static void plan_help(void)
 	       "Layout (each unset by default: the plan tries every value):\n"
 	       "  --tp=T --pp=P --dp=D    only layouts of this degree (a published run's, say)\n"
 	       "  --microbatches=M        only layouts of M micro-batches per replica\n"
+	       "  --schedule=gpipe|1f1b|interleaved\n"
+	       "                          only layouts of this pipeline schedule\n"
+	       "  --chunks=V              only layouts of V chunks per device (interleaved\n"
+	       "                          when V > 1)\n"
 	       "  --no-sequence-parallel  only layouts without sequence parallelism\n"
 	       "  --no-zero1              only layouts without ZeRO-1 (Adam's state whole on\n"
 	       "                          every replica): with the option above, what\n"
@@ -217,6 +223,11 @@ static void constraints_text(const sl_plan_spec *s, char *buf, size_t n)
 	for (int i = 0; i < 4; i++)
 		if (v[i] > 0 && w < n)
 			w += (size_t)snprintf(buf + w, n - w, "%s%s=%d", w ? " " : " of ", k[i], v[i]);
+	if (s->fix_schedule && w < n)
+		w += (size_t)snprintf(buf + w, n - w, "%s%s", w ? " " : " of ",
+		                      sl_sched_name(s->schedule));
+	if (s->fix_chunks > 0 && w < n)
+		w += (size_t)snprintf(buf + w, n - w, "%sv=%d", w ? " " : " of ", s->fix_chunks);
 	if ((s->no_sp || s->no_zero1) && w < n)
 		snprintf(buf + w, n - w, "%swithout %s", w ? ", " : " ",
 		         s->no_sp && s->no_zero1 ? "sequence parallelism or ZeRO-1"
@@ -435,6 +446,9 @@ static json_t *plan_json(const sl_plan *p, const sl_opts *o, struct took t)
 	for (int i = 0; i < 4; i++)
 		json_object_set_new(k, fk[i], fv[i] > 0 ? json_integer(fv[i]) : json_null());
 	json_object_set_new(k, "sequence_parallel", s->no_sp ? json_false() : json_null());
+	json_object_set_new(k, "schedule",
+	                    s->fix_schedule ? json_string(sl_sched_name(s->schedule)) : json_null());
+	json_object_set_new(k, "chunks", s->fix_chunks > 0 ? json_integer(s->fix_chunks) : json_null());
 	json_object_set_new(k, "zero1", s->no_zero1 ? json_false() : json_null());
 	json_object_set_new(j, "constraints", k);
 	json_object_set_new(j, "fit", json_integer(p->nfit));
@@ -525,6 +539,9 @@ int sl_cmd_plan(int argc, char **argv)
 	                     .fix_pp = a.t.l.pp,
 	                     .fix_dp = a.t.l.dp,
 	                     .fix_microbatches = a.t.given_m ? a.t.l.microbatches : 0,
+	                     .fix_schedule = a.t.given_sched,
+	                     .schedule = a.t.l.schedule,
+	                     .fix_chunks = a.t.given_v ? a.t.l.chunks : 0,
 	                     .no_sp = a.no_sp,
 	                     .no_zero1 = a.no_zero1,
 	                     /* the table shows the first top rows; JSON and

@@ -550,6 +550,7 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 			return sl_fail(err, SL_EINVAL,
 				       "--schedule: unknown schedule '%s' (one of: gpipe, 1f1b, interleaved)",
 				       arg);
+		a->given_sched = 1;
 		break;
 	case SL_OPT_CHUNKS:
 		rc = named_int("chunks", arg, 1, 64, &l->chunks, err);

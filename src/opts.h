@@ -203,7 +203,7 @@ typedef struct sl_train_opts {
 	sl_model_spec m;
 	sl_layout l;
 	int steps;
-	int given_m, given_v, given_steps, given_seq;
+	int given_m, given_v, given_steps, given_seq, given_sched;
 	unsigned given_shape; /* bit (code - SL_OPT_LAYERS) per explicit shape option */
 	const char *layouts; /* compare's --layouts (compare handles it) */
 } sl_train_opts;

@@ -224,6 +224,24 @@ static void test_plan_fixed_degrees(void **state)
 		json_decref(one);
 		tu_result_free(&rf);
 	}
+	/* a schedule and chunk count: only those rows, and the report says so */
+	{
+		tu_result rs;
+		snprintf(args, sizeof args, "plan %s --schedule=interleaved --chunks=2", model);
+		json_t *one = json_of(args, &rs);
+		json_t *rows = json_object_get(one, "layouts"), *k = json_object_get(one, "constraints");
+		assert_true(json_array_size(rows) > 0);
+		for (size_t i = 0; i < json_array_size(rows); i++) {
+			json_t *o = json_array_get(rows, i);
+			assert_string_equal(json_string_value(json_object_get(o, "schedule")),
+			                    "interleaved");
+			assert_true(tu_num(o, "chunks") == 2);
+		}
+		assert_string_equal(json_string_value(json_object_get(k, "schedule")), "interleaved");
+		assert_true(tu_num(k, "chunks") == 2);
+		json_decref(one);
+		tu_result_free(&rs);
+	}
 	json_decref(all);
 	json_decref(some);
 	json_decref(plain);

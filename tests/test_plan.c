@@ -466,6 +466,55 @@ static void test_exact_top_keeps_the_first_rows(void **state)
 	sl_plan_free(&all);
 }
 
+/* --schedule and --chunks keep the plan to the rows of the full plan with
+ * that schedule and chunk count, with the same figures. */
+static void test_fixed_schedule_is_a_subset(void **state)
+{
+	(void)state;
+	sl_model_spec m = small_model(4, 8);
+	sl_cluster_config cfg = small_cluster((uint64_t)1 << 30);
+	sl_plan all;
+	plan_or_fail(&m, &cfg, &all);
+	const struct {
+		sl_sched k;
+		int v;
+	} want[] = {{SL_SCHED_INTERLEAVED, 2}, {SL_SCHED_GPIPE, 0}, {SL_SCHED_1F1B, 1}};
+	for (size_t c = 0; c < sizeof want / sizeof *want; c++) {
+		sl_plan_spec s = {.model = m,
+		                  .cluster = cfg,
+		                  .fix_schedule = 1,
+		                  .schedule = want[c].k,
+		                  .fix_chunks = want[c].v};
+		sl_plan p;
+		sl_err err = {0};
+		if (sl_plan_run(&s, &p, &err))
+			fail_msg("plan: %s", err.msg);
+		int n = 0;
+		for (int i = 0; i < all.n; i++) {
+			const sl_layout *l = &all.rows[i].layout;
+			if (l->schedule != want[c].k || (want[c].v > 0 && l->chunks != want[c].v))
+				continue;
+			int j = 0;
+			while (j < p.n && memcmp(&p.rows[j].layout, l, sizeof *l))
+				j++;
+			assert_true(j < p.n);
+			assert_true(p.rows[j].est.step_s == all.rows[i].est.step_s);
+			n++;
+		}
+		assert_true(n > 0);
+		assert_int_equal(p.n, n);
+		sl_plan_free(&p);
+	}
+	sl_plan_spec s = {.model = m, .cluster = cfg, .fix_schedule = 1,
+	                  .schedule = SL_SCHED_INTERLEAVED, .fix_chunks = 3};
+	sl_plan p;
+	sl_err err = {0};
+	assert_int_equal(sl_plan_run(&s, &p, &err), SL_EINVAL); /* 3 divides no stage's 4 or 2 */
+	assert_non_null(strstr(err.msg, "chunks=3"));
+	sl_plan_free(&p);
+	sl_plan_free(&all);
+}
+
 int main(void)
 {
 	tu_watchdog(1200);
@@ -481,6 +530,7 @@ int main(void)
 	    cmocka_unit_test(test_smallest_model_parallel_fit),
 	    cmocka_unit_test(test_explanation),
 	    cmocka_unit_test(test_exact_top_keeps_the_first_rows),
+	    cmocka_unit_test(test_fixed_schedule_is_a_subset),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -198,7 +198,12 @@ static int shapes(const sl_model_spec *m, const sl_plan_spec *s, int tp, int pp,
 						scheds[ns][0] = SL_SCHED_INTERLEAVED,
 						scheds[ns++][1] = v;
 		}
-		for (int k = 0; k < ns; k++)
+		for (int k = 0; k < ns; k++) {
+			int sk = scheds[k][0], vk = scheds[k][1];
+			/* (pp = 1's one row is 1F1B's, of one chunk) */
+			if ((s->fix_schedule && sk != (int)s->schedule) ||
+			    (s->fix_chunks > 0 && vk != s->fix_chunks))
+				continue;
 			for (int sp = 0; sp <= (tp > 1 && !s->no_sp); sp++)
 				for (int z1 = 0; z1 <= (dp > 1 && !s->no_zero1); z1++) {
 					sl_plan_row r;
@@ -217,6 +222,7 @@ static int shapes(const sl_model_spec *m, const sl_plan_spec *s, int tp, int pp,
 					if (push(out, &r))
 						return SL_ENOMEM;
 				}
+		}
 	}
 	return SL_OK;
 }
@@ -477,6 +483,19 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 				return sl_fail(err, SL_ENOMEM, "out of host memory");
 			}
 		}
+	if (shape.n == 0 && (s->fix_schedule || s->fix_chunks > 0))
+		return sl_fail(err, SL_EINVAL,
+			       "no valid layout of %d devices has%s%s%s%.0d%s: GPipe and interleaving "
+			       "need pp > 1, interleaving micro-batches a multiple of pp and v chunks "
+			       "dividing a stage's layers",
+			       n, s->fix_schedule ? " schedule " : "",
+			       s->fix_schedule ? sl_sched_name(s->schedule) : "",
+			       s->fix_chunks > 0 ? " chunks=" : "",
+			       s->fix_chunks > 0 ? s->fix_chunks : 0,
+			       s->fix_tp > 0 || s->fix_pp > 0 || s->fix_dp > 0 ||
+			               s->fix_microbatches > 0
+			           ? " with the degrees given"
+			           : "");
 	if (shape.n == 0 && (s->fix_tp > 0 || s->fix_pp > 0 || s->fix_dp > 0 || s->fix_microbatches > 0))
 		return sl_fail(err, SL_EINVAL,
 			       "no valid layout of %d devices has%s%.0d%s%.0d%s%.0d%s%.0d: tp x pp x dp must "

@@ -43,6 +43,11 @@ typedef struct sl_plan_spec {
 	/* When > 0, only layouts with this tensor, pipeline or data parallel
 	 * degree, or this many micro-batches (a published run's layout). */
 	int fix_tp, fix_pp, fix_dp, fix_microbatches;
+	/* fix_schedule nonzero: only layouts of schedule `schedule`; fix_chunks
+	 * > 0: only layouts of this many chunks per device (a published run's
+	 * schedule; pp = 1's one row counts as 1F1B of one chunk) */
+	int fix_schedule, fix_chunks;
+	sl_sched schedule;
 	/* Nonzero: no layout with sequence parallelism, or with ZeRO-1 (a run
 	 * from before either, as Narayanan et al.'s of 2021). */
 	int no_sp, no_zero1;
