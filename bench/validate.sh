@@ -106,6 +106,56 @@ GPT-3-175B 96 12288 96 1024 1536 140 - -
 1T 160 25600 128 3072 3072 163 8 64 no
 ROWS
 
+# End to end on A100 in 2022: Korthikanti et al. 2022 (arXiv 2205.05198),
+# Table 3's configurations (t = 8, no data parallelism; micro-batches of
+# one sequence, the 22B model's one of four; sequences of 2048 tokens, the
+# vocabulary of 51,200; the 175B and 530B models interleaved with three
+# chunks, section 6) and Table 5's iteration times, "full recompute"
+# (without sequence parallelism) and "present work" (sequence parallelism
+# with selective recomputation), on the same Selene nodes as the 2021 rows
+# (A100 80GB, eight HDR Infiniband adapters a node), with Megatron-LM's
+# dropouts and layer norms as there; and section 6.3's 530B run with 8-way
+# data parallelism (2,240 GPUs, the batch times 8: 39.15 s).  Iteration
+# time needs no FLOP convention.  Table 4 says the runs overlap the TP
+# all-reduce of the backward pass with the weight gradients' GEMM, which
+# shardlab does not.
+ksrc="Korthikanti et al. 2022, arXiv 2205.05198, Tables 3 and 5"
+while read -r name heads hidden layers gpus batch pp m sched full present; do
+	# the schedule: "1f1b", or "interleaved/V" for V chunks
+	case $sched in
+	*/*) sched="--schedule=${sched%/*} --chunks=${sched#*/}" ;;
+	*) sched="--schedule=$sched" ;;
+	esac
+	for mode in full present; do
+		case $mode in
+		full) opts="--recompute=full --no-sequence-parallel" pub=$full what="full recomputation" ;;
+		*) opts="--recompute=selective" pub=$present what="selective recomputation, sequence parallel" ;;
+		esac
+		[ "$pub" = - ] && continue
+		# shellcheck disable=SC2086 # $opts and $sched are lists of options
+		t=$("$SHARDLAB" plan --preset=a100 --devices="$gpus" --layers="$layers" \
+			--hidden="$hidden" --ffn=$((4 * hidden)) --heads="$heads" --seq=2048 --norm=layernorm \
+			--vocab=51200 --batch="$batch" --tp=8 --pp="$pp" --microbatches="$m" $sched \
+			--attention=materialized --attention-dropout=0.1 --hidden-dropout=0.1 --no-zero1 \
+			$opts --top=1 --format=json | num step_time_s)
+		unit=s
+		if [ "$name" = 22B ]; then # a second or so: in ms
+			unit=ms
+			t=$(awk -v t="$t" 'BEGIN { printf "%.9g", 1000 * t }')
+			pub=$(awk -v t="$pub" 'BEGIN { printf "%.9g", 1000 * t }')
+		fi
+		where=$ksrc
+		[ "$gpus" = 2240 ] && where="Korthikanti et al. 2022, arXiv 2205.05198, section 6.3"
+		row "iteration" "$name on $gpus A100, $what" "$t" "$pub" "$unit" "$where"
+	done
+done <<'ROWS'
+22B 64 6144 48 8 4 1 1 1f1b 1.42 1.10
+175B 96 12288 96 64 64 8 64 interleaved/3 18.13 13.75
+530B 128 20480 105 280 280 35 280 interleaved/3 49.05 37.83
+1T 160 25600 128 512 512 64 512 1f1b 94.42 71.49
+530B 128 20480 105 2240 2240 35 280 interleaved/3 - 39.15
+ROWS
+
 # End to end on H100 SXM (BF16; fused attention, the command line's
 # default): training throughput in tokens per second and GPU, which needs no
 # FLOP convention.  NVIDIA's DGX Cloud benchmark recipes (NeMo 24.09):
