@@ -517,6 +517,10 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 	atomic_init(&w.next, 0);
 	atomic_init(&w.failed, 0);
 	w.keep = s->exact_top > 0 ? (s->exact_top < 3 ? 3 : s->exact_top) : 0;
+	/* A table at least as long as the plan can be (six mesh orders a
+	 * shape) needs every row timed anyway. */
+	if (w.keep >= 6 * shape.n)
+		w.keep = 0;
 	if (w.keep > 0 && !(w.best = malloc((size_t)w.keep * sizeof *w.best))) {
 		free(shape.rows);
 		return sl_fail(err, SL_ENOMEM, "out of host memory");
@@ -596,7 +600,7 @@ void sl_plan_free(sl_plan *p)
 {
 	free(p->rows);
 	p->rows = NULL;
-	p->n = p->nfit = 0;
+	p->n = p->nfit = p->nuntimed = 0;
 }
 
 /* ---- explaining ---- */
@@ -614,6 +618,8 @@ int sl_plan_tp_moved(const sl_plan *p, int i, int want_inter)
 {
 	const sl_plan_row *r = &p->rows[i];
 	for (int j = 0; j < p->nfit; j++) /* ranked: the first is the fastest */
+		/* (rows of the same shape share its recording, so they are all
+		 * timed or none: the best's twins always are) */
 		if (j != i && p->rows[j].timed && twins(&p->rows[j].layout, &r->layout, 1) &&
 		    p->rows[j].layout.zero1 == r->layout.zero1 && p->rows[j].tp.used &&
 		    p->rows[j].tp.inter == want_inter)
