@@ -134,8 +134,8 @@ static void plan_help(void)
 	       "  --microbatches=M        only layouts of M micro-batches per replica\n"
 	       "  --schedule=gpipe|1f1b|interleaved\n"
 	       "                          only layouts of this pipeline schedule\n"
-	       "  --chunks=V              only layouts of V chunks per device (interleaved\n"
-	       "                          when V > 1)\n"
+	       "  --chunks=V              only layouts of V chunks per device: 1 for GPipe and\n"
+	       "                          1F1B, 2 or more interleaved (unset: 1 to 8)\n"
 	       "  --no-sequence-parallel  only layouts without sequence parallelism\n"
 	       "  --no-zero1              only layouts without ZeRO-1 (Adam's state whole on\n"
 	       "                          every replica): with the option above, what\n"
@@ -225,15 +225,22 @@ static void constraints_text(const sl_plan_spec *s, char *buf, size_t n)
 		if (v[i] > 0 && w < n)
 			w += (size_t)snprintf(buf + w, n - w, "%s%s=%d", w ? " " : " of ", k[i], v[i]);
 	if (s->fix_schedule && w < n)
-		w += (size_t)snprintf(buf + w, n - w, "%s%s", w ? " " : " of ",
+		w += (size_t)snprintf(buf + w, n - w, "%sschedule=%s", w ? " " : " of ",
 		                      sl_sched_name(s->schedule));
 	if (s->fix_chunks > 0 && w < n)
-		w += (size_t)snprintf(buf + w, n - w, "%sv=%d", w ? " " : " of ", s->fix_chunks);
+		w += (size_t)snprintf(buf + w, n - w, "%schunks=%d", w ? " " : " of ", s->fix_chunks);
 	if ((s->no_sp || s->no_zero1) && w < n)
 		snprintf(buf + w, n - w, "%swithout %s", w ? ", " : " ",
 		         s->no_sp && s->no_zero1 ? "sequence parallelism or ZeRO-1"
 		         : s->no_sp            ? "sequence parallelism"
 		                               : "ZeRO-1");
+}
+
+/* "st", "nd", "rd" or "th" after k */
+static const char *ordinal(int k)
+{
+	int t = k % 100, u = k % 10;
+	return t >= 11 && t <= 13 ? "th" : u == 1 ? "st" : u == 2 ? "nd" : u == 3 ? "rd" : "th";
 }
 
 static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took t)
@@ -285,9 +292,9 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took 
 	       p->n, only, p->nfit, p->n - p->nfit, fb((double)cfg->memory, a, sizeof a),
 	       sl_fmt_time(t.wall, b, sizeof b), sl_fmt_time(t.cpu, c, sizeof c));
 	if (p->nuntimed > 0)
-		printf("  (%d that fit were not timed: the compute of their busiest device alone\n"
-		       "  is slower than the %d fastest steps; --top=0 times them all)\n",
-		       p->nuntimed, top < 3 ? 3 : top);
+		printf("  (%d that fit were not timed: their busiest device's compute alone takes "
+		       "longer than the %d%s fastest step timed; --format=json times them all)\n",
+		       p->nuntimed, top < 3 ? 3 : top, ordinal(top < 3 ? 3 : top));
 	printf("\n");
 
 	int shown = top > 0 && top < p->nfit ? top : p->nfit;

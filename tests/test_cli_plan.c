@@ -254,6 +254,26 @@ static void test_plan_fixed_degrees(void **state)
 	tu_expect_one_error("plan --tp=3", 2, &r);
 	assert_non_null(strstr(r.err, "no valid layout of 8 devices has tp=3"));
 	tu_result_free(&r);
+	/* with a schedule too, the degree is still what the line blames */
+	tu_run("plan --devices=8 --tp=3 --schedule=gpipe --layers=4 --hidden=64 --ffn=256 --heads=4",
+	       &r);
+	tu_expect_one_error("plan --tp=3 --schedule=gpipe", 2, &r);
+	assert_non_null(strstr(r.err, "no valid layout of 8 devices has tp=3"));
+	tu_result_free(&r);
+	/* a schedule that cannot have the chunks asked for says why */
+	tu_run("plan --devices=8 --chunks=2 --schedule=1f1b --layers=4 --hidden=64 --ffn=256 "
+	       "--heads=4",
+	       &r);
+	tu_expect_one_error("plan --chunks=2 --schedule=1f1b", 2, &r);
+	assert_non_null(strstr(r.err, "only the interleaved schedule has more than one chunk"));
+	tu_result_free(&r);
+	/* and a chunk count above the 8 the plan tries unasked is planned */
+	tu_run("plan --devices=8 --pp=2 --chunks=16 --layers=32 --hidden=64 --ffn=256 --heads=4 "
+	       "--batch=4 --format=json",
+	       &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "\"chunks\": 16"));
+	tu_result_free(&r);
 }
 
 /* 1024 devices are allowed in a plan (it runs nothing). */

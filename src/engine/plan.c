@@ -187,13 +187,17 @@ static int shapes(const sl_model_spec *m, const sl_plan_spec *s, int tp, int pp,
 		if (share % mb || (fix_mb > 0 && mb != fix_mb))
 			continue;
 		int scheds[2 + MAX_PLAN_CHUNKS][2], ns = 0;
+		/* chunk counts 2 to MAX_PLAN_CHUNKS, or the one --chunks names */
+		int vlo = s->fix_chunks > 1 ? s->fix_chunks : 2,
+		    vhi = s->fix_chunks > 1 ? s->fix_chunks : MAX_PLAN_CHUNKS;
 		scheds[ns][0] = SL_SCHED_1F1B, scheds[ns++][1] = 1;
 		if (pp > 1) {
-			/* with one micro-batch GPipe's actions are 1F1B's */
-			if (mb > 1)
+			/* with one micro-batch GPipe's actions are 1F1B's: listed
+			 * only when asked for by name */
+			if (mb > 1 || (s->fix_schedule && s->schedule == SL_SCHED_GPIPE))
 				scheds[ns][0] = SL_SCHED_GPIPE, scheds[ns++][1] = 1;
 			if (mb % pp == 0)
-				for (int v = 2; v <= MAX_PLAN_CHUNKS && pp * v <= m->layers; v++)
+				for (int v = vlo; v <= vhi && pp * v <= m->layers; v++)
 					if (m->layers % (pp * v) == 0)
 						scheds[ns][0] = SL_SCHED_INTERLEAVED,
 						scheds[ns++][1] = v;
@@ -483,25 +487,47 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 				return sl_fail(err, SL_ENOMEM, "out of host memory");
 			}
 		}
-	if (shape.n == 0 && (s->fix_schedule || s->fix_chunks > 0))
-		return sl_fail(err, SL_EINVAL,
-			       "no valid layout of %d devices has%s%s%s%.0d%s: GPipe and interleaving "
-			       "need pp > 1, interleaving micro-batches a multiple of pp and v chunks "
-			       "dividing a stage's layers",
-			       n, s->fix_schedule ? " schedule " : "",
-			       s->fix_schedule ? sl_sched_name(s->schedule) : "",
-			       s->fix_chunks > 0 ? " chunks=" : "",
-			       s->fix_chunks > 0 ? s->fix_chunks : 0,
-			       s->fix_tp > 0 || s->fix_pp > 0 || s->fix_dp > 0 ||
-			               s->fix_microbatches > 0
-			           ? " with the degrees given"
-			           : "");
+	if (shape.n == 0 && (s->fix_schedule || s->fix_chunks > 0)) {
+		/* Only when the degrees alone allow layouts is the schedule to
+		 * blame; else the degrees' message below says what is wrong. */
+		sl_plan_spec any = *s;
+		any.fix_schedule = 0;
+		any.fix_chunks = 0;
+		struct cands all = {NULL, 0, 0};
+		int nany = 0;
+		for (int tp = 1; tp <= n && nany == 0; tp++)
+			for (int pp = 1; pp <= n / tp && nany == 0; pp++) {
+				int dp = n % (tp * pp) ? 0 : n / tp / pp;
+				if ((s->fix_tp > 0 && tp != s->fix_tp) || (s->fix_pp > 0 && pp != s->fix_pp) ||
+				    (s->fix_dp > 0 && dp != s->fix_dp) || !split_ok(m, n, tp, pp))
+					continue;
+				if (shapes(m, &any, tp, pp, dp, &all)) {
+					free(all.rows);
+					return sl_fail(err, SL_ENOMEM, "out of host memory");
+				}
+				nany = all.n;
+			}
+		free(all.rows);
+		int inter = s->fix_schedule && s->schedule == SL_SCHED_INTERLEAVED;
+		const char *why =
+		    s->fix_chunks > 1 && s->fix_schedule && !inter
+		        ? "only the interleaved schedule has more than one chunk a device"
+		    : inter && s->fix_chunks == 1
+		        ? "the interleaved schedule has 2 chunks a device or more"
+		        : "GPipe and interleaving need pp > 1, interleaving a micro-batch count that "
+		          "pp divides and v chunks dividing each stage's layers";
+		if (nany > 0)
+			return sl_fail(err, SL_EINVAL, "no valid layout of %d devices has%s%s%s%.0d: %s", n,
+			               s->fix_schedule ? " schedule " : "",
+			               s->fix_schedule ? sl_sched_name(s->schedule) : "",
+			               s->fix_chunks > 0 ? " chunks=" : "",
+			               s->fix_chunks > 0 ? s->fix_chunks : 0, why);
+	}
 	if (shape.n == 0 && (s->fix_tp > 0 || s->fix_pp > 0 || s->fix_dp > 0 || s->fix_microbatches > 0))
 		return sl_fail(err, SL_EINVAL,
 			       "no valid layout of %d devices has%s%.0d%s%.0d%s%.0d%s%.0d: tp x pp x dp must "
-			       "be the devices, each at most %d, tp divide the heads (the key/value heads with "
-			       "--kv-heads) and the ffn, dp the batch, and the "
-			       "micro-batches each replica's share of the batch",
+			       "be the devices (each at most %d), tp divide the heads (or --kv-heads) and "
+			       "the ffn, dp the batch, the micro-batches a replica's share",
 			       n, s->fix_tp > 0 ? " tp=" : "", s->fix_tp > 0 ? s->fix_tp : 0,
 			       s->fix_pp > 0 ? " pp=" : "", s->fix_pp > 0 ? s->fix_pp : 0,
 			       s->fix_dp > 0 ? " dp=" : "", s->fix_dp > 0 ? s->fix_dp : 0,
