@@ -73,12 +73,9 @@ src="Narayanan et al. 2021, arXiv 2104.04473"
 # tensor- and pipeline-parallel degrees (Table 1's t and p; "-": the paper
 # gives none for that run), which separates the layout the planner
 # prefers from how the emulated machine times a layout.
-while read -r name heads hidden layers gpus batch pub tp pp own; do
+while read -r name heads hidden layers gpus batch pub tp pp; do
 	for fixed in "" "--tp=$tp --pp=$pp"; do
 		what="$name on $gpus A100"
-		# (a full plan of 3,072 devices takes ten minutes: that row keeps
-		# to the paper's degrees)
-		[ -z "$fixed" ] && [ "$own" = no ] && continue
 		if [ -n "$fixed" ]; then
 			[ "$tp" = - ] && continue
 			what="$what, t=$tp p=$pp"
@@ -103,7 +100,7 @@ done <<'ROWS'
 39.1B 64 8192 48 512 1536 138 8 2
 76.1B 80 10240 60 1024 1792 140 8 4
 GPT-3-175B 96 12288 96 1024 1536 140 - -
-1T 160 25600 128 3072 3072 163 8 64 no
+1T 160 25600 128 3072 3072 163 8 64
 ROWS
 
 # End to end on A100 in 2022: Korthikanti et al. 2022 (arXiv 2205.05198),
