@@ -461,6 +461,26 @@ static int cores(void)
 	return n > 0 ? (int)n : 1;
 }
 
+/* The shapes spec s allows on its devices, appended to *out; with first,
+ * only until one (tp, pp, dp) gives some.  Nonzero: out of host memory. */
+static int enumerate(const sl_plan_spec *s, int first, struct cands *out)
+{
+	const sl_model_spec *m = &s->model;
+	int n = s->cluster.devices;
+	for (int tp = 1; tp <= n; tp++)
+		for (int pp = 1; pp <= n / tp; pp++) {
+			if (first && out->n > 0)
+				return 0;
+			int dp = n % (tp * pp) ? 0 : n / tp / pp;
+			if ((s->fix_tp > 0 && tp != s->fix_tp) || (s->fix_pp > 0 && pp != s->fix_pp) ||
+			    (s->fix_dp > 0 && dp != s->fix_dp) || !split_ok(m, n, tp, pp))
+				continue;
+			if (shapes(m, s, tp, pp, dp, out))
+				return -1;
+		}
+	return 0;
+}
+
 int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 {
 	memset(out, 0, sizeof *out);
@@ -475,18 +495,10 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 	out->model_flops = sl_model_step_flops(m);
 
 	struct cands shape = {NULL, 0, 0};
-	for (int tp = 1; tp <= n; tp++)
-		for (int pp = 1; pp <= n / tp; pp++) {
-			int dp = n % (tp * pp) ? 0 : n / tp / pp;
-			if ((s->fix_tp > 0 && tp != s->fix_tp) || (s->fix_pp > 0 && pp != s->fix_pp) ||
-			    (s->fix_dp > 0 && dp != s->fix_dp))
-				continue;
-			if (split_ok(m, n, tp, pp) &&
-			    shapes(m, s, tp, pp, dp, &shape)) {
-				free(shape.rows);
-				return sl_fail(err, SL_ENOMEM, "out of host memory");
-			}
-		}
+	if (enumerate(s, 0, &shape)) {
+		free(shape.rows);
+		return sl_fail(err, SL_ENOMEM, "out of host memory");
+	}
 	if (shape.n == 0 && (s->fix_schedule || s->fix_chunks > 0)) {
 		/* Only when the degrees alone allow layouts is the schedule to
 		 * blame; else the degrees' message below says what is wrong. */
@@ -494,19 +506,11 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 		any.fix_schedule = 0;
 		any.fix_chunks = 0;
 		struct cands all = {NULL, 0, 0};
-		int nany = 0;
-		for (int tp = 1; tp <= n && nany == 0; tp++)
-			for (int pp = 1; pp <= n / tp && nany == 0; pp++) {
-				int dp = n % (tp * pp) ? 0 : n / tp / pp;
-				if ((s->fix_tp > 0 && tp != s->fix_tp) || (s->fix_pp > 0 && pp != s->fix_pp) ||
-				    (s->fix_dp > 0 && dp != s->fix_dp) || !split_ok(m, n, tp, pp))
-					continue;
-				if (shapes(m, &any, tp, pp, dp, &all)) {
-					free(all.rows);
-					return sl_fail(err, SL_ENOMEM, "out of host memory");
-				}
-				nany = all.n;
-			}
+		if (enumerate(&any, 1, &all)) {
+			free(all.rows);
+			return sl_fail(err, SL_ENOMEM, "out of host memory");
+		}
+		size_t nany = all.n;
 		free(all.rows);
 		int inter = s->fix_schedule && s->schedule == SL_SCHED_INTERLEAVED;
 		const char *why =
@@ -516,8 +520,10 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 		        ? "the interleaved schedule has 2 chunks a device or more"
 		        : "GPipe and interleaving need pp > 1, interleaving a micro-batch count that "
 		          "pp divides and v chunks dividing each stage's layers";
+		int fixed = s->fix_tp > 0 || s->fix_pp > 0 || s->fix_dp > 0 || s->fix_microbatches > 0;
 		if (nany > 0)
-			return sl_fail(err, SL_EINVAL, "no valid layout of %d devices has%s%s%s%.0d: %s", n,
+			return sl_fail(err, SL_EINVAL, "no valid layout of %d devices%s has%s%s%s%.0d: %s",
+			               n, fixed ? " with the degrees given" : "",
 			               s->fix_schedule ? " schedule " : "",
 			               s->fix_schedule ? sl_sched_name(s->schedule) : "",
 			               s->fix_chunks > 0 ? " chunks=" : "",

@@ -11,8 +11,9 @@
  * makes the largest share everyone's step); tp divides the device count
  * and the head count, pp the rest; schedules GPipe, 1F1B and interleaved
  * with every chunk count v from 2 to MAX_PLAN_CHUNKS that divides the
- * stage's layers (with pp = 1 there is no pipeline: one 1F1B row, gradient
- * accumulation over m; with m = 1 GPipe is 1F1B, listed once); the
+ * stage's layers, or the one count fix_chunks names (with pp = 1 there is
+ * no pipeline: one 1F1B row, gradient accumulation over m; with m = 1
+ * GPipe is 1F1B, listed once, as 1F1B unless fix_schedule names GPipe); the
  * mesh orders are the six permutations of tp, pp and dp, less those that
  * put every device on the same kinds of links as one listed before (the
  * same figures, so the same row). */
