@@ -11,15 +11,29 @@
 set -eu
 SHARDLAB=${SHARDLAB:-./shardlab}
 
-# The last value of a JSON key in the output on stdin.
+# The last value of a JSON key in the output on stdin; none (shardlab
+# failed, and said why on stderr) stops the script, as set -e makes the
+# failed assignment do: a missing figure is never a row.
 num() {
-	grep -o "\"$1\": *[-0-9.eE+]*" | tail -n 1 | sed 's/.*: *//'
+	v=$(grep -o "\"$1\": *[-0-9.eE+]*" | tail -n 1 | sed 's/.*: *//')
+	[ -n "$v" ] || { echo "validate.sh: no $1 in shardlab's output" >&2; return 1; }
+	echo "$v"
 }
 
+# The same for a key whose value is a string or a truth value.
+word() {
+	v=$(grep -o "\"$1\": *[\"a-z0-9]*" | tail -n 1 | sed 's/.*: *//; s/"//g')
+	[ -n "$v" ] || { echo "validate.sh: no $1 in shardlab's output" >&2; return 1; }
+	echo "$v"
+}
+
+# row KIND CASE OURS PUBLISHED UNIT SOURCE [DIGITS]: one line of the table,
+# the figures with DIGITS decimals (1 unless given).
 row() {
-	awk -v kind="$1" -v name="$2" -v ours="$3" -v pub="$4" -v unit="$5" -v src="$6" 'BEGIN {
-		printf "| %s | %s | %.1f %s | %.1f %s | %+.1f%% | %s |\n", kind, name, ours, unit,
-		       pub, unit, 100 * (ours - pub) / pub, src
+	awk -v kind="$1" -v name="$2" -v ours="$3" -v pub="$4" -v unit="$5" -v src="$6" \
+		-v d="${7:-1}" 'BEGIN {
+		printf "| %s | %s | %.*f %s | %.*f %s | %+.1f%% | %s |\n", kind, name, d, ours, unit,
+		       d, pub, unit, 100 * (ours - pub) / pub, src
 	}'
 }
 
@@ -130,11 +144,23 @@ while read -r name heads hidden layers gpus batch pp m sched full present; do
 		esac
 		[ "$pub" = - ] && continue
 		# shellcheck disable=SC2086 # $opts and $sched are lists of options
-		t=$("$SHARDLAB" plan --preset=a100 --devices="$gpus" --layers="$layers" \
+		j=$("$SHARDLAB" plan --preset=a100 --devices="$gpus" --layers="$layers" \
 			--hidden="$hidden" --ffn=$((4 * hidden)) --heads="$heads" --seq=2048 --norm=layernorm \
 			--vocab=51200 --batch="$batch" --tp=8 --pp="$pp" --microbatches="$m" $sched \
 			--attention=materialized --attention-dropout=0.1 --hidden-dropout=0.1 --no-zero1 \
-			$opts --top=1 --format=json | num step_time_s)
+			$opts --top=1 --format=json) || exit 1
+		t=$(echo "$j" | num step_time_s)
+		# the layout timed must be the one the paper ran: a plan that
+		# fell back to full recomputation, or went without sequence
+		# parallelism, would compare another configuration
+		if [ "$mode" = present ]; then
+			got="$(echo "$j" | word sequence_parallel) $(echo "$j" | word recompute)"
+			if [ "$got" != "true selective" ]; then
+				echo "validate.sh: $name on $gpus: the best layout has $got," \
+					"not sequence parallelism with selective recomputation" >&2
+				exit 1
+			fi
+		fi
 		unit=s
 		if [ "$name" = 22B ]; then # a second or so: in ms
 			unit=ms
@@ -143,7 +169,10 @@ while read -r name heads hidden layers gpus batch pp m sched full present; do
 		fi
 		where=$ksrc
 		[ "$gpus" = 2240 ] && where="Korthikanti et al. 2022, arXiv 2205.05198, section 6.3"
-		row "iteration" "$name on $gpus A100, $what" "$t" "$pub" "$unit" "$where"
+		# the paper's times have two decimals (seconds) or none (ms)
+		digits=2
+		[ "$unit" = ms ] && digits=0
+		row "iteration" "$name on $gpus A100, $what" "$t" "$pub" "$unit" "$where" "$digits"
 	done
 done <<'ROWS'
 22B 64 6144 48 8 4 1 1 1f1b 1.42 1.10
