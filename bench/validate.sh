@@ -149,14 +149,16 @@ while read -r name heads hidden layers gpus batch pp m sched full present; do
 			--vocab=51200 --batch="$batch" --tp=8 --pp="$pp" --microbatches="$m" $sched \
 			--attention=materialized --attention-dropout=0.1 --hidden-dropout=0.1 --no-zero1 \
 			$opts --top=1 --format=json) || exit 1
-		t=$(echo "$j" | num step_time_s)
+		t=$(printf '%s\n' "$j" | num step_time_s)
 		# the layout timed must be the one the paper ran: a plan that
 		# fell back to full recomputation, or went without sequence
 		# parallelism, would compare another configuration
 		if [ "$mode" = present ]; then
-			got="$(echo "$j" | word sequence_parallel) $(echo "$j" | word recompute)"
-			if [ "$got" != "true selective" ]; then
-				echo "validate.sh: $name on $gpus: the best layout has $got," \
+			sp=$(printf '%s\n' "$j" | word sequence_parallel)
+			rc=$(printf '%s\n' "$j" | word recompute)
+			if [ "$sp $rc" != "true selective" ]; then
+				echo "validate.sh: $name on $gpus: the best layout has" \
+					"sequence_parallel $sp, recompute $rc," \
 					"not sequence parallelism with selective recomputation" >&2
 				exit 1
 			fi

@@ -272,15 +272,16 @@ static void test_plan_fixed_degrees(void **state)
 	       &r);
 	tu_expect_one_error("plan --chunks=1 --schedule=interleaved", 2, &r);
 	assert_non_null(strstr(r.err, "the interleaved schedule has 2 chunks a device or more"));
+	assert_null(strstr(r.err, " given")); /* nothing else was fixed */
 	tu_result_free(&r);
 	/* degrees that allow layouts, but none of this schedule: the line
-	 * says the degrees were given, and the schedule's rules */
+	 * says what was given, and the schedule's rules */
 	tu_run("plan --devices=8 --pp=2 --microbatches=1 --schedule=interleaved --layers=4 "
 	       "--hidden=64 --ffn=256 --heads=4 --batch=8",
 	       &r);
 	tu_expect_one_error("plan --pp=2 --microbatches=1 --schedule=interleaved", 2, &r);
-	assert_non_null(strstr(r.err, "no valid layout of 8 devices with the degrees given has "
-	                              "schedule interleaved"));
+	assert_non_null(strstr(r.err, "no valid layout of 8 devices with the degrees and "
+	                              "micro-batches given has schedule interleaved"));
 	assert_non_null(strstr(r.err, "a micro-batch count that pp divides"));
 	tu_result_free(&r);
 	/* and a chunk count above the 8 the plan tries unasked is planned */

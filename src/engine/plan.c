@@ -520,10 +520,14 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 		        ? "the interleaved schedule has 2 chunks a device or more"
 		        : "GPipe and interleaving need pp > 1, interleaving a micro-batch count that "
 		          "pp divides and v chunks dividing each stage's layers";
-		int fixed = s->fix_tp > 0 || s->fix_pp > 0 || s->fix_dp > 0 || s->fix_microbatches > 0;
+		int deg = s->fix_tp > 0 || s->fix_pp > 0 || s->fix_dp > 0, mb = s->fix_microbatches > 0;
+		const char *given = deg && mb ? " with the degrees and micro-batches given"
+		                    : deg      ? " with the degrees given"
+		                    : mb       ? " with the micro-batches given"
+		                               : "";
 		if (nany > 0)
 			return sl_fail(err, SL_EINVAL, "no valid layout of %d devices%s has%s%s%s%.0d: %s",
-			               n, fixed ? " with the degrees given" : "",
+			               n, given,
 			               s->fix_schedule ? " schedule " : "",
 			               s->fix_schedule ? sl_sched_name(s->schedule) : "",
 			               s->fix_chunks > 0 ? " chunks=" : "",
