@@ -66,6 +66,7 @@ static const char *const shared_names[] = {"devices",
                                            "position-embedding",
                                            "attention-dropout",
                                            "hidden-dropout",
+                                           "grad-accumulation",
                                            "seq",
                                            "batch",
                                            "model"};
@@ -119,6 +120,9 @@ static void plan_help(void)
 	       "                          (default 0)\n"
 	       "  --hidden-dropout=R      the share (0 to 0.9) of attention and MLP outputs dropped\n"
 	       "                          (default 0)\n"
+	       "  --grad-accumulation=fused|separate\n"
+	       "                          weight gradients added inside their products (default),\n"
+	       "                          or by a memory pass of their own every micro-batch\n"
 	       "  --seq=S                 tokens per sequence (default 32; 1 without attention\n"
 	       "                          unless given)\n"
 	       "  --batch=B               sequences per step over all replicas (default 16)\n"

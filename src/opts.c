@@ -440,6 +440,7 @@ const struct option sl_opts_model[] = {
 	{"position-embedding", required_argument, NULL, SL_OPT_POS_EMB},
 	{"attention-dropout", required_argument, NULL, SL_OPT_ATTN_DROPOUT},
 	{"hidden-dropout", required_argument, NULL, SL_OPT_HIDDEN_DROPOUT},
+	{"grad-accumulation", required_argument, NULL, SL_OPT_GRAD_ACCUM},
 	{NULL, 0, NULL, 0}};
 
 const struct option sl_opts_layout[] = {
@@ -489,6 +490,11 @@ const char sl_opts_model_help[] =
 	"  --hidden-dropout=R      drop this share (0 to 0.9) of each attention and MLP\n"
 	"                          output before its residual, as Megatron-LM's option\n"
 	"                          (default 0)\n"
+	"  --grad-accumulation=fused|separate\n"
+	"                          each weight-gradient product adds into the gradients\n"
+	"                          (fused, default), or writes its own that a memory pass\n"
+	"                          then adds, every micro-batch (separate: PyTorch's\n"
+	"                          autograd, Megatron-LM before the fusion); time only\n"
 	"  --seq=S                 tokens per sequence (default 32; 1 without attention\n"
 	"                          unless given)\n"
 	"  --batch=B               sequences per step, over all replicas (default 16)\n"
@@ -679,6 +685,12 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 			rc = sl_fail(err, SL_EINVAL, "--hidden-dropout=%s is out of range (0 to 0.9)",
 				     arg);
 		m->hidden_dropout = (float)lr;
+		break;
+	case SL_OPT_GRAD_ACCUM:
+		if (sl_grad_accum_parse(arg, &m->grad_accum))
+			return sl_fail(err, SL_EINVAL,
+				       "--grad-accumulation: unknown kind '%s' (one of: fused, separate)",
+				       arg);
 		break;
 	case SL_OPT_LR:
 		rc = sl_parse_double(arg, &lr, err);

@@ -112,6 +112,7 @@ enum sl_opt_code {
 	SL_OPT_UNTIE,
 	SL_OPT_POS_EMB,
 	SL_OPT_TIE, /* --untie-embeddings' opposite (its bit in given_shape) */
+	SL_OPT_GRAD_ACCUM,
 	SL_OPT_USER = 0x200
 };
 

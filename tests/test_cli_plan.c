@@ -59,6 +59,8 @@ static void test_plan_bad_input(void **state)
 	    {"plan --trace=x.json", "unknown option '--trace'"},
 	    {"plan --timing=measured", "unknown option '--timing'"},
 	    {"plan --layers=0", "--layers"},
+	    {"plan --grad-accumulation=sometimes",
+	     "--grad-accumulation: unknown kind 'sometimes' (one of: fused, separate)"},
 	    {"plan extra", "unexpected argument"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -182,6 +184,33 @@ static void same_subset(json_t *all, json_t *some, int plain)
  * --no-sequence-parallel --no-zero1 to those without either: the
  * constrained plan lists exactly the unconstrained plan's rows of that
  * kind, with the same figures. */
+/* --grad-accumulation: the report names it, and on the realistic machine
+ * the separate pass makes the same layout's step longer (by the bytes
+ * test_estimate's closed form counts); the FLOPs are the same. */
+static void test_plan_grad_accumulation(void **state)
+{
+	(void)state;
+	const char *base = "plan --preset=a100 --devices=8 --tp=2 --pp=2 --microbatches=4 --layers=4 "
+	                   "--hidden=256 --ffn=1024 --heads=4 --seq=128 --batch=16 --top=1 "
+	                   "--format=json";
+	double t[2] = {0}, fl[2] = {0};
+	for (int sep = 0; sep < 2; sep++) {
+		char args[400];
+		snprintf(args, sizeof args, "%s%s", base, sep ? " --grad-accumulation=separate" : "");
+		tu_result r;
+		json_t *j = json_of(args, &r);
+		json_t *ga = json_object_get(json_object_get(j, "model"), "grad_accumulation");
+		assert_string_equal(json_string_value(ga), sep ? "separate" : "fused");
+		json_t *row = json_array_get(json_object_get(j, "layouts"), 0);
+		t[sep] = tu_num(row, "step_time_s");
+		fl[sep] = tu_num(j, "step_model_flop");
+		json_decref(j);
+		tu_result_free(&r);
+	}
+	assert_true(t[1] > t[0]);
+	assert_true(fl[1] == fl[0]);
+}
+
 static void test_plan_fixed_degrees(void **state)
 {
 	(void)state;
@@ -485,6 +514,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_plan_bad_input), cmocka_unit_test(test_plan_text),
 	    cmocka_unit_test(test_plan_json),      cmocka_unit_test(test_plan_many_devices),
+	    cmocka_unit_test(test_plan_grad_accumulation),
 	    cmocka_unit_test(test_plan_fixed_degrees),
 	    cmocka_unit_test(test_run_dry_run),    cmocka_unit_test(test_dry_run_limits),
 	    cmocka_unit_test(test_train_dry_run),  cmocka_unit_test(test_sandbox_dry_run_limit),

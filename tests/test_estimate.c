@@ -424,6 +424,72 @@ static void test_hidden_dropout_closed_forms(void **state)
 	      "the hidden dropout's bytes at the memory's rate, and its backward's launches");
 }
 
+/* Separate gradient accumulation against its closed form, one device, M
+ * micro-batches, L layers of multi-head attention and a GeLU MLP of f:
+ * after each weight-gradient product a kernel reads the new gradient and
+ * the gradient array and writes the array, 3 eb bytes an element and a
+ * launch: the weights are Wqkv (h x 3h), Wo (h x h), W1 (h x f) and W2
+ * (f x h), 4 h^2 + 2 h f elements a layer, and with a vocabulary of V the
+ * LM head's V x h (one tensor more).  Every micro-batch pays it.  Nothing on
+ * the ideal machine; the values, the FLOPs and what is kept are the same. */
+static void test_grad_accum_closed_forms(void **state)
+{
+	(void)state;
+	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 3, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3, 6, 0, 0};
+	for (int vocab = 0; vocab <= 37; vocab += 37) {
+		sl_model_spec m, g;
+		model_of(&x, &m);
+		m.vocab = vocab;
+		g = m;
+		g.grad_accum = SL_GACC_SEPARATE;
+		double L = m.layers, M = x.m, h = m.hidden, f = m.ffn;
+		double elems = L * (4 * h * h + 2 * h * f) + vocab * h;
+		double kernels = 4 * L + (vocab ? 1 : 0);
+		sl_estimate e[2][2]; /* [ideal, realistic][separate] */
+		estimate_pair(&m, &g, &x, e);
+		for (int k = 0; k < 2; k++) {
+			assert_true(e[k][1].act_peak_bytes == e[k][0].act_peak_bytes);
+			assert_true(e[k][1].workspace_peak_bytes >= e[k][0].workspace_peak_bytes);
+			CLOSE(e[k][1].flops_per_step, e[k][0].flops_per_step, "the same products");
+		}
+		CLOSE(e[0][1].step_s, e[0][0].step_s, "ideal: element-wise work is free");
+		sl_cluster_config r = realistic_of(&x, 0.6);
+		CLOSE(e[1][1].step_s - e[1][0].step_s,
+		      M * (3 * 2 * elems / r.dm.mem_bw + kernels * r.dm.launch_s),
+		      "each micro-batch's gradient adds at the memory's rate, a launch a weight");
+	}
+}
+
+/* Separate gradient accumulation through every method, with and without a
+ * vocabulary, pipelined, interleaved and tensor parallel: the same figures
+ * as the timing-only run. */
+static void test_grad_accum_estimate_equals_run(void **state)
+{
+	(void)state;
+	const struct lay rows[] = {
+	    {1, 1, 1, SL_SCHED_1F1B, 2, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 4, 8, 0, SL_EST_STAGE},
+	    {2, 2, 2, SL_SCHED_1F1B, 2, 1, 1, 1, NULL, 4, SL_TOPO_FULL, 4, 4, 8, 0, SL_EST_STAGE},
+	    {4, 2, 1, SL_SCHED_1F1B, 2, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 4, 8, 10, SL_EST_SLICE},
+	    {1, 2, 1, SL_SCHED_INTERLEAVED, 4, 2, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 8, 8, 0,
+	     SL_EST_STAGE},
+	};
+	for (size_t g = 0; g < sizeof rows / sizeof rows[0]; g++)
+		for (int vocab = 0; vocab <= 37; vocab += 37) {
+			const struct lay *x = &rows[g];
+			char name[160];
+			name_of(x, name, sizeof name);
+			snprintf(name + strlen(name), sizeof name - strlen(name),
+			         " separate accumulation, vocabulary %d", vocab);
+			sl_model_spec m;
+			model_of(x, &m);
+			m.grad_accum = SL_GACC_SEPARATE;
+			m.vocab = vocab;
+			sl_layout l = layout_of(x);
+			sl_cluster_config cfg = realistic_of(x, 0.6);
+			every_method_equals_run(&m, &l, &cfg, x->want, name);
+		}
+}
+
 /* Pre-norms, one device, one micro-batch of R rows, L layers of two
  * sub-blocks: each keeps its norm's input besides its output (R h eb bytes
  * more each at the peak); the forward's kernel reads x and writes the
@@ -883,6 +949,8 @@ int main(void)
 	    cmocka_unit_test(test_dropout_closed_forms),
 	    cmocka_unit_test(test_hidden_dropout_closed_forms),
 	    cmocka_unit_test(test_norm_closed_forms),
+	    cmocka_unit_test(test_grad_accum_closed_forms),
+	    cmocka_unit_test(test_grad_accum_estimate_equals_run),
 	    cmocka_unit_test(test_vocab_estimate_equals_run),
 	    cmocka_unit_test(test_vocab_closed_forms),
 	    cmocka_unit_test(test_replayed_devices),

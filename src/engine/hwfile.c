@@ -836,4 +836,5 @@ void sl_model_json_kinds(json_t *o, const sl_model_spec *m)
 	json_object_set_new(o, "position_embedding", json_string(sl_pos_name(m->pos_emb)));
 	json_object_set_new(o, "attention_dropout_fraction", json_real(sl_float_decimal(m->attn_dropout)));
 	json_object_set_new(o, "hidden_dropout_fraction", json_real(sl_float_decimal(m->hidden_dropout)));
+	json_object_set_new(o, "grad_accumulation", json_string(sl_grad_accum_name(m->grad_accum)));
 }

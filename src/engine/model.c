@@ -75,6 +75,18 @@ int sl_pos_parse(const char *s, int *out)
 	return name_index(pos_names, SL_POS_N, s, out);
 }
 
+static const char *const gacc_names[SL_GACC_N] = {"fused", "separate"};
+
+const char *sl_grad_accum_name(int k)
+{
+	return k >= 0 && k < SL_GACC_N ? gacc_names[k] : "?";
+}
+
+int sl_grad_accum_parse(const char *s, int *out)
+{
+	return name_index(gacc_names, SL_GACC_N, s, out);
+}
+
 size_t sl_model_embed_params(const sl_model_spec *m)
 {
 	if (m->vocab <= 0)
@@ -176,6 +188,8 @@ int sl_model_describe(const sl_model_spec *m, char *buf, size_t n)
 	if (m->hidden_dropout > 0 && len >= 0 && (size_t)len < n)
 		len += snprintf(buf + len, n - (size_t)len, ", hidden dropout %g",
 				(double)m->hidden_dropout);
+	if (m->grad_accum == SL_GACC_SEPARATE && len >= 0 && (size_t)len < n)
+		len += snprintf(buf + len, n - (size_t)len, ", gradients accumulated separately");
 	if (m->vocab > 0 && len >= 0 && (size_t)len < n)
 		len += snprintf(buf + len, n - (size_t)len, ", vocabulary %d (%s, %s positions)",
 				m->vocab, m->untie ? "untied" : "tied",
@@ -227,6 +241,8 @@ int sl_model_check(const sl_model_spec *m, sl_err *err)
 			       SL_MODEL_MAX_VOCAB);
 	if (m->pos_emb < 0 || m->pos_emb >= SL_POS_N)
 		return sl_fail(err, SL_EINVAL, "--position-embedding must be learned or rope");
+	if (m->grad_accum < 0 || m->grad_accum >= SL_GACC_N)
+		return sl_fail(err, SL_EINVAL, "--grad-accumulation must be fused or separate");
 	/* Rows of a batch are counted in int. */
 	if ((double)m->batch * m->seq > 2147483647.0)
 		return sl_fail(err, SL_EINVAL,

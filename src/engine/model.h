@@ -75,6 +75,9 @@ typedef struct sl_model_spec {
 	int pos_emb;   /* SL_POS_LEARNED (s x h learned positions, GPT's) or SL_POS_ROPE (none) */
 	uint64_t seed;
 	float lr, beta1, beta2, eps; /* Adam */
+	/* How a weight's gradient is added up over the micro-batches of a step
+	 * (time only, the values are the same): SL_GACC_FUSED or SL_GACC_SEPARATE. */
+	int grad_accum;
 } sl_model_spec;
 
 typedef enum sl_ffn_kind { SL_FFN_GELU, SL_FFN_SWIGLU, SL_FFN_N } sl_ffn_kind;
@@ -83,6 +86,21 @@ const char *sl_ffn_kind_name(int k);
 int sl_ffn_kind_parse(const char *s, int *out);
 
 typedef enum sl_norm_kind { SL_NORM_NONE, SL_NORM_LAYER, SL_NORM_RMS, SL_NORM_N } sl_norm_kind;
+
+/* Gradient accumulation.  Fused: each weight-gradient product adds into the
+ * gradient array itself (beta = 1: Megatron-LM's gradient-accumulation
+ * fusion, in NVIDIA apex's copy of Megatron's layers since February 2022,
+ * NVIDIA/apex pull request 1297).  Separate: the product writes a fresh
+ * gradient, which another kernel then adds into the array (PyTorch's
+ * autograd, and Megatron-LM's data-parallel hook, main_grad.add_(grad),
+ * without the fusion): a pass that reads the new gradient and the array and
+ * writes the array, for every weight and every micro-batch, and a transient
+ * buffer of the weight's size. */
+typedef enum sl_grad_accum { SL_GACC_FUSED, SL_GACC_SEPARATE, SL_GACC_N } sl_grad_accum;
+
+/* "fused", "separate" */
+const char *sl_grad_accum_name(int k);
+int sl_grad_accum_parse(const char *s, int *out);
 
 typedef enum sl_pos_kind { SL_POS_LEARNED, SL_POS_ROPE, SL_POS_N } sl_pos_kind;
 

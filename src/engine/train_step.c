@@ -539,6 +539,23 @@ static void work_set(struct kctx *k, char *lb, size_t n, sl_work_pass pass, int 
 			return rc_;                                                               \
 	} while (0)
 
+/* After a weight-gradient product of rows x cols: with separate gradient
+ * accumulation (model.h), the product wrote a fresh gradient into a
+ * transient buffer, and a kernel adds it into the gradient array: it reads
+ * both and writes the array, three values an element (a gradient element
+ * is an activation's size at either precision).  Fused: nothing, the
+ * product added into the array. */
+static int wgrad_add(struct kctx *k, size_t rows, size_t cols)
+{
+	if (k->tr->m.grad_accum != SL_GACC_SEPARATE)
+		return SL_OK;
+	float *g = NULL;
+	TRY(k_alloc(k, &g, rows * cols, CAT_WS, "weight gradient (accumulated separately)"));
+	int rc = ew_skip(k, 3.0 * (double)rows * (double)cols, "gradient accumulation");
+	k_free(k, &g);
+	return rc;
+}
+
 /* The input of a sub-block as the whole micro-batch: with sequence
  * parallelism the gathered rows (a new buffer, for the forward's product
  * only), else x itself (which becomes an activation). */
@@ -735,6 +752,7 @@ static int mlp_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 		k_free(k, &dm); /* gathered */
 	WORK(SL_PASS_BWD, b->index, SL_PART_FC2, SL_GRAD_W, -1);
 	TRY(k_gemm(k, 1, 0, ft, h, r, 1, st->a, 0, ft, dyf, 0, h, 1, grd(k, b, SL_T_FC2_W), 0, h, lb));
+	TRY(wgrad_add(k, (size_t)ft, (size_t)h));
 	TRY(k_alloc(k, &da, (size_t)r * ft, CAT_WS,
 		    zc == ft ? "fc1 output gradient" : "activation gradient"));
 	WORK(SL_PASS_BWD, b->index, SL_PART_FC2, SL_GRAD_X, -1);
@@ -752,6 +770,7 @@ static int mlp_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 	float *xf = NULL;
 	TRY(regather(k, g, st->xm, &xf));
 	TRY(k_gemm(k, 1, 0, h, zc, r, 1, xf, 0, h, dz, 0, zc, 1, grd(k, b, SL_T_FC1_W), 0, zc, lb));
+	TRY(wgrad_add(k, (size_t)h, (size_t)zc));
 	if (g->sp)
 		k_free(k, &xf);
 	TRY(k_alloc(k, &dxp, (size_t)r * h, CAT_WS, "input gradient partial sums"));
@@ -872,6 +891,7 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 		k_free(k, &dm); /* gathered */
 	WORK(SL_PASS_BWD, b->index, SL_PART_PROJ, SL_GRAD_W, -1);
 	TRY(k_gemm(k, 1, 0, oc, h, r, 1, st->o, 0, oc, dyf, 0, h, 1, grd(k, b, SL_T_OUT_W), 0, h, lb));
+	TRY(wgrad_add(k, (size_t)oc, (size_t)h));
 	TRY(k_alloc(k, &dO, (size_t)r * oc, CAT_WS, "heads' output gradient"));
 	WORK(SL_PASS_BWD, b->index, SL_PART_PROJ, SL_GRAD_X, -1);
 	TRY(k_gemm(k, 0, 1, r, oc, h, 1, dyf, 0, h, par(k, b, SL_T_OUT_W), 0, h, 0, dO, 0, oc, lb));
@@ -964,6 +984,7 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	TRY(regather(k, g, st->xa, &xf));
 	TRY(k_gemm(k, 1, 0, h, qc, r, 1, xf, 0, h, dqkv, 0, qc, 1, grd(k, b, SL_T_QKV_W), 0, qc,
 		   lb));
+	TRY(wgrad_add(k, (size_t)h, (size_t)qc));
 	if (g->sp)
 		k_free(k, &xf);
 	TRY(k_alloc(k, &dxp, (size_t)r * h, CAT_WS, "input gradient partial sums"));
@@ -1156,6 +1177,7 @@ static int head_bwd(struct kctx *k, const struct mbgeo *g, struct cstash *cs, fl
 	TRY(k_gemm(k, 0, 1, r, h, vp, 1, dl, 0, vp, NULL, 0, vp, 0, dxp, 0, h, lb));
 	WORK(SL_PASS_BWD, m->layers - 1, SL_PART_HEAD, SL_GRAD_W, -1);
 	TRY(k_gemm(k, 1, 0, vp, h, r, 1, dl, 0, vp, full, 0, h, 1, NULL, 0, h, lb));
+	TRY(wgrad_add(k, (size_t)vp, (size_t)h));
 	k_free(k, &dl);
 	if (full != cs->hx)
 		k_free(k, &full);
