@@ -79,7 +79,13 @@ row "all-reduce (calibration)" "8 x h100, 1 GiB, ring" "$ours" 367.5 "GB/s" \
 # distributed optimizer after it; without them every TP rank runs the
 # element-wise work on the whole micro-batch.  The paper's vocabulary of
 # 51,200 tokens (section 5.1), embeddings tied to the LM head and learned
-# positions, vocabulary-parallel over t.  shardlab's
+# positions, vocabulary-parallel over t.  Weight gradients added up over
+# the micro-batches by a kernel of their own (--grad-accumulation=separate):
+# Megatron-LM's data-parallel hook adds each backward's gradient into its
+# buffer (megatron/model/distributed.py, main_grad.add_), and the fused
+# weight-gradient kernel that folds the add into the product came later
+# (in NVIDIA apex's copy of Megatron's layers in February 2022, pull request
+# 1297; the 2022 rows below keep it).  shardlab's
 # figure: the GEMM FLOPs its best layout executes (recomputation included)
 # per GPU and second, under --recompute=full.
 src="Narayanan et al. 2021, arXiv 2104.04473"
@@ -100,7 +106,7 @@ while read -r name heads hidden layers gpus batch pub tp pp; do
 			--vocab=51200 \
 			--batch="$batch" --recompute=full --attention=materialized \
 			--attention-dropout=0.1 --hidden-dropout=0.1 --no-sequence-parallel \
-			--no-zero1 $fixed --top=1 \
+			--no-zero1 --grad-accumulation=separate $fixed --top=1 \
 			--format=json |
 			num device_hardware_flop_per_s)
 		ours=$(awk -v f="$f" 'BEGIN { printf "%.6g", f / 1e12 }')
