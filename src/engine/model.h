@@ -94,8 +94,9 @@ typedef enum sl_norm_kind { SL_NORM_NONE, SL_NORM_LAYER, SL_NORM_RMS, SL_NORM_N 
  * gradient, which another kernel then adds into the array (PyTorch's
  * autograd, and Megatron-LM's data-parallel hook, main_grad.add_(grad),
  * without the fusion): a pass that reads the new gradient and the array and
- * writes the array, for every weight and every micro-batch, and a transient
- * buffer of the weight's size. */
+ * writes the array, for every linear layer's weight (the LM head's too, not
+ * the embedding table's) and every micro-batch, and a transient buffer of
+ * the weight's size. */
 typedef enum sl_grad_accum { SL_GACC_FUSED, SL_GACC_SEPARATE, SL_GACC_N } sl_grad_accum;
 
 /* "fused", "separate" */
