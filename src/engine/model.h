@@ -76,7 +76,7 @@ typedef struct sl_model_spec {
 	uint64_t seed;
 	float lr, beta1, beta2, eps; /* Adam */
 	/* How a weight's gradient is added up over the micro-batches of a step
-	 * (time only, the values are the same): SL_GACC_FUSED or SL_GACC_SEPARATE. */
+	 * (time and workspace only, the values are the same): SL_GACC_FUSED or SL_GACC_SEPARATE. */
 	int grad_accum;
 } sl_model_spec;
 
