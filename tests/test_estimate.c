@@ -251,7 +251,7 @@ static sl_cluster_config realistic_of(const struct lay *x, double attn_frac)
 	sl_cluster_config cfg = config_of(x);
 	cfg.precision = SL_PREC_BF16;
 	cfg.efficiency = SL_EFF_REALISTIC;
-	cfg.dm = (sl_device_model){3e12, 0.8, 132, 256, 128, 64, 2e-6, attn_frac};
+	cfg.dm = (sl_device_model){3e12, 0.8, 132, 256, 128, 64, 2e-6, attn_frac, 0};
 	return cfg;
 }
 
@@ -460,6 +460,44 @@ static void test_grad_accum_closed_forms(void **state)
 		CLOSE(e[1][1].step_s - e[1][0].step_s,
 		      M * (3 * 2 * elems / r.dm.mem_bw + kernels * r.dm.launch_s),
 		      "each micro-batch's gradient adds at the memory's rate, a launch a weight");
+	}
+}
+
+/* The device memory's achievable share (mem_frac) is the rate of every
+ * memory-bound kernel: at a share f the separate accumulation's passes
+ * take 1/f of their bytes' time at the datasheet bandwidth, their launches
+ * the same; 0 is the whole bandwidth, as 1 is. */
+static void test_memory_fraction_closed_form(void **state)
+{
+	(void)state;
+	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 3, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3, 6, 0, 0};
+	sl_model_spec m, g;
+	model_of(&x, &m);
+	g = m;
+	g.grad_accum = SL_GACC_SEPARATE;
+	sl_layout l = layout_of(&x);
+	double L = m.layers, M = x.m, h = m.hidden, f = m.ffn;
+	double elems = L * (4 * h * h + 2 * h * f), kernels = 4 * L;
+	const double fr[] = {0, 1, 0.5, 0.781};
+	double base = 0;
+	for (size_t i = 0; i < sizeof fr / sizeof *fr; i++) {
+		sl_cluster_config cfg = realistic_of(&x, 0.6);
+		cfg.dm.mem_frac = fr[i];
+		sl_estimate e[2];
+		sl_err err = {0};
+		for (int n = 0; n < 2; n++)
+			assert_int_equal(sl_train_estimate(n ? &g : &m, &l, &cfg, SL_EST_AUTO, &e[n], &err),
+			                 SL_OK);
+		double bw = cfg.dm.mem_bw * (fr[i] > 0 ? fr[i] : 1);
+		CLOSE(e[1].step_s - e[0].step_s, M * (3 * 2 * elems / bw + kernels * cfg.dm.launch_s),
+		      "the gradient adds at the achievable bandwidth");
+		if (i < 2) {
+			if (i == 1)
+				CLOSE(e[0].step_s, base, "a share of 1 is the whole bandwidth");
+			base = e[0].step_s;
+		} else {
+			assert_true(e[0].step_s > base);
+		}
 	}
 }
 
@@ -946,6 +984,7 @@ int main(void)
 	    cmocka_unit_test(test_hidden_dropout_closed_forms),
 	    cmocka_unit_test(test_norm_closed_forms),
 	    cmocka_unit_test(test_grad_accum_closed_forms),
+	    cmocka_unit_test(test_memory_fraction_closed_form),
 	    cmocka_unit_test(test_grad_accum_estimate_equals_run),
 	    cmocka_unit_test(test_vocab_estimate_equals_run),
 	    cmocka_unit_test(test_vocab_closed_forms),

@@ -176,6 +176,10 @@ static const struct bad_case bad_cases[] = {
 	 "device.attention_peak_fraction: 1.5 is out of range (0 (the GEMM fraction) to 1)"},
 	{"\"attention_peak_fraction\": 0.588", "\"attention_peak_fraction\": \"fast\"",
 	 "device.attention_peak_fraction: must be a number, not a string"},
+	{"\"memory_bandwidth_fraction\": 0.769", "\"memory_bandwidth_fraction\": 1.2",
+	 "device.memory_bandwidth_fraction: 1.2 is out of range (0 (all of it) to 1)"},
+	{"\"memory_bandwidth_fraction\": 0.769", "\"memory_bandwidth_fraction\": null",
+	 "device.memory_bandwidth_fraction: must be a number, not null"},
 	{"\"gemm_units\": 132", "\"gemm_units\": 13.2",
 	 "device.gemm_units: 13.199999999999999 is not a whole number"},
 	{"\"default_precision\": \"bf16\"", "\"default_precision\": \"fp8\"",
@@ -189,7 +193,7 @@ static const struct bad_case bad_cases[] = {
 	{"\"latency_s\": 2e-6", "\"latency_s\": null",
 	 "intra_node.latency_s: must be a number, not null"},
 	{"\"intra_node\": {", "\"intra_node\": [{",
-	 "line 26, column 15: ']' expected near ':'"},
+	 "line 27, column 15: ']' expected near ':'"},
 	{"\"name\": \"h100\"", "\"name\": \"h 100\"",
 	 "name: may hold only letters, digits, '.', '_' and '-'"},
 	{"\"name\": \"h100\"", "\"name\": \"\"", "name: is empty"},
@@ -228,21 +232,24 @@ static void test_malformed_files(void **state)
 			fail_msg("case %zu:\n got  %s\n want %s", i, err.msg, want);
 		assert_int_equal(err.code, SL_EINVAL);
 	}
-	/* attention_peak_fraction may be left out (files written before it
-	 * was): 0, the GEMM fraction. */
-	{
-		const char *key = "    \"attention_peak_fraction\": 0.588,\n";
+	/* attention_peak_fraction and memory_bandwidth_fraction may be left
+	 * out (files written before them): 0, the GEMM fraction and the whole
+	 * bandwidth. */
+	for (int k = 0; k < 2; k++) {
+		const char *key = k ? "    \"memory_bandwidth_fraction\": 0.769,\n"
+				    : "    \"attention_peak_fraction\": 0.588,\n";
 		char *at = strstr(good, key);
 		assert_non_null(at);
 		char text[1 << 14], okp[420];
 		snprintf(text, sizeof text, "%.*s%s", (int)(at - good), good, at + strlen(key));
-		snprintf(okp, sizeof okp, "%s/older.json", dir);
+		snprintf(okp, sizeof okp, "%s/older%d.json", dir, k);
 		write_file(okp, text);
 		sl_err e0 = {0};
 		const sl_preset *p = sl_hw_load(okp, &e0);
 		if (!p)
 			fail_msg("%s", e0.msg);
-		assert_true(p->dm.attn_frac == 0);
+		assert_true(k ? p->dm.mem_frac == 0 && p->dm.attn_frac == 0.588
+			      : p->dm.attn_frac == 0 && p->dm.mem_frac == 0.769);
 		assert_true(p->dm.gemm_frac == 0.803);
 		unlink(okp);
 	}

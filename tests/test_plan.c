@@ -416,7 +416,7 @@ static void test_exact_top_keeps_the_first_rows(void **state)
 	sl_cluster_config cfg = tu_h100(64, 8);
 	cfg.precision = SL_PREC_BF16;
 	cfg.efficiency = SL_EFF_REALISTIC;
-	cfg.dm = (sl_device_model){3e12, 0.8, 132, 256, 128, 64, 2e-6, 0.6};
+	cfg.dm = (sl_device_model){3e12, 0.8, 132, 256, 128, 64, 2e-6, 0.6, 0};
 	sl_plan all, top;
 	plan_or_fail(&m, &cfg, &all);
 	const int ks[] = {1, 5};

@@ -71,6 +71,8 @@ typedef struct sl_device_model {
 	double launch_s;     /* per kernel */
 	double attn_frac;    /* a fused attention kernel's rate over the peak (FlashAttention);
 				0: gemm_frac */
+	double mem_frac;     /* the share of mem_bw a streaming kernel reaches (a measured
+				device-local copy over the datasheet figure); 0: all of it */
 } sl_device_model;
 
 typedef struct sl_cluster_config {

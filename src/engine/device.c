@@ -21,6 +21,13 @@ static int realistic(const sl_cluster_config *cfg)
 	return cfg->efficiency == SL_EFF_REALISTIC;
 }
 
+/* The device memory's achievable bandwidth: the datasheet figure times the
+ * measured share a streaming kernel reaches. */
+static double achievable_bw(const sl_device_model *dm)
+{
+	return dm->mem_bw * (dm->mem_frac > 0 ? dm->mem_frac : 1);
+}
+
 double sl_gemm_s(const sl_cluster_config *cfg, double M, double N, double K, double batch)
 {
 	double flops = 2.0 * M * N * K * batch;
@@ -40,7 +47,7 @@ double sl_gemm_s(const sl_cluster_config *cfg, double M, double N, double K, dou
 	double t = flops / rate;
 	if (dm->mem_bw > 0) {
 		double bytes = (M * K + K * N + M * N) * batch * sl_elem_bytes(cfg);
-		double tm = bytes / dm->mem_bw;
+		double tm = bytes / achievable_bw(dm);
 		if (tm > t)
 			t = tm;
 	}
@@ -67,7 +74,7 @@ double sl_mem_s(const sl_cluster_config *cfg, double bytes)
 	if (!realistic(cfg))
 		return 0;
 	const sl_device_model *dm = &cfg->dm;
-	return dm->launch_s + (dm->mem_bw > 0 ? bytes / dm->mem_bw : 0);
+	return dm->launch_s + (dm->mem_bw > 0 ? bytes / achievable_bw(dm) : 0);
 }
 
 static const char *prec_names[SL_PREC_N] = {"fp32", "bf16"};

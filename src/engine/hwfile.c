@@ -250,7 +250,9 @@ static const char *const dev_keys[] = {"bf16_flop_per_s",
 				       "kernel_launch_s",
 				       "default_precision",
 				       "default_efficiency",
-				       "attention_peak_fraction", /* optional: the last one */
+				       /* optional: the last two */
+				       "attention_peak_fraction",
+				       "memory_bandwidth_fraction",
 				       NULL};
 static const char *const link_keys[] = {"bandwidth_bytes_per_s", "latency_s", "achievable_fraction",
 					NULL};
@@ -285,6 +287,7 @@ json_t *sl_hw_to_json(const sl_preset *p)
 	json_object_set_new(d, "fp32_flop_per_s", rate_json(p->flops_fp32));
 	json_object_set_new(d, "memory_bytes", json_integer((json_int_t)p->memory));
 	json_object_set_new(d, "memory_bandwidth_bytes_per_s", json_real(p->dm.mem_bw));
+	json_object_set_new(d, "memory_bandwidth_fraction", json_real(p->dm.mem_frac));
 	json_object_set_new(d, "gemm_peak_fraction", json_real(p->dm.gemm_frac));
 	json_object_set_new(d, "gemm_units", json_integer(p->dm.units));
 	json_object_set_new(d, "gemm_tile_m", json_integer(p->dm.tile_m));
@@ -337,7 +340,7 @@ int sl_hw_from_json(const json_t *j, const char *file, sl_preset *out, sl_err *e
 	memset(out, 0, sizeof *out);
 	const char *name, *title, *source, *ps, *es;
 	const json_t *d = NULL;
-	double v[12];
+	double v[13];
 	int rc;
 	if (!json_is_object(j))
 		return sl_fail(err, SL_EINVAL, "%s: (top level): must be an object", safe);
@@ -346,11 +349,14 @@ int sl_hw_from_json(const json_t *j, const char *file, sl_preset *out, sl_err *e
 	    (rc = get_str(&r, j, "source", 2048, 0, &source)) || (rc = get_obj(&r, j, "device", &d)))
 		return rc;
 	rd rdv = {safe, "device", err};
-	v[11] = 0;
-	if ((rc = keys_known(&rdv, d, dev_keys, 1)) ||
+	v[11] = v[12] = 0;
+	if ((rc = keys_known(&rdv, d, dev_keys, 2)) ||
 	    (json_object_get(d, "attention_peak_fraction") &&
 	     (rc = get_num(&rdv, d, "attention_peak_fraction", 0, 1, "0 (the GEMM fraction) to 1", 0,
 			   &v[11]))) ||
+	    (json_object_get(d, "memory_bandwidth_fraction") &&
+	     (rc = get_num(&rdv, d, "memory_bandwidth_fraction", 0, 1, "0 (all of it) to 1", 0,
+			   &v[12]))) ||
 	    (rc = get_num(&rdv, d, "bf16_flop_per_s", 1e6, 1e18, "1e6 to 1e18, or null: measured", 1,
 			  &v[0])) ||
 	    (rc = get_num(&rdv, d, "fp32_flop_per_s", 1e6, 1e18, "1e6 to 1e18, or null: measured", 1,
@@ -378,7 +384,8 @@ int sl_hw_from_json(const json_t *j, const char *file, sl_preset *out, sl_err *e
 	out->flops = v[0];
 	out->flops_fp32 = v[1];
 	out->memory = v[2];
-	out->dm = (sl_device_model){v[3], v[4], (int)v[5], (int)v[6], (int)v[7], v[8], v[9], v[11]};
+	out->dm = (sl_device_model){v[3], v[4], (int)v[5], (int)v[6], (int)v[7], v[8], v[9], v[11],
+				    v[12]};
 	out->devices_per_node = (int)v[10];
 	out->name = strdup(name);
 	out->title = strdup(title);

@@ -117,14 +117,17 @@ int sl_report_presets(FILE *f, int json, sl_err *err)
 		fprintf(f, "%11slinks %s, %s inside a node; %s, %s between nodes\n", "",
 			fr(p->intra.bandwidth), ft(p->intra.latency), fr(p->inter.bandwidth),
 			ft(p->inter.latency));
-		if (p->dm.mem_bw > 0)
-			fprintf(f, "%11smemory %s; best GEMM %.1f%% of peak on %d units, launch %s;\n"
-				   "%11scollectives reach %.0f%% of the links inside a node, %.0f%% between;"
-				   " default %s, %s\n", "", fr(p->dm.mem_bw), 100 * p->dm.gemm_frac,
-				p->dm.units, ft(p->dm.launch_s), "", 100 * p->intra_frac,
-				100 * p->inter_frac, sl_precision_name(p->precision),
+		if (p->dm.mem_bw > 0) {
+			double mf = p->dm.mem_frac > 0 ? p->dm.mem_frac : 1;
+			fprintf(f, "%11smemory %s, %.1f%% of it reached%s; a launch %s\n", "",
+				fr(p->dm.mem_bw), 100 * mf, p->dm.mem_frac > 0 ? "" : " (none measured)",
+				ft(p->dm.launch_s));
+			fprintf(f, "%11sbest GEMM %.1f%% of peak on %d units; default %s, %s\n", "",
+				100 * p->dm.gemm_frac, p->dm.units, sl_precision_name(p->precision),
 				sl_efficiency_name(p->efficiency));
-		else
+			fprintf(f, "%11scollectives reach %.0f%% of the links inside a node, %.0f%% between\n",
+				"", 100 * p->intra_frac, 100 * p->inter_frac);
+		} else
 			fprintf(f, "%11sdefault %s, %s\n", "", sl_precision_name(p->precision),
 				sl_efficiency_name(p->efficiency));
 		char src[512];
