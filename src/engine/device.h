@@ -12,7 +12,9 @@
  *          last wave of output tiles that is busy (tile quantisation)
  *   element-wise (bias, GeLU, softmax, residual, copy, loss, Adam):
  *          launch + bytes / memory bandwidth
- * where bytes are what the kernel reads and writes at the precision's
+ * where the memory bandwidth is the datasheet figure times the share a
+ * streaming copy was measured to reach (mem_frac), bytes are what the
+ * kernel reads and writes at the precision's
  * element size.  `batch` identical products fused in one batched kernel
  * (attention's heads) share one launch and fill the waves together.
  * Fused attention (FlashAttention): a head's products at peak * attn_frac,
