@@ -12,6 +12,7 @@
 
 #include "testutil.h"
 #include "train.h"
+#include "device.h"
 
 #define F4 4.0
 
@@ -498,6 +499,13 @@ static void test_memory_fraction_closed_form(void **state)
 		} else {
 			assert_true(e[0].step_s > base);
 		}
+		/* A GEMM's bytes too: on a device of 1e18 FLOP/s, 4096 x 4096 by
+		 * an inner dimension of 1 is all bytes (33.6 MB of bf16). */
+		sl_cluster_config fast = cfg;
+		fast.flops = 1e18;
+		double M2 = 4096, bytes = (M2 + M2 + M2 * M2) * 2;
+		CLOSE(sl_gemm_s(&fast, M2, M2, 1, 1), cfg.dm.launch_s + bytes / bw,
+		      "a memory-bound GEMM at the achievable bandwidth");
 	}
 }
 

@@ -134,6 +134,22 @@ static void test_list_is_the_files(void **state)
 		assert_true(json_equal(e, f));
 		json_decref(f);
 	}
+	/* The text list gives every source whole (its last word is there, not
+	 * cut off) and each device memory's share as the files have it. */
+	tu_result r;
+	tu_run("--list-presets", &r);
+	assert_int_equal(r.status, 0);
+	for (size_t i = 0; i < 8; i++) {
+		const char *src = json_string_value(json_object_get(json_array_get(list, i), "source"));
+		const char *last = strrchr(src, ' ');
+		assert_non_null(last);
+		if (!strstr(r.out, last + 1))
+			fail_msg("%s: the source's last word '%s' is not listed", order[i], last + 1);
+	}
+	assert_non_null(strstr(r.out, "memory 3.35 TB/s, of which a measured copy reaches 76.9%"));
+	assert_non_null(strstr(r.out, "memory 2.04 TB/s, of which a measured copy reaches 78.1%"));
+	assert_non_null(strstr(r.out, "memory 8.00 TB/s, all of it taken as reached (no copy measured)"));
+	tu_result_free(&r);
 	json_decref(list);
 }
 

@@ -65,6 +65,8 @@ static void assert_same_preset(const sl_preset *a, const sl_preset *b)
 	assert_int_equal(a->dm.tile_n, b->dm.tile_n);
 	assert_true(a->dm.k_half == b->dm.k_half);
 	assert_true(a->dm.launch_s == b->dm.launch_s);
+	assert_true(a->dm.attn_frac == b->dm.attn_frac);
+	assert_true(a->dm.mem_frac == b->dm.mem_frac);
 	assert_int_equal(a->precision, b->precision);
 	assert_int_equal(a->efficiency, b->efficiency);
 }

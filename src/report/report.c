@@ -118,19 +118,21 @@ int sl_report_presets(FILE *f, int json, sl_err *err)
 			fr(p->intra.bandwidth), ft(p->intra.latency), fr(p->inter.bandwidth),
 			ft(p->inter.latency));
 		if (p->dm.mem_bw > 0) {
-			double mf = p->dm.mem_frac > 0 ? p->dm.mem_frac : 1;
-			fprintf(f, "%11smemory %s, %.1f%% of it reached%s; a launch %s\n", "",
-				fr(p->dm.mem_bw), 100 * mf, p->dm.mem_frac > 0 ? "" : " (none measured)",
-				ft(p->dm.launch_s));
-			fprintf(f, "%11sbest GEMM %.1f%% of peak on %d units; default %s, %s\n", "",
-				100 * p->dm.gemm_frac, p->dm.units, sl_precision_name(p->precision),
-				sl_efficiency_name(p->efficiency));
-			fprintf(f, "%11scollectives reach %.0f%% of the links inside a node, %.0f%% between\n",
-				"", 100 * p->intra_frac, 100 * p->inter_frac);
+			if (p->dm.mem_frac > 0)
+				fprintf(f, "%11smemory %s, of which a measured copy reaches %.1f%%\n", "",
+					fr(p->dm.mem_bw), 100 * p->dm.mem_frac);
+			else
+				fprintf(f, "%11smemory %s, all of it taken as reached (no copy measured)\n",
+					"", fr(p->dm.mem_bw));
+			fprintf(f, "%11sbest GEMM %.1f%% of peak on %d units; a kernel launch %s\n", "",
+				100 * p->dm.gemm_frac, p->dm.units, ft(p->dm.launch_s));
+			fprintf(f, "%11scollectives reach %.0f%% of the links inside a node, %.0f%% between;"
+				   " default %s, %s\n", "", 100 * p->intra_frac, 100 * p->inter_frac,
+				sl_precision_name(p->precision), sl_efficiency_name(p->efficiency));
 		} else
 			fprintf(f, "%11sdefault %s, %s\n", "", sl_precision_name(p->precision),
 				sl_efficiency_name(p->efficiency));
-		char src[512];
+		char src[2048]; /* a source is up to 1023 bytes (shardlab-hardware(5)) */
 		snprintf(src, sizeof src, "source: %s", p->source);
 		wrap(f, src, 11, 79);
 		/* Where it was found (shardlab-hardware(5)'s lookup order). */
