@@ -8,8 +8,8 @@
  * the two link classes.  A model file holds a model's shape.  Every key is
  * required but the few the man page marks optional (older files lack
  * them: a device's memory_bandwidth_fraction and attention_peak_fraction,
- * some of a model's), no other key is accepted, and figures are plain numbers in SI
- * units named by their key's suffix (_s, _bytes, _flop_per_s,
+ * some of a model's), no other key is accepted, and figures are plain
+ * numbers in SI units named by their key's suffix (_s, _bytes, _flop_per_s,
  * _bytes_per_s).  A file that is not right fails with one line,
  * "FILE: FIELD: what is wrong".
  *

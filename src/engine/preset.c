@@ -60,7 +60,8 @@
 	{(bw), (frac), (sms), 256, 128, 64, (launch), (attn), (mem)}
 static const sl_preset presets[] = {
 	{"h100", "NVIDIA H100 SXM5 80GB, NVLink 4 in the node, 400G InfiniBand NDR between nodes",
-	 989e12, 67e12, 80 * GiB, 8, {450e9, 2e-6}, {50e9, 5e-6}, NV_DM(3.35e12, 0.803, 132, 2e-6, 0.588, 0.769),
+	 989e12, 67e12, 80 * GiB, 8, {450e9, 2e-6}, {50e9, 5e-6},
+	 NV_DM(3.35e12, 0.803, 132, 2e-6, 0.588, 0.769),
 	 0.822, 0.94, SL_PREC_BF16, SL_EFF_REALISTIC,
 	 "NVIDIA H100 Tensor Core GPU datasheet (989 TFLOP/s dense BF16, 67 TFLOP/s FP32, "
 	 "3.35 TB/s HBM3, 900 GB/s NVLink total); ConnectX-7 NDR 400 Gb/s; MAMF 794.5 TFLOP/s "
@@ -70,7 +71,8 @@ static const sl_preset presets[] = {
 	 "2,575 GB/s read and written by a local copy (76.9%: p2pBandwidthLatencyTest on HGX "
 	 "H100, nccl issue 1264)"},
 	{"h200", "NVIDIA H200 SXM 141GB, NVLink 4 in the node, 400G InfiniBand NDR between nodes",
-	 989e12, 67e12, 141e9, 8, {450e9, 2e-6}, {50e9, 5e-6}, NV_DM(4.8e12, 0.838, 132, 2e-6, 0.588, 0.769),
+	 989e12, 67e12, 141e9, 8, {450e9, 2e-6}, {50e9, 5e-6},
+	 NV_DM(4.8e12, 0.838, 132, 2e-6, 0.588, 0.769),
 	 0.822, 0.94, SL_PREC_BF16, SL_EFF_REALISTIC,
 	 "NVIDIA H200 datasheet (989 TFLOP/s dense BF16, 67 TFLOP/s FP32, 141 GB HBM3e at "
 	 "4.8 TB/s, 900 GB/s NVLink total); GEMM efficiency: the GH200's MAMF, 828.6 TFLOP/s "
@@ -78,13 +80,15 @@ static const sl_preset presets[] = {
 	 "the H100's 58.8% (FlashAttention-3, arXiv 2407.08608); device memory: the H100's "
 	 "76.9% of its peak (p2pBandwidthLatencyTest, nccl issue 1264)"},
 	{"b200", "NVIDIA B200 180GB, NVLink 5 in the node, 400G InfiniBand NDR between nodes",
-	 2250e12, 75e12, 180e9, 8, {900e9, 2e-6}, {50e9, 5e-6}, NV_DM(8.0e12, 0.776, 148, 2e-6, 0, 0),
+	 2250e12, 75e12, 180e9, 8, {900e9, 2e-6}, {50e9, 5e-6},
+	 NV_DM(8.0e12, 0.776, 148, 2e-6, 0, 0),
 	 0.822, 0.94, SL_PREC_BF16, SL_EFF_REALISTIC,
 	 "NVIDIA HGX B200 datasheet (2.25 PFLOP/s dense BF16 and 75 TFLOP/s FP32 per GPU, 180 GB "
 	 "HBM3e at 8 TB/s, 1.8 TB/s NVLink total); MAMF 1745 TFLOP/s (77.6%, Bekman's ML "
 	 "Engineering); 148 SMs"},
 	{"a100", "NVIDIA A100 SXM4 80GB, NVLink 3 in the node, 200G InfiniBand HDR between nodes",
-	 312e12, 19.5e12, 80 * GiB, 8, {300e9, 2e-6}, {25e9, 5e-6}, NV_DM(2.039e12, 0.869, 108, 2e-6, 0.651, 0.781),
+	 312e12, 19.5e12, 80 * GiB, 8, {300e9, 2e-6}, {25e9, 5e-6},
+	 NV_DM(2.039e12, 0.869, 108, 2e-6, 0.651, 0.781),
 	 0.8, 0.94, SL_PREC_BF16, SL_EFF_REALISTIC,
 	 "NVIDIA A100 datasheet (312 TFLOP/s dense BF16, 19.5 TFLOP/s FP32, 2.04 TB/s HBM2e, "
 	 "600 GB/s NVLink total); ConnectX-6 HDR 200 Gb/s; MAMF 271.2 TFLOP/s (86.9%, Bekman's "
@@ -99,13 +103,15 @@ static const sl_preset presets[] = {
 	 "HBM3 at 5.3 TB/s, 896 GB/s peer-to-peer Infinity Fabric in all, 304 CUs); MAMF 781.9 "
 	 "TFLOP/s (60.1%, ROCm 6.2, Bekman's ML Engineering table)"},
 	{"pcie", "NVIDIA L40S 48GB on PCIe Gen4 x16, no NVLink; 100G Ethernet between nodes",
-	 362e12, 91.6e12, 48 * GiB, 8, {32e9, 10e-6}, {12.5e9, 15e-6}, NV_DM(864e9, 0.811, 142, 2e-6, 0, 0),
+	 362e12, 91.6e12, 48 * GiB, 8, {32e9, 10e-6}, {12.5e9, 15e-6},
+	 NV_DM(864e9, 0.811, 142, 2e-6, 0, 0),
 	 0.8, 0.94, SL_PREC_BF16, SL_EFF_REALISTIC,
 	 "NVIDIA L40S datasheet (362 TFLOP/s dense BF16, 91.6 TFLOP/s FP32, 864 GB/s GDDR6, PCIe "
 	 "Gen4 x16 64 GB/s both directions, 142 SMs); 100 Gb/s Ethernet; GEMM efficiency: no "
 	 "published MAMF, the A100 PCIe's 81.1% (Bekman's ML Engineering table) is assumed"},
 	{"h100-pcie", "NVIDIA H100 PCIe 80GB without NVLink bridges, PCIe Gen5 x16; 200G between nodes",
-	 756e12, 51e12, 80 * GiB, 8, {64e9, 8e-6}, {25e9, 5e-6}, NV_DM(2.0e12, 0.803, 114, 2e-6, 0, 0),
+	 756e12, 51e12, 80 * GiB, 8, {64e9, 8e-6}, {25e9, 5e-6},
+	 NV_DM(2.0e12, 0.803, 114, 2e-6, 0, 0),
 	 0.8, 0.94, SL_PREC_BF16, SL_EFF_REALISTIC,
 	 "NVIDIA H100 PCIe datasheet (756 TFLOP/s dense BF16, 51 TFLOP/s FP32, 2.0 TB/s HBM2e, "
 	 "PCIe Gen5 128 GB/s both directions, 114 SMs); GEMM efficiency: the H100 SXM's MAMF "
