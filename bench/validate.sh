@@ -123,6 +123,34 @@ GPT-3-175B 96 12288 96 1024 1536 140 - -
 1T 160 25600 128 3072 3072 163 8 64
 ROWS
 
+# The same paper's Table 2 (section 5.2, against ZeRO-3): PTD-P's 175B and
+# 530B models at a fixed global batch on more and more GPUs, model-parallel
+# size 96 (t=8, p=12) and 280 (t=8, p=35), micro-batches of one sequence
+# (--microbatches: the batch over the data-parallel degree), the options
+# and the FLOP convention of the rows above; the schedule the plan's best.
+# As data parallelism grows, each pipeline gets fewer micro-batches and
+# its bubble grows: the rows test that fall, not only its level.
+while read -r name heads hidden layers gpus batch pub pp; do
+	dp=$((gpus / (8 * pp)))
+	f=$("$SHARDLAB" plan --preset=a100 --devices="$gpus" --layers="$layers" \
+		--hidden="$hidden" --ffn=$((4 * hidden)) --heads="$heads" --seq=2048 --norm=layernorm \
+		--vocab=51200 --batch="$batch" --recompute=full --attention=materialized \
+		--attention-dropout=0.1 --hidden-dropout=0.1 --no-sequence-parallel \
+		--no-zero1 --grad-accumulation=separate --tp=8 --pp="$pp" \
+		--microbatches=$((batch / dp)) --top=1 --format=json |
+		num device_hardware_flop_per_s)
+	ours=$(awk -v f="$f" 'BEGIN { printf "%.6g", f / 1e12 }')
+	row "training" "$name on $gpus A100, t=8 p=$pp, micro-batch 1" "$ours" "$pub" \
+		"TFLOP/s/GPU" "Narayanan et al. 2021, arXiv 2104.04473, Table 2"
+done <<'ROWS'
+GPT-3-175B 96 12288 96 384 1536 153 12
+GPT-3-175B 96 12288 96 768 1536 149 12
+GPT-3-175B 96 12288 96 1536 1536 141 12
+530B 128 20480 105 560 2240 171 35
+530B 128 20480 105 1120 2240 167 35
+530B 128 20480 105 2240 2240 159 35
+ROWS
+
 # End to end on A100 in 2022: Korthikanti et al. 2022 (arXiv 2205.05198),
 # Table 3's configurations (t = 8, no data parallelism; micro-batches of
 # one sequence, the 22B model's one of four; sequences of 2048 tokens, the
