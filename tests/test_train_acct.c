@@ -101,7 +101,13 @@ static void test_tp_traffic(void **state)
 			if (!sp) {
 				assert_int_equal(dv->sent[SL_TR_TP_ALLREDUCE], act);
 				assert_int_equal(dv->received[SL_TR_TP_ALLREDUCE], act);
-				assert_int_equal(dv->sent[SL_TR_TP_ALLGATHER], 0);
+				/* Scatter/gather: every tensor a stage receives is
+				 * gathered again over the TP group, a ring's (t-1)/t
+				 * of its b s h values a rank. */
+				int st = dv->pp;
+				uint64_t got = (uint64_t)mb * ((st != 0) + (st != p - 1));
+				assert_int_equal(dv->sent[SL_TR_TP_ALLGATHER],
+						 got * (b * s * h * F4) * (t - 1) / t);
 			} else {
 				/* Korthikanti et al.: the backward gathers the two
 				 * sub-blocks' inputs again (it kept their row shards),
@@ -135,8 +141,11 @@ static void test_pp_traffic(void **state)
 		sl_cluster *c = cluster(t * p, 0, 1e12, 1e11, 1e-6, (uint64_t)1 << 30);
 		sl_train_report rep;
 		run(&m, &l, c, 1, &rep, NULL);
-		/* With sequence parallelism a device holds and sends 1/t of the rows. */
-		uint64_t msg = (uint64_t)m.batch / mb * m.seq * m.hidden / (sp ? t : 1) * F4;
+		/* A device sends 1/t of the b s h values: with sequence
+		 * parallelism its rows, without it its slice of the whole tensor
+		 * (Narayanan et al. 2021's scatter/gather), which the receiving
+		 * stage's TP ranks all-gather again. */
+		uint64_t whole = (uint64_t)m.batch / mb * m.seq * m.hidden * F4, msg = whole / t;
 		for (int i = 0; i < rep.ndev; i++) {
 			int s = rep.dev[i].pp;
 			/* Stage s holds global chunks c*p+s; all but the last send
@@ -145,6 +154,9 @@ static void test_pp_traffic(void **state)
 			assert_int_equal(rep.dev[i].sent[SL_TR_PP_SENDRECV], (fwd + bwd) * msg);
 			uint64_t rf = (uint64_t)mb * (v - (s == 0)), rb = (uint64_t)mb * (v - (s == p - 1));
 			assert_int_equal(rep.dev[i].received[SL_TR_PP_SENDRECV], (rf + rb) * msg);
+			if (!sp)
+				assert_int_equal(rep.dev[i].sent[SL_TR_TP_ALLGATHER],
+						 (rf + rb) * whole * (t - 1) / t);
 		}
 		sl_train_report_free(&rep);
 		sl_cluster_destroy(c);
@@ -408,6 +420,37 @@ static void test_prediction_equals_emulation(void **state)
 		sl_train_destroy(tr);
 		sl_cluster_destroy(c);
 	}
+}
+
+/* Scatter/gather with uneven slices: an MLP-only model of width 11 on three
+ * TP ranks, five rows in micro-batches of 2, 2 and 1.  The three ranks of
+ * the first stage send 4, 4 and 3 values of every 11 between them, once:
+ * the whole forward stream; the prediction prices the same messages. */
+static void test_scatter_gather_uneven(void **state)
+{
+	(void)state;
+	sl_model_spec m = tu_model(4, 11, 42, 0, 1, 5);
+	sl_layout l = tu_layout(3, 2, 1, SL_SCHED_1F1B, 3, 1);
+	sl_cluster *c = cluster(6, 3, 1e12, 1e11, 1e-6, (uint64_t)1 << 30);
+	sl_train *tr;
+	sl_train_report rep;
+	run(&m, &l, c, 1, &rep, &tr);
+	uint64_t sent = 0, gathered = 0;
+	for (int i = 0; i < rep.ndev; i++)
+		if (rep.dev[i].pp == 0)
+			sent += rep.dev[i].sent[SL_TR_PP_SENDRECV];
+		else
+			gathered += rep.dev[i].received[SL_TR_TP_ALLGATHER];
+	assert_int_equal(sent, 5 * 11 * F4);
+	/* each rank of the second stage gathers the other ranks' slices */
+	assert_int_equal(gathered, 2 * 5 * 11 * F4);
+	sl_err err = {0};
+	sl_train_prediction pr;
+	assert_int_equal(sl_train_predict(tr, c, &pr, &err), SL_OK);
+	assert_true(fabs(pr.step_s - rep.step_s) <= 1e-9 * rep.step_s);
+	sl_train_report_free(&rep);
+	sl_train_destroy(tr);
+	sl_cluster_destroy(c);
 }
 
 /* The single-device baseline is the whole batch's GEMM FLOPs over the rate. */
@@ -717,6 +760,7 @@ int main(void)
 		cmocka_unit_test(test_memory_formulas),
 		cmocka_unit_test(test_zero1_shards_optimizer),
 		cmocka_unit_test(test_prediction_equals_emulation),
+		cmocka_unit_test(test_scatter_gather_uneven),
 		cmocka_unit_test(test_single_baseline),
 		cmocka_unit_test(test_measured_timing),
 		cmocka_unit_test(test_invalid_layouts),

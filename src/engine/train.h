@@ -104,7 +104,7 @@ void sl_layout_microbatch(const sl_model_spec *m, const sl_layout *l, int r, int
 
 typedef enum sl_traffic_kind {
 	SL_TR_TP_ALLREDUCE,     /* activations (and, with SP, replicated biases' gradients) */
-	SL_TR_TP_ALLGATHER,     /* sequence parallelism */
+	SL_TR_TP_ALLGATHER,     /* sequence parallelism; a received stage tensor (scatter/gather) */
 	SL_TR_TP_REDUCESCATTER, /* sequence parallelism */
 	SL_TR_PP_SENDRECV,      /* activations and their gradients between stages */
 	SL_TR_DP_ALLREDUCE,     /* gradients */

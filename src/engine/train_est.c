@@ -145,11 +145,14 @@ static int even_tp(const sl_model_spec *m, const sl_layout *l)
 {
 	if (m->ffn % l->tp != 0)
 		return 0;
-	if (l->seq_parallel)
+	/* sequence parallelism's rows, or scatter/gather's slices of a
+	 * micro-batch's r x h values (train_step.c) */
+	long unit = l->seq_parallel ? 1 : m->hidden;
+	if (l->tp > 1)
 		for (int j = 0; j < l->microbatches; j++) {
 			int first, count;
 			sl_layout_microbatch(m, l, 0, j, &first, &count);
-			if ((long)count * m->seq % l->tp != 0)
+			if ((long)count * m->seq * unit % l->tp != 0)
 				return 0;
 		}
 	return 1;

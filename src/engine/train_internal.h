@@ -114,7 +114,8 @@ struct run {
 /* A message of the pipeline: peer, size, which tensor, and its buffer. */
 struct pmsg {
 	int peer;
-	size_t n;
+	size_t n;   /* floats sent: the whole tensor, or this rank's slice of it */
+	size_t off; /* where they start in buf (floats) */
 	int key;
 	float *buf;
 	sl_ev_p2p info; /* what it is, for the events of both ends */

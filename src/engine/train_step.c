@@ -1310,7 +1310,30 @@ static sl_ev_p2p p2p_info(const struct kctx *k, int bwd, int mb, int from, int t
 	                   .iter = (short)k->ks};
 }
 
-/* What action a must receive first (peer -1: nothing). */
+/* Scatter/gather (Narayanan et al. 2021, section 4.1): without sequence
+ * parallelism a chunk's output, and the gradient of its input, are whole
+ * and the same on every TP rank, so each rank sends only its 1/t of the n
+ * floats (the all-gather's block of its rank) and the receiving stage's
+ * ranks gather the rest over their TP group's links.  With sequence
+ * parallelism each rank's rows are its own already: it sends them all. */
+static int scatter_gather(const struct kctx *k)
+{
+	return k->tr->l.tp > 1 && !k->tr->l.seq_parallel;
+}
+
+static void sg_slice(const struct kctx *k, struct pmsg *m)
+{
+	if (m->peer < 0 || !scatter_gather(k))
+		return;
+	/* sl_block_offsets()'s blocks, rank r's alone: the planner asks on
+	 * every message of every layout it times */
+	size_t t = (size_t)k->tr->l.tp, r = (size_t)k->ds->tp, base = m->n / t, extra = m->n % t;
+	m->off = r * base + (r < extra ? r : extra);
+	m->n = base + (r < extra);
+}
+
+/* What action a must receive first (peer -1: nothing); of n floats, the
+ * message's share (sg_slice). */
 static struct pmsg action_input(const struct kctx *k, const sl_pp_action *a, size_t n)
 {
 	int g = a->chunk * k->tr->l.pp + k->ds->pp;
@@ -1321,6 +1344,7 @@ static struct pmsg action_input(const struct kctx *k, const sl_pp_action *a, siz
 		m.key = msg_key(k, a->bwd, a->mb, from);
 		m.info = p2p_info(k, a->bwd, a->mb, from, g);
 	}
+	sg_slice(k, &m);
 	return m;
 }
 
@@ -1334,6 +1358,7 @@ static struct pmsg action_output(const struct kctx *k, const sl_pp_action *a, si
 		m.peer = chunk_dev(k, to);
 		m.info = p2p_info(k, a->bwd, a->mb, g, to);
 	}
+	sg_slice(k, &m);
 	return m;
 }
 
@@ -1402,11 +1427,13 @@ static int exchange(struct kctx *k, const struct pmsg *s, int ns, const struct p
 		}
 		sl_msg sm[MAX_UNIT_MSGS], rm[MAX_UNIT_MSGS];
 		for (int i = 0; i < nsi; i++) {
-			sm[i] = sl_msg1(s[si[i]].peer, k->dry ? NULL : s[si[i]].buf, 0, s[si[i]].n * FL);
+			sm[i] = sl_msg1(s[si[i]].peer, k->dry ? NULL : s[si[i]].buf, s[si[i]].off * FL,
+			                s[si[i]].n * FL);
 			sm[i].p2p = s[si[i]].info;
 		}
 		for (int i = 0; i < nri; i++) {
-			rm[i] = sl_msg1(r[ri[i]].peer, k->dry ? NULL : r[ri[i]].buf, 0, r[ri[i]].n * FL);
+			rm[i] = sl_msg1(r[ri[i]].peer, k->dry ? NULL : r[ri[i]].buf, r[ri[i]].off * FL,
+			                r[ri[i]].n * FL);
 			rm[i].p2p = r[ri[i]].info;
 		}
 		sl_dev_stats a = sl_cluster_dev_stats(c, id);
@@ -1583,16 +1610,24 @@ int trn_pipeline(struct kctx *k)
 		float *inbuf[MAX_UNIT_MSGS] = {NULL};
 		if (k->d)
 			sl_dev_set_op(k->d, op_id(k, &ds->acts[i]), ds->acts[i].mb);
+		size_t whole[MAX_UNIT_MSGS];
 		for (int u = i; u < j; u++) {
-			struct pmsg msg = action_input(k, &ds->acts[u], stream_floats(k, ds->acts[u].mb));
+			size_t n = stream_floats(k, ds->acts[u].mb);
+			struct pmsg msg = action_input(k, &ds->acts[u], n);
 			if (msg.peer < 0)
 				continue;
 			const char *what = ds->acts[u].bwd ? "received gradient" : "received activations";
-			TRY(k_alloc(k, &msg.buf, msg.n, CAT_WS, what));
+			TRY(k_alloc(k, &msg.buf, n, CAT_WS, what));
 			inbuf[u - i] = msg.buf;
+			whole[nin] = n;
 			in[nin++] = msg;
 		}
 		TRY(exchange(k, pend, npend, in, nin));
+		/* Scatter/gather's second half: the TP ranks' slices made whole. */
+		if (scatter_gather(k))
+			for (int u = 0; u < nin; u++)
+				TRY(k_coll(k, SL_TR_TP_ALLGATHER, ds->tpg, SL_COLL_ALLGATHER, in[u].buf, 0,
+					   whole[u], NULL));
 		for (int u = 0; u < npend; u++)
 			k_free(k, &pend[u].buf);
 		npend = 0;
