@@ -424,7 +424,8 @@ static void test_prediction_equals_emulation(void **state)
 
 /* Scatter/gather with uneven slices: an MLP-only model of width 11 on three
  * TP ranks, five rows in micro-batches of 2, 2 and 1.  The three ranks of
- * the first stage send 4, 4 and 3 values of every 11 between them, once:
+ * the first stage send their blocks of each micro-batch's stream (8, 7 and 7
+ * of a 2-row micro-batch's 22 values) between them, once:
  * the whole forward stream; the prediction prices the same messages. */
 static void test_scatter_gather_uneven(void **state)
 {

@@ -704,7 +704,7 @@ static size_t compare(char *buf, size_t n, const sl_plan_row *best, const sl_pla
 		                 100 * o->est.bubble_fraction, 100 * best->est.bubble_fraction);
 	if (dc > 0) {
 		static const char *const what[SL_TR_NKINDS] = {"TP all-reduces",
-		                                               "sequence-parallel all-gathers",
+		                                               "TP all-gathers",
 		                                               "sequence-parallel reduce-scatters",
 		                                               "pipeline sends",
 		                                               "gradient all-reduces",

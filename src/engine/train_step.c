@@ -239,8 +239,9 @@ static int k_coll(struct kctx *k, sl_traffic_kind kind, const sl_group *g, sl_co
 		o.dp_group = g == k->ds->dpg;
 		o.kind = kind;
 		o.count = count;
-		/* Uneven blocks only come from sequence parallelism, which deals
-		 * whole rows of h values (mb_geo). */
+		/* Uneven counts only come from sequence parallelism, which deals
+		 * whole rows of h values (mb_geo); scatter/gather's gathers pass
+		 * none and take sl_block_offsets()'s blocks. */
 		o.rows = counts ? (int)(count / (size_t)k->tr->m.hidden) : 0;
 		return rec_op(k, &o);
 	}
