@@ -1326,11 +1326,11 @@ static void sg_slice(const struct kctx *k, struct pmsg *m)
 {
 	if (m->peer < 0 || !scatter_gather(k))
 		return;
-	/* sl_block_offsets()'s blocks, rank r's alone: the planner asks on
-	 * every message of every layout it times */
-	size_t t = (size_t)k->tr->l.tp, r = (size_t)k->ds->tp, base = m->n / t, extra = m->n % t;
-	m->off = r * base + (r < extra ? r : extra);
-	m->n = base + (r < extra);
+	/* the all-gather's blocks (coll.c), so each slice is the one it expects */
+	size_t off[SL_MAX_DEVICES + 1];
+	sl_block_offsets(m->n, k->tr->l.tp, NULL, off);
+	m->off = off[k->ds->tp];
+	m->n = off[k->ds->tp + 1] - off[k->ds->tp];
 }
 
 /* What action a must receive first (peer -1: nothing); of n floats, the
