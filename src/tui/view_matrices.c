@@ -230,6 +230,10 @@ static int train_lines(const sl_view *v, int density, int w, struct tline *L)
 				L[n - 1].stage = -2; /* a packed line of stages */
 			}
 		}
+		/* what each TP rank sends the next stage (train_step.c) */
+		if (l->tp > 1)
+			LINE(SL_ROLE_NORMAL, " each TP rank passes 1/%d on%s", l->tp,
+			     l->seq_parallel ? " (its rows)" : "; the next stage gathers it");
 	}
 	if (l->dp > 1)
 		LINE(SL_ROLE_NORMAL, "data parallel: %d replicas, %d sequences each; gradients %s",
