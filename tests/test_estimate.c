@@ -873,6 +873,26 @@ static void test_methods_agree_at_scale(void **state)
 	assert_true(a.mem_peak_bytes == b.mem_peak_bytes);
 }
 
+/* A TP ring of 12 over three nodes of 4: the ring's 22 all-reduce steps
+ * settle after a few (each member follows at most three others back to a
+ * sender across nodes), and the steps added at once from there give the
+ * step-by-step replay's figures and the run's. */
+static void test_ring_across_nodes_settles(void **state)
+{
+	(void)state;
+	const struct lay x = {12, 1, 2, SL_SCHED_1F1B, 2, 1, 0, 0, NULL, 4, SL_TOPO_FULL, 0, 2, 4,
+	                      96, SL_EST_SLICE};
+	sl_model_spec m;
+	model_of(&x, &m);
+	m.hidden = 24;
+	sl_layout l = layout_of(&x);
+	sl_cluster_config cfg = config_of(&x);
+	every_method_equals_run(&m, &l, &cfg, x.want, "tp=12 dp=2 on nodes of 4");
+	/* and on nodes of 3, which cut the ring into runs of three */
+	cfg.devices_per_node = 3;
+	every_method_equals_run(&m, &l, &cfg, SL_EST_AUTO, "tp=12 dp=2 on nodes of 3");
+}
+
 /* Refusals: a layout the model cannot take, a device count the cluster
  * does not have. */
 static void test_refusals(void **state)
@@ -1002,6 +1022,7 @@ int main(void)
 	    cmocka_unit_test(test_bubble_closed_form),
 	    cmocka_unit_test(test_1024_devices_closed_form),
 	    cmocka_unit_test(test_methods_agree_at_scale),
+	    cmocka_unit_test(test_ring_across_nodes_settles),
 	    cmocka_unit_test(test_refusals),
 	    cmocka_unit_test(test_recompute_closed_forms),
 	    cmocka_unit_test(test_sequence_parallel_divides_activations),

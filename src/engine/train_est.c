@@ -408,6 +408,27 @@ static int group_next(const sl_layout *l, int dev, int dp_group)
  * the communication time to rounding).  Trees by their
  * closed form (an estimate, not the engine's exchanges).  0 when a period
  * meets uneven blocks. */
+/* The longest chain of members that each follow their predecessor (bit 0
+ * of pat[]) back to one whose own send wins: after the pattern has held
+ * that many steps, every increment is its chain root's.  p when no member
+ * is a root (then no shortcut applies). */
+static int chain_depth(const unsigned char *pat, int p)
+{
+	int r0 = -1;
+	for (int r = 0; r < p && r0 < 0; r++)
+		if (!(pat[r] & 1))
+			r0 = r;
+	if (r0 < 0)
+		return p;
+	int most = 0, d = 0;
+	for (int i = 1; i < p; i++) {
+		int r = (r0 + i) % p;
+		d = pat[r] & 1 ? d + 1 : 0;
+		most = d > most ? d : most;
+	}
+	return most;
+}
+
 /* `steps` ring steps of equal blocks for members at clocks c[0..p)
  * (communication so far comm[]), member r sending to r + 1 over a link of
  * latency lat[r] taking tb[r] for a block; nc and w are scratch.  Each
@@ -417,8 +438,10 @@ static int group_next(const sl_layout *l, int dev, int dp_group)
  *
  * Which term wins each member's max (its own send, or its predecessor's)
  * and whether it waits: while that pattern holds, a member's increment is
- * the previous step's increment of the member it follows, so after p steps
- * every member's increment is that of the member its chain starts from,
+ * the previous step's increment of the member it follows, so once it has
+ * held as many steps as the longest chain of followers (chain_depth(), at
+ * most p - 1; a few members when nodes cut a ring into runs) every
+ * member's increment is that of the member its chain starts from,
  * one whose own send wins.  When all of those have the same link, every
  * clock then advances by the same amount each step, their differences
  * stay, so the pattern holds for good and every member's communication
@@ -443,7 +466,7 @@ static void ring_even(struct psim *S, double *c, double *comm, double *nc, doubl
 		}
 		return;
 	}
-	int same = 0;
+	int same = 0, depth = p;
 	for (int k = 0; k < steps; k++) {
 		for (int r = 0; r < p; r++)
 			w[r] = c[r] + lat[r] + tb[r];
@@ -465,7 +488,9 @@ static void ring_even(struct psim *S, double *c, double *comm, double *nc, doubl
 		for (int r = 0; r < p; r++)
 			c[r] = nc[r];
 		same = k > 0 && !changed ? same + 1 : 0;
-		if (same > p && k + 1 < steps) {
+		if (same == 1)
+			depth = chain_depth(pat, p);
+		if (same > depth && k + 1 < steps) {
 			int root = -1, one = 1;
 			for (int r = 0; r < p && one; r++)
 				if (!(pat[r] & 1)) {
