@@ -399,15 +399,6 @@ static int group_next(const sl_layout *l, int dev, int dp_group)
 	                : sl_mesh_device(l, (tp + 1) % l->tp, pp, dp);
 }
 
-/* A collective over a ring of `ring` devices of which m[0..p) are
- * replayed: p = ring, or p a period of the ring (rank r is like rank
- * r + p: the same links, the same clock).  ids[] are the replayed
- * members' device ids.  The exchanges of the ring algorithm, step by step:
- * each member's step is settle() of its own send and its receive (the
- * clock bit for bit, but for a uniform ring's closed form, to rounding;
- * the communication time to rounding).  Trees by their
- * closed form (an estimate, not the engine's exchanges).  0 when a period
- * meets uneven blocks. */
 /* The longest chain of members that each follow their predecessor (bit 0
  * of pat[]) back to one whose own send wins: after the pattern has held
  * that many steps, every increment is its chain root's.  p when no member
@@ -438,10 +429,10 @@ static int chain_depth(const unsigned char *pat, int p)
  *
  * Which term wins each member's max (its own send, or its predecessor's)
  * and whether it waits: while that pattern holds, a member's increment is
- * the previous step's increment of the member it follows, so once it has
- * held as many steps as the longest chain of followers (chain_depth(), at
- * most p - 1; a few members when nodes cut a ring into runs) every
- * member's increment is that of the member its chain starts from,
+ * the previous step's increment of the member it follows, so once the
+ * count of its repeats (same) exceeds the longest chain of followers
+ * (chain_depth(), at most p - 1; a few members when nodes cut a ring into
+ * runs; one step spare) every member's increment is that of the member its chain starts from,
  * one whose own send wins.  When all of those have the same link, every
  * clock then advances by the same amount each step, their differences
  * stay, so the pattern holds for good and every member's communication
@@ -510,6 +501,15 @@ static void ring_even(struct psim *S, double *c, double *comm, double *nc, doubl
 	}
 }
 
+/* A collective over a ring of `ring` devices of which m[0..p) are
+ * replayed: p = ring, or p a period of the ring (rank r is like rank
+ * r + p: the same links, the same clock).  ids[] are the replayed
+ * members' device ids.  The exchanges of the ring algorithm, step by step:
+ * each member's step is settle() of its own send and its receive (the
+ * clock bit for bit, but for a uniform ring's closed form, to rounding;
+ * the communication time to rounding).  Trees by their
+ * closed form (an estimate, not the engine's exchanges).  0 when a period
+ * meets uneven blocks. */
 static int sim_coll(struct psim *S, const int *ids, struct pdev **m, int p, int ring,
                     const struct pop *o, const sl_link_spec *known)
 {
