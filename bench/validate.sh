@@ -89,18 +89,33 @@ row "all-reduce (calibration)" "8 x h100, 1 GiB, ring" "$ours" 367.5 "GB/s" \
 # figure: the GEMM FLOPs its best layout executes (recomputation included)
 # per GPU and second, under --recompute=full.
 src="Narayanan et al. 2021, arXiv 2104.04473"
-# Each row twice: the plan's best layout, and the best with the paper's own
-# tensor- and pipeline-parallel degrees (Table 1's t and p; "-": the paper
-# gives none for that run), which separates the layout the planner
-# prefers from how the emulated machine times a layout.
-while read -r name heads hidden layers gpus batch pub tp pp; do
-	for fixed in "" "--tp=$tp --pp=$pp"; do
+# Each row twice: the plan's best layout, and the paper's own run, which
+# separates the layout the planner prefers from how the emulated machine
+# times a layout.  The runs are those of the script its authors published
+# for Table 1 (NVIDIA/Megatron-LM, examples/sc21/run_table_1.sh): t and
+# p, the micro-batch size (MBS, so --microbatches is the batch over the
+# data-parallel degree and MBS) and the layers of a virtual pipeline stage
+# (--num-layers-per-virtual-pipeline-stage: v, the chunks a device, is a
+# stage's layers over them; without it 1F1B).  "-": the paper gives no
+# run (GPT-3 175B on 1,024 GPUs is section 5.1's estimate).
+while read -r name heads hidden layers gpus batch pub tp pp mbs v; do
+	for paper in no yes; do
 		what="$name on $gpus A100"
-		if [ -n "$fixed" ]; then
+		fixed=
+		if [ "$paper" = yes ]; then
 			[ "$tp" = - ] && continue
-			what="$what, t=$tp p=$pp"
+			m=$((batch / (gpus / (tp * pp)) / mbs))
+			fixed="--tp=$tp --pp=$pp --microbatches=$m"
+			what="$what, t=$tp p=$pp, micro-batch $mbs"
+			if [ "$v" -gt 1 ]; then
+				fixed="$fixed --schedule=interleaved --chunks=$v"
+				what="$what, interleaved v=$v"
+			elif [ "$pp" -gt 1 ]; then
+				fixed="$fixed --schedule=1f1b"
+				what="$what, 1F1B"
+			fi
 		fi
-		# shellcheck disable=SC2086 # $fixed is two options or none
+		# shellcheck disable=SC2086 # $fixed is a list of options or none
 		f=$("$SHARDLAB" plan --preset=a100 --devices="$gpus" --layers="$layers" \
 			--hidden="$hidden" --ffn=$((4 * hidden)) --heads="$heads" --seq=2048 --norm=layernorm \
 			--vocab=51200 \
@@ -110,20 +125,22 @@ while read -r name heads hidden layers gpus batch pub tp pp; do
 			--format=json |
 			num device_hardware_flop_per_s)
 		ours=$(awk -v f="$f" 'BEGIN { printf "%.6g", f / 1e12 }')
-		row "training" "$what" "$ours" "$pub" "TFLOP/s/GPU" "$src"
+		where=$src
+		[ "$paper" = yes ] && where="$src; the run: NVIDIA/Megatron-LM examples/sc21/run_table_1.sh"
+		row "training" "$what" "$ours" "$pub" "TFLOP/s/GPU" "$where"
 	done
 done <<'ROWS'
-1.7B 24 2304 24 32 512 137 1 1
-3.6B 32 3072 30 64 512 138 2 1
-7.5B 32 4096 36 128 512 142 4 1
-18.4B 48 6144 40 256 1024 135 8 1
-39.1B 64 8192 48 512 1536 138 8 2
-76.1B 80 10240 60 1024 1792 140 8 4
-145.6B 96 12288 80 1536 2304 148 8 8
-310.1B 128 16384 96 1920 2160 155 8 16
-529.6B 128 20480 105 2520 2520 163 8 35
-GPT-3-175B 96 12288 96 1024 1536 140 - -
-1T 160 25600 128 3072 3072 163 8 64
+1.7B 24 2304 24 32 512 137 1 1 16 1
+3.6B 32 3072 30 64 512 138 2 1 16 1
+7.5B 32 4096 36 128 512 142 4 1 16 1
+18.4B 48 6144 40 256 1024 135 8 1 8 1
+39.1B 64 8192 48 512 1536 138 8 2 4 1
+76.1B 80 10240 60 1024 1792 140 8 4 2 3
+145.6B 96 12288 80 1536 2304 148 8 8 2 2
+310.1B 128 16384 96 1920 2160 155 8 16 1 2
+529.6B 128 20480 105 2520 2520 163 8 35 1 3
+GPT-3-175B 96 12288 96 1024 1536 140 - - - -
+1T 160 25600 128 3072 3072 163 8 64 1 1
 ROWS
 
 # The same paper's Table 2 (section 5.2, against ZeRO-3): PTD-P's 175B and
