@@ -349,7 +349,7 @@ int sl_cmd_coll(int argc, char **argv)
 		.algo = o.sc.gemm.algo,
 		.sc = &o.sc,
 		.overrides = o.overrides,
-		.bottleneck = sl_cost_ring_bottleneck(c, p),
+		.bottleneck = sl_cost_ring_bottleneck_op(c, p, a.op, o.sc.gemm.algo),
 		.nrows = nrows,
 		.rows = rows,
 		.factor = a.factor,

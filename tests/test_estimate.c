@@ -264,6 +264,15 @@ static const struct lay realistic_rows[] = {
     {2, 2, 2, SL_SCHED_1F1B, 2, 1, 1, 1, NULL, 4, SL_TOPO_FULL, 4, 4, 8, 0, SL_EST_STAGE},
     {4, 2, 1, SL_SCHED_1F1B, 2, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 4, 8, 10, SL_EST_SLICE},
     {1, 2, 1, SL_SCHED_INTERLEAVED, 4, 2, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 8, 8, 0, SL_EST_STAGE},
+    /* rings across nodes with several members a node, which NCCL's
+     * channels stripe over their adapters (sl_ring_stripes): DP rings of 8
+     * with 4 a node, of 4 with 2 a node (ZeRO-1's reduce-scatter and
+     * all-gather too), TP rings of 4 with 2 a node, and DP rings of 3 that
+     * a node boundary splits 2 + 1 (the smaller run, 1: not striped) */
+    {1, 1, 8, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 4, SL_TOPO_FULL, 4, 2, 8, 0, SL_EST_AUTO},
+    {2, 1, 4, SL_SCHED_1F1B, 2, 1, 0, 1, "tp-dp-pp", 4, SL_TOPO_FULL, 4, 2, 8, 0, SL_EST_AUTO},
+    {4, 2, 1, SL_SCHED_1F1B, 2, 1, 1, 0, "tp-pp-dp", 2, SL_TOPO_FULL, 4, 4, 8, 0, SL_EST_AUTO},
+    {2, 2, 3, SL_SCHED_1F1B, 2, 1, 0, 0, "dp-tp-pp", 2, SL_TOPO_FULL, 4, 4, 12, 0, SL_EST_AUTO},
 };
 
 /* Fused attention on a realistic machine: the estimate is the run by every

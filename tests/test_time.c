@@ -548,6 +548,91 @@ static void test_two_nodes(void **st)
 	two_node_case(8, 4, want);
 }
 
+/* NCCL's channels (sl_ring_stripes), on the realistic machine: a ring whose
+ * members on each node are one run crosses between nodes on k adapters at
+ * once, k the members a node, so its inter-node step is ax + N/(p k Bx),
+ * with k Bx at most the intra-node Bi.  That step stays the slowest here,
+ * so by test_two_nodes' argument the all-reduce takes 2(p-1) of it.  A ring
+ * whose members alternate nodes has no run to stripe: 2(p-1)(ax + N/(p Bx)).
+ * The ideal machine keeps the textbook ring (test_two_nodes). */
+static const int *chan_order;
+
+static int chan_prog(sl_dev *d, void *arg, sl_err *err)
+{
+	struct coll_job *j = arg;
+	size_t bytes = j->count * sizeof(float);
+	float *b = sl_dev_alloc(d, bytes, "buffer", err);
+	if (!b)
+		return err->code;
+	for (size_t i = 0; i < j->count; i++)
+		b[i] = tu_val(sl_dev_id(d), i);
+	sl_group g = sl_group_all(sl_cluster_devices(sl_dev_cluster(d)));
+	if (chan_order)
+		memcpy(g.ranks, chan_order, (size_t)g.n * sizeof *g.ranks);
+	int rc = sl_coll_run(d, &g, j->op, b, j->count, j->algo, err);
+	sl_dev_free(d, b, bytes);
+	return rc;
+}
+
+static double channels_case(int p, int g, double bx, const int *order, sl_coll_op op)
+{
+	double ai = 1e-6, bi = 450e9, ax = 5e-6;
+	sl_cluster_config cfg = tu_config(p, bi, ai);
+	cfg.devices_per_node = g;
+	cfg.inter.bandwidth = bx;
+	cfg.inter.latency = ax;
+	cfg.efficiency = SL_EFF_REALISTIC;
+	sl_cluster *c = tu_create(&cfg);
+	struct coll_job j = {op, SL_ALGO_RING, (size_t)p * 8192};
+	sl_err err = {0};
+	chan_order = order;
+	if (sl_cluster_run(c, chan_prog, &j, &err))
+		fail_msg("channels: %s", err.msg);
+	chan_order = NULL;
+	double tmax = 0;
+	for (int i = 0; i < p; i++)
+		tmax = fmax(tmax, sl_cluster_dev_stats(c, i).clock);
+	if (!order) {
+		/* the prediction's bottleneck is the striped hop */
+		sl_link_spec bn = sl_cost_ring_bottleneck_op(c, p, op, SL_ALGO_RING);
+		double k = fmin((double)g, bi / bx);
+		tu_check_close(bn.bandwidth, k * bx, REL, "channels: the striped bottleneck");
+		tu_check_close(sl_cost_ring_bottleneck(c, p).bandwidth, bx, REL,
+			       "channels: the plain bottleneck");
+	}
+	sl_cluster_destroy(c);
+	return tmax;
+}
+
+static void test_two_nodes_channels(void **st)
+{
+	(void)st;
+	double ax = 5e-6, blk = 8192.0 * sizeof(float); /* N/p bytes */
+	/* 8 devices, nodes of 4, 25 GB/s adapters: 4 of them, 100 GB/s */
+	tu_check_close(channels_case(8, 4, 25e9, NULL, SL_COLL_ALLREDUCE),
+		       2.0 * 7 * (ax + blk / (4 * 25e9)), REL, "p=8 G=4: all-reduce");
+	tu_check_close(channels_case(8, 4, 25e9, NULL, SL_COLL_ALLGATHER),
+		       7 * (ax + blk / (4 * 25e9)), REL, "p=8 G=4: all-gather");
+	tu_check_close(channels_case(8, 4, 25e9, NULL, SL_COLL_REDUCESCATTER),
+		       7 * (ax + blk / (4 * 25e9)), REL, "p=8 G=4: reduce-scatter");
+	/* 16 devices, nodes of 8, 100 GB/s adapters: 800 GB/s capped at 450 */
+	tu_check_close(channels_case(16, 8, 100e9, NULL, SL_COLL_ALLREDUCE),
+		       2.0 * 15 * (ax + blk / 450e9), REL, "p=16 G=8: all-reduce");
+	/* members alternating between the two nodes: no runs, one adapter */
+	static const int alt[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+	tu_check_close(channels_case(8, 4, 25e9, alt, SL_COLL_ALLREDUCE),
+		       2.0 * 7 * (ax + blk / 25e9), REL, "p=8 G=4 alternating: all-reduce");
+	/* sl_ring_stripes by itself: the smaller run sets k */
+	sl_cluster_config cfg = tu_config(6, 450e9, 1e-6);
+	cfg.devices_per_node = 4;
+	cfg.inter.bandwidth = 25e9;
+	cfg.efficiency = SL_EFF_REALISTIC;
+	tu_check_close(sl_ring_stripes(&cfg, NULL, 6, 3), 2, REL, "runs of 4 and 2");
+	tu_check_close(sl_ring_stripes(&cfg, NULL, 6, 0), 1, REL, "a hop inside a node");
+	cfg.efficiency = SL_EFF_IDEAL;
+	tu_check_close(sl_ring_stripes(&cfg, NULL, 6, 3), 1, REL, "the ideal machine");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -563,6 +648,7 @@ int main(void)
 	    cmocka_unit_test(test_concurrent_links),
 	    cmocka_unit_test(test_compute),
 	    cmocka_unit_test(test_two_nodes),
+	    cmocka_unit_test(test_two_nodes_channels),
 	};
 	return cmocka_run_group_tests_name("model time", tests, NULL, NULL);
 }

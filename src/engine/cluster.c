@@ -136,6 +136,43 @@ int sl_cluster_same_node(const sl_cluster *c, int a, int b)
 	return node_of(&c->cfg, a) == node_of(&c->cfg, b);
 }
 
+static int rank_node(const sl_cluster_config *cfg, const int *ranks, int i)
+{
+	return node_of(cfg, ranks ? ranks[i] : i);
+}
+
+double sl_ring_stripes_runs(const sl_cluster_config *cfg, int p, int ka, int kb)
+{
+	if (cfg->efficiency != SL_EFF_REALISTIC || cfg->topology != SL_TOPO_FULL || p < 3 ||
+	    cfg->devices_per_node < 2 || !(cfg->inter.bandwidth > 0))
+		return 1;
+	double k = ka < kb ? ka : kb, cap = cfg->intra.bandwidth / cfg->inter.bandwidth;
+	if (k > cap)
+		k = cap;
+	return k > 1 ? k : 1;
+}
+
+double sl_ring_stripes(const sl_cluster_config *cfg, const int *ranks, int p, int r)
+{
+	if (sl_ring_stripes_runs(cfg, p, 2, 2) == 1)
+		return 1;
+	int a = rank_node(cfg, ranks, r), b = rank_node(cfg, ranks, (r + 1) % p);
+	if (a == b)
+		return 1;
+	int ka = 0, kb = 0, runs_a = 0, runs_b = 0;
+	for (int i = 0, prev = rank_node(cfg, ranks, p - 1); i < p; i++) {
+		int n = rank_node(cfg, ranks, i);
+		ka += n == a;
+		kb += n == b;
+		runs_a += n == a && prev != a;
+		runs_b += n == b && prev != b;
+		prev = n;
+	}
+	if (runs_a != 1 || runs_b != 1)
+		return 1;
+	return sl_ring_stripes_runs(cfg, p, ka, kb);
+}
+
 sl_link_spec sl_cluster_config_link(const sl_cluster_config *cfg, int src, int dst)
 {
 	const sl_link_spec *sp = node_of(cfg, src) == node_of(cfg, dst) ? &cfg->intra : &cfg->inter;

@@ -169,6 +169,24 @@ double sl_cluster_now(const sl_cluster *c);
 /* Number of hops between two devices in the topology (1 for direct links). */
 int sl_cluster_hops(const sl_cluster *c, int src, int dst);
 int sl_cluster_same_node(const sl_cluster *c, int a, int b);
+/* NCCL's rings across nodes.  NCCL orders a ring by the topology and runs
+ * it on several channels, each of which leaves a node through a different
+ * member's network adapter (S. Jeaugey, NVIDIA/nccl-tests issue 119: the
+ * target is 24 GB/s a 200 Gb/s adapter times the node's adapters; NVIDIA/nccl
+ * issue 812: 192 GB/s of all-reduce bus bandwidth on DGX A100 nodes of eight).
+ * So under realistic efficiency, on the full topology, the hop of ring
+ * ranks[0..p) from ranks[r] to ranks[r+1] between two nodes whose members
+ * each form one run of the ring carries k adapters' bytes at once, k the
+ * smaller run: its bandwidth is k times the link's, at most a link inside
+ * the node (every channel crosses the node's links too).  This returns that
+ * factor, 1 for every other hop; ranks NULL: 0, 1, ..., p-1.  Ring
+ * collectives (sl_coll_channels) use it in the engine and the predictions
+ * alike. */
+double sl_ring_stripes(const sl_cluster_config *cfg, const int *ranks, int p, int r);
+/* The factor for a node-crossing hop of a ring of p between runs of ka and
+ * kb members (the runs known already, as a mesh's rings, whose device ids
+ * grow with the rank, have them). */
+double sl_ring_stripes_runs(const sl_cluster_config *cfg, int p, int ka, int kb);
 
 /* Live state of a link for the front end: bytes moved by the transfer in
  * flight and its size (0 when idle), and total bytes since the run began. */

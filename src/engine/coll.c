@@ -42,6 +42,13 @@ int sl_coll_op_parse(const char *s, sl_coll_op *op)
 	return SL_EINVAL;
 }
 
+int sl_coll_channels(sl_coll_op op, sl_algo a)
+{
+	return a == SL_ALGO_RING && (op == SL_COLL_ALLREDUCE || op == SL_COLL_REDUCESCATTER ||
+				     op == SL_COLL_ALLGATHER || op == SL_COLL_BROADCAST ||
+				     op == SL_COLL_REDUCE);
+}
+
 int sl_algo_parse(const char *s, sl_algo *a)
 {
 	for (int i = 0; i < SL_ALGO_NALGOS; i++)
@@ -98,8 +105,11 @@ struct ctx {
 	int step, nsteps; /* this device's exchanges so far and in all, for the label */
 	int lbase, lsteps; /* logical steps: this part's first, and the collective's count */
 	int seq;           /* this device's how-many-th collective */
+	double s_next, s_prev; /* sl_ring_stripes of the hops to rank r + 1 and from r - 1 */
 	sl_err *err;
 };
+
+static int mod(int a, int p);
 
 static int setup(struct ctx *x, sl_dev *d, const sl_group *g, sl_coll_op op, float *buf, size_t count,
 		 const size_t *counts, int root, sl_algo a, sl_err *err)
@@ -126,6 +136,12 @@ static int setup(struct ctx *x, sl_dev *d, const sl_group *g, sl_coll_op op, flo
 	/* Timing-only runs hold no buffers: messages keep offsets and sizes. */
 	if (count > 0 && !buf && !sl_cluster_config_of(sl_dev_cluster(d))->timing_only)
 		return sl_fail(err, SL_EINVAL, "%s: no buffer", op_names[op]);
+	x->s_next = x->s_prev = 1;
+	if (sl_coll_channels(op, a)) {
+		const sl_cluster_config *cfg = sl_cluster_config_of(sl_dev_cluster(d));
+		x->s_next = sl_ring_stripes(cfg, g->ranks, x->p, x->r);
+		x->s_prev = sl_ring_stripes(cfg, g->ranks, x->p, mod(x->r - 1, x->p));
+	}
 	x->seq = sl_dev_next_coll(d);
 	d->rx_free[0] = d->rx_free[1] = 0;
 	sl_block_offsets(count, x->p, counts, x->off);
@@ -241,6 +257,8 @@ static int ring_reducescatter(struct ctx *x)
 	for (int s = 0; s < p - 1; s++) {
 		sl_msg snd = block_abs(x, peer(x, r + 1), mod(r - s - 1, p));
 		sl_msg rcv = block_abs(x, peer(x, r - 1), mod(r - s - 2, p));
+		snd.stripes = x->s_next;
+		rcv.stripes = x->s_prev;
 		int rc = xchg(x, &snd, &rcv, SL_XSUM, SL_PHASE_RS, s);
 		if (rc)
 			return rc;
@@ -254,6 +272,8 @@ static int ring_allgather(struct ctx *x)
 	for (int s = 0; s < p - 1; s++) {
 		sl_msg snd = block_abs(x, peer(x, r + 1), mod(r - s, p));
 		sl_msg rcv = block_abs(x, peer(x, r - 1), mod(r - s - 1, p));
+		snd.stripes = x->s_next;
+		rcv.stripes = x->s_prev;
 		int rc = xchg(x, &snd, &rcv, SL_XCOPY, SL_PHASE_AG, s);
 		if (rc)
 			return rc;
@@ -270,6 +290,7 @@ static int nsegments(const struct ctx *x, size_t count)
 	double a = 0, b = INFINITY;
 	for (int r = 0; r < x->p; r++) {
 		sl_link_spec s = sl_cluster_link_tuned(c, x->g->ranks[r], x->g->ranks[(r + 1) % x->p]);
+		s.bandwidth *= sl_ring_stripes(sl_cluster_config_of(c), x->g->ranks, x->p, r);
 		a = s.latency > a ? s.latency : a;
 		b = s.bandwidth < b ? s.bandwidth : b;
 	}
@@ -297,6 +318,8 @@ static int ring_broadcast(struct ctx *x, size_t count)
 		if (!do_send && !do_recv)
 			continue;
 		sl_msg snd = segment(x, next, count, k, js), rcv = segment(x, prev, count, k, j);
+		snd.stripes = x->s_next;
+		rcv.stripes = x->s_prev;
 		/* The pipeline's time slot: segment j leaves the root in slot j
 		 * and reaches rank vr in slot j + vr - 1. */
 		int rc = xchg(x, do_send ? &snd : NULL, do_recv ? &rcv : NULL, SL_XCOPY, SL_PHASE_BCAST,
@@ -320,6 +343,8 @@ static int ring_reduce(struct ctx *x, size_t count)
 		if (!do_send && !do_recv)
 			continue;
 		sl_msg snd = segment(x, prev, count, k, js), rcv = segment(x, next, count, k, j);
+		snd.stripes = x->s_prev;
+		rcv.stripes = x->s_next;
 		int u = p - 1 - vr; /* hops from the far end of the chain */
 		int rc = xchg(x, do_send ? &snd : NULL, do_recv ? &rcv : NULL, SL_XSUM, SL_PHASE_REDUCE,
 			      u == 0 ? j : j + u - 1);

@@ -46,6 +46,11 @@ const char *sl_coll_op_name(sl_coll_op op);
 const char *sl_algo_name(sl_algo a);
 int sl_coll_op_parse(const char *s, sl_coll_op *op);
 int sl_algo_parse(const char *s, sl_algo *a);
+/* Whether NCCL runs op under a on its channels, so that a ring's hops
+ * between nodes are striped over adapters (sl_ring_stripes): the ring
+ * all-reduce, reduce-scatter and all-gather, and the pipelined chains of
+ * broadcast and reduce. */
+int sl_coll_channels(sl_coll_op op, sl_algo a);
 
 /* Block partition of n elements into p blocks: offsets[0..p]. */
 void sl_block_offsets(size_t n, int p, const size_t *counts, size_t *offsets);

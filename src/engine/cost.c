@@ -144,15 +144,30 @@ double sl_busbw_factor(sl_coll_op op, int p)
 	}
 }
 
-sl_link_spec sl_cost_ring_bottleneck(const sl_cluster *c, int p)
+static sl_link_spec bottleneck(const sl_cluster *c, int p, int striped)
 {
+	const sl_cluster_config *cfg = sl_cluster_config_of(c);
 	sl_link_spec w = sl_cluster_link(c, 0, p > 1 ? 1 % p : 0);
+	if (striped && p > 1)
+		w.bandwidth *= sl_ring_stripes(cfg, NULL, p, 0);
 	for (int i = 0; i < p && p > 1; i++) {
 		sl_link_spec s = sl_cluster_link(c, i, (i + 1) % p);
+		if (striped)
+			s.bandwidth *= sl_ring_stripes(cfg, NULL, p, i);
 		if (s.bandwidth < w.bandwidth)
 			w.bandwidth = s.bandwidth;
 		if (s.latency > w.latency)
 			w.latency = s.latency;
 	}
 	return w;
+}
+
+sl_link_spec sl_cost_ring_bottleneck(const sl_cluster *c, int p)
+{
+	return bottleneck(c, p, 0);
+}
+
+sl_link_spec sl_cost_ring_bottleneck_op(const sl_cluster *c, int p, sl_coll_op op, sl_algo a)
+{
+	return bottleneck(c, p, sl_coll_channels(op, a));
 }

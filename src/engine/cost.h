@@ -35,5 +35,9 @@ int sl_chain_segments(int p, double elems, double bytes, double a, double b);
 double sl_busbw_factor(sl_coll_op op, int p);
 /* The slowest link a ring over devices 0..p-1 of c crosses. */
 sl_link_spec sl_cost_ring_bottleneck(const sl_cluster *c, int p);
+/* The same for collective op under algorithm a: the hops NCCL's channels
+ * stripe across nodes (sl_coll_channels, sl_ring_stripes) at their striped
+ * bandwidth, as the engine runs them. */
+sl_link_spec sl_cost_ring_bottleneck_op(const sl_cluster *c, int p, sl_coll_op op, sl_algo a);
 
 #endif

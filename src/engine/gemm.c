@@ -304,7 +304,7 @@ figures:;
 	for (int i = 0; i < t; i++)
 		if (j.off[i + 1] - j.off[i] > maxshard)
 			maxshard = j.off[i + 1] - j.off[i];
-	sl_link_spec bn = sl_cost_ring_bottleneck(c, t);
+	sl_link_spec bn = sl_cost_ring_bottleneck_op(c, t, SL_COLL_ALLREDUCE, s->algo);
 	res->predicted_s = sl_gemm_predict(cfg, s, t, (double)maxshard, bn);
 out:
 	free(x);

@@ -399,6 +399,35 @@ static int group_next(const sl_layout *l, int dev, int dp_group)
 	                : sl_mesh_device(l, (tp + 1) % l->tp, pp, dp);
 }
 
+/* The link from dev to the next member of its TP or DP ring as the ring's
+ * collectives see it (every one a training step runs is an all-reduce, a
+ * reduce-scatter or an all-gather): between nodes, striped over adapters as
+ * NCCL's channels are (sl_ring_stripes), under the ring algorithm. */
+static sl_link_spec ring_link_of(const struct linksrc *L, const sl_layout *l, int dev, int dp_group)
+{
+	int nxt = group_next(l, dev, dp_group);
+	sl_link_spec s = link_of(L, dev, nxt);
+	const sl_cluster_config *cfg = L->c ? sl_cluster_config_of(L->c) : L->cfg;
+	int n = dp_group ? l->dp : l->tp, g = cfg ? cfg->devices_per_node : 0;
+	if (!cfg || !sl_coll_channels(SL_COLL_ALLREDUCE, l->algo) || g < 2 || dev / g == nxt / g ||
+	    sl_ring_stripes_runs(cfg, n, 2, 2) == 1)
+		return s;
+	/* A mesh ring's device ids grow with its rank, so each node's members
+	 * are one run and the runs on both sides of the hop are found by
+	 * walking (sl_ring_stripes would count the same). */
+	int tp, pp, dp;
+	sl_mesh_coords(l, dev, &tp, &pp, &dp);
+	int r = dp_group ? dp : tp, ka = 1, kb = 1;
+#define MEMBER(i) (dp_group ? sl_mesh_device(l, tp, pp, (i)) : sl_mesh_device(l, (i), pp, dp))
+	for (int i = r - 1; i >= 0 && MEMBER(i) / g == dev / g; i--)
+		ka++;
+	for (int i = (r + 2) % n; i != r && MEMBER(i) / g == nxt / g; i = (i + 1) % n)
+		kb++;
+#undef MEMBER
+	s.bandwidth *= sl_ring_stripes_runs(cfg, n, ka, kb);
+	return s;
+}
+
 /* The longest chain of members that each follow their predecessor (bit 0
  * of pat[]) back to one whose own send wins: after the pattern has held
  * that many steps, every increment is its chain root's.  p when no member
@@ -520,7 +549,7 @@ static int sim_coll(struct psim *S, const int *ids, struct pdev **m, int p, int 
 	double bw = INFINITY, mx = 0;
 	for (int r = 0; r < p; r++) {
 		ln[r] = known ? known[r]
-		              : link_of(S->L, ids[r], group_next(&S->l, ids[r], o->dp_group));
+		              : ring_link_of(S->L, &S->l, ids[r], o->dp_group);
 		bw = ln[r].bandwidth < bw ? ln[r].bandwidth : bw;
 		mx = m[r]->clock > mx ? m[r]->clock : mx;
 	}
@@ -1010,12 +1039,8 @@ static int symmetric(const sl_layout *l, int v, const struct linksrc *L, int per
 				if (k == 0 && rr == r)
 					continue;
 				if (t > 1) {
-					sl_link_spec a =
-					    link_of(L, sl_mesh_device(l, r, s, k),
-					            sl_mesh_device(l, (r + 1) % t, s, k));
-					sl_link_spec b =
-					    link_of(L, sl_mesh_device(l, rr, s, 0),
-					            sl_mesh_device(l, (rr + 1) % t, s, 0));
+					sl_link_spec a = ring_link_of(L, l, sl_mesh_device(l, r, s, k), 0);
+					sl_link_spec b = ring_link_of(L, l, sl_mesh_device(l, rr, s, 0), 0);
 					if (!same_link(a, b))
 						return 0;
 				}
@@ -1100,8 +1125,7 @@ static int same_replica(const sl_layout *l, const struct linksrc *L, int a, int 
 	for (int s = 0; s < p; s++)
 		for (int r = 0; r < t; r++) {
 			int da = sl_mesh_device(l, r, s, a), db = sl_mesh_device(l, r, s, b);
-			if (t > 1 && !same_link(link_of(L, da, sl_mesh_device(l, (r + 1) % t, s, a)),
-			                        link_of(L, db, sl_mesh_device(l, (r + 1) % t, s, b))))
+			if (t > 1 && !same_link(ring_link_of(L, l, da, 0), ring_link_of(L, l, db, 0)))
 				return 0;
 			for (int w = 0; w < 2 && p > 1; w++) {
 				int s2 = w == 0 ? (s + 1) % p : (s + p - 1) % p;
@@ -1252,7 +1276,7 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 				S.dp[S.n] = dp;
 				S.rec[S.n] = &R->rec[rec_index(R, tp, pp, dp)];
 				for (int g = 0; g < 2; g++)
-					S.next[g][S.n] = link_of(L, id, group_next(l, id, g));
+					S.next[g][S.n] = ring_link_of(L, l, id, g);
 				/* TP groups: (pp, dp), ranks tp < period; DP groups (every
 				 * device replayed): (tp, pp), ranks dp */
 				int tg = ri * pp_n + pp, dg = tp * pp_n + pp;

@@ -41,7 +41,8 @@ static double product_predict(const sl_workload *w, const sl_cluster *c)
 	const sl_cluster_config *cfg = sl_cluster_config_of(c);
 	int t = sl_cluster_devices(c);
 	double dim = w->gemm.split == SL_SPLIT_ROW ? w->gemm.k : w->gemm.n;
-	return sl_gemm_predict(cfg, &w->gemm, t, ceil(dim / t), sl_cost_ring_bottleneck(c, t));
+	return sl_gemm_predict(cfg, &w->gemm, t, ceil(dim / t),
+	                      sl_cost_ring_bottleneck_op(c, t, SL_COLL_ALLREDUCE, w->gemm.algo));
 }
 
 static void product_describe(const sl_workload *w, int devices, char *buf, size_t n)
@@ -100,7 +101,7 @@ static int coll_run(const sl_workload *w, sl_cluster *c, sl_wl_result *r, int pr
 static double coll_predict(const sl_workload *w, const sl_cluster *c)
 {
 	int n = sl_cluster_devices(c);
-	sl_link_spec bn = sl_cost_ring_bottleneck(c, n);
+	sl_link_spec bn = sl_cost_ring_bottleneck_op(c, n, w->op, w->algo);
 	const sl_cluster_config *cfg = sl_cluster_config_of(c);
 	return sl_cost_coll_terms(w->op, w->algo, n, (double)w->count * sl_elem_bytes(cfg),
 	                          bn.latency, bn.bandwidth, cfg->topology, NULL, NULL);

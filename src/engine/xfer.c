@@ -136,7 +136,7 @@ static int pull(sl_dev *d, struct sl_link *l, double *rx_free, const struct sl_c
 		start = *rx_free;
 	double seg_t0 = start + atomic_load(&l->latency);
 	/* Host buffers are fp32; the emulated message is the precision's size. */
-	double sc = sl_wire_scale(&c->cfg);
+	double sc = sl_wire_scale(&c->cfg) / (r->stripes > 1 ? r->stripes : 1);
 	double bw = atomic_load(&l->bandwidth) / sc;
 	size_t seg_bytes = 0, done = 0;
 	int timing_only = c->cfg.timing_only;

@@ -28,6 +28,9 @@ typedef struct sl_msg {
 	short first, count; /* a collective's blocks it carries (count 0: not a collective's) */
 	sl_ev_p2p p2p;      /* a pipeline message's fields (kind NONE: not one); both ends' events
 	                       carry the receiver's and the sender's own */
+	double stripes;     /* a ring collective's hop between nodes runs at this many times
+	                       its link's bandwidth (sl_ring_stripes; the receiver's counts;
+	                       0 or 1: the link's) */
 } sl_msg;
 
 sl_msg sl_msg1(int peer, void *buf, size_t off, size_t len);

@@ -280,7 +280,7 @@ static int run_matmul(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_res
 		/* Where the split stops paying: the link bandwidth at which the
 		 * model's time equals one device's. */
 		sl_coll_op op = s->sc.gemm.split == SL_SPLIT_ROW ? SL_COLL_ALLREDUCE : SL_COLL_ALLGATHER;
-		sl_link_spec bn = sl_cost_ring_bottleneck(c, t);
+		sl_link_spec bn = sl_cost_ring_bottleneck_op(c, t, op, s->sc.gemm.algo);
 		double ybytes = 4.0 * s->sc.gemm.m * s->sc.gemm.n;
 		double comm = sl_cost_coll(op, s->sc.gemm.algo, t, ybytes, bn.latency, bn.bandwidth);
 		double lat = sl_cost_coll(op, s->sc.gemm.algo, t, ybytes, bn.latency, INFINITY);
@@ -336,7 +336,7 @@ static int run_coll(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resul
 		if (st.clock > t)
 			t = st.clock;
 	}
-	sl_link_spec bn = sl_cost_ring_bottleneck(c, p);
+	sl_link_spec bn = sl_cost_ring_bottleneck_op(c, p, s->op, j.algo);
 	double bytes = (double)j.count * 4;
 	set(r, "fits", 1);
 	set(r, "time", t);
