@@ -54,7 +54,9 @@ static void coll_help(void)
 	       "  --bytes=SIZE|MIN:MAX    one size, or -b MIN -e MAX\n"
 	       "  -n, --iters=N           iterations per size, 1 to 1000 (default 1); time is\n"
 	       "                          per iteration\n"
-	       "  --human                 the table in units (1.00 MiB, 15.5 us, 67.7 GB/s)\n\n");
+	       "  --human                 the table in units (1.00 MiB, 15.5 us, 67.7 GB/s)\n");
+	fputs(sl_opts_dry_run_help, stdout);
+	printf("                          (#wrong is then 0: nothing is computed to check)\n\n");
 	fputs(sl_opts_cluster_help, stdout);
 	printf("  (--flops and --timing do not change a collective; with a range, --trace\n"
 	       "  holds the last size.)\n\nSee shardlab(1).\n");
@@ -232,6 +234,14 @@ static int coll_prog(sl_dev *d, void *arg, sl_err *err)
 	int r = sl_dev_id(d);
 	size_t bytes = j->count * sizeof(float);
 	int oop = j->op == SL_COLL_ALLTOALL || j->op == SL_COLL_SENDRECV; /* out of place */
+	if (sl_cluster_config_of(sl_dev_cluster(d))->timing_only) {
+		/* --dry-run: the collective's timeline with no buffer to check. */
+		int rc = sl_dev_reserve(d, (uint64_t)bytes * (oop ? 2 : 1), "its buffers", err);
+		sl_group g = sl_group_all(j->p);
+		for (int it = 0; it < j->iters && rc == SL_OK; it++)
+			rc = sl_coll_run2(d, &g, j->op, NULL, NULL, j->count, j->algo, err);
+		return rc;
+	}
 	float *buf = sl_dev_alloc(d, bytes, "its collective buffer", err);
 	if (!buf)
 		return err && err->code ? err->code : SL_EDEVMEM;
@@ -283,6 +293,7 @@ int sl_cmd_coll(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	size_t nlo = sl_opts_append(lo, 0, SL_OPTS_MAX, sl_opts_cluster);
+	nlo = sl_opts_append(lo, nlo, SL_OPTS_MAX, sl_opts_dry_run);
 	sl_opts_append(lo, nlo, SL_OPTS_MAX, mine);
 	struct coll_args a = {
 	    .op = SL_COLL_ALLREDUCE, .min = 1048576, .max = 67108864, .factor = 2, .iters = 1};
@@ -330,8 +341,9 @@ int sl_cmd_coll(int argc, char **argv)
 	char what[64];
 	int oop = a.op == SL_COLL_ALLTOALL || a.op == SL_COLL_SENDRECV;
 	snprintf(what, sizeof what, "%d buffers of %zu B", p * (oop ? 2 : 1), cmax * sizeof(float));
-	if ((rc = sl_cli_host_fits(cmd, (double)p * (oop ? 2 : 1) * (double)cmax * sizeof(float),
-				   what)))
+	if (!cfg->timing_only &&
+	    (rc = sl_cli_host_fits_or_dry(cmd, (double)p * (oop ? 2 : 1) * (double)cmax * sizeof(float),
+					  what)))
 		return rc;
 	if (o.trace && (rc = sl_cli_check_output(cmd, o.trace)))
 		return rc;
