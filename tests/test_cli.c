@@ -423,6 +423,40 @@ static void test_coll_busbw_is_link_bandwidth(void **state)
 		}
 }
 
+/* --dry-run: the full run's emulated times exactly, for every op (the
+ * closed form is checked above and in test_time); and sizes no host holds.
+ * Across two realistic A100 nodes of 8 the ring's busbw is eight adapters'
+ * (the preset's 23.5 GB/s each), capped by nothing: 8 x 23.5 < 240. */
+static void test_coll_dry_run(void **state)
+{
+	(void)state;
+	const char *all[] = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce",
+			     "gather",    "scatter",   "alltoall",      "sendrecv"};
+	for (int i = 0; i < 9; i++) {
+		char args[256];
+		snprintf(args, sizeof args,
+			 "coll --op=%s --devices=16 --preset=a100 --bytes=1MiB --format=json", all[i]);
+		json_t *full = tu_run_json(args);
+		strcat(args, " --dry-run");
+		json_t *dry = tu_run_json(args);
+		if (tu_num(full, "emulated_time_s") != tu_num(dry, "emulated_time_s"))
+			fail_msg("%s: %.17g, the full run %.17g", args, tu_num(dry, "emulated_time_s"),
+				 tu_num(full, "emulated_time_s"));
+		assert_int_equal((int)tu_num(dry, "wrong"), 0);
+		json_decref(full);
+		json_decref(dry);
+	}
+	json_t *j = tu_run_json("coll --devices=16 --preset=a100 --bytes=64GiB --dry-run "
+				"--format=json");
+	double p = 16, n = 64.0 * (1 << 30), bx = tu_num(json_object_get(j, "inter"),
+							 "bandwidth_bytes_per_s");
+	double a = tu_num(json_object_get(j, "inter"), "latency_s");
+	double want = 2 * (p - 1) * a + 2 * (p - 1) / p * n / (8 * bx);
+	if (!near(tu_num(j, "emulated_time_s"), want, 1e-12))
+		fail_msg("64 GiB over 2 nodes: %.17g s, want %.17g", tu_num(j, "emulated_time_s"), want);
+	json_decref(j);
+}
+
 static void test_coll_range_and_rounding(void **state)
 {
 	(void)state;
@@ -520,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_slowdown_same_emulated_time),
 		cmocka_unit_test(test_coll_busbw_is_link_bandwidth),
 		cmocka_unit_test(test_coll_range_and_rounding),
+		cmocka_unit_test(test_coll_dry_run),
 		cmocka_unit_test(test_trace_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
