@@ -52,9 +52,11 @@ char *sl_plan_layout_name(const sl_layout *l, char *buf, size_t n)
 
 /* ---- what each group's traffic crosses ---- */
 
-static void path_add(sl_plan_path *p, const sl_cluster_config *cfg, int a, int b)
+/* stripes: the factor NCCL's channels give a ring's hop (1: none) */
+static void path_add(sl_plan_path *p, const sl_cluster_config *cfg, int a, int b, double stripes)
 {
 	sl_link_spec s = sl_cluster_config_link(cfg, a, b);
+	s.bandwidth *= stripes;
 	int g = cfg->devices_per_node;
 	if (g > 0 && a / g != b / g)
 		p->inter = 1;
@@ -75,13 +77,15 @@ static void paths(const sl_layout *l, const sl_cluster_config *cfg, sl_plan_row 
 				int me = sl_mesh_device(l, t, s, d);
 				if (l->tp > 1)
 					path_add(&r->tp, cfg, me,
-					         sl_mesh_device(l, (t + 1) % l->tp, s, d));
+					         sl_mesh_device(l, (t + 1) % l->tp, s, d),
+					         sl_mesh_ring_stripes(l, cfg, me, 0));
 				if (l->dp > 1)
 					path_add(&r->dp, cfg, me,
-					         sl_mesh_device(l, t, s, (d + 1) % l->dp));
+					         sl_mesh_device(l, t, s, (d + 1) % l->dp),
+					         sl_mesh_ring_stripes(l, cfg, me, 1));
 				if (l->pp > 1 && (s + 1 < l->pp || l->chunks > 1))
 					path_add(&r->pp, cfg, me,
-					         sl_mesh_device(l, t, (s + 1) % l->pp, d));
+					         sl_mesh_device(l, t, (s + 1) % l->pp, d), 1);
 			}
 }
 

@@ -90,6 +90,12 @@ int sl_mesh_order_parse(const char *s, sl_axis order[SL_NAXES]);
 const char *sl_mesh_order_name(const sl_axis order[SL_NAXES], char *buf, size_t n);
 int sl_mesh_device(const sl_layout *l, int tp, int pp, int dp);
 void sl_mesh_coords(const sl_layout *l, int dev, int *tp, int *pp, int *dp);
+/* sl_ring_stripes of the hop from dev to the next member of its TP ring
+ * (dp_group 0) or DP ring (1) under l's algorithm: a mesh ring's device ids
+ * grow with its rank, so each node's members are one run, found by walking
+ * from the hop (no count over the whole ring). */
+double sl_mesh_ring_stripes(const sl_layout *l, const sl_cluster_config *cfg, int dev,
+			    int dp_group);
 
 /* Which blocks pipeline stage s holds as its local chunk c: [*first, *first + *count).
  * Stages get L/p blocks, the first L%p one more (uneven splits only with v = 1). */

@@ -405,26 +405,10 @@ static int group_next(const sl_layout *l, int dev, int dp_group)
  * NCCL's channels are (sl_ring_stripes), under the ring algorithm. */
 static sl_link_spec ring_link_of(const struct linksrc *L, const sl_layout *l, int dev, int dp_group)
 {
-	int nxt = group_next(l, dev, dp_group);
-	sl_link_spec s = link_of(L, dev, nxt);
+	sl_link_spec s = link_of(L, dev, group_next(l, dev, dp_group));
 	const sl_cluster_config *cfg = L->c ? sl_cluster_config_of(L->c) : L->cfg;
-	int n = dp_group ? l->dp : l->tp, g = cfg ? cfg->devices_per_node : 0;
-	if (!cfg || !sl_coll_channels(SL_COLL_ALLREDUCE, l->algo) || g < 2 || dev / g == nxt / g ||
-	    sl_ring_stripes_runs(cfg, n, 2, 2) == 1)
-		return s;
-	/* A mesh ring's device ids grow with its rank, so each node's members
-	 * are one run and the runs on both sides of the hop are found by
-	 * walking (sl_ring_stripes would count the same). */
-	int tp, pp, dp;
-	sl_mesh_coords(l, dev, &tp, &pp, &dp);
-	int r = dp_group ? dp : tp, ka = 1, kb = 1;
-#define MEMBER(i) (dp_group ? sl_mesh_device(l, tp, pp, (i)) : sl_mesh_device(l, (i), pp, dp))
-	for (int i = r - 1; i >= 0 && MEMBER(i) / g == dev / g; i--)
-		ka++;
-	for (int i = (r + 2) % n; i != r && MEMBER(i) / g == nxt / g; i = (i + 1) % n)
-		kb++;
-#undef MEMBER
-	s.bandwidth *= sl_ring_stripes_runs(cfg, n, ka, kb);
+	if (cfg)
+		s.bandwidth *= sl_mesh_ring_stripes(l, cfg, dev, dp_group);
 	return s;
 }
 

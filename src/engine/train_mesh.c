@@ -78,6 +78,28 @@ void sl_mesh_coords(const sl_layout *l, int dev, int *tp, int *pp, int *dp)
 	*dp = c[SL_AXIS_DP];
 }
 
+double sl_mesh_ring_stripes(const sl_layout *l, const sl_cluster_config *cfg, int dev,
+			    int dp_group)
+{
+	int n = dp_group ? l->dp : l->tp, g = cfg->devices_per_node;
+	if (!sl_coll_channels(SL_COLL_ALLREDUCE, l->algo) || g < 2 ||
+	    sl_ring_stripes_runs(cfg, n, 2, 2) == 1)
+		return 1;
+	int tp, pp, dp;
+	sl_mesh_coords(l, dev, &tp, &pp, &dp);
+	int r = dp_group ? dp : tp;
+#define MEMBER(i) (dp_group ? sl_mesh_device(l, tp, pp, (i)) : sl_mesh_device(l, (i), pp, dp))
+	int nxt = MEMBER((r + 1) % n), ka = 1, kb = 1;
+	if (dev / g == nxt / g)
+		return 1;
+	for (int i = r - 1; i >= 0 && MEMBER(i) / g == dev / g; i--)
+		ka++;
+	for (int i = (r + 2) % n; i != r && MEMBER(i) / g == nxt / g; i = (i + 1) % n)
+		kb++;
+#undef MEMBER
+	return sl_ring_stripes_runs(cfg, n, ka, kb);
+}
+
 static void split(int n, int p, int r, int *first, int *count)
 {
 	int base = n / p, extra = n % p;
