@@ -26,6 +26,10 @@ struct coll_job {
 	size_t count;
 };
 
+/* The group's ranks in this order when set (a ring that alternates nodes),
+ * else 0, 1, ..., p-1. */
+static const int *chan_order;
+
 static int coll_prog(sl_dev *d, void *arg, sl_err *err)
 {
 	struct coll_job *j = arg;
@@ -36,6 +40,8 @@ static int coll_prog(sl_dev *d, void *arg, sl_err *err)
 	for (size_t i = 0; i < j->count; i++)
 		b[i] = tu_val(sl_dev_id(d), i);
 	sl_group g = sl_group_all(sl_cluster_devices(sl_dev_cluster(d)));
+	if (chan_order)
+		memcpy(g.ranks, chan_order, (size_t)g.n * sizeof *g.ranks);
 	int rc = sl_coll_run(d, &g, j->op, b, j->count, j->algo, err);
 	sl_dev_free(d, b, bytes);
 	return rc;
@@ -555,25 +561,6 @@ static void test_two_nodes(void **st)
  * so by test_two_nodes' argument the all-reduce takes 2(p-1) of it.  A ring
  * whose members alternate nodes has no run to stripe: 2(p-1)(ax + N/(p Bx)).
  * The ideal machine keeps the textbook ring (test_two_nodes). */
-static const int *chan_order;
-
-static int chan_prog(sl_dev *d, void *arg, sl_err *err)
-{
-	struct coll_job *j = arg;
-	size_t bytes = j->count * sizeof(float);
-	float *b = sl_dev_alloc(d, bytes, "buffer", err);
-	if (!b)
-		return err->code;
-	for (size_t i = 0; i < j->count; i++)
-		b[i] = tu_val(sl_dev_id(d), i);
-	sl_group g = sl_group_all(sl_cluster_devices(sl_dev_cluster(d)));
-	if (chan_order)
-		memcpy(g.ranks, chan_order, (size_t)g.n * sizeof *g.ranks);
-	int rc = sl_coll_run(d, &g, j->op, b, j->count, j->algo, err);
-	sl_dev_free(d, b, bytes);
-	return rc;
-}
-
 static double channels_case(int p, int g, double bx, const int *order, sl_coll_op op)
 {
 	double ai = 1e-6, bi = 450e9, ax = 5e-6;
@@ -586,7 +573,7 @@ static double channels_case(int p, int g, double bx, const int *order, sl_coll_o
 	struct coll_job j = {op, SL_ALGO_RING, (size_t)p * 8192};
 	sl_err err = {0};
 	chan_order = order;
-	if (sl_cluster_run(c, chan_prog, &j, &err))
+	if (sl_cluster_run(c, coll_prog, &j, &err))
 		fail_msg("channels: %s", err.msg);
 	chan_order = NULL;
 	double tmax = 0;
