@@ -236,10 +236,15 @@ static int coll_prog(sl_dev *d, void *arg, sl_err *err)
 	int oop = j->op == SL_COLL_ALLTOALL || j->op == SL_COLL_SENDRECV; /* out of place */
 	if (sl_cluster_config_of(sl_dev_cluster(d))->timing_only) {
 		/* --dry-run: the collective's timeline with no buffer to check. */
-		int rc = sl_dev_reserve(d, (uint64_t)bytes * (oop ? 2 : 1), "its buffers", err);
+		uint64_t held = 0;
+		int rc = sl_dev_reserve(d, bytes, "its collective buffer", err);
+		held += rc == SL_OK ? bytes : 0;
+		if (rc == SL_OK && oop && (rc = sl_dev_reserve(d, bytes, "its receive buffer", err)) == SL_OK)
+			held += bytes;
 		sl_group g = sl_group_all(j->p);
 		for (int it = 0; it < j->iters && rc == SL_OK; it++)
 			rc = sl_coll_run2(d, &g, j->op, NULL, NULL, j->count, j->algo, err);
+		sl_dev_release(d, held);
 		return rc;
 	}
 	float *buf = sl_dev_alloc(d, bytes, "its collective buffer", err);

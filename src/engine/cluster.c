@@ -141,6 +141,17 @@ static int rank_node(const sl_cluster_config *cfg, const int *ranks, int i)
 	return node_of(cfg, ranks ? ranks[i] : i);
 }
 
+double sl_cluster_ring_stripes(const sl_cluster *c, const int *ranks, int p, int r)
+{
+	sl_cluster *m = (sl_cluster *)c;
+	pthread_mutex_lock(&m->pair_mu);
+	sl_cluster_config t = c->cfg;
+	t.intra = c->tuned_intra;
+	t.inter = c->tuned_inter;
+	pthread_mutex_unlock(&m->pair_mu);
+	return sl_ring_stripes(&t, ranks, p, r);
+}
+
 double sl_ring_stripes_runs(const sl_cluster_config *cfg, int p, int ka, int kb)
 {
 	if (cfg->efficiency != SL_EFF_REALISTIC || cfg->topology != SL_TOPO_FULL || p < 3 ||

@@ -187,6 +187,10 @@ double sl_ring_stripes(const sl_cluster_config *cfg, const int *ranks, int p, in
  * kb members (the runs known already, as a mesh's rings, whose device ids
  * grow with the rank, have them). */
 double sl_ring_stripes_runs(const sl_cluster_config *cfg, int p, int ka, int kb);
+/* sl_ring_stripes on c's class figures as the run started (the tuned ones,
+ * read under the lock the knobs take), so every device of a collective
+ * stripes alike whatever knobs turn. */
+double sl_cluster_ring_stripes(const sl_cluster *c, const int *ranks, int p, int r);
 
 /* Live state of a link for the front end: bytes moved by the transfer in
  * flight and its size (0 when idle), and total bytes since the run began. */

@@ -138,9 +138,9 @@ static int setup(struct ctx *x, sl_dev *d, const sl_group *g, sl_coll_op op, flo
 		return sl_fail(err, SL_EINVAL, "%s: no buffer", op_names[op]);
 	x->s_next = x->s_prev = 1;
 	if (sl_coll_channels(op, a)) {
-		const sl_cluster_config *cfg = sl_cluster_config_of(sl_dev_cluster(d));
-		x->s_next = sl_ring_stripes(cfg, g->ranks, x->p, x->r);
-		x->s_prev = sl_ring_stripes(cfg, g->ranks, x->p, mod(x->r - 1, x->p));
+		const sl_cluster *c = sl_dev_cluster(d);
+		x->s_next = sl_cluster_ring_stripes(c, g->ranks, x->p, x->r);
+		x->s_prev = sl_cluster_ring_stripes(c, g->ranks, x->p, mod(x->r - 1, x->p));
 	}
 	x->seq = sl_dev_next_coll(d);
 	d->rx_free[0] = d->rx_free[1] = 0;
@@ -290,7 +290,7 @@ static int nsegments(const struct ctx *x, size_t count)
 	double a = 0, b = INFINITY;
 	for (int r = 0; r < x->p; r++) {
 		sl_link_spec s = sl_cluster_link_tuned(c, x->g->ranks[r], x->g->ranks[(r + 1) % x->p]);
-		s.bandwidth *= sl_ring_stripes(sl_cluster_config_of(c), x->g->ranks, x->p, r);
+		s.bandwidth *= sl_cluster_ring_stripes(c, x->g->ranks, x->p, r);
 		a = s.latency > a ? s.latency : a;
 		b = s.bandwidth < b ? s.bandwidth : b;
 	}
