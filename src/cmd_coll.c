@@ -56,7 +56,8 @@ static void coll_help(void)
 	       "                          per iteration\n"
 	       "  --human                 the table in units (1.00 MiB, 15.5 us, 67.7 GB/s)\n");
 	fputs(sl_opts_dry_run_help, stdout);
-	printf("                          (#wrong is then 0: nothing is computed to check)\n\n");
+	printf("                          (validation 0 and #wrong 0: nothing is computed to\n"
+	       "                          check)\n\n");
 	fputs(sl_opts_cluster_help, stdout);
 	printf("  (--flops and --timing do not change a collective; with a range, --trace\n"
 	       "  holds the last size.)\n\nSee shardlab(1).\n");

@@ -420,8 +420,9 @@ void sl_report_coll_nccl_header(FILE *f, const sl_coll_report *r)
 	fprintf(f, "# shardlab coll (nccl-tests layout): %s, %s algorithm\n", sl_coll_op_name(r->op),
 		sl_algo_name(r->algo));
 	fprintf(f, "# nThread 1 nGpus %d minBytes %.0f maxBytes %.0f step: %g(factor) warmup iters: 0 "
-		   "iters: %d agg iters: 1 validation: 1 graph: 0\n",
-		cfg->devices, lo, hi, r->factor > 0 ? r->factor : 2, r->iters > 0 ? r->iters : 1);
+		   "iters: %d agg iters: 1 validation: %d graph: 0\n",
+		cfg->devices, lo, hi, r->factor > 0 ? r->factor : 2, r->iters > 0 ? r->iters : 1,
+		!cfg->timing_only); /* --dry-run computes nothing to validate */
 	fprintf(f, "#\n");
 	print_hardware(f, "# ", cfg, r->sc->preset, r->overrides);
 	fprintf(f, "# time: the slowest device's emulated clock per iteration; predicted: the\n"

@@ -158,14 +158,13 @@ double sl_play_predict(const sl_scenario *sc, sl_link_spec intra, sl_link_spec i
 	sl_link_spec bn = intra;
 	/* The slowest link a ring over 0..p-1 crosses; ring neighbours are one
 	 * hop apart in either topology. */
+	sl_cluster_config at = cfg; /* the links asked about, for their stripes */
+	at.intra = intra;
+	at.inter = inter;
 	for (int i = 0; i < p && p > 1; i++) {
 		sl_link_spec s = node_of(&cfg, i) == node_of(&cfg, (i + 1) % p) ? intra : inter;
-		if (sl_coll_channels(SL_COLL_ALLREDUCE, sc->gemm.algo)) {
-			sl_cluster_config at = cfg;
-			at.intra = intra;
-			at.inter = inter;
+		if (sl_coll_channels(SL_COLL_ALLREDUCE, sc->gemm.algo))
 			s.bandwidth *= sl_ring_stripes(&at, NULL, p, i);
-		}
 		if (i == 0 || s.bandwidth < bn.bandwidth)
 			bn.bandwidth = i == 0 ? s.bandwidth : fmin(bn.bandwidth, s.bandwidth);
 		if (i == 0 || s.latency > bn.latency)
