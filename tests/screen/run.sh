@@ -311,6 +311,7 @@ quit_case() {
 	t0=$(date +%s%N)
 	case "$how" in
 	q | F10) tm send-keys -t "$name" "$how" ;;
+	main-*) "$sigthread" "$pid" "${how#main-}" ;;
 	*) kill -s "$how" "$pid" ;;
 	esac
 	n=0
@@ -345,6 +346,18 @@ quit_case quit-q q 0
 quit_case quit-f10 F10 0
 quit_case quit-int INT 130
 quit_case quit-term TERM 143
-quit_case quit-segv SEGV 139
+# A crash: SIGSEGV at the main thread, as a fault reaches the thread that
+# made it, and (but under ThreadSanitizer, which can lose it: see
+# tests/sigthread.c) from kill, to whichever thread the kernel picks.
+sigthread=${SHARDLAB_SIGTHREAD:-$here/../sigthread}
+if [ -x "$sigthread" ]; then
+	quit_case quit-segv main-SEGV 139
+else
+	echo "skip quit-segv: no $sigthread to send a signal to one thread (make check builds it)"
+fi
+case "${SHARDLAB_SAN_CFLAGS:-}" in
+*-fsanitize=thread*) echo "skip quit-segv-kill: ThreadSanitizer can lose a process-wide SIGSEGV" ;;
+*) quit_case quit-segv-kill SEGV 139 ;;
+esac
 
 finish
