@@ -1,17 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* sigthread PID SIGNAL - send SIGNAL (a name, SEGV, or a number) to the main
- * thread of process PID.
+/* sigthread.c - send a signal to the main thread of a process.
  *
- * A fault (SIGSEGV, SIGBUS) is delivered to the thread that caused it,
- * while kill(1) leaves the kernel to pick any thread that does not block
- * the signal.  The screen tests send crash signals both ways.  Under
- * ThreadSanitizer a process-wide SIGSEGV that lands on a thread being
- * created or torn down kills the process without running the program's
- * handler (a 15-line program with an SA_RESETHAND handler and threads
- * started and joined in a loop lost 6 of 150 such signals built with
- * -fsanitize=thread, none without it, and none of 150 sent this way), so
- * that build sends them this way only. */
+ *   sigthread PID SIGNAL     SIGNAL: a name such as SEGV, or a number
+ *
+ * A fault reaches the thread that made it; kill leaves the kernel to pick
+ * any thread not blocking the signal.  The screen tests send SIGSEGV both
+ * ways, but only this way under ThreadSanitizer: there a process-wide
+ * SIGSEGV that lands on a thread being created or torn down can kill the
+ * process before the program's handler runs (see tests/screen/run.sh). */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,8 +24,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: sigthread PID SIGNAL (a name such as SEGV, or a number)\n");
 		return 2;
 	}
+	errno = 0;
 	long pid = strtol(argv[1], &end, 10);
-	if (*end || pid <= 0) {
+	if (*end || errno || pid <= 0 || pid > INT_MAX) {
 		fprintf(stderr, "sigthread: '%s' is not a process id\n", argv[1]);
 		return 2;
 	}

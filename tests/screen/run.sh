@@ -11,8 +11,9 @@
 #   GENERATE=1 tests/screen/run.sh     rewrite the golden files
 #
 # Environment: SHARDLAB (the program), SHARDLAB_GOLDEN (the golden
-# directory); make check sets both.  Without tmux the tests are skipped
-# (exit 77).
+# directory), SHARDLAB_SIGTHREAD (tests/sigthread, which sends a signal to
+# one thread) and SHARDLAB_SAN_CFLAGS (a sanitizer build's flags); make
+# check sets them all.  Without tmux the tests are skipped (exit 77).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -311,7 +312,12 @@ quit_case() {
 	t0=$(date +%s%N)
 	case "$how" in
 	q | F10) tm send-keys -t "$name" "$how" ;;
-	main-*) "$sigthread" "$pid" "${how#main-}" ;;
+	main-*)
+		if ! "$sigthread" "$pid" "${how#main-}"; then
+			fail "$name" "$sigthread could not send SIG${how#main-} to $pid"
+			return
+		fi
+		;;
 	*) kill -s "$how" "$pid" ;;
 	esac
 	n=0
@@ -346,17 +352,29 @@ quit_case quit-q q 0
 quit_case quit-f10 F10 0
 quit_case quit-int INT 130
 quit_case quit-term TERM 143
-# A crash: SIGSEGV at the main thread, as a fault reaches the thread that
-# made it, and (but under ThreadSanitizer, which can lose it: see
-# tests/sigthread.c) from kill, to whichever thread the kernel picks.
-sigthread=${SHARDLAB_SIGTHREAD:-$here/../sigthread}
-if [ -x "$sigthread" ]; then
-	quit_case quit-segv main-SEGV 139
+# A crash: SIGSEGV sent to the main thread (thread-directed, as a fault
+# is), and from kill, to whichever thread the kernel picks, in every build
+# but ThreadSanitizer's.  There a process-wide SIGSEGV that landed on a
+# thread being started or ended (the sandbox's planner starts and ends a
+# cluster's threads while the live run plays) killed the process before
+# shardlab's handler ran: 6 of 150 times in a 15-line program that starts
+# and joins threads in a loop, none without TSan, none sent to one thread.
+if [ -n "${SHARDLAB_SIGTHREAD:-}" ]; then
+	sigthread=$SHARDLAB_SIGTHREAD
+	quit_case quit-segv-main main-SEGV 139
 else
-	echo "skip quit-segv: no $sigthread to send a signal to one thread (make check builds it)"
+	# run by hand: the in-tree helper if it is built
+	sigthread=$here/../sigthread
+	if [ -x "$sigthread" ]; then
+		quit_case quit-segv-main main-SEGV 139
+	else
+		echo "skip quit-segv-main: no tests/sigthread (make tests/sigthread builds it)"
+	fi
 fi
 case "${SHARDLAB_SAN_CFLAGS:-}" in
-*-fsanitize=thread*) echo "skip quit-segv-kill: ThreadSanitizer can lose a process-wide SIGSEGV" ;;
+*-fsanitize=thread*)
+	echo "skip quit-segv-kill: under ThreadSanitizer a process-wide SIGSEGV can kill the process before its handler runs"
+	;;
 *) quit_case quit-segv-kill SEGV 139 ;;
 esac
 
