@@ -68,6 +68,22 @@ static int le(double a, double b)
 	return a <= b + 1e-7 * (fabs(a) + fabs(b)) + 1e-6;
 }
 
+/* Slices "pid/tid/ts/dur" by track, then start, the longer first. */
+static int cmp_track_slice(const void *x, const void *y)
+{
+	long long pa, ta, pb, tb;
+	double sa, da, sb, db;
+	sscanf(*(char *const *)x, "%lld/%lld/%lg/%lg", &pa, &ta, &sa, &da);
+	sscanf(*(char *const *)y, "%lld/%lld/%lg/%lg", &pb, &tb, &sb, &db);
+	if (pa != pb)
+		return pa < pb ? -1 : 1;
+	if (ta != tb)
+		return ta < tb ? -1 : 1;
+	if (sa != sb)
+		return sa < sb ? -1 : 1;
+	return (da < db) - (da > db);
+}
+
 static void check_trace(json_t *j, int want_steps)
 {
 	json_t *evs = json_object_get(j, "traceEvents");
@@ -126,6 +142,21 @@ static void check_trace(json_t *j, int want_steps)
 		for (size_t b = a + 1; b < niv; b++)
 			if (strcmp(iv[a], iv[b]) == 0)
 				fail_msg("two slices on one track and interval: %s", iv[a]);
+	/* On a track, slices nest or keep apart, as the format requires (an
+	 * importer drops or misdraws a slice that crosses another's end). */
+	qsort(iv, niv, sizeof *iv, cmp_track_slice);
+	for (size_t a = 0; a < niv; a++) {
+		long long pa, ta, pb, tb;
+		double sa, da, sb, db;
+		sscanf(iv[a], "%lld/%lld/%lg/%lg", &pa, &ta, &sa, &da);
+		for (size_t b = a + 1; b < niv; b++) {
+			sscanf(iv[b], "%lld/%lld/%lg/%lg", &pb, &tb, &sb, &db);
+			if (pb != pa || tb != ta || !(sb < sa + da && !le(sa + da, sb)))
+				break;
+			if (!le(sb + db, sa + da))
+				fail_msg("slices %s and %s cross on one track", iv[a], iv[b]);
+		}
+	}
 	/* Every flow start lands, and every finish has a start. */
 	const char *id;
 	json_t *v;

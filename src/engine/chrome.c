@@ -8,7 +8,10 @@
  * thread"):
  *   pid node+1 ("node N"): per device a compute, a send and a receive track
  *     (tids 3d+1, 3d+2, 3d+3), so a ring step's send and receive never sit
- *     on one track with the same interval;
+ *     on one track with the same interval; transfers one way that overlap
+ *     (a pipeline exchange's, to or from two stages at once) go on further
+ *     lanes of that way (tids from 3 ndev + 1, XLANES - 1 a device and
+ *     way), so no two slices of a track overlap but nested;
  *   pid nodes+1 ("run"): the steps of the step model (steps.h) on lanes
  *     where they do not overlap, one track per collective leader holding a
  *     slice per collective, and the bytes-in-flight counter;
@@ -502,6 +505,29 @@ static void w_slice(wbuf *w, int *first, const char *cat, int pid, long tid, con
 	w_num(w, us(t1) - us(t0));
 }
 
+/* A device's transfers one way at once: a pipeline exchange posts up to
+ * four messages; more than that share the last lane. */
+enum { XLANES = 4 };
+
+/* The track of a device's send (way 0) or receive (way 1) from t0 to t1:
+ * the first of its lanes free by t0.  *fresh is set when the lane is used
+ * for the first time and is not the device's own send or receive track. */
+static long xfer_tid(double *end, unsigned char *used, int ndev, int d, int way, double t0,
+		     double t1, int *fresh)
+{
+	size_t base = ((size_t)d * 2 + (size_t)way) * XLANES;
+	int l = 0;
+	while (l < XLANES - 1 && used[base + l] && end[base + l] > t0)
+		l++;
+	*fresh = l > 0 && !used[base + l];
+	used[base + l] = 1;
+	if (t1 > end[base + l])
+		end[base + l] = t1;
+	if (l == 0)
+		return 3L * d + way + 2;
+	return 3L * ndev + 1 + ((long)d * 2 + way) * (XLANES - 1) + (l - 1);
+}
+
 int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_trace_sink sink,
 			     void *ctx, sl_err *err)
 {
@@ -521,10 +547,12 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 	size_t *lane_of = ns ? malloc(ns * sizeof *lane_of) : NULL;
 	double *lane_end = ns ? malloc(ns * sizeof *lane_end) : NULL;
 	coll_span *cs = ns ? malloc(ns * sizeof *cs) : NULL;
+	double *xend = calloc((size_t)ndev * 2 * XLANES + 1, sizeof *xend);
+	unsigned char *xused = calloc((size_t)ndev * 2 * XLANES + 1, 1);
 	heap h = {0};
 	int rc = SL_OK;
-	if (!w || !seen || !p2p_sent || !p2p_recv || (s->n && (!st || !step_of)) ||
-	    (ns && (!lane_of || !lane_end || !cs))) {
+	if (!w || !seen || !p2p_sent || !p2p_recv || !xend || !xused ||
+	    (s->n && (!st || !step_of)) || (ns && (!lane_of || !lane_end || !cs))) {
 		rc = sl_fail(err, SL_ENOMEM, "out of host memory writing the trace");
 		goto out;
 	}
@@ -558,7 +586,7 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 			else
 				snprintf(name, sizeof name, "device %d %s", d, track[k]);
 			w_meta(w, &first, "thread_name", pid, 3L * d + k + 1, name);
-			w_sort(w, &first, pid, 3L * d + k + 1, 3L * d + k + 1);
+			w_sort(w, &first, pid, 3L * d + k + 1, (3L * d + k + 1) * XLANES);
 		}
 	}
 
@@ -652,6 +680,20 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 			: e->kind == SL_EV_SEND || e->kind == SL_EV_WRITE ? 1
 									  : 2;
 		long tid = 3L * e->dev + k + 1;
+		int fresh = 0;
+		if (k > 0)
+			tid = xfer_tid(xend, xused, ndev, e->dev, k - 1, e->t0, e->t1, &fresh);
+		if (fresh) {
+			long lane = (tid - 3L * ndev - 1) % (XLANES - 1) + 2;
+			if (dpn)
+				snprintf(name, sizeof name, "device %d %s %ld (node %d)", e->dev,
+					 track[k], lane, e->dev / dpn);
+			else
+				snprintf(name, sizeof name, "device %d %s %ld", e->dev, track[k],
+					 lane);
+			w_meta(w, &first, "thread_name", pid, tid, name);
+			w_sort(w, &first, pid, tid, (3L * e->dev + k + 1) * XLANES + lane - 1);
+		}
 		ev_name(name, sizeof name, e, sl_ev_kind_name(e->kind));
 		const char *cat = sl_ev_kind_name(e->kind);
 		int step = step_of ? step_of[i] : -1;
@@ -733,6 +775,8 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 		rc = sl_fail(err, SL_ESYS, "cannot write the trace");
 out:
 	free(h.a);
+	free(xend);
+	free(xused);
 	free(cs);
 	free(lane_end);
 	free(lane_of);
