@@ -273,6 +273,16 @@ static const struct lay realistic_rows[] = {
     {2, 1, 4, SL_SCHED_1F1B, 2, 1, 0, 1, "tp-dp-pp", 4, SL_TOPO_FULL, 4, 2, 8, 0, SL_EST_AUTO},
     {4, 2, 1, SL_SCHED_1F1B, 2, 1, 1, 0, "tp-pp-dp", 2, SL_TOPO_FULL, 4, 4, 8, 0, SL_EST_AUTO},
     {2, 2, 3, SL_SCHED_1F1B, 2, 1, 0, 0, "dp-tp-pp", 2, SL_TOPO_FULL, 4, 4, 12, 0, SL_EST_AUTO},
+    /* interleaved pipelines whose steady exchanges send to the next and
+     * the previous stage at once, and take from both (sl_port_share):
+     * through one adapter when both are in other nodes (a stage a node),
+     * through two ports when one is inside the node (two stages a node),
+     * through one switch port when both are (a replica a node) */
+    {2, 4, 2, SL_SCHED_INTERLEAVED, 8, 2, 0, 0, "tp-pp-dp", 2, SL_TOPO_FULL, 4, 8, 16, 0,
+     SL_EST_AUTO},
+    {1, 4, 1, SL_SCHED_INTERLEAVED, 8, 2, 0, 0, NULL, 2, SL_TOPO_FULL, 4, 8, 8, 0, SL_EST_AUTO},
+    {1, 4, 2, SL_SCHED_INTERLEAVED, 8, 2, 0, 0, "pp-dp-tp", 4, SL_TOPO_FULL, 4, 8, 16, 0,
+     SL_EST_AUTO},
 };
 
 /* Fused attention on a realistic machine: the estimate is the run by every
@@ -303,6 +313,34 @@ static void test_flash_estimate_equals_run(void **state)
 			sl_cluster_config cfg = realistic_of(x, 0.6);
 			every_method_equals_run(&m, &l, &cfg, x->want, name);
 		}
+}
+
+/* A pipeline hop is timed by its port as well as its link: with the same
+ * figures inside and between nodes, a stage whose two neighbours sit in
+ * other nodes shares its adapter and one with a neighbour in its node does
+ * not, so the replay must not stand one such device in for the other. */
+static void test_ports_equal_figures(void **state)
+{
+	(void)state;
+	const struct lay rows[] = {
+	    {1, 4, 1, SL_SCHED_INTERLEAVED, 8, 2, 0, 0, NULL, 2, SL_TOPO_FULL, 4, 8, 8, 0, 0},
+	    {1, 4, 2, SL_SCHED_INTERLEAVED, 8, 2, 0, 0, "pp-dp-tp", 2, SL_TOPO_FULL, 4, 8, 16, 0, 0},
+	    {2, 3, 1, SL_SCHED_INTERLEAVED, 6, 2, 0, 0, NULL, 3, SL_TOPO_FULL, 4, 6, 6, 0, 0},
+	    /* replicas 0 and 2, 1 and 3 alike only in their ports' kinds */
+	    {1, 3, 4, SL_SCHED_INTERLEAVED, 6, 2, 0, 0, "pp-dp-tp", 2, SL_TOPO_FULL, 4, 6, 24, 0, 0},
+	};
+	for (size_t g = 0; g < sizeof rows / sizeof rows[0]; g++) {
+		const struct lay *x = &rows[g];
+		char name[160];
+		name_of(x, name, sizeof name);
+		snprintf(name + strlen(name), sizeof name - strlen(name), " equal figures");
+		sl_model_spec m;
+		model_of(x, &m);
+		sl_layout l = layout_of(x);
+		sl_cluster_config cfg = realistic_of(x, 0.6);
+		cfg.inter = cfg.intra;
+		every_method_equals_run(&m, &l, &cfg, SL_EST_AUTO, name);
+	}
 }
 
 /* Fused attention against its closed forms, one device, one micro-batch of
@@ -1016,6 +1054,7 @@ int main(void)
 	    cmocka_unit_test(test_estimate_equals_run),
 	    cmocka_unit_test(test_llama_kinds_estimate_equals_run),
 	    cmocka_unit_test(test_flash_estimate_equals_run),
+	    cmocka_unit_test(test_ports_equal_figures),
 	    cmocka_unit_test(test_flash_closed_forms),
 	    cmocka_unit_test(test_dropout_closed_forms),
 	    cmocka_unit_test(test_hidden_dropout_closed_forms),

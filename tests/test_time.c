@@ -425,6 +425,142 @@ static void test_concurrent_links(void **st)
 	sl_cluster_destroy(c);
 }
 
+/* ---- a device's ports ---- */
+
+/* Exchanges given device by device: each posts its sends and takes its
+ * receives in one sl_xfer. */
+struct port_job {
+	int ns[8], nr[8];
+	int sp[8][2], rp[8][2];      /* peers */
+	size_t sn[8][2], rn[8][2];   /* bytes */
+};
+
+static int port_prog(sl_dev *d, void *arg, sl_err *err)
+{
+	struct port_job *j = arg;
+	int id = sl_dev_id(d);
+	size_t total = 0;
+	for (int k = 0; k < j->ns[id]; k++)
+		total += j->sn[id][k];
+	for (int k = 0; k < j->nr[id]; k++)
+		total += j->rn[id][k];
+	if (total == 0)
+		return SL_OK;
+	char *buf = sl_dev_alloc(d, total, "buffer", err);
+	if (!buf)
+		return err->code;
+	memset(buf, id, total);
+	sl_msg s[2], r[2];
+	size_t off = 0;
+	for (int k = 0; k < j->ns[id]; k++, off += j->sn[id][k - 1])
+		s[k] = sl_msg1(j->sp[id][k], buf, off, j->sn[id][k]);
+	for (int k = 0; k < j->nr[id]; k++, off += j->rn[id][k - 1])
+		r[k] = sl_msg1(j->rp[id][k], buf, off, j->rn[id][k]);
+	int rc = sl_xfer(d, s, j->ns[id], r, j->nr[id], SL_XCOPY, "ports", err);
+	sl_dev_free(d, buf, total);
+	return rc;
+}
+
+static void port_add(struct port_job *j, int from, int to, size_t n)
+{
+	j->sp[from][j->ns[from]] = to;
+	j->sn[from][j->ns[from]++] = n;
+	j->rp[to][j->nr[to]] = from;
+	j->rn[to][j->nr[to]++] = n;
+}
+
+/* Six devices in nodes of two, inside a node bi and ai, between nodes bx
+ * and ax; returns the cluster after the run, for its clocks. */
+static sl_cluster *port_run(struct port_job *j, sl_efficiency eff)
+{
+	sl_cluster_config cfg = tu_config(6, 450e9, 1e-6);
+	cfg.devices_per_node = 2;
+	cfg.inter.bandwidth = 25e9;
+	cfg.inter.latency = 5e-6;
+	cfg.efficiency = eff;
+	sl_cluster *c = tu_create(&cfg);
+	sl_err err = {0};
+	if (sl_cluster_run(c, port_prog, j, &err))
+		fail_msg("ports: %s", err.msg);
+	return c;
+}
+
+/* On the realistic machine a device has one port inside its node and one
+ * adapter to other nodes, each carrying one link's bandwidth in all: the
+ * k transfers of an exchange through one port run at B/k each, their
+ * receiver's count binding as well as their sender's.  Transfers through
+ * different ports, and the ideal machine's, run at B each
+ * (test_concurrent_links). */
+static void test_shared_ports(void **st)
+{
+	(void)st;
+	double ai = 1e-6, bi = 450e9, ax = 5e-6, bx = 25e9, n1 = 1 << 20, n2 = 3 << 20;
+	/* device 0 sends to two other nodes at once: one adapter */
+	struct port_job j = {0};
+	port_add(&j, 0, 2, (size_t)n1);
+	port_add(&j, 0, 4, (size_t)n2);
+	sl_cluster *c = port_run(&j, SL_EFF_REALISTIC);
+	tu_check_close(sl_cluster_dev_stats(c, 2).clock, ax + 2 * n1 / bx, REL, "fan-out: 2");
+	tu_check_close(sl_cluster_dev_stats(c, 4).clock, ax + 2 * n2 / bx, REL, "fan-out: 4");
+	tu_check_close(sl_cluster_dev_stats(c, 0).clock, ax + 2 * n2 / bx, REL, "fan-out: 0");
+	sl_cluster_destroy(c);
+	c = port_run(&j, SL_EFF_IDEAL);
+	tu_check_close(sl_cluster_dev_stats(c, 0).clock, ax + n2 / bx, REL, "ideal fan-out");
+	sl_cluster_destroy(c);
+
+	/* one send inside the node, one to another: two ports */
+	memset(&j, 0, sizeof j);
+	port_add(&j, 0, 1, (size_t)n1);
+	port_add(&j, 0, 2, (size_t)n2);
+	c = port_run(&j, SL_EFF_REALISTIC);
+	tu_check_close(sl_cluster_dev_stats(c, 1).clock, ai + n1 / bi, REL, "two ports: 1");
+	tu_check_close(sl_cluster_dev_stats(c, 2).clock, ax + n2 / bx, REL, "two ports: 2");
+	sl_cluster_destroy(c);
+
+	/* device 5 takes from two other nodes at once: each sender has one
+	 * message, the receiver's adapter is shared */
+	memset(&j, 0, sizeof j);
+	port_add(&j, 1, 5, (size_t)n1);
+	port_add(&j, 3, 5, (size_t)n2);
+	c = port_run(&j, SL_EFF_REALISTIC);
+	tu_check_close(sl_cluster_dev_stats(c, 1).clock, ax + 2 * n1 / bx, REL, "fan-in: 1");
+	tu_check_close(sl_cluster_dev_stats(c, 3).clock, ax + 2 * n2 / bx, REL, "fan-in: 3");
+	tu_check_close(sl_cluster_dev_stats(c, 5).clock, ax + 2 * n2 / bx, REL, "fan-in: 5");
+	sl_cluster_destroy(c);
+	c = port_run(&j, SL_EFF_IDEAL);
+	tu_check_close(sl_cluster_dev_stats(c, 5).clock, ax + n2 / bx, REL, "ideal fan-in");
+	sl_cluster_destroy(c);
+
+	/* a pipeline's steady exchange: 2 sends to 0 and 4 and takes from
+	 * both, each through its adapter with another transfer */
+	memset(&j, 0, sizeof j);
+	port_add(&j, 2, 4, (size_t)n1);
+	port_add(&j, 2, 0, (size_t)n1);
+	port_add(&j, 4, 2, (size_t)n1);
+	port_add(&j, 0, 2, (size_t)n1);
+	c = port_run(&j, SL_EFF_REALISTIC);
+	for (int d = 0; d < 6; d += 2)
+		tu_check_close(sl_cluster_dev_stats(c, d).clock, ax + 2 * n1 / bx, REL,
+			       "both ways");
+	sl_cluster_destroy(c);
+
+	/* the rule by itself */
+	sl_cluster_config cfg = tu_config(6, 450e9, 1e-6);
+	cfg.devices_per_node = 2;
+	cfg.efficiency = SL_EFF_REALISTIC;
+	const int peers[3] = {1, 2, 4};
+	assert_int_equal(sl_port_share(&cfg, 0, peers, 3, 0), 1);
+	assert_int_equal(sl_port_share(&cfg, 0, peers, 3, 1), 2);
+	assert_int_equal(sl_port_share(&cfg, 0, peers, 3, 2), 2);
+	cfg.efficiency = SL_EFF_IDEAL;
+	assert_int_equal(sl_port_share(&cfg, 0, peers, 3, 1), 1);
+	/* the ring topology: a link to each neighbour, no switch port */
+	cfg = tu_config(6, 450e9, 1e-6);
+	cfg.topology = SL_TOPO_RING;
+	cfg.efficiency = SL_EFF_REALISTIC;
+	assert_int_equal(sl_port_share(&cfg, 0, peers, 3, 1), 1);
+}
+
 /* ---- compute ---- */
 
 struct gemm_job {
@@ -633,6 +769,7 @@ int main(void)
 	    cmocka_unit_test(test_back_to_back),
 	    cmocka_unit_test(test_bandwidth_change),
 	    cmocka_unit_test(test_concurrent_links),
+	    cmocka_unit_test(test_shared_ports),
 	    cmocka_unit_test(test_compute),
 	    cmocka_unit_test(test_two_nodes),
 	    cmocka_unit_test(test_two_nodes_channels),

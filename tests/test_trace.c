@@ -313,6 +313,55 @@ static void test_training(void **state)
 	sl_train_destroy(tr);
 }
 
+/* A pipeline message that shared its port says how many shared it
+ * (args.port_share), and its slice lasts what that share gives: a + k n/B
+ * of the inter-node link, k its port_share or 1. */
+static void test_port_share(void **state)
+{
+	(void)state;
+	sl_model_spec ms = tu_model(8, 16, 32, 0, 1, 8);
+	sl_layout l = tu_layout(1, 4, 1, SL_SCHED_INTERLEAVED, 8, 2);
+	sl_err err = {0};
+	sl_train *tr = sl_train_create_timing_only(&ms, &l, 4, &err);
+	if (!tr)
+		fail_msg("train: %s", err.msg);
+	sl_cluster_config cfg = tu_h100(4, 1);
+	cfg.timing = SL_TIMING_MODEL;
+	cfg.slowdown = 0;
+	cfg.timing_only = 1;
+	cfg.efficiency = SL_EFF_REALISTIC;
+	sl_cluster *c = tu_create(&cfg);
+	sl_train_report rep;
+	if (sl_train_run(tr, c, 1, &rep, &err))
+		fail_msg("train: %s", err.msg);
+	sl_train_report_free(&rep);
+	json_t *j;
+	check_snapshot(c, 1, &j);
+	json_t *evs = json_object_get(j, "traceEvents");
+	int shared = 0, alone = 0;
+	for (size_t i = 0; i < json_array_size(evs); i++) {
+		json_t *e = json_array_get(evs, i), *args = json_object_get(e, "args");
+		const char *kind = json_string_value(json_object_get(args, "kind"));
+		if (!kind || strcmp(kind, "send") != 0)
+			continue;
+		json_t *k = json_object_get(args, "port_share");
+		double share = k ? (double)json_integer_value(k) : 1;
+		double bytes = (double)json_integer_value(json_object_get(args, "bytes"));
+		double want = (5e-6 + share * bytes / 50e9) * 1e6;
+		double dur = json_number_value(json_object_get(e, "dur"));
+		if (!le(dur, want) || !le(want, dur))
+			fail_msg("send slice %zu: %.9g us, want %.9g (port_share %g)", i, dur, want,
+			         share);
+		shared += share == 2;
+		alone += share == 1;
+	}
+	if (!shared || !alone)
+		fail_msg("%d sends with port_share 2, %d without: want both", shared, alone);
+	json_decref(j);
+	sl_cluster_destroy(c);
+	sl_train_destroy(tr);
+}
+
 /* Labels are the engine's, but a quote, a backslash or a control character
  * must still come out as valid JSON; and with no cluster shape the writer
  * names no nodes. */
@@ -425,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_ring_two_nodes),
 		cmocka_unit_test(test_colwise),
 		cmocka_unit_test(test_training),
+		cmocka_unit_test(test_port_share),
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_gzip),
 		cmocka_unit_test(test_stdout),

@@ -293,6 +293,94 @@ static void test_train_times_are_the_headless_run(void **state)
 	}
 }
 
+static int cb_inter_nodes(void *ctx, int s, int d)
+{
+	const sl_scenario *sc = ctx;
+	int g = sc->cluster.devices_per_node;
+	return g > 0 && s / g != d / g;
+}
+
+/* Shared ports on screen: an interleaved pipeline of a stage a node on the
+ * realistic machine sends to both neighbours at once through one network
+ * adapter.  Each such message's event took a + 2 n/B (its link's figures,
+ * written here), and the stop that ends with it says so; a message that
+ * had the adapter to itself takes a + n/B and says nothing of it. */
+static void test_shared_ports_on_screen(void **state)
+{
+	(void)state;
+	sl_workload tr = {.kind = SL_WL_TRAIN};
+	sl_model_default(&tr.m);
+	tr.m.layers = 8;
+	tr.m.hidden = 32;
+	tr.m.ffn = 64;
+	tr.m.heads = 0;
+	tr.m.seq = 1;
+	tr.m.batch = 8;
+	sl_layout_default(&tr.l);
+	tr.l.pp = 4;
+	tr.l.schedule = SL_SCHED_INTERLEAVED;
+	tr.l.microbatches = 8;
+	tr.l.chunks = 2;
+	sl_scenario sc = small(SL_SPLIT_COL);
+	sc.cluster.devices = 4;
+	sc.cluster.devices_per_node = 1;
+	sc.cluster.efficiency = SL_EFF_REALISTIC;
+	sc.cluster.inter = (sl_link_spec){25e9, 5e-6};
+	double a = sc.cluster.inter.latency, B = sc.cluster.inter.bandwidth;
+	sl_run_info info;
+	assert_int_equal(sl_play_run_workload_headless(&sc, &tr, NULL, &info, NULL, NULL), SL_OK);
+	int shared = 0, alone = 0;
+	for (size_t e = 0; e < info.snap.n; e++) {
+		const sl_event *ev = &info.snap.ev[e];
+		if (ev->kind != SL_EV_SEND || ev->p2p.kind == SL_P2P_NONE)
+			continue;
+		int k = ev->p2p.share > 1 ? ev->p2p.share : 1;
+		assert_true(k <= 2);
+		tu_check_close(ev->t1 - ev->t0, a + k * (double)ev->bytes / B, 1e-12, "a message");
+		shared += k == 2;
+		alone += k == 1;
+	}
+	if (shared == 0 || alone == 0)
+		fail_msg("%d messages through a shared adapter, %d alone: want both", shared, alone);
+
+	sl_scene *m = calloc(1, sizeof *m);
+	assert_non_null(m);
+	sl_scene_in in = {
+	    .ev = &info.snap,
+	    .t = info.end,
+	    .end = info.end,
+	    .exact = 1,
+	    .sc = &sc,
+	    .ndev = 4,
+	    .result = &info,
+	    .predicted_s = info.tpred.step_s,
+	    .wl = &tr,
+	    .link = cb_link_of_sc,
+	    .inter = cb_inter_nodes,
+	    .ctx = &sc,
+	};
+	sl_opstep *st;
+	size_t ns = sl_steps_build(&info.snap, &st, NULL);
+	int said[2] = {0, 0};
+	for (size_t k = 0; k < ns; k++) {
+		if (!st[k].p2p || (k + 1 < ns && st[k + 1].t_stop <= st[k].t_stop * (1 + 1e-12)))
+			continue;
+		in.t = st[k].t_stop;
+		sl_scene_build(&in, m);
+		int sh = st[k].p2p->share == 2;
+		const char *w =
+		    "a network adapter carries it and 1 other at once, so it runs at half";
+		if (!strstr(m->sentence, w) != !sh)
+			fail_msg("step %zu (share %d): '%s'", k, st[k].p2p->share, m->sentence);
+		said[sh]++;
+	}
+	if (said[0] == 0 || said[1] == 0)
+		fail_msg("stops: %d with a shared adapter, %d without: want both", said[1], said[0]);
+	free(st);
+	free(m);
+	sl_run_info_free(&info);
+}
+
 /* Resharding on screen: the play's run is the engine's sl_ckpt_reshard
  * (same events, same end), its end is the busiest device's bytes over the
  * storage rate, devices read then write, and at the end every planned read
@@ -1173,6 +1261,7 @@ int main(void)
 	    cmocka_unit_test(test_crossover),
 	    cmocka_unit_test(test_plan_is_the_headless_run),
 	    cmocka_unit_test(test_train_times_are_the_headless_run),
+	    cmocka_unit_test(test_shared_ports_on_screen),
 	    cmocka_unit_test(test_reshard_on_screen),
 	    cmocka_unit_test(test_collective_on_screen),
 	    cmocka_unit_test(test_colwise_picture),

@@ -490,6 +490,10 @@ static void w_event_args(wbuf *w, const sl_event *e, int step)
 		w_key(w, "coll_step");
 		w_int(w, e->coll.step);
 	}
+	if (e->p2p.kind != SL_P2P_NONE && e->p2p.share > 1) {
+		w_key(w, "port_share");
+		w_int(w, e->p2p.share);
+	}
 	W_LIT(w, "}}");
 }
 

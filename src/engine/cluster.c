@@ -133,7 +133,7 @@ int sl_cluster_hops(const sl_cluster *c, int src, int dst)
 
 int sl_cluster_same_node(const sl_cluster *c, int a, int b)
 {
-	return node_of(&c->cfg, a) == node_of(&c->cfg, b);
+	return sl_cluster_config_same_node(&c->cfg, a, b);
 }
 
 static int rank_node(const sl_cluster_config *cfg, const int *ranks, int i)
@@ -182,6 +182,26 @@ double sl_ring_stripes(const sl_cluster_config *cfg, const int *ranks, int p, in
 	if (runs_a != 1 || runs_b != 1)
 		return 1;
 	return sl_ring_stripes_runs(cfg, p, ka, kb);
+}
+
+int sl_cluster_config_same_node(const sl_cluster_config *cfg, int a, int b)
+{
+	return node_of(cfg, a) == node_of(cfg, b);
+}
+
+int sl_ports_shared(const sl_cluster_config *cfg)
+{
+	return cfg->efficiency == SL_EFF_REALISTIC && cfg->topology == SL_TOPO_FULL;
+}
+
+int sl_port_share(const sl_cluster_config *cfg, int dev, const int *peers, int n, int i)
+{
+	if (n < 2 || !sl_ports_shared(cfg))
+		return 1;
+	int same = node_of(cfg, peers[i]) == node_of(cfg, dev), k = 0;
+	for (int j = 0; j < n; j++)
+		k += (node_of(cfg, peers[j]) == node_of(cfg, dev)) == same;
+	return k;
 }
 
 sl_link_spec sl_cluster_config_link(const sl_cluster_config *cfg, int src, int dst)

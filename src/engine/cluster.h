@@ -192,6 +192,25 @@ double sl_ring_stripes_runs(const sl_cluster_config *cfg, int p, int ka, int kb)
  * stripes alike whatever knobs turn. */
 double sl_cluster_ring_stripes(const sl_cluster *c, const int *ranks, int p, int r);
 
+/* A device's ports.  Under realistic efficiency, on the full topology, a
+ * device reaches the others of its node through one switch port (NVSwitch,
+ * a PCIe slot) and other nodes through one network adapter, and a link's
+ * bandwidth is all its port carries: the transfers of one exchange outside
+ * a collective (a pipeline's sends to the next and the previous stage, say)
+ * that go through the same port of a device share it, whether or not they
+ * overlap in time.  sl_ports_shared says whether the rule applies to cfg
+ * (not on the ideal machine or the ring topology: the closed forms'
+ * independent links).  sl_port_share returns how many of peers[0..n)
+ * device dev reaches through the port it reaches peers[i] by (peers[i]
+ * counted), 1 where the rule does not apply.  A transfer runs at its link's
+ * bandwidth over the larger of its sender's and its receiver's counts;
+ * collectives post one send and one receive an exchange, so the rule
+ * leaves them alone. */
+int sl_ports_shared(const sl_cluster_config *cfg);
+int sl_port_share(const sl_cluster_config *cfg, int dev, const int *peers, int n, int i);
+/* Do a and b sit in the same node of a cluster so configured? */
+int sl_cluster_config_same_node(const sl_cluster_config *cfg, int a, int b);
+
 /* Live state of a link for the front end: bytes moved by the transfer in
  * flight and its size (0 when idle), and total bytes since the run began. */
 typedef struct sl_link_state {

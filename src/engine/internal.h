@@ -31,7 +31,9 @@ struct sl_chan {
 	size_t off[2], len[2];
 	int nseg;
 	double t_ready;          /* sender's clock when posted */
+	int share;               /* the sender's port count for it (sl_port_share) */
 	double t_start, t_end;   /* filled by the receiver */
+	int shared;              /* filled by the receiver: the port count that bound it */
 	double w_start, w_end;
 	int failed;              /* receiver's status: SL_EINVAL refused (size), SL_ECANCEL */
 	int busy;                /* the receiver is reading the sender's buffer */

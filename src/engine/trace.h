@@ -90,6 +90,9 @@ typedef struct sl_ev_p2p {
 	                     schedules: stage + stages * local chunk; else the stage) */
 	short mb;         /* the micro-batch */
 	short iter;       /* the training step of the run it belongs to (from 0) */
+	signed char share; /* the transfers the busier of its two ports carried at once, this
+	                      one counted (sl_port_share): it ran at the link's bandwidth over
+	                      this; 0 or 1: the link's */
 } sl_ev_p2p;
 
 /* A checkpoint chunk moved between a device and storage, in fields

@@ -20,7 +20,8 @@
  * and every buffer, in order.  The recordings are then replayed under the
  * engine's rules: a transfer starts at its sender's clock and lasts
  * a + n/B (a link is never busy then: both ends of an exchange wait for
- * all of its transfers, so the previous one on a link has always ended);
+ * all of its transfers, so the previous one on a link has always ended;
+ * B over the port count of sl_port_share for a pipeline's transfers);
  * an exchange ends at its latest transfer, gaps before are waiting;
  * collectives are their ring's exchanges, step by step.
  *
@@ -55,6 +56,24 @@ static sl_link_spec link_of(const struct linksrc *L, int src, int dst)
 static int same_link(sl_link_spec a, sl_link_spec b)
 {
 	return a.bandwidth == b.bandwidth && a.latency == b.latency;
+}
+
+/* The configuration the links come from, or NULL for the nominal ones. */
+static const sl_cluster_config *linksrc_cfg(const struct linksrc *L)
+{
+	return L->c ? sl_cluster_config_of(L->c) : L->cfg;
+}
+
+/* Do the pipeline hops a0->a1 and b0->b1 time alike: the same link, and,
+ * where ports are shared (sl_port_share), through the same kind of port
+ * (inside the node or not), even when both kinds have the same figures. */
+static int same_hop(const struct linksrc *L, int a0, int a1, int b0, int b1)
+{
+	if (!same_link(link_of(L, a0, a1), link_of(L, b0, b1)))
+		return 0;
+	const sl_cluster_config *cfg = linksrc_cfg(L);
+	return !cfg || !sl_ports_shared(cfg) ||
+	       sl_cluster_config_same_node(cfg, a0, a1) == sl_cluster_config_same_node(cfg, b0, b1);
 }
 
 /* One device's recorded step. */
@@ -314,6 +333,7 @@ struct psim {
 	 * the stages of its own TP and DP ranks): the message on that link */
 	int *posted, *key;
 	double *pt0, *pt1;
+	int *pshare;       /* the sender's port count for it (sl_port_share) */
 	int crossed;       /* a receiver met another tensor than it expected */
 	int uneven;        /* a TP collective of uneven blocks: the period does not hold */
 	struct pdev **eff; /* SL_EST_STAGE: per replayed device and template, its whole effect */
@@ -337,6 +357,8 @@ struct psim {
 	 * device of that stage with its TP and DP ranks, and the link to it */
 	int *pslot;
 	sl_link_spec *plink;
+	unsigned char *pinter; /* 1: that device is in another node */
+	int ports;             /* sl_ports_shared() of the links' configuration */
 	/* per axis (0: TP, 1: DP), the groups of replayed devices: a device's
 	 * group, its members by rank, how many have arrived at its collective */
 	int *grp[2], *members[2], *arrived[2];
@@ -349,6 +371,19 @@ static double op_s(const struct psim *S, const struct pop *o)
 	return S->realistic ? o->sec : o->flops / S->rate;
 }
 
+
+/* sl_port_share of message k of n to or from the stages of msg[], for
+ * replayed device i: how many of them go through the same port. */
+static int xfer_share(const struct psim *S, int i, const struct xmsg *msg, int n, int k)
+{
+	if (!S->ports || n < 2)
+		return 1;
+	const unsigned char *inter = S->pinter + (size_t)i * S->l.pp;
+	int share = 0;
+	for (int j = 0; j < n; j++)
+		share += inter[msg[j].stage] == inter[msg[k].stage];
+	return share;
+}
 
 /* A transfer posted at the sender's clock t. */
 static double span_end(sl_link_spec ln, double t, double bytes)
@@ -406,7 +441,7 @@ static int group_next(const sl_layout *l, int dev, int dp_group)
 static sl_link_spec ring_link_of(const struct linksrc *L, const sl_layout *l, int dev, int dp_group)
 {
 	sl_link_spec s = link_of(L, dev, group_next(l, dev, dp_group));
-	const sl_cluster_config *cfg = L->c ? sl_cluster_config_of(L->c) : L->cfg;
+	const sl_cluster_config *cfg = linksrc_cfg(L);
 	if (cfg)
 		s.bandwidth *= sl_mesh_ring_stripes(l, cfg, dev, dp_group);
 	return s;
@@ -858,21 +893,21 @@ static int sim_advance(struct psim *S, int i, int stop)
 		d->pc++;
 		return 1;
 	case PO_XFER:
+		/* The receiver times each transfer: it starts at the sender's
+		 * clock and runs at its link's bandwidth over the larger of the
+		 * two ends' port counts (sl_port_share), as xfer.c's pull(). */
 		if (d->xphase == 0) {
 			d->nsp = 0;
 			for (int m = 0; m < o->ns; m++) {
 				size_t pi = (size_t)i * S->l.pp + snd[m].stage;
 				int ps = S->pslot[pi];
 				size_t li = pi; /* sender i, the receiver's stage */
-				double bytes = (double)snd[m].n * S->eb;
 				S->pt0[li] = d->clock;
-				S->pt1[li] = span_end(S->plink[pi], d->clock, bytes);
+				S->pshare[li] = xfer_share(S, i, snd, o->ns, m);
 				S->posted[li] = 1;
 				S->key[li] = snd[m].key;
 				wake(S, ps);
-				d->sp[d->nsp] = (sl_span){S->pt0[li], S->pt1[li]};
-				d->nsp++;
-				d->sent[SL_TR_PP_SENDRECV] += (uint64_t)bytes;
+				d->sent[SL_TR_PP_SENDRECV] += (uint64_t)((double)snd[m].n * S->eb);
 			}
 			d->xphase = 1;
 			d->ri = 0;
@@ -885,17 +920,31 @@ static int sim_advance(struct psim *S, int i, int stop)
 					return 0;
 				if (S->key[li] != rcv[d->ri].key)
 					S->crossed = 1;
+				int share = xfer_share(S, i, rcv, o->nr, d->ri);
+				if (S->pshare[li] > share)
+					share = S->pshare[li];
+				double bytes = (double)rcv[d->ri].n * S->eb;
+				sl_link_spec ln = S->plink[li];
+				if (share > 1)
+					ln.bandwidth /= share;
+				S->pt1[li] = span_end(ln, S->pt0[li], bytes);
 				S->posted[li] = 0;
 				wake(S, ps);
 				d->sp[d->nsp] = (sl_span){S->pt0[li], S->pt1[li]};
 				d->nsp++;
-				d->recv[SL_TR_PP_SENDRECV] += (uint64_t)((double)rcv[d->ri].n * S->eb);
+				d->recv[SL_TR_PP_SENDRECV] += (uint64_t)bytes;
 			}
 			d->xphase = 2;
 		}
 		for (int m = 0; m < o->ns; m++)
 			if (S->posted[(size_t)i * S->l.pp + snd[m].stage])
 				return 0;
+		/* Every send taken: its span is the receiver's timing. */
+		for (int m = 0; m < o->ns; m++) {
+			size_t li = (size_t)i * S->l.pp + snd[m].stage;
+			d->sp[d->nsp] = (sl_span){S->pt0[li], S->pt1[li]};
+			d->nsp++;
+		}
 		settle(d, d->sp, d->nsp);
 		d->xphase = 0;
 		d->pc++;
@@ -1032,11 +1081,10 @@ static int symmetric(const sl_layout *l, int v, const struct linksrc *L, int per
 					if (v == 1 &&
 					    ((w == 0 && s == p - 1) || (w == 1 && s == 0)))
 						continue;
-					sl_link_spec a = link_of(L, sl_mesh_device(l, r, s, k),
-					                         sl_mesh_device(l, r, nxt[w], k));
-					sl_link_spec b = link_of(L, sl_mesh_device(l, rr, s, 0),
-					                         sl_mesh_device(l, rr, nxt[w], 0));
-					if (!same_link(a, b))
+					if (!same_hop(L, sl_mesh_device(l, r, s, k),
+					              sl_mesh_device(l, r, nxt[w], k),
+					              sl_mesh_device(l, rr, s, 0),
+					              sl_mesh_device(l, rr, nxt[w], 0)))
 						return 0;
 				}
 			}
@@ -1090,6 +1138,8 @@ static void psim_free(struct psim *S)
 	free(S->tarr);
 	free(S->pslot);
 	free(S->plink);
+	free(S->pinter);
+	free(S->pshare);
 	free(S->next[0]);
 	free(S->queue);
 	free(S->inq);
@@ -1113,8 +1163,8 @@ static int same_replica(const sl_layout *l, const struct linksrc *L, int a, int 
 				return 0;
 			for (int w = 0; w < 2 && p > 1; w++) {
 				int s2 = w == 0 ? (s + 1) % p : (s + p - 1) % p;
-				if (!same_link(link_of(L, da, sl_mesh_device(l, r, s2, a)),
-				               link_of(L, db, sl_mesh_device(l, r, s2, b))))
+				if (!same_hop(L, da, sl_mesh_device(l, r, s2, a), db,
+				              sl_mesh_device(l, r, s2, b)))
 					return 0;
 			}
 		}
@@ -1218,6 +1268,7 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 	S.key = calloc(nn, sizeof *S.key);
 	S.pt0 = calloc(2 * nn, sizeof *S.pt0);
 	S.pt1 = S.pt0 ? S.pt0 + nn : NULL;
+	S.pshare = calloc(nn, sizeof *S.pshare);
 	S.gids = malloc((size_t)N * sizeof *S.gids);
 	S.gm = malloc((size_t)N * sizeof *S.gm);
 	S.off = malloc(((size_t)N + 1) * sizeof *S.off);
@@ -1238,8 +1289,8 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 	S.t1 = S.t0 ? S.t0 + N : NULL;
 	S.ln = malloc((size_t)N * sizeof *S.ln);
 	if (!S.slot || !S.id || !S.tp || !S.rec || !S.d || !S.posted || !S.key || !S.pt0 ||
-	    !S.gids || !S.gm || !S.off || !S.t0 || !S.ln || !S.pat || !S.glk || !S.next[0] ||
-	    !S.queue || !S.inq || nogroup) {
+	    !S.pshare || !S.gids || !S.gm || !S.off || !S.t0 || !S.ln || !S.pat || !S.glk ||
+	    !S.next[0] || !S.queue || !S.inq || nogroup) {
 		psim_free(&S);
 		return sl_fail(err, SL_ENOMEM, "out of host memory");
 	}
@@ -1275,7 +1326,10 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 	}
 	S.pslot = malloc((size_t)S.n * pp_n * sizeof *S.pslot);
 	S.plink = calloc((size_t)S.n * pp_n, sizeof *S.plink);
-	if (!S.pslot || !S.plink) {
+	S.pinter = calloc((size_t)S.n * pp_n, 1);
+	const sl_cluster_config *cfg = linksrc_cfg(L);
+	S.ports = cfg && sl_ports_shared(cfg);
+	if (!S.pslot || !S.plink || !S.pinter) {
 		psim_free(&S);
 		return sl_fail(err, SL_ENOMEM, "out of host memory");
 	}
@@ -1283,6 +1337,8 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 		for (int st = 0; st < pp_n; st++) {
 			int peer = sl_mesh_device(l, S.tp[i], st, S.dp[i]);
 			S.pslot[(size_t)i * pp_n + st] = S.slot[peer];
+			S.pinter[(size_t)i * pp_n + st] =
+			    cfg && !sl_cluster_config_same_node(cfg, S.id[i], peer);
 			if (peer != S.id[i]) /* a device sends to no stage of its own */
 				S.plink[(size_t)i * pp_n + st] = link_of(L, S.id[i], peer);
 		}

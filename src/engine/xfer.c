@@ -124,7 +124,7 @@ static size_t chunk_bytes(double bw, double slowdown)
  * Timing-only, the same chunks keep the same pace and the same progress
  * for the front end, but no byte is read or written. */
 static int pull(sl_dev *d, struct sl_link *l, double *rx_free, const struct sl_chan *desc,
-		const sl_msg *r, sl_xop op, double *t_start, double *t_end)
+		const sl_msg *r, int *share, sl_xop op, double *t_start, double *t_end)
 {
 	sl_cluster *c = d->c;
 	size_t total = sl_msg_bytes(r);
@@ -135,8 +135,12 @@ static int pull(sl_dev *d, struct sl_link *l, double *rx_free, const struct sl_c
 	if (rx_free && *rx_free > start)
 		start = *rx_free;
 	double seg_t0 = start + atomic_load(&l->latency);
-	/* Host buffers are fp32; the emulated message is the precision's size. */
-	double sc = sl_wire_scale(&c->cfg) / (r->stripes > 1 ? r->stripes : 1);
+	/* Host buffers are fp32; the emulated message is the precision's size.
+	 * A port that both ends share with other transfers of their exchanges
+	 * gives this one its share (sl_port_share: the larger count binds). */
+	if (desc->share > *share)
+		*share = desc->share;
+	double sc = sl_wire_scale(&c->cfg) / (r->stripes > 1 ? r->stripes : 1) * *share;
 	double bw = atomic_load(&l->bandwidth) / sc;
 	size_t seg_bytes = 0, done = 0;
 	int timing_only = c->cfg.timing_only;
@@ -253,6 +257,22 @@ static void settle_clock(sl_dev *d, sl_span *sp, int n, double w)
 	pthread_mutex_unlock(&d->mu);
 }
 
+/* sl_port_share of each of an exchange's n sends (or receives). */
+static void port_counts(const sl_dev *d, const sl_msg *m, int n, int *share)
+{
+	const sl_cluster_config *cfg = &d->c->cfg;
+	int peers[MAX_MSGS / 2];
+	if (d->coll.op >= 0 || n < 2 || !sl_ports_shared(cfg)) {
+		for (int i = 0; i < n; i++)
+			share[i] = 1;
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		peers[i] = m[i].peer;
+	for (int i = 0; i < n; i++)
+		share[i] = sl_port_share(cfg, d->id, peers, n, i);
+}
+
 static int check_msgs(sl_dev *d, const sl_msg *m, int n, sl_xop op, sl_err *err)
 {
 	for (int i = 0; i < n; i++) {
@@ -296,6 +316,12 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 		*(out ? &ps[i] : &pr[i - nsend]) = p;
 	}
 
+	/* Each message's port count (sl_port_share) at this end: only the
+	 * exchanges outside a collective post several at once. */
+	int share_s[MAX_MSGS / 2], share_r[MAX_MSGS / 2];
+	port_counts(d, sends, nsend, share_s);
+	port_counts(d, recvs, nrecv, share_r);
+
 	unsigned seq[MAX_MSGS / 2];
 	sl_span sp[MAX_MSGS];
 	int nsp = 0;
@@ -307,6 +333,7 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 		memcpy(ch->len, sends[i].len, sizeof ch->len);
 		ch->nseg = sends[i].nseg;
 		ch->t_ready = d->clock;
+		ch->share = share_s[i];
 		ch->failed = 0;
 		seq[i] = ++ch->posted;
 		pthread_cond_broadcast(&ch->cv);
@@ -343,7 +370,7 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 			rc = pull(d, &pr[i]->link,
 				  d->coll.op >= 0 ? &d->rx_free[!sl_cluster_same_node(c, src, d->id)]
 						  : NULL,
-				  &desc, &recvs[i], op, &ts, &te);
+				  &desc, &recvs[i], &share_r[i], op, &ts, &te);
 		if (rc == SL_ECANCEL)
 			sl_fail(err, SL_ECANCEL, "cancelled");
 		double w1 = sl_wall_now();
@@ -351,6 +378,7 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 		pthread_mutex_lock(&ch->mu);
 		ch->t_start = ts;
 		ch->t_end = te;
+		ch->shared = share_r[i];
 		ch->w_start = w0;
 		ch->w_end = w1;
 		ch->failed = rc;
@@ -374,6 +402,7 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 			d->coll.first = recvs[i].first;
 			d->coll.count = recvs[i].count;
 			d->p2p = recvs[i].p2p;
+			d->p2p.share = (signed char)(share_r[i] < 127 ? share_r[i] : 127);
 			sl_dev_record(d, op == SL_XSUM ? SL_EV_REDUCE : SL_EV_RECV, src, a, te, w0, w1,
 				      wire_bytes(c, want), 0, label);
 			memset(&d->p2p, 0, sizeof d->p2p);
@@ -422,6 +451,7 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 		d->coll.first = sends[i].first;
 		d->coll.count = sends[i].count;
 		d->p2p = sends[i].p2p;
+		d->p2p.share = (signed char)(done.shared < 127 ? done.shared : 127);
 		sl_dev_record(d, SL_EV_SEND, sends[i].peer, done.t_start, done.t_end, done.w_start,
 			      done.w_end, bytes, 0, label);
 		memset(&d->p2p, 0, sizeof d->p2p);

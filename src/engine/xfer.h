@@ -39,9 +39,10 @@ size_t sl_msg_bytes(const sl_msg *m);
 
 /* Post all sends, pull all receives (in order), wait for all sends to be
  * taken.  In emulated time every message starts at the device's current
- * clock, concurrently on their own links; the clock ends at the latest
- * completion.  Receives and sends must match the peer's calls in count and
- * size, else SL_EINVAL. */
+ * clock, concurrently on their own links (outside a collective, those
+ * through one port of a realistic machine's device share it:
+ * sl_port_share); the clock ends at the latest completion.  Receives and
+ * sends must match the peer's calls in count and size, else SL_EINVAL. */
 int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int nrecv,
 	    sl_xop op, const char *label, sl_err *err);
 /* The same, as one step of a collective: every event it records carries

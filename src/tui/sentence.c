@@ -241,6 +241,19 @@ static void describe_p2p(const sl_scene_in *in, const sl_opstep *st, const char 
 	if (nsnd > 1)
 		appendf(out, n, " (%s)", plural(to));
 	appendf(out, n, " (%s%s, %s)", a, nsnd > 1 ? " each" : "", dur);
+	/* Why it took longer than its link's rate: a port at one end carried
+	 * other transfers of the same exchange (sl_port_share). */
+	if (q->share > 1) {
+		const sl_event *e = &in->ev->ev[st->rep];
+		int inter = e->peer >= 0 && in->inter && in->inter(in->ctx, e->dev, e->peer);
+		char part[16] = "half";
+		if (q->share > 2)
+			snprintf(part, sizeof part, "1/%d of", q->share);
+		appendf(out, n,
+		        "; a %s carries it and %d other%s at once, so it runs at %s the link's rate",
+		        inter ? "network adapter" : "switch port", q->share - 1,
+		        q->share > 2 ? "s" : "", part);
+	}
 }
 
 static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *st, const int *of,
