@@ -288,19 +288,17 @@ static void test_colwise(void **state)
 	sl_cluster_destroy(c);
 }
 
-static void test_training(void **state)
+/* One training step of layout l on cfg (model timing, headless), its trace
+ * checked by check_trace(). */
+static json_t *train_trace(const sl_model_spec *ms, const sl_layout *l, sl_cluster_config cfg)
 {
-	(void)state;
-	sl_model_spec ms = tu_model(2, 16, 32, 2, 4, 32);
-	sl_layout l = tu_layout(2, 2, 1, SL_SCHED_1F1B, 2, 1);
 	sl_err err = {0};
-	sl_train *tr = sl_train_create(&ms, &l, 4, &err);
+	sl_train *tr = cfg.timing_only ? sl_train_create_timing_only(ms, l, cfg.devices, &err)
+	                               : sl_train_create(ms, l, cfg.devices, &err);
 	if (!tr)
 		fail_msg("train: %s", err.msg);
-	sl_cluster_config cfg = tu_h100(4, 2);
 	cfg.timing = SL_TIMING_MODEL;
 	cfg.slowdown = 0;
-	cfg.memory = (uint64_t)1 << 30;
 	sl_cluster *c = tu_create(&cfg);
 	sl_train_report rep;
 	if (sl_train_run(tr, c, 1, &rep, &err))
@@ -308,9 +306,19 @@ static void test_training(void **state)
 	sl_train_report_free(&rep);
 	json_t *j;
 	check_snapshot(c, 1, &j);
-	json_decref(j);
 	sl_cluster_destroy(c);
 	sl_train_destroy(tr);
+	return j;
+}
+
+static void test_training(void **state)
+{
+	(void)state;
+	sl_model_spec ms = tu_model(2, 16, 32, 2, 4, 32);
+	sl_layout l = tu_layout(2, 2, 1, SL_SCHED_1F1B, 2, 1);
+	sl_cluster_config cfg = tu_h100(4, 2);
+	cfg.memory = (uint64_t)1 << 30;
+	json_decref(train_trace(&ms, &l, cfg));
 }
 
 /* A pipeline message that shared its port says how many shared it
@@ -321,22 +329,10 @@ static void test_port_share(void **state)
 	(void)state;
 	sl_model_spec ms = tu_model(8, 16, 32, 0, 1, 8);
 	sl_layout l = tu_layout(1, 4, 1, SL_SCHED_INTERLEAVED, 8, 2);
-	sl_err err = {0};
-	sl_train *tr = sl_train_create_timing_only(&ms, &l, 4, &err);
-	if (!tr)
-		fail_msg("train: %s", err.msg);
 	sl_cluster_config cfg = tu_h100(4, 1);
-	cfg.timing = SL_TIMING_MODEL;
-	cfg.slowdown = 0;
 	cfg.timing_only = 1;
 	cfg.efficiency = SL_EFF_REALISTIC;
-	sl_cluster *c = tu_create(&cfg);
-	sl_train_report rep;
-	if (sl_train_run(tr, c, 1, &rep, &err))
-		fail_msg("train: %s", err.msg);
-	sl_train_report_free(&rep);
-	json_t *j;
-	check_snapshot(c, 1, &j);
+	json_t *j = train_trace(&ms, &l, cfg);
 	json_t *evs = json_object_get(j, "traceEvents");
 	int shared = 0, alone = 0;
 	for (size_t i = 0; i < json_array_size(evs); i++) {
@@ -358,8 +354,6 @@ static void test_port_share(void **state)
 	if (!shared || !alone)
 		fail_msg("%d sends with port_share 2, %d without: want both", shared, alone);
 	json_decref(j);
-	sl_cluster_destroy(c);
-	sl_train_destroy(tr);
 }
 
 /* Labels are the engine's, but a quote, a backslash or a control character

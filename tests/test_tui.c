@@ -181,6 +181,27 @@ static int cb_inter_none(void *ctx, int s, int d)
 	return 0;
 }
 
+/* The scene of a training run played headless, at its end. */
+static sl_scene_in train_scene_in(const sl_run_info *info, sl_scenario *sc, const sl_workload *tr,
+                                  int ndev, int (*inter)(void *ctx, int s, int d))
+{
+	sl_scene_in in = {
+	    .ev = &info->snap,
+	    .t = info->end,
+	    .end = info->end,
+	    .exact = 1,
+	    .sc = sc,
+	    .ndev = ndev,
+	    .result = info,
+	    .predicted_s = info->tpred.step_s,
+	    .wl = tr,
+	    .link = cb_link_of_sc,
+	    .inter = inter,
+	    .ctx = sc,
+	};
+	return in;
+}
+
 /* A training step on screen: its end, step time and bubble equal what the
  * engine's training run of the same layout (`shardlab train --steps=1`)
  * gives on the same devices, for pipeline, tensor and mixed layouts. */
@@ -235,20 +256,7 @@ static void test_train_times_are_the_headless_run(void **state)
 
 		sl_scene *m = calloc(1, sizeof *m);
 		assert_non_null(m);
-		sl_scene_in in = {
-		    .ev = &info.snap,
-		    .t = info.end,
-		    .end = info.end,
-		    .exact = 1,
-		    .sc = &sc,
-		    .ndev = n,
-		    .result = &info,
-		    .predicted_s = info.tpred.step_s,
-		    .wl = &tr,
-		    .link = cb_link_of_sc,
-		    .inter = cb_inter_none,
-		    .ctx = &sc,
-		};
+		sl_scene_in in = train_scene_in(&info, &sc, &tr, n, cb_inter_none);
 		sl_scene_build(&in, m);
 		assert_true(m->total_s == rep.step_s);
 		assert_true(m->have_report);
@@ -345,20 +353,7 @@ static void test_shared_ports_on_screen(void **state)
 
 	sl_scene *m = calloc(1, sizeof *m);
 	assert_non_null(m);
-	sl_scene_in in = {
-	    .ev = &info.snap,
-	    .t = info.end,
-	    .end = info.end,
-	    .exact = 1,
-	    .sc = &sc,
-	    .ndev = 4,
-	    .result = &info,
-	    .predicted_s = info.tpred.step_s,
-	    .wl = &tr,
-	    .link = cb_link_of_sc,
-	    .inter = cb_inter_nodes,
-	    .ctx = &sc,
-	};
+	sl_scene_in in = train_scene_in(&info, &sc, &tr, 4, cb_inter_nodes);
 	sl_opstep *st;
 	size_t ns = sl_steps_build(&info.snap, &st, NULL);
 	int said[2] = {0, 0};
