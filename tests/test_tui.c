@@ -363,8 +363,7 @@ static void test_shared_ports_on_screen(void **state)
 		in.t = st[k].t_stop;
 		sl_scene_build(&in, m);
 		int sh = st[k].p2p->share == 2;
-		const char *w =
-		    "a network adapter carries it and 1 other at once, so it runs at half";
+		const char *w = "; shared adapter: half the link's rate";
 		if (!strstr(m->sentence, w) != !sh)
 			fail_msg("step %zu (share %d): '%s'", k, st[k].p2p->share, m->sentence);
 		said[sh]++;

@@ -249,10 +249,9 @@ static void describe_p2p(const sl_scene_in *in, const sl_opstep *st, const char 
 		char part[16] = "half";
 		if (q->share > 2)
 			snprintf(part, sizeof part, "1/%d of", q->share);
-		appendf(out, n,
-		        "; a %s carries it and %d other%s at once, so it runs at %s the link's rate",
-		        inter ? "network adapter" : "switch port", q->share - 1,
-		        q->share > 2 ? "s" : "", part);
+		/* Short: at 80 columns it must fit the status line's two rows. */
+		appendf(out, n, "; shared %s: %s the link's rate", inter ? "adapter" : "switch port",
+		        part);
 	}
 }
 
