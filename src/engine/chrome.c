@@ -11,7 +11,7 @@
  *     on one track with the same interval; transfers one way that overlap
  *     (a pipeline exchange's, to or from two stages at once) go on further
  *     lanes of that way (tids from 3 ndev + 1, XLANES - 1 a device and
- *     way), so no two slices of a track overlap but nested;
+ *     way), so slices on a track nest or keep apart;
  *   pid nodes+1 ("run"): the steps of the step model (steps.h) on lanes
  *     where they do not overlap, one track per collective leader holding a
  *     slice per collective, and the bytes-in-flight counter;
@@ -514,8 +514,9 @@ static void w_slice(wbuf *w, int *first, const char *cat, int pid, long tid, con
 enum { XLANES = 4 };
 
 /* The track of a device's send (way 0) or receive (way 1) from t0 to t1:
- * the first of its lanes free by t0.  *fresh is set when the lane is used
- * for the first time and is not the device's own send or receive track. */
+ * the first of its lanes free by t0.  *fresh is the lane's number (2, 3,
+ * ...) when it is used for the first time and is not the device's own send
+ * or receive track, else 0. */
 static long xfer_tid(double *end, unsigned char *used, int ndev, int d, int way, double t0,
 		     double t1, int *fresh)
 {
@@ -523,7 +524,7 @@ static long xfer_tid(double *end, unsigned char *used, int ndev, int d, int way,
 	int l = 0;
 	while (l < XLANES - 1 && used[base + l] && end[base + l] > t0)
 		l++;
-	*fresh = l > 0 && !used[base + l];
+	*fresh = l > 0 && !used[base + l] ? l + 1 : 0;
 	used[base + l] = 1;
 	if (t1 > end[base + l])
 		end[base + l] = t1;
@@ -688,7 +689,7 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 		if (k > 0)
 			tid = xfer_tid(xend, xused, ndev, e->dev, k - 1, e->t0, e->t1, &fresh);
 		if (fresh) {
-			long lane = (tid - 3L * ndev - 1) % (XLANES - 1) + 2;
+			long lane = fresh;
 			if (dpn)
 				snprintf(name, sizeof name, "device %d %s %ld (node %d)", e->dev,
 					 track[k], lane, e->dev / dpn);
