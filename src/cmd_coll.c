@@ -15,7 +15,7 @@
 #include "report.h"
 #include "units.h"
 
-enum { OPT_OP = SL_OPT_USER, OPT_BYTES, OPT_HUMAN };
+enum { OPT_OP = SL_OPT_USER, OPT_BYTES, OPT_HUMAN, OPT_PREDICTED };
 
 /* One size per doubling from 4 B to 1 PiB at most. */
 #define MAX_ROWS 64
@@ -28,6 +28,7 @@ struct coll_args {
 	int factor;       /* -f: each size is the last times it */
 	int iters;        /* -n */
 	int human;
+	int predicted;
 };
 
 static const char op_list[] = "allreduce, allgather, reducescatter, broadcast, reduce, gather, "
@@ -35,15 +36,16 @@ static const char op_list[] = "allreduce, allgather, reducescatter, broadcast, r
 
 static void coll_help(void)
 {
-	printf("Usage: shardlab coll [--op=OP] [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS]\n"
+	printf("Usage: shardlab coll [--op=OP] [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [--predicted]\n"
 	       "                     [--human | --format=json|csv] [OPTION...]\n\n"
-	       "Runs one collective over the emulated devices and prints, per size, in\n"
-	       "nccl-tests' layout: size (B), count (elements), type, redop, root, time (us,\n"
-	       "the slowest device's emulated clock per iteration), algbw = size / time and\n"
-	       "busbw = algbw x the NCCL-tests factor (GB/s), #wrong (elements that differ\n"
-	       "from the expected result) and, last, the alpha-beta model's predicted time\n"
-	       "(us); then nccl-tests' footer.  Each device holds a buffer of SIZE bytes of\n"
-	       "fp32 (SIZE rounded down to whole elements; for alltoall to p blocks).\n\n"
+	       "Runs one collective over the emulated devices and prints, per size, nccl-tests'\n"
+	       "13 columns: size (B), count (elements), type, redop, root, then out of place\n"
+	       "and again in place (the engine's transfers are the same: both hold the one\n"
+	       "run's figures) time (us, the slowest device's emulated clock per iteration),\n"
+	       "algbw = size / time and busbw = algbw x the NCCL-tests factor (GB/s) and\n"
+	       "#wrong (elements that differ from the expected result); then nccl-tests'\n"
+	       "footer.  Each device holds a buffer of SIZE bytes of fp32 (SIZE rounded down\n"
+	       "to whole elements; for alltoall to p blocks).\n\n"
 	       "  --op=OP                 allreduce (default), allgather, reducescatter,\n"
 	       "                          broadcast, reduce, gather, scatter (root: device 0),\n"
 	       "                          alltoall, sendrecv (to the next device; both out of\n"
@@ -54,6 +56,8 @@ static void coll_help(void)
 	       "  --bytes=SIZE|MIN:MAX    one size, or -b MIN -e MAX\n"
 	       "  -n, --iters=N           iterations per size, 1 to 1000 (default 1); time is\n"
 	       "                          per iteration\n"
+	       "  --predicted             a 14th column: the alpha-beta model's predicted time\n"
+	       "                          (us)\n"
 	       "  --human                 the table in units (1.00 MiB, 15.5 us, 67.7 GB/s)\n");
 	fputs(sl_opts_dry_run_help, stdout);
 	printf("                          (validation 0 and #wrong 0: nothing is computed to\n"
@@ -93,6 +97,10 @@ static int coll_option(void *ctx, int code, const char *arg, sl_err *err)
 	}
 	if (code == OPT_HUMAN) {
 		a->human = 1;
+		return SL_OK;
+	}
+	if (code == OPT_PREDICTED) {
+		a->predicted = 1;
 		return SL_OK;
 	}
 	if (code == 'b' || code == 'e') {
@@ -296,6 +304,7 @@ int sl_cmd_coll(int argc, char **argv)
 		{"stepfactor", required_argument, NULL, 'f'},
 		{"iters", required_argument, NULL, 'n'},
 		{"human", no_argument, NULL, OPT_HUMAN},
+		{"predicted", no_argument, NULL, OPT_PREDICTED},
 		{NULL, 0, NULL, 0},
 	};
 	size_t nlo = sl_opts_append(lo, 0, SL_OPTS_MAX, sl_opts_cluster);
@@ -372,6 +381,7 @@ int sl_cmd_coll(int argc, char **argv)
 		.rows = rows,
 		.factor = a.factor,
 		.iters = a.iters,
+		.predicted = a.predicted,
 	};
 	FILE *out = sl_cli_report_stream(o.trace);
 	if (o.format == SL_FORMAT_TEXT && a.human)

@@ -1,10 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # `shardlab coll` read the way nccl-tests' output is read: lines starting
-# with '#' are comments, a row is whitespace-separated fields with the
-# out-of-place columns where nccl-tests puts them (size $1, count $2, type
-# $3, redop $4, root $5, time $6 in us, algbw $7 and busbw $8 in GB/s,
-# #wrong $9), the header and units rows name them, and the footer says
+# with '#' are comments, a row is nccl-tests' 13 whitespace-separated
+# fields (size $1, count $2, type $3, redop $4, root $5, then out of place
+# time $6 in us, algbw $7 and busbw $8 in GB/s, #wrong $9, and in place
+# the same in $10 to $13), with --predicted a 14th (the prediction, us),
+# the header and units rows name them, and the footer says
 # "# Out of bounds values : N OK" and "# Avg bus bandwidth    : X".  The
 # figures are checked against the alpha-beta closed forms computed here
 # (emulated times are deterministic), and --format=csv against the text.
@@ -25,7 +26,7 @@ fail() {
 check() {
 	op=$1 p=$2 bus=$3 a=$4 b=$5 want_rows=$6
 	shift 6
-	if ! "$bin" coll --op="$op" --devices="$p" --bandwidth="$b" --latency="$a" "$@" \
+	if ! "$bin" coll --op="$op" --devices="$p" --bandwidth="$b" --latency="$a" --predicted "$@" \
 		>"$dir/out" 2>"$dir/err"; then
 		fail "coll --op=$op $*: status $?: $(cat "$dir/err")"
 		return
@@ -42,8 +43,9 @@ check() {
 		return -1
 	}
 	/^#/ {
-		if ($0 ~ /^# +size +count +type +redop +root +time +algbw +busbw +#wrong +predicted *$/) hdr++
-		if ($0 ~ /^# +\(B\) +\(elements\) +\(us\) +\(GB\/s\) +\(GB\/s\) +\(us\) *$/) units++
+		if ($0 ~ /^# +out-of-place +in-place *$/) places++
+		if ($0 ~ /^# +size +count +type +redop +root +time +algbw +busbw +#wrong +time +algbw +busbw +#wrong +predicted *$/) hdr++
+		if ($0 ~ /^# +\(B\) +\(elements\) +\(us\) +\(GB\/s\) +\(GB\/s\) +\(us\) +\(GB\/s\) +\(GB\/s\) +\(us\) *$/) units++
 		if ($0 ~ /^# Out of bounds values : [0-9]+ (OK|FAILED)$/) { oob = $7; oobw = $8 }
 		if ($0 ~ /^# Avg bus bandwidth    : /) { avg = $6; navg++ }
 		next
@@ -51,7 +53,10 @@ check() {
 	NF == 0 { next }
 	{
 		rows++
-		if (NF != 10) { bad("row " rows " has " NF " fields: " $0); next }
+		if (NF != 14) { bad("row " rows " has " NF " fields: " $0); next }
+		# In place: the same run, the same figures.
+		for (i = 6; i <= 9; i++)
+			if ($(i + 4) != $i) bad("size " $1 ": in place $" (i + 4) " " $(i + 4) ", out of place " $i)
 		size = $1; count = $2
 		if (size != count * 4) bad("size " size " is not count " count " x 4")
 		if ($3 != "float") bad("type " $3)
@@ -62,7 +67,7 @@ check() {
 		# nccl-tests prints 2 decimals under 100 us, 1 under 10000 us.
 		tol = t < 100 ? 0.006 : t < 10000 ? 0.06 : 0.6
 		if (abs($6 - t) > tol) bad("size " size ": time " $6 " us, want " t)
-		if (abs($10 - t) > tol) bad("size " size ": predicted " $10 " us, want " t)
+		if (abs($14 - t) > tol) bad("size " size ": predicted " $14 " us, want " t)
 		algbw = size / (t / 1e6) / 1e9
 		if (abs($7 - algbw) > 0.006 + 1e-3 * algbw) bad("size " size ": algbw " $7 ", want " algbw)
 		if (abs($8 - algbw * bus) > 0.006 + 1e-3 * algbw) bad("size " size ": busbw " $8 ", want " algbw * bus)
@@ -71,6 +76,7 @@ check() {
 		sum += $8
 	}
 	END {
+		if (places != 1) bad("the out-of-place and in-place row is missing or wrong")
 		if (hdr != 1) bad("the column names row is missing or wrong")
 		if (units != 1) bad("the units row is missing or wrong")
 		if (rows != want_rows) bad(rows " rows, want " want_rows)
@@ -96,6 +102,13 @@ check allreduce 4 1.5 2e-6 100e9 1 -b 16M -e 16M -n 5
 # Sizes: -f 4 from 8 gives 8 32 128 ...
 "$bin" coll --devices=2 -b 8 -e 512 -f 4 | awk '!/^#/ {s = s " " $1} END {exit s != " 8 32 128 512"}' ||
 	fail "-b 8 -e 512 -f 4 does not give 8 32 128 512"
+
+# Without --predicted, nccl-tests' 13 columns exactly, as its parsers count
+# them ($8 and $12 the two busbw).
+"$bin" coll --devices=4 -b 1M -e 4M | awk '!/^#/ {print NF}' | sort -u | grep -qx 13 ||
+	fail "rows without --predicted do not have 13 fields"
+"$bin" coll --devices=4 -b 4M -e 4M | awk '!/^#/ {exit $8 != $12 || $8 <= 0}' ||
+	fail "\$8 and \$12 are not the same busbw"
 
 # --format=csv: a header with the JSON names, the same rows as the text.
 "$bin" coll --devices=4 -b 1M -e 8M --format=csv >"$dir/csv" || fail "--format=csv status $?"

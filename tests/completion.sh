@@ -46,7 +46,7 @@ try() {
 try "run coll train compare sandbox check lesson plan ckpt" shardlab ""
 try "coll compare" shardlab co
 try "--no-color --ascii --high-contrast --list-presets" shardlab --
-try "--op= --human --iters= --minbytes=" shardlab coll --
+try "--op= --human --predicted --iters= --minbytes=" shardlab coll --
 try "--per-device --schedule= --save=" shardlab train --
 try "--top=" shardlab plan --t
 try "--headless --start= --demo --no-color" shardlab lesson --

@@ -59,14 +59,16 @@ typedef struct sl_coll_report {
 	const sl_coll_row *rows;
 	double factor;              /* sizes grow by it (nccl-tests' -f) */
 	int iters;                  /* iterations per size (-n); time is per iteration */
+	int predicted;              /* nccl-tests' text: a 14th column, the prediction */
 } sl_coll_report;
 
 /* Text: the header once, then one line per size as it completes. */
 void sl_report_coll_header(FILE *f, const sl_coll_report *r);
 void sl_report_coll_row(FILE *f, const sl_coll_row *row);
 json_t *sl_report_coll_json(const sl_coll_report *r);
-/* nccl-tests' layout: size (B), count, type, redop, root, time (us),
- * algbw and busbw (GB/s), #wrong, and predicted (us) last; a units row
+/* nccl-tests' 13 columns: size (B), count, type, redop, root, then time
+ * (us), algbw and busbw (GB/s) and #wrong out of place and again in place,
+ * and predicted (us) as a 14th with r->predicted; a units row
  * under the names, and their footer (out-of-bounds values, the average
  * bus bandwidth) after the rows.  nrows and rows of r must be set before
  * the header (it names the first and last size). */
