@@ -9,12 +9,16 @@
 #
 # Environment: SHARDLAB (the program), SHARDLAB_GOLDEN (the golden
 # directory), SHARDLAB_LESSON_PATH (the course); make check sets them.
+# LESSONS_PART: core (the default: the menu, lesson 2's first steps, the
+# help, the keys), wide (the panels at 120x36 and the projector's sizes,
+# which tests/screen/lessons-wide.sh runs beside it), or all.
 # Without tmux the tests are skipped (exit 77).
 set -u
+part=${LESSONS_PART:-core}
 
 here=$(cd "$(dirname "$0")" && pwd)
 LESSONS=${SHARDLAB_LESSON_PATH:-$here/../../lessons}
-harness=lessons
+harness=lessons-$part
 # shellcheck source=tests/screen/harness.sh
 . "$here/harness.sh"
 
@@ -34,26 +38,26 @@ start() { # NAME COMMAND-ARGS [COLS ROWS]
 
 capture() { tm capture-pane -p -t "$1"; }
 
-# At rest: three captures in a row alike, the scenario view (when shown)
-# neither playing nor planning, and the lesson not working (its engine runs
-# hold the screen, which says "working..." meanwhile).  Give up after 90 s: a loaded machine plans
-# slowly.
+# At rest: alike for 0.6 s (seven captures 0.1 s apart), the scenario
+# view (when shown) neither playing nor planning, and the lesson not
+# working (its engine runs hold the screen, which says "working..."
+# meanwhile).  Give up after 90 s: a loaded machine plans slowly.
 settle() {
 	prev=""
 	same=0
 	i=0
-	while [ $i -lt 300 ]; do
+	while [ $i -lt 900 ]; do
 		cur=$(capture "$1")
 		if [ -n "$cur" ] && [ "$cur" = "$prev" ] &&
 			! printf '%s\n' "$cur" | head -n 1 | grep -q -e playing -e planning &&
 			! printf '%s\n' "$cur" | tail -n 1 | grep -q 'working\.\.\.'; then
 			same=$((same + 1))
-			[ $same -ge 2 ] && return 0
+			[ $same -ge 6 ] && return 0
 		else
 			same=0
 		fi
 		prev=$cur
-		sleep 0.3
+		sleep 0.1
 		i=$((i + 1))
 	done
 	return 1
@@ -81,15 +85,23 @@ ended() {
 	capture "$1" | grep -q '^EXIT-STATUS 0$'
 }
 
-keys() { # NAME KEY...: one key at a time, each given time to take effect
+# keys NAME KEY...: one key at a time, each given time to take effect:
+# until the screen shows a change, 0.3 s at most (a key may change nothing).
+keys() {
 	name=$1
 	shift
 	for k in "$@"; do
+		before=$(capture "$name")
 		tm send-keys -t "$name" "$k"
-		sleep 0.3
+		n=0
+		while [ $n -lt 15 ] && [ "$(capture "$name")" = "$before" ]; do
+			sleep 0.02
+			n=$((n + 1))
+		done
 	done
 }
 
+if [ "$part" != wide ]; then
 # The front door: the lesson menu, then the second lesson's description.
 start menu ""
 check menu lesson-menu
@@ -162,6 +174,8 @@ else
 	capture help
 fi
 
+fi
+if [ "$part" != core ]; then
 # Panels at 120x36 that used to cut their contents without a word: lesson
 # 4's buffers (all 8 devices), the layout panel of lessons 5 (attention's
 # heads), 8 (every stage) and 10 (the replicas, and each device's tp/pp/dp
@@ -242,6 +256,8 @@ start help80 "lesson $LESSONS/02-colwise.lesson" 80 24
 keys help80 Enter Enter Enter '?'
 check help80 lesson-help-80x24
 
+fi
+if [ "$part" != wide ]; then
 # The sandbox opened from the menu (s): q there comes back to the menu,
 # where F10 quits.
 start sb "" 100 30
@@ -400,7 +416,11 @@ fi
 cases=$((cases + 1))
 tm new-session -d -s bad -x 100 -y 32 "env TERM=tmux-256color $SHARDLAB lesson $work/bad.lesson; echo status \$?; sleep 30"
 tm set-option -t bad remain-on-exit on >/dev/null
-sleep 1
+n=0
+while ! capture bad | grep -q '^status ' && [ $n -lt 100 ]; do
+	sleep 0.05
+	n=$((n + 1))
+done
 if capture bad | grep -q "bad.lesson:3: unknown command 'sya' (did you mean 'say'?)" &&
 	capture bad | grep -q "status 2"; then
 	pass bad-lesson
@@ -409,4 +429,5 @@ else
 	capture bad
 fi
 
+fi
 finish

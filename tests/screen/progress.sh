@@ -44,10 +44,10 @@ ended() { # NAME: wait for the end (at most 300 s); 0 if it exited 0
 	grep -q "EXIT-STATUS 0" "$work/$1.screen"
 }
 
-# train: 8 steps paced to about 0.4 s each (--slowdown), so the line and
+# train: 8 steps paced to about 0.8 s each (--slowdown), so the line and
 # the rows of the steps done can be seen while the others run.
 cases=$((cases + 1))
-start train "train --devices=4 --tp=2 --dp=2 --steps=8 --slowdown=5000"
+start train "train --devices=4 --tp=2 --dp=2 --steps=8 --slowdown=2000"
 # The line, and with it the rows of the steps already done (not all 8).
 shown=0
 n=0
@@ -99,9 +99,10 @@ else
 	cat "$work/plan.screen"
 fi
 
-# stderr to a file: no progress line in it.
+# stderr to a file: no progress line in it (the run lasts over a second,
+# where a terminal would have had the line after half of one).
 cases=$((cases + 1))
-start quiet "train --devices=2 --tp=2 --steps=3 --slowdown=10000 2>$work/quiet.err"
+start quiet "train --devices=2 --tp=2 --steps=3 --slowdown=1000 2>$work/quiet.err"
 if ended quiet && [ ! -s "$work/quiet.err" ]; then
 	pass "no-terminal (stderr empty)"
 else
