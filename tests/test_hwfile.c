@@ -6,6 +6,7 @@
  * GENERATE=1 tests/test_hwfile rewrites data/hardware/ from the table. */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,23 @@ static const struct bad_case bad_cases[] = {
 	 "device.bf16_flop_per_s: must be a number or null, not a boolean"},
 	{"\"gemm_peak_fraction\": 0.803", "\"gemm_peak_fraction\": 1.2",
 	 "device.gemm_peak_fraction: 1.2 is out of range (0 (not modelled) to 1)"},
+	/* One rule for every figure (issue 39): a subnormal is refused even
+	 * where the range starts at 0, since dividing by one gives inf. */
+	{"\"gemm_peak_fraction\": 0.803", "\"gemm_peak_fraction\": 5e-324",
+	 "device.gemm_peak_fraction: 4.9406564584124654e-324 is subnormal: too close to zero to "
+	 "compute with (0 (not modelled) to 1)"},
+	{"\"latency_s\": 2e-6", "\"latency_s\": 1e-310",
+	 "intra_node.latency_s: 9.9999999999999694e-311 is subnormal: too close to zero to compute "
+	 "with (0 to 10)"},
+	{"\"gemm_units\": 132", "\"gemm_units\": 5e-324",
+	 "device.gemm_units: 4.9406564584124654e-324 is subnormal: too close to zero to compute "
+	 "with (0 (not modelled) to 1e6)"},
+	{"\"gemm_k_half\": 64.0", "\"gemm_k_half\": 1e308",
+	 "device.gemm_k_half: 1e+308 is out of range (0 (not modelled) to 1e9)"},
+	{"\"gemm_k_half\": 64.0", "\"gemm_k_half\": 1e309",
+	 "line 15, column 24: real number overflow near '1e309'"},
+	{"\"gemm_k_half\": 64.0", "\"gemm_k_half\": NaN",
+	 "line 15, column 22: invalid token near 'NaN'"},
 	{"\"attention_peak_fraction\": 0.588", "\"attention_peak_fraction\": 1.5",
 	 "device.attention_peak_fraction: 1.5 is out of range (0 (the GEMM fraction) to 1)"},
 	{"\"attention_peak_fraction\": 0.588", "\"attention_peak_fraction\": \"fast\"",
@@ -253,6 +271,22 @@ static void test_malformed_files(void **state)
 		assert_true(k ? p->dm.mem_frac == 0 && p->dm.attn_frac == 0.588
 			      : p->dm.attn_frac == 0 && p->dm.mem_frac == 0.769);
 		assert_true(p->dm.gemm_frac == 0.803);
+		unlink(okp);
+	}
+	/* -0 is zero, read as +0: nothing divides by it to -inf. */
+	{
+		char *at = strstr(good, "\"kernel_launch_s\": 2e-6");
+		assert_non_null(at);
+		char text[1 << 14], okp[420];
+		snprintf(text, sizeof text, "%.*s\"kernel_launch_s\": -0.0%s", (int)(at - good), good,
+			 at + strlen("\"kernel_launch_s\": 2e-6"));
+		snprintf(okp, sizeof okp, "%s/negzero.json", dir);
+		write_file(okp, text);
+		sl_err e0 = {0};
+		const sl_preset *p = sl_hw_load(okp, &e0);
+		if (!p)
+			fail_msg("%s", e0.msg);
+		assert_true(p->dm.launch_s == 0 && !signbit(p->dm.launch_s));
 		unlink(okp);
 	}
 	/* Not an object; not a file; a directory. */
@@ -519,6 +553,10 @@ static void test_malformed_models(void **state)
 		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 0, \"hidden\": 64, "
 		 "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4}",
 		 "layers: 0 is out of range (1 to 4096)"},
+		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
+		 "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4, \"vocab\": 1e-310}",
+		 "vocab: 9.9999999999999694e-311 is subnormal: too close to zero to compute with (0 to "
+		 "4194304)"},
 		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
 		 "\"ffn\": 256, \"heads\": 4, \"batch\": 4}",
 		 "seq: missing"},

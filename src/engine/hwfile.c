@@ -122,12 +122,20 @@ static int get_num(const rd *r, const json_t *o, const char *key, double lo, dou
 		return bad(r, key, "must be a number%s, not %s", null_ok ? " or null" : "",
 			   type_name(v));
 	double d = json_number_value(v);
-	if (!(d >= lo && d <= hi)) {
-		char num[40];
-		snprintf(num, sizeof num, "%.17g", d);
+	char num[40];
+	snprintf(num, sizeof num, "%.17g", d);
+	/* One rule for every figure: a subnormal passes a range that starts at
+	 * 0, yet a rate or fraction that small turns every time into inf and
+	 * every share into NaN (5e-324 as gemm_peak_fraction did).  So a figure
+	 * is a normal finite number, or zero where its range holds zero. */
+	if (!isfinite(d))
+		return bad(r, key, "%s is not a finite number (%s)", num, range);
+	if (d != 0 && !isnormal(d))
+		return bad(r, key, "%s is subnormal: too close to zero to compute with (%s)", num,
+			   range);
+	if (!(d >= lo && d <= hi))
 		return bad(r, key, "%s is out of range (%s)", num, range);
-	}
-	*out = d;
+	*out = d == 0 ? 0 : d; /* -0 reads as 0: nothing divides by a negative zero */
 	return SL_OK;
 }
 
@@ -135,7 +143,7 @@ static int get_num(const rd *r, const json_t *o, const char *key, double lo, dou
 static int get_int(const rd *r, const json_t *o, const char *key, double lo, double hi,
 		   const char *range, double *out)
 {
-	int rc = get_num(r, o, key, -INFINITY, INFINITY, "", 0, out);
+	int rc = get_num(r, o, key, -INFINITY, INFINITY, range, 0, out);
 	if (rc)
 		return rc;
 	if (*out != floor(*out)) {
