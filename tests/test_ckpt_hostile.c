@@ -937,6 +937,26 @@ static void control_characters_are_escaped(void **st)
 	run("ckpt inspect @/p9", &r);
 	one_error("an escape in a tensor name", &r, 1, "\\x1b[5m");
 	same_as(&s, "an escape in a tensor name");
+	/* The rule for any file's text (issue 39): the 8-bit CSI and a
+	 * bidirectional override are refused by name, as in a hardware file. */
+	j = manifest_of("p9");
+	json_object_set_new(json_array_get(json_object_get(j, "tensors"), 0), "name",
+	                    json_string("fc\xc2\x9b" "5m"));
+	manifest_put("p9", j);
+	s = take_snap();
+	run("ckpt inspect @/p9", &r);
+	one_error("a C1 control in a tensor name", &r, 1,
+	          "tensors[0]: \"name\" 'fc\\xc2\\x9b5m' holds control character U+009B");
+	same_as(&s, "a C1 control in a tensor name");
+	rm_in("p9");
+	make_ckpt("p9");
+	j = manifest_of("p9");
+	json_object_set_new(json_object_get(j, "architecture"), "name",
+	                    json_string("mlp\xe2\x80\xae"));
+	manifest_put("p9", j);
+	run("train --steps=1 --load=@/p9", &r);
+	one_error("a bidi override in the architecture", &r, 1,
+	          "architecture: \"name\" 'mlp\\xe2\\x80\\xae' holds bidirectional override");
 	/* Not JSON: the parser's message quotes the text it stopped at. */
 	put_file("p9/manifest.json", "{\"format\": \x1b[31mred}\n");
 	s = take_snap();

@@ -217,7 +217,18 @@ static const struct bad_case bad_cases[] = {
 	{"\"name\": \"h100\"", "\"name\": \"h 100\"",
 	 "name: may hold only letters, digits, '.', '_' and '-'"},
 	{"\"name\": \"h100\"", "\"name\": \"\"", "name: is empty"},
-	{"\"title\": \"NVIDIA", "\"title\": \"\\u001b[31mNVIDIA", "title: holds a control character"},
+	{"\"title\": \"NVIDIA", "\"title\": \"\\u001b[31mNVIDIA",
+	 "title: holds control character U+001B at byte 1"},
+	/* The rule for any file's text (issue 39): C1 controls, the 8-bit CSI
+	 * among them, and bidirectional overrides and isolates. */
+	{"\"title\": \"NVIDIA", "\"title\": \"\\u009b2JNVIDIA",
+	 "title: holds control character U+009B at byte 1"},
+	{"\"title\": \"NVIDIA", "\"title\": \"NV\\u202eAIDIVN",
+	 "title: holds bidirectional override U+202E at byte 3"},
+	{"\"title\": \"NVIDIA", "\"title\": \"NV\\u2066IDIA",
+	 "title: holds bidirectional isolate U+2066 at byte 3"},
+	{"\"title\": \"NVIDIA", "\"title\": \"NV\\u007fIDIA",
+	 "title: holds control character U+007F at byte 3"},
 	{"\"device\": {", "\"device\": 5, \"x\": {", "x: unknown key (known: name, title, source, "
 						   "device, devices_per_node, intra_node, inter_node)"},
 	{"\"name\": \"h100\",", "\"name\": \"h100\", \"name\": \"h200\",",
@@ -553,6 +564,12 @@ static void test_malformed_models(void **state)
 		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 0, \"hidden\": 64, "
 		 "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4}",
 		 "layers: 0 is out of range (1 to 4096)"},
+		{"{\"name\": \"m\", \"title\": \"t\\u2069\", \"source\": \"s\", \"layers\": 2, "
+		 "\"hidden\": 64, \"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4}",
+		 "title: holds bidirectional isolate U+2069 at byte 2"},
+		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\\u0085\", \"layers\": 2, "
+		 "\"hidden\": 64, \"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4}",
+		 "source: holds control character U+0085 at byte 2"},
 		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
 		 "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4, \"vocab\": 1e-310}",
 		 "vocab: 9.9999999999999694e-311 is subnormal: too close to zero to compute with (0 to "

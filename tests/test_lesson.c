@@ -214,8 +214,16 @@ static const struct bad bads[] = {
 	{"byte-order mark inside", HEAD "\xef\xbb\xbfsay x\n",
 	 "t.lesson:3: expected a command such as say, setup, run or check at the start of the line, "
 	 "found '\\ufeffsay'"},
-	{"tab and bidi override quoted", HEAD "setup devices 4\t\xe2\x80\xae x\n",
-	 "t.lesson:3: setup takes key=value pairs: write devices=4\\t\\u202e x"},
+	{"tab and bidi mark quoted", HEAD "setup devices 4\t\xe2\x80\x8f x\n",
+	 "t.lesson:3: setup takes key=value pairs: write devices=4\\t\\u200f x"},
+	/* One rule for any file's text (issue 39): overrides and isolates
+	 * reorder what a terminal shows, so a lesson may not hold them. */
+	{"bidi override", HEAD "say a\xe2\x80\xae" "b\n",
+	 "t.lesson:3: not text: bidirectional override U+202E at column 6 (a lesson is UTF-8 text)"},
+	{"bidi isolate", HEAD "title x\xe2\x81\xa7" "y\n",
+	 "t.lesson:3: not text: bidirectional isolate U+2067 at column 8 (a lesson is UTF-8 text)"},
+	{"DEL", HEAD "say a\x7f" "b\n",
+	 "t.lesson:3: not text: byte 0x7f at column 6 (a lesson is UTF-8 text)"},
 	{"layout the engine refuses", HEAD "setup tp=3 heads=4 hidden=64\nrun train\n",
 	 "t.lesson:4: run train: 4 heads do not split over tp=3: tp must divide heads (attention is "
 	 "split by whole heads)"},

@@ -17,6 +17,8 @@
 
 #include <zlib.h>
 
+#include "text.h"
+
 static const char *const state_names[NSTATES] = {"param", "exp_avg", "exp_avg_sq"};
 
 int ckpt_join(char *out, const char *dir, const char *name, sl_err *err)
@@ -430,9 +432,20 @@ static int get_str(struct rd *R, json_t *obj, const char *key, const char **out,
 {
 	json_t *v;
 	int rc = get_typed(R, obj, key, JSON_STRING, "a string", &v, ctx);
-	if (!rc)
-		*out = json_string_value(v);
-	return rc;
+	if (rc)
+		return rc;
+	/* Names are echoed in messages and listings: the rule for any file's
+	 * text (text.h) holds here as in a lesson or a hardware file. */
+	unsigned cp;
+	size_t n = json_string_length(v);
+	if (sl_text_check(json_string_value(v), n, &cp) < n) {
+		char msg[200], esc[64];
+		snprintf(msg, sizeof msg, "\"%s\" '%s' holds %s U+%04X", key,
+			 sl_escape(json_string_value(v), esc, sizeof esc), sl_text_what(cp), cp);
+		return bad(R, ctx, msg, NULL);
+	}
+	*out = json_string_value(v);
+	return SL_OK;
 }
 
 /* Any number, integer or real. */

@@ -17,6 +17,7 @@
 #include "cluster.h"
 #include "device.h"
 #include "model.h"
+#include "text.h"
 
 #ifndef SL_PKGDATADIR
 #define SL_PKGDATADIR "/usr/local/share/shardlab"
@@ -159,8 +160,8 @@ static int get_int(const rd *r, const json_t *o, const char *key, double lo, dou
 	return SL_OK;
 }
 
-/* A string of 1 to max-1 bytes without control characters; name: only
- * letters, digits, '.', '_' and '-', not starting with '.' or '-'. */
+/* A string of 1 to max-1 bytes that text.h's rule lets reach a terminal;
+ * name: only letters, digits, '.', '_' and '-', not starting with '.' or '-'. */
 static int get_str(const rd *r, const json_t *o, const char *key, size_t max, int name,
 		   const char **out)
 {
@@ -175,10 +176,12 @@ static int get_str(const rd *r, const json_t *o, const char *key, size_t max, in
 		return bad(r, key, "is empty");
 	if (n >= max)
 		return bad(r, key, "is longer than %s bytes", lim);
+	unsigned cp;
+	size_t at = sl_text_check(s, n, &cp);
+	if (at < n)
+		return bad(r, key, "holds %s U+%04X at byte %zu", sl_text_what(cp), cp, at + 1);
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
-		if (c < 0x20 || c == 0x7f)
-			return bad(r, key, "holds a control character");
 		if (name && !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 			      (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.'))
 			return bad(r, key, "may hold only letters, digits, '.', '_' and '-'");
