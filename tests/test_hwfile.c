@@ -369,7 +369,7 @@ static void test_lookup_order(void **state)
 	/* The list: the table's names in order (h100 the user's), then mybox. */
 	const sl_preset **list;
 	int n = 0;
-	assert_int_equal(sl_hw_list(&list, &n, &err), SL_OK);
+	assert_int_equal(sl_hw_list(&list, &n, NULL, NULL, &err), SL_OK);
 	int nb = 0;
 	for (const sl_preset *q = sl_presets(); q->name; q++, nb++)
 		assert_string_equal(list[nb]->name, q->name);
@@ -377,6 +377,38 @@ static void test_lookup_order(void **state)
 	assert_string_equal(list[nb]->name, "mybox");
 	assert_true(list[0]->memory == 1000);
 	free(list);
+
+	/* One bad file in the folder (a directory, a FIFO, bad JSON) is left
+	 * out and named; every other preset is still listed (issue 39).  The
+	 * FIFO has no writer: opening it must not block. */
+	char bads[3][500];
+	snprintf(bads[0], sizeof bads[0], "%s/dir.json", dir);
+	snprintf(bads[1], sizeof bads[1], "%s/fifo.json", dir);
+	snprintf(bads[2], sizeof bads[2], "%s/zbad.json", dir);
+	assert_int_equal(mkdir(bads[0], 0700), 0);
+	assert_int_equal(mkfifo(bads[1], 0600), 0);
+	write_file(bads[2], "{\"name\": ");
+	sl_err *bad = NULL;
+	int nbad = 0;
+	assert_int_equal(sl_hw_list(&list, &n, &bad, &nbad, &err), SL_OK);
+	assert_int_equal(n, nb + 1);
+	assert_string_equal(list[nb]->name, "mybox");
+	free(list);
+	assert_int_equal(nbad, 3);
+	const char *why[3] = {"not a regular file", "not a regular file", "line 1, column"};
+	for (int i = 0; i < 3; i++) {
+		char w[1600];
+		snprintf(w, sizeof w, "%s: %s", bads[i], why[i]);
+		if (strncmp(bad[i].msg, w, strlen(w)) != 0)
+			fail_msg("bad file %d: got '%s', want '%s...'", i, bad[i].msg, w);
+	}
+	free(bad);
+	/* Without a place for them, the bad files are only left out. */
+	assert_int_equal(sl_hw_list(&list, &n, NULL, NULL, &err), SL_OK);
+	assert_int_equal(n, nb + 1);
+	free(list);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(i ? unlink(bads[i]) : rmdir(bads[i]), 0);
 
 	/* A file whose name is not its file's is refused. */
 	snprintf(path, sizeof path, "%s/other.json", dir);

@@ -631,7 +631,20 @@ const sl_preset *sl_hw_find(const char *name, const char **from, sl_err *err)
 	return NULL;
 }
 
-int sl_hw_list(const sl_preset ***out, int *n, sl_err *err)
+/* A file that cannot be read: kept in *bad (if bad), so the list goes on. */
+static int add_bad(sl_err **bad, int *nbad, const sl_err *e)
+{
+	if (!bad)
+		return SL_OK;
+	sl_err *b = realloc(*bad, (size_t)(*nbad + 1) * sizeof *b);
+	if (!b)
+		return SL_ENOMEM;
+	b[(*nbad)++] = *e;
+	*bad = b;
+	return SL_OK;
+}
+
+int sl_hw_list(const sl_preset ***out, int *n, sl_err **bad, int *nbad, sl_err *err)
 {
 	char **names;
 	int k = all_names("hardware", "SHARDLAB_HARDWARE_PATH", &names);
@@ -640,22 +653,26 @@ int sl_hw_list(const sl_preset ***out, int *n, sl_err *err)
 		nb++;
 	const sl_preset **list = calloc((size_t)(nb + k + 1), sizeof *list);
 	int m = 0, rc = SL_OK;
+	if (bad) {
+		*bad = NULL;
+		*nbad = 0;
+	}
 	if (!list || !names) {
 		rc = sl_fail(err, SL_ENOMEM, "out of memory");
 		goto done;
 	}
-	for (const sl_preset *p = sl_presets(); p->name; p++)
-		if (!(list[m++] = sl_hw_find(p->name, NULL, err))) {
-			rc = err ? err->code : SL_EINVAL;
-			goto done;
-		}
-	for (int i = 0; i < k; i++) {
-		if (sl_preset_find(names[i]) || !valid_name(names[i]))
+	/* The built-in names first, then the files' own; one bad file (a
+	 * directory, a FIFO, bad JSON) is left out and named, not the end of
+	 * the list: it hides no other preset. */
+	for (int i = -nb; i < k && !rc; i++) {
+		const char *name = i < 0 ? sl_presets()[nb + i].name : names[i];
+		if (i >= 0 && (sl_preset_find(name) || !valid_name(name)))
 			continue;
-		if (!(list[m++] = sl_hw_find(names[i], NULL, err))) {
-			rc = err ? err->code : SL_EINVAL;
-			goto done;
-		}
+		sl_err e = {0};
+		if ((list[m] = sl_hw_find(name, NULL, &e)))
+			m++;
+		else if (e.code == SL_ENOMEM || add_bad(bad, nbad, &e))
+			rc = sl_fail(err, SL_ENOMEM, "out of memory");
 	}
 done:
 	free_names(names, k);
@@ -663,6 +680,11 @@ done:
 		free(list);
 		list = NULL;
 		m = 0;
+		if (bad) {
+			free(*bad);
+			*bad = NULL;
+			*nbad = 0;
+		}
 	}
 	*out = list;
 	*n = m;
