@@ -222,6 +222,27 @@ static void test_malformed_file_one_line(void **state)
 		assert_string_equal(r.out, "");
 		tu_result_free(&r);
 	}
+	/* h100.json with a subnormal GEMM fraction (issue 39): plan ranked
+	 * layouts at "0 s (-nan%)", train --dry-run said "step time inf s".
+	 * Refused by name instead, by every command. */
+	json_t *h = json_load_file(HARDWARE_DIR "/h100.json", 0, NULL);
+	assert_non_null(h);
+	json_object_set_new(json_object_get(h, "device"), "gemm_peak_fraction", json_real(5e-324));
+	write_entry(h, path);
+	json_decref(h);
+	const char *cmds2[] = {"plan --devices=64 " MODEL, "train --dry-run --tp=2", "run --m=64"};
+	for (int k = 0; k < 3; k++) {
+		snprintf(args, sizeof args, "%s --hardware=%s", cmds2[k], path);
+		tu_result r;
+		tu_run(args, &r);
+		tu_expect_one_error(args, 2, &r);
+		snprintf(want, sizeof want, "%s: device.gemm_peak_fraction: 4.9406564584124654e-324 "
+			 "is subnormal", path);
+		if (!strstr(r.err, want))
+			fail_msg("'%s': want '%s' in [%s]", args, want, r.err);
+		assert_string_equal(r.out, "");
+		tu_result_free(&r);
+	}
 	/* Both --preset and --hardware: one of them. */
 	snprintf(args, sizeof args, "plan --devices=8 --preset=h100 --hardware=%s",
 		 HARDWARE_DIR "/a100.json");
