@@ -183,11 +183,17 @@ int sl_cli_main(int argc, char **argv)
 				 strcmp(argv[2], "--format=text") != 0))
 			return sl_cli_usage(NULL, "--list-presets takes only --format=text|json");
 		json = argc == 3 && strcmp(argv[2], "--format=json") == 0;
-		sl_err err = {0};
-		if (sl_report_presets(stdout, json, &err)) {
+		sl_err err = {0}, *bad = NULL;
+		int nbad = 0;
+		if (sl_report_presets(stdout, json, &bad, &nbad, &err)) {
 			sl_cli_error("%s", err.msg);
 			return err.code == SL_EINVAL ? SL_EXIT_USAGE : SL_EXIT_FAIL;
 		}
+		/* On stderr in both formats: the JSON array's entries are
+		 * hardware files, and a bad one is not. */
+		for (int i = 0; i < nbad; i++)
+			sl_cli_error("%s (left out of the list)", bad[i].msg);
+		free(bad);
 		return sl_cli_flush(SL_EXIT_OK);
 	}
 	if (a[0] == '-') {

@@ -886,6 +886,40 @@ static void bad_missing_file(void **st)
 	refused(dir, "is missing", NULL);
 }
 
+/* A save that commits between a reader's open and its load removes the
+ * generation the reader's manifest names (issue 39: "data file ... is
+ * missing" though the checkpoint verifies).  The reader keeps what it
+ * opened: the load gets that generation whole, and verifies. */
+static void load_after_a_save_committed(void **st)
+{
+	(void)st;
+	char dir[300];
+	path_in(dir, sizeof dir, "raced");
+	good_ckpt(dir);
+	sl_ckpt *ck = open_ok(dir);
+	long gen = sl_ckpt_info_of(ck)->generation;
+	sl_layout l2 = layout(2, 1, 1, "1f1b", 1, 0);
+	sl_train *next = make_train(&attn, &l2);
+	train_steps(next, 2, ref_loss, "tp2, two steps");
+	save(next, dir, 0);
+	sl_train_destroy(next);
+	sl_ckpt *now = open_ok(dir);
+	assert_true(sl_ckpt_info_of(now)->generation > gen);
+	sl_ckpt_close(now);
+	sl_err err = {0};
+	if (sl_ckpt_verify(ck, &err))
+		fail_msg("verify of the generation opened: %s", err.msg);
+	sl_layout l = layout(4, 1, 1, "1f1b", 1, 0);
+	sl_train *tr = make_train(&attn, &l);
+	if (sl_ckpt_load(tr, NULL, ck, NULL, &err))
+		fail_msg("load of the generation opened: %s", err.msg);
+	/* The state of the first save (one step), not the second's. */
+	train_steps(tr, 1, ref_loss + 1, "tp4 after the raced load");
+	sl_train_destroy(tr);
+	sl_ckpt_close(ck);
+	rm_rf(dir);
+}
+
 static void bad_truncated_file(void **st)
 {
 	(void)st;
@@ -1342,6 +1376,7 @@ int main(void)
 	    cmocka_unit_test(bad_path_is_a_file),
 	    cmocka_unit_test(bad_layout_says_why),
 	    cmocka_unit_test(verify_tiling),
+	    cmocka_unit_test(load_after_a_save_committed),
 	    cmocka_unit_test(failed_save_keeps_the_old),
 	    cmocka_unit_test(kill_during_save),
 	};

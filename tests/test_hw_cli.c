@@ -222,6 +222,27 @@ static void test_malformed_file_one_line(void **state)
 		assert_string_equal(r.out, "");
 		tu_result_free(&r);
 	}
+	/* h100.json with a subnormal GEMM fraction (issue 39): plan ranked
+	 * layouts at "0 s (-nan%)", train --dry-run said "step time inf s".
+	 * Refused by name instead, by every command. */
+	json_t *h = json_load_file(HARDWARE_DIR "/h100.json", 0, NULL);
+	assert_non_null(h);
+	json_object_set_new(json_object_get(h, "device"), "gemm_peak_fraction", json_real(5e-324));
+	write_entry(h, path);
+	json_decref(h);
+	const char *cmds2[] = {"plan --devices=64 " MODEL, "train --dry-run --tp=2", "run --m=64"};
+	for (int k = 0; k < 3; k++) {
+		snprintf(args, sizeof args, "%s --hardware=%s", cmds2[k], path);
+		tu_result r;
+		tu_run(args, &r);
+		tu_expect_one_error(args, 2, &r);
+		snprintf(want, sizeof want, "%s: device.gemm_peak_fraction: 4.9406564584124654e-324 "
+			 "is subnormal", path);
+		if (!strstr(r.err, want))
+			fail_msg("'%s': want '%s' in [%s]", args, want, r.err);
+		assert_string_equal(r.out, "");
+		tu_result_free(&r);
+	}
 	/* Both --preset and --hardware: one of them. */
 	snprintf(args, sizeof args, "plan --devices=8 --preset=h100 --hardware=%s",
 		 HARDWARE_DIR "/a100.json");
@@ -277,15 +298,39 @@ static void test_user_preset(void **state)
 	assert_non_null(strstr(r.out, line));
 	assert_non_null(strstr(r.out, "file: " HARDWARE_DIR "/h100.json"));
 	tu_result_free(&r);
-	/* A malformed user file stops the list with its one line. */
+	/* A malformed user file is left out with its one line; the other
+	 * presets are all listed (issue 39), the JSON array holds only
+	 * hardware files.  A directory and a FIFO named .json likewise, and
+	 * the FIFO, without a writer, does not block the listing. */
 	FILE *f = fopen(path, "w");
 	fputs("{}", f);
 	fclose(f);
 	tu_run("--list-presets --format=json", &r);
-	tu_expect_one_error("--list-presets", 2, &r);
-	assert_non_null(strstr(r.err, "lab-a100.json: name: missing"));
-	assert_string_equal(r.out, "");
+	tu_expect_one_error("--list-presets", 0, &r);
+	assert_non_null(strstr(r.err, "lab-a100.json: name: missing (left out of the list)"));
+	json_t *got = json_loads(r.out, 0, NULL);
+	assert_non_null(got);
+	assert_int_equal(json_array_size(got), 8);
+	json_decref(got);
 	tu_result_free(&r);
+	char sub[600];
+	snprintf(sub, sizeof sub, "%s/dir.json", dir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	snprintf(sub, sizeof sub, "%s/fifo.json", dir);
+	assert_int_equal(mkfifo(sub, 0600), 0);
+	tu_run("--list-presets", &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "h100 "));
+	assert_non_null(strstr(r.out, "host "));
+	assert_null(strstr(r.out, "lab-a100"));
+	assert_int_equal(tu_count_lines(r.err), 3);
+	assert_non_null(strstr(r.err, "/dir.json: not a regular file (left out of the list)"));
+	assert_non_null(strstr(r.err, "/fifo.json: not a regular file (left out of the list)"));
+	assert_non_null(strstr(r.err, "lab-a100.json: name: missing"));
+	tu_result_free(&r);
+	unlink(sub);
+	snprintf(sub, sizeof sub, "%s/dir.json", dir);
+	rmdir(sub);
 
 	if (old)
 		setenv("XDG_CONFIG_HOME", old, 1);

@@ -6,6 +6,7 @@
  * GENERATE=1 tests/test_hwfile rewrites data/hardware/ from the table. */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,23 @@ static const struct bad_case bad_cases[] = {
 	 "device.bf16_flop_per_s: must be a number or null, not a boolean"},
 	{"\"gemm_peak_fraction\": 0.803", "\"gemm_peak_fraction\": 1.2",
 	 "device.gemm_peak_fraction: 1.2 is out of range (0 (not modelled) to 1)"},
+	/* One rule for every figure (issue 39): a subnormal is refused even
+	 * where the range starts at 0, since dividing by one gives inf. */
+	{"\"gemm_peak_fraction\": 0.803", "\"gemm_peak_fraction\": 5e-324",
+	 "device.gemm_peak_fraction: 4.9406564584124654e-324 is subnormal: too close to zero to "
+	 "compute with (0 (not modelled) to 1)"},
+	{"\"latency_s\": 2e-6", "\"latency_s\": 1e-310",
+	 "intra_node.latency_s: 9.9999999999999694e-311 is subnormal: too close to zero to compute "
+	 "with (0 to 10)"},
+	{"\"gemm_units\": 132", "\"gemm_units\": 5e-324",
+	 "device.gemm_units: 4.9406564584124654e-324 is subnormal: too close to zero to compute "
+	 "with (0 (not modelled) to 1e6)"},
+	{"\"gemm_k_half\": 64.0", "\"gemm_k_half\": 1e308",
+	 "device.gemm_k_half: 1e+308 is out of range (0 (not modelled) to 1e9)"},
+	{"\"gemm_k_half\": 64.0", "\"gemm_k_half\": 1e309",
+	 "line 15, column 24: real number overflow near '1e309'"},
+	{"\"gemm_k_half\": 64.0", "\"gemm_k_half\": NaN",
+	 "line 15, column 22: invalid token near 'NaN'"},
 	{"\"attention_peak_fraction\": 0.588", "\"attention_peak_fraction\": 1.5",
 	 "device.attention_peak_fraction: 1.5 is out of range (0 (the GEMM fraction) to 1)"},
 	{"\"attention_peak_fraction\": 0.588", "\"attention_peak_fraction\": \"fast\"",
@@ -199,7 +217,18 @@ static const struct bad_case bad_cases[] = {
 	{"\"name\": \"h100\"", "\"name\": \"h 100\"",
 	 "name: may hold only letters, digits, '.', '_' and '-'"},
 	{"\"name\": \"h100\"", "\"name\": \"\"", "name: is empty"},
-	{"\"title\": \"NVIDIA", "\"title\": \"\\u001b[31mNVIDIA", "title: holds a control character"},
+	{"\"title\": \"NVIDIA", "\"title\": \"\\u001b[31mNVIDIA",
+	 "title: holds control character U+001B at byte 1"},
+	/* The rule for any file's text (issue 39): C1 controls, the 8-bit CSI
+	 * among them, and bidirectional overrides and isolates. */
+	{"\"title\": \"NVIDIA", "\"title\": \"\\u009b2JNVIDIA",
+	 "title: holds control character U+009B at byte 1"},
+	{"\"title\": \"NVIDIA", "\"title\": \"NV\\u202eAIDIVN",
+	 "title: holds bidirectional override U+202E at byte 3"},
+	{"\"title\": \"NVIDIA", "\"title\": \"NV\\u2066IDIA",
+	 "title: holds bidirectional isolate U+2066 at byte 3"},
+	{"\"title\": \"NVIDIA", "\"title\": \"NV\\u007fIDIA",
+	 "title: holds control character U+007F at byte 3"},
 	{"\"device\": {", "\"device\": 5, \"x\": {", "x: unknown key (known: name, title, source, "
 						   "device, devices_per_node, intra_node, inter_node)"},
 	{"\"name\": \"h100\",", "\"name\": \"h100\", \"name\": \"h200\",",
@@ -253,6 +282,22 @@ static void test_malformed_files(void **state)
 		assert_true(k ? p->dm.mem_frac == 0 && p->dm.attn_frac == 0.588
 			      : p->dm.attn_frac == 0 && p->dm.mem_frac == 0.769);
 		assert_true(p->dm.gemm_frac == 0.803);
+		unlink(okp);
+	}
+	/* -0 is zero, read as +0: nothing divides by it to -inf. */
+	{
+		char *at = strstr(good, "\"kernel_launch_s\": 2e-6");
+		assert_non_null(at);
+		char text[1 << 14], okp[420];
+		snprintf(text, sizeof text, "%.*s\"kernel_launch_s\": -0.0%s", (int)(at - good), good,
+			 at + strlen("\"kernel_launch_s\": 2e-6"));
+		snprintf(okp, sizeof okp, "%s/negzero.json", dir);
+		write_file(okp, text);
+		sl_err e0 = {0};
+		const sl_preset *p = sl_hw_load(okp, &e0);
+		if (!p)
+			fail_msg("%s", e0.msg);
+		assert_true(p->dm.launch_s == 0 && !signbit(p->dm.launch_s));
 		unlink(okp);
 	}
 	/* Not an object; not a file; a directory. */
@@ -324,7 +369,7 @@ static void test_lookup_order(void **state)
 	/* The list: the table's names in order (h100 the user's), then mybox. */
 	const sl_preset **list;
 	int n = 0;
-	assert_int_equal(sl_hw_list(&list, &n, &err), SL_OK);
+	assert_int_equal(sl_hw_list(&list, &n, NULL, NULL, &err), SL_OK);
 	int nb = 0;
 	for (const sl_preset *q = sl_presets(); q->name; q++, nb++)
 		assert_string_equal(list[nb]->name, q->name);
@@ -332,6 +377,38 @@ static void test_lookup_order(void **state)
 	assert_string_equal(list[nb]->name, "mybox");
 	assert_true(list[0]->memory == 1000);
 	free(list);
+
+	/* One bad file in the folder (a directory, a FIFO, bad JSON) is left
+	 * out and named; every other preset is still listed (issue 39).  The
+	 * FIFO has no writer: opening it must not block. */
+	char bads[3][500];
+	snprintf(bads[0], sizeof bads[0], "%s/dir.json", dir);
+	snprintf(bads[1], sizeof bads[1], "%s/fifo.json", dir);
+	snprintf(bads[2], sizeof bads[2], "%s/zbad.json", dir);
+	assert_int_equal(mkdir(bads[0], 0700), 0);
+	assert_int_equal(mkfifo(bads[1], 0600), 0);
+	write_file(bads[2], "{\"name\": ");
+	sl_err *bad = NULL;
+	int nbad = 0;
+	assert_int_equal(sl_hw_list(&list, &n, &bad, &nbad, &err), SL_OK);
+	assert_int_equal(n, nb + 1);
+	assert_string_equal(list[nb]->name, "mybox");
+	free(list);
+	assert_int_equal(nbad, 3);
+	const char *why[3] = {"not a regular file", "not a regular file", "line 1, column"};
+	for (int i = 0; i < 3; i++) {
+		char w[1600];
+		snprintf(w, sizeof w, "%s: %s", bads[i], why[i]);
+		if (strncmp(bad[i].msg, w, strlen(w)) != 0)
+			fail_msg("bad file %d: got '%s', want '%s...'", i, bad[i].msg, w);
+	}
+	free(bad);
+	/* Without a place for them, the bad files are only left out. */
+	assert_int_equal(sl_hw_list(&list, &n, NULL, NULL, &err), SL_OK);
+	assert_int_equal(n, nb + 1);
+	free(list);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(i ? unlink(bads[i]) : rmdir(bads[i]), 0);
 
 	/* A file whose name is not its file's is refused. */
 	snprintf(path, sizeof path, "%s/other.json", dir);
@@ -519,6 +596,16 @@ static void test_malformed_models(void **state)
 		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 0, \"hidden\": 64, "
 		 "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4}",
 		 "layers: 0 is out of range (1 to 4096)"},
+		{"{\"name\": \"m\", \"title\": \"t\\u2069\", \"source\": \"s\", \"layers\": 2, "
+		 "\"hidden\": 64, \"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4}",
+		 "title: holds bidirectional isolate U+2069 at byte 2"},
+		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\\u0085\", \"layers\": 2, "
+		 "\"hidden\": 64, \"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4}",
+		 "source: holds control character U+0085 at byte 2"},
+		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
+		 "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4, \"vocab\": 1e-310}",
+		 "vocab: 9.9999999999999694e-311 is subnormal: too close to zero to compute with (0 to "
+		 "4194304)"},
 		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
 		 "\"ffn\": 256, \"heads\": 4, \"batch\": 4}",
 		 "seq: missing"},

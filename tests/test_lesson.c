@@ -214,13 +214,26 @@ static const struct bad bads[] = {
 	{"byte-order mark inside", HEAD "\xef\xbb\xbfsay x\n",
 	 "t.lesson:3: expected a command such as say, setup, run or check at the start of the line, "
 	 "found '\\ufeffsay'"},
-	{"tab and bidi override quoted", HEAD "setup devices 4\t\xe2\x80\xae x\n",
-	 "t.lesson:3: setup takes key=value pairs: write devices=4\\t\\u202e x"},
+	{"tab and bidi mark quoted", HEAD "setup devices 4\t\xe2\x80\x8f x\n",
+	 "t.lesson:3: setup takes key=value pairs: write devices=4\\t\\u200f x"},
+	/* One rule for any file's text (issue 39): overrides and isolates
+	 * reorder what a terminal shows, so a lesson may not hold them. */
+	{"bidi override", HEAD "say a\xe2\x80\xae" "b\n",
+	 "t.lesson:3: not text: bidirectional override U+202E at column 6 (a lesson is UTF-8 text)"},
+	{"bidi isolate", HEAD "title x\xe2\x81\xa7" "y\n",
+	 "t.lesson:3: not text: bidirectional isolate U+2067 at column 8 (a lesson is UTF-8 text)"},
+	{"DEL", HEAD "say a\x7f" "b\n",
+	 "t.lesson:3: not text: byte 0x7f at column 6 (a lesson is UTF-8 text)"},
 	{"layout the engine refuses", HEAD "setup tp=3 heads=4 hidden=64\nrun train\n",
 	 "t.lesson:4: run train: 4 heads do not split over tp=3: tp must divide heads (attention is "
 	 "split by whole heads)"},
 	{"schedule", HEAD "setup schedule=zigzag\nsay x\n",
 	 "t.lesson:3: schedule: 'zigzag' is not one of: gpipe 1f1b interleaved"},
+	/* 0 / 0 passed the check and left 'y' without a value (issue 39). */
+	{"division by constant zero", HEAD "let y = 0 / 0\nsay {y}\n",
+	 "t.lesson:3: division by zero: the divisor is always 0"},
+	{"division by a zero sum", HEAD "run matmul\ncheck time / (2 - 2 * 1) > 0s\n",
+	 "t.lesson:4: division by zero: the divisor is always 0"},
 	{"let before use", HEAD "run matmul\nsay {r}\nlet r = time / single_time\n",
 	 "t.lesson:4: 'r' is used before its let at line 5"},
 };
@@ -715,6 +728,21 @@ static void test_check_digits(void **state)
 	assert_true(st.passed);
 	assert_string_equal(st.detail, "0.1875 == 0.1875 within 0.1%");
 	must_next(vm, &st, SL_STEP_END);
+	sl_vm_destroy(vm);
+	sl_lesson_free(l);
+}
+
+/* A divisor the checker cannot see is zero stops the run at its line,
+ * instead of leaving a let without a value (issue 39). */
+static void test_division_by_zero_at_run(void **state)
+{
+	(void)state;
+	sl_lesson *l = must_parse(HEAD "let z = 2 - 2\nlet y = 0 / z\nsay {y}\n");
+	sl_vm *vm = sl_vm_create(l, NULL);
+	sl_step st;
+	sl_err err = {0};
+	assert_int_not_equal(sl_vm_next(vm, &st, &err), SL_OK);
+	assert_string_equal(err.msg, "t.lesson:4: division by zero");
 	sl_vm_destroy(vm);
 	sl_lesson_free(l);
 }
@@ -1271,6 +1299,7 @@ int main(void)
 		cmocka_unit_test(test_step_ops),
 		cmocka_unit_test(test_step_counts_logical),
 		cmocka_unit_test(test_train_figures),
+		cmocka_unit_test(test_division_by_zero_at_run),
 		cmocka_unit_test(test_flow_menu_jump_explore),
 		cmocka_unit_test(test_check_digits),
 		cmocka_unit_test(test_start_and_did_not_fit),

@@ -53,6 +53,10 @@
  * on the directory, so a second save into it fails at once; a save only
  * ever creates, renames or removes the names above (and never through a
  * symbolic link), and refuses a manifest.json that is not a checkpoint's.
+ * A reader takes no lock: sl_ckpt_open holds every data file of the
+ * generation it read open until sl_ckpt_close, so a save that commits
+ * meanwhile cannot remove it from under a load, and reads the manifest
+ * again when a save committed while it was opening.
  *
  * A checkpoint is untrusted input: reading refuses links, FIFOs and other
  * non-regular files, names other than a save's, more files than devices
@@ -165,7 +169,8 @@ typedef struct sl_ckpt sl_ckpt;
 /* Read and check the manifest of dir: the format and its version, every
  * field, chunks that tile every tensor exactly, byte ranges inside their
  * files, and every data file present with the size recorded (checksums are
- * sl_ckpt_verify's and the load's).  The messages name dir and what is wrong. */
+ * sl_ckpt_verify's and the load's).  The messages name dir and what is wrong;
+ * one that saves kept changing while it was read says a save was under way. */
 int sl_ckpt_open(const char *dir, sl_ckpt **out, sl_err *err);
 void sl_ckpt_close(sl_ckpt *ck);
 

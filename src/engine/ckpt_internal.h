@@ -31,6 +31,7 @@ struct sl_ckpt {
 	sl_ckpt_tensor *tensors;
 	sl_ckpt_file *files;
 	int *by_name; /* file indices sorted by name, for lookups */
+	int *fds;     /* each data file, held open since sl_ckpt_open; NULL: opened when read */
 };
 
 /* ---- ckpt_manifest.c ---- */

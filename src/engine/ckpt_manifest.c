@@ -17,6 +17,8 @@
 
 #include <zlib.h>
 
+#include "text.h"
+
 static const char *const state_names[NSTATES] = {"param", "exp_avg", "exp_avg_sq"};
 
 int ckpt_join(char *out, const char *dir, const char *name, sl_err *err)
@@ -141,26 +143,10 @@ int ckpt_read_manifest(const char *dir, char **out, size_t *len, sl_err *err)
 	return SL_OK;
 }
 
-/* Open a data file of dir for reading: a regular file of its own (as the
- * manifest), of `bytes` bytes.  The fd, or -1 with err filled. */
-static int open_data(const char *dir, const char *name, uint64_t bytes, sl_err *err)
+/* fd is a data file's: a regular file of `bytes` bytes.  fd, or -1 (and
+ * fd closed) with err filled. */
+static int check_data(int fd, const char *dir, const char *name, uint64_t bytes, sl_err *err)
 {
-	char path[PATHLEN];
-	if (ckpt_join(path, dir, name, err))
-		return -1;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ELOOP)
-			sl_fail(err, SL_EINVAL,
-			        "%s: %s is a symbolic link: a checkpoint's files must be its own", dir,
-			        name);
-		else if (errno == ENOENT)
-			sl_fail(err, SL_EINVAL, "%s: data file %s is missing: %s", dir, name,
-			        strerror(errno));
-		else
-			sl_fail(err, SL_EINVAL, "%s: cannot open %s: %s", dir, name, strerror(errno));
-		return -1;
-	}
 	struct stat st;
 	const char *why = NULL;
 	if (fstat(fd, &st) != 0)
@@ -180,6 +166,32 @@ static int open_data(const char *dir, const char *name, uint64_t bytes, sl_err *
 		return -1;
 	}
 	return fd;
+}
+
+/* Open a data file of dir for reading: a regular file of its own (as the
+ * manifest), of `bytes` bytes.  The fd, or -1 with err filled and errno
+ * the open's when it failed. */
+static int open_data(const char *dir, const char *name, uint64_t bytes, sl_err *err)
+{
+	char path[PATHLEN];
+	if (ckpt_join(path, dir, name, err))
+		return -1;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		if (errno == ELOOP)
+			sl_fail(err, SL_EINVAL,
+			        "%s: %s is a symbolic link: a checkpoint's files must be its own", dir,
+			        name);
+		else if (errno == ENOENT)
+			sl_fail(err, SL_EINVAL, "%s: data file %s is missing: %s", dir, name,
+			        strerror(errno));
+		else
+			sl_fail(err, SL_EINVAL, "%s: cannot open %s: %s", dir, name, strerror(errno));
+		errno = e;
+		return -1;
+	}
+	return check_data(fd, dir, name, bytes, err);
 }
 
 /* Intersection of two rectangles; 0 when empty. */
@@ -227,10 +239,20 @@ void sl_ckpt_remove(const char *dir)
 	rmdir(dir);
 }
 
+static void unpin_files(sl_ckpt *ck)
+{
+	for (int i = 0; ck->fds && i < ck->info.nfiles; i++)
+		if (ck->fds[i] >= 0)
+			close(ck->fds[i]);
+	free(ck->fds);
+	ck->fds = NULL;
+}
+
 void sl_ckpt_close(sl_ckpt *ck)
 {
 	if (!ck)
 		return;
+	unpin_files(ck);
 	ckpt_free_parts(ck);
 	free(ck);
 }
@@ -430,9 +452,20 @@ static int get_str(struct rd *R, json_t *obj, const char *key, const char **out,
 {
 	json_t *v;
 	int rc = get_typed(R, obj, key, JSON_STRING, "a string", &v, ctx);
-	if (!rc)
-		*out = json_string_value(v);
-	return rc;
+	if (rc)
+		return rc;
+	/* Names are echoed in messages and listings: the rule for any file's
+	 * text (text.h) holds here as in a lesson or a hardware file. */
+	unsigned cp;
+	size_t n = json_string_length(v);
+	if (sl_text_check(json_string_value(v), n, &cp) < n) {
+		char msg[200], esc[64];
+		snprintf(msg, sizeof msg, "\"%s\" '%s' holds %s U+%04X", key,
+			 sl_escape(json_string_value(v), esc, sizeof esc), sl_text_what(cp), cp);
+		return bad(R, ctx, msg, NULL);
+	}
+	*out = json_string_value(v);
+	return SL_OK;
 }
 
 /* Any number, integer or real. */
@@ -1002,7 +1035,18 @@ static int check_bytes(struct rd *R, const sl_ckpt *ck)
  * bytes would come from anywhere), of the size recorded. */
 int ckpt_check_files(const sl_ckpt *ck, sl_err *err)
 {
-	for (int i = 0; i < ck->info.nfiles; i++) {
+	for (int i = 0; ck->fds && i < ck->info.nfiles; i++) {
+		/* Held open: checked by what is held, which a save may have
+		 * unlinked since (its names are the next generation's). */
+		int fd = fcntl(ck->fds[i], F_DUPFD_CLOEXEC, 0);
+		if (fd < 0)
+			return sl_fail(err, SL_ESYS, "%s: %s: %s", ck->dir, ck->files[i].name,
+			               strerror(errno));
+		if ((fd = check_data(fd, ck->dir, ck->files[i].name, ck->files[i].bytes, err)) < 0)
+			return SL_EINVAL;
+		close(fd);
+	}
+	for (int i = 0; !ck->fds && i < ck->info.nfiles; i++) {
 		char path[PATHLEN];
 		struct stat st;
 		int rc = ckpt_join(path, ck->dir, ck->files[i].name, err);
@@ -1100,33 +1144,47 @@ static int parse_manifest(sl_ckpt *ck, json_t *root, struct rd *R)
 	return SL_OK;
 }
 
-int sl_ckpt_open(const char *dir, sl_ckpt **out, sl_err *err)
+/* Open every data file of ck and hold it (ck->fds) from the moment the
+ * manifest is read: a save that commits meanwhile removes the old
+ * generation's names, not files a reader holds, so a load or a verify
+ * reads the generation it opened, whole.  Without enough descriptors the
+ * files are opened when read instead. */
+static int pin_files(sl_ckpt *ck, sl_err *err)
 {
-	*out = NULL;
-	int rc = check_is_dir(dir, err);
-	if (rc)
-		return rc;
-	sl_ckpt *ck = calloc(1, sizeof *ck);
-	if (!ck)
+	int n = ck->info.nfiles;
+	if (!(ck->fds = malloc((size_t)(n ? n : 1) * sizeof *ck->fds)))
 		return sl_fail(err, SL_ENOMEM, "out of host memory");
-	if (strlen(dir) >= sizeof ck->dir - 80) {
-		free(ck);
-		return sl_fail(err, SL_EINVAL, "%s: path too long", dir);
+	for (int i = 0; i < n; i++)
+		ck->fds[i] = -1;
+	for (int i = 0; i < n; i++) {
+		sl_err e = {0};
+		ck->fds[i] = open_data(ck->dir, ck->files[i].name, ck->files[i].bytes, &e);
+		if (ck->fds[i] >= 0)
+			continue;
+		int why = errno;
+		unpin_files(ck);
+		if (why == EMFILE || why == ENFILE)
+			return SL_OK;
+		if (err)
+			*err = e;
+		return e.code;
 	}
-	snprintf(ck->dir, sizeof ck->dir, "%s", dir);
-	char path[PATHLEN], *text;
+	return SL_OK;
+}
+
+/* One attempt of sl_ckpt_open; *text: the manifest it read (free it). */
+static int open_once(sl_ckpt *ck, const char *dir, char **text, sl_err *err)
+{
+	char path[PATHLEN];
 	size_t len;
+	int rc;
 	ckpt_join(path, dir, MANIFEST, NULL);
-	if ((rc = ckpt_read_manifest(dir, &text, &len, err))) {
-		sl_ckpt_close(ck);
+	if ((rc = ckpt_read_manifest(dir, text, &len, err)))
 		return rc;
-	}
 	json_error_t je;
-	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-	free(text);
+	json_t *root = json_loadb(*text, len, JSON_REJECT_DUPLICATES, &je);
 	if (!root) {
 		char esc[96];
-		sl_ckpt_close(ck);
 		/* the parser quotes the text it stopped at: escaped */
 		return sl_fail(err, SL_EINVAL, "%s:%d:%d: the manifest is not valid JSON (%s)",
 		               path, je.line, je.column, sl_escape(je.text, esc, sizeof esc));
@@ -1139,12 +1197,51 @@ int sl_ckpt_open(const char *dir, sl_ckpt **out, sl_err *err)
 	ckpt_info_link(ck);
 	if (!rc)
 		rc = ckpt_check_files(ck, err);
-	if (rc) {
-		sl_ckpt_close(ck);
+	if (!rc)
+		rc = pin_files(ck, err);
+	return rc;
+}
+
+/* A save may commit while a reader reads: its rename replaces the manifest
+ * and it then removes the generation the old manifest named.  A reader
+ * that failed while the manifest changed under it reads the new one; a
+ * save per attempt, this many times, and it gives up saying why. */
+#define OPEN_TRIES 8
+
+int sl_ckpt_open(const char *dir, sl_ckpt **out, sl_err *err)
+{
+	*out = NULL;
+	int rc = check_is_dir(dir, err);
+	if (rc)
 		return rc;
+	if (strlen(dir) >= PATHLEN - 80)
+		return sl_fail(err, SL_EINVAL, "%s: path too long", dir);
+	for (int tries = 1;; tries++) {
+		sl_ckpt *ck = calloc(1, sizeof *ck);
+		if (!ck)
+			return sl_fail(err, SL_ENOMEM, "out of host memory");
+		snprintf(ck->dir, sizeof ck->dir, "%s", dir);
+		char *seen = NULL, *now = NULL;
+		size_t n;
+		rc = open_once(ck, dir, &seen, err);
+		if (!rc) {
+			free(seen);
+			*out = ck;
+			return SL_OK;
+		}
+		sl_ckpt_close(ck);
+		int changed = seen && ckpt_read_manifest(dir, &now, &n, NULL) == SL_OK &&
+		              strcmp(seen, now) != 0;
+		free(seen);
+		free(now);
+		if (!changed)
+			return rc;
+		if (tries == OPEN_TRIES)
+			return sl_fail(err, SL_ESYS,
+			               "%s: a save into it was under way (its manifest changed %d "
+			               "times while it was read): try again",
+			               dir, tries);
 	}
-	*out = ck;
-	return SL_OK;
 }
 
 /* ---- verifying the chunks, checking a target ---- */
@@ -1153,7 +1250,16 @@ int sl_ckpt_open(const char *dir, sl_ckpt **out, sl_err *err)
  * since sl_ckpt_open). */
 int ckpt_open_file(const sl_ckpt *ck, int f, sl_err *err)
 {
-	return open_data(ck->dir, ck->files[f].name, ck->files[f].bytes, err);
+	if (!ck->fds)
+		return open_data(ck->dir, ck->files[f].name, ck->files[f].bytes, err);
+	/* The file held since sl_ckpt_open, under a descriptor of the
+	 * caller's own: the generation read, even if a save removed its name. */
+	int fd = fcntl(ck->fds[f], F_DUPFD_CLOEXEC, 0);
+	if (fd < 0) {
+		sl_fail(err, SL_ESYS, "%s: %s: %s", ck->dir, ck->files[f].name, strerror(errno));
+		return -1;
+	}
+	return check_data(fd, ck->dir, ck->files[f].name, ck->files[f].bytes, err);
 }
 
 /* Checksum chunk c (fd open on its file) in reads of VERIFY_BUF bytes:

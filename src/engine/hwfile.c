@@ -17,6 +17,7 @@
 #include "cluster.h"
 #include "device.h"
 #include "model.h"
+#include "text.h"
 
 #ifndef SL_PKGDATADIR
 #define SL_PKGDATADIR "/usr/local/share/shardlab"
@@ -122,12 +123,20 @@ static int get_num(const rd *r, const json_t *o, const char *key, double lo, dou
 		return bad(r, key, "must be a number%s, not %s", null_ok ? " or null" : "",
 			   type_name(v));
 	double d = json_number_value(v);
-	if (!(d >= lo && d <= hi)) {
-		char num[40];
-		snprintf(num, sizeof num, "%.17g", d);
+	char num[40];
+	snprintf(num, sizeof num, "%.17g", d);
+	/* One rule for every figure: a subnormal passes a range that starts at
+	 * 0, yet a rate or fraction that small turns every time into inf and
+	 * every share into NaN (5e-324 as gemm_peak_fraction did).  So a figure
+	 * is a normal finite number, or zero where its range holds zero. */
+	if (!isfinite(d))
+		return bad(r, key, "%s is not a finite number (%s)", num, range);
+	if (d != 0 && !isnormal(d))
+		return bad(r, key, "%s is subnormal: too close to zero to compute with (%s)", num,
+			   range);
+	if (!(d >= lo && d <= hi))
 		return bad(r, key, "%s is out of range (%s)", num, range);
-	}
-	*out = d;
+	*out = d == 0 ? 0 : d; /* -0 reads as 0: nothing divides by a negative zero */
 	return SL_OK;
 }
 
@@ -135,7 +144,7 @@ static int get_num(const rd *r, const json_t *o, const char *key, double lo, dou
 static int get_int(const rd *r, const json_t *o, const char *key, double lo, double hi,
 		   const char *range, double *out)
 {
-	int rc = get_num(r, o, key, -INFINITY, INFINITY, "", 0, out);
+	int rc = get_num(r, o, key, -INFINITY, INFINITY, range, 0, out);
 	if (rc)
 		return rc;
 	if (*out != floor(*out)) {
@@ -151,8 +160,8 @@ static int get_int(const rd *r, const json_t *o, const char *key, double lo, dou
 	return SL_OK;
 }
 
-/* A string of 1 to max-1 bytes without control characters; name: only
- * letters, digits, '.', '_' and '-', not starting with '.' or '-'. */
+/* A string of 1 to max-1 bytes that text.h's rule lets reach a terminal;
+ * name: only letters, digits, '.', '_' and '-', not starting with '.' or '-'. */
 static int get_str(const rd *r, const json_t *o, const char *key, size_t max, int name,
 		   const char **out)
 {
@@ -167,10 +176,12 @@ static int get_str(const rd *r, const json_t *o, const char *key, size_t max, in
 		return bad(r, key, "is empty");
 	if (n >= max)
 		return bad(r, key, "is longer than %s bytes", lim);
+	unsigned cp;
+	size_t at = sl_text_check(s, n, &cp);
+	if (at < n)
+		return bad(r, key, "holds %s U+%04X at byte %zu", sl_text_what(cp), cp, at + 1);
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
-		if (c < 0x20 || c == 0x7f)
-			return bad(r, key, "holds a control character");
 		if (name && !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 			      (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.'))
 			return bad(r, key, "may hold only letters, digits, '.', '_' and '-'");
@@ -620,7 +631,20 @@ const sl_preset *sl_hw_find(const char *name, const char **from, sl_err *err)
 	return NULL;
 }
 
-int sl_hw_list(const sl_preset ***out, int *n, sl_err *err)
+/* A file that cannot be read: kept in *bad (if bad), so the list goes on. */
+static int add_bad(sl_err **bad, int *nbad, const sl_err *e)
+{
+	if (!bad)
+		return SL_OK;
+	sl_err *b = realloc(*bad, (size_t)(*nbad + 1) * sizeof *b);
+	if (!b)
+		return SL_ENOMEM;
+	b[(*nbad)++] = *e;
+	*bad = b;
+	return SL_OK;
+}
+
+int sl_hw_list(const sl_preset ***out, int *n, sl_err **bad, int *nbad, sl_err *err)
 {
 	char **names;
 	int k = all_names("hardware", "SHARDLAB_HARDWARE_PATH", &names);
@@ -629,22 +653,26 @@ int sl_hw_list(const sl_preset ***out, int *n, sl_err *err)
 		nb++;
 	const sl_preset **list = calloc((size_t)(nb + k + 1), sizeof *list);
 	int m = 0, rc = SL_OK;
+	if (bad) {
+		*bad = NULL;
+		*nbad = 0;
+	}
 	if (!list || !names) {
 		rc = sl_fail(err, SL_ENOMEM, "out of memory");
 		goto done;
 	}
-	for (const sl_preset *p = sl_presets(); p->name; p++)
-		if (!(list[m++] = sl_hw_find(p->name, NULL, err))) {
-			rc = err ? err->code : SL_EINVAL;
-			goto done;
-		}
-	for (int i = 0; i < k; i++) {
-		if (sl_preset_find(names[i]) || !valid_name(names[i]))
+	/* The built-in names first, then the files' own; one bad file (a
+	 * directory, a FIFO, bad JSON) is left out and named, not the end of
+	 * the list: it hides no other preset. */
+	for (int i = -nb; i < k && !rc; i++) {
+		const char *name = i < 0 ? sl_presets()[nb + i].name : names[i];
+		if (i >= 0 && (sl_preset_find(name) || !valid_name(name)))
 			continue;
-		if (!(list[m++] = sl_hw_find(names[i], NULL, err))) {
-			rc = err ? err->code : SL_EINVAL;
-			goto done;
-		}
+		sl_err e = {0};
+		if ((list[m] = sl_hw_find(name, NULL, &e)))
+			m++;
+		else if (e.code == SL_ENOMEM || add_bad(bad, nbad, &e))
+			rc = sl_fail(err, SL_ENOMEM, "out of memory");
 	}
 done:
 	free_names(names, k);
@@ -652,6 +680,11 @@ done:
 		free(list);
 		list = NULL;
 		m = 0;
+		if (bad) {
+			free(*bad);
+			*bad = NULL;
+			*nbad = 0;
+		}
 	}
 	*out = list;
 	*n = m;

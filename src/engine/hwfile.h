@@ -52,8 +52,10 @@ const sl_preset *sl_hw_load(const char *path, sl_err *err);
 const sl_preset *sl_hw_find(const char *name, const char **from, sl_err *err);
 /* Every preset: the built-in names first, in the table's order (each as
  * sl_hw_find resolves it), then the other names of the directories, user's
- * first, sorted.  *out is allocated (free it); the presets are not. */
-int sl_hw_list(const sl_preset ***out, int *n, sl_err *err);
+ * first, sorted.  *out is allocated (free it); the presets are not.  A file
+ * that cannot be read is left out and its message added to *bad (nbad of
+ * them, allocated; bad may be NULL); only running out of memory fails. */
+int sl_hw_list(const sl_preset ***out, int *n, sl_err **bad, int *nbad, sl_err *err);
 
 /* ---- models ---- */
 

@@ -238,11 +238,26 @@ static const char *tok_desc(const struct lexer *lx)
 
 static int parse_sum(struct lexer *lx);
 
+static int no_figures(void *ctx, const sl_node *n, double *v, sl_err *err)
+{
+	(void)ctx, (void)n, (void)v, (void)err;
+	return SL_EINVAL;
+}
+
 static int binary(struct lexer *lx, sl_node_op op, int a, int b)
 {
 	sl_node *na = &lx->p->n[a], *nb = &lx->p->n[b];
 	if (na->flag || nb->flag) {
 		sl_fail(lx->err, SL_EINVAL, "a yes/no figure cannot take part in arithmetic");
+		return -1;
+	}
+	/* A divisor of numbers alone is known now: refuse 0 / 0 at check
+	 * time, not as a let without a value at run time.  One that holds a
+	 * figure is checked when it runs (sl_expr_eval). */
+	double d;
+	if (op == SL_N_DIV && sl_expr_eval(lx->p, b, no_figures, NULL, &d, NULL) == SL_OK &&
+	    d == 0) {
+		sl_fail(lx->err, SL_EINVAL, "division by zero: the divisor is always 0");
 		return -1;
 	}
 	sl_node n = node0(op);
@@ -528,7 +543,12 @@ int sl_expr_eval(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, doubl
 	case SL_N_ADD: *v = a + b; break;
 	case SL_N_SUB: *v = a - b; break;
 	case SL_N_MUL: *v = a * b; break;
-	case SL_N_DIV: *v = a / b; break;
+	case SL_N_DIV:
+		/* 0 / 0 would be NaN, which reads as "no value yet" later on. */
+		if (b == 0)
+			return sl_fail(err, SL_EINVAL, "division by zero");
+		*v = a / b;
+		break;
 	case SL_N_MIN: *v = a < b ? a : b; break;
 	case SL_N_MAX: *v = a > b ? a : b; break;
 	case SL_N_ABS: *v = fabs(a); break;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "parse_internal.h"
+#include "text.h"
 
 const char *const lp_kw_names[KW_N] = {
 	"title", "minutes", "about", "say", "setup", "run", "step", "pause", "check", "let",
@@ -72,20 +73,23 @@ int lp_check_bytes(struct parser *P, const char *buf, size_t len, int truncated)
 				 "continue long text on indented lines", SL_LESSON_MAX_LINE);
 			return -1;
 		}
-		if (c == 0 || (c < 0x20 && c != '\t' && c != '\r') || c == 0x7f) {
-			lp_diag(P, line, "not text: byte 0x%02x at column %zu (a lesson is UTF-8 text)", c, col);
-			return -1;
-		}
 		if (c == '\r' && i + 1 < len && s[i + 1] != '\n') {
 			lp_diag(P, line, "not text: a carriage return inside the line at column %zu", col);
 			return -1;
 		}
-		int w = utf8_len(s + i, len - i);
-		if (w == 2 && c == 0xc2 && s[i + 1] <= 0x9f) { /* U+0080..U+009F */
-			lp_diag(P, line, "not text: control character U+%04X at column %zu (a lesson is UTF-8 "
-				 "text)", s[i + 1], col);
+		/* The rule for any file's text (text.h), but for the tab and the
+		 * carriage return of a CRLF line, which the grammar reads. */
+		unsigned cp;
+		if (c != '\t' && c != '\r' && sl_text_refused(buf + i, len - i, &cp)) {
+			if (cp < 0x20 || cp == 0x7f)
+				lp_diag(P, line, "not text: byte 0x%02x at column %zu (a lesson is UTF-8 text)",
+					c, col);
+			else
+				lp_diag(P, line, "not text: %s U+%04X at column %zu (a lesson is UTF-8 text)",
+					sl_text_what(cp), cp, col);
 			return -1;
 		}
+		int w = utf8_len(s + i, len - i);
 		if (w == 0) {
 			if (truncated && len - i < 4)
 				break;

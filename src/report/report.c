@@ -79,11 +79,11 @@ static void wrap(FILE *f, const char *text, int indent, int width)
 	fputc('\n', f);
 }
 
-int sl_report_presets(FILE *f, int json, sl_err *err)
+int sl_report_presets(FILE *f, int json, sl_err **bad, int *nbad, sl_err *err)
 {
 	const sl_preset **list;
 	int n;
-	int rc = sl_hw_list(&list, &n, err);
+	int rc = sl_hw_list(&list, &n, bad, nbad, err);
 	if (rc)
 		return rc;
 	if (json) {

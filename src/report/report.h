@@ -21,8 +21,9 @@
 
 /* Every preset (sl_hw_list: the built-in names, then the files'), with its
  * figures in human units and its source; json: a JSON array whose entries
- * are hardware files (shardlab-hardware(5)). */
-int sl_report_presets(FILE *f, int json, sl_err *err);
+ * are hardware files (shardlab-hardware(5)).  The files that cannot be
+ * read are left out and their messages returned in *bad (as sl_hw_list). */
+int sl_report_presets(FILE *f, int json, sl_err **bad, int *nbad, sl_err *err);
 
 /* One sharded product, after sl_scenario_run. */
 typedef struct sl_run_report {

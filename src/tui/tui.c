@@ -262,8 +262,11 @@ static unsigned next_preset(struct sl_sandbox *a)
 	const sl_preset **ps = NULL;
 	int n = 0;
 	sl_err err = {0};
-	if (sl_hw_list(&ps, &n, &err) != SL_OK || n == 0) {
-		snprintf(a->msg, sizeof a->msg, "%.199s", err.msg);
+	/* Files that cannot be read are left out: the key cycles through the
+	 * presets that are fine (--list-presets names the others). */
+	if (sl_hw_list(&ps, &n, NULL, NULL, &err) != SL_OK || n == 0) {
+		snprintf(a->msg, sizeof a->msg, "%.199s",
+			 err.code ? err.msg : "no preset can be read (see shardlab --list-presets)");
 		free(ps);
 		return F_DRAW;
 	}
