@@ -4,8 +4,9 @@
  * a column-wise product and a training step at tp=2 pp=2 must each give
  * valid Trace Event JSON whose tracks Perfetto can lay out (tids from 1, no
  * two slices of one track on one interval), whose flows all land, and whose
- * step slices enclose their events.  Also: escaping, .gz output, and
- * `run --trace=-` on stdout with the report on stderr. */
+ * step slices enclose their events.  Also: escaping, .gz output,
+ * `run --trace=-` on stdout with the report on stderr, and every kind of
+ * run's trace under Perfetto's import rules (test_perfetto_rules). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,26 +63,103 @@ static json_t *parse(const char *text)
 	return j;
 }
 
-/* Times are printed with 9 significant digits: compare with that slack. */
-static int le(double a, double b)
+/* ---- Perfetto's JSON import, as its documentation and importer read a
+ * trace: timestamps and durations in microseconds become integer
+ * nanoseconds by truncating x * 1000, x parsed as whole digits plus the
+ * fraction's digits over their power of ten (not always the nearest
+ * double); a duration event ("X") that partly overlaps another of its
+ * track is dropped (complete events must nest or keep apart); a flow's id
+ * is read as a number, and a string id as hexadecimal, the flow dropped
+ * when it does not parse; a flow's end with no start before it is
+ * dropped.  Applied to the raw text, one event a line as the writer puts
+ * them, so nothing here rounds as the writer does. */
+
+/* Perfetto's number rule for ts and dur: integer nanoseconds. */
+static long long perfetto_ns(const char *p, const char **end)
 {
-	return a <= b + 1e-7 * (fabs(a) + fabs(b)) + 1e-6;
+	double out = 0;
+	while (*p >= '0' && *p <= '9')
+		out = out * 10.0 + (*p++ - '0');
+	if (*p == '.') {
+		double frac = 0, div = 1;
+		for (p++; *p >= '0' && *p <= '9'; p++) {
+			frac = frac * 10.0 + (*p - '0');
+			div *= 10.0;
+		}
+		if (div > 1)
+			out += frac / div;
+	}
+	if (*p == 'e' || *p == 'E')
+		fail_msg("a time in exponent notation: %.20s", p);
+	*end = p;
+	return (long long)(out * 1000.0);
 }
 
-/* Slices "pid/tid/ts/dur" by track, then start, the longer first. */
-static int cmp_track_slice(const void *x, const void *y)
+/* The value text of "key": in line, or NULL. */
+static const char *field(const char *line, const char *key)
 {
-	long long pa, ta, pb, tb;
-	double sa, da, sb, db;
-	sscanf(*(char *const *)x, "%lld/%lld/%lg/%lg", &pa, &ta, &sa, &da);
-	sscanf(*(char *const *)y, "%lld/%lld/%lg/%lg", &pb, &tb, &sb, &db);
-	if (pa != pb)
-		return pa < pb ? -1 : 1;
-	if (ta != tb)
-		return ta < tb ? -1 : 1;
-	if (sa != sb)
-		return sa < sb ? -1 : 1;
-	return (da < db) - (da > db);
+	char k[32];
+	snprintf(k, sizeof k, "\"%s\":", key);
+	const char *f = strstr(line, k);
+	return f ? f + strlen(k) : NULL;
+}
+
+typedef struct pslice {
+	long long pid, tid, t0, t1;
+} pslice;
+
+static int cmp_pslice(const void *x, const void *y)
+{
+	const pslice *a = x, *b = y;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (a->t0 != b->t0)
+		return a->t0 < b->t0 ? -1 : 1;
+	return (a->t1 < b->t1) - (a->t1 > b->t1); /* the longer first */
+}
+
+typedef struct pflow {
+	long long id;
+	size_t line;
+	char ph;
+} pflow;
+
+static int cmp_pflow(const void *x, const void *y)
+{
+	const pflow *a = x, *b = y;
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	return (a->line > b->line) - (a->line < b->line);
+}
+
+/* A slice's ends in nanoseconds, as Perfetto converts them. */
+static pslice ns_slice(json_t *e)
+{
+	long long t0 = (long long)(json_number_value(json_object_get(e, "ts")) * 1000.0);
+	return (pslice){json_integer_value(json_object_get(e, "pid")),
+			json_integer_value(json_object_get(e, "tid")), t0,
+			t0 + (long long)(json_number_value(json_object_get(e, "dur")) * 1000.0)};
+}
+
+/* On each track, slices (sorted by cmp_pslice) nest or keep apart. */
+static void check_nesting(const pslice *sl, size_t ns)
+{
+	long long *stack = malloc((ns + 1) * sizeof *stack);
+	size_t depth = 0;
+	for (size_t i = 0; i < ns; i++) {
+		if (i == 0 || sl[i].pid != sl[i - 1].pid || sl[i].tid != sl[i - 1].tid)
+			depth = 0;
+		while (depth && stack[depth - 1] <= sl[i].t0)
+			depth--;
+		if (depth && sl[i].t1 > stack[depth - 1])
+			fail_msg("track %lld/%lld: the slice [%lld, %lld] ns crosses the end of one "
+				 "that encloses its start (%lld ns): Perfetto drops it",
+				 sl[i].pid, sl[i].tid, sl[i].t0, sl[i].t1, stack[depth - 1]);
+		stack[depth++] = sl[i].t1;
+	}
+	free(stack);
 }
 
 static void check_trace(json_t *j, int want_steps)
@@ -90,11 +168,11 @@ static void check_trace(json_t *j, int want_steps)
 	assert_true(json_is_array(evs));
 	size_t n = json_array_size(evs);
 	assert_true(n > 0);
-	/* Step slices by their args.step; (pid, tid, ts, dur) of every slice. */
+	/* Step slices by their args.step; every slice in nanoseconds. */
 	size_t cap = n;
-	double *sts = calloc(cap, sizeof *sts), *ste = calloc(cap, sizeof *ste);
+	pslice *step = calloc(cap, sizeof *step);
 	char *have = calloc(cap, 1);
-	char **iv = calloc(n, sizeof *iv);
+	pslice *iv = calloc(n, sizeof *iv);
 	size_t niv = 0, nsteps = 0;
 	json_t *starts = json_object(), *finishes = json_object();
 	for (size_t i = 0; i < n; i++) {
@@ -108,28 +186,28 @@ static void check_trace(json_t *j, int want_steps)
 			fail_msg("event %zu: pid %lld tid %lld", i, (long long)json_integer_value(pid),
 				 (long long)json_integer_value(tid));
 		if (strcmp(ph, "X") == 0) {
-			json_t *ts = json_object_get(e, "ts"), *dur = json_object_get(e, "dur");
-			if (!json_is_number(ts) || !json_is_number(dur))
+			if (!json_is_number(json_object_get(e, "ts")) ||
+			    !json_is_number(json_object_get(e, "dur")))
 				fail_msg("slice %zu: ts or dur not a number", i);
-			char key[160];
-			snprintf(key, sizeof key, "%lld/%lld/%.17g/%.17g", (long long)json_integer_value(pid),
-				 (long long)json_integer_value(tid), json_number_value(ts),
-				 json_number_value(dur));
-			iv[niv++] = strdup(key);
+			iv[niv++] = ns_slice(e);
 			if (strcmp(cat, "step") == 0) {
 				json_int_t k = json_integer_value(json_object_get(json_object_get(e, "args"), "step"));
 				assert_true(k >= 0 && (size_t)k < cap);
-				sts[k] = json_number_value(ts);
-				ste[k] = sts[k] + json_number_value(dur);
+				step[k] = ns_slice(e);
 				have[k] = 1;
 				nsteps++;
 			}
 		} else if (strcmp(ph, "s") == 0 || strcmp(ph, "f") == 0) {
-			const char *id = json_string_value(json_object_get(e, "id"));
-			assert_non_null(id);
+			json_t *jid = json_object_get(e, "id");
+			if (!json_is_integer(jid))
+				fail_msg("flow event %zu: its id is not a number", i);
+			char id[32];
+			snprintf(id, sizeof id, "%lld", (long long)json_integer_value(jid));
 			json_t *set = ph[0] == 's' ? starts : finishes;
 			if (json_object_get(set, id))
 				fail_msg("flow %s: two %s events", id, ph);
+			if (ph[0] == 'f' && !json_object_get(starts, id))
+				fail_msg("flow %s: its end comes before its start", id);
 			json_object_set_new(set, id, json_true());
 			if (ph[0] == 'f')
 				assert_string_equal(json_string_value(json_object_get(e, "bp")), "e");
@@ -137,35 +215,22 @@ static void check_trace(json_t *j, int want_steps)
 	}
 	if (want_steps)
 		assert_true(nsteps > 0);
-	/* No two slices of one track on one interval. */
-	for (size_t a = 0; a < niv; a++)
-		for (size_t b = a + 1; b < niv; b++)
-			if (strcmp(iv[a], iv[b]) == 0)
-				fail_msg("two slices on one track and interval: %s", iv[a]);
+	/* No two slices of one track on one interval (but a moment's: sub-ns
+	 * steps of a tiny model round to zero length). */
+	qsort(iv, niv, sizeof *iv, cmp_pslice);
+	for (size_t a = 1; a < niv; a++)
+		if (!cmp_pslice(&iv[a], &iv[a - 1]) && iv[a].t1 > iv[a].t0)
+			fail_msg("two slices on track %lld/%lld on [%lld, %lld] ns", iv[a].pid, iv[a].tid,
+				 iv[a].t0, iv[a].t1);
 	/* On a track, slices nest or keep apart, as the format requires (an
 	 * importer drops or misdraws a slice that crosses another's end). */
-	qsort(iv, niv, sizeof *iv, cmp_track_slice);
-	for (size_t a = 0; a < niv; a++) {
-		long long pa, ta, pb, tb;
-		double sa, da, sb, db;
-		sscanf(iv[a], "%lld/%lld/%lg/%lg", &pa, &ta, &sa, &da);
-		for (size_t b = a + 1; b < niv; b++) {
-			sscanf(iv[b], "%lld/%lld/%lg/%lg", &pb, &tb, &sb, &db);
-			if (pb != pa || tb != ta || !(sb < sa + da && !le(sa + da, sb)))
-				break;
-			if (!le(sb + db, sa + da))
-				fail_msg("slices %s and %s cross on one track", iv[a], iv[b]);
-		}
-	}
+	check_nesting(iv, niv);
 	/* Every flow start lands, and every finish has a start. */
 	const char *id;
 	json_t *v;
 	json_object_foreach(starts, id, v)
 		if (!json_object_get(finishes, id))
 			fail_msg("flow %s starts and never finishes", id);
-	json_object_foreach(finishes, id, v)
-		if (!json_object_get(starts, id))
-			fail_msg("flow %s finishes and never started", id);
 	/* Step slices enclose the events of their step. */
 	for (size_t i = 0; i < n; i++) {
 		json_t *e = json_array_get(evs, i);
@@ -175,17 +240,13 @@ static void check_trace(json_t *j, int want_steps)
 			continue;
 		json_int_t s = json_integer_value(k);
 		assert_true(s >= 0 && (size_t)s < cap && have[s]);
-		double t0 = json_number_value(json_object_get(e, "ts"));
-		double t1 = t0 + json_number_value(json_object_get(e, "dur"));
-		if (!le(sts[s], t0) || !le(t1, ste[s]))
-			fail_msg("event %zu [%.9g, %.9g] outside step %lld [%.9g, %.9g]", i, t0, t1,
-				 (long long)s, sts[s], ste[s]);
+		pslice x = ns_slice(e);
+		if (x.t0 < step[s].t0 || x.t1 > step[s].t1)
+			fail_msg("event %zu [%lld, %lld] ns outside step %lld [%lld, %lld]", i, x.t0, x.t1,
+				 (long long)s, step[s].t0, step[s].t1);
 	}
-	for (size_t a = 0; a < niv; a++)
-		free(iv[a]);
 	free(iv);
-	free(sts);
-	free(ste);
+	free(step);
 	free(have);
 	json_decref(starts);
 	json_decref(finishes);
@@ -344,8 +405,9 @@ static void test_port_share(void **state)
 		double share = k ? (double)json_integer_value(k) : 1;
 		double bytes = (double)json_integer_value(json_object_get(args, "bytes"));
 		double want = (5e-6 + share * bytes / 50e9) * 1e6;
+		/* Written in whole nanoseconds, each end rounded. */
 		double dur = json_number_value(json_object_get(e, "dur"));
-		if (!le(dur, want) || !le(want, dur))
+		if (fabs(dur - want) > 1.01e-3)
 			fail_msg("send slice %zu: %.9g us, want %.9g (port_share %g)", i, dur, want,
 			         share);
 		shared += share == 2;
@@ -422,6 +484,115 @@ static void test_gzip(void **state)
 	sl_cluster_destroy(c);
 }
 
+/* The trace file at path under Perfetto's rules: every slice kept, every
+ * flow paired.  *span_ns: the trace's last end. */
+static void perfetto_check(const char *path, size_t *nslices, size_t *nflows, long long *span_ns)
+{
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t cs = 1024, cf = 1024, ns = 0, nf = 0, ln = 0;
+	pslice *sl = malloc(cs * sizeof *sl);
+	pflow *fl = malloc(cf * sizeof *fl);
+	char *line = NULL;
+	size_t cap = 0;
+	long long last = 0;
+	while (getline(&line, &cap, f) > 0) {
+		ln++;
+		const char *ph = field(line, "ph");
+		if (!ph)
+			continue;
+		const char *pid = field(line, "pid"), *tid = field(line, "tid");
+		if (!pid || !tid)
+			fail_msg("line %zu: no pid or tid", ln);
+		const char *e;
+		if (!strncmp(ph, "\"X\"", 3)) {
+			const char *ts = field(line, "ts"), *dur = field(line, "dur");
+			if (!ts || !dur)
+				fail_msg("line %zu: a slice without ts or dur", ln);
+			if (ns == cs)
+				sl = realloc(sl, (cs *= 2) * sizeof *sl);
+			pslice *x = &sl[ns++];
+			x->pid = atoll(pid);
+			x->tid = atoll(tid);
+			x->t0 = perfetto_ns(ts, &e);
+			x->t1 = x->t0 + perfetto_ns(dur, &e);
+			/* The same under a correctly rounded parse. */
+			long long t0 = (long long)(strtod(ts, NULL) * 1000.0);
+			if (t0 != x->t0 || t0 + (long long)(strtod(dur, NULL) * 1000.0) != x->t1)
+				fail_msg("line %zu: ts %.24s dur %.24s read differently by strtod", ln, ts, dur);
+			if (x->t1 > last)
+				last = x->t1;
+		} else if (!strncmp(ph, "\"s\"", 3) || !strncmp(ph, "\"f\"", 3)) {
+			const char *id = field(line, "id");
+			if (!id || *id < '0' || *id > '9')
+				fail_msg("line %zu: a flow whose id is not a number: %.40s", ln, id ? id : "");
+			if (nf == cf)
+				fl = realloc(fl, (cf *= 2) * sizeof *fl);
+			fl[nf++] = (pflow){atoll(id), ln, ph[1]};
+		}
+	}
+	free(line);
+	fclose(f);
+	/* Slices: on each track, nested or apart once in nanoseconds. */
+	qsort(sl, ns, sizeof *sl, cmp_pslice);
+	check_nesting(sl, ns);
+	/* Flows: each number one "s", then one "f". */
+	qsort(fl, nf, sizeof *fl, cmp_pflow);
+	for (size_t i = 0; i < nf; i += 2) {
+		if (i + 1 >= nf || fl[i + 1].id != fl[i].id || (i + 2 < nf && fl[i + 2].id == fl[i].id))
+			fail_msg("flow %lld: not one start and one end", fl[i].id);
+		if (fl[i].ph != 's' || fl[i + 1].ph != 'f')
+			fail_msg("flow %lld: its end (line %zu) comes before its start", fl[i].id,
+				 fl[i].line);
+	}
+	free(sl);
+	free(fl);
+	*nslices = ns;
+	*nflows = nf / 2;
+	*span_ns = last;
+}
+
+/* A trace of every kind of run, through the command line, and one of a
+ * multi-second training run (where nine significant digits used to make
+ * neighbouring slices cross after the conversion), under those rules. */
+static void test_perfetto_rules(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *args;
+		long long min_span_ns;
+	} runs[] = {
+		{"run --devices=4 --devices-per-node=2 --m=64 --k=96 --n=128", 1},
+		{"coll --op=allreduce --devices=8 --devices-per-node=4 --bytes=1MiB", 1},
+		{"train --tp=2 --pp=2 --dp=2 --microbatches=4 --steps=2", 1},
+		{"train --dry-run --preset=a100 --tp=4 --pp=2 --model=gpt3-175b --layers=2 --batch=8 "
+		 "--microbatches=4 --steps=4",
+		 1000000000LL},
+	};
+	for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+		char path[512], tmpl[64], args[800];
+		snprintf(tmpl, sizeof tmpl, "test_trace_pf_%d.json", (int)getpid());
+		tu_tmpname(path, sizeof path, tmpl);
+		snprintf(args, sizeof args, "%s --trace=%s", runs[k].args, path);
+		tu_result r;
+		tu_run_to(args, "/dev/null", &r);
+		if (r.status != 0)
+			fail_msg("%s: status %d: %s", args, r.status, r.err);
+		tu_result_free(&r);
+		size_t nsl, nfl;
+		long long span;
+		perfetto_check(path, &nsl, &nfl, &span);
+		unlink(path);
+		if (span < runs[k].min_span_ns)
+			fail_msg("%s: the trace spans %lld ns, want %lld at least", runs[k].args, span,
+				 runs[k].min_span_ns);
+		assert_true(nsl > 0);
+		assert_true(nfl > 0);
+		print_message("ok: %s: %zu slices, %zu flows over %lld ns\n", runs[k].args, nsl, nfl,
+			      span);
+	}
+}
+
 /* --trace=- puts the trace on stdout and the report on stderr, and makes
  * no file named "-". */
 static void test_stdout(void **state)
@@ -472,6 +643,7 @@ int main(void)
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_gzip),
 		cmocka_unit_test(test_stdout),
+		cmocka_unit_test(test_perfetto_rules),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,9 +16,10 @@
  *     where they do not overlap, one track per collective leader holding a
  *     slice per collective, and the bytes-in-flight counter;
  *   pid nodes+2 ("links"): one track per link src->dst (tid src*ndev+dst+1).
- * Flows (ph s/f) join each send to its receive by a string id made of what
- * names the message: the link and the collective's (leader, seq, step,
- * first block), or the link's how-many-th point-to-point message. */
+ * Flows (ph s/f) join each send to its receive by a number, given to what
+ * names the message (in args.message): the link and the collective's
+ * (leader, seq, step, first block), or the link's how-many-th
+ * point-to-point message.  Times are whole nanoseconds (w_ns). */
 #include "trace.h"
 
 #include <math.h>
@@ -233,7 +234,7 @@ slow:;
 #define w_key(w, k) W_LIT((w), ",\"" k "\":")
 
 /* The head every event shares: {"ph":..,"cat":..,"pid":..,"tid":.. -- the
- * caller adds the rest and closes it with w_end. */
+ * caller adds the rest and closes it. */
 static void w_head(wbuf *w, int *first, const char *ph, const char *cat, int pid, long tid)
 {
 	w_s(w, *first ? "\n{\"ph\":" : ",\n{\"ph\":");
@@ -245,11 +246,6 @@ static void w_head(wbuf *w, int *first, const char *ph, const char *cat, int pid
 	w_int(w, pid);
 	w_key(w, "tid");
 	w_int(w, tid);
-}
-
-static void w_end(wbuf *w)
-{
-	w_raw(w, "}", 1);
 }
 
 static void w_meta(wbuf *w, int *first, const char *what, int pid, long tid, const char *name)
@@ -275,10 +271,31 @@ static void w_sort(wbuf *w, int *first, int pid, long tid, long idx)
 	W_LIT(w, "}}");
 }
 
-/* Slices and counters in microseconds. */
-static double us(double s)
+/* Times go out as whole nanoseconds: a slice's two ends are rounded, and
+ * its duration is the difference, so slices that nest or keep apart on a
+ * track still do as written (rounding is monotone). */
+static long long ns_of(double s)
 {
-	return s * 1e6;
+	return s > 0 ? llround(s * 1e9) : 0;
+}
+
+/* ns nanoseconds in the format's unit, microseconds: fixed point, three
+ * decimals, then "01".  Importers turn microseconds back into integer
+ * nanoseconds by truncating x * 1000 (Perfetto's JSON importer does, after
+ * a parse that is not always correctly rounded), and N / 1000 as a double
+ * can land just below N; a hundredth of a nanosecond more keeps every such
+ * reader (and one that rounds) at N, up to hours of trace. */
+static void w_ns(wbuf *w, long long ns)
+{
+	if (ns < 0)
+		ns = 0;
+	w_int(w, ns / 1000);
+	long long f = ns % 1000;
+	if (f) {
+		char b[6] = {'.', (char)('0' + f / 100), (char)('0' + f / 10 % 10),
+			     (char)('0' + f % 10), '0', '1'};
+		w_raw(w, b, sizeof b);
+	}
 }
 
 /* A min-heap of the ends of sends in flight, for the counter. */
@@ -334,25 +351,26 @@ static flight heap_pop(heap *h)
 typedef struct counter {
 	int pid;
 	int have;     /* a sample is pending */
-	double ts;
+	long long ts; /* ns */
 	uint64_t value;
 } counter;
 
 static void counter_set(wbuf *w, int *first, counter *c, double t, uint64_t v)
 {
-	if (c->have && t != c->ts) {
+	long long n = ns_of(t);
+	if (c->have && n != c->ts) {
 		w_head(w, first, "C", "link", c->pid, 1);
 		w_key(w, "name");
 		w_str(w, "bytes in flight");
 		w_key(w, "ts");
-		w_num(w, us(c->ts));
+		w_ns(w, c->ts);
 		w_key(w, "args");
 		W_LIT(w, "{\"bytes\":");
 		w_int(w, (long long)c->value);
 		W_LIT(w, "}}");
 	}
 	c->have = 1;
-	c->ts = t;
+	c->ts = n;
 	c->value = v;
 }
 
@@ -503,10 +521,11 @@ static void w_slice(wbuf *w, int *first, const char *cat, int pid, long tid, con
 	w_head(w, first, "X", cat, pid, tid);
 	w_key(w, "name");
 	w_str(w, name);
+	long long n0 = ns_of(t0), n1 = ns_of(t1);
 	w_key(w, "ts");
-	w_num(w, us(t0));
+	w_ns(w, n0);
 	w_key(w, "dur");
-	w_num(w, us(t1) - us(t0));
+	w_ns(w, n1 > n0 ? n1 - n0 : 0);
 }
 
 /* A device's transfers one way at once: a pipeline exchange posts up to
@@ -533,6 +552,123 @@ static long xfer_tid(double *end, unsigned char *used, int ndev, int d, int way,
 	return 3L * ndev + 1 + ((long)d * 2 + way) * (XLANES - 1) + (l - 1);
 }
 
+/* Flow ids are numbers: Perfetto's importer reads a string id as
+ * hexadecimal and drops the flow when it is not.  A message's name (see
+ * flow_id) maps to the number given when its send or its receive came
+ * first; the map holds only messages half written (linear probing,
+ * deletion by backward shift).  A receive that comes first (the same start
+ * as its send) waits there, so a flow's "f" never precedes its "s": an
+ * importer that meets the end first has no flow to end. */
+typedef struct flow_ent {
+	long long id; /* 0: empty */
+	int waiting;  /* a receive's "f", written after the send's "s" */
+	int pid;
+	long tid;
+	double t;
+	char key[64];
+} flow_ent;
+typedef struct flowmap {
+	flow_ent *a;
+	size_t cap, n;
+	long long next;
+} flowmap;
+
+static size_t flow_hash(const char *k, size_t cap)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+	for (; *k; k++)
+		h = (h ^ (unsigned char)*k) * 1099511628211ULL;
+	return (size_t)(h & (cap - 1));
+}
+
+/* The slot of key, or the empty slot where it would go. */
+static size_t flow_slot(const flowmap *m, const char *key)
+{
+	size_t i = flow_hash(key, m->cap);
+	while (m->a[i].id && strcmp(m->a[i].key, key) != 0)
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+static int flow_grow(flowmap *m)
+{
+	if ((m->n + 1) * 2 <= m->cap)
+		return 0;
+	flowmap g = {.cap = m->cap ? 2 * m->cap : 1024, .n = m->n, .next = m->next};
+	if (!(g.a = calloc(g.cap, sizeof *g.a)))
+		return -1;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->a[i].id)
+			g.a[flow_slot(&g, m->a[i].key)] = m->a[i];
+	free(m->a);
+	*m = g;
+	return 0;
+}
+
+/* Empty slot i, shifting the followers of its run back over the hole. */
+static void flow_remove(flowmap *m, size_t i)
+{
+	size_t hole = i, mask = m->cap - 1;
+	for (size_t j = (i + 1) & mask; m->a[j].id; j = (j + 1) & mask) {
+		size_t home = flow_hash(m->a[j].key, m->cap);
+		if (((j - home) & mask) >= ((j - hole) & mask)) {
+			m->a[hole] = m->a[j];
+			hole = j;
+		}
+	}
+	m->a[hole].id = 0;
+	m->n--;
+}
+
+static void w_flow_event(wbuf *w, int *first, const char *ph, int pid, long tid, long long id,
+			 const char *key, double t)
+{
+	w_head(w, first, ph, "flow", pid, tid);
+	w_key(w, "name");
+	w_str(w, "message");
+	w_key(w, "id");
+	w_int(w, id);
+	if (ph[0] == 'f') {
+		w_key(w, "bp");
+		w_str(w, "e");
+	}
+	w_key(w, "ts");
+	w_ns(w, ns_of(t));
+	w_key(w, "args");
+	W_LIT(w, "{\"message\":");
+	w_str(w, key);
+	W_LIT(w, "}}");
+}
+
+/* A message's send (recv 0: its flow's "s") or receive (recv 1: its "f",
+ * bound to the slice enclosing it) on track (pid, tid) at t.  -1 when out
+ * of memory. */
+static int w_flow(wbuf *w, int *first, flowmap *fm, int recv, int pid, long tid, const char *key,
+		  double t)
+{
+	if (flow_grow(fm))
+		return -1;
+	size_t i = flow_slot(fm, key);
+	flow_ent *f = &fm->a[i];
+	if (!f->id) { /* the first half: a number, and a receive waits */
+		*f = (flow_ent){.id = ++fm->next, .waiting = recv, .pid = pid, .tid = tid, .t = t};
+		snprintf(f->key, sizeof f->key, "%s", key);
+		fm->n++;
+		if (!recv)
+			w_flow_event(w, first, "s", pid, tid, f->id, key, t);
+		return 0;
+	}
+	if (recv) {
+		w_flow_event(w, first, "f", pid, tid, f->id, key, t);
+	} else {
+		w_flow_event(w, first, "s", pid, tid, f->id, key, t);
+		if (f->waiting)
+			w_flow_event(w, first, "f", f->pid, f->tid, f->id, key, f->t);
+	}
+	flow_remove(fm, i);
+	return 0;
+}
+
 int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_trace_sink sink,
 			     void *ctx, sl_err *err)
 {
@@ -555,6 +691,7 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 	double *xend = calloc((size_t)ndev * 2 * XLANES + 1, sizeof *xend);
 	unsigned char *xused = calloc((size_t)ndev * 2 * XLANES + 1, 1);
 	heap h = {0};
+	flowmap fm = {0};
 	int rc = SL_OK;
 	if (!w || !seen || !p2p_sent || !p2p_recv || !xend || !xused ||
 	    (s->n && (!st || !step_of)) || (ns && (!lane_of || !lane_end || !cs))) {
@@ -717,14 +854,10 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 			flow_id(id, sizeof id, e, src, dst, e->coll.op < 0 ? &p2p_sent[li] : NULL);
 			if (e->coll.op < 0)
 				p2p_sent[li]++;
-			w_head(w, &first, "s", "flow", pid, tid);
-			w_key(w, "name");
-			w_str(w, "message");
-			w_key(w, "id");
-			w_str(w, id);
-			w_key(w, "ts");
-			w_num(w, us(e->t0));
-			w_end(w);
+			if (w_flow(w, &first, &fm, 0, pid, tid, id, e->t0)) {
+				rc = sl_fail(err, SL_ENOMEM, "out of host memory writing the trace");
+				goto out;
+			}
 
 			long ltid = (long)li + 1;
 			if (!seen[li]) {
@@ -756,16 +889,10 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 			flow_id(id, sizeof id, e, src, dst, e->coll.op < 0 ? &p2p_recv[li] : NULL);
 			if (e->coll.op < 0)
 				p2p_recv[li]++;
-			w_head(w, &first, "f", "flow", pid, tid);
-			w_key(w, "name");
-			w_str(w, "message");
-			w_key(w, "id");
-			w_str(w, id);
-			w_key(w, "bp");
-			w_str(w, "e");
-			w_key(w, "ts");
-			w_num(w, us(e->t0));
-			w_end(w);
+			if (w_flow(w, &first, &fm, 1, pid, tid, id, e->t0)) {
+				rc = sl_fail(err, SL_ENOMEM, "out of host memory writing the trace");
+				goto out;
+			}
 		}
 	}
 	while (h.n) {
@@ -773,12 +900,13 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 		inflight -= f.bytes;
 		counter_set(w, &first, &ctr, f.t1, inflight);
 	}
-	counter_set(w, &first, &ctr, ctr.have ? ctr.ts + 1 : 0, 0); /* flush the last sample */
+	counter_set(w, &first, &ctr, ctr.have ? (double)ctr.ts * 1e-9 + 1 : 0, 0); /* flush the last sample */
 	W_LIT(w, "\n]}\n");
 	w_flush(w);
 	if (w->failed)
 		rc = sl_fail(err, SL_ESYS, "cannot write the trace");
 out:
+	free(fm.a);
 	free(h.a);
 	free(xend);
 	free(xused);
