@@ -332,6 +332,8 @@ int sl_cmd_coll(int argc, char **argv)
 		return sl_cli_usage(cmd, "--human is a text table: not with --format=%s",
 				    o.format == SL_FORMAT_JSON ? "json" : "csv");
 
+	/* Without --trace nothing reads the run's events: keep none. */
+	o.sc.cluster.record.off = !o.trace;
 	const sl_cluster_config *cfg = &o.sc.cluster;
 	int p = cfg->devices;
 	size_t cmin = whole_elements(a.min), cmax = whole_elements(a.max);

@@ -64,7 +64,10 @@ static double wall_now(void)
 
 int sl_run_and_report(const char *cmd, const sl_opts *o)
 {
-	const sl_scenario *sc = &o->sc;
+	/* Without --trace nothing reads the run's events: keep none. */
+	sl_scenario run_sc = o->sc;
+	run_sc.cluster.record.off = !o->trace;
+	const sl_scenario *sc = &run_sc;
 	int t = sc->gemm.split == SL_SPLIT_SINGLE ? 1 : sc->cluster.devices;
 	sl_err err = {0};
 	if (sl_gemm_check(&sc->gemm, t, &err))

@@ -23,12 +23,16 @@ enum {
 	OPT_SAVE_EVERY,
 	OPT_LOAD,
 	OPT_PER_DEVICE,
+	OPT_TRACE_STEPS,
+	OPT_TRACE_DEVICES,
 };
 
 static const struct option ckpt_opts[] = {{"save", required_argument, NULL, OPT_SAVE},
                                           {"save-every", required_argument, NULL, OPT_SAVE_EVERY},
                                           {"load", required_argument, NULL, OPT_LOAD},
                                           {"per-device", no_argument, NULL, OPT_PER_DEVICE},
+                                          {"trace-steps", required_argument, NULL, OPT_TRACE_STEPS},
+                                          {"trace-devices", required_argument, NULL, OPT_TRACE_DEVICES},
                                           {NULL, 0, NULL, 0}};
 
 static const struct option compare_opts[] = {
@@ -59,7 +63,48 @@ struct train_args {
 	int save_every;
 	unsigned given_model; /* bit (code - SL_OPT_LAYERS) per model option given */
 	int per_device;       /* every device's row, however many */
+	sl_record_filter rec; /* --trace-steps, --trace-devices */
 };
+
+/* "A" or "A-B": whole numbers from lo to hi, the first no more than the
+ * last. */
+static int parse_range(const char *arg, long lo, long hi, const char *what, int out[2],
+		       sl_err *err)
+{
+	char *end;
+	long a = strtol(arg, &end, 10), b = a;
+	if (end != arg && *end == '-' && end[1])
+		b = strtol(end + 1, &end, 10);
+	if (!*arg || *end || a < lo || b > hi || a > b)
+		return sl_fail(err, SL_EINVAL, "%s '%s': not N or N-M, whole numbers from %ld to %ld, "
+			       "the first no more than the last", what, arg, lo, hi);
+	out[0] = (int)a;
+	out[1] = (int)b;
+	return SL_OK;
+}
+
+/* --trace-devices=LIST: ranges "A" or "A-B" separated by commas. */
+static int parse_devices(const char *arg, sl_record_filter *f, sl_err *err)
+{
+	char buf[256];
+	if (strlen(arg) >= sizeof buf)
+		return sl_fail(err, SL_EINVAL, "--trace-devices: too long");
+	snprintf(buf, sizeof buf, "%s", arg);
+	f->nranges = 0;
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (f->nranges == SL_RECORD_RANGES)
+			return sl_fail(err, SL_EINVAL, "--trace-devices '%s': at most %d ranges", arg,
+				       SL_RECORD_RANGES);
+		if (parse_range(tok, 0, SL_MAX_DEVICES - 1, "--trace-devices", f->ranges[f->nranges],
+				err))
+			return SL_EINVAL;
+		f->nranges++;
+	}
+	if (!f->nranges)
+		return sl_fail(err, SL_EINVAL, "--trace-devices: empty list");
+	return SL_OK;
+}
 
 static int train_option(void *ctx, int code, const char *arg, sl_err *err)
 {
@@ -81,6 +126,16 @@ static int train_option(void *ctx, int code, const char *arg, sl_err *err)
 	case OPT_PER_DEVICE:
 		a->per_device = 1;
 		return SL_OK;
+	case OPT_TRACE_STEPS: {
+		int r[2];
+		if (parse_range(arg, 1, 1000000, "--trace-steps", r, err))
+			return SL_EINVAL;
+		a->rec.step_lo = r[0];
+		a->rec.step_hi = r[1];
+		return SL_OK;
+	}
+	case OPT_TRACE_DEVICES:
+		return parse_devices(arg, &a->rec, err);
 	default:
 		if ((code >= SL_OPT_LAYERS && code <= SL_OPT_LR) || code == SL_OPT_KV_HEADS ||
 		    code == SL_OPT_FFN_KIND || code == SL_OPT_ATTN_DROPOUT ||
@@ -556,6 +611,9 @@ static void train_help(void)
 	       "                          model options not given come from it (the losses are\n"
 	       "                          checked against one device resumed from it)\n"
 	       "  (with --save, --trace holds the final save: which device wrote which chunk)\n\n"
+	       "Trace (with --trace; the run computes and times the same):\n"
+	       "  --trace-steps=N[-M]     keep only these training steps (from 1) in the trace\n"
+	       "  --trace-devices=LIST    keep only these devices, e.g. 0-7,16 (from 0)\n\n"
 	       "Report:\n"
 	       "  --per-device            every device's row in the text report (beyond 32\n"
 	       "                          devices, devices with the same figures share one)\n"
@@ -712,6 +770,12 @@ int sl_cmd_train(int argc, char **argv)
 	else if (!dry)
 		rc = sl_cli_host_fits_or_dry("train", sl_train_host_bytes(&a.m, &a.l),
 		                             "this model and layout");
+	if (rc == SL_EXIT_OK && !o.trace && (ta.rec.step_hi || ta.rec.nranges))
+		rc = sl_cli_usage("train", "--trace-%s chooses what the trace keeps: it needs "
+				  "--trace=FILE", ta.rec.step_hi ? "steps" : "devices");
+	if (rc == SL_EXIT_OK && ta.rec.step_hi > a.steps)
+		rc = sl_cli_usage("train", "--trace-steps=%d-%d: the run has %d step%s",
+				  ta.rec.step_lo, ta.rec.step_hi, a.steps, a.steps == 1 ? "" : "s");
 	if (rc == SL_EXIT_OK && o.trace)
 		rc = sl_cli_check_output("train", o.trace);
 	if (rc != SL_EXIT_OK) {
@@ -745,7 +809,12 @@ int sl_cmd_train(int argc, char **argv)
 			  .prog = sl_cliprog_start("train", "steps", a.steps)};
 	r.on_step = live_step;
 	r.on_step_arg = &lv;
-	rc = run_layout(&o.sc.cluster, &a.m, &a.l, a.steps, ref, &io, &r, &err);
+	/* What the run's trace keeps: nothing without --trace (no memory per
+	 * event), else the steps and devices asked for. */
+	sl_cluster_config run_cfg = o.sc.cluster;
+	run_cfg.record = ta.rec;
+	run_cfg.record.off = !o.trace;
+	rc = run_layout(&run_cfg, &a.m, &a.l, a.steps, ref, &io, &r, &err);
 	sl_cliprog_stop(lv.prog);
 	if (rc) {
 		outcome_free(&r);
@@ -985,6 +1054,8 @@ int sl_cmd_compare(int argc, char **argv)
 	if (o.trace)
 		return sl_cli_usage("compare", "--trace takes one run: use 'shardlab train' for a trace");
 	int N = o.sc.cluster.devices;
+	/* compare writes no trace: its runs keep no events. */
+	o.sc.cluster.record.off = 1;
 	const sl_cluster_config *base = &o.sc.cluster;
 	/* The node size as the preset and options gave it for N devices. */
 	int G = base->devices_per_node;

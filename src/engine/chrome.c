@@ -424,29 +424,53 @@ static void flow_id(char *b, size_t len, const sl_event *e, int src, int dst, co
 	}
 }
 
+/* A step's slice name, without snprintf (a step per few events). */
 static void step_name(char *b, size_t len, const sl_snapshot *s, const sl_opstep *st)
 {
 	const sl_event *r = &s->ev[st->rep];
 	static const char *const phases[SL_PHASE_N] = {"",       "reduce-scatter", "all-gather", "reduce",
 						       "broadcast", "gather",     "scatter"};
+	const char *what = r->label[0] ? r->label : sl_ev_kind_name(r->kind);
+	size_t n;
 	if (st->coll) {
 		const sl_ev_coll *c = st->coll;
 		const char *ph = c->phase > 0 && c->phase < SL_PHASE_N ? phases[(int)c->phase] : "";
-		snprintf(b, len, "%s %s step %d/%d%s%s", sl_coll_op_name((sl_coll_op)c->op),
-			 sl_algo_name((sl_algo)c->algo), c->step + 1, c->nsteps, *ph ? " " : "", ph);
+		n = put_s(b, 0, len, sl_coll_op_name((sl_coll_op)c->op));
+		n = put_s(b, n, len, " ");
+		n = put_s(b, n, len, sl_algo_name((sl_algo)c->algo));
+		n = put_s(b, n, len, " step ");
+		n = put_i(b, n, len, c->step + 1);
+		n = put_s(b, n, len, "/");
+		n = put_i(b, n, len, c->nsteps);
+		if (*ph) {
+			n = put_s(b, n, len, " ");
+			put_s(b, n, len, ph);
+		}
 	} else if (st->compute && r->work.pass == SL_PASS_NONE) {
-		snprintf(b, len, "compute (%d device%s)", st->ndevs, st->ndevs == 1 ? "" : "s");
+		n = put_s(b, 0, len, "compute (");
+		n = put_i(b, n, len, st->ndevs);
+		put_s(b, n, len, st->ndevs == 1 ? " device)" : " devices)");
 	} else if (st->p2p) {
 		const sl_ev_p2p *q = st->p2p;
-		snprintf(b, len, "pipeline %s mb%d stage %d->%d", q->kind == SL_P2P_ACT ? "F" : "B",
-			 q->mb, q->from, q->to);
+		n = put_s(b, 0, len, q->kind == SL_P2P_ACT ? "pipeline F mb" : "pipeline B mb");
+		n = put_i(b, n, len, q->mb);
+		n = put_s(b, n, len, " stage ");
+		n = put_i(b, n, len, q->from);
+		n = put_s(b, n, len, "->");
+		put_i(b, n, len, q->to);
 	} else if (st->io) {
-		snprintf(b, len, "%s (chunk %d/%d)", r->label[0] ? r->label : sl_ev_kind_name(r->kind),
-			 st->io->chunk + 1, st->io->nchunks);
+		n = put_s(b, 0, len, what);
+		n = put_s(b, n, len, " (chunk ");
+		n = put_i(b, n, len, st->io->chunk + 1);
+		n = put_s(b, n, len, "/");
+		n = put_i(b, n, len, st->io->nchunks);
+		put_s(b, n, len, ")");
 	} else if (r->mb >= 0) {
-		snprintf(b, len, "%s mb%d", r->label[0] ? r->label : sl_ev_kind_name(r->kind), r->mb);
+		n = put_s(b, 0, len, what);
+		n = put_s(b, n, len, " mb");
+		put_i(b, n, len, r->mb);
 	} else {
-		snprintf(b, len, "%s", r->label[0] ? r->label : sl_ev_kind_name(r->kind));
+		put_s(b, 0, len, what);
 	}
 }
 
@@ -652,7 +676,7 @@ static int w_flow(wbuf *w, int *first, flowmap *fm, int recv, int pid, long tid,
 	flow_ent *f = &fm->a[i];
 	if (!f->id) { /* the first half: a number, and a receive waits */
 		*f = (flow_ent){.id = ++fm->next, .waiting = recv, .pid = pid, .tid = tid, .t = t};
-		snprintf(f->key, sizeof f->key, "%s", key);
+		put_s(f->key, 0, sizeof f->key, key);
 		fm->n++;
 		if (!recv)
 			w_flow_event(w, first, "s", pid, tid, f->id, key, t);

@@ -93,6 +93,26 @@ static int config_check(const sl_cluster_config *cfg, int maxdev, sl_err *err)
 		return sl_fail(err, SL_EINVAL, "device compute rate must be positive");
 	if (cfg->memory == 0)
 		return sl_fail(err, SL_EINVAL, "device memory must be positive");
+	const sl_record_filter *rf = &cfg->record;
+	if (rf->nranges < 0 || rf->nranges > SL_RECORD_RANGES)
+		return sl_fail(err, SL_EINVAL, "the devices traced are %d ranges: at most %d",
+			       rf->nranges, SL_RECORD_RANGES);
+	for (int r = 0; r < rf->nranges; r++)
+		if (rf->ranges[r][0] < 0 || rf->ranges[r][0] > rf->ranges[r][1] ||
+		    rf->ranges[r][1] >= cfg->devices)
+		{
+			char which[32];
+			int n = snprintf(which, sizeof which, "%d", rf->ranges[r][0]);
+			if (rf->ranges[r][1] != rf->ranges[r][0])
+				snprintf(which + n, sizeof which - (size_t)n, "-%d", rf->ranges[r][1]);
+			return sl_fail(err, SL_EINVAL,
+				       "device%s %s to trace: the run has %d device%s (0 to %d)",
+				       rf->ranges[r][1] != rf->ranges[r][0] ? "s" : "", which,
+				       cfg->devices, cfg->devices == 1 ? "" : "s", cfg->devices - 1);
+		}
+	if (rf->step_lo < 0 || rf->step_lo > rf->step_hi || (rf->step_hi > 0 && rf->step_lo < 1))
+		return sl_fail(err, SL_EINVAL, "steps %d-%d to trace: from 1, the first no later than "
+			       "the last", rf->step_lo, rf->step_hi);
 	const sl_link_spec *sp[2] = {&cfg->intra, &cfg->inter};
 	for (int i = 0; i < 2; i++) {
 		const char *which = i ? "inter-node" : "intra-node";
@@ -280,14 +300,24 @@ sl_cluster *sl_cluster_create(const sl_cluster_config *cfg, sl_err *err)
 	c->dev = calloc((size_t)n, sizeof *c->dev);
 	c->pair = calloc((size_t)n * n, sizeof *c->pair);
 	c->trace = sl_trace_create(n);
-	if (!c->dev || !c->pair || !c->trace) {
+	const sl_record_filter *rf = &cfg->record;
+	if (rf->nranges > 0)
+		c->rec_dev = calloc((size_t)n, 1);
+	if (!c->dev || !c->pair || !c->trace || (rf->nranges > 0 && !c->rec_dev)) {
 		free(c->dev);
 		free(c->pair);
+		free(c->rec_dev);
 		sl_trace_destroy(c->trace);
 		free(c);
 		sl_fail(err, SL_ENOMEM, "out of host memory");
 		return NULL;
 	}
+	for (int r = 0; r < rf->nranges; r++)
+		for (int d = rf->ranges[r][0]; d <= rf->ranges[r][1]; d++)
+			c->rec_dev[d] = 1;
+	c->rec_off = rf->off;
+	c->rec_lo = rf->step_lo;
+	c->rec_hi = rf->step_hi;
 	for (int i = 0; i < n; i++) {
 		c->dev[i].c = c;
 		c->dev[i].id = i;
@@ -328,8 +358,14 @@ void sl_cluster_destroy(sl_cluster *c)
 	pthread_mutex_destroy(&c->bar_mu);
 	pthread_cond_destroy(&c->bar_cv);
 	sl_trace_destroy(c->trace);
+	free(c->rec_dev);
 	free(c->dev);
 	free(c);
+}
+
+void sl_dev_set_step(sl_dev *d, int step)
+{
+	d->step = step;
 }
 
 const sl_cluster_config *sl_cluster_config_of(const sl_cluster *c)
@@ -843,6 +879,10 @@ int sl_dev_next_coll(sl_dev *d)
 void sl_dev_record(sl_dev *d, sl_ev_kind kind, int peer, double t0, double t1, double w0,
 		   double w1, uint64_t bytes, double flops, const char *label)
 {
+	const sl_cluster *c = d->c;
+	if (c->rec_off || (c->rec_dev && !c->rec_dev[d->id]) ||
+	    (c->rec_hi && (d->step < c->rec_lo || d->step > c->rec_hi)))
+		return;
 	sl_event ev;
 	memset(&ev, 0, sizeof ev);
 	ev.dev = d->id;

@@ -75,6 +75,20 @@ typedef struct sl_device_model {
 				device-local copy over the datasheet figure); 0: all of it */
 } sl_device_model;
 
+/* Which events a cluster's runs keep in its trace; all zero: all of them.
+ * off: none (a headless run whose trace nobody reads then holds no memory
+ * per event); nranges > 0: only the devices of those ranges (first and
+ * last, inclusive); step_lo to step_hi (from 1 in a run, as sl_dev_set_step
+ * numbers them; 0 and 0: any): only what a device records inside those
+ * training steps.  What a run computes and times is the same either way. */
+#define SL_RECORD_RANGES 8
+typedef struct sl_record_filter {
+	int off;
+	int nranges;
+	int ranges[SL_RECORD_RANGES][2];
+	int step_lo, step_hi;
+} sl_record_filter;
+
 typedef struct sl_cluster_config {
 	int devices;            /* 1 .. SL_MAX_FULL_DEVICES, or SL_MAX_DEVICES timing-only */
 	int devices_per_node;   /* G; 0 means all devices in one node */
@@ -95,6 +109,7 @@ typedef struct sl_cluster_config {
 	 * and programs account memory with sl_dev_reserve instead of holding
 	 * it.  Needs model timing. */
 	int timing_only;
+	sl_record_filter record;
 } sl_cluster_config;
 
 /* Fill cfg with the defaults (4 devices, one node, the default preset's
@@ -110,6 +125,7 @@ int sl_cluster_config_check_plan(const sl_cluster_config *cfg, sl_err *err);
 sl_link_spec sl_cluster_config_link(const sl_cluster_config *cfg, int src, int dst);
 
 sl_cluster *sl_cluster_create(const sl_cluster_config *cfg, sl_err *err);
+
 void sl_cluster_destroy(sl_cluster *c);
 const sl_cluster_config *sl_cluster_config_of(const sl_cluster *c);
 
@@ -291,6 +307,9 @@ int sl_dev_storage(sl_dev *d, int write, uint64_t bytes, double bandwidth, const
  * an operation id shared by the devices taking part, and a micro-batch
  * number (-1 for none). */
 void sl_dev_set_op(sl_dev *d, int op_id, int microbatch);
+/* The training step the device's next events belong to (from 1 in the
+ * run; 0: none), for sl_cluster_set_record's step filter. */
+void sl_dev_set_step(sl_dev *d, int step);
 
 /* Wall-clock barrier across all devices (no emulated time passes); for
  * benchmarks that time repeated operations. */

@@ -67,6 +67,7 @@ struct sl_dev {
 	sl_ev_io io;     /* the checkpoint chunk being recorded (kind NONE: none) */
 	int batch;       /* the next kernels are each one of this many fused in one (>= 1) */
 	int fused;       /* the next products are inside one fused attention kernel */
+	int step;        /* the training step under way, from 1 in the run (0: none) */
 	pthread_mutex_t mu; /* guards stats for readers on other threads */
 	sl_dev_stats st;
 	int rc;
@@ -85,6 +86,9 @@ struct sl_cluster {
 	 * run tune by, whatever knobs turn meanwhile. */
 	sl_link_spec tuned_intra, tuned_inter;
 	sl_trace *trace;
+	/* What sl_dev_record keeps (sl_cluster_set_record); set between runs. */
+	int rec_off, rec_lo, rec_hi;
+	unsigned char *rec_dev; /* n flags, or NULL: every device */
 	atomic_int cancel;
 
 	/* Pacing: wall = origin + emulated * slowdown, re-anchored when the

@@ -95,31 +95,231 @@ static int cmp_event(const void *a, const void *b)
 	return (x->t1 > y->t1) - (x->t1 < y->t1);
 }
 
+/* The devices' logs laid end to end (log i from off[i]), and the order
+ * cmp_event puts them in: each log sorted (sort_log), then merged.  A word
+ * per event and one log's room, never a second copy of all of them
+ * (glibc's qsort of the events themselves took one).  NULL: no memory. */
+static const sl_event *ev_at(const sl_trace *t, const size_t *off, size_t g)
+{
+	int lo = 0, hi = t->ndev - 1; /* the log holding position g */
+	while (lo < hi) {
+		int mid = (lo + hi + 1) / 2;
+		if (off[mid] <= g)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return &t->log[lo].ev[g - off[lo]];
+}
+
+/* Put one device's log in cmp_event order, stably (events that compare
+ * equal keep the order they were recorded in): a natural merge sort, so a
+ * log in order already costs one pass and no memory.  A device records
+ * most operations as its clock moves, but not all (a receive it posted
+ * before it computed is recorded when it lands).  Temporary room: the
+ * log's size, one device's share.  -1: no memory. */
+static int sort_log(struct devlog *l)
+{
+	size_t n = l->n, runs = 1;
+	for (size_t k = 1; k < n; k++)
+		runs += cmp_event(&l->ev[k - 1], &l->ev[k]) > 0;
+	if (runs <= 1)
+		return 0;
+	sl_event *tmp = malloc(n * sizeof *tmp), *src = l->ev, *dst = tmp;
+	if (!tmp)
+		return -1;
+	while (runs > 1) {
+		runs = 0;
+		for (size_t i = 0; i < n;) {
+			size_t mid = i + 1;
+			while (mid < n && cmp_event(&src[mid - 1], &src[mid]) <= 0)
+				mid++;
+			size_t end = mid;
+			if (end < n) {
+				end++;
+				while (end < n && cmp_event(&src[end - 1], &src[end]) <= 0)
+					end++;
+			}
+			size_t a = i, b = mid, o = i;
+			while (a < mid && b < end)
+				dst[o++] = cmp_event(&src[b], &src[a]) < 0 ? src[b++] : src[a++];
+			while (a < mid)
+				dst[o++] = src[a++];
+			while (b < end)
+				dst[o++] = src[b++];
+			runs++;
+			i = end;
+		}
+		sl_event *x = src;
+		src = dst;
+		dst = x;
+	}
+	if (src != l->ev)
+		memcpy(l->ev, src, n * sizeof *src);
+	free(tmp);
+	return 0;
+}
+
+static size_t *merged_order(sl_trace *t, const size_t *off, size_t n)
+{
+	size_t *ord = malloc((n ? n : 1) * sizeof *ord);
+	int *heap = malloc((size_t)t->ndev * sizeof *heap);
+	size_t *at = calloc((size_t)t->ndev, sizeof *at);
+	if (!ord || !heap || !at) {
+		free(ord);
+		ord = NULL;
+		goto out;
+	}
+	for (int i = 0; i < t->ndev; i++)
+		if (sort_log(&t->log[i])) {
+			free(ord);
+			ord = NULL;
+			goto out;
+		}
+	/* A min-heap of the devices by their next event (ties: lower device). */
+	int h = 0;
+#define HEAD(d) (&t->log[d].ev[at[d]])
+#define LESS(a, b) (cmp_event(HEAD(a), HEAD(b)) < 0 || (cmp_event(HEAD(a), HEAD(b)) == 0 && (a) < (b)))
+	for (int d = 0; d < t->ndev; d++) {
+		if (!t->log[d].n)
+			continue;
+		int i = h++;
+		while (i > 0 && LESS(d, heap[(i - 1) / 2])) {
+			heap[i] = heap[(i - 1) / 2];
+			i = (i - 1) / 2;
+		}
+		heap[i] = d;
+	}
+	for (size_t k = 0; k < n; k++) {
+		int d = heap[0];
+		ord[k] = off[d] + at[d]++;
+		if (at[d] == t->log[d].n)
+			d = heap[--h];
+		/* Sift d down from the root. */
+		int i = 0;
+		for (;;) {
+			int c = 2 * i + 1;
+			if (c >= h)
+				break;
+			if (c + 1 < h && LESS(heap[c + 1], heap[c]))
+				c++;
+			if (!LESS(heap[c], d))
+				break;
+			heap[i] = heap[c];
+			i = c;
+		}
+		if (h)
+			heap[i] = d;
+	}
+#undef LESS
+#undef HEAD
+out:
+	free(heap);
+	free(at);
+	return ord;
+}
+
+static void lock_all(sl_trace *t)
+{
+	for (int i = 0; i < t->ndev; i++)
+		pthread_mutex_lock(&t->log[i].mu);
+}
+
+static void unlock_all(sl_trace *t)
+{
+	for (int i = t->ndev - 1; i >= 0; i--)
+		pthread_mutex_unlock(&t->log[i].mu);
+}
+
+/* off[i]: where log i starts when the logs are laid end to end; the total. */
+static size_t offsets(const sl_trace *t, size_t *off)
+{
+	size_t n = 0;
+	for (int i = 0; i < t->ndev; i++) {
+		off[i] = n;
+		n += t->log[i].n;
+	}
+	return n;
+}
+
 int sl_trace_snapshot(sl_trace *t, sl_snapshot *out)
 {
 	out->ndev = t->ndev;
 	out->n = 0;
 	out->ev = NULL;
-	for (int i = 0; i < t->ndev; i++)
-		pthread_mutex_lock(&t->log[i].mu);
-	size_t n = 0;
-	for (int i = 0; i < t->ndev; i++)
-		n += t->log[i].n;
-	sl_event *ev = malloc((n ? n : 1) * sizeof *ev);
-	if (ev) {
-		size_t k = 0;
-		for (int i = 0; i < t->ndev; i++) {
-			if (t->log[i].n)
-				memcpy(ev + k, t->log[i].ev, t->log[i].n * sizeof *ev);
-			k += t->log[i].n;
-		}
-	}
-	for (int i = t->ndev - 1; i >= 0; i--)
-		pthread_mutex_unlock(&t->log[i].mu);
+	size_t *off = calloc((size_t)t->ndev + 1, sizeof *off);
+	if (!off)
+		return SL_ENOMEM;
+	lock_all(t);
+	size_t n = offsets(t, off);
+	size_t *ord = merged_order(t, off, n);
+	sl_event *ev = ord ? malloc((n ? n : 1) * sizeof *ev) : NULL;
+	for (size_t k = 0; ev && k < n; k++)
+		ev[k] = *ev_at(t, off, ord[k]);
+	unlock_all(t);
+	free(ord);
+	free(off);
 	if (!ev)
 		return SL_ENOMEM;
-	/* Stable by construction: device lists are already in time order. */
-	qsort(ev, n, sizeof *ev, cmp_event);
+	out->n = n;
+	out->ev = ev;
+	return SL_OK;
+}
+
+int sl_trace_take(sl_trace *t, sl_snapshot *out)
+{
+	out->ndev = t->ndev;
+	out->n = 0;
+	out->ev = NULL;
+	size_t *off = calloc((size_t)t->ndev + 1, sizeof *off);
+	if (!off)
+		return SL_ENOMEM;
+	lock_all(t);
+	size_t n = offsets(t, off);
+	size_t *ord = merged_order(t, off, n);
+	/* The logs moved end to end, each freed once moved: the events are
+	 * held once, plus one log (realloc of a large block remaps). */
+	sl_event *ev = NULL;
+	int rc = ord ? SL_OK : SL_ENOMEM;
+	for (int i = 0; i < t->ndev && rc == SL_OK; i++) {
+		sl_event *p = realloc(ev, (off[i] + t->log[i].n + 1) * sizeof *p);
+		if (!p) {
+			rc = SL_ENOMEM;
+			break;
+		}
+		ev = p;
+		if (t->log[i].n)
+			memcpy(ev + off[i], t->log[i].ev, t->log[i].n * sizeof *ev);
+		free(t->log[i].ev);
+		t->log[i].ev = NULL;
+		t->log[i].cap = 0;
+	}
+	for (int i = 0; i < t->ndev; i++)
+		t->log[i].n = 0;
+	unlock_all(t);
+	free(off);
+	if (rc) {
+		free(ord);
+		free(ev);
+		return rc;
+	}
+	/* Into merged order in place, a cycle at a time: ev[k] takes the
+	 * event at ord[k]; ord[k] = k marks k done. */
+	for (size_t k = 0; k < n; k++) {
+		if (ord[k] == k)
+			continue;
+		sl_event tmp = ev[k];
+		size_t j = k;
+		while (ord[j] != k) {
+			size_t from = ord[j];
+			ev[j] = ev[from];
+			ord[j] = j;
+			j = from;
+		}
+		ev[j] = tmp;
+		ord[j] = j;
+	}
+	free(ord);
 	out->n = n;
 	out->ev = ev;
 	return SL_OK;

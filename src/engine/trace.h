@@ -140,6 +140,10 @@ typedef struct sl_snapshot {
 	sl_event *ev;
 } sl_snapshot;
 int sl_trace_snapshot(sl_trace *t, sl_snapshot *out);
+/* The same order, the events moved out rather than copied: the trace is
+ * empty afterwards (for a writer of a finished run's trace, whose memory
+ * it halves). */
+int sl_trace_take(sl_trace *t, sl_snapshot *out);
 void sl_snapshot_free(sl_snapshot *s);
 size_t sl_trace_count(sl_trace *t);
 

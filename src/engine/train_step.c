@@ -1765,9 +1765,11 @@ int trn_train_prog(sl_dev *d, void *arg, sl_err *err)
 	for (int s = 0; s < R->steps && rc == SL_OK; s++) {
 		k.ks = s;
 		k.step = R->tr->step + s;
+		sl_dev_set_step(d, s + 1);
 		if ((rc = one_step(&k, R)) == SL_OK)
 			trn_step_done(R, id, s);
 	}
+	sl_dev_set_step(d, 0);
 out:
 	trn_free_all(&k);
 	sl_dev_release(d, k.dr->reserved);

@@ -553,8 +553,8 @@ int sl_report_json_print(FILE *f, json_t *j)
 int sl_report_trace(sl_cluster *c, const char *path, sl_err *err)
 {
 	sl_snapshot snap;
-	if (sl_trace_snapshot(sl_cluster_trace(c), &snap))
-		return sl_fail(err, SL_ENOMEM, "out of host memory copying the trace");
+	if (sl_trace_take(sl_cluster_trace(c), &snap))
+		return sl_fail(err, SL_ENOMEM, "out of host memory sorting the trace");
 	sl_trace_opts opt = {.known = 1,
 			     .devices_per_node = sl_cluster_config_of(c)->devices_per_node};
 	size_t len = strlen(path);

@@ -108,7 +108,8 @@ int sl_report_json_print(FILE *f, json_t *j);
 int sl_report_json_printed(void);
 
 /* Write the cluster's trace to path as Chrome Trace Event JSON: "-" is
- * stdout, a path ending in .gz is gzip-compressed. */
+ * stdout, a path ending in .gz is gzip-compressed.  The events are moved
+ * out (sl_trace_take): the cluster's trace is empty afterwards. */
 int sl_report_trace(sl_cluster *c, const char *path, sl_err *err);
 
 #endif
