@@ -275,3 +275,42 @@ int sl_name_index(const char *const *names, int n, const char *s)
 			return i;
 	return -1;
 }
+
+/* Levenshtein distance of short words, for "did you mean". */
+int sl_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 40 || lb > 40)
+		return 99;
+	int row[41];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (int)j;
+	for (size_t i = 1; i <= la; i++) {
+		int prev = row[0];
+		row[0] = (int)i;
+		for (size_t j = 1; j <= lb; j++) {
+			int cur = row[j];
+			int sub = prev + (a[i - 1] != b[j - 1]);
+			int del = row[j] + 1, ins = row[j - 1] + 1;
+			row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
+const char *sl_closest(const char *s, const char *const *names, int n)
+{
+	const char *best = NULL;
+	int bd = 3;
+	for (int i = 0; i < n; i++) {
+		if (!names[i])
+			continue;
+		int d = sl_edit_distance(s, names[i]);
+		if (d < bd) {
+			bd = d;
+			best = names[i];
+		}
+	}
+	return best;
+}

@@ -39,5 +39,10 @@ char *sl_fmt_count(double v, char *buf, size_t n);
 
 /* The index of s among n names, or -1: what the name-to-enum parsers share. */
 int sl_name_index(const char *const *names, int n, const char *s);
+/* The edit distance of two short words (99 past 40 bytes each). */
+int sl_edit_distance(const char *a, const char *b);
+/* The one of n names nearest s, for "did you mean": NULL if none is within
+ * two edits (NULL names are skipped). */
+const char *sl_closest(const char *s, const char *const *names, int n);
 
 #endif
