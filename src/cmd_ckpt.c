@@ -60,7 +60,7 @@ static void ckpt_help(void)
 	       "  --out=DIR2              where to write (missing, empty, or a checkpoint)\n"
 	       "  --mesh-order=ORDER      device order of the new mesh (default: the saved one)\n"
 	       "  --storage-bandwidth=RATE  per-device storage rate for the emulated time of\n"
-	       "                          reads and writes (default 2GB/s)\n"
+	       "                          reads and writes, with a unit (default 2GB/s)\n"
 	       "  --trace=FILE            write the reads and writes as a Chrome trace\n\n"
 	       "Exit status: 0; 1 if the checkpoint is missing or damaged or writing fails;\n"
 	       "2 for a bad command line (--out a file or a non-checkpoint directory\n"

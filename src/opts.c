@@ -81,6 +81,8 @@ const char sl_opts_cluster_help[] =
 	"  --slowdown=X            pace the run in wall time, X times slower than emulated\n"
 	"                          (1 to 1000000; default: headless, no pacing)\n"
 	"  --algorithm=ring|tree   collective algorithm (default ring)\n"
+	"Rates and times need a unit (only 0 stands alone): B is a byte and b a bit,\n"
+	"so 100GBps is 100GB/s and 100Gbps is 100Gb/s, 12.5GB/s (shardlab(1), UNITS).\n"
 	"\n"
 	"Output:\n"
 	"  --format=text|json      report format (default text; csv too for the tables\n"

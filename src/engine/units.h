@@ -17,12 +17,13 @@ size_t sl_scan_number(const char *s, double *v);
 
 /* Sizes: 1024, 4KiB, 64MiB, 1GiB, 1.5GB, 512B (KB/MB/GB are powers of 10). */
 int sl_parse_bytes(const char *s, double *out, sl_err *err);
-/* Rates in bytes/s: 450GB/s, 25GiB/s, 400Gb/s, 400Gbit/s, 400Gbps (bits), 1e9.
- * Bare numbers are bytes/s. */
+/* Rates, times and compute rates need a unit; only 0 may stand alone.
+ * Rates in bytes/s: 450GB/s, 25GiB/s, 100GBps (B: bytes); 400Gb/s,
+ * 400Gbit/s, 400Gbps (b: bits). */
 int sl_parse_rate(const char *s, double *out, sl_err *err);
-/* Durations in seconds: 2us, 1.5ms, 0.1s, 500ns, 0.  Bare numbers are s. */
+/* Durations in seconds: 2us, 1.5ms, 0.1s, 500ns, 0. */
 int sl_parse_time(const char *s, double *out, sl_err *err);
-/* Compute rates in FLOP/s: 989TFLOP/s, 30GFLOPS, 1e12. */
+/* Compute rates in FLOP/s: 989TFLOP/s, 30GFLOPS, 5T. */
 int sl_parse_flops(const char *s, double *out, sl_err *err);
 /* Decimal digits (a '-' allowed) within [lo, hi]; what names it in messages. */
 int sl_parse_int(const char *s, long lo, long hi, const char *what, long *out, sl_err *err);
