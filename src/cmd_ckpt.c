@@ -382,6 +382,10 @@ int sl_cmd_ckpt(int argc, char **argv)
 	                          : strcmp(sub, "reshard") == 0 ? reshard_opts
 	                                                        : NULL;
 	char cmd[32];
+	char near[16];
+	if (!lo && sl_closest_in(sub, "inspect, verify, reshard", near, sizeof near))
+		return sl_cli_usage("ckpt", "unknown subcommand '%s': did you mean '%s'? (one of: "
+		                    "inspect, verify, reshard)", sub, near);
 	if (!lo)
 		return sl_cli_usage(
 		    "ckpt", "unknown subcommand '%s' (one of: inspect, verify, reshard)", sub);

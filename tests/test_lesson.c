@@ -233,6 +233,9 @@ static const struct bad bads[] = {
 	 "split by whole heads)"},
 	{"schedule", HEAD "setup schedule=zigzag\nsay x\n",
 	 "t.lesson:3: schedule: 'zigzag' is not one of: gpipe 1f1b interleaved"},
+	{"misspelt choice", HEAD "setup strategy=colwize\nsay x\n",
+	 "t.lesson:3: strategy: 'colwize' is not one of: single colwise rowwise (did you mean "
+	 "'colwise'?)"},
 	/* 0 / 0 passed the check and left 'y' without a value (issue 39). */
 	{"division by constant zero", HEAD "let y = 0 / 0\nsay {y}\n",
 	 "t.lesson:3: division by zero: the divisor is always 0"},

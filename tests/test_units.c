@@ -176,6 +176,28 @@ static void test_unit_required(void **state)
 	expect_all(sl_parse_bytes, size, N(size));
 }
 
+/* The edit distance behind every "did you mean". */
+static void test_closest(void **state)
+{
+	(void)state;
+	assert_int_equal(sl_edit_distance("bandwith", "bandwidth"), 1);
+	assert_int_equal(sl_edit_distance("", "abc"), 3);
+	assert_int_equal(sl_edit_distance("same", "same"), 0);
+	static const char *const names[] = {"single", "colwise", NULL, "rowwise"};
+	assert_string_equal(sl_closest("colwize", names, 4), "colwise");
+	assert_string_equal(sl_closest("rowise", names, 4), "rowwise");
+	assert_null(sl_closest("diagonal", names, 4));
+	/* A word of one or two letters is near everything: no guess. */
+	static const char *const shorts[] = {"m", "k", "n"};
+	assert_null(sl_closest("x", shorts, 3));
+	static const char *const models[] = {"llama-3-70b", "llama-3-8b"};
+	assert_null(sl_closest("llama-2-7b", models, 2)); /* two equally near */
+	char buf[16];
+	assert_string_equal(sl_closest_in("rign", "full, ring", buf, sizeof buf), "ring");
+	assert_string_equal(sl_closest_in("modle", "model measured", buf, sizeof buf), "model");
+	assert_null(sl_closest_in("torus", "full, ring", buf, sizeof buf));
+}
+
 static void test_int_and_double(void **state)
 {
 	(void)state;
@@ -376,6 +398,7 @@ int main(void)
 		cmocka_unit_test(test_times),
 		cmocka_unit_test(test_flops),
 		cmocka_unit_test(test_unit_required),
+		cmocka_unit_test(test_closest),
 		cmocka_unit_test(test_int_and_double),
 		cmocka_unit_test(test_strict_numbers_and_units),
 		cmocka_unit_test(test_messages_escaped),

@@ -330,7 +330,11 @@ int sl_edit_distance(const char *a, const char *b)
 const char *sl_closest(const char *s, const char *const *names, int n)
 {
 	const char *best = NULL;
-	int bd = 3;
+	/* Within two edits, and fewer than s has letters: "x" is one edit
+	 * from "m" but is no misspelling of it.  Two names equally near are
+	 * no guess either (llama-2-7b is as near llama-3-8b as llama-3-70b). */
+	size_t len = strlen(s);
+	int bd = len < 3 ? (int)len : 3, ties = 0;
 	for (int i = 0; i < n; i++) {
 		if (!names[i])
 			continue;
@@ -338,7 +342,26 @@ const char *sl_closest(const char *s, const char *const *names, int n)
 		if (d < bd) {
 			bd = d;
 			best = names[i];
+			ties = 0;
+		} else if (d == bd && best && strcmp(best, names[i]) != 0) {
+			ties++;
 		}
 	}
-	return best;
+	return ties ? NULL : best;
+}
+
+const char *sl_closest_in(const char *s, const char *list, char *buf, size_t n)
+{
+	char words[512];
+	const char *names[64];
+	int k = 0;
+	char *save = NULL;
+	snprintf(words, sizeof words, "%s", list);
+	for (char *w = strtok_r(words, ", ", &save); w && k < 64; w = strtok_r(NULL, ", ", &save))
+		names[k++] = w;
+	const char *near = sl_closest(s, names, k);
+	if (!near || !n)
+		return NULL;
+	snprintf(buf, n, "%s", near);
+	return buf;
 }

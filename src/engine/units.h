@@ -43,7 +43,11 @@ int sl_name_index(const char *const *names, int n, const char *s);
 /* The edit distance of two short words (99 past 40 bytes each). */
 int sl_edit_distance(const char *a, const char *b);
 /* The one of n names nearest s, for "did you mean": NULL if none is within
- * two edits (NULL names are skipped). */
+ * two edits, fewer than s's length, or two are equally near (NULL names
+ * are skipped). */
 const char *sl_closest(const char *s, const char *const *names, int n);
+/* The same over list, names parted by commas or spaces ("ring, tree"): the
+ * nearest copied into buf (n bytes), or NULL. */
+const char *sl_closest_in(const char *s, const char *list, char *buf, size_t n);
 
 #endif
