@@ -214,5 +214,12 @@ int sl_cli_main(int argc, char **argv)
 			int status = c->fn(argc - 1, argv + 1);
 			return json_error(argc, argv, status);
 		}
+	const char *names[sizeof cmds / sizeof *cmds];
+	int n = 0;
+	for (const struct sl_cmd *c = cmds; c->name; c++)
+		names[n++] = c->name;
+	const char *near = sl_closest(a, names, n);
+	if (near)
+		return sl_cli_usage(NULL, "unknown command '%s' (did you mean '%s'?)", a, near);
 	return sl_cli_usage(NULL, "unknown command '%s'", a);
 }

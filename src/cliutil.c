@@ -106,14 +106,26 @@ static int check_spelling(const char *cmd, int argc, char **argv, const struct o
 				exact = j;
 			hits++;
 			if (cl < sizeof cands)
-				cl += (size_t)snprintf(cands + cl, sizeof cands - cl, "%s--%s",
+				cl += (size_t)snprintf(cands + cl, sizeof cands - cl, "%s'--%s'",
 						       cl ? ", " : "", lo[j].name);
 		}
 		if (exact < 0 && hits > 0)
 			return sl_cli_usage(cmd, "unknown option '--%.*s' (did you mean %s%s?)",
 					    (int)len, name, hits > 1 ? "one of " : "", cands);
-		if (exact < 0)
+		if (exact < 0) {
+			/* Not a prefix of any: a misspelling, as --bandwith. */
+			const char *names[SL_OPTS_MAX];
+			int nn = 0;
+			char word[48];
+			snprintf(word, sizeof word, "%.*s", (int)len, name);
+			for (int j = 0; lo[j].name && nn < SL_OPTS_MAX; j++)
+				names[nn++] = lo[j].name;
+			const char *near = len < sizeof word ? sl_closest(word, names, nn) : NULL;
+			if (near)
+				return sl_cli_usage(cmd, "unknown option '--%.*s' (did you mean '--%s'?)",
+						    (int)len, name, near);
 			return sl_cli_usage(cmd, "unknown option '--%.*s'", (int)len, name);
+		}
 		if (lo[exact].has_arg == no_argument && name[len] == '=')
 			return sl_cli_usage(cmd, "option '--%s' takes no value", lo[exact].name);
 		if (lo[exact].has_arg == required_argument && name[len] != '=')

@@ -60,7 +60,7 @@ static void ckpt_help(void)
 	       "  --out=DIR2              where to write (missing, empty, or a checkpoint)\n"
 	       "  --mesh-order=ORDER      device order of the new mesh (default: the saved one)\n"
 	       "  --storage-bandwidth=RATE  per-device storage rate for the emulated time of\n"
-	       "                          reads and writes (default 2GB/s)\n"
+	       "                          reads and writes, with a unit (default 2GB/s)\n"
 	       "  --trace=FILE            write the reads and writes as a Chrome trace\n\n"
 	       "Exit status: 0; 1 if the checkpoint is missing or damaged or writing fails;\n"
 	       "2 for a bad command line (--out a file or a non-checkpoint directory\n"
@@ -382,6 +382,10 @@ int sl_cmd_ckpt(int argc, char **argv)
 	                          : strcmp(sub, "reshard") == 0 ? reshard_opts
 	                                                        : NULL;
 	char cmd[32];
+	char near[16];
+	if (!lo && sl_closest_in(sub, "inspect, verify, reshard", near, sizeof near))
+		return sl_cli_usage("ckpt", "unknown subcommand '%s': did you mean '%s'? (one of: "
+		                    "inspect, verify, reshard)", sub, near);
 	if (!lo)
 		return sl_cli_usage(
 		    "ckpt", "unknown subcommand '%s' (one of: inspect, verify, reshard)", sub);

@@ -91,8 +91,7 @@ static int coll_option(void *ctx, int code, const char *arg, sl_err *err)
 	struct coll_args *a = ctx;
 	if (code == OPT_OP) {
 		if (sl_coll_op_parse(arg, &a->op))
-			return sl_fail(err, SL_EINVAL, "--op: unknown collective '%s' (one of: %s)",
-				       arg, op_list);
+			return sl_opts_unknown(err, "op", "collective", arg, op_list);
 		return SL_OK;
 	}
 	if (code == OPT_HUMAN) {

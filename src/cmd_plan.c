@@ -163,7 +163,9 @@ static void plan_help(void)
 	       "  --precision=bf16|fp32   element bytes and the rate used (default: the preset's)\n"
 	       "  --efficiency=realistic|ideal\n"
 	       "                          achievable kernel rates, memory time and launches; or\n"
-	       "                          every GEMM at peak (default: the preset's)\n",
+	       "                          every GEMM at peak (default: the preset's)\n"
+	       "Rates and times need a unit (only 0 stands alone): B is a byte and b a bit,\n"
+	       "so 100GBps is 100GB/s and 100Gbps is 100Gb/s, 12.5GB/s (shardlab(1), UNITS).\n",
 	       DEFAULT_TOP, SL_MAX_PLAN_DEVICES);
 }
 

@@ -81,6 +81,8 @@ const char sl_opts_cluster_help[] =
 	"  --slowdown=X            pace the run in wall time, X times slower than emulated\n"
 	"                          (1 to 1000000; default: headless, no pacing)\n"
 	"  --algorithm=ring|tree   collective algorithm (default ring)\n"
+	"Rates and times need a unit (only 0 stands alone): B is a byte and b a bit,\n"
+	"so 100GBps is 100GB/s and 100Gbps is 100Gb/s, 12.5GB/s (shardlab(1), UNITS).\n"
 	"\n"
 	"Output:\n"
 	"  --format=text|json      report format (default text; csv too for the tables\n"
@@ -147,7 +149,17 @@ static int parse_word(const char *opt, const char *arg, const char *const *words
 		if (len >= sizeof known)
 			len = sizeof known - 1;
 	}
-	return sl_fail(err, SL_EINVAL, "--%s: unknown value '%s' (one of: %s)", opt, arg, known);
+	return sl_opts_unknown(err, opt, "value", arg, known);
+}
+
+int sl_opts_unknown(sl_err *err, const char *opt, const char *what, const char *arg,
+		    const char *list)
+{
+	char near[64];
+	if (sl_closest_in(arg, list, near, sizeof near))
+		return sl_fail(err, SL_EINVAL, "--%s: unknown %s '%s': did you mean '%s'? (one of: %s)",
+			       opt, what, arg, near, list);
+	return sl_fail(err, SL_EINVAL, "--%s: unknown %s '%s' (one of: %s)", opt, what, arg, list);
 }
 
 /* A parse error from units.c, prefixed with the option's name. */
@@ -263,13 +275,11 @@ int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err)
 		break;
 	case SL_OPT_PRECISION:
 		if (sl_precision_parse(arg, &o->precision))
-			rc = sl_fail(err, SL_EINVAL, "--precision: unknown precision '%s' (one of: bf16, fp32)",
-				     arg);
+			rc = sl_opts_unknown(err, "precision", "precision", arg, "bf16, fp32");
 		break;
 	case SL_OPT_EFFICIENCY:
 		if (sl_efficiency_parse(arg, &o->efficiency))
-			rc = sl_fail(err, SL_EINVAL,
-				     "--efficiency: unknown efficiency '%s' (one of: realistic, ideal)", arg);
+			rc = sl_opts_unknown(err, "efficiency", "efficiency", arg, "realistic, ideal");
 		break;
 	case SL_OPT_SLOWDOWN:
 		rc = named(opt, sl_parse_double(arg, &o->slowdown, err), err);
@@ -280,9 +290,7 @@ int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err)
 		break;
 	case SL_OPT_ALGORITHM:
 		if (sl_algo_parse(arg, &o->algo))
-			rc = sl_fail(err, SL_EINVAL,
-				     "--algorithm: unknown algorithm '%s' (one of: ring, tree)",
-				     arg);
+			rc = sl_opts_unknown(err, "algorithm", "algorithm", arg, "ring, tree");
 		break;
 	case SL_OPT_FORMAT:
 		if (strcmp(arg, "csv") == 0 && !o->csv_ok)
@@ -300,10 +308,7 @@ int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err)
 		break;
 	case SL_OPT_STRATEGY:
 		if (sl_split_parse(arg, &o->split))
-			rc = sl_fail(err, SL_EINVAL,
-				     "--strategy: unknown strategy '%s' "
-				     "(one of: single, colwise, rowwise)",
-				     arg);
+			rc = sl_opts_unknown(err, "strategy", "strategy", arg, "single, colwise, rowwise");
 		break;
 	case SL_OPT_M:
 	case SL_OPT_K:
@@ -554,9 +559,7 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 		break;
 	case SL_OPT_SCHEDULE:
 		if (sl_sched_parse(arg, &l->schedule))
-			return sl_fail(err, SL_EINVAL,
-				       "--schedule: unknown schedule '%s' (one of: gpipe, 1f1b, interleaved)",
-				       arg);
+			return sl_opts_unknown(err, "schedule", "schedule", arg, "gpipe, 1f1b, interleaved");
 		a->given_sched = 1;
 		break;
 	case SL_OPT_CHUNKS:
@@ -575,14 +578,12 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 		break;
 	case SL_OPT_RECOMPUTE:
 		if (sl_recompute_parse(arg, &l->recompute))
-			return sl_fail(err, SL_EINVAL,
-				       "--recompute: unknown recomputation '%s' (one of: none, selective, full)",
-				       arg);
+			return sl_opts_unknown(err, "recompute", "recomputation", arg,
+					       "none, selective, full");
 		break;
 	case SL_OPT_ATTENTION:
 		if (sl_attention_parse(arg, &l->attention))
-			return sl_fail(err, SL_EINVAL,
-				       "--attention: unknown kind '%s' (one of: flash, materialized)", arg);
+			return sl_opts_unknown(err, "attention", "kind", arg, "flash, materialized");
 		break;
 	case SL_OPT_ORDER:
 		if (sl_mesh_order_parse(arg, l->order))
@@ -607,13 +608,11 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 		break;
 	case SL_OPT_FFN_KIND:
 		if (sl_ffn_kind_parse(arg, &m->ffn_kind))
-			return sl_fail(err, SL_EINVAL,
-				       "--ffn-kind: unknown MLP '%s' (one of: gelu, swiglu)", arg);
+			return sl_opts_unknown(err, "ffn-kind", "MLP", arg, "gelu, swiglu");
 		break;
 	case SL_OPT_NORM:
 		if (sl_norm_parse(arg, &m->norm))
-			return sl_fail(err, SL_EINVAL,
-				       "--norm: unknown norm '%s' (one of: none, layernorm, rmsnorm)", arg);
+			return sl_opts_unknown(err, "norm", "norm", arg, "none, layernorm, rmsnorm");
 		break;
 	case SL_OPT_VOCAB:
 		rc = named_int("vocab", arg, 0, SL_MODEL_MAX_VOCAB, &m->vocab, err);
@@ -625,9 +624,7 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 		break;
 	case SL_OPT_POS_EMB:
 		if (sl_pos_parse(arg, &m->pos_emb))
-			return sl_fail(err, SL_EINVAL,
-				       "--position-embedding: unknown kind '%s' (one of: learned, rope)",
-				       arg);
+			return sl_opts_unknown(err, "position-embedding", "kind", arg, "learned, rope");
 		break;
 	case SL_OPT_SEQ:
 		rc = named_int("seq", arg, 1, 65536, &m->seq, err);
@@ -689,9 +686,7 @@ int sl_train_opts_handle(sl_train_opts *a, int code, const char *arg, sl_err *er
 		break;
 	case SL_OPT_GRAD_ACCUM:
 		if (sl_grad_accum_parse(arg, &m->grad_accum))
-			return sl_fail(err, SL_EINVAL,
-				       "--grad-accumulation: unknown kind '%s' (one of: fused, separate)",
-				       arg);
+			return sl_opts_unknown(err, "grad-accumulation", "kind", arg, "fused, separate");
 		break;
 	case SL_OPT_LR:
 		rc = sl_parse_double(arg, &lr, err);

@@ -191,6 +191,11 @@ size_t sl_opts_append(struct option *dst, size_t n, size_t cap, const struct opt
 /* The long name of a code in the shared tables ("bandwidth"), or NULL. */
 const char *sl_opts_name(int code);
 
+/* Refuse arg, which is none of list ("ring, tree"): "--opt: unknown what
+ * 'arg' (one of: list)", with "did you mean" for a near miss. */
+int sl_opts_unknown(sl_err *err, const char *opt, const char *what, const char *arg,
+		    const char *list);
+
 /* ---- the training groups ---- */
 
 extern const struct option sl_opts_layout[];

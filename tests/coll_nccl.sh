@@ -26,7 +26,7 @@ fail() {
 check() {
 	op=$1 p=$2 bus=$3 a=$4 b=$5 want_rows=$6
 	shift 6
-	if ! "$bin" coll --op="$op" --devices="$p" --bandwidth="$b" --latency="$a" --predicted "$@" \
+	if ! "$bin" coll --op="$op" --devices="$p" --bandwidth="${b}B/s" --latency="${a}s" --predicted "$@" \
 		>"$dir/out" 2>"$dir/err"; then
 		fail "coll --op=$op $*: status $?: $(cat "$dir/err")"
 		return

@@ -70,6 +70,14 @@ static const struct bad bad_inputs[] = {
 	{"run --flops=0", 2},
 	{"run --flops=1e30", 2},
 	{"run --flops=10TB/s", 2},
+	/* a rate or a time needs a unit: a bare 5 was 5 s */
+	{"run --latency=5", 2},
+	{"run --inter-latency=1e-6", 2},
+	{"run --bandwidth=100", 2},
+	{"run --inter-bandwidth=25e9", 2},
+	{"run --flops=1e12", 2},
+	{"ckpt reshard x --out=y --storage-bandwidth=2e9", 2},
+	{"run --bandwidth=100GBPS", 2},
 	{"run --slowdown=0.5", 2},
 	{"run --slowdown=2x", 2},
 	{"run --slowdown=1e9", 2},
@@ -112,10 +120,16 @@ static const struct bad bad_inputs[] = {
 	{"run --timing=fast", 2},
 	{"run --format=xml", 2},
 	{"run --seed=abc", 2},
+	{"run --strategy=colwize", 2},
+	{"coll --op=allreduse", 2},
+	{"run --preset=h10", 2},
+	{"rnu", 2},
 	/* the command line itself */
 	{"run --frobnicate", 2},
 	{"run --frobnicate=3", 2},
 	{"run --inter=3", 2},
+	{"run --bandwith=1GB/s", 2},
+	{"run --bandwidth 1GB/s --latncy 2us", 2},
 	{"run --help=yes", 2},
 	{"run -x", 2},
 	{"run extra", 2},
@@ -190,6 +204,65 @@ static void test_write_error(void **state)
 	tu_run_to(args, "/dev/full", &r);
 	tu_expect_one_error(args, 1, &r);
 	tu_result_free(&r);
+}
+
+/* What a user reads for a value without a unit and for a misspelling: one
+ * line that says what to write. */
+static void test_units_and_spelling_messages(void **state)
+{
+	(void)state;
+	const struct {
+		const char *args, *want;
+	} cases[] = {
+		{"run --latency=5", "shardlab: run: --latency: '5' has no unit: write it with one of ns, "
+				    "us, ms, s (for example 5us) (see 'shardlab run --help')\n"},
+		{"run --bandwidth=100", "shardlab: run: --bandwidth: '100' has no unit: write it with one "
+					"of B/s, GB/s, GiB/s, GBps (bytes) or Gb/s, Gbit/s, Gbps (bits), "
+					"where G may be K, M or T (for example 100GB/s) (see 'shardlab "
+					"run --help')\n"},
+		{"run --bandwith=1GB/s", "shardlab: run: unknown option '--bandwith' (did you mean "
+					 "'--bandwidth'?) (see 'shardlab run --help')\n"},
+		{"run --strategy=colwize", "shardlab: run: --strategy: unknown strategy 'colwize': did "
+					   "you mean 'colwise'? (one of: single, colwise, rowwise) "
+					   "(see 'shardlab run --help')\n"},
+		{"coll --op=allreduse", "shardlab: coll: --op: unknown collective 'allreduse': did you "
+					"mean 'allreduce'? (one of: allreduce, allgather, "
+					"reducescatter, broadcast, reduce, gather, scatter, alltoall, "
+					"sendrecv) (see 'shardlab coll --help')\n"},
+		{"rnu", "shardlab: unknown command 'rnu' (did you mean 'run'?) (see 'shardlab --help')\n"},
+		/* Too far from any name, or too short to guess: no suggestion. */
+		{"run --x=3", "shardlab: run: unknown option '--x' (see 'shardlab run --help')\n"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		tu_result r;
+		tu_run(cases[i].args, &r);
+		assert_int_equal(r.status, 2);
+		assert_string_equal(r.err, cases[i].want);
+		tu_result_free(&r);
+	}
+	tu_result r;
+	tu_run("run --preset=h10", &r);
+	assert_non_null(strstr(r.err, "--preset: unknown preset 'h10': did you mean 'h100'?"));
+	tu_result_free(&r);
+
+	/* B is a byte and b a bit, whether "/s" or "ps" follows; 0 needs no
+	 * unit. */
+	const struct {
+		const char *bw;
+		double want;
+	} rates[] = {{"100GBps", 100e9}, {"100GB/s", 100e9}, {"100Gbps", 12.5e9},
+		     {"10GiBps", 10.0 * 1073741824}};
+	for (size_t i = 0; i < sizeof rates / sizeof *rates; i++) {
+		char args[128];
+		snprintf(args, sizeof args, "run --m=16 --k=16 --n=16 --latency=0 --bandwidth=%s "
+			 "--format=json", rates[i].bw);
+		json_t *j = tu_run_json(args);
+		if (tu_num(j, "bandwidth_bytes_per_s") != rates[i].want)
+			fail_msg("%s: %.17g bytes/s, want %.17g", args,
+				 tu_num(j, "bandwidth_bytes_per_s"), rates[i].want);
+		assert_true(tu_num(j, "latency_s") == 0);
+		json_decref(j);
+	}
 }
 
 /* ---- help, version, presets ---- */
@@ -545,6 +618,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_units_and_spelling_messages),
 		cmocka_unit_test(test_out_of_memory_message),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_help_version_presets),

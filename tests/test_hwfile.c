@@ -430,6 +430,9 @@ static void test_lookup_order(void **state)
 	assert_null(sl_hw_find("tpu", NULL, &err));
 	assert_string_equal(err.msg, "unknown preset 'tpu' (one of: h100, h200, b200, a100, "
 				     "mi300x, pcie, h100-pcie, host)");
+	assert_null(sl_hw_find("h10", NULL, &err));
+	assert_string_equal(err.msg, "unknown preset 'h10': did you mean 'h100'? (one of: h100, h200, "
+				     "b200, a100, mi300x, pcie, h100-pcie, host)");
 	/* A relative XDG_CONFIG_HOME is ignored (XDG: it must be absolute);
 	 * HOME's .config is used instead. */
 	char *oldh = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
@@ -553,8 +556,12 @@ static void test_shipped_models(void **state)
 	sl_model_file m;
 	sl_err err = {0};
 	assert_int_not_equal(sl_model_file_find("llama-2-7b", &m, &err), SL_OK);
+	/* As near llama-3-8b as llama-3-70b: no guess. */
 	assert_string_equal(err.msg, "unknown model 'llama-2-7b' (one of: gpt3-175b, llama-3-405b, "
 				     "llama-3-70b, llama-3-8b, megatron-1t)");
+	assert_int_not_equal(sl_model_file_find("llama-3-8", &m, &err), SL_OK);
+	assert_string_equal(err.msg, "unknown model 'llama-3-8': did you mean 'llama-3-8b'? (one of: "
+				     "gpt3-175b, llama-3-405b, llama-3-70b, llama-3-8b, megatron-1t)");
 	if (oldp)
 		setenv("SHARDLAB_MODEL_PATH", oldp, 1);
 	else

@@ -93,9 +93,13 @@ static const struct bad bads[] = {
 	{"number out of range", HEAD "step 0\n",
 	 "t.lesson:3: step 0 is out of range (1 to 1000): step N shows the next N operations"},
 	{"bad unit", HEAD "setup bandwidth=10GB\nsay x\n",
-	 "t.lesson:3: bandwidth: unknown unit 'GB' in rate '10GB' (known: B/s, KB/s, MB/s, GB/s, "
-	 "TB/s, KiB/s, MiB/s, GiB/s, TiB/s, Kb/s, Mb/s, Gb/s, Tb/s, Kbit/s, Mbit/s, Gbit/s, Tbit/s, "
-	 "Kbps, Mbps, Gbps, Tbps)"},
+	 "t.lesson:3: bandwidth: unknown unit 'GB' in rate '10GB' (known: B/s, GB/s, GiB/s, GBps "
+	 "(bytes) or Gb/s, Gbit/s, Gbps (bits), where G may be K, M or T)"},
+	{"rate without a unit", HEAD "setup bandwidth=100\nsay x\n",
+	 "t.lesson:3: bandwidth: '100' has no unit: write it with one of B/s, GB/s, GiB/s, GBps "
+	 "(bytes) or Gb/s, Gbit/s, Gbps (bits), where G may be K, M or T (for example 100GB/s)"},
+	{"latency without a unit", HEAD "setup latency=5\nsay x\n",
+	 "t.lesson:3: latency: '5' has no unit: write it with one of ns, us, ms, s (for example 5us)"},
 	{"unit in the wrong case", HEAD "setup bandwidth=25gb/s\nsay x\n",
 	 "t.lesson:3: bandwidth: unit 'gb/s' in rate '25gb/s': units are case-sensitive (B is a byte, "
 	 "b a bit): write GB/s or Gb/s"},
@@ -229,6 +233,9 @@ static const struct bad bads[] = {
 	 "split by whole heads)"},
 	{"schedule", HEAD "setup schedule=zigzag\nsay x\n",
 	 "t.lesson:3: schedule: 'zigzag' is not one of: gpipe 1f1b interleaved"},
+	{"misspelt choice", HEAD "setup strategy=colwize\nsay x\n",
+	 "t.lesson:3: strategy: 'colwize' is not one of: single colwise rowwise (did you mean "
+	 "'colwise'?)"},
 	/* 0 / 0 passed the check and left 'y' without a value (issue 39). */
 	{"division by constant zero", HEAD "let y = 0 / 0\nsay {y}\n",
 	 "t.lesson:3: division by zero: the divisor is always 0"},

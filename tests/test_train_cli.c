@@ -185,7 +185,7 @@ static void test_compare(void **state)
 	 * step time among the multi-device layouts of the JSON), and says no
 	 * split pays exactly when every speedup is below 1: on fast links
 	 * (the default) and on slow devices. */
-	const char *cases[] = {"", "--flops=1e9 "};
+	const char *cases[] = {"", "--flops=1GFLOP/s "};
 	for (int c = 0; c < 2; c++) {
 		char args[256];
 		snprintf(args, sizeof args, "compare --steps=1 --format=json %s" SMALL, cases[c]);

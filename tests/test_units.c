@@ -86,13 +86,21 @@ static void test_rates_bits_and_bytes(void **state)
 		{"1KB/s", 1e3},
 		{"1MiB/s", 1048576},
 		{"5B/s", 5},
-		{"1e9", 1e9},
+		{"1e9B/s", 1e9},
+		{"0", 0},
+		/* "ps" spellings: B bytes, b bits, as with "/s" */
+		{"100GBps", 100e9},
+		{"3MBps", 3e6},
+		{"2KBps", 2e3},
+		{"1TBps", 1e12},
+		{"25GiBps", 25.0 * 1073741824},
+		{"7Bps", 7},
 	};
 	expect_all(sl_parse_rate, g, N(g));
 
 	/* The same figure in bits is an eighth of it in bytes. */
 	const char *pairs[][2] = {{"1Gb/s", "1GB/s"}, {"3Mb/s", "3MB/s"}, {"7Kb/s", "7KB/s"},
-				  {"2Tb/s", "2TB/s"}};
+				  {"2Tb/s", "2TB/s"}, {"1Gbps", "1GBps"}, {"5Mbps", "5MBps"}};
 	for (size_t i = 0; i < N(pairs); i++) {
 		double bits, bytes;
 		sl_err err = {0};
@@ -101,7 +109,8 @@ static void test_rates_bits_and_bytes(void **state)
 		assert_true(fabs(bits * 8 - bytes) <= 1e-12 * bytes);
 	}
 	static const char *const bad[] = {"", "fast", "450GB", "450GBs", "450XB/s", "-1GB/s",
-					  "-0.5Gb/s", "1e999GB/s", "nan", "12GB/s/s"};
+					  "-0.5Gb/s", "1e999GB/s", "nan", "12GB/s/s", "1e9", "100",
+					  "100GiBs", "100Gibps"};
 	refuse_all(sl_parse_rate, bad, N(bad));
 }
 
@@ -110,11 +119,11 @@ static void test_times(void **state)
 	(void)state;
 	static const struct good g[] = {
 		{"2us", 2e-6},    {"1.5ms", 1.5e-3}, {"0.1s", 0.1}, {"500ns", 500e-9},
-		{"0", 0},         {"3", 3},          {"7\xc2\xb5s", 7e-6}, {"10 ms", 10e-3},
+		{"0", 0},         {"0.0", 0},        {"7\xc2\xb5s", 7e-6}, {"10 ms", 10e-3},
 	};
 	expect_all(sl_parse_time, g, N(g));
 	static const char *const bad[] = {"", "soon", "2 weeks", "5parsecs", "-1us", "-0.1",
-					  "2uss", "ms", "1e999s", "inf"};
+					  "2uss", "ms", "1e999s", "inf", "3", "5", "1e-6"};
 	refuse_all(sl_parse_time, bad, N(bad));
 }
 
@@ -122,12 +131,71 @@ static void test_flops(void **state)
 {
 	(void)state;
 	static const struct good g[] = {
-		{"989TFLOP/s", 989e12}, {"30GFLOPS", 30e9}, {"1e12", 1e12},  {"2PFLOP/s", 2e15},
+		{"989TFLOP/s", 989e12}, {"30GFLOPS", 30e9}, {"1e12FLOP/s", 1e12}, {"2PFLOP/s", 2e15},
 		{"5T", 5e12},           {"7MFLOP/s", 7e6},  {"3KFLOPS", 3e3}, {"100FLOP/s", 100},
 	};
 	expect_all(sl_parse_flops, g, N(g));
-	static const char *const bad[] = {"", "lots", "989TB/s", "-1TFLOP/s", "1XFLOP/s", "nan"};
+	static const char *const bad[] = {"", "lots", "989TB/s", "-1TFLOP/s", "1XFLOP/s", "nan", "1e12"};
 	refuse_all(sl_parse_flops, bad, N(bad));
+}
+
+/* A rate, a time or a compute rate without a unit is refused, naming the
+ * units to write (a bare 5 was 5 s for a latency); only 0 may stand alone.
+ * A size without one is bytes, as every tool reads it. */
+static void test_unit_required(void **state)
+{
+	(void)state;
+	struct msg {
+		parse_fn f;
+		const char *in, *want;
+	} msgs[] = {
+		{sl_parse_time, "5", "'5' has no unit: write it with one of ns, us, ms, s (for example 5us)"},
+		{sl_parse_rate, "100", "'100' has no unit: write it with one of B/s, GB/s, GiB/s, GBps "
+				       "(bytes) or Gb/s, Gbit/s, Gbps (bits), where G may be K, M or T "
+				       "(for example 100GB/s)"},
+		{sl_parse_flops, "1e12", "'1e12' has no unit: write it with one of FLOP/s, TFLOP/s, "
+					 "TFLOPS or T, where T may be K, M, G or P (for example "
+					 "1e12FLOP/s)"},
+		{sl_parse_flops, "989", "'989' has no unit: write it with one of FLOP/s, TFLOP/s, "
+					"TFLOPS or T, where T may be K, M, G or P (for example "
+					"989TFLOP/s)"},
+		{sl_parse_rate, "10GB", "unknown unit 'GB' in rate '10GB' (known: B/s, GB/s, GiB/s, GBps "
+					"(bytes) or Gb/s, Gbit/s, Gbps (bits), where G may be K, M or T)"},
+	};
+	for (size_t i = 0; i < N(msgs); i++) {
+		double v;
+		sl_err err = {0};
+		assert_int_equal(msgs[i].f(msgs[i].in, &v, &err), SL_EINVAL);
+		assert_string_equal(err.msg, msgs[i].want);
+	}
+	static const parse_fn need[] = {sl_parse_rate, sl_parse_time, sl_parse_flops};
+	static const struct good zero[] = {{"0", 0}, {"0.0", 0}, {"0e3", 0}};
+	for (size_t p = 0; p < N(need); p++)
+		expect_all(need[p], zero, N(zero));
+	static const struct good size[] = {{"4096", 4096}};
+	expect_all(sl_parse_bytes, size, N(size));
+}
+
+/* The edit distance behind every "did you mean". */
+static void test_closest(void **state)
+{
+	(void)state;
+	assert_int_equal(sl_edit_distance("bandwith", "bandwidth"), 1);
+	assert_int_equal(sl_edit_distance("", "abc"), 3);
+	assert_int_equal(sl_edit_distance("same", "same"), 0);
+	static const char *const names[] = {"single", "colwise", NULL, "rowwise"};
+	assert_string_equal(sl_closest("colwize", names, 4), "colwise");
+	assert_string_equal(sl_closest("rowise", names, 4), "rowwise");
+	assert_null(sl_closest("diagonal", names, 4));
+	/* A word of one or two letters is near everything: no guess. */
+	static const char *const shorts[] = {"m", "k", "n"};
+	assert_null(sl_closest("x", shorts, 3));
+	static const char *const models[] = {"llama-3-70b", "llama-3-8b"};
+	assert_null(sl_closest("llama-2-7b", models, 2)); /* two equally near */
+	char buf[16];
+	assert_string_equal(sl_closest_in("rign", "full, ring", buf, sizeof buf), "ring");
+	assert_string_equal(sl_closest_in("modle", "model measured", buf, sizeof buf), "model");
+	assert_null(sl_closest_in("torus", "full, ring", buf, sizeof buf));
 }
 
 static void test_int_and_double(void **state)
@@ -180,7 +248,7 @@ static void test_strict_numbers_and_units(void **state)
 
 	static const struct good g[] = {
 		{"400Gbit/s", 50e9}, {"8Kbit/s", 1000}, {"1Tbit/s", 125e9}, {"100Tbps", 12.5e12},
-		{"1TiB/s", 1099511627776.0}, {"450 GB/s", 450e9}, {".5GB/s", 0.5e9}, {"2E9", 2e9},
+		{"1TiB/s", 1099511627776.0}, {"450 GB/s", 450e9}, {".5GB/s", 0.5e9}, {"2E9B/s", 2e9},
 		{"1.5e-3GB/s", 1.5e6},
 	};
 	expect_all(sl_parse_rate, g, N(g));
@@ -192,11 +260,11 @@ static void test_strict_numbers_and_units(void **state)
 		{sl_parse_rate, "25gb/s", "unit 'gb/s' in rate '25gb/s': units are case-sensitive (B is a "
 					  "byte, b a bit): write GB/s or Gb/s"},
 		{sl_parse_rate, "25MBPS", "unit 'MBPS' in rate '25MBPS': units are case-sensitive (B is a "
-					  "byte, b a bit): write Mbps"},
+					  "byte, b a bit): write MBps or Mbps"},
 		{sl_parse_time, "2US", "unit 'US' in duration '2US': units are case-sensitive: write us"},
-		{sl_parse_rate, "0x1p4GB/s", "rate '0x1p4GB/s' is not a decimal number with an optional "
-					     "unit, as in 450GB/s (no spaces around it, no sign, "
-					     "hexadecimal, inf or nan)"},
+		{sl_parse_rate, "0x1p4GB/s", "rate '0x1p4GB/s' is not a decimal number with a unit, as "
+					     "in 450GB/s (no spaces around it, no sign, hexadecimal, "
+					     "inf or nan)"},
 		{sl_parse_bytes, " 64", "size ' 64' is not a decimal number with an optional unit, as in "
 					"64MiB (no spaces around it, no sign, hexadecimal, inf or nan)"},
 	};
@@ -329,6 +397,8 @@ int main(void)
 		cmocka_unit_test(test_rates_bits_and_bytes),
 		cmocka_unit_test(test_times),
 		cmocka_unit_test(test_flops),
+		cmocka_unit_test(test_unit_required),
+		cmocka_unit_test(test_closest),
 		cmocka_unit_test(test_int_and_double),
 		cmocka_unit_test(test_strict_numbers_and_units),
 		cmocka_unit_test(test_messages_escaped),

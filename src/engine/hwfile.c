@@ -18,6 +18,7 @@
 #include "device.h"
 #include "model.h"
 #include "text.h"
+#include "units.h"
 
 #ifndef SL_PKGDATADIR
 #define SL_PKGDATADIR "/usr/local/share/shardlab"
@@ -624,10 +625,14 @@ const sl_preset *sl_hw_find(const char *name, const char **from, sl_err *err)
 	const sl_preset *p = sl_preset_find(name);
 	if (p)
 		return p;
-	char known[200], safe[64];
+	char known[200], safe[64], near[64];
 	known_list("hardware", "SHARDLAB_HARDWARE_PATH", known, sizeof known);
 	sl_escape(name, safe, sizeof safe);
-	sl_fail(err, SL_EINVAL, "unknown preset '%s' (one of: %s)", safe, known);
+	if (sl_closest_in(name, known, near, sizeof near))
+		sl_fail(err, SL_EINVAL, "unknown preset '%s': did you mean '%s'? (one of: %s)", safe,
+			near, known);
+	else
+		sl_fail(err, SL_EINVAL, "unknown preset '%s' (one of: %s)", safe, known);
 	return NULL;
 }
 
@@ -830,9 +835,12 @@ int sl_model_file_find(const char *s, sl_model_file *out, sl_err *err)
 		int rc = sl_model_file_load(path, out, err);
 		return rc ? rc : name_matches(path, s, out->name, err);
 	}
-	char known[200], safe[64];
+	char known[200], safe[64], near[64];
 	known_list("models", "SHARDLAB_MODEL_PATH", known, sizeof known);
 	sl_escape(s, safe, sizeof safe);
+	if (sl_closest_in(s, known, near, sizeof near))
+		return sl_fail(err, SL_EINVAL, "unknown model '%s': did you mean '%s'? (one of: %s)",
+			       safe, near, known);
 	return sl_fail(err, SL_EINVAL, "unknown model '%s' (one of: %s)", safe,
 		       known[0] ? known : "none installed");
 }

@@ -130,7 +130,8 @@ int sl_literal_parse(const char *s, double *v, sl_dim *d, sl_err *err)
 	} else if (strstr(u, "FLOP")) {
 		*d = SL_DIM_FLOPS;
 		rc = sl_parse_flops(s, v, err);
-	} else if ((ul > 2 && strcmp(u + ul - 2, "/s") == 0) || (ul > 3 && strcmp(u + ul - 3, "bps") == 0)) {
+	} else if ((ul > 2 && strcmp(u + ul - 2, "/s") == 0) ||
+		   (ul >= 3 && (strcmp(u + ul - 3, "bps") == 0 || strcmp(u + ul - 3, "Bps") == 0))) {
 		*d = SL_DIM_RATE;
 		rc = sl_parse_rate(s, v, err);
 	} else if (in_list(u, times)) {
@@ -142,7 +143,7 @@ int sl_literal_parse(const char *s, double *v, sl_dim *d, sl_err *err)
 	} else {
 		return sl_fail(err, SL_EINVAL,
 			       "unknown unit '%s' in '%s' (units: s ms us ns, B KiB MiB GiB KB MB GB, "
-			       "GB/s MB/s Gb/s, GFLOP TFLOP/s, %%)",
+			       "GB/s GBps MB/s Gb/s Gbps, GFLOP TFLOP/s, %%)",
 			       u, s);
 	}
 	return rc;

@@ -10,6 +10,7 @@
 
 #include "parse_internal.h"
 #include "text.h"
+#include "units.h"
 
 const char *const lp_kw_names[KW_N] = {
 	"title", "minutes", "about", "say", "setup", "run", "step", "pause", "check", "let",
@@ -205,7 +206,7 @@ int lp_split_lines(struct parser *P, const char *buf, size_t len)
 		w[wl] = 0;
 		int kw = kw_find(w);
 		if (kw < 0) {
-			const char *near = lp_closest(w, lp_kw_names, KW_N);
+			const char *near = sl_closest(w, lp_kw_names, KW_N);
 			if (near)
 				lp_diag(P, line, "unknown command '%s' (did you mean '%s'?)", w, near);
 			else

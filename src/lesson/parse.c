@@ -70,45 +70,6 @@ static char *xstrdup(const char *s)
 	return lp_strndup(s, strlen(s));
 }
 
-/* Levenshtein distance of short words, for "did you mean". */
-static int distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 40 || lb > 40)
-		return 99;
-	int row[41];
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = (int)j;
-	for (size_t i = 1; i <= la; i++) {
-		int prev = row[0];
-		row[0] = (int)i;
-		for (size_t j = 1; j <= lb; j++) {
-			int cur = row[j];
-			int sub = prev + (a[i - 1] != b[j - 1]);
-			int del = row[j] + 1, ins = row[j - 1] + 1;
-			row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-			prev = cur;
-		}
-	}
-	return row[lb];
-}
-
-const char *lp_closest(const char *w, const char *const *cands, int n)
-{
-	const char *best = NULL;
-	int bd = 3;
-	for (int i = 0; i < n; i++) {
-		if (!cands[i])
-			continue;
-		int dd = distance(w, cands[i]);
-		if (dd < bd) {
-			bd = dd;
-			best = cands[i];
-		}
-	}
-	return best;
-}
-
 /* ---- names: labels, runs, lets ---- */
 
 /* A lesson may hold tens of thousands of labels: look names up by hash,
@@ -271,11 +232,11 @@ static int resolve(void *ctx, const char *prefix, const char *name, sl_node *nod
 	int nc = 0;
 	for (int i = 0; i < sl_fig_count() && nc < 64; i++)
 		cands[nc++] = sl_fig(i)->name;
-	const char *near = P->nerr < SL_LESSON_MAX_DIAGS ? lp_closest(name, cands, nc) : NULL;
+	const char *near = P->nerr < SL_LESSON_MAX_DIAGS ? sl_closest(name, cands, nc) : NULL;
 	/* Past the kept messages a suggestion is never shown: do not scan every
 	 * name for each of thousands of errors. */
 	for (int i = 0; i < l->nnames && !near && P->nerr < SL_LESSON_MAX_DIAGS; i++)
-		if (l->names[i].kind == NAME_LET && distance(name, l->names[i].s) < 3)
+		if (l->names[i].kind == NAME_LET && sl_edit_distance(name, l->names[i].s) < 3)
 			near = l->names[i].s;
 	if (near)
 		return sl_fail(err, SL_EINVAL, "unknown figure '%s' (did you mean '%s'?)", name, near);
@@ -476,7 +437,7 @@ static void unknown_key(struct parser *P, int line, const char *what, const char
 	int nc = 0;
 	for (int i = 0; sl_setup_key_name(i)[0] != '?' && nc < 64; i++)
 		cands[nc++] = sl_setup_key_name(i);
-	const char *near = lp_closest(k, cands, nc);
+	const char *near = sl_closest(k, cands, nc);
 	if (near)
 		lp_diag(P, line, "%sunknown setup key '%s' (did you mean '%s'?)", what, k, near);
 	else
@@ -1013,7 +974,7 @@ static int compile(struct parser *P)
 				for (int k = 0; k < l->nnames && nc < 256 && P->nerr < SL_LESSON_MAX_DIAGS; k++)
 					if (l->names[k].kind == NAME_LABEL)
 						cands[nc++] = l->names[k].s;
-				const char *near = lp_closest(w, cands, nc);
+				const char *near = sl_closest(w, cands, nc);
 				if (near)
 					lp_diag(P, L->no, "jump to unknown label '%s' (did you mean '%s'?)", w, near);
 				else

@@ -48,8 +48,6 @@ int lp_check_bytes(struct parser *P, const char *buf, size_t len, int truncated)
 int lp_split_lines(struct parser *P, const char *buf, size_t len);
 /* parse.c: a copy of s[0..n) (NULL: out of memory); */
 char *lp_strndup(const char *s, size_t n);
-/* the candidate nearest w, for "did you mean" (NULL: none near); */
-const char *lp_closest(const char *w, const char *const *cands, int n);
 /* "file:line: message" into the diagnostics (parse.c). */
 void lp_diag(struct parser *P, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* flow.c: the position a jump to name ni lands on, or -1 (reported); */

@@ -113,6 +113,10 @@ static int yes_no(const char *key, const char *value, int *out, sl_err *err)
 
 static int word_list(const char *key, const char *value, const char *choices, sl_err *err)
 {
+	char near[32];
+	if (sl_closest_in(value, choices, near, sizeof near))
+		return sl_fail(err, SL_EINVAL, "%s: '%s' is not one of: %s (did you mean '%s'?)", key,
+			       value, choices, near);
 	return sl_fail(err, SL_EINVAL, "%s: '%s' is not one of: %s", key, value, choices);
 }
 
