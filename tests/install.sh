@@ -27,6 +27,8 @@ done
 
 dir=$(mktemp -d) || exit 1
 trap 'rm -rf "$dir"' EXIT
+# A signal ends the script through exit, so the EXIT trap still cleans up.
+trap 'exit 1' HUP INT PIPE TERM
 dest=$dir/dest
 root=$dest$prefix
 # DESTDIR and prefix on the command line win over the environment's.

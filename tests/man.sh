@@ -14,6 +14,8 @@ command -v mandoc >/dev/null || { echo "SKIP: no mandoc (Debian package mandoc)"
 command -v groff >/dev/null || { echo "SKIP: no groff"; exit 77; }
 dir=$(mktemp -d) || exit 1
 trap 'rm -rf "$dir"' EXIT
+# A signal ends the script through exit, so the EXIT trap still cleans up.
+trap 'exit 1' HUP INT PIPE TERM
 # Bytes, whatever the locale: U+2010 in UTF-8.
 LC_ALL=C
 export LC_ALL
