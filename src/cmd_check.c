@@ -137,6 +137,8 @@ static void lesson_help(void)
 	       "  --resume                (headless) go on where the learner left off\n"
 	       "  --no-save               (headless) keep no progress\n"
 	       "  --demo                  (headless) play it through, answering by itself\n"
+	       "  --format=text|json      (headless) the text, or one JSON report of every step\n"
+	       "                          at the end (answers still come from stdin)\n"
 	       "  --no-color              monochrome (so is a non-empty NO_COLOR)\n"
 	       "  --ascii                 ASCII glyphs (so is a locale that is not UTF-8)\n"
 	       "  --high-contrast         the high-contrast palette, for projectors (key c)\n\n"
@@ -201,6 +203,7 @@ int sl_cmd_lesson(int argc, char **argv)
 		{"no-color", no_argument, NULL, OPT_NO_COLOR},
 		{"ascii", no_argument, NULL, OPT_ASCII},
 		{"high-contrast", no_argument, NULL, OPT_HIGH_CONTRAST},
+		{"format", required_argument, NULL, SL_OPT_FORMAT},
 		{NULL, 0, NULL, 0},
 	};
 	struct lesson_args a = {.o = {.save = 1}};
@@ -213,6 +216,11 @@ int sl_cmd_lesson(int argc, char **argv)
 	if (rc != SL_CLI_GO)
 		return rc;
 	sl_headless_opts o = a.o;
+	o.json = so.format == SL_FORMAT_JSON;
+	if (so.format == SL_FORMAT_CSV)
+		return sl_cli_usage("lesson", "--format=csv is for the tables of coll, compare and plan");
+	if (sl_opts_given(&so, SL_OPT_FORMAT) && !a.headless)
+		return sl_cli_usage("lesson", "--format is for --headless (the screen draws the lesson)");
 	if (first >= argc)
 		return sl_cli_usage("lesson", "no lesson given");
 	if (first + 1 < argc)

@@ -25,7 +25,10 @@ static const struct option inspect_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
-static const struct option verify_opts[] = {{NULL, 0, NULL, 0}};
+static const struct option verify_opts[] = {
+    {"format", required_argument, NULL, SL_OPT_FORMAT},
+    {NULL, 0, NULL, 0},
+};
 
 static const struct option reshard_opts[] = {
     {"tp", required_argument, NULL, OPT_TP},
@@ -41,7 +44,7 @@ static const struct option reshard_opts[] = {
 static void ckpt_help(void)
 {
 	printf("Usage: shardlab ckpt inspect DIR [--format=text|json]\n"
-	       "       shardlab ckpt verify DIR\n"
+	       "       shardlab ckpt verify DIR [--format=text|json]\n"
 	       "       shardlab ckpt reshard DIR [--tp=T] [--pp=P] [--dp=D] --out=DIR2\n"
 	       "                             [--mesh-order=ORDER] [--storage-bandwidth=RATE]\n"
 	       "                             [--trace=FILE]\n\n"
@@ -247,7 +250,7 @@ static int cmd_inspect(const char *dir, const sl_opts *o)
 	return sl_cli_flush(status);
 }
 
-static int cmd_verify(const char *dir)
+static int cmd_verify(const char *dir, const sl_opts *o)
 {
 	sl_ckpt *ck;
 	int rc = open_or_fail("ckpt verify", dir, &ck);
@@ -260,13 +263,30 @@ static int cmd_verify(const char *dir)
 		return SL_EXIT_FAIL;
 	}
 	const sl_ckpt_info *in = sl_ckpt_info_of(ck);
-	char b[32];
-	printf("%s: ok: %d tensors tiled exactly by %d chunks; all %d checksums match (%d file%s, "
-	       "%s); step %ld\n",
-	       dir, in->ntensors, in->nchunks, in->nchunks, in->nfiles, in->nfiles == 1 ? "" : "s",
-	       sl_fmt_bytes((double)in->data_bytes, b, sizeof b), in->step);
+	int status = SL_EXIT_OK;
+	if (o->format == SL_FORMAT_JSON) {
+		/* What the text says, in the report's scheme. */
+		json_t *j = json_object();
+		json_object_set_new(j, "checkpoint", json_string(dir));
+		json_object_set_new(j, "ok", json_true());
+		json_object_set_new(j, "tensors", json_integer(in->ntensors));
+		json_object_set_new(j, "chunks", json_integer(in->nchunks));
+		json_object_set_new(j, "checksums_matched", json_integer(in->nchunks));
+		json_object_set_new(j, "files", json_integer(in->nfiles));
+		json_object_set_new(j, "data_bytes", json_integer((json_int_t)in->data_bytes));
+		json_object_set_new(j, "step", json_integer(in->step));
+		if (sl_report_json_print(stdout, j))
+			status = SL_EXIT_FAIL;
+	} else {
+		char b[32];
+		printf("%s: ok: %d tensors tiled exactly by %d chunks; all %d checksums match (%d "
+		       "file%s, %s); step %ld\n",
+		       dir, in->ntensors, in->nchunks, in->nchunks, in->nfiles,
+		       in->nfiles == 1 ? "" : "s", sl_fmt_bytes((double)in->data_bytes, b, sizeof b),
+		       in->step);
+	}
 	sl_ckpt_close(ck);
-	return sl_cli_flush(SL_EXIT_OK);
+	return sl_cli_flush(status);
 }
 
 static int cmd_reshard(const char *dir, const sl_opts *o, const struct ckpt_args *a)
@@ -414,7 +434,7 @@ int sl_cmd_ckpt(int argc, char **argv)
 		if (strcmp(sub, "inspect") == 0)
 			rc = cmd_inspect(dir, &o);
 		else if (strcmp(sub, "verify") == 0)
-			rc = cmd_verify(dir);
+			rc = cmd_verify(dir, &o);
 		else
 			rc = cmd_reshard(dir, &o, &a);
 	}

@@ -12,10 +12,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "catalog.h"
 #include "lesson.h"
 #include "lesson_ui.h"
 #include "progress.h"
+#include "report.h"
 #include "units.h"
 #include "textwrap.h"
 
@@ -97,7 +100,23 @@ struct session {
 	sl_vm *vm;
 	int base_asked, base_right; /* score carried over from a resumed session */
 	FILE *err;
+	json_t *steps; /* --format=json: the steps, as they come */
 };
+
+/* A step of the JSON report: its kind, line and text (NULL: no text); the
+ * object, to add to, or NULL without JSON. */
+static json_t *jstep(struct session *s, const char *kind, int line, const char *text)
+{
+	if (!s->steps)
+		return NULL;
+	json_t *o = json_object();
+	json_object_set_new(o, "kind", json_string(kind));
+	json_object_set_new(o, "line", json_integer(line));
+	if (text)
+		json_object_set_new(o, "text", json_string(text));
+	json_array_append_new(s->steps, o);
+	return o;
+}
 
 static void save(struct session *s, int finished)
 {
@@ -189,15 +208,19 @@ static int run_session(struct session *s, FILE *in, FILE *out, sl_err *err)
 		case SL_STEP_SAY:
 			fputc('\n', out);
 			wrap(out, st.text, 0, "");
+			jstep(s, "say", st.line, st.text);
 			break;
 		case SL_STEP_SETUP:
 			wrap(out, st.text, 0, "[setup] ");
+			jstep(s, "setup", st.line, st.text);
 			break;
 		case SL_STEP_RUN:
 			fprintf(out, "[run] %s\n", st.text);
+			jstep(s, "run", st.line, st.text);
 			break;
 		case SL_STEP_RESULT:
 			wrap(out, st.text, 0, "[result] ");
+			jstep(s, "result", st.line, st.text);
 			break;
 		case SL_STEP_OPS:
 			print_ops(out, &st);
@@ -212,15 +235,30 @@ static int run_session(struct session *s, FILE *in, FILE *out, sl_err *err)
 			} else {
 				fprintf(out, "[pause]%s%s\n", st.text[0] ? " " : "", st.text);
 			}
+			jstep(s, "pause", st.line, st.text);
 			break;
-		case SL_STEP_CHECK:
+		case SL_STEP_CHECK: {
+			json_t *j = jstep(s, "check", st.line, st.text);
+			if (j) {
+				json_object_set_new(j, "held", json_boolean(st.passed));
+				json_object_set_new(j, "detail", json_string(st.detail));
+			}
 			if (st.passed)
 				fprintf(out, "[check] ok: %s (%s)\n", st.text, st.detail);
 			else
 				fprintf(out, "[check] FAILED at %s:%d: %s (%s)\n", sl_lesson_name(s->l), st.line,
 					st.text, st.detail);
 			break;
+		}
 		case SL_STEP_QUESTION: {
+			json_t *jq = jstep(s, "question", st.line, st.text), *tries = NULL;
+			if (jq) {
+				json_t *ch = json_array();
+				for (int i = 0; i < st.nchoices; i++)
+					json_array_append_new(ch, json_string(st.choices[i]));
+				json_object_set_new(jq, "choices", ch);
+				json_object_set_new(jq, "answers", tries = json_array());
+			}
 			save(s, 0);
 			fputc('\n', out);
 			wrap(out, st.text, 0, "[question] ");
@@ -242,6 +280,16 @@ static int run_session(struct session *s, FILE *in, FILE *out, sl_err *err)
 						       "question was answered", sl_lesson_name(s->l), st.line);
 				sl_err e = {0};
 				if (sl_vm_answer(s->vm, buf, &a, &e) == SL_OK) {
+					if (tries) {
+						json_t *t = json_object();
+						json_object_set_new(t, "answer", json_string(buf));
+						json_object_set_new(t, "verdict",
+								    json_string(a.again     ? "again"
+										: a.correct ? "right"
+											    : "wrong"));
+						json_object_set_new(t, "explain", json_string(a.explain));
+						json_array_append_new(tries, t);
+					}
 					if (!a.again)
 						break;
 					/* A first wrong answer: why, then another try. */
@@ -260,6 +308,8 @@ static int run_session(struct session *s, FILE *in, FILE *out, sl_err *err)
 			if (s->o->autoplay && !a.correct)
 				return sl_fail(err, SL_EINVAL, "%s:%d: the lesson's own answer '%s' is judged "
 					       "wrong (it expects %s)", sl_lesson_name(s->l), st.line, buf, a.expected);
+			if (jq)
+				json_object_set_new(jq, "expected", json_string(a.expected));
 			if (a.correct)
 				wrap(out, a.explain, 0, "[right] ");
 			else {
@@ -270,6 +320,7 @@ static int run_session(struct session *s, FILE *in, FILE *out, sl_err *err)
 			break;
 		}
 		case SL_STEP_MENU: {
+			json_t *jm = jstep(s, "menu", st.line, st.text);
 			save(s, 0);
 			fputc('\n', out);
 			wrap(out, st.text, 0, "[menu] ");
@@ -287,13 +338,17 @@ static int run_session(struct session *s, FILE *in, FILE *out, sl_err *err)
 				char *end;
 				long k = strtol(buf, &end, 10);
 				sl_err e = {0};
-				if (end != buf && !*end && sl_vm_choose(s->vm, (int)k - 1, &e) == SL_OK)
+				if (end != buf && !*end && sl_vm_choose(s->vm, (int)k - 1, &e) == SL_OK) {
+					if (jm)
+						json_object_set_new(jm, "chosen", json_string(st.choices[k - 1]));
 					break;
+				}
 				fprintf(out, "  choose an item from 1 to %d\n", st.nchoices);
 			}
 			break;
 		}
 		case SL_STEP_EXPLORE:
+			jstep(s, "explore", st.line, st.text);
 			save(s, 0);
 			fputc('\n', out);
 			if (run_explore(s, &st, in, out, err))
@@ -302,6 +357,12 @@ static int run_session(struct session *s, FILE *in, FILE *out, sl_err *err)
 		case SL_STEP_END: {
 			int total_asked = st.asked + s->base_asked, total_right = st.right + s->base_right;
 			save(s, 1);
+			json_t *je = jstep(s, "end", st.line, NULL);
+			if (je) {
+				json_object_set_new(je, "asked", json_integer(total_asked));
+				json_object_set_new(je, "right", json_integer(total_right));
+				json_object_set_new(je, "checks_failed", json_integer(st.checks_failed));
+			}
 			fprintf(out, "\n[end] %s: %d of %d question%s right; ", sl_lesson_title(s->l),
 				total_right, total_asked, total_asked == 1 ? "" : "s");
 			if (st.checks_failed)
@@ -328,6 +389,14 @@ int sl_lesson_headless(const char *path, const sl_headless_opts *o, FILE *in, FI
 		return 2;
 	}
 	struct session s = {.o = o, .l = l, .err = errf};
+	/* JSON: the text goes nowhere, the steps into one report at the end. */
+	FILE *text = out;
+	if (o->json && (!(s.steps = json_array()) || !(out = fopen("/dev/null", "w")))) {
+		fprintf(errf, "shardlab: lesson: cannot make the JSON report\n");
+		json_decref(s.steps);
+		sl_lesson_free(l);
+		return 2;
+	}
 	sl_progress_id(path, s.id, sizeof s.id);
 	s.prog.position = -1;
 	if (o->save || o->resume) {
@@ -374,6 +443,21 @@ int sl_lesson_headless(const char *path, const sl_headless_opts *o, FILE *in, FI
 		status = failed ? 1 : 0;
 	}
 	fflush(out);
+	if (s.steps) {
+		fclose(out);
+		json_t *j = json_object();
+		json_object_set_new(j, "lesson", json_string(path));
+		json_object_set_new(j, "title", json_string(sl_lesson_title(l)));
+		json_object_set_new(j, "stated_time_s", json_integer(60L * sl_lesson_minutes(l)));
+		json_object_set_new(j, "steps", s.steps);
+		json_object_set_new(j, "ended", json_boolean(rc == SL_OK));
+		json_object_set_new(j, "every_check_held", json_boolean(status == 0));
+		if (rc)
+			json_object_set_new(j, "error", json_string(err.msg));
+		if (sl_report_json_print(text, j) && status == 0)
+			status = 2;
+		fflush(text);
+	}
 	sl_vm_destroy(s.vm);
 	sl_lesson_free(l);
 	return status;

@@ -18,10 +18,11 @@ typedef struct sl_headless_opts {
 	int interactive;   /* wait for Enter at pauses (stdin is a terminal) */
 	int echo;          /* echo what was read (stdin is not a terminal) */
 	int autoplay;      /* play it through: the lesson's own answers and demos */
+	int json;          /* no text: one JSON report of every step at the end */
 } sl_headless_opts;
 
-/* Run a lesson file without curses: steps to out, the learner's answers from
- * in, errors to err.  Returns 0 when every check held, 1 when one failed, 2
+/* Run a lesson file without curses: steps to out (as text, or with json as
+ * one report at the end), the learner's answers from in, errors to err.  Returns 0 when every check held, 1 when one failed, 2
  * when the lesson could not be run to its end. */
 int sl_lesson_headless(const char *path, const sl_headless_opts *o, FILE *in, FILE *out,
 		       FILE *err);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ckpt.h"
 #include "cli.h"
@@ -66,8 +67,9 @@ static void sandbox_help(void)
 	    "                          which device reads which stored chunk and keeps what,\n"
 	    "                          then which writes which new chunk (the model is DIR's)\n\n");
 	fputs(sl_opts_cluster_help, stdout);
-	printf("  (sandbox: --trace writes the trace of the run shown, on quitting; --format\n"
-	       "   does not apply)\n");
+	printf("  (sandbox: --trace writes the trace of the run shown, on quitting; --format,\n"
+	       "   or no terminal, prints the scenario's report as run does instead of the\n"
+	       "   view: a product's, not a training layout's)\n");
 	fputs(sl_opts_dry_run_help, stdout);
 	printf("  (sandbox: up to %d devices; the title says 'dry run')\n"
 	       "Display:\n"
@@ -295,13 +297,27 @@ int sl_cmd_sandbox(int argc, char **argv)
 	if (rc != SL_CLI_GO)
 		return rc;
 	sl_train_opts_model_finish(&sa.tr);
-	if (sl_opts_given(&o, SL_OPT_FORMAT))
-		return sl_cli_usage("sandbox", "--format is for the reports of run and coll");
 	/* The screen is stdout; the view writes its trace to a file on quitting. */
 	if (o.trace && strcmp(o.trace, "-") == 0)
 		return sl_cli_usage("sandbox", "--trace=- is for run, coll and train: give a file name");
 	if (o.trace && (rc = sl_cli_check_output("sandbox", o.trace)))
 		return rc;
+	/* Headless (--format, or no terminal): the report of the scenario, as
+	 * run gives it; a training layout's report is train's. */
+	int headless = sl_opts_given(&o, SL_OPT_FORMAT) || !isatty(STDIN_FILENO) ||
+		       !isatty(STDOUT_FILENO);
+	if (headless && (sa.train || sa.load))
+		return sl_cli_usage("sandbox", "%s: for its report, use 'shardlab train' with the "
+				    "same options",
+				    sl_opts_given(&o, SL_OPT_FORMAT) ? "--format is the headless report"
+								     : "no terminal for the view");
+	if (headless && o.format == SL_FORMAT_CSV)
+		return sl_cli_usage("sandbox", "--format=csv is for the tables of coll, compare and plan");
+	if (headless) {
+		if (!sl_opts_given(&o, SL_OPT_FORMAT))
+			sl_cli_error("sandbox: no terminal: the scenario's report instead of the view");
+		return sl_run_and_report("sandbox", &o);
+	}
 	/* The views draw every device; more are for train --dry-run and plan. */
 	if (o.sc.cluster.devices > SL_MAX_FULL_DEVICES)
 		return too_many_devices(o.sc.cluster.devices);

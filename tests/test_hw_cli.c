@@ -67,11 +67,17 @@ static void expect_same(const char *a, const char *b)
 	json_decref(jb);
 }
 
+/* --list-presets --format=json's presets, each a hardware file; the
+ * report's version keys first, as every command's. */
 static json_t *list_json(void)
 {
 	json_t *j = tu_run_json("--list-presets --format=json");
-	assert_true(json_is_array(j));
-	return j;
+	assert_string_equal(json_object_iter_key(json_object_iter(j)), "shardlab_version");
+	assert_true(json_is_integer(json_object_get(j, "format_version")));
+	json_t *a = json_incref(json_object_get(j, "presets"));
+	assert_true(json_is_array(a));
+	json_decref(j);
+	return a;
 }
 
 static void write_entry(const json_t *e, const char *path)
@@ -299,8 +305,8 @@ static void test_user_preset(void **state)
 	assert_non_null(strstr(r.out, "file: " HARDWARE_DIR "/h100.json"));
 	tu_result_free(&r);
 	/* A malformed user file is left out with its one line; the other
-	 * presets are all listed (issue 39), the JSON array holds only
-	 * hardware files.  A directory and a FIFO named .json likewise, and
+	 * presets are all listed (issue 39), the JSON's presets hold only
+	 * hardware files and its unreadable the line.  A directory and a FIFO named .json likewise, and
 	 * the FIFO, without a writer, does not block the listing. */
 	FILE *f = fopen(path, "w");
 	fputs("{}", f);
@@ -308,9 +314,12 @@ static void test_user_preset(void **state)
 	tu_run("--list-presets --format=json", &r);
 	tu_expect_one_error("--list-presets", 0, &r);
 	assert_non_null(strstr(r.err, "lab-a100.json: name: missing (left out of the list)"));
-	json_t *got = json_loads(r.out, 0, NULL);
+	json_t *got = json_loads(r.out, JSON_PRESERVE_ORDER, NULL);
 	assert_non_null(got);
-	assert_int_equal(json_array_size(got), 8);
+	assert_int_equal(json_array_size(json_object_get(got, "presets")), 8);
+	json_t *bad = json_object_get(got, "unreadable");
+	assert_int_equal(json_array_size(bad), 1);
+	assert_non_null(strstr(json_string_value(json_array_get(bad, 0)), "lab-a100.json: name: missing"));
 	json_decref(got);
 	tu_result_free(&r);
 	char sub[600];

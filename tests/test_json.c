@@ -223,6 +223,8 @@ static void test_every_command(void **state)
 	    "compare --devices=4 --format=json",
 	    "plan --devices=8 --devices-per-node=4 " MODEL " --format=json",
 	    "check --format=json 01 02",
+	    "lesson --headless --demo --format=json 01",
+	    "sandbox --devices=2 --m=32 --k=48 --n=64 --format=json",
 	};
 	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++)
 		json_decref(check_report(cmds[i], 0));
@@ -240,6 +242,10 @@ static void test_every_command(void **state)
 	snprintf(args, sizeof args, "ckpt inspect %s/ck --format=json", dir);
 	json_t *j = check_report(args, 0);
 	assert_non_null(json_object_get(json_object_get(j, "manifest"), "tensors"));
+	json_decref(j);
+	snprintf(args, sizeof args, "ckpt verify %s/ck --format=json", dir);
+	j = check_report(args, 0);
+	assert_true(json_is_true(json_object_get(j, "ok")));
 	json_decref(j);
 	snprintf(args, sizeof args, "rm -rf '%s'", dir);
 	assert_int_equal(system(args), 0);

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* report.c - text and JSON reports of the headless commands. */
+#include "config.h"
+
 #include "report.h"
 
 #include <errno.h>
@@ -87,12 +89,20 @@ int sl_report_presets(FILE *f, int json, sl_err **bad, int *nbad, sl_err *err)
 	if (rc)
 		return rc;
 	if (json) {
-		/* Each entry is a hardware file (shardlab-hardware(5)) as it is. */
-		json_t *a = json_array();
+		/* The report's versions; each entry of presets is a hardware file
+		 * (shardlab-hardware(5)) as it is, so it is not renamed under the
+		 * report's scheme; unreadable: what could not be read, and why. */
+		json_t *o = json_object(), *a = json_array(), *u = json_array();
+		json_object_set_new(o, "shardlab_version", json_string(PACKAGE_VERSION));
+		json_object_set_new(o, "format_version", json_integer(SL_JSON_FORMAT_VERSION));
 		for (int i = 0; i < n; i++)
 			json_array_append_new(a, sl_hw_to_json(list[i]));
-		char *s = sl_json_dump_exact(a);
-		json_decref(a);
+		for (int i = 0; bad && i < *nbad; i++)
+			json_array_append_new(u, json_string((*bad)[i].msg));
+		json_object_set_new(o, "presets", a);
+		json_object_set_new(o, "unreadable", u);
+		char *s = sl_json_dump_exact(o);
+		json_decref(o);
 		free(list);
 		if (!s)
 			return sl_fail(err, SL_ENOMEM, "out of memory");
