@@ -340,6 +340,30 @@ static void data_words(const sl_model_spec *m, char *buf, size_t n)
 
 /* The report's head: what runs, and the step table's names (or what a dry
  * run has instead), printed before the first step ends. */
+/* Throughput as plan gives it and Megatron-LM's logs show it: the
+ * batch's tokens over the step, the model's FLOPs (sl_model_step_flops:
+ * forward and backward, what MFU counts) and every FLOP the run did
+ * (recomputation included: HFU) per device and second, over the peak. */
+struct rates {
+	double tokens_s, dev_tokens_s, dev_model, dev_hw, mfu, hfu;
+};
+
+static struct rates rates_of(const struct outcome *r, const sl_model_spec *m)
+{
+	struct rates x = {0};
+	const sl_train_report *p = &r->rep;
+	double peak = sl_cluster_config_of(r->c)->flops;
+	if (!(p->step_s > 0) || p->ndev < 1)
+		return x;
+	x.tokens_s = (double)m->batch * m->seq / p->step_s;
+	x.dev_tokens_s = x.tokens_s / p->ndev;
+	x.dev_model = sl_model_step_flops(m) / p->step_s / p->ndev;
+	x.dev_hw = p->flops_per_step / p->step_s / p->ndev;
+	x.mfu = x.dev_model / peak;
+	x.hfu = x.dev_hw / peak;
+	return x;
+}
+
 static void train_text_head(FILE *f, const sl_opts *o, const sl_model_spec *m, const double *ref,
 			    const struct outcome *r)
 {
@@ -419,6 +443,12 @@ static void train_text(FILE *f, const sl_opts *o, const sl_model_spec *m, int st
 	fprintf(f, "speedup      %.3g over one device (%s%s), efficiency %.1f%%\n", speedup,
 		fmt_t(r->single_s, c), r->single_est ? ", estimated: the model does not fit one" : "",
 		100 * speedup / p->ndev);
+	struct rates x = rates_of(r, m);
+	char tk[32], dtk[32];
+	fprintf(f, "throughput   %s tokens/s, %s per device\n", sl_fmt_count(x.tokens_s, tk, sizeof tk),
+		sl_fmt_count(x.dev_tokens_s, dtk, sizeof dtk));
+	fprintf(f, "FLOP rate    %.4g TFLOP/s of the model per device: MFU %.1f%% (HFU %.1f%%)\n",
+		x.dev_model / 1e12, 100 * x.mfu, 100 * x.hfu);
 	fprintf(f, "bubble       %.4f of the ideal time (%.4f predicted)\n", p->bubble_fraction,
 		r->pred.bubble_fraction);
 	fprintf(f, "idle         %.1f%% of all devices' time\n", 100 * p->idle_fraction);
@@ -515,7 +545,7 @@ static json_t *losses_json(const double *v, int n)
 }
 
 /* The figures of one layout's run, shared by train's and compare's JSON. */
-static void outcome_json(json_t *o, const struct outcome *r, int steps)
+static void outcome_json(json_t *o, const struct outcome *r, const sl_model_spec *m, int steps)
 {
 	const sl_train_report *p = &r->rep;
 	double speedup = p->step_s > 0 ? r->single_s / p->step_s : 0;
@@ -541,6 +571,13 @@ static void outcome_json(json_t *o, const struct outcome *r, int steps)
 	json_object_set_new(o, "predicted_bubble_fraction", jreal(r->pred.bubble_fraction));
 	json_object_set_new(o, "idle_fraction", jreal(p->idle_fraction));
 	json_object_set_new(o, "flops_per_step", jreal(p->flops_per_step));
+	struct rates x = rates_of(r, m);
+	json_object_set_new(o, "tokens_per_s", jreal(x.tokens_s));
+	json_object_set_new(o, "device_tokens_per_s", jreal(x.dev_tokens_s));
+	json_object_set_new(o, "device_model_flop_per_s", jreal(x.dev_model));
+	json_object_set_new(o, "device_hardware_flop_per_s", jreal(x.dev_hw));
+	json_object_set_new(o, "mfu", jreal(x.mfu));
+	json_object_set_new(o, "hfu", jreal(x.hfu));
 	json_object_set_new(o, "wall_s", jreal(r->wall_s));
 	uint64_t sent[SL_TR_NKINDS] = {0}, recv[SL_TR_NKINDS] = {0};
 	const sl_cluster_config *cfg = sl_cluster_config_of(r->c);
@@ -840,7 +877,7 @@ int sl_cmd_train(int argc, char **argv)
 		FILE *out = sl_cli_report_stream(o.trace);
 		if (o.format == SL_FORMAT_JSON) {
 			json_t *j = json_object();
-			outcome_json(j, &r, a.steps);
+			outcome_json(j, &r, &a.m, a.steps);
 			json_object_set_new(j, "reference_losses",
 					    ref ? losses_json(ref, a.steps) : json_null());
 			model_json(j, &a.m);
@@ -1156,7 +1193,7 @@ int sl_cmd_compare(int argc, char **argv)
 				json_array_append_new(sk, x);
 				continue;
 			}
-			outcome_json(x, &res[i], a.steps);
+			outcome_json(x, &res[i], &a.m, a.steps);
 			json_array_append_new(arr, x);
 		}
 		json_object_set_new(j, "layouts", arr);

@@ -153,6 +153,80 @@ static void test_train_trace(void **state)
 	json_decref(j);
 }
 
+/* --trace-steps and --trace-devices keep what they name and nothing else;
+ * without --trace they are refused. */
+static void test_trace_filters(void **state)
+{
+	(void)state;
+	const char *dir = getenv("TMPDIR");
+	char path[512], args[800];
+	snprintf(path, sizeof path, "%s/test_train_cli_filter.%d.json", dir && *dir ? dir : "/tmp",
+		 (int)getpid());
+	snprintf(args, sizeof args, "train --tp=2 --pp=2 --dp=2 --microbatches=2 --steps=3 "
+		 "--trace-steps=2 --trace-devices=0-1,6 --trace=%s " SMALL, path);
+	tu_result r;
+	tu_run(args, &r);
+	assert_int_equal(r.status, 0);
+	tu_result_free(&r);
+	json_t *j = json_load_file(path, 0, NULL);
+	unlink(path);
+	assert_non_null(j);
+	json_t *ev = json_object_get(j, "traceEvents");
+	int devs[8] = {0};
+	double t0 = 1e300, t1 = 0;
+	for (size_t i = 0; i < json_array_size(ev); i++) {
+		json_t *e = json_array_get(ev, i), *a = json_object_get(e, "args");
+		json_t *dev = a ? json_object_get(a, "device") : NULL;
+		if (!dev)
+			continue;
+		devs[json_integer_value(dev)]++;
+		double ts = json_number_value(json_object_get(e, "ts"));
+		t0 = ts < t0 ? ts : t0;
+		t1 = ts > t1 ? ts : t1;
+	}
+	json_decref(j);
+	for (int d = 0; d < 8; d++)
+		assert_true((devs[d] > 0) == (d <= 1 || d == 6));
+	/* The second of three equal steps: after the first, before the third. */
+	json_t *whole = tu_run_json("train --tp=2 --pp=2 --dp=2 --microbatches=2 --steps=3 "
+				    "--format=json " SMALL);
+	double step_us = tu_num(whole, "step_time_s") * 1e6;
+	json_decref(whole);
+	assert_true(t0 >= step_us * 0.999 && t1 <= 2 * step_us * 1.001);
+	expect_refusal("train --trace-steps=2 --steps=3 " SMALL, 2, "needs --trace=FILE");
+	expect_refusal("train --trace-steps=4 --steps=3 --trace=x.json " SMALL, 2, "the run has 3 steps");
+	expect_refusal("train --tp=2 --trace-devices=2 --trace=x.json " SMALL, 2,
+		       "device 2 to trace: the run has 2 devices (0 to 1)");
+	expect_refusal("train --trace-devices=3-1 --trace=x.json " SMALL, 2, "not N or N-M");
+}
+
+/* Throughput against Megatron-LM's formulas written here: tokens/s = B s
+ * / step; the model's FLOPs a step 72 B s l h^2 (1 + s / 6h) for an MLP of
+ * 4h without a vocabulary (Narayanan et al. 2021, appendix); MFU over the
+ * H100 preset's 989 TFLOP/s. */
+static void test_throughput(void **state)
+{
+	(void)state;
+	json_t *j = tu_run_json("train --dry-run --preset=h100 --tp=2 --pp=2 --layers=4 "
+				"--hidden=1024 --ffn=4096 --heads=16 --seq=512 --batch=16 "
+				"--microbatches=4 --steps=1 --format=json");
+	double B = 16, S = 512, L = 4, H = 1024, step = tu_num(j, "step_time_s");
+	double model = 72 * B * S * L * H * H * (1 + S / (6 * H));
+	tu_check_close(tu_num(j, "tokens_per_s"), B * S / step, 1e-12, "tokens/s");
+	tu_check_close(tu_num(j, "device_tokens_per_s"), B * S / step / 4, 1e-12, "per device");
+	tu_check_close(tu_num(j, "device_model_flop_per_s"), model / step / 4, 1e-12, "model FLOP/s");
+	tu_check_close(tu_num(j, "mfu"), model / step / 4 / 989e12, 1e-12, "MFU");
+	assert_true(tu_num(j, "hfu") >= tu_num(j, "mfu"));
+	json_decref(j);
+	tu_result r;
+	tu_run("train --dry-run --preset=h100 --tp=2 --pp=2 --layers=4 --hidden=1024 --ffn=4096 "
+	       "--heads=16 --seq=512 --batch=16 --microbatches=4 --steps=1",
+	       &r);
+	assert_non_null(strstr(r.out, "tokens/s"));
+	assert_non_null(strstr(r.out, "MFU"));
+	tu_result_free(&r);
+}
+
 static void test_compare(void **state)
 {
 	(void)state;
@@ -277,6 +351,8 @@ int main(void)
 		cmocka_unit_test(test_tree_prediction),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_train_trace),
+		cmocka_unit_test(test_trace_filters),
+		cmocka_unit_test(test_throughput),
 		cmocka_unit_test(test_compare),
 		cmocka_unit_test(test_fold_devices),
 	};
