@@ -57,6 +57,29 @@ try "h100 a100" shardlab train --preset = ""
 try "inspect verify reshard" shardlab ckpt ""
 try "02-colwise 04-collectives" shardlab lesson 0
 try "rowwise" shardlab run --strategy=r
+# The short options of nccl-tests; the shipped models by name.
+try "-b -e -f -n" shardlab coll -
+try "gpt3-175b llama-3-8b llama-3-405b" shardlab train --model = ""
+try "llama-3-70b" shardlab plan --model=llama-3-7
+# never WORD WORDS...: WORD is not offered (an option the command refuses,
+# or a word its --help only mentions).
+never() {
+	bad=$1
+	shift
+	COMP_WORDS=("$@")
+	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+	COMPREPLY=()
+	_shardlab
+	case " ${COMPREPLY[*]} " in
+	*" $bad "*) echo "FAIL: [$*] offers $bad"; fails=$((fails + 1)) ;;
+	*) echo "ok: [$*] does not offer $bad" ;;
+	esac
+}
+never --timing= shardlab plan --
+never --trace= shardlab plan --
+never --trace= shardlab compare --
+never --list-presets shardlab run --
+never --tp= shardlab ckpt inspect --
 # Every value offered is one the program takes.
 for o in "coll op" "train schedule" "run strategy" "run algorithm" "run topology" \
 	"run timing" "coll format" "train mesh-order" "train preset" "train norm"; do
