@@ -302,27 +302,25 @@ int sl_cmd_sandbox(int argc, char **argv)
 		return sl_cli_usage("sandbox", "--trace=- is for run, coll and train: give a file name");
 	if (o.trace && (rc = sl_cli_check_output("sandbox", o.trace)))
 		return rc;
-	/* Headless (--format, or no terminal): the report of the scenario, as
-	 * run gives it; a training layout's report is train's. */
-	int headless = sl_opts_given(&o, SL_OPT_FORMAT) || !isatty(STDIN_FILENO) ||
-		       !isatty(STDOUT_FILENO);
-	if (headless && (sa.train || sa.load))
-		return sl_cli_usage("sandbox", "%s: for its report, use 'shardlab train' with the "
-				    "same options",
-				    sl_opts_given(&o, SL_OPT_FORMAT) ? "--format is the headless report"
-								     : "no terminal for the view");
-	if (headless && o.format == SL_FORMAT_CSV)
-		return sl_cli_usage("sandbox", "--format=csv is for the tables of coll, compare and plan");
-	if (headless) {
-		if (!sl_opts_given(&o, SL_OPT_FORMAT))
-			sl_cli_error("sandbox: no terminal: the scenario's report instead of the view");
-		return sl_run_and_report("sandbox", &o);
-	}
 	/* The views draw every device; more are for train --dry-run and plan. */
 	if (o.sc.cluster.devices > SL_MAX_FULL_DEVICES)
 		return too_many_devices(o.sc.cluster.devices);
 	if (sa.load && o.sc.cluster.timing_only)
 		return sl_cli_usage("sandbox", "--dry-run: --load shows stored values being moved");
+	/* Headless (--format, or no terminal): the product's report, as run
+	 * gives it.  A training layout's report is train's; without a
+	 * terminal its view checks its options, then says it needs one. */
+	int fmt = sl_opts_given(&o, SL_OPT_FORMAT);
+	if (fmt && (sa.train || sa.load))
+		return sl_cli_usage("sandbox", "--format is the headless report of a product: for a "
+				    "training layout's, use 'shardlab train' with the same options");
+	if (fmt && o.format == SL_FORMAT_CSV)
+		return sl_cli_usage("sandbox", "--format=csv is for the tables of coll, compare and plan");
+	if (!sa.train && !sa.load && (fmt || !isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
+		if (!fmt)
+			sl_cli_error("sandbox: no terminal: the scenario's report instead of the view");
+		return sl_run_and_report("sandbox", &o);
+	}
 	if (sa.load)
 		return reshard_view(&o, &sa);
 	if (sa.train)

@@ -618,17 +618,16 @@ static void concurrent_saves_interleaved(void **st)
 	rm_in("p3n");
 }
 
-/* The acceptance: 20 trials of two processes saving into one directory at
- * the same moment (released together by a pipe) always leave a
- * checkpoint that verifies; a save that loses says so in one line. */
-static void concurrent_saves_twenty_trials(void **st)
+/* Two commands on one checkpoint released at the same moment by a pipe,
+ * 20 rounds: judge(round, k, run) looks at each one's outcome, and the
+ * checkpoint named rel must verify after every round. */
+static void race_twenty_rounds(const char *rel, const char *const cmd[2],
+                               void (*judge)(int round, int k, const struct run *r))
 {
-	(void)st;
-	make_ckpt("p3b");
 	char buf[2][4096], *argv[2][64];
 	for (int k = 0; k < 2; k++)
-		split_args("train --steps=1 " TINY " --save=@/p3b", buf[k], sizeof buf[k], argv[k]);
-	for (int trial = 0; trial < 20; trial++) {
+		split_args(cmd[k], buf[k], sizeof buf[k], argv[k]);
+	for (int round = 0; round < 20; round++) {
 		int gate[2];
 		assert_int_equal(pipe(gate), 0);
 		int fo[2], fe[2];
@@ -652,59 +651,53 @@ static void concurrent_saves_twenty_trials(void **st)
 		for (int k = 0; k < 2; k++) {
 			struct run r;
 			wait_run(pid[k], fo[k], fe[k], &r);
-			/* Which trials race is the scheduler's business; the outcome
-			 * is not: a save that loses says so. */
-			if (r.status != 0)
-				one_error("a concurrent save", &r, 1, "another save");
+			judge(round, k, &r);
 		}
-		verified("p3b");
+		verified(rel);
 	}
+}
+
+/* Which trials race is the scheduler's business; the outcome is not: a
+ * save that loses says so. */
+static void judge_saves(int round, int k, const struct run *r)
+{
+	(void)round, (void)k;
+	if (r->status != 0)
+		one_error("a concurrent save", r, 1, "another save");
+}
+
+/* The acceptance: 20 trials of two processes saving into one directory at
+ * the same moment always leave a checkpoint that verifies; a save that
+ * loses says so in one line. */
+static void concurrent_saves_twenty_trials(void **st)
+{
+	(void)st;
+	make_ckpt("p3b");
+	const char *const cmd[2] = {"train --steps=1 " TINY " --save=@/p3b",
+				    "train --steps=1 " TINY " --save=@/p3b"};
+	race_twenty_rounds("p3b", cmd, judge_saves);
 	rm_in("p3b");
+}
+
+/* The save succeeds; the load succeeds or says a save was under way. */
+static void judge_save_load(int round, int k, const struct run *r)
+{
+	if (k == 0 && (r->sig || r->status != 0))
+		fail_msg("round %d: the save: exit %d signal %d: %s", round, r->status, r->sig, r->err);
+	if (k == 1 && r->status != 0)
+		one_error("a load racing a save", r, 1, "a save into it was under way");
 }
 
 /* Issue 39: a load racing a save said "data file ... is missing" in 2 of
  * 20 trials, though the checkpoint verified.  20 rounds of a save and a
- * load of one directory released together: the save succeeds, the load
- * succeeds or says a save was under way, the checkpoint verifies. */
+ * load of one directory released together. */
 static void load_racing_save_twenty_rounds(void **st)
 {
 	(void)st;
 	make_ckpt("p3c");
-	char buf[2][4096], *argv[2][64];
-	split_args("train --steps=1 " TINY " --save=@/p3c", buf[0], sizeof buf[0], argv[0]);
-	split_args("train --steps=1 " TINY " --load=@/p3c", buf[1], sizeof buf[1], argv[1]);
-	for (int round = 0; round < 20; round++) {
-		int gate[2];
-		assert_int_equal(pipe(gate), 0);
-		int fo[2], fe[2];
-		pid_t pid[2];
-		for (int k = 0; k < 2; k++) {
-			fo[k] = scratch_fd();
-			fe[k] = scratch_fd();
-			fflush(NULL);
-			pid[k] = fork();
-			assert_true(pid[k] >= 0);
-			if (pid[k] == 0) {
-				close(gate[1]);
-				char g;
-				ssize_t r = read(gate[0], &g, 1);
-				(void)r;
-				child_exec(argv[k], NULL, fo[k], fe[k]);
-			}
-		}
-		close(gate[0]);
-		close(gate[1]);
-		for (int k = 0; k < 2; k++) {
-			struct run r;
-			wait_run(pid[k], fo[k], fe[k], &r);
-			if (k == 0 && (r.sig || r.status != 0))
-				fail_msg("round %d: the save: exit %d signal %d: %s", round, r.status,
-				         r.sig, r.err);
-			if (k == 1 && r.status != 0)
-				one_error("a load racing a save", &r, 1, "a save into it was under way");
-		}
-		verified("p3c");
-	}
+	const char *const cmd[2] = {"train --steps=1 " TINY " --save=@/p3c",
+				    "train --steps=1 " TINY " --load=@/p3c"};
+	race_twenty_rounds("p3c", cmd, judge_save_load);
 	rm_in("p3c");
 }
 

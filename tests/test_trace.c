@@ -444,6 +444,43 @@ static void test_escaping(void **state)
 	sl_trace_destroy(t);
 }
 
+/* A take moves out the events a snapshot copies, in the same order (the
+ * order of cmp_event: time, then device, then end), and leaves the trace
+ * empty (a device records some events out of that order). */
+static void test_take(void **state)
+{
+	(void)state;
+	sl_model_spec ms = tu_model(2, 16, 32, 2, 4, 32);
+	sl_layout l = tu_layout(2, 2, 1, SL_SCHED_1F1B, 4, 1);
+	sl_cluster_config cfg = tu_h100(4, 2);
+	cfg.memory = (uint64_t)1 << 30;
+	cfg.timing = SL_TIMING_MODEL;
+	sl_err err = {0};
+	sl_train *tr = sl_train_create(&ms, &l, 4, &err);
+	assert_non_null(tr);
+	sl_cluster *c = tu_create(&cfg);
+	sl_train_report rep;
+	if (sl_train_run(tr, c, 2, &rep, &err))
+		fail_msg("train: %s", err.msg);
+	sl_train_report_free(&rep);
+	sl_snapshot a, b;
+	assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), &a), SL_OK);
+	assert_int_equal(sl_trace_take(sl_cluster_trace(c), &b), SL_OK);
+	assert_true(a.n > 100);
+	assert_int_equal(a.n, b.n);
+	for (size_t i = 0; i < a.n; i++) {
+		assert_memory_equal(&a.ev[i], &b.ev[i], sizeof a.ev[i]);
+		if (i && (a.ev[i].t0 < a.ev[i - 1].t0 ||
+			  (a.ev[i].t0 == a.ev[i - 1].t0 && a.ev[i].dev < a.ev[i - 1].dev)))
+			fail_msg("event %zu is out of order", i);
+	}
+	assert_int_equal(sl_trace_count(sl_cluster_trace(c)), 0);
+	sl_snapshot_free(&a);
+	sl_snapshot_free(&b);
+	sl_cluster_destroy(c);
+	sl_train_destroy(tr);
+}
+
 /* A .gz trace gunzips to the same bytes as the plain one. */
 static void test_gzip(void **state)
 {
@@ -641,6 +678,7 @@ int main(void)
 		cmocka_unit_test(test_training),
 		cmocka_unit_test(test_port_share),
 		cmocka_unit_test(test_escaping),
+		cmocka_unit_test(test_take),
 		cmocka_unit_test(test_gzip),
 		cmocka_unit_test(test_stdout),
 		cmocka_unit_test(test_perfetto_rules),

@@ -242,18 +242,34 @@ static size_t offsets(const sl_trace *t, size_t *off)
 	return n;
 }
 
-int sl_trace_snapshot(sl_trace *t, sl_snapshot *out)
+/* What a snapshot and a take share: out emptied, every log locked (the
+ * caller unlocks), *off and *n as offsets() gives them, and the merged
+ * order; NULL (and nothing locked) when out of memory. */
+static size_t *lock_and_order(sl_trace *t, sl_snapshot *out, size_t **off, size_t *n)
 {
 	out->ndev = t->ndev;
 	out->n = 0;
 	out->ev = NULL;
-	size_t *off = calloc((size_t)t->ndev + 1, sizeof *off);
-	if (!off)
-		return SL_ENOMEM;
+	if (!(*off = calloc((size_t)t->ndev + 1, sizeof **off)))
+		return NULL;
 	lock_all(t);
-	size_t n = offsets(t, off);
-	size_t *ord = merged_order(t, off, n);
-	sl_event *ev = ord ? malloc((n ? n : 1) * sizeof *ev) : NULL;
+	*n = offsets(t, *off);
+	size_t *ord = merged_order(t, *off, *n);
+	if (!ord) {
+		unlock_all(t);
+		free(*off);
+		*off = NULL;
+	}
+	return ord;
+}
+
+int sl_trace_snapshot(sl_trace *t, sl_snapshot *out)
+{
+	size_t *off, n;
+	size_t *ord = lock_and_order(t, out, &off, &n);
+	if (!ord)
+		return SL_ENOMEM;
+	sl_event *ev = malloc((n ? n : 1) * sizeof *ev);
 	for (size_t k = 0; ev && k < n; k++)
 		ev[k] = *ev_at(t, off, ord[k]);
 	unlock_all(t);
@@ -268,19 +284,14 @@ int sl_trace_snapshot(sl_trace *t, sl_snapshot *out)
 
 int sl_trace_take(sl_trace *t, sl_snapshot *out)
 {
-	out->ndev = t->ndev;
-	out->n = 0;
-	out->ev = NULL;
-	size_t *off = calloc((size_t)t->ndev + 1, sizeof *off);
-	if (!off)
+	size_t *off, n;
+	size_t *ord = lock_and_order(t, out, &off, &n);
+	if (!ord)
 		return SL_ENOMEM;
-	lock_all(t);
-	size_t n = offsets(t, off);
-	size_t *ord = merged_order(t, off, n);
 	/* The logs moved end to end, each freed once moved: the events are
 	 * held once, plus one log (realloc of a large block remaps). */
 	sl_event *ev = NULL;
-	int rc = ord ? SL_OK : SL_ENOMEM;
+	int rc = SL_OK;
 	for (int i = 0; i < t->ndev && rc == SL_OK; i++) {
 		sl_event *p = realloc(ev, (off[i] + t->log[i].n + 1) * sizeof *p);
 		if (!p) {
