@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# started.sh DRIVER... -- the automake test driver, after a line saying that
-# a test script has started (a screen test prints nothing for a minute or
-# so until it ends; a unit test program, ending in seconds, says nothing).
+# started.sh DRIVER... -- the automake test driver of the test scripts
+# (SH_LOG_DRIVER), after a line saying that the script has started (a
+# screen test prints nothing for a minute or so until it ends).
 name=
 prev=
 for a in "$@"; do
@@ -10,7 +10,5 @@ for a in "$@"; do
 	[ "$a" = -- ] && break
 	prev=$a
 done
-case $name in
-*.sh) echo "START: $name" ;;
-esac
+echo "START: $name"
 exec "$@"
