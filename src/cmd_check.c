@@ -244,6 +244,11 @@ int sl_cmd_lesson(int argc, char **argv)
 		return st;
 	}
 	o.interactive = isatty(STDIN_FILENO);
+	/* The JSON comes at the end: a learner at a terminal would answer
+	 * questions nobody shows. */
+	if (o.json && o.interactive && !o.autoplay)
+		return sl_cli_usage("lesson", "--format=json prints the lesson when it ends: give the "
+				    "answers on standard input from a file or a pipe, or add --demo");
 	o.echo = !o.interactive;
 	if (o.autoplay) /* a demonstration is not the learner's progress */
 		o.save = 0;

@@ -409,6 +409,10 @@ int sl_lesson_headless(const char *path, const sl_headless_opts *o, FILE *in, FI
 	int start = 0;
 	if (s.vm && o->start && (start = sl_lesson_locate(l, o->start, &err)) < 0) {
 		fprintf(errf, "shardlab: %s\n", err.msg);
+		if (s.steps) {
+			fclose(out);
+			json_decref(s.steps);
+		}
 		sl_vm_destroy(s.vm);
 		sl_lesson_free(l);
 		return 2;

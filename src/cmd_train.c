@@ -810,6 +810,9 @@ int sl_cmd_train(int argc, char **argv)
 	if (rc == SL_EXIT_OK && !o.trace && (ta.rec.step_hi || ta.rec.nranges))
 		rc = sl_cli_usage("train", "--trace-%s chooses what the trace keeps: it needs "
 				  "--trace=FILE", ta.rec.step_hi ? "steps" : "devices");
+	if (rc == SL_EXIT_OK && ta.rec.step_hi && ta.save)
+		rc = sl_cli_usage("train", "--trace-steps: with --save the trace holds the final save, "
+				  "not the training steps");
 	if (rc == SL_EXIT_OK && ta.rec.step_hi > a.steps)
 		rc = sl_cli_usage("train", "--trace-steps=%d-%d: the run has %d step%s",
 				  ta.rec.step_lo, ta.rec.step_hi, a.steps, a.steps == 1 ? "" : "s");

@@ -174,8 +174,15 @@ static void test_trace_filters(void **state)
 	json_t *ev = json_object_get(j, "traceEvents");
 	int devs[8] = {0};
 	double t0 = 1e300, t1 = 0;
+	json_t *starts = json_object(), *ends = json_object();
 	for (size_t i = 0; i < json_array_size(ev); i++) {
 		json_t *e = json_array_get(ev, i), *a = json_object_get(e, "args");
+		const char *ph = json_string_value(json_object_get(e, "ph"));
+		if (ph && (ph[0] == 's' || ph[0] == 'f') && !ph[1]) {
+			char id[32];
+			snprintf(id, sizeof id, "%lld", (long long)json_integer_value(json_object_get(e, "id")));
+			json_object_set_new(ph[0] == 's' ? starts : ends, id, json_true());
+		}
 		json_t *dev = a ? json_object_get(a, "device") : NULL;
 		if (!dev)
 			continue;
@@ -187,6 +194,11 @@ static void test_trace_filters(void **state)
 	json_decref(j);
 	for (int d = 0; d < 8; d++)
 		assert_true((devs[d] > 0) == (d <= 1 || d == 6));
+	/* Flows only between devices kept: every start ends, every end started. */
+	assert_true(json_object_size(starts) > 0);
+	assert_true(json_equal(starts, ends));
+	json_decref(starts);
+	json_decref(ends);
 	/* The second of three equal steps: after the first, before the third. */
 	json_t *whole = tu_run_json("train --tp=2 --pp=2 --dp=2 --microbatches=2 --steps=3 "
 				    "--format=json " SMALL);
@@ -198,6 +210,8 @@ static void test_trace_filters(void **state)
 	expect_refusal("train --tp=2 --trace-devices=2 --trace=x.json " SMALL, 2,
 		       "device 2 to trace: the run has 2 devices (0 to 1)");
 	expect_refusal("train --trace-devices=3-1 --trace=x.json " SMALL, 2, "not N or N-M");
+	expect_refusal("train --trace-steps=1 --save=ck --trace=x.json " SMALL, 2,
+		       "with --save the trace holds the final save");
 }
 
 /* Throughput against Megatron-LM's formulas written here: tokens/s = B s

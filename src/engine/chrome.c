@@ -716,8 +716,14 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 	unsigned char *xused = calloc((size_t)ndev * 2 * XLANES + 1, 1);
 	heap h = {0};
 	flowmap fm = {0};
+	/* Devices with events: a trace kept to some devices (train
+	 * --trace-devices) draws no flow to or from one without. */
+	unsigned char *present = calloc((size_t)ndev + 1, 1);
+	for (size_t i = 0; present && i < s->n; i++)
+		if (s->ev[i].dev >= 0 && s->ev[i].dev < ndev)
+			present[s->ev[i].dev] = 1;
 	int rc = SL_OK;
-	if (!w || !seen || !p2p_sent || !p2p_recv || !xend || !xused ||
+	if (!w || !seen || !p2p_sent || !p2p_recv || !xend || !xused || !present ||
 	    (s->n && (!st || !step_of)) || (ns && (!lane_of || !lane_end || !cs))) {
 		rc = sl_fail(err, SL_ENOMEM, "out of host memory writing the trace");
 		goto out;
@@ -878,7 +884,7 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 			flow_id(id, sizeof id, e, src, dst, e->coll.op < 0 ? &p2p_sent[li] : NULL);
 			if (e->coll.op < 0)
 				p2p_sent[li]++;
-			if (w_flow(w, &first, &fm, 0, pid, tid, id, e->t0)) {
+			if (present[dst] && w_flow(w, &first, &fm, 0, pid, tid, id, e->t0)) {
 				rc = sl_fail(err, SL_ENOMEM, "out of host memory writing the trace");
 				goto out;
 			}
@@ -913,7 +919,7 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 			flow_id(id, sizeof id, e, src, dst, e->coll.op < 0 ? &p2p_recv[li] : NULL);
 			if (e->coll.op < 0)
 				p2p_recv[li]++;
-			if (w_flow(w, &first, &fm, 1, pid, tid, id, e->t0)) {
+			if (present[src] && w_flow(w, &first, &fm, 1, pid, tid, id, e->t0)) {
 				rc = sl_fail(err, SL_ENOMEM, "out of host memory writing the trace");
 				goto out;
 			}
@@ -930,6 +936,7 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 	if (w->failed)
 		rc = sl_fail(err, SL_ESYS, "cannot write the trace");
 out:
+	free(present);
 	free(fm.a);
 	free(h.a);
 	free(xend);

@@ -308,7 +308,7 @@ int sl_dev_storage(sl_dev *d, int write, uint64_t bytes, double bandwidth, const
  * number (-1 for none). */
 void sl_dev_set_op(sl_dev *d, int op_id, int microbatch);
 /* The training step the device's next events belong to (from 1 in the
- * run; 0: none), for sl_cluster_set_record's step filter. */
+ * run; 0: none), for the step filter of sl_cluster_config.record. */
 void sl_dev_set_step(sl_dev *d, int step);
 
 /* Wall-clock barrier across all devices (no emulated time passes); for

@@ -86,7 +86,7 @@ struct sl_cluster {
 	 * run tune by, whatever knobs turn meanwhile. */
 	sl_link_spec tuned_intra, tuned_inter;
 	sl_trace *trace;
-	/* What sl_dev_record keeps (sl_cluster_set_record); set between runs. */
+	/* What sl_dev_record keeps: cfg.record, as the cluster was created. */
 	int rec_off, rec_lo, rec_hi;
 	unsigned char *rec_dev; /* n flags, or NULL: every device */
 	atomic_int cancel;

@@ -95,37 +95,20 @@ static int cmp_event(const void *a, const void *b)
 	return (x->t1 > y->t1) - (x->t1 < y->t1);
 }
 
-/* The devices' logs laid end to end (log i from off[i]), and the order
- * cmp_event puts them in: each log sorted (sort_log), then merged.  A word
- * per event and one log's room, never a second copy of all of them
- * (glibc's qsort of the events themselves took one).  NULL: no memory. */
-static const sl_event *ev_at(const sl_trace *t, const size_t *off, size_t g)
-{
-	int lo = 0, hi = t->ndev - 1; /* the log holding position g */
-	while (lo < hi) {
-		int mid = (lo + hi + 1) / 2;
-		if (off[mid] <= g)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	return &t->log[lo].ev[g - off[lo]];
-}
-
-/* Put one device's log in cmp_event order, stably (events that compare
+/* Put a run of n events in cmp_event order, stably (events that compare
  * equal keep the order they were recorded in): a natural merge sort, so a
- * log in order already costs one pass and no memory.  A device records
+ * run in order already costs one pass and no memory.  A device records
  * most operations as its clock moves, but not all (a receive it posted
  * before it computed is recorded when it lands).  Temporary room: the
- * log's size, one device's share.  -1: no memory. */
-static int sort_log(struct devlog *l)
+ * run's size, one device's share.  -1: no memory. */
+static int sort_run(sl_event *ev, size_t n)
 {
-	size_t n = l->n, runs = 1;
+	size_t runs = 1;
 	for (size_t k = 1; k < n; k++)
-		runs += cmp_event(&l->ev[k - 1], &l->ev[k]) > 0;
+		runs += cmp_event(&ev[k - 1], &ev[k]) > 0;
 	if (runs <= 1)
 		return 0;
-	sl_event *tmp = malloc(n * sizeof *tmp), *src = l->ev, *dst = tmp;
+	sl_event *tmp = malloc(n * sizeof *tmp), *src = ev, *dst = tmp;
 	if (!tmp)
 		return -1;
 	while (runs > 1) {
@@ -140,48 +123,54 @@ static int sort_log(struct devlog *l)
 				while (end < n && cmp_event(&src[end - 1], &src[end]) <= 0)
 					end++;
 			}
-			size_t a = i, b = mid, o = i;
-			while (a < mid && b < end)
-				dst[o++] = cmp_event(&src[b], &src[a]) < 0 ? src[b++] : src[a++];
-			while (a < mid)
-				dst[o++] = src[a++];
-			while (b < end)
-				dst[o++] = src[b++];
+			size_t x = i, y = mid, o = i;
+			while (x < mid && y < end)
+				dst[o++] = cmp_event(&src[y], &src[x]) < 0 ? src[y++] : src[x++];
+			while (x < mid)
+				dst[o++] = src[x++];
+			while (y < end)
+				dst[o++] = src[y++];
 			runs++;
 			i = end;
 		}
-		sl_event *x = src;
+		sl_event *t = src;
 		src = dst;
-		dst = x;
+		dst = t;
 	}
-	if (src != l->ev)
-		memcpy(l->ev, src, n * sizeof *src);
+	if (src != ev)
+		memcpy(ev, src, n * sizeof *src);
 	free(tmp);
 	return 0;
 }
 
-static size_t *merged_order(sl_trace *t, const size_t *off, size_t n)
+/* The devices' logs laid end to end in ev (log d from off[d] to
+ * off[d + 1]) put in cmp_event order: each log sorted (sort_run), then
+ * merged through the order of their positions (a word per event, never a
+ * second copy of the events: glibc's qsort of them took one), applied in
+ * place a cycle at a time.  No lock is held: the events are the caller's.
+ * -1: no memory. */
+static int put_in_order(sl_event *ev, const size_t *off, int ndev)
 {
-	size_t *ord = malloc((n ? n : 1) * sizeof *ord);
-	int *heap = malloc((size_t)t->ndev * sizeof *heap);
-	size_t *at = calloc((size_t)t->ndev, sizeof *at);
-	if (!ord || !heap || !at) {
+	size_t n = off[ndev];
+	for (int d = 0; d < ndev; d++)
+		if (sort_run(ev + off[d], off[d + 1] - off[d]))
+			return -1;
+	size_t *ord = malloc((n ? n : 1) * sizeof *ord), *at = calloc((size_t)ndev, sizeof *at);
+	int *heap = malloc(((size_t)ndev + 1) * sizeof *heap);
+	if (!ord || !at || !heap) {
 		free(ord);
-		ord = NULL;
-		goto out;
+		free(at);
+		free(heap);
+		return -1;
 	}
-	for (int i = 0; i < t->ndev; i++)
-		if (sort_log(&t->log[i])) {
-			free(ord);
-			ord = NULL;
-			goto out;
-		}
-	/* A min-heap of the devices by their next event (ties: lower device). */
-	int h = 0;
-#define HEAD(d) (&t->log[d].ev[at[d]])
+	for (int d = 0; d < ndev; d++)
+		at[d] = off[d];
+	/* A min-heap of the logs by their next event (ties: the lower device). */
+#define HEAD(d) (&ev[at[d]])
 #define LESS(a, b) (cmp_event(HEAD(a), HEAD(b)) < 0 || (cmp_event(HEAD(a), HEAD(b)) == 0 && (a) < (b)))
-	for (int d = 0; d < t->ndev; d++) {
-		if (!t->log[d].n)
+	int h = 0;
+	for (int d = 0; d < ndev; d++) {
+		if (at[d] == off[d + 1])
 			continue;
 		int i = h++;
 		while (i > 0 && LESS(d, heap[(i - 1) / 2])) {
@@ -192,8 +181,8 @@ static size_t *merged_order(sl_trace *t, const size_t *off, size_t n)
 	}
 	for (size_t k = 0; k < n; k++) {
 		int d = heap[0];
-		ord[k] = off[d] + at[d]++;
-		if (at[d] == t->log[d].n)
+		ord[k] = at[d]++;
+		if (at[d] == off[d + 1])
 			d = heap[--h];
 		/* Sift d down from the root. */
 		int i = 0;
@@ -213,10 +202,25 @@ static size_t *merged_order(sl_trace *t, const size_t *off, size_t n)
 	}
 #undef LESS
 #undef HEAD
-out:
-	free(heap);
+	/* ev[k] takes the event at ord[k]; ord[k] = k marks k done. */
+	for (size_t k = 0; k < n; k++) {
+		if (ord[k] == k)
+			continue;
+		sl_event tmp = ev[k];
+		size_t j = k;
+		while (ord[j] != k) {
+			size_t from = ord[j];
+			ev[j] = ev[from];
+			ord[j] = j;
+			j = from;
+		}
+		ev[j] = tmp;
+		ord[j] = j;
+	}
+	free(ord);
 	free(at);
-	return ord;
+	free(heap);
+	return 0;
 }
 
 static void lock_all(sl_trace *t)
@@ -231,52 +235,45 @@ static void unlock_all(sl_trace *t)
 		pthread_mutex_unlock(&t->log[i].mu);
 }
 
-/* off[i]: where log i starts when the logs are laid end to end; the total. */
-static size_t offsets(const sl_trace *t, size_t *off)
-{
-	size_t n = 0;
-	for (int i = 0; i < t->ndev; i++) {
-		off[i] = n;
-		n += t->log[i].n;
-	}
-	return n;
-}
-
 /* What a snapshot and a take share: out emptied, every log locked (the
- * caller unlocks), *off and *n as offsets() gives them, and the merged
- * order; NULL (and nothing locked) when out of memory. */
-static size_t *lock_and_order(sl_trace *t, sl_snapshot *out, size_t **off, size_t *n)
+ * caller unlocks), and *off[d] where log d starts when the logs are laid
+ * end to end, *off[ndev] the total.  -1 (nothing locked): no memory. */
+static int lock_and_lay_out(sl_trace *t, sl_snapshot *out, size_t **off)
 {
 	out->ndev = t->ndev;
 	out->n = 0;
 	out->ev = NULL;
-	if (!(*off = calloc((size_t)t->ndev + 1, sizeof **off)))
-		return NULL;
+	if (!(*off = malloc(((size_t)t->ndev + 1) * sizeof **off)))
+		return -1;
 	lock_all(t);
-	*n = offsets(t, *off);
-	size_t *ord = merged_order(t, *off, *n);
-	if (!ord) {
-		unlock_all(t);
-		free(*off);
-		*off = NULL;
+	size_t n = 0;
+	for (int i = 0; i < t->ndev; i++) {
+		(*off)[i] = n;
+		n += t->log[i].n;
 	}
-	return ord;
+	(*off)[t->ndev] = n;
+	return 0;
 }
 
+/* The logs are copied under their locks (a memcpy each, as the devices
+ * may be appending) and put in order after. */
 int sl_trace_snapshot(sl_trace *t, sl_snapshot *out)
 {
-	size_t *off, n;
-	size_t *ord = lock_and_order(t, out, &off, &n);
-	if (!ord)
+	size_t *off;
+	if (lock_and_lay_out(t, out, &off))
 		return SL_ENOMEM;
+	size_t n = off[t->ndev];
 	sl_event *ev = malloc((n ? n : 1) * sizeof *ev);
-	for (size_t k = 0; ev && k < n; k++)
-		ev[k] = *ev_at(t, off, ord[k]);
+	for (int i = 0; ev && i < t->ndev; i++)
+		if (t->log[i].n)
+			memcpy(ev + off[i], t->log[i].ev, t->log[i].n * sizeof *ev);
 	unlock_all(t);
-	free(ord);
-	free(off);
-	if (!ev)
+	if (!ev || put_in_order(ev, off, t->ndev)) {
+		free(ev);
+		free(off);
 		return SL_ENOMEM;
+	}
+	free(off);
 	out->n = n;
 	out->ev = ev;
 	return SL_OK;
@@ -284,12 +281,13 @@ int sl_trace_snapshot(sl_trace *t, sl_snapshot *out)
 
 int sl_trace_take(sl_trace *t, sl_snapshot *out)
 {
-	size_t *off, n;
-	size_t *ord = lock_and_order(t, out, &off, &n);
-	if (!ord)
+	size_t *off;
+	if (lock_and_lay_out(t, out, &off))
 		return SL_ENOMEM;
+	size_t n = off[t->ndev];
 	/* The logs moved end to end, each freed once moved: the events are
-	 * held once, plus one log (realloc of a large block remaps). */
+	 * held once, plus one log (realloc of a large block remaps).  Out of
+	 * memory part way, the trace has lost what was moved. */
 	sl_event *ev = NULL;
 	int rc = SL_OK;
 	for (int i = 0; i < t->ndev && rc == SL_OK; i++) {
@@ -308,29 +306,13 @@ int sl_trace_take(sl_trace *t, sl_snapshot *out)
 	for (int i = 0; i < t->ndev; i++)
 		t->log[i].n = 0;
 	unlock_all(t);
+	if (rc == SL_OK && put_in_order(ev, off, t->ndev))
+		rc = SL_ENOMEM;
 	free(off);
 	if (rc) {
-		free(ord);
 		free(ev);
 		return rc;
 	}
-	/* Into merged order in place, a cycle at a time: ev[k] takes the
-	 * event at ord[k]; ord[k] = k marks k done. */
-	for (size_t k = 0; k < n; k++) {
-		if (ord[k] == k)
-			continue;
-		sl_event tmp = ev[k];
-		size_t j = k;
-		while (ord[j] != k) {
-			size_t from = ord[j];
-			ev[j] = ev[from];
-			ord[j] = j;
-			j = from;
-		}
-		ev[j] = tmp;
-		ord[j] = j;
-	}
-	free(ord);
 	out->n = n;
 	out->ev = ev;
 	return SL_OK;

@@ -133,7 +133,8 @@ void sl_trace_clear(sl_trace *t);
 /* Append (device threads). */
 void sl_trace_add(sl_trace *t, const sl_event *ev);
 
-/* A consistent copy of all events, sorted by (t0, dev).  Free with free(). */
+/* A consistent copy of all events, sorted by (t0, dev, t1); events that
+ * tie keep each device's order.  Free with free(). */
 typedef struct sl_snapshot {
 	int ndev;
 	size_t n;

@@ -574,6 +574,7 @@ int sl_train_single_step_s(const sl_model_spec *m, const sl_layout *like,
 		sl_cluster_config one = *cfg;
 		one.devices = 1;
 		one.devices_per_node = 0;
+		one.record = (sl_record_filter){.off = 1}; /* the run's trace filter is not its */
 		sl_layout l;
 		sl_layout_default(&l);
 		if (like)
@@ -590,6 +591,7 @@ int sl_train_single_step_s(const sl_model_spec *m, const sl_layout *like,
 	one.devices = 1;
 	one.devices_per_node = 0;
 	one.slowdown = 0;
+	one.record = (sl_record_filter){.off = 1}; /* nobody reads its events */
 	sl_layout l;
 	sl_layout_default(&l);
 	if (like)
