@@ -236,7 +236,7 @@ static void test_malformed_file_one_line(void **state)
 	json_object_set_new(json_object_get(h, "device"), "gemm_peak_fraction", json_real(5e-324));
 	write_entry(h, path);
 	json_decref(h);
-	const char *cmds2[] = {"plan --devices=64 " MODEL, "train --dry-run --tp=2", "run --m=64"};
+	const char *cmds2[] = {("plan --devices=64 " MODEL), "train --dry-run --tp=2", "run --m=64"};
 	for (int k = 0; k < 3; k++) {
 		snprintf(args, sizeof args, "%s --hardware=%s", cmds2[k], path);
 		tu_result r;
