@@ -142,29 +142,27 @@ static int getopt_error(const char *cmd, int c, char **argv)
 	return sl_cli_usage(cmd, "unknown option '-%c'", optopt > 0 && optopt < 128 ? optopt : '?');
 }
 
-static int parse(const char *cmd, int argc, char **argv, const struct option *lo, sl_opts *o,
+static int parse(const char *cmd, unsigned bit, int argc, char **argv, sl_opts *o,
 		 sl_cli_optfn own, void *ctx, void (*help)(void), int *first_operand);
 
-int sl_cli_parse(const char *cmd, int argc, char **argv, const struct option *lo, sl_opts *o,
+int sl_cli_parse(const char *cmd, unsigned bit, int argc, char **argv, sl_opts *o,
 		 sl_cli_optfn own, void *ctx, void (*help)(void))
 {
-	return parse(cmd, argc, argv, lo, o, own, ctx, help, NULL);
+	return parse(cmd, bit, argc, argv, o, own, ctx, help, NULL);
 }
 
-int sl_cli_parse_operands(const char *cmd, int argc, char **argv, const struct option *lo,
-			  sl_opts *o, sl_cli_optfn own, void *ctx, void (*help)(void), int *first)
+int sl_cli_parse_operands(const char *cmd, unsigned bit, int argc, char **argv, sl_opts *o,
+			  sl_cli_optfn own, void *ctx, void (*help)(void), int *first)
 {
-	return parse(cmd, argc, argv, lo, o, own, ctx, help, first);
+	return parse(cmd, bit, argc, argv, o, own, ctx, help, first);
 }
 
-static int parse(const char *cmd, int argc, char **argv, const struct option *lo, sl_opts *o,
+static int parse(const char *cmd, unsigned bit, int argc, char **argv, sl_opts *o,
 		 sl_cli_optfn own, void *ctx, void (*help)(void), int *first_operand)
 {
-	static const struct option help_opt[] = {{"help", no_argument, NULL, 'h'},
-						 {NULL, 0, NULL, 0}};
 	struct option all[SL_OPTS_MAX];
-	size_t n = sl_opts_append(all, 0, SL_OPTS_MAX, lo);
-	sl_opts_append(all, n, SL_OPTS_MAX, help_opt);
+	sl_opts_getopt(bit, all);
+	o->cmd = bit;
 	int rc = check_spelling(cmd, argc, argv, all);
 	if (rc)
 		return rc;
@@ -265,4 +263,12 @@ int sl_cli_check_output(const char *cmd, const char *path)
 FILE *sl_cli_report_stream(const char *trace)
 {
 	return trace && strcmp(trace, "-") == 0 ? stderr : stdout;
+}
+
+void sl_cli_help_cluster(unsigned cmd)
+{
+	sl_opts_help(stdout, cmd, SL_KG_CLUSTER, 1);
+	printf("Rates and times need a unit (only 0 stands alone): B is a byte and b a bit,\n"
+	       "so 100GBps is 100GB/s and 100Gbps is 100Gb/s, 12.5GB/s (shardlab(1), UNITS).\n\n");
+	sl_opts_help(stdout, cmd, SL_KG_OUTPUT, 1);
 }

@@ -36,20 +36,24 @@ int sl_cli_fail(const char *cmd, const sl_err *err);
  * Returns SL_OK, or SL_EINVAL with err filled. */
 typedef int (*sl_cli_optfn)(void *ctx, int code, const char *arg, sl_err *err);
 
-/* Run getopt_long over argv with the table lo (which may hold sl_opts
- * groups and the command's own entries; -h and --help are added), giving
- * shared codes to o and the others to own.  Then sl_opts_finish.
+/* Run getopt_long over argv with the knob table's rows that command bit
+ * takes (and -h, --help), giving shared codes to o and the others to own.
+ * Then sl_opts_finish.
  * Returns SL_CLI_GO to go on; else an exit status to return at once, after
  * printing the error (usage errors) or help (SL_EXIT_OK, from help()). */
 #define SL_CLI_GO (-1)
-int sl_cli_parse(const char *cmd, int argc, char **argv, const struct option *lo, sl_opts *o,
+int sl_cli_parse(const char *cmd, unsigned bit, int argc, char **argv, sl_opts *o,
 		 sl_cli_optfn own, void *ctx, void (*help)(void));
 
 /* The same for a command that takes operands (check FILE..., lesson
  * NAME): they may stand among the options; *first is set to the index of
  * the first, argv[*first .. argc-1] (getopt moves them there). */
-int sl_cli_parse_operands(const char *cmd, int argc, char **argv, const struct option *lo,
-			  sl_opts *o, sl_cli_optfn own, void *ctx, void (*help)(void), int *first);
+int sl_cli_parse_operands(const char *cmd, unsigned bit, int argc, char **argv, sl_opts *o,
+			  sl_cli_optfn own, void *ctx, void (*help)(void), int *first);
+
+/* --help's cluster and output sections for command bit cmd, with the
+ * note on units between them. */
+void sl_cli_help_cluster(unsigned cmd);
 
 /* Refuse a run whose buffers would not fit this host: every emulated
  * device's memory lives in the host's.  what names the buffers.  Returns 0

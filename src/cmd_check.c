@@ -18,19 +18,16 @@
 
 /* ---- check ---- */
 
-enum { OPT_HEADLESS = SL_OPT_USER, OPT_START, OPT_RESUME, OPT_FRESH, OPT_NO_SAVE, OPT_DEMO,
-       OPT_NO_COLOR, OPT_ASCII, OPT_HIGH_CONTRAST };
-
 static void check_help(void)
 {
 	printf("Usage: shardlab check [--format=text|json] FILE|NAME...\n\n"
 	       "Checks lessons without running them: every label, jump, parameter and\n"
 	       "expression resolved.  Errors read FILE:LINE: message, on stderr.  NAME is an\n"
 	       "installed lesson (01, 02-colwise, ...).  Exit status: 0 when every lesson is\n"
-	       "good, 1 when one is not, 2 for a bad command line.\n\n"
-	       "  --format=text|json      report format (default text; json: one object with\n"
-	       "                          a row per lesson, its errors included)\n\n"
-	       "See shardlab-lesson(5).\n");
+	       "good, 1 when one is not, 2 for a bad command line.  JSON: one object with a\n"
+	       "row per lesson, its errors included.\n\n");
+	sl_opts_help(stdout, SL_CMD_CHECK, SL_KG_OUTPUT, 0);
+	printf("\nSee shardlab-lesson(5).\n");
 }
 
 static int no_own(void *ctx, int code, const char *arg, sl_err *err)
@@ -64,14 +61,10 @@ static json_t *check_row(const char *what, const char *path, const sl_lesson *l,
 
 int sl_cmd_check(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{"format", required_argument, NULL, SL_OPT_FORMAT},
-		{NULL, 0, NULL, 0},
-	};
 	sl_opts o;
 	sl_opts_init(&o);
 	int first;
-	int rc = sl_cli_parse_operands("check", argc, argv, lo, &o, no_own, NULL, check_help, &first);
+	int rc = sl_cli_parse_operands("check", SL_CMD_CHECK, argc, argv, &o, no_own, NULL, check_help, &first);
 	if (rc != SL_CLI_GO)
 		return rc;
 	if (first >= argc)
@@ -130,18 +123,12 @@ static void lesson_help(void)
 	       "Follows a lesson: on the terminal, its narration with each run animated (the\n"
 	       "sandbox's views), or with --headless as text, reading answers from standard\n"
 	       "input.  NAME is an installed lesson (01, 02-colwise, ...); `shardlab` alone\n"
-	       "opens the menu of them.  Progress is kept in $XDG_STATE_HOME/shardlab.\n\n"
-	       "  --start=LABEL|LINE      begin at a label or a line (for authors)\n"
-	       "  --fresh                 forget the progress kept and start at the top\n"
-	       "  --headless              print the lesson, read answers from stdin\n"
-	       "  --resume                (headless) go on where the learner left off\n"
-	       "  --no-save               (headless) keep no progress\n"
-	       "  --demo                  (headless) play it through, answering by itself\n"
-	       "  --format=text|json      (headless) the text, or one JSON report of every step\n"
-	       "                          at the end (answers still come from stdin)\n"
-	       "  --no-color              monochrome (so is a non-empty NO_COLOR)\n"
-	       "  --ascii                 ASCII glyphs (so is a locale that is not UTF-8)\n"
-	       "  --high-contrast         the high-contrast palette, for projectors (key c)\n\n"
+	       "opens the menu of them.  Progress is kept in $XDG_STATE_HOME/shardlab.\n\n");
+	sl_opts_help(stdout, SL_CMD_LESSON, SL_KG_LESSON, 0);
+	sl_opts_help(stdout, SL_CMD_LESSON, SL_KG_OUTPUT, 0);
+	printf("                          (headless only; the answers still come from stdin)\n");
+	sl_opts_help(stdout, SL_CMD_LESSON, SL_KG_DISPLAY, 0);
+	printf("\n"
 	       "Exit status: 0; 1 when a check of the lesson failed; 2 for a bad command\n"
 	       "line or a lesson that does not load.  See shardlab(1), shardlab-lesson(5).\n");
 }
@@ -156,33 +143,33 @@ static int lesson_option(void *ctx, int code, const char *arg, sl_err *err)
 {
 	struct lesson_args *a = ctx;
 	switch (code) {
-	case OPT_HEADLESS:
+	case SL_OPT_HEADLESS:
 		a->headless = 1;
 		break;
-	case OPT_START:
+	case SL_OPT_START:
 		if (!*arg)
 			return sl_fail(err, SL_EINVAL, "--start: empty label");
 		a->o.start = arg;
 		break;
-	case OPT_RESUME:
+	case SL_OPT_RESUME:
 		a->o.resume = 1;
 		break;
-	case OPT_FRESH:
+	case SL_OPT_FRESH:
 		a->o.fresh = 1;
 		break;
-	case OPT_NO_SAVE:
+	case SL_OPT_NO_SAVE:
 		a->o.save = 0;
 		break;
-	case OPT_DEMO:
+	case SL_OPT_DEMO:
 		a->o.autoplay = 1;
 		break;
-	case OPT_NO_COLOR:
+	case SL_OPT_NO_COLOR:
 		a->t.no_color = 1;
 		break;
-	case OPT_ASCII:
+	case SL_OPT_ASCII:
 		a->t.ascii = 1;
 		break;
-	case OPT_HIGH_CONTRAST:
+	case SL_OPT_HIGH_CONTRAST:
 		a->t.high_contrast = 1;
 		break;
 	default:
@@ -193,25 +180,12 @@ static int lesson_option(void *ctx, int code, const char *arg, sl_err *err)
 
 int sl_cmd_lesson(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{"headless", no_argument, NULL, OPT_HEADLESS},
-		{"start", required_argument, NULL, OPT_START},
-		{"resume", no_argument, NULL, OPT_RESUME},
-		{"fresh", no_argument, NULL, OPT_FRESH},
-		{"no-save", no_argument, NULL, OPT_NO_SAVE},
-		{"demo", no_argument, NULL, OPT_DEMO},
-		{"no-color", no_argument, NULL, OPT_NO_COLOR},
-		{"ascii", no_argument, NULL, OPT_ASCII},
-		{"high-contrast", no_argument, NULL, OPT_HIGH_CONTRAST},
-		{"format", required_argument, NULL, SL_OPT_FORMAT},
-		{NULL, 0, NULL, 0},
-	};
 	struct lesson_args a = {.o = {.save = 1}};
 	sl_tui_options_default(&a.t);
 	sl_opts so;
 	sl_opts_init(&so);
 	int first;
-	int rc = sl_cli_parse_operands("lesson", argc, argv, lo, &so, lesson_option, &a, lesson_help,
+	int rc = sl_cli_parse_operands("lesson", SL_CMD_LESSON, argc, argv, &so, lesson_option, &a, lesson_help,
 				       &first);
 	if (rc != SL_CLI_GO)
 		return rc;

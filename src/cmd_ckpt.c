@@ -11,35 +11,12 @@
 #include "trace.h"
 #include "units.h"
 
-enum {
-	OPT_TP = SL_OPT_USER,
-	OPT_PP,
-	OPT_DP,
-	OPT_OUT,
-	OPT_MESH,
-	OPT_STORAGE_BW,
-};
-
-static const struct option inspect_opts[] = {
-    {"format", required_argument, NULL, SL_OPT_FORMAT},
-    {NULL, 0, NULL, 0},
-};
-
-static const struct option verify_opts[] = {
-    {"format", required_argument, NULL, SL_OPT_FORMAT},
-    {NULL, 0, NULL, 0},
-};
-
-static const struct option reshard_opts[] = {
-    {"tp", required_argument, NULL, OPT_TP},
-    {"pp", required_argument, NULL, OPT_PP},
-    {"dp", required_argument, NULL, OPT_DP},
-    {"out", required_argument, NULL, OPT_OUT},
-    {"mesh-order", required_argument, NULL, OPT_MESH},
-    {"storage-bandwidth", required_argument, NULL, OPT_STORAGE_BW},
-    {"trace", required_argument, NULL, SL_OPT_TRACE},
-    {NULL, 0, NULL, 0},
-};
+/* The subcommands and their command bits (the knob table's). */
+static const struct {
+	const char *name;
+	unsigned bit;
+} subs[] = {{"inspect", SL_CMD_INSPECT}, {"verify", SL_CMD_VERIFY}, {"reshard", SL_CMD_RESHARD}};
+#define SUB_LIST "inspect, verify, reshard"
 
 static void ckpt_help(void)
 {
@@ -58,13 +35,12 @@ static void ckpt_help(void)
 	       "  reshard   rewrite the checkpoint for another layout into DIR2, on emulated\n"
 	       "            devices: each new device reads the stored chunks its new shards\n"
 	       "            overlap, then writes its own\n\n"
-	       "Reshard options:\n"
-	       "  --tp=T --pp=P --dp=D    the new layout (each defaults to the saved one)\n"
-	       "  --out=DIR2              where to write (missing, empty, or a checkpoint)\n"
-	       "  --mesh-order=ORDER      device order of the new mesh (default: the saved one)\n"
-	       "  --storage-bandwidth=RATE  per-device storage rate for the emulated time of\n"
-	       "                          reads and writes, with a unit (default 2GB/s)\n"
-	       "  --trace=FILE            write the reads and writes as a Chrome trace\n\n"
+	       );
+	sl_opts_help(stdout, SL_CMD_RESHARD, SL_KG_RESHARD, 1);
+	sl_opts_help(stdout, SL_CMD_RESHARD, SL_KG_LAYOUT, 0);
+	sl_opts_help(stdout, SL_CMD_RESHARD, SL_KG_OUTPUT, 0);
+	printf("  (--tp, --pp, --dp and --mesh-order: the new layout; each defaults to the\n"
+	       "  saved one)\n\n"
 	       "Exit status: 0; 1 if the checkpoint is missing or damaged or writing fails;\n"
 	       "2 for a bad command line (--out a file or a non-checkpoint directory\n"
 	       "included) or a layout it cannot be resharded to.\n"
@@ -82,26 +58,24 @@ struct ckpt_args {
 static int ckpt_option(void *ctx, int code, const char *arg, sl_err *err)
 {
 	struct ckpt_args *a = ctx;
-	long v;
+	sl_knob_val v;
+	const sl_knob *k = sl_knob_of(code);
+	if (!k)
+		return sl_fail(err, SL_EINVAL, "option code %d has no handler", code);
+	if (sl_knob_parse(k, "--", arg, &v, err))
+		return SL_EINVAL;
 	switch (code) {
-	case OPT_TP:
-	case OPT_PP:
-	case OPT_DP: {
-		const char *name = code == OPT_TP ? "--tp" : code == OPT_PP ? "--pp" : "--dp";
-		if (sl_parse_int(arg, 1, SL_MAX_DEVICES, name, &v, err)) {
-			char msg[sizeof err->msg];
-			snprintf(msg, sizeof msg, "%s", err->msg);
-			return sl_fail(err, SL_EINVAL, "%s: %s", name, msg);
-		}
-		*(code == OPT_TP ? &a->tp : code == OPT_PP ? &a->pp : &a->dp) = (int)v;
+	case SL_OPT_TP:
+	case SL_OPT_PP:
+	case SL_OPT_DP:
+		*(code == SL_OPT_TP ? &a->tp : code == SL_OPT_PP ? &a->pp : &a->dp) = (int)v.d;
 		return SL_OK;
-	}
-	case OPT_OUT:
+	case SL_OPT_OUT:
 		if (!*arg)
 			return sl_fail(err, SL_EINVAL, "--out: empty directory name");
 		a->out = arg;
 		return SL_OK;
-	case OPT_MESH:
+	case SL_OPT_ORDER:
 		if (sl_mesh_order_parse(arg, a->order))
 			return sl_fail(
 			    err, SL_EINVAL,
@@ -109,16 +83,8 @@ static int ckpt_option(void *ctx, int code, const char *arg, sl_err *err)
 			    arg);
 		a->mesh_given = 1;
 		return SL_OK;
-	case OPT_STORAGE_BW:
-		if (sl_parse_rate(arg, &a->storage_bw, err)) {
-			char msg[sizeof err->msg];
-			snprintf(msg, sizeof msg, "%s", err->msg);
-			return sl_fail(err, SL_EINVAL, "--storage-bandwidth: %s", msg);
-		}
-		if (!(a->storage_bw >= 1e3 && a->storage_bw <= 1e15))
-			return sl_fail(err, SL_EINVAL,
-			               "--storage-bandwidth=%s is out of range (1 KB/s to 1 PB/s)",
-			               arg);
+	case SL_OPT_STORAGE_BW:
+		a->storage_bw = v.d;
 		return SL_OK;
 	default:
 		return sl_fail(err, SL_EINVAL, "option code %d has no handler", code);
@@ -397,18 +363,19 @@ int sl_cmd_ckpt(int argc, char **argv)
 		return sl_cli_flush(SL_EXIT_OK);
 	}
 	const char *sub = argv[1];
-	const struct option *lo = strcmp(sub, "inspect") == 0   ? inspect_opts
-	                          : strcmp(sub, "verify") == 0  ? verify_opts
-	                          : strcmp(sub, "reshard") == 0 ? reshard_opts
-	                                                        : NULL;
+	unsigned bit = 0;
+	for (size_t i = 0; i < sizeof subs / sizeof *subs; i++)
+		if (strcmp(sub, subs[i].name) == 0)
+			bit = subs[i].bit;
 	char cmd[32];
 	char near[16];
-	if (!lo && sl_closest_in(sub, "inspect, verify, reshard", near, sizeof near))
+	if (!bit && sl_closest_in(sub, SUB_LIST, near, sizeof near))
 		return sl_cli_usage("ckpt", "unknown subcommand '%s': did you mean '%s'? (one of: "
-		                    "inspect, verify, reshard)", sub, near);
-	if (!lo)
-		return sl_cli_usage(
-		    "ckpt", "unknown subcommand '%s' (one of: inspect, verify, reshard)", sub);
+		                    SUB_LIST ")", sub, near);
+	if (!bit)
+		return sl_cli_usage("ckpt", "unknown subcommand '%s' (one of: " SUB_LIST ")", sub);
+	struct option lo[SL_OPTS_MAX];
+	sl_opts_getopt(bit, lo);
 	snprintf(cmd, sizeof cmd, "ckpt %s", sub);
 	/* argv[1..] without DIR, for getopt (which skips its first entry). */
 	char **args = malloc((size_t)argc * sizeof *args);
@@ -423,7 +390,7 @@ int sl_cmd_ckpt(int argc, char **argv)
 	memset(&a, 0, sizeof a);
 	sl_opts o;
 	sl_opts_init(&o);
-	int rc = sl_cli_parse(cmd, n, args, lo, &o, ckpt_option, &a, ckpt_help);
+	int rc = sl_cli_parse(cmd, bit, n, args, &o, ckpt_option, &a, ckpt_help);
 	if (rc == SL_CLI_GO && di == 0)
 		rc =
 		    sl_cli_usage(cmd, "which checkpoint? give its directory: shardlab %s DIR", cmd);

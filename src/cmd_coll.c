@@ -15,11 +15,8 @@
 #include "report.h"
 #include "units.h"
 
-enum { OPT_OP = SL_OPT_USER, OPT_BYTES, OPT_HUMAN, OPT_PREDICTED };
-
 /* One size per doubling from 4 B to 1 PiB at most. */
 #define MAX_ROWS 64
-#define MAX_BYTES 1125899906842624.0
 
 struct coll_args {
 	sl_coll_op op;
@@ -31,8 +28,6 @@ struct coll_args {
 	int predicted;
 };
 
-static const char op_list[] = "allreduce, allgather, reducescatter, broadcast, reduce, gather, "
-			      "scatter, alltoall, sendrecv";
 
 static void coll_help(void)
 {
@@ -45,24 +40,12 @@ static void coll_help(void)
 	       "algbw = size / time and busbw = algbw x the NCCL-tests factor (GB/s) and\n"
 	       "#wrong (elements that differ from the expected result); then nccl-tests'\n"
 	       "footer.  Each device holds a buffer of SIZE bytes of fp32 (SIZE rounded down\n"
-	       "to whole elements; for alltoall to p blocks).\n\n"
-	       "  --op=OP                 allreduce (default), allgather, reducescatter,\n"
-	       "                          broadcast, reduce, gather, scatter (root: device 0),\n"
-	       "                          alltoall, sendrecv (to the next device; both out of\n"
-	       "                          place, whatever --algorithm)\n"
-	       "  -b, --minbytes=SIZE     the first size (default 1MiB)\n"
-	       "  -e, --maxbytes=SIZE     the last size at most (default 64MiB)\n"
-	       "  -f, --stepfactor=N      each size N times the last (default 2)\n"
-	       "  --bytes=SIZE|MIN:MAX    one size, or -b MIN -e MAX\n"
-	       "  -n, --iters=N           iterations per size, 1 to 1000 (default 1); time is\n"
-	       "                          per iteration\n"
-	       "  --predicted             a 14th column: the alpha-beta model's predicted time\n"
-	       "                          (us)\n"
-	       "  --human                 the table in units (1.00 MiB, 15.5 us, 67.7 GB/s)\n");
-	fputs(sl_opts_dry_run_help, stdout);
+	       "to whole elements; for alltoall to p blocks).\n\n");
+	sl_opts_help(stdout, SL_CMD_COLL, SL_KG_COLL, 0);
+	sl_opts_help(stdout, SL_CMD_COLL, SL_KG_DRY_RUN, 0);
 	printf("                          (validation 0 and #wrong 0: nothing is computed to\n"
 	       "                          check)\n\n");
-	fputs(sl_opts_cluster_help, stdout);
+	sl_cli_help_cluster(SL_CMD_COLL);
 	printf("  (--flops and --timing do not change a collective; with a range, --trace\n"
 	       "  holds the last size.)\n\nSee shardlab(1).\n");
 }
@@ -81,43 +64,42 @@ static int parse_size(const char *arg, const char *part, const char *which, doub
 		return sl_fail(err, SL_EINVAL,
 			       "--bytes '%s': %s%s%s is less than one fp32 element (4 B)", arg,
 			       which, *which ? " " : "", part);
-	if (*out > MAX_BYTES)
-		return sl_fail(err, SL_EINVAL, "--bytes '%s' is out of range (4 B to 1 PiB)", arg);
+	const sl_knob *k = sl_knob_of('b'); /* the range of a size */
+	if (*out > k->hi)
+		return sl_fail(err, SL_EINVAL, "--bytes '%s' is out of range (%s)", arg, k->range);
 	return SL_OK;
 }
 
 static int coll_option(void *ctx, int code, const char *arg, sl_err *err)
 {
 	struct coll_args *a = ctx;
-	if (code == OPT_OP) {
-		if (sl_coll_op_parse(arg, &a->op))
-			return sl_opts_unknown(err, "op", "collective", arg, op_list);
+	const sl_knob *k = sl_knob_of(code);
+	sl_knob_val v;
+	if (!k || sl_knob_parse(k, "--", arg, &v, err))
+		return k ? SL_EINVAL : sl_fail(err, SL_EINVAL, "option code %d has no handler", code);
+	switch (code) {
+	case SL_OPT_OP:
+		a->op = (sl_coll_op)v.d;
 		return SL_OK;
-	}
-	if (code == OPT_HUMAN) {
+	case SL_OPT_HUMAN:
 		a->human = 1;
 		return SL_OK;
-	}
-	if (code == OPT_PREDICTED) {
+	case SL_OPT_PREDICTED:
 		a->predicted = 1;
 		return SL_OK;
-	}
-	if (code == 'b' || code == 'e') {
+	case 'b':
+	case 'e':
 		a->bytes_arg = arg;
-		return parse_size(arg, arg, code == 'b' ? "MIN" : "MAX",
-				  code == 'b' ? &a->min : &a->max, err);
-	}
-	if (code == 'f' || code == 'n') {
-		char *end;
-		long v = strtol(arg, &end, 10);
-		long lo = code == 'f' ? 2 : 1, hi = code == 'f' ? 1024 : 1000;
-		if (!*arg || *end || v < lo || v > hi)
-			return sl_fail(err, SL_EINVAL, "%s '%s': not a whole number from %ld to %ld",
-				       code == 'f' ? "--stepfactor" : "--iters", arg, lo, hi);
-		*(code == 'f' ? &a->factor : &a->iters) = (int)v;
+		*(code == 'b' ? &a->min : &a->max) = v.d;
 		return SL_OK;
+	case 'f':
+	case 'n':
+		*(code == 'f' ? &a->factor : &a->iters) = (int)v.d;
+		return SL_OK;
+	default:
+		break;
 	}
-	if (code != OPT_BYTES)
+	if (code != SL_OPT_BYTES)
 		return sl_fail(err, SL_EINVAL, "option code %d has no handler", code);
 	a->bytes_arg = arg;
 	const char *colon = strchr(arg, ':');
@@ -294,27 +276,12 @@ static size_t whole_elements(double bytes)
 int sl_cmd_coll(int argc, char **argv)
 {
 	const char *cmd = "coll";
-	struct option lo[SL_OPTS_MAX];
-	static const struct option mine[] = {
-		{"op", required_argument, NULL, OPT_OP},
-		{"bytes", required_argument, NULL, OPT_BYTES},
-		{"minbytes", required_argument, NULL, 'b'},
-		{"maxbytes", required_argument, NULL, 'e'},
-		{"stepfactor", required_argument, NULL, 'f'},
-		{"iters", required_argument, NULL, 'n'},
-		{"human", no_argument, NULL, OPT_HUMAN},
-		{"predicted", no_argument, NULL, OPT_PREDICTED},
-		{NULL, 0, NULL, 0},
-	};
-	size_t nlo = sl_opts_append(lo, 0, SL_OPTS_MAX, sl_opts_cluster);
-	nlo = sl_opts_append(lo, nlo, SL_OPTS_MAX, sl_opts_dry_run);
-	sl_opts_append(lo, nlo, SL_OPTS_MAX, mine);
 	struct coll_args a = {
 	    .op = SL_COLL_ALLREDUCE, .min = 1048576, .max = 67108864, .factor = 2, .iters = 1};
 	sl_opts o;
 	sl_opts_init(&o);
 	o.csv_ok = 1;
-	int rc = sl_cli_parse(cmd, argc, argv, lo, &o, coll_option, &a, coll_help);
+	int rc = sl_cli_parse(cmd, SL_CMD_COLL, argc, argv, &o, coll_option, &a, coll_help);
 	if (rc != SL_CLI_GO)
 		return rc;
 	/* The buffer is SIZE bytes of fp32 elements, whatever the preset

@@ -17,60 +17,6 @@
 #include "units.h"
 #include "textwrap.h"
 
-enum {
-	OPT_TOP = SL_OPT_USER,
-	OPT_NO_SP,
-	OPT_NO_ZERO1,
-};
-
-static const struct option plan_opts[] = {{"top", required_argument, NULL, OPT_TOP},
-                                          {"no-sequence-parallel", no_argument, NULL, OPT_NO_SP},
-                                          {"no-zero1", no_argument, NULL, OPT_NO_ZERO1},
-                                          {NULL, 0, NULL, 0}};
-
-/* The shared options a plan uses: it runs nothing, so timing, pacing, the
- * collective algorithm (ring), a trace, steps, seed and learning rate do
- * not apply; it chooses the layout itself. */
-static const char *const shared_names[] = {"devices",
-                                           "devices-per-node",
-                                           "topology",
-                                           "preset",
-                                           "hardware",
-                                           "bandwidth",
-                                           "latency",
-                                           "inter-bandwidth",
-                                           "inter-latency",
-                                           "flops",
-                                           "memory",
-                                           "precision",
-                                           "efficiency",
-                                           "recompute",
-                                           "attention",
-                                           "tp",
-                                           "pp",
-                                           "dp",
-                                           "microbatches",
-                                           "schedule",
-                                           "chunks",
-                                           "format",
-                                           "layers",
-                                           "hidden",
-                                           "ffn",
-                                           "heads",
-                                           "kv-heads",
-                                           "ffn-kind",
-                                           "norm",
-                                           "vocab",
-                                           "untie-embeddings",
-                                           "tie-embeddings",
-                                           "position-embedding",
-                                           "attention-dropout",
-                                           "hidden-dropout",
-                                           "grad-accumulation",
-                                           "seq",
-                                           "batch",
-                                           "model"};
-
 #define DEFAULT_TOP 20
 
 struct pargs {
@@ -95,97 +41,34 @@ static void plan_help(void)
 	       "in its --top rows; JSON and CSV time them all).  Splits are even: dp divides\n"
 	       "the batch and the micro-batch count each replica's share.  Exit status: 0, 2\n"
 	       "for a bad command line or when no layout is valid or none fits.\n\n"
-	       "Model (16 bytes a parameter: bf16 weights and gradients with fp32 master weights\n"
-	       "and Adam moments, or fp32 weights, gradients and moments;\n"
-	       "L blocks of width h: multi-head attention when --heads > 0, then an MLP):\n"
-	       "  --model=NAME|FILE       the shape below from a shipped model (gpt3-175b,\n"
-	       "                          megatron-1t, llama-3-8b, llama-3-70b, llama-3-405b)\n"
-	       "                          or a JSON file; options override it\n"
-	       "  --layers=L              blocks (default 4)\n"
-	       "  --hidden=H              width (default 128)\n"
-	       "  --ffn=F                 MLP inner width, up to 1048576 (default 512)\n"
-	       "  --heads=A               attention heads, 0 for MLP-only blocks (default 4)\n"
-	       "  --kv-heads=G            key/value heads (grouped-query attention): G divides\n"
-	       "                          A, and tp must divide G (default 0: as many as --heads)\n"
-	       "  --ffn-kind=gelu|swiglu  the MLP (default gelu)\n"
-	       "  --norm=none|layernorm|rmsnorm\n"
-	       "                          a norm before each sub-block (default none)\n"
-	       "  --vocab=V               token embeddings and an LM head over V tokens (0 to\n"
-	       "                          4194304), vocabulary-parallel over TP (default 0: none)\n"
-	       "  --untie-embeddings      the LM head has its own weights (default: tied;\n"
-	       "                          --tie-embeddings ties them over a model file's)\n"
-	       "  --position-embedding=learned|rope\n"
-	       "                          s x h learned positions or rotary ones (default learned)\n"
-	       "  --attention-dropout=R   the share (0 to 0.9) of attention probabilities dropped\n"
-	       "                          (default 0)\n"
-	       "  --hidden-dropout=R      the share (0 to 0.9) of attention and MLP outputs dropped\n"
-	       "                          (default 0)\n"
-	       "  --grad-accumulation=fused|separate\n"
-	       "                          weight gradients added inside their products (default),\n"
-	       "                          or by a memory pass of their own every micro-batch\n"
-	       "  --seq=S                 tokens per sequence (default 32; 1 without attention\n"
-	       "                          unless given)\n"
-	       "  --batch=B               sequences per step over all replicas (default 16)\n"
-	       "  --recompute=none|selective|full\n"
-	       "                          the least activation recomputation every layout uses\n"
-	       "                          (default none: turned on, selective then full, only for\n"
-	       "                          a layout that does not fit without it)\n"
-	       "  --attention=flash|materialized\n"
-	       "                          the attention core: one fused kernel keeping no s x s\n"
-	       "                          matrix, or scores in device memory (default flash)\n"
-	       "Layout (each unset by default: the plan tries every value):\n"
-	       "  --tp=T --pp=P --dp=D    only layouts of this degree (a published run's, say)\n"
-	       "  --microbatches=M        only layouts of M micro-batches per replica\n"
-	       "  --schedule=gpipe|1f1b|interleaved\n"
-	       "                          only layouts of this pipeline schedule\n"
-	       "  --chunks=V              only layouts of V chunks per device: 1 for GPipe and\n"
-	       "                          1F1B, 2 or more interleaved (unset: 1 to 8)\n"
-	       "  --no-sequence-parallel  only layouts without sequence parallelism\n"
-	       "  --no-zero1              only layouts without ZeRO-1 (Adam's state whole on\n"
-	       "                          every replica): with the option above, what\n"
-	       "                          Megatron-LM had in 2021\n"
-	       "Output:\n"
-	       "  --top=K                 rows of the ranked table, 0 for all (default %d)\n"
-	       "  --format=text|json|csv  report format (default text; JSON and CSV list every\n"
-	       "                          row)\n\n"
-	       "Cluster (a preset first, then any explicit figure over it):\n"
-	       "  --devices=N             emulated devices, 1 to %d (default 4)\n"
-	       "  --devices-per-node=G    G devices per node (default: the preset's node size)\n"
-	       "  --topology=full|ring    every pair linked, or only ring neighbours\n"
-	       "  --preset=NAME           hardware figures (default h100; see --list-presets)\n"
-	       "  --hardware=FILE         hardware figures from a JSON file (shardlab-hardware(5))\n"
-	       "  --bandwidth=RATE        link bandwidth inside a node, e.g. 450GB/s\n"
-	       "  --latency=TIME          link latency inside a node, e.g. 2us\n"
-	       "  --inter-bandwidth=RATE  link bandwidth between nodes, e.g. 400Gb/s\n"
-	       "  --inter-latency=TIME    link latency between nodes\n"
-	       "  --flops=RATE            compute rate per device, e.g. 989TFLOP/s\n"
-	       "  --memory=SIZE           memory per device, e.g. 80GiB\n"
-	       "  --precision=bf16|fp32   element bytes and the rate used (default: the preset's)\n"
-	       "  --efficiency=realistic|ideal\n"
-	       "                          achievable kernel rates, memory time and launches; or\n"
-	       "                          every GEMM at peak (default: the preset's)\n"
-	       "Rates and times need a unit (only 0 stands alone): B is a byte and b a bit,\n"
-	       "so 100GBps is 100GB/s and 100Gbps is 100Gb/s, 12.5GB/s (shardlab(1), UNITS).\n",
-	       DEFAULT_TOP, SL_MAX_PLAN_DEVICES);
+	       "Each layout option, unset by default, makes the plan keep to that value; a\n"
+	       "model takes 16 bytes a parameter: bf16 weights and gradients with fp32 master\n"
+	       "weights and Adam moments, or fp32 weights, gradients and moments;\n"
+	       "--recompute is the least activation recomputation every layout uses (more is\n"
+	       "turned on, selective then full, only for a layout that does not fit).\n\n");
+	sl_opts_help(stdout, SL_CMD_PLAN, SL_KG_MODEL, 1);
+	putchar('\n');
+	sl_opts_help(stdout, SL_CMD_PLAN, SL_KG_LAYOUT, 1);
+	sl_opts_help(stdout, SL_CMD_PLAN, SL_KG_PLAN, 0);
+	putchar('\n');
+	sl_cli_help_cluster(SL_CMD_PLAN);
+	printf("  (plan: up to %d devices; JSON and CSV list every layout)\n", SL_MAX_PLAN_DEVICES);
 }
 
 static int own_option(void *ctx, int code, const char *arg, sl_err *err)
 {
 	struct pargs *a = ctx;
-	if (code == OPT_NO_SP || code == OPT_NO_ZERO1) {
-		*(code == OPT_NO_SP ? &a->no_sp : &a->no_zero1) = 1;
+	if (code == SL_OPT_NO_SP || code == SL_OPT_NO_ZERO1) {
+		*(code == SL_OPT_NO_SP ? &a->no_sp : &a->no_zero1) = 1;
 		return SL_OK;
 	}
-	if (code == OPT_TOP) {
-		long v;
-		int rc = sl_parse_int(arg, 0, 1L << 30, "--top", &v, err);
-		a->top = (int)v;
+	sl_knob_val v;
+	if (code == SL_OPT_TOP) {
+		int rc = sl_knob_parse(sl_knob_of(code), "--", arg, &v, err);
+		a->top = (int)v.d;
 		return rc;
 	}
-	int rc = sl_train_opts_handle(&a->t, code, arg, err);
-	return rc == SL_OPTS_NOT_MINE
-	           ? sl_fail(err, SL_EINVAL, "option code %d has no handler", code)
-	           : rc;
+	return sl_fail(err, SL_EINVAL, "option code %d has no handler", code);
 }
 
 static double clock_s(clockid_t id)
@@ -519,16 +402,6 @@ static void plan_csv(const sl_plan *p)
 
 int sl_cmd_plan(int argc, char **argv)
 {
-	struct option lo[SL_OPTS_MAX];
-	size_t n = 0;
-	const struct option *groups[3] = {sl_opts_cluster, sl_opts_model, sl_opts_layout};
-	for (int g = 0; g < 3; g++)
-		for (const struct option *c = groups[g]; c->name; c++)
-			for (size_t k = 0; k < sizeof shared_names / sizeof *shared_names; k++)
-				if (strcmp(c->name, shared_names[k]) == 0)
-					lo[n++] = *c;
-	memset(&lo[n], 0, sizeof lo[n]);
-	sl_opts_append(lo, n, SL_OPTS_MAX, plan_opts);
 	sl_opts o;
 	struct pargs a;
 	memset(&a, 0, sizeof a);
@@ -540,7 +413,7 @@ int sl_cmd_plan(int argc, char **argv)
 	o.max_devices = SL_MAX_PLAN_DEVICES;
 	/* Unset: any degree; set, the plan keeps to it. */
 	a.t.l.tp = a.t.l.pp = a.t.l.dp = 0;
-	int rc = sl_cli_parse("plan", argc, argv, lo, &o, own_option, &a, plan_help);
+	int rc = sl_cli_parse("plan", SL_CMD_PLAN, argc, argv, &o, own_option, &a, plan_help);
 	if (rc != SL_CLI_GO)
 		return rc;
 	sl_train_opts_model_finish(&a.t);

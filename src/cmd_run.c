@@ -16,23 +16,19 @@ static void run_help(void)
 	       "over one device, bytes moved, per-device figures, and the error against a\n"
 	       "single sgemm.  Exit status: 0, 1 if the run failed (a device out of memory,\n"
 	       "a wrong result), 2 for a bad command line.\n\n");
-	fputs(sl_opts_gemm_help, stdout);
-	fputs(sl_opts_dry_run_help, stdout);
+	sl_opts_help(stdout, SL_CMD_RUN, SL_KG_WORKLOAD, 1);
+	sl_opts_help(stdout, SL_CMD_RUN, SL_KG_DRY_RUN, 0);
 	putchar('\n');
-	fputs(sl_opts_cluster_help, stdout);
+	sl_cli_help_cluster(SL_CMD_RUN);
 	printf("\nUnits: sizes 4096, 64KiB, 1.5GB; rates 450GB/s, 25GiB/s, 400Gb/s (bits);\n"
 	       "times 2us, 1.5ms, 0; compute 989TFLOP/s, 30GFLOPS.  See shardlab(1).\n");
 }
 
 int sl_cmd_run(int argc, char **argv)
 {
-	struct option lo[SL_OPTS_MAX];
-	size_t n = sl_opts_append(lo, 0, SL_OPTS_MAX, sl_opts_cluster);
-	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_gemm);
-	sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_dry_run);
 	sl_opts o;
 	sl_opts_init(&o);
-	int rc = sl_cli_parse("run", argc, argv, lo, &o, NULL, NULL, run_help);
+	int rc = sl_cli_parse("run", SL_CMD_RUN, argc, argv, &o, NULL, NULL, run_help);
 	if (rc != SL_CLI_GO)
 		return rc;
 	return sl_run_and_report("run", &o);

@@ -11,27 +11,6 @@
 #include "tui.h"
 #include "units.h"
 
-enum {
-	OPT_NO_COLOR = SL_OPT_USER,
-	OPT_ASCII,
-	OPT_HIGH_CONTRAST,
-	OPT_NO_MOUSE,
-	OPT_PLAY,
-	OPT_FPS,
-	OPT_LOAD,
-};
-
-static const struct option mine[] = {
-    {"no-color", no_argument, NULL, OPT_NO_COLOR},
-    {"ascii", no_argument, NULL, OPT_ASCII},
-    {"high-contrast", no_argument, NULL, OPT_HIGH_CONTRAST},
-    {"no-mouse", no_argument, NULL, OPT_NO_MOUSE},
-    {"play", no_argument, NULL, OPT_PLAY},
-    {"fps", required_argument, NULL, OPT_FPS},
-    {"load", required_argument, NULL, OPT_LOAD},
-    {NULL, 0, NULL, 0},
-};
-
 static void sandbox_help(void)
 {
 	printf("Usage: shardlab sandbox [--strategy=single|colwise|rowwise] [--devices=N]\n"
@@ -43,44 +22,26 @@ static void sandbox_help(void)
 	       "back; [ and ] halve and double the link bandwidth, also mid-transfer; ? lists\n"
 	       "every key; q quits.  It starts paused at time zero, at a speed that makes the\n"
 	       "scenario last a few seconds (--slowdown sets another).\n\n");
-	fputs(sl_opts_gemm_help, stdout);
+	sl_opts_help(stdout, SL_CMD_SANDBOX, SL_KG_WORKLOAD, 1);
 	putchar('\n');
 	printf("With any layout or model option, the view shows one training step of that\n"
 	       "layout, as 'shardlab train --steps=1' runs it: devices by their (tp, pp, dp)\n"
 	       "coordinates, forward and backward by micro-batch on the timeline, the engine's\n"
 	       "accounting, and the Megatron split or the pipeline stages (--seed seeds the\n"
-	       "model; --steps does not apply; the plots are for the product).\n\n");
-	fputs(sl_opts_layout_help, stdout);
+	       "model too; the plots are for the product).\n\n");
+	sl_opts_help(stdout, SL_CMD_SANDBOX, SL_KG_LAYOUT, 1);
 	putchar('\n');
-	/* the model options but --steps: the sandbox shows one step */
-	for (const char *l = sl_opts_model_help; *l;) {
-		const char *e = strchr(l, '\n');
-		size_t len = e ? (size_t)(e - l) + 1 : strlen(l);
-		if (strncmp(l, "  --steps=", 10) != 0)
-			fwrite(l, 1, len, stdout);
-		l += len;
-	}
-	printf(
-	    "\nResharding a checkpoint:\n"
-	    "  --load=DIR              show DIR (saved by train --save) resharded to the layout\n"
-	    "                          of --tp, --pp and --dp (each defaults to the saved one):\n"
-	    "                          which device reads which stored chunk and keeps what,\n"
-	    "                          then which writes which new chunk (the model is DIR's)\n\n");
-	fputs(sl_opts_cluster_help, stdout);
+	sl_opts_help(stdout, SL_CMD_SANDBOX, SL_KG_MODEL, 1);
+	putchar('\n');
+	sl_opts_help(stdout, SL_CMD_SANDBOX, SL_KG_LOAD, 1);
+	putchar('\n');
+	sl_cli_help_cluster(SL_CMD_SANDBOX);
 	printf("  (sandbox: --trace writes the trace of the run shown, on quitting; --format,\n"
 	       "   or no terminal, prints the scenario's report as run does instead of the\n"
 	       "   view: a product's, not a training layout's)\n");
-	fputs(sl_opts_dry_run_help, stdout);
-	printf("  (sandbox: up to %d devices; the title says 'dry run')\n"
-	       "Display:\n"
-	       "  --no-color              monochrome (so is a non-empty NO_COLOR)\n"
-	       "  --ascii                 ASCII glyphs (so is a locale that is not UTF-8)\n"
-	       "  --high-contrast         the high-contrast palette, for projectors (key c)\n"
-	       "  --no-mouse              leave the mouse to the terminal\n"
-	       "  --play                  start playing at once\n"
-	       "  --fps=N                 frames per second while animating (1 to 60,\n"
-	       "                          default %.0f)\n",
-	       SL_MAX_FULL_DEVICES, SL_TUI_DEFAULT_FPS);
+	sl_opts_help(stdout, SL_CMD_SANDBOX, SL_KG_DRY_RUN, 0);
+	printf("  (sandbox: up to %d devices; the title says 'dry run')\n", SL_MAX_FULL_DEVICES);
+	sl_opts_help(stdout, SL_CMD_SANDBOX, SL_KG_DISPLAY, 1);
 }
 
 struct sargs {
@@ -96,45 +57,33 @@ static int own(void *ctx, int code, const char *arg, sl_err *err)
 {
 	struct sargs *sa = ctx;
 	struct sl_tui_options *t = &sa->t;
-	long fps;
-	int rc = sl_train_opts_handle(&sa->tr, code, arg, err);
-	if (rc != SL_OPTS_NOT_MINE) {
-		sa->train = 1;
-		if (code >= SL_OPT_TP && code <= SL_OPT_DP)
-			sa->layout_axes |= 1 << (code - SL_OPT_TP);
-		if ((code >= SL_OPT_LAYERS && code <= SL_OPT_LR) || code == SL_OPT_MODEL ||
-		    code == SL_OPT_KV_HEADS || code == SL_OPT_FFN_KIND ||
-		    code == SL_OPT_ATTN_DROPOUT || code == SL_OPT_HIDDEN_DROPOUT ||
-		    code == SL_OPT_NORM || code == SL_OPT_VOCAB || code == SL_OPT_UNTIE ||
-		    code == SL_OPT_POS_EMB || code == SL_OPT_TIE)
-			sa->model_given = 1;
-		return rc;
-	}
+	sl_knob_val v;
+	const sl_knob *k = sl_knob_of(code);
+	if (k && sl_knob_parse(k, "--", arg, &v, err))
+		return SL_EINVAL;
 	switch (code) {
-	case OPT_NO_COLOR:
+	case SL_OPT_NO_COLOR:
 		t->no_color = 1;
 		return SL_OK;
-	case OPT_ASCII:
+	case SL_OPT_ASCII:
 		t->ascii = 1;
 		return SL_OK;
-	case OPT_HIGH_CONTRAST:
+	case SL_OPT_HIGH_CONTRAST:
 		t->high_contrast = 1;
 		return SL_OK;
-	case OPT_NO_MOUSE:
+	case SL_OPT_NO_MOUSE:
 		t->no_mouse = 1;
 		return SL_OK;
-	case OPT_PLAY:
+	case SL_OPT_PLAY:
 		t->play = 1;
 		return SL_OK;
-	case OPT_LOAD:
+	case SL_OPT_LOAD:
 		if (!*arg)
 			return sl_fail(err, SL_EINVAL, "--load: empty directory name");
 		sa->load = arg;
 		return SL_OK;
-	case OPT_FPS:
-		if (sl_parse_int(arg, 1, 60, "--fps", &fps, err))
-			return SL_EINVAL;
-		t->fps = (double)fps;
+	case SL_OPT_FPS:
+		t->fps = v.d;
 		return SL_OK;
 	default:
 		return sl_fail(err, SL_EINVAL, "option code %d has no handler", code);
@@ -159,10 +108,6 @@ static int train_view(sl_opts *o, struct sargs *sa)
 		if (sl_opts_given(o, product[i]))
 			return sl_cli_usage("sandbox", "--%s is for the sharded product, not a training layout",
 			                    sl_opts_name(product[i]));
-	if (a->given_steps)
-		return sl_cli_usage("sandbox", "--steps: the sandbox shows one training step");
-	if (sl_opts_given(o, SL_OPT_SEED))
-		a->m.seed = o->sc.gemm.seed;
 	a->l.algo = o->sc.gemm.algo;
 	sl_train_layout_defaults(&a->m, &a->l, a->given_m, a->given_v);
 	static sl_workload pt;
@@ -280,22 +225,19 @@ static int reshard_view(sl_opts *o, struct sargs *sa)
 
 int sl_cmd_sandbox(int argc, char **argv)
 {
-	struct option lo[SL_OPTS_MAX];
-	size_t n = sl_opts_append(lo, 0, SL_OPTS_MAX, sl_opts_cluster);
-	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_gemm);
-	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_layout);
-	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_model);
-	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_dry_run);
-	sl_opts_append(lo, n, SL_OPTS_MAX, mine);
 	sl_opts o;
 	struct sargs sa = {0};
 	sl_train_opts_init(&sa.tr, &o, 1);
 	sa.tr.devices_follow = 1;
 	sl_tui_options_default(&sa.t);
 	struct sl_tui_options *tp = &sa.t;
-	int rc = sl_cli_parse("sandbox", argc, argv, lo, &o, own, &sa, sandbox_help);
+	int rc = sl_cli_parse("sandbox", SL_CMD_SANDBOX, argc, argv, &o, own, &sa, sandbox_help);
 	if (rc != SL_CLI_GO)
 		return rc;
+	sa.model_given = sl_opts_given_group(&o, SL_KG_MODEL);
+	sa.train = sa.model_given || sl_opts_given_group(&o, SL_KG_LAYOUT);
+	sa.layout_axes = sl_opts_given(&o, SL_OPT_TP) | sl_opts_given(&o, SL_OPT_PP) << 1 |
+			 sl_opts_given(&o, SL_OPT_DP) << 2;
 	sl_train_opts_model_finish(&sa.tr);
 	/* The screen is stdout; the view writes its trace to a file on quitting. */
 	if (o.trace && strcmp(o.trace, "-") == 0)

@@ -17,51 +17,22 @@
 #include "units.h"
 #include "textwrap.h"
 
-enum {
-	OPT_LAYOUTS = SL_OPT_USER,
-	OPT_SAVE,
-	OPT_SAVE_EVERY,
-	OPT_LOAD,
-	OPT_PER_DEVICE,
-	OPT_TRACE_STEPS,
-	OPT_TRACE_DEVICES,
-};
-
-static const struct option ckpt_opts[] = {{"save", required_argument, NULL, OPT_SAVE},
-                                          {"save-every", required_argument, NULL, OPT_SAVE_EVERY},
-                                          {"load", required_argument, NULL, OPT_LOAD},
-                                          {"per-device", no_argument, NULL, OPT_PER_DEVICE},
-                                          {"trace-steps", required_argument, NULL, OPT_TRACE_STEPS},
-                                          {"trace-devices", required_argument, NULL, OPT_TRACE_DEVICES},
-                                          {NULL, 0, NULL, 0}};
-
-static const struct option compare_opts[] = {
-	{"layouts", required_argument, NULL, OPT_LAYOUTS},
-	{"schedule", required_argument, NULL, SL_OPT_SCHEDULE},
-	{"microbatches", required_argument, NULL, SL_OPT_MICROBATCHES},
-	{"attention", required_argument, NULL, SL_OPT_ATTENTION},
-	{NULL, 0, NULL, 0}};
-
-/* The training options (opts.h), and compare's --layouts. */
+/* compare's --layouts. */
 static int own_option(void *ctx, int code, const char *arg, sl_err *err)
 {
 	sl_train_opts *a = ctx;
-	if (code == OPT_LAYOUTS) {
+	if (code == SL_OPT_LAYOUTS) {
 		a->layouts = arg;
 		return SL_OK;
 	}
-	int rc = sl_train_opts_handle(a, code, arg, err);
-	return rc == SL_OPTS_NOT_MINE ? sl_fail(err, SL_EINVAL, "option code %d has no handler", code)
-				      : rc;
+	return sl_fail(err, SL_EINVAL, "option code %d has no handler", code);
 }
 
-/* train's checkpoint options, and which model options were given (--load
- * takes the others from the checkpoint). */
+/* train's checkpoint, trace and report options. */
 struct train_args {
 	sl_train_opts *t;
 	const char *save, *load;
 	int save_every;
-	unsigned given_model; /* bit (code - SL_OPT_LAYERS) per model option given */
 	int per_device;       /* every device's row, however many */
 	sl_record_filter rec; /* --trace-steps, --trace-devices */
 };
@@ -109,24 +80,25 @@ static int parse_devices(const char *arg, sl_record_filter *f, sl_err *err)
 static int train_option(void *ctx, int code, const char *arg, sl_err *err)
 {
 	struct train_args *a = ctx;
-	long v;
+	sl_knob_val v;
+	const sl_knob *k = sl_knob_of(code);
+	if (k && sl_knob_parse(k, "--", arg, &v, err))
+		return SL_EINVAL;
 	switch (code) {
-	case OPT_SAVE:
-	case OPT_LOAD:
+	case SL_OPT_SAVE:
+	case SL_OPT_LOAD:
 		if (!*arg)
 			return sl_fail(err, SL_EINVAL, "--%s: empty directory name",
-			               code == OPT_SAVE ? "save" : "load");
-		*(code == OPT_SAVE ? &a->save : &a->load) = arg;
+			               code == SL_OPT_SAVE ? "save" : "load");
+		*(code == SL_OPT_SAVE ? &a->save : &a->load) = arg;
 		return SL_OK;
-	case OPT_SAVE_EVERY:
-		if (sl_parse_int(arg, 1, 100000, "--save-every", &v, err))
-			return SL_EINVAL;
-		a->save_every = (int)v;
+	case SL_OPT_SAVE_EVERY:
+		a->save_every = (int)v.d;
 		return SL_OK;
-	case OPT_PER_DEVICE:
+	case SL_OPT_PER_DEVICE:
 		a->per_device = 1;
 		return SL_OK;
-	case OPT_TRACE_STEPS: {
+	case SL_OPT_TRACE_STEPS: {
 		int r[2];
 		if (parse_range(arg, 1, 1000000, "--trace-steps", r, err))
 			return SL_EINVAL;
@@ -134,21 +106,9 @@ static int train_option(void *ctx, int code, const char *arg, sl_err *err)
 		a->rec.step_hi = r[1];
 		return SL_OK;
 	}
-	case OPT_TRACE_DEVICES:
+	case SL_OPT_TRACE_DEVICES:
 		return parse_devices(arg, &a->rec, err);
 	default:
-		if ((code >= SL_OPT_LAYERS && code <= SL_OPT_LR) || code == SL_OPT_KV_HEADS ||
-		    code == SL_OPT_FFN_KIND || code == SL_OPT_ATTN_DROPOUT ||
-		    code == SL_OPT_HIDDEN_DROPOUT || code == SL_OPT_NORM || code == SL_OPT_VOCAB ||
-		    code == SL_OPT_UNTIE || code == SL_OPT_POS_EMB || code == SL_OPT_TIE)
-			a->given_model |= 1u << (code - SL_OPT_LAYERS);
-		/* --model gives the shape: layers to batch, key/value heads, MLP
-		 * kind, norm. */
-		if (code == SL_OPT_MODEL)
-			a->given_model |= ((1u << (SL_OPT_BATCH - SL_OPT_LAYERS + 1)) - 1) |
-			                  (1u << (SL_OPT_KV_HEADS - SL_OPT_LAYERS)) |
-			                  (1u << (SL_OPT_FFN_KIND - SL_OPT_LAYERS)) |
-			                  (1u << (SL_OPT_NORM - SL_OPT_LAYERS));
 		return own_option(a->t, code, arg, err);
 	}
 }
@@ -638,26 +598,27 @@ static void train_help(void)
 	       "command line or layout.  With --dry-run the same schedule and timeline run\n"
 	       "without values (no losses, memory counted): real models on up to 1024\n"
 	       "devices.\n\n");
-	fputs(sl_opts_layout_help, stdout);
+	sl_opts_help(stdout, SL_CMD_TRAIN, SL_KG_LAYOUT, 1);
 	putchar('\n');
-	fputs(sl_opts_model_help, stdout);
-	printf("\nCheckpoints (see shardlab ckpt --help):\n"
-	       "  --save=DIR              save the training state after the last step\n"
-	       "  --save-every=N          ... and every N steps (each save replaces the last)\n"
-	       "  --load=DIR              resume from a checkpoint, under this layout or another;\n"
-	       "                          model options not given come from it (the losses are\n"
-	       "                          checked against one device resumed from it)\n"
-	       "  (with --save, --trace holds the final save: which device wrote which chunk)\n\n"
-	       "Trace (with --trace; the run computes and times the same):\n"
-	       "  --trace-steps=N[-M]     keep only these training steps (from 1) in the trace\n"
-	       "  --trace-devices=LIST    keep only these devices, e.g. 0-7,16 (from 0)\n\n"
-	       "Report:\n"
-	       "  --per-device            every device's row in the text report (beyond 32\n"
-	       "                          devices, devices with the same figures share one)\n"
-	       "  (each step's row is printed as the step ends; on a terminal, stderr shows\n"
+	sl_opts_help(stdout, SL_CMD_TRAIN, SL_KG_MODEL, 1);
+	sl_opts_help(stdout, SL_CMD_TRAIN, SL_KG_WORKLOAD, 0); /* --seed */
+	putchar('\n');
+	sl_opts_help(stdout, SL_CMD_TRAIN, SL_KG_CKPT, 1);
+	printf("  (with --save, --trace holds the final save: which device wrote which chunk)\n\n");
+	sl_opts_help(stdout, SL_CMD_TRAIN, SL_KG_TRACE, 1);
+	putchar('\n');
+	sl_opts_help(stdout, SL_CMD_TRAIN, SL_KG_REPORT, 1);
+	printf("  (each step's row is printed as the step ends; on a terminal, stderr shows\n"
 	       "  how many steps are done and the time left)\n\n");
-	fputs(sl_opts_cluster_help, stdout);
-	fputs(sl_opts_dry_run_help, stdout);
+	sl_cli_help_cluster(SL_CMD_TRAIN);
+	sl_opts_help(stdout, SL_CMD_TRAIN, SL_KG_DRY_RUN, 0);
+}
+
+/* Did an option give this model field, or --model's file (the shape)? */
+static int model_given(const sl_train_opts *t, int code)
+{
+	return sl_train_opts_model_given(t, code) ||
+	       (sl_opts_given(t->o, SL_OPT_MODEL) && (sl_knob_of(code)->flags & SL_KF_SHAPE));
 }
 
 /* --load: the model comes from the checkpoint where no option set it; the
@@ -668,7 +629,7 @@ static int model_from_ckpt(struct train_args *a, const sl_ckpt *ck, sl_err *err)
 	const sl_model_spec *c = &sl_ckpt_info_of(ck)->model;
 	sl_model_spec *m = &a->t->m;
 #define FROM(code, field)                                                                          \
-	if (!(a->given_model & (1u << ((code)-SL_OPT_LAYERS))))                                    \
+	if (!model_given(a->t, code))                                                              \
 		m->field = c->field;
 	FROM(SL_OPT_LAYERS, layers)
 	FROM(SL_OPT_HIDDEN, hidden)
@@ -679,7 +640,7 @@ static int model_from_ckpt(struct train_args *a, const sl_ckpt *ck, sl_err *err)
 	FROM(SL_OPT_NORM, norm)
 	FROM(SL_OPT_SEQ, seq)
 	FROM(SL_OPT_BATCH, batch)
-	FROM(SL_OPT_MODEL_SEED, seed)
+	FROM(SL_OPT_SEED, seed)
 	FROM(SL_OPT_LR, lr)
 	FROM(SL_OPT_ATTN_DROPOUT, attn_dropout)
 	FROM(SL_OPT_HIDDEN_DROPOUT, hidden_dropout)
@@ -753,19 +714,13 @@ static void live_step(void *arg, long step, double loss, double step_s)
 
 int sl_cmd_train(int argc, char **argv)
 {
-	struct option lo[SL_OPTS_MAX];
-	size_t n = sl_opts_append(lo, 0, SL_OPTS_MAX, sl_opts_cluster);
-	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_layout);
-	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_model);
-	n = sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_dry_run);
-	sl_opts_append(lo, n, SL_OPTS_MAX, ckpt_opts);
 	sl_opts o;
 	sl_train_opts a;
 	sl_train_opts_init(&a, &o, 5);
 	struct train_args ta = {.t = &a};
 	a.devices_follow = 1;
 	o.sc.cluster.devices = 1;
-	int rc = sl_cli_parse("train", argc, argv, lo, &o, train_option, &ta, train_help);
+	int rc = sl_cli_parse("train", SL_CMD_TRAIN, argc, argv, &o, train_option, &ta, train_help);
 	if (rc != SL_CLI_GO)
 		return rc;
 	if (ta.save_every && !ta.save)
@@ -930,17 +885,14 @@ static void compare_help(void)
 	       "and whether the losses match one device's.  By default the layouts are: one\n"
 	       "device, tensor parallel over N, pipeline over N, data parallel over N, and\n"
 	       "TP inside a node times DP across (N = --devices, default 4); one that does\n"
-	       "not fit the model is skipped with the reason.\n\n"
-	       "  --layouts=LIST          comma-separated TxPxD, each optionally followed by\n"
-	       "                          :gpipe, :1f1b, :interleaved, :sp or :zero1\n"
-	       "                          (e.g. 1x1x1,4x1x1,1x4x1:gpipe,2x1x2:sp:zero1)\n"
-	       "  --schedule=S            pipeline schedule of the default layouts (1f1b)\n"
-	       "  --microbatches=M        micro-batches per replica (default 2*pp, or 1)\n"
-	       "  --attention=flash|materialized\n"
-	       "                          every layout's attention core (default flash)\n\n");
-	fputs(sl_opts_model_help, stdout);
+	       "not fit the model is skipped with the reason.\n\n");
+	sl_opts_help(stdout, SL_CMD_COMPARE, SL_KG_COMPARE, 0);
+	sl_opts_help(stdout, SL_CMD_COMPARE, SL_KG_LAYOUT, 0);
 	putchar('\n');
-	fputs(sl_opts_cluster_help, stdout);
+	sl_opts_help(stdout, SL_CMD_COMPARE, SL_KG_MODEL, 1);
+	sl_opts_help(stdout, SL_CMD_COMPARE, SL_KG_WORKLOAD, 0); /* --seed */
+	putchar('\n');
+	sl_cli_help_cluster(SL_CMD_COMPARE);
 }
 
 #define MAX_LAYOUTS 16
@@ -1078,16 +1030,12 @@ static void compare_csv(const struct outcome *res, char (*skip)[sizeof((sl_err){
 
 int sl_cmd_compare(int argc, char **argv)
 {
-	struct option lo[SL_OPTS_MAX];
-	size_t n = sl_opts_append(lo, 0, SL_OPTS_MAX, sl_opts_cluster);
-	n = sl_opts_append(lo, n, SL_OPTS_MAX, compare_opts);
-	sl_opts_append(lo, n, SL_OPTS_MAX, sl_opts_model);
 	sl_opts o;
 	sl_train_opts a;
 	sl_train_opts_init(&a, &o, 3);
 	o.sc.cluster.devices = 4;
 	o.csv_ok = 1;
-	int rc = sl_cli_parse("compare", argc, argv, lo, &o, own_option, &a, compare_help);
+	int rc = sl_cli_parse("compare", SL_CMD_COMPARE, argc, argv, &o, own_option, &a, compare_help);
 	if (rc != SL_CLI_GO)
 		return rc;
 	sl_train_opts_model_finish(&a);

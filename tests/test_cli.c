@@ -222,10 +222,10 @@ static void test_units_and_spelling_messages(void **state)
 					"run --help')\n"},
 		{"run --bandwith=1GB/s", "shardlab: run: unknown option '--bandwith' (did you mean "
 					 "'--bandwidth'?) (see 'shardlab run --help')\n"},
-		{"run --strategy=colwize", "shardlab: run: --strategy: unknown strategy 'colwize': did "
+		{"run --strategy=colwize", "shardlab: run: --strategy: unknown value 'colwize': did "
 					   "you mean 'colwise'? (one of: single, colwise, rowwise) "
 					   "(see 'shardlab run --help')\n"},
-		{"coll --op=allreduse", "shardlab: coll: --op: unknown collective 'allreduse': did you "
+		{"coll --op=allreduse", "shardlab: coll: --op: unknown value 'allreduse': did you "
 					"mean 'allreduce'? (one of: allreduce, allgather, "
 					"reducescatter, broadcast, reduce, gather, scatter, alltoall, "
 					"sendrecv) (see 'shardlab coll --help')\n"},

@@ -60,7 +60,7 @@ static void test_plan_bad_input(void **state)
 	    {"plan --timing=measured", "unknown option '--timing'"},
 	    {"plan --layers=0", "--layers"},
 	    {"plan --grad-accumulation=sometimes",
-	     "--grad-accumulation: unknown kind 'sometimes' (one of: fused, separate)"},
+	     "--grad-accumulation: unknown value 'sometimes' (one of: fused, separate)"},
 	    {"plan extra", "unexpected argument"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -336,7 +336,7 @@ static void test_error_object(void **state)
 	    {"train --devices=2 --tp=2 --memory=1MiB --format=json", 1, "out of memory"},
 	    {"run --memory=1MiB --m=1024 --k=1024 --n=1024 --format=json", 1, "out of memory"},
 	    /* usage errors, before and after --format=json on the line */
-	    {"coll --op=bad --format=json", 2, "unknown collective"},
+	    {"coll --op=bad --format=json", 2, "--op: unknown value"},
 	    {"plan --format=json --devices=0", 2, "devices"},
 	    {"check --format=json", 2, "no lesson given"},
 	};

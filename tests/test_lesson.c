@@ -107,7 +107,7 @@ static const struct bad bads[] = {
 	 "t.lesson:4: '0x10us' is not a decimal number (as in 2.5, 1e9 or 64MiB; no hexadecimal, inf "
 	 "or nan)"},
 	{"sign on a setup count", HEAD "setup devices=+4\nsay x\n",
-	 "t.lesson:3: devices '+4' is not a whole number (decimal digits only)"},
+	 "t.lesson:3: devices: '+4' is not a whole number (decimal digits only)"},
 	{"unknown setup key", HEAD "setup bandwith=1GB/s\nsay x\n",
 	 "t.lesson:3: unknown setup key 'bandwith' (did you mean 'bandwidth'?)"},
 	{"setup without =", HEAD "setup devices 4\nsay x\n",
@@ -232,10 +232,10 @@ static const struct bad bads[] = {
 	 "t.lesson:4: run train: 4 heads do not split over tp=3: tp must divide heads (attention is "
 	 "split by whole heads)"},
 	{"schedule", HEAD "setup schedule=zigzag\nsay x\n",
-	 "t.lesson:3: schedule: 'zigzag' is not one of: gpipe 1f1b interleaved"},
+	 "t.lesson:3: schedule: unknown value 'zigzag' (one of: gpipe, 1f1b, interleaved)"},
 	{"misspelt choice", HEAD "setup strategy=colwize\nsay x\n",
-	 "t.lesson:3: strategy: 'colwize' is not one of: single colwise rowwise (did you mean "
-	 "'colwise'?)"},
+	 "t.lesson:3: strategy: unknown value 'colwize': did you mean 'colwise'? (one of: single, "
+	 "colwise, rowwise)"},
 	/* 0 / 0 passed the check and left 'y' without a value (issue 39). */
 	{"division by constant zero", HEAD "let y = 0 / 0\nsay {y}\n",
 	 "t.lesson:3: division by zero: the divisor is always 0"},
@@ -425,7 +425,7 @@ static void test_all_errors(void **state)
 	assert_string_equal(d.msg[0], "t.lesson:3: unknown command 'sya' (did you mean 'say'?)");
 	assert_string_equal(d.msg[1], "t.lesson:4: jump to unknown label 'nowhere': add 'label nowhere' "
 				      "where the lesson should go on");
-	assert_string_equal(d.msg[2], "t.lesson:5: devices 'zero' is not a whole number "
+	assert_string_equal(d.msg[2], "t.lesson:5: devices: 'zero' is not a whole number "
 				      "(decimal digits only)");
 	assert_string_equal(err.msg, d.msg[0]);
 }

@@ -115,7 +115,7 @@ static void test_refusals(void **state)
 	expect_refusal("train --pp=3 --schedule=interleaved --microbatches=3 " SMALL " --layers=8", 2,
 		       "--layers=8 does not split into pp*chunks = 3*2 = 6 equal model chunks");
 	expect_refusal("train --zero1 " SMALL, 2, "it needs --dp of 2 or more");
-	expect_refusal("train --schedule=zigzag", 2, "unknown schedule 'zigzag'");
+	expect_refusal("train --schedule=zigzag", 2, "--schedule: unknown value 'zigzag'");
 	expect_refusal("train --tp=2 --memory=64KiB " SMALL, 1, "device 0 is out of memory");
 	expect_refusal("compare --layouts=2x2 " SMALL, 2, "is not TxPxD");
 	expect_refusal("compare --layouts=3x1x1 " SMALL, 2, "tp=3: 4 heads do not split over tp=3");

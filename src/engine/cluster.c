@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* cluster.c - devices, links, the run loop, memory accounting and compute. */
 #include "cluster.h"
+#include "knobs.h"
 #include "device.h"
 
 #include <errno.h>
@@ -113,21 +114,24 @@ static int config_check(const sl_cluster_config *cfg, int maxdev, sl_err *err)
 	if (rf->step_lo < 0 || rf->step_lo > rf->step_hi || (rf->step_hi > 0 && rf->step_lo < 1))
 		return sl_fail(err, SL_EINVAL, "steps %d-%d to trace: from 1, the first no later than "
 			       "the last", rf->step_lo, rf->step_hi);
+	/* The ranges are the options' (knobs.c). */
 	const sl_link_spec *sp[2] = {&cfg->intra, &cfg->inter};
+	const sl_knob *bw = sl_knob_of(SL_OPT_BANDWIDTH), *lat = sl_knob_of(SL_OPT_LATENCY);
+	const sl_knob *slow = sl_knob_of(SL_OPT_SLOWDOWN);
 	for (int i = 0; i < 2; i++) {
 		const char *which = i ? "inter-node" : "intra-node";
 		if (!(sp[i]->bandwidth > 0) || !isfinite(sp[i]->bandwidth))
 			return sl_fail(err, SL_EINVAL, "%s bandwidth must be positive", which);
-		if (sp[i]->bandwidth < 1e3 || sp[i]->bandwidth > 1e15)
-			return sl_fail(err, SL_EINVAL, "%s bandwidth %s is out of range (1 KB/s to 1 PB/s)",
-				       which, sl_fmt_rate(sp[i]->bandwidth, a, sizeof a));
-		if (!(sp[i]->latency >= 0) || sp[i]->latency > 10)
-			return sl_fail(err, SL_EINVAL, "%s latency %s is out of range (0 to 10 s)", which,
-				       sl_fmt_time(sp[i]->latency, b, sizeof b));
+		if (sp[i]->bandwidth < bw->lo || sp[i]->bandwidth > bw->hi)
+			return sl_fail(err, SL_EINVAL, "%s bandwidth %s is out of range (%s)", which,
+				       sl_fmt_rate(sp[i]->bandwidth, a, sizeof a), bw->range);
+		if (!(sp[i]->latency >= lat->lo) || sp[i]->latency > lat->hi)
+			return sl_fail(err, SL_EINVAL, "%s latency %s is out of range (%s)", which,
+				       sl_fmt_time(sp[i]->latency, b, sizeof b), lat->range);
 	}
-	if (cfg->slowdown != 0 && !(cfg->slowdown >= 1 && cfg->slowdown <= 1e6))
-		return sl_fail(err, SL_EINVAL, "slowdown %g is out of range (1 to 1000000, or 0 for none)",
-			       cfg->slowdown);
+	if (cfg->slowdown != 0 && !(cfg->slowdown >= slow->lo && cfg->slowdown <= slow->hi))
+		return sl_fail(err, SL_EINVAL, "slowdown %g is out of range (%s, or 0 for none)",
+			       cfg->slowdown, slow->range);
 	return SL_OK;
 }
 

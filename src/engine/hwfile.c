@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* hwfile.c - hardware and model description files (hwfile.h). */
 #include "hwfile.h"
+#include "knobs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -325,10 +326,11 @@ static int link_from(const rd *top, const json_t *o, const char *key, sl_link_sp
 		return rc;
 	rd r = {top->file, key, top->err};
 	double bw, lat;
-	/* The engine's own limits for a link (cluster.c, opts.c). */
+	/* The options' limits for a link (knobs.c). */
+	const sl_knob *kb = sl_knob_of(SL_OPT_BANDWIDTH), *kl = sl_knob_of(SL_OPT_LATENCY);
 	if ((rc = keys_exact(&r, l, link_keys)) ||
-	    (rc = get_num(&r, l, "bandwidth_bytes_per_s", 1e3, 1e15, "1e3 to 1e15", 0, &bw)) ||
-	    (rc = get_num(&r, l, "latency_s", 0, 10, "0 to 10", 0, &lat)) ||
+	    (rc = get_num(&r, l, "bandwidth_bytes_per_s", kb->lo, kb->hi, kb->range, 0, &bw)) ||
+	    (rc = get_num(&r, l, "latency_s", kl->lo, kl->hi, kl->range, 0, &lat)) ||
 	    (rc = get_num(&r, l, "achievable_fraction", 0, 1, "0 (the line rate) to 1", 0, frac)))
 		return rc;
 	out->bandwidth = bw;
@@ -362,6 +364,10 @@ int sl_hw_from_json(const json_t *j, const char *file, sl_preset *out, sl_err *e
 		return rc;
 	rd rdv = {safe, "device", err};
 	v[11] = v[12] = 0;
+	/* The options' limits for a device (knobs.c). */
+	const sl_knob *kf = sl_knob_of(SL_OPT_FLOPS), *km = sl_knob_of(SL_OPT_MEMORY);
+	char frange[80];
+	snprintf(frange, sizeof frange, "%s, or null: measured", kf->range);
 	if ((rc = keys_known(&rdv, d, dev_keys, 2)) ||
 	    (json_object_get(d, "attention_peak_fraction") &&
 	     (rc = get_num(&rdv, d, "attention_peak_fraction", 0, 1, "0 (the GEMM fraction) to 1", 0,
@@ -369,11 +375,9 @@ int sl_hw_from_json(const json_t *j, const char *file, sl_preset *out, sl_err *e
 	    (json_object_get(d, "memory_bandwidth_fraction") &&
 	     (rc = get_num(&rdv, d, "memory_bandwidth_fraction", 0, 1, "0 (all of it) to 1", 0,
 			   &v[12]))) ||
-	    (rc = get_num(&rdv, d, "bf16_flop_per_s", 1e6, 1e18, "1e6 to 1e18, or null: measured", 1,
-			  &v[0])) ||
-	    (rc = get_num(&rdv, d, "fp32_flop_per_s", 1e6, 1e18, "1e6 to 1e18, or null: measured", 1,
-			  &v[1])) ||
-	    (rc = get_int(&rdv, d, "memory_bytes", 1, 1125899906842624.0, "1 to 2^50", &v[2])) ||
+	    (rc = get_num(&rdv, d, "bf16_flop_per_s", kf->lo, kf->hi, frange, 1, &v[0])) ||
+	    (rc = get_num(&rdv, d, "fp32_flop_per_s", kf->lo, kf->hi, frange, 1, &v[1])) ||
+	    (rc = get_int(&rdv, d, "memory_bytes", km->lo, km->hi, km->range, &v[2])) ||
 	    (rc = get_num(&rdv, d, "memory_bandwidth_bytes_per_s", 0, 1e16,
 			  "0 (not modelled) to 1e16", 0, &v[3])) ||
 	    (rc = get_num(&rdv, d, "gemm_peak_fraction", 0, 1, "0 (not modelled) to 1", 0, &v[4])) ||
@@ -626,6 +630,8 @@ const sl_preset *sl_hw_find(const char *name, const char **from, sl_err *err)
 	if (p)
 		return p;
 	char known[200], safe[64], near[64];
+	if (from)
+		*from = NULL; /* no such name */
 	known_list("hardware", "SHARDLAB_HARDWARE_PATH", known, sizeof known);
 	sl_escape(name, safe, sizeof safe);
 	if (sl_closest_in(name, known, near, sizeof near))

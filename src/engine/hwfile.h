@@ -48,7 +48,8 @@ const sl_preset *sl_hw_load(const char *path, sl_err *err);
 /* A preset by name, in the order above; SL_EINVAL when no file or built-in
  * preset has that name (the message lists the known ones), or the file
  * found is not right.  *from (if not NULL) gets the file's path, or "" for
- * the built-in table. */
+ * the built-in table (or a file that is not right), or NULL when nothing has
+ * that name. */
 const sl_preset *sl_hw_find(const char *name, const char **from, sl_err *err);
 /* Every preset: the built-in names first, in the table's order (each as
  * sl_hw_find resolves it), then the other names of the directories, user's

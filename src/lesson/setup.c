@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hwfile.h"
+#include "knobs.h"
 #include "preset.h"
 #include "units.h"
 
@@ -61,253 +63,178 @@ sl_layout sl_lsetup_target(const sl_lsetup *s)
 
 /* ---- setup keys ---- */
 
-enum key {
-	K_PRESET, K_DEVICES, K_PER_NODE, K_TOPOLOGY, K_BANDWIDTH, K_LATENCY, K_INTER_BANDWIDTH,
-	K_INTER_LATENCY, K_FLOPS, K_MEMORY, K_TIMING, K_STRATEGY, K_M, K_K, K_N, K_ALGO, K_OP,
-	K_BYTES, K_SEED,
-	/* training */
-	K_LAYERS, K_HIDDEN, K_FFN, K_HEADS, K_SEQ, K_BATCH, K_TP, K_PP, K_DP, K_SCHEDULE, K_CHUNKS,
-	K_MICROBATCHES, K_SEQ_PARALLEL, K_ZERO1, K_MESH_ORDER, K_STEPS,
-	/* resharding */
-	K_TO_TP, K_TO_PP, K_TO_DP, K_NKEYS
-};
-
-static const char *const key_names[K_NKEYS] = {
-	"preset", "devices", "per-node", "topology", "bandwidth", "latency", "inter-bandwidth",
-	"inter-latency", "flops", "memory", "timing", "strategy", "m", "k", "n", "algo", "op",
-	"bytes", "seed",
-	"layers", "hidden", "ffn", "heads", "seq", "batch", "tp", "pp", "dp", "schedule", "chunks",
-	"microbatches", "sequence-parallel", "zero1", "mesh-order", "steps",
-	"to-tp", "to-pp", "to-dp",
-};
+/* The setup keys are the knob table's rows a lesson may set (knobs.h),
+ * with the command line's names, ranges and messages; key i is the i-th
+ * such row. */
+static const sl_knob *key_row(int i)
+{
+	for (int r = 0, n = 0; r < sl_knob_count(); r++)
+		if ((sl_knobs()[r].flags & SL_KF_SETUP) && n++ == i)
+			return &sl_knobs()[r];
+	return NULL;
+}
 
 int sl_setup_key(const char *key)
 {
-	for (int i = 0; i < K_NKEYS; i++)
-		if (strcmp(key, key_names[i]) == 0)
+	const sl_knob *k;
+	for (int i = 0; (k = key_row(i)); i++)
+		if (strcmp(k->name, key) == 0 || (k->alias && strcmp(k->alias, key) == 0))
 			return i;
 	return -1;
 }
 
 const char *sl_setup_key_name(int i)
 {
-	return i >= 0 && i < K_NKEYS ? key_names[i] : "?";
+	const sl_knob *k = key_row(i);
+	return k ? k->name : "?";
 }
 
 const char *sl_setup_keys(void)
 {
-	return "preset devices per-node topology bandwidth latency inter-bandwidth inter-latency "
-	       "flops memory timing strategy m k n algo op bytes seed layers hidden ffn heads seq "
-	       "batch tp pp dp schedule chunks microbatches sequence-parallel zero1 mesh-order "
-	       "steps to-tp to-pp to-dp";
-}
-
-static int yes_no(const char *key, const char *value, int *out, sl_err *err)
-{
-	if (strcmp(value, "yes") == 0 || strcmp(value, "no") == 0) {
-		*out = value[0] == 'y';
-		return SL_OK;
+	static char list[1024];
+	if (!list[0]) {
+		size_t len = 0;
+		const sl_knob *k;
+		for (int i = 0; (k = key_row(i)) && len < sizeof list; i++)
+			len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? " " : "",
+						k->name);
 	}
-	return sl_fail(err, SL_EINVAL, "%s: '%s' is not yes or no", key, value);
+	return list;
 }
 
-static int word_list(const char *key, const char *value, const char *choices, sl_err *err)
+/* Which kind of run a group's keys set up (SETUP steps describe those). */
+static unsigned touches(const sl_knob *k)
 {
-	char near[32];
-	if (sl_closest_in(value, choices, near, sizeof near))
-		return sl_fail(err, SL_EINVAL, "%s: '%s' is not one of: %s (did you mean '%s'?)", key,
-			       value, choices, near);
-	return sl_fail(err, SL_EINVAL, "%s: '%s' is not one of: %s", key, value, choices);
+	switch (k->group) {
+	case SL_KG_WORKLOAD:
+		return k->code == SL_OPT_SEED ? 0 : SL_FIG_KIND(SL_RUN_MATMUL);
+	case SL_KG_COLL:
+		return SL_FIG_KIND(SL_RUN_COLLECTIVE);
+	case SL_KG_LAYOUT:
+	case SL_KG_MODEL:
+		return SL_FIG_KIND(SL_RUN_TRAIN);
+	case SL_KG_TARGET:
+		return SL_FIG_KIND(SL_RUN_RESHARD);
+	default:
+		return 0;
+	}
 }
 
-int sl_lsetup_set(sl_lsetup *s, const char *key, const char *value, sl_err *err)
+/* The preset's figures again, at the precision and efficiency now set. */
+static void reapply_preset(sl_lsetup *s)
 {
-	int k = sl_setup_key(key);
+	const sl_preset *p = s->sc.preset[0] ? sl_hw_find(s->sc.preset, NULL, NULL) : NULL;
+	if (p)
+		sl_preset_apply(p, &s->sc.cluster);
+}
+
+/* The keys whose value needs more than a store. */
+static int set_special(sl_lsetup *s, const sl_knob *k, const sl_knob_val *v, sl_err *err)
+{
 	sl_cluster_config *c = &s->sc.cluster;
-	double d;
-	long l;
-	sl_err e = {0};
-	if (k < 0)
-		return sl_fail(err, SL_EINVAL, "unknown setup key '%s' (keys: %s)", key, sl_setup_keys());
-	if (!value || !*value)
-		return sl_fail(err, SL_EINVAL, "%s needs a value: %s=VALUE", key, key);
-	switch ((enum key)k) {
-	case K_PRESET: {
-		const sl_preset *p = sl_preset_find(value);
-		if (!p) {
-			char names[160] = "";
-			for (const sl_preset *q = sl_presets(); q->name; q++)
-				snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
-					 names[0] ? " " : "", q->name);
-			return sl_fail(err, SL_EINVAL, "preset: unknown preset '%s' (presets: %s)", value, names);
-		}
+	const char *value = v->s;
+	switch (k->code) {
+	case SL_OPT_PRESET:
+	case SL_OPT_HARDWARE: {
+		sl_err e = {0};
+		const char *from = "";
+		const sl_preset *p = k->code == SL_OPT_PRESET ? sl_hw_find(value, &from, &e)
+							       : sl_hw_load(value, &e);
+		if (!p)
+			return k->code == SL_OPT_PRESET && !from
+				       ? sl_fail(err, SL_EINVAL, "preset: %s", e.msg)
+				       : sl_fail(err, SL_EINVAL, "%s", e.msg);
 		/* Lessons run the closed-form machine: the preset's BF16 peak
-		 * for every GEMM, 4-byte elements (sl_cluster_config_default). */
+		 * for every GEMM, 4-byte elements (sl_cluster_config_default),
+		 * unless precision is set. */
 		sl_precision keep = c->precision;
-		c->precision = SL_PREC_BF16;
+		if (!s->given_precision)
+			c->precision = SL_PREC_BF16;
 		sl_preset_apply(p, c);
 		c->precision = keep;
 		snprintf(s->sc.preset, sizeof s->sc.preset, "%s", p->name);
 		return SL_OK;
 	}
-	case K_DEVICES:
-	case K_PER_NODE:
-		if (sl_parse_int(value, k == K_DEVICES ? 1 : 0, SL_MAX_DEVICES, key, &l, &e))
-			return sl_fail(err, SL_EINVAL, "%s", e.msg);
-		if (k == K_DEVICES)
-			c->devices = (int)l;
-		else
-			c->devices_per_node = (int)l;
-		return SL_OK;
-	case K_TOPOLOGY:
-		if (strcmp(value, "full") == 0)
-			c->topology = SL_TOPO_FULL;
-		else if (strcmp(value, "ring") == 0)
-			c->topology = SL_TOPO_RING;
-		else
-			return word_list(key, value, "full ring", err);
-		return SL_OK;
-	case K_BANDWIDTH:
-	case K_INTER_BANDWIDTH:
-		if (sl_parse_rate(value, &d, &e))
-			return sl_fail(err, SL_EINVAL, "%s: %s", key, e.msg);
-		if (d < 1e3 || d > 1e15)
-			return sl_fail(err, SL_EINVAL, "%s: %s is out of range (1KB/s to 1PB/s)", key, value);
-		(k == K_BANDWIDTH ? &c->intra : &c->inter)->bandwidth = d;
-		s->sc.preset[0] = 0;
-		return SL_OK;
-	case K_LATENCY:
-	case K_INTER_LATENCY:
-		if (sl_parse_time(value, &d, &e))
-			return sl_fail(err, SL_EINVAL, "%s: %s", key, e.msg);
-		if (d > 1)
-			return sl_fail(err, SL_EINVAL, "%s: %s is out of range (0 to 1s)", key, value);
-		(k == K_LATENCY ? &c->intra : &c->inter)->latency = d;
-		s->sc.preset[0] = 0;
-		return SL_OK;
-	case K_FLOPS:
-		if (sl_parse_flops(value, &d, &e))
-			return sl_fail(err, SL_EINVAL, "flops: %s", e.msg);
-		if (d < 1e6 || d > 1e18)
-			return sl_fail(err, SL_EINVAL, "flops: %s is out of range (1MFLOP/s to 1000PFLOP/s)",
-				       value);
-		c->flops = d;
-		s->sc.preset[0] = 0;
-		return SL_OK;
-	case K_MEMORY:
-		if (sl_parse_bytes(value, &d, &e))
-			return sl_fail(err, SL_EINVAL, "memory: %s", e.msg);
-		if (d < 1024 || d > 1e15)
-			return sl_fail(err, SL_EINVAL, "memory: %s is out of range (1KiB to 1PB)", value);
-		c->memory = (uint64_t)d;
-		s->sc.preset[0] = 0;
-		return SL_OK;
-	case K_TIMING:
-		if (strcmp(value, "model") == 0)
-			c->timing = SL_TIMING_MODEL;
-		else if (strcmp(value, "measured") == 0)
-			c->timing = SL_TIMING_MEASURED;
-		else
-			return word_list(key, value, "model measured", err);
-		return SL_OK;
-	case K_STRATEGY:
-		if (sl_split_parse(value, &s->sc.gemm.split))
-			return word_list(key, value, "single colwise rowwise", err);
-		s->touched |= SL_FIG_KIND(SL_RUN_MATMUL);
-		return SL_OK;
-	case K_M:
-	case K_K:
-	case K_N:
-		if (sl_parse_int(value, 1, 1000000, key, &l, &e))
-			return sl_fail(err, SL_EINVAL, "%s", e.msg);
-		*(k == K_M ? &s->sc.gemm.m : k == K_K ? &s->sc.gemm.k : &s->sc.gemm.n) = (int)l;
-		s->touched |= SL_FIG_KIND(SL_RUN_MATMUL);
-		return SL_OK;
-	case K_ALGO:
-		if (sl_algo_parse(value, &s->sc.gemm.algo))
-			return word_list(key, value, "ring tree", err);
-		return SL_OK;
-	case K_OP:
-		if (sl_coll_op_parse(value, &s->op))
-			return word_list(key, value,
-					 "allreduce allgather reducescatter broadcast reduce gather scatter "
-					 "alltoall sendrecv",
-					 err);
-		s->touched |= SL_FIG_KIND(SL_RUN_COLLECTIVE);
-		return SL_OK;
-	case K_BYTES:
-		if (sl_parse_bytes(value, &d, &e))
-			return sl_fail(err, SL_EINVAL, "bytes: %s", e.msg);
-		if (d < 4 || d > 1e12)
-			return sl_fail(err, SL_EINVAL, "bytes: %s is out of range (4B to 1TB)", value);
-		s->bytes = floor(d / 4) * 4; /* whole fp32 elements */
-		s->touched |= SL_FIG_KIND(SL_RUN_COLLECTIVE);
-		return SL_OK;
-	case K_SEED:
-		if (sl_parse_int(value, 0, 1000000000L, key, &l, &e))
-			return sl_fail(err, SL_EINVAL, "%s", e.msg);
-		s->sc.gemm.seed = (uint64_t)l;
-		s->model.seed = (uint64_t)l;
-		return SL_OK;
-	case K_LAYERS:
-	case K_HIDDEN:
-	case K_FFN:
-	case K_HEADS:
-	case K_SEQ:
-	case K_BATCH:
-	case K_TP:
-	case K_PP:
-	case K_DP:
-	case K_CHUNKS:
-	case K_MICROBATCHES:
-	case K_STEPS: {
-		static const long hi[] = {[K_LAYERS] = 64, [K_HIDDEN] = 8192, [K_FFN] = 32768,
-					  [K_HEADS] = 256, [K_SEQ] = 4096, [K_BATCH] = 1 << 20,
-					  [K_TP] = SL_MAX_DEVICES, [K_PP] = SL_MAX_DEVICES,
-					  [K_DP] = SL_MAX_DEVICES, [K_CHUNKS] = 16, [K_MICROBATCHES] = 1024,
-					  [K_STEPS] = 20};
-		if (sl_parse_int(value, k == K_HEADS ? 0 : 1, hi[k], key, &l, &e))
-			return sl_fail(err, SL_EINVAL, "%s", e.msg);
-		int *f[] = {[K_LAYERS] = &s->model.layers, [K_HIDDEN] = &s->model.hidden,
-			    [K_FFN] = &s->model.ffn, [K_HEADS] = &s->model.heads, [K_SEQ] = &s->model.seq,
-			    [K_BATCH] = &s->model.batch, [K_TP] = &s->layout.tp, [K_PP] = &s->layout.pp,
-			    [K_DP] = &s->layout.dp, [K_CHUNKS] = &s->layout.chunks,
-			    [K_MICROBATCHES] = &s->layout.microbatches, [K_STEPS] = &s->steps};
-		*f[k] = (int)l;
-		if (k == K_TP || k == K_PP || k == K_DP) /* training uses tp*pp*dp devices */
-			c->devices = s->layout.tp * s->layout.pp * s->layout.dp;
-		s->given_mb |= k == K_MICROBATCHES;
-		s->given_v |= k == K_CHUNKS;
-		s->touched |= SL_FIG_KIND(SL_RUN_TRAIN);
+	case SL_OPT_MODEL: {
+		sl_model_file mf;
+		sl_err e = {0};
+		if (sl_model_file_find(value, &mf, &e))
+			return sl_fail(err, SL_EINVAL, "model: %s", e.msg);
+		sl_model_spec *m = &s->model;
+		m->layers = mf.layers;
+		m->hidden = mf.hidden;
+		m->ffn = mf.ffn;
+		m->heads = mf.heads;
+		m->seq = mf.seq;
+		m->batch = mf.batch;
+		m->kv_heads = mf.kv_heads;
+		m->ffn_kind = mf.ffn_kind;
+		m->norm = mf.norm;
+		m->vocab = mf.vocab;
+		m->untie = mf.untie;
+		m->pos_emb = mf.pos_emb;
 		return SL_OK;
 	}
-	case K_TO_TP:
-	case K_TO_PP:
-	case K_TO_DP:
-		if (sl_parse_int(value, 1, SL_MAX_DEVICES, key, &l, &e))
-			return sl_fail(err, SL_EINVAL, "%s", e.msg);
-		*(k == K_TO_TP ? &s->to_tp : k == K_TO_PP ? &s->to_pp : &s->to_dp) = (int)l;
-		s->touched |= SL_FIG_KIND(SL_RUN_RESHARD);
-		return SL_OK;
-	case K_SCHEDULE:
-		if (sl_sched_parse(value, &s->layout.schedule))
-			return word_list(key, value, "gpipe 1f1b interleaved", err);
-		s->touched |= SL_FIG_KIND(SL_RUN_TRAIN);
-		return SL_OK;
-	case K_SEQ_PARALLEL:
-	case K_ZERO1:
-		s->touched |= SL_FIG_KIND(SL_RUN_TRAIN);
-		return yes_no(key, value, k == K_ZERO1 ? &s->layout.zero1 : &s->layout.seq_parallel, err);
-	case K_MESH_ORDER:
+	case SL_OPT_ORDER:
 		if (sl_mesh_order_parse(value, s->layout.order))
-			return sl_fail(err, SL_EINVAL, "mesh-order: '%s' is not an order of tp, pp and dp "
-				       "(as in tp-dp-pp)", value);
-		s->touched |= SL_FIG_KIND(SL_RUN_TRAIN);
+			return sl_fail(err, SL_EINVAL,
+				       "mesh-order: '%s' is not an order of tp, pp and dp (as in tp-dp-pp)",
+				       value);
 		return SL_OK;
-	case K_NKEYS:
-		break;
+	case SL_OPT_OP:
+		s->op = (sl_coll_op)v->d;
+		return SL_OK;
+	case SL_OPT_BYTES: {
+		/* One size, with the range of coll's sizes. */
+		sl_knob_val b;
+		sl_knob size = *sl_knob_of('b');
+		size.name = k->name;
+		if (sl_knob_parse(&size, "", value, &b, err))
+			return SL_EINVAL;
+		s->bytes = floor(b.d / 4) * 4; /* whole fp32 elements */
+		return SL_OK;
 	}
-	return sl_fail(err, SL_EINVAL, "unknown setup key '%s'", key);
+	case SL_OPT_TO_TP:
+	case SL_OPT_TO_PP:
+	case SL_OPT_TO_DP:
+		*(k->code == SL_OPT_TO_TP ? &s->to_tp : k->code == SL_OPT_TO_PP ? &s->to_pp : &s->to_dp) =
+			(int)v->d;
+		return SL_OK;
+	default:
+		return sl_fail(err, SL_EINVAL, "%s: no lesson may set it", k->name);
+	}
+}
+
+int sl_lsetup_set(sl_lsetup *s, const char *key, const char *value, sl_err *err)
+{
+	int i = sl_setup_key(key);
+	if (i < 0)
+		return sl_fail(err, SL_EINVAL, "unknown setup key '%s' (keys: %s)", key, sl_setup_keys());
+	const sl_knob *k = key_row(i);
+	if (!value || !*value)
+		return sl_fail(err, SL_EINVAL, "%s needs a value: %s=VALUE", key, key);
+	sl_knob_val v;
+	if (sl_knob_parse(k, "", value, &v, err))
+		return SL_EINVAL;
+	const sl_knob_dest d = {.cluster = &s->sc.cluster,
+				.gemm = &s->sc.gemm,
+				.model = &s->model,
+				.layout = &s->layout,
+				.steps = &s->steps};
+	if (!sl_knob_store(k, &v, &d) && set_special(s, k, &v, err))
+		return SL_EINVAL;
+	if (k->flags & SL_KF_FIGURE)
+		s->sc.preset[0] = 0; /* the figures are no longer the preset's */
+	if (k->code == SL_OPT_PRECISION || k->code == SL_OPT_EFFICIENCY) {
+		s->given_precision |= k->code == SL_OPT_PRECISION;
+		reapply_preset(s);
+	}
+	if (k->code == SL_OPT_TP || k->code == SL_OPT_PP || k->code == SL_OPT_DP)
+		s->sc.cluster.devices = s->layout.tp * s->layout.pp * s->layout.dp;
+	s->given_mb |= k->code == SL_OPT_MICROBATCHES;
+	s->given_v |= k->code == SL_OPT_CHUNKS;
+	s->touched |= touches(k);
+	return SL_OK;
 }
 
 void sl_lsetup_describe(const sl_lsetup *s, char *buf, size_t n)

@@ -30,6 +30,7 @@ typedef struct sl_lsetup {
 	int steps;             /* training steps per run */
 	int to_tp, to_pp, to_dp; /* the layout a reshard loads under (0: the saved one's) */
 	int given_mb, given_v; /* microbatches and chunks were set (else they follow pp) */
+	int given_precision;   /* precision was set (else a preset gives its BF16 rate) */
 	unsigned touched;      /* SL_FIG_KIND bits of the kinds whose keys were set */
 } sl_lsetup;
 

@@ -149,7 +149,7 @@ int sl_report_presets(FILE *f, int json, sl_err **bad, int *nbad, sl_err *err)
 		const char *from = "";
 		sl_hw_find(p->name, &from, NULL);
 		/* A path is not wrapped: it is one word to copy. */
-		fprintf(f, "%11sfile: %s\n", "", *from ? from : "none (the built-in table)");
+		fprintf(f, "%11sfile: %s\n", "", from && *from ? from : "none (the built-in table)");
 	}
 	free(list);
 	return SL_OK;
