@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "coll_algo.h"
 #include "cost.h"
 #include "trace.h"
 #include "testutil.h"
@@ -389,6 +390,82 @@ static void test_allreduce_large(void **s)
 	check_one(5, SL_COLL_ALLREDUCE, SL_ALGO_TREE, (size_t)1 << 20, 0, 0);
 }
 
+/* An all-reduce of n bytes over p devices on uniform links (latency a,
+ * bandwidth b) from first principles, by the algorithm's name: a ring is
+ * 2(p-1) steps that each move a block of n/p over every link at once; a
+ * binomial tree reduces the whole buffer to the root over ceil(log2 p)
+ * levels, then broadcasts it back over as many.  A new row needs its own
+ * line here: the table is checked against these, never against itself. */
+static double allreduce_reference(const char *name, int p, double n, double a, double b)
+{
+	if (strcmp(name, "ring") == 0)
+		return 2.0 * (p - 1) * (a + n / p / b);
+	if (strcmp(name, "tree") == 0)
+		return 2.0 * ceil_log2(p) * (a + n / b);
+	fail_msg("algorithm %s: no reference all-reduce time in tests/test_coll.c", name);
+	return 0;
+}
+
+/* Walk the table: each row's names, schedule and closed form, and the
+ * engine's emulated all-reduce under it equal to the reference above. */
+static void test_algo_table(void **s)
+{
+	(void)s;
+	char list[256] = "", want[256] = "";
+	for (int a = 0; a < SL_ALGO_NALGOS; a++) {
+		const sl_algo_ops *al = sl_algo_ops_of((sl_algo)a);
+		assert_non_null(al);
+		assert_non_null(al->name);
+		assert_string_equal(sl_algo_name((sl_algo)a), al->name);
+		sl_algo got = SL_ALGO_NALGOS;
+		assert_int_equal(sl_algo_parse(al->name, &got), SL_OK);
+		assert_int_equal(got, a);
+		assert_int_equal(sl_algo_next((sl_algo)a), (a + 1) % SL_ALGO_NALGOS);
+		snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", a ? ", " : "",
+			 al->name);
+		/* Every op has a schedule but the pairwise ones. */
+		for (int op = 0; op < SL_COLL_NOPS; op++)
+			assert_int_equal(al->walk[op] != NULL,
+					 op != SL_COLL_ALLTOALL && op != SL_COLL_SENDRECV);
+		assert_non_null(al->time);
+		assert_non_null(al->busbw);
+		assert_true(al->ring_replay || al->time_on);
+
+		static const int ps[] = {2, 3, 4, 5, 8, 16};
+		for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
+			int p = ps[i];
+			struct job j = {.op = SL_COLL_ALLREDUCE, .algo = (sl_algo)a,
+					.count = (size_t)p * 3000};
+			double n = (double)j.count * sizeof(float);
+			double ref = allreduce_reference(al->name, p, n, LAT, BW);
+			char what[96];
+			snprintf(what, sizeof what, "allreduce %s p=%d: the row's closed form",
+				 al->name, p);
+			tu_check_close(al->time(SL_COLL_ALLREDUCE, p, n, LAT, BW, 1, SL_TOPO_FULL), ref,
+				       1e-12, what);
+			snprintf(what, sizeof what, "allreduce %s p=%d: sl_cost_coll", al->name, p);
+			tu_check_close(sl_cost_coll(SL_COLL_ALLREDUCE, (sl_algo)a, p, n, LAT, BW), ref,
+				       1e-12, what);
+			for (int r = 0; r < p; r++)
+				assert_non_null(j.bufs[r] = calloc(j.count, sizeof(float)));
+			sl_cluster *c = tu_cluster(p, BW, LAT);
+			sl_err err = {0};
+			if (sl_cluster_run(c, prog, &j, &err))
+				fail_msg("allreduce %s p=%d: %s", al->name, p, err.msg);
+			double slowest = 0; /* a tree's leaves are done before its root */
+			for (int r = 0; r < p; r++) {
+				slowest = fmax(slowest, sl_cluster_dev_stats(c, r).clock);
+				free(j.bufs[r]);
+			}
+			snprintf(what, sizeof what, "allreduce %s p=%d: the slowest clock", al->name, p);
+			tu_check_close(slowest, ref, 1e-12, what);
+			sl_cluster_destroy(c);
+		}
+	}
+	assert_null(sl_algo_ops_of(SL_ALGO_NALGOS));
+	assert_string_equal(sl_algo_list(list, sizeof list, ", "), want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,7 +474,7 @@ int main(void)
 		cmocka_unit_test(test_reduce),      cmocka_unit_test(test_gather),
 		cmocka_unit_test(test_scatter),     cmocka_unit_test(test_allreduce_large),
 		cmocka_unit_test(test_alltoall),    cmocka_unit_test(test_sendrecv),
-		cmocka_unit_test(test_p2p_one_buffer),
+		cmocka_unit_test(test_p2p_one_buffer), cmocka_unit_test(test_algo_table),
 	};
 	return cmocka_run_group_tests_name("collectives", tests, NULL, NULL);
 }

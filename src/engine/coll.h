@@ -26,6 +26,7 @@ typedef enum sl_coll_op {
 	SL_COLL_NOPS
 } sl_coll_op;
 
+/* Each a row of coll_algo.c's table (coll_algo.h), in this order. */
 typedef enum sl_algo {
 	SL_ALGO_RING, /* bandwidth-optimal; the default */
 	SL_ALGO_TREE, /* binomial trees: log2(p) latency terms */
@@ -46,10 +47,11 @@ const char *sl_coll_op_name(sl_coll_op op);
 const char *sl_algo_name(sl_algo a);
 int sl_coll_op_parse(const char *s, sl_coll_op *op);
 int sl_algo_parse(const char *s, sl_algo *a);
-/* Whether NCCL runs op under a on its channels, so that a ring's hops
- * between nodes are striped over adapters (sl_ring_stripes): the ring
- * all-reduce, reduce-scatter and all-gather, and the pipelined chains of
- * broadcast and reduce. */
+/* The algorithms' names come from their rows.  Whether NCCL runs op under
+ * a on its channels, so that a ring's hops between nodes are striped over
+ * adapters (sl_ring_stripes): the row's `channels` (the ring all-reduce,
+ * reduce-scatter and all-gather, and the pipelined chains of broadcast and
+ * reduce). */
 int sl_coll_channels(sl_coll_op op, sl_algo a);
 
 /* Block partition of n elements into p blocks: offsets[0..p]. */

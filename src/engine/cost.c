@@ -3,13 +3,7 @@
 
 #include <math.h>
 
-static int log2ceil(int p)
-{
-	int l = 0;
-	while ((1 << l) < p)
-		l++;
-	return l;
-}
+#include "coll_algo.h"
 
 int sl_chain_segments(int p, double elems, double bytes, double a, double b)
 {
@@ -25,89 +19,33 @@ int sl_chain_segments(int p, double elems, double bytes, double a, double b)
 	return k < 1 ? 1 : k > most ? (int)most : (int)k;
 }
 
-/* Latencies between ranks d apart: one on full links, the ring links
- * between them (min(d, p - d)) on a ring. */
-static double hops(int d, int p, sl_topo topo)
-{
-	return topo == SL_TOPO_RING ? (d < p - d ? d : p - d) : 1;
-}
-
-/* On a binomial tree's critical path: each level pairs ranks mask apart. */
-static double tree_hops(int p, sl_topo topo)
-{
-	double h = 0;
-	for (int mask = 1; mask < p; mask <<= 1)
-		h += hops(mask, p, topo);
-	return h;
-}
-
-/* Of a pairwise all-to-all: step k pairs ranks k apart. */
+/* Of a pairwise all-to-all: step k pairs ranks k apart, a latency on full
+ * links, the ring links between them (min(k, p - k)) on a ring. */
 static double pair_hops(int p, sl_topo topo)
 {
 	double h = 0;
 	for (int k = 1; k < p; k++)
-		h += hops(k, p, topo);
+		h += topo == SL_TOPO_RING ? (k < p - k ? k : p - k) : 1;
 	return h;
 }
 
-double sl_cost_tree(sl_coll_op op, int p, double n, double ha, double b)
-{
-	if (p <= 1)
-		return 0;
-	double pp = p, L = log2ceil(p);
-	switch (op) {
-	case SL_COLL_ALLREDUCE:
-		return 2 * (ha + L * n / b);
-	case SL_COLL_BROADCAST:
-	case SL_COLL_REDUCE:
-		return ha + L * n / b;
-	case SL_COLL_GATHER:
-	case SL_COLL_SCATTER:
-		return ha + (pp - 1) / pp * n / b;
-	case SL_COLL_ALLGATHER:
-	case SL_COLL_REDUCESCATTER:
-		return 2 * ha + (pp - 1) / pp * n / b + L * n / b;
-	default:
-		return 0;
-	}
-}
-
-/* The time with a chain of k segments (k ignored by the other forms). */
+/* The time with a chain of k segments (k ignored by the other forms):
+ * all-to-all and send/receive are pairwise whatever the algorithm; the
+ * rest is the algorithm's closed form. */
 static double coll_k(sl_coll_op op, sl_algo algo, int p, double n, double a, double b, double k,
 		     sl_topo topo)
 {
 	if (p <= 1)
 		return 0;
-	double pp = p, H = tree_hops(p, topo);
+	double pp = p;
 	double elems = n / 4;
-	if (algo == SL_ALGO_RING) {
-		switch (op) {
-		case SL_COLL_ALLREDUCE:
-			return 2 * (pp - 1) * a + 2 * (pp - 1) / pp * n / b;
-		case SL_COLL_ALLGATHER:
-		case SL_COLL_REDUCESCATTER:
-			return (pp - 1) * a + (pp - 1) / pp * n / b;
-		case SL_COLL_BROADCAST:
-		case SL_COLL_REDUCE:
-			return (pp - 1 + k - 1) * (a + n / k / b);
-		case SL_COLL_GATHER:
-		case SL_COLL_SCATTER:
-			return (pp - 1) * (a + n / pp / b);
-		case SL_COLL_ALLTOALL:
-			return pair_hops(p, topo) * a + (pp - 1) * floor(elems / pp) * 4 / b;
-		case SL_COLL_SENDRECV:
-			return a + n / b;
-		default:
-			return 0;
-		}
-	}
-	if (op == SL_COLL_ALLTOALL) /* point to point whatever the algorithm */
+	if (op == SL_COLL_ALLTOALL)
 		return pair_hops(p, topo) * a + (pp - 1) * floor(elems / pp) * 4 / b;
 	if (op == SL_COLL_SENDRECV)
 		return a + n / b;
-	return sl_cost_tree(op, p, n, H * a, b);
+	const sl_algo_ops *al = sl_algo_ops_of(algo);
+	return al ? al->time(op, p, n, a, b, k, topo) : 0;
 }
-
 
 double sl_cost_coll_terms(sl_coll_op op, sl_algo algo, int p, double n, double a, double b,
 			  sl_topo topo, double *lat, double *bw)
@@ -144,30 +82,66 @@ double sl_busbw_factor(sl_coll_op op, int p)
 	}
 }
 
-static sl_link_spec bottleneck(const sl_cluster *c, int p, int striped)
+/* Where a ring's links come from: c's links now, or as they were when the
+ * run started (tuned), or cfg's classes with no cluster. */
+struct ring_src {
+	const sl_cluster *c;
+	const sl_cluster_config *cfg;
+	int tuned;
+	const int *ranks; /* NULL: 0, 1, ..., p-1 */
+};
+
+/* The hop from ring rank i to i + 1, at its striped bandwidth if striped. */
+static sl_link_spec hop(const struct ring_src *s, int p, int i, int striped)
 {
-	const sl_cluster_config *cfg = sl_cluster_config_of(c);
-	sl_link_spec w = sl_cluster_link(c, 0, p > 1 ? 1 % p : 0);
+	int j = p > 1 ? (i + 1) % p : i;
+	int a = s->ranks ? s->ranks[i] : i, b = s->ranks ? s->ranks[j] : j;
+	sl_link_spec l = !s->c     ? sl_cluster_config_link(s->cfg, a, b)
+			 : s->tuned ? sl_cluster_link_tuned(s->c, a, b)
+				    : sl_cluster_link(s->c, a, b);
 	if (striped && p > 1)
-		w.bandwidth *= sl_ring_stripes(cfg, NULL, p, 0);
+		l.bandwidth *= s->tuned ? sl_cluster_ring_stripes(s->c, s->ranks, p, i)
+					: sl_ring_stripes(s->cfg, s->ranks, p, i);
+	return l;
+}
+
+/* The one rule for a ring's slowest link: the least bandwidth and the most
+ * latency over its hops. */
+static sl_link_spec bottleneck(const struct ring_src *s, int p, int striped)
+{
+	sl_link_spec w = hop(s, p, 0, striped);
 	for (int i = 0; i < p && p > 1; i++) {
-		sl_link_spec s = sl_cluster_link(c, i, (i + 1) % p);
-		if (striped)
-			s.bandwidth *= sl_ring_stripes(cfg, NULL, p, i);
-		if (s.bandwidth < w.bandwidth)
-			w.bandwidth = s.bandwidth;
-		if (s.latency > w.latency)
-			w.latency = s.latency;
+		sl_link_spec l = hop(s, p, i, striped);
+		if (l.bandwidth < w.bandwidth)
+			w.bandwidth = l.bandwidth;
+		if (l.latency > w.latency)
+			w.latency = l.latency;
 	}
 	return w;
 }
 
 sl_link_spec sl_cost_ring_bottleneck(const sl_cluster *c, int p)
 {
-	return bottleneck(c, p, 0);
+	struct ring_src s = {c, sl_cluster_config_of(c), 0, NULL};
+	return bottleneck(&s, p, 0);
 }
 
 sl_link_spec sl_cost_ring_bottleneck_op(const sl_cluster *c, int p, sl_coll_op op, sl_algo a)
 {
-	return bottleneck(c, p, sl_coll_channels(op, a));
+	struct ring_src s = {c, sl_cluster_config_of(c), 0, NULL};
+	return bottleneck(&s, p, sl_coll_channels(op, a));
+}
+
+sl_link_spec sl_cost_ring_bottleneck_tuned(const sl_cluster *c, const int *ranks, int p,
+					   sl_coll_op op, sl_algo a)
+{
+	struct ring_src s = {c, sl_cluster_config_of(c), 1, ranks};
+	return bottleneck(&s, p, sl_coll_channels(op, a));
+}
+
+sl_link_spec sl_cost_ring_bottleneck_cfg(const sl_cluster_config *cfg, int p, sl_coll_op op,
+					 sl_algo a)
+{
+	struct ring_src s = {NULL, cfg, 0, NULL};
+	return bottleneck(&s, p, sl_coll_channels(op, a));
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll_algo.h"
 #include "cost.h"
 #include "device.h"
 #include "train_internal.h"
@@ -549,15 +550,28 @@ static void ring_even(struct psim *S, double *c, double *comm, double *nc, doubl
 	}
 }
 
+/* The links of a group whose ranks are the devices ids[]. */
+struct group_links {
+	const struct linksrc *L;
+	const int *ids;
+};
+
+static sl_link_spec group_link(void *arg, int from, int to)
+{
+	const struct group_links *g = arg;
+	return link_of(g->L, g->ids[from], g->ids[to]);
+}
+
 /* A collective over a ring of `ring` devices of which m[0..p) are
  * replayed: p = ring, or p a period of the ring (rank r is like rank
  * r + p: the same links, the same clock).  ids[] are the replayed
- * members' device ids.  The exchanges of the ring algorithm, step by step:
- * each member's step is settle() of its own send and its receive (the
- * clock bit for bit, but for a uniform ring's closed form, to rounding;
- * the communication time to rounding).  Trees by their
- * closed form (an estimate, not the engine's exchanges).  0 when a period
- * meets uneven blocks. */
+ * members' device ids.  An algorithm whose row replays as a ring
+ * (ring_replay), its exchanges step by step: each member's step is
+ * settle() of its own send and its receive (the clock bit for bit, but for
+ * a uniform ring's closed form, to rounding; the communication time to
+ * rounding).  Any other (trees) by its row's closed form on the group's
+ * links (an estimate, not the engine's exchanges).  0 when a period meets
+ * uneven blocks, or an algorithm without ring_replay a period. */
 static int sim_coll(struct psim *S, const int *ids, struct pdev **m, int p, int ring,
                     const struct pop *o, const sl_link_spec *known)
 {
@@ -572,22 +586,13 @@ static int sim_coll(struct psim *S, const int *ids, struct pdev **m, int p, int 
 		bw = ln[r].bandwidth < bw ? ln[r].bandwidth : bw;
 		mx = m[r]->clock > mx ? m[r]->clock : mx;
 	}
-	if (S->l.algo != SL_ALGO_RING) {
+	const sl_algo_ops *al = sl_algo_ops_of(S->l.algo);
+	if (!al->ring_replay) {
 		if (p != ring)
 			return 0;
-		/* A binomial tree from rank 0: each level takes its slowest
-		 * pair's latency (on a ring topology, the hops between them). */
-		double ha = 0;
-		for (int mask = 1; mask < p; mask <<= 1) {
-			double lv = 0;
-			for (int r = 0; r + mask < p; r += 2 * mask) {
-				sl_link_spec s = link_of(S->L, ids[r + mask], ids[r]);
-				lv = s.latency > lv ? s.latency : lv;
-				bw = s.bandwidth < bw ? s.bandwidth : bw;
-			}
-			ha += lv;
-		}
-		double t = sl_cost_tree(o->op, p, (double)o->count * S->eb, ha, bw);
+		/* The algorithm's closed form on the group's links. */
+		struct group_links gl = {S->L, ids};
+		double t = al->time_on(o->op, p, (double)o->count * S->eb, bw, group_link, &gl);
 		for (int r = 0; r < p; r++) {
 			m[r]->comm += t;
 			m[r]->clock = mx + t;
@@ -1227,7 +1232,7 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 	int *rep = NULL, kinds = 1;
 	if (method == SL_EST_REPLICA) {
 		/* Rings only: a tree pairs ranks that the kinds do not compare. */
-		if (l->algo != SL_ALGO_RING || dp_n < 2 || dp_inside(R)) {
+		if (!sl_algo_ops_of(l->algo)->ring_replay || dp_n < 2 || dp_inside(R)) {
 			*fallback = 1;
 			return SL_OK;
 		}

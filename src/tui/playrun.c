@@ -138,11 +138,6 @@ int sl_play_run_workload_headless(const sl_scenario *sc, const sl_workload *w,
 
 /* ---- the analytic model, as gemm.c computes its prediction ---- */
 
-static int node_of(const sl_cluster_config *cfg, int d)
-{
-	return cfg->devices_per_node > 0 ? d / cfg->devices_per_node : 0;
-}
-
 double sl_playrun_predict_with(const sl_scenario *sc, sl_link_spec bn)
 {
 	sl_cluster_config cfg = sl_playrun_cluster_cfg(sc, NULL);
@@ -154,23 +149,10 @@ double sl_playrun_predict_with(const sl_scenario *sc, sl_link_spec bn)
 double sl_play_predict(const sl_scenario *sc, sl_link_spec intra, sl_link_spec inter)
 {
 	sl_cluster_config cfg = sl_playrun_cluster_cfg(sc, NULL);
-	int p = cfg.devices;
-	sl_link_spec bn = intra;
-	/* The slowest link a ring over 0..p-1 crosses; ring neighbours are one
-	 * hop apart in either topology. */
-	sl_cluster_config at = cfg; /* the links asked about, for their stripes */
-	at.intra = intra;
-	at.inter = inter;
-	for (int i = 0; i < p && p > 1; i++) {
-		sl_link_spec s = node_of(&cfg, i) == node_of(&cfg, (i + 1) % p) ? intra : inter;
-		if (sl_coll_channels(SL_COLL_ALLREDUCE, sc->gemm.algo))
-			s.bandwidth *= sl_ring_stripes(&at, NULL, p, i);
-		if (i == 0 || s.bandwidth < bn.bandwidth)
-			bn.bandwidth = i == 0 ? s.bandwidth : fmin(bn.bandwidth, s.bandwidth);
-		if (i == 0 || s.latency > bn.latency)
-			bn.latency = i == 0 ? s.latency : fmax(bn.latency, s.latency);
-	}
-	return sl_playrun_predict_with(sc, bn);
+	cfg.intra = intra; /* the links asked about */
+	cfg.inter = inter;
+	return sl_playrun_predict_with(
+	    sc, sl_cost_ring_bottleneck_cfg(&cfg, cfg.devices, SL_COLL_ALLREDUCE, sc->gemm.algo));
 }
 
 double sl_play_single_time(const sl_scenario *sc)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "coll_algo.h"
 #include "cost.h"
 #include "units.h"
 
@@ -147,21 +148,23 @@ static void coll_words(const sl_ev_coll *c, char *out, size_t n, int *last, int 
 	                                              "scatter",    "all-to-all", "send/recv"};
 	static const char *const phases[SL_PHASE_N] = {
 	    "", "reduce-scatter", "all-gather", "reduce", "broadcast", "gather", "scatter"};
-	int two = c->op == SL_COLL_ALLREDUCE ||
-	          (c->algo == SL_ALGO_TREE &&
-	           (c->op == SL_COLL_ALLGATHER || c->op == SL_COLL_REDUCESCATTER));
+	const sl_algo_ops *al = sl_algo_ops_of((sl_algo)c->algo);
+	if (!al)
+		al = sl_algo_ops_of((sl_algo)0); /* the table's first, the default */
+	int two = c->op >= 0 && c->op < SL_COLL_NOPS && (al->two_parts >> c->op) & 1;
 	int half = two ? c->nsteps / 2 : c->nsteps;
 	int k = two && c->step >= half ? c->step - half : c->step;
 	const char *op = c->op >= 0 && c->op < SL_COLL_NOPS ? ops[c->op] : "a collective";
-	const char *unit = c->algo == SL_ALGO_TREE ? "level" : "step";
+	const char *unit = al->step_word;
 	*last = c->step == c->nsteps - 1;
 	*phase_last = k == half - 1;
+	char tag[32] = ""; /* the algorithm, unless it is the default */
+	if (!al->quiet)
+		snprintf(tag, sizeof tag, " (%s)", al->name);
 	if (two)
-		say(out, n, "%s%s, %s %s %d of %d", op, c->algo == SL_ALGO_TREE ? " (tree)" : "",
-		    phases[c->phase], unit, k + 1, half);
+		say(out, n, "%s%s, %s %s %d of %d", op, tag, phases[c->phase], unit, k + 1, half);
 	else
-		say(out, n, "%s, %s %s %d of %d", op, c->algo == SL_ALGO_TREE ? "tree" : "ring",
-		    unit, k + 1, half);
+		say(out, n, "%s, %s %s %d of %d", op, al->name, unit, k + 1, half);
 }
 
 /* A checkpoint chunk's step, from its fields (which tensor, which of its
@@ -324,9 +327,9 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 		sl_fmt_bytes((double)st->bytes, a, sizeof a);
 		char from[96], to[96];
 		int nrcv = 0, nsnd = parties(s, of, idx, p, from, to, sizeof from, &nrcv);
-		int ring = c->algo == SL_ALGO_RING && c->phase != SL_PHASE_BCAST &&
-		           c->phase != SL_PHASE_REDUCE && c->phase != SL_PHASE_GATHER &&
-		           c->phase != SL_PHASE_SCATTER;
+		const sl_algo_ops *al = sl_algo_ops_of((sl_algo)c->algo);
+		int ring = al && c->phase >= 0 && c->phase < SL_PHASE_N &&
+		           (al->neighbour_phases >> c->phase) & 1;
 		const char *done = "";
 		if (last)
 			done = c->op == SL_COLL_ALLREDUCE
