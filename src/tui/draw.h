@@ -3,8 +3,8 @@
  * small curses helpers that clip to a width.
  *
  * Views only draw.  They get a const sl_view (the scene built for this
- * tick, the theme, the selection) and never change anything; the loop in
- * tui.c calls them once per tick. */
+ * tick, the theme, the selection) and never change anything; the loops in
+ * sandbox.c and lesson_ui.c call them once per tick. */
 #ifndef SL_TUI_DRAW_H
 #define SL_TUI_DRAW_H
 
@@ -24,7 +24,7 @@ typedef struct sl_selection {
 } sl_selection;
 
 struct sl_sweep;
-struct sl_planview;
+struct sl_plantable;
 
 typedef struct sl_view {
 	const sl_theme *th;
@@ -39,7 +39,7 @@ typedef struct sl_view {
 	int help_scroll;
 	int plot_kind; /* 0 bandwidth, 1 device count */
 	const struct sl_sweep *sweep;
-	struct sl_planview *plan; /* the plan view's table (its scroll moves as it draws) */
+	struct sl_plantable *plan; /* the plan view's table (its scroll moves as it draws) */
 	const char *msg; /* feedback for the last key, or "" */
 	int mode;        /* sl_keymode */
 	int help_of;     /* the sl_keymode the help shown was opened from */

@@ -8,7 +8,7 @@
 
 #include "draw.h"
 #include "keys.h"
-#include "planview.h"
+#include "plantable.h"
 #include "units.h"
 
 /* The table's columns after rank and layout, in the order drawn; on a
@@ -19,10 +19,10 @@ enum { C_STEP, C_MEM, C_COMM, C_BUBBLE, C_TOKENS, C_ACROSS, C_FLOPS, C_N };
 static const struct {
 	const char *head;
 	int w;
-	int sort; /* the sl_pv_col it shows, or -1 */
+	int sort; /* the sl_pt_col it shows, or -1 */
 } cols[C_N] = {
-    {"step", 10, SL_PV_STEP},    {"peak mem", 10, SL_PV_MEM},   {"comm", 6, SL_PV_COMM},
-    {"bubble", 6, SL_PV_BUBBLE}, {"tokens/s", 8, SL_PV_TOKENS}, {"across", 8, -1},
+    {"step", 10, SL_PT_STEP},    {"peak mem", 10, SL_PT_MEM},   {"comm", 6, SL_PT_COMM},
+    {"bubble", 6, SL_PT_BUBBLE}, {"tokens/s", 8, SL_PT_TOKENS}, {"across", 8, -1},
     {"TFLOP/s", 7, -1},
 };
 
@@ -66,19 +66,19 @@ static const char *short_name(const sl_layout *l, int w, char *buf, size_t n)
 
 void sl_draw_plan(const sl_view *v, sl_rect r)
 {
-	sl_planview *pv = v->plan;
+	sl_plantable *pv = v->plan;
 	attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL), dim = sl_theme_role(v->th, SL_ROLE_DIM);
 	attr_t head = sl_theme_role(v->th, SL_ROLE_HEAD), key = sl_theme_role(v->th, SL_ROLE_KEY);
 	attr_t sel = sl_theme_role(v->th, SL_ROLE_SELECT);
 	const sl_err *err = NULL;
-	int state = pv ? sl_planview_state(pv, &err) : 0;
-	const sl_plan *p = pv ? sl_planview_plan(pv) : NULL;
+	int state = pv ? sl_plantable_state(pv, &err) : 0;
+	const sl_plan *p = pv ? sl_plantable_plan(pv) : NULL;
 	char title[200], a[32], b[32];
 	if (p) {
 		int rev;
-		sl_pv_col by = sl_pv_sorted_by(pv, &rev);
+		sl_pt_col by = sl_pt_sorted_by(pv, &rev);
 		snprintf(title, sizeof title, "Plan: %d layouts on %d devices, by %s%s", p->n,
-		         p->spec.cluster.devices, sl_pv_col_name(by), rev ? ", worst first" : "");
+		         p->spec.cluster.devices, sl_pt_col_name(by), rev ? ", worst first" : "");
 	} else {
 		snprintf(title, sizeof title, "Plan");
 	}
@@ -105,10 +105,10 @@ void sl_draw_plan(const sl_view *v, sl_rect r)
 	/* The whole name if the columns at the end can make room for it (up to
 	 * NAME_W; longer ones are written short). */
 	int name_w = 6, used = 5, ncols = C_N;
-	for (int i = 0; i < sl_pv_count(pv); i++) {
+	for (int i = 0; i < sl_pt_count(pv); i++) {
 		char nm[96];
 		int len =
-		    (int)strlen(sl_plan_layout_name(&sl_pv_row(pv, i)->layout, nm, sizeof nm));
+		    (int)strlen(sl_plan_layout_name(&sl_pt_row(pv, i)->layout, nm, sizeof nm));
 		name_w = len > name_w ? len : name_w;
 	}
 	for (int c = 0; c < C_N; c++)
@@ -119,7 +119,7 @@ void sl_draw_plan(const sl_view *v, sl_rect r)
 		name_w = w - used > 6 ? w - used : 6;
 	/* The header: the sorted column stands out. */
 	int rev;
-	sl_pv_col by = sl_pv_sorted_by(pv, &rev);
+	sl_pt_col by = sl_pt_sorted_by(pv, &rev);
 	int y = in.y + 2;
 	sl_putf(y, x0, w, head, "%4s %-*s", "rank", name_w, "layout");
 	int x = x0 + 5 + name_w;
@@ -137,14 +137,14 @@ void sl_draw_plan(const sl_view *v, sl_rect r)
 	int rows = in.h - 3 - (ex_h ? ex_h + 1 : 0);
 	if (rows < 1)
 		rows = 1;
-	int top = sl_pv_top(pv, rows);
-	for (int i = top; i < sl_pv_count(pv) && i < top + rows; i++) {
-		const sl_plan_row *row = sl_pv_row(pv, i);
-		attr_t at = i == sl_pv_selected(pv) ? sel : norm;
+	int top = sl_pt_top(pv, rows);
+	for (int i = top; i < sl_pt_count(pv) && i < top + rows; i++) {
+		const sl_plan_row *row = sl_pt_row(pv, i);
+		attr_t at = i == sl_pt_selected(pv) ? sel : norm;
 		char nm[96], c[32];
 		y = in.y + 3 + (i - top);
 		sl_clear_rect((sl_rect){y, x0, 1, w}, at);
-		sl_putf(y, x0, w, at, "%4d %-*.*s", sl_pv_rank(pv, i), name_w, name_w,
+		sl_putf(y, x0, w, at, "%4d %-*.*s", sl_pt_rank(pv, i), name_w, name_w,
 		        short_name(&row->layout, name_w, nm, sizeof nm));
 		x = x0 + 5 + name_w;
 		for (int k = 0; k < ncols; k++) {
@@ -159,10 +159,10 @@ void sl_draw_plan(const sl_view *v, sl_rect r)
 
 void sl_plan_sentence(const sl_view *v, char *buf, size_t n)
 {
-	sl_planview *pv = v->plan;
-	const sl_plan *p = pv ? sl_planview_plan(pv) : NULL;
-	int i = pv ? sl_pv_selected(pv) : 0;
-	const sl_plan_row *r = p ? sl_pv_row(pv, i) : NULL;
+	sl_plantable *pv = v->plan;
+	const sl_plan *p = pv ? sl_plantable_plan(pv) : NULL;
+	int i = pv ? sl_pt_selected(pv) : 0;
+	const sl_plan_row *r = p ? sl_pt_row(pv, i) : NULL;
 	if (!r) {
 		snprintf(buf, n,
 		         "The planner tries every tp, pp and dp, micro-batch count, "
@@ -170,7 +170,7 @@ void sl_plan_sentence(const sl_view *v, char *buf, size_t n)
 		return;
 	}
 	char nm[96], a[32], b[32], x[16];
-	int rank = sl_pv_rank(pv, i);
+	int rank = sl_pt_rank(pv, i);
 	double best = p->rows[0].est.step_s;
 	int len = snprintf(buf, n, "%s: rank %d of %d, %s a step",
 	                   sl_plan_layout_name(&r->layout, nm, sizeof nm), rank, p->nfit,

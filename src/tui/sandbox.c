@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* tui.c - the sandbox: its views, its keys' handlers, and its place in the
+/* sandbox.c - the sandbox: its views, its keys' handlers, and its place in the
  * one loop (loop.c: wait, handle, tick, draw once).
  *
  * Handlers change state and return what changed (flags); the loop draws at
@@ -19,7 +19,7 @@
 #include "loop.h"
 #include "scene.h"
 #include "play.h"
-#include "planview.h"
+#include "plantable.h"
 #include "hwfile.h"
 #include "preset.h"
 #include "sweep.h"
@@ -40,7 +40,7 @@ struct sl_sandbox {
 	sl_theme th;
 	sl_play *play;
 	sl_sweep *sweep;
-	sl_planview *pv;
+	sl_plantable *pv;
 	int orphans; /* a replaced run's thread was still computing: leave with _exit */
 	int to_menu; /* q in a sandbox opened from the lesson menu */
 	sl_screen_layout lay;
@@ -458,7 +458,7 @@ static unsigned open_plan(struct sl_sandbox *a)
 		return F_DRAW;
 	}
 	sl_err err = {0};
-	if (sl_planview_start(a->pv, &tr->m, &sl_play_scenario(a->play)->cluster, tr->l.attention,
+	if (sl_plantable_start(a->pv, &tr->m, &sl_play_scenario(a->play)->cluster, tr->l.attention,
 	                      tr->l.recompute, &err)) {
 		snprintf(a->msg, sizeof a->msg, "cannot plan: %.180s", err.msg);
 		return F_DRAW;
@@ -488,9 +488,9 @@ static int train_host_fits(const sl_scenario *sc, const sl_workload *tr, char *w
  * same devices. */
 static unsigned open_layout(struct sl_sandbox *a)
 {
-	const sl_plan *pl = sl_planview_plan(a->pv);
-	int i = sl_pv_selected(a->pv);
-	const sl_plan_row *row = pl ? sl_pv_row(a->pv, i) : NULL;
+	const sl_plan *pl = sl_plantable_plan(a->pv);
+	int i = sl_pt_selected(a->pv);
+	const sl_plan_row *row = pl ? sl_pt_row(a->pv, i) : NULL;
 	const sl_workload *cur = sl_play_workload(a->play);
 	if (!row || cur->kind != SL_WL_TRAIN) {
 		snprintf(a->msg, sizeof a->msg, "no layout to open yet");
@@ -516,7 +516,7 @@ static unsigned open_layout(struct sl_sandbox *a)
 	a->sel.kind = SL_SEL_NONE;
 	a->mode = SL_MODE_MAIN;
 	char nm[96];
-	snprintf(a->msg, sizeof a->msg, "opened rank %d: %s", sl_pv_rank(a->pv, i),
+	snprintf(a->msg, sizeof a->msg, "opened rank %d: %s", sl_pt_rank(a->pv, i),
 	         sl_plan_layout_name(&tr.l, nm, sizeof nm));
 	return F_DRAW | F_LAYOUT | F_CLEAR;
 }
@@ -664,25 +664,25 @@ static unsigned act(struct sl_sandbox *a, sl_action ac, double now)
 		break;
 	case SL_A_ROW_UP:
 	case SL_A_ROW_DOWN:
-		sl_pv_move(a->pv, ac == SL_A_ROW_DOWN ? 1 : -1);
+		sl_pt_move(a->pv, ac == SL_A_ROW_DOWN ? 1 : -1);
 		break;
 	case SL_A_PAGE_UP:
 	case SL_A_PAGE_DOWN: {
 		int page = a->lay.r[SL_PANEL_BODY].h - 10;
 		page = page < 1 ? 1 : page;
-		sl_pv_move(a->pv, ac == SL_A_PAGE_DOWN ? page : -page);
+		sl_pt_move(a->pv, ac == SL_A_PAGE_DOWN ? page : -page);
 		break;
 	}
 	case SL_A_SORT:
 	case SL_A_SORT_REVERSE: {
 		int rev;
-		sl_pv_col by = sl_pv_sorted_by(a->pv, &rev);
+		sl_pt_col by = sl_pt_sorted_by(a->pv, &rev);
 		if (ac == SL_A_SORT)
-			sl_pv_sort(a->pv, (sl_pv_col)((by + 1) % SL_PV_NCOLS), 0);
+			sl_pt_sort(a->pv, (sl_pt_col)((by + 1) % SL_PT_NCOLS), 0);
 		else
-			sl_pv_sort(a->pv, by, !rev);
-		by = sl_pv_sorted_by(a->pv, &rev);
-		snprintf(a->msg, sizeof a->msg, "sorted by %s, %s first", sl_pv_col_name(by),
+			sl_pt_sort(a->pv, by, !rev);
+		by = sl_pt_sorted_by(a->pv, &rev);
+		snprintf(a->msg, sizeof a->msg, "sorted by %s, %s first", sl_pt_col_name(by),
 		         rev ? "worst" : "best");
 		break;
 	}
@@ -727,7 +727,7 @@ static unsigned on_wake(void *ctx)
 		f |= F_DRAW;
 	if (sl_sweep_collect(a->sweep) && a->mode == SL_MODE_PLOT)
 		f |= F_DRAW;
-	if (sl_planview_collect(a->pv) && a->mode == SL_MODE_PLAN)
+	if (sl_plantable_collect(a->pv) && a->mode == SL_MODE_PLAN)
 		f |= F_DRAW;
 	return f;
 }
@@ -794,7 +794,7 @@ sl_sandbox *sl_sandbox_open(const sl_scenario *sc, const struct sl_tui_options *
 	a->m = calloc(1, sizeof *a->m);
 	a->play = a->m ? sl_play_create_workload(sc, a->opt.workload, sl_term_wake_fd(), err) : NULL;
 	a->sweep = a->play ? sl_sweep_create(sl_term_wake_fd()) : NULL;
-	a->pv = a->sweep ? sl_planview_create(sl_term_wake_fd()) : NULL;
+	a->pv = a->sweep ? sl_plantable_create(sl_term_wake_fd()) : NULL;
 	if (!a->pv) {
 		if (!err->msg[0])
 			sl_fail(err, SL_ENOMEM, "out of memory");
@@ -829,7 +829,7 @@ int sl_sandbox_close(sl_sandbox *a, double wait)
 {
 	if (!a)
 		return 1;
-	sl_planview_destroy(a->pv); /* stops between layouts */
+	sl_plantable_destroy(a->pv); /* stops between layouts */
 	int clean = sl_sweep_destroy(a->sweep, wait);
 	clean = sl_play_destroy(a->play, clean ? wait : 0) && clean && !a->orphans;
 	if (a->stats) {
