@@ -228,20 +228,12 @@ int sl_put_wrapped(int y, int x, int w, int h, attr_t a, const char *s)
 	return row;
 }
 
-/* Word-wrapped over the rows it has (in the plan view: the selected
- * layout). */
+/* Word-wrapped over the rows it has. */
 void sl_draw_sentence(const sl_view *v, sl_rect r)
 {
 	attr_t a = sl_theme_role(v->th, v->m->failed ? SL_ROLE_FAIL : SL_ROLE_NORMAL);
 	sl_clear_rect(r, sl_theme_role(v->th, SL_ROLE_NORMAL));
-	const char *s = v->m->sentence;
-	char plan[512];
-	if (v->mode == SL_MODE_PLAN) {
-		sl_plan_sentence(v, plan, sizeof plan);
-		s = plan;
-		a = sl_theme_role(v->th, SL_ROLE_NORMAL);
-	}
-	sl_put_wrapped(r.y, r.x, r.w, r.h, a, s);
+	sl_put_wrapped(r.y, r.x, r.w, r.h, a, v->m->sentence);
 }
 
 /* The status line (see draw.h). */
@@ -299,37 +291,13 @@ void sl_draw_keys(const sl_view *v, sl_rect r, sl_keymode mode, const sl_action 
 	}
 }
 
-/* The sandbox's keys that matter now, from the key table. */
-void sl_draw_status(const sl_view *v, sl_rect r)
+/* The sandbox's keys that matter now, from the key table (each view's row
+ * says which). */
+void sl_draw_status(const sl_view *v, sl_rect r, const sl_action *acts, size_t n)
 {
-	static const sl_action main_acts[] = {SL_A_PLAY,    SL_A_STEP,  SL_A_BACK,
-	                                      SL_A_BW_DOWN, SL_A_BW_UP, SL_A_SEL_NEXT,
-	                                      SL_A_PLOT,    SL_A_HELP,  SL_A_LEAVE};
-	static const sl_action plot_acts[] = {SL_A_PLOT,   SL_A_BW_DOWN, SL_A_BW_UP, SL_A_DEV_DOWN,
-	                                      SL_A_DEV_UP, SL_A_CLOSE,   SL_A_HELP,  SL_A_LEAVE};
-	static const sl_action help_acts[] = {SL_A_SCROLL_DOWN, SL_A_CLOSE, SL_A_QUIT};
-	static const sl_action plan_acts[] = {SL_A_ROW_DOWN, SL_A_ROW_UP, SL_A_SORT,
-	                                      SL_A_SORT_REVERSE, SL_A_OPEN, SL_A_CLOSE,
-	                                      SL_A_HELP, SL_A_LEAVE};
-	/* A training step has no plots, but a plan. */
-	static const sl_action train_acts[] = {SL_A_PLAY,    SL_A_STEP,  SL_A_BACK,
-	                                       SL_A_BW_DOWN, SL_A_BW_UP, SL_A_SEL_NEXT,
-	                                       SL_A_PLAN,    SL_A_HELP,  SL_A_LEAVE};
-	int training = v->m->kind == SL_WL_TRAIN || v->m->kind == SL_WL_COLLECTIVE;
-	const sl_action *acts = training ? train_acts : main_acts;
-	size_t n = sizeof main_acts / sizeof main_acts[0];
-	if (v->mode == SL_MODE_PLOT) {
-		acts = plot_acts;
-		n = sizeof plot_acts / sizeof plot_acts[0];
-	} else if (v->mode == SL_MODE_PLAN) {
-		acts = plan_acts;
-		n = sizeof plan_acts / sizeof plan_acts[0];
-	} else if (v->mode == SL_MODE_HELP) {
-		acts = help_acts;
-		n = sizeof help_acts / sizeof help_acts[0];
-	}
-	const char *words[9] = {0};
-	for (size_t i = 0; i < n && i < 9; i++) {
+	const char *words[16] = {0};
+	n = n < 16 ? n : 16;
+	for (size_t i = 0; i < n; i++) {
 		if (acts[i] == SL_A_PLAY && v->playing)
 			words[i] = "pause";
 		if (acts[i] == SL_A_LEAVE && v->from_menu)
