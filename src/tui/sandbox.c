@@ -242,10 +242,16 @@ static int scenario_ok(const sl_scenario *sc, char *why, size_t n)
 	return 0;
 }
 
+/* The scenario's keys (preset, topology, devices, strategy, algorithm,
+ * size) change the product and run it again; a training layout, a lone
+ * collective or a reshard keeps what it runs (the plan view opens another
+ * layout). */
+static const int reruns[SL_WL_KINDS] = {[SL_WL_PRODUCT] = 1};
+
 static unsigned rerun(struct sl_sandbox *a, const sl_scenario *sc, const char *what)
 {
 	char why[160];
-	if (sl_play_workload(a->play)->kind != SL_WL_PRODUCT) {
+	if (!reruns[sl_play_workload(a->play)->kind]) {
 		snprintf(a->msg, sizeof a->msg,
 		         "a training layout: P plans its model on these devices and opens another");
 		return F_DRAW;
