@@ -63,9 +63,8 @@ static void cell(const sl_plan_row *r, int c, char *b, size_t n)
 static const char *short_name(const sl_layout *l, int w, char *buf, size_t n)
 {
 	sl_plan_layout_name(l, buf, n);
-	char *p = strstr(buf, "interleaved ");
-	if ((int)strlen(buf) > w && p)
-		memmove(p, p + 12, strlen(p + 12) + 1);
+	if ((int)strlen(buf) > w)
+		sl_plan_layout_brief(l, buf, n);
 	return buf;
 }
 
@@ -188,7 +187,7 @@ static void plan_sentence(const sl_view *v, char *buf, size_t n)
 		         ", %s peak per device; crossing nodes: %s.  Enter opens it in the main "
 		         "view.",
 		         sl_fmt_bytes((double)r->est.mem_peak_bytes, b, sizeof b),
-		         strcmp(sl_plan_across(r, x, sizeof x), "-") ? x : "none");
+		         sl_plan_crosses(r) ? sl_plan_across(r, x, sizeof x) : "none");
 }
 
 /* ---- the view's row ---- */
