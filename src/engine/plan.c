@@ -34,11 +34,11 @@ char *sl_plan_across(const sl_plan_row *r, char *buf, size_t n)
 	return buf;
 }
 
-char *sl_plan_layout_name(const sl_layout *l, char *buf, size_t n)
+static char *layout_name(const sl_layout *l, int brief, char *buf, size_t n)
 {
 	char ord[16], sch[32];
 	if (l->schedule == SL_SCHED_INTERLEAVED)
-		snprintf(sch, sizeof sch, "interleaved v=%d", l->chunks);
+		snprintf(sch, sizeof sch, "%sv=%d", brief ? "" : "interleaved ", l->chunks);
 	else
 		snprintf(sch, sizeof sch, "%s", sl_sched_name(l->schedule));
 	snprintf(buf, n, "tp=%d pp=%d dp=%d %s m=%d%s%s%s %s", l->tp, l->pp, l->dp, sch,
@@ -48,6 +48,25 @@ char *sl_plan_layout_name(const sl_layout *l, char *buf, size_t n)
 	                                                  : "",
 	         sl_mesh_order_name(l->order, ord, sizeof ord));
 	return buf;
+}
+
+char *sl_plan_layout_name(const sl_layout *l, char *buf, size_t n)
+{
+	return layout_name(l, 0, buf, n);
+}
+
+char *sl_plan_layout_brief(const sl_layout *l, char *buf, size_t n)
+{
+	return layout_name(l, 1, buf, n);
+}
+
+int sl_plan_crosses(const sl_plan_row *r)
+{
+	const sl_plan_path *p[3] = {&r->tp, &r->pp, &r->dp};
+	for (int k = 0; k < 3; k++)
+		if (p[k]->used && p[k]->inter)
+			return 1;
+	return 0;
 }
 
 /* ---- what each group's traffic crosses ---- */

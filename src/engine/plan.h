@@ -114,9 +114,13 @@ double sl_plan_time_key(double seconds);
 
 /* "tp=8 pp=4 dp=2 1f1b m=16 sp z1 tp-dp-pp" */
 char *sl_plan_layout_name(const sl_layout *l, char *buf, size_t n);
+/* The same, the interleaved schedule as its "v=4" alone (a narrow column). */
+char *sl_plan_layout_brief(const sl_layout *l, char *buf, size_t n);
 
 /* "tp,dp": the groups of r whose traffic crosses nodes; "-" for none. */
 char *sl_plan_across(const sl_plan_row *r, char *buf, size_t n);
+/* Does any group of r's layout cross nodes (sl_plan_across is not "-")? */
+int sl_plan_crosses(const sl_plan_row *r);
 
 /* A few sentences on why rows[0] wins, drawn from the figures: against the
  * runner-up (what differs, and which link its traffic crosses, how much

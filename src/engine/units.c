@@ -268,6 +268,12 @@ char *sl_fmt_flops(double r, char *buf, size_t n)
 	return fmt_scaled(r, names, 1000.0, 6, buf, n);
 }
 
+char *sl_fmt_flop(double r, char *buf, size_t n)
+{
+	static const char *const names[] = {"FLOP", "KFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"};
+	return fmt_scaled(r, names, 1000.0, 6, buf, n);
+}
+
 char *sl_fmt_count(double v, char *buf, size_t n)
 {
 	static const char *const u[] = {"", "k", "M", "G", "T"};

@@ -35,6 +35,8 @@ char *sl_fmt_bytes(double bytes, char *buf, size_t n);
 char *sl_fmt_rate(double bytes_per_s, char *buf, size_t n);
 char *sl_fmt_time(double seconds, char *buf, size_t n);
 char *sl_fmt_flops(double flops_per_s, char *buf, size_t n);
+/* An amount of work, "25.8 GFLOP". */
+char *sl_fmt_flop(double flops, char *buf, size_t n);
 /* A count in three or four digits: "961k", "1.20M". */
 char *sl_fmt_count(double v, char *buf, size_t n);
 

@@ -100,67 +100,62 @@ static void fmt_slowdown(double s, char *b, size_t n)
 		snprintf(b, n, "speed 1/%.3gM", s / 1e6);
 }
 
-/* What matters first comes first: narrow terminals cut the end. */
-void sl_draw_title(const sl_view *v, sl_rect r)
+/* What ran, after the clock, in the words of its kind; what matters first
+ * comes first: narrow terminals cut the end. */
+static int nodes_of(const sl_scenario *sc)
+{
+	return sc->cluster.devices_per_node > 0 ? sc->cluster.devices / sc->cluster.devices_per_node
+	                                        : 1;
+}
+
+static void title_reshard(const sl_view *v, int y, int x, int end)
 {
 	const sl_scenario *sc = v->sc;
 	const sl_scene *m = v->m;
 	const sl_glyphs *g = v->th->g;
-	attr_t a = sl_theme_role(v->th, SL_ROLE_TITLE), norm = sl_theme_role(v->th, SL_ROLE_NORMAL);
-	sl_clear_rect(r, norm);
-	char t[32], e[32], sd[32];
-	sl_fmt_time(m->t, t, sizeof t);
-	if (m->end >= 0)
-		sl_fmt_time(m->end, e, sizeof e);
-	else
-		snprintf(e, sizeof e, "?");
-	fmt_slowdown(v->slowdown, sd, sizeof sd);
-	int nodes = sc->cluster.devices_per_node > 0
-	                ? sc->cluster.devices / sc->cluster.devices_per_node
-	                : 1;
-	const char *state = v->planning && !v->stale ? "planning"
-	                    : v->playing             ? "playing"
-	                                             : "paused";
-	int x = r.x, end = r.x + r.w;
-	x += sl_put(r.y, x, end - x, a, "shardlab  ");
-	x += sl_putf(r.y, x, end - x, a, "t %s / %s", t, e);
-	x += sl_put(r.y, x, end - x, norm, "  ");
-	x += sl_put(r.y, x, end - x, sl_theme_role(v->th, v->playing ? SL_ROLE_PASS : SL_ROLE_WARN),
-	            state);
-	x += sl_putf(r.y, x, end - x, sl_theme_role(v->th, SL_ROLE_DIM), "  %s%s  ", sd,
-	             v->auto_speed ? " (auto)" : "");
-	if (sc->cluster.timing_only)
-		x += sl_put(r.y, x, end - x, sl_theme_role(v->th, SL_ROLE_WARN), "dry run  ");
 	const sl_workload *w = m->wl;
-	switch (m->kind) {
-	case SL_WL_RESHARD: {
-		const sl_layout *l = &w->l, *s = &sl_ckpt_info_of(w->ck)->layout;
-		sl_putf(r.y, x, end - x, norm,
-		        "%s reshard tp=%d pp=%d dp=%d %s tp=%d pp=%d dp=%d %s %d%s%s", g->v, s->tp,
-		        s->pp, s->dp, g->arrow, l->tp, l->pp, l->dp, g->dot, m->ndev, g->times,
-		        sc->preset[0] ? sc->preset : "custom");
-		return;
-	}
-	case SL_WL_COLLECTIVE: {
-		char b[32];
-		sl_putf(r.y, x, end - x, norm, "%s %s of %s %s %s %d%s%s %s %d node%s", g->v,
-		        sl_coll_op_name(w->op),
-		        sl_fmt_bytes((double)w->count * sizeof(float), b, sizeof b),
-		        sl_algo_name(w->algo), g->dot, m->ndev, g->times,
-		        sc->preset[0] ? sc->preset : "custom", g->dot, nodes, nodes > 1 ? "s" : "");
-		return;
-	}
-	case SL_WL_TRAIN: {
-		const sl_layout *l = &w->l;
-		sl_putf(r.y, x, end - x, norm, "%s train tp=%d pp=%d dp=%d %s %s %d mb %s %d%s%s %s %d node%s",
-		        g->v, l->tp, l->pp, l->dp, g->dot, sl_sched_name(l->schedule), l->microbatches,
-		        g->dot, m->ndev, g->times, sc->preset[0] ? sc->preset : "custom", g->dot, nodes,
-		        nodes > 1 ? "s" : "");
-		return;
-	}
-	default:
-		break;
-	}
+	const sl_layout *l = &w->l, *s = &sl_ckpt_info_of(w->ck)->layout;
+	sl_putf(y, x, end - x, sl_theme_role(v->th, SL_ROLE_NORMAL),
+	        "%s reshard tp=%d pp=%d dp=%d %s tp=%d pp=%d dp=%d %s %d%s%s", g->v, s->tp, s->pp,
+	        s->dp, g->arrow, l->tp, l->pp, l->dp, g->dot, m->ndev, g->times,
+	        sc->preset[0] ? sc->preset : "custom");
+}
+
+static void title_collective(const sl_view *v, int y, int x, int end)
+{
+	const sl_scenario *sc = v->sc;
+	const sl_scene *m = v->m;
+	const sl_glyphs *g = v->th->g;
+	const sl_workload *w = m->wl;
+	int nodes = nodes_of(sc);
+	char b[32];
+	sl_putf(y, x, end - x, sl_theme_role(v->th, SL_ROLE_NORMAL),
+	        "%s %s of %s %s %s %d%s%s %s %d node%s", g->v, sl_coll_op_name(w->op),
+	        sl_fmt_bytes((double)w->count * sizeof(float), b, sizeof b), sl_algo_name(w->algo),
+	        g->dot, m->ndev, g->times, sc->preset[0] ? sc->preset : "custom", g->dot, nodes,
+	        nodes > 1 ? "s" : "");
+}
+
+static void title_train(const sl_view *v, int y, int x, int end)
+{
+	const sl_scenario *sc = v->sc;
+	const sl_scene *m = v->m;
+	const sl_glyphs *g = v->th->g;
+	const sl_layout *l = &m->wl->l;
+	int nodes = nodes_of(sc);
+	sl_putf(y, x, end - x, sl_theme_role(v->th, SL_ROLE_NORMAL),
+	        "%s train tp=%d pp=%d dp=%d %s %s %d mb %s %d%s%s %s %d node%s", g->v, l->tp, l->pp,
+	        l->dp, g->dot, sl_sched_name(l->schedule), l->microbatches, g->dot, m->ndev,
+	        g->times, sc->preset[0] ? sc->preset : "custom", g->dot, nodes,
+	        nodes > 1 ? "s" : "");
+}
+
+static void title_product(const sl_view *v, int y, int x, int end)
+{
+	const sl_scenario *sc = v->sc;
+	const sl_scene *m = v->m;
+	const sl_glyphs *g = v->th->g;
+	int nodes = nodes_of(sc);
 	/* The sizes whole, or abbreviated (8k) when the line is short of room;
 	 * then only whole words, never "256×819". */
 	char buf[256];
@@ -184,7 +179,43 @@ void sl_draw_title(const sl_view *v, sl_rect r)
 			break;
 		*sp = 0;
 	}
-	sl_put(r.y, x, end - x, norm, buf);
+	sl_put(y, x, end - x, sl_theme_role(v->th, SL_ROLE_NORMAL), buf);
+}
+
+static void (*const title_of[SL_WL_KINDS])(const sl_view *v, int y, int x, int end) = {
+    [SL_WL_PRODUCT] = title_product,
+    [SL_WL_COLLECTIVE] = title_collective,
+    [SL_WL_TRAIN] = title_train,
+    [SL_WL_RESHARD] = title_reshard,
+};
+
+void sl_draw_title(const sl_view *v, sl_rect r)
+{
+	const sl_scenario *sc = v->sc;
+	const sl_scene *m = v->m;
+	attr_t a = sl_theme_role(v->th, SL_ROLE_TITLE), norm = sl_theme_role(v->th, SL_ROLE_NORMAL);
+	sl_clear_rect(r, norm);
+	char t[32], e[32], sd[32];
+	sl_fmt_time(m->t, t, sizeof t);
+	if (m->end >= 0)
+		sl_fmt_time(m->end, e, sizeof e);
+	else
+		snprintf(e, sizeof e, "?");
+	fmt_slowdown(v->slowdown, sd, sizeof sd);
+	const char *state = v->planning && !v->stale ? "planning"
+	                    : v->playing             ? "playing"
+	                                             : "paused";
+	int x = r.x, end = r.x + r.w;
+	x += sl_put(r.y, x, end - x, a, "shardlab  ");
+	x += sl_putf(r.y, x, end - x, a, "t %s / %s", t, e);
+	x += sl_put(r.y, x, end - x, norm, "  ");
+	x += sl_put(r.y, x, end - x, sl_theme_role(v->th, v->playing ? SL_ROLE_PASS : SL_ROLE_WARN),
+	            state);
+	x += sl_putf(r.y, x, end - x, sl_theme_role(v->th, SL_ROLE_DIM), "  %s%s  ", sd,
+	             v->auto_speed ? " (auto)" : "");
+	if (sc->cluster.timing_only)
+		x += sl_put(r.y, x, end - x, sl_theme_role(v->th, SL_ROLE_WARN), "dry run  ");
+	title_of[m->kind](v, r.y, x, end);
 }
 
 int sl_put_wrapped(int y, int x, int w, int h, attr_t a, const char *s)
@@ -228,20 +259,12 @@ int sl_put_wrapped(int y, int x, int w, int h, attr_t a, const char *s)
 	return row;
 }
 
-/* Word-wrapped over the rows it has (in the plan view: the selected
- * layout). */
+/* Word-wrapped over the rows it has. */
 void sl_draw_sentence(const sl_view *v, sl_rect r)
 {
 	attr_t a = sl_theme_role(v->th, v->m->failed ? SL_ROLE_FAIL : SL_ROLE_NORMAL);
 	sl_clear_rect(r, sl_theme_role(v->th, SL_ROLE_NORMAL));
-	const char *s = v->m->sentence;
-	char plan[512];
-	if (v->mode == SL_MODE_PLAN) {
-		sl_plan_sentence(v, plan, sizeof plan);
-		s = plan;
-		a = sl_theme_role(v->th, SL_ROLE_NORMAL);
-	}
-	sl_put_wrapped(r.y, r.x, r.w, r.h, a, s);
+	sl_put_wrapped(r.y, r.x, r.w, r.h, a, v->m->sentence);
 }
 
 /* The status line (see draw.h). */
@@ -299,37 +322,13 @@ void sl_draw_keys(const sl_view *v, sl_rect r, sl_keymode mode, const sl_action 
 	}
 }
 
-/* The sandbox's keys that matter now, from the key table. */
-void sl_draw_status(const sl_view *v, sl_rect r)
+/* The sandbox's keys that matter now, from the key table (each view's row
+ * says which). */
+void sl_draw_status(const sl_view *v, sl_rect r, const sl_action *acts, size_t n)
 {
-	static const sl_action main_acts[] = {SL_A_PLAY,    SL_A_STEP,  SL_A_BACK,
-	                                      SL_A_BW_DOWN, SL_A_BW_UP, SL_A_SEL_NEXT,
-	                                      SL_A_PLOT,    SL_A_HELP,  SL_A_LEAVE};
-	static const sl_action plot_acts[] = {SL_A_PLOT,   SL_A_BW_DOWN, SL_A_BW_UP, SL_A_DEV_DOWN,
-	                                      SL_A_DEV_UP, SL_A_CLOSE,   SL_A_HELP,  SL_A_LEAVE};
-	static const sl_action help_acts[] = {SL_A_SCROLL_DOWN, SL_A_CLOSE, SL_A_QUIT};
-	static const sl_action plan_acts[] = {SL_A_ROW_DOWN, SL_A_ROW_UP, SL_A_SORT,
-	                                      SL_A_SORT_REVERSE, SL_A_OPEN, SL_A_CLOSE,
-	                                      SL_A_HELP, SL_A_LEAVE};
-	/* A training step has no plots, but a plan. */
-	static const sl_action train_acts[] = {SL_A_PLAY,    SL_A_STEP,  SL_A_BACK,
-	                                       SL_A_BW_DOWN, SL_A_BW_UP, SL_A_SEL_NEXT,
-	                                       SL_A_PLAN,    SL_A_HELP,  SL_A_LEAVE};
-	int training = v->m->kind == SL_WL_TRAIN || v->m->kind == SL_WL_COLLECTIVE;
-	const sl_action *acts = training ? train_acts : main_acts;
-	size_t n = sizeof main_acts / sizeof main_acts[0];
-	if (v->mode == SL_MODE_PLOT) {
-		acts = plot_acts;
-		n = sizeof plot_acts / sizeof plot_acts[0];
-	} else if (v->mode == SL_MODE_PLAN) {
-		acts = plan_acts;
-		n = sizeof plan_acts / sizeof plan_acts[0];
-	} else if (v->mode == SL_MODE_HELP) {
-		acts = help_acts;
-		n = sizeof help_acts / sizeof help_acts[0];
-	}
-	const char *words[9] = {0};
-	for (size_t i = 0; i < n && i < 9; i++) {
+	const char *words[16] = {0};
+	n = n < 16 ? n : 16;
+	for (size_t i = 0; i < n; i++) {
 		if (acts[i] == SL_A_PLAY && v->playing)
 			words[i] = "pause";
 		if (acts[i] == SL_A_LEAVE && v->from_menu)

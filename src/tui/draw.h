@@ -3,8 +3,8 @@
  * small curses helpers that clip to a width.
  *
  * Views only draw.  They get a const sl_view (the scene built for this
- * tick, the theme, the selection) and never change anything; the loop in
- * tui.c calls them once per tick. */
+ * tick, the theme, the selection) and never change anything; the loops in
+ * sandbox.c and lesson_ui.c call them once per tick. */
 #ifndef SL_TUI_DRAW_H
 #define SL_TUI_DRAW_H
 
@@ -23,9 +23,6 @@ typedef struct sl_selection {
 	int src, dst; /* SL_SEL_LINK */
 } sl_selection;
 
-struct sl_sweep;
-struct sl_planview;
-
 typedef struct sl_view {
 	const sl_theme *th;
 	const sl_scene *m;
@@ -37,9 +34,8 @@ typedef struct sl_view {
 	double slowdown;
 	int auto_speed, playing, planning, stale, live;
 	int help_scroll;
-	int plot_kind; /* 0 bandwidth, 1 device count */
-	const struct sl_sweep *sweep;
-	struct sl_planview *plan; /* the plan view's table (its scroll moves as it draws) */
+	void *own; /* the view's own state (sandbox.h: its row's make), or NULL;
+	              a table's scroll moves as it draws */
 	const char *msg; /* feedback for the last key, or "" */
 	int mode;        /* sl_keymode */
 	int help_of;     /* the sl_keymode the help shown was opened from */
@@ -70,18 +66,17 @@ void sl_draw_links(const sl_view *v, sl_rect r);
 void sl_draw_matrices(const sl_view *v, sl_rect r);
 void sl_draw_numbers(const sl_view *v, sl_rect r);
 void sl_draw_timeline(const sl_view *v, sl_rect r);
+/* The scene's sentence, word-wrapped over r. */
 void sl_draw_sentence(const sl_view *v, sl_rect r);
-void sl_draw_status(const sl_view *v, sl_rect r);
+/* The sandbox's status line: v's message, then the keys of acts (play
+ * says pause while playing, q says menu when opened from it). */
+void sl_draw_status(const sl_view *v, sl_rect r, const sl_action *acts, size_t n);
 /* A status line of keys: v's message, then for each action its key (keys[i]
  * if given and not 0, else its first in mode) and its word (words[i] if
  * given and not NULL, else the table's). */
 void sl_draw_keys(const sl_view *v, sl_rect r, sl_keymode mode, const sl_action *acts,
                   const int *keys, const char *const *words, size_t n);
 void sl_draw_help(const sl_view *v, sl_rect r);
-void sl_draw_plot(const sl_view *v, sl_rect r);
-void sl_draw_plan(const sl_view *v, sl_rect r);
-/* The sentence under the plan view: the selected layout against the best. */
-void sl_plan_sentence(const sl_view *v, char *buf, size_t n);
 void sl_draw_too_small(const sl_view *v, int rows, int cols);
 
 /* Which device or link is drawn at screen row y of its panel (for mouse

@@ -15,6 +15,7 @@
 #include <locale.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,7 @@ struct lui {
 	struct ljob *job; /* the run computing, or NULL */
 	double job_t0;    /* when it started (sl_loop_now) */
 	int job_shown;    /* the whole seconds "working..." shows */
+	int working;      /* the status line says the run computes (msg is "working...") */
 	int nruns;        /* runs the lesson asked for (SHARDLAB_TUI_STATS) */
 	/* The last run on the worker: when it started, and when the screen
 	 * after it was drawn (CLOCK_REALTIME, for a test to set against when
@@ -105,9 +107,26 @@ struct lui {
 	size_t ninput;
 	struct entry tr[TRANSCRIPT];
 	int ntr;
-	char msg[320];
+	char msg[320]; /* the status line's message: set_msg, clear_msg */
 	sl_loop_help help; /* over any of the screens */
 };
+
+/* A message on the status line, in place of "working..." too (busy). */
+static void set_msg(struct lui *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_msg(struct lui *u, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(u->msg, sizeof u->msg, fmt, ap);
+	va_end(ap);
+	u->working = 0;
+}
+
+static void clear_msg(struct lui *u)
+{
+	u->msg[0] = 0;
+	u->working = 0;
+}
 
 /* The lesson chosen in the menu, kept when the menu comes back (after the
  * sandbox opened from it). */
@@ -299,7 +318,7 @@ static void show_done(struct lui *u, sl_wl_result *eng, double now)
 		clearok(curscr, TRUE);
 	}
 	if (u->sv.msg[0]) {
-		snprintf(u->msg, sizeof u->msg, "%s", u->sv.msg);
+		set_msg(u, "%s", u->sv.msg);
 		u->sv.msg[0] = 0;
 	}
 }
@@ -325,7 +344,7 @@ static void save(struct lui *u, int finished)
 	}
 	sl_err e = {0};
 	if (sl_progress_save(u->id, &u->prog, &e))
-		snprintf(u->msg, sizeof u->msg, "progress not saved: %s", e.msg);
+		set_msg(u, "progress not saved: %s", e.msg);
 }
 
 /* ---- stepping ---- */
@@ -337,12 +356,13 @@ static void draw(void *ctx);
 static void busy(struct lui *u, int on)
 {
 	if (on) {
-		snprintf(u->msg, sizeof u->msg, "working...");
+		set_msg(u, "working...");
+		u->working = 1;
 		u->job_t0 = sl_loop_now();
 		u->job_shown = 0;
 		draw(u);
-	} else if (strncmp(u->msg, "working...", 10) == 0) {
-		u->msg[0] = 0;
+	} else if (u->working) {
+		clear_msg(u);
 	}
 }
 
@@ -353,7 +373,7 @@ static void busy(struct lui *u, int on)
 static int busy_tick(struct lui *u, double now)
 {
 	int s = (int)(now - u->job_t0);
-	if (s < 1 || s == u->job_shown || strncmp(u->msg, "working...", 10) != 0)
+	if (s < 1 || s == u->job_shown || !u->working)
 		return 0;
 	u->job_shown = s;
 	snprintf(u->msg, sizeof u->msg, "working... %d s", s);
@@ -599,11 +619,11 @@ static void submit(struct lui *u, double now)
 {
 	sl_err e = {0};
 	const char *in = u->input;
-	u->msg[0] = 0;
+	clear_msg(u);
 	if (u->waiting == SL_STEP_QUESTION) {
 		sl_answer a;
 		if (sl_vm_answer(u->vm, in, &a, &e)) {
-			snprintf(u->msg, sizeof u->msg, "%s", e.msg);
+			set_msg(u, "%s", e.msg);
 			clear_input(u);
 			return;
 		}
@@ -621,7 +641,7 @@ static void submit(struct lui *u, double now)
 		char *end;
 		long k = strtol(in, &end, 10);
 		if (end == in || *end || sl_vm_choose(u->vm, (int)k - 1, &e)) {
-			snprintf(u->msg, sizeof u->msg, "choose an item by its number");
+			set_msg(u, "choose an item by its number");
 			clear_input(u);
 			return;
 		}
@@ -633,7 +653,7 @@ static void submit(struct lui *u, double now)
 		} else {
 			int rc = strcmp(in, "demo") == 0 ? sl_vm_demo(u->vm, &e) : sl_vm_knob(u->vm, in, &e);
 			if (rc) {
-				snprintf(u->msg, sizeof u->msg, "%s", e.msg);
+				set_msg(u, "%s", e.msg);
 				clear_input(u);
 				return;
 			}
@@ -709,7 +729,7 @@ static int open_lesson(struct lui *u, const char *path, const char *start, int f
 	u->base_asked = u->base_right = 0;
 	u->ninput = 0;
 	u->input[0] = 0;
-	u->msg[0] = 0;
+	clear_msg(u);
 	int pos = 0;
 	if (start) {
 		if ((pos = sl_lesson_locate(u->l, start, err)) < 0)
@@ -971,11 +991,11 @@ static unsigned open_chosen(struct lui *u, int fresh)
 	if (!u->ncat)
 		return 0;
 	if (!u->cat[u->sel].ok) {
-		snprintf(u->msg, sizeof u->msg, "this lesson does not load");
+		set_msg(u, "this lesson does not load");
 	} else if (open_lesson(u, u->cat[u->sel].path, NULL, fresh, &err)) {
 		close_lesson(u);
 		u->in_menu = 1;
-		snprintf(u->msg, sizeof u->msg, "%s", err.msg);
+		set_msg(u, "%s", err.msg);
 	}
 	return F_DRAW | F_LAYOUT;
 }
@@ -997,7 +1017,7 @@ static unsigned open_sandbox(struct lui *u)
 	sl_err err = {0};
 	u->sb = sl_sandbox_open(u->opt.sandbox, &o, &err);
 	if (!u->sb)
-		snprintf(u->msg, sizeof u->msg, "the sandbox does not open: %.200s", err.msg);
+		set_msg(u, "the sandbox does not open: %.200s", err.msg);
 	return F_DRAW | F_LAYOUT | F_CLEAR;
 }
 
@@ -1022,7 +1042,7 @@ static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
 		if (u->ninput + 1 < sizeof u->input) {
 			u->input[u->ninput++] = (char)ch;
 			u->input[u->ninput] = 0;
-			u->msg[0] = 0;
+			clear_msg(u);
 		}
 		return F_DRAW;
 	}
@@ -1037,7 +1057,7 @@ static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
 	               ac == SL_A_FRESH || ac == SL_A_SANDBOX))
 		return 0;
 	if (mode != SL_MODE_INPUT && !u->job)
-		u->msg[0] = 0;
+		clear_msg(u);
 	switch (ac) {
 	case SL_A_CONTRAST:
 		if (u->th.color)

@@ -723,21 +723,36 @@ double sl_play_predicted(const sl_play *p)
 
 /* -- scenario -- */
 
+/* The product is the scenario's: a new scenario is a new product.  The
+ * other kinds keep what they run. */
+static void product_follows(sl_workload *w, const sl_scenario *sc)
+{
+	w->gemm = sc->gemm;
+}
+
+static void (*const follows[SL_WL_KINDS])(sl_workload *w, const sl_scenario *sc) = {
+    [SL_WL_PRODUCT] = product_follows,
+};
+
+static void follow_scenario(sl_workload *w, const sl_scenario *sc)
+{
+	if (follows[w->kind])
+		follows[w->kind](w, sc);
+}
+
 void sl_play_set_scenario(sl_play *p, const sl_scenario *sc)
 {
 	sl_err err = {0};
 	sl_scenario old = p->sc;
 	p->sc = *sc;
-	if (p->wl.kind == SL_WL_PRODUCT)
-		p->wl.gemm = sc->gemm;
+	follow_scenario(&p->wl, sc);
 	p->pred_ok = 0;
 	p->done_only = 0;
 	live_release(p);
 	if (live_new(p, &err) != SL_OK) {
 		/* The caller checked it; keep the old one rather than nothing. */
 		p->sc = old;
-		if (p->wl.kind == SL_WL_PRODUCT)
-			p->wl.gemm = old.gemm;
+		follow_scenario(&p->wl, &old);
 		live_new(p, &err);
 	}
 	p->t = 0;

@@ -243,6 +243,78 @@ double sl_scene_io_fill(const sl_scene *m, int write, int dev, int chunk)
 	return -1;
 }
 
+/* ---- what each kind of workload adds ---- */
+
+/* The product: each device's shard of the split dimension, and the memory
+ * its buffers will hold, known before the run. */
+static void product_shard(const sl_scene_in *in, int d, const size_t *shard, sl_scene_dev *v)
+{
+	const sl_scenario *sc = in->sc;
+	double mm = sc->gemm.m, kk = sc->gemm.k, nn = sc->gemm.n;
+	double part = (double)(shard[d + 1] - shard[d]);
+	v->lo = (int64_t)shard[d];
+	v->hi = (int64_t)shard[d + 1];
+	if (sc->gemm.split == SL_SPLIT_ROW)
+		v->mem = (uint64_t)((mm * part + part * nn + mm * nn) * sl_elem_bytes(&sc->cluster));
+	else
+		v->mem = (uint64_t)((mm * kk + kk * part + mm * nn) * sl_elem_bytes(&sc->cluster));
+	v->mem_known = 1;
+}
+
+/* The one-device time: the product's from the scenario; another kind's
+ * from its run, with the engine's report once the run is known. */
+static void product_figures(const sl_scene_in *in, sl_scene *m)
+{
+	m->single_s = sl_play_single_time(in->sc);
+}
+
+static void run_figures(const sl_scene_in *in, sl_scene *m)
+{
+	const sl_run_info *r = in->result;
+	m->single_s = r && r->done && r->rc == SL_OK ? r->single_s : 0;
+	m->have_report = r && r->done && r->rc == SL_OK && r->trep.ndev == in->ndev;
+	m->trep = m->have_report ? &r->trep : NULL;
+	m->loss = m->have_report ? r->loss : 0;
+}
+
+/* The bytes of the one collective whose bandwidths the numbers show: the
+ * product's Y, a lone collective's buffer. */
+static double product_coll_bytes(const sl_scene_in *in)
+{
+	return (double)in->sc->gemm.m * in->sc->gemm.n * sizeof(float);
+}
+
+static double lone_coll_bytes(const sl_scene_in *in)
+{
+	return (double)in->wl->count * sizeof(float);
+}
+
+static int coll_blocks(const sl_scene *m, int dev, int p, int *cnt);
+
+static const struct scene_kind {
+	/* A device's shard and memory before the run (NULL: none known). */
+	void (*shard)(const sl_scene_in *in, int d, const size_t *shard, sl_scene_dev *v);
+	/* The blocks picture of its buffer (NULL: none). */
+	void (*blocks)(const sl_scene_in *in, sl_scene *m);
+	void (*figures)(const sl_scene_in *in, sl_scene *m);
+	/* Its one collective's bytes (NULL: no one collective to measure). */
+	double (*coll_bytes)(const sl_scene_in *in);
+	/* Its blocks replayed per device (sl_scene_coll_blocks; NULL: none). */
+	int (*coll_blocks)(const sl_scene *m, int dev, int p, int *cnt);
+	int checked; /* its result is checked against one device's */
+} kinds[SL_WL_KINDS] = {
+    [SL_WL_PRODUCT] = {product_shard, build_blocks, product_figures, product_coll_bytes, NULL, 1},
+    [SL_WL_COLLECTIVE] = {NULL, NULL, run_figures, lone_coll_bytes, coll_blocks, 0},
+    [SL_WL_TRAIN] = {NULL, NULL, run_figures, NULL, NULL, 0},
+    [SL_WL_RESHARD] = {NULL, NULL, run_figures, NULL, NULL, 0},
+};
+
+int sl_scene_coll_blocks(const sl_scene *m, int dev, int p, int *cnt)
+{
+	const struct scene_kind *K = &kinds[m->kind];
+	return K->coll_blocks ? K->coll_blocks(m, dev, p, cnt) : -1;
+}
+
 /* ---- everything ---- */
 
 static void scene_build(const sl_scene_in *in, sl_scene *m);
@@ -272,6 +344,7 @@ static void scene_build(const sl_scene_in *in, sl_scene *m)
 	double t = in->t;
 	int p = in->ndev;
 	sl_wl_kind kind = in->wl ? in->wl->kind : SL_WL_PRODUCT;
+	const struct scene_kind *K = &kinds[kind];
 	memset(m, 0, sizeof *m);
 	m->product = sl_workload_product(&sc->gemm);
 	m->t = t;
@@ -283,26 +356,17 @@ static void scene_build(const sl_scene_in *in, sl_scene *m)
 
 	size_t shard[SL_MAX_DEVICES + 1];
 	shard_offsets(sc, p, shard);
-	double mm = sc->gemm.m, kk = sc->gemm.k, nn = sc->gemm.n;
 	double last_end[SL_MAX_DEVICES] = {0}, covered[SL_MAX_DEVICES] = {0};
 	for (int d = 0; d < p; d++) {
 		sl_scene_dev *v = &m->dev[d];
 		v->send_to = v->recv_from = -1;
 		v->label = "";
-		v->lo = kind == SL_WL_PRODUCT ? (int64_t)shard[d] : 0;
-		v->hi = kind == SL_WL_PRODUCT ? (int64_t)shard[d + 1] : 0;
-		double part = (double)(shard[d + 1] - shard[d]);
+		if (K->shard)
+			K->shard(in, d, shard, v);
 		if (in->result && in->result->done && in->result->ndev == p) {
 			v->mem = in->result->st[d].mem_peak;
-		} else if (kind != SL_WL_PRODUCT) {
-			v->mem_known = 0;
-			continue;
-		} else if (sc->gemm.split == SL_SPLIT_ROW) {
-			v->mem = (uint64_t)((mm * part + part * nn + mm * nn) * sl_elem_bytes(&sc->cluster));
-		} else {
-			v->mem = (uint64_t)((mm * kk + kk * part + mm * nn) * sl_elem_bytes(&sc->cluster));
+			v->mem_known = 1;
 		}
-		v->mem_known = 1;
 	}
 
 	/* One pass over the events: times, bytes, states, links. */
@@ -418,19 +482,12 @@ static void scene_build(const sl_scene_in *in, sl_scene *m)
 	const sl_run_info *r = in->result;
 	m->wl = in->wl ? in->wl : &m->product;
 	m->kind = kind;
-	if (kind == SL_WL_PRODUCT)
-		build_blocks(in, m);
+	if (K->blocks)
+		K->blocks(in, m);
 
 	/* Numbers. */
 	m->predicted_s = in->predicted_s;
-	if (kind != SL_WL_PRODUCT) {
-		m->single_s = r && r->done && r->rc == SL_OK ? r->single_s : 0;
-		m->have_report = r && r->done && r->rc == SL_OK && r->trep.ndev == p;
-		m->trep = m->have_report ? &r->trep : NULL;
-		m->loss = m->have_report ? r->loss : 0;
-	} else {
-		m->single_s = sl_play_single_time(sc);
-	}
+	K->figures(in, m);
 	m->total_s = end;
 	if (end > 0) {
 		m->speedup = m->single_s / end;
@@ -449,30 +506,31 @@ static void scene_build(const sl_scene_in *in, sl_scene *m)
 		m->moved_total += m->link[i].total;
 	}
 	double c0 = INFINITY, c1 = 0;
+	int coll_op = -1; /* the first collective's (coll_name) */
 	for (size_t i = 0; i < s->n; i++) {
 		const sl_event *e = &s->ev[i];
 		if (e->kind != SL_EV_SEND)
 			continue;
-		if (!m->coll_name[0] && e->coll.op >= 0)
+		if (!m->coll_name[0] && e->coll.op >= 0) {
+			coll_op = e->coll.op;
 			snprintf(m->coll_name, sizeof m->coll_name, "%s",
-			         sl_coll_op_name((sl_coll_op)e->coll.op));
+			         sl_coll_op_name((sl_coll_op)coll_op));
+		}
 		if (e->t0 < c0)
 			c0 = e->t0;
 		if (e->t1 > c1)
 			c1 = e->t1;
 	}
 	/* One collective's figures: the product's, or a lone collective's. */
-	if (m->coll_name[0] && (kind == SL_WL_PRODUCT || kind == SL_WL_COLLECTIVE)) {
+	if (m->coll_name[0] && K->coll_bytes) {
 		int complete = in->exact || end >= 0;
 		if (complete && t >= c1) {
-			sl_coll_op op;
 			m->coll_state = 2;
 			m->coll_time = c1 - c0;
-			double bytes = kind == SL_WL_COLLECTIVE ? (double)in->wl->count * sizeof(float)
-			                         : mm * nn * sizeof(float);
+			double bytes = K->coll_bytes(in);
 			m->algbw = m->coll_time > 0 ? bytes / m->coll_time : 0;
-			m->busbw = sl_coll_op_parse(m->coll_name, &op) == SL_OK
-			               ? m->algbw * sl_busbw_factor(op, p)
+			m->busbw = coll_op < SL_COLL_NOPS
+			               ? m->algbw * sl_busbw_factor((sl_coll_op)coll_op, p)
 			               : m->algbw;
 		} else if (t > c0) {
 			m->coll_state = 1;
@@ -482,7 +540,7 @@ static void scene_build(const sl_scene_in *in, sl_scene *m)
 		m->failed = 1;
 		snprintf(m->error, sizeof m->error, "%s",
 		         r->err.msg[0] ? r->err.msg : "the run failed");
-	} else if (r && r->done && r->rc == SL_OK && end >= 0 && t >= end && kind == SL_WL_PRODUCT &&
+	} else if (r && r->done && r->rc == SL_OK && end >= 0 && t >= end && K->checked &&
 	           r->res.checked) {
 		m->checked = 1;
 		m->max_abs_error = r->res.max_abs_error;
@@ -542,10 +600,10 @@ static int arrived(const sl_event *e, double t)
 	return (e->kind == SL_EV_RECV || e->kind == SL_EV_REDUCE) && e->t1 <= t;
 }
 
-int sl_scene_coll_blocks(const sl_scene *m, int dev, int p, int *cnt)
+static int coll_blocks(const sl_scene *m, int dev, int p, int *cnt)
 {
 	const sl_workload *tr = m->wl;
-	if (m->kind != SL_WL_COLLECTIVE || p < 1 || p > SL_MAX_FULL_DEVICES || dev < 0 || dev >= p ||
+	if (p < 1 || p > SL_MAX_FULL_DEVICES || dev < 0 || dev >= p ||
 	    (tr->op != SL_COLL_ALLREDUCE && tr->op != SL_COLL_REDUCESCATTER &&
 	     tr->op != SL_COLL_ALLGATHER))
 		return -1;

@@ -90,15 +90,20 @@ static int train_op_words(const sl_ev_work *w, char *out, size_t n)
 	return 1;
 }
 
-/* "each device", "device 3", "each of devices 0, 3, 4, 7" for the devices
- * of a step (p in all). */
-static void who_words(const sl_opstep *st, int p, char *who, size_t n)
+/* The devices of a step (p in all) in words, as one at a time ("each
+ * device", "device 3", "each of devices 0, 3, 4, 7") and as a plural
+ * subject or object ("devices 0, 3, 4, 7"). */
+struct who {
+	char each[96], plural[96];
+};
+
+static void who_list(const sl_opstep *st, int p, const char *many, char *who, size_t n)
 {
 	if (st->ndevs >= p && p > 1) {
 		snprintf(who, n, "each device");
 		return;
 	}
-	size_t len = (size_t)snprintf(who, n, "%s", st->ndevs > 1 ? "each of devices" : "device");
+	size_t len = (size_t)snprintf(who, n, "%s", st->ndevs > 1 ? many : "device");
 	int shown = 0;
 	for (int d = 0; d < p && d < 64 && len + 8 < n; d++)
 		if (st->devs >> d & 1)
@@ -107,16 +112,16 @@ static void who_words(const sl_opstep *st, int p, char *who, size_t n)
 		snprintf(who + len, n - len, " and %d more", st->ndevs - shown);
 }
 
-/* "each of devices 0, 3" as a plural subject or object: "devices 0, 3". */
-static const char *plural(const char *who)
+static void who_words(const sl_opstep *st, int p, struct who *w)
 {
-	return strncmp(who, "each of ", 8) == 0 ? who + 8 : who;
+	who_list(st, p, "each of devices", w->each, sizeof w->each);
+	who_list(st, p, "devices", w->plural, sizeof w->plural);
 }
 
 /* Who sends in step idx and who takes the data in (the receivers, and the
  * peers of the sends), in words (who_words); returns how many send. */
-static int parties(const sl_snapshot *s, const int *of, int idx, int p, char *from, char *to,
-                   size_t n, int *nrcv)
+static int parties(const sl_snapshot *s, const int *of, int idx, int p, struct who *from,
+                   struct who *to, int *nrcv)
 {
 	sl_opstep snd = {0}, rcv = {0};
 	for (size_t i = 0; of && i < s->n; i++) {
@@ -130,8 +135,8 @@ static int parties(const sl_snapshot *s, const int *of, int idx, int p, char *fr
 	}
 	snd.ndevs = __builtin_popcountll(snd.devs);
 	rcv.ndevs = __builtin_popcountll(rcv.devs);
-	who_words(&snd, p, from, n);
-	who_words(&rcv, p, to, n);
+	who_words(&snd, p, from);
+	who_words(&rcv, p, to);
 	if (nrcv)
 		*nrcv = rcv.ndevs;
 	return snd.ndevs;
@@ -223,26 +228,44 @@ static void describe_io(const sl_workload *tr, const sl_opstep *st, uint64_t byt
 	appendf(out, n, " under the new layout (%s, %s)", a, dur);
 }
 
+/* How the sentence speaks of each kind of workload's steps. */
+static const struct kind_words {
+	/* Its compute phase is the sharded product of X and W, and its
+	 * collective's buffer is Y: words for a block of it (" Y"), and when
+	 * an all-reduce or all-gather of it ends (NULL: the devices' words). */
+	int product;
+	const char *block, *summed, *gathered;
+	int micro_batches; /* its collectives work on one micro-batch each */
+	int train_ops;     /* its compute events say which training GEMM they are */
+	int model_chunks;  /* its pipeline messages carry a model chunk (interleaved) */
+} kinds[SL_WL_KINDS] = {
+    [SL_WL_PRODUCT] = {1, " Y", "; Y is summed everywhere", "; now all hold all of Y", 0, 0, 0},
+    [SL_WL_COLLECTIVE] = {0, "", NULL, NULL, 1, 1, 0},
+    [SL_WL_TRAIN] = {0, "", NULL, NULL, 1, 1, 1},
+    [SL_WL_RESHARD] = {0, "", NULL, NULL, 1, 1, 0},
+};
+
 /* A pipeline message's step, from its fields: which stage sends which
  * micro-batch's activations forward or gradient back, and to which stage
  * (the devices of each end when a stage has several: its tensor-parallel
  * ranks, its data-parallel replicas). */
-static void describe_p2p(const sl_scene_in *in, const sl_opstep *st, const char *from,
-                         const char *to, int nsnd, const char *dur, char *out, size_t n)
+static void describe_p2p(const sl_scene_in *in, const struct kind_words *kw, const sl_opstep *st,
+                         const struct who *from, const struct who *to, int nsnd, const char *dur,
+                         char *out, size_t n)
 {
 	const sl_ev_p2p *q = st->p2p;
 	int fwd = q->kind == SL_P2P_ACT;
 	char a[32], chunk[32] = "";
 	sl_fmt_bytes((double)st->bytes, a, sizeof a);
-	if (in->wl && in->wl->kind == SL_WL_TRAIN && in->wl->l.chunks > 1)
+	if (kw->model_chunks && in->wl->l.chunks > 1)
 		snprintf(chunk, sizeof chunk, " of model chunk %d", q->chunk);
 	say(out, n, "pipeline %s: stage %d", fwd ? "forward" : "backward", q->from);
 	if (nsnd > 1)
-		appendf(out, n, " (%s)", plural(from));
+		appendf(out, n, " (%s)", from->plural);
 	appendf(out, n, " sends micro-batch %d's %s%s to stage %d", q->mb,
 	        fwd ? "activations" : "gradient", chunk, q->to);
 	if (nsnd > 1)
-		appendf(out, n, " (%s)", plural(to));
+		appendf(out, n, " (%s)", to->plural);
 	appendf(out, n, " (%s%s, %s)", a, nsnd > 1 ? " each" : "", dur);
 	/* Why it took longer than its link's rate: a port at one end carried
 	 * other transfers of the same exchange (sl_port_share). */
@@ -265,8 +288,11 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 	const sl_scenario *sc = in->sc;
 	int p = m->ndev;
 	const sl_event *first = &s->ev[st->rep];
-	char who[96], a[32], dur[128];
-	who_words(st, p, who, sizeof who);
+	const struct kind_words *kw = &kinds[m->kind];
+	struct who wd;
+	const char *who = wd.each;
+	char a[32], dur[128];
+	who_words(st, p, &wd);
 	fmt_t(st->t1 - st->t0, dur, sizeof dur);
 	/* Out of step (a slow hop between nodes): the devices spread the step
 	 * over longer than any one transfer in it takes; say both, the slow
@@ -281,11 +307,11 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 	}
 	if (st->io) {
 		describe_io(m->wl, st, first->bytes,
-		            st->ndevs >= p && p > 1 ? "all devices" : plural(who), dur, out, n);
+		            st->ndevs >= p && p > 1 ? "all devices" : wd.plural, dur, out, n);
 		return;
 	}
 	char words[128];
-	if (st->compute && m->kind == SL_WL_PRODUCT && first->op < 0) {
+	if (st->compute && kw->product && first->op < 0) {
 		/* The product's compute phase: shards may differ by one. */
 		long lo = -1, hi = -1;
 		for (int d = 0; d < p && d < 64; d++)
@@ -299,10 +325,7 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 			snprintf(cols, sizeof cols, "%ld", lo);
 		else
 			snprintf(cols, sizeof cols, "%ld or %ld", lo, hi);
-		sl_fmt_flops(first->flops, a, sizeof a);
-		char *slash = strstr(a, "/s");
-		if (slash)
-			*slash = '\0'; /* an amount of work, not a rate */
+		sl_fmt_flop(first->flops, a, sizeof a);
 		if (p == 1)
 			say(out, n, "device 0 computes all of Y = X W (%s, %s)", a, dur);
 		else if (sc->gemm.split == SL_SPLIT_ROW)
@@ -322,22 +345,22 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 		coll_words(c, words, sizeof words, &last, &phase_last);
 		/* A training step's collective works on one micro-batch (its
 		 * operation's); the data-parallel reduction at the end on none. */
-		if (m->kind != SL_WL_PRODUCT && first->mb >= 0)
+		if (kw->micro_batches && first->mb >= 0)
 			appendf(words, sizeof words, " for micro-batch %d", first->mb);
 		sl_fmt_bytes((double)st->bytes, a, sizeof a);
-		char from[96], to[96];
-		int nrcv = 0, nsnd = parties(s, of, idx, p, from, to, sizeof from, &nrcv);
+		struct who from, to;
+		int nrcv = 0, nsnd = parties(s, of, idx, p, &from, &to, &nrcv);
 		const sl_algo_ops *al = sl_algo_ops_of((sl_algo)c->algo);
 		int ring = al && c->phase >= 0 && c->phase < SL_PHASE_N &&
 		           (al->neighbour_phases >> c->phase) & 1;
 		const char *done = "";
 		if (last)
 			done = c->op == SL_COLL_ALLREDUCE
-			           ? (m->kind == SL_WL_PRODUCT             ? "; Y is summed everywhere"
+			           ? (kw->summed              ? kw->summed
 			              : st->ndevs >= m->ndev ? "; every device holds the whole sum"
 			                                     : "; each of them holds the whole sum")
 			       : c->op == SL_COLL_ALLGATHER
-			           ? (m->kind == SL_WL_PRODUCT             ? "; now all hold all of Y"
+			           ? (kw->gathered            ? kw->gathered
 			              : st->ndevs >= m->ndev ? "; now all hold every block"
 			                                     : "; each of them holds every block")
 			       : c->op == SL_COLL_REDUCESCATTER
@@ -350,32 +373,32 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 		if (ring && c->phase == SL_PHASE_RS)
 			say(out, n,
 			    "%s: %s adds a chunk (%s) from the previous one into its sum (%s)%s",
-			    words, from, a, dur, done);
+			    words, from.each, a, dur, done);
 		else if (ring && c->op == SL_COLL_ALLREDUCE)
 			say(out, n, "%s: %s passes a summed chunk (%s) to the next (%s)%s", words,
-			    from, a, dur, done);
+			    from.each, a, dur, done);
 		else if (ring)
-			say(out, n, "%s: %s sends a%s block (%s) to the next (%s)%s", words, from,
-			    m->kind != SL_WL_PRODUCT ? "" : " Y", a, dur, done);
+			say(out, n, "%s: %s sends a%s block (%s) to the next (%s)%s", words,
+			    from.each, kw->block, a, dur, done);
 		else
 			say(out, n, "%s: %s send%s %s (%s) to %s, which %s (%s)%s", words,
-			    plural(from), nsnd > 1 ? "" : "s",
-			    c->phase == SL_PHASE_REDUCE ? "a partial sum" : "data", a, plural(to),
+			    from.plural, nsnd > 1 ? "" : "s",
+			    c->phase == SL_PHASE_REDUCE ? "a partial sum" : "data", a, to.plural,
 			    c->phase == SL_PHASE_REDUCE
 			        ? (nrcv > 1 ? "add it into their own" : "adds it into its own")
 			        : (nrcv > 1 ? "keep it" : "keeps it"),
 			    dur, done);
 	} else if (st->p2p) {
-		char from[96], to[96];
-		int nsnd = parties(s, of, idx, p, from, to, sizeof from, NULL);
-		describe_p2p(in, st, from, to, nsnd, dur, out, n);
+		struct who from, to;
+		int nsnd = parties(s, of, idx, p, &from, &to, NULL);
+		describe_p2p(in, kw, st, &from, &to, nsnd, dur, out, n);
 	} else if (st->nxfer > 0) {
 		/* Point-to-point that says nothing of itself. */
-		char from[96], to[96];
-		int nrcv = 0, nsnd = parties(s, of, idx, p, from, to, sizeof from, &nrcv);
-		say(out, n, "%s send%s data (%s) to %s (%s)", plural(from), nsnd > 1 ? "" : "s",
-		    sl_fmt_bytes((double)st->bytes, a, sizeof a), plural(to), dur);
-	} else if (first->kind == SL_EV_COMPUTE && m->kind != SL_WL_PRODUCT &&
+		struct who from, to;
+		int nrcv = 0, nsnd = parties(s, of, idx, p, &from, &to, &nrcv);
+		say(out, n, "%s send%s data (%s) to %s (%s)", from.plural, nsnd > 1 ? "" : "s",
+		    sl_fmt_bytes((double)st->bytes, a, sizeof a), to.plural, dur);
+	} else if (first->kind == SL_EV_COMPUTE && kw->train_ops &&
 	           train_op_words(&first->work, words, sizeof words)) {
 		char mbw[32] = "";
 		if (first->mb >= 0)
@@ -435,10 +458,10 @@ void sl_scene_sentence(const sl_scene_in *in, sl_scene *m)
 				all.ndevs += __builtin_popcountll(st[i].devs & ~all.devs);
 				all.devs |= st[i].devs;
 			}
-			char who[96];
-			who_words(&all, m->ndev, who, sizeof who);
+			struct who w;
+			who_words(&all, m->ndev, &w);
 			appendf(desc, sizeof desc, "; at the same time %d other steps end on %s",
-			        with, plural(who));
+			        with, w.plural);
 		}
 		say(m->sentence, sizeof m->sentence, "Step %d%s done: %s.", stop_done, total, desc);
 	} else if ((size_t)k < ns) {

@@ -10,6 +10,39 @@
 /* ---- devices ---- */
 
 /* The first device row shown: keep the selection in view. */
+/* What device d holds, in the words of the workload's kind: its rank in a
+ * lone collective, its place in a layout's mesh, its shard of W. */
+static void rank_words(const sl_scene *m, int d, char *b, size_t n)
+{
+	(void)m;
+	snprintf(b, n, " rank %d", d);
+}
+
+static void mesh_words(const sl_scene *m, int d, char *b, size_t n)
+{
+	int ct, cp, cd;
+	sl_mesh_coords(&m->wl->l, d, &ct, &cp, &cd);
+	snprintf(b, n, " tp%d pp%d dp%d", ct, cp, cd);
+}
+
+static void shard_words(const sl_scene *m, int d, char *b, size_t n)
+{
+	const sl_scene_dev *dv = &m->dev[d];
+	if (m->split == SL_SPLIT_ROW)
+		snprintf(b, n, " W[%lld:%lld,:]", (long long)dv->lo, (long long)dv->hi);
+	else if (m->split == SL_SPLIT_COL)
+		snprintf(b, n, " W[:,%lld:%lld]", (long long)dv->lo, (long long)dv->hi);
+	else
+		snprintf(b, n, " all of W");
+}
+
+static void (*const shard_of[SL_WL_KINDS])(const sl_scene *m, int d, char *b, size_t n) = {
+    [SL_WL_PRODUCT] = shard_words,
+    [SL_WL_COLLECTIVE] = rank_words,
+    [SL_WL_TRAIN] = mesh_words,
+    [SL_WL_RESHARD] = mesh_words,
+};
+
 static int dev_scroll(const sl_view *v, int rows)
 {
 	int n = v->m->ndev;
@@ -137,20 +170,7 @@ void sl_draw_devices(const sl_view *v, sl_rect r)
 		}
 		char mem[24], shard[40];
 		sl_fmt_bytes((double)dv->mem, mem, sizeof mem);
-		if (m->kind == SL_WL_COLLECTIVE) {
-			snprintf(shard, sizeof shard, " rank %d", d);
-		} else if (m->kind != SL_WL_PRODUCT) {
-			int ct, cp, cd;
-			sl_mesh_coords(&m->wl->l, d, &ct, &cp, &cd);
-			snprintf(shard, sizeof shard, " tp%d pp%d dp%d", ct, cp, cd);
-		} else if (m->split == SL_SPLIT_ROW)
-			snprintf(shard, sizeof shard, " W[%lld:%lld,:]", (long long)dv->lo,
-			         (long long)dv->hi);
-		else if (m->split == SL_SPLIT_COL)
-			snprintf(shard, sizeof shard, " W[:,%lld:%lld]", (long long)dv->lo,
-			         (long long)dv->hi);
-		else
-			snprintf(shard, sizeof shard, " all of W");
+		shard_of[m->kind](m, d, shard, sizeof shard);
 		/* Where both do not fit, the shard's name wins over the
 		 * memory's figure (its bar stays): lesson 10 is about which
 		 * devices make a group. */

@@ -241,6 +241,62 @@ static void ckpt_numbers(const sl_view *v, sl_rect in, int *row)
 	     g->dot, ci->step, ci->devices, ci->devices == 1 ? "" : "s");
 }
 
+/* The product's: the bytes moved and its collective's bus bandwidth, the
+ * check against one device, the collective's time. */
+static void product_numbers(const sl_view *v, sl_rect in, int *row)
+{
+	const sl_scene *m = v->m;
+	const sl_glyphs *g = v->th->g;
+	attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL);
+	char a[32], b[32], c[32];
+	sl_fmt_bytes((double)m->moved, a, sizeof a);
+	sl_fmt_bytes((double)m->moved_total, b, sizeof b);
+	if (m->coll_state == 2) {
+		sl_fmt_rate(m->busbw, c, sizeof c);
+		line(v, in, row, norm, "bytes %s/%s %s busbw %s", a, b, g->dot, c);
+	} else {
+		line(v, in, row, norm, "bytes %s/%s%s", a, b,
+		     m->coll_state == 1 ? " (collective running)" : "");
+	}
+	if (*row < in.h) {
+		int y = in.y + *row, x = in.x + 1, end = in.x + in.w;
+		if (m->failed) {
+			sl_put(y, x, end - x, sl_theme_role(v->th, SL_ROLE_FAIL), m->error);
+		} else if (m->checked) {
+			x += sl_putf(y, x, end - x, norm, "check: err %.1e (rel %.1e) ",
+			             m->max_abs_error, m->max_rel_error);
+			sl_put(y, x, end - x,
+			       sl_theme_role(v->th, m->pass ? SL_ROLE_PASS : SL_ROLE_FAIL),
+			       m->pass ? g->pass : g->fail);
+		} else {
+			sl_put(y, x, end - x, sl_theme_role(v->th, SL_ROLE_DIM),
+			       v->sc->cluster.timing_only ? "check: none, a dry run computes no values"
+			                                  : "check vs 1 device: at the end");
+		}
+		(*row)++;
+	}
+	if (*row < in.h && m->coll_state == 2) {
+		sl_fmt_time(m->coll_time, a, sizeof a);
+		sl_fmt_rate(m->algbw, b, sizeof b);
+		line(v, in, row, sl_theme_role(v->th, SL_ROLE_DIM), "%s took %s %s algbw %s",
+		     m->coll_name, a, g->dot, b);
+	}
+}
+
+/* The lines each kind of workload adds under the clock: its own alone (a
+ * reshard's reads and writes, a lone collective's bandwidths), or after
+ * the critical device's split and the speedup (a training step's, the
+ * product's), with the selection after them. */
+static const struct numbers_kind {
+	int speedup;
+	void (*lines)(const sl_view *v, sl_rect in, int *row);
+} kinds[SL_WL_KINDS] = {
+    [SL_WL_PRODUCT] = {1, product_numbers},
+    [SL_WL_COLLECTIVE] = {0, coll_numbers},
+    [SL_WL_TRAIN] = {1, train_numbers},
+    [SL_WL_RESHARD] = {0, ckpt_numbers},
+};
+
 void sl_draw_numbers(const sl_view *v, sl_rect r)
 {
 	const sl_scene *m = v->m;
@@ -248,7 +304,7 @@ void sl_draw_numbers(const sl_view *v, sl_rect r)
 	sl_rect in = sl_box(v, r, "Numbers (emulated)");
 	attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL),
 	       head = sl_theme_role(v->th, SL_ROLE_HEAD);
-	char a[32], b[32], c[32], d[32];
+	char a[32], b[32], c[32];
 	int row = 0;
 	/* With a selection and little room, the selection goes first. */
 	int room = in.h;
@@ -269,15 +325,10 @@ void sl_draw_numbers(const sl_view *v, sl_rect r)
 	else
 		snprintf(c, sizeof c, "none");
 	line(v, in, &row, head, "t %s / %s %s model %s", a, b, g->dot, c);
-	switch (m->kind) {
-	case SL_WL_RESHARD:
-		ckpt_numbers(v, in, &row);
+	const struct numbers_kind *K = &kinds[m->kind];
+	if (!K->speedup) {
+		K->lines(v, in, &row);
 		return;
-	case SL_WL_COLLECTIVE:
-		coll_numbers(v, in, &row);
-		return;
-	default:
-		break;
 	}
 	sl_fmt_time(m->crit_compute, a, sizeof a);
 	sl_fmt_time(m->crit_comm, b, sizeof b);
@@ -296,45 +347,7 @@ void sl_draw_numbers(const sl_view *v, sl_rect r)
 		     g->dot, m->efficiency * 100, g->dot, a);
 	else
 		line(v, in, &row, norm, "speedup ? %s 1 dev %s", g->dot, a);
-	if (m->kind == SL_WL_TRAIN) {
-		train_numbers(v, in, &row);
-		if (want_sel && room >= 8 && row < in.h)
-			selection(v, in, &row);
-		return;
-	}
-	sl_fmt_bytes((double)m->moved, a, sizeof a);
-	sl_fmt_bytes((double)m->moved_total, b, sizeof b);
-	if (m->coll_state == 2) {
-		sl_fmt_rate(m->busbw, c, sizeof c);
-		line(v, in, &row, norm, "bytes %s/%s %s busbw %s", a, b, g->dot, c);
-	} else {
-		line(v, in, &row, norm, "bytes %s/%s%s", a, b,
-		     m->coll_state == 1 ? " (collective running)" : "");
-	}
-	if (row < in.h) {
-		int y = in.y + row, x = in.x + 1, end = in.x + in.w;
-		if (m->failed) {
-			sl_put(y, x, end - x, sl_theme_role(v->th, SL_ROLE_FAIL), m->error);
-		} else if (m->checked) {
-			x += sl_putf(y, x, end - x, norm, "check: err %.1e (rel %.1e) ",
-			             m->max_abs_error, m->max_rel_error);
-			sl_put(y, x, end - x,
-			       sl_theme_role(v->th, m->pass ? SL_ROLE_PASS : SL_ROLE_FAIL),
-			       m->pass ? g->pass : g->fail);
-		} else {
-			sl_put(y, x, end - x, sl_theme_role(v->th, SL_ROLE_DIM),
-			       v->sc->cluster.timing_only ? "check: none, a dry run computes no values"
-			                                  : "check vs 1 device: at the end");
-		}
-		row++;
-	}
-	if (row < in.h && m->coll_state == 2) {
-		sl_fmt_time(m->coll_time, a, sizeof a);
-		sl_fmt_rate(m->algbw, b, sizeof b);
-		line(v, in, &row, sl_theme_role(v->th, SL_ROLE_DIM), "%s took %s %s algbw %s",
-		     m->coll_name, a, g->dot, b);
-	}
-	(void)d;
+	K->lines(v, in, &row);
 	if (want_sel && room >= 8 && row < in.h)
 		selection(v, in, &row);
 }

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* view_plot.c - speedup against link bandwidth (log axis) or device count:
- * the model as a curve, the engine's runs as points, the crossover where
- * speedup falls below 1 marked, step times in a table beside it. */
+/* view_plot.c - the plot view: speedup against link bandwidth (log axis) or
+ * device count: the model as a curve, the engine's runs as points (a sweep,
+ * sweep.c, measures them in the background), the crossover where speedup
+ * falls below 1 marked, step times in a table beside it. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "draw.h"
 #include "play.h"
+#include "sandbox.h"
 #include "sweep.h"
 #include "units.h"
 
@@ -24,9 +27,16 @@ static void xlabel(double x, sl_sweep_kind k, char *b, size_t n)
 		snprintf(b, n, "%d", (int)x);
 }
 
-void sl_draw_plot(const sl_view *v, sl_rect r)
+/* The view's own state: the sweep, and which plot it shows. */
+struct plot {
+	sl_sweep *sweep;
+	sl_sweep_kind kind;
+};
+
+static void draw_plot(const sl_view *v, sl_rect r)
 {
-	const sl_sweep *sw = v->sweep;
+	const struct plot *pl = v->own;
+	const sl_sweep *sw = pl ? pl->sweep : NULL;
 	const sl_glyphs *g = v->th->g;
 	attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL), dim = sl_theme_role(v->th, SL_ROLE_DIM);
 	attr_t key = sl_theme_role(v->th, SL_ROLE_KEY), head = sl_theme_role(v->th, SL_ROLE_HEAD);
@@ -201,3 +211,94 @@ void sl_draw_plot(const sl_view *v, sl_rect r)
 		}
 	}
 }
+
+/* ---- the view's row ---- */
+
+static void draw(const sl_view *v, const sl_screen_layout *L)
+{
+	draw_plot(v, L->r[SL_PANEL_BODY]);
+}
+
+static void status(const sl_view *v, sl_rect r)
+{
+	static const sl_action acts[] = {SL_A_PLOT,   SL_A_BW_DOWN, SL_A_BW_UP, SL_A_DEV_DOWN,
+	                                 SL_A_DEV_UP, SL_A_CLOSE,   SL_A_HELP,  SL_A_LEAVE};
+	sl_draw_status(v, r, acts, sizeof acts / sizeof acts[0]);
+}
+
+static void *make(int wake_fd)
+{
+	struct plot *pl = calloc(1, sizeof *pl);
+	if (pl && !(pl->sweep = sl_sweep_create(wake_fd))) {
+		free(pl);
+		pl = NULL;
+	}
+	return pl;
+}
+
+static int release(void *own, double wait)
+{
+	struct plot *pl = own;
+	int clean = sl_sweep_destroy(pl->sweep, wait);
+	free(pl);
+	return clean;
+}
+
+static int collect(void *own)
+{
+	return sl_sweep_collect(((struct plot *)own)->sweep);
+}
+
+/* The sweeps run the product: a workload of another kind has no plot. */
+static const int plots[SL_WL_KINDS] = {[SL_WL_PRODUCT] = 1};
+
+static unsigned open_plot(sl_sandbox *a)
+{
+	if (!plots[sl_play_workload(a->play)->kind]) {
+		snprintf(a->msg, sizeof a->msg, "the plots are for the sharded product");
+		return SL_LOOP_DRAW;
+	}
+	((struct plot *)a->own[SL_MODE_PLOT])->kind = SL_SWEEP_BANDWIDTH;
+	sl_sandbox_show(a, SL_MODE_PLOT);
+	return SL_LOOP_DRAW;
+}
+
+/* g again: the device-count plot, then back to the main view. */
+static unsigned act(sl_sandbox *a, sl_action ac, double now)
+{
+	struct plot *pl = a->own[SL_MODE_PLOT];
+	(void)now;
+	if (ac != SL_A_PLOT)
+		return SL_VIEW_PASS;
+	if (pl->kind == SL_SWEEP_BANDWIDTH)
+		pl->kind = SL_SWEEP_DEVICES;
+	else
+		sl_sandbox_show(a, SL_MODE_MAIN);
+	return SL_LOOP_DRAW;
+}
+
+/* Whatever changed (a knob, the preset, the devices), the points follow. */
+static void after(sl_sandbox *a)
+{
+	struct plot *pl = a->own[SL_MODE_PLOT];
+	sl_sweep_start(pl->sweep, sl_play_scenario(a->play), pl->kind, a->knob_inter);
+}
+
+static void leave(sl_sandbox *a)
+{
+	sl_sweep_stop(((struct plot *)a->own[SL_MODE_PLOT])->sweep);
+}
+
+const sl_view_row sl_view_plot = {
+    .make = make,
+    .free = release,
+    .draw = draw,
+    .sentence = sl_draw_sentence,
+    .status = status,
+    .collect = collect,
+    .opener = SL_A_PLOT,
+    .open = open_plot,
+    .act = act,
+    .after = after,
+    .leave = leave,
+};

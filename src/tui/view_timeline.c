@@ -41,6 +41,10 @@ static const char *cat_glyph(const sl_glyphs *g, int cat)
 	return cat == CAT_BWD ? g->bwd : cat == CAT_WGRAD ? g->wgrad : g->state[cat];
 }
 
+/* A reshard's devices read and write storage, and compute nothing: its
+ * legend names those; another kind's its compute and transfers. */
+static const int storage[SL_WL_KINDS] = {[SL_WL_RESHARD] = 1};
+
 /* The title with as much of the legend as fits in w columns, whole items
  * only, and "(? help)" when some are left out. */
 static void legend_title(const sl_view *v, int w, int train, char *out, size_t n)
@@ -51,7 +55,7 @@ static void legend_title(const sl_view *v, int w, int train, char *out, size_t n
 		const char *glyph, *word;
 	} it[10];
 	int k = 0;
-	if (m->kind == SL_WL_RESHARD) {
+	if (storage[m->kind]) {
 		it[k++] = (struct item){g->state[SL_DS_READ], "read a chunk"};
 		it[k++] = (struct item){g->state[SL_DS_WRITE], "write a chunk"};
 		it[k++] = (struct item){g->state[SL_DS_SEND], "send"};

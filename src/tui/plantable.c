@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* planview.c - the plan view's background job and its table. */
-#include "planview.h"
+/* plantable.c - the plan view's background planner and its sorted table. */
+#include "plantable.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-struct sl_planview {
+struct sl_plantable {
 	int wake_fd;
 	pthread_mutex_t mu;
 	pthread_t th;
@@ -27,21 +27,21 @@ struct sl_planview {
 	/* the table */
 	const sl_plan *src;
 	int *order, n;
-	sl_pv_col col;
+	sl_pt_col col;
 	int reverse, sel, top;
 };
 
-static const char *const col_names[SL_PV_NCOLS] = {"step time", "tokens/s", "peak memory",
+static const char *const col_names[SL_PT_NCOLS] = {"step time", "tokens/s", "peak memory",
                                                    "comm",      "bubble",   "tp*pp"};
 
-const char *sl_pv_col_name(sl_pv_col c)
+const char *sl_pt_col_name(sl_pt_col c)
 {
-	return c >= 0 && c < SL_PV_NCOLS ? col_names[c] : "?";
+	return c >= 0 && c < SL_PT_NCOLS ? col_names[c] : "?";
 }
 
-sl_planview *sl_planview_create(int wake_fd)
+sl_plantable *sl_plantable_create(int wake_fd)
 {
-	sl_planview *v = calloc(1, sizeof *v);
+	sl_plantable *v = calloc(1, sizeof *v);
 	if (!v)
 		return NULL;
 	v->wake_fd = wake_fd;
@@ -50,7 +50,7 @@ sl_planview *sl_planview_create(int wake_fd)
 	return v;
 }
 
-void sl_planview_destroy(sl_planview *v)
+void sl_plantable_destroy(sl_plantable *v)
 {
 	if (!v)
 		return;
@@ -67,7 +67,7 @@ void sl_planview_destroy(sl_planview *v)
 
 static void *job(void *arg)
 {
-	sl_planview *v = arg;
+	sl_plantable *v = arg;
 	pthread_mutex_lock(&v->mu);
 	sl_plan_spec spec = v->spec;
 	pthread_mutex_unlock(&v->mu);
@@ -98,8 +98,8 @@ static int same_spec(const sl_plan_spec *a, const sl_model_spec *m, const sl_clu
 	       a->attention == attn && a->min_recompute == rc;
 }
 
-int sl_planview_start(sl_planview *v, const sl_model_spec *m, const sl_cluster_config *cfg,
-                      sl_attention attn, sl_recompute rc, sl_err *err)
+int sl_plantable_start(sl_plantable *v, const sl_model_spec *m, const sl_cluster_config *cfg,
+                       sl_attention attn, sl_recompute rc, sl_err *err)
 {
 	pthread_mutex_lock(&v->mu);
 	int keep = v->asked && v->state != 0 && same_spec(&v->spec, m, cfg, attn, rc);
@@ -135,7 +135,7 @@ int sl_planview_start(sl_planview *v, const sl_model_spec *m, const sl_cluster_c
 	return SL_OK;
 }
 
-int sl_planview_collect(sl_planview *v)
+int sl_plantable_collect(sl_plantable *v)
 {
 	pthread_mutex_lock(&v->mu);
 	int fresh = v->fresh;
@@ -149,31 +149,31 @@ int sl_planview_collect(sl_planview *v)
 	}
 	pthread_mutex_unlock(&v->mu);
 	if (fresh)
-		sl_pv_reset(v, &v->plan);
+		sl_pt_reset(v, &v->plan);
 	return fresh;
 }
 
-int sl_planview_state(const sl_planview *v, const sl_err **err)
+int sl_plantable_state(const sl_plantable *v, const sl_err **err)
 {
 	if (err)
 		*err = &v->ui_err;
 	return v->state;
 }
 
-const sl_plan *sl_planview_plan(const sl_planview *v)
+const sl_plan *sl_plantable_plan(const sl_plantable *v)
 {
 	return v->state == 2 ? &v->plan : NULL;
 }
 
 /* ---- the table ---- */
 
-void sl_pv_reset(sl_planview *v, const sl_plan *p)
+void sl_pt_reset(sl_plantable *v, const sl_plan *p)
 {
 	v->src = p;
 	v->n = 0;
 	free(v->order);
 	v->order = NULL;
-	v->col = SL_PV_STEP;
+	v->col = SL_PT_STEP;
 	v->reverse = v->sel = v->top = 0;
 	if (!p || p->nfit <= 0 || !(v->order = malloc((size_t)p->nfit * sizeof *v->order)))
 		return;
@@ -182,20 +182,20 @@ void sl_pv_reset(sl_planview *v, const sl_plan *p)
 	v->n = p->nfit;
 }
 
-static double key_of(const sl_plan_row *r, sl_pv_col c)
+static double key_of(const sl_plan_row *r, sl_pt_col c)
 {
 	switch (c) {
-	case SL_PV_STEP:
+	case SL_PT_STEP:
 		return sl_plan_time_key(r->est.step_s);
-	case SL_PV_TOKENS:
+	case SL_PT_TOKENS:
 		return -r->tokens_per_s;
-	case SL_PV_MEM:
+	case SL_PT_MEM:
 		return (double)r->est.mem_peak_bytes;
-	case SL_PV_COMM:
+	case SL_PT_COMM:
 		return r->comm_share;
-	case SL_PV_BUBBLE:
+	case SL_PT_BUBBLE:
 		return r->est.bubble_fraction;
-	case SL_PV_MP:
+	case SL_PT_MP:
 		return r->layout.tp * r->layout.pp;
 	default:
 		return 0;
@@ -203,7 +203,7 @@ static double key_of(const sl_plan_row *r, sl_pv_col c)
 }
 
 /* qsort has no context: the sort runs on one thread at a time (the UI's). */
-static const sl_planview *sorting;
+static const sl_plantable *sorting;
 
 static int by_col(const void *a, const void *b)
 {
@@ -215,10 +215,10 @@ static int by_col(const void *a, const void *b)
 	return i - j;
 }
 
-void sl_pv_sort(sl_planview *v, sl_pv_col col, int reverse)
+void sl_pt_sort(sl_plantable *v, sl_pt_col col, int reverse)
 {
-	if (col < 0 || col >= SL_PV_NCOLS)
-		col = SL_PV_STEP;
+	if (col < 0 || col >= SL_PT_NCOLS)
+		col = SL_PT_STEP;
 	v->col = col;
 	v->reverse = reverse;
 	sorting = v;
@@ -228,29 +228,29 @@ void sl_pv_sort(sl_planview *v, sl_pv_col col, int reverse)
 	v->sel = v->top = 0;
 }
 
-sl_pv_col sl_pv_sorted_by(const sl_planview *v, int *reverse)
+sl_pt_col sl_pt_sorted_by(const sl_plantable *v, int *reverse)
 {
 	if (reverse)
 		*reverse = v->reverse;
 	return v->col;
 }
 
-int sl_pv_count(const sl_planview *v)
+int sl_pt_count(const sl_plantable *v)
 {
 	return v->n;
 }
 
-const sl_plan_row *sl_pv_row(const sl_planview *v, int i)
+const sl_plan_row *sl_pt_row(const sl_plantable *v, int i)
 {
 	return i >= 0 && i < v->n ? &v->src->rows[v->order[i]] : NULL;
 }
 
-int sl_pv_rank(const sl_planview *v, int i)
+int sl_pt_rank(const sl_plantable *v, int i)
 {
 	return i >= 0 && i < v->n ? v->order[i] + 1 : 0;
 }
 
-void sl_pv_move(sl_planview *v, int delta)
+void sl_pt_move(sl_plantable *v, int delta)
 {
 	if (v->n == 0)
 		return;
@@ -258,12 +258,12 @@ void sl_pv_move(sl_planview *v, int delta)
 	v->sel = s < 0 ? 0 : s >= v->n ? v->n - 1 : (int)s;
 }
 
-int sl_pv_selected(const sl_planview *v)
+int sl_pt_selected(const sl_plantable *v)
 {
 	return v->sel;
 }
 
-int sl_pv_top(sl_planview *v, int height)
+int sl_pt_top(sl_plantable *v, int height)
 {
 	if (height < 1)
 		height = 1;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_planview.c - the TUI's plan view without a terminal: its table
+/* test_plantable.c - the TUI's plan view without a terminal: its table
  * shows the plan's fitting layouts in the plan's order, sorts by each
  * column (ties in the plan's order) with the selection on its best row,
  * scrolls to keep the selection in sight; the background job gives the plan that
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "planview.h"
+#include "plantable.h"
 #include "testutil.h"
 
 static sl_model_spec model(int layers, int batch)
@@ -28,18 +28,18 @@ static void plan_of(const sl_model_spec *m, const sl_cluster_config *c, sl_plan 
 }
 
 /* The column's value, better = smaller, computed here from the row. */
-static double better_low(const sl_plan_row *r, sl_pv_col c)
+static double better_low(const sl_plan_row *r, sl_pt_col c)
 {
 	switch (c) {
-	case SL_PV_STEP:
+	case SL_PT_STEP:
 		return sl_plan_time_key(r->est.step_s);
-	case SL_PV_TOKENS:
+	case SL_PT_TOKENS:
 		return -r->tokens_per_s;
-	case SL_PV_MEM:
+	case SL_PT_MEM:
 		return (double)r->est.mem_peak_bytes;
-	case SL_PV_COMM:
+	case SL_PT_COMM:
 		return r->comm_share;
-	case SL_PV_BUBBLE:
+	case SL_PT_BUBBLE:
 		return r->est.bubble_fraction;
 	default:
 		return (double)(r->layout.tp * r->layout.pp);
@@ -54,65 +54,65 @@ static void test_table(void **state)
 	sl_plan p;
 	plan_of(&m, &c, &p);
 	assert_true(p.nfit > 20);
-	sl_planview *v = sl_planview_create(-1);
+	sl_plantable *v = sl_plantable_create(-1);
 	assert_non_null(v);
-	sl_pv_reset(v, &p);
-	assert_int_equal(sl_pv_count(v), p.nfit);
+	sl_pt_reset(v, &p);
+	assert_int_equal(sl_pt_count(v), p.nfit);
 	for (int i = 0; i < p.nfit; i++) {
-		assert_ptr_equal(sl_pv_row(v, i), &p.rows[i]);
-		assert_int_equal(sl_pv_rank(v, i), i + 1);
+		assert_ptr_equal(sl_pt_row(v, i), &p.rows[i]);
+		assert_int_equal(sl_pt_rank(v, i), i + 1);
 	}
-	assert_null(sl_pv_row(v, p.nfit));
-	assert_int_equal(sl_pv_selected(v), 0);
+	assert_null(sl_pt_row(v, p.nfit));
+	assert_int_equal(sl_pt_selected(v), 0);
 
 	/* Each column, both ways; the selection goes to the first row. */
-	for (int col = 0; col < SL_PV_NCOLS; col++)
+	for (int col = 0; col < SL_PT_NCOLS; col++)
 		for (int rev = 0; rev < 2; rev++) {
-			sl_pv_move(v, 7);
-			sl_pv_sort(v, (sl_pv_col)col, rev);
+			sl_pt_move(v, 7);
+			sl_pt_sort(v, (sl_pt_col)col, rev);
 			int r2;
-			assert_int_equal(sl_pv_sorted_by(v, &r2), col);
+			assert_int_equal(sl_pt_sorted_by(v, &r2), col);
 			assert_int_equal(r2, rev);
-			assert_int_equal(sl_pv_selected(v), 0);
-			assert_int_equal(sl_pv_top(v, 5), 0);
+			assert_int_equal(sl_pt_selected(v), 0);
+			assert_int_equal(sl_pt_top(v, 5), 0);
 			int seen[4096] = {0};
-			for (int i = 0; i < sl_pv_count(v); i++) {
-				int k = sl_pv_rank(v, i) - 1;
+			for (int i = 0; i < sl_pt_count(v); i++) {
+				int k = sl_pt_rank(v, i) - 1;
 				assert_true(k >= 0 && k < p.nfit && !seen[k]);
 				seen[k] = 1;
 				if (i == 0)
 					continue;
-				double a = better_low(sl_pv_row(v, i - 1), (sl_pv_col)col);
-				double b = better_low(sl_pv_row(v, i), (sl_pv_col)col);
+				double a = better_low(sl_pt_row(v, i - 1), (sl_pt_col)col);
+				double b = better_low(sl_pt_row(v, i), (sl_pt_col)col);
 				if (rev ? a < b : a > b)
 					fail_msg("column %s%s: row %d out of order",
-					         sl_pv_col_name(col), rev ? " reversed" : "", i);
+					         sl_pt_col_name(col), rev ? " reversed" : "", i);
 				if (a == b)
-					assert_true(sl_pv_rank(v, i - 1) < sl_pv_rank(v, i));
+					assert_true(sl_pt_rank(v, i - 1) < sl_pt_rank(v, i));
 			}
 		}
 	/* By step time, better first, is the plan's own order. */
-	sl_pv_sort(v, SL_PV_STEP, 0);
+	sl_pt_sort(v, SL_PT_STEP, 0);
 	for (int i = 0; i < p.nfit; i++)
-		assert_int_equal(sl_pv_rank(v, i), i + 1);
+		assert_int_equal(sl_pt_rank(v, i), i + 1);
 
 	/* Moving clamps; the top keeps the selection in a window of 5. */
-	sl_pv_move(v, -1000);
-	assert_int_equal(sl_pv_selected(v), 0);
-	assert_int_equal(sl_pv_top(v, 5), 0);
-	sl_pv_move(v, 12);
-	assert_int_equal(sl_pv_selected(v), 12);
-	assert_int_equal(sl_pv_top(v, 5), 8);
-	sl_pv_move(v, -2);
-	assert_int_equal(sl_pv_top(v, 5), 8);
-	sl_pv_move(v, -5);
-	assert_int_equal(sl_pv_top(v, 5), 5);
-	sl_pv_move(v, 100000);
-	assert_int_equal(sl_pv_selected(v), p.nfit - 1);
-	assert_int_equal(sl_pv_top(v, 5), p.nfit - 5);
+	sl_pt_move(v, -1000);
+	assert_int_equal(sl_pt_selected(v), 0);
+	assert_int_equal(sl_pt_top(v, 5), 0);
+	sl_pt_move(v, 12);
+	assert_int_equal(sl_pt_selected(v), 12);
+	assert_int_equal(sl_pt_top(v, 5), 8);
+	sl_pt_move(v, -2);
+	assert_int_equal(sl_pt_top(v, 5), 8);
+	sl_pt_move(v, -5);
+	assert_int_equal(sl_pt_top(v, 5), 5);
+	sl_pt_move(v, 100000);
+	assert_int_equal(sl_pt_selected(v), p.nfit - 1);
+	assert_int_equal(sl_pt_top(v, 5), p.nfit - 5);
 	/* a window taller than the table starts at the top */
-	assert_int_equal(sl_pv_top(v, p.nfit + 10), 0);
-	sl_planview_destroy(v);
+	assert_int_equal(sl_pt_top(v, p.nfit + 10), 0);
+	sl_plantable_destroy(v);
 	sl_plan_free(&p);
 }
 
@@ -130,21 +130,21 @@ static void test_background(void **state)
 	(void)state;
 	int fds[2];
 	assert_int_equal(pipe(fds), 0);
-	sl_planview *v = sl_planview_create(fds[1]);
+	sl_plantable *v = sl_plantable_create(fds[1]);
 	const sl_err *e = NULL;
-	assert_int_equal(sl_planview_state(v, &e), 0);
-	assert_null(sl_planview_plan(v));
+	assert_int_equal(sl_plantable_state(v, &e), 0);
+	assert_null(sl_plantable_plan(v));
 
 	sl_model_spec m = model(4, 16);
 	sl_cluster_config c = tu_h100(8, 4);
 	sl_err err = {0};
-	assert_int_equal(sl_planview_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
-	assert_int_equal(sl_planview_state(v, NULL), 1);
+	assert_int_equal(sl_plantable_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
+	assert_int_equal(sl_plantable_state(v, NULL), 1);
 	wait_wake(fds[0]);
-	assert_int_equal(sl_planview_collect(v), 1);
-	assert_int_equal(sl_planview_collect(v), 0);
-	assert_int_equal(sl_planview_state(v, NULL), 2);
-	const sl_plan *got = sl_planview_plan(v);
+	assert_int_equal(sl_plantable_collect(v), 1);
+	assert_int_equal(sl_plantable_collect(v), 0);
+	assert_int_equal(sl_plantable_state(v, NULL), 2);
+	const sl_plan *got = sl_plantable_plan(v);
 	assert_non_null(got);
 	sl_plan want;
 	plan_of(&m, &c, &want);
@@ -154,48 +154,48 @@ static void test_background(void **state)
 		assert_true(got->rows[i].est.step_s == want.rows[i].est.step_s);
 		assert_true(got->rows[i].est.mem_peak_bytes == want.rows[i].est.mem_peak_bytes);
 	}
-	assert_int_equal(sl_pv_count(v), want.nfit);
+	assert_int_equal(sl_pt_count(v), want.nfit);
 
 	/* The same model and cluster: the plan is kept, no new job. */
-	sl_pv_move(v, 3);
-	assert_int_equal(sl_planview_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
-	assert_int_equal(sl_planview_state(v, NULL), 2);
-	assert_int_equal(sl_pv_selected(v), 3);
+	sl_pt_move(v, 3);
+	assert_int_equal(sl_plantable_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
+	assert_int_equal(sl_plantable_state(v, NULL), 2);
+	assert_int_equal(sl_pt_selected(v), 3);
 
 	/* Another link speed is another plan. */
 	c.inter.bandwidth = 12.5e9;
-	assert_int_equal(sl_planview_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
-	assert_int_equal(sl_planview_state(v, NULL), 1);
+	assert_int_equal(sl_plantable_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
+	assert_int_equal(sl_plantable_state(v, NULL), 1);
 	wait_wake(fds[0]);
-	assert_int_equal(sl_planview_collect(v), 1);
-	assert_true(sl_planview_plan(v)->spec.cluster.inter.bandwidth == 12.5e9);
-	assert_int_equal(sl_pv_selected(v), 0);
+	assert_int_equal(sl_plantable_collect(v), 1);
+	assert_true(sl_plantable_plan(v)->spec.cluster.inter.bandwidth == 12.5e9);
+	assert_int_equal(sl_pt_selected(v), 0);
 
 	/* The sandbox's recomputation is the plan's least: another plan, and
 	 * every row recomputes at least that much. */
-	assert_int_equal(sl_planview_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_SELECTIVE,
+	assert_int_equal(sl_plantable_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_SELECTIVE,
 	                                   &err),
 	                 SL_OK);
-	assert_int_equal(sl_planview_state(v, NULL), 1);
+	assert_int_equal(sl_plantable_state(v, NULL), 1);
 	wait_wake(fds[0]);
-	assert_int_equal(sl_planview_collect(v), 1);
-	for (int i = 0; i < sl_planview_plan(v)->n; i++)
-		assert_true(sl_planview_plan(v)->rows[i].layout.recompute >= SL_RECOMPUTE_SELECTIVE);
+	assert_int_equal(sl_plantable_collect(v), 1);
+	for (int i = 0; i < sl_plantable_plan(v)->n; i++)
+		assert_true(sl_plantable_plan(v)->rows[i].layout.recompute >= SL_RECOMPUTE_SELECTIVE);
 
 	/* A model that fits nowhere: the planner's line. */
 	c.memory = 4096;
-	assert_int_equal(sl_planview_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
+	assert_int_equal(sl_plantable_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
 	wait_wake(fds[0]);
-	assert_int_equal(sl_planview_collect(v), 1);
-	assert_int_equal(sl_planview_state(v, &e), -1);
+	assert_int_equal(sl_plantable_collect(v), 1);
+	assert_int_equal(sl_plantable_state(v, &e), -1);
 	assert_non_null(strstr(e->msg, "no layout fits in 4.00 KiB per device"));
-	assert_null(sl_planview_plan(v));
-	assert_int_equal(sl_pv_count(v), 0);
-	sl_pv_move(v, 1); /* nothing to move: no harm */
-	assert_null(sl_pv_row(v, 0));
+	assert_null(sl_plantable_plan(v));
+	assert_int_equal(sl_pt_count(v), 0);
+	sl_pt_move(v, 1); /* nothing to move: no harm */
+	assert_null(sl_pt_row(v, 0));
 
 	sl_plan_free(&want);
-	sl_planview_destroy(v);
+	sl_plantable_destroy(v);
 	close(fds[0]);
 	close(fds[1]);
 }
@@ -207,10 +207,10 @@ static void test_cancel(void **state)
 	(void)state;
 	sl_model_spec m = model(8, 64);
 	sl_cluster_config c = tu_h100(64, 8);
-	sl_planview *v = sl_planview_create(-1);
+	sl_plantable *v = sl_plantable_create(-1);
 	sl_err err = {0};
-	assert_int_equal(sl_planview_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
-	sl_planview_destroy(v);
+	assert_int_equal(sl_plantable_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
+	sl_plantable_destroy(v);
 
 	atomic_int stop;
 	atomic_init(&stop, 1);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* tui.c - the sandbox: its views, its keys' handlers, and its place in the
+/* sandbox.c - the sandbox: its views, its keys' handlers, and its place in the
  * one loop (loop.c: wait, handle, tick, draw once).
  *
  * Handlers change state and return what changed (flags); the loop draws at
  * most once per pass from a scene built for that pass. */
 #include "tui.h"
+#include "sandbox.h"
 
 #include <locale.h>
 #include <stdio.h>
@@ -19,13 +20,10 @@
 #include "loop.h"
 #include "scene.h"
 #include "play.h"
-#include "planview.h"
 #include "hwfile.h"
 #include "preset.h"
-#include "sweep.h"
 #include "term.h"
 #include "theme.h"
-#include "train.h"
 #include "units.h"
 
 enum {
@@ -35,26 +33,17 @@ enum {
 	F_QUIT = SL_LOOP_QUIT,
 };
 
-struct sl_sandbox {
-	struct sl_tui_options opt;
-	sl_theme th;
-	sl_play *play;
-	sl_sweep *sweep;
-	sl_planview *pv;
-	int orphans; /* a replaced run's thread was still computing: leave with _exit */
-	int to_menu; /* q in a sandbox opened from the lesson menu */
-	sl_screen_layout lay;
-	sl_scene *m;
-	sl_selection sel;
-	int knob_inter;
-	sl_keymode mode; /* the view shown (under the help, when open) */
-	sl_loop_help help;
-	int plot_kind;
-	char msg[200];
-	FILE *stats; /* SHARDLAB_TUI_STATS: timings for the benchmark */
-	double t_start;
-	long frames;
+/* The views, one row each (sandbox.h), by the key table they take: the
+ * main view and the help here, the others in their files (view_*.c). */
+extern const sl_view_row sl_view_plot, sl_view_plan;
+static const sl_view_row view_main, view_help;
+static const sl_view_row *const views[SL_MODE_COUNT] = {
+    [SL_MODE_MAIN] = &view_main,
+    [SL_MODE_PLOT] = &sl_view_plot,
+    [SL_MODE_PLAN] = &sl_view_plan,
+    [SL_MODE_HELP] = &view_help,
 };
+
 
 void sl_tui_options_default(struct sl_tui_options *o)
 {
@@ -88,9 +77,7 @@ static sl_view make_view(const struct sl_sandbox *a)
 	    .stale = sl_play_stale(a->play),
 	    .live = sl_play_live_started(a->play),
 	    .help_scroll = a->help.scroll,
-	    .plot_kind = a->plot_kind,
-	    .sweep = a->sweep,
-	    .plan = a->pv,
+	    .own = a->help.open ? NULL : a->own[a->mode],
 	    .msg = a->msg,
 	    .mode = a->help.open ? SL_MODE_HELP : a->mode,
 	    .help_of = a->help.of,
@@ -125,6 +112,61 @@ static double since_exec(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 - (double)start / (double)hz;
 }
 
+/* ---- the main view and the help: their rows ---- */
+
+static void draw_main(const sl_view *v, const sl_screen_layout *L)
+{
+	sl_draw_devices(v, L->r[SL_PANEL_DEVICES]);
+	sl_draw_links(v, L->r[SL_PANEL_LINKS]);
+	sl_draw_matrices(v, L->r[SL_PANEL_MATRICES]);
+	sl_draw_numbers(v, L->r[SL_PANEL_NUMBERS]);
+	sl_draw_timeline(v, L->r[SL_PANEL_TIMELINE]);
+}
+
+/* The main view's status line names the other view the workload has: the
+ * plots run the product; a training step (and a lone collective) names the
+ * plan instead. */
+static void status_main(const sl_view *v, sl_rect r)
+{
+	static const sl_action product[] = {SL_A_PLAY,    SL_A_STEP,  SL_A_BACK,
+	                                    SL_A_BW_DOWN, SL_A_BW_UP, SL_A_SEL_NEXT,
+	                                    SL_A_PLOT,    SL_A_HELP,  SL_A_LEAVE};
+	static const sl_action training[] = {SL_A_PLAY,    SL_A_STEP,  SL_A_BACK,
+	                                     SL_A_BW_DOWN, SL_A_BW_UP, SL_A_SEL_NEXT,
+	                                     SL_A_PLAN,    SL_A_HELP,  SL_A_LEAVE};
+	static const sl_action *const of_kind[SL_WL_KINDS] = {
+	    [SL_WL_PRODUCT] = product,
+	    [SL_WL_COLLECTIVE] = training,
+	    [SL_WL_TRAIN] = training,
+	    [SL_WL_RESHARD] = product,
+	};
+	sl_draw_status(v, r, of_kind[v->m->kind], sizeof product / sizeof product[0]);
+}
+
+static const sl_view_row view_main = {
+    .draw = draw_main,
+    .sentence = sl_draw_sentence,
+    .status = status_main,
+};
+
+/* The help over the view it was opened from: the loop takes its keys. */
+static void draw_help(const sl_view *v, const sl_screen_layout *L)
+{
+	sl_draw_help(v, L->r[SL_PANEL_BODY]);
+}
+
+static void status_help(const sl_view *v, sl_rect r)
+{
+	static const sl_action acts[] = {SL_A_SCROLL_DOWN, SL_A_CLOSE, SL_A_QUIT};
+	sl_draw_status(v, r, acts, sizeof acts / sizeof acts[0]);
+}
+
+static const sl_view_row view_help = {
+    .draw = draw_help,
+    .sentence = sl_draw_sentence,
+    .status = status_help,
+};
+
 static void draw(void *ctx)
 {
 	struct sl_sandbox *a = ctx;
@@ -139,22 +181,11 @@ static void draw(void *ctx)
 	if (L->too_small) {
 		sl_draw_too_small(&v, L->rows, L->cols);
 	} else {
+		const sl_view_row *row = views[v.mode];
 		sl_draw_title(&v, L->r[SL_PANEL_TITLE]);
-		if (a->help.open) {
-			sl_draw_help(&v, L->r[SL_PANEL_BODY]);
-		} else if (a->mode == SL_MODE_PLOT) {
-			sl_draw_plot(&v, L->r[SL_PANEL_BODY]);
-		} else if (a->mode == SL_MODE_PLAN) {
-			sl_draw_plan(&v, L->r[SL_PANEL_BODY]);
-		} else {
-			sl_draw_devices(&v, L->r[SL_PANEL_DEVICES]);
-			sl_draw_links(&v, L->r[SL_PANEL_LINKS]);
-			sl_draw_matrices(&v, L->r[SL_PANEL_MATRICES]);
-			sl_draw_numbers(&v, L->r[SL_PANEL_NUMBERS]);
-			sl_draw_timeline(&v, L->r[SL_PANEL_TIMELINE]);
-		}
-		sl_draw_sentence(&v, L->r[SL_PANEL_SENTENCE]);
-		sl_draw_status(&v, L->r[SL_PANEL_STATUS]);
+		row->draw(&v, L);
+		row->sentence(&v, L->r[SL_PANEL_SENTENCE]);
+		row->status(&v, L->r[SL_PANEL_STATUS]);
 	}
 	sl_term_show();
 	if (a->frames++ == 0 && a->stats) {
@@ -211,10 +242,16 @@ static int scenario_ok(const sl_scenario *sc, char *why, size_t n)
 	return 0;
 }
 
+/* The scenario's keys (preset, topology, devices, strategy, algorithm,
+ * size) change the product and run it again; a training layout, a lone
+ * collective or a reshard keeps what it runs (the plan view opens another
+ * layout). */
+static const int reruns[SL_WL_KINDS] = {[SL_WL_PRODUCT] = 1};
+
 static unsigned rerun(struct sl_sandbox *a, const sl_scenario *sc, const char *what)
 {
 	char why[160];
-	if (sl_play_workload(a->play)->kind != SL_WL_PRODUCT) {
+	if (!reruns[sl_play_workload(a->play)->kind]) {
 		snprintf(a->msg, sizeof a->msg,
 		         "a training layout: P plans its model on these devices and opens another");
 		return F_DRAW;
@@ -436,123 +473,24 @@ static unsigned click(struct sl_sandbox *a)
 	return F_DRAW;
 }
 
-/* ---- the plot ---- */
-
-static void plot_sweep(struct sl_sandbox *a)
-{
-	sl_sweep_start(a->sweep, sl_play_scenario(a->play),
-	               a->plot_kind ? SL_SWEEP_DEVICES : SL_SWEEP_BANDWIDTH, a->knob_inter);
-}
-
-/* ---- the plan ---- */
-
-/* Plan the training model on the devices and link classes shown (as the
- * knobs left them). */
-static unsigned open_plan(struct sl_sandbox *a)
-{
-	const sl_workload *tr = sl_play_workload(a->play);
-	if (tr->kind != SL_WL_TRAIN) {
-		snprintf(a->msg, sizeof a->msg,
-		         "the plan is for a training model: run sandbox with model or layout "
-		         "options (e.g. --tp=2 --pp=2)");
-		return F_DRAW;
-	}
-	sl_err err = {0};
-	if (sl_planview_start(a->pv, &tr->m, &sl_play_scenario(a->play)->cluster, tr->l.attention,
-	                      tr->l.recompute, &err)) {
-		snprintf(a->msg, sizeof a->msg, "cannot plan: %.180s", err.msg);
-		return F_DRAW;
-	}
-	a->mode = SL_MODE_PLAN;
-	return F_DRAW;
-}
-
-/* Would a full run of tr hold on this host (the live run and the one
- * replaced, at most, at once)?  A timing-only run holds no values. */
-static int train_host_fits(const sl_scenario *sc, const sl_workload *tr, char *why, size_t n)
-{
-	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-	if (sc->cluster.timing_only || pages <= 0 || psize <= 0)
-		return 1;
-	double bytes = 2 * (double)sl_train_host_bytes(&tr->m, &tr->l);
-	double limit = (double)pages * (double)psize / 2;
-	if (bytes <= limit)
-		return 1;
-	char b1[32], b2[32];
-	snprintf(why, n, "it would take %s of host memory (limit %s): try sandbox --dry-run",
-	         sl_fmt_bytes(bytes, b1, sizeof b1), sl_fmt_bytes(limit, b2, sizeof b2));
-	return 0;
-}
-
-/* The selected layout in the main view: one training step of it, on the
- * same devices. */
-static unsigned open_layout(struct sl_sandbox *a)
-{
-	const sl_plan *pl = sl_planview_plan(a->pv);
-	int i = sl_pv_selected(a->pv);
-	const sl_plan_row *row = pl ? sl_pv_row(a->pv, i) : NULL;
-	const sl_workload *cur = sl_play_workload(a->play);
-	if (!row || cur->kind != SL_WL_TRAIN) {
-		snprintf(a->msg, sizeof a->msg, "no layout to open yet");
-		return F_DRAW;
-	}
-	sl_workload tr = *cur;
-	tr.l = row->layout;
-	sl_scenario sc = *sl_play_scenario(a->play);
-	char why[160];
-	if (!train_host_fits(&sc, &tr, why, sizeof why)) {
-		snprintf(a->msg, sizeof a->msg, "cannot open: %s", why);
-		return F_DRAW;
-	}
-	sl_err err = {0};
-	sl_play *np = sl_play_create_workload(&sc, &tr, sl_term_wake_fd(), &err);
-	if (!np) {
-		snprintf(a->msg, sizeof a->msg, "cannot open: %.180s", err.msg);
-		return F_DRAW;
-	}
-	if (!sl_play_destroy(a->play, 2.0))
-		a->orphans = 1;
-	a->play = np;
-	a->sel.kind = SL_SEL_NONE;
-	a->mode = SL_MODE_MAIN;
-	char nm[96];
-	snprintf(a->msg, sizeof a->msg, "opened rank %d: %s", sl_pv_rank(a->pv, i),
-	         sl_plan_layout_name(&tr.l, nm, sizeof nm));
-	return F_DRAW | F_LAYOUT | F_CLEAR;
-}
-
 /* ---- actions ---- */
 
-static unsigned act(struct sl_sandbox *a, sl_action ac, double now)
+void sl_sandbox_show(sl_sandbox *a, sl_keymode mode)
+{
+	if (mode != a->mode && views[a->mode]->leave)
+		views[a->mode]->leave(a);
+	a->mode = mode;
+}
+
+/* The main view's actions, which the other views take too where their key
+ * tables bind them: the playback, the knobs, the selection, the scenario;
+ * and opening the other views. */
+static unsigned main_act(struct sl_sandbox *a, sl_action ac, double now)
 {
 	sl_play *p = a->play;
 	sl_scenario sc = *sl_play_scenario(p);
 	unsigned f = F_DRAW;
 	switch (ac) {
-	case SL_A_NONE:
-		return 0;
-	case SL_A_QUIT:
-		return F_QUIT;
-	case SL_A_LEAVE: /* from the menu: back to it (F10 quits) */
-		a->to_menu = a->opt.from_menu;
-		return F_QUIT;
-	case SL_A_CLOSE:
-		if (a->mode == SL_MODE_PLOT)
-			sl_sweep_stop(a->sweep);
-		a->mode = SL_MODE_MAIN;
-		return F_DRAW;
-	case SL_A_CONTRAST:
-		if (!a->th.color) {
-			snprintf(a->msg, sizeof a->msg,
-			         "monochrome: contrast is already the terminal's own");
-			return F_DRAW;
-		}
-		sl_theme_contrast(&a->th, !a->th.high_contrast);
-		snprintf(a->msg, sizeof a->msg, "high contrast %s",
-		         a->th.high_contrast ? "on" : "off");
-		return F_DRAW | F_CLEAR;
-	case SL_A_REDRAW:
-		return F_DRAW | F_CLEAR;
 	case SL_A_PLAY:
 		sl_play_toggle(p, now);
 		break;
@@ -641,59 +579,52 @@ static unsigned act(struct sl_sandbox *a, sl_action ac, double now)
 	case SL_A_SIZE_UP:
 		f = scale_size(a, ac == SL_A_SIZE_UP);
 		break;
-	case SL_A_PLOT:
-		if (sl_play_workload(p)->kind != SL_WL_PRODUCT) { /* the sweeps run the product */
-			snprintf(a->msg, sizeof a->msg, "the plots are for the sharded product");
-			break;
+	default:
+		for (int m = 0; m < SL_MODE_COUNT; m++)
+			if (views[m] && views[m]->open && views[m]->opener == ac)
+				return views[m]->open(a);
+		break; /* the help's (the loop's) and the lessons' */
+	}
+	return f;
+}
+
+/* An action: the sandbox's own first, then the shown view's, then the main
+ * view's; the view shown after it then follows what changed. */
+static unsigned act(struct sl_sandbox *a, sl_action ac, double now)
+{
+	switch (ac) {
+	case SL_A_NONE:
+		return 0;
+	case SL_A_QUIT:
+		return F_QUIT;
+	case SL_A_LEAVE: /* from the menu: back to it (F10 quits) */
+		a->to_menu = a->opt.from_menu;
+		return F_QUIT;
+	case SL_A_CLOSE:
+		sl_sandbox_show(a, SL_MODE_MAIN);
+		return F_DRAW;
+	case SL_A_CONTRAST:
+		if (!a->th.color) {
+			snprintf(a->msg, sizeof a->msg,
+			         "monochrome: contrast is already the terminal's own");
+			return F_DRAW;
 		}
-		if (a->mode == SL_MODE_MAIN) {
-			a->mode = SL_MODE_PLOT;
-			a->plot_kind = 0;
-		} else if (a->plot_kind == 0) {
-			a->plot_kind = 1;
-		} else {
-			a->mode = SL_MODE_MAIN;
-			sl_sweep_stop(a->sweep);
-		}
-		break;
-	case SL_A_PLAN:
-		if (a->mode == SL_MODE_PLAN)
-			a->mode = SL_MODE_MAIN;
-		else
-			f = open_plan(a);
-		break;
-	case SL_A_ROW_UP:
-	case SL_A_ROW_DOWN:
-		sl_pv_move(a->pv, ac == SL_A_ROW_DOWN ? 1 : -1);
-		break;
-	case SL_A_PAGE_UP:
-	case SL_A_PAGE_DOWN: {
-		int page = a->lay.r[SL_PANEL_BODY].h - 10;
-		page = page < 1 ? 1 : page;
-		sl_pv_move(a->pv, ac == SL_A_PAGE_DOWN ? page : -page);
+		sl_theme_contrast(&a->th, !a->th.high_contrast);
+		snprintf(a->msg, sizeof a->msg, "high contrast %s",
+		         a->th.high_contrast ? "on" : "off");
+		return F_DRAW | F_CLEAR;
+	case SL_A_REDRAW:
+		return F_DRAW | F_CLEAR;
+	default:
 		break;
 	}
-	case SL_A_SORT:
-	case SL_A_SORT_REVERSE: {
-		int rev;
-		sl_pv_col by = sl_pv_sorted_by(a->pv, &rev);
-		if (ac == SL_A_SORT)
-			sl_pv_sort(a->pv, (sl_pv_col)((by + 1) % SL_PV_NCOLS), 0);
-		else
-			sl_pv_sort(a->pv, by, !rev);
-		by = sl_pv_sorted_by(a->pv, &rev);
-		snprintf(a->msg, sizeof a->msg, "sorted by %s, %s first", sl_pv_col_name(by),
-		         rev ? "worst" : "best");
-		break;
-	}
-	case SL_A_OPEN:
-		f = open_layout(a);
-		break;
-	default: /* the help's (the loop's) and the lessons' */
-		break;
-	}
-	if (a->mode == SL_MODE_PLOT)
-		plot_sweep(a);
+	const sl_view_row *row = views[a->mode];
+	unsigned f = row->act ? row->act(a, ac, now) : SL_VIEW_PASS;
+	if (f == SL_VIEW_PASS)
+		f = main_act(a, ac, now);
+	row = views[a->mode];
+	if (row->after)
+		row->after(a);
 	return f;
 }
 
@@ -725,10 +656,10 @@ static unsigned on_wake(void *ctx)
 	unsigned f = 0;
 	if (sl_play_collect(a->play))
 		f |= F_DRAW;
-	if (sl_sweep_collect(a->sweep) && a->mode == SL_MODE_PLOT)
-		f |= F_DRAW;
-	if (sl_planview_collect(a->pv) && a->mode == SL_MODE_PLAN)
-		f |= F_DRAW;
+	for (int m = 0; m < SL_MODE_COUNT; m++)
+		if (views[m] && views[m]->collect && views[m]->collect(a->own[m]) &&
+		    a->mode == (sl_keymode)m)
+			f |= F_DRAW;
 	return f;
 }
 
@@ -775,6 +706,20 @@ static int write_trace(sl_play *p, const char *path)
 	return 0;
 }
 
+/* The views' own states, the last made first; each waits up to wait
+ * seconds for its thread while those before went.  Returns whether all
+ * went. */
+static int free_views(struct sl_sandbox *a, double wait)
+{
+	int clean = 1;
+	for (int m = SL_MODE_COUNT - 1; m >= 0; m--)
+		if (a->own[m]) {
+			clean = views[m]->free(a->own[m], clean ? wait : 0) && clean;
+			a->own[m] = NULL;
+		}
+	return clean;
+}
+
 /* The sandbox on sc, in a terminal already started (its views, its
  * playback, sweeps and planner): for sl_tui_main and for the lesson menu,
  * which runs it as one of its screens in the same loop. */
@@ -793,12 +738,14 @@ sl_sandbox *sl_sandbox_open(const sl_scenario *sc, const struct sl_tui_options *
 		a->opt.fps = SL_TUI_DEFAULT_FPS;
 	a->m = calloc(1, sizeof *a->m);
 	a->play = a->m ? sl_play_create_workload(sc, a->opt.workload, sl_term_wake_fd(), err) : NULL;
-	a->sweep = a->play ? sl_sweep_create(sl_term_wake_fd()) : NULL;
-	a->pv = a->sweep ? sl_planview_create(sl_term_wake_fd()) : NULL;
-	if (!a->pv) {
+	int made = a->play != NULL;
+	for (int m = 0; m < SL_MODE_COUNT && made; m++)
+		if (views[m] && views[m]->make)
+			made = (a->own[m] = views[m]->make(sl_term_wake_fd())) != NULL;
+	if (!made) {
 		if (!err->msg[0])
 			sl_fail(err, SL_ENOMEM, "out of memory");
-		sl_sweep_destroy(a->sweep, 0);
+		free_views(a, 0);
 		sl_play_destroy(a->play, 0.5);
 		free(a->m);
 		free(a);
@@ -829,8 +776,7 @@ int sl_sandbox_close(sl_sandbox *a, double wait)
 {
 	if (!a)
 		return 1;
-	sl_planview_destroy(a->pv); /* stops between layouts */
-	int clean = sl_sweep_destroy(a->sweep, wait);
+	int clean = free_views(a, wait);
 	clean = sl_play_destroy(a->play, clean ? wait : 0) && clean && !a->orphans;
 	if (a->stats) {
 		fprintf(a->stats, "frames %ld\n", a->frames);
