@@ -43,7 +43,8 @@ static void print_help(void)
 {
 	printf("Usage: shardlab [--no-color] [--ascii] [--high-contrast]\n"
 	       "       shardlab COMMAND [OPTION...]\n"
-	       "       shardlab --help | --version | --list-presets [--format=text|json]\n\n"
+	       "       shardlab --help | --version | --list-presets [--format=text|json]\n"
+	       "       shardlab --list-options\n\n"
 	       "Threads play GPUs: each emulated device multiplies its shard with OpenBLAS and\n"
 	       "exchanges results over links throttled to a bandwidth and a latency; every\n"
 	       "device keeps an emulated clock, so times are those of the hardware emulated.\n\n"
@@ -58,10 +59,40 @@ static void print_help(void)
 	       "  -V, --version       the version and the OpenBLAS kernel in use\n"
 	       "  --list-presets      the hardware presets, their figures and sources; with\n"
 	       "                      --format=json, as hardware files (shardlab-hardware(5))\n"
+	       "  --list-options      every command option, its kind and its values, one a line\n"
+	       "                      (for completion scripts)\n"
 	       "  --no-color          the menu (and the sandbox it opens) in monochrome\n"
 	       "  --ascii             ... in ASCII glyphs\n"
 	       "  --high-contrast     ... in the high-contrast palette\n\n"
 	       "Run 'shardlab COMMAND --help' for a command's options; see shardlab(1).\n");
+}
+
+/* --list-options: "--name KIND [WORD...]" a line, from the knob table. */
+static int list_options(void)
+{
+	static const char *const kinds[] = {"flag", "int",   "real", "rate", "time",
+					    "size", "flops", "word", "text"};
+	for (int i = 0; i < sl_knob_count(); i++) {
+		const sl_knob *k = &sl_knobs()[i];
+		if (!k->cmds || (i > 0 && sl_knob_named(k->name, 0) != k))
+			continue; /* a lesson's own, or a second row of a name */
+		printf("--%s %s", k->name, kinds[k->type]);
+		for (const char *w = sl_knob_choices(k); k->type == SL_KT_WORD && *w;) {
+			size_t l = strcspn(w, ",");
+			printf(" %.*s", (int)l, w);
+			w += l;
+			w += strspn(w, ", ");
+		}
+		if (k->code == SL_OPT_ORDER) { /* the six orders of the mesh's axes */
+			static const sl_axis p[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+							{1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+			char name[32];
+			for (int j = 0; j < 6; j++)
+				printf(" %s", sl_mesh_order_name(p[j], name, sizeof name));
+		}
+		putchar('\n');
+	}
+	return sl_cli_flush(SL_EXIT_OK);
 }
 
 static int print_version(void)
@@ -207,6 +238,8 @@ int sl_cli_main(int argc, char **argv)
 		}
 		if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0)
 			return print_version();
+		if (strcmp(a, "--list-options") == 0)
+			return list_options();
 		return sl_cli_usage(NULL, "unknown option '%s'", a);
 	}
 	for (const struct sl_cmd *c = cmds; c->name; c++)

@@ -1039,8 +1039,6 @@ int sl_cmd_compare(int argc, char **argv)
 	if (rc != SL_CLI_GO)
 		return rc;
 	sl_train_opts_model_finish(&a);
-	if (o.trace)
-		return sl_cli_usage("compare", "--trace takes one run: use 'shardlab train' for a trace");
 	int N = o.sc.cluster.devices;
 	/* compare writes no trace: its runs keep no events. */
 	o.sc.cluster.record.off = 1;

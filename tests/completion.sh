@@ -81,8 +81,21 @@ never --trace= shardlab compare --
 never --list-presets shardlab run --
 never --tp= shardlab ckpt inspect --
 # Every value offered is one the program takes.
+# Every word list of the table (shardlab --list-options) is offered whole.
+while read -r name kind words; do
+	[ "$kind" = word ] || continue
+	want=$words
+	got=$(_shardlab_values shardlab "$name" | tr "\n" " ")
+	if [ "$got" != "$want " ]; then
+		echo "FAIL: $name offers [$got], the table has [$want]"
+		fails=$((fails + 1))
+	fi
+done < <(shardlab --list-options)
+echo "ok: every word list of --list-options is offered"
 for o in "coll op" "train schedule" "run strategy" "run algorithm" "run topology" \
-	"run timing" "coll format" "train mesh-order" "train preset" "train norm"; do
+	"run timing" "coll format" "train mesh-order" "train preset" "train norm" \
+	"train precision" "train efficiency" "train attention" "train recompute" \
+	"train ffn-kind" "train position-embedding" "train grad-accumulation"; do
 	set -- $o
 	for v in $(_shardlab_values shardlab "--$2"); do
 		if ! shardlab "$1" "--$2=$v" --help >/dev/null 2>&1; then

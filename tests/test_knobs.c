@@ -104,8 +104,9 @@ static void test_choices_are_the_engines(void **state)
 		for (int j = 0; refs[i].fn(j); j++)
 			len += (size_t)snprintf(want + len, sizeof want - len, "%s%s", j ? ", " : "",
 						refs[i].fn(j));
-		if (strcmp(k->choices, want) != 0)
-			fail_msg("--%s: the table's choices '%s', the engine's '%s'", k->name, k->choices,
+		if (strcmp(sl_knob_choices(k), want) != 0)
+			fail_msg("--%s: the table's choices '%s', the engine's '%s'", k->name,
+				 sl_knob_choices(k),
 				 want);
 	}
 }
@@ -122,9 +123,8 @@ static void values(const sl_knob *k, char *good, char *bad, size_t n)
 		snprintf(bad, n, "maybe");
 		return;
 	case SL_KT_WORD: {
-		const char *c = strchr(k->choices, ',');
-		snprintf(good, n, "%.*s", c ? (int)(c - k->choices) : (int)strlen(k->choices),
-			 k->choices);
+		const char *w = sl_knob_choices(k), *c = strchr(w, ',');
+		snprintf(good, n, "%.*s", c ? (int)(c - w) : (int)strlen(w), w);
 		snprintf(bad, n, "nonsense");
 		return;
 	}

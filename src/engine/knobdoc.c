@@ -56,7 +56,7 @@ static void tag(FILE *f, const sl_knob *k, const char *prefix)
 		return;
 	}
 	const char *words = k->type == SL_KT_FLAG ? "yes, no"
-			    : k->type == SL_KT_WORD && !k->meta ? k->choices
+			    : k->type == SL_KT_WORD && !k->meta ? sl_knob_choices(k)
 								 : NULL;
 	if (words) {
 		fprintf(f, ".BR %s", prefix);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "coll_algo.h"
 #include "units.h"
 
 #define ALL_RUNS (SL_CMD_RUN | SL_CMD_COLL | SL_CMD_TRAIN | SL_CMD_COMPARE | SL_CMD_SANDBOX)
@@ -176,7 +177,8 @@ static const sl_knob table[] = {
 		"(a cluster option) The playback speed: wall time is emulated time times\n"
 		".IR X .\n"
 		"Without it, a speed that makes the scenario last about four seconds.\n"},
-	{"algorithm", SL_OPT_ALGORITHM, SL_KT_WORD, NULL, 0, 0, NULL, "ring, tree", ALL_RUNS, S,
+	/* The algorithms are the table's of coll_algo.c (sl_knob_choices). */
+	{"algorithm", SL_OPT_ALGORITHM, SL_KT_WORD, NULL, 0, 0, NULL, NULL, ALL_RUNS, S,
 	 SL_KG_CLUSTER, GE(algo), SL_KC_INT, "algo", 0, "collective algorithm (default ring)",
 	 .man = "The collective algorithm: bandwidth\\-optimal rings (the default) or\n"
 		"binomial trees (log2 \\fIp\\fR latency terms).\n"},
@@ -211,7 +213,7 @@ static const sl_knob table[] = {
 		"without\n"
 		".BR \\-\\-demo .\n"},
 	{"trace", SL_OPT_TRACE, SL_KT_TEXT, "FILE", 0, 0, NULL, NULL,
-	 ALL_RUNS | SL_CMD_RESHARD, 0, SL_KG_OUTPUT,
+	 (ALL_RUNS & ~SL_CMD_COMPARE) | SL_CMD_RESHARD, 0, SL_KG_OUTPUT,
 	 NONE, SL_KC_INT, NULL, 0, "write the event trace as Chrome Trace Event JSON",
 	 .man = "Write the event trace (every compute, send, receive and reduce with its\n"
 		"emulated and wall\\-clock times) as Chrome Trace Event JSON; it opens in\n"
@@ -943,12 +945,23 @@ const char *sl_knob_group_title(sl_knob_group g)
 	return g >= 0 && g < SL_KG_N ? group_titles[g] : "";
 }
 
+const char *sl_knob_choices(const sl_knob *k)
+{
+	static char algos[160];
+	if (k->code == SL_OPT_ALGORITHM) {
+		if (!algos[0])
+			sl_algo_list(algos, sizeof algos, ", ");
+		return algos;
+	}
+	return k->choices ? k->choices : "";
+}
+
 void sl_knob_column(const sl_knob *k, char *buf, size_t n)
 {
 	char words[160] = "";
 	if (k->type == SL_KT_WORD) {
 		size_t w = 0;
-		for (const char *c = k->choices; *c && w + 1 < sizeof words; c++)
+		for (const char *c = sl_knob_choices(k); *c && w + 1 < sizeof words; c++)
 			if (*c == ',')
 				words[w++] = '|';
 			else if (*c != ' ')
@@ -1012,15 +1025,16 @@ int sl_knob_parse(const sl_knob *k, const char *prefix, const char *arg, sl_knob
 			       k->name, k->meta ? k->meta : "VALUE");
 	switch (k->type) {
 	case SL_KT_WORD: {
-		int i = word_index(k->choices, arg);
+		const char *choices = sl_knob_choices(k);
+		int i = word_index(choices, arg);
 		if (i < 0) {
 			char near[64];
-			if (sl_closest_in(arg, k->choices, near, sizeof near))
+			if (sl_closest_in(arg, choices, near, sizeof near))
 				return sl_fail(err, SL_EINVAL,
 					       "%s%s: unknown value '%s': did you mean '%s'? (one of: %s)",
-					       prefix, k->name, arg, near, k->choices);
+					       prefix, k->name, arg, near, choices);
 			return sl_fail(err, SL_EINVAL, "%s%s: unknown value '%s' (one of: %s)", prefix,
-				       k->name, arg, k->choices);
+				       k->name, arg, choices);
 		}
 		v->d = i;
 		return SL_OK;

@@ -197,7 +197,8 @@ typedef struct sl_knob {
 	const char *meta;    /* the value's name in help ("RATE"); words show choices */
 	double lo, hi;       /* numbers: the range (a flag: the values stored for no, yes) */
 	const char *range;   /* the range in words, for messages and help */
-	const char *choices; /* words: "full, ring", in the engine's enum order */
+	const char *choices; /* words: "full, ring", in the engine's enum order (or NULL:
+			      * sl_knob_choices finds them) */
 	unsigned cmds;       /* SL_CMD_* bits */
 	unsigned flags;      /* SL_KF_* */
 	sl_knob_group group;
@@ -247,6 +248,9 @@ typedef struct sl_knob_dest {
  * returns 0 then, 1 when stored). */
 int sl_knob_store(const sl_knob *k, const sl_knob_val *v, const sl_knob_dest *d);
 
+/* A word's choices, "ring, tree" (a table of the engine's where it has
+ * one: the collective algorithms). */
+const char *sl_knob_choices(const sl_knob *k);
 /* "--name=META" as the help's option column shows it. */
 void sl_knob_column(const sl_knob *k, char *buf, size_t n);
 /* The heading of a group's help section ("Cluster (...):"). */

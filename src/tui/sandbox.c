@@ -20,7 +20,9 @@
 #include "loop.h"
 #include "scene.h"
 #include "play.h"
+#include "coll_algo.h"
 #include "hwfile.h"
+#include "knobs.h"
 #include "preset.h"
 #include "term.h"
 #include "theme.h"
@@ -340,10 +342,18 @@ static double clampd(double v, double lo, double hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* The keys keep a link within the options' ranges (knobs.c). */
+static double turn_bandwidth(double bw, double f)
+{
+	const sl_knob *k = sl_knob_of(SL_OPT_BANDWIDTH);
+	return clampd(bw * f, k->lo, k->hi);
+}
+
 static double turn_latency(double lat, double f)
 {
+	const sl_knob *k = sl_knob_of(SL_OPT_LATENCY);
 	if (f > 1)
-		return lat <= 0 ? 1e-6 : clampd(lat * f, 0, 10);
+		return lat <= 0 ? 1e-6 : clampd(lat * f, k->lo, k->hi);
 	return lat * f < 1e-9 ? 0 : lat * f;
 }
 
@@ -353,7 +363,7 @@ static unsigned knob(struct sl_sandbox *a, double fb, double fl)
 	const sl_scenario *sc = sl_play_scenario(a->play);
 	if (a->sel.kind == SL_SEL_LINK) {
 		sl_link_spec s = sl_play_link(a->play, a->sel.src, a->sel.dst);
-		double bw = clampd(s.bandwidth * fb, 1e3, 1e15), lat = turn_latency(s.latency, fl);
+		double bw = turn_bandwidth(s.bandwidth, fb), lat = turn_latency(s.latency, fl);
 		sl_play_set_link(a->play, a->sel.src, a->sel.dst, bw, lat);
 		if (fb != 1)
 			snprintf(a->msg, sizeof a->msg, "link %d%s%d: %s %s %s", a->sel.src,
@@ -368,7 +378,7 @@ static unsigned knob(struct sl_sandbox *a, double fb, double fl)
 		return F_DRAW;
 	}
 	const sl_link_spec *s = a->knob_inter ? &sc->cluster.inter : &sc->cluster.intra;
-	double bw = clampd(s->bandwidth * fb, 1e3, 1e15), lat = turn_latency(s->latency, fl);
+	double bw = turn_bandwidth(s->bandwidth, fb), lat = turn_latency(s->latency, fl);
 	double old_bw = s->bandwidth, old_lat = s->latency;
 	sl_play_set_class(a->play, a->knob_inter, bw, lat);
 	const char *cls = a->knob_inter ? "inter-node" : "intra-node";
@@ -572,7 +582,7 @@ static unsigned main_act(struct sl_sandbox *a, sl_action ac, double now)
 		f = rerun(a, &sc, sl_split_name(sc.gemm.split));
 		break;
 	case SL_A_ALGO:
-		sc.gemm.algo = sc.gemm.algo == SL_ALGO_RING ? SL_ALGO_TREE : SL_ALGO_RING;
+		sc.gemm.algo = sl_algo_next(sc.gemm.algo);
 		f = rerun(a, &sc, sl_algo_name(sc.gemm.algo));
 		break;
 	case SL_A_SIZE_DOWN:

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "knobs.h"
 #include "play.h"
 
 struct job {
@@ -222,9 +223,10 @@ void sl_sweep_start(sl_sweep *s, const sl_scenario *sc, sl_sweep_kind kind, int 
 		/* Three decades below the current figure and one above: where
 		 * tensor parallelism stops paying is usually below. */
 		static const double f[] = {1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 0.3, 1, 3, 10};
+		const sl_knob *k = sl_knob_of(SL_OPT_BANDWIDTH); /* the option's range */
 		for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
 			double x = cur * f[i];
-			if (x >= 1e3 && x <= 1e15)
+			if (x >= k->lo && x <= k->hi)
 				j->pts[j->n++].x = x;
 		}
 	} else {
