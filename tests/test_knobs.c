@@ -138,7 +138,7 @@ static void values(const sl_knob *k, char *good, char *bad, size_t n)
 		return;
 	case SL_KT_RATE:
 		snprintf(good, n, "100GB/s");
-		snprintf(bad, n, "10PB/s");
+		snprintf(bad, n, "20PB/s");
 		return;
 	case SL_KT_TIME:
 		snprintf(good, n, "2us");

@@ -254,7 +254,6 @@ static const char *const hw_keys[] = {"name", "title", "source", "device", "devi
 static const char *const dev_keys[] = {"bf16_flop_per_s",
 				       "fp32_flop_per_s",
 				       "memory_bytes",
-				       "memory_bandwidth_bytes_per_s",
 				       "gemm_peak_fraction",
 				       "gemm_units",
 				       "gemm_tile_m",
@@ -269,6 +268,44 @@ static const char *const dev_keys[] = {"bf16_flop_per_s",
 				       NULL};
 static const char *const link_keys[] = {"bandwidth_bytes_per_s", "latency_s", "achievable_fraction",
 					NULL};
+
+/* ---- the device figures that are options (knobs.h, SL_KF_HWFILE) ---- */
+
+static const sl_knob *hw_knob(int i)
+{
+	for (int r = 0, n = 0; r < sl_knob_count(); r++)
+		if ((sl_knobs()[r].flags & SL_KF_HWFILE) && n++ == i)
+			return &sl_knobs()[r];
+	return NULL;
+}
+
+/* A device figure's value in the file's JSON. */
+static json_t *knob_json(const sl_preset *p, const sl_knob *k)
+{
+	sl_cluster_config c = {.dm = p->dm};
+	const sl_knob_dest d = {.cluster = &c};
+	double v = sl_knob_load(k, &d);
+	return k->ctype == SL_KC_INT || k->ctype == SL_KC_U64 ? json_integer((json_int_t)v)
+							      : json_real(v);
+}
+
+/* The device keys known: the fixed ones, then the options'; the optional
+ * ones last (*optional of them). */
+static const char **device_keys(const char **keys, char (*names)[64], int cap, int *optional)
+{
+	int n = 0;
+	while (dev_keys[n])
+		keys[n] = dev_keys[n], n++;
+	int fixed_optional = 2;
+	const sl_knob *k;
+	for (int i = 0; (k = hw_knob(i)) && i < cap && n + 1 < 64; i++) {
+		sl_knob_json_key(k, names[i], sizeof names[i]);
+		keys[n++] = names[i];
+	}
+	keys[n] = NULL;
+	*optional = fixed_optional + (n - (int)(sizeof dev_keys / sizeof *dev_keys - 1));
+	return keys;
+}
 
 /* A rate of 0 (the host's) is written null: measured at start-up. */
 static json_t *rate_json(double r)
@@ -299,7 +336,8 @@ json_t *sl_hw_to_json(const sl_preset *p)
 	json_object_set_new(d, "bf16_flop_per_s", rate_json(p->flops));
 	json_object_set_new(d, "fp32_flop_per_s", rate_json(p->flops_fp32));
 	json_object_set_new(d, "memory_bytes", json_integer((json_int_t)p->memory));
-	json_object_set_new(d, "memory_bandwidth_bytes_per_s", json_real(p->dm.mem_bw));
+	json_object_set_new(d, "memory_bandwidth_bytes_per_s",
+			    knob_json(p, sl_knob_of(SL_OPT_MEMORY_BW)));
 	json_object_set_new(d, "memory_bandwidth_fraction", json_real(p->dm.mem_frac));
 	json_object_set_new(d, "gemm_peak_fraction", json_real(p->dm.gemm_frac));
 	json_object_set_new(d, "gemm_units", json_integer(p->dm.units));
@@ -310,6 +348,14 @@ json_t *sl_hw_to_json(const sl_preset *p)
 	json_object_set_new(d, "attention_peak_fraction", json_real(p->dm.attn_frac));
 	json_object_set_new(d, "default_precision", json_string(sl_precision_name(p->precision)));
 	json_object_set_new(d, "default_efficiency", json_string(sl_efficiency_name(p->efficiency)));
+	/* The options' device figures not written above, in the table's order. */
+	const sl_knob *k;
+	for (int i = 0; (k = hw_knob(i)); i++) {
+		char key[64];
+		sl_knob_json_key(k, key, sizeof key);
+		if (!json_object_get(d, key))
+			json_object_set_new(d, key, knob_json(p, k));
+	}
 	json_object_set_new(o, "device", d);
 	json_object_set_new(o, "devices_per_node", json_integer(p->devices_per_node));
 	json_object_set_new(o, "intra_node", link_json(p->intra, p->intra_frac));
@@ -368,7 +414,11 @@ int sl_hw_from_json(const json_t *j, const char *file, sl_preset *out, sl_err *e
 	const sl_knob *kf = sl_knob_of(SL_OPT_FLOPS), *km = sl_knob_of(SL_OPT_MEMORY);
 	char frange[80];
 	snprintf(frange, sizeof frange, "%s, or null: measured", kf->range);
-	if ((rc = keys_known(&rdv, d, dev_keys, 2)) ||
+	char knob_names[16][64];
+	const char *known_keys[64];
+	int optional;
+	const char **known = device_keys(known_keys, knob_names, 16, &optional);
+	if ((rc = keys_known(&rdv, d, known, optional)) ||
 	    (json_object_get(d, "attention_peak_fraction") &&
 	     (rc = get_num(&rdv, d, "attention_peak_fraction", 0, 1, "0 (the GEMM fraction) to 1", 0,
 			   &v[11]))) ||
@@ -378,8 +428,6 @@ int sl_hw_from_json(const json_t *j, const char *file, sl_preset *out, sl_err *e
 	    (rc = get_num(&rdv, d, "bf16_flop_per_s", kf->lo, kf->hi, frange, 1, &v[0])) ||
 	    (rc = get_num(&rdv, d, "fp32_flop_per_s", kf->lo, kf->hi, frange, 1, &v[1])) ||
 	    (rc = get_int(&rdv, d, "memory_bytes", km->lo, km->hi, km->range, &v[2])) ||
-	    (rc = get_num(&rdv, d, "memory_bandwidth_bytes_per_s", 0, 1e16,
-			  "0 (not modelled) to 1e16", 0, &v[3])) ||
 	    (rc = get_num(&rdv, d, "gemm_peak_fraction", 0, 1, "0 (not modelled) to 1", 0, &v[4])) ||
 	    (rc = get_int(&rdv, d, "gemm_units", 0, 1e6, "0 (not modelled) to 1e6", &v[5])) ||
 	    (rc = get_int(&rdv, d, "gemm_tile_m", 0, 65536, "0 (not modelled) to 65536", &v[6])) ||
@@ -400,8 +448,21 @@ int sl_hw_from_json(const json_t *j, const char *file, sl_preset *out, sl_err *e
 	out->flops = v[0];
 	out->flops_fp32 = v[1];
 	out->memory = v[2];
-	out->dm = (sl_device_model){v[3], v[4], (int)v[5], (int)v[6], (int)v[7], v[8], v[9], v[11],
+	out->dm = (sl_device_model){0, v[4], (int)v[5], (int)v[6], (int)v[7], v[8], v[9], v[11],
 				    v[12]};
+	/* The device figures that are options, as their rows parse them. */
+	sl_cluster_config dc = {.dm = out->dm};
+	const sl_knob_dest dd = {.cluster = &dc};
+	const sl_knob *hk;
+	for (int i = 0; (hk = hw_knob(i)); i++) {
+		double x;
+		if (!json_object_get(d, knob_names[i]))
+			continue; /* 0: not modelled */
+		if ((rc = get_num(&rdv, d, knob_names[i], hk->lo, hk->hi, hk->range, 0, &x)))
+			return rc;
+		sl_knob_store(hk, &(sl_knob_val){.d = x}, &dd);
+	}
+	out->dm = dc.dm;
 	out->devices_per_node = (int)v[10];
 	out->name = strdup(name);
 	out->title = strdup(title);

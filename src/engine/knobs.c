@@ -117,6 +117,13 @@ static const sl_knob table[] = {
 	 .man = "Memory per device (1 B to 1 PiB).\n"
 		"A buffer that does not fit fails the run with a message naming the device,\n"
 		"what it needed and what was free.\n"},
+	/* The device model's (realistic efficiency): a hardware file's too. */
+	{"memory-bandwidth", SL_OPT_MEMORY_BW, SL_KT_RATE, "RATE", 0, 1e16,
+	 "0 (not modelled) to 10 PB/s", NULL, HW, S | FIG | SL_KF_HWFILE, SL_KG_CLUSTER,
+	 CL(dm.mem_bw), SL_KC_DOUBLE, NULL, 0,
+	 "device memory (HBM) bandwidth, for the memory-bound\nkernels of realistic efficiency, "
+	 "e.g. 3.35TB/s (default:\nthe preset's)",
+	 NULL},
 	{"timing", SL_OPT_TIMING, SL_KT_WORD, NULL, 0, 0, NULL, "model, measured", ALL_RUNS, S,
 	 SL_KG_CLUSTER, CL(timing), SL_KC_INT, NULL, 0,
 	 "compute time from the rate, or the thread's CPU time",
@@ -1080,28 +1087,66 @@ int sl_knob_parse(const sl_knob *k, const char *prefix, const char *arg, sl_knob
 	return SL_OK;
 }
 
-int sl_knob_store(const sl_knob *k, const sl_knob_val *v, const sl_knob_dest *d)
+static char *base_of(const sl_knob *k, const sl_knob_dest *d)
 {
-	char *base = NULL;
 	switch (k->place) {
 	case SL_KP_NONE:
-		return 0;
+		return NULL;
 	case SL_KP_CLUSTER:
-		base = (char *)d->cluster;
-		break;
+		return (char *)d->cluster;
 	case SL_KP_GEMM:
-		base = (char *)d->gemm;
-		break;
+		return (char *)d->gemm;
 	case SL_KP_MODEL:
-		base = (char *)d->model;
-		break;
+		return (char *)d->model;
 	case SL_KP_LAYOUT:
-		base = (char *)d->layout;
-		break;
+		return (char *)d->layout;
 	case SL_KP_STEPS:
-		base = (char *)d->steps;
+		return (char *)d->steps;
+	}
+	return NULL;
+}
+
+double sl_knob_load(const sl_knob *k, const sl_knob_dest *d)
+{
+	const char *base = base_of(k, d);
+	if (!base)
+		return NAN;
+	const void *f = base + k->off;
+	double x = 0;
+	switch (k->ctype) {
+	case SL_KC_INT:
+		x = *(const int *)f;
+		break;
+	case SL_KC_DOUBLE:
+		x = *(const double *)f;
+		break;
+	case SL_KC_FLOAT:
+		x = *(const float *)f;
+		break;
+	case SL_KC_U64:
+		x = (double)*(const uint64_t *)f;
 		break;
 	}
+	return k->type == SL_KT_FLAG ? x == k->hi : x;
+}
+
+void sl_knob_json_key(const sl_knob *k, char *buf, size_t n)
+{
+	static const char *const suffix[] = {
+		[SL_KT_RATE] = "_bytes_per_s", [SL_KT_TIME] = "_s", [SL_KT_BYTES] = "_bytes",
+		[SL_KT_FLOPS] = "_flop_per_s"};
+	size_t i = 0;
+	for (; k->name[i] && i + 1 < n; i++)
+		buf[i] = k->name[i] == '-' ? '_' : k->name[i];
+	buf[i] = '\0';
+	const char *sfx = (size_t)k->type < sizeof suffix / sizeof *suffix ? suffix[k->type] : NULL;
+	if (sfx && i < n)
+		snprintf(buf + i, n - i, "%s", sfx);
+}
+
+int sl_knob_store(const sl_knob *k, const sl_knob_val *v, const sl_knob_dest *d)
+{
+	char *base = base_of(k, d);
 	if (!base)
 		return 0;
 	double x = v->d;

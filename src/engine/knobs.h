@@ -117,6 +117,8 @@ enum sl_opt_code {
 	SL_OPT_FRESH,
 	SL_OPT_NO_SAVE,
 	SL_OPT_DEMO,
+	/* device figures (hardware files too) */
+	SL_OPT_MEMORY_BW,
 	SL_OPT_NCODES
 };
 
@@ -166,6 +168,8 @@ enum {
 	SL_KF_SHAPE = 1u << 2,  /* a model file sets it too (given, it wins over the file) */
 	SL_KF_OPEN = 1u << 3,   /* the range excludes its ends */
 	SL_KF_TUI = 1u << 4,    /* the sandbox's keys turn it (within the range) */
+	SL_KF_HWFILE = 1u << 5, /* a hardware file's "device" key too (sl_knob_json_key); its
+				 * field is in the device model, cfg.dm, which a preset holds */
 };
 
 /* Help sections, in the order --help prints them. */
@@ -247,6 +251,12 @@ typedef struct sl_knob_dest {
 /* Store v in k's field under d (nothing for SL_KP_NONE or a place d lacks;
  * returns 0 then, 1 when stored). */
 int sl_knob_store(const sl_knob *k, const sl_knob_val *v, const sl_knob_dest *d);
+/* The value of k's field under d (a flag: 1 when it holds the yes value);
+ * NAN for SL_KP_NONE or a place d lacks. */
+double sl_knob_load(const sl_knob *k, const sl_knob_dest *d);
+/* The key of a hardware file for k: its name in snake case with the unit
+ * as a suffix (--memory-bandwidth: memory_bandwidth_bytes_per_s). */
+void sl_knob_json_key(const sl_knob *k, char *buf, size_t n);
 
 /* A word's choices, "ring, tree" (a table of the engine's where it has
  * one: the collective algorithms). */
