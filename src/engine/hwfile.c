@@ -259,7 +259,6 @@ static const char *const dev_keys[] = {"bf16_flop_per_s",
 				       "gemm_tile_m",
 				       "gemm_tile_n",
 				       "gemm_k_half",
-				       "kernel_launch_s",
 				       "default_precision",
 				       "default_efficiency",
 				       /* optional: the last two */
@@ -344,7 +343,7 @@ json_t *sl_hw_to_json(const sl_preset *p)
 	json_object_set_new(d, "gemm_tile_m", json_integer(p->dm.tile_m));
 	json_object_set_new(d, "gemm_tile_n", json_integer(p->dm.tile_n));
 	json_object_set_new(d, "gemm_k_half", json_real(p->dm.k_half));
-	json_object_set_new(d, "kernel_launch_s", json_real(p->dm.launch_s));
+	json_object_set_new(d, "kernel_launch_s", knob_json(p, sl_knob_of(SL_OPT_KERNEL_LAUNCH)));
 	json_object_set_new(d, "attention_peak_fraction", json_real(p->dm.attn_frac));
 	json_object_set_new(d, "default_precision", json_string(sl_precision_name(p->precision)));
 	json_object_set_new(d, "default_efficiency", json_string(sl_efficiency_name(p->efficiency)));
@@ -433,7 +432,6 @@ int sl_hw_from_json(const json_t *j, const char *file, sl_preset *out, sl_err *e
 	    (rc = get_int(&rdv, d, "gemm_tile_m", 0, 65536, "0 (not modelled) to 65536", &v[6])) ||
 	    (rc = get_int(&rdv, d, "gemm_tile_n", 0, 65536, "0 (not modelled) to 65536", &v[7])) ||
 	    (rc = get_num(&rdv, d, "gemm_k_half", 0, 1e9, "0 (not modelled) to 1e9", 0, &v[8])) ||
-	    (rc = get_num(&rdv, d, "kernel_launch_s", 0, 1, "0 to 1", 0, &v[9])) ||
 	    (rc = get_str(&rdv, d, "default_precision", 16, 0, &ps)) ||
 	    (rc = get_str(&rdv, d, "default_efficiency", 16, 0, &es)))
 		return rc;
@@ -448,7 +446,7 @@ int sl_hw_from_json(const json_t *j, const char *file, sl_preset *out, sl_err *e
 	out->flops = v[0];
 	out->flops_fp32 = v[1];
 	out->memory = v[2];
-	out->dm = (sl_device_model){0, v[4], (int)v[5], (int)v[6], (int)v[7], v[8], v[9], v[11],
+	out->dm = (sl_device_model){0, v[4], (int)v[5], (int)v[6], (int)v[7], v[8], 0, v[11],
 				    v[12]};
 	/* The device figures that are options, as their rows parse them. */
 	sl_cluster_config dc = {.dm = out->dm};

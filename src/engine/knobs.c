@@ -124,6 +124,11 @@ static const sl_knob table[] = {
 	 "device memory (HBM) bandwidth, for the memory-bound\nkernels of realistic efficiency, "
 	 "e.g. 3.35TB/s (default:\nthe preset's)",
 	 NULL},
+	{"kernel-launch", SL_OPT_KERNEL_LAUNCH, SL_KT_TIME, "TIME", 0, 1, "0 to 1 s", NULL, HW,
+	 S | FIG | SL_KF_HWFILE, SL_KG_CLUSTER, CL(dm.launch_s), SL_KC_DOUBLE, NULL, 0,
+	 "the cost of launching one kernel under realistic\nefficiency, e.g. 0 for CUDA graphs "
+	 "(default: the\npreset's, 2us on the shipped GPUs)",
+	 NULL},
 	{"timing", SL_OPT_TIMING, SL_KT_WORD, NULL, 0, 0, NULL, "model, measured", ALL_RUNS, S,
 	 SL_KG_CLUSTER, CL(timing), SL_KC_INT, NULL, 0,
 	 "compute time from the rate, or the thread's CPU time",

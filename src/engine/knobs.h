@@ -119,6 +119,7 @@ enum sl_opt_code {
 	SL_OPT_DEMO,
 	/* device figures (hardware files too) */
 	SL_OPT_MEMORY_BW,
+	SL_OPT_KERNEL_LAUNCH,
 	SL_OPT_NCODES
 };
 
