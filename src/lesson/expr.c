@@ -692,16 +692,8 @@ char *sl_value_fmt(double v, sl_dim d, int flag, int pct, char *buf, size_t n)
 		return sl_fmt_rate(v, buf, n);
 	if (sl_dim_eq(d, SL_DIM_FLOPS))
 		return sl_fmt_flops(v, buf, n);
-	if (sl_dim_eq(d, SL_DIM_WORK)) {
-		/* FLOP/s formatting without the "/s". */
-		char r[48];
-		sl_fmt_flops(v, r, sizeof r);
-		char *slash = strstr(r, "/s");
-		if (slash)
-			*slash = 0;
-		snprintf(buf, n, "%s", r);
-		return buf;
-	}
+	if (sl_dim_eq(d, SL_DIM_WORK))
+		return sl_fmt_flop(v, buf, n);
 	const char *unit = sl_dim_eq(d, SL_DIM_NONE) ? "" : " (mixed units)";
 	/* A count in the millions reads in words ("5.03 billion"), not as ten
 	 * digits nobody counts on a projector. */
