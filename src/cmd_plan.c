@@ -247,7 +247,8 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took 
 
 static json_t *jlink(sl_link_spec s)
 {
-	return json_pack("{s:f, s:f}", "bandwidth_Bps", s.bandwidth, "latency_s", s.latency);
+	return json_pack("{s:f, s:f}", "bandwidth_bytes_per_s", s.bandwidth, "latency_s",
+	                 s.latency);
 }
 
 static json_t *jpath(const sl_plan_path *p)
@@ -266,7 +267,8 @@ static json_t *jrow(const sl_plan_row *r, int rank, const sl_cluster_config *cfg
 	json_object_set_new(o, "rank", rank > 0 ? json_integer(rank) : json_null());
 	sl_report_layout_json(o, l);
 	json_object_set_new(o, "fits", json_boolean(r->fits));
-	json_object_set_new(o, "mem_peak_bytes", json_integer((json_int_t)r->est.mem_peak_bytes));
+	json_object_set_new(o, "memory_peak_bytes",
+	                    json_integer((json_int_t)r->est.mem_peak_bytes));
 	json_object_set_new(o, "peak_device", json_integer(r->est.peak_dev));
 	json_object_set_new(o, "memory_params_bytes",
 	                    json_integer((json_int_t)r->est.params_bytes));
@@ -285,13 +287,13 @@ static json_t *jrow(const sl_plan_row *r, int rank, const sl_cluster_config *cfg
 		json_object_set_new(o, "rejected", json_string(msg));
 		return o;
 	}
-	json_object_set_new(o, "step_s", json_real(r->est.step_s));
+	json_object_set_new(o, "step_time_s", json_real(r->est.step_s));
 	json_object_set_new(o, "tokens_per_s", json_real(r->tokens_per_s));
-	json_object_set_new(o, "model_flops_per_device", json_real(r->model_flops_per_dev));
+	json_object_set_new(o, "device_model_flop_per_s", json_real(r->model_flops_per_dev));
 	json_object_set_new(o, "device_hardware_flop_per_s", json_real(r->hw_flops_per_dev));
 	json_object_set_new(o, "mfu", json_real(r->mfu));
 	json_object_set_new(o, "hfu", json_real(r->hfu));
-	json_object_set_new(o, "comm_share", json_real(r->comm_share));
+	json_object_set_new(o, "comm_fraction", json_real(r->comm_share));
 	json_object_set_new(o, "bubble_fraction", json_real(r->est.bubble_fraction));
 	json_object_set_new(o, "idle_fraction", json_real(r->est.idle_fraction));
 	json_object_set_new(o, "compute_s", json_real(r->est.compute_s));
@@ -301,7 +303,7 @@ static json_t *jrow(const sl_plan_row *r, int rank, const sl_cluster_config *cfg
 		if (r->est.sent[k])
 			json_object_set_new(tr, sl_traffic_name((sl_traffic_kind)k),
 			                    json_integer((json_int_t)r->est.sent[k]));
-	json_object_set_new(o, "bytes_sent_max", tr);
+	json_object_set_new(o, "max_sent_bytes", tr);
 	json_object_set_new(o, "tp_link", jpath(&r->tp));
 	json_object_set_new(o, "pp_link", jpath(&r->pp));
 	json_object_set_new(o, "dp_link", jpath(&r->dp));
@@ -326,14 +328,14 @@ static json_t *plan_json(const sl_plan *p, const sl_opts *o, struct took t)
 	    json_integer(cfg->devices_per_node > 0 ? cfg->devices_per_node : cfg->devices));
 	json_object_set_new(c, "nodes", json_integer(nodes_of(cfg)));
 	json_object_set_new(c, "preset", json_string(o->sc.preset));
-	json_object_set_new(c, "flops_per_device", json_real(cfg->flops));
+	json_object_set_new(c, "device_flop_per_s", json_real(cfg->flops));
 	json_object_set_new(c, "precision", json_string(sl_precision_name(cfg->precision)));
 	json_object_set_new(c, "efficiency", json_string(sl_efficiency_name(cfg->efficiency)));
 	json_object_set_new(c, "memory_per_device_bytes", json_integer((json_int_t)cfg->memory));
 	json_object_set_new(c, "intra", jlink(cfg->intra));
 	json_object_set_new(c, "inter", jlink(cfg->inter));
 	json_object_set_new(j, "cluster", c);
-	json_object_set_new(j, "model_flops_per_step", json_real(p->model_flops));
+	json_object_set_new(j, "step_model_flop", json_real(p->model_flops));
 	json_object_set_new(j, "candidates", json_integer(p->n));
 	/* what the candidates were kept to: null where the plan tried every value */
 	const sl_plan_spec *s = &p->spec;

@@ -530,7 +530,7 @@ static void outcome_json(json_t *o, const struct outcome *r, const sl_model_spec
 	json_object_set_new(o, "bubble_fraction", jreal(p->bubble_fraction));
 	json_object_set_new(o, "predicted_bubble_fraction", jreal(r->pred.bubble_fraction));
 	json_object_set_new(o, "idle_fraction", jreal(p->idle_fraction));
-	json_object_set_new(o, "flops_per_step", jreal(p->flops_per_step));
+	json_object_set_new(o, "step_flop", jreal(p->flops_per_step));
 	struct rates x = rates_of(r, m);
 	json_object_set_new(o, "tokens_per_s", jreal(x.tokens_s));
 	json_object_set_new(o, "device_tokens_per_s", jreal(x.dev_tokens_s));
@@ -561,7 +561,7 @@ static void outcome_json(json_t *o, const struct outcome *r, const sl_model_spec
 		json_object_set_new(j, "idle_s", jreal(d->idle_s));
 		json_object_set_new(j, "predicted_compute_s", jreal(r->pred.compute_s[i]));
 		json_object_set_new(j, "predicted_comm_s", jreal(r->pred.comm_s[i]));
-		json_object_set_new(j, "flops", jreal(d->flops));
+		json_object_set_new(j, "flop", jreal(d->flops));
 		json_object_set_new(j, "memory_params_bytes", json_integer((json_int_t)d->params_bytes));
 		json_object_set_new(j, "memory_grads_bytes", json_integer((json_int_t)d->grads_bytes));
 		json_object_set_new(j, "memory_optimizer_bytes",

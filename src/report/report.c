@@ -90,8 +90,8 @@ int sl_report_presets(FILE *f, int json, sl_err **bad, int *nbad, sl_err *err)
 		return rc;
 	if (json) {
 		/* The report's versions; each entry of presets is a hardware file
-		 * (shardlab-hardware(5)) as it is, so it is not renamed under the
-		 * report's scheme; unreadable: what could not be read, and why. */
+		 * (shardlab-hardware(5)) as it is; unreadable: what could not be
+		 * read, and why. */
 		json_t *o = json_object(), *a = json_array(), *u = json_array();
 		json_object_set_new(o, "shardlab_version", json_string(PACKAGE_VERSION));
 		json_object_set_new(o, "format_version", json_integer(SL_JSON_FORMAT_VERSION));
@@ -259,7 +259,7 @@ static json_t *jreal(double v)
 static json_t *jlink(sl_link_spec s)
 {
 	json_t *o = json_object();
-	json_object_set_new(o, "bandwidth_Bps", jreal(s.bandwidth));
+	json_object_set_new(o, "bandwidth_bytes_per_s", jreal(s.bandwidth));
 	json_object_set_new(o, "latency_s", jreal(s.latency));
 	return o;
 }
@@ -283,13 +283,13 @@ static void json_cluster(json_t *o, const sl_cluster_config *cfg, const char *pr
 			p++;
 	}
 	json_object_set_new(o, "overrides", ov);
-	json_object_set_new(o, "flops_per_device", jreal(cfg->flops));
+	json_object_set_new(o, "device_flop_per_s", jreal(cfg->flops));
 	json_object_set_new(o, "memory_per_device_bytes", json_integer((json_int_t)cfg->memory));
 	json_object_set_new(o, "intra", jlink(cfg->intra));
 	json_object_set_new(o, "inter", jlink(cfg->inter));
-	json_object_set_new(o, "bandwidth_Bps", jreal(cfg->intra.bandwidth));
+	json_object_set_new(o, "bandwidth_bytes_per_s", jreal(cfg->intra.bandwidth));
 	json_object_set_new(o, "latency_s", jreal(cfg->intra.latency));
-	json_object_set_new(o, "inter_bandwidth_Bps", jreal(cfg->inter.bandwidth));
+	json_object_set_new(o, "inter_bandwidth_bytes_per_s", jreal(cfg->inter.bandwidth));
 	json_object_set_new(o, "inter_latency_s", jreal(cfg->inter.latency));
 	json_object_set_new(o, "timing",
 			    json_string(cfg->timing == SL_TIMING_MODEL ? "model" : "measured"));
@@ -331,7 +331,7 @@ json_t *sl_report_run_json(const sl_run_report *r)
 	json_object_set_new(o, "speedup", jreal(res->speedup));
 	json_object_set_new(o, "compute_s", jreal(res->compute_s));
 	json_object_set_new(o, "comm_s", jreal(res->comm_s));
-	json_object_set_new(o, "bytes_moved", json_integer((json_int_t)res->bytes_moved));
+	json_object_set_new(o, "moved_bytes", json_integer((json_int_t)res->bytes_moved));
 	json_object_set_new(o, "max_abs_error",
 			    res->checked ? jreal(res->max_abs_error) : json_null());
 	json_object_set_new(o, "max_rel_error",
@@ -353,9 +353,9 @@ json_t *sl_report_run_json(const sl_run_report *r)
 		double idle = res->emulated_time_s - st.compute_s - st.comm_s;
 		json_object_set_new(d, "idle_s", jreal(idle));
 		json_object_set_new(d, "clock_s", jreal(st.clock));
-		json_object_set_new(d, "flops", jreal(st.flops));
-		json_object_set_new(d, "bytes_sent", json_integer((json_int_t)st.bytes_sent));
-		json_object_set_new(d, "bytes_received",
+		json_object_set_new(d, "flop", jreal(st.flops));
+		json_object_set_new(d, "sent_bytes", json_integer((json_int_t)st.bytes_sent));
+		json_object_set_new(d, "received_bytes",
 				    json_integer((json_int_t)st.bytes_received));
 		json_object_set_new(d, "memory_peak_bytes", json_integer((json_int_t)st.mem_peak));
 		json_array_append_new(devs, d);
@@ -505,12 +505,14 @@ void sl_report_coll_csv_row(FILE *f, const sl_coll_report *r, const sl_coll_row 
 
 static void json_coll_row(json_t *o, const sl_coll_row *row)
 {
-	json_object_set_new(o, "bytes", json_integer((json_int_t)row->bytes));
+	json_object_set_new(o, "size_bytes", json_integer((json_int_t)row->bytes));
 	json_object_set_new(o, "count", json_integer((json_int_t)row->count));
-	json_object_set_new(o, "time_s", jreal(row->time_s));
+	json_object_set_new(o, "emulated_time_s", jreal(row->time_s));
 	json_object_set_new(o, "predicted_s", jreal(row->predicted_s));
-	json_object_set_new(o, "algbw_Bps", row->time_s > 0 ? jreal(row->algbw) : json_null());
-	json_object_set_new(o, "busbw_Bps", row->time_s > 0 ? jreal(row->busbw) : json_null());
+	json_object_set_new(o, "algbw_bytes_per_s",
+			    row->time_s > 0 ? jreal(row->algbw) : json_null());
+	json_object_set_new(o, "busbw_bytes_per_s",
+			    row->time_s > 0 ? jreal(row->busbw) : json_null());
 	json_object_set_new(o, "wrong", json_integer((json_int_t)row->wrong));
 }
 
@@ -545,9 +547,24 @@ int sl_report_json_printed(void)
 	return json_printed;
 }
 
+/* j (stolen) after shardlab_version and format_version; NULL if out of
+ * memory or j is not an object. */
+static json_t *with_versions(json_t *j)
+{
+	json_t *o = json_object();
+	if (!j || !o || json_object_set_new(o, "shardlab_version", json_string(PACKAGE_VERSION)) ||
+	    json_object_set_new(o, "format_version", json_integer(SL_JSON_FORMAT_VERSION)) ||
+	    json_object_update(o, j)) {
+		json_decref(o);
+		o = NULL;
+	}
+	json_decref(j);
+	return o;
+}
+
 int sl_report_json_print(FILE *f, json_t *j)
 {
-	j = sl_report_json_scheme(j);
+	j = with_versions(j);
 	if (!j)
 		return -1;
 	json_printed = 1;

@@ -93,15 +93,15 @@ void sl_report_cluster_json(json_t *o, const sl_cluster_config *cfg, const char 
 void sl_report_layout_json(json_t *o, const sl_layout *l);
 
 /* The JSON reports' format: format_version of every --format=json output
- * (shardlab(1), OUTPUT).  Raise it when a key changes meaning or name. */
+ * (shardlab(1), OUTPUT).  Raise it when a key changes meaning or name.
+ * Reports build their objects under the names the man page's OUTPUT section
+ * states (snake_case, units as suffixes); tests/test_json.c checks every key
+ * of every command against them. */
 #define SL_JSON_FORMAT_VERSION 1
 
-/* j (stolen) under the one naming scheme (jsonkeys.c), shardlab_version
- * and format_version first; NULL if out of memory. */
-json_t *sl_report_json_scheme(json_t *j);
-
-/* Pretty-print j under the scheme (sl_report_json_scheme) with a final
- * newline and release it; -1 on a write error or out of memory. */
+/* Pretty-print the object j (stolen) after shardlab_version and
+ * format_version, with a final newline; -1 on a write error, out of memory,
+ * or when j is not an object. */
 int sl_report_json_print(FILE *f, json_t *j);
 /* Whether a JSON report was printed: the error object on failure is only
  * for a run that printed none (cli.c). */
