@@ -22,8 +22,8 @@ int sl_cmd_sandbox(int argc, char **argv);
  * menu's sandbox).  Returns 0, or an exit status after an error line. */
 struct sl_scenario;
 int sl_sandbox_default(struct sl_scenario *sc);
-int sl_cmd_check(int argc, char **argv);  /* cmd_check.c */
-int sl_cmd_lesson(int argc, char **argv); /* cmd_check.c */
+int sl_cmd_check(int argc, char **argv);
+int sl_cmd_lesson(int argc, char **argv);
 int sl_cmd_plan(int argc, char **argv);
 
 /* Parse and run; returns the process exit status. */

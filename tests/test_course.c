@@ -21,7 +21,8 @@
 #include <cmocka.h>
 #include "tmputil.h"
 
-#include "cmd_lesson.h"
+#include "cli.h"
+#include "headless.h"
 #include "lesson.h"
 
 #ifndef LESSONS_DIR

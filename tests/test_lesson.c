@@ -18,7 +18,7 @@
 #include "tmputil.h"
 
 #include "catalog.h"
-#include "cmd_lesson.h"
+#include "headless.h"
 #include "lesson.h"
 #include "progress.h"
 #include "setup.h"

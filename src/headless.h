@@ -1,14 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd_lesson.h - `shardlab check` and `shardlab lesson` (cmd_check.c), and the
- * headless runner (cmd_lesson.c). */
-#ifndef SL_CMD_LESSON_H
-#define SL_CMD_LESSON_H
+/* headless.h - a lesson without the screen (headless.c): `shardlab lesson
+ * --headless` and the tests that play the course. */
+#ifndef SL_HEADLESS_H
+#define SL_HEADLESS_H
 
 #include <stdio.h>
-
-/* argv[0] is the subcommand's name; returns the exit status. */
-int sl_cmd_check(int argc, char **argv);
-int sl_cmd_lesson(int argc, char **argv);
 
 typedef struct sl_headless_opts {
 	const char *start; /* a label or a line number; NULL: the top (or the saved position) */
@@ -22,8 +18,9 @@ typedef struct sl_headless_opts {
 } sl_headless_opts;
 
 /* Run a lesson file without curses: steps to out (as text, or with json as
- * one report at the end), the learner's answers from in, errors to err.  Returns 0 when every check held, 1 when one failed, 2
- * when the lesson could not be run to its end. */
+ * one report at the end), the learner's answers from in, errors to err.
+ * Returns 0 when every check held, 1 when one failed, 2 when the lesson
+ * could not be run to its end. */
 int sl_lesson_headless(const char *path, const sl_headless_opts *o, FILE *in, FILE *out,
 		       FILE *err);
 
