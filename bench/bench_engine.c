@@ -76,7 +76,7 @@ static void *xmalloc(size_t n)
 }
 
 static sl_cluster *make_cluster(int devices, double bw, double slowdown, sl_timing timing,
-				uint64_t memory)
+                                uint64_t memory)
 {
 	sl_cluster_config cfg;
 	sl_cluster_config_default(&cfg);
@@ -182,7 +182,8 @@ static int cmd_throttle(int reps)
 		double ratio[16] = {0}, wall[16] = {0};
 		reps = reps < 1 ? 1 : reps > 16 ? 16 : reps;
 		for (int i = 0; i < reps; i++) {
-			sl_cluster *c = make_cluster(2, rates[r], 1.0, SL_TIMING_MODEL, (uint64_t)1 << 30);
+			sl_cluster *c =
+			    make_cluster(2, rates[r], 1.0, SL_TIMING_MODEL, (uint64_t)1 << 30);
 			struct xfer_job j = {bytes, src, dst};
 			run_or_die(c, xfer_prog, &j);
 			wall[i] = recv_end_wall(c);
@@ -195,8 +196,8 @@ static int cmd_throttle(int reps)
 			hi = ratio[i] > hi ? ratio[i] : hi;
 		}
 		double med_wall = median(wall, reps);
-		printf("throttle %.0f %zu %d %.6f %.6f %.6f %.6f\n", rates[r], bytes, reps, med_wall,
-		       median(ratio, reps), lo, hi);
+		printf("throttle %.0f %zu %d %.6f %.6f %.6f %.6f\n", rates[r], bytes, reps,
+		       med_wall, median(ratio, reps), lo, hi);
 		fflush(stdout);
 	}
 	free(src);
@@ -219,7 +220,8 @@ static double bare_sgemm(int m, int n, int k)
 	memcpy(a, a0, a_n * sizeof(float));
 	memcpy(b, b0, b_n * sizeof(float));
 	double t0 = thread_cpu_now();
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c,
+	            n);
 	double dt = thread_cpu_now() - t0;
 	free(a0);
 	free(b0);
@@ -271,11 +273,13 @@ static int cmd_gemm(int reps, int m, int k, int n, int t)
 	if (reps > 16)
 		reps = 16;
 	for (int split = SL_SPLIT_COL; split <= SL_SPLIT_ROW; split++) {
-		double dev[16] = {0}, bare[16] = {0}, conc[16] = {0}, lo = 1e300, hi = 0, err_max = 0;
+		double dev[16] = {0}, bare[16] = {0}, conc[16] = {0}, lo = 1e300, hi = 0,
+		       err_max = 0;
 		/* Run -1 is a warm-up: OpenBLAS allocates and first touches its
 		 * per-call buffers once per process, which no later call pays. */
 		for (int i = -1; i < reps; i++) {
-			sl_cluster *c = make_cluster(t, 100e9, 0, SL_TIMING_MEASURED, (uint64_t)1 << 34);
+			sl_cluster *c =
+			    make_cluster(t, 100e9, 0, SL_TIMING_MEASURED, (uint64_t)1 << 34);
 			sl_gemm_spec s = {(sl_split)split, m, k, n, SL_ALGO_RING, 1};
 			sl_gemm_result res;
 			sl_err err = {0};
@@ -306,8 +310,8 @@ static int cmd_gemm(int reps, int m, int k, int n, int t)
 		int sk = split == SL_SPLIT_ROW ? k / t + (k % t > 0) : k;
 		double dmed = median(dev, reps), bmed = median(bare, reps);
 		printf("gemm %s %d %d %d %d %d %d %d %d %.6f %.6f %.6f %.6f %.3e %.6f\n",
-		       sl_split_name((sl_split)split), m, k, n, t, sm, sk, sn, reps, dmed, lo, hi, bmed,
-		       err_max, median(conc, reps));
+		       sl_split_name((sl_split)split), m, k, n, t, sm, sk, sn, reps, dmed, lo, hi,
+		       bmed, err_max, median(conc, reps));
 		fflush(stdout);
 	}
 	return 0;
@@ -471,7 +475,7 @@ static double xcore_bw(size_t bytes, double seconds, int reps)
 static int cmd_coll(size_t lo, size_t hi, double seconds, int reps, const int *ps, int nps)
 {
 	static const sl_coll_op ops[] = {SL_COLL_ALLREDUCE, SL_COLL_ALLGATHER,
-					 SL_COLL_REDUCESCATTER};
+	                                 SL_COLL_REDUCESCATTER};
 	if (reps > 16)
 		reps = 16;
 	for (size_t b = lo; b <= hi; b *= 2) {
@@ -500,12 +504,14 @@ static int cmd_coll(size_t lo, size_t hi, double seconds, int reps, const int *p
 				double bw[16] = {0}, tm[16] = {0};
 				for (int r = 0; r < j.nrep; r++) {
 					tm[r] = j.elapsed[r] / j.iters;
-					bw[r] = (double)count * sizeof(float) / tm[r] * bus_factor(ops[o], p);
+					bw[r] = (double)count * sizeof(float) / tm[r] *
+					        bus_factor(ops[o], p);
 				}
 				/* Best of the loops: the machine is shared, and the noise
 				 * only ever slows a loop down. */
-				printf("shardlab %s %d %zu %d %.9f %.6e %.6e\n", sl_coll_op_name(ops[o]), p, b,
-				       j.iters, median(tm, j.nrep), max_of(bw, j.nrep), median(bw, j.nrep));
+				printf("shardlab %s %d %zu %d %.9f %.6e %.6e\n",
+				       sl_coll_op_name(ops[o]), p, b, j.iters, median(tm, j.nrep),
+				       max_of(bw, j.nrep), median(bw, j.nrep));
 				fflush(stdout);
 			}
 		for (int r = 0; r < p; r++)
@@ -629,9 +635,10 @@ static int cmd_time(int runs, char **argv)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: bench_engine info | throttle REPS | gemm REPS M K N DEVICES |\n"
-			"       coll MIN_BYTES MAX_BYTES SECONDS REPS P... | memory DEVICES BYTES |\n"
-			"       time RUNS CMD [ARGS...]\n");
+	fprintf(stderr,
+	        "usage: bench_engine info | throttle REPS | gemm REPS M K N DEVICES |\n"
+	        "       coll MIN_BYTES MAX_BYTES SECONDS REPS P... | memory DEVICES BYTES |\n"
+	        "       time RUNS CMD [ARGS...]\n");
 }
 
 int main(int argc, char **argv)
@@ -650,7 +657,8 @@ int main(int argc, char **argv)
 	if (argc >= 7 && strcmp(argv[1], "coll") == 0) {
 		size_t lo = strtoull(argv[2], NULL, 10), hi = strtoull(argv[3], NULL, 10);
 		double sec = atof(argv[4]);
-		int reps = atoi(argv[5]), ps[16], nps = 0, ok = lo >= 256 && hi >= lo && sec > 0 && reps > 0;
+		int reps = atoi(argv[5]), ps[16], nps = 0,
+		    ok = lo >= 256 && hi >= lo && sec > 0 && reps > 0;
 		for (int i = 6; i < argc && nps < 16; i++) {
 			ps[nps] = atoi(argv[i]);
 			ok &= ps[nps] >= 1 && ps[nps] <= SL_MAX_DEVICES;

@@ -29,10 +29,11 @@ static void run_op(int op, float *buf, size_t count, int p)
 		break;
 	case OP_ALLGATHER:
 		MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, block, MPI_FLOAT,
-			      MPI_COMM_WORLD);
+		              MPI_COMM_WORLD);
 		break;
 	default:
-		MPI_Reduce_scatter_block(MPI_IN_PLACE, buf, block, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+		MPI_Reduce_scatter_block(MPI_IN_PLACE, buf, block, MPI_FLOAT, MPI_SUM,
+		                         MPI_COMM_WORLD);
 		break;
 	}
 }
@@ -105,7 +106,8 @@ int main(int argc, char **argv)
 		size_t lo = strtoull(argv[2], NULL, 10), hi = strtoull(argv[3], NULL, 10);
 		double seconds = atof(argv[4]);
 		int reps = atoi(argv[5]);
-		if (lo < sizeof(float) * (size_t)p || hi < lo || !(seconds > 0) || reps < 1 || reps > 16)
+		if (lo < sizeof(float) * (size_t)p || hi < lo || !(seconds > 0) || reps < 1 ||
+		    reps > 16)
 			bad = 1;
 		else {
 			/* One buffer touched once, as bench_engine does. */
@@ -127,13 +129,15 @@ int main(int argc, char **argv)
 		if (!buf)
 			bad = 1;
 		else
-			MPI_Allreduce(MPI_IN_PLACE, buf, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+			MPI_Allreduce(MPI_IN_PLACE, buf, (int)count, MPI_FLOAT, MPI_SUM,
+			              MPI_COMM_WORLD);
 		free(buf);
 	} else {
 		bad = 1;
 	}
 	if (bad && rank == 0)
-		fprintf(stderr, "usage: mpi_coll sweep MIN_BYTES MAX_BYTES SECONDS REPS | once BYTES\n");
+		fprintf(stderr,
+		        "usage: mpi_coll sweep MIN_BYTES MAX_BYTES SECONDS REPS | once BYTES\n");
 	MPI_Finalize();
 	return bad;
 }

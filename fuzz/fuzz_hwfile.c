@@ -24,10 +24,11 @@ static int figure_ok(double v)
 
 static int figures_ok(const sl_preset *p)
 {
-	const double v[] = {p->flops,       p->flops_fp32,      p->memory,        p->intra.bandwidth,
-			    p->intra.latency, p->inter.bandwidth, p->inter.latency, p->intra_frac,
-			    p->inter_frac,  p->dm.mem_bw,       p->dm.gemm_frac,  p->dm.k_half,
-			    p->dm.launch_s, p->dm.attn_frac,    p->dm.mem_frac};
+	const double v[] = {p->flops,           p->flops_fp32,    p->memory,
+	                    p->intra.bandwidth, p->intra.latency, p->inter.bandwidth,
+	                    p->inter.latency,   p->intra_frac,    p->inter_frac,
+	                    p->dm.mem_bw,       p->dm.gemm_frac,  p->dm.k_half,
+	                    p->dm.launch_s,     p->dm.attn_frac,  p->dm.mem_frac};
 	for (size_t i = 0; i < sizeof v / sizeof *v; i++)
 		if (!figure_ok(v[i]))
 			return 0;
@@ -52,8 +53,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		json_t *again = s ? json_loads(s, 0, NULL) : NULL;
 		if (!again || sl_hw_from_json(again, "back.json", &q, &err) != SL_OK)
 			abort();
-		if (strcmp(p.name, q.name) || strcmp(p.title, q.title) || strcmp(p.source, q.source) ||
-		    p.flops != q.flops || p.flops_fp32 != q.flops_fp32 || p.memory != q.memory ||
+		if (strcmp(p.name, q.name) || strcmp(p.title, q.title) ||
+		    strcmp(p.source, q.source) || p.flops != q.flops ||
+		    p.flops_fp32 != q.flops_fp32 || p.memory != q.memory ||
 		    p.devices_per_node != q.devices_per_node || memcmp(&p.dm, &q.dm, sizeof p.dm) ||
 		    memcmp(&p.intra, &q.intra, sizeof p.intra) ||
 		    memcmp(&p.inter, &q.inter, sizeof p.inter) || p.intra_frac != q.intra_frac ||

@@ -28,7 +28,8 @@ static int has_var(char **envp, const char *name)
 static void blasenv_preinit(int argc, char **argv, char **envp)
 {
 	(void)argc;
-	int core = has_var(envp, "OPENBLAS_CORETYPE"), threads = has_var(envp, "OPENBLAS_NUM_THREADS");
+	int core = has_var(envp, "OPENBLAS_CORETYPE"),
+	    threads = has_var(envp, "OPENBLAS_NUM_THREADS");
 	if ((core && threads) || has_var(envp, GUARD) || !argv || !argv[0])
 		return;
 	size_t n = 0;
@@ -50,9 +51,9 @@ static void blasenv_preinit(int argc, char **argv, char **envp)
 	/* No /proc: main carries on as before. */
 }
 
-__attribute__((section(".preinit_array"), used)) static void (*const blasenv_preinit_p)(int, char **,
-										       char **) =
-	blasenv_preinit;
+__attribute__((section(".preinit_array"),
+               used)) static void (*const blasenv_preinit_p)(int, char **,
+                                                             char **) = blasenv_preinit;
 
 void sl_blasenv_ensure(char **argv)
 {

@@ -27,16 +27,16 @@ static const struct sl_cmd {
 	sl_cmd_fn fn;
 	const char *summary;
 } cmds[] = {
-	{"run", sl_cmd_run, "run one sharded matrix multiply headless and report it"},
-	{"coll", sl_cmd_coll, "time a collective over one size or a range, nccl-tests style"},
-	{"train", sl_cmd_train, "train a small model under TP, PP and DP; loss, time, memory, traffic"},
-	{"compare", sl_cmd_compare, "train the same model under several layouts; one table"},
-	{"sandbox", sl_cmd_sandbox, "the interactive view of a scenario, with live link knobs"},
-	{"check", sl_cmd_check, "check lesson files without running them"},
-	{"lesson", sl_cmd_lesson, "follow a guided lesson (--headless: without the screen)"},
-	{"plan", sl_cmd_plan, "rank every layout (tp, pp, dp, schedule, ...) of a model on a cluster"},
-	{"ckpt", sl_cmd_ckpt, "inspect, verify or reshard a sharded checkpoint"},
-	{NULL, NULL, NULL},
+    {"run", sl_cmd_run, "run one sharded matrix multiply headless and report it"},
+    {"coll", sl_cmd_coll, "time a collective over one size or a range, nccl-tests style"},
+    {"train", sl_cmd_train, "train a small model under TP, PP and DP; loss, time, memory, traffic"},
+    {"compare", sl_cmd_compare, "train the same model under several layouts; one table"},
+    {"sandbox", sl_cmd_sandbox, "the interactive view of a scenario, with live link knobs"},
+    {"check", sl_cmd_check, "check lesson files without running them"},
+    {"lesson", sl_cmd_lesson, "follow a guided lesson (--headless: without the screen)"},
+    {"plan", sl_cmd_plan, "rank every layout (tp, pp, dp, schedule, ...) of a model on a cluster"},
+    {"ckpt", sl_cmd_ckpt, "inspect, verify or reshard a sharded checkpoint"},
+    {NULL, NULL, NULL},
 };
 
 static void print_help(void)
@@ -71,7 +71,7 @@ static void print_help(void)
 static int list_options(void)
 {
 	static const char *const kinds[] = {"flag", "int",   "real", "rate", "time",
-					    "size", "flops", "word", "text"};
+	                                    "size", "flops", "word", "text"};
 	for (int i = 0; i < sl_knob_count(); i++) {
 		const sl_knob *k = &sl_knobs()[i];
 		if (!k->cmds || (i > 0 && sl_knob_named(k->name, 0) != k))
@@ -85,7 +85,7 @@ static int list_options(void)
 		}
 		if (k->code == SL_OPT_ORDER) { /* the six orders of the mesh's axes */
 			static const sl_axis p[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
-							{1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+			                                {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
 			char name[32];
 			for (int j = 0; j < 6; j++)
 				printf(" %s", sl_mesh_order_name(p[j], name, sizeof name));
@@ -127,8 +127,8 @@ static int run_default(const struct sl_tui_options *t)
 	/* A terminal that cannot be drawn on gets what a pipe gets. */
 	if (tty)
 		sl_cli_error("%s: the report instead of the lesson menu "
-			     "('shardlab lesson --headless 01' follows a lesson as text)",
-			     term && *term ? "TERM is dumb" : "TERM is not set");
+		             "('shardlab lesson --headless 01' follows a lesson as text)",
+		             term && *term ? "TERM is dumb" : "TERM is not set");
 	sl_opts o;
 	sl_err err = {0};
 	sl_opts_init(&o);
@@ -153,7 +153,8 @@ static int wants_json(int argc, char **argv, int *trace_stdout)
 		if (v)
 			json = strcmp(v, "json") == 0;
 		if (strcmp(argv[i], "--trace=-") == 0 ||
-		    (strcmp(argv[i], "--trace") == 0 && i + 1 < argc && strcmp(argv[i + 1], "-") == 0))
+		    (strcmp(argv[i], "--trace") == 0 && i + 1 < argc &&
+		     strcmp(argv[i + 1], "-") == 0))
 			*trace_stdout = 1;
 	}
 	return json;
@@ -204,14 +205,15 @@ int sl_cli_main(int argc, char **argv)
 	if (shown == argc)
 		return run_default(&t);
 	if (shown > 1)
-		return sl_cli_usage(NULL, "'%s' goes only with --no-color, --ascii and "
-					  "--high-contrast, without a command (a command takes its own)",
-				    argv[1]);
+		return sl_cli_usage(NULL,
+		                    "'%s' goes only with --no-color, --ascii and "
+		                    "--high-contrast, without a command (a command takes its own)",
+		                    argv[1]);
 	const char *a = argv[1];
 	if (strcmp(a, "--list-presets") == 0) {
 		int json = 0;
 		if (argc > 3 || (argc == 3 && strcmp(argv[2], "--format=json") != 0 &&
-				 strcmp(argv[2], "--format=text") != 0))
+		                 strcmp(argv[2], "--format=text") != 0))
 			return sl_cli_usage(NULL, "--list-presets takes only --format=text|json");
 		json = argc == 3 && strcmp(argv[2], "--format=json") == 0;
 		sl_err err = {0}, *bad = NULL;
@@ -229,9 +231,10 @@ int sl_cli_main(int argc, char **argv)
 	}
 	if (a[0] == '-') {
 		if (argc > 2)
-			return sl_cli_usage(NULL, "'%s' takes no further arguments; "
-						  "options go after a command",
-					    a);
+			return sl_cli_usage(NULL,
+			                    "'%s' takes no further arguments; "
+			                    "options go after a command",
+			                    a);
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			print_help();
 			return sl_cli_flush(SL_EXIT_OK);

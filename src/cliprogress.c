@@ -10,7 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 
-
 struct sl_cliprog {
 	char what[64], unit[32];
 	atomic_long done, total;
@@ -59,14 +58,15 @@ static void draw(sl_cliprog *p)
 	int n = snprintf(line, sizeof line, "%s: %ld of %ld %s", p->what, done, total, p->unit);
 	if (total > 0 && n > 0 && (size_t)n < sizeof line)
 		n += snprintf(line + n, sizeof line - (size_t)n, ", %.0f%%",
-			      100.0 * (double)done / (double)total);
+		              100.0 * (double)done / (double)total);
 	if (n > 0 && (size_t)n < sizeof line) {
 		if (done > 0 && done < total)
-			snprintf(line + n, sizeof line - (size_t)n, ", about %s left",
-				 countdown(el * (double)(total - done) / (double)done, t, sizeof t));
+			snprintf(
+			    line + n, sizeof line - (size_t)n, ", about %s left",
+			    countdown(el * (double)(total - done) / (double)done, t, sizeof t));
 		else
 			snprintf(line + n, sizeof line - (size_t)n, ", %s so far",
-				 countdown(el, t, sizeof t));
+			         countdown(el, t, sizeof t));
 	}
 	fprintf(stderr, "\r\033[K%s", line);
 	fflush(stderr);

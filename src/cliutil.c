@@ -42,7 +42,8 @@ void sl_cli_error(const char *fmt, ...)
 		else if (*p < 0x20 || *p == 0x7f)
 			w += (size_t)snprintf(safe + w, sizeof safe - w, "\\x%02x", *p);
 		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-			w += (size_t)snprintf(safe + w, sizeof safe - w, "\\x%02x\\x%02x", p[0], p[1]);
+			w += (size_t)snprintf(safe + w, sizeof safe - w, "\\x%02x\\x%02x", p[0],
+			                      p[1]);
 			p++;
 		} else
 			safe[w++] = (char)*p;
@@ -107,11 +108,11 @@ static int check_spelling(const char *cmd, int argc, char **argv, const struct o
 			hits++;
 			if (cl < sizeof cands)
 				cl += (size_t)snprintf(cands + cl, sizeof cands - cl, "%s'--%s'",
-						       cl ? ", " : "", lo[j].name);
+				                       cl ? ", " : "", lo[j].name);
 		}
 		if (exact < 0 && hits > 0)
 			return sl_cli_usage(cmd, "unknown option '--%.*s' (did you mean %s%s?)",
-					    (int)len, name, hits > 1 ? "one of " : "", cands);
+			                    (int)len, name, hits > 1 ? "one of " : "", cands);
 		if (exact < 0) {
 			/* Not a prefix of any: a misspelling, as --bandwith. */
 			const char *names[SL_OPTS_MAX];
@@ -122,8 +123,9 @@ static int check_spelling(const char *cmd, int argc, char **argv, const struct o
 				names[nn++] = lo[j].name;
 			const char *near = len < sizeof word ? sl_closest(word, names, nn) : NULL;
 			if (near)
-				return sl_cli_usage(cmd, "unknown option '--%.*s' (did you mean '--%s'?)",
-						    (int)len, name, near);
+				return sl_cli_usage(
+				    cmd, "unknown option '--%.*s' (did you mean '--%s'?)", (int)len,
+				    name, near);
 			return sl_cli_usage(cmd, "unknown option '--%.*s'", (int)len, name);
 		}
 		if (lo[exact].has_arg == no_argument && name[len] == '=')
@@ -142,23 +144,23 @@ static int getopt_error(const char *cmd, int c, char **argv)
 	return sl_cli_usage(cmd, "unknown option '-%c'", optopt > 0 && optopt < 128 ? optopt : '?');
 }
 
-static int parse(const char *cmd, unsigned bit, int argc, char **argv, sl_opts *o,
-		 sl_cli_optfn own, void *ctx, void (*help)(void), int *first_operand);
+static int parse(const char *cmd, unsigned bit, int argc, char **argv, sl_opts *o, sl_cli_optfn own,
+                 void *ctx, void (*help)(void), int *first_operand);
 
-int sl_cli_parse(const char *cmd, unsigned bit, int argc, char **argv, sl_opts *o,
-		 sl_cli_optfn own, void *ctx, void (*help)(void))
+int sl_cli_parse(const char *cmd, unsigned bit, int argc, char **argv, sl_opts *o, sl_cli_optfn own,
+                 void *ctx, void (*help)(void))
 {
 	return parse(cmd, bit, argc, argv, o, own, ctx, help, NULL);
 }
 
 int sl_cli_parse_operands(const char *cmd, unsigned bit, int argc, char **argv, sl_opts *o,
-			  sl_cli_optfn own, void *ctx, void (*help)(void), int *first)
+                          sl_cli_optfn own, void *ctx, void (*help)(void), int *first)
 {
 	return parse(cmd, bit, argc, argv, o, own, ctx, help, first);
 }
 
-static int parse(const char *cmd, unsigned bit, int argc, char **argv, sl_opts *o,
-		 sl_cli_optfn own, void *ctx, void (*help)(void), int *first_operand)
+static int parse(const char *cmd, unsigned bit, int argc, char **argv, sl_opts *o, sl_cli_optfn own,
+                 void *ctx, void (*help)(void), int *first_operand)
 {
 	struct option all[SL_OPTS_MAX];
 	sl_opts_getopt(bit, all);
@@ -192,7 +194,7 @@ static int parse(const char *cmd, unsigned bit, int argc, char **argv, sl_opts *
 		rc = sl_opts_handle(o, c, optarg, &err);
 		if (rc == SL_OPTS_NOT_MINE)
 			rc = own ? own(ctx, c, optarg, &err)
-				 : sl_fail(&err, SL_EINVAL, "option code %d has no handler", c);
+			         : sl_fail(&err, SL_EINVAL, "option code %d has no handler", c);
 		if (rc)
 			return sl_cli_usage(cmd, "%s", err.msg);
 	}
@@ -229,8 +231,8 @@ static int host_fits(const char *cmd, double bytes, const char *what, const char
 		return 0;
 	char need[32], have[32];
 	sl_cli_error("%s: %s would take %s of host memory, more than half of this machine's %s%s",
-		     cmd, what, sl_fmt_bytes(bytes, need, sizeof need),
-		     sl_fmt_bytes(limit * 2, have, sizeof have), hint);
+	             cmd, what, sl_fmt_bytes(bytes, need, sizeof need),
+	             sl_fmt_bytes(limit * 2, have, sizeof have), hint);
 	return SL_EXIT_USAGE;
 }
 
@@ -258,7 +260,6 @@ int sl_cli_check_output(const char *cmd, const char *path)
 		return sl_cli_usage(cmd, "--trace=%s: cannot write into %s", path, dir);
 	return 0;
 }
-
 
 FILE *sl_cli_report_stream(const char *trace)
 {

@@ -42,14 +42,14 @@ typedef int (*sl_cli_optfn)(void *ctx, int code, const char *arg, sl_err *err);
  * Returns SL_CLI_GO to go on; else an exit status to return at once, after
  * printing the error (usage errors) or help (SL_EXIT_OK, from help()). */
 #define SL_CLI_GO (-1)
-int sl_cli_parse(const char *cmd, unsigned bit, int argc, char **argv, sl_opts *o,
-		 sl_cli_optfn own, void *ctx, void (*help)(void));
+int sl_cli_parse(const char *cmd, unsigned bit, int argc, char **argv, sl_opts *o, sl_cli_optfn own,
+                 void *ctx, void (*help)(void));
 
 /* The same for a command that takes operands (check FILE..., lesson
  * NAME): they may stand among the options; *first is set to the index of
  * the first, argv[*first .. argc-1] (getopt moves them there). */
 int sl_cli_parse_operands(const char *cmd, unsigned bit, int argc, char **argv, sl_opts *o,
-			  sl_cli_optfn own, void *ctx, void (*help)(void), int *first);
+                          sl_cli_optfn own, void *ctx, void (*help)(void), int *first);
 
 /* --help's cluster and output sections for command bit cmd, with the
  * note on units between them. */

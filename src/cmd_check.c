@@ -36,7 +36,7 @@ static int no_own(void *ctx, int code, const char *arg, sl_err *err)
 
 /* One lesson's row of check --format=json. */
 static json_t *check_row(const char *what, const char *path, const sl_lesson *l,
-			 const sl_lesson_diags *d, const char *msg)
+                         const sl_lesson_diags *d, const char *msg)
 {
 	json_t *r = json_object();
 	json_object_set_new(r, "name", json_string(what));
@@ -44,7 +44,7 @@ static json_t *check_row(const char *what, const char *path, const sl_lesson *l,
 	json_object_set_new(r, "ok", json_boolean(l != NULL));
 	json_object_set_new(r, "title", l ? json_string(sl_lesson_title(l)) : json_null());
 	json_object_set_new(r, "estimated_s",
-			    l ? json_integer((json_int_t)sl_lesson_minutes(l) * 60) : json_null());
+	                    l ? json_integer((json_int_t)sl_lesson_minutes(l) * 60) : json_null());
 	json_object_set_new(r, "steps", l ? json_integer(sl_lesson_length(l)) : json_null());
 	json_t *errs = json_array();
 	if (!l && (!d || d->n == 0) && msg)
@@ -61,7 +61,8 @@ int sl_cmd_check(int argc, char **argv)
 	sl_opts o;
 	sl_opts_init(&o);
 	int first;
-	int rc = sl_cli_parse_operands("check", SL_CMD_CHECK, argc, argv, &o, no_own, NULL, check_help, &first);
+	int rc = sl_cli_parse_operands("check", SL_CMD_CHECK, argc, argv, &o, no_own, NULL,
+	                               check_help, &first);
 	if (rc != SL_CLI_GO)
 		return rc;
 	if (first >= argc)
@@ -74,7 +75,8 @@ int sl_cmd_check(int argc, char **argv)
 		if (sl_lesson_find(argv[i], path, sizeof path, &err)) {
 			sl_cli_error("check: %s", err.msg);
 			if (rows)
-				json_array_append_new(rows, check_row(argv[i], NULL, NULL, NULL, err.msg));
+				json_array_append_new(
+				    rows, check_row(argv[i], NULL, NULL, NULL, err.msg));
 			bad++;
 			continue;
 		}
@@ -88,7 +90,8 @@ int sl_cmd_check(int argc, char **argv)
 			if (d.more)
 				fprintf(stderr, "%s: more errors follow; fix these first\n", path);
 			if (rows)
-				json_array_append_new(rows, check_row(argv[i], path, NULL, &d, err.msg));
+				json_array_append_new(rows,
+				                      check_row(argv[i], path, NULL, &d, err.msg));
 			bad++;
 			continue;
 		}

@@ -34,8 +34,7 @@ static void ckpt_help(void)
 	       "            tile every tensor exactly\n"
 	       "  reshard   rewrite the checkpoint for another layout into DIR2, on emulated\n"
 	       "            devices: each new device reads the stored chunks its new shards\n"
-	       "            overlap, then writes its own\n\n"
-	       );
+	       "            overlap, then writes its own\n\n");
 	sl_opts_help(stdout, SL_CMD_RESHARD, SL_KG_RESHARD, 1);
 	sl_opts_help(stdout, SL_CMD_RESHARD, SL_KG_LAYOUT, 0);
 	sl_opts_help(stdout, SL_CMD_RESHARD, SL_KG_OUTPUT, 0);
@@ -123,13 +122,13 @@ static int open_or_fail(const char *cmd, const char *dir, sl_ckpt **ck)
 static void print_layout(FILE *f, const sl_layout *l, int devices)
 {
 	char order[16];
-	fprintf(f, "tp=%d pp=%d dp=%d on %d device%s, mesh order %s, schedule %s", l->tp, l->pp, l->dp,
-	       devices, devices == 1 ? "" : "s", sl_mesh_order_name(l->order, order, sizeof order),
-	       sl_sched_name(l->schedule));
+	fprintf(f, "tp=%d pp=%d dp=%d on %d device%s, mesh order %s, schedule %s", l->tp, l->pp,
+	        l->dp, devices, devices == 1 ? "" : "s",
+	        sl_mesh_order_name(l->order, order, sizeof order), sl_sched_name(l->schedule));
 	if (l->chunks > 1)
 		fprintf(f, " (%d chunks per device)", l->chunks);
 	fprintf(f, ", %d micro-batch%s%s%s\n", l->microbatches, l->microbatches == 1 ? "" : "es",
-	       l->seq_parallel ? ", sequence parallel" : "", l->zero1 ? ", ZeRO-1" : "");
+	        l->seq_parallel ? ", sequence parallel" : "", l->zero1 ? ", ZeRO-1" : "");
 }
 
 static void print_inspect(const sl_ckpt *ck)
@@ -143,8 +142,7 @@ static void print_inspect(const sl_ckpt *ck)
 	sl_model_describe(m, words, sizeof words);
 	printf("model       %s v%d: %s (%s), float32\n", SL_CKPT_ARCH_NAME, in->arch_version, words,
 	       m->heads > 0 ? "attention + mlp" : "mlp");
-	printf("            %zu parameters, each with its two Adam moments\n",
-	       sl_model_nparams(m));
+	printf("            %zu parameters, each with its two Adam moments\n", sl_model_nparams(m));
 	printf("saved at    ");
 	print_layout(stdout, &in->layout, in->devices);
 	printf("training    step %ld (Adam step %ld, next batch %ld), seed %llu, batch %d x %d "
@@ -248,8 +246,8 @@ static int cmd_verify(const char *dir, const sl_opts *o)
 		printf("%s: ok: %d tensors tiled exactly by %d chunks; all %d checksums match (%d "
 		       "file%s, %s); step %ld\n",
 		       dir, in->ntensors, in->nchunks, in->nchunks, in->nfiles,
-		       in->nfiles == 1 ? "" : "s", sl_fmt_bytes((double)in->data_bytes, b, sizeof b),
-		       in->step);
+		       in->nfiles == 1 ? "" : "s",
+		       sl_fmt_bytes((double)in->data_bytes, b, sizeof b), in->step);
 	}
 	sl_ckpt_close(ck);
 	return sl_cli_flush(status);
@@ -338,12 +336,13 @@ static int cmd_reshard(const char *dir, const sl_opts *o, const struct ckpt_args
 	char rb[32], wb[32], tb[32], bw[32];
 	FILE *out = sl_cli_report_stream(o->trace);
 	fprintf(out, "resharded %s (tp=%d pp=%d dp=%d, step %ld) into %s:\n  ", dir, in->layout.tp,
-	       in->layout.pp, in->layout.dp, in->step, a->out);
+	        in->layout.pp, in->layout.dp, in->step, a->out);
 	print_layout(out, &l, ndev);
-	fprintf(out, "  %d chunk reads (%s), %d chunk writes (%s); emulated time %s at %s per device\n",
-	       reads, sl_fmt_bytes((double)rbytes, rb, sizeof rb), writes,
-	       sl_fmt_bytes((double)wbytes, wb, sizeof wb), sl_fmt_time(t, tb, sizeof tb),
-	       sl_fmt_rate(co.storage_bandwidth, bw, sizeof bw));
+	fprintf(out,
+	        "  %d chunk reads (%s), %d chunk writes (%s); emulated time %s at %s per device\n",
+	        reads, sl_fmt_bytes((double)rbytes, rb, sizeof rb), writes,
+	        sl_fmt_bytes((double)wbytes, wb, sizeof wb), sl_fmt_time(t, tb, sizeof tb),
+	        sl_fmt_rate(co.storage_bandwidth, bw, sizeof bw));
 	int status = SL_EXIT_OK;
 	if (o->trace && sl_report_trace(c, o->trace, &err)) {
 		sl_cli_error("%s: %s", cmd, err.msg);
@@ -370,8 +369,9 @@ int sl_cmd_ckpt(int argc, char **argv)
 	char cmd[32];
 	char near[16];
 	if (!bit && sl_closest_in(sub, SUB_LIST, near, sizeof near))
-		return sl_cli_usage("ckpt", "unknown subcommand '%s': did you mean '%s'? (one of: "
-		                    SUB_LIST ")", sub, near);
+		return sl_cli_usage(
+		    "ckpt", "unknown subcommand '%s': did you mean '%s'? (one of: " SUB_LIST ")",
+		    sub, near);
 	if (!bit)
 		return sl_cli_usage("ckpt", "unknown subcommand '%s' (one of: " SUB_LIST ")", sub);
 	struct option lo[SL_OPTS_MAX];

@@ -21,17 +21,17 @@
 struct coll_args {
 	sl_coll_op op;
 	const char *bytes_arg;
-	double min, max;  /* as given */
-	int factor;       /* -f: each size is the last times it */
-	int iters;        /* -n */
+	double min, max; /* as given */
+	int factor;      /* -f: each size is the last times it */
+	int iters;       /* -n */
 	int human;
 	int predicted;
 };
 
-
 static void coll_help(void)
 {
-	printf("Usage: shardlab coll [--op=OP] [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [--predicted]\n"
+	printf("Usage: shardlab coll [--op=OP] [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] "
+	       "[--predicted]\n"
 	       "                     [--human | --format=json|csv] [OPTION...]\n\n"
 	       "Runs one collective over the emulated devices and prints, per size, nccl-tests'\n"
 	       "13 columns: size (B), count (elements), type, redop, root, then out of place\n"
@@ -52,18 +52,18 @@ static void coll_help(void)
 
 /* One size of --bytes=arg: part is all of it, or which = "MIN" or "MAX". */
 static int parse_size(const char *arg, const char *part, const char *which, double *out,
-		      sl_err *err)
+                      sl_err *err)
 {
 	if (sl_parse_bytes(part, out, err)) {
 		char msg[sizeof err->msg];
 		snprintf(msg, sizeof msg, "%s", err->msg);
 		return sl_fail(err, SL_EINVAL, "--bytes '%s': %s%s%s", arg, which,
-			       *which ? ": " : "", msg);
+		               *which ? ": " : "", msg);
 	}
 	if (*out < 4)
 		return sl_fail(err, SL_EINVAL,
-			       "--bytes '%s': %s%s%s is less than one fp32 element (4 B)", arg,
-			       which, *which ? " " : "", part);
+		               "--bytes '%s': %s%s%s is less than one fp32 element (4 B)", arg,
+		               which, *which ? " " : "", part);
 	const sl_knob *k = sl_knob_of('b'); /* the range of a size */
 	if (*out > k->hi)
 		return sl_fail(err, SL_EINVAL, "--bytes '%s' is out of range (%s)", arg, k->range);
@@ -76,7 +76,8 @@ static int coll_option(void *ctx, int code, const char *arg, sl_err *err)
 	const sl_knob *k = sl_knob_of(code);
 	sl_knob_val v;
 	if (!k || sl_knob_parse(k, "--", arg, &v, err))
-		return k ? SL_EINVAL : sl_fail(err, SL_EINVAL, "option code %d has no handler", code);
+		return k ? SL_EINVAL
+		         : sl_fail(err, SL_EINVAL, "option code %d has no handler", code);
 	switch (code) {
 	case SL_OPT_OP:
 		a->op = (sl_coll_op)v.d;
@@ -133,13 +134,13 @@ struct coll_job {
 	sl_algo algo;
 	int p, iters;
 	size_t count;
-	float sum[17];                   /* sum over ranks of val(rank, i) by i % 17 */
-	uint64_t wrong[SL_MAX_DEVICES];  /* per device */
+	float sum[17];                  /* sum over ranks of val(rank, i) by i % 17 */
+	uint64_t wrong[SL_MAX_DEVICES]; /* per device */
 };
 
 /* The expected contents of a block: the sum (src < 0) or val(src, i). */
 static uint64_t count_wrong(const struct coll_job *j, const float *buf, size_t i0, size_t i1,
-			    int src)
+                            int src)
 {
 	float want[17];
 	for (int q = 0; q < 17; q++)
@@ -229,7 +230,8 @@ static int coll_prog(sl_dev *d, void *arg, sl_err *err)
 		uint64_t held = 0;
 		int rc = sl_dev_reserve(d, bytes, "its collective buffer", err);
 		held += rc == SL_OK ? bytes : 0;
-		if (rc == SL_OK && oop && (rc = sl_dev_reserve(d, bytes, "its receive buffer", err)) == SL_OK)
+		if (rc == SL_OK && oop &&
+		    (rc = sl_dev_reserve(d, bytes, "its receive buffer", err)) == SL_OK)
 			held += bytes;
 		sl_group g = sl_group_all(j->p);
 		for (int it = 0; it < j->iters && rc == SL_OK; it++)
@@ -293,10 +295,10 @@ int sl_cmd_coll(int argc, char **argv)
 		o.sc.cluster.flops = pre->flops_fp32;
 	if (a.min > a.max)
 		return sl_cli_usage(cmd, "the first size (%.0f B) exceeds the last (%.0f B)", a.min,
-				    a.max);
+		                    a.max);
 	if (a.human && o.format != SL_FORMAT_TEXT)
 		return sl_cli_usage(cmd, "--human is a text table: not with --format=%s",
-				    o.format == SL_FORMAT_JSON ? "json" : "csv");
+		                    o.format == SL_FORMAT_JSON ? "json" : "csv");
 
 	/* Without --trace nothing reads the run's events: keep none. */
 	o.sc.cluster.record.off = !o.trace;
@@ -308,25 +310,27 @@ int sl_cmd_coll(int argc, char **argv)
 	cmin = cmin / unit * unit;
 	cmax = cmax / unit * unit;
 	if (cmin == 0)
-		return sl_cli_usage(cmd, "alltoall over %d devices needs at least %d fp32 elements "
-				    "(%d B)", p, p, 4 * p);
-	if (a.bytes_arg && ((double)cmin * sizeof(float) != a.min ||
-			    (double)cmax * sizeof(float) != a.max)) {
+		return sl_cli_usage(cmd,
+		                    "alltoall over %d devices needs at least %d fp32 elements "
+		                    "(%d B)",
+		                    p, p, 4 * p);
+	if (a.bytes_arg &&
+	    ((double)cmin * sizeof(float) != a.min || (double)cmax * sizeof(float) != a.max)) {
 		char used[64];
 		int len = snprintf(used, sizeof used, "%zu", cmin * sizeof(float));
 		if (cmax != cmin)
 			snprintf(used + len, sizeof used - (size_t)len, ":%zu",
-				 cmax * sizeof(float));
-		sl_cli_error("%s: note: the sizes are not whole %s: using %s B", cmd,
-			     unit > 1 ? "blocks of fp32 elements (one per device)" : "fp32 elements",
-			     used);
+			         cmax * sizeof(float));
+		sl_cli_error(
+		    "%s: note: the sizes are not whole %s: using %s B", cmd,
+		    unit > 1 ? "blocks of fp32 elements (one per device)" : "fp32 elements", used);
 	}
 	char what[64];
 	int oop = a.op == SL_COLL_ALLTOALL || a.op == SL_COLL_SENDRECV;
 	snprintf(what, sizeof what, "%d buffers of %zu B", p * (oop ? 2 : 1), cmax * sizeof(float));
 	if (!cfg->timing_only &&
-	    (rc = sl_cli_host_fits_or_dry(cmd, (double)p * (oop ? 2 : 1) * (double)cmax * sizeof(float),
-					  what)))
+	    (rc = sl_cli_host_fits_or_dry(
+	         cmd, (double)p * (oop ? 2 : 1) * (double)cmax * sizeof(float), what)))
 		return rc;
 	if (o.trace && (rc = sl_cli_check_output(cmd, o.trace)))
 		return rc;
@@ -340,16 +344,16 @@ int sl_cmd_coll(int argc, char **argv)
 	for (size_t n = cmin; n <= cmax && nrows < MAX_ROWS; n = n * (size_t)a.factor / unit * unit)
 		rows[nrows++] = (sl_coll_row){.count = n, .bytes = (double)n * sizeof(float)};
 	sl_coll_report rep = {
-		.op = a.op,
-		.algo = o.sc.gemm.algo,
-		.sc = &o.sc,
-		.overrides = o.overrides,
-		.bottleneck = sl_cost_ring_bottleneck_op(c, p, a.op, o.sc.gemm.algo),
-		.nrows = nrows,
-		.rows = rows,
-		.factor = a.factor,
-		.iters = a.iters,
-		.predicted = a.predicted,
+	    .op = a.op,
+	    .algo = o.sc.gemm.algo,
+	    .sc = &o.sc,
+	    .overrides = o.overrides,
+	    .bottleneck = sl_cost_ring_bottleneck_op(c, p, a.op, o.sc.gemm.algo),
+	    .nrows = nrows,
+	    .rows = rows,
+	    .factor = a.factor,
+	    .iters = a.iters,
+	    .predicted = a.predicted,
 	};
 	FILE *out = sl_cli_report_stream(o.trace);
 	if (o.format == SL_FORMAT_TEXT && a.human)
@@ -382,9 +386,9 @@ int sl_cmd_coll(int argc, char **argv)
 		}
 		row->time_s /= a.iters;
 		wrong += row->wrong;
-		row->predicted_s = sl_cost_coll_terms(a.op, rep.algo, p, row->bytes,
-						      rep.bottleneck.latency, rep.bottleneck.bandwidth,
-						      sl_cluster_config_of(c)->topology, NULL, NULL);
+		row->predicted_s = sl_cost_coll_terms(
+		    a.op, rep.algo, p, row->bytes, rep.bottleneck.latency, rep.bottleneck.bandwidth,
+		    sl_cluster_config_of(c)->topology, NULL, NULL);
 		if (row->time_s > 0) {
 			row->algbw = row->bytes / row->time_s;
 			row->busbw = row->algbw * sl_busbw_factor(a.op, p);
@@ -410,7 +414,7 @@ int sl_cmd_coll(int argc, char **argv)
 	status = sl_cli_flush(status);
 	if (status == SL_EXIT_OK && wrong > 0) {
 		sl_cli_error("%s: wrong result: %llu elements differ from the expected %s", cmd,
-			     (unsigned long long)wrong, sl_coll_op_name(a.op));
+		             (unsigned long long)wrong, sl_coll_op_name(a.op));
 		status = SL_EXIT_FAIL;
 	}
 	sl_cluster_destroy(c);

@@ -77,10 +77,11 @@ static int parse_layout(const char *item, size_t len, sl_layout *l, sl_err *err)
 		if (!p || sl_parse_int(p, 1, SL_MAX_DEVICES, "a size", &v, &e2) != SL_OK) {
 			if (x)
 				*x = 'x';
-			return sl_fail(err, SL_EINVAL,
-				       "--layouts: '%.*s' is not TxPxD (three sizes of 1 to %d, as in "
-				       "2x1x2)",
-				       (int)len, item, SL_MAX_DEVICES);
+			return sl_fail(
+			    err, SL_EINVAL,
+			    "--layouts: '%.*s' is not TxPxD (three sizes of 1 to %d, as in "
+			    "2x1x2)",
+			    (int)len, item, SL_MAX_DEVICES);
 		}
 		*dims[i] = (int)v;
 		p = x ? x + 1 : NULL;
@@ -98,8 +99,9 @@ static int parse_layout(const char *item, size_t len, sl_layout *l, sl_err *err)
 			l->zero1 = 1;
 		else
 			return sl_fail(err, SL_EINVAL,
-				       "--layouts: unknown '%s' in '%.*s' (one of: gpipe, 1f1b, interleaved, sp, zero1)",
-				       rest, (int)len, item);
+			               "--layouts: unknown '%s' in '%.*s' (one of: gpipe, 1f1b, "
+			               "interleaved, sp, zero1)",
+			               rest, (int)len, item);
 		rest = next;
 	}
 	return SL_OK;
@@ -117,8 +119,8 @@ static void layout_name(const sl_layout *l, char *buf, size_t n)
 	const char *nm[3] = {"tp", "pp", "dp"};
 	for (int i = 0; i < 3; i++)
 		if (size[i] > 1)
-			len += snprintf(buf + len, n - (size_t)len, "%s%s=%d", len ? " x " : "", nm[i],
-					size[i]);
+			len += snprintf(buf + len, n - (size_t)len, "%s%s=%d", len ? " x " : "",
+			                nm[i], size[i]);
 	if (l->pp > 1)
 		len += snprintf(buf + len, n - (size_t)len, " %s", sl_sched_name(l->schedule));
 	if (l->seq_parallel)
@@ -129,7 +131,8 @@ static void layout_name(const sl_layout *l, char *buf, size_t n)
 
 /* The sentence under compare's table: the fastest layout, and when no
  * split beats one device, why (its step is mostly communication). */
-static void compare_verdict(const struct outcome *res, char (*skip)[sizeof((sl_err){0}).msg], int nc)
+static void compare_verdict(const struct outcome *res, char (*skip)[sizeof((sl_err){0}).msg],
+                            int nc)
 {
 	int best = -1;
 	for (int i = 0; i < nc; i++)
@@ -148,15 +151,17 @@ static void compare_verdict(const struct outcome *res, char (*skip)[sizeof((sl_e
 		snprintf(words, sizeof words,
 		         "Fastest split: %s, %.3g times one device's speed; its busiest device "
 		         "communicates %s of its %s step.",
-		         res[best].name, speedup, sl_tr_fmt_t(comm, t1), sl_tr_fmt_t(p->step_s, t2));
+		         res[best].name, speedup, sl_tr_fmt_t(comm, t1),
+		         sl_tr_fmt_t(p->step_s, t2));
 	else
-		snprintf(words, sizeof words,
-		         "No split beats one device here: one device computes the step in %s, and "
-		         "the fastest split, %s, spends %s of its %s step communicating. The model "
-		         "is too small for these links; try a larger --hidden or --batch, or slower "
-		         "devices (--flops).",
-		         sl_tr_fmt_t(res[best].single_s, t1), res[best].name, sl_tr_fmt_t(comm, t2),
-		         sl_tr_fmt_t(p->step_s, t3));
+		snprintf(
+		    words, sizeof words,
+		    "No split beats one device here: one device computes the step in %s, and "
+		    "the fastest split, %s, spends %s of its %s step communicating. The model "
+		    "is too small for these links; try a larger --hidden or --batch, or slower "
+		    "devices (--flops).",
+		    sl_tr_fmt_t(res[best].single_s, t1), res[best].name, sl_tr_fmt_t(comm, t2),
+		    sl_tr_fmt_t(p->step_s, t3));
 	putchar('\n');
 	sl_print_wrapped(stdout, words, 0, "", 100);
 }
@@ -189,7 +194,8 @@ int sl_cmd_compare(int argc, char **argv)
 	sl_train_opts_init(&a, &o, 3);
 	o.sc.cluster.devices = 4;
 	o.csv_ok = 1;
-	int rc = sl_cli_parse("compare", SL_CMD_COMPARE, argc, argv, &o, own_option, &a, compare_help);
+	int rc =
+	    sl_cli_parse("compare", SL_CMD_COMPARE, argc, argv, &o, own_option, &a, compare_help);
 	if (rc != SL_CLI_GO)
 		return rc;
 	sl_train_opts_model_finish(&a);
@@ -211,10 +217,11 @@ int sl_cmd_compare(int argc, char **argv)
 		for (const char *p = a.layouts; *p;) {
 			size_t len = strcspn(p, ",");
 			if (nc == MAX_LAYOUTS)
-				return sl_cli_usage("compare", "--layouts: at most %d layouts", MAX_LAYOUTS);
+				return sl_cli_usage("compare", "--layouts: at most %d layouts",
+				                    MAX_LAYOUTS);
 			if (len == 0 || parse_layout(p, len, &cand[nc++], &err))
 				return sl_cli_usage("compare", "%s",
-						    len ? err.msg : "--layouts: an empty item");
+				                    len ? err.msg : "--layouts: an empty item");
 			p += len;
 			if (*p == ',')
 				p++;
@@ -234,7 +241,7 @@ int sl_cmd_compare(int argc, char **argv)
 	}
 	double *ref = calloc((size_t)a.steps, sizeof *ref);
 	struct outcome *res = calloc((size_t)nc, sizeof *res);
-	char (*skip)[sizeof err.msg] = calloc((size_t)nc, sizeof *skip);
+	char(*skip)[sizeof err.msg] = calloc((size_t)nc, sizeof *skip);
 	if (!ref || !res || !skip) {
 		free(ref);
 		free(res);
@@ -253,7 +260,8 @@ int sl_cmd_compare(int argc, char **argv)
 				break;
 			}
 			snprintf(skip[i], sizeof skip[i], "%s", err.msg);
-		} else if ((rc = sl_cli_host_fits("compare", sl_train_host_bytes(&a.m, &cand[i]), res[i].name))) {
+		} else if ((rc = sl_cli_host_fits("compare", sl_train_host_bytes(&a.m, &cand[i]),
+		                                  res[i].name))) {
 			status = rc;
 			break;
 		}
@@ -313,8 +321,10 @@ int sl_cmd_compare(int argc, char **argv)
 		sl_tr_data_words(&a.m, words, sizeof words);
 		printf("# data: %s\n", words);
 		sl_report_hardware_text(stdout, "# ", base, o.sc.preset, o.overrides);
-		printf("# speedup against one device's step; memory and bytes sent: the largest of\n"
-		       "# any device, per step; loss: the last step's, checked against one device's\n\n");
+		printf(
+		    "# speedup against one device's step; memory and bytes sent: the largest of\n"
+		    "# any device, per step; loss: the last step's, checked against one "
+		    "device's\n\n");
 		printf("%-26s %7s %11s %8s %11s %11s %8s %12s\n", "layout", "devices", "step time",
 		       "speedup", "peak mem", "sent", "bubble", "loss");
 		for (int i = 0; i < nc; i++) {
@@ -323,9 +333,10 @@ int sl_cmd_compare(int argc, char **argv)
 			const sl_train_report *p = &res[i].rep;
 			uint64_t mem, sent;
 			sl_tr_dev_peaks(p, &mem, &sent);
-			printf("%-26s %7d %11s %8.3g %11s %11s %8.4f %10.6f %s\n", res[i].name, p->ndev,
-			       sl_tr_fmt_t(p->step_s, t1), res[i].single_s / p->step_s, sl_tr_fmt_b((double)mem, t2),
-			       sl_tr_fmt_b((double)sent, t3), p->bubble_fraction, p->losses[a.steps - 1],
+			printf("%-26s %7d %11s %8.3g %11s %11s %8.4f %10.6f %s\n", res[i].name,
+			       p->ndev, sl_tr_fmt_t(p->step_s, t1), res[i].single_s / p->step_s,
+			       sl_tr_fmt_b((double)mem, t2), sl_tr_fmt_b((double)sent, t3),
+			       p->bubble_fraction, p->losses[a.steps - 1],
 			       res[i].max_rel <= LOSS_TOLERANCE ? "ok" : "WRONG");
 		}
 		for (int i = 0; i < nc; i++)

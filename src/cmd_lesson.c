@@ -84,21 +84,23 @@ int sl_cmd_lesson(int argc, char **argv)
 	sl_opts so;
 	sl_opts_init(&so);
 	int first;
-	int rc = sl_cli_parse_operands("lesson", SL_CMD_LESSON, argc, argv, &so, lesson_option, &a, lesson_help,
-				       &first);
+	int rc = sl_cli_parse_operands("lesson", SL_CMD_LESSON, argc, argv, &so, lesson_option, &a,
+	                               lesson_help, &first);
 	if (rc != SL_CLI_GO)
 		return rc;
 	sl_headless_opts o = a.o;
 	o.json = so.format == SL_FORMAT_JSON;
 	if (so.format == SL_FORMAT_CSV)
-		return sl_cli_usage("lesson", "--format=csv is for the tables of coll, compare and plan");
+		return sl_cli_usage("lesson",
+		                    "--format=csv is for the tables of coll, compare and plan");
 	if (sl_opts_given(&so, SL_OPT_FORMAT) && !a.headless)
-		return sl_cli_usage("lesson", "--format is for --headless (the screen draws the lesson)");
+		return sl_cli_usage("lesson",
+		                    "--format is for --headless (the screen draws the lesson)");
 	if (first >= argc)
 		return sl_cli_usage("lesson", "no lesson given");
 	if (first + 1 < argc)
 		return sl_cli_usage("lesson", "one lesson at a time ('%s' and '%s')", argv[first],
-				    argv[first + 1]);
+		                    argv[first + 1]);
 	const char *what = argv[first];
 	if (o.resume && o.start)
 		return sl_cli_usage("lesson", "--resume and --start say different places to begin");
@@ -110,8 +112,9 @@ int sl_cmd_lesson(int argc, char **argv)
 	}
 	if (!a.headless) {
 		if (o.autoplay || o.resume || !o.save)
-			return sl_cli_usage("lesson", "--demo, --resume and --no-save are for --headless "
-						      "(the screen goes on where the learner left off)");
+			return sl_cli_usage("lesson",
+			                    "--demo, --resume and --no-save are for --headless "
+			                    "(the screen goes on where the learner left off)");
 		int st = sl_tui_lessons(path, o.start, o.fresh, &a.t);
 		fflush(stdout);
 		return st;
@@ -120,8 +123,9 @@ int sl_cmd_lesson(int argc, char **argv)
 	/* The JSON comes at the end: a learner at a terminal would answer
 	 * questions nobody shows. */
 	if (o.json && o.interactive && !o.autoplay)
-		return sl_cli_usage("lesson", "--format=json prints the lesson when it ends: give the "
-				    "answers on standard input from a file or a pipe, or add --demo");
+		return sl_cli_usage(
+		    "lesson", "--format=json prints the lesson when it ends: give the "
+		              "answers on standard input from a file or a pipe, or add --demo");
 	o.echo = !o.interactive;
 	if (o.autoplay) /* a demonstration is not the learner's progress */
 		o.save = 0;

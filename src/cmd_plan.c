@@ -112,17 +112,19 @@ static void constraints_text(const sl_plan_spec *s, char *buf, size_t n)
 	buf[0] = 0;
 	for (int i = 0; i < 4; i++)
 		if (v[i] > 0 && w < n)
-			w += (size_t)snprintf(buf + w, n - w, "%s%s=%d", w ? " " : " of ", k[i], v[i]);
+			w += (size_t)snprintf(buf + w, n - w, "%s%s=%d", w ? " " : " of ", k[i],
+			                      v[i]);
 	if (s->fix_schedule && w < n)
 		w += (size_t)snprintf(buf + w, n - w, "%sschedule=%s", w ? " " : " of ",
 		                      sl_sched_name(s->schedule));
 	if (s->fix_chunks > 0 && w < n)
-		w += (size_t)snprintf(buf + w, n - w, "%schunks=%d", w ? " " : " of ", s->fix_chunks);
+		w += (size_t)snprintf(buf + w, n - w, "%schunks=%d", w ? " " : " of ",
+		                      s->fix_chunks);
 	if ((s->no_sp || s->no_zero1) && w < n)
 		snprintf(buf + w, n - w, "%swithout %s", w ? ", " : " ",
 		         s->no_sp && s->no_zero1 ? "sequence parallelism or ZeRO-1"
-		         : s->no_sp            ? "sequence parallelism"
-		                               : "ZeRO-1");
+		         : s->no_sp              ? "sequence parallelism"
+		                                 : "ZeRO-1");
 }
 
 /* "st", "nd", "rd" or "th" after k */
@@ -162,10 +164,11 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took 
 	             "memory speed, a launch per kernel"
 	           : "ideal: every GEMM at peak, element-wise work and launches free");
 	if (m->heads > 0)
-		printf("  attention   %s\n",
-		       p->spec.attention == SL_ATTN_FLASH
-		           ? "flash: one fused kernel a pass, no s x s matrix kept"
-		           : "materialized: every head's scores and probabilities in device memory");
+		printf(
+		    "  attention   %s\n",
+		    p->spec.attention == SL_ATTN_FLASH
+		        ? "flash: one fused kernel a pass, no s x s matrix kept"
+		        : "materialized: every head's scores and probabilities in device memory");
 	printf("  links       %s, %s inside a node", sl_fmt_rate(cfg->intra.bandwidth, a, sizeof a),
 	       sl_fmt_time(cfg->intra.latency, b, sizeof b));
 	if (nodes_of(cfg) > 1)
@@ -202,9 +205,9 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took 
 		       sl_plan_layout_name(&r->layout, name, sizeof name),
 		       sl_fmt_time(r->est.step_s, a, sizeof a),
 		       sl_fmt_count(r->tokens_per_s, tk, sizeof tk), r->model_flops_per_dev / 1e12,
-		       100 * r->mfu,
-		       fb((double)r->est.mem_peak_bytes, b, sizeof b), 100 * r->comm_share,
-		       100 * r->est.bubble_fraction, sl_plan_across(r, x, sizeof x));
+		       100 * r->mfu, fb((double)r->est.mem_peak_bytes, b, sizeof b),
+		       100 * r->comm_share, 100 * r->est.bubble_fraction,
+		       sl_plan_across(r, x, sizeof x));
 	}
 	if (shown < p->nfit)
 		printf("  ... %d more that fit (--top=0 shows them all)\n", p->nfit - shown);
@@ -224,15 +227,16 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took 
 			fb((double)r->est.mem_peak_bytes, need, sizeof need);
 			fb((double)cfg->memory, cap, sizeof cap);
 			if (!strcmp(need, cap) && r->est.mem_peak_bytes > cfg->memory) {
-				fb((double)(r->est.mem_peak_bytes - cfg->memory), over, sizeof over);
-				snprintf(need + strlen(need), sizeof need - strlen(need), " (%s over)",
-				         over);
+				fb((double)(r->est.mem_peak_bytes - cfg->memory), over,
+				   sizeof over);
+				snprintf(need + strlen(need), sizeof need - strlen(need),
+				         " (%s over)", over);
 			}
 			printf("    %s: needs %s on device %d: parameters %s, gradients %s, "
 			       "optimizer %s, "
 			       "activations %s, workspace %s\n",
-			       sl_plan_layout_name(&r->layout, name, sizeof name), need, r->est.peak_dev,
-			       fb((double)r->est.params_bytes, b, sizeof b),
+			       sl_plan_layout_name(&r->layout, name, sizeof name), need,
+			       r->est.peak_dev, fb((double)r->est.params_bytes, b, sizeof b),
 			       fb((double)r->est.grads_bytes, c, sizeof c),
 			       fb((double)r->est.optimizer_bytes, d, sizeof d),
 			       fb((double)r->est.act_peak_bytes, e, sizeof e),
@@ -345,9 +349,10 @@ static json_t *plan_json(const sl_plan *p, const sl_opts *o, struct took t)
 	for (int i = 0; i < 4; i++)
 		json_object_set_new(k, fk[i], fv[i] > 0 ? json_integer(fv[i]) : json_null());
 	json_object_set_new(k, "sequence_parallel", s->no_sp ? json_false() : json_null());
-	json_object_set_new(k, "schedule",
-	                    s->fix_schedule ? json_string(sl_sched_name(s->schedule)) : json_null());
-	json_object_set_new(k, "chunks", s->fix_chunks > 0 ? json_integer(s->fix_chunks) : json_null());
+	json_object_set_new(
+	    k, "schedule", s->fix_schedule ? json_string(sl_sched_name(s->schedule)) : json_null());
+	json_object_set_new(k, "chunks",
+	                    s->fix_chunks > 0 ? json_integer(s->fix_chunks) : json_null());
 	json_object_set_new(k, "zero1", s->no_zero1 ? json_false() : json_null());
 	json_object_set_new(j, "constraints", k);
 	json_object_set_new(j, "fit", json_integer(p->nfit));
@@ -369,7 +374,8 @@ static json_t *plan_json(const sl_plan *p, const sl_opts *o, struct took t)
 static void plan_csv(const sl_plan *p)
 {
 	printf("rank,tp,pp,dp,schedule,chunks,microbatches,sequence_parallel,zero1,recompute,"
-	       "attention,mesh_order,fits,memory_peak_bytes,step_time_s,tokens_per_s,device_model_flop_per_s,"
+	       "attention,mesh_order,fits,memory_peak_bytes,step_time_s,tokens_per_s,device_model_"
+	       "flop_per_s,"
 	       "comm_fraction,bubble_fraction,idle_fraction,tp_crosses_nodes,pp_crosses_nodes,"
 	       "dp_crosses_nodes\n");
 	for (int i = 0; i < p->n; i++) {

@@ -70,7 +70,7 @@ int sl_run_and_report(const char *cmd, const sl_opts *o)
 		return sl_cli_usage(cmd, "%s", err.msg);
 	char what[96];
 	snprintf(what, sizeof what, "m=%d k=%d n=%d on %d device%s", sc->gemm.m, sc->gemm.k,
-		 sc->gemm.n, t, t == 1 ? "" : "s");
+	         sc->gemm.n, t, t == 1 ? "" : "s");
 	/* A timing-only run holds no matrices. */
 	int rc = sc->cluster.timing_only
 	             ? 0
@@ -92,13 +92,13 @@ int sl_run_and_report(const char *cmd, const sl_opts *o)
 		return SL_EXIT_FAIL;
 	}
 	sl_run_report r = {
-		.sc = sc,
-		.overrides = o->overrides,
-		.cluster = c,
-		.res = &res,
-		.tolerance = TOLERANCE,
-		.pass = !res.checked || res.max_rel_error <= TOLERANCE,
-		.wall_s = wall,
+	    .sc = sc,
+	    .overrides = o->overrides,
+	    .cluster = c,
+	    .res = &res,
+	    .tolerance = TOLERANCE,
+	    .pass = !res.checked || res.max_rel_error <= TOLERANCE,
+	    .wall_s = wall,
 	};
 	int status = SL_EXIT_OK;
 	if (o->trace && sl_report_trace(c, o->trace, &err)) {
@@ -117,7 +117,7 @@ int sl_run_and_report(const char *cmd, const sl_opts *o)
 	}
 	if (status == SL_EXIT_OK && !r.pass) {
 		sl_cli_error("%s: wrong result: max relative error %.3g exceeds %.3g", cmd,
-			     res.max_rel_error, TOLERANCE);
+		             res.max_rel_error, TOLERANCE);
 		status = SL_EXIT_FAIL;
 	}
 	sl_cluster_destroy(c);

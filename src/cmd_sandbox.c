@@ -106,8 +106,9 @@ static int train_view(sl_opts *o, struct sargs *sa)
 	static const int product[] = {SL_OPT_STRATEGY, SL_OPT_M, SL_OPT_K, SL_OPT_N};
 	for (size_t i = 0; i < sizeof product / sizeof product[0]; i++)
 		if (sl_opts_given(o, product[i]))
-			return sl_cli_usage("sandbox", "--%s is for the sharded product, not a training layout",
-			                    sl_opts_name(product[i]));
+			return sl_cli_usage(
+			    "sandbox", "--%s is for the sharded product, not a training layout",
+			    sl_opts_name(product[i]));
 	a->l.algo = o->sc.gemm.algo;
 	sl_train_layout_defaults(&a->m, &a->l, a->given_m, a->given_v);
 	static sl_workload pt;
@@ -123,7 +124,7 @@ static int train_view(sl_opts *o, struct sargs *sa)
 		return rc;
 	if (!o->sc.cluster.timing_only &&
 	    (rc = sl_cli_host_fits_or_dry("sandbox", 2 * sl_train_host_bytes(&a->m, &a->l),
-	                           "this model and layout")))
+	                                  "this model and layout")))
 		return rc;
 	sl_cluster_config cfg;
 	if (sl_train_cluster_config(&o->sc.cluster, o->sc.cluster.devices, &cfg, &err))
@@ -138,10 +139,11 @@ static int train_view(sl_opts *o, struct sargs *sa)
 
 static int too_many_devices(int devices)
 {
-	return sl_cli_usage("sandbox",
-	                    "%d devices: the sandbox shows up to %d; 'shardlab train --dry-run' and "
-	                    "'shardlab plan' take up to %d",
-	                    devices, SL_MAX_FULL_DEVICES, SL_MAX_DEVICES);
+	return sl_cli_usage(
+	    "sandbox",
+	    "%d devices: the sandbox shows up to %d; 'shardlab train --dry-run' and "
+	    "'shardlab plan' take up to %d",
+	    devices, SL_MAX_FULL_DEVICES, SL_MAX_DEVICES);
 }
 
 /* A checkpoint resharded to the layout of the options, on that layout's
@@ -237,11 +239,12 @@ int sl_cmd_sandbox(int argc, char **argv)
 	sa.model_given = sl_opts_given_group(&o, SL_KG_MODEL);
 	sa.train = sa.model_given || sl_opts_given_group(&o, SL_KG_LAYOUT);
 	sa.layout_axes = sl_opts_given(&o, SL_OPT_TP) | sl_opts_given(&o, SL_OPT_PP) << 1 |
-			 sl_opts_given(&o, SL_OPT_DP) << 2;
+	                 sl_opts_given(&o, SL_OPT_DP) << 2;
 	sl_train_opts_model_finish(&sa.tr);
 	/* The screen is stdout; the view writes its trace to a file on quitting. */
 	if (o.trace && strcmp(o.trace, "-") == 0)
-		return sl_cli_usage("sandbox", "--trace=- is for run, coll and train: give a file name");
+		return sl_cli_usage("sandbox",
+		                    "--trace=- is for run, coll and train: give a file name");
 	if (o.trace && (rc = sl_cli_check_output("sandbox", o.trace)))
 		return rc;
 	/* The views draw every device; more are for train --dry-run and plan. */
@@ -254,13 +257,16 @@ int sl_cmd_sandbox(int argc, char **argv)
 	 * terminal its view checks its options, then says it needs one. */
 	int fmt = sl_opts_given(&o, SL_OPT_FORMAT);
 	if (fmt && (sa.train || sa.load))
-		return sl_cli_usage("sandbox", "--format is the headless report of a product: for a "
-				    "training layout's, use 'shardlab train' with the same options");
+		return sl_cli_usage(
+		    "sandbox", "--format is the headless report of a product: for a "
+		               "training layout's, use 'shardlab train' with the same options");
 	if (fmt && o.format == SL_FORMAT_CSV)
-		return sl_cli_usage("sandbox", "--format=csv is for the tables of coll, compare and plan");
+		return sl_cli_usage("sandbox",
+		                    "--format=csv is for the tables of coll, compare and plan");
 	if (!sa.train && !sa.load && (fmt || !isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
 		if (!fmt)
-			sl_cli_error("sandbox: no terminal: the scenario's report instead of the view");
+			sl_cli_error(
+			    "sandbox: no terminal: the scenario's report instead of the view");
 		return sl_run_and_report("sandbox", &o);
 	}
 	if (sa.load)

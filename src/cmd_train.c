@@ -29,16 +29,17 @@ struct train_args {
 
 /* "A" or "A-B": whole numbers from lo to hi, the first no more than the
  * last. */
-static int parse_range(const char *arg, long lo, long hi, const char *what, int out[2],
-		       sl_err *err)
+static int parse_range(const char *arg, long lo, long hi, const char *what, int out[2], sl_err *err)
 {
 	char *end;
 	long a = strtol(arg, &end, 10), b = a;
 	if (end != arg && *end == '-' && end[1])
 		b = strtol(end + 1, &end, 10);
 	if (!*arg || *end || a < lo || b > hi || a > b)
-		return sl_fail(err, SL_EINVAL, "%s '%s': not N or N-M, whole numbers from %ld to %ld, "
-			       "the first no more than the last", what, arg, lo, hi);
+		return sl_fail(err, SL_EINVAL,
+		               "%s '%s': not N or N-M, whole numbers from %ld to %ld, "
+		               "the first no more than the last",
+		               what, arg, lo, hi);
 	out[0] = (int)a;
 	out[1] = (int)b;
 	return SL_OK;
@@ -55,10 +56,10 @@ static int parse_devices(const char *arg, sl_record_filter *f, sl_err *err)
 	char *save = NULL;
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (f->nranges == SL_RECORD_RANGES)
-			return sl_fail(err, SL_EINVAL, "--trace-devices '%s': at most %d ranges", arg,
-				       SL_RECORD_RANGES);
-		if (parse_range(tok, 0, SL_MAX_DEVICES - 1, "--trace-devices", f->ranges[f->nranges],
-				err))
+			return sl_fail(err, SL_EINVAL, "--trace-devices '%s': at most %d ranges",
+			               arg, SL_RECORD_RANGES);
+		if (parse_range(tok, 0, SL_MAX_DEVICES - 1, "--trace-devices",
+		                f->ranges[f->nranges], err))
 			return SL_EINVAL;
 		f->nranges++;
 	}
@@ -191,10 +192,11 @@ static int model_from_ckpt(struct train_args *a, const sl_ckpt *ck, sl_err *err)
 		w += (size_t)snprintf(was + w, sizeof was - w, " --hidden-dropout=%g",
 		                      sl_float_decimal(c->hidden_dropout));
 	if (w)
-		return sl_fail(err, SL_EINVAL,
-		               "%s was trained with%s: resuming exactly needs the same data, learning "
-		               "rate and dropout (drop the option, or give it that value)",
-		               sl_ckpt_dir(ck), was);
+		return sl_fail(
+		    err, SL_EINVAL,
+		    "%s was trained with%s: resuming exactly needs the same data, learning "
+		    "rate and dropout (drop the option, or give it that value)",
+		    sl_ckpt_dir(ck), was);
 	return SL_OK;
 }
 
@@ -287,14 +289,17 @@ int sl_cmd_train(int argc, char **argv)
 		rc = sl_cli_host_fits_or_dry("train", sl_train_host_bytes(&a.m, &a.l),
 		                             "this model and layout");
 	if (rc == SL_EXIT_OK && !o.trace && (ta.rec.step_hi || ta.rec.nranges))
-		rc = sl_cli_usage("train", "--trace-%s chooses what the trace keeps: it needs "
-				  "--trace=FILE", ta.rec.step_hi ? "steps" : "devices");
+		rc = sl_cli_usage("train",
+		                  "--trace-%s chooses what the trace keeps: it needs "
+		                  "--trace=FILE",
+		                  ta.rec.step_hi ? "steps" : "devices");
 	if (rc == SL_EXIT_OK && ta.rec.step_hi && ta.save)
-		rc = sl_cli_usage("train", "--trace-steps: with --save the trace holds the final save, "
-				  "not the training steps");
+		rc = sl_cli_usage("train",
+		                  "--trace-steps: with --save the trace holds the final save, "
+		                  "not the training steps");
 	if (rc == SL_EXIT_OK && ta.rec.step_hi > a.steps)
 		rc = sl_cli_usage("train", "--trace-steps=%d-%d: the run has %d step%s",
-				  ta.rec.step_lo, ta.rec.step_hi, a.steps, a.steps == 1 ? "" : "s");
+		                  ta.rec.step_lo, ta.rec.step_hi, a.steps, a.steps == 1 ? "" : "s");
 	if (rc == SL_EXIT_OK && o.trace)
 		rc = sl_cli_check_output("train", o.trace);
 	if (rc != SL_EXIT_OK) {
@@ -323,9 +328,14 @@ int sl_cmd_train(int argc, char **argv)
 	struct ckpt_io io = {ck, ta.save, ta.save_every};
 	/* The steps as they end: a row each in the text report, and the
 	 * progress line on a terminal. */
-	struct live lv = {.out = sl_cli_report_stream(o.trace), .o = &o, .m = &a.m, .ref = ref,
-			  .r = &r, .first = first, .text = o.format == SL_FORMAT_TEXT,
-			  .prog = sl_cliprog_start("train", "steps", a.steps)};
+	struct live lv = {.out = sl_cli_report_stream(o.trace),
+	                  .o = &o,
+	                  .m = &a.m,
+	                  .ref = ref,
+	                  .r = &r,
+	                  .first = first,
+	                  .text = o.format == SL_FORMAT_TEXT,
+	                  .prog = sl_cliprog_start("train", "steps", a.steps)};
 	r.on_step = live_step;
 	r.on_step_arg = &lv;
 	/* What the run's trace keeps: nothing without --trace (no memory per
@@ -342,8 +352,8 @@ int sl_cmd_train(int argc, char **argv)
 		if (err.code == SL_EDEVMEM)
 			/* What to turn, in the same message. */
 			sl_cli_error("train: %s; 'shardlab plan' with the same model and cluster "
-				     "lists the layouts that fit and what each one needs",
-				     err.msg);
+			             "lists the layouts that fit and what each one needs",
+			             err.msg);
 		else
 			sl_cli_error("train: %s", err.msg);
 		/* The command line was checked: a damaged checkpoint or a failed save
@@ -361,7 +371,7 @@ int sl_cmd_train(int argc, char **argv)
 			json_t *j = json_object();
 			sl_tr_outcome_json(j, &r, &a.m, a.steps);
 			json_object_set_new(j, "reference_losses",
-					    ref ? sl_tr_losses_json(ref, a.steps) : json_null());
+			                    ref ? sl_tr_losses_json(ref, a.steps) : json_null());
 			sl_tr_model_json(j, &a.m);
 			json_object_set_new(j, "algorithm", json_string(sl_algo_name(a.l.algo)));
 			if (ta.load || ta.save)
@@ -370,26 +380,30 @@ int sl_cmd_train(int argc, char **argv)
 				    json_pack("{s:s?, s:I, s:s?, s:i}", "loaded_from", ta.load,
 				              "loaded_step", (json_int_t)first, "saved_to", ta.save,
 				              "save_every", ta.save_every));
-			sl_report_cluster_json(j, sl_cluster_config_of(r.c), o.sc.preset, o.overrides);
+			sl_report_cluster_json(j, sl_cluster_config_of(r.c), o.sc.preset,
+			                       o.overrides);
 			if (sl_report_json_print(out, j))
 				status = SL_EXIT_FAIL;
 		} else {
-			sl_tr_train_text(out, &o, &a.m, a.steps, ref, &r, lv.head_done, ta.per_device);
+			sl_tr_train_text(out, &o, &a.m, a.steps, ref, &r, lv.head_done,
+			                 ta.per_device);
 			if (ta.load)
-				fprintf(out, "\nresumed      from %s at step %ld (saved at tp=%d pp=%d "
-				       "dp=%d)\n",
-				       ta.load, first, sl_ckpt_info_of(ck)->layout.tp,
-				       sl_ckpt_info_of(ck)->layout.pp,
-				       sl_ckpt_info_of(ck)->layout.dp);
+				fprintf(out,
+				        "\nresumed      from %s at step %ld (saved at tp=%d pp=%d "
+				        "dp=%d)\n",
+				        ta.load, first, sl_ckpt_info_of(ck)->layout.tp,
+				        sl_ckpt_info_of(ck)->layout.pp,
+				        sl_ckpt_info_of(ck)->layout.dp);
 			if (ta.save)
 				fprintf(out, "%ssaved        %s at step %ld\n", ta.load ? "" : "\n",
-				       ta.save, first + a.steps);
+				        ta.save, first + a.steps);
 		}
 		status = sl_cli_flush(status);
 	}
 	if (status == SL_EXIT_OK && ref && !(r.max_rel <= LOSS_TOLERANCE)) {
-		sl_cli_error("train: wrong result: the losses differ from one device's by %.3g (tolerance %g)",
-			     r.max_rel, LOSS_TOLERANCE);
+		sl_cli_error("train: wrong result: the losses differ from one device's by %.3g "
+		             "(tolerance %g)",
+		             r.max_rel, LOSS_TOLERANCE);
 		status = SL_EXIT_FAIL;
 	}
 	sl_tr_outcome_free(&r);

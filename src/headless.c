@@ -43,11 +43,11 @@ static void print_ops(FILE *out, const sl_step *st)
 		return;
 	}
 	fprintf(out, "[ops] %d operation%s, %s .. %s:\n", st->ops, st->ops == 1 ? "" : "s",
-		sl_fmt_time(st->t_from, a, sizeof a), sl_fmt_time(st->t_to, b, sizeof b));
+	        sl_fmt_time(st->t_from, a, sizeof a), sl_fmt_time(st->t_to, b, sizeof b));
 	for (size_t i = 0; i < st->nev; i++) {
 		const sl_event *e = &st->ev[i];
 		fprintf(out, "  %10s .. %-10s dev %-2d %-7s", sl_fmt_time(e->t0, a, sizeof a),
-			sl_fmt_time(e->t1, b, sizeof b), e->dev, sl_ev_kind_name(e->kind));
+		        sl_fmt_time(e->t1, b, sizeof b), e->dev, sl_ev_kind_name(e->kind));
 		if (e->peer >= 0)
 			fprintf(out, " %s dev %d", e->kind == SL_EV_SEND ? "to" : "from", e->peer);
 		if (e->bytes)
@@ -154,13 +154,16 @@ static int run_explore(struct session *s, const sl_step *st, FILE *in, FILE *out
 	for (;;) {
 		if (s->o->autoplay) {
 			if (tries)
-				return sl_fail(err, SL_EINVAL, "%s:%d: the explore's demo does not meet its "
-					       "condition", sl_lesson_name(s->l), st->line);
+				return sl_fail(err, SL_EINVAL,
+				               "%s:%d: the explore's demo does not meet its "
+				               "condition",
+				               sl_lesson_name(s->l), st->line);
 			fprintf(out, "knob> demo\n");
 			snprintf(buf, sizeof buf, "demo");
 		} else if (!prompt(in, out, "knob> ", buf, sizeof buf, s->o->echo))
-			return sl_fail(err, SL_EINVAL, "%s:%d: standard input ended during the explore",
-				       sl_lesson_name(s->l), st->line);
+			return sl_fail(err, SL_EINVAL,
+			               "%s:%d: standard input ended during the explore",
+			               sl_lesson_name(s->l), st->line);
 		if (strcmp(buf, "skip") == 0) {
 			fprintf(out, "  skipped\n");
 			return sl_vm_skip(s->vm, err);
@@ -168,7 +171,8 @@ static int run_explore(struct session *s, const sl_step *st, FILE *in, FILE *out
 		sl_err e = {0};
 		if (strcmp(buf, "demo") == 0 ? sl_vm_demo(s->vm, &e) : sl_vm_knob(s->vm, buf, &e)) {
 			if (s->o->autoplay)
-				return sl_fail(err, SL_EINVAL, "%s:%d: %s", sl_lesson_name(s->l), st->line, e.msg);
+				return sl_fail(err, SL_EINVAL, "%s:%d: %s", sl_lesson_name(s->l),
+				               st->line, e.msg);
 			fprintf(out, "  %s\n", e.msg);
 			continue;
 		}
@@ -183,8 +187,10 @@ static int run_explore(struct session *s, const sl_step *st, FILE *in, FILE *out
 			wrap(out, words, 2, "  ");
 			return SL_OK;
 		}
-		snprintf(words, sizeof words, "not yet: the lesson goes on when %s, and this run "
-			 "gives %s", st->detail, detail);
+		snprintf(words, sizeof words,
+		         "not yet: the lesson goes on when %s, and this run "
+		         "gives %s",
+		         st->detail, detail);
 		wrap(out, words, 2, "  ");
 		if (++tries == HINT_AFTER && st->hint[0])
 			wrap(out, st->hint, 2, "[hint] ");
@@ -198,12 +204,15 @@ static int run_session(struct session *s, FILE *in, FILE *out, sl_err *err)
 	int rc, learner = 0;
 	while ((rc = sl_vm_next(s->vm, &st, err)) == SL_OK) {
 		if (s->o->autoplay &&
-		    (st.kind == SL_STEP_QUESTION || st.kind == SL_STEP_MENU || st.kind == SL_STEP_EXPLORE) &&
+		    (st.kind == SL_STEP_QUESTION || st.kind == SL_STEP_MENU ||
+		     st.kind == SL_STEP_EXPLORE) &&
 		    ++learner > DEMO_MAX_LEARNER)
-			return sl_fail(err, SL_EINVAL, "%s:%d: the demo has answered %d questions, menus and "
-				       "explores without reaching the end: the lesson loops when answered "
-				       "right and given each menu's first item", sl_lesson_name(s->l), st.line,
-				       DEMO_MAX_LEARNER);
+			return sl_fail(
+			    err, SL_EINVAL,
+			    "%s:%d: the demo has answered %d questions, menus and "
+			    "explores without reaching the end: the lesson loops when answered "
+			    "right and given each menu's first item",
+			    sl_lesson_name(s->l), st.line, DEMO_MAX_LEARNER);
 		switch (st.kind) {
 		case SL_STEP_SAY:
 			fputc('\n', out);
@@ -230,8 +239,9 @@ static int run_session(struct session *s, FILE *in, FILE *out, sl_err *err)
 			if (s->o->interactive && !s->o->autoplay) {
 				fprintf(out, "[pause] %s%s", st.text, st.text[0] ? " " : "");
 				if (!prompt(in, out, "(Enter) ", buf, sizeof buf, 0))
-					return sl_fail(err, SL_EINVAL, "%s:%d: standard input ended at a pause",
-						       sl_lesson_name(s->l), st.line);
+					return sl_fail(err, SL_EINVAL,
+					               "%s:%d: standard input ended at a pause",
+					               sl_lesson_name(s->l), st.line);
 			} else {
 				fprintf(out, "[pause]%s%s\n", st.text[0] ? " " : "", st.text);
 			}
@@ -246,8 +256,8 @@ static int run_session(struct session *s, FILE *in, FILE *out, sl_err *err)
 			if (st.passed)
 				fprintf(out, "[check] ok: %s (%s)\n", st.text, st.detail);
 			else
-				fprintf(out, "[check] FAILED at %s:%d: %s (%s)\n", sl_lesson_name(s->l), st.line,
-					st.text, st.detail);
+				fprintf(out, "[check] FAILED at %s:%d: %s (%s)\n",
+				        sl_lesson_name(s->l), st.line, st.text, st.detail);
 			break;
 		}
 		case SL_STEP_QUESTION: {
@@ -275,39 +285,49 @@ static int run_session(struct session *s, FILE *in, FILE *out, sl_err *err)
 					if (sl_vm_expected(s->vm, buf, sizeof buf, err))
 						return err ? err->code : SL_EINVAL;
 					fprintf(out, "answer> %s\n", buf);
-				} else if (!prompt(in, out, "answer> ", buf, sizeof buf, s->o->echo))
-					return sl_fail(err, SL_EINVAL, "%s:%d: standard input ended before the "
-						       "question was answered", sl_lesson_name(s->l), st.line);
+				} else if (!prompt(in, out, "answer> ", buf, sizeof buf,
+				                   s->o->echo))
+					return sl_fail(err, SL_EINVAL,
+					               "%s:%d: standard input ended before the "
+					               "question was answered",
+					               sl_lesson_name(s->l), st.line);
 				sl_err e = {0};
 				if (sl_vm_answer(s->vm, buf, &a, &e) == SL_OK) {
 					if (tries) {
 						json_t *t = json_object();
 						json_object_set_new(t, "answer", json_string(buf));
 						json_object_set_new(t, "verdict",
-								    json_string(a.again     ? "again"
-										: a.correct ? "right"
-											    : "wrong"));
-						json_object_set_new(t, "explain", json_string(a.explain));
+						                    json_string(a.again ? "again"
+						                                : a.correct
+						                                    ? "right"
+						                                    : "wrong"));
+						json_object_set_new(t, "explain",
+						                    json_string(a.explain));
 						json_array_append_new(tries, t);
 					}
 					if (!a.again)
 						break;
 					/* A first wrong answer: why, then another try. */
 					if (s->o->autoplay)
-						return sl_fail(err, SL_EINVAL, "%s:%d: the lesson's own answer '%s' "
-							       "is judged wrong", sl_lesson_name(s->l), st.line, buf);
+						return sl_fail(
+						    err, SL_EINVAL,
+						    "%s:%d: the lesson's own answer '%s' "
+						    "is judged wrong",
+						    sl_lesson_name(s->l), st.line, buf);
 					wrap(out, a.explain, 0, "[not quite] ");
 					fprintf(out, "  try again\n");
 					continue;
 				}
 				if (s->o->autoplay)
-					return sl_fail(err, SL_EINVAL, "%s:%d: %s", sl_lesson_name(s->l), st.line,
-						       e.msg);
+					return sl_fail(err, SL_EINVAL, "%s:%d: %s",
+					               sl_lesson_name(s->l), st.line, e.msg);
 				fprintf(out, "  %s\n", e.msg);
 			}
 			if (s->o->autoplay && !a.correct)
-				return sl_fail(err, SL_EINVAL, "%s:%d: the lesson's own answer '%s' is judged "
-					       "wrong (it expects %s)", sl_lesson_name(s->l), st.line, buf, a.expected);
+				return sl_fail(err, SL_EINVAL,
+				               "%s:%d: the lesson's own answer '%s' is judged "
+				               "wrong (it expects %s)",
+				               sl_lesson_name(s->l), st.line, buf, a.expected);
 			if (jq)
 				json_object_set_new(jq, "expected", json_string(a.expected));
 			if (a.correct)
@@ -333,14 +353,18 @@ static int run_session(struct session *s, FILE *in, FILE *out, sl_err *err)
 				if (s->o->autoplay) /* the first item: the course reads in order */
 					fprintf(out, "choice> %s\n", strcpy(buf, "1"));
 				else if (!prompt(in, out, "choice> ", buf, sizeof buf, s->o->echo))
-					return sl_fail(err, SL_EINVAL, "%s:%d: standard input ended before a menu "
-						       "item was chosen", sl_lesson_name(s->l), st.line);
+					return sl_fail(err, SL_EINVAL,
+					               "%s:%d: standard input ended before a menu "
+					               "item was chosen",
+					               sl_lesson_name(s->l), st.line);
 				char *end;
 				long k = strtol(buf, &end, 10);
 				sl_err e = {0};
-				if (end != buf && !*end && sl_vm_choose(s->vm, (int)k - 1, &e) == SL_OK) {
+				if (end != buf && !*end &&
+				    sl_vm_choose(s->vm, (int)k - 1, &e) == SL_OK) {
 					if (jm)
-						json_object_set_new(jm, "chosen", json_string(st.choices[k - 1]));
+						json_object_set_new(jm, "chosen",
+						                    json_string(st.choices[k - 1]));
 					break;
 				}
 				fprintf(out, "  choose an item from 1 to %d\n", st.nchoices);
@@ -355,19 +379,22 @@ static int run_session(struct session *s, FILE *in, FILE *out, sl_err *err)
 				return err ? err->code : SL_EINVAL;
 			break;
 		case SL_STEP_END: {
-			int total_asked = st.asked + s->base_asked, total_right = st.right + s->base_right;
+			int total_asked = st.asked + s->base_asked,
+			    total_right = st.right + s->base_right;
 			save(s, 1);
 			json_t *je = jstep(s, "end", st.line, NULL);
 			if (je) {
 				json_object_set_new(je, "asked", json_integer(total_asked));
 				json_object_set_new(je, "right", json_integer(total_right));
-				json_object_set_new(je, "checks_failed", json_integer(st.checks_failed));
+				json_object_set_new(je, "checks_failed",
+				                    json_integer(st.checks_failed));
 			}
-			fprintf(out, "\n[end] %s: %d of %d question%s right; ", sl_lesson_title(s->l),
-				total_right, total_asked, total_asked == 1 ? "" : "s");
+			fprintf(out, "\n[end] %s: %d of %d question%s right; ",
+			        sl_lesson_title(s->l), total_right, total_asked,
+			        total_asked == 1 ? "" : "s");
 			if (st.checks_failed)
 				fprintf(out, "%d check%s FAILED\n", st.checks_failed,
-					st.checks_failed == 1 ? "" : "s");
+				        st.checks_failed == 1 ? "" : "s");
 			else
 				fprintf(out, "every check held\n");
 			return SL_OK;
@@ -419,9 +446,12 @@ int sl_lesson_headless(const char *path, const sl_headless_opts *o, FILE *in, FI
 	}
 	if (s.vm && !o->start && o->resume) {
 		if (s.prog.position < 0)
-			fprintf(errf, "shardlab: nothing to resume in %s: starting at the top\n", path);
+			fprintf(errf, "shardlab: nothing to resume in %s: starting at the top\n",
+			        path);
 		else if (s.prog.hash != sl_lesson_hash(l))
-			fprintf(errf, "shardlab: %s changed since it was left: starting at the top\n", path);
+			fprintf(errf,
+			        "shardlab: %s changed since it was left: starting at the top\n",
+			        path);
 		else {
 			start = s.prog.position;
 			s.base_asked = s.prog.now_asked;

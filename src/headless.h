@@ -21,7 +21,6 @@ typedef struct sl_headless_opts {
  * one report at the end), the learner's answers from in, errors to err.
  * Returns 0 when every check held, 1 when one failed, 2 when the lesson
  * could not be run to its end. */
-int sl_lesson_headless(const char *path, const sl_headless_opts *o, FILE *in, FILE *out,
-		       FILE *err);
+int sl_lesson_headless(const char *path, const sl_headless_opts *o, FILE *in, FILE *out, FILE *err);
 
 #endif

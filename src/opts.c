@@ -96,7 +96,8 @@ void sl_opts_help(FILE *f, unsigned cmd, sl_knob_group g, int title)
 		char col[96];
 		sl_knob_column(k, col, sizeof col);
 		/* The format's csv only where the command has a table to plot. */
-		if (k->code == SL_OPT_FORMAT && !(cmd & (SL_CMD_COLL | SL_CMD_COMPARE | SL_CMD_PLAN)))
+		if (k->code == SL_OPT_FORMAT &&
+		    !(cmd & (SL_CMD_COLL | SL_CMD_COMPARE | SL_CMD_PLAN)))
 			snprintf(col, sizeof col, "--format=text|json");
 		size_t len = strlen(col);
 		if (len <= 23)
@@ -130,7 +131,7 @@ int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err)
 	if (!k)
 		return SL_OPTS_NOT_MINE;
 	int train_row = k->place == SL_KP_MODEL || k->place == SL_KP_LAYOUT ||
-			k->place == SL_KP_STEPS || code == SL_OPT_MODEL || code == SL_OPT_ORDER;
+	                k->place == SL_KP_STEPS || code == SL_OPT_MODEL || code == SL_OPT_ORDER;
 	if ((k->place == SL_KP_NONE && !kept_here(code)) || (train_row && !o->train))
 		return SL_OPTS_NOT_MINE;
 	int i = sl_knob_index(k);
@@ -138,8 +139,8 @@ int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err)
 	sl_knob_val v;
 	if (code == SL_OPT_FORMAT && arg && strcmp(arg, "csv") == 0 && !o->csv_ok)
 		return sl_fail(err, SL_EINVAL,
-			       "--format=csv is for the tables of coll, compare and plan "
-			       "(here one of: text, json)");
+		               "--format=csv is for the tables of coll, compare and plan "
+		               "(here one of: text, json)");
 	int rc = sl_knob_parse(k, "--", arg, &v, err);
 	if (rc)
 		return rc;
@@ -151,7 +152,7 @@ int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err)
 		/* A file that is not right says so itself ("FILE: FIELD: ..."). */
 		if (!p)
 			return from ? sl_fail(err, e.code, "%s", e.msg)
-				    : sl_fail(err, e.code, "--preset: %s", e.msg);
+			            : sl_fail(err, e.code, "--preset: %s", e.msg);
 		o->hw = p;
 		break;
 	}
@@ -171,9 +172,10 @@ int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err)
 	}
 	case SL_OPT_ORDER:
 		if (sl_mesh_order_parse(arg, o->order))
-			return sl_fail(err, SL_EINVAL,
-				       "--mesh-order: '%s' is not an order of tp, pp and dp (as in tp-dp-pp)",
-				       arg);
+			return sl_fail(
+			    err, SL_EINVAL,
+			    "--mesh-order: '%s' is not an order of tp, pp and dp (as in tp-dp-pp)",
+			    arg);
 		break;
 	case SL_OPT_FORMAT:
 		o->format = (sl_format)v.d;
@@ -240,7 +242,7 @@ int sl_opts_finish(sl_opts *o, sl_err *err)
 	sl_train_opts *a = o->train;
 	if (sl_opts_given(o, SL_OPT_PRESET) && sl_opts_given(o, SL_OPT_HARDWARE))
 		return sl_fail(err, SL_EINVAL,
-			       "--preset and --hardware both choose the hardware: give one");
+		               "--preset and --hardware both choose the hardware: give one");
 	/* The default preset is found as --preset would find it: a user's
 	 * file, a shipped one, or the built-in table. */
 	const sl_preset *p = o->hw;
@@ -248,12 +250,11 @@ int sl_opts_finish(sl_opts *o, sl_err *err)
 		return err ? err->code : SL_EINVAL;
 	/* The preset first, at the precision chosen (its rate)... */
 	const sl_knob *kp = sl_knob_of(SL_OPT_PRECISION), *ke = sl_knob_of(SL_OPT_EFFICIENCY);
-	cfg->precision = given_row(o, sl_knob_index(kp))
-				 ? (sl_precision)o->val[sl_knob_index(kp)].d
-				 : p->precision;
+	cfg->precision = given_row(o, sl_knob_index(kp)) ? (sl_precision)o->val[sl_knob_index(kp)].d
+	                                                 : p->precision;
 	cfg->efficiency = given_row(o, sl_knob_index(ke))
-				  ? (sl_efficiency)o->val[sl_knob_index(ke)].d
-				  : p->efficiency;
+	                      ? (sl_efficiency)o->val[sl_knob_index(ke)].d
+	                      : p->efficiency;
 	sl_preset_apply(p, cfg);
 	snprintf(s->preset, sizeof s->preset, "%s", p->name);
 	/* ...then a model file... */
@@ -263,10 +264,10 @@ int sl_opts_finish(sl_opts *o, sl_err *err)
 	/* ...then every explicit option over them, in the table's order. */
 	o->overrides[0] = '\0';
 	const sl_knob_dest d = {.cluster = cfg,
-				.gemm = &s->gemm,
-				.model = a ? &a->m : NULL,
-				.layout = a ? &a->l : NULL,
-				.steps = a ? &a->steps : NULL};
+	                        .gemm = &s->gemm,
+	                        .model = a ? &a->m : NULL,
+	                        .layout = a ? &a->l : NULL,
+	                        .steps = a ? &a->steps : NULL};
 	for (int i = 0; i < sl_knob_count(); i++) {
 		const sl_knob *k = &sl_knobs()[i];
 		if (!given_row(o, i))
@@ -291,7 +292,7 @@ int sl_opts_finish(sl_opts *o, sl_err *err)
 	}
 	if (cfg->timing_only && cfg->timing == SL_TIMING_MEASURED)
 		return sl_fail(err, SL_EINVAL,
-			       "--dry-run computes nothing to measure: drop --timing=measured");
+		               "--dry-run computes nothing to measure: drop --timing=measured");
 
 	/* Nodes: as given; else the preset's node size when the devices do not
 	 * fit one of its nodes and it divides them; else a single node. */
@@ -304,19 +305,19 @@ int sl_opts_finish(sl_opts *o, sl_err *err)
 	}
 	if (cfg->devices_per_node > cfg->devices)
 		return sl_fail(err, SL_EINVAL, "--devices-per-node=%d exceeds --devices=%d",
-			       cfg->devices_per_node, cfg->devices);
+		               cfg->devices_per_node, cfg->devices);
 	if (cfg->devices_per_node > 0 && cfg->devices % cfg->devices_per_node != 0)
 		return sl_fail(err, SL_EINVAL,
-			       "--devices-per-node=%d does not divide --devices=%d: "
-			       "every node holds the same number of devices",
-			       cfg->devices_per_node, cfg->devices);
+		               "--devices-per-node=%d does not divide --devices=%d: "
+		               "every node holds the same number of devices",
+		               cfg->devices_per_node, cfg->devices);
 	if (cfg->topology == SL_TOPO_RING && cfg->devices_per_node > 0 &&
 	    cfg->devices_per_node != cfg->devices)
 		return sl_fail(err, SL_EINVAL,
-			       "--topology=ring is a single node: "
-			       "drop --devices-per-node or use --topology=full");
+		               "--topology=ring is a single node: "
+		               "drop --devices-per-node or use --topology=full");
 	return o->max_devices > SL_MAX_DEVICES ? sl_cluster_config_check_plan(cfg, err)
-					       : sl_cluster_config_check(cfg, err);
+	                                       : sl_cluster_config_check(cfg, err);
 }
 
 /* ---- the training options ---- */
@@ -369,14 +370,15 @@ void sl_train_layout_defaults(const sl_model_spec *m, sl_layout *l, int given_m,
 		int mb = l->pp > 1 ? 2 * l->pp : 1;
 		int most = m->batch / l->dp > 0 ? m->batch / l->dp : 1;
 		if (mb > most)
-			mb = l->schedule == SL_SCHED_INTERLEAVED && most >= l->pp ? most - most % l->pp
-										  : most;
+			mb = l->schedule == SL_SCHED_INTERLEAVED && most >= l->pp
+			         ? most - most % l->pp
+			         : most;
 		l->microbatches = mb;
 	}
 }
 
 int sl_train_cluster_config(const sl_cluster_config *base, int n, sl_cluster_config *out,
-			    sl_err *err)
+                            sl_err *err)
 {
 	*out = *base;
 	out->devices = n;
@@ -384,7 +386,7 @@ int sl_train_cluster_config(const sl_cluster_config *base, int n, sl_cluster_con
 	if (g > 0 && n <= g)
 		out->devices_per_node = 0;
 	else if (g > 0 && n % g != 0)
-		return sl_fail(err, SL_EINVAL, "%d devices do not fill nodes of %d: use a multiple of %d",
-			       n, g, g);
+		return sl_fail(err, SL_EINVAL,
+		               "%d devices do not fill nodes of %d: use a multiple of %d", n, g, g);
 	return SL_OK;
 }

@@ -48,13 +48,13 @@ typedef struct sl_opts {
 	/* Results, valid after sl_opts_finish. */
 	sl_scenario sc;
 	sl_format format;
-	int csv_ok;               /* set before parsing by the commands with a table to plot */
-	int max_devices;          /* plan sets SL_MAX_PLAN_DEVICES: a cluster only planned */
-	const char *trace;        /* --trace file, or NULL */
+	int csv_ok;        /* set before parsing by the commands with a table to plot */
+	int max_devices;   /* plan sets SL_MAX_PLAN_DEVICES: a cluster only planned */
+	const char *trace; /* --trace file, or NULL */
 	/* The explicit options that changed the preset's figures, for reports
 	 * ("bandwidth, latency"); empty when none. */
 	char overrides[128];
-	unsigned cmd;             /* the command's SL_CMD_ bit (sl_cli_parse sets it) */
+	unsigned cmd; /* the command's SL_CMD_ bit (sl_cli_parse sets it) */
 	/* The model and layout options' home (sl_train_opts_init sets it);
 	 * without it they are the command's own. */
 	struct sl_train_opts *train;
@@ -62,8 +62,8 @@ typedef struct sl_opts {
 	/* Recorded while parsing; private to opts.c. */
 	uint64_t given[(SL_KNOBS_MAX + 63) / 64]; /* a bit per knob row given */
 	sl_knob_val val[SL_KNOBS_MAX];
-	const sl_preset *hw;      /* --preset's or --hardware's figures, found while parsing */
-	sl_axis order[SL_NAXES];  /* --mesh-order */
+	const sl_preset *hw;     /* --preset's or --hardware's figures, found while parsing */
+	sl_axis order[SL_NAXES]; /* --mesh-order */
 } sl_opts;
 
 /* Defaults: sl_scenario_default (4 devices, h100, colwise 1024x4096x4096),
@@ -131,6 +131,6 @@ void sl_train_layout_defaults(const sl_model_spec *m, sl_layout *l, int given_m,
  * base's size (one node when n fits in one).  SL_EINVAL when n does not
  * fill whole nodes. */
 int sl_train_cluster_config(const sl_cluster_config *base, int n, sl_cluster_config *out,
-			    sl_err *err);
+                            sl_err *err);
 
 #endif

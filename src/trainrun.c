@@ -20,7 +20,6 @@
 
 /* ---- running one layout ---- */
 
-
 double sl_tr_wall_now(void)
 {
 	struct timespec ts;
@@ -39,10 +38,9 @@ static int layout_cluster(const sl_cluster_config *base, int n, sl_cluster **out
 	return *out ? SL_OK : err->code;
 }
 
-
 int sl_tr_run_layout(const sl_cluster_config *base, const sl_model_spec *m, const sl_layout *l,
-                      int steps, const double *ref, const struct ckpt_io *io, struct outcome *r,
-                      sl_err *err)
+                     int steps, const double *ref, const struct ckpt_io *io, struct outcome *r,
+                     sl_err *err)
 {
 	int n = l->tp * l->pp * l->dp;
 	r->l = *l;
@@ -69,7 +67,7 @@ int sl_tr_run_layout(const sl_cluster_config *base, const sl_model_spec *m, cons
 		rc = sl_train_predict(tr, r->c, &r->pred, err);
 	if (rc == SL_OK)
 		rc = sl_train_single_step_s(m, sl_train_layout(tr), sl_cluster_config_of(r->c),
-					    &r->single_s, &r->single_est, err);
+		                            &r->single_s, &r->single_est, err);
 	sl_train_destroy(tr);
 	if (rc == SL_OK && ref)
 		for (int s = 0; s < steps; s++) {
@@ -87,10 +85,9 @@ void sl_tr_outcome_free(struct outcome *r)
 	r->c = NULL;
 }
 
-
 /* One device's losses over the steps: from step 0, or resumed from ck. */
 int sl_tr_reference(const char *cmd, const sl_model_spec *m, const sl_ckpt *ck, int steps,
-                     double *out)
+                    double *out)
 {
 	sl_ref r;
 	sl_err err = {0};
@@ -147,7 +144,8 @@ const char *sl_tr_attention_words(const sl_model_spec *m, const sl_layout *l)
 {
 	if (m->heads == 0)
 		return "";
-	return l->attention == SL_ATTN_FLASH ? "; fused (flash) attention" : "; materialized attention";
+	return l->attention == SL_ATTN_FLASH ? "; fused (flash) attention"
+	                                     : "; materialized attention";
 }
 
 static void layout_words(const sl_layout *l, char *buf, size_t n)
@@ -159,13 +157,13 @@ static void layout_words(const sl_layout *l, char *buf, size_t n)
 	if (l->chunks > 1)
 		len += snprintf(buf + len, n - (size_t)len, " with %d chunks", l->chunks);
 	len += snprintf(buf + len, n - (size_t)len, ", %d micro-batch%s", l->microbatches,
-			l->microbatches == 1 ? "" : "es");
+	                l->microbatches == 1 ? "" : "es");
 	if (l->seq_parallel)
 		len += snprintf(buf + len, n - (size_t)len, ", sequence parallel");
 	if (l->zero1)
 		len += snprintf(buf + len, n - (size_t)len, ", ZeRO-1");
 	snprintf(buf + len, n - (size_t)len, ", mesh %s",
-		 sl_mesh_order_name(l->order, ord, sizeof ord));
+	         sl_mesh_order_name(l->order, ord, sizeof ord));
 }
 
 void sl_tr_model_words(const sl_model_spec *m, char *buf, size_t n)
@@ -179,8 +177,8 @@ void sl_tr_model_words(const sl_model_spec *m, char *buf, size_t n)
 void sl_tr_data_words(const sl_model_spec *m, char *buf, size_t n)
 {
 	snprintf(buf, n, "%d sequence%s of %d token%s per step, seed %llu; Adam lr %g", m->batch,
-		 m->batch == 1 ? "" : "s", m->seq, m->seq == 1 ? "" : "s",
-		 (unsigned long long)m->seed, (double)m->lr);
+	         m->batch == 1 ? "" : "s", m->seq, m->seq == 1 ? "" : "s",
+	         (unsigned long long)m->seed, (double)m->lr);
 }
 
 /* The report's head: what runs, and the step table's names (or what a dry
@@ -210,7 +208,7 @@ static struct rates rates_of(const struct outcome *r, const sl_model_spec *m)
 }
 
 void sl_tr_train_text_head(FILE *f, const sl_opts *o, const sl_model_spec *m, const double *ref,
-			    const struct outcome *r)
+                           const struct outcome *r)
 {
 	const sl_cluster_config *cfg = sl_cluster_config_of(r->c);
 	char words[320];
@@ -224,13 +222,15 @@ void sl_tr_train_text_head(FILE *f, const sl_opts *o, const sl_model_spec *m, co
 	if (ref)
 		fprintf(f, "\n%6s %14s %14s %11s\n", "step", "loss", "reference", "rel. diff");
 	else
-		fprintf(f, "\ndry run: timing only, no arithmetic: no losses; memory counted, not held\n");
+		fprintf(
+		    f,
+		    "\ndry run: timing only, no arithmetic: no losses; memory counted, not held\n");
 }
 
 int sl_tr_step_row(char *b, size_t n, long step, double loss, double ref)
 {
 	return snprintf(b, n, "%6ld %14.9f %14.9f %11.2e\n", step + 1, loss, ref,
-			fabs(loss - ref) / fabs(ref));
+	                fabs(loss - ref) / fabs(ref));
 }
 
 /* Rows of identical figures (all but the device's number and mesh
@@ -270,7 +270,7 @@ static void print_rows(FILE *f, int n, char (*figs)[256], const int (*co)[3], in
 }
 
 void sl_tr_train_text(FILE *f, const sl_opts *o, const sl_model_spec *m, int steps,
-		       const double *ref, const struct outcome *r, int head_done, int per_device)
+                      const double *ref, const struct outcome *r, int head_done, int per_device)
 {
 	const sl_train_report *p = &r->rep;
 	char a[32], b[32], c[32];
@@ -284,22 +284,24 @@ void sl_tr_train_text(FILE *f, const sl_opts *o, const sl_model_spec *m, int ste
 	}
 	double speedup = p->step_s > 0 ? r->single_s / p->step_s : 0;
 	fprintf(f, "\nstep time    %s emulated, %s predicted\n", sl_tr_fmt_t(p->step_s, a),
-		sl_tr_fmt_t(r->pred.step_s, b));
+	        sl_tr_fmt_t(r->pred.step_s, b));
 	fprintf(f, "speedup      %.3g over one device (%s%s), efficiency %.1f%%\n", speedup,
-		sl_tr_fmt_t(r->single_s, c), r->single_est ? ", estimated: the model does not fit one" : "",
-		100 * speedup / p->ndev);
+	        sl_tr_fmt_t(r->single_s, c),
+	        r->single_est ? ", estimated: the model does not fit one" : "",
+	        100 * speedup / p->ndev);
 	struct rates x = rates_of(r, m);
 	char tk[32], dtk[32];
-	fprintf(f, "throughput   %s tokens/s, %s per device\n", sl_fmt_count(x.tokens_s, tk, sizeof tk),
-		sl_fmt_count(x.dev_tokens_s, dtk, sizeof dtk));
+	fprintf(f, "throughput   %s tokens/s, %s per device\n",
+	        sl_fmt_count(x.tokens_s, tk, sizeof tk),
+	        sl_fmt_count(x.dev_tokens_s, dtk, sizeof dtk));
 	fprintf(f, "FLOP rate    %.4g TFLOP/s of the model per device: MFU %.1f%% (HFU %.1f%%)\n",
-		x.dev_model / 1e12, 100 * x.mfu, 100 * x.hfu);
+	        x.dev_model / 1e12, 100 * x.mfu, 100 * x.hfu);
 	fprintf(f, "bubble       %.4f of the ideal time (%.4f predicted)\n", p->bubble_fraction,
-		r->pred.bubble_fraction);
+	        r->pred.bubble_fraction);
 	fprintf(f, "idle         %.1f%% of all devices' time\n", 100 * p->idle_fraction);
 	if (ref)
 		fprintf(f, "check        losses equal one device's to %.2g (tolerance %g): %s\n",
-			r->max_rel, LOSS_TOLERANCE, r->max_rel <= LOSS_TOLERANCE ? "pass" : "FAIL");
+		        r->max_rel, LOSS_TOLERANCE, r->max_rel <= LOSS_TOLERANCE ? "pass" : "FAIL");
 	else
 		fprintf(f, "check        none: a timing-only run computes no loss\n");
 	fprintf(f, "wall         %.2f s\n\n", r->wall_s);
@@ -313,8 +315,9 @@ void sl_tr_train_text(FILE *f, const sl_opts *o, const sl_model_spec *m, int ste
 		fprintf(f, "(out of host memory for the per-device table)\n");
 		return;
 	}
-	fprintf(f, "%6s %3s %3s %3s %10s %10s %10s %10s %10s %10s %10s %10s\n", "device", "tp", "pp",
-		"dp", "compute", "comm", "idle", "params", "grads", "optimizer", "act. peak", "mem peak");
+	fprintf(f, "%6s %3s %3s %3s %10s %10s %10s %10s %10s %10s %10s %10s\n", "device", "tp",
+	        "pp", "dp", "compute", "comm", "idle", "params", "grads", "optimizer", "act. peak",
+	        "mem peak");
 	for (int i = 0; i < p->ndev; i++) {
 		const sl_train_dev *d = &p->dev[i];
 		char t1[32], t2[32], t3[32], m1[32], m2[32], m3[32], m4[32], m5[32];
@@ -322,10 +325,12 @@ void sl_tr_train_text(FILE *f, const sl_opts *o, const sl_model_spec *m, int ste
 		coords[i][1] = d->pp;
 		coords[i][2] = d->dp;
 		snprintf(figs[i], sizeof figs[i], " %10s %10s %10s %10s %10s %10s %10s %10s",
-			 sl_tr_fmt_t(d->compute_s, t1), sl_tr_fmt_t(d->comm_s, t2), sl_tr_fmt_t(d->idle_s, t3),
-			 sl_tr_fmt_b((double)d->params_bytes, m1), sl_tr_fmt_b((double)d->grads_bytes, m2),
-			 sl_tr_fmt_b((double)d->optimizer_bytes, m3), sl_tr_fmt_b((double)d->act_peak_bytes, m4),
-			 sl_tr_fmt_b((double)d->mem_peak_bytes, m5));
+		         sl_tr_fmt_t(d->compute_s, t1), sl_tr_fmt_t(d->comm_s, t2),
+		         sl_tr_fmt_t(d->idle_s, t3), sl_tr_fmt_b((double)d->params_bytes, m1),
+		         sl_tr_fmt_b((double)d->grads_bytes, m2),
+		         sl_tr_fmt_b((double)d->optimizer_bytes, m3),
+		         sl_tr_fmt_b((double)d->act_peak_bytes, m4),
+		         sl_tr_fmt_b((double)d->mem_peak_bytes, m5));
 	}
 	print_rows(f, p->ndev, figs, (const int(*)[3])coords, fold);
 	int used[SL_TR_NKINDS], nused = 0;
@@ -344,13 +349,15 @@ void sl_tr_train_text(FILE *f, const sl_opts *o, const sl_model_spec *m, int ste
 		for (int i = 0; i < p->ndev; i++) {
 			int len = 0;
 			for (int k = 0; k < nused && len < (int)sizeof figs[i]; k++)
-				len += snprintf(figs[i] + len, sizeof figs[i] - (size_t)len, " %16s",
-						sl_tr_fmt_b((double)p->dev[i].sent[used[k]], a));
+				len +=
+				    snprintf(figs[i] + len, sizeof figs[i] - (size_t)len, " %16s",
+				             sl_tr_fmt_b((double)p->dev[i].sent[used[k]], a));
 		}
 		print_rows(f, p->ndev, figs, NULL, fold);
 	}
 	if (fold)
-		fprintf(f, "\n(devices with the same figures share a row: --per-device lists each)\n");
+		fprintf(f,
+		        "\n(devices with the same figures share a row: --per-device lists each)\n");
 	free(figs);
 	free(coords);
 }
@@ -365,19 +372,19 @@ static json_t *traffic_json(const uint64_t *sent, const uint64_t *recv)
 	json_t *t = json_object();
 	for (int k = 0; k < SL_TR_NKINDS; k++)
 		json_object_set_new(t, sl_traffic_name((sl_traffic_kind)k),
-				    json_pack("{s:I, s:I}", "sent_bytes", (json_int_t)sent[k],
-					      "received_bytes", (json_int_t)recv[k]));
+		                    json_pack("{s:I, s:I}", "sent_bytes", (json_int_t)sent[k],
+		                              "received_bytes", (json_int_t)recv[k]));
 	return t;
 }
 
 void sl_tr_model_json(json_t *o, const sl_model_spec *m)
 {
 	json_object_set_new(o, "model",
-			    json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:I, s:f, s:I}", "layers",
-				      m->layers, "hidden", m->hidden, "ffn", m->ffn, "heads", m->heads,
-				      "seq", m->seq, "batch", m->batch, "seed", (json_int_t)m->seed,
-				      "lr", (double)m->lr, "parameters",
-				      (json_int_t)sl_model_total_params(m)));
+	                    json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:I, s:f, s:I}", "layers",
+	                              m->layers, "hidden", m->hidden, "ffn", m->ffn, "heads",
+	                              m->heads, "seq", m->seq, "batch", m->batch, "seed",
+	                              (json_int_t)m->seed, "lr", (double)m->lr, "parameters",
+	                              (json_int_t)sl_model_total_params(m)));
 	sl_model_json_kinds(json_object_get(o, "model"), m);
 }
 
@@ -401,9 +408,10 @@ void sl_tr_outcome_json(json_t *o, const struct outcome *r, const sl_model_spec 
 	json_object_set_new(o, "losses", sl_tr_losses_json(p->losses, steps));
 	int dry = sl_cluster_config_of(r->c)->timing_only;
 	json_object_set_new(o, "max_loss_rel_diff", dry ? json_null() : sl_tr_jreal(r->max_rel));
-	json_object_set_new(o, "check", json_string(dry			      ? "none"
-						    : r->max_rel <= LOSS_TOLERANCE ? "pass"
-										   : "fail"));
+	json_object_set_new(o, "check",
+	                    json_string(dry                            ? "none"
+	                                : r->max_rel <= LOSS_TOLERANCE ? "pass"
+	                                                               : "fail"));
 	json_object_set_new(o, "step_time_s", sl_tr_jreal(p->step_s));
 	json_object_set_new(o, "predicted_step_s", sl_tr_jreal(r->pred.step_s));
 	json_object_set_new(o, "single_device_step_s", sl_tr_jreal(r->single_s));
@@ -435,9 +443,9 @@ void sl_tr_outcome_json(json_t *o, const struct outcome *r, const sl_model_spec 
 		}
 		json_t *j = json_object();
 		json_object_set_new(j, "id", json_integer(i));
-		json_object_set_new(j, "node", json_integer(cfg->devices_per_node > 0
-								 ? i / cfg->devices_per_node
-								 : 0));
+		json_object_set_new(
+		    j, "node",
+		    json_integer(cfg->devices_per_node > 0 ? i / cfg->devices_per_node : 0));
 		json_object_set_new(j, "tp", json_integer(d->tp));
 		json_object_set_new(j, "pp", json_integer(d->pp));
 		json_object_set_new(j, "dp", json_integer(d->dp));
@@ -447,20 +455,23 @@ void sl_tr_outcome_json(json_t *o, const struct outcome *r, const sl_model_spec 
 		json_object_set_new(j, "predicted_compute_s", sl_tr_jreal(r->pred.compute_s[i]));
 		json_object_set_new(j, "predicted_comm_s", sl_tr_jreal(r->pred.comm_s[i]));
 		json_object_set_new(j, "flop", sl_tr_jreal(d->flops));
-		json_object_set_new(j, "memory_params_bytes", json_integer((json_int_t)d->params_bytes));
-		json_object_set_new(j, "memory_grads_bytes", json_integer((json_int_t)d->grads_bytes));
+		json_object_set_new(j, "memory_params_bytes",
+		                    json_integer((json_int_t)d->params_bytes));
+		json_object_set_new(j, "memory_grads_bytes",
+		                    json_integer((json_int_t)d->grads_bytes));
 		json_object_set_new(j, "memory_optimizer_bytes",
-				    json_integer((json_int_t)d->optimizer_bytes));
+		                    json_integer((json_int_t)d->optimizer_bytes));
 		json_object_set_new(j, "memory_activations_peak_bytes",
-				    json_integer((json_int_t)d->act_peak_bytes));
+		                    json_integer((json_int_t)d->act_peak_bytes));
 		json_object_set_new(j, "memory_workspace_peak_bytes",
-				    json_integer((json_int_t)d->workspace_peak_bytes));
-		json_object_set_new(j, "memory_peak_bytes", json_integer((json_int_t)d->mem_peak_bytes));
-		json_object_set_new(j, "memory_capacity_bytes", json_integer((json_int_t)cfg->memory));
+		                    json_integer((json_int_t)d->workspace_peak_bytes));
+		json_object_set_new(j, "memory_peak_bytes",
+		                    json_integer((json_int_t)d->mem_peak_bytes));
+		json_object_set_new(j, "memory_capacity_bytes",
+		                    json_integer((json_int_t)cfg->memory));
 		json_object_set_new(j, "traffic", traffic_json(d->sent, d->received));
 		json_array_append_new(devs, j);
 	}
 	json_object_set_new(o, "traffic", traffic_json(sent, recv));
 	json_object_set_new(o, "per_device", devs);
 }
-

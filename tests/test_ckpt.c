@@ -407,8 +407,9 @@ static void llama_kinds_reshard(void **st)
 		load(t2, dir, 1);
 		struct state got = gather(t2);
 		if (!state_same(&got, &saved))
-			fail_msg("llama resumed at (%s): the loaded state differs from the saved one",
-			         to[i]);
+			fail_msg(
+			    "llama resumed at (%s): the loaded state differs from the saved one",
+			    to[i]);
 		state_free(&got);
 		train_steps(t2, S, want + S, to[i]);
 		sl_train_destroy(t2);

@@ -331,9 +331,10 @@ static void train_save_and_resume(void **st)
 			double rgot = loss_at(b, "reference_losses", s),
 			       rwant = loss_at(whole, "reference_losses", s + 2);
 			if (!(fabs(rgot - rwant) <= 1e-5 * fabs(rwant)))
-				fail_msg("resumed with %s: reference at step %zu %.9g, uninterrupted "
-				         "%.9g",
-				         resume[k], s + 3, rgot, rwant);
+				fail_msg(
+				    "resumed with %s: reference at step %zu %.9g, uninterrupted "
+				    "%.9g",
+				    resume[k], s + 3, rgot, rwant);
 		}
 		json_decref(b);
 	}
@@ -365,7 +366,8 @@ static void train_resume_keeps_dropout(void **st)
 	for (size_t s = 0; s < 2; s++) {
 		double got = loss_at(b, "losses", s), want = loss_at(whole, "losses", s + 2);
 		if (!(fabs(got - want) <= 1e-5 * fabs(want)))
-			fail_msg("resumed: step %zu loss %.9g, uninterrupted %.9g", s + 3, got, want);
+			fail_msg("resumed: step %zu loss %.9g, uninterrupted %.9g", s + 3, got,
+			         want);
 	}
 	/* (and the dropout mattered) */
 	assert_true(fabs(loss_at(whole, "losses", 3) - loss_at(plain, "losses", 3)) >
@@ -411,8 +413,10 @@ static void train_refusals(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(inspect_and_verify), cmocka_unit_test(reshard_round_trip),
-	    cmocka_unit_test(bad_input),          cmocka_unit_test(train_save_and_resume),
+	    cmocka_unit_test(inspect_and_verify),
+	    cmocka_unit_test(reshard_round_trip),
+	    cmocka_unit_test(bad_input),
+	    cmocka_unit_test(train_save_and_resume),
 	    cmocka_unit_test(train_resume_keeps_dropout),
 	    cmocka_unit_test(train_refusals),
 	};

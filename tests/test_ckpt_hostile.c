@@ -113,7 +113,8 @@ static void child_exec(char **argv, const struct limits *lim, int fo, int fe)
 {
 	dup2(fo, 1);
 	dup2(fe, 2);
-	struct rlimit cpu = {lim && lim->cpu_s ? lim->cpu_s : 20, lim && lim->cpu_s ? lim->cpu_s : 20};
+	struct rlimit cpu = {lim && lim->cpu_s ? lim->cpu_s : 20,
+	                     lim && lim->cpu_s ? lim->cpu_s : 20};
 	setrlimit(RLIMIT_CPU, &cpu);
 	if (lim && lim->as_mb && !SANITIZED) {
 		struct rlimit as = {(rlim_t)lim->as_mb << 20, (rlim_t)lim->as_mb << 20};
@@ -465,7 +466,8 @@ static void foreign_manifest_is_not_a_checkpoint(void **st)
 {
 	(void)st;
 	mkdir_in("proj");
-	put_file("proj/manifest.json", "{\"name\": \"web\", \"short_name\": \"app\", \"start_url\": \".\"}\n");
+	put_file("proj/manifest.json",
+	         "{\"name\": \"web\", \"short_name\": \"app\", \"start_url\": \".\"}\n");
 	put_file("proj/index.js", "console.log('hello');\n");
 	put_file("proj/g1-dev1.bin", "not a chunk\n");
 	make_ckpt("p2src");
@@ -674,7 +676,7 @@ static void concurrent_saves_twenty_trials(void **st)
 	(void)st;
 	make_ckpt("p3b");
 	const char *const cmd[2] = {"train --steps=1 " TINY " --save=@/p3b",
-				    "train --steps=1 " TINY " --save=@/p3b"};
+	                            "train --steps=1 " TINY " --save=@/p3b"};
 	race_twenty_rounds("p3b", cmd, judge_saves);
 	rm_in("p3b");
 }
@@ -683,7 +685,8 @@ static void concurrent_saves_twenty_trials(void **st)
 static void judge_save_load(int round, int k, const struct run *r)
 {
 	if (k == 0 && (r->sig || r->status != 0))
-		fail_msg("round %d: the save: exit %d signal %d: %s", round, r->status, r->sig, r->err);
+		fail_msg("round %d: the save: exit %d signal %d: %s", round, r->status, r->sig,
+		         r->err);
 	if (k == 1 && r->status != 0)
 		one_error("a load racing a save", r, 1, "a save into it was under way");
 }
@@ -696,7 +699,7 @@ static void load_racing_save_twenty_rounds(void **st)
 	(void)st;
 	make_ckpt("p3c");
 	const char *const cmd[2] = {"train --steps=1 " TINY " --save=@/p3c",
-				    "train --steps=1 " TINY " --load=@/p3c"};
+	                            "train --steps=1 " TINY " --load=@/p3c"};
 	race_twenty_rounds("p3c", cmd, judge_save_load);
 	rm_in("p3c");
 }
@@ -837,18 +840,19 @@ static json_t *crafted_manifest(const sl_model_spec *m, int split, uint64_t *fil
 			uint64_t len = 12ull * (uint64_t)ti.rows * (uint64_t)cols;
 			json_array_append_new(
 			    chunks,
-			    json_pack("{s:i, s:i, s:{s:i, s:i, s:i}, s:[ii], s:[ii], s:s, s:I, s:I, s:I}",
-			              "id", id++, "owner", 0, "mesh", "tp", 0, "pp", 0, "dp", 0,
-			              "offset", 0, t == split ? k : 0, "shape", ti.rows, cols, "file",
-			              "g000001-dev000.bin", "byte_offset", (json_int_t)at,
-			              "byte_length", (json_int_t)len, "crc32", (json_int_t)0));
+			    json_pack(
+			        "{s:i, s:i, s:{s:i, s:i, s:i}, s:[ii], s:[ii], s:s, s:I, s:I, s:I}",
+			        "id", id++, "owner", 0, "mesh", "tp", 0, "pp", 0, "dp", 0, "offset",
+			        0, t == split ? k : 0, "shape", ti.rows, cols, "file",
+			        "g000001-dev000.bin", "byte_offset", (json_int_t)at, "byte_length",
+			        (json_int_t)len, "crc32", (json_int_t)0));
 			at += len;
 		}
-		json_array_append_new(
-		    tensors, json_pack("{s:s, s:[ii], s:s, s:s, s:i, s:i, s:o}", "name", ti.name,
-		                       "shape", ti.rows, ti.cols, "dtype", "float32", "split",
-		                       sl_tsplit_name(ti.split), "axis", ti.axis, "unit", ti.unit,
-		                       "chunks", chunks));
+		json_array_append_new(tensors, json_pack("{s:s, s:[ii], s:s, s:s, s:i, s:i, s:o}",
+		                                         "name", ti.name, "shape", ti.rows, ti.cols,
+		                                         "dtype", "float32", "split",
+		                                         sl_tsplit_name(ti.split), "axis", ti.axis,
+		                                         "unit", ti.unit, "chunks", chunks));
 	}
 	json_object_set_new(j, "tensors", tensors);
 	json_t *files = json_object_get(j, "files");
@@ -980,7 +984,8 @@ static void control_characters_are_escaped(void **st)
 	 * bidirectional override are refused by name, as in a hardware file. */
 	j = manifest_of("p9");
 	json_object_set_new(json_array_get(json_object_get(j, "tensors"), 0), "name",
-	                    json_string("fc\xc2\x9b" "5m"));
+	                    json_string("fc\xc2\x9b"
+	                                "5m"));
 	manifest_put("p9", j);
 	s = take_snap();
 	run("ckpt inspect @/p9", &r);
@@ -1075,7 +1080,8 @@ static void stale_temp_dirs_are_removed(void **st)
 	rm_in("p10src");
 	rm_in("elsewhere");
 	for (int i = 0; i < 3; i++) {
-		snprintf(rel, sizeof rel, "p10.tmp-%ld-%d", i == 0 ? (long)getpid() : (long)dead, i);
+		snprintf(rel, sizeof rel, "p10.tmp-%ld-%d", i == 0 ? (long)getpid() : (long)dead,
+		         i);
 		rm_in(rel);
 	}
 	snprintf(rel, sizeof rel, "p10.tmp-%ld-3x", (long)dead);

@@ -19,7 +19,6 @@
 
 #include "clirun.h"
 
-
 /* ---- running the program ---- */
 
 /* ---- bad input ---- */
@@ -30,141 +29,141 @@ struct bad {
 };
 
 static const struct bad bad_inputs[] = {
-	/* device counts */
-	{"run --devices=0", 2},
-	{"run --devices=-1", 2},
-	{"run --devices=65", 2},
-	{"run --devices=1000000000000", 2},
-	{"run --devices=4x", 2},
-	{"run --devices=", 2},
-	{"run --devices", 2},
-	{"run --devices=6 --devices-per-node=4", 2},
-	{"run --devices=4 --devices-per-node=8", 2},
-	{"run --devices-per-node=0", 2},
-	{"run --topology=ring --devices=4 --devices-per-node=2", 2},
-	/* sizes */
-	{"run --m=0", 2},
-	{"run --k=-5", 2},
-	{"run --n=1e3", 2},
-	{"run --m=2000000", 2},
-	{"run --m=100000 --k=100000", 2},
-	{"run --m=12 --n=7 --k=5 --devices=8", 2},
-	{"run --strategy=rowwise --k=4 --devices=8", 2},
-	{"run --devices=64 --m=44000 --k=44000 --n=44000", 2},
-	{"run --memory=0", 2},
-	{"run --memory=-1GiB", 2},
-	{"run --memory=12QB", 2},
-	{"run --memory=1e30", 2},
-	/* rates and times */
-	{"run --bandwidth=100XB/s", 2},
-	{"run --bandwidth=-5GB/s", 2},
-	{"run --bandwidth=0", 2},
-	{"run --bandwidth=450GB", 2},
-	{"run --bandwidth=nan", 2},
-	{"run --bandwidth=1e99GB/s", 2},
-	{"run --inter-bandwidth=fast", 2},
-	{"run --latency=5parsecs", 2},
-	{"run --latency=-1us", 2},
-	{"run --latency=20s", 2},
-	{"run --inter-latency=2uss", 2},
-	{"run --flops=0", 2},
-	{"run --flops=1e30", 2},
-	{"run --flops=10TB/s", 2},
-	/* a rate or a time needs a unit: a bare 5 was 5 s */
-	{"run --latency=5", 2},
-	{"run --inter-latency=1e-6", 2},
-	{"run --bandwidth=100", 2},
-	{"run --inter-bandwidth=25e9", 2},
-	{"run --flops=1e12", 2},
-	{"ckpt reshard x --out=y --storage-bandwidth=2e9", 2},
-	{"run --bandwidth=100GBPS", 2},
-	{"run --slowdown=0.5", 2},
-	{"run --slowdown=2x", 2},
-	{"run --slowdown=1e9", 2},
-	/* decimal numbers and exact units only, on every numeric option path */
-	{"run --m=+64", 2},
-	/* --layouts sizes go through the integer parser (sscanf took these). */
-	{"compare --devices=4 --layouts=+2x1x1", 2},
-	{"compare --devices=4 --layouts=1x+2x1", 2},
-	{"compare --devices=4 --layouts=99999999999x1x1", 2},
-	{"compare --devices=4 --layouts=2x1x2x1", 2},
-	{"run --m=0x40", 2},
-	{"run --m=99999999999999999999", 2},
-	{"run --devices=0x8", 2},
-	{"run --devices=8abc", 2},
-	{"run --devices=+8", 2},
-	{"run --seed=0x10", 2},
-	{"run --bandwidth=0x1p4GB/s", 2},
-	{"run --bandwidth=25gb/s", 2},
-	{"run --bandwidth=25MBPS", 2},
-	{"run --bandwidth=+5GB/s", 2},
-	{"run --bandwidth=inf", 2},
-	{"run --latency=2US", 2},
-	{"run --inter-latency=0x1p-20", 2},
-	{"run --memory=80gib", 2},
-	{"run --flops=+1e12", 2},
-	{"run --slowdown=0x10", 2},
-	{"run --slowdown=inf", 2},
-	{"coll --bytes=+4KiB", 2},
-	{"coll --bytes=4kib", 2},
-	{"train --tp=+2", 2},
-	{"train --steps=1e3", 2},
-	{"train --lr=0x1p-4", 2},
-	{"train --hidden=0x80", 2},
-	{"plan --top=+3", 2},
-	/* names */
-	{"run --strategy=diagonal", 2},
-	{"run --preset=tpu", 2},
-	{"run --topology=torus", 2},
-	{"run --algorithm=butterfly", 2},
-	{"run --timing=fast", 2},
-	{"run --format=xml", 2},
-	{"run --seed=abc", 2},
-	{"run --strategy=colwize", 2},
-	{"coll --op=allreduse", 2},
-	{"run --preset=h10", 2},
-	{"rnu", 2},
-	/* the command line itself */
-	{"run --frobnicate", 2},
-	{"run --frobnicate=3", 2},
-	{"run --inter=3", 2},
-	{"run --bandwith=1GB/s", 2},
-	{"run --bandwidth 1GB/s --latncy 2us", 2},
-	{"run --help=yes", 2},
-	{"run -x", 2},
-	{"run extra", 2},
-	{"run --trace=", 2},
-	{"run --trace=/", 2},
-	{"run --trace=/nonexistent-dir/t.json", 2},
-	{"frobnicate", 2},
-	{"--frobnicate", 2},
-	{"--version extra", 2},
-	/* coll */
-	{"coll --op=alltoallv", 2},
-	{"coll -f 1", 2},
-	{"coll -n 0", 2},
-	{"coll -b 2M -e 1M", 2},
-	{"coll --human --format=json", 2},
-	{"run --format=csv", 2},
-	{"coll --bytes=0", 2},
-	{"coll --bytes=2", 2},
-	{"coll --bytes=-4", 2},
-	{"coll --bytes=abc", 2},
-	{"coll --bytes=4KB/s", 2},
-	{"coll --bytes=1MiB:512KiB", 2},
-	{"coll --bytes=1KiB:", 2},
-	{"coll --bytes=:4KiB", 2},
-	{"coll --bytes=2PiB", 2},
-	{"coll --devices=64 --bytes=64TiB", 2},
-	{"coll --devices=100", 2},
-	{"coll --m=3", 2},
-	{"coll --strategy=rowwise", 2},
-	{"coll --algorithm=ring --op", 2},
-	/* a shard that does not fit a device: the run fails */
-	{"run --memory=1MiB --m=1024 --k=1024 --n=1024", 1},
-	{"run --strategy=rowwise --devices=2 --memory=3MiB --m=1024 --k=1024 --n=1024", 1},
-	{"run --strategy=single --memory=100KiB --m=256 --k=256 --n=256", 1},
-	{"coll --memory=1MiB --bytes=2MiB", 1},
+    /* device counts */
+    {"run --devices=0", 2},
+    {"run --devices=-1", 2},
+    {"run --devices=65", 2},
+    {"run --devices=1000000000000", 2},
+    {"run --devices=4x", 2},
+    {"run --devices=", 2},
+    {"run --devices", 2},
+    {"run --devices=6 --devices-per-node=4", 2},
+    {"run --devices=4 --devices-per-node=8", 2},
+    {"run --devices-per-node=0", 2},
+    {"run --topology=ring --devices=4 --devices-per-node=2", 2},
+    /* sizes */
+    {"run --m=0", 2},
+    {"run --k=-5", 2},
+    {"run --n=1e3", 2},
+    {"run --m=2000000", 2},
+    {"run --m=100000 --k=100000", 2},
+    {"run --m=12 --n=7 --k=5 --devices=8", 2},
+    {"run --strategy=rowwise --k=4 --devices=8", 2},
+    {"run --devices=64 --m=44000 --k=44000 --n=44000", 2},
+    {"run --memory=0", 2},
+    {"run --memory=-1GiB", 2},
+    {"run --memory=12QB", 2},
+    {"run --memory=1e30", 2},
+    /* rates and times */
+    {"run --bandwidth=100XB/s", 2},
+    {"run --bandwidth=-5GB/s", 2},
+    {"run --bandwidth=0", 2},
+    {"run --bandwidth=450GB", 2},
+    {"run --bandwidth=nan", 2},
+    {"run --bandwidth=1e99GB/s", 2},
+    {"run --inter-bandwidth=fast", 2},
+    {"run --latency=5parsecs", 2},
+    {"run --latency=-1us", 2},
+    {"run --latency=20s", 2},
+    {"run --inter-latency=2uss", 2},
+    {"run --flops=0", 2},
+    {"run --flops=1e30", 2},
+    {"run --flops=10TB/s", 2},
+    /* a rate or a time needs a unit: a bare 5 was 5 s */
+    {"run --latency=5", 2},
+    {"run --inter-latency=1e-6", 2},
+    {"run --bandwidth=100", 2},
+    {"run --inter-bandwidth=25e9", 2},
+    {"run --flops=1e12", 2},
+    {"ckpt reshard x --out=y --storage-bandwidth=2e9", 2},
+    {"run --bandwidth=100GBPS", 2},
+    {"run --slowdown=0.5", 2},
+    {"run --slowdown=2x", 2},
+    {"run --slowdown=1e9", 2},
+    /* decimal numbers and exact units only, on every numeric option path */
+    {"run --m=+64", 2},
+    /* --layouts sizes go through the integer parser (sscanf took these). */
+    {"compare --devices=4 --layouts=+2x1x1", 2},
+    {"compare --devices=4 --layouts=1x+2x1", 2},
+    {"compare --devices=4 --layouts=99999999999x1x1", 2},
+    {"compare --devices=4 --layouts=2x1x2x1", 2},
+    {"run --m=0x40", 2},
+    {"run --m=99999999999999999999", 2},
+    {"run --devices=0x8", 2},
+    {"run --devices=8abc", 2},
+    {"run --devices=+8", 2},
+    {"run --seed=0x10", 2},
+    {"run --bandwidth=0x1p4GB/s", 2},
+    {"run --bandwidth=25gb/s", 2},
+    {"run --bandwidth=25MBPS", 2},
+    {"run --bandwidth=+5GB/s", 2},
+    {"run --bandwidth=inf", 2},
+    {"run --latency=2US", 2},
+    {"run --inter-latency=0x1p-20", 2},
+    {"run --memory=80gib", 2},
+    {"run --flops=+1e12", 2},
+    {"run --slowdown=0x10", 2},
+    {"run --slowdown=inf", 2},
+    {"coll --bytes=+4KiB", 2},
+    {"coll --bytes=4kib", 2},
+    {"train --tp=+2", 2},
+    {"train --steps=1e3", 2},
+    {"train --lr=0x1p-4", 2},
+    {"train --hidden=0x80", 2},
+    {"plan --top=+3", 2},
+    /* names */
+    {"run --strategy=diagonal", 2},
+    {"run --preset=tpu", 2},
+    {"run --topology=torus", 2},
+    {"run --algorithm=butterfly", 2},
+    {"run --timing=fast", 2},
+    {"run --format=xml", 2},
+    {"run --seed=abc", 2},
+    {"run --strategy=colwize", 2},
+    {"coll --op=allreduse", 2},
+    {"run --preset=h10", 2},
+    {"rnu", 2},
+    /* the command line itself */
+    {"run --frobnicate", 2},
+    {"run --frobnicate=3", 2},
+    {"run --inter=3", 2},
+    {"run --bandwith=1GB/s", 2},
+    {"run --bandwidth 1GB/s --latncy 2us", 2},
+    {"run --help=yes", 2},
+    {"run -x", 2},
+    {"run extra", 2},
+    {"run --trace=", 2},
+    {"run --trace=/", 2},
+    {"run --trace=/nonexistent-dir/t.json", 2},
+    {"frobnicate", 2},
+    {"--frobnicate", 2},
+    {"--version extra", 2},
+    /* coll */
+    {"coll --op=alltoallv", 2},
+    {"coll -f 1", 2},
+    {"coll -n 0", 2},
+    {"coll -b 2M -e 1M", 2},
+    {"coll --human --format=json", 2},
+    {"run --format=csv", 2},
+    {"coll --bytes=0", 2},
+    {"coll --bytes=2", 2},
+    {"coll --bytes=-4", 2},
+    {"coll --bytes=abc", 2},
+    {"coll --bytes=4KB/s", 2},
+    {"coll --bytes=1MiB:512KiB", 2},
+    {"coll --bytes=1KiB:", 2},
+    {"coll --bytes=:4KiB", 2},
+    {"coll --bytes=2PiB", 2},
+    {"coll --devices=64 --bytes=64TiB", 2},
+    {"coll --devices=100", 2},
+    {"coll --m=3", 2},
+    {"coll --strategy=rowwise", 2},
+    {"coll --algorithm=ring --op", 2},
+    /* a shard that does not fit a device: the run fails */
+    {"run --memory=1MiB --m=1024 --k=1024 --n=1024", 1},
+    {"run --strategy=rowwise --devices=2 --memory=3MiB --m=1024 --k=1024 --n=1024", 1},
+    {"run --strategy=single --memory=100KiB --m=256 --k=256 --n=256", 1},
+    {"coll --memory=1MiB --bytes=2MiB", 1},
 };
 
 static void test_bad_input(void **state)
@@ -214,24 +213,27 @@ static void test_units_and_spelling_messages(void **state)
 	const struct {
 		const char *args, *want;
 	} cases[] = {
-		{"run --latency=5", "shardlab: run: --latency: '5' has no unit: write it with one of ns, "
-				    "us, ms, s (for example 5us) (see 'shardlab run --help')\n"},
-		{"run --bandwidth=100", "shardlab: run: --bandwidth: '100' has no unit: write it with one "
-					"of B/s, GB/s, GiB/s, GBps (bytes) or Gb/s, Gbit/s, Gbps (bits), "
-					"where G may be K, M or T (for example 100GB/s) (see 'shardlab "
-					"run --help')\n"},
-		{"run --bandwith=1GB/s", "shardlab: run: unknown option '--bandwith' (did you mean "
-					 "'--bandwidth'?) (see 'shardlab run --help')\n"},
-		{"run --strategy=colwize", "shardlab: run: --strategy: unknown value 'colwize': did "
-					   "you mean 'colwise'? (one of: single, colwise, rowwise) "
-					   "(see 'shardlab run --help')\n"},
-		{"coll --op=allreduse", "shardlab: coll: --op: unknown value 'allreduse': did you "
-					"mean 'allreduce'? (one of: allreduce, allgather, "
-					"reducescatter, broadcast, reduce, gather, scatter, alltoall, "
-					"sendrecv) (see 'shardlab coll --help')\n"},
-		{"rnu", "shardlab: unknown command 'rnu' (did you mean 'run'?) (see 'shardlab --help')\n"},
-		/* Too far from any name, or too short to guess: no suggestion. */
-		{"run --x=3", "shardlab: run: unknown option '--x' (see 'shardlab run --help')\n"},
+	    {"run --latency=5",
+	     "shardlab: run: --latency: '5' has no unit: write it with one of ns, "
+	     "us, ms, s (for example 5us) (see 'shardlab run --help')\n"},
+	    {"run --bandwidth=100",
+	     "shardlab: run: --bandwidth: '100' has no unit: write it with one "
+	     "of B/s, GB/s, GiB/s, GBps (bytes) or Gb/s, Gbit/s, Gbps (bits), "
+	     "where G may be K, M or T (for example 100GB/s) (see 'shardlab "
+	     "run --help')\n"},
+	    {"run --bandwith=1GB/s", "shardlab: run: unknown option '--bandwith' (did you mean "
+	                             "'--bandwidth'?) (see 'shardlab run --help')\n"},
+	    {"run --strategy=colwize", "shardlab: run: --strategy: unknown value 'colwize': did "
+	                               "you mean 'colwise'? (one of: single, colwise, rowwise) "
+	                               "(see 'shardlab run --help')\n"},
+	    {"coll --op=allreduse", "shardlab: coll: --op: unknown value 'allreduse': did you "
+	                            "mean 'allreduce'? (one of: allreduce, allgather, "
+	                            "reducescatter, broadcast, reduce, gather, scatter, alltoall, "
+	                            "sendrecv) (see 'shardlab coll --help')\n"},
+	    {"rnu",
+	     "shardlab: unknown command 'rnu' (did you mean 'run'?) (see 'shardlab --help')\n"},
+	    /* Too far from any name, or too short to guess: no suggestion. */
+	    {"run --x=3", "shardlab: run: unknown option '--x' (see 'shardlab run --help')\n"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		tu_result r;
@@ -250,16 +252,20 @@ static void test_units_and_spelling_messages(void **state)
 	const struct {
 		const char *bw;
 		double want;
-	} rates[] = {{"100GBps", 100e9}, {"100GB/s", 100e9}, {"100Gbps", 12.5e9},
-		     {"10GiBps", 10.0 * 1073741824}};
+	} rates[] = {{"100GBps", 100e9},
+	             {"100GB/s", 100e9},
+	             {"100Gbps", 12.5e9},
+	             {"10GiBps", 10.0 * 1073741824}};
 	for (size_t i = 0; i < sizeof rates / sizeof *rates; i++) {
 		char args[128];
-		snprintf(args, sizeof args, "run --m=16 --k=16 --n=16 --latency=0 --bandwidth=%s "
-			 "--format=json", rates[i].bw);
+		snprintf(args, sizeof args,
+		         "run --m=16 --k=16 --n=16 --latency=0 --bandwidth=%s "
+		         "--format=json",
+		         rates[i].bw);
 		json_t *j = tu_run_json(args);
 		if (tu_num(j, "bandwidth_bytes_per_s") != rates[i].want)
 			fail_msg("%s: %.17g bytes/s, want %.17g", args,
-				 tu_num(j, "bandwidth_bytes_per_s"), rates[i].want);
+			         tu_num(j, "bandwidth_bytes_per_s"), rates[i].want);
 		assert_true(tu_num(j, "latency_s") == 0);
 		json_decref(j);
 	}
@@ -324,7 +330,7 @@ static void test_run_json_fields(void **state)
 {
 	(void)state;
 	json_t *j =
-		tu_run_json("run --strategy=rowwise --devices=3 --m=40 --k=50 --n=30 --format=json");
+	    tu_run_json("run --strategy=rowwise --devices=3 --m=40 --k=50 --n=30 --format=json");
 	assert_string_equal(str(j, "strategy"), "rowwise");
 	assert_int_equal((int)tu_num(j, "devices"), 3);
 	assert_string_equal(str(j, "timing"), "model");
@@ -346,7 +352,8 @@ static void test_run_json_fields(void **state)
 	for (size_t i = 0; i < 3; i++) {
 		json_t *d = json_array_get(devs, i);
 		assert_int_equal((int)tu_num(d, "id"), (int)i);
-		double c = tu_num(d, "compute_s"), m = tu_num(d, "comm_s"), idle = tu_num(d, "idle_s");
+		double c = tu_num(d, "compute_s"), m = tu_num(d, "comm_s"),
+		       idle = tu_num(d, "idle_s");
 		assert_true(c > 0 && m > 0 && idle >= -1e-15);
 		assert_true(fabs(c + m + idle - t) <= 1e-12 * t);
 		/* rowwise: device i holds k/t rows of W; 50 = 17 + 17 + 16 */
@@ -365,14 +372,13 @@ static void test_run_json_fields(void **state)
 /* ---- emulated time against the closed forms ---- */
 
 static void check_closed_form(const char *strategy, int t, int m, int k, int n, double bw,
-			      double lat, double flops, const char *link)
+                              double lat, double flops, const char *link)
 {
 	char args[512];
 	snprintf(args, sizeof args,
-		 "run --strategy=%s --devices=%d --m=%d --k=%d --n=%d %s --efficiency=ideal "
-		 "--precision=fp32 --format=json",
-		 strategy,
-		 t, m, k, n, link);
+	         "run --strategy=%s --devices=%d --m=%d --k=%d --n=%d %s --efficiency=ideal "
+	         "--precision=fp32 --format=json",
+	         strategy, t, m, k, n, link);
 	json_t *j = tu_run_json(args);
 	double N = (double)m * n * 4, want;
 	if (strcmp(strategy, "colwise") == 0)
@@ -410,8 +416,8 @@ static void test_preset_and_overrides(void **state)
 {
 	(void)state;
 	const char *orders[] = {
-		"run --m=16 --k=16 --n=16 --format=json --preset=a100 --bandwidth=100GB/s",
-		"run --m=16 --k=16 --n=16 --format=json --bandwidth=100GB/s --preset=a100",
+	    "run --m=16 --k=16 --n=16 --format=json --preset=a100 --bandwidth=100GB/s",
+	    "run --m=16 --k=16 --n=16 --format=json --bandwidth=100GB/s --preset=a100",
 	};
 	for (int i = 0; i < 2; i++) {
 		json_t *j = tu_run_json(orders[i]);
@@ -428,17 +434,17 @@ static void test_preset_and_overrides(void **state)
 		const char *args;
 		int per_node, nodes;
 	} layouts[] = {
-		{"--devices=16", 8, 2},
-		{"--devices=12", 12, 1},
-		{"--devices=8", 8, 1},
-		{"--devices=16 --devices-per-node=4", 4, 4},
-		{"--devices=16 --topology=ring", 16, 1},
-		{"--devices=16 --preset=host", 16, 1},
+	    {"--devices=16", 8, 2},
+	    {"--devices=12", 12, 1},
+	    {"--devices=8", 8, 1},
+	    {"--devices=16 --devices-per-node=4", 4, 4},
+	    {"--devices=16 --topology=ring", 16, 1},
+	    {"--devices=16 --preset=host", 16, 1},
 	};
 	for (size_t i = 0; i < sizeof layouts / sizeof *layouts; i++) {
 		char args[256];
 		snprintf(args, sizeof args, "run --m=8 --k=32 --n=32 --format=json %s",
-			 layouts[i].args);
+		         layouts[i].args);
 		json_t *j = tu_run_json(args);
 		assert_int_equal((int)tu_num(j, "devices_per_node"), layouts[i].per_node);
 		assert_int_equal((int)tu_num(j, "nodes"), layouts[i].nodes);
@@ -451,7 +457,7 @@ static void test_slowdown_same_emulated_time(void **state)
 {
 	(void)state;
 	const char *base = "run --strategy=rowwise --devices=2 --m=32 --k=64 --n=32 --format=json "
-			   "--bandwidth=1GB/s --latency=10us";
+	                   "--bandwidth=1GB/s --latency=10us";
 	char paced[256];
 	snprintf(paced, sizeof paced, "%s --slowdown=1", base);
 	json_t *a = tu_run_json(base), *b = tu_run_json(paced);
@@ -472,9 +478,9 @@ static void test_coll_busbw_is_link_bandwidth(void **state)
 		for (int i = 0; i < 3; i++) {
 			char args[256];
 			snprintf(args, sizeof args,
-				 "coll --op=%s --devices=%d --bytes=1MiB --bandwidth=100GB/s "
-				 "--latency=0 --format=json",
-				 ops[o], ps[i]);
+			         "coll --op=%s --devices=%d --bytes=1MiB --bandwidth=100GB/s "
+			         "--latency=0 --format=json",
+			         ops[o], ps[i]);
 			json_t *j = tu_run_json(args);
 			assert_string_equal(str(j, "op"), ops[o]);
 			assert_string_equal(str(j, "algorithm"), "ring");
@@ -485,9 +491,11 @@ static void test_coll_busbw_is_link_bandwidth(void **state)
 				fail_msg("%s: busbw %.17g, want the link's 1e11", args, bus);
 			/* algbw = bytes / time, and the closed form of the time */
 			double p = ps[i], f = o == 0 ? 2 * (p - 1) / p : (p - 1) / p;
-			assert_true(near(tu_num(j, "algbw_bytes_per_s"), 1048576 / tu_num(j, "emulated_time_s"), 1e-12));
+			assert_true(near(tu_num(j, "algbw_bytes_per_s"),
+			                 1048576 / tu_num(j, "emulated_time_s"), 1e-12));
 			assert_true(near(tu_num(j, "emulated_time_s"), f * 1048576 / 100e9, 1e-9));
-			assert_true(near(tu_num(j, "predicted_s"), tu_num(j, "emulated_time_s"), 1e-9));
+			assert_true(
+			    near(tu_num(j, "predicted_s"), tu_num(j, "emulated_time_s"), 1e-9));
 			json_t *rows = json_object_get(j, "results");
 			assert_int_equal(json_array_size(rows), 1);
 			assert_true(tu_num(json_array_get(rows, 0), "busbw_bytes_per_s") == bus);
@@ -504,37 +512,40 @@ static void test_coll_dry_run(void **state)
 {
 	(void)state;
 	const char *all[] = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce",
-			     "gather",    "scatter",   "alltoall",      "sendrecv"};
+	                     "gather",    "scatter",   "alltoall",      "sendrecv"};
 	for (int i = 0; i < 9; i++) {
 		char args[256];
 		snprintf(args, sizeof args,
-			 "coll --op=%s --devices=16 --preset=a100 --bytes=1MiB --format=json", all[i]);
+		         "coll --op=%s --devices=16 --preset=a100 --bytes=1MiB --format=json",
+		         all[i]);
 		json_t *full = tu_run_json(args);
 		strcat(args, " --dry-run");
 		json_t *dry = tu_run_json(args);
 		if (tu_num(full, "emulated_time_s") != tu_num(dry, "emulated_time_s"))
-			fail_msg("%s: %.17g, the full run %.17g", args, tu_num(dry, "emulated_time_s"),
-				 tu_num(full, "emulated_time_s"));
+			fail_msg("%s: %.17g, the full run %.17g", args,
+			         tu_num(dry, "emulated_time_s"), tu_num(full, "emulated_time_s"));
 		assert_int_equal((int)tu_num(dry, "wrong"), 0);
 		json_decref(full);
 		json_decref(dry);
 	}
 	json_t *j = tu_run_json("coll --devices=16 --preset=a100 --bytes=64GiB --dry-run "
-				"--format=json");
-	double p = 16, n = 64.0 * (1 << 30), bx = tu_num(json_object_get(j, "inter"),
-							 "bandwidth_bytes_per_s");
+	                        "--format=json");
+	double p = 16, n = 64.0 * (1 << 30),
+	       bx = tu_num(json_object_get(j, "inter"), "bandwidth_bytes_per_s");
 	double a = tu_num(json_object_get(j, "inter"), "latency_s");
 	double want = 2 * (p - 1) * a + 2 * (p - 1) / p * n / (8 * bx);
 	if (!near(tu_num(j, "emulated_time_s"), want, 1e-12))
-		fail_msg("64 GiB over 2 nodes: %.17g s, want %.17g", tu_num(j, "emulated_time_s"), want);
+		fail_msg("64 GiB over 2 nodes: %.17g s, want %.17g", tu_num(j, "emulated_time_s"),
+		         want);
 	json_decref(j);
 }
 
 static void test_coll_range_and_rounding(void **state)
 {
 	(void)state;
-	json_t *j = tu_run_json("coll --op=broadcast --algorithm=tree --devices=5 --bytes=4KiB:64KiB "
-			     "--format=json");
+	json_t *j =
+	    tu_run_json("coll --op=broadcast --algorithm=tree --devices=5 --bytes=4KiB:64KiB "
+	                "--format=json");
 	json_t *rows = json_object_get(j, "results");
 	assert_int_equal(json_array_size(rows), 5);
 	for (size_t i = 0; i < 5; i++) {
@@ -561,13 +572,13 @@ static void test_coll_range_and_rounding(void **state)
 
 	/* Every collective gives the right answer, uneven splits included. */
 	const char *all[] = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce",
-			     "gather",    "scatter",   "alltoall",      "sendrecv"};
+	                     "gather",    "scatter",   "alltoall",      "sendrecv"};
 	for (int i = 0; i < 9; i++)
 		for (int a = 0; a < 2; a++) {
 			char args[256];
 			snprintf(args, sizeof args,
-				 "coll --op=%s --algorithm=%s --devices=7 --bytes=4004", all[i],
-				 a ? "tree" : "ring");
+			         "coll --op=%s --algorithm=%s --devices=7 --bytes=4004", all[i],
+			         a ? "tree" : "ring");
 			tu_run(args, &r);
 			if (r.status != 0)
 				fail_msg("'%s' exited %d: %s", args, r.status, r.err);
@@ -585,7 +596,7 @@ static void test_trace_file(void **state)
 	char path[256];
 	const char *dir = getenv("TMPDIR");
 	snprintf(path, sizeof path, "%s/test_cli_trace_%d.json", dir && *dir ? dir : "/tmp",
-		 (int)getpid());
+	         (int)getpid());
 	char args[512];
 	snprintf(args, sizeof args, "run --devices=3 --m=16 --k=24 --n=30 --trace=%s", path);
 	tu_result r;
@@ -617,19 +628,19 @@ static void test_trace_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bad_input),
-		cmocka_unit_test(test_units_and_spelling_messages),
-		cmocka_unit_test(test_out_of_memory_message),
-		cmocka_unit_test(test_write_error),
-		cmocka_unit_test(test_help_version_presets),
-		cmocka_unit_test(test_run_json_fields),
-		cmocka_unit_test(test_closed_forms),
-		cmocka_unit_test(test_preset_and_overrides),
-		cmocka_unit_test(test_slowdown_same_emulated_time),
-		cmocka_unit_test(test_coll_busbw_is_link_bandwidth),
-		cmocka_unit_test(test_coll_range_and_rounding),
-		cmocka_unit_test(test_coll_dry_run),
-		cmocka_unit_test(test_trace_file),
+	    cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_units_and_spelling_messages),
+	    cmocka_unit_test(test_out_of_memory_message),
+	    cmocka_unit_test(test_write_error),
+	    cmocka_unit_test(test_help_version_presets),
+	    cmocka_unit_test(test_run_json_fields),
+	    cmocka_unit_test(test_closed_forms),
+	    cmocka_unit_test(test_preset_and_overrides),
+	    cmocka_unit_test(test_slowdown_same_emulated_time),
+	    cmocka_unit_test(test_coll_busbw_is_link_bandwidth),
+	    cmocka_unit_test(test_coll_range_and_rounding),
+	    cmocka_unit_test(test_coll_dry_run),
+	    cmocka_unit_test(test_trace_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,7 +19,6 @@
 
 #include "clirun.h"
 
-
 /* ---- running the program ---- */
 
 static json_t *json_of(const char *args, tu_result *r)
@@ -121,7 +120,8 @@ static void test_plan_json(void **state)
 			assert_true(peak <= mem);
 			assert_true(tu_num(o, "tokens_per_s") > 0 &&
 			            tu_num(o, "device_model_flop_per_s") > 0);
-			assert_true(tu_num(o, "comm_fraction") >= 0 && tu_num(o, "comm_fraction") <= 1);
+			assert_true(tu_num(o, "comm_fraction") >= 0 &&
+			            tu_num(o, "comm_fraction") <= 1);
 			assert_true(tu_num(o, "bubble_fraction") >= 0);
 			assert_non_null(json_object_get(o, "tp_link"));
 		} else {
@@ -154,7 +154,7 @@ static void same_subset(json_t *all, json_t *some, int plain)
 		if (tu_num(o, "tp") != 2 || tu_num(o, "microbatches") != 2)
 			continue;
 		if (plain && (json_is_true(json_object_get(o, "sequence_parallel")) ||
-			      json_is_true(json_object_get(o, "zero1"))))
+		              json_is_true(json_object_get(o, "zero1"))))
 			continue;
 		want++;
 		int found = 0;
@@ -164,11 +164,14 @@ static void same_subset(json_t *all, json_t *some, int plain)
 			int same = 1;
 			for (int x = 0; x < 3; x++)
 				same &= tu_num(q, keys[x]) == tu_num(o, keys[x]);
-			same &= json_equal(json_object_get(q, "schedule"), json_object_get(o, "schedule")) &&
-				json_equal(json_object_get(q, "sequence_parallel"),
-					   json_object_get(o, "sequence_parallel")) &&
-				json_equal(json_object_get(q, "zero1"), json_object_get(o, "zero1")) &&
-				json_equal(json_object_get(q, "mesh_order"), json_object_get(o, "mesh_order"));
+			same &=
+			    json_equal(json_object_get(q, "schedule"),
+			               json_object_get(o, "schedule")) &&
+			    json_equal(json_object_get(q, "sequence_parallel"),
+			               json_object_get(o, "sequence_parallel")) &&
+			    json_equal(json_object_get(q, "zero1"), json_object_get(o, "zero1")) &&
+			    json_equal(json_object_get(q, "mesh_order"),
+			               json_object_get(o, "mesh_order"));
 			if (same) {
 				found = 1;
 				assert_true(tu_num(q, "step_time_s") == tu_num(o, "step_time_s"));
@@ -190,13 +193,15 @@ static void same_subset(json_t *all, json_t *some, int plain)
 static void test_plan_grad_accumulation(void **state)
 {
 	(void)state;
-	const char *base = "plan --preset=a100 --devices=8 --tp=2 --pp=2 --microbatches=4 --layers=4 "
-	                   "--hidden=256 --ffn=1024 --heads=4 --seq=128 --batch=16 --top=1 "
-	                   "--format=json";
+	const char *base =
+	    "plan --preset=a100 --devices=8 --tp=2 --pp=2 --microbatches=4 --layers=4 "
+	    "--hidden=256 --ffn=1024 --heads=4 --seq=128 --batch=16 --top=1 "
+	    "--format=json";
 	double t[2] = {0}, fl[2] = {0};
 	for (int sep = 0; sep < 2; sep++) {
 		char args[400];
-		snprintf(args, sizeof args, "%s%s", base, sep ? " --grad-accumulation=separate" : "");
+		snprintf(args, sizeof args, "%s%s", base,
+		         sep ? " --grad-accumulation=separate" : "");
 		tu_result r;
 		json_t *j = json_of(args, &r);
 		json_t *ga = json_object_get(json_object_get(j, "model"), "grad_accumulation");
@@ -215,7 +220,7 @@ static void test_plan_fixed_degrees(void **state)
 {
 	(void)state;
 	const char *model = "--devices=8 --devices-per-node=4 --layers=4 --hidden=64 --ffn=256 "
-			    "--heads=4 --seq=64 --batch=16 --format=json --top=0";
+	                    "--heads=4 --seq=64 --batch=16 --format=json --top=0";
 	char args[400];
 	tu_result ra, rb, rc;
 	snprintf(args, sizeof args, "plan %s", model);
@@ -225,17 +230,18 @@ static void test_plan_fixed_degrees(void **state)
 	same_subset(all, some, 0);
 	/* and without sequence parallelism and ZeRO-1 (a 2021 run's layouts) */
 	snprintf(args, sizeof args,
-		 "plan %s --tp=2 --microbatches=2 --no-sequence-parallel --no-zero1", model);
+	         "plan %s --tp=2 --microbatches=2 --no-sequence-parallel --no-zero1", model);
 	json_t *plain = json_of(args, &rc);
 	same_subset(all, plain, 1);
 	/* and the report says what it was kept to (null: every value tried) */
-	json_t *ka = json_object_get(all, "constraints"), *kp = json_object_get(plain, "constraints");
+	json_t *ka = json_object_get(all, "constraints"),
+	       *kp = json_object_get(plain, "constraints");
 	assert_true(json_is_null(json_object_get(ka, "tp")) &&
-		    json_is_null(json_object_get(ka, "zero1")));
+	            json_is_null(json_object_get(ka, "zero1")));
 	assert_true(tu_num(kp, "tp") == 2 && tu_num(kp, "microbatches") == 2 &&
-		    json_is_null(json_object_get(kp, "pp")) &&
-		    json_is_false(json_object_get(kp, "sequence_parallel")) &&
-		    json_is_false(json_object_get(kp, "zero1")));
+	            json_is_null(json_object_get(kp, "pp")) &&
+	            json_is_false(json_object_get(kp, "sequence_parallel")) &&
+	            json_is_false(json_object_get(kp, "zero1")));
 	/* each filter alone drops its own kind only */
 	const char *alone[] = {"--no-sequence-parallel", "--no-zero1"};
 	for (int f = 0; f < 2; f++) {
@@ -258,7 +264,8 @@ static void test_plan_fixed_degrees(void **state)
 		tu_result rs;
 		snprintf(args, sizeof args, "plan %s --schedule=interleaved --chunks=2", model);
 		json_t *one = json_of(args, &rs);
-		json_t *rows = json_object_get(one, "layouts"), *k = json_object_get(one, "constraints");
+		json_t *rows = json_object_get(one, "layouts"),
+		       *k = json_object_get(one, "constraints");
 		assert_true(json_array_size(rows) > 0);
 		for (size_t i = 0; i < json_array_size(rows); i++) {
 			json_t *o = json_array_get(rows, i);
@@ -266,7 +273,8 @@ static void test_plan_fixed_degrees(void **state)
 			                    "interleaved");
 			assert_true(tu_num(o, "chunks") == 2);
 		}
-		assert_string_equal(json_string_value(json_object_get(k, "schedule")), "interleaved");
+		assert_string_equal(json_string_value(json_object_get(k, "schedule")),
+		                    "interleaved");
 		assert_true(tu_num(k, "chunks") == 2);
 		json_decref(one);
 		tu_result_free(&rs);
@@ -284,8 +292,9 @@ static void test_plan_fixed_degrees(void **state)
 	assert_non_null(strstr(r.err, "no valid layout of 8 devices has tp=3"));
 	tu_result_free(&r);
 	/* with a schedule too, the degree is still what the line blames */
-	tu_run("plan --devices=8 --tp=3 --schedule=gpipe --layers=4 --hidden=64 --ffn=256 --heads=4",
-	       &r);
+	tu_run(
+	    "plan --devices=8 --tp=3 --schedule=gpipe --layers=4 --hidden=64 --ffn=256 --heads=4",
+	    &r);
 	tu_expect_one_error("plan --tp=3 --schedule=gpipe", 2, &r);
 	assert_non_null(strstr(r.err, "no valid layout of 8 devices has tp=3"));
 	tu_result_free(&r);
@@ -384,13 +393,13 @@ static void test_dry_run_limits(void **state)
 	/* A plan runs no device: it goes further (3,072 devices here, a
 	 * published run's), its groups not. */
 	json_t *p3 = json_of("plan --devices=3072 --devices-per-node=8 --layers=64 --hidden=512 "
-			     "--ffn=2048 --heads=8 --seq=64 --batch=3072 --tp=8 --pp=64 "
-			     "--microbatches=8 --format=json",
-			     &r);
+	                     "--ffn=2048 --heads=8 --seq=64 --batch=3072 --tp=8 --pp=64 "
+	                     "--microbatches=8 --format=json",
+	                     &r);
 	json_t *best = json_object_get(p3, "best");
 	assert_int_equal(json_integer_value(json_object_get(best, "dp")), 6);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(p3, "cluster"), "devices")),
-			 3072);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(p3, "cluster"), "devices")), 3072);
 	json_decref(p3);
 	tu_result_free(&r);
 	tu_run("plan --devices=4097", &r);
@@ -493,16 +502,20 @@ static void test_seq_without_attention(void **state)
 	for (int i = 0; i < 2; i++) {
 		char args[256];
 		snprintf(args, sizeof args,
-			 "plan --devices=4 --heads=0 %s --batch=16 --top=1 --format=json", cases[i][0]);
+		         "plan --devices=4 --heads=0 %s --batch=16 --top=1 --format=json",
+		         cases[i][0]);
 		json_t *j = json_of(args, &r);
-		assert_int_equal((int)tu_num(json_object_get(j, "model"), "seq"), atoi(cases[i][1]));
+		assert_int_equal((int)tu_num(json_object_get(j, "model"), "seq"),
+		                 atoi(cases[i][1]));
 		json_decref(j);
 		tu_result_free(&r);
-		snprintf(args, sizeof args,
-			 "train --devices=1 --heads=0 %s --batch=16 --steps=1 --dry-run --format=json",
-			 cases[i][0]);
+		snprintf(
+		    args, sizeof args,
+		    "train --devices=1 --heads=0 %s --batch=16 --steps=1 --dry-run --format=json",
+		    cases[i][0]);
 		j = json_of(args, &r);
-		assert_int_equal((int)tu_num(json_object_get(j, "model"), "seq"), atoi(cases[i][1]));
+		assert_int_equal((int)tu_num(json_object_get(j, "model"), "seq"),
+		                 atoi(cases[i][1]));
 		json_decref(j);
 		tu_result_free(&r);
 	}
@@ -512,12 +525,16 @@ int main(void)
 {
 	tu_watchdog(900);
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_plan_bad_input), cmocka_unit_test(test_plan_text),
-	    cmocka_unit_test(test_plan_json),      cmocka_unit_test(test_plan_many_devices),
+	    cmocka_unit_test(test_plan_bad_input),
+	    cmocka_unit_test(test_plan_text),
+	    cmocka_unit_test(test_plan_json),
+	    cmocka_unit_test(test_plan_many_devices),
 	    cmocka_unit_test(test_plan_grad_accumulation),
 	    cmocka_unit_test(test_plan_fixed_degrees),
-	    cmocka_unit_test(test_run_dry_run),    cmocka_unit_test(test_dry_run_limits),
-	    cmocka_unit_test(test_train_dry_run),  cmocka_unit_test(test_sandbox_dry_run_limit),
+	    cmocka_unit_test(test_run_dry_run),
+	    cmocka_unit_test(test_dry_run_limits),
+	    cmocka_unit_test(test_train_dry_run),
+	    cmocka_unit_test(test_sandbox_dry_run_limit),
 	    cmocka_unit_test(test_seq_without_attention),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

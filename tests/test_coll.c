@@ -65,7 +65,8 @@ static void bounds(size_t n, int p, const struct job *j, size_t *off)
 {
 	off[0] = 0;
 	for (int r = 0; r < p; r++)
-		off[r + 1] = off[r] + (j->uneven ? j->counts[r] : n / p + ((size_t)r < n % p ? 1 : 0));
+		off[r + 1] =
+		    off[r] + (j->uneven ? j->counts[r] : n / p + ((size_t)r < n % p ? 1 : 0));
 }
 
 static int ceil_log2(int p)
@@ -114,7 +115,7 @@ static int want_steps(sl_coll_op op, sl_algo algo, int p, size_t n)
  * (their bytes are the event's); every step has a transfer, and every send
  * has its receive on the peer in the same step with the same blocks. */
 static void check_fields(sl_cluster *c, int p, sl_coll_op op, sl_algo algo, size_t n,
-			 const size_t *off)
+                         const size_t *off)
 {
 	sl_snapshot s;
 	assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), &s), SL_OK);
@@ -127,9 +128,10 @@ static void check_fields(sl_cluster *c, int p, sl_coll_op op, sl_algo algo, size
 		if (e->coll.op != (int)op || e->coll.algo != (int)algo || e->coll.p != p ||
 		    e->coll.nsteps != ns || e->coll.step < 0 || e->coll.step >= ns)
 			fail_msg("%s %s p=%d n=%zu: device %d event %s has op %d algo %d p %d "
-				 "step %d of %d (want %d steps)",
-				 sl_coll_op_name(op), sl_algo_name(algo), p, n, e->dev, e->label,
-				 e->coll.op, e->coll.algo, e->coll.p, e->coll.step, e->coll.nsteps, ns);
+			         "step %d of %d (want %d steps)",
+			         sl_coll_op_name(op), sl_algo_name(algo), p, n, e->dev, e->label,
+			         e->coll.op, e->coll.algo, e->coll.p, e->coll.step, e->coll.nsteps,
+			         ns);
 		used[e->coll.step] = 1;
 		if (e->coll.count > 0) {
 			uint64_t b = 0;
@@ -138,31 +140,33 @@ static void check_fields(sl_cluster *c, int p, sl_coll_op op, sl_algo algo, size
 				b += (off[blk + 1] - off[blk]) * sizeof(float);
 			}
 			if (b != e->bytes)
-				fail_msg("%s %s p=%d n=%zu: device %d %s: blocks %d+%d hold %llu bytes, "
-					 "the event %llu",
-					 sl_coll_op_name(op), sl_algo_name(algo), p, n, e->dev, e->label,
-					 e->coll.first, e->coll.count, (unsigned long long)b,
-					 (unsigned long long)e->bytes);
+				fail_msg(
+				    "%s %s p=%d n=%zu: device %d %s: blocks %d+%d hold %llu bytes, "
+				    "the event %llu",
+				    sl_coll_op_name(op), sl_algo_name(algo), p, n, e->dev, e->label,
+				    e->coll.first, e->coll.count, (unsigned long long)b,
+				    (unsigned long long)e->bytes);
 		}
 		if (e->kind != SL_EV_SEND)
 			continue;
 		int match = 0;
 		for (size_t k = 0; k < s.n; k++) {
 			const sl_event *r = &s.ev[k];
-			match += (r->kind == SL_EV_RECV || r->kind == SL_EV_REDUCE) && r->dev == e->peer &&
-				 r->peer == e->dev && r->coll.step == e->coll.step &&
-				 r->coll.first == e->coll.first && r->coll.count == e->coll.count &&
-				 r->bytes == e->bytes;
+			match += (r->kind == SL_EV_RECV || r->kind == SL_EV_REDUCE) &&
+			         r->dev == e->peer && r->peer == e->dev &&
+			         r->coll.step == e->coll.step && r->coll.first == e->coll.first &&
+			         r->coll.count == e->coll.count && r->bytes == e->bytes;
 		}
 		if (match != 1)
-			fail_msg("%s %s p=%d n=%zu: device %d's send to %d in step %d has %d receives",
-				 sl_coll_op_name(op), sl_algo_name(algo), p, n, e->dev, e->peer,
-				 e->coll.step, match);
+			fail_msg(
+			    "%s %s p=%d n=%zu: device %d's send to %d in step %d has %d receives",
+			    sl_coll_op_name(op), sl_algo_name(algo), p, n, e->dev, e->peer,
+			    e->coll.step, match);
 	}
 	for (int k = 0; k < ns && p > 1; k++)
 		if (!used[k])
-			fail_msg("%s %s p=%d n=%zu: step %d of %d moves nothing", sl_coll_op_name(op),
-				 sl_algo_name(algo), p, n, k, ns);
+			fail_msg("%s %s p=%d n=%zu: step %d of %d moves nothing",
+			         sl_coll_op_name(op), sl_algo_name(algo), p, n, k, ns);
 	sl_snapshot_free(&s);
 }
 
@@ -196,7 +200,8 @@ static void check_one(int p, sl_coll_op op, sl_algo algo, size_t n, int root, in
 	sl_err err = {0};
 	int rc = sl_cluster_run(c, prog, &j, &err);
 	if (rc)
-		fail_msg("%s %s p=%d n=%zu: %s", sl_coll_op_name(op), sl_algo_name(algo), p, n, err.msg);
+		fail_msg("%s %s p=%d n=%zu: %s", sl_coll_op_name(op), sl_algo_name(algo), p, n,
+		         err.msg);
 
 	for (int r = 0; r < p; r++) {
 		for (size_t i = 0; i < n; i++) {
@@ -235,9 +240,10 @@ static void check_one(int p, sl_coll_op op, sl_algo algo, size_t n, int root, in
 				want = 0;
 			}
 			if (check && j.bufs[r][i] != want)
-				fail_msg("%s %s p=%d n=%zu root=%d uneven=%d: rank %d element %zu is %g, want %g",
-					 sl_coll_op_name(op), sl_algo_name(algo), p, n, root, uneven, r, i,
-					 (double)j.bufs[r][i], (double)want);
+				fail_msg("%s %s p=%d n=%zu root=%d uneven=%d: rank %d element %zu "
+				         "is %g, want %g",
+				         sl_coll_op_name(op), sl_algo_name(algo), p, n, root,
+				         uneven, r, i, (double)j.bufs[r][i], (double)want);
 		}
 	}
 	/* Nothing was left on the devices and every byte was accounted. */
@@ -265,24 +271,54 @@ static void sweep(sl_coll_op op)
 			for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
 				int roots[] = {0, p - 1, p / 2};
 				int has_root = op == SL_COLL_BROADCAST || op == SL_COLL_REDUCE ||
-					       op == SL_COLL_GATHER || op == SL_COLL_SCATTER;
+				               op == SL_COLL_GATHER || op == SL_COLL_SCATTER;
 				for (int ri = 0; ri < (has_root ? 3 : 1); ri++)
 					check_one(p, op, (sl_algo)a, lens[li], roots[ri], 0);
-				int blocked = op == SL_COLL_ALLGATHER || op == SL_COLL_REDUCESCATTER ||
-					      op == SL_COLL_GATHER || op == SL_COLL_SCATTER;
+				int blocked = op == SL_COLL_ALLGATHER ||
+				              op == SL_COLL_REDUCESCATTER || op == SL_COLL_GATHER ||
+				              op == SL_COLL_SCATTER;
 				if (blocked)
-					check_one(p, op, (sl_algo)a, lens[li], has_root ? p / 2 : 0, 1);
+					check_one(p, op, (sl_algo)a, lens[li], has_root ? p / 2 : 0,
+					          1);
 			}
 		}
 }
 
-static void test_allreduce(void **s) { (void)s; sweep(SL_COLL_ALLREDUCE); }
-static void test_allgather(void **s) { (void)s; sweep(SL_COLL_ALLGATHER); }
-static void test_reducescatter(void **s) { (void)s; sweep(SL_COLL_REDUCESCATTER); }
-static void test_broadcast(void **s) { (void)s; sweep(SL_COLL_BROADCAST); }
-static void test_reduce(void **s) { (void)s; sweep(SL_COLL_REDUCE); }
-static void test_gather(void **s) { (void)s; sweep(SL_COLL_GATHER); }
-static void test_scatter(void **s) { (void)s; sweep(SL_COLL_SCATTER); }
+static void test_allreduce(void **s)
+{
+	(void)s;
+	sweep(SL_COLL_ALLREDUCE);
+}
+static void test_allgather(void **s)
+{
+	(void)s;
+	sweep(SL_COLL_ALLGATHER);
+}
+static void test_reducescatter(void **s)
+{
+	(void)s;
+	sweep(SL_COLL_REDUCESCATTER);
+}
+static void test_broadcast(void **s)
+{
+	(void)s;
+	sweep(SL_COLL_BROADCAST);
+}
+static void test_reduce(void **s)
+{
+	(void)s;
+	sweep(SL_COLL_REDUCE);
+}
+static void test_gather(void **s)
+{
+	(void)s;
+	sweep(SL_COLL_GATHER);
+}
+static void test_scatter(void **s)
+{
+	(void)s;
+	sweep(SL_COLL_SCATTER);
+}
 
 /* All-to-all and send/receive against their definitions, written here:
  * alltoall's out[r] block b (q = n / p elements) is in[b] block r, the tail
@@ -323,14 +359,15 @@ static void check_p2p(int p, sl_coll_op op, sl_algo algo, size_t n, int inplace)
 				check = inplace;
 			}
 			if (check && got[i] != want)
-				fail_msg("%s %s p=%d n=%zu inplace=%d: rank %d element %zu is %g, want %g",
-					 sl_coll_op_name(op), sl_algo_name(algo), p, n, inplace, r, i,
-					 (double)got[i], (double)want);
+				fail_msg("%s %s p=%d n=%zu inplace=%d: rank %d element %zu is %g, "
+				         "want %g",
+				         sl_coll_op_name(op), sl_algo_name(algo), p, n, inplace, r,
+				         i, (double)got[i], (double)want);
 		}
 	}
-	double want_t = p == 1 ? 0
-			: op == SL_COLL_SENDRECV ? lat + 4.0 * (double)n / bw
-						 : (p - 1) * (lat + 4.0 * (double)q / bw);
+	double want_t = p == 1                   ? 0
+	                : op == SL_COLL_SENDRECV ? lat + 4.0 * (double)n / bw
+	                                         : (p - 1) * (lat + 4.0 * (double)q / bw);
 	double t = 0;
 	for (int r = 0; r < p; r++) {
 		sl_dev_stats st = sl_cluster_dev_stats(c, r);
@@ -340,7 +377,8 @@ static void check_p2p(int p, sl_coll_op op, sl_algo algo, size_t n, int inplace)
 			assert_int_equal(sl_cluster_dev_stats(c, r).mem_current, 0);
 	}
 	if (fabs(t - want_t) > 1e-12 * (want_t > 1 ? want_t : 1))
-		fail_msg("%s p=%d n=%zu: %.12g s, want %.12g s", sl_coll_op_name(op), p, n, t, want_t);
+		fail_msg("%s p=%d n=%zu: %.12g s, want %.12g s", sl_coll_op_name(op), p, n, t,
+		         want_t);
 	check_fields(c, p, op, algo, n, off);
 	sl_cluster_destroy(c);
 	for (int r = 0; r < p; r++) {
@@ -362,8 +400,16 @@ static void p2p_sweep(sl_coll_op op)
 		}
 }
 
-static void test_alltoall(void **s) { (void)s; p2p_sweep(SL_COLL_ALLTOALL); }
-static void test_sendrecv(void **s) { (void)s; p2p_sweep(SL_COLL_SENDRECV); }
+static void test_alltoall(void **s)
+{
+	(void)s;
+	p2p_sweep(SL_COLL_ALLTOALL);
+}
+static void test_sendrecv(void **s)
+{
+	(void)s;
+	p2p_sweep(SL_COLL_SENDRECV);
+}
 
 /* One buffer for both is refused: the receives would overwrite blocks not
  * yet sent. */
@@ -422,11 +468,11 @@ static void test_algo_table(void **s)
 		assert_int_equal(got, a);
 		assert_int_equal(sl_algo_next((sl_algo)a), (a + 1) % SL_ALGO_NALGOS);
 		snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", a ? ", " : "",
-			 al->name);
+		         al->name);
 		/* Every op has a schedule but the pairwise ones. */
 		for (int op = 0; op < SL_COLL_NOPS; op++)
 			assert_int_equal(al->walk[op] != NULL,
-					 op != SL_COLL_ALLTOALL && op != SL_COLL_SENDRECV);
+			                 op != SL_COLL_ALLTOALL && op != SL_COLL_SENDRECV);
 		assert_non_null(al->time);
 		assert_non_null(al->busbw);
 		assert_true(al->ring_replay || al->time_on);
@@ -434,18 +480,18 @@ static void test_algo_table(void **s)
 		static const int ps[] = {2, 3, 4, 5, 8, 16};
 		for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
 			int p = ps[i];
-			struct job j = {.op = SL_COLL_ALLREDUCE, .algo = (sl_algo)a,
-					.count = (size_t)p * 3000};
+			struct job j = {
+			    .op = SL_COLL_ALLREDUCE, .algo = (sl_algo)a, .count = (size_t)p * 3000};
 			double n = (double)j.count * sizeof(float);
 			double ref = allreduce_reference(al->name, p, n, LAT, BW);
 			char what[96];
 			snprintf(what, sizeof what, "allreduce %s p=%d: the row's closed form",
-				 al->name, p);
-			tu_check_close(al->time(SL_COLL_ALLREDUCE, p, n, LAT, BW, 1, SL_TOPO_FULL), ref,
-				       1e-12, what);
+			         al->name, p);
+			tu_check_close(al->time(SL_COLL_ALLREDUCE, p, n, LAT, BW, 1, SL_TOPO_FULL),
+			               ref, 1e-12, what);
 			snprintf(what, sizeof what, "allreduce %s p=%d: sl_cost_coll", al->name, p);
-			tu_check_close(sl_cost_coll(SL_COLL_ALLREDUCE, (sl_algo)a, p, n, LAT, BW), ref,
-				       1e-12, what);
+			tu_check_close(sl_cost_coll(SL_COLL_ALLREDUCE, (sl_algo)a, p, n, LAT, BW),
+			               ref, 1e-12, what);
 			for (int r = 0; r < p; r++)
 				assert_non_null(j.bufs[r] = calloc(j.count, sizeof(float)));
 			sl_cluster *c = tu_cluster(p, BW, LAT);
@@ -457,7 +503,8 @@ static void test_algo_table(void **s)
 				slowest = fmax(slowest, sl_cluster_dev_stats(c, r).clock);
 				free(j.bufs[r]);
 			}
-			snprintf(what, sizeof what, "allreduce %s p=%d: the slowest clock", al->name, p);
+			snprintf(what, sizeof what, "allreduce %s p=%d: the slowest clock",
+			         al->name, p);
 			tu_check_close(slowest, ref, 1e-12, what);
 			sl_cluster_destroy(c);
 		}
@@ -469,12 +516,12 @@ static void test_algo_table(void **s)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_allreduce),   cmocka_unit_test(test_allgather),
-		cmocka_unit_test(test_reducescatter), cmocka_unit_test(test_broadcast),
-		cmocka_unit_test(test_reduce),      cmocka_unit_test(test_gather),
-		cmocka_unit_test(test_scatter),     cmocka_unit_test(test_allreduce_large),
-		cmocka_unit_test(test_alltoall),    cmocka_unit_test(test_sendrecv),
-		cmocka_unit_test(test_p2p_one_buffer), cmocka_unit_test(test_algo_table),
+	    cmocka_unit_test(test_allreduce),      cmocka_unit_test(test_allgather),
+	    cmocka_unit_test(test_reducescatter),  cmocka_unit_test(test_broadcast),
+	    cmocka_unit_test(test_reduce),         cmocka_unit_test(test_gather),
+	    cmocka_unit_test(test_scatter),        cmocka_unit_test(test_allreduce_large),
+	    cmocka_unit_test(test_alltoall),       cmocka_unit_test(test_sendrecv),
+	    cmocka_unit_test(test_p2p_one_buffer), cmocka_unit_test(test_algo_table),
 	};
 	return cmocka_run_group_tests_name("collectives", tests, NULL, NULL);
 }

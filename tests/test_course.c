@@ -93,7 +93,6 @@ static void census(const char *path, int *questions, int *checks, int *runs)
 	fclose(f);
 }
 
-
 /* ---- no question answered before it is asked ---- */
 
 /* The ways a transcript writes v (in each unit of its kind): "%.3g" and a
@@ -105,10 +104,10 @@ static int renders(double v, const char *unit, char out[][32], int max)
 		const char *u;
 		double scale;
 		int kind;
-	} units[] = {{"s", 1, 1},       {"ms", 1e-3, 1},         {"us", 1e-6, 1},
-	             {"ns", 1e-9, 1},   {"B", 1, 2},             {"KiB", 1024.0, 2},
-	             {"MiB", 1048576.0, 2}, {"GiB", 1073741824.0, 2}, {"kB", 1e3, 2},
-	             {"MB", 1e6, 2},    {"GB", 1e9, 2}};
+	} units[] = {
+	    {"s", 1, 1},    {"ms", 1e-3, 1},    {"us", 1e-6, 1},       {"ns", 1e-9, 1},
+	    {"B", 1, 2},    {"KiB", 1024.0, 2}, {"MiB", 1048576.0, 2}, {"GiB", 1073741824.0, 2},
+	    {"kB", 1e3, 2}, {"MB", 1e6, 2},     {"GB", 1e9, 2}};
 	double vals[16];
 	int nv = 0, kind = 0;
 	double base = v;
@@ -191,7 +190,8 @@ static void no_answer_before_question(const char *file, const char *out)
 	const char *seg = strstr(out, "\n\n"); /* after the title and about */
 	if (!seg)
 		return;
-	for (const char *line = seg; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+	for (const char *line = seg; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
 		if (!strncmp(line, "answer> ", 8) || !strncmp(line, "choice> ", 8) ||
 		    !strncmp(line, "knob> ", 6)) {
 			seg = line;
@@ -216,8 +216,8 @@ static void no_answer_before_question(const char *file, const char *out)
 			char choice[200];
 			snprintf(choice, sizeof choice, "%.*s", (int)strcspn(c, "\n"), c);
 			if (strlen(choice) >= 6 && has_text(seg, line, choice))
-				fail_msg("%s: before \"%s\" the transcript says its answer, \"%s\"", file,
-				         qtext, choice);
+				fail_msg("%s: before \"%s\" the transcript says its answer, \"%s\"",
+				         file, qtext, choice);
 		} else {
 			char *unit;
 			double v = strtod(a, &unit);
@@ -226,9 +226,11 @@ static void no_answer_before_question(const char *file, const char *out)
 			for (int k = 0; k < n; k++) {
 				const char *hit = has_number(seg, line, r[k]);
 				if (hit)
-					fail_msg("%s: before \"%s\" the transcript states its answer %s (as "
+					fail_msg("%s: before \"%s\" the transcript states its "
+					         "answer %s (as "
 					         "%s): ...%.*s...",
-					         file, qtext, a, r[k], (int)strcspn(hit, "\n"), hit);
+					         file, qtext, a, r[k], (int)strcspn(hit, "\n"),
+					         hit);
 			}
 		}
 		seg = ans;
@@ -244,8 +246,9 @@ static void test_run_all(void **state)
 		int questions, checks, runs;
 		census(files[i], &questions, &checks, &runs);
 		if (questions < 2 || checks < 3 || runs < 1)
-			fail_msg("%s: %d questions, %d checks, %d runs: a lesson has at least 2, 3 and 1",
-				 files[i], questions, checks, runs);
+			fail_msg("%s: %d questions, %d checks, %d runs: a lesson has at least 2, 3 "
+			         "and 1",
+			         files[i], questions, checks, runs);
 		/* Played through: every question answered with the answer the
 		 * lesson expects (which must be judged right, so the figure, its
 		 * formatting and the tolerance agree), every explore with its demo
@@ -259,18 +262,18 @@ static void test_run_all(void **state)
 		fclose(o);
 		fclose(e);
 		char want[80];
-		snprintf(want, sizeof want, ": %d of %d questions right; every check held", questions,
-			 questions);
+		snprintf(want, sizeof want, ": %d of %d questions right; every check held",
+		         questions, questions);
 		if (rc != 0 || !strstr(out, want))
-			fail_msg("%s: status %d, stderr: %s\n--- output tail:\n%s", files[i], rc, errs,
-				 strlen(out) > 1500 ? out + strlen(out) - 1500 : out);
+			fail_msg("%s: status %d, stderr: %s\n--- output tail:\n%s", files[i], rc,
+			         errs, strlen(out) > 1500 ? out + strlen(out) - 1500 : out);
 		no_answer_before_question(strrchr(files[i], '/') + 1, out);
 		/* Every answer came with an explanation. */
 		for (const char *p = out; (p = strstr(p, "\n[right] ")); p++)
 			if (p[9] == '\n')
 				fail_msg("%s: an answer without an explanation", files[i]);
 		print_message("%s: %d questions right, %d checks held, %d runs\n",
-			      strrchr(files[i], '/') + 1, questions, checks, runs);
+		              strrchr(files[i], '/') + 1, questions, checks, runs);
 		free(out);
 		free(errs);
 	}
@@ -299,7 +302,8 @@ static void test_program(void **state)
 	assert_int_equal(shell(cmd, out, sizeof out), 0);
 	assert_non_null(strstr(out, "02-colwise.lesson: ok: \"Column-wise split\""));
 
-	snprintf(cmd, sizeof cmd, "%s lesson --headless --demo colwise </dev/null 2>&1", SHARDLAB_BIN);
+	snprintf(cmd, sizeof cmd, "%s lesson --headless --demo colwise </dev/null 2>&1",
+	         SHARDLAB_BIN);
 	assert_int_equal(shell(cmd, out, sizeof out), 0);
 	assert_non_null(strstr(out, "Lesson: Column-wise split"));
 	assert_non_null(strstr(out, "every check held"));
@@ -317,14 +321,16 @@ static void test_program(void **state)
 	char want[512];
 	snprintf(want, sizeof want, "%s:3: unknown command 'sya' (did you mean 'say'?)\n", bad);
 	assert_string_equal(out, want);
-	snprintf(cmd, sizeof cmd, "%s lesson --headless %s </dev/null 2>&1 >/dev/null", SHARDLAB_BIN, bad);
+	snprintf(cmd, sizeof cmd, "%s lesson --headless %s </dev/null 2>&1 >/dev/null",
+	         SHARDLAB_BIN, bad);
 	assert_int_equal(shell(cmd, out, sizeof out), 2);
 	assert_string_equal(out, want);
 	unlink(bad);
 
 	snprintf(cmd, sizeof cmd, "%s lesson --headless no-such-lesson 2>&1", SHARDLAB_BIN);
 	assert_int_equal(shell(cmd, out, sizeof out), 2);
-	assert_non_null(strstr(out, "shardlab: lesson: no lesson named 'no-such-lesson' (lessons: 01-"));
+	assert_non_null(
+	    strstr(out, "shardlab: lesson: no lesson named 'no-such-lesson' (lessons: 01-"));
 	snprintf(cmd, sizeof cmd, "%s lesson --headless --bogus 02 2>&1", SHARDLAB_BIN);
 	assert_int_equal(shell(cmd, out, sizeof out), 2);
 }
@@ -339,9 +345,9 @@ int main(void)
 	setenv("XDG_STATE_HOME", state, 1);
 	list_lessons();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_check_all),
-		cmocka_unit_test(test_run_all),
-		cmocka_unit_test(test_program),
+	    cmocka_unit_test(test_check_all),
+	    cmocka_unit_test(test_run_all),
+	    cmocka_unit_test(test_program),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	for (int i = 0; i < nfiles; i++)

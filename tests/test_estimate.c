@@ -160,14 +160,11 @@ static const struct lay grid[] = {
     {6, 1, 1, SL_SCHED_1F1B, 2, 1, 0, 0, NULL, 2, SL_TOPO_FULL, 6, 2, 4, 12, SL_EST_SLICE},
     /* stages innermost, nodes of 2: replica 0's first hop stays in its node,
      * replica 1's crosses, replicas 2 and 3 are like 0 and 1 */
-    {1, 3, 4, SL_SCHED_1F1B, 2, 1, 0, 0, "pp-dp-tp", 2, SL_TOPO_FULL, 4, 3, 8, 0,
-     SL_EST_REPLICA},
+    {1, 3, 4, SL_SCHED_1F1B, 2, 1, 0, 0, "pp-dp-tp", 2, SL_TOPO_FULL, 4, 3, 8, 0, SL_EST_REPLICA},
     /* six devices a replica on nodes of 4: two kinds of replica, TP rings too */
-    {2, 3, 4, SL_SCHED_1F1B, 2, 1, 1, 1, "pp-tp-dp", 4, SL_TOPO_FULL, 4, 3, 8, 0,
-     SL_EST_REPLICA},
+    {2, 3, 4, SL_SCHED_1F1B, 2, 1, 1, 1, "pp-tp-dp", 4, SL_TOPO_FULL, 4, 3, 8, 0, SL_EST_REPLICA},
     /* the same with GPipe's schedule and ZeRO-1 */
-    {1, 3, 4, SL_SCHED_GPIPE, 2, 1, 0, 1, "pp-dp-tp", 2, SL_TOPO_FULL, 4, 3, 8, 0,
-     SL_EST_REPLICA},
+    {1, 3, 4, SL_SCHED_GPIPE, 2, 1, 0, 1, "pp-dp-tp", 2, SL_TOPO_FULL, 4, 3, 8, 0, SL_EST_REPLICA},
 };
 
 static void name_of(const struct lay *x, char *buf, size_t n)
@@ -324,10 +321,12 @@ static void test_ports_equal_figures(void **state)
 	(void)state;
 	const struct lay rows[] = {
 	    {1, 4, 1, SL_SCHED_INTERLEAVED, 8, 2, 0, 0, NULL, 2, SL_TOPO_FULL, 4, 8, 8, 0, 0},
-	    {1, 4, 2, SL_SCHED_INTERLEAVED, 8, 2, 0, 0, "pp-dp-tp", 2, SL_TOPO_FULL, 4, 8, 16, 0, 0},
+	    {1, 4, 2, SL_SCHED_INTERLEAVED, 8, 2, 0, 0, "pp-dp-tp", 2, SL_TOPO_FULL, 4, 8, 16, 0,
+	     0},
 	    {2, 3, 1, SL_SCHED_INTERLEAVED, 6, 2, 0, 0, NULL, 3, SL_TOPO_FULL, 4, 6, 6, 0, 0},
 	    /* replicas 0 and 2, 1 and 3 alike only in their ports' kinds */
-	    {1, 3, 4, SL_SCHED_INTERLEAVED, 6, 2, 0, 0, "pp-dp-tp", 2, SL_TOPO_FULL, 4, 6, 24, 0, 0},
+	    {1, 3, 4, SL_SCHED_INTERLEAVED, 6, 2, 0, 0, "pp-dp-tp", 2, SL_TOPO_FULL, 4, 6, 24, 0,
+	     0},
 	};
 	for (size_t g = 0; g < sizeof rows / sizeof rows[0]; g++) {
 		const struct lay *x = &rows[g];
@@ -354,7 +353,8 @@ static void test_ports_equal_figures(void **state)
 static void test_flash_closed_forms(void **state)
 {
 	(void)state;
-	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3, 4, 0, 0};
+	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3,
+	                      4, 0, 0};
 	sl_model_spec m;
 	model_of(&x, &m);
 	m.seq = 64; /* scores of 64 x 64 a head */
@@ -365,9 +365,10 @@ static void test_flash_closed_forms(void **state)
 	for (int at = 0; at < 2; at++)
 		for (int k = 0; k < 3; k++) {
 			l.attention = (sl_attention)at;
-			sl_cluster_config cfg = k ? realistic_of(&x, k == 1 ? 0.6 : 0.3) : config_of(&x);
-			assert_int_equal(sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e[at][k], &err),
-			                 SL_OK);
+			sl_cluster_config cfg =
+			    k ? realistic_of(&x, k == 1 ? 0.6 : 0.3) : config_of(&x);
+			assert_int_equal(
+			    sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e[at][k], &err), SL_OK);
 		}
 	double eb_ideal = 4, eb_real = 2; /* fp32 unless set; the realistic one is bf16 */
 	assert_true(e[0][0].act_peak_bytes - e[1][0].act_peak_bytes ==
@@ -394,7 +395,8 @@ static void test_flash_closed_forms(void **state)
 static void test_dropout_closed_forms(void **state)
 {
 	(void)state;
-	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3, 4, 0, 0};
+	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3,
+	                      4, 0, 0};
 	sl_model_spec m;
 	model_of(&x, &m);
 	m.seq = 64;
@@ -408,9 +410,9 @@ static void test_dropout_closed_forms(void **state)
 				l.attention = (sl_attention)at;
 				m.attn_dropout = dr ? 0.1f : 0.0f;
 				sl_cluster_config cfg = k ? realistic_of(&x, 0.6) : config_of(&x);
-				assert_int_equal(
-				    sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e[at][k][dr], &err),
-				    SL_OK);
+				assert_int_equal(sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO,
+				                                   &e[at][k][dr], &err),
+				                 SL_OK);
 			}
 	const int mat = SL_ATTN_MATERIALIZED, fl = SL_ATTN_FLASH;
 	double n = L * B * a * s * s;
@@ -440,9 +442,9 @@ static void estimate_pair(const sl_model_spec *off, const sl_model_spec *on, con
 	for (int k = 0; k < 2; k++)
 		for (int n = 0; n < 2; n++) {
 			sl_cluster_config cfg = k ? realistic_of(x, 0.6) : config_of(x);
-			assert_int_equal(sl_train_estimate(n ? on : off, &l, &cfg, SL_EST_AUTO, &e[k][n],
-			                                   &err),
-			                 SL_OK);
+			assert_int_equal(
+			    sl_train_estimate(n ? on : off, &l, &cfg, SL_EST_AUTO, &e[k][n], &err),
+			    SL_OK);
 		}
 }
 
@@ -456,7 +458,8 @@ static void estimate_pair(const sl_model_spec *off, const sl_model_spec *on, con
 static void test_hidden_dropout_closed_forms(void **state)
 {
 	(void)state;
-	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3, 4, 0, 0};
+	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3,
+	                      4, 0, 0};
 	sl_model_spec m, d;
 	model_of(&x, &m);
 	m.seq = 16;
@@ -486,7 +489,8 @@ static void test_hidden_dropout_closed_forms(void **state)
 static void test_grad_accum_closed_forms(void **state)
 {
 	(void)state;
-	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 3, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3, 6, 0, 0};
+	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 3, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3,
+	                      6, 0, 0};
 	for (int vocab = 0; vocab <= 37; vocab += 37) {
 		sl_model_spec m, g;
 		model_of(&x, &m);
@@ -518,7 +522,8 @@ static void test_grad_accum_closed_forms(void **state)
 static void test_memory_fraction_closed_form(void **state)
 {
 	(void)state;
-	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 3, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3, 6, 0, 0};
+	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 3, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3,
+	                      6, 0, 0};
 	sl_model_spec m, g;
 	model_of(&x, &m);
 	g = m;
@@ -534,10 +539,12 @@ static void test_memory_fraction_closed_form(void **state)
 		sl_estimate e[2];
 		sl_err err = {0};
 		for (int n = 0; n < 2; n++)
-			assert_int_equal(sl_train_estimate(n ? &g : &m, &l, &cfg, SL_EST_AUTO, &e[n], &err),
-			                 SL_OK);
+			assert_int_equal(
+			    sl_train_estimate(n ? &g : &m, &l, &cfg, SL_EST_AUTO, &e[n], &err),
+			    SL_OK);
 		double bw = cfg.dm.mem_bw * (fr[i] > 0 ? fr[i] : 1);
-		CLOSE(e[1].step_s - e[0].step_s, M * (3 * 2 * elems / bw + kernels * cfg.dm.launch_s),
+		CLOSE(e[1].step_s - e[0].step_s,
+		      M * (3 * 2 * elems / bw + kernels * cfg.dm.launch_s),
 		      "the gradient adds at the achievable bandwidth");
 		if (i < 2) {
 			if (i == 1)
@@ -588,7 +595,8 @@ static void test_grad_accum_estimate_equals_run(void **state)
 static void test_norm_closed_forms(void **state)
 {
 	(void)state;
-	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3, 4, 0, 0};
+	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3,
+	                      4, 0, 0};
 	sl_model_spec m, nm;
 	model_of(&x, &m);
 	m.seq = 16;
@@ -656,7 +664,8 @@ static void test_vocab_estimate_equals_run(void **state)
 static void test_vocab_closed_forms(void **state)
 {
 	(void)state;
-	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3, 4, 0, 0};
+	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3,
+	                      4, 0, 0};
 	sl_model_spec m;
 	model_of(&x, &m);
 	m.seq = 16;
@@ -679,10 +688,12 @@ static void test_vocab_closed_forms(void **state)
 		CLOSE(e[0][1].step_s - e[0][0].step_s, 6 * R * h * V / c.flops,
 		      "ideal: the LM head's FLOPs at the rate, nothing else");
 		assert_true(e[0][1].params_bytes - e[0][0].params_bytes == (uint64_t)(np * F4));
-		assert_true(e[0][1].act_peak_bytes - e[0][0].act_peak_bytes == (uint64_t)(R * V * F4));
+		assert_true(e[0][1].act_peak_bytes - e[0][0].act_peak_bytes ==
+		            (uint64_t)(R * V * F4));
 		/* in bf16 too: the softmax is kept in fp32, as Megatron-LM's
 		 * cross entropy casts the logits up */
-		assert_true(e[1][1].act_peak_bytes - e[1][0].act_peak_bytes == (uint64_t)(R * V * F4));
+		assert_true(e[1][1].act_peak_bytes - e[1][0].act_peak_bytes ==
+		            (uint64_t)(R * V * F4));
 	}
 	/* Megatron-LM's count of GPT-3 175B's embeddings: (V + s) h. */
 	sl_model_spec g;
@@ -927,8 +938,8 @@ static void test_methods_agree_at_scale(void **state)
 static void test_ring_across_nodes_settles(void **state)
 {
 	(void)state;
-	const struct lay x = {12, 1, 2, SL_SCHED_1F1B, 2, 1, 0, 0, NULL, 4, SL_TOPO_FULL, 0, 2, 4,
-	                      96, SL_EST_SLICE};
+	const struct lay x = {12, 1, 2,  SL_SCHED_1F1B, 2, 1, 0, 0, NULL, 4, SL_TOPO_FULL, 0,
+	                      2,  4, 96, SL_EST_SLICE};
 	sl_model_spec m;
 	model_of(&x, &m);
 	m.hidden = 24;
@@ -998,8 +1009,8 @@ static void test_recompute_closed_forms(void **state)
 	double sel = F + m.layers * (double)m.batch * m.heads * 2.0 * m.seq * m.seq * d;
 	assert_true(fabs(e[SL_RECOMPUTE_SELECTIVE].flops_per_step - sel) <= 1e-12 * F);
 	uint64_t probs = (uint64_t)m.layers * m.batch * m.heads * m.seq * m.seq * 4;
-	assert_int_equal(e[SL_RECOMPUTE_NONE].act_peak_bytes - e[SL_RECOMPUTE_SELECTIVE].act_peak_bytes,
-			 probs);
+	assert_int_equal(
+	    e[SL_RECOMPUTE_NONE].act_peak_bytes - e[SL_RECOMPUTE_SELECTIVE].act_peak_bytes, probs);
 	/* Full keeps every block's input and at most one block's activations. */
 	uint64_t inputs = (uint64_t)m.layers * m.batch * m.seq * m.hidden * 4;
 	assert_true(e[SL_RECOMPUTE_FULL].act_peak_bytes >= inputs);
@@ -1030,9 +1041,11 @@ static void sp_divides(const sl_model_spec *mp, int tmax)
 		if (t == 1)
 			one = e.act_peak_bytes;
 		else if (e.act_peak_bytes * (uint64_t)t != one)
-			fail_msg("tp=%d with SP keeps %llu bytes of activations; 1/%d of one device's "
-				 "is %llu",
-				 t, (unsigned long long)e.act_peak_bytes, t, (unsigned long long)one / t);
+			fail_msg(
+			    "tp=%d with SP keeps %llu bytes of activations; 1/%d of one device's "
+			    "is %llu",
+			    t, (unsigned long long)e.act_peak_bytes, t,
+			    (unsigned long long)one / t);
 	}
 }
 

@@ -70,7 +70,7 @@ static void check_case(sl_split split, sl_algo algo, int p, int m, int k, int n)
 {
 	char what[128];
 	snprintf(what, sizeof what, "%s %s p=%d m=%d k=%d n=%d", sl_split_name(split),
-		 sl_algo_name(algo), p, m, k, n);
+	         sl_algo_name(algo), p, m, k, n);
 	uint64_t seed = (uint64_t)(p * 1000003 + m * 101 + k * 11 + n + (int)split * 7);
 	struct ref r;
 	ref_make(&r, m, k, n, seed);
@@ -113,7 +113,7 @@ static void check_case(sl_split split, sl_algo algo, int p, int m, int k, int n)
 	float *yb = malloc((size_t)m * n * sizeof *yb);
 	assert_non_null(yb);
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, r.x, k, r.w, n, 0.0f,
-		    yb, n);
+	            yb, n);
 	double blasabs = 0;
 	for (size_t e = 0; e < (size_t)m * n; e++) {
 		double d = fabs((double)y[e] - (double)yb[e]);
@@ -134,7 +134,7 @@ static void check_case(sl_split split, sl_algo algo, int p, int m, int k, int n)
 	if (fabs(res.max_rel_error * r.maxexact - res.max_abs_error) >
 	    res.max_rel_error * bmax + 1e-300)
 		fail_msg("%s: max_rel_error %.3g is not max_abs_error %.3g over max |Y| %.6g", what,
-			 res.max_rel_error, res.max_abs_error, r.maxexact);
+		         res.max_rel_error, res.max_abs_error, r.maxexact);
 	/* One device computing the whole product does exactly what the reference sgemm does. */
 	if (p == 1 && res.max_abs_error != 0)
 		fail_msg("%s: one device, yet max_abs_error is %.3g", what, res.max_abs_error);
@@ -149,11 +149,11 @@ static void check_case(sl_split split, sl_algo algo, int p, int m, int k, int n)
 		double shard = st.flops / other;
 		if (shard != floor(shard) || shard < lo || shard > hi)
 			fail_msg("%s: device %d computed a shard of %g (want %d..%d)", what, d,
-				 shard, lo, hi);
+			         shard, lo, hi);
 		total += (int)shard;
 		if (st.mem_current != 0)
 			fail_msg("%s: device %d still holds %llu bytes", what, d,
-				 (unsigned long long)st.mem_current);
+			         (unsigned long long)st.mem_current);
 	}
 	if (total != dim)
 		fail_msg("%s: shards add up to %d, not %d", what, total, dim);
@@ -163,10 +163,10 @@ static void check_case(sl_split split, sl_algo algo, int p, int m, int k, int n)
 	if (algo == SL_ALGO_RING) {
 		uint64_t ybytes = (uint64_t)m * n * sizeof(float);
 		uint64_t want = split == SL_SPLIT_ROW ? 2 * (uint64_t)(p - 1) * ybytes
-						      : (uint64_t)(p - 1) * ybytes;
+		                                      : (uint64_t)(p - 1) * ybytes;
 		if (res.bytes_moved != want)
 			fail_msg("%s: %llu bytes moved, want %llu", what,
-				 (unsigned long long)res.bytes_moved, (unsigned long long)want);
+			         (unsigned long long)res.bytes_moved, (unsigned long long)want);
 	}
 
 	free(y);
@@ -262,7 +262,7 @@ static void expect_einval(sl_split split, int p, int m, int k, int n, const char
 	assert_int_equal(err.code, SL_EINVAL);
 	if (!strstr(err.msg, name))
 		fail_msg("check %s p=%d: message does not name %s: %s", sl_split_name(split), p,
-			 name, err.msg);
+		         name, err.msg);
 
 	sl_cluster *c = tu_cluster(p, 100e9, 1e-6);
 	sl_gemm_result res;
@@ -270,7 +270,7 @@ static void expect_einval(sl_split split, int p, int m, int k, int n, const char
 	assert_int_equal(sl_gemm_run(c, &s, &res, &err), SL_EINVAL);
 	if (!strstr(err.msg, name))
 		fail_msg("run %s p=%d: message does not name %s: %s", sl_split_name(split), p, name,
-			 err.msg);
+		         err.msg);
 	sl_cluster_destroy(c);
 
 	sl_scenario sc;
@@ -283,7 +283,7 @@ static void expect_einval(sl_split split, int p, int m, int k, int n, const char
 	assert_null(out);
 	if (!strstr(err.msg, name))
 		fail_msg("scenario %s p=%d: message does not name %s: %s", sl_split_name(split), p,
-			 name, err.msg);
+		         name, err.msg);
 }
 
 static void test_cannot_split(void **st)
@@ -343,10 +343,10 @@ static void test_scenario(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_one_by_one),	 cmocka_unit_test(test_dot_product),
-	    cmocka_unit_test(test_3_5_7),	 cmocka_unit_test(test_primes),
-	    cmocka_unit_test(test_even),	 cmocka_unit_test(test_uneven),
-	    cmocka_unit_test(test_blocked),	 cmocka_unit_test(test_tree),
+	    cmocka_unit_test(test_one_by_one),   cmocka_unit_test(test_dot_product),
+	    cmocka_unit_test(test_3_5_7),        cmocka_unit_test(test_primes),
+	    cmocka_unit_test(test_even),         cmocka_unit_test(test_uneven),
+	    cmocka_unit_test(test_blocked),      cmocka_unit_test(test_tree),
 	    cmocka_unit_test(test_cannot_split), cmocka_unit_test(test_scenario),
 	};
 	return cmocka_run_group_tests_name("sharded gemm", tests, NULL, NULL);

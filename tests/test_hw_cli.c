@@ -39,13 +39,11 @@ static void drop_wall(json_t *j)
 		json_object_del(j, "cpu_s");
 		const char *k;
 		json_t *v;
-		json_object_foreach(j, k, v)
-			drop_wall(v);
+		json_object_foreach(j, k, v) drop_wall(v);
 	} else if (json_is_array(j)) {
 		size_t i;
 		json_t *v;
-		json_array_foreach(j, i, v)
-			drop_wall(v);
+		json_array_foreach(j, i, v) drop_wall(v);
 	}
 }
 
@@ -96,7 +94,8 @@ static void test_every_preset_as_file(void **state)
 	assert_int_equal(json_array_size(list), 8);
 	size_t i;
 	json_t *e;
-	json_array_foreach(list, i, e) {
+	json_array_foreach(list, i, e)
+	{
 		const char *name = json_string_value(json_object_get(e, "name"));
 		assert_non_null(name);
 		char path[400], a[1200], b[1200];
@@ -104,19 +103,21 @@ static void test_every_preset_as_file(void **state)
 		write_entry(e, path);
 		/* The host's rate is measured by each process: pin it in both. */
 		const char *pin = strcmp(name, "host") == 0 ? " --flops=1TFLOP/s" : "";
-		snprintf(a, sizeof a, "plan --devices=16 " MODEL " --top=5 --format=json --preset=%s%s",
-			 name, pin);
-		snprintf(b, sizeof b, "plan --devices=16 " MODEL " --top=5 --format=json --hardware=%s%s",
-			 path, pin);
+		snprintf(a, sizeof a,
+		         "plan --devices=16 " MODEL " --top=5 --format=json --preset=%s%s", name,
+		         pin);
+		snprintf(b, sizeof b,
+		         "plan --devices=16 " MODEL " --top=5 --format=json --hardware=%s%s", path,
+		         pin);
 		expect_same(a, b);
 		snprintf(a, sizeof a,
-			 "train --dry-run --tp=2 --pp=2 --dp=4 " MODEL " --steps=1 --format=json "
-			 "--preset=%s%s",
-			 name, pin);
+		         "train --dry-run --tp=2 --pp=2 --dp=4 " MODEL " --steps=1 --format=json "
+		         "--preset=%s%s",
+		         name, pin);
 		snprintf(b, sizeof b,
-			 "train --dry-run --tp=2 --pp=2 --dp=4 " MODEL " --steps=1 --format=json "
-			 "--hardware=%s%s",
-			 path, pin);
+		         "train --dry-run --tp=2 --pp=2 --dp=4 " MODEL " --steps=1 --format=json "
+		         "--hardware=%s%s",
+		         path, pin);
 		expect_same(a, b);
 	}
 	json_decref(list);
@@ -127,7 +128,8 @@ static void test_list_is_the_files(void **state)
 {
 	(void)state;
 	json_t *list = list_json();
-	const char *order[] = {"h100", "h200", "b200", "a100", "mi300x", "pcie", "h100-pcie", "host"};
+	const char *order[] = {"h100",   "h200", "b200",      "a100",
+	                       "mi300x", "pcie", "h100-pcie", "host"};
 	for (size_t i = 0; i < 8; i++) {
 		json_t *e = json_array_get(list, i);
 		assert_string_equal(json_string_value(json_object_get(e, "name")), order[i]);
@@ -146,15 +148,18 @@ static void test_list_is_the_files(void **state)
 	tu_run("--list-presets", &r);
 	assert_int_equal(r.status, 0);
 	for (size_t i = 0; i < 8; i++) {
-		const char *src = json_string_value(json_object_get(json_array_get(list, i), "source"));
+		const char *src =
+		    json_string_value(json_object_get(json_array_get(list, i), "source"));
 		const char *last = strrchr(src, ' ');
 		assert_non_null(last);
 		if (!strstr(r.out, last + 1))
-			fail_msg("%s: the source's last word '%s' is not listed", order[i], last + 1);
+			fail_msg("%s: the source's last word '%s' is not listed", order[i],
+			         last + 1);
 	}
 	assert_non_null(strstr(r.out, "memory 3.35 TB/s, of which a measured copy reaches 76.9%"));
 	assert_non_null(strstr(r.out, "memory 2.04 TB/s, of which a measured copy reaches 78.1%"));
-	assert_non_null(strstr(r.out, "memory 8.00 TB/s, all of it taken as reached (no copy measured)"));
+	assert_non_null(
+	    strstr(r.out, "memory 8.00 TB/s, all of it taken as reached (no copy measured)"));
 	tu_result_free(&r);
 	json_decref(list);
 }
@@ -167,13 +172,17 @@ static void test_options_override_file(void **state)
 	snprintf(path, sizeof path, HARDWARE_DIR "/a100.json");
 	for (int k = 0; k < 2; k++) {
 		if (k == 0)
-			snprintf(args, sizeof args, "plan --devices=8 " MODEL " --format=json "
-						    "--hardware=%s --bandwidth=100GB/s --memory=1GiB --efficiency=ideal",
-				 path);
+			snprintf(
+			    args, sizeof args,
+			    "plan --devices=8 " MODEL " --format=json "
+			    "--hardware=%s --bandwidth=100GB/s --memory=1GiB --efficiency=ideal",
+			    path);
 		else
-			snprintf(args, sizeof args, "plan --devices=8 " MODEL " --format=json "
-						    "--efficiency=ideal --bandwidth=100GB/s --memory=1GiB --hardware=%s",
-				 path);
+			snprintf(
+			    args, sizeof args,
+			    "plan --devices=8 " MODEL " --format=json "
+			    "--efficiency=ideal --bandwidth=100GB/s --memory=1GiB --hardware=%s",
+			    path);
 		json_t *j = tu_run_json(args);
 		json_t *c = json_object_get(j, "cluster");
 		assert_string_equal(json_string_value(json_object_get(c, "preset")), "a100");
@@ -194,11 +203,13 @@ static void test_options_override_file(void **state)
 	snprintf(args, sizeof args, "plan --devices=8 " MODEL " --format=json --hardware=%s", path);
 	json_t *jr = tu_run_json(args);
 	assert_true(tu_num(json_object_get(json_object_get(jr, "cluster"), "inter"),
-			   "bandwidth_bytes_per_s") == 25e9 * frac);
+	                   "bandwidth_bytes_per_s") == 25e9 * frac);
 	json_decref(jr);
 	/* --precision=fp32 takes the file's FP32 rate. */
-	snprintf(args, sizeof args, "plan --devices=8 " MODEL " --format=json --hardware=%s "
-				    "--precision=fp32", path);
+	snprintf(args, sizeof args,
+	         "plan --devices=8 " MODEL " --format=json --hardware=%s "
+	         "--precision=fp32",
+	         path);
 	json_t *j = tu_run_json(args);
 	assert_true(tu_num(json_object_get(j, "cluster"), "device_flop_per_s") == 19.5e12);
 	json_decref(j);
@@ -216,7 +227,7 @@ static void test_malformed_file_one_line(void **state)
 	fputs("{\"name\": \"x\", \"title\": \"t\", \"source\": \"s\", \"device\": {}}\n", f);
 	fclose(f);
 	const char *cmds[] = {("plan --devices=8 " MODEL), "train --dry-run --tp=2", "run --m=64",
-			      "coll --op=allreduce --bytes=1MiB"};
+	                      "coll --op=allreduce --bytes=1MiB"};
 	for (int k = 0; k < 4; k++) {
 		snprintf(args, sizeof args, "%s --hardware=%s", cmds[k], path);
 		tu_result r;
@@ -236,14 +247,17 @@ static void test_malformed_file_one_line(void **state)
 	json_object_set_new(json_object_get(h, "device"), "gemm_peak_fraction", json_real(5e-324));
 	write_entry(h, path);
 	json_decref(h);
-	const char *cmds2[] = {("plan --devices=64 " MODEL), "train --dry-run --tp=2", "run --m=64"};
+	const char *cmds2[] = {("plan --devices=64 " MODEL), "train --dry-run --tp=2",
+	                       "run --m=64"};
 	for (int k = 0; k < 3; k++) {
 		snprintf(args, sizeof args, "%s --hardware=%s", cmds2[k], path);
 		tu_result r;
 		tu_run(args, &r);
 		tu_expect_one_error(args, 2, &r);
-		snprintf(want, sizeof want, "%s: device.gemm_peak_fraction: 4.9406564584124654e-324 "
-			 "is subnormal", path);
+		snprintf(want, sizeof want,
+		         "%s: device.gemm_peak_fraction: 4.9406564584124654e-324 "
+		         "is subnormal",
+		         path);
 		if (!strstr(r.err, want))
 			fail_msg("'%s': want '%s' in [%s]", args, want, r.err);
 		assert_string_equal(r.out, "");
@@ -251,7 +265,7 @@ static void test_malformed_file_one_line(void **state)
 	}
 	/* Both --preset and --hardware: one of them. */
 	snprintf(args, sizeof args, "plan --devices=8 --preset=h100 --hardware=%s",
-		 HARDWARE_DIR "/a100.json");
+	         HARDWARE_DIR "/a100.json");
 	tu_result r;
 	tu_run(args, &r);
 	tu_expect_one_error(args, 2, &r);
@@ -276,7 +290,7 @@ static void test_user_preset(void **state)
 	json_decref(list);
 	json_object_set_new(e, "name", json_string("lab-a100"));
 	json_object_set_new(json_object_get(e, "intra_node"), "bandwidth_bytes_per_s",
-			    json_real(123e9));
+	                    json_real(123e9));
 	snprintf(path, sizeof path, "%s/lab-a100.json", dir);
 	write_entry(e, path);
 	char *old = getenv("XDG_CONFIG_HOME") ? strdup(getenv("XDG_CONFIG_HOME")) : NULL;
@@ -285,7 +299,7 @@ static void test_user_preset(void **state)
 	setenv("XDG_CONFIG_HOME", cfg, 1);
 
 	json_t *j = tu_run_json("plan --devices=8 " MODEL " --format=json --preset=lab-a100 "
-				"--efficiency=ideal");
+	                        "--efficiency=ideal");
 	json_t *c = json_object_get(j, "cluster");
 	assert_string_equal(json_string_value(json_object_get(c, "preset")), "lab-a100");
 	assert_true(tu_num(json_object_get(c, "intra"), "bandwidth_bytes_per_s") == 123e9);
@@ -306,8 +320,8 @@ static void test_user_preset(void **state)
 	tu_result_free(&r);
 	/* A malformed user file is left out with its one line; the other
 	 * presets are all listed (issue 39), the JSON's presets hold only
-	 * hardware files and its unreadable the line.  A directory and a FIFO named .json likewise, and
-	 * the FIFO, without a writer, does not block the listing. */
+	 * hardware files and its unreadable the line.  A directory and a FIFO named .json likewise,
+	 * and the FIFO, without a writer, does not block the listing. */
 	FILE *f = fopen(path, "w");
 	fputs("{}", f);
 	fclose(f);
@@ -319,7 +333,8 @@ static void test_user_preset(void **state)
 	assert_int_equal(json_array_size(json_object_get(got, "presets")), 8);
 	json_t *bad = json_object_get(got, "unreadable");
 	assert_int_equal(json_array_size(bad), 1);
-	assert_non_null(strstr(json_string_value(json_array_get(bad, 0)), "lab-a100.json: name: missing"));
+	assert_non_null(
+	    strstr(json_string_value(json_array_get(bad, 0)), "lab-a100.json: name: missing"));
 	json_decref(got);
 	tu_result_free(&r);
 	char sub[600];
@@ -355,10 +370,10 @@ static void test_model_option(void **state)
 {
 	(void)state;
 	const char *forms[] = {
-		"train --dry-run --tp=8 --steps=1 --format=json --model=gpt3-175b --layers=2 --batch=8",
-		"train --dry-run --tp=8 --steps=1 --format=json --layers=2 --batch=8 --model=gpt3-175b",
-		"train --dry-run --tp=8 --steps=1 --format=json --layers=2 --batch=8 "
-		"--model=" MODELS_DIR "/gpt3-175b.json",
+	    "train --dry-run --tp=8 --steps=1 --format=json --model=gpt3-175b --layers=2 --batch=8",
+	    "train --dry-run --tp=8 --steps=1 --format=json --layers=2 --batch=8 --model=gpt3-175b",
+	    "train --dry-run --tp=8 --steps=1 --format=json --layers=2 --batch=8 "
+	    "--model=" MODELS_DIR "/gpt3-175b.json",
 	};
 	for (int k = 0; k < 3; k++) {
 		json_t *j = tu_run_json(forms[k]);
@@ -372,8 +387,9 @@ static void test_model_option(void **state)
 		json_decref(j);
 	}
 	/* Megatron's 1T, whose MLP is wider than 65536. */
-	json_t *j = tu_run_json("train --dry-run --tp=8 --steps=1 --format=json --model=megatron-1t "
-				"--layers=1 --batch=1");
+	json_t *j =
+	    tu_run_json("train --dry-run --tp=8 --steps=1 --format=json --model=megatron-1t "
+	                "--layers=1 --batch=1");
 	json_t *m = json_object_get(j, "model");
 	assert_true(tu_num(m, "hidden") == 25600);
 	assert_true(tu_num(m, "ffn") == 102400);
@@ -381,17 +397,18 @@ static void test_model_option(void **state)
 	json_decref(j);
 	/* plan takes --model too. */
 	j = tu_run_json("plan --devices=8 --model=gpt3-175b --layers=2 --batch=8 --seq=256 "
-			"--format=json --top=1");
+	                "--format=json --top=1");
 	m = json_object_get(j, "model");
 	assert_true(tu_num(m, "hidden") == 12288);
 	assert_true(tu_num(m, "layers") == 2);
 	assert_true(tu_num(m, "seq") == 256);
 	json_decref(j);
 
-	const char *bad[] = {"train --dry-run --model=llama-2-7b", "plan --model=/nonexistent.json"};
+	const char *bad[] = {"train --dry-run --model=llama-2-7b",
+	                     "plan --model=/nonexistent.json"};
 	const char *says[] = {"unknown model 'llama-2-7b' (one of: gpt3-175b, llama-3-405b, "
-			      "llama-3-70b, llama-3-8b, megatron-1t)",
-			      "/nonexistent.json: cannot open: No such file or directory"};
+	                      "llama-3-70b, llama-3-8b, megatron-1t)",
+	                      "/nonexistent.json: cannot open: No such file or directory"};
 	for (int k = 0; k < 2; k++) {
 		tu_result r;
 		tu_run(bad[k], &r);
@@ -412,15 +429,15 @@ static void test_model_with_load(void **state)
 	char args[1200], ck[400], small[400], other[400];
 	snprintf(ck, sizeof ck, "%s/ck", scratch);
 	snprintf(args, sizeof args,
-		 "train --tp=2 --layers=2 --hidden=16 --ffn=32 --heads=2 --seq=4 --batch=2 "
-		 "--steps=1 --save=%s",
-		 ck);
+	         "train --tp=2 --layers=2 --hidden=16 --ffn=32 --heads=2 --seq=4 --batch=2 "
+	         "--steps=1 --save=%s",
+	         ck);
 	tu_result r;
 	tu_run(args, &r);
 	assert_int_equal(r.status, 0);
 	tu_result_free(&r);
 	const char *shape = "\"title\": \"t\", \"source\": \"s\", \"hidden\": 16, \"ffn\": 32, "
-			    "\"heads\": 2, \"seq\": 4, \"batch\": 2";
+	                    "\"heads\": 2, \"seq\": 4, \"batch\": 2";
 	snprintf(small, sizeof small, "%s/small.json", scratch);
 	snprintf(other, sizeof other, "%s/other.json", scratch);
 	FILE *f = fopen(small, "w");
@@ -429,7 +446,8 @@ static void test_model_with_load(void **state)
 	f = fopen(other, "w");
 	fprintf(f, "{\"name\": \"other\", \"layers\": 3, %s}\n", shape);
 	fclose(f);
-	snprintf(args, sizeof args, "train --load=%s --model=%s --steps=1 --format=json", ck, small);
+	snprintf(args, sizeof args, "train --load=%s --model=%s --steps=1 --format=json", ck,
+	         small);
 	json_t *j = tu_run_json(args);
 	assert_true(tu_num(json_object_get(j, "model"), "layers") == 2);
 	json_decref(j);
@@ -456,13 +474,13 @@ static void test_model_with_load(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_every_preset_as_file),
-		cmocka_unit_test(test_list_is_the_files),
-		cmocka_unit_test(test_options_override_file),
-		cmocka_unit_test(test_malformed_file_one_line),
-		cmocka_unit_test(test_user_preset),
-		cmocka_unit_test(test_model_option),
-		cmocka_unit_test(test_model_with_load),
+	    cmocka_unit_test(test_every_preset_as_file),
+	    cmocka_unit_test(test_list_is_the_files),
+	    cmocka_unit_test(test_options_override_file),
+	    cmocka_unit_test(test_malformed_file_one_line),
+	    cmocka_unit_test(test_user_preset),
+	    cmocka_unit_test(test_model_option),
+	    cmocka_unit_test(test_model_with_load),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

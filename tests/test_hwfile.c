@@ -92,7 +92,8 @@ static void test_shipped_files_are_the_table(void **state)
 		if (!got)
 			fail_msg("%s is missing (GENERATE=1 tests/test_hwfile writes it)", path);
 		if (strcmp(got, want) != 0)
-			fail_msg("%s differs from the built-in table (GENERATE=1 rewrites it)", path);
+			fail_msg("%s differs from the built-in table (GENERATE=1 rewrites it)",
+			         path);
 		sl_err err = {0};
 		const sl_preset *f = sl_hw_load(path, &err);
 		if (!f)
@@ -150,89 +151,89 @@ struct bad_case {
 };
 
 static const struct bad_case bad_cases[] = {
-	{"\"memory_bytes\": 85899345920,", "", "device.memory_bytes: missing"},
-	{"\"name\": \"h100\",", "", "name: missing"},
-	{"\"latency_s\": 5e-6", "\"latency_s\": 5e-6, \"speed\": 1",
-	 "inter_node.speed: unknown key (known: bandwidth_bytes_per_s, latency_s, "
-	 "achievable_fraction)"},
-	{"\"achievable_fraction\": 0.94", "\"achievable_fraction\": 1.5",
-	 "inter_node.achievable_fraction: 1.5 is out of range (0 (the line rate) to 1)"},
-	{"\"devices_per_node\": 8,", "\"devices_per_node\": 8, \"colour\": \"red\",",
-	 "colour: unknown key (known: name, title, source, device, devices_per_node, intra_node, "
-	 "inter_node)"},
-	/* The device's keys do not fit the line: the man page has them. */
-	{"\"gemm_units\": 132", "\"gemm_units\": 132, \"sms\": 1",
-	 "device.sms: unknown key (see shardlab-hardware(5))"},
-	{"\"memory_bytes\": 85899345920", "\"memory_bytes\": \"80GiB\"",
-	 "device.memory_bytes: must be a number, not a string"},
-	{"\"memory_bytes\": 85899345920", "\"memory_bytes\": 0",
-	 "device.memory_bytes: 0 is out of range (1 B to 1 PiB)"},
-	{"\"memory_bytes\": 85899345920", "\"memory_bytes\": 1.5",
-	 "device.memory_bytes: 1.5 is not a whole number"},
-	{"\"bf16_flop_per_s\": 989000000000000.0", "\"bf16_flop_per_s\": -1",
-	 "device.bf16_flop_per_s: -1 is out of range (1 MFLOP/s to 1000 PFLOP/s, or null: measured)"},
-	{"\"bf16_flop_per_s\": 989000000000000.0", "\"bf16_flop_per_s\": true",
-	 "device.bf16_flop_per_s: must be a number or null, not a boolean"},
-	{"\"gemm_peak_fraction\": 0.803", "\"gemm_peak_fraction\": 1.2",
-	 "device.gemm_peak_fraction: 1.2 is out of range (0 (not modelled) to 1)"},
-	/* One rule for every figure (issue 39): a subnormal is refused even
-	 * where the range starts at 0, since dividing by one gives inf. */
-	{"\"gemm_peak_fraction\": 0.803", "\"gemm_peak_fraction\": 5e-324",
-	 "device.gemm_peak_fraction: 4.9406564584124654e-324 is subnormal: too close to zero to "
-	 "compute with (0 (not modelled) to 1)"},
-	{"\"latency_s\": 2e-6", "\"latency_s\": 1e-310",
-	 "intra_node.latency_s: 9.9999999999999694e-311 is subnormal: too close to zero to compute "
-	 "with (0 to 10 s)"},
-	{"\"gemm_units\": 132", "\"gemm_units\": 5e-324",
-	 "device.gemm_units: 4.9406564584124654e-324 is subnormal: too close to zero to compute "
-	 "with (0 (not modelled) to 1e6)"},
-	{"\"gemm_k_half\": 64.0", "\"gemm_k_half\": 1e308",
-	 "device.gemm_k_half: 1e+308 is out of range (0 (not modelled) to 1e9)"},
-	{"\"gemm_k_half\": 64.0", "\"gemm_k_half\": 1e309",
-	 "line 15, column 24: real number overflow near '1e309'"},
-	{"\"gemm_k_half\": 64.0", "\"gemm_k_half\": NaN",
-	 "line 15, column 22: invalid token near 'NaN'"},
-	{"\"attention_peak_fraction\": 0.588", "\"attention_peak_fraction\": 1.5",
-	 "device.attention_peak_fraction: 1.5 is out of range (0 (the GEMM fraction) to 1)"},
-	{"\"attention_peak_fraction\": 0.588", "\"attention_peak_fraction\": \"fast\"",
-	 "device.attention_peak_fraction: must be a number, not a string"},
-	{"\"memory_bandwidth_fraction\": 0.769", "\"memory_bandwidth_fraction\": 1.2",
-	 "device.memory_bandwidth_fraction: 1.2 is out of range (0 (all of it) to 1)"},
-	{"\"memory_bandwidth_fraction\": 0.769", "\"memory_bandwidth_fraction\": null",
-	 "device.memory_bandwidth_fraction: must be a number, not null"},
-	{"\"gemm_units\": 132", "\"gemm_units\": 13.2",
-	 "device.gemm_units: 13.199999999999999 is not a whole number"},
-	{"\"default_precision\": \"bf16\"", "\"default_precision\": \"fp8\"",
-	 "device.default_precision: must be \"bf16\" or \"fp32\""},
-	{"\"default_efficiency\": \"realistic\"", "\"default_efficiency\": 1",
-	 "device.default_efficiency: must be a string, not a number"},
-	{"\"devices_per_node\": 8", "\"devices_per_node\": 2000",
-	 "devices_per_node: 2000 is out of range (0 (any) to 1024)"},
-	{"\"bandwidth_bytes_per_s\": 450000000000.0", "\"bandwidth_bytes_per_s\": 10",
-	 "intra_node.bandwidth_bytes_per_s: 10 is out of range (1 KB/s to 1 PB/s)"},
-	{"\"latency_s\": 2e-6", "\"latency_s\": null",
-	 "intra_node.latency_s: must be a number, not null"},
-	{"\"intra_node\": {", "\"intra_node\": [{",
-	 "line 27, column 15: ']' expected near ':'"},
-	{"\"name\": \"h100\"", "\"name\": \"h 100\"",
-	 "name: may hold only letters, digits, '.', '_' and '-'"},
-	{"\"name\": \"h100\"", "\"name\": \"\"", "name: is empty"},
-	{"\"title\": \"NVIDIA", "\"title\": \"\\u001b[31mNVIDIA",
-	 "title: holds control character U+001B at byte 1"},
-	/* The rule for any file's text (issue 39): C1 controls, the 8-bit CSI
-	 * among them, and bidirectional overrides and isolates. */
-	{"\"title\": \"NVIDIA", "\"title\": \"\\u009b2JNVIDIA",
-	 "title: holds control character U+009B at byte 1"},
-	{"\"title\": \"NVIDIA", "\"title\": \"NV\\u202eAIDIVN",
-	 "title: holds bidirectional override U+202E at byte 3"},
-	{"\"title\": \"NVIDIA", "\"title\": \"NV\\u2066IDIA",
-	 "title: holds bidirectional isolate U+2066 at byte 3"},
-	{"\"title\": \"NVIDIA", "\"title\": \"NV\\u007fIDIA",
-	 "title: holds control character U+007F at byte 3"},
-	{"\"device\": {", "\"device\": 5, \"x\": {", "x: unknown key (known: name, title, source, "
-						   "device, devices_per_node, intra_node, inter_node)"},
-	{"\"name\": \"h100\",", "\"name\": \"h100\", \"name\": \"h200\",",
-	 "line 2, column 24: duplicate object key near '\"name\"'"},
+    {"\"memory_bytes\": 85899345920,", "", "device.memory_bytes: missing"},
+    {"\"name\": \"h100\",", "", "name: missing"},
+    {"\"latency_s\": 5e-6", "\"latency_s\": 5e-6, \"speed\": 1",
+     "inter_node.speed: unknown key (known: bandwidth_bytes_per_s, latency_s, "
+     "achievable_fraction)"},
+    {"\"achievable_fraction\": 0.94", "\"achievable_fraction\": 1.5",
+     "inter_node.achievable_fraction: 1.5 is out of range (0 (the line rate) to 1)"},
+    {"\"devices_per_node\": 8,", "\"devices_per_node\": 8, \"colour\": \"red\",",
+     "colour: unknown key (known: name, title, source, device, devices_per_node, intra_node, "
+     "inter_node)"},
+    /* The device's keys do not fit the line: the man page has them. */
+    {"\"gemm_units\": 132", "\"gemm_units\": 132, \"sms\": 1",
+     "device.sms: unknown key (see shardlab-hardware(5))"},
+    {"\"memory_bytes\": 85899345920", "\"memory_bytes\": \"80GiB\"",
+     "device.memory_bytes: must be a number, not a string"},
+    {"\"memory_bytes\": 85899345920", "\"memory_bytes\": 0",
+     "device.memory_bytes: 0 is out of range (1 B to 1 PiB)"},
+    {"\"memory_bytes\": 85899345920", "\"memory_bytes\": 1.5",
+     "device.memory_bytes: 1.5 is not a whole number"},
+    {"\"bf16_flop_per_s\": 989000000000000.0", "\"bf16_flop_per_s\": -1",
+     "device.bf16_flop_per_s: -1 is out of range (1 MFLOP/s to 1000 PFLOP/s, or null: measured)"},
+    {"\"bf16_flop_per_s\": 989000000000000.0", "\"bf16_flop_per_s\": true",
+     "device.bf16_flop_per_s: must be a number or null, not a boolean"},
+    {"\"gemm_peak_fraction\": 0.803", "\"gemm_peak_fraction\": 1.2",
+     "device.gemm_peak_fraction: 1.2 is out of range (0 (not modelled) to 1)"},
+    /* One rule for every figure (issue 39): a subnormal is refused even
+     * where the range starts at 0, since dividing by one gives inf. */
+    {"\"gemm_peak_fraction\": 0.803", "\"gemm_peak_fraction\": 5e-324",
+     "device.gemm_peak_fraction: 4.9406564584124654e-324 is subnormal: too close to zero to "
+     "compute with (0 (not modelled) to 1)"},
+    {"\"latency_s\": 2e-6", "\"latency_s\": 1e-310",
+     "intra_node.latency_s: 9.9999999999999694e-311 is subnormal: too close to zero to compute "
+     "with (0 to 10 s)"},
+    {"\"gemm_units\": 132", "\"gemm_units\": 5e-324",
+     "device.gemm_units: 4.9406564584124654e-324 is subnormal: too close to zero to compute "
+     "with (0 (not modelled) to 1e6)"},
+    {"\"gemm_k_half\": 64.0", "\"gemm_k_half\": 1e308",
+     "device.gemm_k_half: 1e+308 is out of range (0 (not modelled) to 1e9)"},
+    {"\"gemm_k_half\": 64.0", "\"gemm_k_half\": 1e309",
+     "line 15, column 24: real number overflow near '1e309'"},
+    {"\"gemm_k_half\": 64.0", "\"gemm_k_half\": NaN",
+     "line 15, column 22: invalid token near 'NaN'"},
+    {"\"attention_peak_fraction\": 0.588", "\"attention_peak_fraction\": 1.5",
+     "device.attention_peak_fraction: 1.5 is out of range (0 (the GEMM fraction) to 1)"},
+    {"\"attention_peak_fraction\": 0.588", "\"attention_peak_fraction\": \"fast\"",
+     "device.attention_peak_fraction: must be a number, not a string"},
+    {"\"memory_bandwidth_fraction\": 0.769", "\"memory_bandwidth_fraction\": 1.2",
+     "device.memory_bandwidth_fraction: 1.2 is out of range (0 (all of it) to 1)"},
+    {"\"memory_bandwidth_fraction\": 0.769", "\"memory_bandwidth_fraction\": null",
+     "device.memory_bandwidth_fraction: must be a number, not null"},
+    {"\"gemm_units\": 132", "\"gemm_units\": 13.2",
+     "device.gemm_units: 13.199999999999999 is not a whole number"},
+    {"\"default_precision\": \"bf16\"", "\"default_precision\": \"fp8\"",
+     "device.default_precision: must be \"bf16\" or \"fp32\""},
+    {"\"default_efficiency\": \"realistic\"", "\"default_efficiency\": 1",
+     "device.default_efficiency: must be a string, not a number"},
+    {"\"devices_per_node\": 8", "\"devices_per_node\": 2000",
+     "devices_per_node: 2000 is out of range (0 (any) to 1024)"},
+    {"\"bandwidth_bytes_per_s\": 450000000000.0", "\"bandwidth_bytes_per_s\": 10",
+     "intra_node.bandwidth_bytes_per_s: 10 is out of range (1 KB/s to 1 PB/s)"},
+    {"\"latency_s\": 2e-6", "\"latency_s\": null",
+     "intra_node.latency_s: must be a number, not null"},
+    {"\"intra_node\": {", "\"intra_node\": [{", "line 27, column 15: ']' expected near ':'"},
+    {"\"name\": \"h100\"", "\"name\": \"h 100\"",
+     "name: may hold only letters, digits, '.', '_' and '-'"},
+    {"\"name\": \"h100\"", "\"name\": \"\"", "name: is empty"},
+    {"\"title\": \"NVIDIA", "\"title\": \"\\u001b[31mNVIDIA",
+     "title: holds control character U+001B at byte 1"},
+    /* The rule for any file's text (issue 39): C1 controls, the 8-bit CSI
+     * among them, and bidirectional overrides and isolates. */
+    {"\"title\": \"NVIDIA", "\"title\": \"\\u009b2JNVIDIA",
+     "title: holds control character U+009B at byte 1"},
+    {"\"title\": \"NVIDIA", "\"title\": \"NV\\u202eAIDIVN",
+     "title: holds bidirectional override U+202E at byte 3"},
+    {"\"title\": \"NVIDIA", "\"title\": \"NV\\u2066IDIA",
+     "title: holds bidirectional isolate U+2066 at byte 3"},
+    {"\"title\": \"NVIDIA", "\"title\": \"NV\\u007fIDIA",
+     "title: holds control character U+007F at byte 3"},
+    {"\"device\": {", "\"device\": 5, \"x\": {",
+     "x: unknown key (known: name, title, source, "
+     "device, devices_per_node, intra_node, inter_node)"},
+    {"\"name\": \"h100\",", "\"name\": \"h100\", \"name\": \"h200\",",
+     "line 2, column 24: duplicate object key near '\"name\"'"},
 };
 
 static void test_malformed_files(void **state)
@@ -251,7 +252,7 @@ static void test_malformed_files(void **state)
 			fail_msg("case %zu: '%s' is not in h100.json", i, c->from);
 		char text[1 << 14];
 		snprintf(text, sizeof text, "%.*s%s%s", (int)(at - good), good, c->to,
-			 at + strlen(c->from));
+		         at + strlen(c->from));
 		write_file(path, text);
 		sl_err err = {0};
 		char want[600];
@@ -268,7 +269,7 @@ static void test_malformed_files(void **state)
 	 * bandwidth. */
 	for (int k = 0; k < 2; k++) {
 		const char *key = k ? "    \"memory_bandwidth_fraction\": 0.769,\n"
-				    : "    \"attention_peak_fraction\": 0.588,\n";
+		                    : "    \"attention_peak_fraction\": 0.588,\n";
 		char *at = strstr(good, key);
 		assert_non_null(at);
 		char text[1 << 14], okp[420];
@@ -280,7 +281,7 @@ static void test_malformed_files(void **state)
 		if (!p)
 			fail_msg("%s", e0.msg);
 		assert_true(k ? p->dm.mem_frac == 0 && p->dm.attn_frac == 0.588
-			      : p->dm.attn_frac == 0 && p->dm.mem_frac == 0.769);
+		              : p->dm.attn_frac == 0 && p->dm.mem_frac == 0.769);
 		assert_true(p->dm.gemm_frac == 0.803);
 		unlink(okp);
 	}
@@ -289,8 +290,8 @@ static void test_malformed_files(void **state)
 		char *at = strstr(good, "\"kernel_launch_s\": 2e-6");
 		assert_non_null(at);
 		char text[1 << 14], okp[420];
-		snprintf(text, sizeof text, "%.*s\"kernel_launch_s\": -0.0%s", (int)(at - good), good,
-			 at + strlen("\"kernel_launch_s\": 2e-6"));
+		snprintf(text, sizeof text, "%.*s\"kernel_launch_s\": -0.0%s", (int)(at - good),
+		         good, at + strlen("\"kernel_launch_s\": 2e-6"));
 		snprintf(okp, sizeof okp, "%s/negzero.json", dir);
 		write_file(okp, text);
 		sl_err e0 = {0};
@@ -335,8 +336,8 @@ static void test_lookup_order(void **state)
 	char *good = slurp_file(HARDWARE_DIR "/h100.json");
 	assert_non_null(good);
 	char *oldx = getenv("XDG_CONFIG_HOME") ? strdup(getenv("XDG_CONFIG_HOME")) : NULL;
-	char *oldp = getenv("SHARDLAB_HARDWARE_PATH") ? strdup(getenv("SHARDLAB_HARDWARE_PATH"))
-						      : NULL;
+	char *oldp =
+	    getenv("SHARDLAB_HARDWARE_PATH") ? strdup(getenv("SHARDLAB_HARDWARE_PATH")) : NULL;
 	setenv("XDG_CONFIG_HOME", top, 1);
 	setenv("SHARDLAB_HARDWARE_PATH", HARDWARE_DIR, 1);
 
@@ -416,7 +417,7 @@ static void test_lookup_order(void **state)
 	assert_null(sl_hw_find("other", NULL, &err));
 	char want[700];
 	snprintf(want, sizeof want,
-		 "%s: name: \"h100\" is not the file's name (other.json holds \"other\")", path);
+	         "%s: name: \"h100\" is not the file's name (other.json holds \"other\")", path);
 	assert_string_equal(err.msg, want);
 	unlink(path);
 
@@ -429,10 +430,11 @@ static void test_lookup_order(void **state)
 	assert_string_equal(from, "");
 	assert_null(sl_hw_find("tpu", NULL, &err));
 	assert_string_equal(err.msg, "unknown preset 'tpu' (one of: h100, h200, b200, a100, "
-				     "mi300x, pcie, h100-pcie, host)");
+	                             "mi300x, pcie, h100-pcie, host)");
 	assert_null(sl_hw_find("h10", NULL, &err));
-	assert_string_equal(err.msg, "unknown preset 'h10': did you mean 'h100'? (one of: h100, h200, "
-				     "b200, a100, mi300x, pcie, h100-pcie, host)");
+	assert_string_equal(err.msg,
+	                    "unknown preset 'h10': did you mean 'h100'? (one of: h100, h200, "
+	                    "b200, a100, mi300x, pcie, h100-pcie, host)");
 	/* A relative XDG_CONFIG_HOME is ignored (XDG: it must be absolute);
 	 * HOME's .config is used instead. */
 	char *oldh = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
@@ -484,16 +486,16 @@ static void test_shipped_models(void **state)
 		int layers, hidden, ffn, heads, kv_heads, ffn_kind, norm, seq, batch, vocab, untie;
 		const char *cite;
 	} want[] = {
-		{"gpt3-175b", 96, 12288, 49152, 96, 0, SL_FFN_GELU, SL_NORM_LAYER, 2048, 1536, 51200, 0,
-		 "Brown et al. 2020"},
-		{"megatron-1t", 128, 25600, 102400, 160, 0, SL_FFN_GELU, SL_NORM_LAYER, 2048, 3072,
-		 51200, 0, "2104.04473"},
-		{"llama-3-8b", 32, 4096, 14336, 32, 8, SL_FFN_SWIGLU, SL_NORM_RMS, 8192, 2048, 128256, 1,
-		 "2407.21783"},
-		{"llama-3-70b", 80, 8192, 28672, 64, 8, SL_FFN_SWIGLU, SL_NORM_RMS, 8192, 2048, 128256,
-		 1, "2407.21783"},
-		{"llama-3-405b", 126, 16384, 53248, 128, 8, SL_FFN_SWIGLU, SL_NORM_RMS, 8192, 2048,
-		 128256, 1, "2407.21783"},
+	    {"gpt3-175b", 96, 12288, 49152, 96, 0, SL_FFN_GELU, SL_NORM_LAYER, 2048, 1536, 51200, 0,
+	     "Brown et al. 2020"},
+	    {"megatron-1t", 128, 25600, 102400, 160, 0, SL_FFN_GELU, SL_NORM_LAYER, 2048, 3072,
+	     51200, 0, "2104.04473"},
+	    {"llama-3-8b", 32, 4096, 14336, 32, 8, SL_FFN_SWIGLU, SL_NORM_RMS, 8192, 2048, 128256,
+	     1, "2407.21783"},
+	    {"llama-3-70b", 80, 8192, 28672, 64, 8, SL_FFN_SWIGLU, SL_NORM_RMS, 8192, 2048, 128256,
+	     1, "2407.21783"},
+	    {"llama-3-405b", 126, 16384, 53248, 128, 8, SL_FFN_SWIGLU, SL_NORM_RMS, 8192, 2048,
+	     128256, 1, "2407.21783"},
 	};
 	/* Llama 3 8B's blocks: 32 (h (h + 2 * 8 * 128) + h h + 3 h f) weights (the
 	 * paper's 8.03B less its embeddings and head of 128256 words), and the
@@ -558,10 +560,11 @@ static void test_shipped_models(void **state)
 	assert_int_not_equal(sl_model_file_find("llama-2-7b", &m, &err), SL_OK);
 	/* As near llama-3-8b as llama-3-70b: no guess. */
 	assert_string_equal(err.msg, "unknown model 'llama-2-7b' (one of: gpt3-175b, llama-3-405b, "
-				     "llama-3-70b, llama-3-8b, megatron-1t)");
+	                             "llama-3-70b, llama-3-8b, megatron-1t)");
 	assert_int_not_equal(sl_model_file_find("llama-3-8", &m, &err), SL_OK);
-	assert_string_equal(err.msg, "unknown model 'llama-3-8': did you mean 'llama-3-8b'? (one of: "
-				     "gpt3-175b, llama-3-405b, llama-3-70b, llama-3-8b, megatron-1t)");
+	assert_string_equal(err.msg,
+	                    "unknown model 'llama-3-8': did you mean 'llama-3-8b'? (one of: "
+	                    "gpt3-175b, llama-3-405b, llama-3-70b, llama-3-8b, megatron-1t)");
 	if (oldp)
 		setenv("SHARDLAB_MODEL_PATH", oldp, 1);
 	else
@@ -575,47 +578,59 @@ static void test_malformed_models(void **state)
 	const struct {
 		const char *text, *msg;
 	} cases[] = {
-		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
-		 "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4, \"vocabulary\": 50000}",
-		 "vocabulary: unknown key (known: name, title, source, layers, hidden, ffn, heads, "
-		 "seq, batch, kv_heads, ffn_kind, norm, vocab, untie_embeddings, position_embedding)"},
-		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
-		 "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4, \"vocab\": -1}",
-		 "vocab: -1 is out of range (0 to 4194304)"},
-		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
-		 "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4, \"untie_embeddings\": 1}",
-		 "untie_embeddings: must be true or false"},
-		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
-		 "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4, \"position_embedding\": \"alibi\"}",
-		 "position_embedding: must be \"learned\" or \"rope\""},
-		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
-		 "\"ffn\": 256, \"heads\": 4, \"norm\": \"batchnorm\", \"seq\": 8, \"batch\": 4}",
-		 "norm: must be \"none\", \"layernorm\" or \"rmsnorm\""},
-		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
-		 "\"ffn\": 256, \"heads\": 4, \"kv_heads\": 3, \"seq\": 8, \"batch\": 4}",
-		 "kv_heads: 3 key/value heads do not group 4 heads"},
-		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
-		 "\"ffn\": 256, \"heads\": 4, \"ffn_kind\": \"relu\", \"seq\": 8, \"batch\": 4}",
-		 "ffn_kind: must be \"gelu\" or \"swiglu\""},
-		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
-		 "\"ffn\": 256, \"heads\": 5, \"seq\": 8, \"batch\": 4}",
-		 "heads: 5 heads do not divide hidden 64"},
-		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 0, \"hidden\": 64, "
-		 "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4}",
-		 "layers: 0 is out of range (1 to 4096)"},
-		{"{\"name\": \"m\", \"title\": \"t\\u2069\", \"source\": \"s\", \"layers\": 2, "
-		 "\"hidden\": 64, \"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4}",
-		 "title: holds bidirectional isolate U+2069 at byte 2"},
-		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\\u0085\", \"layers\": 2, "
-		 "\"hidden\": 64, \"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4}",
-		 "source: holds control character U+0085 at byte 2"},
-		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
-		 "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4, \"vocab\": 1e-310}",
-		 "vocab: 9.9999999999999694e-311 is subnormal: too close to zero to compute with (0 to "
-		 "4194304)"},
-		{"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64, "
-		 "\"ffn\": 256, \"heads\": 4, \"batch\": 4}",
-		 "seq: missing"},
+	    {"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": "
+	     "64, "
+	     "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4, \"vocabulary\": 50000}",
+	     "vocabulary: unknown key (known: name, title, source, layers, hidden, ffn, heads, "
+	     "seq, batch, kv_heads, ffn_kind, norm, vocab, untie_embeddings, position_embedding)"},
+	    {"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": "
+	     "64, "
+	     "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4, \"vocab\": -1}",
+	     "vocab: -1 is out of range (0 to 4194304)"},
+	    {"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": "
+	     "64, "
+	     "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4, \"untie_embeddings\": 1}",
+	     "untie_embeddings: must be true or false"},
+	    {"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": "
+	     "64, "
+	     "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4, \"position_embedding\": "
+	     "\"alibi\"}",
+	     "position_embedding: must be \"learned\" or \"rope\""},
+	    {"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": "
+	     "64, "
+	     "\"ffn\": 256, \"heads\": 4, \"norm\": \"batchnorm\", \"seq\": 8, \"batch\": 4}",
+	     "norm: must be \"none\", \"layernorm\" or \"rmsnorm\""},
+	    {"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": "
+	     "64, "
+	     "\"ffn\": 256, \"heads\": 4, \"kv_heads\": 3, \"seq\": 8, \"batch\": 4}",
+	     "kv_heads: 3 key/value heads do not group 4 heads"},
+	    {"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": "
+	     "64, "
+	     "\"ffn\": 256, \"heads\": 4, \"ffn_kind\": \"relu\", \"seq\": 8, \"batch\": 4}",
+	     "ffn_kind: must be \"gelu\" or \"swiglu\""},
+	    {"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": "
+	     "64, "
+	     "\"ffn\": 256, \"heads\": 5, \"seq\": 8, \"batch\": 4}",
+	     "heads: 5 heads do not divide hidden 64"},
+	    {"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 0, \"hidden\": "
+	     "64, "
+	     "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4}",
+	     "layers: 0 is out of range (1 to 4096)"},
+	    {"{\"name\": \"m\", \"title\": \"t\\u2069\", \"source\": \"s\", \"layers\": 2, "
+	     "\"hidden\": 64, \"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4}",
+	     "title: holds bidirectional isolate U+2069 at byte 2"},
+	    {"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\\u0085\", \"layers\": 2, "
+	     "\"hidden\": 64, \"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4}",
+	     "source: holds control character U+0085 at byte 2"},
+	    {"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": "
+	     "64, "
+	     "\"ffn\": 256, \"heads\": 4, \"seq\": 8, \"batch\": 4, \"vocab\": 1e-310}",
+	     "vocab: 9.9999999999999694e-311 is subnormal: too close to zero to compute with (0 to "
+	     "4194304)"},
+	    {"{\"name\": \"m\", \"title\": \"t\", \"source\": \"s\", \"layers\": 2, \"hidden\": "
+	     "64, "
+	     "\"ffn\": 256, \"heads\": 4, \"batch\": 4}",
+	     "seq: missing"},
 	};
 	char path[300];
 	tu_tmpname(path, sizeof path, "sl-model-XXXXXX");
@@ -655,13 +670,13 @@ static void test_dump_exact(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_shipped_files_are_the_table),
-		cmocka_unit_test(test_h100_figures),
-		cmocka_unit_test(test_malformed_files),
-		cmocka_unit_test(test_lookup_order),
-		cmocka_unit_test(test_shipped_models),
-		cmocka_unit_test(test_malformed_models),
-		cmocka_unit_test(test_dump_exact),
+	    cmocka_unit_test(test_shipped_files_are_the_table),
+	    cmocka_unit_test(test_h100_figures),
+	    cmocka_unit_test(test_malformed_files),
+	    cmocka_unit_test(test_lookup_order),
+	    cmocka_unit_test(test_shipped_models),
+	    cmocka_unit_test(test_malformed_models),
+	    cmocka_unit_test(test_dump_exact),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -96,7 +96,7 @@ static int is_snake(const char *k)
 static const char *bad_word(const char *k)
 {
 	static const char *const never[] = {"flops", "mem", "bps", "sec", "secs", "ms", "us",
-					    "ns",    "kib", "mib", "gib", "kb",   "mb", "gb"};
+	                                    "ns",    "kib", "mib", "gib", "kb",   "mb", "gb"};
 	static const char *const last[] = {"bytes", "flop", "s"};
 	char buf[128];
 	snprintf(buf, sizeof buf, "%s", k);
@@ -159,8 +159,8 @@ static void walk(const char *what, const char *path, const json_t *v, int unit_p
 			ratio |= ends_with(k, ratios.w[i]);
 		if (is_number(x) && !unit && !ratio && !unit_parent && !in(&unitless, k))
 			fail_msg("%s: %s is a number with no unit in its name and not a documented "
-				 "count or ratio",
-				 what, sub);
+			         "count or ratio",
+			         what, sub);
 		if (strcmp(k, "manifest") == 0)
 			continue; /* the checkpoint's own format, outside the scheme */
 		walk(what, sub, x, unit && json_is_object(x));
@@ -183,7 +183,7 @@ static json_t *check_report(const char *args, int want_status)
 	if (!k1 || !k2 || strcmp(k1, "shardlab_version") || strcmp(k2, "format_version"))
 		fail_msg("'%s': the first keys are %s and %s", args, k1 ? k1 : "-", k2 ? k2 : "-");
 	assert_string_equal(json_string_value(json_object_get(j, "shardlab_version")),
-			    PACKAGE_VERSION);
+	                    PACKAGE_VERSION);
 	assert_int_equal(json_integer_value(json_object_get(j, "format_version")), 1);
 	nkeys = 0;
 	walk(args, "", j, 0);
@@ -235,7 +235,7 @@ static void test_every_command(void **state)
 	snprintf(dir, sizeof dir, "%s/test_json.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	assert_non_null(mkdtemp(dir));
 	snprintf(args, sizeof args, "train --devices=2 --tp=2 --steps=1 --save=%s/ck --format=json",
-		 dir);
+	         dir);
 	json_t *t = check_report(args, 0);
 	assert_non_null(json_object_get(t, "checkpoint"));
 	json_decref(t);
@@ -283,7 +283,8 @@ static void test_csv_headers(void **state)
 			for (const char *c = row; *c; c++)
 				cells += *c == ',';
 			if (cells != ncols)
-				fail_msg("%s: row %d has %d cells, the header %d", cmds[i], rows, cells, ncols);
+				fail_msg("%s: row %d has %d cells, the header %d", cmds[i], rows,
+				         cells, ncols);
 			if (rows > 1)
 				continue;
 			char cp[1024];
@@ -301,8 +302,9 @@ static void test_csv_headers(void **state)
 				for (int q = 0; q < ratios.n; q++)
 					ratio |= ends_with(k, ratios.w[q]);
 				if (number && !has_unit(k) && !ratio && !in(&unitless, k))
-					fail_msg("%s: column %s holds numbers with no unit in its name",
-						 cmds[i], k);
+					fail_msg(
+					    "%s: column %s holds numbers with no unit in its name",
+					    cmds[i], k);
 				c = end ? end + 1 : c + strlen(c);
 			}
 		}
@@ -347,9 +349,10 @@ static void test_error_object(void **state)
 			fail_msg("'%s': no error object", cases[i].args);
 		const char *msg = json_string_value(json_object_get(e, "message"));
 		if (!msg || !strstr(msg, cases[i].says))
-			fail_msg("'%s': message '%s' does not say '%s'", cases[i].args, msg ? msg : "",
-				 cases[i].says);
-		assert_int_equal(json_integer_value(json_object_get(e, "exit_status")), cases[i].status);
+			fail_msg("'%s': message '%s' does not say '%s'", cases[i].args,
+			         msg ? msg : "", cases[i].says);
+		assert_int_equal(json_integer_value(json_object_get(e, "exit_status")),
+		                 cases[i].status);
 		json_decref(j);
 	}
 	/* The same exit status without JSON, and nothing on stdout. */
@@ -380,10 +383,8 @@ static void test_rules_refuse(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rules_refuse),
-	    cmocka_unit_test(test_every_command),
-	    cmocka_unit_test(test_csv_headers),
-	    cmocka_unit_test(test_null_for_unset),
+	    cmocka_unit_test(test_rules_refuse), cmocka_unit_test(test_every_command),
+	    cmocka_unit_test(test_csv_headers),  cmocka_unit_test(test_null_for_unset),
 	    cmocka_unit_test(test_error_object),
 	};
 	return cmocka_run_group_tests_name("json", tests, setup, NULL);

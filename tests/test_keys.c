@@ -296,7 +296,9 @@ static void test_legend_every_colour(void **state)
 	size_t n;
 	const sl_legend_item *L = sl_legend(&n);
 	for (int r = 0; r < SL_ROLE_COUNT; r++) {
-		int want = r >= SL_ROLE_DEVBG0 ? SL_ROLE_DEVBG0 : r >= SL_ROLE_DEV0 ? SL_ROLE_DEV0 : r;
+		int want = r >= SL_ROLE_DEVBG0 ? SL_ROLE_DEVBG0
+		           : r >= SL_ROLE_DEV0 ? SL_ROLE_DEV0
+		                               : r;
 		int found = 0;
 		for (size_t i = 0; i < n; i++)
 			found |= (int)L[i].role == want;
@@ -326,10 +328,11 @@ static void test_legend_glyphs_apart(void **state)
 					for (int b = 0; b < L[j].n; b++)
 						if (!strcmp(sl_glyph_at(g, L[i].off, a),
 						            sl_glyph_at(g, L[j].off, b)))
-							fail_msg("%s: '%s' means both '%s' and '%s'",
-							         t ? "ascii" : "utf-8",
-							         sl_glyph_at(g, L[i].off, a), L[i].meaning,
-							         L[j].meaning);
+							fail_msg(
+							    "%s: '%s' means both '%s' and '%s'",
+							    t ? "ascii" : "utf-8",
+							    sl_glyph_at(g, L[i].off, a),
+							    L[i].meaning, L[j].meaning);
 			}
 		for (size_t i = 0; i < n; i++) {
 			if (L[i].group != SL_LG_BLOCKS || L[i].off == SL_LEGEND_NO_GLYPH)
@@ -348,8 +351,8 @@ static void test_legend_glyphs_apart(void **state)
 static void test_views_draw_table_glyphs(void **state)
 {
 	(void)state;
-	static const char *const files[] = {"view_devices.c", "view_help.c", "view_matrices.c",
-	                                    "view_numbers.c", "view_plan.c", "view_plot.c",
+	static const char *const files[] = {"view_devices.c",  "view_help.c", "view_matrices.c",
+	                                    "view_numbers.c",  "view_plan.c", "view_plot.c",
 	                                    "view_timeline.c", "draw.c"};
 	for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
 		char path[512];

@@ -53,26 +53,62 @@ static char *slurp(const char *path, size_t *len)
 /* ---- choices ---- */
 
 typedef const char *(*name_fn)(int);
-static const char *n_topo(int i) { return i == SL_TOPO_FULL ? "full" : i == SL_TOPO_RING ? "ring" : NULL; }
+static const char *n_topo(int i)
+{
+	return i == SL_TOPO_FULL ? "full" : i == SL_TOPO_RING ? "ring" : NULL;
+}
 static const char *n_timing(int i)
 {
 	return i == SL_TIMING_MODEL ? "model" : i == SL_TIMING_MEASURED ? "measured" : NULL;
 }
-static const char *n_prec(int i) { return i < SL_PREC_N ? sl_precision_name((sl_precision)i) : NULL; }
-static const char *n_eff(int i) { return i < SL_EFF_N ? sl_efficiency_name((sl_efficiency)i) : NULL; }
-static const char *n_algo(int i) { return i < SL_ALGO_NALGOS ? sl_algo_name((sl_algo)i) : NULL; }
-static const char *n_split(int i) { return i < SL_SPLIT_N ? sl_split_name((sl_split)i) : NULL; }
-static const char *n_sched(int i) { return i < SL_SCHED_N ? sl_sched_name((sl_sched)i) : NULL; }
+static const char *n_prec(int i)
+{
+	return i < SL_PREC_N ? sl_precision_name((sl_precision)i) : NULL;
+}
+static const char *n_eff(int i)
+{
+	return i < SL_EFF_N ? sl_efficiency_name((sl_efficiency)i) : NULL;
+}
+static const char *n_algo(int i)
+{
+	return i < SL_ALGO_NALGOS ? sl_algo_name((sl_algo)i) : NULL;
+}
+static const char *n_split(int i)
+{
+	return i < SL_SPLIT_N ? sl_split_name((sl_split)i) : NULL;
+}
+static const char *n_sched(int i)
+{
+	return i < SL_SCHED_N ? sl_sched_name((sl_sched)i) : NULL;
+}
 static const char *n_recomp(int i)
 {
 	return i < SL_RECOMPUTE_N ? sl_recompute_name((sl_recompute)i) : NULL;
 }
-static const char *n_attn(int i) { return i < SL_ATTN_N ? sl_attention_name((sl_attention)i) : NULL; }
-static const char *n_ffn(int i) { return i < SL_FFN_N ? sl_ffn_kind_name(i) : NULL; }
-static const char *n_norm(int i) { return i < SL_NORM_N ? sl_norm_name(i) : NULL; }
-static const char *n_pos(int i) { return i < SL_POS_N ? sl_pos_name(i) : NULL; }
-static const char *n_gacc(int i) { return i < SL_GACC_N ? sl_grad_accum_name(i) : NULL; }
-static const char *n_op(int i) { return i < SL_COLL_NOPS ? sl_coll_op_name((sl_coll_op)i) : NULL; }
+static const char *n_attn(int i)
+{
+	return i < SL_ATTN_N ? sl_attention_name((sl_attention)i) : NULL;
+}
+static const char *n_ffn(int i)
+{
+	return i < SL_FFN_N ? sl_ffn_kind_name(i) : NULL;
+}
+static const char *n_norm(int i)
+{
+	return i < SL_NORM_N ? sl_norm_name(i) : NULL;
+}
+static const char *n_pos(int i)
+{
+	return i < SL_POS_N ? sl_pos_name(i) : NULL;
+}
+static const char *n_gacc(int i)
+{
+	return i < SL_GACC_N ? sl_grad_accum_name(i) : NULL;
+}
+static const char *n_op(int i)
+{
+	return i < SL_COLL_NOPS ? sl_coll_op_name((sl_coll_op)i) : NULL;
+}
 static const char *n_format(int i)
 {
 	static const char *const f[] = {"text", "json", "csv"};
@@ -86,11 +122,14 @@ static void test_choices_are_the_engines(void **state)
 		int code;
 		name_fn fn;
 	} refs[] = {
-		{SL_OPT_TOPOLOGY, n_topo},     {SL_OPT_TIMING, n_timing},   {SL_OPT_PRECISION, n_prec},
-		{SL_OPT_EFFICIENCY, n_eff},    {SL_OPT_ALGORITHM, n_algo},  {SL_OPT_STRATEGY, n_split},
-		{SL_OPT_SCHEDULE, n_sched},    {SL_OPT_RECOMPUTE, n_recomp}, {SL_OPT_ATTENTION, n_attn},
-		{SL_OPT_FFN_KIND, n_ffn},      {SL_OPT_NORM, n_norm},       {SL_OPT_POS_EMB, n_pos},
-		{SL_OPT_GRAD_ACCUM, n_gacc},   {SL_OPT_OP, n_op},           {SL_OPT_FORMAT, n_format},
+	    {SL_OPT_TOPOLOGY, n_topo},   {SL_OPT_TIMING, n_timing},
+	    {SL_OPT_PRECISION, n_prec},  {SL_OPT_EFFICIENCY, n_eff},
+	    {SL_OPT_ALGORITHM, n_algo},  {SL_OPT_STRATEGY, n_split},
+	    {SL_OPT_SCHEDULE, n_sched},  {SL_OPT_RECOMPUTE, n_recomp},
+	    {SL_OPT_ATTENTION, n_attn},  {SL_OPT_FFN_KIND, n_ffn},
+	    {SL_OPT_NORM, n_norm},       {SL_OPT_POS_EMB, n_pos},
+	    {SL_OPT_GRAD_ACCUM, n_gacc}, {SL_OPT_OP, n_op},
+	    {SL_OPT_FORMAT, n_format},
 	};
 	int words = 0;
 	for (int r = 0; r < sl_knob_count(); r++)
@@ -102,12 +141,11 @@ static void test_choices_are_the_engines(void **state)
 		char want[256] = "";
 		size_t len = 0;
 		for (int j = 0; refs[i].fn(j); j++)
-			len += (size_t)snprintf(want + len, sizeof want - len, "%s%s", j ? ", " : "",
-						refs[i].fn(j));
+			len += (size_t)snprintf(want + len, sizeof want - len, "%s%s",
+			                        j ? ", " : "", refs[i].fn(j));
 		if (strcmp(sl_knob_choices(k), want) != 0)
 			fail_msg("--%s: the table's choices '%s', the engine's '%s'", k->name,
-				 sl_knob_choices(k),
-				 want);
+			         sl_knob_choices(k), want);
 	}
 }
 
@@ -159,11 +197,11 @@ static void values(const sl_knob *k, char *good, char *bad, size_t n)
 		int code;
 		const char *good, *bad;
 	} text[] = {
-		{SL_OPT_PRESET, "h100", "h1000"},
-		{SL_OPT_HARDWARE, SHARDLAB_SRCDIR "/data/hardware/a100.json", NULL},
-		{SL_OPT_MODEL, "llama-3-8b", "llama-9"},
-		{SL_OPT_ORDER, "tp-pp-dp", "tp-tp-dp"},
-		{SL_OPT_BYTES, "1MiB", "2PiB"},
+	    {SL_OPT_PRESET, "h100", "h1000"},
+	    {SL_OPT_HARDWARE, SHARDLAB_SRCDIR "/data/hardware/a100.json", NULL},
+	    {SL_OPT_MODEL, "llama-3-8b", "llama-9"},
+	    {SL_OPT_ORDER, "tp-pp-dp", "tp-tp-dp"},
+	    {SL_OPT_BYTES, "1MiB", "2PiB"},
 	};
 	for (size_t i = 0; i < sizeof text / sizeof *text; i++)
 		if (text[i].code == k->code) {
@@ -180,8 +218,11 @@ static const char *a_command(const sl_knob *k)
 	static const struct {
 		unsigned bit;
 		const char *name;
-	} c[] = {{SL_CMD_TRAIN, "train"}, {SL_CMD_RUN, "run"}, {SL_CMD_COLL, "coll"},
-		 {SL_CMD_PLAN, "plan"},   {SL_CMD_COMPARE, "compare"}};
+	} c[] = {{SL_CMD_TRAIN, "train"},
+	         {SL_CMD_RUN, "run"},
+	         {SL_CMD_COLL, "coll"},
+	         {SL_CMD_PLAN, "plan"},
+	         {SL_CMD_COMPARE, "compare"}};
 	for (size_t i = 0; i < sizeof c / sizeof *c; i++)
 		if (k->cmds & c[i].bit)
 			return c[i].name;
@@ -200,7 +241,8 @@ static void test_every_setup_key_in_a_lesson(void **state)
 		keys++;
 		char good[256], bad[256], text[600];
 		values(k, good, bad, sizeof good);
-		snprintf(text, sizeof text, "title T\nminutes 5\nsetup %s=%s\nsay x\n", k->name, good);
+		snprintf(text, sizeof text, "title T\nminutes 5\nsetup %s=%s\nsay x\n", k->name,
+		         good);
 		sl_lesson *l = NULL;
 		sl_err err = {0};
 		if (sl_lesson_parse("t.lesson", text, strlen(text), &l, NULL, &err))
@@ -208,7 +250,8 @@ static void test_every_setup_key_in_a_lesson(void **state)
 		sl_lesson_free(l);
 		if (!bad[0])
 			continue;
-		snprintf(text, sizeof text, "title T\nminutes 5\nsetup %s=%s\nsay x\n", k->name, bad);
+		snprintf(text, sizeof text, "title T\nminutes 5\nsetup %s=%s\nsay x\n", k->name,
+		         bad);
 		memset(&err, 0, sizeof err);
 		l = NULL;
 		if (sl_lesson_parse("t.lesson", text, strlen(text), &l, NULL, &err) == SL_OK)
@@ -232,7 +275,7 @@ static void test_every_setup_key_in_a_lesson(void **state)
 			*see = '\0';
 		if (strcmp(err.msg, want) != 0)
 			fail_msg("setup %s=%s:\n  lesson       %s\n  command line %s", k->name, bad,
-				 err.msg, want);
+			         err.msg, want);
 		tu_result_free(&res);
 	}
 	assert_true(keys >= 55);
@@ -246,11 +289,11 @@ static void test_help_lists_the_rows(void **state)
 	static const struct {
 		unsigned bit;
 		const char *args;
-	} cmds[] = {{SL_CMD_RUN, "run --help"},         {SL_CMD_COLL, "coll --help"},
-		    {SL_CMD_TRAIN, "train --help"},     {SL_CMD_COMPARE, "compare --help"},
-		    {SL_CMD_PLAN, "plan --help"},       {SL_CMD_SANDBOX, "sandbox --help"},
-		    {SL_CMD_LESSON, "lesson --help"},   {SL_CMD_CHECK, "check --help"},
-		    {SL_CMD_RESHARD, "ckpt --help"}};
+	} cmds[] = {{SL_CMD_RUN, "run --help"},       {SL_CMD_COLL, "coll --help"},
+	            {SL_CMD_TRAIN, "train --help"},   {SL_CMD_COMPARE, "compare --help"},
+	            {SL_CMD_PLAN, "plan --help"},     {SL_CMD_SANDBOX, "sandbox --help"},
+	            {SL_CMD_LESSON, "lesson --help"}, {SL_CMD_CHECK, "check --help"},
+	            {SL_CMD_RESHARD, "ckpt --help"}};
 	for (size_t c = 0; c < sizeof cmds / sizeof *cmds; c++) {
 		tu_result r;
 		tu_run(cmds[c].args, &r);
@@ -263,15 +306,16 @@ static void test_help_lists_the_rows(void **state)
 				col[3] = k->shortopt;
 			int listed = 0;
 			size_t cl = strlen(col);
-			for (const char *p = strstr(r.out, col); p && !listed; p = strstr(p + 1, col))
+			for (const char *p = strstr(r.out, col); p && !listed;
+			     p = strstr(p + 1, col))
 				listed = strchr("= \n,", p[cl]) != NULL;
 			int taken = 0; /* by any row of the name (--load has two) */
 			for (int j = 0; j < sl_knob_count(); j++)
 				taken |= strcmp(sl_knobs()[j].name, k->name) == 0 &&
-					 (sl_knobs()[j].cmds & cmds[c].bit);
+				         (sl_knobs()[j].cmds & cmds[c].bit);
 			if (taken != listed)
-				fail_msg("'%s' %s --%s", cmds[c].args, listed ? "lists" : "does not list",
-					 k->name);
+				fail_msg("'%s' %s --%s", cmds[c].args,
+				         listed ? "lists" : "does not list", k->name);
 		}
 		tu_result_free(&r);
 	}
@@ -291,8 +335,7 @@ static char *generated(void (*fn)(FILE *), size_t *len)
 
 /* Compare the part of path between start and end (end excluded; NULL: the
  * next .SH) with what fn writes; GENERATE=1 rewrites it. */
-static void check_region(const char *path, const char *start, const char *end,
-			 void (*fn)(FILE *))
+static void check_region(const char *path, const char *start, const char *end, void (*fn)(FILE *))
 {
 	size_t mlen = 0, glen = 0;
 	char *man = slurp(path, &mlen);
@@ -318,7 +361,7 @@ static void check_region(const char *path, const char *start, const char *end,
 		print_message("rewrote %s from the knob table\n", path);
 	} else if (b - a != glen || memcmp(man + a, gen, glen) != 0) {
 		fail_msg("%s differs from the knob table after '%s' (GENERATE=1 rewrites it)", path,
-			 start);
+		         start);
 	}
 	free(man);
 	free(gen);
@@ -328,15 +371,15 @@ static void test_man_options(void **state)
 {
 	(void)state;
 	check_region(SHARDLAB_SRCDIR "/man/shardlab.1.in",
-		     ".\\\" BEGIN OPTIONS FROM THE KNOB TABLE (tests/test_knobs.c)\n",
-		     ".\\\" END OPTIONS FROM THE KNOB TABLE\n", sl_knobs_write_options_man);
+	             ".\\\" BEGIN OPTIONS FROM THE KNOB TABLE (tests/test_knobs.c)\n",
+	             ".\\\" END OPTIONS FROM THE KNOB TABLE\n", sl_knobs_write_options_man);
 }
 
 static void test_man_setup_keys(void **state)
 {
 	(void)state;
 	check_region(SHARDLAB_SRCDIR "/man/shardlab-lesson.5.in", ".SH SETUP KEYS\n", NULL,
-		     sl_knobs_write_setup_man);
+	             sl_knobs_write_setup_man);
 }
 
 /* Names and codes are unique where a command sees them. */
@@ -349,19 +392,20 @@ static void test_rows_unique(void **state)
 			if (!(t[i].cmds & t[j].cmds))
 				continue;
 			if (strcmp(t[i].name, t[j].name) == 0 || t[i].code == t[j].code)
-				fail_msg("--%s and --%s clash in one command", t[i].name, t[j].name);
+				fail_msg("--%s and --%s clash in one command", t[i].name,
+				         t[j].name);
 		}
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rows_unique),
-		cmocka_unit_test(test_choices_are_the_engines),
-		cmocka_unit_test(test_every_setup_key_in_a_lesson),
-		cmocka_unit_test(test_help_lists_the_rows),
-		cmocka_unit_test(test_man_setup_keys),
-		cmocka_unit_test(test_man_options),
+	    cmocka_unit_test(test_rows_unique),
+	    cmocka_unit_test(test_choices_are_the_engines),
+	    cmocka_unit_test(test_every_setup_key_in_a_lesson),
+	    cmocka_unit_test(test_help_lists_the_rows),
+	    cmocka_unit_test(test_man_setup_keys),
+	    cmocka_unit_test(test_man_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

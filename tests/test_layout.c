@@ -139,20 +139,22 @@ static void check_lesson(int rows, int cols, int ndev)
 	rs[SL_PANEL_NMAIN] = narr;
 	for (int p = 0; p <= SL_PANEL_NMAIN; p++) {
 		sl_rect r = rs[p];
-		int shown = p == SL_PANEL_TITLE || p == SL_PANEL_DEVICES || p == SL_PANEL_TIMELINE ||
-		            p == SL_PANEL_SENTENCE || p == SL_PANEL_STATUS || p == SL_PANEL_NMAIN;
+		int shown = p == SL_PANEL_TITLE || p == SL_PANEL_DEVICES ||
+		            p == SL_PANEL_TIMELINE || p == SL_PANEL_SENTENCE ||
+		            p == SL_PANEL_STATUS || p == SL_PANEL_NMAIN;
 		if (!shown) {
 			assert_int_equal(r.h, 0);
 			continue;
 		}
-		if (r.y < 0 || r.x < 0 || r.y + r.h > rows || r.x + r.w > cols || r.h < 1 || r.w < 20)
+		if (r.y < 0 || r.x < 0 || r.y + r.h > rows || r.x + r.w > cols || r.h < 1 ||
+		    r.w < 20)
 			fail_msg("%dx%d, %d devices: panel %d (%d,%d %dx%d) is off screen or empty",
 			         cols, rows, ndev, p, r.y, r.x, r.w, r.h);
 		for (int y = r.y; y < r.y + r.h; y++)
 			for (int x = r.x; x < r.x + r.w; x++) {
 				if (owner[y][x] != 0xff)
-					fail_msg("%dx%d, %d devices: panels %d and %d overlap", cols,
-					         rows, ndev, owner[y][x], p);
+					fail_msg("%dx%d, %d devices: panels %d and %d overlap",
+					         cols, rows, ndev, owner[y][x], p);
 				owner[y][x] = (unsigned char)p;
 			}
 	}
@@ -197,12 +199,9 @@ static void test_overlap_helper(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_every_size),
-	    cmocka_unit_test(test_too_small),
-	    cmocka_unit_test(test_many_devices),
-	    cmocka_unit_test(test_overlap_helper),
-	    cmocka_unit_test(test_sentence_two_lines),
-	    cmocka_unit_test(test_lesson_compact),
+	    cmocka_unit_test(test_every_size),         cmocka_unit_test(test_too_small),
+	    cmocka_unit_test(test_many_devices),       cmocka_unit_test(test_overlap_helper),
+	    cmocka_unit_test(test_sentence_two_lines), cmocka_unit_test(test_lesson_compact),
 	};
 	return cmocka_run_group_tests_name("layout", tests, NULL, NULL);
 }

@@ -80,169 +80,185 @@ struct bad {
 };
 
 static const struct bad bads[] = {
-	{"unknown command", HEAD "sya hello\n",
-	 "t.lesson:3: unknown command 'sya' (did you mean 'say'?)"},
-	{"unknown command far from any", HEAD "frobnicate\n",
-	 "t.lesson:3: unknown command 'frobnicate' (commands: title minutes about say setup run step "
-	 "pause check let label jump finish question menu explore)"},
-	{"missing parameter", HEAD "jump\nsay x\n",
-	 "t.lesson:3: jump needs a label: jump LABEL [if CONDITION]"},
-	{"missing text", HEAD "say\n", "t.lesson:3: say needs a text: say TEXT"},
-	{"bad number", "title T\nminutes ten\nsay x\n",
-	 "t.lesson:2: minutes 'ten' is not a whole number (decimal digits only)"},
-	{"number out of range", HEAD "step 0\n",
-	 "t.lesson:3: step 0 is out of range (1 to 1000): step N shows the next N operations"},
-	{"bad unit", HEAD "setup bandwidth=10GB\nsay x\n",
-	 "t.lesson:3: bandwidth: unknown unit 'GB' in rate '10GB' (known: B/s, GB/s, GiB/s, GBps "
-	 "(bytes) or Gb/s, Gbit/s, Gbps (bits), where G may be K, M or T)"},
-	{"rate without a unit", HEAD "setup bandwidth=100\nsay x\n",
-	 "t.lesson:3: bandwidth: '100' has no unit: write it with one of B/s, GB/s, GiB/s, GBps "
-	 "(bytes) or Gb/s, Gbit/s, Gbps (bits), where G may be K, M or T (for example 100GB/s)"},
-	{"latency without a unit", HEAD "setup latency=5\nsay x\n",
-	 "t.lesson:3: latency: '5' has no unit: write it with one of ns, us, ms, s (for example 5us)"},
-	{"unit in the wrong case", HEAD "setup bandwidth=25gb/s\nsay x\n",
-	 "t.lesson:3: bandwidth: unit 'gb/s' in rate '25gb/s': units are case-sensitive (B is a byte, "
-	 "b a bit): write GB/s or Gb/s"},
-	{"hexadecimal literal", HEAD "run matmul\ncheck time < 0x10us\n",
-	 "t.lesson:4: '0x10us' is not a decimal number (as in 2.5, 1e9 or 64MiB; no hexadecimal, inf "
-	 "or nan)"},
-	{"sign on a setup count", HEAD "setup devices=+4\nsay x\n",
-	 "t.lesson:3: devices: '+4' is not a whole number (decimal digits only)"},
-	{"unknown setup key", HEAD "setup bandwith=1GB/s\nsay x\n",
-	 "t.lesson:3: unknown setup key 'bandwith' (did you mean 'bandwidth'?)"},
-	{"setup without =", HEAD "setup devices 4\nsay x\n",
-	 "t.lesson:3: setup takes key=value pairs: write devices=4"},
-	{"unknown label", HEAD "jump nowhere\nsay x\n",
-	 "t.lesson:3: jump to unknown label 'nowhere': add 'label nowhere' where the lesson should go on"},
-	{"label misspelt", HEAD "jump finale\nsay x\nlabel final\nsay y\n",
-	 "t.lesson:3: jump to unknown label 'finale' (did you mean 'final'?)"},
-	{"duplicate label", HEAD "label a\nsay x\nlabel a\nsay y\n",
-	 "t.lesson:5: label 'a' is already defined at line 3"},
-	{"jump into nothing", HEAD "jump done\nsay x\nlabel done\n",
-	 "t.lesson:3: jump to 'done' leads nowhere: nothing follows the label at line 5 (end the "
-	 "lesson with 'finish' instead)"},
-	{"menu into nothing", HEAD "menu Go\nitem done Finish\nend\nsay x\nlabel done\n",
-	 "t.lesson:4: item 'done' leads nowhere: nothing follows the label at line 7 (end the lesson "
-	 "with 'finish' instead)"},
-	{"unterminated block", HEAD "question Which?\noption a\ncorrect b\n",
-	 "t.lesson:5: the question opened at line 3 is not closed: add 'end' after its last line, in "
-	 "column 1"},
-	{"block closed too late", HEAD "question Which?\noption a\ncorrect b\nsay x\nend\n",
-	 "t.lesson:6: 'say' inside the question opened at line 3: add 'end' before this line to close "
-	 "the question"},
-	{"end alone", HEAD "say x\nend\n", "t.lesson:4: 'end' without a question, menu or explore to close"},
-	{"block line outside", HEAD "option a\n", "t.lesson:3: 'option' belongs inside a question ... end block"},
-	{"indented block lines", HEAD "question Q?\n  option a\n  correct b\nend\n",
-	 "t.lesson:3: the question has no choices and no answer: add 'correct TEXT' and 'option TEXT' "
-	 "lines, or 'answer FIGURE' (block lines start in column 1)"},
-	{"no right choice", HEAD "question Q?\noption a\noption b\nend\n",
-	 "t.lesson:3: no choice is marked right: write 'correct' instead of 'option' for it"},
-	{"continuation with nothing above", "  title T\n",
-	 "t.lesson:1: an indented line continues the command above it, but there is none (commands "
-	 "start in column 1; a blank line ends a command)"},
-	{"no title", "minutes 5\nsay x\n", "t.lesson:1: the lesson has no title: add 'title TEXT' at the top"},
-	{"empty file", "", "t.lesson:1: the lesson is empty: it needs a 'title' line, a 'minutes' line "
-			   "and at least one step"},
-	{"only comments", "# nothing\n\n   \n",
-	 "t.lesson:1: the lesson is empty: it needs a 'title' line, a 'minutes' line and at least one "
-	 "step"},
-	{"no steps", HEAD, "t.lesson:2: the lesson has no steps: add 'say TEXT'"},
-	{"figure before any run", HEAD "say {speedup}\nrun matmul\n",
-	 "t.lesson:3: 'speedup' needs a run before it: add 'run matmul' above this line"},
-	{"figure of another kind", HEAD "run collective\ncheck speedup > 1\n",
-	 "t.lesson:4: 'speedup' is not a figure of a collective run, and the latest run here is a "
-	 "collective (name the run you mean: run KIND as NAME, then NAME.speedup)"},
-	{"figure on one path only", HEAD "jump b if devices > 2\nrun matmul\nlabel b\ncheck time > 0s\n",
-	 "t.lesson:6: 'time' may have no value here: a jump or menu reaches this line before any run"},
-	{"unknown figure", HEAD "run matmul\ncheck speedp > 1\n",
-	 "t.lesson:4: unknown figure 'speedp' (did you mean 'speedup'?)"},
-	{"unknown figure far from any", HEAD "run matmul\ncheck zzz > 1\n",
-	 "t.lesson:4: unknown figure 'zzz' (see FIGURES in shardlab-lesson(5))"},
-	{"named run missing", HEAD "check ar.time > 0s\n",
-	 "t.lesson:3: 'ar.time': there is no run named 'ar' (name one with run KIND as ar)"},
-	{"dimensions", HEAD "run matmul\ncheck time < 1\n",
-	 "t.lesson:4: cannot compare a time with a plain number (give the number a unit, e.g. 2us or "
-	 "10GB/s)"},
-	{"adding unlike things", HEAD "run matmul\ncheck time + traffic > 0s\n",
-	 "t.lesson:4: cannot add a time and a size in bytes"},
-	{"typed figure", HEAD "say it takes 2.5 ms on fast links\n",
-	 "t.lesson:3: '2.5 ms' is a figure typed into the text: let the engine produce it and "
-	 "interpolate it, e.g. {time} or {bandwidth}"},
-	{"typed figure in a formula is fine, outside it is not",
-	 HEAD "say `T > 8 F / (6 B)` and 6 B\n",
-	 "t.lesson:3: '6 B' is a figure typed into the text: let the engine produce it and "
-	 "interpolate it, e.g. {time} or {bandwidth}"},
-	{"a count in words is a figure too", HEAD "say a model of about 6.5 billion parameters\n",
-	 "t.lesson:3: '6.5 billion' is a figure typed into the text: let the engine produce it and "
-	 "interpolate it, e.g. {time} or {bandwidth}"},
-	{"bytes in words, in an explanation",
-	 HEAD "question Q?\noption x\nexplain at 16 bytes each\ncorrect y\nend\n",
-	 "t.lesson:5: '16 bytes' is a figure typed into the text: let the engine produce it and "
-	 "interpolate it, e.g. {time} or {bandwidth}"},
-	{"an explore skipped leaves the run before it the latest",
-	 HEAD "setup op=allreduce bytes=1MiB\nrun collective\nexplore matmul Make it pay.\n"
-	      "knob bandwidth\nuntil speedup > 1\nend\nsay it gave {speedup}\n",
-	 "t.lesson:9: 'speedup' is not a figure of a collective run, and the latest run here may be "
-	 "a collective (name the run you mean: run KIND as NAME, then NAME.speedup)"},
-	{"unclosed brace", HEAD "say {devices\n",
-	 "t.lesson:3: a '{' is not closed: write {figure}, or {{ for a brace"},
-	{"jump loop", HEAD "label a\nsay x\njump a\n",
-	 "t.lesson:5: this jump loops back to line 3 with no question, menu or explore on the way: "
-	 "the lesson would never end"},
-	{"unreachable", HEAD "say x\nfinish\nsay y\n",
-	 "t.lesson:5: this line can never be reached: no jump or menu item leads here"},
-	{"step before a run", HEAD "step 2\n",
-	 "t.lesson:3: step shows the operations of a run: add a 'run' above it"},
-	{"run the engine refuses", HEAD "setup strategy=colwise devices=8 n=4\nrun matmul\n",
-	 "t.lesson:4: run matmul: cannot split n=4 output columns over 8 devices column-wise: every "
-	 "device needs at least one column"},
-	{"run past a lesson's limits", HEAD "setup m=20000 k=20000 n=20000\nrun matmul\n",
-	 "t.lesson:4: run matmul: m=20000 k=20000 n=20000 is 1.6e+13 FLOP: more than a lesson may run "
-	 "on this host (2e+11); use smaller matrices"},
-	{"host memory limit", HEAD "setup devices=64 bytes=1GiB op=allgather\nrun collective\n",
-	 "t.lesson:4: run collective: this collective would hold 64.0 GiB of host memory; a lesson "
-	 "may use 1.00 GiB: use smaller sizes or fewer devices"},
-	{"explore knob", HEAD "explore matmul Go.\nknob bandwidht\nuntil speedup < 1\nend\n",
-	 "t.lesson:4: knob: unknown setup key 'bandwidht' (did you mean 'bandwidth'?)"},
-	{"setup key far from any", HEAD "setup frobnicate=1\nsay x\n",
-	 "t.lesson:3: unknown setup key 'frobnicate' (see SETUP KEYS in shardlab-lesson(5))"},
-	{"demo outside knobs", HEAD "explore matmul Go.\nknob bandwidth\nuntil speedup < 1\n"
-				 "demo latency=1us\nend\n",
-	 "t.lesson:6: demo sets 'latency', which is not one of the explore's knobs"},
-	{"control character", HEAD "say a\x01" "b\n",
-	 "t.lesson:3: not text: byte 0x01 at column 6 (a lesson is UTF-8 text)"},
-	{"invalid utf-8", HEAD "say caf\xc3\n", "t.lesson:3: not UTF-8 text: byte 0xc3 at column 8"},
-	{"C1 control character", HEAD "say a\xc2\x9b" "2J\n",
-	 "t.lesson:3: not text: control character U+009B at column 6 (a lesson is UTF-8 text)"},
-	/* What a message quotes from the lesson is shown escaped, never raw. */
-	{"byte-order mark inside", HEAD "\xef\xbb\xbfsay x\n",
-	 "t.lesson:3: expected a command such as say, setup, run or check at the start of the line, "
-	 "found '\\ufeffsay'"},
-	{"tab and bidi mark quoted", HEAD "setup devices 4\t\xe2\x80\x8f x\n",
-	 "t.lesson:3: setup takes key=value pairs: write devices=4\\t\\u200f x"},
-	/* One rule for any file's text (issue 39): overrides and isolates
-	 * reorder what a terminal shows, so a lesson may not hold them. */
-	{"bidi override", HEAD "say a\xe2\x80\xae" "b\n",
-	 "t.lesson:3: not text: bidirectional override U+202E at column 6 (a lesson is UTF-8 text)"},
-	{"bidi isolate", HEAD "title x\xe2\x81\xa7" "y\n",
-	 "t.lesson:3: not text: bidirectional isolate U+2067 at column 8 (a lesson is UTF-8 text)"},
-	{"DEL", HEAD "say a\x7f" "b\n",
-	 "t.lesson:3: not text: byte 0x7f at column 6 (a lesson is UTF-8 text)"},
-	{"layout the engine refuses", HEAD "setup tp=3 heads=4 hidden=64\nrun train\n",
-	 "t.lesson:4: run train: 4 heads do not split over tp=3: tp must divide heads (attention is "
-	 "split by whole heads)"},
-	{"schedule", HEAD "setup schedule=zigzag\nsay x\n",
-	 "t.lesson:3: schedule: unknown value 'zigzag' (one of: gpipe, 1f1b, interleaved)"},
-	{"misspelt choice", HEAD "setup strategy=colwize\nsay x\n",
-	 "t.lesson:3: strategy: unknown value 'colwize': did you mean 'colwise'? (one of: single, "
-	 "colwise, rowwise)"},
-	/* 0 / 0 passed the check and left 'y' without a value (issue 39). */
-	{"division by constant zero", HEAD "let y = 0 / 0\nsay {y}\n",
-	 "t.lesson:3: division by zero: the divisor is always 0"},
-	{"division by a zero sum", HEAD "run matmul\ncheck time / (2 - 2 * 1) > 0s\n",
-	 "t.lesson:4: division by zero: the divisor is always 0"},
-	{"let before use", HEAD "run matmul\nsay {r}\nlet r = time / single_time\n",
-	 "t.lesson:4: 'r' is used before its let at line 5"},
+    {"unknown command", HEAD "sya hello\n",
+     "t.lesson:3: unknown command 'sya' (did you mean 'say'?)"},
+    {"unknown command far from any", HEAD "frobnicate\n",
+     "t.lesson:3: unknown command 'frobnicate' (commands: title minutes about say setup run step "
+     "pause check let label jump finish question menu explore)"},
+    {"missing parameter", HEAD "jump\nsay x\n",
+     "t.lesson:3: jump needs a label: jump LABEL [if CONDITION]"},
+    {"missing text", HEAD "say\n", "t.lesson:3: say needs a text: say TEXT"},
+    {"bad number", "title T\nminutes ten\nsay x\n",
+     "t.lesson:2: minutes 'ten' is not a whole number (decimal digits only)"},
+    {"number out of range", HEAD "step 0\n",
+     "t.lesson:3: step 0 is out of range (1 to 1000): step N shows the next N operations"},
+    {"bad unit", HEAD "setup bandwidth=10GB\nsay x\n",
+     "t.lesson:3: bandwidth: unknown unit 'GB' in rate '10GB' (known: B/s, GB/s, GiB/s, GBps "
+     "(bytes) or Gb/s, Gbit/s, Gbps (bits), where G may be K, M or T)"},
+    {"rate without a unit", HEAD "setup bandwidth=100\nsay x\n",
+     "t.lesson:3: bandwidth: '100' has no unit: write it with one of B/s, GB/s, GiB/s, GBps "
+     "(bytes) or Gb/s, Gbit/s, Gbps (bits), where G may be K, M or T (for example 100GB/s)"},
+    {"latency without a unit", HEAD "setup latency=5\nsay x\n",
+     "t.lesson:3: latency: '5' has no unit: write it with one of ns, us, ms, s (for example 5us)"},
+    {"unit in the wrong case", HEAD "setup bandwidth=25gb/s\nsay x\n",
+     "t.lesson:3: bandwidth: unit 'gb/s' in rate '25gb/s': units are case-sensitive (B is a byte, "
+     "b a bit): write GB/s or Gb/s"},
+    {"hexadecimal literal", HEAD "run matmul\ncheck time < 0x10us\n",
+     "t.lesson:4: '0x10us' is not a decimal number (as in 2.5, 1e9 or 64MiB; no hexadecimal, inf "
+     "or nan)"},
+    {"sign on a setup count", HEAD "setup devices=+4\nsay x\n",
+     "t.lesson:3: devices: '+4' is not a whole number (decimal digits only)"},
+    {"unknown setup key", HEAD "setup bandwith=1GB/s\nsay x\n",
+     "t.lesson:3: unknown setup key 'bandwith' (did you mean 'bandwidth'?)"},
+    {"setup without =", HEAD "setup devices 4\nsay x\n",
+     "t.lesson:3: setup takes key=value pairs: write devices=4"},
+    {"unknown label", HEAD "jump nowhere\nsay x\n",
+     "t.lesson:3: jump to unknown label 'nowhere': add 'label nowhere' where the lesson should go "
+     "on"},
+    {"label misspelt", HEAD "jump finale\nsay x\nlabel final\nsay y\n",
+     "t.lesson:3: jump to unknown label 'finale' (did you mean 'final'?)"},
+    {"duplicate label", HEAD "label a\nsay x\nlabel a\nsay y\n",
+     "t.lesson:5: label 'a' is already defined at line 3"},
+    {"jump into nothing", HEAD "jump done\nsay x\nlabel done\n",
+     "t.lesson:3: jump to 'done' leads nowhere: nothing follows the label at line 5 (end the "
+     "lesson with 'finish' instead)"},
+    {"menu into nothing", HEAD "menu Go\nitem done Finish\nend\nsay x\nlabel done\n",
+     "t.lesson:4: item 'done' leads nowhere: nothing follows the label at line 7 (end the lesson "
+     "with 'finish' instead)"},
+    {"unterminated block", HEAD "question Which?\noption a\ncorrect b\n",
+     "t.lesson:5: the question opened at line 3 is not closed: add 'end' after its last line, in "
+     "column 1"},
+    {"block closed too late", HEAD "question Which?\noption a\ncorrect b\nsay x\nend\n",
+     "t.lesson:6: 'say' inside the question opened at line 3: add 'end' before this line to close "
+     "the question"},
+    {"end alone", HEAD "say x\nend\n",
+     "t.lesson:4: 'end' without a question, menu or explore to close"},
+    {"block line outside", HEAD "option a\n",
+     "t.lesson:3: 'option' belongs inside a question ... end block"},
+    {"indented block lines", HEAD "question Q?\n  option a\n  correct b\nend\n",
+     "t.lesson:3: the question has no choices and no answer: add 'correct TEXT' and 'option TEXT' "
+     "lines, or 'answer FIGURE' (block lines start in column 1)"},
+    {"no right choice", HEAD "question Q?\noption a\noption b\nend\n",
+     "t.lesson:3: no choice is marked right: write 'correct' instead of 'option' for it"},
+    {"continuation with nothing above", "  title T\n",
+     "t.lesson:1: an indented line continues the command above it, but there is none (commands "
+     "start in column 1; a blank line ends a command)"},
+    {"no title", "minutes 5\nsay x\n",
+     "t.lesson:1: the lesson has no title: add 'title TEXT' at the top"},
+    {"empty file", "",
+     "t.lesson:1: the lesson is empty: it needs a 'title' line, a 'minutes' line "
+     "and at least one step"},
+    {"only comments", "# nothing\n\n   \n",
+     "t.lesson:1: the lesson is empty: it needs a 'title' line, a 'minutes' line and at least one "
+     "step"},
+    {"no steps", HEAD, "t.lesson:2: the lesson has no steps: add 'say TEXT'"},
+    {"figure before any run", HEAD "say {speedup}\nrun matmul\n",
+     "t.lesson:3: 'speedup' needs a run before it: add 'run matmul' above this line"},
+    {"figure of another kind", HEAD "run collective\ncheck speedup > 1\n",
+     "t.lesson:4: 'speedup' is not a figure of a collective run, and the latest run here is a "
+     "collective (name the run you mean: run KIND as NAME, then NAME.speedup)"},
+    {"figure on one path only",
+     HEAD "jump b if devices > 2\nrun matmul\nlabel b\ncheck time > 0s\n",
+     "t.lesson:6: 'time' may have no value here: a jump or menu reaches this line before any run"},
+    {"unknown figure", HEAD "run matmul\ncheck speedp > 1\n",
+     "t.lesson:4: unknown figure 'speedp' (did you mean 'speedup'?)"},
+    {"unknown figure far from any", HEAD "run matmul\ncheck zzz > 1\n",
+     "t.lesson:4: unknown figure 'zzz' (see FIGURES in shardlab-lesson(5))"},
+    {"named run missing", HEAD "check ar.time > 0s\n",
+     "t.lesson:3: 'ar.time': there is no run named 'ar' (name one with run KIND as ar)"},
+    {"dimensions", HEAD "run matmul\ncheck time < 1\n",
+     "t.lesson:4: cannot compare a time with a plain number (give the number a unit, e.g. 2us or "
+     "10GB/s)"},
+    {"adding unlike things", HEAD "run matmul\ncheck time + traffic > 0s\n",
+     "t.lesson:4: cannot add a time and a size in bytes"},
+    {"typed figure", HEAD "say it takes 2.5 ms on fast links\n",
+     "t.lesson:3: '2.5 ms' is a figure typed into the text: let the engine produce it and "
+     "interpolate it, e.g. {time} or {bandwidth}"},
+    {"typed figure in a formula is fine, outside it is not", HEAD "say `T > 8 F / (6 B)` and 6 B\n",
+     "t.lesson:3: '6 B' is a figure typed into the text: let the engine produce it and "
+     "interpolate it, e.g. {time} or {bandwidth}"},
+    {"a count in words is a figure too", HEAD "say a model of about 6.5 billion parameters\n",
+     "t.lesson:3: '6.5 billion' is a figure typed into the text: let the engine produce it and "
+     "interpolate it, e.g. {time} or {bandwidth}"},
+    {"bytes in words, in an explanation",
+     HEAD "question Q?\noption x\nexplain at 16 bytes each\ncorrect y\nend\n",
+     "t.lesson:5: '16 bytes' is a figure typed into the text: let the engine produce it and "
+     "interpolate it, e.g. {time} or {bandwidth}"},
+    {"an explore skipped leaves the run before it the latest",
+     HEAD "setup op=allreduce bytes=1MiB\nrun collective\nexplore matmul Make it pay.\n"
+          "knob bandwidth\nuntil speedup > 1\nend\nsay it gave {speedup}\n",
+     "t.lesson:9: 'speedup' is not a figure of a collective run, and the latest run here may be "
+     "a collective (name the run you mean: run KIND as NAME, then NAME.speedup)"},
+    {"unclosed brace", HEAD "say {devices\n",
+     "t.lesson:3: a '{' is not closed: write {figure}, or {{ for a brace"},
+    {"jump loop", HEAD "label a\nsay x\njump a\n",
+     "t.lesson:5: this jump loops back to line 3 with no question, menu or explore on the way: "
+     "the lesson would never end"},
+    {"unreachable", HEAD "say x\nfinish\nsay y\n",
+     "t.lesson:5: this line can never be reached: no jump or menu item leads here"},
+    {"step before a run", HEAD "step 2\n",
+     "t.lesson:3: step shows the operations of a run: add a 'run' above it"},
+    {"run the engine refuses", HEAD "setup strategy=colwise devices=8 n=4\nrun matmul\n",
+     "t.lesson:4: run matmul: cannot split n=4 output columns over 8 devices column-wise: every "
+     "device needs at least one column"},
+    {"run past a lesson's limits", HEAD "setup m=20000 k=20000 n=20000\nrun matmul\n",
+     "t.lesson:4: run matmul: m=20000 k=20000 n=20000 is 1.6e+13 FLOP: more than a lesson may run "
+     "on this host (2e+11); use smaller matrices"},
+    {"host memory limit", HEAD "setup devices=64 bytes=1GiB op=allgather\nrun collective\n",
+     "t.lesson:4: run collective: this collective would hold 64.0 GiB of host memory; a lesson "
+     "may use 1.00 GiB: use smaller sizes or fewer devices"},
+    {"explore knob", HEAD "explore matmul Go.\nknob bandwidht\nuntil speedup < 1\nend\n",
+     "t.lesson:4: knob: unknown setup key 'bandwidht' (did you mean 'bandwidth'?)"},
+    {"setup key far from any", HEAD "setup frobnicate=1\nsay x\n",
+     "t.lesson:3: unknown setup key 'frobnicate' (see SETUP KEYS in shardlab-lesson(5))"},
+    {"demo outside knobs",
+     HEAD "explore matmul Go.\nknob bandwidth\nuntil speedup < 1\n"
+          "demo latency=1us\nend\n",
+     "t.lesson:6: demo sets 'latency', which is not one of the explore's knobs"},
+    {"control character",
+     HEAD "say a\x01"
+          "b\n",
+     "t.lesson:3: not text: byte 0x01 at column 6 (a lesson is UTF-8 text)"},
+    {"invalid utf-8", HEAD "say caf\xc3\n", "t.lesson:3: not UTF-8 text: byte 0xc3 at column 8"},
+    {"C1 control character",
+     HEAD "say a\xc2\x9b"
+          "2J\n",
+     "t.lesson:3: not text: control character U+009B at column 6 (a lesson is UTF-8 text)"},
+    /* What a message quotes from the lesson is shown escaped, never raw. */
+    {"byte-order mark inside", HEAD "\xef\xbb\xbfsay x\n",
+     "t.lesson:3: expected a command such as say, setup, run or check at the start of the line, "
+     "found '\\ufeffsay'"},
+    {"tab and bidi mark quoted", HEAD "setup devices 4\t\xe2\x80\x8f x\n",
+     "t.lesson:3: setup takes key=value pairs: write devices=4\\t\\u200f x"},
+    /* One rule for any file's text (issue 39): overrides and isolates
+     * reorder what a terminal shows, so a lesson may not hold them. */
+    {"bidi override",
+     HEAD "say a\xe2\x80\xae"
+          "b\n",
+     "t.lesson:3: not text: bidirectional override U+202E at column 6 (a lesson is UTF-8 text)"},
+    {"bidi isolate",
+     HEAD "title x\xe2\x81\xa7"
+          "y\n",
+     "t.lesson:3: not text: bidirectional isolate U+2067 at column 8 (a lesson is UTF-8 text)"},
+    {"DEL",
+     HEAD "say a\x7f"
+          "b\n",
+     "t.lesson:3: not text: byte 0x7f at column 6 (a lesson is UTF-8 text)"},
+    {"layout the engine refuses", HEAD "setup tp=3 heads=4 hidden=64\nrun train\n",
+     "t.lesson:4: run train: 4 heads do not split over tp=3: tp must divide heads (attention is "
+     "split by whole heads)"},
+    {"schedule", HEAD "setup schedule=zigzag\nsay x\n",
+     "t.lesson:3: schedule: unknown value 'zigzag' (one of: gpipe, 1f1b, interleaved)"},
+    {"misspelt choice", HEAD "setup strategy=colwize\nsay x\n",
+     "t.lesson:3: strategy: unknown value 'colwize': did you mean 'colwise'? (one of: single, "
+     "colwise, rowwise)"},
+    /* 0 / 0 passed the check and left 'y' without a value (issue 39). */
+    {"division by constant zero", HEAD "let y = 0 / 0\nsay {y}\n",
+     "t.lesson:3: division by zero: the divisor is always 0"},
+    {"division by a zero sum", HEAD "run matmul\ncheck time / (2 - 2 * 1) > 0s\n",
+     "t.lesson:4: division by zero: the divisor is always 0"},
+    {"let before use", HEAD "run matmul\nsay {r}\nlet r = time / single_time\n",
+     "t.lesson:4: 'r' is used before its let at line 5"},
 };
 
 static void test_malformed_table(void **state)
@@ -258,7 +274,8 @@ static void test_malformed_table(void **state)
 		}
 		assert_null(l);
 		if (strcmp(err.msg, bads[i].message) != 0)
-			fail_msg("%s:\n  got    %s\n  wanted %s", bads[i].what, err.msg, bads[i].message);
+			fail_msg("%s:\n  got    %s\n  wanted %s", bads[i].what, err.msg,
+			         bads[i].message);
 	}
 }
 
@@ -274,8 +291,9 @@ static void test_huge_and_binary(void **state)
 	sl_lesson *l = NULL;
 	sl_err err = {0};
 	assert_int_equal(sl_lesson_parse("t.lesson", big, n, &l, NULL, &err), SL_EINVAL);
-	assert_string_equal(err.msg, "t.lesson:1: line longer than 1000 bytes: a lesson line holds one "
-				     "command; continue long text on indented lines");
+	assert_string_equal(err.msg,
+	                    "t.lesson:1: line longer than 1000 bytes: a lesson line holds one "
+	                    "command; continue long text on indented lines");
 
 	/* A file larger than the limit, of short valid lines: refused for its size. */
 	char path[256];
@@ -295,8 +313,10 @@ static void test_huge_and_binary(void **state)
 	fclose(f);
 	assert_int_equal(sl_lesson_load(path, &l, NULL, &err), SL_EINVAL);
 	char want[512];
-	snprintf(want, sizeof want, "%s:%d: the lesson is larger than 1024 KiB: a lesson is a short "
-				    "text file", path, line);
+	snprintf(want, sizeof want,
+	         "%s:%d: the lesson is larger than 1024 KiB: a lesson is a short "
+	         "text file",
+	         path, line);
 	assert_string_equal(err.msg, want);
 
 	/* The 100 MB line from a file: only the first MiB is ever read. */
@@ -306,8 +326,10 @@ static void test_huge_and_binary(void **state)
 		fwrite(big, 1, 1u << 20, f);
 	fclose(f);
 	assert_int_equal(sl_lesson_load(path, &l, NULL, &err), SL_EINVAL);
-	snprintf(want, sizeof want, "%s:1: line longer than 1000 bytes: a lesson line holds one "
-				    "command; continue long text on indented lines", path);
+	snprintf(want, sizeof want,
+	         "%s:1: line longer than 1000 bytes: a lesson line holds one "
+	         "command; continue long text on indented lines",
+	         path);
 	assert_string_equal(err.msg, want);
 
 	/* Binary garbage: deterministic bytes with NULs in them. */
@@ -318,7 +340,8 @@ static void test_huge_and_binary(void **state)
 	}
 	big[0] = 0;
 	assert_int_equal(sl_lesson_parse("g.lesson", big, 4096, &l, NULL, &err), SL_EINVAL);
-	assert_string_equal(err.msg, "g.lesson:1: not text: byte 0x00 at column 1 (a lesson is UTF-8 text)");
+	assert_string_equal(err.msg,
+	                    "g.lesson:1: not text: byte 0x00 at column 1 (a lesson is UTF-8 text)");
 
 	/* A directory, a device and a missing file. */
 	assert_int_equal(sl_lesson_load("/tmp", &l, NULL, &err), SL_EINVAL);
@@ -378,8 +401,11 @@ static char *big_lesson(const char *kind, size_t *len)
 			n += (size_t)sprintf(b + n, "jump nowhere%d\ncheck zz%d > 1\n", i, i);
 	} else { /* menus */
 		for (int i = 0; n < cap - 100; i++)
-			n += (size_t)sprintf(b + n, "label m%d\nmenu Pick\nitem m%d again\nitem n%d on\nend\n"
-						    "label n%d\n", i, i, i, i);
+			n += (size_t)sprintf(
+			    b + n,
+			    "label m%d\nmenu Pick\nitem m%d again\nitem n%d on\nend\n"
+			    "label n%d\n",
+			    i, i, i, i);
 	}
 	n += (size_t)sprintf(b + n, "say end\n");
 	assert_true(n <= cap);
@@ -404,7 +430,8 @@ static void test_big_lessons(void **state)
 		if ((rc == SL_OK) != ok[k])
 			fail_msg("%s: %s", kinds[k], rc ? err.msg : "accepted");
 		if (dt > 5)
-			fail_msg("%s: a %zu-byte lesson took %.1f s of CPU to check", kinds[k], len, dt);
+			fail_msg("%s: a %zu-byte lesson took %.1f s of CPU to check", kinds[k], len,
+			         dt);
 		if (!ok[k])
 			assert_true(d.more);
 		sl_lesson_free(l);
@@ -423,10 +450,11 @@ static void test_all_errors(void **state)
 	assert_int_equal(sl_lesson_parse("t.lesson", text, strlen(text), &l, &d, &err), SL_EINVAL);
 	assert_int_equal(d.n, 3);
 	assert_string_equal(d.msg[0], "t.lesson:3: unknown command 'sya' (did you mean 'say'?)");
-	assert_string_equal(d.msg[1], "t.lesson:4: jump to unknown label 'nowhere': add 'label nowhere' "
-				      "where the lesson should go on");
+	assert_string_equal(d.msg[1],
+	                    "t.lesson:4: jump to unknown label 'nowhere': add 'label nowhere' "
+	                    "where the lesson should go on");
 	assert_string_equal(d.msg[2], "t.lesson:5: devices: 'zero' is not a whole number "
-				      "(decimal digits only)");
+	                              "(decimal digits only)");
 	assert_string_equal(err.msg, d.msg[0]);
 }
 
@@ -434,16 +462,18 @@ static void test_all_errors(void **state)
 static void test_mutations(void **state)
 {
 	(void)state;
-	static const char base[] = HEAD
-		"setup preset=a100 devices=4 strategy=colwise m=64 k=256 n=256\n"
-		"say X is {m} x {k}; {{literal}} *emph* `code`.\n"
-		"  continued {devices - 1} and {bandwidth}\n"
-		"run matmul as a\nsay {time / single_time:%}\nstep 2\ncheck speedup < devices within 5%\nlet r = a.time / a.single_time\n"
-		"label q\nquestion What? {r}\noption x\nexplain y\ncorrect z\nend\n"
-		"question How long?\nanswer a.time within 2us\nunit us\nright yes\nwrong no\nend\n"
-		"menu Go\nitem q Again\nitem out Out\nend\nlabel out\n"
-		"explore matmul Turn.\nknob bandwidth latency\nuntil speedup < 1 and time > 1us\n"
-		"hint {bandwidth}\ndemo bandwidth=1GB/s\nend\njump out2 if fits == yes\nlabel out2\nfinish\n";
+	static const char base[] =
+	    HEAD "setup preset=a100 devices=4 strategy=colwise m=64 k=256 n=256\n"
+	         "say X is {m} x {k}; {{literal}} *emph* `code`.\n"
+	         "  continued {devices - 1} and {bandwidth}\n"
+	         "run matmul as a\nsay {time / single_time:%}\nstep 2\ncheck speedup < devices "
+	         "within 5%\nlet r = a.time / a.single_time\n"
+	         "label q\nquestion What? {r}\noption x\nexplain y\ncorrect z\nend\n"
+	         "question How long?\nanswer a.time within 2us\nunit us\nright yes\nwrong no\nend\n"
+	         "menu Go\nitem q Again\nitem out Out\nend\nlabel out\n"
+	         "explore matmul Turn.\nknob bandwidth latency\nuntil speedup < 1 and time > 1us\n"
+	         "hint {bandwidth}\ndemo bandwidth=1GB/s\nend\njump out2 if fits == yes\nlabel "
+	         "out2\nfinish\n";
 	size_t n = sizeof base - 1;
 	char *buf = malloc(n + 64);
 	uint64_t s = 7;
@@ -496,15 +526,15 @@ static void test_steps_and_figures(void **state)
 	 * the preset cites. */
 	const double F = 312e12, B = 300e9, a = 2e-6;
 	const int m = 64, k = 512, n = 256, p = 4;
-	sl_lesson *l = must_parse(
-		HEAD "setup preset=a100 devices=4 strategy=colwise m=64 k=512 n=256\n"
-		"say X is {m} x {k} on {devices} devices; {{braces}} stay.\n"
-		"run matmul\n"
-		"check time == predicted\n"
-		"check speedup > 100\n"
-		"question How long?\nanswer time\nend\n"
-		"question One device?\nanswer single_time\nend\n"
-		"question Sent?\nanswer traffic\nend\n");
+	sl_lesson *l =
+	    must_parse(HEAD "setup preset=a100 devices=4 strategy=colwise m=64 k=512 n=256\n"
+	                    "say X is {m} x {k} on {devices} devices; {{braces}} stay.\n"
+	                    "run matmul\n"
+	                    "check time == predicted\n"
+	                    "check speedup > 100\n"
+	                    "question How long?\nanswer time\nend\n"
+	                    "question One device?\nanswer single_time\nend\n"
+	                    "question Sent?\nanswer traffic\nend\n");
 	sl_vm *vm = sl_vm_create(l, NULL);
 	sl_step st;
 	sl_err err = {0};
@@ -531,7 +561,8 @@ static void test_steps_and_figures(void **state)
 	double gather = (p - 1) * a + (double)(p - 1) / p * 4.0 * m * n / B;
 	sl_answer ans;
 	assert_rel(oracle(vm), shard + gather, 1e-9);
-	assert_int_equal(sl_vm_answer(vm, "1h", &ans, &err), SL_EINVAL); /* unknown unit: still waiting */
+	assert_int_equal(sl_vm_answer(vm, "1h", &ans, &err),
+	                 SL_EINVAL); /* unknown unit: still waiting */
 	char buf[64];
 	snprintf(buf, sizeof buf, "%.6gus", (shard + gather) * 1e6);
 	assert_int_equal(sl_vm_answer(vm, buf, &ans, &err), SL_OK);
@@ -574,9 +605,9 @@ static void test_collective_figures(void **state)
 	const double B = 450e9, a = 2e-6, N = 1 << 20;
 	const int p = 8;
 	sl_lesson *l = must_parse(HEAD "setup preset=h100 devices=8 op=allreduce bytes=1MiB\n"
-				  "run collective\n"
-				  "question busbw?\nanswer busbw\nend\n"
-				  "question latency term?\nanswer latency_term\nend\n");
+	                               "run collective\n"
+	                               "question busbw?\nanswer busbw\nend\n"
+	                               "question latency term?\nanswer latency_term\nend\n");
 	sl_vm *vm = sl_vm_create(l, NULL);
 	sl_step st;
 	sl_answer ans;
@@ -609,15 +640,15 @@ static void test_train_figures(void **state)
 	(void)state;
 	const int L = 4, h = 64, f = 256, B = 8, S = 4, t = 2, p = 2, m = 4;
 	sl_lesson *l = must_parse(
-		HEAD "setup preset=h100 latency=0 bandwidth=1000TB/s layers=4 hidden=64 ffn=256 "
-		"batch=8 seq=4\n"
-		"setup pp=2 schedule=gpipe microbatches=4\nrun train as pipe\n"
-		"setup pp=1 microbatches=1 tp=2\nrun train as tens\n"
-		"question a\nanswer params\nend\n"
-		"question b\nanswer pipe.bubble\nend\n"
-		"question c\nanswer tens.tp_traffic\nend\n"
-		"question d\nanswer tens.loss_error\nend\n"
-		"question e\nanswer pipe.speedup\nend\n");
+	    HEAD "setup preset=h100 latency=0 bandwidth=1000TB/s layers=4 hidden=64 ffn=256 "
+	         "batch=8 seq=4\n"
+	         "setup pp=2 schedule=gpipe microbatches=4\nrun train as pipe\n"
+	         "setup pp=1 microbatches=1 tp=2\nrun train as tens\n"
+	         "question a\nanswer params\nend\n"
+	         "question b\nanswer pipe.bubble\nend\n"
+	         "question c\nanswer tens.tp_traffic\nend\n"
+	         "question d\nanswer tens.loss_error\nend\n"
+	         "question e\nanswer pipe.speedup\nend\n");
 	sl_vm *vm = sl_vm_create(l, NULL);
 	sl_step st;
 	sl_answer ans;
@@ -655,8 +686,9 @@ static void test_train_figures(void **state)
 static void test_step_ops(void **state)
 {
 	(void)state;
-	sl_lesson *l = must_parse(HEAD "setup preset=a100 devices=4 strategy=colwise m=64 k=512 n=256\n"
-				  "run matmul\nstep 1\nstep 2\nstep 1000\nstep 1\n");
+	sl_lesson *l =
+	    must_parse(HEAD "setup preset=a100 devices=4 strategy=colwise m=64 k=512 n=256\n"
+	                    "run matmul\nstep 1\nstep 2\nstep 1000\nstep 1\n");
 	sl_vm *vm = sl_vm_create(l, NULL);
 	sl_step st;
 	must_next(vm, &st, SL_STEP_SETUP);
@@ -714,7 +746,8 @@ static void test_step_counts_logical(void **state)
 		must_next(vm, &st, SL_STEP_RESULT);
 		must_next(vm, &st, SL_STEP_OPS);
 		if (st.ops != want[c])
-			fail_msg("%s: step 1000 took %d steps, want %d", setups[c], st.ops, want[c]);
+			fail_msg("%s: step 1000 took %d steps, want %d", setups[c], st.ops,
+			         want[c]);
 		sl_vm_destroy(vm);
 		sl_lesson_free(l);
 	}
@@ -758,15 +791,15 @@ static void test_flow_menu_jump_explore(void **state)
 {
 	(void)state;
 	sl_lesson *l = must_parse(
-		HEAD "setup preset=a100 devices=4 strategy=colwise m=64 k=2048 n=1024\n"
-		"label top\nmenu Where?\nitem a Part A\nitem b Part B\nend\n"
-		"label a\nsay in a\njump top\n"
-		"label b\nrun matmul as base\njump fast if speedup < 1\nsay slow\nfinish\n"
-		"label fast\nsay fast {base.speedup}\n"
-		"explore matmul Slow it down.\nknob bandwidth\nuntil speedup < base.speedup / 2\n"
-		"demo bandwidth=5GB/s\nend\n"
-		"question Pick\noption one\nexplain not one\ncorrect two\nexplain yes two\nend\n"
-		"say done at {bandwidth}\n");
+	    HEAD "setup preset=a100 devices=4 strategy=colwise m=64 k=2048 n=1024\n"
+	         "label top\nmenu Where?\nitem a Part A\nitem b Part B\nend\n"
+	         "label a\nsay in a\njump top\n"
+	         "label b\nrun matmul as base\njump fast if speedup < 1\nsay slow\nfinish\n"
+	         "label fast\nsay fast {base.speedup}\n"
+	         "explore matmul Slow it down.\nknob bandwidth\nuntil speedup < base.speedup / 2\n"
+	         "demo bandwidth=5GB/s\nend\n"
+	         "question Pick\noption one\nexplain not one\ncorrect two\nexplain yes two\nend\n"
+	         "say done at {bandwidth}\n");
 	sl_vm *vm = sl_vm_create(l, NULL);
 	sl_step st;
 	sl_err err = {0};
@@ -826,9 +859,9 @@ static void test_start_and_did_not_fit(void **state)
 {
 	(void)state;
 	sl_lesson *l = must_parse(
-		HEAD "setup strategy=single m=64 k=8192 n=8192 memory=64MiB\nrun matmul as big\n"
-		"check fits == no\nsay refused\nlabel later\nsay needs {big.mem_need}\n"
-		"jump over if fits == no\nsay {time}\nlabel over\nsay end\n");
+	    HEAD "setup strategy=single m=64 k=8192 n=8192 memory=64MiB\nrun matmul as big\n"
+	         "check fits == no\nsay refused\nlabel later\nsay needs {big.mem_need}\n"
+	         "jump over if fits == no\nsay {time}\nlabel over\nsay end\n");
 	sl_vm *vm = sl_vm_create(l, NULL);
 	sl_step st;
 	sl_err err = {0};
@@ -846,14 +879,16 @@ static void test_start_and_did_not_fit(void **state)
 
 	/* A figure the run could not produce is a lesson error at its line. */
 	sl_lesson *l2 = must_parse(HEAD "setup strategy=single m=64 k=8192 n=8192 memory=64MiB\n"
-				   "run matmul\nsay {time}\n");
+	                                "run matmul\nsay {time}\n");
 	vm = sl_vm_create(l2, NULL);
 	must_next(vm, &st, SL_STEP_SETUP);
 	must_next(vm, &st, SL_STEP_RUN);
 	must_next(vm, &st, SL_STEP_RESULT);
 	assert_int_equal(sl_vm_next(vm, &st, &err), SL_EINVAL);
-	assert_true(strncmp(err.msg, "t.lesson:5: 'time' has no value: the matmul did not fit in device "
-				     "memory: device 0 is out of memory", 93) == 0);
+	assert_true(strncmp(err.msg,
+	                    "t.lesson:5: 'time' has no value: the matmul did not fit in device "
+	                    "memory: device 0 is out of memory",
+	                    93) == 0);
 	sl_vm_destroy(vm);
 	sl_lesson_free(l2);
 	sl_lesson_free(l);
@@ -941,12 +976,13 @@ static void test_headless(void **state)
 	(void)state;
 	char *out[2];
 	const char *ok = HEAD "setup preset=a100 devices=2 m=64 k=512 n=256\nsay hello {devices}\n"
-			 "run matmul\ncheck speedup > 0\n"
-			 "question Q?\noption x\ncorrect y\nend\n";
+	                      "run matmul\ncheck speedup > 0\n"
+	                      "question Q?\noption x\ncorrect y\nend\n";
 	assert_int_equal(headless(ok, "zz\nb\n", out), 0);
 	assert_non_null(strstr(out[0], "hello 2\n"));
 	assert_non_null(strstr(out[0], "[check] ok: speedup > 0"));
-	assert_non_null(strstr(out[0], "answer> zz\n  answer with a letter from a to b\nanswer> b\n"));
+	assert_non_null(
+	    strstr(out[0], "answer> zz\n  answer with a letter from a to b\nanswer> b\n"));
 	assert_non_null(strstr(out[0], "[end] T: 1 of 1 question right; every check held"));
 	free(out[0]);
 	free(out[1]);
@@ -963,7 +999,8 @@ static void test_headless(void **state)
 
 	/* Input ends while a question waits: status 2, one message. */
 	assert_int_equal(headless(ok, "", out), 2);
-	assert_non_null(strstr(out[1], ":7: standard input ended before the question was answered\n"));
+	assert_non_null(
+	    strstr(out[1], ":7: standard input ended before the question was answered\n"));
 	free(out[0]);
 	free(out[1]);
 
@@ -1001,9 +1038,11 @@ static void test_demo_loop(void **state)
 	fclose(e);
 	assert_int_equal(rc, 2);
 	char want[1024];
-	snprintf(want, sizeof want, "%s:4: the demo has answered 1000 questions, menus and explores "
-				    "without reaching the end: the lesson loops when answered right and "
-				    "given each menu's first item\n", path);
+	snprintf(want, sizeof want,
+	         "%s:4: the demo has answered 1000 questions, menus and explores "
+	         "without reaching the end: the lesson loops when answered right and "
+	         "given each menu's first item\n",
+	         path);
 	assert_string_equal(err, want);
 	free(err);
 	unlink(path);
@@ -1030,8 +1069,13 @@ static void test_progress(void **state)
 	assert_int_equal(sl_progress_load("02-colwise", &p, &err), SL_OK); /* none yet */
 	assert_int_equal(p.position, -1);
 	assert_int_equal(p.done, 0);
-	p = (sl_progress){.done = 1, .asked = 4, .right = 3, .position = 17, .now_asked = 2,
-			  .now_right = 1, .hash = 0xdeadbeefcafef00dULL};
+	p = (sl_progress){.done = 1,
+	                  .asked = 4,
+	                  .right = 3,
+	                  .position = 17,
+	                  .now_asked = 2,
+	                  .now_right = 1,
+	                  .hash = 0xdeadbeefcafef00dULL};
 	assert_int_equal(sl_progress_save("02-colwise", &p, &err), SL_OK);
 	assert_int_equal(sl_progress_load("02-colwise", &q, &err), SL_OK);
 	assert_memory_equal(&p, &q, sizeof p);
@@ -1074,8 +1118,9 @@ static void test_resume(void **state)
 	snprintf(path, sizeof path, "%s/09-resume.lesson", dir);
 	FILE *f = fopen(path, "w");
 	fputs(HEAD "setup preset=a100 devices=2 m=64 k=512 n=256\nrun matmul as r\n"
-		   "question A?\noption x\ncorrect y\nend\n"
-		   "question B {r.speedup}?\noption x\ncorrect y\nend\nsay bye\n", f);
+	           "question A?\noption x\ncorrect y\nend\n"
+	           "question B {r.speedup}?\noption x\ncorrect y\nend\nsay bye\n",
+	      f);
 	fclose(f);
 	char *out;
 	size_t olen;
@@ -1123,7 +1168,8 @@ static void test_find(void **state)
 	char dir[256];
 	tu_tmpname(dir, sizeof dir, "sl_find_XXXXXX");
 	assert_non_null(mkdtemp(dir));
-	const char *names[] = {"01-one.lesson", "02-colwise.lesson", "12-compare.lesson", "notes.txt"};
+	const char *names[] = {"01-one.lesson", "02-colwise.lesson", "12-compare.lesson",
+	                       "notes.txt"};
 	char p[512];
 	for (int i = 0; i < 4; i++) {
 		snprintf(p, sizeof p, "%s/%s", dir, names[i]);
@@ -1235,7 +1281,8 @@ static void test_manual_covers_tables(void **state)
 		char want[40];
 		snprintf(want, sizeof want, "%s=", sl_setup_key_name(k));
 		if (!strstr(man, want))
-			fail_msg("setup key '%s' is not in shardlab-lesson(5)", sl_setup_key_name(k));
+			fail_msg("setup key '%s' is not in shardlab-lesson(5)",
+			         sl_setup_key_name(k));
 	}
 }
 
@@ -1296,31 +1343,31 @@ int main(void)
 		return 1;
 	setenv("XDG_STATE_HOME", state_dir, 1);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_malformed_table),
-		cmocka_unit_test(test_huge_and_binary),
-		cmocka_unit_test(test_big_lessons),
-		cmocka_unit_test(test_all_errors),
-		cmocka_unit_test(test_mutations),
-		cmocka_unit_test(test_steps_and_figures),
-		cmocka_unit_test(test_collective_figures),
-		cmocka_unit_test(test_step_ops),
-		cmocka_unit_test(test_step_counts_logical),
-		cmocka_unit_test(test_train_figures),
-		cmocka_unit_test(test_division_by_zero_at_run),
-		cmocka_unit_test(test_flow_menu_jump_explore),
-		cmocka_unit_test(test_check_digits),
-		cmocka_unit_test(test_start_and_did_not_fit),
-		cmocka_unit_test(test_spans),
-		cmocka_unit_test(test_headless),
-		cmocka_unit_test(test_result_loss_steps),
-		cmocka_unit_test(test_demo_loop),
-		cmocka_unit_test(test_progress),
-		cmocka_unit_test(test_resume),
-		cmocka_unit_test(test_find),
-		cmocka_unit_test(test_find_tree_first),
-		cmocka_unit_test(test_manual_covers_tables),
-		cmocka_unit_test(test_figure_names_unique),
-		cmocka_unit_test(test_manual_example),
+	    cmocka_unit_test(test_malformed_table),
+	    cmocka_unit_test(test_huge_and_binary),
+	    cmocka_unit_test(test_big_lessons),
+	    cmocka_unit_test(test_all_errors),
+	    cmocka_unit_test(test_mutations),
+	    cmocka_unit_test(test_steps_and_figures),
+	    cmocka_unit_test(test_collective_figures),
+	    cmocka_unit_test(test_step_ops),
+	    cmocka_unit_test(test_step_counts_logical),
+	    cmocka_unit_test(test_train_figures),
+	    cmocka_unit_test(test_division_by_zero_at_run),
+	    cmocka_unit_test(test_flow_menu_jump_explore),
+	    cmocka_unit_test(test_check_digits),
+	    cmocka_unit_test(test_start_and_did_not_fit),
+	    cmocka_unit_test(test_spans),
+	    cmocka_unit_test(test_headless),
+	    cmocka_unit_test(test_result_loss_steps),
+	    cmocka_unit_test(test_demo_loop),
+	    cmocka_unit_test(test_progress),
+	    cmocka_unit_test(test_resume),
+	    cmocka_unit_test(test_find),
+	    cmocka_unit_test(test_find_tree_first),
+	    cmocka_unit_test(test_manual_covers_tables),
+	    cmocka_unit_test(test_figure_names_unique),
+	    cmocka_unit_test(test_manual_example),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	tu_rm_rf(state_dir);

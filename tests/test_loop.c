@@ -50,8 +50,7 @@ static size_t fake_typed(void *ctx)
 }
 
 static const sl_loop_mode fake_mode = {fake_keys, fake_help, fake_typed, fake_key, NULL,
-                                       NULL,      NULL,      NULL,       NULL,
-                                       NULL};
+                                       NULL,      NULL,      NULL,       NULL,     NULL};
 
 static unsigned send(struct fake *f, sl_keymode mode, int ch)
 {
@@ -218,10 +217,8 @@ static void test_busy_passes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_loop_keys),
-	    cmocka_unit_test(test_handler_gets_action),
-	    cmocka_unit_test(test_help_everywhere),
-	    cmocka_unit_test(test_timeout),
+	    cmocka_unit_test(test_loop_keys),       cmocka_unit_test(test_handler_gets_action),
+	    cmocka_unit_test(test_help_everywhere), cmocka_unit_test(test_timeout),
 	    cmocka_unit_test(test_busy_passes),
 	};
 	return cmocka_run_group_tests_name("loop", tests, NULL, NULL);

@@ -121,7 +121,7 @@ static int boundary_prog(sl_dev *d, void *arg, sl_err *err)
 	struct mem_job *j = arg;
 	uint64_t cap = sl_cluster_config_of(sl_dev_cluster(d))->memory;
 	char *all = sl_dev_alloc(d, cap, "everything", err);
-	see(d, j, all ? SL_OK : err->code);		  /* exactly the capacity fits */
+	see(d, j, all ? SL_OK : err->code);               /* exactly the capacity fits */
 	see(d, j, sl_dev_reserve(d, 1, "one byte", err)); /* one more byte does not */
 	sl_dev_free(d, all, cap);
 	see(d, j, sl_dev_reserve(d, cap - 100, "most", err));
@@ -227,7 +227,7 @@ static void test_oom_in_run(void **st)
 			for (size_t w = 0; w < sizeof want / sizeof *want; w++)
 				if (!strstr(err.msg, want[w]))
 					fail_msg("the message does not say '%s': %s", want[w],
-						 err.msg);
+					         err.msg);
 			/* A refused request leaves the accounting as it was. */
 			assert_int_equal(j->nobs[fail_dev], 1);
 			assert_int_equal(j->o[fail_dev][0].rc, SL_EDEVMEM);
@@ -238,8 +238,8 @@ static void test_oom_in_run(void **st)
 					assert_int_equal(j->rc[d], SL_EDEVMEM);
 				else if (j->rc[d] != SL_ECANCEL)
 					fail_msg("device %d (waiting in an all-reduce) "
-						 "returned %d, not SL_ECANCEL: %s",
-						 d, j->rc[d], j->err[d].msg);
+					         "returned %d, not SL_ECANCEL: %s",
+					         d, j->rc[d], j->err[d].msg);
 				assert_int_equal(sl_cluster_dev_stats(c, d).mem_current, 0);
 			}
 			free(j);
@@ -300,7 +300,7 @@ static void test_gemm_does_not_fit(void **st)
 		if (cases[i].fits) {
 			if (rc)
 				fail_msg("%s over %d should fit in 512 KiB: %s", name, cases[i].p,
-					 err.msg);
+				         err.msg);
 			/* Every device held at least its quarter of W, and never more than it has.
 			 */
 			assert_true(peak >= 512u * 512u * 4u / 4u);
@@ -309,11 +309,11 @@ static void test_gemm_does_not_fit(void **st)
 		} else {
 			if (rc != SL_EDEVMEM)
 				fail_msg("%s over %d: want SL_EDEVMEM, got %d (%s)", name,
-					 cases[i].p, rc, err.msg);
+				         cases[i].p, rc, err.msg);
 			if (!strstr(err.msg, "device ") || !strstr(err.msg, "out of memory") ||
 			    !strstr(err.msg, "free"))
 				fail_msg("%s over %d: unclear message: %s", name, cases[i].p,
-					 err.msg);
+				         err.msg);
 			assert_true(peak <= 512 * KiB);
 		}
 	}

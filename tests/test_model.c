@@ -112,7 +112,8 @@ static void check_gradient_step(const sl_model_spec *mp, float e)
 {
 	sl_model_spec m = *mp;
 	size_t n = sl_model_nparams(&m);
-	float *p = malloc(n * sizeof *p), *g = malloc(n * sizeof *g), *scratch = malloc(n * sizeof *g);
+	float *p = malloc(n * sizeof *p), *g = malloc(n * sizeof *g),
+	      *scratch = malloc(n * sizeof *g);
 	sl_model_init(&m, p);
 	loss_at(&m, p, g);
 	double worst = 0, gmax = 0;
@@ -333,7 +334,8 @@ static void test_attention_dropout_draws(void **state)
 	assert_memory_equal(a, b, sizeof a);
 	const long args[4][4] = {{4, 1, 7, 2}, {3, 2, 7, 2}, {3, 1, 8, 2}, {3, 1, 7, 3}};
 	for (int k = 0; k < 4; k++) {
-		sl_attn_dropout(&m, args[k][0], (int)args[k][1], args[k][2], (int)args[k][3], one, b, S);
+		sl_attn_dropout(&m, args[k][0], (int)args[k][1], args[k][2], (int)args[k][3], one,
+		                b, S);
 		int same = 0;
 		for (int i = 0; i < S * S; i++)
 			same += (a[i] == 0) == (b[i] == 0);
@@ -376,7 +378,8 @@ static void test_gqa_is_shared_keys_and_values(void **state)
 		 * grouped one, group j/qpg's columns hold its queries, then k, v */
 		for (int r = 0; r < h; r++)
 			for (int j = 0; j < g.heads; j++) {
-				const float *grow = pg + tg.offset + (size_t)r * tg.cols + (j / qpg) * tg.unit;
+				const float *grow =
+				    pg + tg.offset + (size_t)r * tg.cols + (j / qpg) * tg.unit;
 				float *arow = pa + ta.offset + (size_t)r * ta.cols + 3 * d * j;
 				memcpy(arow, grow + (j % qpg) * d, d * sizeof *pg);
 				memcpy(arow + d, grow + qpg * d, 2 * d * sizeof *pg);
@@ -394,8 +397,10 @@ static void test_gqa_is_shared_keys_and_values(void **state)
 			for (int c = 0; c < 2 * d; c++) {
 				double sum = 0;
 				for (int i = 0; i < qpg; i++)
-					sum += ga[ta.offset + (size_t)r * ta.cols + 3 * d * (gr * qpg + i) + d + c];
-				double got = gg[tg.offset + (size_t)r * tg.cols + gr * tg.unit + qpg * d + c];
+					sum += ga[ta.offset + (size_t)r * ta.cols +
+					          3 * d * (gr * qpg + i) + d + c];
+				double got = gg[tg.offset + (size_t)r * tg.cols + gr * tg.unit +
+				                qpg * d + c];
 				worst = fmax(worst, fabs(got - sum));
 				big = fmax(big, fabs(sum));
 			}
@@ -515,7 +520,8 @@ static void test_bad_model(void **state)
 	m.kv_heads = 0;
 	m.attn_dropout = 0.1f;
 	assert_int_equal(sl_model_check(&m, &err), SL_EINVAL);
-	assert_non_null(strstr(err.msg, "--attention-dropout needs attention: set --heads above 0"));
+	assert_non_null(
+	    strstr(err.msg, "--attention-dropout needs attention: set --heads above 0"));
 	m.heads = 4;
 	m.attn_dropout = 0.95f;
 	assert_int_equal(sl_model_check(&m, &err), SL_EINVAL);
@@ -530,8 +536,9 @@ static void test_bad_model(void **state)
 	m.vocab = 1000;
 	assert_int_equal(sl_model_check(&m, &err), SL_OK);
 	assert_int_equal(sl_model_check_values(&m, &err), SL_EINVAL);
-	assert_non_null(strstr(err.msg, "a vocabulary (--vocab, or the model file's): the embeddings "
-	                                "and the LM head are timed, not computed"));
+	assert_non_null(strstr(err.msg,
+	                       "a vocabulary (--vocab, or the model file's): the embeddings "
+	                       "and the LM head are timed, not computed"));
 	m.vocab = SL_MODEL_MAX_VOCAB + 1;
 	assert_int_equal(sl_model_check(&m, &err), SL_EINVAL);
 	assert_non_null(strstr(err.msg, "--vocab=4194305 is out of range (0 to 4194304)"));
@@ -540,23 +547,23 @@ static void test_bad_model(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_tensors_tile_the_vector),
-		cmocka_unit_test(test_shards_tile_each_axis),
-		cmocka_unit_test(test_data_by_row),
-		cmocka_unit_test(test_gradient_mlp),
-		cmocka_unit_test(test_gradient_attention),
-		cmocka_unit_test(test_gradient_swiglu_gqa),
-		cmocka_unit_test(test_gradient_attention_dropout),
-		cmocka_unit_test(test_attention_dropout_draws),
-		cmocka_unit_test(test_gradient_hidden_dropout),
-		cmocka_unit_test(test_gradient_norms),
-		cmocka_unit_test(test_norm_rows),
-		cmocka_unit_test(test_hidden_dropout_draws),
-		cmocka_unit_test(test_gqa_is_shared_keys_and_values),
-		cmocka_unit_test(test_swiglu_forward),
-		cmocka_unit_test(test_adam_formula),
-		cmocka_unit_test(test_reference_learns),
-		cmocka_unit_test(test_bad_model),
+	    cmocka_unit_test(test_tensors_tile_the_vector),
+	    cmocka_unit_test(test_shards_tile_each_axis),
+	    cmocka_unit_test(test_data_by_row),
+	    cmocka_unit_test(test_gradient_mlp),
+	    cmocka_unit_test(test_gradient_attention),
+	    cmocka_unit_test(test_gradient_swiglu_gqa),
+	    cmocka_unit_test(test_gradient_attention_dropout),
+	    cmocka_unit_test(test_attention_dropout_draws),
+	    cmocka_unit_test(test_gradient_hidden_dropout),
+	    cmocka_unit_test(test_gradient_norms),
+	    cmocka_unit_test(test_norm_rows),
+	    cmocka_unit_test(test_hidden_dropout_draws),
+	    cmocka_unit_test(test_gqa_is_shared_keys_and_values),
+	    cmocka_unit_test(test_swiglu_forward),
+	    cmocka_unit_test(test_adam_formula),
+	    cmocka_unit_test(test_reference_learns),
+	    cmocka_unit_test(test_bad_model),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

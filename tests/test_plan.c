@@ -354,7 +354,7 @@ static void test_smallest_model_parallel_fit(void **state)
 	for (int i = 0; i < p.nfit; i++)
 		if (p.rows[i].layout.tp * p.rows[i].layout.pp == 1)
 			assert_true(p.rows[i].layout.zero1 &&
-				    p.rows[i].layout.recompute != SL_RECOMPUTE_NONE);
+			            p.rows[i].layout.recompute != SL_RECOMPUTE_NONE);
 	/* Recomputing costs a third more work, so the best is the smallest
 	 * model-parallel size that fits without it, DP for the rest. */
 	int plain = 1 << 30;
@@ -453,7 +453,8 @@ static void test_exact_top_keeps_the_first_rows(void **state)
 			}
 			untimed++;
 			int j = 0;
-			while (j < all.nfit && memcmp(&all.rows[j].layout, &r->layout, sizeof r->layout))
+			while (j < all.nfit &&
+			       memcmp(&all.rows[j].layout, &r->layout, sizeof r->layout))
 				j++;
 			assert_true(j < all.nfit);
 			assert_true(j >= K);
@@ -522,8 +523,11 @@ static void test_fixed_schedule_is_a_subset(void **state)
 		assert_int_equal(p.n, n + extra);
 		sl_plan_free(&p);
 	}
-	sl_plan_spec s = {.model = m, .cluster = cfg, .fix_schedule = 1,
-	                  .schedule = SL_SCHED_INTERLEAVED, .fix_chunks = 3};
+	sl_plan_spec s = {.model = m,
+	                  .cluster = cfg,
+	                  .fix_schedule = 1,
+	                  .schedule = SL_SCHED_INTERLEAVED,
+	                  .fix_chunks = 3};
 	sl_plan p;
 	sl_err err = {0};
 	assert_int_equal(sl_plan_run(&s, &p, &err), SL_EINVAL); /* 3 divides no stage's 4 or 2 */

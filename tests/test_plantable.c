@@ -138,7 +138,8 @@ static void test_background(void **state)
 	sl_model_spec m = model(4, 16);
 	sl_cluster_config c = tu_h100(8, 4);
 	sl_err err = {0};
-	assert_int_equal(sl_plantable_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
+	assert_int_equal(
+	    sl_plantable_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
 	assert_int_equal(sl_plantable_state(v, NULL), 1);
 	wait_wake(fds[0]);
 	assert_int_equal(sl_plantable_collect(v), 1);
@@ -158,13 +159,15 @@ static void test_background(void **state)
 
 	/* The same model and cluster: the plan is kept, no new job. */
 	sl_pt_move(v, 3);
-	assert_int_equal(sl_plantable_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
+	assert_int_equal(
+	    sl_plantable_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
 	assert_int_equal(sl_plantable_state(v, NULL), 2);
 	assert_int_equal(sl_pt_selected(v), 3);
 
 	/* Another link speed is another plan. */
 	c.inter.bandwidth = 12.5e9;
-	assert_int_equal(sl_plantable_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
+	assert_int_equal(
+	    sl_plantable_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
 	assert_int_equal(sl_plantable_state(v, NULL), 1);
 	wait_wake(fds[0]);
 	assert_int_equal(sl_plantable_collect(v), 1);
@@ -173,18 +176,20 @@ static void test_background(void **state)
 
 	/* The sandbox's recomputation is the plan's least: another plan, and
 	 * every row recomputes at least that much. */
-	assert_int_equal(sl_plantable_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_SELECTIVE,
-	                                   &err),
-	                 SL_OK);
+	assert_int_equal(
+	    sl_plantable_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_SELECTIVE, &err),
+	    SL_OK);
 	assert_int_equal(sl_plantable_state(v, NULL), 1);
 	wait_wake(fds[0]);
 	assert_int_equal(sl_plantable_collect(v), 1);
 	for (int i = 0; i < sl_plantable_plan(v)->n; i++)
-		assert_true(sl_plantable_plan(v)->rows[i].layout.recompute >= SL_RECOMPUTE_SELECTIVE);
+		assert_true(sl_plantable_plan(v)->rows[i].layout.recompute >=
+		            SL_RECOMPUTE_SELECTIVE);
 
 	/* A model that fits nowhere: the planner's line. */
 	c.memory = 4096;
-	assert_int_equal(sl_plantable_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
+	assert_int_equal(
+	    sl_plantable_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
 	wait_wake(fds[0]);
 	assert_int_equal(sl_plantable_collect(v), 1);
 	assert_int_equal(sl_plantable_state(v, &e), -1);
@@ -209,7 +214,8 @@ static void test_cancel(void **state)
 	sl_cluster_config c = tu_h100(64, 8);
 	sl_plantable *v = sl_plantable_create(-1);
 	sl_err err = {0};
-	assert_int_equal(sl_plantable_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
+	assert_int_equal(
+	    sl_plantable_start(v, &m, &c, SL_ATTN_MATERIALIZED, SL_RECOMPUTE_NONE, &err), SL_OK);
 	sl_plantable_destroy(v);
 
 	atomic_int stop;

@@ -115,8 +115,8 @@ static void test_pause_holds_and_cancel_frees(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_breakpoint_steps),
-		cmocka_unit_test(test_pause_holds_and_cancel_frees),
+	    cmocka_unit_test(test_breakpoint_steps),
+	    cmocka_unit_test(test_pause_holds_and_cancel_frees),
 	};
 	return cmocka_run_group_tests_name("playback", tests, NULL, NULL);
 }

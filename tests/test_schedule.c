@@ -63,7 +63,8 @@ static void test_inflight_peaks(void **state)
 				sl_pp_schedule(SL_SCHED_GPIPE, p, m, 1, s, a, &err);
 				assert_int_equal(sl_pp_inflight_peak(a, 2 * m), m);
 				sl_pp_schedule(SL_SCHED_1F1B, p, m, 1, s, a, &err);
-				assert_int_equal(sl_pp_inflight_peak(a, 2 * m), m < p - s ? m : p - s);
+				assert_int_equal(sl_pp_inflight_peak(a, 2 * m),
+				                 m < p - s ? m : p - s);
 				for (int v = 2; v <= 3 && p > 1 && m % p == 0; v++) {
 					sl_pp_schedule(SL_SCHED_INTERLEAVED, p, m, v, s, a, &err);
 					int warm = m == p ? m * v : (p - s - 1) * 2 + (v - 1) * p;
@@ -108,10 +109,10 @@ static void test_invalid(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_every_pass_once),
-		cmocka_unit_test(test_inflight_peaks),
-		cmocka_unit_test(test_1f1b_order),
-		cmocka_unit_test(test_invalid),
+	    cmocka_unit_test(test_every_pass_once),
+	    cmocka_unit_test(test_inflight_peaks),
+	    cmocka_unit_test(test_1f1b_order),
+	    cmocka_unit_test(test_invalid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -56,28 +56,30 @@ static void check_spans(const sl_snapshot *s, const sl_opstep *st, size_t ns, co
 			if (cstep[k] == -2)
 				cstep[k] = e->coll.step;
 			if (cstep[k] != e->coll.step)
-				fail_msg("event %zu (%s, dev %d): step %zu holds logical steps %d and %d", i, e->label, e->dev, k, cstep[k],
-					 e->coll.step);
+				fail_msg("event %zu (%s, dev %d): step %zu holds logical steps %d "
+				         "and %d",
+				         i, e->label, e->dev, k, cstep[k], e->coll.step);
 		}
 	}
 	for (size_t k = 0; k < ns; k++) {
 		if (st[k].t0 != lo[k] || st[k].t1 != hi[k])
 			fail_msg("step %zu: span [%.17g, %.17g], its events [%.17g, %.17g]", k,
-				 st[k].t0, st[k].t1, lo[k], hi[k]);
+			         st[k].t0, st[k].t1, lo[k], hi[k]);
 		/* Stops never go back, and a step stops once it is over. */
 		if (k > 0 && !(st[k].t_stop >= st[k - 1].t_stop))
-			fail_msg("step %zu stops at %.17g, before step %zu (%.17g)", k, st[k].t_stop,
-				 k - 1, st[k - 1].t_stop);
+			fail_msg("step %zu stops at %.17g, before step %zu (%.17g)", k,
+			         st[k].t_stop, k - 1, st[k - 1].t_stop);
 		if (!(st[k].t_stop >= st[k].t1))
 			fail_msg("step %zu stops at %.17g, before its end %.17g", k, st[k].t_stop,
-				 st[k].t1);
+			         st[k].t1);
 	}
 	for (size_t k = 0; k < ns; k++)
 		for (size_t j = 0; j < k; j++)
 			if (st[k].coll && st[j].coll && st[k].coll->leader == st[j].coll->leader &&
-			    st[k].coll->seq == st[j].coll->seq && st[j].coll->step > st[k].coll->step)
+			    st[k].coll->seq == st[j].coll->seq &&
+			    st[j].coll->step > st[k].coll->step)
 				fail_msg("logical step %d comes after step %d of one collective",
-					 st[j].coll->step, st[k].coll->step);
+				         st[j].coll->step, st[k].coll->step);
 	free(lo);
 	free(hi);
 	free(cstep);
@@ -99,7 +101,8 @@ static void check_fields(const sl_snapshot *s, const sl_opstep *st, size_t ns, c
 		const sl_opstep *o = &st[of[i]];
 		if ((e->p2p.kind != SL_P2P_NONE) != (o->p2p != NULL) ||
 		    (e->io.kind != SL_IO_NONE) != (o->io != NULL))
-			fail_msg("event %zu (%s) and its step %d differ in kind", i, e->label, of[i]);
+			fail_msg("event %zu (%s) and its step %d differ in kind", i, e->label,
+			         of[i]);
 		if (o->p2p) {
 			const sl_ev_p2p *a = &e->p2p, *b = o->p2p;
 			if (a->kind != b->kind || a->from != b->from || a->to != b->to ||
@@ -115,7 +118,8 @@ static void check_fields(const sl_snapshot *s, const sl_opstep *st, size_t ns, c
 		if (o->io) {
 			assert_int_equal(e->io.kind, o->io->kind);
 			assert_int_equal(e->io.id, o->io->id);
-			assert_int_equal(e->kind, e->io.kind == SL_IO_WRITE ? SL_EV_WRITE : SL_EV_READ);
+			assert_int_equal(e->kind,
+			                 e->io.kind == SL_IO_WRITE ? SL_EV_WRITE : SL_EV_READ);
 			assert_true(e->io.chunk >= 0 && e->io.chunk < e->io.nchunks);
 		}
 	}
@@ -128,10 +132,10 @@ static void check_fields(const sl_snapshot *s, const sl_opstep *st, size_t ns, c
 
 /* What a run's steps are made of. */
 struct tally {
-	int gemms;  /* training GEMMs */
-	int p2p;    /* pipeline messages */
-	int writes; /* checkpoint chunks written */
-	int reads;  /* stored chunks read */
+	int gemms;    /* training GEMMs */
+	int p2p;      /* pipeline messages */
+	int writes;   /* checkpoint chunks written */
+	int reads;    /* stored chunks read */
 	size_t stops; /* distinct stops (sl_step_ends) */
 };
 
@@ -218,7 +222,7 @@ static void test_products(void **state)
 	/* Tree: a binomial all-reduce is 2 ceil(log2 p) levels. */
 	for (int p = 2; p <= 9; p++)
 		assert_int_equal(product_steps(SL_SPLIT_ROW, p, 0, 64, 256, 256, SL_ALGO_TREE),
-				 (size_t)(1 + 2 * ceil_log2(p)));
+		                 (size_t)(1 + 2 * ceil_log2(p)));
 	/* Uneven shards over 6: levels 2 and 3 of the reduce run side by side
 	 * and the later one ends a hair sooner; they still come in order. */
 	assert_int_equal(product_steps(SL_SPLIT_ROW, 6, 0, 256, 1024, 1024, SL_ALGO_TREE), 1 + 6);
@@ -292,13 +296,13 @@ static size_t train_case(int tp, int pp, int dp, sl_sched k, int m, int v)
 	size_t ns = steps_tallied(c, pp, NULL, NULL, &t);
 	if (t.gemms != ms.layers * m * 6)
 		fail_msg("tp=%d pp=%d dp=%d %s m=%d: %d GEMM steps, want %d", tp, pp, dp,
-			 sl_sched_name(k), m, t.gemms, ms.layers * m * 6);
+		         sl_sched_name(k), m, t.gemms, ms.layers * m * 6);
 	if (t.p2p != 2 * (pp * v - 1) * m)
 		fail_msg("tp=%d pp=%d dp=%d %s m=%d v=%d: %d pipeline steps, want %d", tp, pp, dp,
-			 sl_sched_name(k), m, v, t.p2p, 2 * (pp * v - 1) * m);
+		         sl_sched_name(k), m, v, t.p2p, 2 * (pp * v - 1) * m);
 	print_message("tp=%d pp=%d dp=%d %s m=%d v=%d: %zu steps (%d GEMMs, %d pipeline "
-		      "messages), %zu stops\n",
-		      tp, pp, dp, sl_sched_name(k), m, v, ns, t.gemms, t.p2p, t.stops);
+	              "messages), %zu stops\n",
+	              tp, pp, dp, sl_sched_name(k), m, v, ns, t.gemms, t.p2p, t.stops);
 	sl_cluster_destroy(c);
 	sl_train_destroy(tr);
 	return t.stops;
@@ -357,8 +361,7 @@ static void test_checkpoint(void **state)
 	assert_int_equal(t.writes, n_old);
 	assert_int_equal(t.reads, 0);
 	assert_int_equal(ns, (size_t)n_old);
-	print_message("save of %d chunks on 4 devices: %zu steps, %zu stops\n", n_old, ns,
-		      t.stops);
+	print_message("save of %d chunks on 4 devices: %zu steps, %zu stops\n", n_old, ns, t.stops);
 	sl_cluster_destroy(c);
 	/* Reshard from TP 2 x PP 2 onto PP 4: each new device reads the
 	 * stored chunks of its blocks' tensors, whole or in halves. */
@@ -377,7 +380,7 @@ static void test_checkpoint(void **state)
 	assert_int_equal(t.writes, n_new);
 	assert_int_equal(ns, (size_t)(n_old + n_new));
 	print_message("reshard of %d chunks onto %d: %zu steps, %zu stops\n", n_old, n_new, ns,
-		      t.stops);
+	              t.stops);
 	sl_ckpt_close(ck2);
 	sl_ckpt_close(ck);
 	sl_cluster_destroy(c);
@@ -388,10 +391,10 @@ static void test_checkpoint(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_products),
-		cmocka_unit_test(test_collectives),
-		cmocka_unit_test(test_training),
-		cmocka_unit_test(test_checkpoint),
+	    cmocka_unit_test(test_products),
+	    cmocka_unit_test(test_collectives),
+	    cmocka_unit_test(test_training),
+	    cmocka_unit_test(test_checkpoint),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -88,7 +88,7 @@ static int xfer_prog(sl_dev *d, void *arg, sl_err *err)
 	}
 	j->w0[id] = now();
 	int rc = id == 0 ? sl_send(d, 1, j->buf[0], j->n, "send", err)
-			 : sl_recv(d, 0, j->buf[1], j->n, "recv", err);
+	                 : sl_recv(d, 0, j->buf[1], j->n, "recv", err);
 	j->w1[id] = now();
 	j->rc[id] = rc;
 	sl_dev_release(d, j->n);
@@ -168,8 +168,8 @@ static void test_live_64mib(void **st)
 #endif
 	if (!(wall >= 0.998 * want))
 		fail_msg("64 MiB at 500 MB/s took %.6f s of wall time, less than its "
-			 "%.6f s schedule",
-			 wall, want);
+		         "%.6f s schedule",
+		         wall, want);
 	alarm(0);
 }
 
@@ -192,7 +192,7 @@ static int mixed_prog(sl_dev *d, void *arg, sl_err *err)
 		a[i] = b[i] = 0.5f;
 	sl_group g = sl_group_all(p);
 	int rc = sl_dev_sgemm(d, 0, 0, (int)mm, (int)mm, (int)mm, 1.0f, a, (int)mm, b, (int)mm,
-			      0.0f, cc, (int)mm, "sgemm", err);
+	                      0.0f, cc, (int)mm, "sgemm", err);
 	if (!rc)
 		rc = sl_allreduce(d, &g, buf, count, SL_ALGO_RING, err);
 	if (!rc && id == 0)
@@ -267,10 +267,10 @@ static void test_paced_equals_headless(void **st)
 			    a->flops != b->flops || a->bytes_sent != b->bytes_sent ||
 			    a->bytes_received != b->bytes_received)
 				fail_msg("slowdown %g, device %d: clock %.17g vs %.17g headless "
-					 "(compute %.17g vs %.17g, comm %.17g vs %.17g, "
-					 "wait %.17g vs %.17g)",
-					 slowdowns[si], i, b->clock, a->clock, b->compute_s,
-					 a->compute_s, b->comm_s, a->comm_s, b->wait_s, a->wait_s);
+				         "(compute %.17g vs %.17g, comm %.17g vs %.17g, "
+				         "wait %.17g vs %.17g)",
+				         slowdowns[si], i, b->clock, a->clock, b->compute_s,
+				         a->compute_s, b->comm_s, a->comm_s, b->wait_s, a->wait_s);
 			if (b->clock > emul)
 				emul = b->clock;
 		}
@@ -278,18 +278,18 @@ static void test_paced_equals_headless(void **st)
 		for (size_t e = 0; e < head.snap.n; e++)
 			if (cmp_event(&head.snap.ev[e], &paced.snap.ev[e]))
 				fail_msg("slowdown %g: event %zu differs: device %d %s %s "
-					 "[%.17g, %.17g] vs [%.17g, %.17g] headless",
-					 slowdowns[si], e, paced.snap.ev[e].dev,
-					 sl_ev_kind_name(paced.snap.ev[e].kind),
-					 paced.snap.ev[e].label, paced.snap.ev[e].t0,
-					 paced.snap.ev[e].t1, head.snap.ev[e].t0,
-					 head.snap.ev[e].t1);
+				         "[%.17g, %.17g] vs [%.17g, %.17g] headless",
+				         slowdowns[si], e, paced.snap.ev[e].dev,
+				         sl_ev_kind_name(paced.snap.ev[e].kind),
+				         paced.snap.ev[e].label, paced.snap.ev[e].t0,
+				         paced.snap.ev[e].t1, head.snap.ev[e].t0,
+				         head.snap.ev[e].t1);
 		/* Pacing really held the run back (a lower bound only: never
 		 * assert how late a loaded machine finishes). */
 		if (!(wall >= emul * slowdowns[si]))
 			fail_msg("slowdown %g: the run took %.6f s of wall time, less than "
-				 "the %.6f s it emulates times the slowdown",
-				 slowdowns[si], wall, emul * slowdowns[si]);
+			         "the %.6f s it emulates times the slowdown",
+			         slowdowns[si], wall, emul * slowdowns[si]);
 		sl_snapshot_free(&paced.snap);
 	}
 	sl_snapshot_free(&head.snap);

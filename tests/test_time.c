@@ -50,7 +50,7 @@ static int coll_prog(sl_dev *d, void *arg, sl_err *err)
 /* Run op on a one-node cluster and return the slowest device's clock;
  * with every_device, each device's clock must equal want. */
 static double coll_time(int p, double a, double bw, size_t nbytes, sl_coll_op op, sl_algo algo,
-			double want, int every_device)
+                        double want, int every_device)
 {
 	sl_cluster *c = tu_cluster(p, bw, a);
 	struct coll_job j = {op, algo, nbytes / sizeof(float)};
@@ -64,12 +64,12 @@ static double coll_time(int p, double a, double bw, size_t nbytes, sl_coll_op op
 		if (t > tmax)
 			tmax = t;
 		snprintf(what, sizeof what, "%s %s p=%d a=%g B=%g N=%zu: device %d's clock",
-			 sl_coll_op_name(op), sl_algo_name(algo), p, a, bw, nbytes, i);
+		         sl_coll_op_name(op), sl_algo_name(algo), p, a, bw, nbytes, i);
 		if (every_device)
 			tu_check_close(t, want, REL, what);
 	}
 	snprintf(what, sizeof what, "%s %s p=%d a=%g B=%g N=%zu: the slowest clock",
-		 sl_coll_op_name(op), sl_algo_name(algo), p, a, bw, nbytes);
+	         sl_coll_op_name(op), sl_algo_name(algo), p, a, bw, nbytes);
 	if (!isnan(want))
 		tu_check_close(tmax, want, REL, what);
 	sl_cluster_destroy(c);
@@ -93,7 +93,7 @@ static void ring_sweep(sl_coll_op op)
 				int p = ps[pi];
 				double a = lats[ai], bw = bws[bi];
 				size_t sizes[] = {4 * (size_t)p, 4 * (size_t)p * 3,
-						  4 * (size_t)p * 1024};
+				                  4 * (size_t)p * 1024};
 				for (size_t si = 0; si < LEN(sizes); si++) {
 					double n = (double)sizes[si], want;
 					if (op == SL_COLL_ALLREDUCE)
@@ -104,7 +104,7 @@ static void ring_sweep(sl_coll_op op)
 					coll_time(p, a, bw, sizes[si], op, SL_ALGO_RING, want, 1);
 					/* The analytic model states the same closed form. */
 					tu_check_close(sl_cost_coll(op, SL_ALGO_RING, p, n, a, bw),
-						       want, REL, "sl_cost_coll");
+					               want, REL, "sl_cost_coll");
 				}
 			}
 }
@@ -118,7 +118,7 @@ static void test_ring_allreduce(void **st)
 		size_t n = 4 * (size_t)p * ((5u << 20) / 4 + 3);
 		double a = 7e-6, bw = 30e9;
 		coll_time(p, a, bw, n, SL_COLL_ALLREDUCE, SL_ALGO_RING,
-			  2.0 * (p - 1) * a + 2.0 * (p - 1) / p * (double)n / bw, 1);
+		          2.0 * (p - 1) * a + 2.0 * (p - 1) / p * (double)n / bw, 1);
 	}
 }
 
@@ -163,9 +163,9 @@ static double chain_run(int p, double a, double bw, size_t nbytes, sl_coll_op op
 	double got = coll_time(p, a, bw, nbytes, op, SL_ALGO_RING, NAN, 0);
 	if (fabs(got - want) > slack + REL * want)
 		fail_msg("%s ring p=%d a=%g B=%g N=%zu: %.12g s, want %.12g s (k=%d, slack %.3g s)",
-			 sl_coll_op_name(op), p, a, bw, nbytes, got, want, k, slack);
+		         sl_coll_op_name(op), p, a, bw, nbytes, got, want, k, slack);
 	tu_check_close(sl_cost_coll(op, SL_ALGO_RING, p, (double)nbytes, a, bw), want, REL,
-		       "sl_cost_coll, chain");
+	               "sl_cost_coll, chain");
 	return got;
 }
 
@@ -202,8 +202,9 @@ static void test_ring_chain(void **st)
 static void test_tree_any_p(void **st)
 {
 	(void)st;
-	sl_coll_op ops[] = {SL_COLL_ALLREDUCE, SL_COLL_BROADCAST, SL_COLL_REDUCE, SL_COLL_GATHER,
-			    SL_COLL_SCATTER, SL_COLL_ALLGATHER, SL_COLL_REDUCESCATTER};
+	sl_coll_op ops[] = {SL_COLL_ALLREDUCE,    SL_COLL_BROADCAST, SL_COLL_REDUCE,
+	                    SL_COLL_GATHER,       SL_COLL_SCATTER,   SL_COLL_ALLGATHER,
+	                    SL_COLL_REDUCESCATTER};
 	sl_topo topos[] = {SL_TOPO_FULL, SL_TOPO_RING};
 	double a = 3e-6, bw = 50e9;
 	for (size_t ti = 0; ti < LEN(topos); ti++)
@@ -213,7 +214,7 @@ static void test_tree_any_p(void **st)
 				L += 1;
 				H += topos[ti] == SL_TOPO_RING && p - mask < mask ? p - mask
 				     : topos[ti] == SL_TOPO_RING                  ? mask
-										  : 1;
+				                                                  : 1;
 			}
 			size_t count = (size_t)p * 5040;
 			double n = 4.0 * (double)count;
@@ -233,7 +234,8 @@ static void test_tree_any_p(void **st)
 				tu_coll_job j = {op, SL_ALGO_TREE, count};
 				sl_err err = {0};
 				if (sl_cluster_run(c, tu_coll_prog, &j, &err))
-					fail_msg("%s tree p=%d: %s", sl_coll_op_name(op), p, err.msg);
+					fail_msg("%s tree p=%d: %s", sl_coll_op_name(op), p,
+					         err.msg);
 				double t = 0;
 				for (int i = 0; i < p; i++)
 					if (sl_cluster_dev_stats(c, i).clock > t)
@@ -241,13 +243,15 @@ static void test_tree_any_p(void **st)
 				sl_cluster_destroy(c);
 				char what[120];
 				snprintf(what, sizeof what, "%s tree p=%d on %s links: the run",
-					 sl_coll_op_name(op), p, topos[ti] == SL_TOPO_RING ? "ring" : "full");
+				         sl_coll_op_name(op), p,
+				         topos[ti] == SL_TOPO_RING ? "ring" : "full");
 				tu_check_close(t, want, REL, what);
 				snprintf(what, sizeof what, "%s tree p=%d on %s links: the model",
-					 sl_coll_op_name(op), p, topos[ti] == SL_TOPO_RING ? "ring" : "full");
-				tu_check_close(sl_cost_coll_terms(op, SL_ALGO_TREE, p, n, a, bw, topos[ti],
-								  NULL, NULL),
-					       want, REL, what);
+				         sl_coll_op_name(op), p,
+				         topos[ti] == SL_TOPO_RING ? "ring" : "full");
+				tu_check_close(sl_cost_coll_terms(op, SL_ALGO_TREE, p, n, a, bw,
+				                                  topos[ti], NULL, NULL),
+				               want, REL, what);
 				/* A gather's root takes every block in turn: busbw B at most. */
 				if (op == SL_COLL_GATHER && n / t * (p - 1.0) / p > bw * (1 + REL))
 					fail_msg("gather tree p=%d: busbw over B", p);
@@ -270,9 +274,9 @@ static void test_tree_any_p(void **st)
 					t = sl_cluster_dev_stats(c, i).clock;
 			sl_cluster_destroy(c);
 			tu_check_close(t, want, REL, "alltoall: the run");
-			tu_check_close(sl_cost_coll_terms(SL_COLL_ALLTOALL, SL_ALGO_RING, p, n, a, bw,
-							  topos[ti], NULL, NULL),
-				       want, REL, "alltoall: the model");
+			tu_check_close(sl_cost_coll_terms(SL_COLL_ALLTOALL, SL_ALGO_RING, p, n, a,
+			                                  bw, topos[ti], NULL, NULL),
+			               want, REL, "alltoall: the model");
 		}
 }
 
@@ -285,7 +289,7 @@ static void test_tree_allreduce(void **st)
 		int p = 1 << L;
 		double a = 2e-6, bw = 100e9, n = 4.0 * 1000;
 		coll_time(p, a, bw, (size_t)n, SL_COLL_ALLREDUCE, SL_ALGO_TREE,
-			  2.0 * L * (a + n / bw), 0);
+		          2.0 * L * (a + n / bw), 0);
 	}
 }
 
@@ -293,10 +297,10 @@ static void test_tree_allreduce(void **st)
 
 struct p2p_job {
 	size_t n;
-	int sends;	  /* back-to-back sends 0 -> 1 */
+	int sends;        /* back-to-back sends 0 -> 1 */
 	double bw2, lat2; /* > 0: device 0 turns the link to these between sends */
-	int by_class;	  /* ... through sl_cluster_set_class instead of set_link */
-	size_t n1, n2;	  /* device 0 sends n1 to 1 and n2 to 2 in one sl_xfer */
+	int by_class;     /* ... through sl_cluster_set_class instead of set_link */
+	size_t n1, n2;    /* device 0 sends n1 to 1 and n2 to 2 in one sl_xfer */
 };
 
 static int p2p_prog(sl_dev *d, void *arg, sl_err *err)
@@ -314,7 +318,7 @@ static int p2p_prog(sl_dev *d, void *arg, sl_err *err)
 					sl_cluster_set_class(sl_dev_cluster(d), 0, j->bw2, j->lat2);
 				else
 					sl_cluster_set_link(sl_dev_cluster(d), 0, 1, j->bw2,
-							    j->lat2);
+					                    j->lat2);
 			}
 			rc = sl_send(d, 1, buf, j->n, "send", err);
 		} else if (id == 1) {
@@ -346,9 +350,9 @@ static void test_single_send(void **st)
 				double a = lats[ai], bw = bws[bi], want = a + (double)ns[ni] / bw;
 				sl_cluster *c = run_p2p(2, bw, a, &j);
 				tu_check_close(sl_cluster_dev_stats(c, 0).clock, want, REL,
-					       "sender's clock");
+				               "sender's clock");
 				tu_check_close(sl_cluster_dev_stats(c, 1).clock, want, REL,
-					       "receiver's clock");
+				               "receiver's clock");
 				sl_cluster_destroy(c);
 			}
 }
@@ -364,9 +368,9 @@ static void test_back_to_back(void **st)
 			double a = lats[ai], bw = bws[bi], want = 2 * (a + 65536.0 / bw);
 			sl_cluster *c = run_p2p(2, bw, a, &j);
 			tu_check_close(sl_cluster_dev_stats(c, 0).clock, want, REL,
-				       "sender's clock");
+			               "sender's clock");
 			tu_check_close(sl_cluster_dev_stats(c, 1).clock, want, REL,
-				       "receiver's clock");
+			               "receiver's clock");
 			sl_cluster_destroy(c);
 		}
 }
@@ -383,7 +387,7 @@ static void test_bandwidth_change(void **st)
 		double want = (a1 + (double)j.n / b1) + (a2 + (double)j.n / b2);
 		sl_cluster *c = run_p2p(2, b1, a1, &j);
 		tu_check_close(sl_cluster_dev_stats(c, 1).clock, want, REL,
-			       "after a bandwidth change");
+		               "after a bandwidth change");
 		sl_cluster_destroy(c);
 	}
 }
@@ -431,8 +435,8 @@ static void test_concurrent_links(void **st)
  * receives in one sl_xfer. */
 struct port_job {
 	int ns[8], nr[8];
-	int sp[8][2], rp[8][2];      /* peers */
-	size_t sn[8][2], rn[8][2];   /* bytes */
+	int sp[8][2], rp[8][2];    /* peers */
+	size_t sn[8][2], rn[8][2]; /* bytes */
 };
 
 static int port_prog(sl_dev *d, void *arg, sl_err *err)
@@ -541,7 +545,7 @@ static void test_shared_ports(void **st)
 	c = port_run(&j, SL_EFF_REALISTIC);
 	for (int d = 0; d < 6; d += 2)
 		tu_check_close(sl_cluster_dev_stats(c, d).clock, ax + 2 * n1 / bx, REL,
-			       "both ways");
+		               "both ways");
 	sl_cluster_destroy(c);
 
 	/* the rule by itself */
@@ -576,7 +580,7 @@ static int gemm_prog(sl_dev *d, void *arg, sl_err *err)
 	if (!a)
 		return sl_fail(err, SL_ENOMEM, "host memory");
 	int rc = sl_dev_sgemm(d, 0, 0, j->m, j->n, j->k, 1.0f, a, j->k, a + sa, j->n, 0.0f,
-			      a + sa + sb, j->n, "sgemm", err);
+	                      a + sa + sb, j->n, "sgemm", err);
 	if (rc == SL_OK && j->extra_flops > 0)
 		rc = sl_dev_compute(d, j->extra_flops, sl_dev_cpu_mark(), "elementwise", err);
 	free(a);
@@ -610,18 +614,18 @@ static void test_compute(void **st)
 					seen++;
 					assert_true(snap.ev[e].t0 == 0);
 					tu_check_close(snap.ev[e].t1, f / rates[ri], REL,
-						       "one sgemm: 2mnk/F");
+					               "one sgemm: 2mnk/F");
 					tu_check_close(snap.ev[e].flops, f, REL,
-						       "one sgemm's flops");
+					               "one sgemm's flops");
 				}
 			assert_int_equal(seen, 3);
 			sl_snapshot_free(&snap);
 			for (int i = 0; i < 3; i++) {
 				sl_dev_stats s = sl_cluster_dev_stats(c, i);
 				tu_check_close(s.clock, (f + j.extra_flops) / rates[ri], REL,
-					       "clock");
+				               "clock");
 				tu_check_close(s.compute_s, (f + j.extra_flops) / rates[ri], REL,
-					       "compute_s");
+				               "compute_s");
 				tu_check_close(s.flops, f + j.extra_flops, REL, "flops");
 			}
 			sl_cluster_destroy(c);
@@ -721,7 +725,7 @@ static double channels_case(int p, int g, double bx, const int *order, sl_coll_o
 		double k = fmin((double)g, bi / bx);
 		tu_check_close(bn.bandwidth, k * bx, REL, "channels: the striped bottleneck");
 		tu_check_close(sl_cost_ring_bottleneck(c, p).bandwidth, bx, REL,
-			       "channels: the plain bottleneck");
+		               "channels: the plain bottleneck");
 	}
 	sl_cluster_destroy(c);
 	return tmax;
@@ -733,18 +737,18 @@ static void test_two_nodes_channels(void **st)
 	double ax = 5e-6, blk = 8192.0 * sizeof(float); /* N/p bytes */
 	/* 8 devices, nodes of 4, 25 GB/s adapters: 4 of them, 100 GB/s */
 	tu_check_close(channels_case(8, 4, 25e9, NULL, SL_COLL_ALLREDUCE),
-		       2.0 * 7 * (ax + blk / (4 * 25e9)), REL, "p=8 G=4: all-reduce");
+	               2.0 * 7 * (ax + blk / (4 * 25e9)), REL, "p=8 G=4: all-reduce");
 	tu_check_close(channels_case(8, 4, 25e9, NULL, SL_COLL_ALLGATHER),
-		       7 * (ax + blk / (4 * 25e9)), REL, "p=8 G=4: all-gather");
+	               7 * (ax + blk / (4 * 25e9)), REL, "p=8 G=4: all-gather");
 	tu_check_close(channels_case(8, 4, 25e9, NULL, SL_COLL_REDUCESCATTER),
-		       7 * (ax + blk / (4 * 25e9)), REL, "p=8 G=4: reduce-scatter");
+	               7 * (ax + blk / (4 * 25e9)), REL, "p=8 G=4: reduce-scatter");
 	/* 16 devices, nodes of 8, 100 GB/s adapters: 800 GB/s capped at 450 */
 	tu_check_close(channels_case(16, 8, 100e9, NULL, SL_COLL_ALLREDUCE),
-		       2.0 * 15 * (ax + blk / 450e9), REL, "p=16 G=8: all-reduce");
+	               2.0 * 15 * (ax + blk / 450e9), REL, "p=16 G=8: all-reduce");
 	/* members alternating between the two nodes: no runs, one adapter */
 	static const int alt[8] = {0, 4, 1, 5, 2, 6, 3, 7};
 	tu_check_close(channels_case(8, 4, 25e9, alt, SL_COLL_ALLREDUCE),
-		       2.0 * 7 * (ax + blk / 25e9), REL, "p=8 G=4 alternating: all-reduce");
+	               2.0 * 7 * (ax + blk / 25e9), REL, "p=8 G=4 alternating: all-reduce");
 	/* sl_ring_stripes by itself: the smaller run sets k */
 	sl_cluster_config cfg = tu_config(6, 450e9, 1e-6);
 	cfg.devices_per_node = 4;
@@ -759,20 +763,13 @@ static void test_two_nodes_channels(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ring_allreduce),
-	    cmocka_unit_test(test_ring_allgather),
-	    cmocka_unit_test(test_ring_reducescatter),
-	    cmocka_unit_test(test_ring_chain),
-	    cmocka_unit_test(test_tree_allreduce),
-	    cmocka_unit_test(test_tree_any_p),
-	    cmocka_unit_test(test_single_send),
-	    cmocka_unit_test(test_back_to_back),
-	    cmocka_unit_test(test_bandwidth_change),
-	    cmocka_unit_test(test_concurrent_links),
-	    cmocka_unit_test(test_shared_ports),
-	    cmocka_unit_test(test_compute),
-	    cmocka_unit_test(test_two_nodes),
-	    cmocka_unit_test(test_two_nodes_channels),
+	    cmocka_unit_test(test_ring_allreduce),     cmocka_unit_test(test_ring_allgather),
+	    cmocka_unit_test(test_ring_reducescatter), cmocka_unit_test(test_ring_chain),
+	    cmocka_unit_test(test_tree_allreduce),     cmocka_unit_test(test_tree_any_p),
+	    cmocka_unit_test(test_single_send),        cmocka_unit_test(test_back_to_back),
+	    cmocka_unit_test(test_bandwidth_change),   cmocka_unit_test(test_concurrent_links),
+	    cmocka_unit_test(test_shared_ports),       cmocka_unit_test(test_compute),
+	    cmocka_unit_test(test_two_nodes),          cmocka_unit_test(test_two_nodes_channels),
 	};
 	return cmocka_run_group_tests_name("model time", tests, NULL, NULL);
 }

@@ -139,8 +139,8 @@ static pslice ns_slice(json_t *e)
 {
 	long long t0 = (long long)(json_number_value(json_object_get(e, "ts")) * 1000.0);
 	return (pslice){json_integer_value(json_object_get(e, "pid")),
-			json_integer_value(json_object_get(e, "tid")), t0,
-			t0 + (long long)(json_number_value(json_object_get(e, "dur")) * 1000.0)};
+	                json_integer_value(json_object_get(e, "tid")), t0,
+	                t0 + (long long)(json_number_value(json_object_get(e, "dur")) * 1000.0)};
 }
 
 /* On each track, slices (sorted by cmp_pslice) nest or keep apart. */
@@ -154,9 +154,10 @@ static void check_nesting(const pslice *sl, size_t ns)
 		while (depth && stack[depth - 1] <= sl[i].t0)
 			depth--;
 		if (depth && sl[i].t1 > stack[depth - 1])
-			fail_msg("track %lld/%lld: the slice [%lld, %lld] ns crosses the end of one "
-				 "that encloses its start (%lld ns): Perfetto drops it",
-				 sl[i].pid, sl[i].tid, sl[i].t0, sl[i].t1, stack[depth - 1]);
+			fail_msg(
+			    "track %lld/%lld: the slice [%lld, %lld] ns crosses the end of one "
+			    "that encloses its start (%lld ns): Perfetto drops it",
+			    sl[i].pid, sl[i].tid, sl[i].t0, sl[i].t1, stack[depth - 1]);
 		stack[depth++] = sl[i].t1;
 	}
 	free(stack);
@@ -183,15 +184,17 @@ static void check_trace(json_t *j, int want_steps)
 		if (!ph || !cat || !json_is_integer(pid) || !json_is_integer(tid))
 			fail_msg("event %zu lacks ph, cat, pid or tid", i);
 		if (json_integer_value(tid) < 1 || json_integer_value(pid) < 1)
-			fail_msg("event %zu: pid %lld tid %lld", i, (long long)json_integer_value(pid),
-				 (long long)json_integer_value(tid));
+			fail_msg("event %zu: pid %lld tid %lld", i,
+			         (long long)json_integer_value(pid),
+			         (long long)json_integer_value(tid));
 		if (strcmp(ph, "X") == 0) {
 			if (!json_is_number(json_object_get(e, "ts")) ||
 			    !json_is_number(json_object_get(e, "dur")))
 				fail_msg("slice %zu: ts or dur not a number", i);
 			iv[niv++] = ns_slice(e);
 			if (strcmp(cat, "step") == 0) {
-				json_int_t k = json_integer_value(json_object_get(json_object_get(e, "args"), "step"));
+				json_int_t k = json_integer_value(
+				    json_object_get(json_object_get(e, "args"), "step"));
 				assert_true(k >= 0 && (size_t)k < cap);
 				step[k] = ns_slice(e);
 				have[k] = 1;
@@ -210,7 +213,8 @@ static void check_trace(json_t *j, int want_steps)
 				fail_msg("flow %s: its end comes before its start", id);
 			json_object_set_new(set, id, json_true());
 			if (ph[0] == 'f')
-				assert_string_equal(json_string_value(json_object_get(e, "bp")), "e");
+				assert_string_equal(json_string_value(json_object_get(e, "bp")),
+				                    "e");
 		}
 	}
 	if (want_steps)
@@ -220,30 +224,30 @@ static void check_trace(json_t *j, int want_steps)
 	qsort(iv, niv, sizeof *iv, cmp_pslice);
 	for (size_t a = 1; a < niv; a++)
 		if (!cmp_pslice(&iv[a], &iv[a - 1]) && iv[a].t1 > iv[a].t0)
-			fail_msg("two slices on track %lld/%lld on [%lld, %lld] ns", iv[a].pid, iv[a].tid,
-				 iv[a].t0, iv[a].t1);
+			fail_msg("two slices on track %lld/%lld on [%lld, %lld] ns", iv[a].pid,
+			         iv[a].tid, iv[a].t0, iv[a].t1);
 	/* On a track, slices nest or keep apart, as the format requires (an
 	 * importer drops or misdraws a slice that crosses another's end). */
 	check_nesting(iv, niv);
 	/* Every flow start lands, and every finish has a start. */
 	const char *id;
 	json_t *v;
-	json_object_foreach(starts, id, v)
-		if (!json_object_get(finishes, id))
-			fail_msg("flow %s starts and never finishes", id);
+	json_object_foreach(starts, id, v) if (!json_object_get(finishes, id))
+	    fail_msg("flow %s starts and never finishes", id);
 	/* Step slices enclose the events of their step. */
 	for (size_t i = 0; i < n; i++) {
 		json_t *e = json_array_get(evs, i);
 		const char *cat = json_string_value(json_object_get(e, "cat"));
 		json_t *k = json_object_get(json_object_get(e, "args"), "step");
-		if (strcmp(json_string_value(json_object_get(e, "ph")), "X") || !strcmp(cat, "step") || !k)
+		if (strcmp(json_string_value(json_object_get(e, "ph")), "X") ||
+		    !strcmp(cat, "step") || !k)
 			continue;
 		json_int_t s = json_integer_value(k);
 		assert_true(s >= 0 && (size_t)s < cap && have[s]);
 		pslice x = ns_slice(e);
 		if (x.t0 < step[s].t0 || x.t1 > step[s].t1)
-			fail_msg("event %zu [%lld, %lld] ns outside step %lld [%lld, %lld]", i, x.t0, x.t1,
-				 (long long)s, step[s].t0, step[s].t1);
+			fail_msg("event %zu [%lld, %lld] ns outside step %lld [%lld, %lld]", i,
+			         x.t0, x.t1, (long long)s, step[s].t0, step[s].t1);
 	}
 	free(iv);
 	free(step);
@@ -262,7 +266,8 @@ static const char *thread_name(json_t *j, json_int_t pid, json_int_t tid)
 		    !strcmp(json_string_value(json_object_get(e, "name")), "thread_name") &&
 		    json_integer_value(json_object_get(e, "pid")) == pid &&
 		    json_integer_value(json_object_get(e, "tid")) == tid)
-			return json_string_value(json_object_get(json_object_get(e, "args"), "name"));
+			return json_string_value(
+			    json_object_get(json_object_get(e, "args"), "name"));
 	}
 	return NULL;
 }
@@ -284,7 +289,8 @@ static void check_snapshot(sl_cluster *c, int want_steps, json_t **out)
 {
 	sl_snapshot s;
 	assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), &s), SL_OK);
-	sl_trace_opts o = {.known = 1, .devices_per_node = sl_cluster_config_of(c)->devices_per_node};
+	sl_trace_opts o = {.known = 1,
+	                   .devices_per_node = sl_cluster_config_of(c)->devices_per_node};
 	membuf m = write_mem(&s, &o);
 	json_t *j = parse(m.b);
 	check_trace(j, want_steps);
@@ -474,7 +480,7 @@ static void test_take(void **state)
 		assert_memory_equal(&a.ev[i], &b.ev[i], sizeof a.ev[i]);
 		const sl_event *p = i ? &a.ev[i - 1] : NULL, *e = &a.ev[i];
 		if (p && (e->t0 < p->t0 || (e->t0 == p->t0 && e->dev < p->dev) ||
-			  (e->t0 == p->t0 && e->dev == p->dev && e->t1 < p->t1)))
+		          (e->t0 == p->t0 && e->dev == p->dev && e->t1 < p->t1)))
 			fail_msg("event %zu is out of order", i);
 	}
 	assert_int_equal(sl_trace_count(sl_cluster_trace(c)), 0);
@@ -559,13 +565,15 @@ static void perfetto_check(const char *path, size_t *nslices, size_t *nflows, lo
 			/* The same under a correctly rounded parse. */
 			long long t0 = (long long)(strtod(ts, NULL) * 1000.0);
 			if (t0 != x->t0 || t0 + (long long)(strtod(dur, NULL) * 1000.0) != x->t1)
-				fail_msg("line %zu: ts %.24s dur %.24s read differently by strtod", ln, ts, dur);
+				fail_msg("line %zu: ts %.24s dur %.24s read differently by strtod",
+				         ln, ts, dur);
 			if (x->t1 > last)
 				last = x->t1;
 		} else if (!strncmp(ph, "\"s\"", 3) || !strncmp(ph, "\"f\"", 3)) {
 			const char *id = field(line, "id");
 			if (!id || *id < '0' || *id > '9')
-				fail_msg("line %zu: a flow whose id is not a number: %.40s", ln, id ? id : "");
+				fail_msg("line %zu: a flow whose id is not a number: %.40s", ln,
+				         id ? id : "");
 			if (nf == cf)
 				fl = realloc(fl, (cf *= 2) * sizeof *fl);
 			fl[nf++] = (pflow){atoll(id), ln, ph[1]};
@@ -579,11 +587,12 @@ static void perfetto_check(const char *path, size_t *nslices, size_t *nflows, lo
 	/* Flows: each number one "s", then one "f". */
 	qsort(fl, nf, sizeof *fl, cmp_pflow);
 	for (size_t i = 0; i < nf; i += 2) {
-		if (i + 1 >= nf || fl[i + 1].id != fl[i].id || (i + 2 < nf && fl[i + 2].id == fl[i].id))
+		if (i + 1 >= nf || fl[i + 1].id != fl[i].id ||
+		    (i + 2 < nf && fl[i + 2].id == fl[i].id))
 			fail_msg("flow %lld: not one start and one end", fl[i].id);
 		if (fl[i].ph != 's' || fl[i + 1].ph != 'f')
 			fail_msg("flow %lld: its end (line %zu) comes before its start", fl[i].id,
-				 fl[i].line);
+			         fl[i].line);
 	}
 	free(sl);
 	free(fl);
@@ -602,12 +611,12 @@ static void test_perfetto_rules(void **state)
 		const char *args;
 		long long min_span_ns;
 	} runs[] = {
-		{"run --devices=4 --devices-per-node=2 --m=64 --k=96 --n=128", 1},
-		{"coll --op=allreduce --devices=8 --devices-per-node=4 --bytes=1MiB", 1},
-		{"train --tp=2 --pp=2 --dp=2 --microbatches=4 --steps=2", 1},
-		{"train --dry-run --preset=a100 --tp=4 --pp=2 --model=gpt3-175b --layers=2 --batch=8 "
-		 "--microbatches=4 --steps=4",
-		 1000000000LL},
+	    {"run --devices=4 --devices-per-node=2 --m=64 --k=96 --n=128", 1},
+	    {"coll --op=allreduce --devices=8 --devices-per-node=4 --bytes=1MiB", 1},
+	    {"train --tp=2 --pp=2 --dp=2 --microbatches=4 --steps=2", 1},
+	    {"train --dry-run --preset=a100 --tp=4 --pp=2 --model=gpt3-175b --layers=2 --batch=8 "
+	     "--microbatches=4 --steps=4",
+	     1000000000LL},
 	};
 	for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
 		char path[512], tmpl[64], args[800];
@@ -624,12 +633,12 @@ static void test_perfetto_rules(void **state)
 		perfetto_check(path, &nsl, &nfl, &span);
 		unlink(path);
 		if (span < runs[k].min_span_ns)
-			fail_msg("%s: the trace spans %lld ns, want %lld at least", runs[k].args, span,
-				 runs[k].min_span_ns);
+			fail_msg("%s: the trace spans %lld ns, want %lld at least", runs[k].args,
+			         span, runs[k].min_span_ns);
 		assert_true(nsl > 0);
 		assert_true(nfl > 0);
-		print_message("ok: %s: %zu slices, %zu flows over %lld ns\n", runs[k].args, nsl, nfl,
-			      span);
+		print_message("ok: %s: %zu slices, %zu flows over %lld ns\n", runs[k].args, nsl,
+		              nfl, span);
 	}
 }
 
@@ -676,15 +685,11 @@ static void test_stdout(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ring_two_nodes),
-		cmocka_unit_test(test_colwise),
-		cmocka_unit_test(test_training),
-		cmocka_unit_test(test_port_share),
-		cmocka_unit_test(test_escaping),
-		cmocka_unit_test(test_take),
-		cmocka_unit_test(test_gzip),
-		cmocka_unit_test(test_stdout),
-		cmocka_unit_test(test_perfetto_rules),
+	    cmocka_unit_test(test_ring_two_nodes), cmocka_unit_test(test_colwise),
+	    cmocka_unit_test(test_training),       cmocka_unit_test(test_port_share),
+	    cmocka_unit_test(test_escaping),       cmocka_unit_test(test_take),
+	    cmocka_unit_test(test_gzip),           cmocka_unit_test(test_stdout),
+	    cmocka_unit_test(test_perfetto_rules),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -64,12 +64,12 @@ static int setup(void **state)
 	make_ref(&drop_ref, &m);
 	/* (the dropout changes the losses: the cases below are not vacuous) */
 	assert_true(fabs(drop_ref.loss[STEPS - 1] - attn_ref.loss[STEPS - 1]) >
-		    1e-3 * attn_ref.loss[STEPS - 1]);
+	            1e-3 * attn_ref.loss[STEPS - 1]);
 	m.attn_dropout = 0;
 	m.hidden_dropout = 0.25f;
 	make_ref(&hdrop_ref, &m);
 	assert_true(fabs(hdrop_ref.loss[STEPS - 1] - attn_ref.loss[STEPS - 1]) >
-		    1e-3 * attn_ref.loss[STEPS - 1]);
+	            1e-3 * attn_ref.loss[STEPS - 1]);
 	m.hidden_dropout = 0;
 	m.norm = SL_NORM_LAYER;
 	make_ref(&ln_ref, &m);
@@ -79,7 +79,7 @@ static int setup(void **state)
 	m.attn_dropout = 0;
 	m.hidden_dropout = 0;
 	assert_true(fabs(ln_ref.loss[STEPS - 1] - attn_ref.loss[STEPS - 1]) >
-		    1e-3 * attn_ref.loss[STEPS - 1]);
+	            1e-3 * attn_ref.loss[STEPS - 1]);
 	/* MLP model: 5 blocks (uneven over 2 and 3 stages), batch 7 (uneven
 	 * over replicas and micro-batches), ffn 10. */
 	sl_model_default(&m);
@@ -93,7 +93,7 @@ static int setup(void **state)
 	m.hidden_dropout = 0.25f;
 	make_ref(&hdrop_mlp_ref, &m);
 	assert_true(fabs(hdrop_mlp_ref.loss[STEPS - 1] - mlp_ref.loss[STEPS - 1]) >
-		    1e-3 * mlp_ref.loss[STEPS - 1]);
+	            1e-3 * mlp_ref.loss[STEPS - 1]);
 	m.hidden_dropout = 0;
 	m.norm = SL_NORM_RMS;
 	make_ref(&rms_mlp_ref, &m);
@@ -167,9 +167,9 @@ static void check(const struct ref *R, const char *spec, int devices_per_node)
 	sl_layout_default(&l);
 	char sched[16], order[16] = "tp-dp-pp", algo[8] = "ring", rc[16] = "none";
 	char attn[16] = "materialized";
-	int n = sscanf(spec, "%d %d %d %15s %d %d %d %d %15s %7s %15s %15s", &l.tp, &l.pp, &l.dp,
-		       sched, &l.microbatches, &l.chunks, &l.seq_parallel, &l.zero1, order, algo, rc,
-		       attn);
+	int n =
+	    sscanf(spec, "%d %d %d %15s %d %d %d %d %15s %7s %15s %15s", &l.tp, &l.pp, &l.dp, sched,
+	           &l.microbatches, &l.chunks, &l.seq_parallel, &l.zero1, order, algo, rc, attn);
 	assert_true(n >= 8);
 	assert_int_equal(sl_recompute_parse(rc, &l.recompute), 0);
 	assert_int_equal(sl_attention_parse(attn, &l.attention), 0);
@@ -201,20 +201,22 @@ static void check(const struct ref *R, const char *spec, int devices_per_node)
 	for (int s = 0; s < STEPS; s++) {
 		assert_int_equal(seen.step[s], s);
 		if (seen.loss[s] != rep.losses[s])
-			fail_msg("%s: step %d reported loss %.17g, the report %.17g", spec, s, seen.loss[s],
-				 rep.losses[s]);
+			fail_msg("%s: step %d reported loss %.17g, the report %.17g", spec, s,
+			         seen.loss[s], rep.losses[s]);
 		sum_s += seen.step_s[s];
 	}
 	assert_true(fabs(sum_s / STEPS - rep.step_s) <= 1e-12 * rep.step_s);
 	for (int s = 0; s < STEPS; s++) {
 		double rel = fabs(rep.losses[s] - R->loss[s]) / fabs(R->loss[s]);
 		if (!(rel <= 1e-5))
-			fail_msg("%s: step %d loss %.9g, reference %.9g", spec, s, rep.losses[s], R->loss[s]);
+			fail_msg("%s: step %d loss %.9g, reference %.9g", spec, s, rep.losses[s],
+			         R->loss[s]);
 	}
 	assert_int_equal(sl_train_step(tr), STEPS);
 
 	size_t np = sl_model_nparams(&R->m);
-	float *p = malloc(np * sizeof *p), *mo = malloc(np * sizeof *mo), *va = malloc(np * sizeof *va);
+	float *p = malloc(np * sizeof *p), *mo = malloc(np * sizeof *mo),
+	      *va = malloc(np * sizeof *va);
 	assert_int_equal(sl_train_gather(tr, p, mo, va), SL_OK);
 	const float *want[3] = {R->r.params, R->r.mom, R->r.var};
 	const float *got[3] = {p, mo, va};
@@ -225,7 +227,8 @@ static void check(const struct ref *R, const char *spec, int devices_per_node)
 		if (!(rel <= 1e-4)) {
 			sl_tensor_info t;
 			sl_model_tensor(&R->m, worst, &t);
-			fail_msg("%s: %s of %s differ by %.3g relative", spec, what[w], t.name, rel);
+			fail_msg("%s: %s of %s differ by %.3g relative", spec, what[w], t.name,
+			         rel);
 		}
 	}
 	free(p);
@@ -236,168 +239,169 @@ static void check(const struct ref *R, const char *spec, int devices_per_node)
 	sl_cluster_destroy(c);
 }
 
-#define CASE(name, ref, spec, g)                                                                  \
-	static void name(void **state)                                                            \
-	{                                                                                         \
-		(void)state;                                                                      \
-		check(&ref, spec, g);                                                             \
+#define CASE(name, ref, spec, g)                                                                   \
+	static void name(void **state)                                                             \
+	{                                                                                          \
+		(void)state;                                                                       \
+		check(&ref, spec, g);                                                              \
 	}
 
 /*                                      tp pp dp sched       m v sp z1 */
-CASE(single, attn_ref,                  "1 1 1 1f1b        1 1 0 0", 0)
-CASE(single_microbatches, attn_ref,     "1 1 1 gpipe       3 1 0 0", 0)
-CASE(tp2, attn_ref,                     "2 1 1 1f1b        1 1 0 0", 0)
-CASE(tp4_uneven_ffn, attn_ref,          "4 1 1 1f1b        1 1 0 0", 0)
-CASE(tp3_uneven_ffn, mlp_ref,           "3 1 1 1f1b        1 1 0 0", 0)
-CASE(tp2_sp, attn_ref,                  "2 1 1 1f1b        2 1 1 0", 0)
-CASE(tp3_sp_uneven_rows, mlp_ref,       "3 1 1 1f1b        1 1 1 0", 0)
-CASE(pp2_gpipe, attn_ref,               "1 2 1 gpipe       4 1 0 0", 0)
-CASE(pp3_1f1b_uneven_layers, mlp_ref,   "1 3 1 1f1b        3 1 0 0", 0)
-CASE(pp4_1f1b, attn_ref,                "1 4 1 1f1b        6 1 0 0", 0)
-CASE(pp2_interleaved, attn_ref,         "1 2 1 interleaved 4 2 0 0", 0)
-CASE(pp2_interleaved_m_eq_p, attn_ref,  "1 2 1 interleaved 2 2 0 0", 0)
-CASE(dp2_uneven_batch, mlp_ref,         "1 1 2 1f1b        1 1 0 0", 0)
-CASE(dp3_zero1, mlp_ref,                "1 1 3 1f1b        2 1 0 1", 0)
-CASE(dp2_zero1, attn_ref,               "1 1 2 gpipe       2 1 0 1", 0)
-CASE(tp2_dp2, attn_ref,                 "2 1 2 1f1b        1 1 0 0", 2)
-CASE(tp2_dp2_sp_zero1, attn_ref,        "2 1 2 1f1b        2 1 1 1", 2)
-CASE(tp2_dp2_tree, attn_ref,            "2 1 2 1f1b        1 1 0 0 tp-dp-pp tree", 0)
-CASE(tp2_pp2_1f1b, attn_ref,            "2 2 1 1f1b        2 1 0 0", 0)
-CASE(tp2_pp2_interleaved_sp, attn_ref,  "2 2 1 interleaved 2 2 1 0", 0)
-CASE(tp2_pp2_dp2, attn_ref,             "2 2 2 1f1b        2 1 1 1", 2)
+CASE(single, attn_ref, "1 1 1 1f1b        1 1 0 0", 0)
+CASE(single_microbatches, attn_ref, "1 1 1 gpipe       3 1 0 0", 0)
+CASE(tp2, attn_ref, "2 1 1 1f1b        1 1 0 0", 0)
+CASE(tp4_uneven_ffn, attn_ref, "4 1 1 1f1b        1 1 0 0", 0)
+CASE(tp3_uneven_ffn, mlp_ref, "3 1 1 1f1b        1 1 0 0", 0)
+CASE(tp2_sp, attn_ref, "2 1 1 1f1b        2 1 1 0", 0)
+CASE(tp3_sp_uneven_rows, mlp_ref, "3 1 1 1f1b        1 1 1 0", 0)
+CASE(pp2_gpipe, attn_ref, "1 2 1 gpipe       4 1 0 0", 0)
+CASE(pp3_1f1b_uneven_layers, mlp_ref, "1 3 1 1f1b        3 1 0 0", 0)
+CASE(pp4_1f1b, attn_ref, "1 4 1 1f1b        6 1 0 0", 0)
+CASE(pp2_interleaved, attn_ref, "1 2 1 interleaved 4 2 0 0", 0)
+CASE(pp2_interleaved_m_eq_p, attn_ref, "1 2 1 interleaved 2 2 0 0", 0)
+CASE(dp2_uneven_batch, mlp_ref, "1 1 2 1f1b        1 1 0 0", 0)
+CASE(dp3_zero1, mlp_ref, "1 1 3 1f1b        2 1 0 1", 0)
+CASE(dp2_zero1, attn_ref, "1 1 2 gpipe       2 1 0 1", 0)
+CASE(tp2_dp2, attn_ref, "2 1 2 1f1b        1 1 0 0", 2)
+CASE(tp2_dp2_sp_zero1, attn_ref, "2 1 2 1f1b        2 1 1 1", 2)
+CASE(tp2_dp2_tree, attn_ref, "2 1 2 1f1b        1 1 0 0 tp-dp-pp tree", 0)
+CASE(tp2_pp2_1f1b, attn_ref, "2 2 1 1f1b        2 1 0 0", 0)
+CASE(tp2_pp2_interleaved_sp, attn_ref, "2 2 1 interleaved 2 2 1 0", 0)
+CASE(tp2_pp2_dp2, attn_ref, "2 2 2 1f1b        2 1 1 1", 2)
 CASE(tp2_pp2_dp2_interleaved, attn_ref, "2 2 2 interleaved 2 2 0 1 pp-tp-dp", 0)
-CASE(tp2_pp2_mlp_uneven, mlp_ref,       "2 2 1 gpipe       3 1 1 0 dp-pp-tp", 0)
+CASE(tp2_pp2_mlp_uneven, mlp_ref, "2 2 1 gpipe       3 1 1 0 dp-pp-tp", 0)
 /* Recomputation changes what is kept, never the result. */
-CASE(single_full, attn_ref,             "1 1 1 1f1b        2 1 0 0 tp-dp-pp ring full", 0)
-CASE(tp2_sp_full, attn_ref,             "2 1 1 1f1b        2 1 1 0 tp-dp-pp ring full", 0)
-CASE(tp2_selective, attn_ref,           "2 1 1 1f1b        1 1 0 0 tp-dp-pp ring selective", 0)
-CASE(pp2_interleaved_full, attn_ref,    "1 2 1 interleaved 4 2 0 0 tp-dp-pp ring full", 0)
-CASE(tp2_pp2_dp2_selective, attn_ref,   "2 2 2 1f1b        2 1 1 1 tp-dp-pp ring selective", 2)
-CASE(tp3_mlp_full, mlp_ref,             "3 1 1 gpipe       2 1 1 0 tp-dp-pp ring full", 0)
+CASE(single_full, attn_ref, "1 1 1 1f1b        2 1 0 0 tp-dp-pp ring full", 0)
+CASE(tp2_sp_full, attn_ref, "2 1 1 1f1b        2 1 1 0 tp-dp-pp ring full", 0)
+CASE(tp2_selective, attn_ref, "2 1 1 1f1b        1 1 0 0 tp-dp-pp ring selective", 0)
+CASE(pp2_interleaved_full, attn_ref, "1 2 1 interleaved 4 2 0 0 tp-dp-pp ring full", 0)
+CASE(tp2_pp2_dp2_selective, attn_ref, "2 2 2 1f1b        2 1 1 1 tp-dp-pp ring selective", 2)
+CASE(tp3_mlp_full, mlp_ref, "3 1 1 gpipe       2 1 1 0 tp-dp-pp ring full", 0)
 /* Grouped-query attention is split by whole groups; SwiGLU by whole
  * gate/up pairs. */
-CASE(llama_single, llama_ref,           "1 1 1 1f1b        2 1 0 0", 0)
-CASE(llama_tp2, llama_ref,              "2 1 1 1f1b        1 1 0 0", 0)
-CASE(llama_tp2_sp, llama_ref,           "2 1 1 1f1b        2 1 1 0", 0)
-CASE(llama_tp2_pp2_dp2, llama_ref,      "2 2 2 1f1b        2 1 1 1", 2)
-CASE(llama_pp2_interleaved, llama_ref,  "1 2 1 interleaved 4 2 0 0", 0)
-CASE(llama_tp2_selective, llama_ref,    "2 1 1 1f1b        1 1 0 0 tp-dp-pp ring selective", 0)
+CASE(llama_single, llama_ref, "1 1 1 1f1b        2 1 0 0", 0)
+CASE(llama_tp2, llama_ref, "2 1 1 1f1b        1 1 0 0", 0)
+CASE(llama_tp2_sp, llama_ref, "2 1 1 1f1b        2 1 1 0", 0)
+CASE(llama_tp2_pp2_dp2, llama_ref, "2 2 2 1f1b        2 1 1 1", 2)
+CASE(llama_pp2_interleaved, llama_ref, "1 2 1 interleaved 4 2 0 0", 0)
+CASE(llama_tp2_selective, llama_ref, "2 1 1 1f1b        1 1 0 0 tp-dp-pp ring selective", 0)
 CASE(llama_tp2_dp2_full_tree, llama_ref, "2 1 2 gpipe       2 1 0 1 tp-dp-pp tree full", 0)
-CASE(swiglu_tp4_uneven, swiglu_ref,     "4 1 1 1f1b        1 1 0 0", 0)
-CASE(swiglu_tp3_sp_pp3, swiglu_ref,     "3 3 1 1f1b        2 1 1 0", 0)
+CASE(swiglu_tp4_uneven, swiglu_ref, "4 1 1 1f1b        1 1 0 0", 0)
+CASE(swiglu_tp3_sp_pp3, swiglu_ref, "3 3 1 1f1b        2 1 1 0", 0)
 /* Fused attention computes the same values (its probabilities in scratch,
  * made again in the backward pass). */
-CASE(flash_single, attn_ref,            "1 1 1 1f1b        2 1 0 0 tp-dp-pp ring none flash", 0)
-CASE(flash_tp2_sp, attn_ref,            "2 1 1 1f1b        2 1 1 0 tp-dp-pp ring none flash", 0)
-CASE(flash_tp2_pp2_dp2_sel, attn_ref,   "2 2 2 1f1b        2 1 1 1 tp-dp-pp ring selective flash", 2)
-CASE(flash_llama_tp2_full, llama_ref,   "2 1 1 gpipe       2 1 0 0 tp-dp-pp ring full flash", 0)
+CASE(flash_single, attn_ref, "1 1 1 1f1b        2 1 0 0 tp-dp-pp ring none flash", 0)
+CASE(flash_tp2_sp, attn_ref, "2 1 1 1f1b        2 1 1 0 tp-dp-pp ring none flash", 0)
+CASE(flash_tp2_pp2_dp2_sel, attn_ref, "2 2 2 1f1b        2 1 1 1 tp-dp-pp ring selective flash", 2)
+CASE(flash_llama_tp2_full, llama_ref, "2 1 1 gpipe       2 1 0 0 tp-dp-pp ring full flash", 0)
 /* Attention dropout drops what the reference drops: by global sequence
  * and head, whatever the replica, the TP rank, the micro-batch or the
  * recomputation. */
-CASE(drop_tp2_dp2_sp, drop_ref,         "2 1 2 1f1b        2 1 1 0", 2)
-CASE(drop_tp4_pp2_sel, drop_ref,        "4 2 1 1f1b        2 1 0 0 tp-dp-pp ring selective", 0)
+CASE(drop_tp2_dp2_sp, drop_ref, "2 1 2 1f1b        2 1 1 0", 2)
+CASE(drop_tp4_pp2_sel, drop_ref, "4 2 1 1f1b        2 1 0 0 tp-dp-pp ring selective", 0)
 CASE(drop_pp2_interleaved_full, drop_ref, "1 2 1 interleaved 4 2 0 0 tp-dp-pp ring full", 0)
-CASE(drop_flash_tp2_dp2, drop_ref,      "2 1 2 1f1b        2 1 1 1 tp-dp-pp ring none flash", 2)
+CASE(drop_flash_tp2_dp2, drop_ref, "2 1 2 1f1b        2 1 1 1 tp-dp-pp ring none flash", 2)
 CASE(drop_llama_tp2_pp2_dp2, drop_llama_ref, "2 2 2 1f1b      2 1 1 1", 2)
-CASE(drop_llama_flash_sel, drop_llama_ref, "2 1 1 1f1b      2 1 0 0 tp-dp-pp ring selective flash", 0)
+CASE(drop_llama_flash_sel, drop_llama_ref, "2 1 1 1f1b      2 1 0 0 tp-dp-pp ring selective flash",
+     0)
 /* Hidden dropout likewise, by global row and column: sequence-parallel
  * shards, uneven rows and replicas, recomputation. */
-CASE(hdrop_tp2_dp2_sp, hdrop_ref,       "2 1 2 1f1b        2 1 1 0", 2)
-CASE(hdrop_tp4_pp2_sel, hdrop_ref,      "4 2 1 1f1b        2 1 0 0 tp-dp-pp ring selective", 0)
+CASE(hdrop_tp2_dp2_sp, hdrop_ref, "2 1 2 1f1b        2 1 1 0", 2)
+CASE(hdrop_tp4_pp2_sel, hdrop_ref, "4 2 1 1f1b        2 1 0 0 tp-dp-pp ring selective", 0)
 CASE(hdrop_pp2_interleaved_full, hdrop_ref, "1 2 1 interleaved 4 2 0 0 tp-dp-pp ring full", 0)
 CASE(hdrop_flash_tp2_pp2_dp2, hdrop_ref, "2 2 2 1f1b       2 1 1 1 tp-dp-pp ring none flash", 2)
 CASE(hdrop_mlp_tp3_sp_uneven, hdrop_mlp_ref, "3 1 1 1f1b     1 1 1 0", 0)
 CASE(hdrop_mlp_tp2_pp2_uneven, hdrop_mlp_ref, "2 2 1 gpipe   3 1 1 0 dp-pp-tp", 0)
 CASE(hdrop_mlp_dp3_zero1_full, hdrop_mlp_ref, "1 1 3 1f1b    2 1 0 1 tp-dp-pp ring full", 0)
-CASE(hdrop_tp2_sp_full, hdrop_ref,      "2 1 1 1f1b        2 1 1 0 tp-dp-pp ring full", 0)
-CASE(hdrop_tp2_sp_sel, hdrop_ref,       "2 1 1 1f1b        2 1 1 0 tp-dp-pp ring selective", 0)
+CASE(hdrop_tp2_sp_full, hdrop_ref, "2 1 1 1f1b        2 1 1 0 tp-dp-pp ring full", 0)
+CASE(hdrop_tp2_sp_sel, hdrop_ref, "2 1 1 1f1b        2 1 1 0 tp-dp-pp ring selective", 0)
 /* Pre-norms run on the device's rows: whole rows without sequence
  * parallelism (every TP rank the same), shards with it. */
-CASE(ln_tp2, ln_ref,                    "2 1 1 1f1b        1 1 0 0", 0)
-CASE(ln_tp2_dp2_sp, ln_ref,             "2 1 2 1f1b        2 1 1 0", 2)
-CASE(ln_tp4_pp2_sel, ln_ref,            "4 2 1 1f1b        2 1 0 0 tp-dp-pp ring selective", 0)
-CASE(ln_pp2_interleaved_full, ln_ref,   "1 2 1 interleaved 4 2 0 0 tp-dp-pp ring full", 0)
-CASE(ln_flash_tp2_pp2_dp2_sp, ln_ref,   "2 2 2 1f1b        2 1 1 1 tp-dp-pp ring none flash", 2)
+CASE(ln_tp2, ln_ref, "2 1 1 1f1b        1 1 0 0", 0)
+CASE(ln_tp2_dp2_sp, ln_ref, "2 1 2 1f1b        2 1 1 0", 2)
+CASE(ln_tp4_pp2_sel, ln_ref, "4 2 1 1f1b        2 1 0 0 tp-dp-pp ring selective", 0)
+CASE(ln_pp2_interleaved_full, ln_ref, "1 2 1 interleaved 4 2 0 0 tp-dp-pp ring full", 0)
+CASE(ln_flash_tp2_pp2_dp2_sp, ln_ref, "2 2 2 1f1b        2 1 1 1 tp-dp-pp ring none flash", 2)
 CASE(rms_mlp_tp3_sp_uneven, rms_mlp_ref, "3 1 1 1f1b       1 1 1 0", 0)
 CASE(rms_mlp_tp2_pp2_full, rms_mlp_ref, "2 2 1 gpipe       3 1 1 0 tp-dp-pp ring full", 0)
 CASE(rms_llama_tp2_pp2_dp2, rms_llama_ref, "2 2 2 1f1b     2 1 1 1", 2)
-CASE(ln_tp2_full, ln_ref,               "2 1 1 1f1b        2 1 0 0 tp-dp-pp ring full", 0)
-CASE(ln_tp2_sp_sel, ln_ref,             "2 1 1 1f1b        2 1 1 0 tp-dp-pp ring selective", 0)
-CASE(lnd_tp2_dp2_sp_full, lnd_ref,      "2 1 2 1f1b        2 1 1 0 tp-dp-pp ring full", 2)
-CASE(lnd_tp2_pp2, lnd_ref,              "2 2 1 1f1b        2 1 0 0", 0)
+CASE(ln_tp2_full, ln_ref, "2 1 1 1f1b        2 1 0 0 tp-dp-pp ring full", 0)
+CASE(ln_tp2_sp_sel, ln_ref, "2 1 1 1f1b        2 1 1 0 tp-dp-pp ring selective", 0)
+CASE(lnd_tp2_dp2_sp_full, lnd_ref, "2 1 2 1f1b        2 1 1 0 tp-dp-pp ring full", 2)
+CASE(lnd_tp2_pp2, lnd_ref, "2 2 1 1f1b        2 1 0 0", 0)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(single),
-		cmocka_unit_test(single_microbatches),
-		cmocka_unit_test(tp2),
-		cmocka_unit_test(tp4_uneven_ffn),
-		cmocka_unit_test(tp3_uneven_ffn),
-		cmocka_unit_test(tp2_sp),
-		cmocka_unit_test(tp3_sp_uneven_rows),
-		cmocka_unit_test(pp2_gpipe),
-		cmocka_unit_test(pp3_1f1b_uneven_layers),
-		cmocka_unit_test(pp4_1f1b),
-		cmocka_unit_test(pp2_interleaved),
-		cmocka_unit_test(pp2_interleaved_m_eq_p),
-		cmocka_unit_test(dp2_uneven_batch),
-		cmocka_unit_test(dp3_zero1),
-		cmocka_unit_test(dp2_zero1),
-		cmocka_unit_test(tp2_dp2),
-		cmocka_unit_test(tp2_dp2_sp_zero1),
-		cmocka_unit_test(tp2_dp2_tree),
-		cmocka_unit_test(tp2_pp2_1f1b),
-		cmocka_unit_test(tp2_pp2_interleaved_sp),
-		cmocka_unit_test(tp2_pp2_dp2),
-		cmocka_unit_test(tp2_pp2_dp2_interleaved),
-		cmocka_unit_test(tp2_pp2_mlp_uneven),
-		cmocka_unit_test(single_full),
-		cmocka_unit_test(tp2_sp_full),
-		cmocka_unit_test(tp2_selective),
-		cmocka_unit_test(pp2_interleaved_full),
-		cmocka_unit_test(tp2_pp2_dp2_selective),
-		cmocka_unit_test(tp3_mlp_full),
-		cmocka_unit_test(llama_single),
-		cmocka_unit_test(llama_tp2),
-		cmocka_unit_test(llama_tp2_sp),
-		cmocka_unit_test(llama_tp2_pp2_dp2),
-		cmocka_unit_test(llama_pp2_interleaved),
-		cmocka_unit_test(llama_tp2_selective),
-		cmocka_unit_test(llama_tp2_dp2_full_tree),
-		cmocka_unit_test(swiglu_tp4_uneven),
-		cmocka_unit_test(swiglu_tp3_sp_pp3),
-		cmocka_unit_test(flash_single),
-		cmocka_unit_test(flash_tp2_sp),
-		cmocka_unit_test(flash_tp2_pp2_dp2_sel),
-		cmocka_unit_test(flash_llama_tp2_full),
-		cmocka_unit_test(drop_tp2_dp2_sp),
-		cmocka_unit_test(drop_tp4_pp2_sel),
-		cmocka_unit_test(drop_pp2_interleaved_full),
-		cmocka_unit_test(drop_flash_tp2_dp2),
-		cmocka_unit_test(drop_llama_tp2_pp2_dp2),
-		cmocka_unit_test(drop_llama_flash_sel),
-		cmocka_unit_test(hdrop_tp2_dp2_sp),
-		cmocka_unit_test(hdrop_tp4_pp2_sel),
-		cmocka_unit_test(hdrop_pp2_interleaved_full),
-		cmocka_unit_test(hdrop_flash_tp2_pp2_dp2),
-		cmocka_unit_test(hdrop_mlp_tp3_sp_uneven),
-		cmocka_unit_test(hdrop_mlp_tp2_pp2_uneven),
-		cmocka_unit_test(hdrop_mlp_dp3_zero1_full),
-		cmocka_unit_test(hdrop_tp2_sp_full),
-		cmocka_unit_test(hdrop_tp2_sp_sel),
-		cmocka_unit_test(ln_tp2),
-		cmocka_unit_test(ln_tp2_dp2_sp),
-		cmocka_unit_test(ln_tp4_pp2_sel),
-		cmocka_unit_test(ln_pp2_interleaved_full),
-		cmocka_unit_test(ln_flash_tp2_pp2_dp2_sp),
-		cmocka_unit_test(rms_mlp_tp3_sp_uneven),
-		cmocka_unit_test(rms_mlp_tp2_pp2_full),
-		cmocka_unit_test(rms_llama_tp2_pp2_dp2),
-		cmocka_unit_test(ln_tp2_full),
-		cmocka_unit_test(ln_tp2_sp_sel),
-		cmocka_unit_test(lnd_tp2_dp2_sp_full),
-		cmocka_unit_test(lnd_tp2_pp2),
+	    cmocka_unit_test(single),
+	    cmocka_unit_test(single_microbatches),
+	    cmocka_unit_test(tp2),
+	    cmocka_unit_test(tp4_uneven_ffn),
+	    cmocka_unit_test(tp3_uneven_ffn),
+	    cmocka_unit_test(tp2_sp),
+	    cmocka_unit_test(tp3_sp_uneven_rows),
+	    cmocka_unit_test(pp2_gpipe),
+	    cmocka_unit_test(pp3_1f1b_uneven_layers),
+	    cmocka_unit_test(pp4_1f1b),
+	    cmocka_unit_test(pp2_interleaved),
+	    cmocka_unit_test(pp2_interleaved_m_eq_p),
+	    cmocka_unit_test(dp2_uneven_batch),
+	    cmocka_unit_test(dp3_zero1),
+	    cmocka_unit_test(dp2_zero1),
+	    cmocka_unit_test(tp2_dp2),
+	    cmocka_unit_test(tp2_dp2_sp_zero1),
+	    cmocka_unit_test(tp2_dp2_tree),
+	    cmocka_unit_test(tp2_pp2_1f1b),
+	    cmocka_unit_test(tp2_pp2_interleaved_sp),
+	    cmocka_unit_test(tp2_pp2_dp2),
+	    cmocka_unit_test(tp2_pp2_dp2_interleaved),
+	    cmocka_unit_test(tp2_pp2_mlp_uneven),
+	    cmocka_unit_test(single_full),
+	    cmocka_unit_test(tp2_sp_full),
+	    cmocka_unit_test(tp2_selective),
+	    cmocka_unit_test(pp2_interleaved_full),
+	    cmocka_unit_test(tp2_pp2_dp2_selective),
+	    cmocka_unit_test(tp3_mlp_full),
+	    cmocka_unit_test(llama_single),
+	    cmocka_unit_test(llama_tp2),
+	    cmocka_unit_test(llama_tp2_sp),
+	    cmocka_unit_test(llama_tp2_pp2_dp2),
+	    cmocka_unit_test(llama_pp2_interleaved),
+	    cmocka_unit_test(llama_tp2_selective),
+	    cmocka_unit_test(llama_tp2_dp2_full_tree),
+	    cmocka_unit_test(swiglu_tp4_uneven),
+	    cmocka_unit_test(swiglu_tp3_sp_pp3),
+	    cmocka_unit_test(flash_single),
+	    cmocka_unit_test(flash_tp2_sp),
+	    cmocka_unit_test(flash_tp2_pp2_dp2_sel),
+	    cmocka_unit_test(flash_llama_tp2_full),
+	    cmocka_unit_test(drop_tp2_dp2_sp),
+	    cmocka_unit_test(drop_tp4_pp2_sel),
+	    cmocka_unit_test(drop_pp2_interleaved_full),
+	    cmocka_unit_test(drop_flash_tp2_dp2),
+	    cmocka_unit_test(drop_llama_tp2_pp2_dp2),
+	    cmocka_unit_test(drop_llama_flash_sel),
+	    cmocka_unit_test(hdrop_tp2_dp2_sp),
+	    cmocka_unit_test(hdrop_tp4_pp2_sel),
+	    cmocka_unit_test(hdrop_pp2_interleaved_full),
+	    cmocka_unit_test(hdrop_flash_tp2_pp2_dp2),
+	    cmocka_unit_test(hdrop_mlp_tp3_sp_uneven),
+	    cmocka_unit_test(hdrop_mlp_tp2_pp2_uneven),
+	    cmocka_unit_test(hdrop_mlp_dp3_zero1_full),
+	    cmocka_unit_test(hdrop_tp2_sp_full),
+	    cmocka_unit_test(hdrop_tp2_sp_sel),
+	    cmocka_unit_test(ln_tp2),
+	    cmocka_unit_test(ln_tp2_dp2_sp),
+	    cmocka_unit_test(ln_tp4_pp2_sel),
+	    cmocka_unit_test(ln_pp2_interleaved_full),
+	    cmocka_unit_test(ln_flash_tp2_pp2_dp2_sp),
+	    cmocka_unit_test(rms_mlp_tp3_sp_uneven),
+	    cmocka_unit_test(rms_mlp_tp2_pp2_full),
+	    cmocka_unit_test(rms_llama_tp2_pp2_dp2),
+	    cmocka_unit_test(ln_tp2_full),
+	    cmocka_unit_test(ln_tp2_sp_sel),
+	    cmocka_unit_test(lnd_tp2_dp2_sp_full),
+	    cmocka_unit_test(lnd_tp2_pp2),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -45,7 +45,7 @@ static sl_cluster *compute_bound(int n)
 }
 
 static void run(const sl_model_spec *m, const sl_layout *l, sl_cluster *c, int steps,
-		sl_train_report *rep, sl_train **keep)
+                sl_train_report *rep, sl_train **keep)
 {
 	sl_err err = {0};
 	int n = l->tp * l->pp * l->dp;
@@ -81,10 +81,11 @@ static void test_tp_traffic(void **state)
 {
 	(void)state;
 	const int grid[][5] = {/* t, p, d, m, sp */
-			       {2, 1, 1, 1, 0}, {4, 1, 1, 2, 0}, {2, 2, 1, 2, 0}, {2, 1, 2, 1, 0},
-			       {2, 1, 1, 2, 1}, {4, 1, 1, 1, 1}, {2, 2, 2, 2, 1}};
+	                       {2, 1, 1, 1, 0}, {4, 1, 1, 2, 0}, {2, 2, 1, 2, 0}, {2, 1, 2, 1, 0},
+	                       {2, 1, 1, 2, 1}, {4, 1, 1, 1, 1}, {2, 2, 2, 2, 1}};
 	for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
-		int t = grid[g][0], p = grid[g][1], d = grid[g][2], mb = grid[g][3], sp = grid[g][4];
+		int t = grid[g][0], p = grid[g][1], d = grid[g][2], mb = grid[g][3],
+		    sp = grid[g][4];
 		sl_model_spec m;
 		attn_model(&m, 4, 16);
 		sl_layout l = tu_layout(t, p, d, SL_SCHED_1F1B, mb, 1);
@@ -107,7 +108,7 @@ static void test_tp_traffic(void **state)
 				int st = dv->pp;
 				uint64_t got = (uint64_t)mb * ((st != 0) + (st != p - 1));
 				assert_int_equal(dv->sent[SL_TR_TP_ALLGATHER],
-						 got * (b * s * h * F4) * (t - 1) / t);
+				                 got * (b * s * h * F4) * (t - 1) / t);
 			} else {
 				/* Korthikanti et al.: the backward gathers the two
 				 * sub-blocks' inputs again (it kept their row shards),
@@ -130,13 +131,15 @@ static void test_pp_traffic(void **state)
 {
 	(void)state;
 	const int grid[][5] = {/* p, m, v, t, sp */
-			       {2, 4, 1, 1, 0}, {4, 4, 1, 1, 0}, {2, 4, 2, 1, 0}, {4, 4, 2, 1, 0},
-			       {2, 2, 1, 2, 0}, {2, 2, 2, 2, 1}};
+	                       {2, 4, 1, 1, 0}, {4, 4, 1, 1, 0}, {2, 4, 2, 1, 0},
+	                       {4, 4, 2, 1, 0}, {2, 2, 1, 2, 0}, {2, 2, 2, 2, 1}};
 	for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
-		int p = grid[g][0], mb = grid[g][1], v = grid[g][2], t = grid[g][3], sp = grid[g][4];
+		int p = grid[g][0], mb = grid[g][1], v = grid[g][2], t = grid[g][3],
+		    sp = grid[g][4];
 		sl_model_spec m;
 		attn_model(&m, 8, 8);
-		sl_layout l = tu_layout(t, p, 1, v > 1 ? SL_SCHED_INTERLEAVED : SL_SCHED_1F1B, mb, v);
+		sl_layout l =
+		    tu_layout(t, p, 1, v > 1 ? SL_SCHED_INTERLEAVED : SL_SCHED_1F1B, mb, v);
 		l.seq_parallel = sp;
 		sl_cluster *c = cluster(t * p, 0, 1e12, 1e11, 1e-6, (uint64_t)1 << 30);
 		sl_train_report rep;
@@ -150,13 +153,15 @@ static void test_pp_traffic(void **state)
 			int s = rep.dev[i].pp;
 			/* Stage s holds global chunks c*p+s; all but the last send
 			 * forward, all but the first send back. */
-			uint64_t fwd = (uint64_t)mb * (v - (s == p - 1)), bwd = (uint64_t)mb * (v - (s == 0));
+			uint64_t fwd = (uint64_t)mb * (v - (s == p - 1)),
+			         bwd = (uint64_t)mb * (v - (s == 0));
 			assert_int_equal(rep.dev[i].sent[SL_TR_PP_SENDRECV], (fwd + bwd) * msg);
-			uint64_t rf = (uint64_t)mb * (v - (s == 0)), rb = (uint64_t)mb * (v - (s == p - 1));
+			uint64_t rf = (uint64_t)mb * (v - (s == 0)),
+			         rb = (uint64_t)mb * (v - (s == p - 1));
 			assert_int_equal(rep.dev[i].received[SL_TR_PP_SENDRECV], (rf + rb) * msg);
 			if (!sp)
 				assert_int_equal(rep.dev[i].sent[SL_TR_TP_ALLGATHER],
-						 (rf + rb) * whole * (t - 1) / t);
+				                 (rf + rb) * whole * (t - 1) / t);
 		}
 		sl_train_report_free(&rep);
 		sl_cluster_destroy(c);
@@ -169,8 +174,8 @@ static void test_dp_traffic(void **state)
 {
 	(void)state;
 	const int grid[][4] = {/* d, t, p, zero1 */
-			       {2, 1, 1, 0}, {4, 1, 1, 0}, {2, 2, 1, 0}, {2, 1, 2, 0}, {2, 1, 1, 1},
-			       {4, 1, 1, 1}, {2, 2, 2, 1}};
+	                       {2, 1, 1, 0}, {4, 1, 1, 0}, {2, 2, 1, 0}, {2, 1, 2, 0},
+	                       {2, 1, 1, 1}, {4, 1, 1, 1}, {2, 2, 2, 1}};
 	for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
 		int d = grid[g][0], t = grid[g][1], p = grid[g][2], z = grid[g][3];
 		sl_model_spec m;
@@ -186,12 +191,16 @@ static void test_dp_traffic(void **state)
 			const sl_train_dev *dv = &rep.dev[i];
 			assert_int_equal(dv->grads_bytes, n * F4);
 			if (!z) {
-				assert_int_equal(dv->sent[SL_TR_DP_ALLREDUCE], 2 * (d - 1) * n / d * F4);
-				assert_int_equal(dv->received[SL_TR_DP_ALLREDUCE], 2 * (d - 1) * n / d * F4);
+				assert_int_equal(dv->sent[SL_TR_DP_ALLREDUCE],
+				                 2 * (d - 1) * n / d * F4);
+				assert_int_equal(dv->received[SL_TR_DP_ALLREDUCE],
+				                 2 * (d - 1) * n / d * F4);
 			} else {
 				assert_int_equal(dv->sent[SL_TR_DP_ALLREDUCE], 0);
-				assert_int_equal(dv->sent[SL_TR_DP_REDUCESCATTER], (d - 1) * n / d * F4);
-				assert_int_equal(dv->sent[SL_TR_DP_ALLGATHER], (d - 1) * n / d * F4);
+				assert_int_equal(dv->sent[SL_TR_DP_REDUCESCATTER],
+				                 (d - 1) * n / d * F4);
+				assert_int_equal(dv->sent[SL_TR_DP_ALLGATHER],
+				                 (d - 1) * n / d * F4);
 			}
 		}
 		sl_train_report_free(&rep);
@@ -208,11 +217,11 @@ static void test_bubble_formulas(void **state)
 {
 	(void)state;
 	const int grid[][4] = {/* kind, p, m, v */
-			       {SL_SCHED_GPIPE, 2, 1, 1},       {SL_SCHED_GPIPE, 2, 4, 1},
-			       {SL_SCHED_GPIPE, 4, 2, 1},       {SL_SCHED_1F1B, 2, 16, 1},
-			       {SL_SCHED_1F1B, 4, 8, 1},        {SL_SCHED_1F1B, 4, 2, 1},
-			       {SL_SCHED_INTERLEAVED, 2, 2, 2}, {SL_SCHED_INTERLEAVED, 2, 4, 4},
-			       {SL_SCHED_INTERLEAVED, 4, 8, 2}, {SL_SCHED_INTERLEAVED, 4, 4, 2}};
+	                       {SL_SCHED_GPIPE, 2, 1, 1},       {SL_SCHED_GPIPE, 2, 4, 1},
+	                       {SL_SCHED_GPIPE, 4, 2, 1},       {SL_SCHED_1F1B, 2, 16, 1},
+	                       {SL_SCHED_1F1B, 4, 8, 1},        {SL_SCHED_1F1B, 4, 2, 1},
+	                       {SL_SCHED_INTERLEAVED, 2, 2, 2}, {SL_SCHED_INTERLEAVED, 2, 4, 4},
+	                       {SL_SCHED_INTERLEAVED, 4, 8, 2}, {SL_SCHED_INTERLEAVED, 4, 4, 2}};
 	for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
 		int p = grid[g][1], mb = grid[g][2], v = grid[g][3];
 		sl_model_spec m;
@@ -224,7 +233,7 @@ static void test_bubble_formulas(void **state)
 		double want = (double)(p - 1) / (v * mb);
 		if (fabs(rep.bubble_fraction - want) > 1e-9 * want)
 			fail_msg("%s p=%d m=%d v=%d: bubble %.12f, formula %.12f",
-				 sl_sched_name(l.schedule), p, mb, v, rep.bubble_fraction, want);
+			         sl_sched_name(l.schedule), p, mb, v, rep.bubble_fraction, want);
 		assert_true(fabs(rep.idle_fraction - want / (1 + want)) < 1e-9);
 		sl_train_report_free(&rep);
 		sl_cluster_destroy(c);
@@ -275,7 +284,7 @@ static uint64_t stash_per_block(const sl_model_spec *m, int t, int sp, uint64_t 
  * virtual micro-batch k runs chunk (k mod pv) / p (reversed backwards).
  * Replayed for the peak of kept activations. */
 static uint64_t interleaved_peak_bytes(int p, int mb, int v, int s, uint64_t per_chunk,
-				       uint64_t last)
+                                       uint64_t last)
 {
 	int total = mb * v, n = 0;
 	int warm = mb == p ? total : (p - s - 1) * 2 + (v - 1) * p;
@@ -308,14 +317,16 @@ static uint64_t interleaved_peak_bytes(int p, int mb, int v, int s, uint64_t per
 static void test_memory_formulas(void **state)
 {
 	(void)state;
-	const int grid[][6] = {/* kind, p, m, v, t, sp */
-			       {SL_SCHED_GPIPE, 2, 4, 1, 1, 0},       {SL_SCHED_1F1B, 2, 4, 1, 1, 0},
-			       {SL_SCHED_1F1B, 4, 8, 1, 1, 0},        {SL_SCHED_1F1B, 4, 2, 1, 1, 0},
-			       {SL_SCHED_GPIPE, 2, 2, 1, 2, 1},       {SL_SCHED_1F1B, 2, 4, 1, 2, 0},
-			       {SL_SCHED_INTERLEAVED, 2, 4, 2, 1, 0}, {SL_SCHED_INTERLEAVED, 4, 8, 2, 1, 0},
-			       {SL_SCHED_INTERLEAVED, 2, 2, 4, 2, 1}};
+	const int grid[][6] = {
+	    /* kind, p, m, v, t, sp */
+	    {SL_SCHED_GPIPE, 2, 4, 1, 1, 0},       {SL_SCHED_1F1B, 2, 4, 1, 1, 0},
+	    {SL_SCHED_1F1B, 4, 8, 1, 1, 0},        {SL_SCHED_1F1B, 4, 2, 1, 1, 0},
+	    {SL_SCHED_GPIPE, 2, 2, 1, 2, 1},       {SL_SCHED_1F1B, 2, 4, 1, 2, 0},
+	    {SL_SCHED_INTERLEAVED, 2, 4, 2, 1, 0}, {SL_SCHED_INTERLEAVED, 4, 8, 2, 1, 0},
+	    {SL_SCHED_INTERLEAVED, 2, 2, 4, 2, 1}};
 	for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
-		int p = grid[g][1], mb = grid[g][2], v = grid[g][3], t = grid[g][4], sp = grid[g][5];
+		int p = grid[g][1], mb = grid[g][2], v = grid[g][3], t = grid[g][4],
+		    sp = grid[g][5];
 		sl_model_spec m;
 		attn_model(&m, 8, 16);
 		sl_layout l = tu_layout(t, p, 1, (sl_sched)grid[g][0], mb, v);
@@ -338,15 +349,19 @@ static void test_memory_formulas(void **state)
 			if (l.schedule == SL_SCHED_INTERLEAVED) {
 				want = interleaved_peak_bytes(p, mb, v, s, chunk, loss);
 			} else {
-				uint64_t inflight = l.schedule == SL_SCHED_GPIPE ? mb : mb < p - s ? mb : p - s;
+				uint64_t inflight = l.schedule == SL_SCHED_GPIPE ? mb
+				                    : mb < p - s                 ? mb
+				                                                 : p - s;
 				want = inflight * (chunk + (s == p - 1 ? loss : 0));
 			}
 			if (dv->act_peak_bytes != want)
-				fail_msg("%s p=%d m=%d v=%d t=%d stage %d: peak activations %llu, formula %llu",
-					 sl_sched_name(l.schedule), p, mb, v, t, s,
-					 (unsigned long long)dv->act_peak_bytes, (unsigned long long)want);
-			assert_true(dv->mem_peak_bytes >=
-				    dv->params_bytes + dv->grads_bytes + dv->optimizer_bytes + want);
+				fail_msg("%s p=%d m=%d v=%d t=%d stage %d: peak activations %llu, "
+				         "formula %llu",
+				         sl_sched_name(l.schedule), p, mb, v, t, s,
+				         (unsigned long long)dv->act_peak_bytes,
+				         (unsigned long long)want);
+			assert_true(dv->mem_peak_bytes >= dv->params_bytes + dv->grads_bytes +
+			                                      dv->optimizer_bytes + want);
 		}
 		sl_train_report_free(&rep);
 		sl_cluster_destroy(c);
@@ -379,14 +394,12 @@ static void test_zero1_shards_optimizer(void **state)
 static void test_prediction_equals_emulation(void **state)
 {
 	(void)state;
-	const int grid[][8] = {/* t, p, d, kind, m, v, sp, per_node */
-			       {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0},
-			       {4, 1, 1, SL_SCHED_1F1B, 2, 1, 0, 0},
-			       {2, 1, 2, SL_SCHED_1F1B, 1, 1, 1, 2},
-			       {1, 4, 1, SL_SCHED_GPIPE, 4, 1, 0, 2},
-			       {1, 2, 1, SL_SCHED_INTERLEAVED, 4, 2, 0, 0},
-			       {2, 2, 2, SL_SCHED_1F1B, 2, 1, 1, 4},
-			       {2, 2, 2, SL_SCHED_INTERLEAVED, 2, 2, 0, 2}};
+	const int grid[][8] = {
+	    /* t, p, d, kind, m, v, sp, per_node */
+	    {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0},        {4, 1, 1, SL_SCHED_1F1B, 2, 1, 0, 0},
+	    {2, 1, 2, SL_SCHED_1F1B, 1, 1, 1, 2},        {1, 4, 1, SL_SCHED_GPIPE, 4, 1, 0, 2},
+	    {1, 2, 1, SL_SCHED_INTERLEAVED, 4, 2, 0, 0}, {2, 2, 2, SL_SCHED_1F1B, 2, 1, 1, 4},
+	    {2, 2, 2, SL_SCHED_INTERLEAVED, 2, 2, 0, 2}};
 	for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
 		const int *x = grid[g];
 		sl_model_spec m;
@@ -396,7 +409,8 @@ static void test_prediction_equals_emulation(void **state)
 		l.zero1 = x[2] > 1 && x[6];
 		int n = x[0] * x[1] * x[2];
 		sl_cluster_config cfg;
-		sl_cluster_config_default(&cfg); /* H100s: NVLink inside a node, InfiniBand across */
+		sl_cluster_config_default(
+		    &cfg); /* H100s: NVLink inside a node, InfiniBand across */
 		cfg.devices = n;
 		cfg.devices_per_node = x[7];
 		cfg.inter.bandwidth = 50e9;
@@ -410,10 +424,12 @@ static void test_prediction_equals_emulation(void **state)
 		sl_train_prediction pr;
 		assert_int_equal(sl_train_predict(tr, c, &pr, &err), SL_OK);
 		if (fabs(pr.step_s - rep.step_s) > 1e-9 * rep.step_s)
-			fail_msg("layout %zu: predicted %.12g s, emulated %.12g s", g, pr.step_s, rep.step_s);
+			fail_msg("layout %zu: predicted %.12g s, emulated %.12g s", g, pr.step_s,
+			         rep.step_s);
 		assert_true(fabs(pr.bubble_fraction - rep.bubble_fraction) < 1e-9);
 		for (int i = 0; i < n; i++) {
-			assert_true(fabs(pr.compute_s[i] - rep.dev[i].compute_s) <= 1e-9 * rep.step_s);
+			assert_true(fabs(pr.compute_s[i] - rep.dev[i].compute_s) <=
+			            1e-9 * rep.step_s);
 			assert_true(fabs(pr.comm_s[i] - rep.dev[i].comm_s) <= 1e-9 * rep.step_s);
 		}
 		sl_train_report_free(&rep);
@@ -467,11 +483,13 @@ static void test_single_baseline(void **state)
 	/* 32 rows; forward: fc1 and fc2, QKV, the output projection, scores
 	 * and PV for 8 sequences x 4 heads; backward twice the forward */
 	double s = 3.0 * m.layers *
-		   (2 * (2.0 * 32 * 8 * 16) + 2.0 * 32 * 8 * 24 + 2.0 * 32 * 8 * 8 + 2 * (2.0 * 32 * 16 * 2));
+	           (2 * (2.0 * 32 * 8 * 16) + 2.0 * 32 * 8 * 24 + 2.0 * 32 * 8 * 8 +
+	            2 * (2.0 * 32 * 16 * 2));
 	double one;
 	int est;
 	sl_err err;
-	assert_int_equal(sl_train_single_step_s(&m, NULL, sl_cluster_config_of(c), &one, &est, &err), SL_OK);
+	assert_int_equal(
+	    sl_train_single_step_s(&m, NULL, sl_cluster_config_of(c), &one, &est, &err), SL_OK);
 	assert_int_equal(est, 0);
 	assert_true(fabs(one - s / 1e12) < 1e-12 * one);
 	assert_true(fabs(rep.step_s - one) < 1e-12 * one);
@@ -538,22 +556,26 @@ static void test_invalid_layouts(void **state)
 	attn_model(&m, 4, 8);
 	sl_layout l = tu_layout(2, 2, 2, SL_SCHED_1F1B, 1, 1);
 	expect_refused(&m, l, 4, "tp*pp*dp = 2*2*2 = 8 but there are 4 devices");
-	expect_refused(&m, tu_layout(3, 1, 1, SL_SCHED_1F1B, 1, 1), 3, "4 heads do not split over tp=3");
+	expect_refused(&m, tu_layout(3, 1, 1, SL_SCHED_1F1B, 1, 1), 3,
+	               "4 heads do not split over tp=3");
 	sl_model_spec f = m;
 	f.heads = 0;
 	f.ffn = 2;
-	expect_refused(&f, tu_layout(4, 1, 1, SL_SCHED_1F1B, 1, 1), 4, "--ffn=2 cannot be split over tp=4");
+	expect_refused(&f, tu_layout(4, 1, 1, SL_SCHED_1F1B, 1, 1), 4,
+	               "--ffn=2 cannot be split over tp=4");
 	expect_refused(&m, tu_layout(1, 8, 1, SL_SCHED_1F1B, 8, 1), 8,
-		       "4 layers cannot fill pp*chunks = 8*1 = 8 model chunks");
+	               "4 layers cannot fill pp*chunks = 8*1 = 8 model chunks");
 	sl_model_spec six = m;
 	six.layers = 6;
 	expect_refused(&six, tu_layout(1, 2, 1, SL_SCHED_INTERLEAVED, 2, 2), 2,
-		       "--layers=6 does not split into pp*chunks = 2*2 = 4 equal model chunks");
+	               "--layers=6 does not split into pp*chunks = 2*2 = 4 equal model chunks");
 	expect_refused(&m, tu_layout(1, 2, 1, SL_SCHED_INTERLEAVED, 3, 2), 2,
-		       "3 is not a multiple of 2");
-	expect_refused(&m, tu_layout(1, 2, 1, SL_SCHED_1F1B, 2, 2), 2, "--chunks=2 needs --schedule=interleaved");
-	expect_refused(&m, tu_layout(1, 1, 4, SL_SCHED_1F1B, 4, 1), 4,
-		       "a batch of 8 sequences cannot fill dp*microbatches = 4*4 = 16 micro-batches");
+	               "3 is not a multiple of 2");
+	expect_refused(&m, tu_layout(1, 2, 1, SL_SCHED_1F1B, 2, 2), 2,
+	               "--chunks=2 needs --schedule=interleaved");
+	expect_refused(
+	    &m, tu_layout(1, 1, 4, SL_SCHED_1F1B, 4, 1), 4,
+	    "a batch of 8 sequences cannot fill dp*microbatches = 4*4 = 16 micro-batches");
 	l = tu_layout(1, 2, 1, SL_SCHED_1F1B, 1, 1);
 	l.seq_parallel = 1;
 	expect_refused(&m, l, 2, "--sequence-parallel splits the sequence inside a TP group");
@@ -753,23 +775,23 @@ static void test_trace_microbatches(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_tp_traffic),
-		cmocka_unit_test(test_pp_traffic),
-		cmocka_unit_test(test_dp_traffic),
-		cmocka_unit_test(test_bubble_formulas),
-		cmocka_unit_test(test_gpipe_equals_1f1b_in_time),
-		cmocka_unit_test(test_memory_formulas),
-		cmocka_unit_test(test_zero1_shards_optimizer),
-		cmocka_unit_test(test_prediction_equals_emulation),
-		cmocka_unit_test(test_scatter_gather_uneven),
-		cmocka_unit_test(test_single_baseline),
-		cmocka_unit_test(test_measured_timing),
-		cmocka_unit_test(test_invalid_layouts),
-		cmocka_unit_test(test_mesh_order),
-		cmocka_unit_test(test_out_of_memory),
-		cmocka_unit_test(test_runs_continue),
-		cmocka_unit_test(test_reshard_through_canonical_form),
-		cmocka_unit_test(test_trace_microbatches),
+	    cmocka_unit_test(test_tp_traffic),
+	    cmocka_unit_test(test_pp_traffic),
+	    cmocka_unit_test(test_dp_traffic),
+	    cmocka_unit_test(test_bubble_formulas),
+	    cmocka_unit_test(test_gpipe_equals_1f1b_in_time),
+	    cmocka_unit_test(test_memory_formulas),
+	    cmocka_unit_test(test_zero1_shards_optimizer),
+	    cmocka_unit_test(test_prediction_equals_emulation),
+	    cmocka_unit_test(test_scatter_gather_uneven),
+	    cmocka_unit_test(test_single_baseline),
+	    cmocka_unit_test(test_measured_timing),
+	    cmocka_unit_test(test_invalid_layouts),
+	    cmocka_unit_test(test_mesh_order),
+	    cmocka_unit_test(test_out_of_memory),
+	    cmocka_unit_test(test_runs_continue),
+	    cmocka_unit_test(test_reshard_through_canonical_form),
+	    cmocka_unit_test(test_trace_microbatches),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

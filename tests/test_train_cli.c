@@ -17,14 +17,14 @@
 
 #include "clirun.h"
 
-
 #define SMALL "--layers=4 --hidden=16 --ffn=32 --heads=4 --seq=4 --batch=8"
 
 static void test_train_json(void **state)
 {
 	(void)state;
-	json_t *j = tu_run_json("train --tp=2 --pp=2 --microbatches=4 --sequence-parallel --steps=3 "
-			     "--format=json " SMALL);
+	json_t *j =
+	    tu_run_json("train --tp=2 --pp=2 --microbatches=4 --sequence-parallel --steps=3 "
+	                "--format=json " SMALL);
 	assert_int_equal(tu_num(j, "tp"), 2);
 	assert_int_equal(tu_num(j, "pp"), 2);
 	assert_int_equal(tu_num(j, "dp"), 1);
@@ -35,33 +35,36 @@ static void test_train_json(void **state)
 	assert_int_equal(json_array_size(loss), 3);
 	assert_int_equal(json_array_size(ref), 3);
 	for (size_t s = 0; s < 3; s++) {
-		double a = json_real_value(json_array_get(loss, s)), b = json_real_value(json_array_get(ref, s));
+		double a = json_real_value(json_array_get(loss, s)),
+		       b = json_real_value(json_array_get(ref, s));
 		assert_true(fabs(a - b) <= 1e-5 * b);
 	}
 	/* model timing: the prediction is the emulation */
 	assert_true(fabs(tu_num(j, "predicted_step_s") - tu_num(j, "step_time_s")) <=
-		    1e-9 * tu_num(j, "step_time_s"));
+	            1e-9 * tu_num(j, "step_time_s"));
 	assert_true(tu_num(j, "bubble_fraction") >= 0);
 	assert_true(tu_num(j, "idle_fraction") >= 0 && tu_num(j, "idle_fraction") < 1);
 	json_t *devs = json_object_get(j, "per_device");
 	assert_int_equal(json_array_size(devs), 4);
 	const char *mem[] = {"memory_params_bytes", "memory_grads_bytes", "memory_optimizer_bytes",
-			     "memory_activations_peak_bytes"};
+	                     "memory_activations_peak_bytes"};
 	for (size_t i = 0; i < 4; i++) {
 		json_t *d = json_array_get(devs, i);
 		for (int k = 0; k < 4; k++)
 			assert_true(tu_num(d, mem[k]) > 0);
 		/* bf16 (the preset's): 12 bytes of fp32 master weights and moments
 		 * per element against 2 of bf16 weights */
-		assert_true(tu_num(d, "memory_optimizer_bytes") == 6 * tu_num(d, "memory_params_bytes"));
+		assert_true(tu_num(d, "memory_optimizer_bytes") ==
+		            6 * tu_num(d, "memory_params_bytes"));
 		json_t *tr = json_object_get(d, "traffic");
 		assert_true(tu_num(json_object_get(tr, "tp_allgather"), "sent_bytes") > 0);
 		assert_true(tu_num(json_object_get(tr, "pp_sendrecv"), "sent_bytes") > 0);
 		assert_true(tu_num(json_object_get(tr, "dp_allreduce"), "sent_bytes") == 0);
 	}
 	json_t *tr = json_object_get(j, "traffic");
-	const char *kinds[] = {"tp_allreduce",  "tp_allgather",     "tp_reducescatter", "pp_sendrecv",
-			       "dp_allreduce", "dp_reducescatter", "dp_allgather"};
+	const char *kinds[] = {"tp_allreduce", "tp_allgather", "tp_reducescatter",
+	                       "pp_sendrecv",  "dp_allreduce", "dp_reducescatter",
+	                       "dp_allgather"};
 	for (int k = 0; k < 7; k++)
 		assert_non_null(json_object_get(tr, kinds[k]));
 	json_decref(j);
@@ -73,15 +76,22 @@ static void test_train_json(void **state)
 static void test_tree_prediction(void **state)
 {
 	(void)state;
-	const char *cases[] = {"--tp=3", "--tp=4", "--tp=6", "--tp=8", "--dp=3", "--tp=2 --dp=3",
-			       "--tp=3 --topology=ring", "--tp=6 --topology=ring",
-			       "--tp=2 --dp=3 --devices-per-node=2"};
+	const char *cases[] = {"--tp=3",
+	                       "--tp=4",
+	                       "--tp=6",
+	                       "--tp=8",
+	                       "--dp=3",
+	                       "--tp=2 --dp=3",
+	                       "--tp=3 --topology=ring",
+	                       "--tp=6 --topology=ring",
+	                       "--tp=2 --dp=3 --devices-per-node=2"};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		char args[300];
-		snprintf(args, sizeof args,
-			 "train --algorithm=tree %s --preset=h100 --layers=2 --hidden=240 --ffn=960 "
-			 "--heads=0 --batch=12 --seq=16 --format=json",
-			 cases[i]);
+		snprintf(
+		    args, sizeof args,
+		    "train --algorithm=tree %s --preset=h100 --layers=2 --hidden=240 --ffn=960 "
+		    "--heads=0 --batch=12 --seq=16 --format=json",
+		    cases[i]);
 		json_t *j = tu_run_json(args);
 		double t = tu_num(j, "step_time_s"), p = tu_num(j, "predicted_step_s");
 		if (!(fabs(p - t) <= 1e-9 * t))
@@ -95,8 +105,8 @@ static void expect_refusal(const char *args, int status, const char *msg)
 	tu_result r;
 	tu_run(args, &r);
 	if (r.status != status || !strstr(r.err, msg))
-		fail_msg("'%s': exit %d, stderr '%s'; wanted exit %d and '%s'", args, r.status, r.err,
-			 status, msg);
+		fail_msg("'%s': exit %d, stderr '%s'; wanted exit %d and '%s'", args, r.status,
+		         r.err, status, msg);
 	int lines = 0;
 	for (const char *p = r.err; *p; p++)
 		lines += *p == '\n';
@@ -109,11 +119,12 @@ static void test_refusals(void **state)
 {
 	(void)state;
 	expect_refusal("train --tp=3 " SMALL, 2, "4 heads do not split over tp=3");
-	expect_refusal("train --tp=2 --devices=8 " SMALL, 2, "tp*pp*dp = 2*1*1 = 2 but there are 8 devices");
+	expect_refusal("train --tp=2 --devices=8 " SMALL, 2,
+	               "tp*pp*dp = 2*1*1 = 2 but there are 8 devices");
 	expect_refusal("train --pp=2 --schedule=interleaved --microbatches=3 " SMALL, 2,
-		       "3 is not a multiple of 2");
-	expect_refusal("train --pp=3 --schedule=interleaved --microbatches=3 " SMALL " --layers=8", 2,
-		       "--layers=8 does not split into pp*chunks = 3*2 = 6 equal model chunks");
+	               "3 is not a multiple of 2");
+	expect_refusal("train --pp=3 --schedule=interleaved --microbatches=3 " SMALL " --layers=8",
+	               2, "--layers=8 does not split into pp*chunks = 3*2 = 6 equal model chunks");
 	expect_refusal("train --zero1 " SMALL, 2, "it needs --dp of 2 or more");
 	expect_refusal("train --schedule=zigzag", 2, "--schedule: unknown value 'zigzag'");
 	expect_refusal("train --tp=2 --memory=64KiB " SMALL, 1, "device 0 is out of memory");
@@ -128,8 +139,9 @@ static void test_train_trace(void **state)
 	const char *dir = getenv("TMPDIR");
 	char path[512], args[800];
 	snprintf(path, sizeof path, "%s/test_train_cli_trace.%d.json", dir && *dir ? dir : "/tmp",
-		 (int)getpid());
-	snprintf(args, sizeof args, "train --pp=2 --microbatches=4 --steps=1 --trace=%s " SMALL, path);
+	         (int)getpid());
+	snprintf(args, sizeof args, "train --pp=2 --microbatches=4 --steps=1 --trace=%s " SMALL,
+	         path);
 	tu_result r;
 	tu_run(args, &r);
 	assert_int_equal(r.status, 0);
@@ -161,9 +173,11 @@ static void test_trace_filters(void **state)
 	const char *dir = getenv("TMPDIR");
 	char path[512], args[800];
 	snprintf(path, sizeof path, "%s/test_train_cli_filter.%d.json", dir && *dir ? dir : "/tmp",
-		 (int)getpid());
-	snprintf(args, sizeof args, "train --tp=2 --pp=2 --dp=2 --microbatches=2 --steps=3 "
-		 "--trace-steps=2 --trace-devices=0-1,6 --trace=%s " SMALL, path);
+	         (int)getpid());
+	snprintf(args, sizeof args,
+	         "train --tp=2 --pp=2 --dp=2 --microbatches=2 --steps=3 "
+	         "--trace-steps=2 --trace-devices=0-1,6 --trace=%s " SMALL,
+	         path);
 	tu_result r;
 	tu_run(args, &r);
 	assert_int_equal(r.status, 0);
@@ -180,7 +194,8 @@ static void test_trace_filters(void **state)
 		const char *ph = json_string_value(json_object_get(e, "ph"));
 		if (ph && (ph[0] == 's' || ph[0] == 'f') && !ph[1]) {
 			char id[32];
-			snprintf(id, sizeof id, "%lld", (long long)json_integer_value(json_object_get(e, "id")));
+			snprintf(id, sizeof id, "%lld",
+			         (long long)json_integer_value(json_object_get(e, "id")));
 			json_object_set_new(ph[0] == 's' ? starts : ends, id, json_true());
 		}
 		json_t *dev = a ? json_object_get(a, "device") : NULL;
@@ -201,17 +216,18 @@ static void test_trace_filters(void **state)
 	json_decref(ends);
 	/* The second of three equal steps: after the first, before the third. */
 	json_t *whole = tu_run_json("train --tp=2 --pp=2 --dp=2 --microbatches=2 --steps=3 "
-				    "--format=json " SMALL);
+	                            "--format=json " SMALL);
 	double step_us = tu_num(whole, "step_time_s") * 1e6;
 	json_decref(whole);
 	assert_true(t0 >= step_us * 0.999 && t1 <= 2 * step_us * 1.001);
 	expect_refusal("train --trace-steps=2 --steps=3 " SMALL, 2, "needs --trace=FILE");
-	expect_refusal("train --trace-steps=4 --steps=3 --trace=x.json " SMALL, 2, "the run has 3 steps");
+	expect_refusal("train --trace-steps=4 --steps=3 --trace=x.json " SMALL, 2,
+	               "the run has 3 steps");
 	expect_refusal("train --tp=2 --trace-devices=2 --trace=x.json " SMALL, 2,
-		       "device 2 to trace: the run has 2 devices (0 to 1)");
+	               "device 2 to trace: the run has 2 devices (0 to 1)");
 	expect_refusal("train --trace-devices=3-1 --trace=x.json " SMALL, 2, "not N or N-M");
 	expect_refusal("train --trace-steps=1 --save=ck --trace=x.json " SMALL, 2,
-		       "with --save the trace holds the final save");
+	               "with --save the trace holds the final save");
 }
 
 /* Throughput against Megatron-LM's formulas written here: tokens/s = B s
@@ -222,13 +238,14 @@ static void test_throughput(void **state)
 {
 	(void)state;
 	json_t *j = tu_run_json("train --dry-run --preset=h100 --tp=2 --pp=2 --layers=4 "
-				"--hidden=1024 --ffn=4096 --heads=16 --seq=512 --batch=16 "
-				"--microbatches=4 --steps=1 --format=json");
+	                        "--hidden=1024 --ffn=4096 --heads=16 --seq=512 --batch=16 "
+	                        "--microbatches=4 --steps=1 --format=json");
 	double B = 16, S = 512, L = 4, H = 1024, step = tu_num(j, "step_time_s");
 	double model = 72 * B * S * L * H * H * (1 + S / (6 * H));
 	tu_check_close(tu_num(j, "tokens_per_s"), B * S / step, 1e-12, "tokens/s");
 	tu_check_close(tu_num(j, "device_tokens_per_s"), B * S / step / 4, 1e-12, "per device");
-	tu_check_close(tu_num(j, "device_model_flop_per_s"), model / step / 4, 1e-12, "model FLOP/s");
+	tu_check_close(tu_num(j, "device_model_flop_per_s"), model / step / 4, 1e-12,
+	               "model FLOP/s");
 	tu_check_close(tu_num(j, "mfu"), model / step / 4 / 989e12, 1e-12, "MFU");
 	assert_true(tu_num(j, "hfu") >= tu_num(j, "mfu"));
 	json_decref(j);
@@ -260,7 +277,7 @@ static void test_compare(void **state)
 	assert_int_equal(json_array_size(lay), 3);
 	assert_int_equal(json_array_size(sk), 1);
 	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(sk, 0), "reason")),
-			       "do not split over tp=3"));
+	                       "do not split over tp=3"));
 	for (size_t i = 0; i < json_array_size(lay); i++) {
 		json_t *x = json_array_get(lay, i);
 		assert_string_equal(json_string_value(json_object_get(x, "check")), "pass");
@@ -294,8 +311,8 @@ static void test_compare(void **state)
 		assert_non_null(fastest);
 		assert_true(c == 0 ? top < 1 : top >= 1); /* both sentences are seen */
 		char want[128];
-		snprintf(want, sizeof want, top >= 1 ? "Fastest split: %s," : "the fastest split, %s,",
-		         fastest);
+		snprintf(want, sizeof want,
+		         top >= 1 ? "Fastest split: %s," : "the fastest split, %s,", fastest);
 		snprintf(args, sizeof args, "compare --steps=1 %s" SMALL, cases[c]);
 		tu_run(args, &r);
 		/* the sentence is wrapped: compare it with spaces for newlines */
@@ -309,17 +326,18 @@ static void test_compare(void **state)
 	}
 
 	/* explicit layouts, with options */
-	j = tu_run_json("compare --layouts=1x2x1:gpipe,1x2x1,2x1x2:sp:zero1 --microbatches=4 --steps=2 "
-		     "--format=json " SMALL);
+	j = tu_run_json(
+	    "compare --layouts=1x2x1:gpipe,1x2x1,2x1x2:sp:zero1 --microbatches=4 --steps=2 "
+	    "--format=json " SMALL);
 	lay = json_object_get(j, "layouts");
 	assert_int_equal(json_array_size(lay), 3);
 	json_t *g = json_array_get(lay, 0), *o = json_array_get(lay, 1);
 	assert_string_equal(json_string_value(json_object_get(g, "schedule")), "gpipe");
 	/* 1F1B keeps fewer micro-batches of activations than GPipe on stage 0 */
 	double ga = tu_num(json_array_get(json_object_get(g, "per_device"), 0),
-			"memory_activations_peak_bytes");
+	                   "memory_activations_peak_bytes");
 	double oa = tu_num(json_array_get(json_object_get(o, "per_device"), 0),
-			"memory_activations_peak_bytes");
+	                   "memory_activations_peak_bytes");
 	assert_true(oa < ga);
 	json_t *z = json_array_get(lay, 2);
 	assert_true(json_is_true(json_object_get(z, "zero1")));
@@ -333,7 +351,7 @@ static void test_fold_devices(void **state)
 {
 	(void)state;
 	const char *base = "train --dry-run --tp=8 --pp=8 --layers=16 --hidden=1024 --ffn=4096 "
-			   "--heads=16 --seq=512 --batch=32 --microbatches=8 --steps=1";
+	                   "--heads=16 --seq=512 --batch=32 --microbatches=8 --steps=1";
 	char args[512];
 	tu_result f, all;
 	tu_run(base, &f);
@@ -361,14 +379,10 @@ static void test_fold_devices(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_train_json),
-		cmocka_unit_test(test_tree_prediction),
-		cmocka_unit_test(test_refusals),
-		cmocka_unit_test(test_train_trace),
-		cmocka_unit_test(test_trace_filters),
-		cmocka_unit_test(test_throughput),
-		cmocka_unit_test(test_compare),
-		cmocka_unit_test(test_fold_devices),
+	    cmocka_unit_test(test_train_json),    cmocka_unit_test(test_tree_prediction),
+	    cmocka_unit_test(test_refusals),      cmocka_unit_test(test_train_trace),
+	    cmocka_unit_test(test_trace_filters), cmocka_unit_test(test_throughput),
+	    cmocka_unit_test(test_compare),       cmocka_unit_test(test_fold_devices),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

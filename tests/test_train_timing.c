@@ -329,10 +329,8 @@ int main(void)
 {
 	tu_watchdog(600);
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_grid_same_as_full),
-	    cmocka_unit_test(test_state_with_values),
-	    cmocka_unit_test(test_separate_accumulation),
-	    cmocka_unit_test(test_out_of_memory_same),
+	    cmocka_unit_test(test_grid_same_as_full),     cmocka_unit_test(test_state_with_values),
+	    cmocka_unit_test(test_separate_accumulation), cmocka_unit_test(test_out_of_memory_same),
 	    cmocka_unit_test(test_shapes_only_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -246,7 +246,8 @@ static void test_train_times_are_the_headless_run(void **state)
 		sl_cluster_destroy(c);
 
 		sl_run_info info;
-		assert_int_equal(sl_play_run_workload_headless(&sc, &tr, NULL, &info, NULL, NULL), SL_OK);
+		assert_int_equal(sl_play_run_workload_headless(&sc, &tr, NULL, &info, NULL, NULL),
+		                 SL_OK);
 		assert_true(info.trep.step_s == rep.step_s);
 		assert_true(info.trep.bubble_fraction == rep.bubble_fraction);
 		assert_true(info.end == rep.step_s);
@@ -273,23 +274,24 @@ static void test_train_times_are_the_headless_run(void **state)
 		size_t ns = sl_steps_build(&info.snap, &st, NULL);
 		int said = 0;
 		for (size_t k = 0; k < ns; k++) {
-			if (!st[k].p2p || (k + 1 < ns && st[k + 1].t_stop <= st[k].t_stop * (1 + 1e-12)))
+			if (!st[k].p2p ||
+			    (k + 1 < ns && st[k + 1].t_stop <= st[k].t_stop * (1 + 1e-12)))
 				continue;
 			in.t = st[k].t_stop;
 			sl_scene_build(&in, m);
 			const sl_ev_p2p *q = st[k].p2p;
 			char w1[64], w2[96], w3[32], span[32];
 			int fwd = q->kind == SL_P2P_ACT;
-			snprintf(w1, sizeof w1, "pipeline %s: stage %d", fwd ? "forward" : "backward",
-			         q->from);
+			snprintf(w1, sizeof w1, "pipeline %s: stage %d",
+			         fwd ? "forward" : "backward", q->from);
 			snprintf(w2, sizeof w2, "sends micro-batch %d's %s", q->mb,
 			         fwd ? "activations" : "gradient");
 			snprintf(w3, sizeof w3, "to stage %d", q->to);
 			sl_fmt_time(st[k].t1 - st[k].t0, span, sizeof span);
 			if (!strstr(m->sentence, w1) || !strstr(m->sentence, w2) ||
 			    !strstr(m->sentence, w3) || !strstr(m->sentence, span))
-				fail_msg("layout %zu, step %zu: '%s' (want '%s', '%s', '%s', %s)", i, k,
-				         m->sentence, w1, w2, w3, span);
+				fail_msg("layout %zu, step %zu: '%s' (want '%s', '%s', '%s', %s)",
+				         i, k, m->sentence, w1, w2, w3, span);
 			said++;
 		}
 		if (tr.l.pp > 1 && said == 0)
@@ -349,7 +351,8 @@ static void test_shared_ports_on_screen(void **state)
 		alone += k == 1;
 	}
 	if (shared == 0 || alone == 0)
-		fail_msg("%d messages through a shared adapter, %d alone: want both", shared, alone);
+		fail_msg("%d messages through a shared adapter, %d alone: want both", shared,
+		         alone);
 
 	sl_scene *m = calloc(1, sizeof *m);
 	assert_non_null(m);
@@ -369,7 +372,8 @@ static void test_shared_ports_on_screen(void **state)
 		said[sh]++;
 	}
 	if (said[0] == 0 || said[1] == 0)
-		fail_msg("stops: %d with a shared adapter, %d without: want both", said[1], said[0]);
+		fail_msg("stops: %d with a shared adapter, %d without: want both", said[1],
+		         said[0]);
 	free(st);
 	free(m);
 	sl_run_info_free(&info);
@@ -459,7 +463,8 @@ static void test_reshard_on_screen(void **state)
 		most = b > most ? b : most;
 	}
 	assert_true(fabs(info.end - most / SL_CKPT_STORAGE_BW_DEFAULT) <= 1e-12 * info.end);
-	assert_true(fabs(sl_workload_ops_of(tr.kind)->predict(&tr, NULL) - info.end) <= 1e-12 * info.end);
+	assert_true(fabs(sl_workload_ops_of(tr.kind)->predict(&tr, NULL) - info.end) <=
+	            1e-12 * info.end);
 
 	sl_scene *m = calloc(1, sizeof *m);
 	assert_non_null(m);
@@ -563,8 +568,8 @@ static void test_collective_on_screen(void **state)
 	sc.cluster.devices = p;
 	sc.cluster.devices_per_node = 0;
 	for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
-		sl_workload tr = {.kind = SL_WL_COLLECTIVE, .op = ops[o], .algo = SL_ALGO_RING,
-		                    .count = 1000};
+		sl_workload tr = {
+		    .kind = SL_WL_COLLECTIVE, .op = ops[o], .algo = SL_ALGO_RING, .count = 1000};
 		/* The engine's run, on its own. */
 		sl_err err = {0};
 		sl_cluster_config cfg = sc.cluster;
@@ -579,7 +584,8 @@ static void test_collective_on_screen(void **state)
 		sl_cluster_destroy(c);
 
 		sl_run_info info;
-		assert_int_equal(sl_play_run_workload_headless(&sc, &tr, NULL, &info, NULL, NULL), SL_OK);
+		assert_int_equal(sl_play_run_workload_headless(&sc, &tr, NULL, &info, NULL, NULL),
+		                 SL_OK);
 		assert_true(info.end == want);
 		/* The end of the last reduce-scatter step (all-reduce's first half). */
 		double rs_end = 0;
@@ -588,9 +594,17 @@ static void test_collective_on_screen(void **state)
 				rs_end = fmax(rs_end, info.snap.ev[i].t1);
 		sl_scene *m = calloc(1, sizeof *m);
 		assert_non_null(m);
-		sl_scene_in in = {.ev = &info.snap, .end = info.end, .exact = 1, .sc = &sc,
-		                  .ndev = p, .result = &info, .predicted_s = info.end, .wl = &tr,
-		                  .link = cb_link_of_sc, .inter = cb_inter_none, .ctx = &sc};
+		sl_scene_in in = {.ev = &info.snap,
+		                  .end = info.end,
+		                  .exact = 1,
+		                  .sc = &sc,
+		                  .ndev = p,
+		                  .result = &info,
+		                  .predicted_s = info.end,
+		                  .wl = &tr,
+		                  .link = cb_link_of_sc,
+		                  .inter = cb_inter_none,
+		                  .ctx = &sc};
 		int cnt[4];
 		for (int at = 0; at < 3; at++) {
 			in.t = at == 0 ? 0 : at == 1 ? rs_end : info.end;
@@ -948,7 +962,8 @@ static void test_every_step_is_the_engines(void **state)
 					for (int q = 1; nodes == 1 && q < p; q++)
 						g = p % q ? g : q;
 					if (nodes == 2)
-						g = p > 8 && p % 4 == 0 && (p <= 16 || p == 64) ? 4 : 0;
+						g = p > 8 && p % 4 == 0 && (p <= 16 || p == 64) ? 4
+						                                                : 0;
 					if (nodes > 0 && (p < 2 || g == 0))
 						continue;
 					if (uneven && p < 2)
@@ -969,9 +984,9 @@ static void test_every_step_is_the_engines(void **state)
 					sc.gemm.m = 16;
 					sc.gemm.n = sc.gemm.k = base * p + (uneven ? p / 2 : 0);
 					char what[96];
-					snprintf(what, sizeof what, "p=%d nodes of %d %s%s %s", p, g,
-					         row ? "rowwise" : "colwise", uneven ? " uneven" : "",
-					         tree ? "tree" : "ring");
+					snprintf(what, sizeof what, "p=%d nodes of %d %s%s %s", p,
+					         g, row ? "rowwise" : "colwise",
+					         uneven ? " uneven" : "", tree ? "tree" : "ring");
 					sl_snapshot s;
 					sl_gemm_result res;
 					headless(&sc, &s, &res);
@@ -983,14 +998,16 @@ static void test_every_step_is_the_engines(void **state)
 					configs++;
 					/* Each device's compute and receives, by device. */
 					size_t first_of[SL_MAX_FULL_DEVICES + 1] = {0}, nmine = 0;
-					const sl_event **mine = malloc((s.n ? s.n : 1) * sizeof *mine);
+					const sl_event **mine =
+					    malloc((s.n ? s.n : 1) * sizeof *mine);
 					assert_non_null(mine);
 					for (int d = 0; d < p; d++) {
 						first_of[d] = nmine;
 						for (size_t i = 0; i < s.n; i++)
-							if (s.ev[i].dev == d && (s.ev[i].kind == SL_EV_COMPUTE ||
-							                         s.ev[i].kind == SL_EV_RECV ||
-							                         s.ev[i].kind == SL_EV_REDUCE))
+							if (s.ev[i].dev == d &&
+							    (s.ev[i].kind == SL_EV_COMPUTE ||
+							     s.ev[i].kind == SL_EV_RECV ||
+							     s.ev[i].kind == SL_EV_REDUCE))
 								mine[nmine++] = &s.ev[i];
 					}
 					first_of[p] = nmine;
@@ -998,12 +1015,15 @@ static void test_every_step_is_the_engines(void **state)
 						double t = at[k];
 						build_with(&sc, &s, &res, t, &x, m);
 						if (!m->blk.valid)
-							fail_msg("%s: no block picture at stop %zu", what, k);
+							fail_msg("%s: no block picture at stop %zu",
+							         what, k);
 						for (int d = 0; d < p; d++) {
 							/* d's progress: its compute, and how many
 							 * receives from each peer have ended. */
-							int ncomp = 0, ndone = 0, from[SL_MAX_FULL_DEVICES] = {0};
-							for (size_t j = first_of[d]; j < first_of[d + 1]; j++) {
+							int ncomp = 0, ndone = 0,
+							    from[SL_MAX_FULL_DEVICES] = {0};
+							for (size_t j = first_of[d];
+							     j < first_of[d + 1]; j++) {
 								const sl_event *e = mine[j];
 								if (e->kind == SL_EV_COMPUTE) {
 									ncomp++;
@@ -1011,7 +1031,8 @@ static void test_every_step_is_the_engines(void **state)
 								}
 								if ((e->kind == SL_EV_RECV ||
 								     e->kind == SL_EV_REDUCE) &&
-								    e->peer >= 0 && e->peer < p && e->t1 <= t)
+								    e->peer >= 0 && e->peer < p &&
+								    e->t1 <= t)
 									from[e->peer]++;
 							}
 							assert_true(ncomp > 0);
@@ -1020,37 +1041,50 @@ static void test_every_step_is_the_engines(void **state)
 							uint64_t want[SL_MAX_FULL_DEVICES];
 							for (int b = 0; b < p; b++)
 								want[b] = !computed ? 0
-								          : row    ? (uint64_t)1 << d
+								          : row ? (uint64_t)1 << d
 								          : b == d ? m->blk.full
 								                   : 0;
-							struct recv_def def[2 * SL_MAX_FULL_DEVICES];
-							int ndef = recv_defs(row, tree, p, d, m->blk.full, def);
+							struct recv_def
+							    def[2 * SL_MAX_FULL_DEVICES];
+							int ndef = recv_defs(row, tree, p, d,
+							                     m->blk.full, def);
 							int used = 0;
 							for (int i = 0; i < ndef; i++) {
 								if (from[def[i].peer] == 0)
 									continue;
 								from[def[i].peer]--;
 								used++;
-								for (int c = 0; c < def[i].count; c++)
-									want[(def[i].first + c) % p] |= def[i].adds;
+								for (int c = 0; c < def[i].count;
+								     c++)
+									want[(def[i].first + c) %
+									     p] |= def[i].adds;
 							}
 							for (int q = 0; q < p; q++)
 								if (from[q] != 0)
-									fail_msg("%s: device %d has %d receives from %d "
-									         "the algorithm does not give it",
-									         what, d, from[q], q);
+									fail_msg(
+									    "%s: device %d has %d "
+									    "receives from %d "
+									    "the algorithm does "
+									    "not give it",
+									    what, d, from[q], q);
 							if (k + 1 == nat && used != ndef)
-								fail_msg("%s: device %d received %d of the %d messages "
+								fail_msg("%s: device %d received "
+								         "%d of the %d messages "
 								         "the algorithm gives it",
 								         what, d, used, ndef);
 							for (int b = 0; b < p; b++)
 								if (m->blk.have[d][b] != want[b])
-									fail_msg("%s: at stop %zu of %zu device %d "
-									         "shows block %d as %#llx, its buffer "
-									         "holds %#llx",
-									         what, k + 1, nat, d, b,
-									         (unsigned long long)m->blk.have[d][b],
-									         (unsigned long long)want[b]);
+									fail_msg(
+									    "%s: at stop %zu of "
+									    "%zu device %d "
+									    "shows block %d as "
+									    "%#llx, its buffer "
+									    "holds %#llx",
+									    what, k + 1, nat, d, b,
+									    (unsigned long long)
+									        m->blk.have[d][b],
+									    (unsigned long long)
+									        want[b]);
 						}
 					}
 					/* The end: Y checked on every device by the engine. */
@@ -1060,7 +1094,8 @@ static void test_every_step_is_the_engines(void **state)
 					for (int d = 0; d < p; d++)
 						for (int b = 0; b < p; b++)
 							if (m->blk.have[d][b] != m->blk.full)
-								fail_msg("%s: at the end device %d shows block %d "
+								fail_msg("%s: at the end device %d "
+								         "shows block %d "
 								         "incomplete",
 								         what, d, b);
 					free(mine);
@@ -1120,9 +1155,10 @@ static void test_sentences_tell_spans(void **state)
 			char want[32], *w = sl_fmt_time(st[k].t1 - st[k].t0, want, sizeof want);
 			if (!strstr(m->sentence, w))
 				fail_msg("case %zu, step %zu: '%s' does not say its span %s", c, k,
-					 m->sentence, w);
+				         m->sentence, w);
 			if (m->step <= last)
-				fail_msg("case %zu: the counter went from %d to %d", c, last, m->step);
+				fail_msg("case %zu: the counter went from %d to %d", c, last,
+				         m->step);
 			last = m->step;
 		}
 		sl_step_index_free(&x);
@@ -1222,7 +1258,6 @@ static void test_knob_during_live_run(void **state)
 	rig_close(&r);
 }
 
-
 /* The crossover: where speedup = single / time crosses 1, between two
  * points, on a log axis; measured times win over the model's. */
 static void test_crossover(void **state)
@@ -1260,8 +1295,8 @@ int main(void)
 	    cmocka_unit_test(test_collective_on_screen),
 	    cmocka_unit_test(test_colwise_picture),
 	    cmocka_unit_test(test_rowwise_picture),
-		cmocka_unit_test(test_every_step_is_the_engines),
-		cmocka_unit_test(test_sentences_tell_spans),
+	    cmocka_unit_test(test_every_step_is_the_engines),
+	    cmocka_unit_test(test_sentences_tell_spans),
 	    cmocka_unit_test(test_busbw_without_latency),
 	    cmocka_unit_test(test_steps_and_live_run),
 	    cmocka_unit_test(test_knob_replans),

@@ -82,7 +82,7 @@ static inline void tu_check_close(double got, double want, double rel, const cha
 {
 	if (!tu_close(got, want, rel))
 		fail_msg("%s: got %.17g, want %.17g (relative difference %.3g, allowed %.3g)", what,
-			 got, want, want != 0 ? fabs(got - want) / fabs(want) : fabs(got), rel);
+		         got, want, want != 0 ? fabs(got - want) / fabs(want) : fabs(got), rel);
 }
 
 /* An H100-like configuration written out here (not the preset's figures):
@@ -104,8 +104,7 @@ static inline sl_cluster_config tu_h100(int n, int g)
 }
 
 /* A model of the given sizes; the rest (seed, learning rate) as defaults. */
-static inline sl_model_spec tu_model(int layers, int hidden, int ffn, int heads, int seq,
-                                     int batch)
+static inline sl_model_spec tu_model(int layers, int hidden, int ffn, int heads, int seq, int batch)
 {
 	sl_model_spec m;
 	sl_model_default(&m);

@@ -124,8 +124,8 @@ static void w_int(wbuf *w, long long v)
 static double p10e(int k)
 {
 	static const double t[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-				   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-				   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+	                           1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+	                           1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 	return t[k];
 }
 
@@ -136,11 +136,22 @@ static double p10e(int k)
  * dropped; near a rounding tie snprintf decides. */
 static void w_num(wbuf *w, double v)
 {
-	static const double p10[] = {1e0, 1e1, 1e2, 1e3,  1e4,  1e5,  1e6, 1e7,
-				     1e8, 1e9, 1e10, 1e11, 1e12, 1e13};
-	static const long long i10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
-					100000000, 1000000000, 10000000000LL, 100000000000LL,
-					1000000000000LL, 10000000000000LL};
+	static const double p10[] = {1e0, 1e1, 1e2, 1e3,  1e4,  1e5,  1e6,
+	                             1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13};
+	static const long long i10[] = {1,
+	                                10,
+	                                100,
+	                                1000,
+	                                10000,
+	                                100000,
+	                                1000000,
+	                                10000000,
+	                                100000000,
+	                                1000000000,
+	                                10000000000LL,
+	                                100000000000LL,
+	                                1000000000000LL,
+	                                10000000000000LL};
 	if (!isfinite(v))
 		v = 0;
 	double a = fabs(v);
@@ -292,8 +303,12 @@ static void w_ns(wbuf *w, long long ns)
 	w_int(w, ns / 1000);
 	long long f = ns % 1000;
 	if (f) {
-		char b[6] = {'.', (char)('0' + f / 100), (char)('0' + f / 10 % 10),
-			     (char)('0' + f % 10), '0', '1'};
+		char b[6] = {'.',
+		             (char)('0' + f / 100),
+		             (char)('0' + f / 10 % 10),
+		             (char)('0' + f % 10),
+		             '0',
+		             '1'};
 		w_raw(w, b, sizeof b);
 	}
 }
@@ -428,8 +443,8 @@ static void flow_id(char *b, size_t len, const sl_event *e, int src, int dst, co
 static void step_name(char *b, size_t len, const sl_snapshot *s, const sl_opstep *st)
 {
 	const sl_event *r = &s->ev[st->rep];
-	static const char *const phases[SL_PHASE_N] = {"",       "reduce-scatter", "all-gather", "reduce",
-						       "broadcast", "gather",     "scatter"};
+	static const char *const phases[SL_PHASE_N] = {
+	    "", "reduce-scatter", "all-gather", "reduce", "broadcast", "gather", "scatter"};
 	const char *what = r->label[0] ? r->label : sl_ev_kind_name(r->kind);
 	size_t n;
 	if (st->coll) {
@@ -540,7 +555,7 @@ static void w_event_args(wbuf *w, const sl_event *e, int step)
 }
 
 static void w_slice(wbuf *w, int *first, const char *cat, int pid, long tid, const char *name,
-		    double t0, double t1)
+                    double t0, double t1)
 {
 	w_head(w, first, "X", cat, pid, tid);
 	w_key(w, "name");
@@ -561,7 +576,7 @@ enum { XLANES = 4 };
  * ...) when it is used for the first time and is not the device's own send
  * or receive track, else 0. */
 static long xfer_tid(double *end, unsigned char *used, int ndev, int d, int way, double t0,
-		     double t1, int *fresh)
+                     double t1, int *fresh)
 {
 	size_t base = ((size_t)d * 2 + (size_t)way) * XLANES;
 	int l = 0;
@@ -645,7 +660,7 @@ static void flow_remove(flowmap *m, size_t i)
 }
 
 static void w_flow_event(wbuf *w, int *first, const char *ph, int pid, long tid, long long id,
-			 const char *key, double t)
+                         const char *key, double t)
 {
 	w_head(w, first, ph, "flow", pid, tid);
 	w_key(w, "name");
@@ -668,7 +683,7 @@ static void w_flow_event(wbuf *w, int *first, const char *ph, int pid, long tid,
  * bound to the slice enclosing it) on track (pid, tid) at t.  -1 when out
  * of memory. */
 static int w_flow(wbuf *w, int *first, flowmap *fm, int recv, int pid, long tid, const char *key,
-		  double t)
+                  double t)
 {
 	if (flow_grow(fm))
 		return -1;
@@ -694,10 +709,11 @@ static int w_flow(wbuf *w, int *first, flowmap *fm, int recv, int pid, long tid,
 }
 
 int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_trace_sink sink,
-			     void *ctx, sl_err *err)
+                             void *ctx, sl_err *err)
 {
 	int ndev = s->ndev;
-	int dpn = opt && opt->known ? (opt->devices_per_node > 0 ? opt->devices_per_node : ndev) : 0;
+	int dpn =
+	    opt && opt->known ? (opt->devices_per_node > 0 ? opt->devices_per_node : ndev) : 0;
 	int nodes = dpn ? (ndev + dpn - 1) / dpn : 1;
 	if (nodes < 1)
 		nodes = 1;
@@ -754,7 +770,8 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 		int pid = dpn ? d / dpn + 1 : 1;
 		for (int k = 0; k < 3; k++) {
 			if (dpn)
-				snprintf(name, sizeof name, "device %d %s (node %d)", d, track[k], d / dpn);
+				snprintf(name, sizeof name, "device %d %s (node %d)", d, track[k],
+				         d / dpn);
 			else
 				snprintf(name, sizeof name, "device %d %s", d, track[k]);
 			w_meta(w, &first, "thread_name", pid, 3L * d + k + 1, name);
@@ -800,8 +817,8 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 	size_t nc = 0;
 	for (size_t k = 0; k < ns; k++)
 		if (st[k].coll)
-			cs[nc++] = (coll_span){st[k].coll->leader, st[k].coll->seq, st[k].t0, st[k].t1,
-					       st[k].coll};
+			cs[nc++] = (coll_span){st[k].coll->leader, st[k].coll->seq, st[k].t0,
+			                       st[k].t1, st[k].coll};
 	qsort(cs, nc, sizeof *cs, cmp_coll);
 	long coll_tid0 = (long)lanes + 1;
 	for (size_t i = 0; i < nc;) {
@@ -821,8 +838,9 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 			w_sort(w, &first, run_pid, tid, tid);
 		}
 		const sl_ev_coll *c = cs[i].c;
-		snprintf(name, sizeof name, "%s %s over %d (#%d)", sl_coll_op_name((sl_coll_op)c->op),
-			 sl_algo_name((sl_algo)c->algo), c->p, c->seq);
+		snprintf(name, sizeof name, "%s %s over %d (#%d)",
+		         sl_coll_op_name((sl_coll_op)c->op), sl_algo_name((sl_algo)c->algo), c->p,
+		         c->seq);
 		w_slice(w, &first, "collective", run_pid, tid, name, t0, t1);
 		w_key(w, "args");
 		W_LIT(w, "{\"leader\":");
@@ -848,9 +866,9 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 		if (e->kind == SL_EV_WAIT || e->dev < 0 || e->dev >= ndev)
 			continue;
 		int pid = dpn ? e->dev / dpn + 1 : 1;
-		int k = e->kind == SL_EV_COMPUTE                              ? 0
-			: e->kind == SL_EV_SEND || e->kind == SL_EV_WRITE ? 1
-									  : 2;
+		int k = e->kind == SL_EV_COMPUTE                          ? 0
+		        : e->kind == SL_EV_SEND || e->kind == SL_EV_WRITE ? 1
+		                                                          : 2;
 		long tid = 3L * e->dev + k + 1;
 		int fresh = 0;
 		if (k > 0)
@@ -859,10 +877,10 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 			long lane = fresh;
 			if (dpn)
 				snprintf(name, sizeof name, "device %d %s %ld (node %d)", e->dev,
-					 track[k], lane, e->dev / dpn);
+				         track[k], lane, e->dev / dpn);
 			else
 				snprintf(name, sizeof name, "device %d %s %ld", e->dev, track[k],
-					 lane);
+				         lane);
 			w_meta(w, &first, "thread_name", pid, tid, name);
 			w_sort(w, &first, pid, tid, (3L * e->dev + k + 1) * XLANES + lane - 1);
 		}
@@ -872,8 +890,9 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 		w_slice(w, &first, cat, pid, tid, name, e->t0, e->t1);
 		w_event_args(w, e, step);
 
-		int xfer = e->peer >= 0 && e->peer < ndev &&
-			   (e->kind == SL_EV_SEND || e->kind == SL_EV_RECV || e->kind == SL_EV_REDUCE);
+		int xfer =
+		    e->peer >= 0 && e->peer < ndev &&
+		    (e->kind == SL_EV_SEND || e->kind == SL_EV_RECV || e->kind == SL_EV_REDUCE);
 		if (!xfer)
 			continue;
 		int src = e->kind == SL_EV_SEND ? e->dev : e->peer;
@@ -885,16 +904,17 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 			if (e->coll.op < 0)
 				p2p_sent[li]++;
 			if (present[dst] && w_flow(w, &first, &fm, 0, pid, tid, id, e->t0)) {
-				rc = sl_fail(err, SL_ENOMEM, "out of host memory writing the trace");
+				rc =
+				    sl_fail(err, SL_ENOMEM, "out of host memory writing the trace");
 				goto out;
 			}
 
 			long ltid = (long)li + 1;
 			if (!seen[li]) {
 				seen[li] = 1;
-				const char *where = !dpn                         ? ""
-						    : src / dpn == dst / dpn ? " (intra-node)"
-									     : " (inter-node)";
+				const char *where = !dpn                     ? ""
+				                    : src / dpn == dst / dpn ? " (intra-node)"
+				                                             : " (inter-node)";
 				snprintf(name, sizeof name, "link %d->%d%s", src, dst, where);
 				w_meta(w, &first, "thread_name", link_pid, ltid, name);
 			}
@@ -910,7 +930,8 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 			}
 			W_LIT(w, "}}");
 			if (heap_push(&h, (flight){e->t1, e->bytes})) {
-				rc = sl_fail(err, SL_ENOMEM, "out of host memory writing the trace");
+				rc =
+				    sl_fail(err, SL_ENOMEM, "out of host memory writing the trace");
 				goto out;
 			}
 			inflight += e->bytes;
@@ -920,7 +941,8 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 			if (e->coll.op < 0)
 				p2p_recv[li]++;
 			if (present[src] && w_flow(w, &first, &fm, 1, pid, tid, id, e->t0)) {
-				rc = sl_fail(err, SL_ENOMEM, "out of host memory writing the trace");
+				rc =
+				    sl_fail(err, SL_ENOMEM, "out of host memory writing the trace");
 				goto out;
 			}
 		}
@@ -930,7 +952,8 @@ int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_
 		inflight -= f.bytes;
 		counter_set(w, &first, &ctr, f.t1, inflight);
 	}
-	counter_set(w, &first, &ctr, ctr.have ? (double)ctr.ts * 1e-9 + 1 : 0, 0); /* flush the last sample */
+	counter_set(w, &first, &ctr, ctr.have ? (double)ctr.ts * 1e-9 + 1 : 0,
+	            0); /* flush the last sample */
 	W_LIT(w, "\n]}\n");
 	w_flush(w);
 	if (w->failed)
@@ -1052,7 +1075,7 @@ static int gzpipe_sink(void *ctx, const char *buf, size_t len)
 }
 
 int sl_trace_write_chrome_gz(const sl_snapshot *s, const sl_trace_opts *opt, const char *path,
-			     sl_err *err)
+                             sl_err *err)
 {
 	/* Level 1: a trace still compresses about 11x, at a fraction of the
 	 * default level's time (make bench, section 10). */

@@ -581,10 +581,11 @@ static int save_locked(struct job *J, struct save *S, sl_cluster *c, struct ckpt
 		}
 		if (rename(from, to) != 0) {
 			if (t.fresh && (errno == ENOTEMPTY || errno == EEXIST))
-				rc = sl_fail(err, SL_ESYS,
-				             "%s appeared while this save was writing (another save?): "
-				             "it was left as it is",
-				             t.final);
+				rc = sl_fail(
+				    err, SL_ESYS,
+				    "%s appeared while this save was writing (another save?): "
+				    "it was left as it is",
+				    t.final);
 			else
 				rc = sl_fail(err, SL_ESYS, "cannot rename %s to %s: %s", from, to,
 				             strerror(errno));

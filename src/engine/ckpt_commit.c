@@ -305,7 +305,7 @@ void ckpt_abandon(const struct ckpt_target *t, const sl_ckpt *plan, const int *c
 }
 
 int ckpt_write_manifest(const struct ckpt_target *t, const sl_ckpt *plan, const sl_ckpt_opts *o,
-                          sl_err *err)
+                        sl_err *err)
 {
 	char tmp[PATHLEN], fin[PATHLEN];
 	ckpt_join(tmp, t->work, MANIFEST_TMP, NULL);
@@ -314,7 +314,8 @@ int ckpt_write_manifest(const struct ckpt_target *t, const sl_ckpt *plan, const 
 	 * remove the name (a link goes, not what it points to) and create ours
 	 * new, never through a link. */
 	if (unlink(tmp) != 0 && errno != ENOENT)
-		return sl_fail(err, SL_ESYS, "cannot remove the stale %s: %s", tmp, strerror(errno));
+		return sl_fail(err, SL_ESYS, "cannot remove the stale %s: %s", tmp,
+		               strerror(errno));
 	json_t *root = ckpt_manifest_json(plan);
 	if (!root)
 		return sl_fail(err, SL_ENOMEM, "out of host memory");
@@ -329,7 +330,8 @@ int ckpt_write_manifest(const struct ckpt_target *t, const sl_ckpt *plan, const 
 	if (!text)
 		rc = sl_fail(err, SL_ENOMEM, "out of host memory");
 	else if (ckpt_write_at(fd, (const unsigned char *)text, strlen(text), 0) != 0 ||
-	         ckpt_write_at(fd, (const unsigned char *)"\n", 1, strlen(text)) != 0 || fsync(fd) != 0)
+	         ckpt_write_at(fd, (const unsigned char *)"\n", 1, strlen(text)) != 0 ||
+	         fsync(fd) != 0)
 		rc = sl_fail(err, SL_ESYS, "cannot write %s: %s", tmp, strerror(errno));
 	free(text);
 	if (close(fd) != 0 && !rc)
@@ -347,7 +349,7 @@ int ckpt_write_manifest(const struct ckpt_target *t, const sl_ckpt *plan, const 
 /* After the commit: remove the data files no manifest refers to any more
  * (names exactly a save's, so nothing else in the directory). */
 int ckpt_remove_old(const struct ckpt_target *t, const sl_ckpt *plan, const sl_ckpt_opts *o,
-                      sl_err *err)
+                    sl_err *err)
 {
 	DIR *dp = opendir(t->work);
 	if (!dp)

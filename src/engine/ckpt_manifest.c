@@ -104,9 +104,9 @@ int ckpt_read_manifest(const char *dir, char **out, size_t *len, sl_err *err)
 			return sl_fail(err, SL_EINVAL, "%s holds no checkpoint: %s is missing", dir,
 			               MANIFEST);
 		if (errno == ELOOP)
-			return sl_fail(err, SL_EINVAL,
-			               "%s is a symbolic link: a checkpoint's files must be its own",
-			               path);
+			return sl_fail(
+			    err, SL_EINVAL,
+			    "%s is a symbolic link: a checkpoint's files must be its own", path);
 		return sl_fail(err, SL_EINVAL, "cannot read %s: %s", path, strerror(errno));
 	}
 	struct stat st;
@@ -115,8 +115,9 @@ int ckpt_read_manifest(const char *dir, char **out, size_t *len, sl_err *err)
 	} else if (!S_ISREG(st.st_mode)) {
 		rc = sl_fail(err, SL_EINVAL, "%s is not a regular file", path);
 	} else if (st.st_size > MANIFEST_MAX) {
-		rc = sl_fail(err, SL_EINVAL, "%s is too large for a manifest: %lld bytes (at most %ld)",
-		             path, (long long)st.st_size, MANIFEST_MAX);
+		rc = sl_fail(err, SL_EINVAL,
+		             "%s is too large for a manifest: %lld bytes (at most %ld)", path,
+		             (long long)st.st_size, MANIFEST_MAX);
 	}
 	char *text = rc ? NULL : malloc((size_t)st.st_size + 1);
 	if (!rc && !text)
@@ -154,8 +155,9 @@ static int check_data(int fd, const char *dir, const char *name, uint64_t bytes,
 	else if (!S_ISREG(st.st_mode))
 		why = "it is not a regular file";
 	if (!why && (uint64_t)st.st_size != bytes) {
-		sl_fail(err, SL_EINVAL, "%s: data file %s is %s: %llu bytes, the manifest says %llu",
-		        dir, name, (uint64_t)st.st_size < bytes ? "truncated" : "too long",
+		sl_fail(err, SL_EINVAL,
+		        "%s: data file %s is %s: %llu bytes, the manifest says %llu", dir, name,
+		        (uint64_t)st.st_size < bytes ? "truncated" : "too long",
 		        (unsigned long long)st.st_size, (unsigned long long)bytes);
 		close(fd);
 		return -1;
@@ -181,13 +183,14 @@ static int open_data(const char *dir, const char *name, uint64_t bytes, sl_err *
 		int e = errno;
 		if (errno == ELOOP)
 			sl_fail(err, SL_EINVAL,
-			        "%s: %s is a symbolic link: a checkpoint's files must be its own", dir,
-			        name);
+			        "%s: %s is a symbolic link: a checkpoint's files must be its own",
+			        dir, name);
 		else if (errno == ENOENT)
 			sl_fail(err, SL_EINVAL, "%s: data file %s is missing: %s", dir, name,
 			        strerror(errno));
 		else
-			sl_fail(err, SL_EINVAL, "%s: cannot open %s: %s", dir, name, strerror(errno));
+			sl_fail(err, SL_EINVAL, "%s: cannot open %s: %s", dir, name,
+			        strerror(errno));
 		errno = e;
 		return -1;
 	}
@@ -196,7 +199,7 @@ static int open_data(const char *dir, const char *name, uint64_t bytes, sl_err *
 
 /* Intersection of two rectangles; 0 when empty. */
 int ckpt_rect_meet(const int ao[2], const int as[2], const int bo[2], const int bs[2], int o[2],
-                     int s[2])
+                   int s[2])
 {
 	for (int k = 0; k < 2; k++) {
 		int lo = ao[k] > bo[k] ? ao[k] : bo[k];
@@ -316,7 +319,7 @@ json_t *ckpt_manifest_json(const sl_ckpt *ck)
 	}
 	if (arch_version(m) >= 3)
 		json_object_set_new(json_object_get(root, "architecture"), "norm",
-				    json_string(sl_norm_name(m->norm)));
+		                    json_string(sl_norm_name(m->norm)));
 	json_object_set_new(
 	    root, "layout",
 	    json_pack("{s:i, s:i, s:i, s:i, s:s, s:s, s:i, s:i, s:b, s:b, s:s}", "devices",
@@ -337,10 +340,10 @@ json_t *ckpt_manifest_json(const sl_ckpt *ck)
 	 * manifests have none. */
 	if (m->attn_dropout > 0)
 		json_object_set_new(json_object_get(root, "training"), "attention_dropout",
-				    json_real(sl_float_decimal(m->attn_dropout)));
+		                    json_real(sl_float_decimal(m->attn_dropout)));
 	if (m->hidden_dropout > 0)
 		json_object_set_new(json_object_get(root, "training"), "hidden_dropout",
-				    json_real(sl_float_decimal(m->hidden_dropout)));
+		                    json_real(sl_float_decimal(m->hidden_dropout)));
 	json_object_set_new(root, "byte_order", json_string("little"));
 	json_object_set_new(root, "states",
 	                    json_pack("[sss]", state_names[0], state_names[1], state_names[2]));
@@ -429,8 +432,8 @@ static int get_i(struct rd *R, json_t *obj, const char *key, int lo, int hi, int
 }
 
 /* obj's key, of the JSON type want (named as it must be in the message). */
-static int get_typed(struct rd *R, json_t *obj, const char *key, json_type want,
-                     const char *must, json_t **out, const char *ctx)
+static int get_typed(struct rd *R, json_t *obj, const char *key, json_type want, const char *must,
+                     json_t **out, const char *ctx)
 {
 	int rc = SL_OK;
 	json_t *v = field(R, obj, key, ctx, &rc);
@@ -461,7 +464,7 @@ static int get_str(struct rd *R, json_t *obj, const char *key, const char **out,
 	if (sl_text_check(json_string_value(v), n, &cp) < n) {
 		char msg[200], esc[64];
 		snprintf(msg, sizeof msg, "\"%s\" '%s' holds %s U+%04X", key,
-			 sl_escape(json_string_value(v), esc, sizeof esc), sl_text_what(cp), cp);
+		         sl_escape(json_string_value(v), esc, sizeof esc), sl_text_what(cp), cp);
 		return bad(R, ctx, msg, NULL);
 	}
 	*out = json_string_value(v);
@@ -530,8 +533,8 @@ static int parse_arch(struct rd *R, json_t *root, sl_model_spec *m, int *arch_ve
 		return rc;
 	if (strcmp(s, SL_CKPT_ARCH_NAME) != 0) {
 		char msg[160], esc[64];
-		snprintf(msg, sizeof msg, "architecture \"%s\" is not %s", sl_escape(s, esc, sizeof esc),
-		         SL_CKPT_ARCH_NAME);
+		snprintf(msg, sizeof msg, "architecture \"%s\" is not %s",
+		         sl_escape(s, esc, sizeof esc), SL_CKPT_ARCH_NAME);
 		return bad(R, "", msg, NULL);
 	}
 	if ((rc = get_i(R, a, "version", 1, INT_MAX, &version, "architecture")))
@@ -711,8 +714,8 @@ static int cmp_key_name(const void *k, const void *b)
 static int file_named(const sl_ckpt *ck, const char *name)
 {
 	struct name_key k = {ck->files, name};
-	const int *f = bsearch(&k, ck->by_name, (size_t)ck->info.nfiles, sizeof *ck->by_name,
-	                       cmp_key_name);
+	const int *f =
+	    bsearch(&k, ck->by_name, (size_t)ck->info.nfiles, sizeof *ck->by_name, cmp_key_name);
 	return f ? *f : -1;
 }
 
@@ -725,10 +728,11 @@ static int parse_files(struct rd *R, json_t *root, sl_ckpt *ck)
 	size_t n = json_array_size(a);
 	/* Each device writes at most one file. */
 	if (n > (size_t)ck->info.devices)
-		return sl_fail(R->err, SL_EINVAL,
-		               "%s: %zu files listed, more than the saved layout's %d device%s (each "
-		               "writes at most one)",
-		               R->where, n, ck->info.devices, ck->info.devices == 1 ? "" : "s");
+		return sl_fail(
+		    R->err, SL_EINVAL,
+		    "%s: %zu files listed, more than the saved layout's %d device%s (each "
+		    "writes at most one)",
+		    R->where, n, ck->info.devices, ck->info.devices == 1 ? "" : "s");
 	ck->files = calloc(n ? n : 1, sizeof *ck->files);
 	ck->by_name = calloc(n ? n : 1, sizeof *ck->by_name);
 	if (!ck->files || !ck->by_name)
@@ -765,9 +769,11 @@ static int parse_files(struct rd *R, json_t *root, sl_ckpt *ck)
 	qsort(ck->by_name, n, sizeof *ck->by_name, cmp_file_name);
 	sort_files = NULL;
 	for (size_t i = 1; i < n; i++)
-		if (strcmp(ck->files[ck->by_name[i - 1]].name, ck->files[ck->by_name[i]].name) == 0) {
+		if (strcmp(ck->files[ck->by_name[i - 1]].name, ck->files[ck->by_name[i]].name) ==
+		    0) {
 			char ctx[48];
-			int j = ck->by_name[i] > ck->by_name[i - 1] ? ck->by_name[i] : ck->by_name[i - 1];
+			int j = ck->by_name[i] > ck->by_name[i - 1] ? ck->by_name[i]
+			                                            : ck->by_name[i - 1];
 			snprintf(ctx, sizeof ctx, "files[%d]", j);
 			return bad(R, ctx, "the file is listed twice", NULL);
 		}
@@ -869,9 +875,10 @@ static int check_tiling(struct rd *R, const sl_ckpt_tensor *T)
 		if (ckpt_rect_meet(a->off, a->shape, b->off, b->shape, o, s)) {
 			int lo = a->id < b->id ? a->id : b->id, hi = a->id < b->id ? b->id : a->id;
 			free(c);
-			return sl_fail(R->err, SL_EINVAL,
-			               "%s: tensor %s: chunks %d and %d overlap at row %d, column %d",
-			               R->where, T->name, lo, hi, o[0], o[1]);
+			return sl_fail(
+			    R->err, SL_EINVAL,
+			    "%s: tensor %s: chunks %d and %d overlap at row %d, column %d",
+			    R->where, T->name, lo, hi, o[0], o[1]);
 		}
 	}
 	free(c);
@@ -967,9 +974,10 @@ static int parse_tensors(struct rd *R, json_t *root, sl_ckpt *ck)
 		/* One chunk per TP rank at most (DP rank 0 writes; a tensor lives on
 		 * one stage). */
 		if (nc > (size_t)ck->info.layout.tp)
-			return sl_fail(R->err, SL_EINVAL,
-			               "%s: %s: %zu chunks, more than the saved layout's tp=%d ranks",
-			               R->where, ctx, nc, ck->info.layout.tp);
+			return sl_fail(
+			    R->err, SL_EINVAL,
+			    "%s: %s: %zu chunks, more than the saved layout's tp=%d ranks",
+			    R->where, ctx, nc, ck->info.layout.tp);
 		T->chunks = calloc(nc, sizeof *T->chunks);
 		if (!T->chunks)
 			return sl_fail(R->err, SL_ENOMEM, "out of host memory");
@@ -1056,9 +1064,10 @@ int ckpt_check_files(const sl_ckpt *ck, sl_err *err)
 			return sl_fail(err, SL_EINVAL, "%s: data file %s is missing: %s", ck->dir,
 			               ck->files[i].name, strerror(errno));
 		if (S_ISLNK(st.st_mode))
-			return sl_fail(err, SL_EINVAL,
-			               "%s: %s is a symbolic link: a checkpoint's files must be its own",
-			               ck->dir, ck->files[i].name);
+			return sl_fail(
+			    err, SL_EINVAL,
+			    "%s: %s is a symbolic link: a checkpoint's files must be its own",
+			    ck->dir, ck->files[i].name);
 		if (!S_ISREG(st.st_mode))
 			return sl_fail(err, SL_EINVAL, "%s: %s is not a regular file", ck->dir,
 			               ck->files[i].name);
@@ -1275,8 +1284,9 @@ static int verify_chunk(const sl_ckpt *ck, const sl_ckpt_chunk *c, int fd, unsig
 		                                              : (size_t)VERIFY_BUF;
 		if (ckpt_read_at(fd, buf, n, c->byte_offset + done) != 0)
 			return sl_fail(err, errno ? SL_ESYS : SL_EINVAL,
-			               "%s/%s: cannot read chunk %d of %s: %s", ck->dir, fname, c->id,
-			               T->name, errno ? strerror(errno) : "the file is truncated");
+			               "%s/%s: cannot read chunk %d of %s: %s", ck->dir, fname,
+			               c->id, T->name,
+			               errno ? strerror(errno) : "the file is truncated");
 		crc = crc32_z(crc, buf, n);
 		done += n;
 	}

@@ -69,27 +69,32 @@ static int config_check(const sl_cluster_config *cfg, int maxdev, sl_err *err)
 {
 	char a[32], b[32];
 	if (cfg->devices < 1 || cfg->devices > maxdev)
-		return sl_fail(err, SL_EINVAL, "device count %d is out of range (1 to %d)", cfg->devices,
-			       maxdev);
+		return sl_fail(err, SL_EINVAL, "device count %d is out of range (1 to %d)",
+		               cfg->devices, maxdev);
 	/* Past this, threads sharing the host's cores doing real arithmetic on
 	 * real buffers tell nothing a timing-only run does not. */
 	if (cfg->devices > SL_MAX_FULL_DEVICES && !cfg->timing_only)
 		return sl_fail(err, SL_EINVAL,
-			       "%d devices: runs that compute go up to %d devices; more need a timing-only run (--dry-run)",
-			       cfg->devices, SL_MAX_FULL_DEVICES);
+		               "%d devices: runs that compute go up to %d devices; more need a "
+		               "timing-only run (--dry-run)",
+		               cfg->devices, SL_MAX_FULL_DEVICES);
 	if (cfg->timing_only && cfg->timing != SL_TIMING_MODEL)
 		return sl_fail(err, SL_EINVAL,
-			       "a timing-only run computes nothing to measure: it needs model timing, not measured");
+		               "a timing-only run computes nothing to measure: it needs model "
+		               "timing, not measured");
 	if (cfg->devices_per_node < 0 || cfg->devices_per_node > cfg->devices)
-		return sl_fail(err, SL_EINVAL, "devices per node %d is out of range (1 to %d devices)",
-			       cfg->devices_per_node, cfg->devices);
+		return sl_fail(err, SL_EINVAL,
+		               "devices per node %d is out of range (1 to %d devices)",
+		               cfg->devices_per_node, cfg->devices);
 	if (cfg->devices_per_node > 0 && cfg->devices % cfg->devices_per_node != 0)
 		return sl_fail(err, SL_EINVAL,
-			       "%d devices do not split into nodes of %d: the node size must divide the device count",
-			       cfg->devices, cfg->devices_per_node);
+		               "%d devices do not split into nodes of %d: the node size must "
+		               "divide the device count",
+		               cfg->devices, cfg->devices_per_node);
 	if (cfg->topology == SL_TOPO_RING && cfg->devices_per_node > 0 &&
 	    cfg->devices_per_node != cfg->devices)
-		return sl_fail(err, SL_EINVAL, "the ring topology is one node: drop --devices-per-node");
+		return sl_fail(err, SL_EINVAL,
+		               "the ring topology is one node: drop --devices-per-node");
 	if (!(cfg->flops > 0) || !isfinite(cfg->flops))
 		return sl_fail(err, SL_EINVAL, "device compute rate must be positive");
 	if (cfg->memory == 0)
@@ -97,23 +102,26 @@ static int config_check(const sl_cluster_config *cfg, int maxdev, sl_err *err)
 	const sl_record_filter *rf = &cfg->record;
 	if (rf->nranges < 0 || rf->nranges > SL_RECORD_RANGES)
 		return sl_fail(err, SL_EINVAL, "the devices traced are %d ranges: at most %d",
-			       rf->nranges, SL_RECORD_RANGES);
+		               rf->nranges, SL_RECORD_RANGES);
 	for (int r = 0; r < rf->nranges; r++)
 		if (rf->ranges[r][0] < 0 || rf->ranges[r][0] > rf->ranges[r][1] ||
-		    rf->ranges[r][1] >= cfg->devices)
-		{
+		    rf->ranges[r][1] >= cfg->devices) {
 			char which[32];
 			int n = snprintf(which, sizeof which, "%d", rf->ranges[r][0]);
 			if (rf->ranges[r][1] != rf->ranges[r][0])
-				snprintf(which + n, sizeof which - (size_t)n, "-%d", rf->ranges[r][1]);
+				snprintf(which + n, sizeof which - (size_t)n, "-%d",
+				         rf->ranges[r][1]);
 			return sl_fail(err, SL_EINVAL,
-				       "device%s %s to trace: the run has %d device%s (0 to %d)",
-				       rf->ranges[r][1] != rf->ranges[r][0] ? "s" : "", which,
-				       cfg->devices, cfg->devices == 1 ? "" : "s", cfg->devices - 1);
+			               "device%s %s to trace: the run has %d device%s (0 to %d)",
+			               rf->ranges[r][1] != rf->ranges[r][0] ? "s" : "", which,
+			               cfg->devices, cfg->devices == 1 ? "" : "s",
+			               cfg->devices - 1);
 		}
 	if (rf->step_lo < 0 || rf->step_lo > rf->step_hi || (rf->step_hi > 0 && rf->step_lo < 1))
-		return sl_fail(err, SL_EINVAL, "steps %d-%d to trace: from 1, the first no later than "
-			       "the last", rf->step_lo, rf->step_hi);
+		return sl_fail(err, SL_EINVAL,
+		               "steps %d-%d to trace: from 1, the first no later than "
+		               "the last",
+		               rf->step_lo, rf->step_hi);
 	/* The ranges are the options' (knobs.c). */
 	const sl_link_spec *sp[2] = {&cfg->intra, &cfg->inter};
 	const sl_knob *bw = sl_knob_of(SL_OPT_BANDWIDTH), *lat = sl_knob_of(SL_OPT_LATENCY);
@@ -123,15 +131,16 @@ static int config_check(const sl_cluster_config *cfg, int maxdev, sl_err *err)
 		if (!(sp[i]->bandwidth > 0) || !isfinite(sp[i]->bandwidth))
 			return sl_fail(err, SL_EINVAL, "%s bandwidth must be positive", which);
 		if (sp[i]->bandwidth < bw->lo || sp[i]->bandwidth > bw->hi)
-			return sl_fail(err, SL_EINVAL, "%s bandwidth %s is out of range (%s)", which,
-				       sl_fmt_rate(sp[i]->bandwidth, a, sizeof a), bw->range);
+			return sl_fail(err, SL_EINVAL, "%s bandwidth %s is out of range (%s)",
+			               which, sl_fmt_rate(sp[i]->bandwidth, a, sizeof a),
+			               bw->range);
 		if (!(sp[i]->latency >= lat->lo) || sp[i]->latency > lat->hi)
 			return sl_fail(err, SL_EINVAL, "%s latency %s is out of range (%s)", which,
-				       sl_fmt_time(sp[i]->latency, b, sizeof b), lat->range);
+			               sl_fmt_time(sp[i]->latency, b, sizeof b), lat->range);
 	}
 	if (cfg->slowdown != 0 && !(cfg->slowdown >= slow->lo && cfg->slowdown <= slow->hi))
 		return sl_fail(err, SL_EINVAL, "slowdown %g is out of range (%s, or 0 for none)",
-			       cfg->slowdown, slow->range);
+		               cfg->slowdown, slow->range);
 	return SL_OK;
 }
 
@@ -677,13 +686,14 @@ static void blas_init(void)
 	 * to 8 per core): under a limit that space is what device stacks then
 	 * lack.  One arena is plenty for threads that mostly wait. */
 	mallopt(M_ARENA_MAX, 1);
-	void *p = mmap(NULL, BLAS_BUFFER_PROBE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		       -1, 0);
+	void *p = mmap(NULL, BLAS_BUFFER_PROBE, PROT_NONE,
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return;
 	munmap(p, BLAS_BUFFER_PROBE);
 	float a = 1, b = 1, c = 0; /* OpenBLAS makes its buffer now, while it surely fits */
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1);
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f,
+	            &c, 1);
 	blas_ready = 1;
 }
 
@@ -692,9 +702,10 @@ int sl_host_blas_ready(sl_err *err)
 	pthread_once(&blas_once, blas_init);
 	if (blas_ready)
 		return SL_OK;
-	return sl_fail(err, SL_ENOMEM, "out of memory: OpenBLAS needs about %zu MiB of address space "
-		       "for its buffer and the limit (ulimit -v) leaves %zu MiB", BLAS_BUFFER_PROBE >> 20,
-		       as_headroom() >> 20);
+	return sl_fail(err, SL_ENOMEM,
+	               "out of memory: OpenBLAS needs about %zu MiB of address space "
+	               "for its buffer and the limit (ulimit -v) leaves %zu MiB",
+	               BLAS_BUFFER_PROBE >> 20, as_headroom() >> 20);
 }
 
 static void blas_enter(void)
@@ -710,12 +721,13 @@ static void blas_leave(void)
 }
 
 void sl_host_sgemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a,
-		   int lda, const float *b, int ldb, float beta, float *c, int ldc)
+                   int lda, const float *b, int ldb, float beta, float *c, int ldc)
 {
 	pthread_once(&blas_once, blas_init);
 	blas_enter();
-	cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-		    m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+	cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+	            trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c,
+	            ldc);
 	blas_leave();
 }
 
@@ -730,9 +742,12 @@ static int check_host_room(const sl_cluster *c, sl_err *err)
 		return SL_OK;
 	size_t need = (size_t)c->n * THREAD_SPACE + RUN_SLACK;
 	if (need > room)
-		return sl_fail(err, SL_ENOMEM, "out of memory: %d device threads need about %zu MiB of "
-			       "address space and the limit (ulimit -v) leaves %zu MiB: use fewer devices "
-			       "or raise the limit", c->n, need >> 20, room >> 20);
+		return sl_fail(
+		    err, SL_ENOMEM,
+		    "out of memory: %d device threads need about %zu MiB of "
+		    "address space and the limit (ulimit -v) leaves %zu MiB: use fewer devices "
+		    "or raise the limit",
+		    c->n, need >> 20, room >> 20);
 	return SL_OK;
 }
 
@@ -809,14 +824,17 @@ int sl_cluster_run(sl_cluster *c, sl_program prog, void *arg, sl_err *err)
 	pthread_attr_setstacksize(&at, 1 << 20);
 	for (; started < c->n; started++) {
 		int e = pthread_create(&c->dev[started].thread, &at, device_main, &c->dev[started]);
-		if (e == EAGAIN || e == ENOMEM) { /* pthread_create returns its error, errno is stale */
-			rc = sl_fail(err, SL_ENOMEM, "out of memory: cannot start device thread %d of %d: %s",
-				     started, c->n, strerror(e));
+		if (e == EAGAIN ||
+		    e == ENOMEM) { /* pthread_create returns its error, errno is stale */
+			rc = sl_fail(err, SL_ENOMEM,
+			             "out of memory: cannot start device thread %d of %d: %s",
+			             started, c->n, strerror(e));
 			sl_cluster_cancel(c);
 			break;
 		}
 		if (e != 0) {
-			rc = sl_fail(err, SL_ESYS, "cannot start device thread %d: %s", started, strerror(e));
+			rc = sl_fail(err, SL_ESYS, "cannot start device thread %d: %s", started,
+			             strerror(e));
 			sl_cluster_cancel(c);
 			break;
 		}
@@ -880,8 +898,8 @@ int sl_dev_next_coll(sl_dev *d)
 	return d->coll_seq++;
 }
 
-void sl_dev_record(sl_dev *d, sl_ev_kind kind, int peer, double t0, double t1, double w0,
-		   double w1, uint64_t bytes, double flops, const char *label)
+void sl_dev_record(sl_dev *d, sl_ev_kind kind, int peer, double t0, double t1, double w0, double w1,
+                   uint64_t bytes, double flops, const char *label)
 {
 	const sl_cluster *c = d->c;
 	if (c->rec_off || (c->rec_dev && !c->rec_dev[d->id]) ||
@@ -929,10 +947,11 @@ int sl_dev_reserve(sl_dev *d, uint64_t bytes, const char *what, sl_err *err)
 	if (bytes > capacity || cur > capacity - bytes) {
 		pthread_mutex_unlock(&d->mu);
 		return sl_fail(err, SL_EDEVMEM,
-			       "device %d is out of memory: %s needs %s but only %s of %s is free",
-			       d->id, what ? what : "a buffer", sl_fmt_bytes((double)bytes, a, sizeof a),
-			       sl_fmt_bytes((double)(capacity - cur), b, sizeof b),
-			       sl_fmt_bytes((double)capacity, cap, sizeof cap));
+		               "device %d is out of memory: %s needs %s but only %s of %s is free",
+		               d->id, what ? what : "a buffer",
+		               sl_fmt_bytes((double)bytes, a, sizeof a),
+		               sl_fmt_bytes((double)(capacity - cur), b, sizeof b),
+		               sl_fmt_bytes((double)capacity, cap, sizeof cap));
 	}
 	d->st.mem_current = cur + bytes;
 	if (d->st.mem_current > d->st.mem_peak)
@@ -957,7 +976,7 @@ void *sl_dev_alloc(sl_dev *d, size_t bytes, const char *what, sl_err *err)
 		sl_dev_release(d, bytes);
 		char a[32];
 		sl_fail(err, SL_ENOMEM, "device %d: the host cannot allocate %s for %s", d->id,
-			sl_fmt_bytes((double)bytes, a, sizeof a), what ? what : "a buffer");
+		        sl_fmt_bytes((double)bytes, a, sizeof a), what ? what : "a buffer");
 	}
 	return p;
 }
@@ -977,7 +996,7 @@ double sl_dev_cpu_mark(void)
 
 /* Advance the clock by one compute of dt and record it. */
 static int account_compute(sl_dev *d, double dt, double flops, double cpu_s, double w0,
-			   const char *label, sl_err *err)
+                           const char *label, sl_err *err)
 {
 	double t0 = d->clock, t1 = t0 + dt;
 	if (sl_pace_until(d->c, t1))
@@ -1016,8 +1035,8 @@ static double gemm_dt(const sl_dev *d, int m, int n, int k, double cpu_s)
 }
 
 int sl_dev_sgemm(sl_dev *d, int trans_a, int trans_b, int m, int n, int k, float alpha,
-		 const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc,
-		 const char *label, sl_err *err)
+                 const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc,
+                 const char *label, sl_err *err)
 {
 	if (atomic_load(&d->c->cancel))
 		return sl_fail(err, SL_ECANCEL, "cancelled");
@@ -1054,12 +1073,13 @@ int sl_dev_ew(sl_dev *d, double bytes, double cpu_mark, const char *label, sl_er
 	if (atomic_load(&d->c->cancel))
 		return sl_fail(err, SL_ECANCEL, "cancelled");
 	double now = sl_wall_now(), cpu = thread_cpu_now() - cpu_mark;
-	double dt = cfg->timing == SL_TIMING_MODEL ? sl_mem_s(cfg, bytes * d->batch) / d->batch : cpu;
+	double dt =
+	    cfg->timing == SL_TIMING_MODEL ? sl_mem_s(cfg, bytes * d->batch) / d->batch : cpu;
 	return account_compute(d, dt, 0, cpu, now, label, err);
 }
 
 int sl_dev_storage(sl_dev *d, int write, uint64_t bytes, double bandwidth, const sl_ev_io *io,
-		   const char *label, sl_err *err)
+                   const char *label, sl_err *err)
 {
 	if (atomic_load(&d->c->cancel))
 		return sl_fail(err, SL_ECANCEL, "cancelled");
@@ -1072,7 +1092,7 @@ int sl_dev_storage(sl_dev *d, int write, uint64_t bytes, double bandwidth, const
 	if (io)
 		d->io = *io;
 	sl_dev_record(d, write ? SL_EV_WRITE : SL_EV_READ, -1, t0, t1, w0, sl_wall_now(), bytes, 0,
-		      label);
+	              label);
 	memset(&d->io, 0, sizeof d->io);
 	pthread_mutex_lock(&d->mu);
 	d->clock = t1;

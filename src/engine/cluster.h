@@ -34,8 +34,8 @@ typedef enum sl_timing {
 } sl_timing;
 
 typedef enum sl_topo {
-	SL_TOPO_FULL,  /* every pair connected (one node, or nodes of G) */
-	SL_TOPO_RING,  /* only ring neighbours; other pairs pay one latency per hop */
+	SL_TOPO_FULL, /* every pair connected (one node, or nodes of G) */
+	SL_TOPO_RING, /* only ring neighbours; other pairs pay one latency per hop */
 } sl_topo;
 
 typedef struct sl_link_spec {
@@ -57,22 +57,22 @@ typedef enum sl_precision {
 typedef enum sl_efficiency {
 	SL_EFF_IDEAL,     /* every GEMM at the peak rate; element-wise work and launches free */
 	SL_EFF_REALISTIC, /* GEMMs at a shape-dependent achievable rate, element-wise work at its
-			     bytes' memory time, a launch cost per kernel */
+	                     bytes' memory time, a launch cost per kernel */
 	SL_EFF_N
 } sl_efficiency;
 
 /* The device's figures beyond its peak rate, for SL_EFF_REALISTIC. */
 typedef struct sl_device_model {
-	double mem_bw;       /* device memory (HBM) bytes per second */
-	double gemm_frac;    /* the best GEMM rate measured, over the peak (MAMF / peak) */
-	int units;           /* SMs (CUs): output tiles run in waves of this many */
-	int tile_m, tile_n;  /* the output tile of the library's large-GEMM kernels */
-	double k_half;       /* K at which a tile's main loop runs at half its rate */
-	double launch_s;     /* per kernel */
-	double attn_frac;    /* a fused attention kernel's rate over the peak (FlashAttention);
-				0: gemm_frac */
-	double mem_frac;     /* the share of mem_bw a streaming kernel reaches (a measured
-				device-local copy over the datasheet figure); 0: all of it */
+	double mem_bw;      /* device memory (HBM) bytes per second */
+	double gemm_frac;   /* the best GEMM rate measured, over the peak (MAMF / peak) */
+	int units;          /* SMs (CUs): output tiles run in waves of this many */
+	int tile_m, tile_n; /* the output tile of the library's large-GEMM kernels */
+	double k_half;      /* K at which a tile's main loop runs at half its rate */
+	double launch_s;    /* per kernel */
+	double attn_frac;   /* a fused attention kernel's rate over the peak (FlashAttention);
+	                       0: gemm_frac */
+	double mem_frac;    /* the share of mem_bw a streaming kernel reaches (a measured
+	                       device-local copy over the datasheet figure); 0: all of it */
 } sl_device_model;
 
 /* Which events a cluster's runs keep in its trace; all zero: all of them.
@@ -90,18 +90,18 @@ typedef struct sl_record_filter {
 } sl_record_filter;
 
 typedef struct sl_cluster_config {
-	int devices;            /* 1 .. SL_MAX_FULL_DEVICES, or SL_MAX_DEVICES timing-only */
-	int devices_per_node;   /* G; 0 means all devices in one node */
+	int devices;          /* 1 .. SL_MAX_FULL_DEVICES, or SL_MAX_DEVICES timing-only */
+	int devices_per_node; /* G; 0 means all devices in one node */
 	sl_topo topology;
-	double flops;           /* per device, FLOP/s at the chosen precision */
-	uint64_t memory;        /* per device capacity, bytes */
-	sl_precision precision; /* SL_PREC_FP32 unless set */
+	double flops;             /* per device, FLOP/s at the chosen precision */
+	uint64_t memory;          /* per device capacity, bytes */
+	sl_precision precision;   /* SL_PREC_FP32 unless set */
 	sl_efficiency efficiency; /* SL_EFF_IDEAL unless set */
-	sl_device_model dm;     /* used by SL_EFF_REALISTIC */
-	sl_link_spec intra;     /* links inside a node */
-	sl_link_spec inter;     /* links between nodes */
+	sl_device_model dm;       /* used by SL_EFF_REALISTIC */
+	sl_link_spec intra;       /* links inside a node */
+	sl_link_spec inter;       /* links between nodes */
 	sl_timing timing;
-	double slowdown;        /* 0: headless, no pacing; >= 1: wall = emulated * slowdown */
+	double slowdown; /* 0: headless, no pacing; >= 1: wall = emulated * slowdown */
 	/* Timing only ("dry run"): the same operations, clocks, links, events and
 	 * memory figures, but no arithmetic and no bytes: sl_dev_sgemm accounts
 	 * its FLOPs without calling BLAS, transfers and collectives take their
@@ -152,7 +152,7 @@ unsigned long sl_cluster_runs_started(void);
  * Every sgemm of the engine goes through sl_host_sgemm (row-major). */
 int sl_host_blas_ready(sl_err *err);
 void sl_host_sgemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a,
-		   int lda, const float *b, int ldb, float beta, float *c, int ldc);
+                   int lda, const float *b, int ldb, float beta, float *c, int ldc);
 
 /* Ask a run in progress to stop (any thread; safe from a signal-free
  * context).  Blocking calls on device threads return SL_ECANCEL promptly. */
@@ -236,13 +236,13 @@ sl_link_state sl_cluster_link_state(const sl_cluster *c, int src, int dst);
 
 /* Per-device results after (or during) a run. */
 typedef struct sl_dev_stats {
-	double clock;          /* emulated time at the end of the device's program */
+	double clock; /* emulated time at the end of the device's program */
 	double compute_s, comm_s, wait_s;
 	double flops;
 	uint64_t bytes_sent, bytes_received;
 	uint64_t mem_current, mem_peak;
-	double cpu_s;          /* host CPU time spent in the device's compute */
-	double io_s;           /* emulated time reading and writing storage */
+	double cpu_s;                       /* host CPU time spent in the device's compute */
+	double io_s;                        /* emulated time reading and writing storage */
 	uint64_t bytes_written, bytes_read; /* to and from storage */
 } sl_dev_stats;
 sl_dev_stats sl_cluster_dev_stats(const sl_cluster *c, int dev);
@@ -273,9 +273,9 @@ void sl_dev_release(sl_dev *d, uint64_t bytes);
 /* What the device's next compute events are, in fields (a training step's
  * GEMM); NULL clears it. */
 void sl_dev_set_work(sl_dev *d, const sl_ev_work *w);
-int sl_dev_sgemm(sl_dev *d, int trans_a, int trans_b, int m, int n, int k,
-		 float alpha, const float *a, int lda, const float *b, int ldb,
-		 float beta, float *c, int ldc, const char *label, sl_err *err);
+int sl_dev_sgemm(sl_dev *d, int trans_a, int trans_b, int m, int n, int k, float alpha,
+                 const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc,
+                 const char *label, sl_err *err);
 /* Account compute done outside BLAS (element-wise work): flops at the
  * device rate in model timing, the measured CPU time since mark otherwise.
  * mark comes from sl_dev_cpu_mark() taken before the work. */
@@ -301,7 +301,7 @@ void sl_dev_set_fused(sl_dev *d, int on);
  * bytes / bandwidth and a SL_EV_WRITE or SL_EV_READ event labelled label is
  * recorded, carrying io (the chunk's tensor and index; may be NULL). */
 int sl_dev_storage(sl_dev *d, int write, uint64_t bytes, double bandwidth, const sl_ev_io *io,
-		   const char *label, sl_err *err);
+                   const char *label, sl_err *err);
 
 /* Tag the events this device records next (shown in the TUI and trace):
  * an operation id shared by the devices taking part, and a micro-batch

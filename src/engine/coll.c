@@ -17,9 +17,9 @@
 
 #define F sizeof(float)
 
-static const char *const op_names[SL_COLL_NOPS] = {
-	"allreduce", "allgather", "reducescatter", "broadcast", "reduce",
-	"gather",    "scatter",   "alltoall",      "sendrecv"};
+static const char *const op_names[SL_COLL_NOPS] = {"allreduce", "allgather", "reducescatter",
+                                                   "broadcast", "reduce",    "gather",
+                                                   "scatter",   "alltoall",  "sendrecv"};
 
 const char *sl_coll_op_name(sl_coll_op op)
 {
@@ -71,7 +71,7 @@ void sl_block_offsets(size_t n, int p, const size_t *counts, size_t *off)
 
 /* My rank, the block layout, argument checks. */
 static int setup(struct sl_coll_ctx *x, sl_dev *d, const sl_group *g, sl_coll_op op, float *buf,
-		 size_t count, const size_t *counts, int root, sl_algo a, sl_err *err)
+                 size_t count, const size_t *counts, int root, sl_algo a, sl_err *err)
 {
 	memset(x, 0, sizeof *x);
 	x->d = d;
@@ -83,15 +83,17 @@ static int setup(struct sl_coll_ctx *x, sl_dev *d, const sl_group *g, sl_coll_op
 	x->root = root;
 	if (!g || g->n < 1 || g->n > SL_MAX_DEVICES)
 		return sl_fail(err, SL_EINVAL, "%s: a group holds 1 to %d devices", op_names[op],
-			       SL_MAX_DEVICES);
+		               SL_MAX_DEVICES);
 	x->p = g->n;
 	x->r = sl_group_rank(g, sl_dev_id(d));
 	if (x->r < 0)
-		return sl_fail(err, SL_EINVAL, "%s: device %d is not in the group", op_names[op], sl_dev_id(d));
+		return sl_fail(err, SL_EINVAL, "%s: device %d is not in the group", op_names[op],
+		               sl_dev_id(d));
 	if (!sl_algo_ops_of(a))
 		return sl_fail(err, SL_EINVAL, "%s: unknown algorithm", op_names[op]);
 	if (root < 0 || root >= x->p)
-		return sl_fail(err, SL_EINVAL, "%s: root %d is not a rank of the group", op_names[op], root);
+		return sl_fail(err, SL_EINVAL, "%s: root %d is not a rank of the group",
+		               op_names[op], root);
 	/* Timing-only runs hold no buffers: messages keep offsets and sizes. */
 	if (count > 0 && !buf && !sl_cluster_config_of(sl_dev_cluster(d))->timing_only)
 		return sl_fail(err, SL_EINVAL, "%s: no buffer", op_names[op]);
@@ -105,28 +107,29 @@ static int setup(struct sl_coll_ctx *x, sl_dev *d, const sl_group *g, sl_coll_op
 	d->rx_free[0] = d->rx_free[1] = 0;
 	sl_block_offsets(count, x->p, counts, x->off);
 	if (x->off[x->p] != count)
-		return sl_fail(err, SL_EINVAL, "%s: the blocks add up to %zu elements, not %zu", op_names[op],
-			       x->off[x->p], count);
+		return sl_fail(err, SL_EINVAL, "%s: the blocks add up to %zu elements, not %zu",
+		               op_names[op], x->off[x->p], count);
 	return SL_OK;
 }
 
 int sl_coll_xchg(struct sl_coll_ctx *x, const sl_msg *snd, const sl_msg *rcv, sl_xop xop,
-		 sl_coll_phase phase, int lstep)
+                 sl_coll_phase phase, int lstep)
 {
-	static const char *const short_names[SL_PHASE_N] = {NULL, "rs", "ag", NULL, NULL, NULL, NULL};
+	static const char *const short_names[SL_PHASE_N] = {NULL, "rs", "ag", NULL,
+	                                                    NULL, NULL, NULL};
 	const char *ph = short_names[phase];
 	char label[40];
 	x->step++;
 	snprintf(label, sizeof label, "%s %s%s%s %d/%d", op_names[x->op], sl_algo_name(x->algo),
-		 ph ? " " : "", ph ? ph : "", x->step, x->nsteps);
+	         ph ? " " : "", ph ? ph : "", x->step, x->nsteps);
 	sl_ev_coll info = {.op = (signed char)x->op,
-			   .algo = (signed char)x->algo,
-			   .phase = (signed char)phase,
-			   .step = (short)(x->lbase + lstep),
-			   .nsteps = (short)x->lsteps,
-			   .p = (short)x->p,
-			   .leader = (short)x->g->ranks[0],
-			   .seq = x->seq};
+	                   .algo = (signed char)x->algo,
+	                   .phase = (signed char)phase,
+	                   .step = (short)(x->lbase + lstep),
+	                   .nsteps = (short)x->lsteps,
+	                   .p = (short)x->p,
+	                   .leader = (short)x->g->ranks[0],
+	                   .seq = x->seq};
 	return sl_xfer_coll(x->d, snd, snd ? 1 : 0, rcv, rcv ? 1 : 0, xop, &info, label, x->err);
 }
 
@@ -142,7 +145,7 @@ static sl_msg qblock(int to, const float *buf, size_t q, int b)
 }
 
 int sl_alltoall(sl_dev *d, const sl_group *g, const float *send, float *recv, size_t count,
-		sl_algo a, sl_err *err)
+                sl_algo a, sl_err *err)
 {
 	struct sl_coll_ctx x;
 	int rc = setup(&x, d, g, SL_COLL_ALLTOALL, recv, count, NULL, 0, a, err);
@@ -172,7 +175,7 @@ int sl_alltoall(sl_dev *d, const sl_group *g, const float *send, float *recv, si
 }
 
 int sl_sendrecv(sl_dev *d, const sl_group *g, const float *send, float *recv, size_t count,
-		sl_err *err)
+                sl_err *err)
 {
 	struct sl_coll_ctx x;
 	int rc = setup(&x, d, g, SL_COLL_SENDRECV, recv, count, NULL, 0, SL_ALGO_RING, err);
@@ -203,7 +206,7 @@ static int walk(struct sl_coll_ctx *x, size_t count)
 	int (*fn)(struct sl_coll_ctx *, size_t) = sl_algo_ops_of(x->algo)->walk[x->op];
 	if (!fn)
 		return sl_fail(x->err, SL_EINVAL, "%s: the %s algorithm has no schedule for it",
-			       op_names[x->op], sl_algo_name(x->algo));
+		               op_names[x->op], sl_algo_name(x->algo));
 	return fn(x, count);
 }
 
@@ -215,7 +218,7 @@ int sl_allreduce(sl_dev *d, const sl_group *g, float *buf, size_t count, sl_algo
 }
 
 int sl_reducescatter(sl_dev *d, const sl_group *g, float *buf, size_t count, const size_t *counts,
-		     sl_algo a, sl_err *err)
+                     sl_algo a, sl_err *err)
 {
 	struct sl_coll_ctx x;
 	int rc = setup(&x, d, g, SL_COLL_REDUCESCATTER, buf, count, counts, 0, a, err);
@@ -223,7 +226,7 @@ int sl_reducescatter(sl_dev *d, const sl_group *g, float *buf, size_t count, con
 }
 
 int sl_allgather(sl_dev *d, const sl_group *g, float *buf, size_t count, const size_t *counts,
-		 sl_algo a, sl_err *err)
+                 sl_algo a, sl_err *err)
 {
 	struct sl_coll_ctx x;
 	int rc = setup(&x, d, g, SL_COLL_ALLGATHER, buf, count, counts, 0, a, err);
@@ -231,7 +234,7 @@ int sl_allgather(sl_dev *d, const sl_group *g, float *buf, size_t count, const s
 }
 
 int sl_broadcast(sl_dev *d, const sl_group *g, float *buf, size_t count, int root, sl_algo a,
-		 sl_err *err)
+                 sl_err *err)
 {
 	struct sl_coll_ctx x;
 	int rc = setup(&x, d, g, SL_COLL_BROADCAST, buf, count, NULL, root, a, err);
@@ -239,15 +242,15 @@ int sl_broadcast(sl_dev *d, const sl_group *g, float *buf, size_t count, int roo
 }
 
 int sl_reduce(sl_dev *d, const sl_group *g, float *buf, size_t count, int root, sl_algo a,
-	      sl_err *err)
+              sl_err *err)
 {
 	struct sl_coll_ctx x;
 	int rc = setup(&x, d, g, SL_COLL_REDUCE, buf, count, NULL, root, a, err);
 	return rc || x.p == 1 ? rc : walk(&x, count);
 }
 
-int sl_gather(sl_dev *d, const sl_group *g, float *buf, size_t count, const size_t *counts, int root,
-	      sl_algo a, sl_err *err)
+int sl_gather(sl_dev *d, const sl_group *g, float *buf, size_t count, const size_t *counts,
+              int root, sl_algo a, sl_err *err)
 {
 	struct sl_coll_ctx x;
 	int rc = setup(&x, d, g, SL_COLL_GATHER, buf, count, counts, root, a, err);
@@ -255,7 +258,7 @@ int sl_gather(sl_dev *d, const sl_group *g, float *buf, size_t count, const size
 }
 
 int sl_scatter(sl_dev *d, const sl_group *g, float *buf, size_t count, const size_t *counts,
-	       int root, sl_algo a, sl_err *err)
+               int root, sl_algo a, sl_err *err)
 {
 	struct sl_coll_ctx x;
 	int rc = setup(&x, d, g, SL_COLL_SCATTER, buf, count, counts, root, a, err);
@@ -264,7 +267,7 @@ int sl_scatter(sl_dev *d, const sl_group *g, float *buf, size_t count, const siz
 
 /* alltoall or sendrecv in place: through a receive buffer of the device's. */
 static int run_via_scratch(sl_dev *d, const sl_group *g, sl_coll_op op, float *buf, size_t count,
-			   sl_algo a, sl_err *err)
+                           sl_algo a, sl_err *err)
 {
 	size_t bytes = count * F;
 	const char *what = "the collective's receive buffer";
@@ -278,11 +281,11 @@ static int run_via_scratch(sl_dev *d, const sl_group *g, sl_coll_op op, float *b
 		return err && err->code ? err->code : SL_EDEVMEM;
 	}
 	int rc = op == SL_COLL_ALLTOALL ? sl_alltoall(d, g, buf, tmp, count, a, err)
-					: sl_sendrecv(d, g, buf, tmp, count, err);
+	                                : sl_sendrecv(d, g, buf, tmp, count, err);
 	if (rc == SL_OK && tmp) {
 		/* alltoall leaves the tail past p q elements as it was. */
 		size_t n = op == SL_COLL_ALLTOALL && g->n > 0 ? count / (size_t)g->n * (size_t)g->n
-							       : count;
+		                                              : count;
 		memcpy(buf, tmp, n * F);
 	}
 	if (dry)
@@ -293,7 +296,7 @@ static int run_via_scratch(sl_dev *d, const sl_group *g, sl_coll_op op, float *b
 }
 
 int sl_coll_run2(sl_dev *d, const sl_group *g, sl_coll_op op, const float *send, float *recv,
-		 size_t count, sl_algo a, sl_err *err)
+                 size_t count, sl_algo a, sl_err *err)
 {
 	if (op == SL_COLL_ALLTOALL)
 		return sl_alltoall(d, g, send, recv, count, a, err);
@@ -301,12 +304,12 @@ int sl_coll_run2(sl_dev *d, const sl_group *g, sl_coll_op op, const float *send,
 		return sl_sendrecv(d, g, send, recv, count, err);
 	if (send != recv)
 		return sl_fail(err, SL_EINVAL, "%s works in place: one buffer",
-			       sl_coll_op_name(op));
+		               sl_coll_op_name(op));
 	return sl_coll_run(d, g, op, recv, count, a, err);
 }
 
 int sl_coll_run(sl_dev *d, const sl_group *g, sl_coll_op op, float *buf, size_t count, sl_algo a,
-		sl_err *err)
+                sl_err *err)
 {
 	switch (op) {
 	case SL_COLL_ALLTOALL:

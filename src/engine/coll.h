@@ -61,44 +61,44 @@ void sl_block_offsets(size_t n, int p, const size_t *counts, size_t *offsets);
 int sl_allreduce(sl_dev *d, const sl_group *g, float *buf, size_t count, sl_algo a, sl_err *err);
 /* Rank r supplies block r of buf; on return every rank has all blocks. */
 int sl_allgather(sl_dev *d, const sl_group *g, float *buf, size_t count, const size_t *counts,
-		 sl_algo a, sl_err *err);
+                 sl_algo a, sl_err *err);
 /* On return block r of rank r's buf holds the sum of everyone's block r;
  * the other blocks are scratch. */
-int sl_reducescatter(sl_dev *d, const sl_group *g, float *buf, size_t count,
-		     const size_t *counts, sl_algo a, sl_err *err);
+int sl_reducescatter(sl_dev *d, const sl_group *g, float *buf, size_t count, const size_t *counts,
+                     sl_algo a, sl_err *err);
 /* Root's buf to everyone. */
 int sl_broadcast(sl_dev *d, const sl_group *g, float *buf, size_t count, int root, sl_algo a,
-		 sl_err *err);
+                 sl_err *err);
 /* Sum on root; other ranks' buffers are scratch. */
 int sl_reduce(sl_dev *d, const sl_group *g, float *buf, size_t count, int root, sl_algo a,
-	      sl_err *err);
+              sl_err *err);
 /* Block r of rank r to block r of root's buf. */
 int sl_gather(sl_dev *d, const sl_group *g, float *buf, size_t count, const size_t *counts,
-	      int root, sl_algo a, sl_err *err);
+              int root, sl_algo a, sl_err *err);
 /* Block r of root's buf to block r of rank r's buf. */
 int sl_scatter(sl_dev *d, const sl_group *g, float *buf, size_t count, const size_t *counts,
-	       int root, sl_algo a, sl_err *err);
+               int root, sl_algo a, sl_err *err);
 
 /* Out of place: recv's block b is rank b's send block r, blocks of
  * q = count / p elements (the count % p elements past p q are not sent).
  * Pairwise: in step s rank r sends to r + s and receives from r - s, so it
  * takes (p-1)(a + q F / B) on uniform links, whatever the algorithm. */
 int sl_alltoall(sl_dev *d, const sl_group *g, const float *send, float *recv, size_t count,
-		sl_algo a, sl_err *err);
+                sl_algo a, sl_err *err);
 /* Out of place: send (count elements) to rank r + 1, recv from rank r - 1,
  * in one exchange (nccl-tests' sendrecv): a + N / B. */
 int sl_sendrecv(sl_dev *d, const sl_group *g, const float *send, float *recv, size_t count,
-		sl_err *err);
+                sl_err *err);
 
 /* Dispatch by op (root is rank 0 where one is needed), in place on buf:
  * alltoall and sendrecv receive into a scratch buffer of count elements
  * the device allocates (accounted as "the collective's receive buffer")
  * and copy it back. */
-int sl_coll_run(sl_dev *d, const sl_group *g, sl_coll_op op, float *buf, size_t count,
-		sl_algo a, sl_err *err);
+int sl_coll_run(sl_dev *d, const sl_group *g, sl_coll_op op, float *buf, size_t count, sl_algo a,
+                sl_err *err);
 /* The same out of place where the op has such a form (alltoall, sendrecv);
  * for the others recv must be send (or NULL in timing-only runs). */
 int sl_coll_run2(sl_dev *d, const sl_group *g, sl_coll_op op, const float *send, float *recv,
-		 size_t count, sl_algo a, sl_err *err);
+                 size_t count, sl_algo a, sl_err *err);
 
 #endif

@@ -29,7 +29,7 @@ static int peer(const struct sl_coll_ctx *x, int rank)
 }
 
 static int xchg(struct sl_coll_ctx *x, const sl_msg *snd, const sl_msg *rcv, sl_xop xop,
-		sl_coll_phase phase, int lstep)
+                sl_coll_phase phase, int lstep)
 {
 	return sl_coll_xchg(x, snd, rcv, xop, phase, lstep);
 }
@@ -56,7 +56,7 @@ static sl_msg blocks_rel(const struct sl_coll_ctx *x, int to, int first_vr, int 
 	} else {
 		int tail = b + len - x->p;
 		m = sl_msg2(to, x->buf, x->off[b] * F, (x->off[x->p] - x->off[b]) * F, 0,
-			    x->off[tail] * F);
+		            x->off[tail] * F);
 	}
 	m.first = (short)b;
 	m.count = (short)len;
@@ -165,8 +165,8 @@ static int ring_broadcast(struct sl_coll_ctx *x, size_t count)
 		rcv.stripes = x->s_prev;
 		/* The pipeline's time slot: segment j leaves the root in slot j
 		 * and reaches rank vr in slot j + vr - 1. */
-		int rc = xchg(x, do_send ? &snd : NULL, do_recv ? &rcv : NULL, SL_XCOPY, SL_PHASE_BCAST,
-			      vr == 0 ? j : j + vr - 1);
+		int rc = xchg(x, do_send ? &snd : NULL, do_recv ? &rcv : NULL, SL_XCOPY,
+		              SL_PHASE_BCAST, vr == 0 ? j : j + vr - 1);
 		if (rc)
 			return rc;
 	}
@@ -189,8 +189,8 @@ static int ring_reduce(struct sl_coll_ctx *x, size_t count)
 		snd.stripes = x->s_prev;
 		rcv.stripes = x->s_next;
 		int u = p - 1 - vr; /* hops from the far end of the chain */
-		int rc = xchg(x, do_send ? &snd : NULL, do_recv ? &rcv : NULL, SL_XSUM, SL_PHASE_REDUCE,
-			      u == 0 ? j : j + u - 1);
+		int rc = xchg(x, do_send ? &snd : NULL, do_recv ? &rcv : NULL, SL_XSUM,
+		              SL_PHASE_REDUCE, u == 0 ? j : j + u - 1);
 		if (rc)
 			return rc;
 	}
@@ -205,9 +205,10 @@ static int ring_gather(struct sl_coll_ctx *x)
 	int nsend = vr == 0 ? 0 : p - vr, nrecv = p - 1 - vr;
 	x->nsteps = nsend > nrecv ? nsend : nrecv;
 	for (int j = 0; j < x->nsteps; j++) {
-		sl_msg snd = blocks_rel(x, toward, vr + j, 1), rcv = blocks_rel(x, from, vr + 1 + j, 1);
-		int rc = xchg(x, j < nsend ? &snd : NULL, j < nrecv ? &rcv : NULL, SL_XCOPY, SL_PHASE_GATHER,
-			      j);
+		sl_msg snd = blocks_rel(x, toward, vr + j, 1),
+		       rcv = blocks_rel(x, from, vr + 1 + j, 1);
+		int rc = xchg(x, j < nsend ? &snd : NULL, j < nrecv ? &rcv : NULL, SL_XCOPY,
+		              SL_PHASE_GATHER, j);
 		if (rc)
 			return rc;
 	}
@@ -237,7 +238,8 @@ static int ring_scatter(struct sl_coll_ctx *x)
 		int do_send = j >= 1 && fwd > vr;
 		sl_msg snd = blocks_rel(x, next, fwd, 1), rcv = blocks_rel(x, prev, p - 1 - j, 1);
 		/* Rank vr's j-th exchange is the chain's slot j + vr - 1. */
-		int rc = xchg(x, do_send ? &snd : NULL, &rcv, SL_XCOPY, SL_PHASE_SCATTER, j + vr - 1);
+		int rc =
+		    xchg(x, do_send ? &snd : NULL, &rcv, SL_XCOPY, SL_PHASE_SCATTER, j + vr - 1);
 		if (rc)
 			return rc;
 	}
@@ -320,26 +322,26 @@ static double ring_time(sl_coll_op op, int p, double n, double a, double b, doub
 }
 
 static const sl_algo_ops ring_ops = {
-	.name = "ring",
-	.step_word = "step",
-	.quiet = 1,
-	.walk = {[SL_COLL_ALLREDUCE] = ring_op_allreduce,
-		 [SL_COLL_REDUCESCATTER] = ring_op_reducescatter,
-		 [SL_COLL_ALLGATHER] = ring_op_allgather,
-		 [SL_COLL_BROADCAST] = ring_op_broadcast,
-		 [SL_COLL_REDUCE] = ring_op_reduce,
-		 [SL_COLL_GATHER] = ring_op_gather,
-		 [SL_COLL_SCATTER] = ring_op_scatter},
-	.two_parts = BIT(SL_COLL_ALLREDUCE),
-	.neighbour_phases = BIT(SL_PHASE_NONE) | BIT(SL_PHASE_RS) | BIT(SL_PHASE_AG),
-	/* NCCL's ring all-reduce, reduce-scatter and all-gather, and the
-	 * pipelined chains of broadcast and reduce. */
-	.channels = BIT(SL_COLL_ALLREDUCE) | BIT(SL_COLL_REDUCESCATTER) | BIT(SL_COLL_ALLGATHER) |
-		    BIT(SL_COLL_BROADCAST) | BIT(SL_COLL_REDUCE),
-	.ring_replay = 1,
-	.time = ring_time,
-	.time_on = NULL,
-	.busbw = sl_busbw_factor,
+    .name = "ring",
+    .step_word = "step",
+    .quiet = 1,
+    .walk = {[SL_COLL_ALLREDUCE] = ring_op_allreduce,
+             [SL_COLL_REDUCESCATTER] = ring_op_reducescatter,
+             [SL_COLL_ALLGATHER] = ring_op_allgather,
+             [SL_COLL_BROADCAST] = ring_op_broadcast,
+             [SL_COLL_REDUCE] = ring_op_reduce,
+             [SL_COLL_GATHER] = ring_op_gather,
+             [SL_COLL_SCATTER] = ring_op_scatter},
+    .two_parts = BIT(SL_COLL_ALLREDUCE),
+    .neighbour_phases = BIT(SL_PHASE_NONE) | BIT(SL_PHASE_RS) | BIT(SL_PHASE_AG),
+    /* NCCL's ring all-reduce, reduce-scatter and all-gather, and the
+     * pipelined chains of broadcast and reduce. */
+    .channels = BIT(SL_COLL_ALLREDUCE) | BIT(SL_COLL_REDUCESCATTER) | BIT(SL_COLL_ALLGATHER) |
+                BIT(SL_COLL_BROADCAST) | BIT(SL_COLL_REDUCE),
+    .ring_replay = 1,
+    .time = ring_time,
+    .time_on = NULL,
+    .busbw = sl_busbw_factor,
 };
 
 /* ---- binomial trees ---- */
@@ -354,7 +356,8 @@ static int tree_broadcast(struct sl_coll_ctx *x, size_t count)
 	while (mask < p) {
 		if (vr & mask) {
 			whole = whole_buf(x, peer(x, absr(x, vr - mask)), count);
-			int rc = xchg(x, NULL, &whole, SL_XCOPY, SL_PHASE_BCAST, L - 1 - level(mask));
+			int rc =
+			    xchg(x, NULL, &whole, SL_XCOPY, SL_PHASE_BCAST, L - 1 - level(mask));
 			if (rc)
 				return rc;
 			break;
@@ -364,7 +367,8 @@ static int tree_broadcast(struct sl_coll_ctx *x, size_t count)
 	for (mask >>= 1; mask > 0; mask >>= 1)
 		if (vr + mask < p) {
 			whole = whole_buf(x, peer(x, absr(x, vr + mask)), count);
-			int rc = xchg(x, &whole, NULL, SL_XCOPY, SL_PHASE_BCAST, L - 1 - level(mask));
+			int rc =
+			    xchg(x, &whole, NULL, SL_XCOPY, SL_PHASE_BCAST, L - 1 - level(mask));
 			if (rc)
 				return rc;
 		}
@@ -404,13 +408,15 @@ static int tree_gather(struct sl_coll_ctx *x)
 		if ((vr & mask) == 0) {
 			int src = vr | mask;
 			if (src < p) {
-				sl_msg m = blocks_rel(x, peer(x, absr(x, src)), src, imin(mask, p - src));
+				sl_msg m =
+				    blocks_rel(x, peer(x, absr(x, src)), src, imin(mask, p - src));
 				int rc = xchg(x, NULL, &m, SL_XCOPY, SL_PHASE_GATHER, level(mask));
 				if (rc)
 					return rc;
 			}
 		} else {
-			sl_msg m = blocks_rel(x, peer(x, absr(x, vr & ~mask)), vr, imin(mask, p - vr));
+			sl_msg m =
+			    blocks_rel(x, peer(x, absr(x, vr & ~mask)), vr, imin(mask, p - vr));
 			return xchg(x, &m, NULL, SL_XCOPY, SL_PHASE_GATHER, level(mask));
 		}
 	}
@@ -423,7 +429,8 @@ static int tree_scatter(struct sl_coll_ctx *x)
 	x->nsteps = L;
 	while (mask < p) {
 		if (vr & mask) {
-			sl_msg m = blocks_rel(x, peer(x, absr(x, vr - mask)), vr, imin(mask, p - vr));
+			sl_msg m =
+			    blocks_rel(x, peer(x, absr(x, vr - mask)), vr, imin(mask, p - vr));
 			int rc = xchg(x, NULL, &m, SL_XCOPY, SL_PHASE_SCATTER, L - 1 - level(mask));
 			if (rc)
 				return rc;
@@ -541,7 +548,7 @@ static double tree_time(sl_coll_op op, int p, double n, double a, double b, doub
 /* Each level takes its slowest pair's latency (on a ring topology, the
  * hops between them) and the tree its slowest link's bandwidth. */
 static double tree_time_on(sl_coll_op op, int p, double n, double bw, sl_group_link_fn link,
-			   void *arg)
+                           void *arg)
 {
 	double ha = 0;
 	for (int mask = 1; mask < p; mask <<= 1) {
@@ -557,30 +564,30 @@ static double tree_time_on(sl_coll_op op, int p, double n, double bw, sl_group_l
 }
 
 static const sl_algo_ops tree_ops = {
-	.name = "tree",
-	.step_word = "level",
-	.quiet = 0,
-	.walk = {[SL_COLL_ALLREDUCE] = tree_op_allreduce,
-		 [SL_COLL_REDUCESCATTER] = tree_op_reducescatter,
-		 [SL_COLL_ALLGATHER] = tree_op_allgather,
-		 [SL_COLL_BROADCAST] = tree_op_broadcast,
-		 [SL_COLL_REDUCE] = tree_op_reduce,
-		 [SL_COLL_GATHER] = tree_op_gather,
-		 [SL_COLL_SCATTER] = tree_op_scatter},
-	.two_parts = BIT(SL_COLL_ALLREDUCE) | BIT(SL_COLL_REDUCESCATTER) | BIT(SL_COLL_ALLGATHER),
-	.neighbour_phases = 0,
-	.channels = 0, /* one adapter a hop */
-	.ring_replay = 0,
-	.time = tree_time,
-	.time_on = tree_time_on,
-	.busbw = sl_busbw_factor,
+    .name = "tree",
+    .step_word = "level",
+    .quiet = 0,
+    .walk = {[SL_COLL_ALLREDUCE] = tree_op_allreduce,
+             [SL_COLL_REDUCESCATTER] = tree_op_reducescatter,
+             [SL_COLL_ALLGATHER] = tree_op_allgather,
+             [SL_COLL_BROADCAST] = tree_op_broadcast,
+             [SL_COLL_REDUCE] = tree_op_reduce,
+             [SL_COLL_GATHER] = tree_op_gather,
+             [SL_COLL_SCATTER] = tree_op_scatter},
+    .two_parts = BIT(SL_COLL_ALLREDUCE) | BIT(SL_COLL_REDUCESCATTER) | BIT(SL_COLL_ALLGATHER),
+    .neighbour_phases = 0,
+    .channels = 0, /* one adapter a hop */
+    .ring_replay = 0,
+    .time = tree_time,
+    .time_on = tree_time_on,
+    .busbw = sl_busbw_factor,
 };
 
 /* ---- the table ---- */
 
 static const sl_algo_ops *const algos[SL_ALGO_NALGOS] = {
-	[SL_ALGO_RING] = &ring_ops,
-	[SL_ALGO_TREE] = &tree_ops,
+    [SL_ALGO_RING] = &ring_ops,
+    [SL_ALGO_TREE] = &tree_ops,
 };
 
 const sl_algo_ops *sl_algo_ops_of(sl_algo a)

@@ -21,7 +21,7 @@ typedef sl_link_spec (*sl_group_link_fn)(void *arg, int from, int to);
 typedef struct sl_algo_ops {
 	const char *name;      /* what --algorithm takes; traces and sentences say it */
 	const char *step_word; /* what a sentence calls one of its logical steps */
-	int quiet;             /* the default: a sentence of a two-part collective does not name it */
+	int quiet; /* the default: a sentence of a two-part collective does not name it */
 
 	/* The schedule: op's exchanges as one rank of the group makes them, the
 	 * blocks each moves and the logical step of each (sl_ev_coll), called
@@ -50,12 +50,12 @@ typedef struct sl_algo_ops {
 	 * d apart are min(d, p - d) latencies); p > 1, every op but alltoall
 	 * and sendrecv (cost.c). */
 	double (*time)(sl_coll_op op, int p, double bytes, double a, double b, double k,
-		       sl_topo topo);
+	               sl_topo topo);
 	/* The same on the group's own links, link(arg, from, to) by rank, with
 	 * bw the slowest bandwidth the caller already knows on the group's ring
 	 * (INFINITY: none); NULL for a row with ring_replay. */
 	double (*time_on)(sl_coll_op op, int p, double bytes, double bw, sl_group_link_fn link,
-			  void *arg);
+	                  void *arg);
 	/* NCCL-tests' bus-bandwidth factor: busbw = algbw * factor. */
 	double (*busbw)(sl_coll_op op, int p);
 } sl_algo_ops;

@@ -23,9 +23,9 @@ struct sl_coll_ctx {
 	sl_coll_op op;
 	sl_algo algo;
 	int root;
-	int step, nsteps; /* this device's exchanges so far and in all, for the label */
-	int lbase, lsteps; /* logical steps: this part's first, and the collective's count */
-	int seq;           /* this device's how-many-th collective */
+	int step, nsteps;      /* this device's exchanges so far and in all, for the label */
+	int lbase, lsteps;     /* logical steps: this part's first, and the collective's count */
+	int seq;               /* this device's how-many-th collective */
 	double s_next, s_prev; /* sl_ring_stripes of the hops to rank r + 1 and from r - 1 */
 	sl_err *err;
 };
@@ -46,6 +46,6 @@ static inline int sl_coll_peer(const struct sl_coll_ctx *x, int rank)
  * device of the group gives the same transfer, so the step model groups
  * them (for a ring's out-of-step devices too). */
 int sl_coll_xchg(struct sl_coll_ctx *x, const sl_msg *snd, const sl_msg *rcv, sl_xop xop,
-		 sl_coll_phase phase, int lstep);
+                 sl_coll_phase phase, int lstep);
 
 #endif

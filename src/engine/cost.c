@@ -33,7 +33,7 @@ static double pair_hops(int p, sl_topo topo)
  * all-to-all and send/receive are pairwise whatever the algorithm; the
  * rest is the algorithm's closed form. */
 static double coll_k(sl_coll_op op, sl_algo algo, int p, double n, double a, double b, double k,
-		     sl_topo topo)
+                     sl_topo topo)
 {
 	if (p <= 1)
 		return 0;
@@ -48,7 +48,7 @@ static double coll_k(sl_coll_op op, sl_algo algo, int p, double n, double a, dou
 }
 
 double sl_cost_coll_terms(sl_coll_op op, sl_algo algo, int p, double n, double a, double b,
-			  sl_topo topo, double *lat, double *bw)
+                          sl_topo topo, double *lat, double *bw)
 {
 	double k = sl_chain_segments(p, n / 4, n, a, b);
 	if (lat)
@@ -96,12 +96,12 @@ static sl_link_spec hop(const struct ring_src *s, int p, int i, int striped)
 {
 	int j = p > 1 ? (i + 1) % p : i;
 	int a = s->ranks ? s->ranks[i] : i, b = s->ranks ? s->ranks[j] : j;
-	sl_link_spec l = !s->c     ? sl_cluster_config_link(s->cfg, a, b)
-			 : s->tuned ? sl_cluster_link_tuned(s->c, a, b)
-				    : sl_cluster_link(s->c, a, b);
+	sl_link_spec l = !s->c      ? sl_cluster_config_link(s->cfg, a, b)
+	                 : s->tuned ? sl_cluster_link_tuned(s->c, a, b)
+	                            : sl_cluster_link(s->c, a, b);
 	if (striped && p > 1)
 		l.bandwidth *= s->tuned ? sl_cluster_ring_stripes(s->c, s->ranks, p, i)
-					: sl_ring_stripes(s->cfg, s->ranks, p, i);
+		                        : sl_ring_stripes(s->cfg, s->ranks, p, i);
 	return l;
 }
 
@@ -133,14 +133,14 @@ sl_link_spec sl_cost_ring_bottleneck_op(const sl_cluster *c, int p, sl_coll_op o
 }
 
 sl_link_spec sl_cost_ring_bottleneck_tuned(const sl_cluster *c, const int *ranks, int p,
-					   sl_coll_op op, sl_algo a)
+                                           sl_coll_op op, sl_algo a)
 {
 	struct ring_src s = {c, sl_cluster_config_of(c), 1, ranks};
 	return bottleneck(&s, p, sl_coll_channels(op, a));
 }
 
 sl_link_spec sl_cost_ring_bottleneck_cfg(const sl_cluster_config *cfg, int p, sl_coll_op op,
-					 sl_algo a)
+                                         sl_algo a)
 {
 	struct ring_src s = {NULL, cfg, 0, NULL};
 	return bottleneck(&s, p, sl_coll_channels(op, a));

@@ -19,7 +19,7 @@ double sl_cost_coll(sl_coll_op op, sl_algo algo, int p, double bytes, double a, 
  * latency and bandwidth terms (either may be NULL), a chain's segments
  * chosen once from a and b for both. */
 double sl_cost_coll_terms(sl_coll_op op, sl_algo algo, int p, double bytes, double a, double b,
-			  sl_topo topo, double *lat, double *bw);
+                          sl_topo topo, double *lat, double *bw);
 /* Most segments a pipelined chain cuts a message into. */
 #define SL_CHAIN_SEGMENTS_MAX 1024
 /* The segments of a ring (chain) broadcast or reduce of `bytes` in `elems`
@@ -42,11 +42,11 @@ sl_link_spec sl_cost_ring_bottleneck_op(const sl_cluster *c, int p, sl_coll_op o
  * links had when the run started (sl_cluster_link_tuned), as the engine
  * cuts a pipelined chain's segments by it. */
 sl_link_spec sl_cost_ring_bottleneck_tuned(const sl_cluster *c, const int *ranks, int p,
-					   sl_coll_op op, sl_algo a);
+                                           sl_coll_op op, sl_algo a);
 /* The same over devices 0..p-1 of a cluster configured as cfg, from its
  * links' classes (intra, inter; hops on a ring topology), with no cluster:
  * the sandbox's curves. */
 sl_link_spec sl_cost_ring_bottleneck_cfg(const sl_cluster_config *cfg, int p, sl_coll_op op,
-					 sl_algo a);
+                                         sl_algo a);
 
 #endif

@@ -53,17 +53,17 @@ double sl_gemm_single_s(const sl_cluster_config *cfg, const sl_gemm_spec *s)
 }
 
 double sl_gemm_predict(const sl_cluster_config *cfg, const sl_gemm_spec *s, int t, double maxshard,
-		       sl_link_spec bn)
+                       sl_link_spec bn)
 {
 	double m = s->m, n = s->n, k = s->k;
 	double bytes = m * n * sl_elem_bytes(cfg);
 	if (s->split == SL_SPLIT_ROW)
 		return sl_gemm_s(cfg, m, n, maxshard, 1) +
 		       sl_cost_coll_terms(SL_COLL_ALLREDUCE, s->algo, t, bytes, bn.latency,
-					  bn.bandwidth, cfg->topology, NULL, NULL);
+		                          bn.bandwidth, cfg->topology, NULL, NULL);
 	return sl_gemm_s(cfg, m, maxshard, k, 1) +
 	       sl_cost_coll_terms(SL_COLL_ALLGATHER, s->algo, t, bytes, bn.latency, bn.bandwidth,
-				  cfg->topology, NULL, NULL);
+	                          cfg->topology, NULL, NULL);
 }
 
 int sl_gemm_check(const sl_gemm_spec *s, int t, sl_err *err)
@@ -72,21 +72,24 @@ int sl_gemm_check(const sl_gemm_spec *s, int t, sl_err *err)
 	const char *names[3] = {"m", "k", "n"};
 	for (int i = 0; i < 3; i++)
 		if (dims[i] < 1 || dims[i] > MAX_DIM)
-			return sl_fail(err, SL_EINVAL, "%s=%d is out of range (1 to %d)", names[i], dims[i],
-				       MAX_DIM);
+			return sl_fail(err, SL_EINVAL, "%s=%d is out of range (1 to %d)", names[i],
+			               dims[i], MAX_DIM);
 	if ((double)s->m * s->k > 2e9 || (double)s->k * s->n > 2e9 || (double)s->m * s->n > 2e9)
-		return sl_fail(err, SL_EINVAL, "m=%d k=%d n=%d: a matrix of over 2^31 elements is too large",
-			       s->m, s->k, s->n);
+		return sl_fail(err, SL_EINVAL,
+		               "m=%d k=%d n=%d: a matrix of over 2^31 elements is too large", s->m,
+		               s->k, s->n);
 	if (s->split == SL_SPLIT_SINGLE && t != 1)
 		return sl_fail(err, SL_EINVAL, "the single strategy runs on one device, not %d", t);
 	if (s->split == SL_SPLIT_COL && s->n < t)
 		return sl_fail(err, SL_EINVAL,
-			       "cannot split n=%d output columns over %d devices column-wise: every device needs at least one column",
-			       s->n, t);
+		               "cannot split n=%d output columns over %d devices column-wise: "
+		               "every device needs at least one column",
+		               s->n, t);
 	if (s->split == SL_SPLIT_ROW && s->k < t)
 		return sl_fail(err, SL_EINVAL,
-			       "cannot split k=%d input rows over %d devices row-wise: every device needs at least one row of W",
-			       s->k, t);
+		               "cannot split k=%d input rows over %d devices row-wise: every "
+		               "device needs at least one row of W",
+		               s->k, t);
 	return SL_OK;
 }
 
@@ -95,7 +98,7 @@ struct job {
 	int t;
 	const float *x, *w;
 	float *y;
-	int dry; /* timing only: no host matrices, no device buffers */
+	int dry;                        /* timing only: no host matrices, no device buffers */
 	size_t off[SL_MAX_DEVICES + 1]; /* the split dimension's shard starts */
 };
 
@@ -120,8 +123,8 @@ static int hold(sl_dev *d, struct bufs *b, size_t n, const char *what, sl_err *e
 		return rc;
 	if (!b->dry && !(b->p[i] = malloc(n ? n * sizeof(float) : 1))) {
 		sl_dev_release(d, bytes);
-		return sl_fail(err, SL_ENOMEM, "device %d: the host cannot allocate %s", sl_dev_id(d),
-			       what);
+		return sl_fail(err, SL_ENOMEM, "device %d: the host cannot allocate %s",
+		               sl_dev_id(d), what);
 	}
 	b->held++;
 	return SL_OK;
@@ -160,7 +163,7 @@ static int run_col(sl_dev *d, struct job *j, sl_err *err)
 	/* My block of the gathered buffer is Y[:, c0:c0+nr] stored densely. */
 	float *mine = b.dry ? NULL : y + m * c0;
 	rc = sl_dev_sgemm(d, 0, 0, (int)m, (int)nr, (int)k, 1.0f, x, (int)k, w, (int)nr, 0.0f, mine,
-			  (int)nr, "sgemm column shard", err);
+	                  (int)nr, "sgemm column shard", err);
 	if (rc == SL_OK) {
 		sl_group g = sl_group_all(j->t);
 		rc = sl_allgather(d, &g, y, m * n, counts, s->algo, err);
@@ -195,8 +198,8 @@ static int run_row(sl_dev *d, struct job *j, sl_err *err)
 			memcpy(x + i * kr, j->x + i * k + k0, kr * sizeof *x);
 		memcpy(w, j->w + k0 * n, kr * n * sizeof *w);
 	}
-	rc = sl_dev_sgemm(d, 0, 0, (int)m, (int)n, (int)kr, 1.0f, x, (int)kr, w, (int)n, 0.0f, y, (int)n,
-			  "sgemm row shard", err);
+	rc = sl_dev_sgemm(d, 0, 0, (int)m, (int)n, (int)kr, 1.0f, x, (int)kr, w, (int)n, 0.0f, y,
+	                  (int)n, "sgemm row shard", err);
 	if (rc == SL_OK) {
 		sl_group g = sl_group_all(j->t);
 		rc = sl_allreduce(d, &g, y, m * n, s->algo, err);
@@ -227,7 +230,7 @@ int sl_gemm_run(sl_cluster *c, const sl_gemm_spec *s, sl_gemm_result *res, sl_er
 }
 
 int sl_gemm_run_y(sl_cluster *c, const sl_gemm_spec *s, float *y_out, sl_gemm_result *res,
-		  sl_err *err)
+                  sl_err *err)
 {
 	int t = sl_cluster_devices(c);
 	const sl_cluster_config *cfg = sl_cluster_config_of(c);
@@ -253,8 +256,8 @@ int sl_gemm_run_y(sl_cluster *c, const sl_gemm_spec *s, float *y_out, sl_gemm_re
 	y = calloc(m * n, sizeof *y);
 	ref = malloc(m * n * sizeof *ref);
 	if (!x || !w || !y || !ref) {
-		rc = sl_fail(err, SL_ENOMEM, "the host cannot hold the matrices of m=%d k=%d n=%d", s->m,
-			     s->k, s->n);
+		rc = sl_fail(err, SL_ENOMEM, "the host cannot hold the matrices of m=%d k=%d n=%d",
+		             s->m, s->k, s->n);
 		goto out;
 	}
 	sl_fill_random(x, m * k, s->seed * 2 + 1);

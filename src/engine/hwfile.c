@@ -41,7 +41,7 @@ typedef struct rd {
 } rd;
 
 static int bad(const rd *r, const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static int bad(const rd *r, const char *key, const char *fmt, ...)
 {
 	char what[160];
@@ -50,7 +50,7 @@ static int bad(const rd *r, const char *key, const char *fmt, ...)
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
 	return sl_fail(r->err, SL_EINVAL, "%s: %s%s%s: %s", r->file, r->obj, *r->obj ? "." : "",
-		       key, what);
+	               key, what);
 }
 
 /* Every key of o must be one of keys (NULL-terminated), and every one of
@@ -61,7 +61,8 @@ static int keys_known(const rd *r, const json_t *o, const char *const *keys, int
 {
 	const char *k;
 	json_t *v;
-	json_object_foreach((json_t *)o, k, v) {
+	json_object_foreach((json_t *)o, k, v)
+	{
 		int known = 0;
 		for (const char *const *p = keys; *p; p++)
 			known |= strcmp(*p, k) == 0;
@@ -70,18 +71,18 @@ static int keys_known(const rd *r, const json_t *o, const char *const *keys, int
 			size_t len = 0;
 			for (const char *const *p = keys; *p && len < sizeof list - 1; p++)
 				len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
-							p == keys ? "" : ", ", *p);
+				                        p == keys ? "" : ", ", *p);
 			char safe[64], full[1024];
 			sl_escape(k, safe, sizeof safe);
 			/* The key itself is the field; the keys known there, when the
 			 * line has room for them. */
 			snprintf(full, sizeof full, "%s: %s%s%s: unknown key (known: %s)", r->file,
-				 r->obj, *r->obj ? "." : "", safe, list);
+			         r->obj, *r->obj ? "." : "", safe, list);
 			if (strlen(full) < sizeof r->err->msg)
 				return sl_fail(r->err, SL_EINVAL, "%s", full);
 			return sl_fail(r->err, SL_EINVAL,
-				       "%s: %s%s%s: unknown key (see shardlab-hardware(5))", r->file,
-				       r->obj, *r->obj ? "." : "", safe);
+			               "%s: %s%s%s: unknown key (see shardlab-hardware(5))",
+			               r->file, r->obj, *r->obj ? "." : "", safe);
 		}
 	}
 	int n = 0;
@@ -101,20 +102,26 @@ static int keys_exact(const rd *r, const json_t *o, const char *const *keys)
 static const char *type_name(const json_t *v)
 {
 	switch (json_typeof(v)) {
-	case JSON_OBJECT: return "an object";
-	case JSON_ARRAY: return "an array";
-	case JSON_STRING: return "a string";
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
 	case JSON_INTEGER:
-	case JSON_REAL: return "a number";
+	case JSON_REAL:
+		return "a number";
 	case JSON_TRUE:
-	case JSON_FALSE: return "a boolean";
-	default: return "null";
+	case JSON_FALSE:
+		return "a boolean";
+	default:
+		return "null";
 	}
 }
 
 /* A number in [lo, hi]; null_ok: null reads as 0. */
 static int get_num(const rd *r, const json_t *o, const char *key, double lo, double hi,
-		   const char *range, int null_ok, double *out)
+                   const char *range, int null_ok, double *out)
 {
 	json_t *v = json_object_get(o, key);
 	if (null_ok && json_is_null(v)) {
@@ -123,7 +130,7 @@ static int get_num(const rd *r, const json_t *o, const char *key, double lo, dou
 	}
 	if (!json_is_number(v))
 		return bad(r, key, "must be a number%s, not %s", null_ok ? " or null" : "",
-			   type_name(v));
+		           type_name(v));
 	double d = json_number_value(v);
 	char num[40];
 	snprintf(num, sizeof num, "%.17g", d);
@@ -135,7 +142,7 @@ static int get_num(const rd *r, const json_t *o, const char *key, double lo, dou
 		return bad(r, key, "%s is not a finite number (%s)", num, range);
 	if (d != 0 && !isnormal(d))
 		return bad(r, key, "%s is subnormal: too close to zero to compute with (%s)", num,
-			   range);
+		           range);
 	if (!(d >= lo && d <= hi))
 		return bad(r, key, "%s is out of range (%s)", num, range);
 	*out = d == 0 ? 0 : d; /* -0 reads as 0: nothing divides by a negative zero */
@@ -144,7 +151,7 @@ static int get_num(const rd *r, const json_t *o, const char *key, double lo, dou
 
 /* A whole number in [lo, hi] (written 8 or 8.0 alike). */
 static int get_int(const rd *r, const json_t *o, const char *key, double lo, double hi,
-		   const char *range, double *out)
+                   const char *range, double *out)
 {
 	int rc = get_num(r, o, key, -INFINITY, INFINITY, range, 0, out);
 	if (rc)
@@ -165,7 +172,7 @@ static int get_int(const rd *r, const json_t *o, const char *key, double lo, dou
 /* A string of 1 to max-1 bytes that text.h's rule lets reach a terminal;
  * name: only letters, digits, '.', '_' and '-', not starting with '.' or '-'. */
 static int get_str(const rd *r, const json_t *o, const char *key, size_t max, int name,
-		   const char **out)
+                   const char **out)
 {
 	json_t *v = json_object_get(o, key);
 	if (!json_is_string(v))
@@ -185,7 +192,7 @@ static int get_str(const rd *r, const json_t *o, const char *key, size_t max, in
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if (name && !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			      (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.'))
+		              (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.'))
 			return bad(r, key, "may hold only letters, digits, '.', '_' and '-'");
 	}
 	if (name && (s[0] == '.' || s[0] == '-'))
@@ -235,12 +242,13 @@ static json_t *read_json(const char *path, sl_err *err)
 	json_t *j = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
 	fclose(f);
 	if (!j) {
-		sl_fail(err, SL_EINVAL, "%s: line %d, column %d: %s", safe, je.line, je.column, je.text);
+		sl_fail(err, SL_EINVAL, "%s: line %d, column %d: %s", safe, je.line, je.column,
+		        je.text);
 		return NULL;
 	}
 	if (!json_is_object(j)) {
 		sl_fail(err, SL_EINVAL, "%s: (top level): must be an object, not %s", safe,
-			type_name(j));
+		        type_name(j));
 		json_decref(j);
 		return NULL;
 	}
@@ -249,24 +257,15 @@ static json_t *read_json(const char *path, sl_err *err)
 
 /* ---- hardware ---- */
 
-static const char *const hw_keys[] = {"name", "title", "source", "device", "devices_per_node",
-				      "intra_node", "inter_node", NULL};
-static const char *const dev_keys[] = {"bf16_flop_per_s",
-				       "fp32_flop_per_s",
-				       "memory_bytes",
-				       "gemm_peak_fraction",
-				       "gemm_units",
-				       "gemm_tile_m",
-				       "gemm_tile_n",
-				       "gemm_k_half",
-				       "default_precision",
-				       "default_efficiency",
-				       /* optional: the last two */
-				       "attention_peak_fraction",
-				       "memory_bandwidth_fraction",
-				       NULL};
+static const char *const hw_keys[] = {
+    "name", "title", "source", "device", "devices_per_node", "intra_node", "inter_node", NULL};
+static const char *const dev_keys[] = {
+    "bf16_flop_per_s", "fp32_flop_per_s", "memory_bytes", "gemm_peak_fraction", "gemm_units",
+    "gemm_tile_m", "gemm_tile_n", "gemm_k_half", "default_precision", "default_efficiency",
+    /* optional: the last two */
+    "attention_peak_fraction", "memory_bandwidth_fraction", NULL};
 static const char *const link_keys[] = {"bandwidth_bytes_per_s", "latency_s", "achievable_fraction",
-					NULL};
+                                        NULL};
 
 /* ---- the device figures that are options (knobs.h, SL_KF_HWFILE) ---- */
 
@@ -285,7 +284,7 @@ static json_t *knob_json(const sl_preset *p, const sl_knob *k)
 	const sl_knob_dest d = {.cluster = &c};
 	double v = sl_knob_load(k, &d);
 	return k->ctype == SL_KC_INT || k->ctype == SL_KC_U64 ? json_integer((json_int_t)v)
-							      : json_real(v);
+	                                                      : json_real(v);
 }
 
 /* The device keys known: the fixed ones, then the options'; the optional
@@ -336,7 +335,7 @@ json_t *sl_hw_to_json(const sl_preset *p)
 	json_object_set_new(d, "fp32_flop_per_s", rate_json(p->flops_fp32));
 	json_object_set_new(d, "memory_bytes", json_integer((json_int_t)p->memory));
 	json_object_set_new(d, "memory_bandwidth_bytes_per_s",
-			    knob_json(p, sl_knob_of(SL_OPT_MEMORY_BW)));
+	                    knob_json(p, sl_knob_of(SL_OPT_MEMORY_BW)));
 	json_object_set_new(d, "memory_bandwidth_fraction", json_real(p->dm.mem_frac));
 	json_object_set_new(d, "gemm_peak_fraction", json_real(p->dm.gemm_frac));
 	json_object_set_new(d, "gemm_units", json_integer(p->dm.units));
@@ -346,7 +345,8 @@ json_t *sl_hw_to_json(const sl_preset *p)
 	json_object_set_new(d, "kernel_launch_s", knob_json(p, sl_knob_of(SL_OPT_KERNEL_LAUNCH)));
 	json_object_set_new(d, "attention_peak_fraction", json_real(p->dm.attn_frac));
 	json_object_set_new(d, "default_precision", json_string(sl_precision_name(p->precision)));
-	json_object_set_new(d, "default_efficiency", json_string(sl_efficiency_name(p->efficiency)));
+	json_object_set_new(d, "default_efficiency",
+	                    json_string(sl_efficiency_name(p->efficiency)));
 	/* The options' device figures not written above, in the table's order. */
 	const sl_knob *k;
 	for (int i = 0; (k = hw_knob(i)); i++) {
@@ -363,7 +363,7 @@ json_t *sl_hw_to_json(const sl_preset *p)
 }
 
 static int link_from(const rd *top, const json_t *o, const char *key, sl_link_spec *out,
-		     double *frac)
+                     double *frac)
 {
 	const json_t *l = NULL;
 	int rc = get_obj(top, o, key, &l);
@@ -405,7 +405,8 @@ int sl_hw_from_json(const json_t *j, const char *file, sl_preset *out, sl_err *e
 		return sl_fail(err, SL_EINVAL, "%s: (top level): must be an object", safe);
 	if ((rc = keys_exact(&r, j, hw_keys)) || (rc = get_str(&r, j, "name", 32, 1, &name)) ||
 	    (rc = get_str(&r, j, "title", 256, 0, &title)) ||
-	    (rc = get_str(&r, j, "source", 2048, 0, &source)) || (rc = get_obj(&r, j, "device", &d)))
+	    (rc = get_str(&r, j, "source", 2048, 0, &source)) ||
+	    (rc = get_obj(&r, j, "device", &d)))
 		return rc;
 	rd rdv = {safe, "device", err};
 	v[11] = v[12] = 0;
@@ -419,15 +420,16 @@ int sl_hw_from_json(const json_t *j, const char *file, sl_preset *out, sl_err *e
 	const char **known = device_keys(known_keys, knob_names, 16, &optional);
 	if ((rc = keys_known(&rdv, d, known, optional)) ||
 	    (json_object_get(d, "attention_peak_fraction") &&
-	     (rc = get_num(&rdv, d, "attention_peak_fraction", 0, 1, "0 (the GEMM fraction) to 1", 0,
-			   &v[11]))) ||
+	     (rc = get_num(&rdv, d, "attention_peak_fraction", 0, 1, "0 (the GEMM fraction) to 1",
+	                   0, &v[11]))) ||
 	    (json_object_get(d, "memory_bandwidth_fraction") &&
 	     (rc = get_num(&rdv, d, "memory_bandwidth_fraction", 0, 1, "0 (all of it) to 1", 0,
-			   &v[12]))) ||
+	                   &v[12]))) ||
 	    (rc = get_num(&rdv, d, "bf16_flop_per_s", kf->lo, kf->hi, frange, 1, &v[0])) ||
 	    (rc = get_num(&rdv, d, "fp32_flop_per_s", kf->lo, kf->hi, frange, 1, &v[1])) ||
 	    (rc = get_int(&rdv, d, "memory_bytes", km->lo, km->hi, km->range, &v[2])) ||
-	    (rc = get_num(&rdv, d, "gemm_peak_fraction", 0, 1, "0 (not modelled) to 1", 0, &v[4])) ||
+	    (rc =
+	         get_num(&rdv, d, "gemm_peak_fraction", 0, 1, "0 (not modelled) to 1", 0, &v[4])) ||
 	    (rc = get_int(&rdv, d, "gemm_units", 0, 1e6, "0 (not modelled) to 1e6", &v[5])) ||
 	    (rc = get_int(&rdv, d, "gemm_tile_m", 0, 65536, "0 (not modelled) to 65536", &v[6])) ||
 	    (rc = get_int(&rdv, d, "gemm_tile_n", 0, 65536, "0 (not modelled) to 65536", &v[7])) ||
@@ -439,15 +441,16 @@ int sl_hw_from_json(const json_t *j, const char *file, sl_preset *out, sl_err *e
 		return bad(&rdv, "default_precision", "must be \"bf16\" or \"fp32\"");
 	if (sl_efficiency_parse(es, &out->efficiency))
 		return bad(&rdv, "default_efficiency", "must be \"realistic\" or \"ideal\"");
-	if ((rc = get_int(&r, j, "devices_per_node", 0, SL_MAX_DEVICES, "0 (any) to 1024", &v[10])) ||
+	if ((rc = get_int(&r, j, "devices_per_node", 0, SL_MAX_DEVICES, "0 (any) to 1024",
+	                  &v[10])) ||
 	    (rc = link_from(&r, j, "intra_node", &out->intra, &out->intra_frac)) ||
 	    (rc = link_from(&r, j, "inter_node", &out->inter, &out->inter_frac)))
 		return rc;
 	out->flops = v[0];
 	out->flops_fp32 = v[1];
 	out->memory = v[2];
-	out->dm = (sl_device_model){0, v[4], (int)v[5], (int)v[6], (int)v[7], v[8], 0, v[11],
-				    v[12]};
+	out->dm =
+	    (sl_device_model){0, v[4], (int)v[5], (int)v[6], (int)v[7], v[8], 0, v[11], v[12]};
 	/* The device figures that are options, as their rows parse them. */
 	sl_cluster_config dc = {.dm = out->dm};
 	const sl_knob_dest dd = {.cluster = &dc};
@@ -644,8 +647,9 @@ static int name_matches(const char *path, const char *name, const char *got, sl_
 		return SL_OK;
 	char safe[PATH_LEN];
 	sl_escape(path, safe, sizeof safe);
-	return sl_fail(err, SL_EINVAL, "%s: name: \"%s\" is not the file's name (%s.json holds \"%s\")",
-		       safe, got, name, name);
+	return sl_fail(err, SL_EINVAL,
+	               "%s: name: \"%s\" is not the file's name (%s.json holds \"%s\")", safe, got,
+	               name, name);
 }
 
 static int known_list(const char *kind, const char *env, char *buf, size_t n)
@@ -656,7 +660,8 @@ static int known_list(const char *kind, const char *env, char *buf, size_t n)
 	buf[0] = 0;
 	if (strcmp(kind, "hardware") == 0)
 		for (const sl_preset *p = sl_presets(); p->name && len < n; p++)
-			len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? ", " : "", p->name);
+			len +=
+			    (size_t)snprintf(buf + len, n - len, "%s%s", len ? ", " : "", p->name);
 	for (int i = 0; i < k && len < n; i++) {
 		if (strcmp(kind, "hardware") == 0 && sl_preset_find(names[i]))
 			continue;
@@ -694,8 +699,8 @@ const sl_preset *sl_hw_find(const char *name, const char **from, sl_err *err)
 	known_list("hardware", "SHARDLAB_HARDWARE_PATH", known, sizeof known);
 	sl_escape(name, safe, sizeof safe);
 	if (sl_closest_in(name, known, near, sizeof near))
-		sl_fail(err, SL_EINVAL, "unknown preset '%s': did you mean '%s'? (one of: %s)", safe,
-			near, known);
+		sl_fail(err, SL_EINVAL, "unknown preset '%s': did you mean '%s'? (one of: %s)",
+		        safe, near, known);
 	else
 		sl_fail(err, SL_EINVAL, "unknown preset '%s' (one of: %s)", safe, known);
 	return NULL;
@@ -766,10 +771,22 @@ done:
 /* kv_heads, ffn_kind, norm, vocab, untie_embeddings and
  * position_embedding may be left out: 0 (as many as the heads), "gelu",
  * "none", 0 (no embeddings), false and "learned". */
-static const char *const model_keys[] = {
-    "name",     "title",    "source", "layers", "hidden",           "ffn",
-    "heads",    "seq",      "batch",  "kv_heads", "ffn_kind",       "norm",
-    "vocab",    "untie_embeddings", "position_embedding", NULL};
+static const char *const model_keys[] = {"name",
+                                         "title",
+                                         "source",
+                                         "layers",
+                                         "hidden",
+                                         "ffn",
+                                         "heads",
+                                         "seq",
+                                         "batch",
+                                         "kv_heads",
+                                         "ffn_kind",
+                                         "norm",
+                                         "vocab",
+                                         "untie_embeddings",
+                                         "position_embedding",
+                                         NULL};
 
 int sl_model_file_from_json(const json_t *j, const char *file, sl_model_file *out, sl_err *err)
 {
@@ -783,7 +800,8 @@ int sl_model_file_from_json(const json_t *j, const char *file, sl_model_file *ou
 	if (!json_is_object(j))
 		return sl_fail(err, SL_EINVAL, "%s: (top level): must be an object", safe);
 	/* The limits of --layers ... --batch (model.c). */
-	if ((rc = keys_known(&r, j, model_keys, 6)) || (rc = get_str(&r, j, "name", 32, 1, &name)) ||
+	if ((rc = keys_known(&r, j, model_keys, 6)) ||
+	    (rc = get_str(&r, j, "name", 32, 1, &name)) ||
 	    (rc = get_str(&r, j, "title", sizeof out->title, 0, &title)) ||
 	    (rc = get_str(&r, j, "source", sizeof out->source, 0, &source)) ||
 	    (rc = get_int(&r, j, "layers", 1, SL_MODEL_MAX_LAYERS, "1 to 4096", &v[0])) ||
@@ -806,7 +824,8 @@ int sl_model_file_from_json(const json_t *j, const char *file, sl_model_file *ou
 			char a[24], b[24];
 			snprintf(a, sizeof a, "%.0f", v[6]);
 			snprintf(b, sizeof b, "%.0f", v[3]);
-			return bad(&r, "kv_heads", "%s key/value heads do not group %s heads", a, b);
+			return bad(&r, "kv_heads", "%s key/value heads do not group %s heads", a,
+			           b);
 		}
 	}
 	out->ffn_kind = SL_FFN_GELU;
@@ -904,10 +923,11 @@ int sl_model_file_find(const char *s, sl_model_file *out, sl_err *err)
 	known_list("models", "SHARDLAB_MODEL_PATH", known, sizeof known);
 	sl_escape(s, safe, sizeof safe);
 	if (sl_closest_in(s, known, near, sizeof near))
-		return sl_fail(err, SL_EINVAL, "unknown model '%s': did you mean '%s'? (one of: %s)",
-			       safe, near, known);
+		return sl_fail(err, SL_EINVAL,
+		               "unknown model '%s': did you mean '%s'? (one of: %s)", safe, near,
+		               known);
 	return sl_fail(err, SL_EINVAL, "unknown model '%s' (one of: %s)", safe,
-		       known[0] ? known : "none installed");
+	               known[0] ? known : "none installed");
 }
 
 /* ---- shared ---- */
@@ -947,7 +967,9 @@ void sl_model_json_kinds(json_t *o, const sl_model_spec *m)
 	json_object_set_new(o, "vocab", json_integer(m->vocab));
 	json_object_set_new(o, "untie_embeddings", json_boolean(m->untie));
 	json_object_set_new(o, "position_embedding", json_string(sl_pos_name(m->pos_emb)));
-	json_object_set_new(o, "attention_dropout_fraction", json_real(sl_float_decimal(m->attn_dropout)));
-	json_object_set_new(o, "hidden_dropout_fraction", json_real(sl_float_decimal(m->hidden_dropout)));
+	json_object_set_new(o, "attention_dropout_fraction",
+	                    json_real(sl_float_decimal(m->attn_dropout)));
+	json_object_set_new(o, "hidden_dropout_fraction",
+	                    json_real(sl_float_decimal(m->hidden_dropout)));
 	json_object_set_new(o, "grad_accumulation", json_string(sl_grad_accum_name(m->grad_accum)));
 }

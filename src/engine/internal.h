@@ -26,17 +26,17 @@ struct sl_link {
 struct sl_chan {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	unsigned posted, taken;  /* sequence numbers */
+	unsigned posted, taken; /* sequence numbers */
 	const char *buf;
 	size_t off[2], len[2];
 	int nseg;
-	double t_ready;          /* sender's clock when posted */
-	int share;               /* the sender's port count for it (sl_port_share) */
-	double t_start, t_end;   /* filled by the receiver */
-	int shared;              /* filled by the receiver: the port count that bound it */
+	double t_ready;        /* sender's clock when posted */
+	int share;             /* the sender's port count for it (sl_port_share) */
+	double t_start, t_end; /* filled by the receiver */
+	int shared;            /* filled by the receiver: the port count that bound it */
 	double w_start, w_end;
-	int failed;              /* receiver's status: SL_EINVAL refused (size), SL_ECANCEL */
-	int busy;                /* the receiver is reading the sender's buffer */
+	int failed; /* receiver's status: SL_EINVAL refused (size), SL_ECANCEL */
+	int busy;   /* the receiver is reading the sender's buffer */
 };
 
 /* Everything one ordered pair src->dst holds.  Made on first use: a layout
@@ -79,8 +79,8 @@ struct sl_cluster {
 	int n;
 	struct sl_dev *dev;
 	_Atomic(struct sl_pair *) *pair; /* n*n, index src*n+dst; NULL until first used */
-	pthread_mutex_t pair_mu;  /* making pairs; the class figures new pairs start from */
-	struct sl_pair **made;    /* the pairs made so far, in order (under pair_mu) */
+	pthread_mutex_t pair_mu;         /* making pairs; the class figures new pairs start from */
+	struct sl_pair **made;           /* the pairs made so far, in order (under pair_mu) */
 	size_t nmade, capmade;
 	/* The class figures when the run started: what pairs made during the
 	 * run tune by, whatever knobs turn meanwhile. */
@@ -96,9 +96,9 @@ struct sl_cluster {
 	pthread_mutex_t pace_mu;
 	pthread_cond_t pace_cv; /* CLOCK_MONOTONIC; woken on cancel and knob changes */
 	double origin, slowdown, wall0;
-	int paused;          /* the playback clock is frozen at pause_wall */
+	int paused; /* the playback clock is frozen at pause_wall */
 	double pause_wall;
-	double breakpoint;   /* no operation ends past this emulated time */
+	double breakpoint; /* no operation ends past this emulated time */
 
 	/* Wall-clock barrier. */
 	pthread_mutex_t bar_mu;
@@ -116,8 +116,8 @@ struct sl_pair *sl_pair_make(sl_cluster *c, int src, int dst);
 
 static inline struct sl_pair *sl_pair_at(sl_cluster *c, int src, int dst)
 {
-	struct sl_pair *p = atomic_load_explicit(&c->pair[(size_t)src * c->n + dst],
-						 memory_order_acquire);
+	struct sl_pair *p =
+	    atomic_load_explicit(&c->pair[(size_t)src * c->n + dst], memory_order_acquire);
 	return p ? p : sl_pair_make(c, src, dst);
 }
 
@@ -127,7 +127,7 @@ double sl_wall_now(void);
 int sl_pace_until(sl_cluster *c, double t_emulated);
 /* The number of the collective a device starts now (0, 1, ... per run). */
 int sl_dev_next_coll(sl_dev *d);
-void sl_dev_record(sl_dev *d, sl_ev_kind kind, int peer, double t0, double t1, double w0,
-		   double w1, uint64_t bytes, double flops, const char *label);
+void sl_dev_record(sl_dev *d, sl_ev_kind kind, int peer, double t0, double t1, double w0, double w1,
+                   uint64_t bytes, double flops, const char *label);
 
 #endif

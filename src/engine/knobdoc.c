@@ -55,9 +55,9 @@ static void tag(FILE *f, const sl_knob *k, const char *prefix)
 		fputc('\n', f);
 		return;
 	}
-	const char *words = k->type == SL_KT_FLAG ? "yes, no"
-			    : k->type == SL_KT_WORD && !k->meta ? sl_knob_choices(k)
-								 : NULL;
+	const char *words = k->type == SL_KT_FLAG               ? "yes, no"
+	                    : k->type == SL_KT_WORD && !k->meta ? sl_knob_choices(k)
+	                                                        : NULL;
 	if (words) {
 		fprintf(f, ".BR %s", prefix);
 		roffs(f, k->name);
@@ -101,10 +101,17 @@ static const struct {
 	unsigned bit;
 	const char *name;
 } cmd_names[] = {
-	{SL_CMD_RUN, "run"},         {SL_CMD_COLL, "coll"},       {SL_CMD_TRAIN, "train"},
-	{SL_CMD_COMPARE, "compare"}, {SL_CMD_PLAN, "plan"},       {SL_CMD_SANDBOX, "sandbox"},
-	{SL_CMD_LESSON, "lesson"},   {SL_CMD_CHECK, "check"},     {SL_CMD_INSPECT, "ckpt inspect"},
-	{SL_CMD_VERIFY, "ckpt verify"}, {SL_CMD_RESHARD, "ckpt reshard"},
+    {SL_CMD_RUN, "run"},
+    {SL_CMD_COLL, "coll"},
+    {SL_CMD_TRAIN, "train"},
+    {SL_CMD_COMPARE, "compare"},
+    {SL_CMD_PLAN, "plan"},
+    {SL_CMD_SANDBOX, "sandbox"},
+    {SL_CMD_LESSON, "lesson"},
+    {SL_CMD_CHECK, "check"},
+    {SL_CMD_INSPECT, "ckpt inspect"},
+    {SL_CMD_VERIFY, "ckpt verify"},
+    {SL_CMD_RESHARD, "ckpt reshard"},
 };
 
 /* "run, coll and train" */
@@ -171,24 +178,24 @@ static const struct {
 	sl_knob_group g;
 	const char *title, *intro;
 } sections[] = {
-	{SL_KG_CLUSTER, "Cluster options",
-	 "A preset sets the compute rate, the memory and both link classes; the other\n"
-	 "options override its figures, whatever their order on the command line.\n"},
-	{SL_KG_OUTPUT, "Output options", NULL},
-	{SL_KG_DRY_RUN, "Timing\\-only runs", NULL},
-	{SL_KG_WORKLOAD, "Workload options", NULL},
-	{SL_KG_LAYOUT, "Layout options", NULL},
-	{SL_KG_MODEL, "Model options", NULL},
-	{SL_KG_REPORT, "Report options (train)", NULL},
-	{SL_KG_TRACE, "Trace options (train)", NULL},
-	{SL_KG_CKPT, "Checkpoint options (train)", NULL},
-	{SL_KG_COMPARE, "Compare options (compare)", NULL},
-	{SL_KG_PLAN, "Plan options (plan)", NULL},
-	{SL_KG_COLL, "Collective options (coll)", NULL},
-	{SL_KG_DISPLAY, "Display options (sandbox and lesson)", NULL},
-	{SL_KG_LOAD, "Resharding a checkpoint (sandbox)", NULL},
-	{SL_KG_RESHARD, "Reshard options (ckpt reshard)", NULL},
-	{SL_KG_LESSON, "Lesson options (lesson)", NULL},
+    {SL_KG_CLUSTER, "Cluster options",
+     "A preset sets the compute rate, the memory and both link classes; the other\n"
+     "options override its figures, whatever their order on the command line.\n"},
+    {SL_KG_OUTPUT, "Output options", NULL},
+    {SL_KG_DRY_RUN, "Timing\\-only runs", NULL},
+    {SL_KG_WORKLOAD, "Workload options", NULL},
+    {SL_KG_LAYOUT, "Layout options", NULL},
+    {SL_KG_MODEL, "Model options", NULL},
+    {SL_KG_REPORT, "Report options (train)", NULL},
+    {SL_KG_TRACE, "Trace options (train)", NULL},
+    {SL_KG_CKPT, "Checkpoint options (train)", NULL},
+    {SL_KG_COMPARE, "Compare options (compare)", NULL},
+    {SL_KG_PLAN, "Plan options (plan)", NULL},
+    {SL_KG_COLL, "Collective options (coll)", NULL},
+    {SL_KG_DISPLAY, "Display options (sandbox and lesson)", NULL},
+    {SL_KG_LOAD, "Resharding a checkpoint (sandbox)", NULL},
+    {SL_KG_RESHARD, "Reshard options (ckpt reshard)", NULL},
+    {SL_KG_LESSON, "Lesson options (lesson)", NULL},
 };
 
 void sl_knobs_write_options_man(FILE *f)
@@ -210,7 +217,8 @@ void sl_knobs_write_options_man(FILE *f)
 			range(f, k);
 			fputs("Taken by ", f);
 			commands(f, k->cmds);
-			fputs((k->flags & SL_KF_SETUP) ? "; a lesson's setup key too.\n" : ".\n", f);
+			fputs((k->flags & SL_KF_SETUP) ? "; a lesson's setup key too.\n" : ".\n",
+			      f);
 		}
 	}
 }

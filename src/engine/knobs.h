@@ -170,7 +170,7 @@ enum {
 	SL_KF_OPEN = 1u << 3,   /* the range excludes its ends */
 	SL_KF_TUI = 1u << 4,    /* the sandbox's keys turn it (within the range) */
 	SL_KF_HWFILE = 1u << 5, /* a hardware file's "device" key too (sl_knob_json_key); its
-				 * field is in the device model, cfg.dm, which a preset holds */
+	                         * field is in the device model, cfg.dm, which a preset holds */
 };
 
 /* Help sections, in the order --help prints them. */
@@ -196,24 +196,24 @@ typedef enum sl_knob_group {
 } sl_knob_group;
 
 typedef struct sl_knob {
-	const char *name;    /* the long option and the lesson key */
-	int code;            /* enum sl_opt_code, or a letter */
+	const char *name; /* the long option and the lesson key */
+	int code;         /* enum sl_opt_code, or a letter */
 	sl_knob_type type;
 	const char *meta;    /* the value's name in help ("RATE"); words show choices */
 	double lo, hi;       /* numbers: the range (a flag: the values stored for no, yes) */
 	const char *range;   /* the range in words, for messages and help */
 	const char *choices; /* words: "full, ring", in the engine's enum order (or NULL:
-			      * sl_knob_choices finds them) */
+	                      * sl_knob_choices finds them) */
 	unsigned cmds;       /* SL_CMD_* bits */
 	unsigned flags;      /* SL_KF_* */
 	sl_knob_group group;
 	sl_knob_place place;
-	size_t off;          /* offset of the field in its place */
+	size_t off; /* offset of the field in its place */
 	sl_knob_ctype ctype;
-	const char *alias;   /* an older spelling a lesson may use, or NULL */
-	char shortopt;       /* -b, or 0 */
-	const char *help;    /* for --help: lines after the option column, '\n' between */
-	const char *man;     /* the manual's paragraph (roff), or NULL: the help's */
+	const char *alias; /* an older spelling a lesson may use, or NULL */
+	char shortopt;     /* -b, or 0 */
+	const char *help;  /* for --help: lines after the option column, '\n' between */
+	const char *man;   /* the manual's paragraph (roff), or NULL: the help's */
 } sl_knob;
 
 /* The table; sl_knob_count rows. */
@@ -238,7 +238,7 @@ typedef struct sl_knob_val {
  * command line, prefix "--"; "bandwidth=..." in a lesson, prefix "").  A
  * flag takes arg NULL on the command line and yes or no in a lesson. */
 int sl_knob_parse(const sl_knob *k, const char *prefix, const char *arg, sl_knob_val *v,
-		  sl_err *err);
+                  sl_err *err);
 
 /* Where values go. */
 typedef struct sl_knob_dest {

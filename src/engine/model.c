@@ -173,27 +173,27 @@ int sl_model_fc1_cols(const sl_model_spec *m)
 int sl_model_describe(const sl_model_spec *m, char *buf, size_t n)
 {
 	int len = snprintf(buf, n, "%d block%s of width %d, %sffn %d", m->layers,
-			   m->layers == 1 ? "" : "s", m->hidden,
-			   m->ffn_kind == SL_FFN_SWIGLU ? "SwiGLU " : "", m->ffn);
+	                   m->layers == 1 ? "" : "s", m->hidden,
+	                   m->ffn_kind == SL_FFN_SWIGLU ? "SwiGLU " : "", m->ffn);
 	if (m->norm != SL_NORM_NONE && len >= 0 && (size_t)len < n)
 		len += snprintf(buf + len, n - (size_t)len, ", %s",
-				m->norm == SL_NORM_RMS ? "RMS norms" : "layer norms");
+		                m->norm == SL_NORM_RMS ? "RMS norms" : "layer norms");
 	if (m->heads > 0 && len >= 0 && (size_t)len < n)
 		len += snprintf(buf + len, n - (size_t)len, ", %d heads", m->heads);
 	if (m->kv_heads > 0 && m->kv_heads != m->heads && len >= 0 && (size_t)len < n)
 		len += snprintf(buf + len, n - (size_t)len, " (%d key/value)", m->kv_heads);
 	if (m->attn_dropout > 0 && len >= 0 && (size_t)len < n)
 		len += snprintf(buf + len, n - (size_t)len, ", attention dropout %g",
-				(double)m->attn_dropout);
+		                (double)m->attn_dropout);
 	if (m->hidden_dropout > 0 && len >= 0 && (size_t)len < n)
 		len += snprintf(buf + len, n - (size_t)len, ", hidden dropout %g",
-				(double)m->hidden_dropout);
+		                (double)m->hidden_dropout);
 	if (m->grad_accum == SL_GACC_SEPARATE && len >= 0 && (size_t)len < n)
 		len += snprintf(buf + len, n - (size_t)len, ", gradients accumulated separately");
 	if (m->vocab > 0 && len >= 0 && (size_t)len < n)
 		len += snprintf(buf + len, n - (size_t)len, ", vocabulary %d (%s, %s positions)",
-				m->vocab, m->untie ? "untied" : "tied",
-				m->pos_emb == SL_POS_ROPE ? "rotary" : "learned");
+		                m->vocab, m->untie ? "untied" : "tied",
+		                m->pos_emb == SL_POS_ROPE ? "rotary" : "learned");
 	return len;
 }
 
@@ -203,54 +203,61 @@ int sl_model_check(const sl_model_spec *m, sl_err *err)
 		int v, lo, hi;
 		const char *name;
 	} dims[] = {
-		{m->layers, 1, SL_MODEL_MAX_LAYERS, "--layers"}, {m->hidden, 1, MAX_DIM, "--hidden"},
-		{m->ffn, 1, SL_MODEL_MAX_FFN, "--ffn"},    {m->heads, 0, MAX_DIM, "--heads"},
-		{m->seq, 1, MAX_DIM, "--seq"},    {m->batch, 1, SL_MODEL_MAX_BATCH, "--batch"},
+	    {m->layers, 1, SL_MODEL_MAX_LAYERS, "--layers"},
+	    {m->hidden, 1, MAX_DIM, "--hidden"},
+	    {m->ffn, 1, SL_MODEL_MAX_FFN, "--ffn"},
+	    {m->heads, 0, MAX_DIM, "--heads"},
+	    {m->seq, 1, MAX_DIM, "--seq"},
+	    {m->batch, 1, SL_MODEL_MAX_BATCH, "--batch"},
 	};
 	for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
 		if (dims[i].v < dims[i].lo || dims[i].v > dims[i].hi)
-			return sl_fail(err, SL_EINVAL, "%s=%d is out of range (%d to %d)", dims[i].name,
-				       dims[i].v, dims[i].lo, dims[i].hi);
+			return sl_fail(err, SL_EINVAL, "%s=%d is out of range (%d to %d)",
+			               dims[i].name, dims[i].v, dims[i].lo, dims[i].hi);
 	if (m->heads > 0 && m->hidden % m->heads != 0)
 		return sl_fail(err, SL_EINVAL,
-			       "--hidden=%d does not split into %d heads: the head count must divide the width",
-			       m->hidden, m->heads);
+		               "--hidden=%d does not split into %d heads: the head count must "
+		               "divide the width",
+		               m->hidden, m->heads);
 	if (m->kv_heads < 0 || (m->kv_heads > 0 && m->heads == 0))
 		return sl_fail(err, SL_EINVAL,
-			       "--kv-heads=%d needs attention: set --heads too (or --kv-heads=0)",
-			       m->kv_heads);
+		               "--kv-heads=%d needs attention: set --heads too (or --kv-heads=0)",
+		               m->kv_heads);
 	if (m->kv_heads > 0 && (m->kv_heads > m->heads || m->heads % m->kv_heads != 0))
-		return sl_fail(err, SL_EINVAL,
-			       "--kv-heads=%d does not group %d query heads: it must divide --heads",
-			       m->kv_heads, m->heads);
+		return sl_fail(
+		    err, SL_EINVAL,
+		    "--kv-heads=%d does not group %d query heads: it must divide --heads",
+		    m->kv_heads, m->heads);
 	if (!(m->attn_dropout >= 0 && m->attn_dropout <= 0.9f))
 		return sl_fail(err, SL_EINVAL, "--attention-dropout=%g is out of range (0 to 0.9)",
-			       (double)m->attn_dropout);
+		               (double)m->attn_dropout);
 	if (m->attn_dropout > 0 && m->heads == 0)
 		return sl_fail(err, SL_EINVAL,
-			       "--attention-dropout needs attention: set --heads above 0");
+		               "--attention-dropout needs attention: set --heads above 0");
 	if (!(m->hidden_dropout >= 0 && m->hidden_dropout <= 0.9f))
 		return sl_fail(err, SL_EINVAL, "--hidden-dropout=%g is out of range (0 to 0.9)",
-			       (double)m->hidden_dropout);
+		               (double)m->hidden_dropout);
 	if (m->ffn_kind < 0 || m->ffn_kind >= SL_FFN_N)
 		return sl_fail(err, SL_EINVAL, "--ffn-kind must be gelu or swiglu");
 	if (m->norm < 0 || m->norm >= SL_NORM_N)
 		return sl_fail(err, SL_EINVAL, "--norm must be none, layernorm or rmsnorm");
 	if (m->vocab < 0 || m->vocab > SL_MODEL_MAX_VOCAB)
 		return sl_fail(err, SL_EINVAL, "--vocab=%d is out of range (0 to %d)", m->vocab,
-			       SL_MODEL_MAX_VOCAB);
+		               SL_MODEL_MAX_VOCAB);
 	if (m->pos_emb < 0 || m->pos_emb >= SL_POS_N)
 		return sl_fail(err, SL_EINVAL, "--position-embedding must be learned or rope");
 	if (m->grad_accum < 0 || m->grad_accum >= SL_GACC_N)
 		return sl_fail(err, SL_EINVAL, "--grad-accumulation must be fused or separate");
 	/* Rows of a batch are counted in int. */
 	if ((double)m->batch * m->seq > 2147483647.0)
-		return sl_fail(err, SL_EINVAL,
-			       "--batch=%d sequences of --seq=%d tokens are over 2^31 tokens: lower one",
-			       m->batch, m->seq);
+		return sl_fail(
+		    err, SL_EINVAL,
+		    "--batch=%d sequences of --seq=%d tokens are over 2^31 tokens: lower one",
+		    m->batch, m->seq);
 	if (!(m->lr > 0) || !(m->beta1 >= 0 && m->beta1 < 1) || !(m->beta2 >= 0 && m->beta2 < 1) ||
 	    !(m->eps > 0))
-		return sl_fail(err, SL_EINVAL, "Adam needs lr > 0, 0 <= beta1, beta2 < 1 and eps > 0");
+		return sl_fail(err, SL_EINVAL,
+		               "Adam needs lr > 0, 0 <= beta1, beta2 < 1 and eps > 0");
 	return SL_OK;
 }
 
@@ -261,13 +268,17 @@ int sl_model_check_values(const sl_model_spec *m, sl_err *err)
 		return rc;
 	if (m->vocab > 0)
 		return sl_fail(err, SL_EINVAL,
-			       "a vocabulary (--vocab, or the model file's): the embeddings and the LM head are timed, not computed, and this run computes values (--vocab=0 drops them; plan and --dry-run time them)");
+		               "a vocabulary (--vocab, or the model file's): the embeddings and "
+		               "the LM head are timed, not computed, and this run computes values "
+		               "(--vocab=0 drops them; plan and --dry-run time them)");
 	/* The host holds every value of a run that computes. */
 	double rows = (double)m->batch * m->seq;
 	double f1 = sl_model_fc1_cols(m);
 	if (rows * m->hidden > 1e9 || rows * f1 > 1e9 || (double)m->hidden * f1 > 1e9 ||
 	    3.0 * m->hidden * m->hidden > 1e9)
-		return sl_fail(err, SL_EINVAL, "the model is too large for this emulator (a matrix of over 10^9 values); a timing-only run (--dry-run) holds no values");
+		return sl_fail(err, SL_EINVAL,
+		               "the model is too large for this emulator (a matrix of over 10^9 "
+		               "values); a timing-only run (--dry-run) holds no values");
 	return SL_OK;
 }
 
@@ -315,17 +326,20 @@ int sl_model_tensor(const sl_model_spec *m, int i, sl_tensor_info *t)
 	t->kind = i % per + (m->heads > 0 ? 0 : SL_T_FC1_W);
 	size_t off = (size_t)t->block * block_params(m);
 	static const char *const names[SL_T_PER_BLOCK] = {
-		"attn.qkv.weight", "attn.out.weight", "attn.out.bias",
-		"mlp.fc1.weight",  "mlp.fc1.bias",  "mlp.fc2.weight",  "mlp.fc2.bias"};
+	    "attn.qkv.weight", "attn.out.weight", "attn.out.bias", "mlp.fc1.weight",
+	    "mlp.fc1.bias",    "mlp.fc2.weight",  "mlp.fc2.bias"};
 	const struct {
 		int rows, cols;
 		sl_tsplit split;
 		int axis, unit;
 	} shape[SL_T_PER_BLOCK] = {
-		{h, sl_model_qkv_cols(m), SL_TS_HEADS, 1, (qpg + 2) * d}, {h, h, SL_TS_ROW, 0, qpg * d},
-		{1, h, SL_TS_REPLICATED, -1, 1},
-		{h, f1, SL_TS_COLUMN, 1, pair},    {1, f1, SL_TS_COLUMN, 1, pair},
-		{f, h, SL_TS_ROW, 0, 1},           {1, h, SL_TS_REPLICATED, -1, 1},
+	    {h, sl_model_qkv_cols(m), SL_TS_HEADS, 1, (qpg + 2) * d},
+	    {h, h, SL_TS_ROW, 0, qpg * d},
+	    {1, h, SL_TS_REPLICATED, -1, 1},
+	    {h, f1, SL_TS_COLUMN, 1, pair},
+	    {1, f1, SL_TS_COLUMN, 1, pair},
+	    {f, h, SL_TS_ROW, 0, 1},
+	    {1, h, SL_TS_REPLICATED, -1, 1},
 	};
 	for (int k = m->heads > 0 ? 0 : SL_T_FC1_W; k < t->kind; k++)
 		off += (size_t)shape[k].rows * shape[k].cols;
@@ -467,7 +481,8 @@ void sl_swiglu_grad(const float *z, const float *da, float *dz, size_t rows, siz
 	for (size_t i = 0; i < rows; i++)
 		for (size_t j = 0; j < f; j++) {
 			size_t p = (i * f + j) * 2;
-			float g = z[p], u = z[p + 1], sg = 1.0f / (1.0f + expf(-g)), d = da[i * f + j];
+			float g = z[p], u = z[p + 1], sg = 1.0f / (1.0f + expf(-g)),
+			      d = da[i * f + j];
 			/* silu(g) = g sg; silu'(g) = sg (1 + g (1 - sg)) */
 			dz[p] = d * u * sg * (1.0f + g * (1.0f - sg));
 			dz[p + 1] = d * g * sg;
@@ -522,7 +537,7 @@ void sl_softmax_grad_rows(const float *p, float *dp, int rows, int cols, int ld,
 }
 
 void sl_adam(const sl_model_spec *m, long t, float *p, const float *g, float *mom, float *var,
-	     size_t n)
+             size_t n)
 {
 	float b1 = m->beta1, b2 = m->beta2;
 	float c1 = (float)(1.0 / (1.0 - pow(b1, (double)t)));
@@ -558,7 +573,7 @@ static void drop_apply(float r, uint64_t z, uint64_t first, size_t n, const floa
 }
 
 void sl_attn_dropout(const sl_model_spec *m, long step, int block, long seq, int head,
-		     const float *p, float *out, int s)
+                     const float *p, float *out, int s)
 {
 	uint64_t z = mix64(m->seed ^ 0xd50d0a7d50d0a7ULL);
 	z = mix64(z + (uint64_t)step);
@@ -569,7 +584,7 @@ void sl_attn_dropout(const sl_model_spec *m, long step, int block, long seq, int
 }
 
 void sl_hidden_dropout(const sl_model_spec *m, long step, int block, int sub, long row0,
-		       size_t rows, const float *in, float *out)
+                       size_t rows, const float *in, float *out)
 {
 	uint64_t z = mix64(m->seed ^ 0x41dde7d2097a1cULL);
 	z = mix64(z + (uint64_t)step);
@@ -583,7 +598,7 @@ void sl_hidden_dropout(const sl_model_spec *m, long step, int block, int sub, lo
 /* ---- the reference ---- */
 
 static void gemm(int ta, int tb, int M, int N, int K, float alpha, const float *a, int lda,
-		 const float *b, int ldb, float beta, float *c, int ldc)
+                 const float *b, int ldb, float beta, float *c, int ldc)
 {
 	sl_host_sgemm(ta, tb, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc);
 }
@@ -605,7 +620,7 @@ static void colsum_into(float *db, const float *dy, size_t rows, size_t cols)
 /* A sub-block's output a W + b (a: R x K, W: K x h) added to the residual
  * x, through hidden dropout when there is one (tmp: R x h of scratch). */
 static void sub_out(const sl_model_spec *m, long step, size_t l, int sub, const float *a,
-		    const float *w, const float *b, int R, int K, float *x, float *tmp)
+                    const float *w, const float *b, int R, int K, float *x, float *tmp)
 {
 	int h = m->hidden;
 	if (!(m->hidden_dropout > 0)) {
@@ -652,7 +667,7 @@ static void sub_in_grad(const sl_model_spec *m, const float *xl, float *dn, floa
 }
 
 int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, double *loss,
-		sl_err *err)
+                sl_err *err)
 {
 	int rc = sl_model_check_values(m, err);
 	if (rc)
@@ -676,7 +691,7 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 	int norm = m->norm != SL_NORM_NONE;
 	float *dn = norm ? malloc(R * h * sizeof *dn) : NULL;
 	int ok = sv && x && tgt && dx && tmp && tmp2 && (dh || !(m->hidden_dropout > 0)) &&
-		 (dn || !norm);
+	         (dn || !norm);
 	for (size_t l = 0; ok && l < L; l++) {
 		if (A) {
 			ok &= !!(sv[l].xa = malloc(R * h * sizeof(float)));
@@ -695,7 +710,8 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 		ok &= !!(sv[l].a = malloc(R * f * sizeof(float)));
 	}
 	if (!ok) {
-		rc = sl_fail(err, SL_ENOMEM, "the host cannot hold the reference model's activations");
+		rc = sl_fail(err, SL_ENOMEM,
+		             "the host cannot hold the reference model's activations");
 		goto out;
 	}
 	memset(G, 0, sl_model_nparams(m) * sizeof *G);
@@ -710,18 +726,21 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 		if (A) {
 			const float *wqkv = bp, *wo = wqkv + h * qc, *bo = wo + h * h;
 			sub_in(m, x, sv[l].xa, sv[l].xla, R);
-			gemm(0, 0, (int)R, Q, (int)h, 1, sv[l].xa, (int)h, wqkv, Q, 0, sv[l].qkv, Q);
+			gemm(0, 0, (int)R, Q, (int)h, 1, sv[l].xa, (int)h, wqkv, Q, 0, sv[l].qkv,
+			     Q);
 			for (size_t n = 0; n < B; n++)
 				for (size_t j = 0; j < A; j++) {
 					const float *qg = sv[l].qkv + n * s * qc + (j / qpg) * u;
-					const float *q = qg + (j % qpg) * d, *kk = qg + qpg * d, *v = kk + d;
+					const float *q = qg + (j % qpg) * d, *kk = qg + qpg * d,
+					            *v = kk + d;
 					float *pm = sv[l].p + (n * A + j) * s * s;
-					gemm(0, 1, (int)s, (int)s, (int)d, scale, q, Q, kk, Q, 0, pm, (int)s);
+					gemm(0, 1, (int)s, (int)s, (int)d, scale, q, Q, kk, Q, 0,
+					     pm, (int)s);
 					sl_softmax_rows(pm, (int)s, (int)s, (int)s);
 					if (sv[l].pd) {
 						float *pd = sv[l].pd + (n * A + j) * s * s;
-						sl_attn_dropout(m, step, (int)l, (long)n, (int)j, pm, pd,
-								(int)s);
+						sl_attn_dropout(m, step, (int)l, (long)n, (int)j,
+						                pm, pd, (int)s);
 						pm = pd;
 					}
 					gemm(0, 0, (int)s, (int)d, (int)s, 1, pm, (int)s, v, Q, 0,
@@ -769,12 +788,15 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 		gemm(0, 1, (int)R, (int)f, (int)h, 1, dy, (int)h, w2, (int)h, 0, da, (int)f);
 		sl_ffn_act_grad(m->ffn_kind, sv[l].z, da, dz, R, f);
 		colsum_into(gb1, dz, R, f1);
-		gemm(1, 0, (int)h, (int)f1, (int)R, 1, sv[l].xm, (int)h, dz, (int)f1, 1, gw1, (int)f1);
+		gemm(1, 0, (int)h, (int)f1, (int)R, 1, sv[l].xm, (int)h, dz, (int)f1, 1, gw1,
+		     (int)f1);
 		if (norm) {
-			gemm(0, 1, (int)R, (int)h, (int)f1, 1, dz, (int)f1, w1, (int)f1, 0, dn, (int)h);
+			gemm(0, 1, (int)R, (int)h, (int)f1, 1, dz, (int)f1, w1, (int)f1, 0, dn,
+			     (int)h);
 			sub_in_grad(m, sv[l].xlm, dn, dx, R);
 		} else {
-			gemm(0, 1, (int)R, (int)h, (int)f1, 1, dz, (int)f1, w1, (int)f1, 1, dx, (int)h);
+			gemm(0, 1, (int)R, (int)h, (int)f1, 1, dz, (int)f1, w1, (int)f1, 1, dx,
+			     (int)h);
 		}
 		if (A) {
 			const float *wqkv = P + ti.offset, *wo = wqkv + h * qc;
@@ -791,31 +813,35 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 				dya = dh;
 			}
 			colsum_into(gbo, dya, R, h);
-			gemm(1, 0, (int)h, (int)h, (int)R, 1, sv[l].o, (int)h, dya, (int)h, 1, gwo, (int)h);
-			gemm(0, 1, (int)R, (int)h, (int)h, 1, dya, (int)h, wo, (int)h, 0, dO, (int)h);
+			gemm(1, 0, (int)h, (int)h, (int)R, 1, sv[l].o, (int)h, dya, (int)h, 1, gwo,
+			     (int)h);
+			gemm(0, 1, (int)R, (int)h, (int)h, 1, dya, (int)h, wo, (int)h, 0, dO,
+			     (int)h);
 			for (size_t n = 0; n < B; n++)
 				for (size_t j = 0; j < A; j++) {
-					size_t go = n * s * qc + (j / qpg) * u, qo = go + (j % qpg) * d;
+					size_t go = n * s * qc + (j / qpg) * u,
+					       qo = go + (j % qpg) * d;
 					size_t ko = go + qpg * d, vo = ko + d;
 					const float *qkv = sv[l].qkv;
 					const float *pm = sv[l].p + (n * A + j) * s * s;
 					const float *dob = dO + n * s * h + j * d;
 					/* a group's queries add to its shared dK and dV */
 					float acc = j % qpg ? 1.0f : 0.0f;
-					gemm(0, 1, (int)s, (int)s, (int)d, 1, dob, (int)h, qkv + vo, Q, 0, dp,
-					     (int)s);
+					gemm(0, 1, (int)s, (int)s, (int)d, 1, dob, (int)h, qkv + vo,
+					     Q, 0, dp, (int)s);
 					/* V was weighed by the dropped probabilities */
-					const float *pv = sv[l].pd ? sv[l].pd + (n * A + j) * s * s : pm;
-					gemm(1, 0, (int)s, (int)d, (int)s, 1, pv, (int)s, dob, (int)h, acc,
-					     dqkv + vo, Q);
+					const float *pv =
+					    sv[l].pd ? sv[l].pd + (n * A + j) * s * s : pm;
+					gemm(1, 0, (int)s, (int)d, (int)s, 1, pv, (int)s, dob,
+					     (int)h, acc, dqkv + vo, Q);
 					if (sv[l].pd)
-						sl_attn_dropout(m, step, (int)l, (long)n, (int)j, dp, dp,
-								(int)s);
+						sl_attn_dropout(m, step, (int)l, (long)n, (int)j,
+						                dp, dp, (int)s);
 					sl_softmax_grad_rows(pm, dp, (int)s, (int)s, (int)s, scale);
-					gemm(0, 0, (int)s, (int)d, (int)s, 1, dp, (int)s, qkv + ko, Q, 0,
-					     dqkv + qo, Q);
-					gemm(1, 0, (int)s, (int)d, (int)s, 1, dp, (int)s, qkv + qo, Q, acc,
-					     dqkv + ko, Q);
+					gemm(0, 0, (int)s, (int)d, (int)s, 1, dp, (int)s, qkv + ko,
+					     Q, 0, dqkv + qo, Q);
+					gemm(1, 0, (int)s, (int)d, (int)s, 1, dp, (int)s, qkv + qo,
+					     Q, acc, dqkv + ko, Q);
 				}
 			free(dp);
 			gemm(1, 0, (int)h, Q, (int)R, 1, sv[l].xa, (int)h, dqkv, Q, 1, gwqkv, Q);

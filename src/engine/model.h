@@ -56,23 +56,23 @@
 #define SL_MODEL_MAX_BATCH 1048576
 
 typedef struct sl_model_spec {
-	int layers; /* L */
-	int hidden; /* h */
-	int ffn;    /* f */
-	int heads;  /* a; 0: MLP-only blocks */
-	int kv_heads; /* G, key/value heads (grouped-query attention); 0: a */
-	int ffn_kind; /* SL_FFN_GELU or SL_FFN_SWIGLU */
-	int norm;     /* SL_NORM_NONE, SL_NORM_LAYER or SL_NORM_RMS, before each sub-block */
-	int seq;    /* s, tokens per sequence (1 without attention) */
+	int layers;         /* L */
+	int hidden;         /* h */
+	int ffn;            /* f */
+	int heads;          /* a; 0: MLP-only blocks */
+	int kv_heads;       /* G, key/value heads (grouped-query attention); 0: a */
+	int ffn_kind;       /* SL_FFN_GELU or SL_FFN_SWIGLU */
+	int norm;           /* SL_NORM_NONE, SL_NORM_LAYER or SL_NORM_RMS, before each sub-block */
+	int seq;            /* s, tokens per sequence (1 without attention) */
 	float attn_dropout; /* the share of attention probabilities dropped in training (0..0.9) */
 	float hidden_dropout; /* the share of sub-block outputs dropped in training (0..0.9) */
-	int batch;  /* B, sequences per step (the global batch) */
+	int batch;            /* B, sequences per step (the global batch) */
 	/* Token embeddings and the LM head (Megatron-LM's, vocabulary-parallel
 	 * over TP): timed, counted and held in memory, not computed (a run
 	 * that computes refuses them, sl_model_check_values). */
-	int vocab;     /* V; 0: none (the blocks alone) */
-	int untie;     /* the LM head has its own weights (Llama's); 0: tied to the embedding */
-	int pos_emb;   /* SL_POS_LEARNED (s x h learned positions, GPT's) or SL_POS_ROPE (none) */
+	int vocab;   /* V; 0: none (the blocks alone) */
+	int untie;   /* the LM head has its own weights (Llama's); 0: tied to the embedding */
+	int pos_emb; /* SL_POS_LEARNED (s x h learned positions, GPT's) or SL_POS_ROPE (none) */
 	uint64_t seed;
 	float lr, beta1, beta2, eps; /* Adam */
 	/* How a weight's gradient is added up over the micro-batches of a step
@@ -161,30 +161,30 @@ typedef enum sl_tsplit {
 const char *sl_tsplit_name(sl_tsplit s);
 
 enum {
-	SL_T_QKV_W,  /* [h, (a+2G)d] columns group-major: with u = (a/G + 2) d, group g owns
-			[u g, u (g+1)) = its a/G query heads, then its k, then its v (G = a:
-			head j owns [3dj, 3d(j+1)) = its q, k, v) */
-	SL_T_OUT_W,  /* [h, h]  rows head-major: head j's output rows [dj, d(j+1)) */
-	SL_T_OUT_B,  /* [1, h] */
-	SL_T_FC1_W,  /* [h, f], SwiGLU [h, 2f] in pairs: column 2j gate j, 2j+1 up j */
-	SL_T_FC1_B,  /* [1, f], SwiGLU [1, 2f] likewise */
-	SL_T_FC2_W,  /* [f, h] */
-	SL_T_FC2_B,  /* [1, h] */
+	SL_T_QKV_W, /* [h, (a+2G)d] columns group-major: with u = (a/G + 2) d, group g owns
+	               [u g, u (g+1)) = its a/G query heads, then its k, then its v (G = a:
+	               head j owns [3dj, 3d(j+1)) = its q, k, v) */
+	SL_T_OUT_W, /* [h, h]  rows head-major: head j's output rows [dj, d(j+1)) */
+	SL_T_OUT_B, /* [1, h] */
+	SL_T_FC1_W, /* [h, f], SwiGLU [h, 2f] in pairs: column 2j gate j, 2j+1 up j */
+	SL_T_FC1_B, /* [1, f], SwiGLU [1, 2f] likewise */
+	SL_T_FC2_W, /* [f, h] */
+	SL_T_FC2_B, /* [1, h] */
 	SL_T_PER_BLOCK
 };
 
 typedef struct sl_tensor_info {
-	char name[48];   /* "block3.mlp.fc1.weight" */
-	int block;       /* 0..L-1 */
-	int kind;        /* SL_T_* */
-	int rows, cols;  /* global shape of the stored layout, row-major (biases: 1 row) */
+	char name[48];  /* "block3.mlp.fc1.weight" */
+	int block;      /* 0..L-1 */
+	int kind;       /* SL_T_* */
+	int rows, cols; /* global shape of the stored layout, row-major (biases: 1 row) */
 	sl_tsplit split;
-	int axis;        /* the stored layout's axis the split cuts: 0, 1, or -1 (replicated) */
-	int unit;        /* shards hold whole units of this many elements along axis (a
-			    group's (a/G + 2) d QKV columns, its (a/G) d output-projection
-			    rows, SwiGLU's 2 fc1 columns of a pair, 1 otherwise) */
-	size_t offset;   /* first element in the model's flat parameter vector */
-	size_t count;    /* rows * cols */
+	int axis;      /* the stored layout's axis the split cuts: 0, 1, or -1 (replicated) */
+	int unit;      /* shards hold whole units of this many elements along axis (a
+	                  group's (a/G + 2) d QKV columns, its (a/G) d output-projection
+	                  rows, SwiGLU's 2 fc1 columns of a pair, 1 otherwise) */
+	size_t offset; /* first element in the model's flat parameter vector */
+	size_t count;  /* rows * cols */
 } sl_tensor_info;
 
 /* Tensors in model order (attention tensors only when heads > 0). */
@@ -233,13 +233,13 @@ void sl_softmax_grad_rows(const float *p, float *dp, int rows, int cols, int ld,
  * head, query, key) with global indices; out may be p.  The gradient is the
  * same map: dp = dout * keep / (1 - r). */
 void sl_attn_dropout(const sl_model_spec *m, long step, int block, long seq, int head,
-		     const float *p, float *out, int s);
+                     const float *p, float *out, int s);
 /* Hidden dropout on rows row0 .. row0 + rows - 1 of the global batch (h
  * values each) of sub-block sub (0 attention, 1 MLP) of block `block`: out
  * = in * keep / (1 - r), keep drawn from (seed, step, block, sub, global
  * row, column); out may be in.  The gradient is the same map. */
 void sl_hidden_dropout(const sl_model_spec *m, long step, int block, int sub, long row0,
-		       size_t rows, const float *in, float *out);
+                       size_t rows, const float *in, float *out);
 /* The norm of kind (SL_NORM_LAYER or SL_NORM_RMS) of each of rows rows
  * of h values: y = (x - mean) / sqrt(var + eps), or x / sqrt(mean(x^2) +
  * eps).  Its gradient in place: d (dy in, dx out) given x, the statistics
@@ -251,7 +251,7 @@ void sl_norm_grad_rows(int kind, const float *x, float *d, size_t rows, size_t h
 double sl_float_decimal(float f);
 /* One Adam step (t counts from 1) on n elements. */
 void sl_adam(const sl_model_spec *m, long t, float *p, const float *g, float *mom, float *var,
-	     size_t n);
+             size_t n);
 
 /* ---- the single-device reference ---- */
 
@@ -259,7 +259,7 @@ void sl_adam(const sl_model_spec *m, long t, float *p, const float *g, float *mo
  * cblas_sgemm per product, no micro-batches).  grad gets the full flat
  * gradient. */
 int sl_ref_grad(const sl_model_spec *m, const float *params, long step, float *grad, double *loss,
-		sl_err *err);
+                sl_err *err);
 
 typedef struct sl_ref {
 	sl_model_spec m;

@@ -28,7 +28,8 @@ char *sl_plan_across(const sl_plan_row *r, char *buf, size_t n)
 	buf[0] = 0;
 	for (int k = 0; k < 3; k++)
 		if (p[k]->used && p[k]->inter && len < n)
-			len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? "," : "", names[k]);
+			len +=
+			    (size_t)snprintf(buf + len, n - len, "%s%s", len ? "," : "", names[k]);
 	if (!len)
 		snprintf(buf, n, "-");
 	return buf;
@@ -195,14 +196,18 @@ static int no_split(const sl_model_spec *m, int n, sl_err *err)
 	               "most --layers=%d, dp a divisor of --batch=%d, each at most %d; the most "
 	               "that fit is %d device%s: lower --devices or raise --layers, --batch%s",
 	               n, tps,
-	               m->heads == 0 ? "" : m->kv_heads > 0 ? " and --kv-heads" : " and --heads",
+	               m->heads == 0     ? ""
+	               : m->kv_heads > 0 ? " and --kv-heads"
+	                                 : " and --heads",
 	               m->layers, m->batch, SL_MAX_DEVICES, most, most == 1 ? "" : "s",
-	               m->heads == 0 ? "" : m->kv_heads > 0 ? " or --kv-heads" : " or --heads");
+	               m->heads == 0     ? ""
+	               : m->kv_heads > 0 ? " or --kv-heads"
+	                                 : " or --heads");
 }
 
 /* Every layout of one (tp, pp, dp) but the mesh order. */
 static int shapes(const sl_model_spec *m, const sl_plan_spec *s, int tp, int pp, int dp,
-		  struct cands *out)
+                  struct cands *out)
 {
 	int fix_mb = s->fix_microbatches;
 	int share = m->batch / dp;
@@ -289,12 +294,10 @@ static int by_rank(const void *a, const void *b)
 	/* Ties: fewer model-parallel devices, fewer micro-batches, simpler;
 	 * then the mesh order as listed, so the ranking is one order. */
 	const sl_layout *p = &x->layout, *q = &y->layout;
-	int k1[] = {p->tp * p->pp, p->pp,           p->microbatches, p->schedule,
-	            p->chunks,     p->seq_parallel, p->zero1,        (int)p->recompute,
-	            order_index(p)};
-	int k2[] = {q->tp * q->pp, q->pp,           q->microbatches, q->schedule,
-	            q->chunks,     q->seq_parallel, q->zero1,        (int)q->recompute,
-	            order_index(q)};
+	int k1[] = {p->tp * p->pp,   p->pp,    p->microbatches,   p->schedule,   p->chunks,
+	            p->seq_parallel, p->zero1, (int)p->recompute, order_index(p)};
+	int k2[] = {q->tp * q->pp,   q->pp,    q->microbatches,   q->schedule,   q->chunks,
+	            q->seq_parallel, q->zero1, (int)q->recompute, order_index(q)};
 	for (size_t i = 0; i < sizeof k1 / sizeof *k1; i++)
 		if (k1[i] != k2[i])
 			return k1[i] < k2[i] ? -1 : 1;
@@ -495,7 +498,8 @@ static int enumerate(const sl_plan_spec *s, int first, struct cands *out)
 			if (first && out->n > 0)
 				return 0;
 			int dp = n % (tp * pp) ? 0 : n / tp / pp;
-			if ((s->fix_tp > 0 && tp != s->fix_tp) || (s->fix_pp > 0 && pp != s->fix_pp) ||
+			if ((s->fix_tp > 0 && tp != s->fix_tp) ||
+			    (s->fix_pp > 0 && pp != s->fix_pp) ||
 			    (s->fix_dp > 0 && dp != s->fix_dp) || !split_ok(m, n, tp, pp))
 				continue;
 			if (shapes(m, s, tp, pp, dp, out))
@@ -541,31 +545,35 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 		        ? "only the interleaved schedule has more than one chunk a device"
 		    : inter && s->fix_chunks == 1
 		        ? "the interleaved schedule has 2 chunks a device or more"
-		        : "GPipe and interleaving need pp > 1, interleaving a micro-batch count that "
+		        : "GPipe and interleaving need pp > 1, interleaving a micro-batch count "
+		          "that "
 		          "pp divides and v chunks dividing each stage's layers";
-		int deg = s->fix_tp > 0 || s->fix_pp > 0 || s->fix_dp > 0, mb = s->fix_microbatches > 0;
+		int deg = s->fix_tp > 0 || s->fix_pp > 0 || s->fix_dp > 0,
+		    mb = s->fix_microbatches > 0;
 		const char *given = deg && mb ? " with the degrees and micro-batches given"
-		                    : deg      ? " with the degrees given"
-		                    : mb       ? " with the micro-batches given"
-		                               : "";
+		                    : deg     ? " with the degrees given"
+		                    : mb      ? " with the micro-batches given"
+		                              : "";
 		if (nany > 0)
-			return sl_fail(err, SL_EINVAL, "no valid layout of %d devices%s has%s%s%s%.0d: %s",
-			               n, given,
-			               s->fix_schedule ? " schedule " : "",
+			return sl_fail(err, SL_EINVAL,
+			               "no valid layout of %d devices%s has%s%s%s%.0d: %s", n,
+			               given, s->fix_schedule ? " schedule " : "",
 			               s->fix_schedule ? sl_sched_name(s->schedule) : "",
 			               s->fix_chunks > 0 ? " chunks=" : "",
 			               s->fix_chunks > 0 ? s->fix_chunks : 0, why);
 	}
-	if (shape.n == 0 && (s->fix_tp > 0 || s->fix_pp > 0 || s->fix_dp > 0 || s->fix_microbatches > 0))
-		return sl_fail(err, SL_EINVAL,
-			       "no valid layout of %d devices has%s%.0d%s%.0d%s%.0d%s%.0d: tp x pp x dp must "
-			       "be the devices (each at most %d), tp divide the heads (or --kv-heads) and "
-			       "the ffn, dp the batch, the micro-batches a replica's share",
-			       n, s->fix_tp > 0 ? " tp=" : "", s->fix_tp > 0 ? s->fix_tp : 0,
-			       s->fix_pp > 0 ? " pp=" : "", s->fix_pp > 0 ? s->fix_pp : 0,
-			       s->fix_dp > 0 ? " dp=" : "", s->fix_dp > 0 ? s->fix_dp : 0,
-			       s->fix_microbatches > 0 ? " microbatches=" : "",
-			       s->fix_microbatches > 0 ? s->fix_microbatches : 0, SL_MAX_DEVICES);
+	if (shape.n == 0 &&
+	    (s->fix_tp > 0 || s->fix_pp > 0 || s->fix_dp > 0 || s->fix_microbatches > 0))
+		return sl_fail(
+		    err, SL_EINVAL,
+		    "no valid layout of %d devices has%s%.0d%s%.0d%s%.0d%s%.0d: tp x pp x dp must "
+		    "be the devices (each at most %d), tp divide the heads (or --kv-heads) and "
+		    "the ffn, dp the batch, the micro-batches a replica's share",
+		    n, s->fix_tp > 0 ? " tp=" : "", s->fix_tp > 0 ? s->fix_tp : 0,
+		    s->fix_pp > 0 ? " pp=" : "", s->fix_pp > 0 ? s->fix_pp : 0,
+		    s->fix_dp > 0 ? " dp=" : "", s->fix_dp > 0 ? s->fix_dp : 0,
+		    s->fix_microbatches > 0 ? " microbatches=" : "",
+		    s->fix_microbatches > 0 ? s->fix_microbatches : 0, SL_MAX_DEVICES);
 	if (shape.n == 0)
 		return no_split(m, n, err);
 	if (s->total)
@@ -637,14 +645,15 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 		/* When the weights, gradients and Adam state alone do not fit, the
 		 * batch and the sequence cannot help. */
 		if (state > (double)cfg->memory)
-			return sl_fail(err, SL_EINVAL,
-			               "no layout fits in %s per device: the smallest peak is %s (%s), "
-			               "%s of it weights, gradients and Adam state; add devices or "
-			               "memory, or shrink the model (--seq, --batch cannot help)",
-			               sl_fmt_bytes((double)cfg->memory, have, sizeof have),
-			               sl_fmt_bytes((double)r->est.mem_peak_bytes, need, sizeof need),
-			               sl_plan_layout_name(&r->layout, name, sizeof name),
-			               sl_fmt_bytes(state, st, sizeof st));
+			return sl_fail(
+			    err, SL_EINVAL,
+			    "no layout fits in %s per device: the smallest peak is %s (%s), "
+			    "%s of it weights, gradients and Adam state; add devices or "
+			    "memory, or shrink the model (--seq, --batch cannot help)",
+			    sl_fmt_bytes((double)cfg->memory, have, sizeof have),
+			    sl_fmt_bytes((double)r->est.mem_peak_bytes, need, sizeof need),
+			    sl_plan_layout_name(&r->layout, name, sizeof name),
+			    sl_fmt_bytes(state, st, sizeof st));
 		return sl_fail(err, SL_EINVAL,
 		               "no layout fits in %s per device: the smallest peak is %s (%s); add "
 		               "devices or memory, or lower --seq, --batch or the model's size",

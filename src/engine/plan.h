@@ -98,7 +98,7 @@ typedef struct sl_plan {
 	sl_plan_row *rows; /* fitting rows by step time (the untimed after them, by
 	                    * their floors), then the rejected by peak memory */
 	int n, nfit;
-	int nuntimed; /* rows that fit but were not timed (exact_top) */
+	int nuntimed;       /* rows that fit but were not timed (exact_top) */
 	double model_flops; /* per step, forward and backward GEMMs (sl_model_step_flops) */
 } sl_plan;
 

@@ -57,72 +57,160 @@
  * method on both.  H200 takes H100's (the same GH100 die); the others have
  * none measured and use the datasheet figure (0). */
 #define NV_DM(bw, frac, sms, launch, attn, mem)                                                    \
-	{(bw), (frac), (sms), 256, 128, 64, (launch), (attn), (mem)}
+	{                                                                                          \
+		(bw), (frac), (sms), 256, 128, 64, (launch), (attn), (mem)                         \
+	}
 static const sl_preset presets[] = {
-	{"h100", "NVIDIA H100 SXM5 80GB, NVLink 4 in the node, 400G InfiniBand NDR between nodes",
-	 989e12, 67e12, 80 * GiB, 8, {450e9, 2e-6}, {50e9, 5e-6},
-	 NV_DM(3.35e12, 0.803, 132, 2e-6, 0.588, 0.769),
-	 0.822, 0.94, SL_PREC_BF16, SL_EFF_REALISTIC,
-	 "NVIDIA H100 Tensor Core GPU datasheet (989 TFLOP/s dense BF16, 67 TFLOP/s FP32, "
-	 "3.35 TB/s HBM3, 900 GB/s NVLink total); ConnectX-7 NDR 400 Gb/s; MAMF 794.5 TFLOP/s "
-	 "(80.3%, Bekman's ML Engineering table); 132 SMs (NVIDIA H100 whitepaper); fused "
-	 "attention 581 TFLOP/s forward and backward (58.8%: FlashAttention-3, Shah et al. 2024, "
-	 "arXiv 2407.08608, figures 5 and 6, head dimension 128, 8k tokens); device memory "
-	 "2,575 GB/s read and written by a local copy (76.9%: p2pBandwidthLatencyTest on HGX "
-	 "H100, nccl issue 1264)"},
-	{"h200", "NVIDIA H200 SXM 141GB, NVLink 4 in the node, 400G InfiniBand NDR between nodes",
-	 989e12, 67e12, 141e9, 8, {450e9, 2e-6}, {50e9, 5e-6},
-	 NV_DM(4.8e12, 0.838, 132, 2e-6, 0.588, 0.769),
-	 0.822, 0.94, SL_PREC_BF16, SL_EFF_REALISTIC,
-	 "NVIDIA H200 datasheet (989 TFLOP/s dense BF16, 67 TFLOP/s FP32, 141 GB HBM3e at "
-	 "4.8 TB/s, 900 GB/s NVLink total); GEMM efficiency: the GH200's MAMF, 828.6 TFLOP/s "
-	 "(83.8%, Bekman's ML Engineering table; the same GH100 die with HBM3e); fused attention: "
-	 "the H100's 58.8% (FlashAttention-3, arXiv 2407.08608); device memory: the H100's "
-	 "76.9% of its peak (p2pBandwidthLatencyTest, nccl issue 1264)"},
-	{"b200", "NVIDIA B200 180GB, NVLink 5 in the node, 400G InfiniBand NDR between nodes",
-	 2250e12, 75e12, 180e9, 8, {900e9, 2e-6}, {50e9, 5e-6},
-	 NV_DM(8.0e12, 0.776, 148, 2e-6, 0, 0),
-	 0.822, 0.94, SL_PREC_BF16, SL_EFF_REALISTIC,
-	 "NVIDIA HGX B200 datasheet (2.25 PFLOP/s dense BF16 and 75 TFLOP/s FP32 per GPU, 180 GB "
-	 "HBM3e at 8 TB/s, 1.8 TB/s NVLink total); MAMF 1745 TFLOP/s (77.6%, Bekman's ML "
-	 "Engineering); 148 SMs"},
-	{"a100", "NVIDIA A100 SXM4 80GB, NVLink 3 in the node, 200G InfiniBand HDR between nodes",
-	 312e12, 19.5e12, 80 * GiB, 8, {300e9, 2e-6}, {25e9, 5e-6},
-	 NV_DM(2.039e12, 0.869, 108, 2e-6, 0.651, 0.781),
-	 0.8, 0.94, SL_PREC_BF16, SL_EFF_REALISTIC,
-	 "NVIDIA A100 datasheet (312 TFLOP/s dense BF16, 19.5 TFLOP/s FP32, 2.04 TB/s HBM2e, "
-	 "600 GB/s NVLink total); ConnectX-6 HDR 200 Gb/s; MAMF 271.2 TFLOP/s (86.9%, Bekman's "
-	 "ML Engineering table); 108 SMs (NVIDIA A100 whitepaper); fused attention 203 TFLOP/s "
-	 "forward and backward (65.1%: FlashAttention-2, Dao 2023, arXiv 2307.08691, figure 4, "
-	 "head dimension 128, 16k tokens); device memory 1,593 GB/s read and written by a local "
-	 "copy (78.1%: p2pBandwidthLatencyTest on HGX A100 80GB, nccl-tests issue 100)"},
-	{"mi300x", "AMD Instinct MI300X 192GB, Infinity Fabric in the node, 400G between nodes",
-	 1307e12, 163.4e12, 192e9, 8, {448e9, 2e-6}, {50e9, 5e-6},
-	 {5.3e12, 0.601, 304, 256, 256, 64, 2e-6, 0, 0}, 0.8, 0.94, SL_PREC_BF16, SL_EFF_REALISTIC,
-	 "AMD Instinct MI300X data sheet (1307 TFLOP/s dense BF16, 163.4 TFLOP/s FP32, 192 GB "
-	 "HBM3 at 5.3 TB/s, 896 GB/s peer-to-peer Infinity Fabric in all, 304 CUs); MAMF 781.9 "
-	 "TFLOP/s (60.1%, ROCm 6.2, Bekman's ML Engineering table)"},
-	{"pcie", "NVIDIA L40S 48GB on PCIe Gen4 x16, no NVLink; 100G Ethernet between nodes",
-	 362e12, 91.6e12, 48 * GiB, 8, {32e9, 10e-6}, {12.5e9, 15e-6},
-	 NV_DM(864e9, 0.811, 142, 2e-6, 0, 0),
-	 0.8, 0.94, SL_PREC_BF16, SL_EFF_REALISTIC,
-	 "NVIDIA L40S datasheet (362 TFLOP/s dense BF16, 91.6 TFLOP/s FP32, 864 GB/s GDDR6, PCIe "
-	 "Gen4 x16 64 GB/s both directions, 142 SMs); 100 Gb/s Ethernet; GEMM efficiency: no "
-	 "published MAMF, the A100 PCIe's 81.1% (Bekman's ML Engineering table) is assumed"},
-	{"h100-pcie", "NVIDIA H100 PCIe 80GB without NVLink bridges, PCIe Gen5 x16; 200G between nodes",
-	 756e12, 51e12, 80 * GiB, 8, {64e9, 8e-6}, {25e9, 5e-6},
-	 NV_DM(2.0e12, 0.803, 114, 2e-6, 0, 0),
-	 0.8, 0.94, SL_PREC_BF16, SL_EFF_REALISTIC,
-	 "NVIDIA H100 PCIe datasheet (756 TFLOP/s dense BF16, 51 TFLOP/s FP32, 2.0 TB/s HBM2e, "
-	 "PCIe Gen5 128 GB/s both directions, 114 SMs); GEMM efficiency: the H100 SXM's MAMF "
-	 "fraction (80.3%) is assumed"},
-	{"host", "this machine: one core's measured sgemm rate, shared-memory copies between threads",
-	 0, 0, 2 * GiB, 0, {5.5e9, 40e-6}, {1e9, 100e-6}, {0, 0, 0, 0, 0, 0, 0, 0, 0}, 1, 1, SL_PREC_FP32,
-	 SL_EFF_IDEAL,
-	 "measured at start-up: single-thread OpenBLAS sgemm; copies ~5.5 GB/s out of cache; a "
-	 "cross-core wake-up ~40 us"},
-	{NULL, NULL, 0, 0, 0, 0, {0, 0}, {0, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0}, 0, 0, SL_PREC_FP32,
-	 SL_EFF_IDEAL, NULL},
+    {"h100",
+     "NVIDIA H100 SXM5 80GB, NVLink 4 in the node, 400G InfiniBand NDR between nodes",
+     989e12,
+     67e12,
+     80 * GiB,
+     8,
+     {450e9, 2e-6},
+     {50e9, 5e-6},
+     NV_DM(3.35e12, 0.803, 132, 2e-6, 0.588, 0.769),
+     0.822,
+     0.94,
+     SL_PREC_BF16,
+     SL_EFF_REALISTIC,
+     "NVIDIA H100 Tensor Core GPU datasheet (989 TFLOP/s dense BF16, 67 TFLOP/s FP32, "
+     "3.35 TB/s HBM3, 900 GB/s NVLink total); ConnectX-7 NDR 400 Gb/s; MAMF 794.5 TFLOP/s "
+     "(80.3%, Bekman's ML Engineering table); 132 SMs (NVIDIA H100 whitepaper); fused "
+     "attention 581 TFLOP/s forward and backward (58.8%: FlashAttention-3, Shah et al. 2024, "
+     "arXiv 2407.08608, figures 5 and 6, head dimension 128, 8k tokens); device memory "
+     "2,575 GB/s read and written by a local copy (76.9%: p2pBandwidthLatencyTest on HGX "
+     "H100, nccl issue 1264)"},
+    {"h200",
+     "NVIDIA H200 SXM 141GB, NVLink 4 in the node, 400G InfiniBand NDR between nodes",
+     989e12,
+     67e12,
+     141e9,
+     8,
+     {450e9, 2e-6},
+     {50e9, 5e-6},
+     NV_DM(4.8e12, 0.838, 132, 2e-6, 0.588, 0.769),
+     0.822,
+     0.94,
+     SL_PREC_BF16,
+     SL_EFF_REALISTIC,
+     "NVIDIA H200 datasheet (989 TFLOP/s dense BF16, 67 TFLOP/s FP32, 141 GB HBM3e at "
+     "4.8 TB/s, 900 GB/s NVLink total); GEMM efficiency: the GH200's MAMF, 828.6 TFLOP/s "
+     "(83.8%, Bekman's ML Engineering table; the same GH100 die with HBM3e); fused attention: "
+     "the H100's 58.8% (FlashAttention-3, arXiv 2407.08608); device memory: the H100's "
+     "76.9% of its peak (p2pBandwidthLatencyTest, nccl issue 1264)"},
+    {"b200",
+     "NVIDIA B200 180GB, NVLink 5 in the node, 400G InfiniBand NDR between nodes",
+     2250e12,
+     75e12,
+     180e9,
+     8,
+     {900e9, 2e-6},
+     {50e9, 5e-6},
+     NV_DM(8.0e12, 0.776, 148, 2e-6, 0, 0),
+     0.822,
+     0.94,
+     SL_PREC_BF16,
+     SL_EFF_REALISTIC,
+     "NVIDIA HGX B200 datasheet (2.25 PFLOP/s dense BF16 and 75 TFLOP/s FP32 per GPU, 180 GB "
+     "HBM3e at 8 TB/s, 1.8 TB/s NVLink total); MAMF 1745 TFLOP/s (77.6%, Bekman's ML "
+     "Engineering); 148 SMs"},
+    {"a100",
+     "NVIDIA A100 SXM4 80GB, NVLink 3 in the node, 200G InfiniBand HDR between nodes",
+     312e12,
+     19.5e12,
+     80 * GiB,
+     8,
+     {300e9, 2e-6},
+     {25e9, 5e-6},
+     NV_DM(2.039e12, 0.869, 108, 2e-6, 0.651, 0.781),
+     0.8,
+     0.94,
+     SL_PREC_BF16,
+     SL_EFF_REALISTIC,
+     "NVIDIA A100 datasheet (312 TFLOP/s dense BF16, 19.5 TFLOP/s FP32, 2.04 TB/s HBM2e, "
+     "600 GB/s NVLink total); ConnectX-6 HDR 200 Gb/s; MAMF 271.2 TFLOP/s (86.9%, Bekman's "
+     "ML Engineering table); 108 SMs (NVIDIA A100 whitepaper); fused attention 203 TFLOP/s "
+     "forward and backward (65.1%: FlashAttention-2, Dao 2023, arXiv 2307.08691, figure 4, "
+     "head dimension 128, 16k tokens); device memory 1,593 GB/s read and written by a local "
+     "copy (78.1%: p2pBandwidthLatencyTest on HGX A100 80GB, nccl-tests issue 100)"},
+    {"mi300x",
+     "AMD Instinct MI300X 192GB, Infinity Fabric in the node, 400G between nodes",
+     1307e12,
+     163.4e12,
+     192e9,
+     8,
+     {448e9, 2e-6},
+     {50e9, 5e-6},
+     {5.3e12, 0.601, 304, 256, 256, 64, 2e-6, 0, 0},
+     0.8,
+     0.94,
+     SL_PREC_BF16,
+     SL_EFF_REALISTIC,
+     "AMD Instinct MI300X data sheet (1307 TFLOP/s dense BF16, 163.4 TFLOP/s FP32, 192 GB "
+     "HBM3 at 5.3 TB/s, 896 GB/s peer-to-peer Infinity Fabric in all, 304 CUs); MAMF 781.9 "
+     "TFLOP/s (60.1%, ROCm 6.2, Bekman's ML Engineering table)"},
+    {"pcie",
+     "NVIDIA L40S 48GB on PCIe Gen4 x16, no NVLink; 100G Ethernet between nodes",
+     362e12,
+     91.6e12,
+     48 * GiB,
+     8,
+     {32e9, 10e-6},
+     {12.5e9, 15e-6},
+     NV_DM(864e9, 0.811, 142, 2e-6, 0, 0),
+     0.8,
+     0.94,
+     SL_PREC_BF16,
+     SL_EFF_REALISTIC,
+     "NVIDIA L40S datasheet (362 TFLOP/s dense BF16, 91.6 TFLOP/s FP32, 864 GB/s GDDR6, PCIe "
+     "Gen4 x16 64 GB/s both directions, 142 SMs); 100 Gb/s Ethernet; GEMM efficiency: no "
+     "published MAMF, the A100 PCIe's 81.1% (Bekman's ML Engineering table) is assumed"},
+    {"h100-pcie",
+     "NVIDIA H100 PCIe 80GB without NVLink bridges, PCIe Gen5 x16; 200G between nodes",
+     756e12,
+     51e12,
+     80 * GiB,
+     8,
+     {64e9, 8e-6},
+     {25e9, 5e-6},
+     NV_DM(2.0e12, 0.803, 114, 2e-6, 0, 0),
+     0.8,
+     0.94,
+     SL_PREC_BF16,
+     SL_EFF_REALISTIC,
+     "NVIDIA H100 PCIe datasheet (756 TFLOP/s dense BF16, 51 TFLOP/s FP32, 2.0 TB/s HBM2e, "
+     "PCIe Gen5 128 GB/s both directions, 114 SMs); GEMM efficiency: the H100 SXM's MAMF "
+     "fraction (80.3%) is assumed"},
+    {"host",
+     "this machine: one core's measured sgemm rate, shared-memory copies between threads",
+     0,
+     0,
+     2 * GiB,
+     0,
+     {5.5e9, 40e-6},
+     {1e9, 100e-6},
+     {0, 0, 0, 0, 0, 0, 0, 0, 0},
+     1,
+     1,
+     SL_PREC_FP32,
+     SL_EFF_IDEAL,
+     "measured at start-up: single-thread OpenBLAS sgemm; copies ~5.5 GB/s out of cache; a "
+     "cross-core wake-up ~40 us"},
+    {NULL,
+     NULL,
+     0,
+     0,
+     0,
+     0,
+     {0, 0},
+     {0, 0},
+     {0, 0, 0, 0, 0, 0, 0, 0, 0},
+     0,
+     0,
+     SL_PREC_FP32,
+     SL_EFF_IDEAL,
+     NULL},
 };
 
 const sl_preset *sl_presets(void)
@@ -184,7 +272,8 @@ void sl_preset_apply(const sl_preset *p, sl_cluster_config *cfg)
 {
 	if (!p)
 		return;
-	double rate = cfg->precision == SL_PREC_FP32 && p->flops_fp32 > 0 ? p->flops_fp32 : p->flops;
+	double rate =
+	    cfg->precision == SL_PREC_FP32 && p->flops_fp32 > 0 ? p->flops_fp32 : p->flops;
 	cfg->flops = rate > 0 ? rate : sl_host_flops();
 	cfg->dm = p->dm;
 	cfg->memory = (uint64_t)p->memory;

@@ -10,12 +10,12 @@
 typedef struct sl_preset {
 	const char *name;
 	const char *title;
-	double flops;        /* dense BF16 tensor-core FLOP/s per device */
-	double flops_fp32;   /* FP32 (not TF32) FLOP/s per device */
-	double memory;       /* bytes per device */
+	double flops;      /* dense BF16 tensor-core FLOP/s per device */
+	double flops_fp32; /* FP32 (not TF32) FLOP/s per device */
+	double memory;     /* bytes per device */
 	int devices_per_node;
 	sl_link_spec intra, inter;
-	sl_device_model dm;  /* memory bandwidth, GEMM efficiency, launch cost */
+	sl_device_model dm; /* memory bandwidth, GEMM efficiency, launch cost */
 	/* The share of a link's line rate collectives reach (nccl-tests' bus
 	 * bandwidth over the line rate), inside and between nodes; applied to
 	 * the bandwidths under realistic efficiency. */

@@ -11,7 +11,7 @@
 #include "gemm.h"
 
 typedef struct sl_scenario {
-	char preset[32];         /* the preset the figures came from ("" if custom) */
+	char preset[32]; /* the preset the figures came from ("" if custom) */
 	sl_cluster_config cluster;
 	sl_gemm_spec gemm;
 } sl_scenario;
@@ -22,6 +22,6 @@ void sl_scenario_default(sl_scenario *s);
 /* Build the cluster the scenario needs (1 device for the single strategy) and
  * run it. */
 int sl_scenario_run(const sl_scenario *s, sl_cluster **out_cluster, sl_gemm_result *res,
-		    sl_err *err);
+                    sl_err *err);
 
 #endif

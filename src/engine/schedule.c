@@ -26,22 +26,27 @@ int sl_pp_check(sl_sched k, int p, int m, int v, sl_err *err)
 	if (k < 0 || k >= SL_SCHED_N)
 		return sl_fail(err, SL_EINVAL, "unknown pipeline schedule");
 	if (p < 1 || m < 1 || v < 1)
-		return sl_fail(err, SL_EINVAL, "stages, micro-batches and chunks must be at least 1");
-	if (k != SL_SCHED_INTERLEAVED && v != 1)
 		return sl_fail(err, SL_EINVAL,
-			       "--chunks=%d needs --schedule=interleaved (%s runs one model chunk per device)",
-			       v, names[k]);
+		               "stages, micro-batches and chunks must be at least 1");
+	if (k != SL_SCHED_INTERLEAVED && v != 1)
+		return sl_fail(
+		    err, SL_EINVAL,
+		    "--chunks=%d needs --schedule=interleaved (%s runs one model chunk per device)",
+		    v, names[k]);
 	if (k == SL_SCHED_INTERLEAVED) {
 		if (p < 2)
-			return sl_fail(err, SL_EINVAL,
-				       "the interleaved schedule needs pp of 2 or more: use --schedule=1f1b");
+			return sl_fail(
+			    err, SL_EINVAL,
+			    "the interleaved schedule needs pp of 2 or more: use --schedule=1f1b");
 		if (v < 2)
 			return sl_fail(err, SL_EINVAL,
-				       "the interleaved schedule needs --chunks of 2 or more (with one chunk it is 1f1b)");
+			               "the interleaved schedule needs --chunks of 2 or more (with "
+			               "one chunk it is 1f1b)");
 		if (m % p != 0)
 			return sl_fail(err, SL_EINVAL,
-				       "interleaving needs the micro-batch count to be a multiple of pp: %d is not a multiple of %d",
-				       m, p);
+			               "interleaving needs the micro-batch count to be a multiple "
+			               "of pp: %d is not a multiple of %d",
+			               m, p);
 	}
 	return SL_OK;
 }

@@ -26,9 +26,9 @@ typedef struct sl_pp_action {
 	int mb;     /* micro-batch 0..m-1 */
 	int chunk;  /* local chunk 0..v-1 */
 	int joined; /* runs right after the previous action with no exchange between:
-		       the interleaved steady state's F+B pairs, whose results go out and
-		       whose next inputs come in together (Megatron-LM's
-		       send_forward_backward_recv_forward_backward) */
+	               the interleaved steady state's F+B pairs, whose results go out and
+	               whose next inputs come in together (Megatron-LM's
+	               send_forward_backward_recv_forward_backward) */
 } sl_pp_action;
 
 /* Check that the schedule exists for (p, m, v); the message says what to

@@ -11,11 +11,11 @@
 
 enum sl_code {
 	SL_OK = 0,
-	SL_EINVAL,   /* bad argument or configuration */
-	SL_EDEVMEM,  /* an emulated device ran out of memory */
-	SL_ENOMEM,   /* the host ran out of memory */
-	SL_ECANCEL,  /* the run was cancelled (another device failed, or quit) */
-	SL_ESYS,     /* an operating-system call failed */
+	SL_EINVAL,  /* bad argument or configuration */
+	SL_EDEVMEM, /* an emulated device ran out of memory */
+	SL_ENOMEM,  /* the host ran out of memory */
+	SL_ECANCEL, /* the run was cancelled (another device failed, or quit) */
+	SL_ESYS,    /* an operating-system call failed */
 };
 
 typedef struct sl_err {
@@ -30,8 +30,7 @@ void sl_escape_controls(char *dst, size_t n, const char *src);
 
 /* Fill err (if not NULL) with code and a printf-style message, escaped as
  * by sl_escape_controls; returns code. */
-int sl_fail(sl_err *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int sl_fail(sl_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* s made safe to print into out (n bytes): control characters and bytes
  * outside ASCII become \xNN, so a string read from a file (a manifest's

@@ -259,8 +259,8 @@ size_t sl_steps_build(const sl_snapshot *s, sl_opstep **out, int **step_of)
 	size_t m = 0;
 	for (size_t i = 0; i < ns; i++) {
 		if (m > 0 && near(st[i].t0, st[m - 1].t0) && near(st[i].t1, st[m - 1].t1) &&
-		    near(st[i].t_stop, st[m - 1].t_stop) &&
-		    st[i].compute == st[m - 1].compute && same_logical(s, &st[i], &st[m - 1])) {
+		    near(st[i].t_stop, st[m - 1].t_stop) && st[i].compute == st[m - 1].compute &&
+		    same_logical(s, &st[i], &st[m - 1])) {
 			sl_opstep *o = &st[m - 1];
 			if (st[i].t0 < o->t0)
 				o->t0 = st[i].t0;

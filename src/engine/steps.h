@@ -32,19 +32,19 @@
 #include "trace.h"
 
 typedef struct sl_opstep {
-	double t0, t1;     /* the span: earliest start, latest end */
-	double t_stop;     /* where a person stepping through stops for it: its end, or for a
-	                      collective's step the latest end of it and its logical predecessors */
-	size_t rep;        /* an event of the step (an index into the snapshot) */
-	uint64_t devs;     /* the devices taking part (bit d; devices past 63 are not shown) */
-	int ndevs;         /* how many devices take part */
-	int nxfer;         /* sends among its events */
-	uint64_t bytes;    /* the largest send's bytes */
-	int compute;       /* a compute phase (1) or not (0) */
+	double t0, t1;          /* the span: earliest start, latest end */
+	double t_stop;          /* where a person stepping through stops for it: its end, or for a
+	                           collective's step the latest end of it and its logical predecessors */
+	size_t rep;             /* an event of the step (an index into the snapshot) */
+	uint64_t devs;          /* the devices taking part (bit d; devices past 63 are not shown) */
+	int ndevs;              /* how many devices take part */
+	int nxfer;              /* sends among its events */
+	uint64_t bytes;         /* the largest send's bytes */
+	int compute;            /* a compute phase (1) or not (0) */
 	const sl_ev_coll *coll; /* a collective's step: its fields (of rep); NULL otherwise */
 	const sl_ev_p2p *p2p;   /* a pipeline message's step: its fields (of rep); or NULL */
 	const sl_ev_io *io;     /* a checkpoint chunk's step: its fields (of rep); or NULL */
-	double slow_s;     /* the longest single event (the slow hop of a ring step) */
+	double slow_s;          /* the longest single event (the slow hop of a ring step) */
 } sl_opstep;
 
 /* The steps of a snapshot.  Returns their count; *out (free() it) is NULL

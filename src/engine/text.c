@@ -19,8 +19,9 @@ int sl_text_refused(const char *str, size_t n, unsigned *cp)
 	}
 	/* Overrides and isolates reorder what follows them on the line, so a
 	 * title could show text other than what it holds. */
-	if (n >= 3 && s[0] == 0xe2 && ((s[1] == 0x80 && s[2] >= 0xaa && s[2] <= 0xae) ||
-				       (s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9))) {
+	if (n >= 3 && s[0] == 0xe2 &&
+	    ((s[1] == 0x80 && s[2] >= 0xaa && s[2] <= 0xae) ||
+	     (s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9))) {
 		*cp = 0x2000u | ((s[1] & 0x3fu) << 6) | (s[2] & 0x3fu);
 		return 3;
 	}

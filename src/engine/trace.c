@@ -165,9 +165,10 @@ static int put_in_order(sl_event *ev, const size_t *off, int ndev)
 	}
 	for (int d = 0; d < ndev; d++)
 		at[d] = off[d];
-	/* A min-heap of the logs by their next event (ties: the lower device). */
+		/* A min-heap of the logs by their next event (ties: the lower device). */
 #define HEAD(d) (&ev[at[d]])
-#define LESS(a, b) (cmp_event(HEAD(a), HEAD(b)) < 0 || (cmp_event(HEAD(a), HEAD(b)) == 0 && (a) < (b)))
+#define LESS(a, b)                                                                                 \
+	(cmp_event(HEAD(a), HEAD(b)) < 0 || (cmp_event(HEAD(a), HEAD(b)) == 0 && (a) < (b)))
 	int h = 0;
 	for (int d = 0; d < ndev; d++) {
 		if (at[d] == off[d + 1])
@@ -328,13 +329,13 @@ void sl_snapshot_free(sl_snapshot *s)
 const char *sl_work_part_tag(sl_work_part p)
 {
 	static const char *const tags[SL_PART_N] = {"",    "qkv", "scores", "PV", "proj", "fc1",
-	                                            "fc2", "dP",  "dV",     "dQ", "dK", "head"};
+	                                            "fc2", "dP",  "dV",     "dQ", "dK",   "head"};
 	return p >= 0 && p < SL_PART_N ? tags[p] : "";
 }
 
 const char *sl_ev_kind_name(sl_ev_kind k)
 {
-	static const char *const names[SL_EV_NKINDS] = {"compute", "send", "recv", "reduce", "wait",
-							    "write", "read"};
+	static const char *const names[SL_EV_NKINDS] = {"compute", "send",  "recv", "reduce",
+	                                                "wait",    "write", "read"};
 	return k >= 0 && k < SL_EV_NKINDS ? names[k] : "?";
 }

@@ -62,20 +62,20 @@ typedef enum sl_work_part {
 	SL_PART_PROJ,   /* the output projection */
 	SL_PART_FC1,
 	SL_PART_FC2,
-	SL_PART_DP,     /* backward of attention, one head: dP, dV, dQ, dK */
+	SL_PART_DP, /* backward of attention, one head: dP, dV, dQ, dK */
 	SL_PART_DV,
 	SL_PART_DQ,
 	SL_PART_DK,
-	SL_PART_HEAD,   /* the LM head's product (vocabulary-parallel) */
+	SL_PART_HEAD, /* the LM head's product (vocabulary-parallel) */
 	SL_PART_N
 } sl_work_part;
 typedef enum sl_work_grad { SL_GRAD_NONE, SL_GRAD_W, SL_GRAD_X } sl_work_grad;
 typedef struct sl_ev_work {
-	signed char pass;  /* sl_work_pass; SL_PASS_NONE: no training compute */
-	signed char part;  /* sl_work_part */
-	signed char grad;  /* sl_work_grad: a backward GEMM's weight or input gradient */
-	short block;       /* the transformer block (global index) */
-	short head;        /* the device's own head index, or -1 */
+	signed char pass; /* sl_work_pass; SL_PASS_NONE: no training compute */
+	signed char part; /* sl_work_part */
+	signed char grad; /* sl_work_grad: a backward GEMM's weight or input gradient */
+	short block;      /* the transformer block (global index) */
+	short head;       /* the device's own head index, or -1 */
 } sl_ev_work;
 
 /* A pipeline's point-to-point message, in fields (train_step.c fills them
@@ -84,12 +84,12 @@ typedef struct sl_ev_work {
  * the one before, for one micro-batch.  Both ends' events carry it. */
 typedef enum sl_p2p_kind { SL_P2P_NONE, SL_P2P_ACT, SL_P2P_GRAD } sl_p2p_kind;
 typedef struct sl_ev_p2p {
-	signed char kind; /* sl_p2p_kind; SL_P2P_NONE: no pipeline message */
-	short from, to;   /* the pipeline stages of the sender and the receiver */
-	short chunk;      /* the global model chunk whose result it carries (interleaved
-	                     schedules: stage + stages * local chunk; else the stage) */
-	short mb;         /* the micro-batch */
-	short iter;       /* the training step of the run it belongs to (from 0) */
+	signed char kind;  /* sl_p2p_kind; SL_P2P_NONE: no pipeline message */
+	short from, to;    /* the pipeline stages of the sender and the receiver */
+	short chunk;       /* the global model chunk whose result it carries (interleaved
+	                      schedules: stage + stages * local chunk; else the stage) */
+	short mb;          /* the micro-batch */
+	short iter;        /* the training step of the run it belongs to (from 0) */
 	signed char share; /* the transfers the busier of its two ports carried at once, this
 	                      one counted (sl_port_share): it ran at the link's bandwidth over
 	                      this; 0 or 1: the link's */
@@ -110,12 +110,12 @@ typedef struct sl_ev_io {
 
 typedef struct sl_event {
 	int dev;
-	int peer;          /* the other end for transfers, else -1 */
+	int peer; /* the other end for transfers, else -1 */
 	sl_ev_kind kind;
-	int op;            /* operation id shared by the devices taking part */
-	int mb;            /* micro-batch, -1 for none */
-	double t0, t1;     /* emulated seconds */
-	double w0, w1;     /* wall seconds since the run began */
+	int op;        /* operation id shared by the devices taking part */
+	int mb;        /* micro-batch, -1 for none */
+	double t0, t1; /* emulated seconds */
+	double w0, w1; /* wall seconds since the run began */
 	uint64_t bytes;
 	double flops;
 	sl_ev_coll coll;
@@ -165,12 +165,13 @@ typedef struct sl_trace_opts {
 /* Where the bytes go: returns 0, or nonzero when the write failed. */
 typedef int (*sl_trace_sink)(void *ctx, const char *buf, size_t len);
 int sl_trace_write_chrome_to(const sl_snapshot *s, const sl_trace_opts *opt, sl_trace_sink sink,
-			     void *ctx, sl_err *err);
+                             void *ctx, sl_err *err);
 /* To a stream; opt NULL: the shape is unknown (one process, no nodes). */
-int sl_trace_write_chrome_opts(const sl_snapshot *s, const sl_trace_opts *opt, FILE *f, sl_err *err);
+int sl_trace_write_chrome_opts(const sl_snapshot *s, const sl_trace_opts *opt, FILE *f,
+                               sl_err *err);
 int sl_trace_write_chrome(const sl_snapshot *s, FILE *f, sl_err *err);
 /* Gzip-compressed to path (zlib). */
 int sl_trace_write_chrome_gz(const sl_snapshot *s, const sl_trace_opts *opt, const char *path,
-			     sl_err *err);
+                             sl_err *err);
 
 #endif

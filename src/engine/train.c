@@ -17,7 +17,6 @@
 
 /* ---- the state each device holds ---- */
 
-
 int trn_build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
 {
 	const sl_model_spec *m = &tr->m;
@@ -79,8 +78,8 @@ int trn_build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
 					int start, len;
 					sl_tensor_shard(&ti, l->tp, ds->tp, &start, &len);
 					size_t cnt = ti.axis == 1   ? (size_t)ti.rows * len
-						     : ti.axis == 0 ? (size_t)len * ti.cols
-								    : ti.count;
+					             : ti.axis == 0 ? (size_t)len * ti.cols
+					                            : ti.count;
 					sl_shard *sh = &ds->shards[ds->nshards++];
 					sh->tensor = t;
 					sh->start = start;
@@ -96,8 +95,10 @@ int trn_build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
 					}
 					if (kind == SL_T_QKV_W) {
 						bk->qc = len;
-						bk->ah = len / ti.unit * (m->heads / sl_model_kv_heads(m));
-						bk->h0 = start / ti.unit * (m->heads / sl_model_kv_heads(m));
+						bk->ah = len / ti.unit *
+						         (m->heads / sl_model_kv_heads(m));
+						bk->h0 = start / ti.unit *
+						         (m->heads / sl_model_kv_heads(m));
 					}
 				}
 			}
@@ -133,7 +134,8 @@ int trn_build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
 	ds->M = calloc(no ? no : 1, FL);
 	ds->V = calloc(no ? no : 1, FL);
 	if (!ds->P || !ds->G || !ds->M || !ds->V)
-		return sl_fail(err, SL_ENOMEM, "the host cannot hold device %d's parameters", ds->id);
+		return sl_fail(err, SL_ENOMEM, "the host cannot hold device %d's parameters",
+		               ds->id);
 	return SL_OK;
 }
 
@@ -163,10 +165,11 @@ void sl_train_destroy(sl_train *tr)
 }
 
 static sl_train *create(const sl_model_spec *m, const sl_layout *l, int ndev, int values,
-			sl_err *err)
+                        sl_err *err)
 {
 	if (ndev < 1 || ndev > SL_MAX_DEVICES) {
-		sl_fail(err, SL_EINVAL, "device count %d is out of range (1 to %d)", ndev, SL_MAX_DEVICES);
+		sl_fail(err, SL_EINVAL, "device count %d is out of range (1 to %d)", ndev,
+		        SL_MAX_DEVICES);
 		return NULL;
 	}
 	if (sl_layout_check(m, l, ndev, err) || (values && sl_model_check_values(m, err)))
@@ -197,7 +200,7 @@ static sl_train *create(const sl_model_spec *m, const sl_layout *l, int ndev, in
 	float *init = values ? malloc(sl_model_nparams(m) * FL) : NULL;
 	if (values && !init) {
 		sl_fail(err, SL_ENOMEM, "the host cannot hold the model's %zu parameters",
-			sl_model_nparams(m));
+		        sl_model_nparams(m));
 		sl_train_destroy(tr);
 		return NULL;
 	}
@@ -221,7 +224,7 @@ sl_train *sl_train_create(const sl_model_spec *m, const sl_layout *l, int ndev, 
 }
 
 sl_train *sl_train_create_timing_only(const sl_model_spec *m, const sl_layout *l, int ndev,
-				      sl_err *err)
+                                      sl_err *err)
 {
 	return create(m, l, ndev, 0, err);
 }
@@ -233,8 +236,10 @@ double sl_train_host_bytes(const sl_model_spec *m, const sl_layout *l)
 	/* per block: x twice, Q K V, the heads' output, z and a (and two masks
 	 * with hidden dropout); the scores (twice, and a mask, with attention
 	 * dropout) */
-	double scores = (double)m->batch * m->heads * m->seq * m->seq * (m->attn_dropout > 0 ? 2.5 : 1);
-	double masks = m->hidden_dropout > 0 ? h : 0; /* a byte an element, twice (bf16: half a float) */
+	double scores =
+	    (double)m->batch * m->heads * m->seq * m->seq * (m->attn_dropout > 0 ? 2.5 : 1);
+	double masks =
+	    m->hidden_dropout > 0 ? h : 0; /* a byte an element, twice (bf16: half a float) */
 	double norms = m->norm != SL_NORM_NONE ? 2 * h : 0; /* the norms' inputs */
 	double acts = 4.0 * m->layers * (R * (3 * h + qc + f + masks + norms) + scores);
 	return 16 * n * (1 + l->dp) + acts * (1 + l->tp);
@@ -286,14 +291,15 @@ sl_dev_state sl_train_dev_state(sl_train *tr, int dev)
 
 /* Copy one shard between a device's flat array and the canonical vector. */
 static void shard_copy(const sl_model_spec *m, const sl_shard *sh, float *flat, float *global,
-		       int to_global)
+                       int to_global)
 {
 	sl_tensor_info ti;
 	sl_model_tensor(m, sh->tensor, &ti);
 	float *g = global + ti.offset, *f = flat + sh->offset;
 	if (ti.axis == 1) {
 		for (int r = 0; r < ti.rows; r++) {
-			float *gr = g + (size_t)r * ti.cols + sh->start, *fr = f + (size_t)r * sh->len;
+			float *gr = g + (size_t)r * ti.cols + sh->start,
+			      *fr = f + (size_t)r * sh->len;
 			if (to_global)
 				memcpy(gr, fr, (size_t)sh->len * FL);
 			else
@@ -428,7 +434,7 @@ void trn_step_done(struct run *R, int id, int s)
 		for (int i = 0; i < tr->ndev; i++)
 			sum += R->dr[i].loss[k];
 		tr->on_step(tr->on_step_arg, tr->step + k, dry ? NAN : sum / norm,
-			    R->dr[0].t_end[k] - R->dr[0].t0[k]);
+		            R->dr[0].t_end[k] - R->dr[0].t0[k]);
 	}
 	pthread_mutex_unlock(&R->mu);
 }
@@ -464,7 +470,7 @@ static int run_alloc(sl_train *tr, sl_cluster *c, int steps, struct run **out, s
 		for (int mb = 0; mb < tr->l.microbatches; mb++)
 			for (int ch = 0; ch < tr->v; ch++)
 				dr->st[mb * tr->v + ch].b =
-					dr->bst + (size_t)mb * nb + tr->dev[i].cfirst[ch];
+				    dr->bst + (size_t)mb * nb + tr->dev[i].cfirst[ch];
 	}
 	return SL_OK;
 }
@@ -474,13 +480,14 @@ int sl_train_run(sl_train *tr, sl_cluster *c, int steps, sl_train_report *rep, s
 	memset(rep, 0, sizeof *rep);
 	if (sl_cluster_devices(c) != tr->ndev)
 		return sl_fail(err, SL_EINVAL, "the layout needs %d devices but the cluster has %d",
-			       tr->ndev, sl_cluster_devices(c));
+		               tr->ndev, sl_cluster_devices(c));
 	if (steps < 1 || steps > 1000000)
 		return sl_fail(err, SL_EINVAL, "--steps=%d is out of range (1 to 1000000)", steps);
 	int dry = sl_cluster_config_of(c)->timing_only;
 	if (!tr->values && !dry)
 		return sl_fail(err, SL_EINVAL,
-			       "a training state without values (timing only) runs only on a timing-only cluster");
+		               "a training state without values (timing only) runs only on a "
+		               "timing-only cluster");
 	struct run *R;
 	int rc = run_alloc(tr, c, steps, &R, err);
 	if (rc == SL_OK)
@@ -521,7 +528,8 @@ int sl_train_run(sl_train *tr, sl_cluster *c, int steps, sl_train_report *rep, s
 	rep->pipeline_s = sum_pipe / steps;
 	rep->ideal_s = sum_ideal / steps;
 	rep->bubble_fraction = sum_ideal > 0 ? (sum_pipe - sum_ideal) / sum_ideal : 0;
-	if (rep->bubble_fraction < 0) /* rounding: the trn_pipeline cannot beat its busiest device */
+	if (rep->bubble_fraction <
+	    0) /* rounding: the trn_pipeline cannot beat its busiest device */
 		rep->bubble_fraction = 0;
 	rep->idle_fraction = sum_step > 0 ? sum_idle / (sum_step * tr->ndev) : 0;
 	if (rep->idle_fraction < 0) /* rounding: no device is busier than the step */
@@ -537,7 +545,7 @@ int sl_train_run(sl_train *tr, sl_cluster *c, int steps, sl_train_report *rep, s
 		o->params_bytes = (uint64_t)((double)ds->n * trn_param_elem_bytes(hw));
 		o->grads_bytes = o->params_bytes;
 		o->optimizer_bytes =
-			(uint64_t)((double)(ds->opt_hi - ds->opt_lo) * trn_opt_elem_bytes(hw));
+		    (uint64_t)((double)(ds->opt_hi - ds->opt_lo) * trn_opt_elem_bytes(hw));
 		o->act_peak_bytes = dr->act_peak;
 		o->workspace_peak_bytes = dr->ws_peak;
 		o->mem_peak_bytes = sl_cluster_dev_stats(c, i).mem_peak;
@@ -564,7 +572,7 @@ int sl_train_run(sl_train *tr, sl_cluster *c, int steps, sl_train_report *rep, s
 }
 
 int sl_train_single_step_s(const sl_model_spec *m, const sl_layout *like,
-			   const sl_cluster_config *cfg, double *out, int *estimated, sl_err *err)
+                           const sl_cluster_config *cfg, double *out, int *estimated, sl_err *err)
 {
 	*estimated = 0;
 	double flops = sl_model_step_flops(m);

@@ -69,14 +69,14 @@ int sl_attention_parse(const char *s, sl_attention *out);
 typedef struct sl_layout {
 	int tp, pp, dp;
 	sl_sched schedule;
-	int chunks;        /* v: model chunks per device (interleaved only; 1 otherwise) */
-	int microbatches;  /* m: micro-batches per replica and step */
-	int seq_parallel;  /* sequence parallelism inside TP groups */
-	int zero1;         /* shard Adam's state over the DP group */
+	int chunks;       /* v: model chunks per device (interleaved only; 1 otherwise) */
+	int microbatches; /* m: micro-batches per replica and step */
+	int seq_parallel; /* sequence parallelism inside TP groups */
+	int zero1;        /* shard Adam's state over the DP group */
 	sl_recompute recompute;
 	sl_attention attention;
 	sl_axis order[SL_NAXES]; /* mesh order, fastest-varying first */
-	sl_algo algo;      /* collective algorithm */
+	sl_algo algo;            /* collective algorithm */
 } sl_layout;
 
 /* One device, 1F1B, one micro-batch, order tp-dp-pp, ring. */
@@ -95,16 +95,16 @@ void sl_mesh_coords(const sl_layout *l, int dev, int *tp, int *pp, int *dp);
  * grow with its rank, so each node's members are one run, found by walking
  * from the hop (no count over the whole ring). */
 double sl_mesh_ring_stripes(const sl_layout *l, const sl_cluster_config *cfg, int dev,
-			    int dp_group);
+                            int dp_group);
 
 /* Which blocks pipeline stage s holds as its local chunk c: [*first, *first + *count).
  * Stages get L/p blocks, the first L%p one more (uneven splits only with v = 1). */
 void sl_layout_blocks(const sl_model_spec *m, const sl_layout *l, int s, int c, int *first,
-		      int *count);
+                      int *count);
 /* Sequences [*first, *first + *count) of the global batch that replica r's
  * micro-batch j holds. */
 void sl_layout_microbatch(const sl_model_spec *m, const sl_layout *l, int r, int j, int *first,
-			  int *count);
+                          int *count);
 
 /* ---- accounting ---- */
 
@@ -130,7 +130,7 @@ typedef struct sl_train_dev {
 	uint64_t mem_peak_bytes; /* all of it, as the engine counted it */
 	/* per step (means over the run) */
 	double compute_s, comm_s, idle_s, flops;
-	double pipe_busy_s;      /* compute + communication during the pipeline phase */
+	double pipe_busy_s; /* compute + communication during the pipeline phase */
 	uint64_t sent[SL_TR_NKINDS], received[SL_TR_NKINDS];
 } sl_train_dev;
 
@@ -161,7 +161,7 @@ sl_train *sl_train_create(const sl_model_spec *m, const sl_layout *l, int ndev, 
  * timing-only run of a model too large for the host needs.  It runs only
  * on a timing-only cluster; gather and scatter refuse it. */
 sl_train *sl_train_create_timing_only(const sl_model_spec *m, const sl_layout *l, int ndev,
-				      sl_err *err);
+                                      sl_err *err);
 int sl_train_has_values(const sl_train *tr);
 /* What the host holds for a full run: the reference's state and
  * activations, and every device's (an upper bound; the command line and
@@ -198,11 +198,11 @@ void sl_train_set_step(sl_train *tr, long step);
  * shard len x c).  With ZeRO-1 the moments cover only [opt_lo, opt_hi) of
  * the flat array (mom[0] is element opt_lo's). */
 typedef struct sl_shard {
-	int tensor;      /* index for sl_model_tensor() */
-	int start, len;  /* along the tensor's split axis (axis 0's whole range when replicated) */
-	size_t offset;   /* into the device's flat arrays */
+	int tensor;     /* index for sl_model_tensor() */
+	int start, len; /* along the tensor's split axis (axis 0's whole range when replicated) */
+	size_t offset;  /* into the device's flat arrays */
 	size_t count;
-	int primary;     /* this device is the one copy to save (dp 0, and tp 0 if replicated) */
+	int primary; /* this device is the one copy to save (dp 0, and tp 0 if replicated) */
 } sl_shard;
 
 typedef struct sl_dev_state {
@@ -232,30 +232,30 @@ typedef struct sl_train_prediction {
  * algorithm makes, and the schedule's dependencies.  In model timing with
  * ring collectives it equals what the emulation produces. */
 int sl_train_predict(const sl_train *tr, const sl_cluster *c, sl_train_prediction *out,
-		     sl_err *err);
+                     sl_err *err);
 
 /* ---- estimates without a cluster (the planner's) ---- */
 
 /* How much of the mesh the replay of sl_train_estimate covers. */
 typedef enum sl_est_method {
-	SL_EST_AUTO,  /* the cheapest that is exact for this layout and topology */
-	SL_EST_STAGE, /* one device per pipeline stage */
-	SL_EST_SLICE, /* of one data-parallel replica, the TP ranks of one period of the
-			 TP ring's links (all of them at worst) */
+	SL_EST_AUTO,    /* the cheapest that is exact for this layout and topology */
+	SL_EST_STAGE,   /* one device per pipeline stage */
+	SL_EST_SLICE,   /* of one data-parallel replica, the TP ranks of one period of the
+	                   TP ring's links (all of them at worst) */
 	SL_EST_REPLICA, /* every device of one replica per kind of replica (replicas
-			   whose TP rings and pipeline hops cross the same links) */
+	                   whose TP rings and pipeline hops cross the same links) */
 	SL_EST_FULL,    /* every device */
 } sl_est_method;
 
 /* One step's figures, as a run in model timing with ring collectives
  * reports them (sl_train_report). */
 typedef struct sl_estimate {
-	sl_est_method method;   /* what was replayed */
-	int replayed;           /* how many devices */
+	sl_est_method method; /* what was replayed */
+	int replayed;         /* how many devices */
 	double step_s, pipeline_s, ideal_s, bubble_fraction, idle_fraction;
-	double flops_per_step;  /* all devices' GEMM FLOPs */
+	double flops_per_step;    /* all devices' GEMM FLOPs */
 	double compute_s, comm_s; /* means over the devices */
-	double comm_max_s;      /* the device that communicates most */
+	double comm_max_s;        /* the device that communicates most */
 	/* the device with the highest peak memory, and its categories */
 	int peak_dev;
 	uint64_t mem_peak_bytes, params_bytes, grads_bytes, optimizer_bytes;
@@ -272,7 +272,7 @@ typedef struct sl_estimate {
  * when it applies; a method that does not apply falls to the next one.
  * Invalid layouts are refused with sl_layout_check's message. */
 int sl_train_estimate(const sl_model_spec *m, const sl_layout *l, const sl_cluster_config *cfg,
-		      sl_est_method how, sl_estimate *out, sl_err *err);
+                      sl_est_method how, sl_estimate *out, sl_err *err);
 
 /* The same in two halves, for many mesh orders or topologies of one
  * layout: the recording (which does not depend on either, and holds the
@@ -287,20 +287,20 @@ typedef struct sl_est_rec sl_est_rec;
  * realistic, its kernels' times at their shapes, device.h) the replays use
  * whatever their cfg says; NULL: fp32, ideal. */
 int sl_est_record(const sl_model_spec *m, const sl_layout *l, int ndev, int literal,
-		  const sl_cluster_config *hw, sl_est_rec **out, sl_err *err);
+                  const sl_cluster_config *hw, sl_est_rec **out, sl_err *err);
 void sl_est_rec_memory(const sl_est_rec *r, sl_estimate *out);
 int sl_est_replay(const sl_est_rec *r, const sl_axis order[SL_NAXES], const sl_cluster_config *cfg,
-		  sl_est_method how, sl_estimate *out, sl_err *err);
+                  sl_est_method how, sl_estimate *out, sl_err *err);
 /* A floor under the step time of any replay of r on cfg's rates (any mesh
  * order, any links): its busiest device's compute alone. */
 double sl_est_compute_floor(const sl_est_rec *r, const sl_cluster_config *cfg);
 void sl_est_rec_free(sl_est_rec *r);
 
 /* One step of the same model on one device of c's kind, its attention
- * core run as like's (NULL: the default): the baseline of speedup.  Model timing: the GEMM FLOPs over the rate.  Measured timing: a
- * real one-device step when it fits in a device's memory (*estimated = 0),
- * else the FLOPs over the rate (*estimated = 1). */
+ * core run as like's (NULL: the default): the baseline of speedup.  Model timing: the GEMM FLOPs
+ * over the rate.  Measured timing: a real one-device step when it fits in a device's memory
+ * (*estimated = 0), else the FLOPs over the rate (*estimated = 1). */
 int sl_train_single_step_s(const sl_model_spec *m, const sl_layout *like,
-			   const sl_cluster_config *cfg, double *out, int *estimated, sl_err *err);
+                           const sl_cluster_config *cfg, double *out, int *estimated, sl_err *err);
 
 #endif

@@ -98,7 +98,7 @@ static void prec_free(struct prec *r)
 /* literal: every micro-batch's work in full, no templates (the reference
  * the templates are tested against). */
 static int record(const sl_train *tr, struct dstate *ds, int literal, const sl_cluster_config *hw,
-		  struct prec *out, sl_err *err)
+                  struct prec *out, sl_err *err)
 {
 	memset(out, 0, sizeof *out);
 	const sl_layout *l = &tr->l;
@@ -237,7 +237,7 @@ static int est_record(const sl_model_spec *m, const sl_layout *l, int ndev, int 
 				rc = trn_build_dev(&R->tr, ds, err);
 				if (rc == SL_OK)
 					rc = record(&R->tr, ds, literal, R->has_hw ? &R->hw : NULL,
-						    &R->rec[i], err);
+					            &R->rec[i], err);
 			}
 	if (rc) {
 		sl_est_rec_free(R);
@@ -371,7 +371,6 @@ static double op_s(const struct psim *S, const struct pop *o)
 {
 	return S->realistic ? o->sec : o->flops / S->rate;
 }
-
 
 /* sl_port_share of message k of n to or from the stages of msg[], for
  * replayed device i: how many of them go through the same port. */
@@ -581,8 +580,7 @@ static int sim_coll(struct psim *S, const int *ids, struct pdev **m, int p, int 
 	sl_link_spec *ln = S->ln;
 	double bw = INFINITY, mx = 0;
 	for (int r = 0; r < p; r++) {
-		ln[r] = known ? known[r]
-		              : ring_link_of(S->L, &S->l, ids[r], o->dp_group);
+		ln[r] = known ? known[r] : ring_link_of(S->L, &S->l, ids[r], o->dp_group);
 		bw = ln[r].bandwidth < bw ? ln[r].bandwidth : bw;
 		mx = m[r]->clock > mx ? m[r]->clock : mx;
 	}
@@ -1077,8 +1075,10 @@ static int symmetric(const sl_layout *l, int v, const struct linksrc *L, int per
 				if (k == 0 && rr == r)
 					continue;
 				if (t > 1) {
-					sl_link_spec a = ring_link_of(L, l, sl_mesh_device(l, r, s, k), 0);
-					sl_link_spec b = ring_link_of(L, l, sl_mesh_device(l, rr, s, 0), 0);
+					sl_link_spec a =
+					    ring_link_of(L, l, sl_mesh_device(l, r, s, k), 0);
+					sl_link_spec b =
+					    ring_link_of(L, l, sl_mesh_device(l, rr, s, 0), 0);
 					if (!same_link(a, b))
 						return 0;
 				}
@@ -1164,7 +1164,8 @@ static int same_replica(const sl_layout *l, const struct linksrc *L, int a, int 
 	for (int s = 0; s < p; s++)
 		for (int r = 0; r < t; r++) {
 			int da = sl_mesh_device(l, r, s, a), db = sl_mesh_device(l, r, s, b);
-			if (t > 1 && !same_link(ring_link_of(L, l, da, 0), ring_link_of(L, l, db, 0)))
+			if (t > 1 &&
+			    !same_link(ring_link_of(L, l, da, 0), ring_link_of(L, l, db, 0)))
 				return 0;
 			for (int w = 0; w < 2 && p > 1; w++) {
 				int s2 = w == 0 ? (s + 1) % p : (s + p - 1) % p;
@@ -1375,7 +1376,8 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 		for (int g = 0; g < S.ngc && rc == SL_OK; g++) {
 			const struct prec *r0 = S.rec[S.members[0][(size_t)g * S.period]];
 			S.gc[g].n = r0->ts.n;
-			if (r0->ts.n && !(S.gc[g].slot = calloc((size_t)r0->ts.n, sizeof *S.gc[g].slot)))
+			if (r0->ts.n &&
+			    !(S.gc[g].slot = calloc((size_t)r0->ts.n, sizeof *S.gc[g].slot)))
 				rc = sl_fail(err, SL_ENOMEM, "out of host memory");
 			for (int q = 0; q < r0->ts.n && rc == SL_OK; q++)
 				S.gc[g].slot[q].plain = -1;

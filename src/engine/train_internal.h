@@ -20,11 +20,11 @@
 #define MAX_CHUNKS 64
 
 struct blk {
-	int index;        /* global block */
-	int ah, qc;       /* local query heads, local QKV columns ((a/G + 2) d per local group) */
-	int h0;           /* the first local query head's global index */
-	int ft;           /* local MLP width: fc2 rows (fc1 columns are twice that for SwiGLU) */
-	int zc;           /* local fc1 columns */
+	int index;  /* global block */
+	int ah, qc; /* local query heads, local QKV columns ((a/G + 2) d per local group) */
+	int h0;     /* the first local query head's global index */
+	int ft;     /* local MLP width: fc2 rows (fc1 columns are twice that for SwiGLU) */
+	int zc;     /* local fc1 columns */
 	size_t w[SL_T_PER_BLOCK]; /* where each tensor's shard starts in the flat arrays */
 };
 
@@ -48,22 +48,21 @@ struct sl_train {
 	sl_model_spec m;
 	sl_layout l;
 	int ndev, v, nchunks;
-	int values;         /* 0: shapes only (sl_train_create_timing_only) */
+	int values; /* 0: shapes only (sl_train_create_timing_only) */
 	long step;
-	struct dstate *dev; /* ndev */
+	struct dstate *dev;       /* ndev */
 	sl_train_step_fn on_step; /* sl_train_on_step's, or NULL */
 	void *on_step_arg;
 };
-
 
 struct bstash {
 	float *xa, *qkv, *p, *o; /* attention: input, Q K V, probabilities, heads' outputs */
 	float *pd, *mask;        /* attention dropout: dropped probabilities, the mask (bytes) */
 	float *xm, *z, *a;       /* MLP: input, fc1 output, GeLU output */
 	float *xin;              /* full recomputation: the block's input, all it keeps */
-	float *hmask[2];         /* hidden dropout: attention's and the MLP's output masks (bytes) */
-	float *xla, *xlm;        /* pre-norm: the norms' inputs (the device's rows; xa and xm
-				    hold their outputs) */
+	float *hmask[2];  /* hidden dropout: attention's and the MLP's output masks (bytes) */
+	float *xla, *xlm; /* pre-norm: the norms' inputs (the device's rows; xa and xm
+	                     hold their outputs) */
 };
 
 struct cstash {
@@ -92,8 +91,8 @@ struct drun {
 	uint64_t live_cur, live_peak; /* both together: what the engine's peak adds up */
 	uint64_t sent[SL_TR_NKINDS], recv[SL_TR_NKINDS];
 	uint64_t reserved;
-	uintptr_t handles;  /* timing-only and recording: buffers handed out */
-	double *loss;       /* per step: this device's sum of squared errors */
+	uintptr_t handles; /* timing-only and recording: buffers handed out */
+	double *loss;      /* per step: this device's sum of squared errors */
 	/* per step */
 	double *t0, *pipe_end, *pipe_busy, *t_end, *compute, *comm, *flops;
 };
@@ -129,15 +128,15 @@ enum { PO_COMPUTE, PO_COLL, PO_XFER, PO_PIPE_END, PO_BARRIER, PO_ACTION };
 
 struct pop {
 	int type;
-	double flops;          /* PO_COMPUTE, PO_ACTION: GEMM FLOPs */
-	double sec;            /* the same work's realistic time (device.h); 0 when ideal */
-	sl_coll_op op;         /* PO_COLL: the collective, its group, kind and size */
+	double flops;  /* PO_COMPUTE, PO_ACTION: GEMM FLOPs */
+	double sec;    /* the same work's realistic time (device.h); 0 when ideal */
+	sl_coll_op op; /* PO_COLL: the collective, its group, kind and size */
 	int dp_group;
 	sl_traffic_kind kind;
 	size_t count;
-	int rows;              /* > 0: blocks of whole rows of h (sequence parallelism) */
-	int m0, ns, nr;        /* PO_XFER: its sends msg[m0..m0+ns), then its receives */
-	int tm;                /* PO_ACTION: the template it runs */
+	int rows;       /* > 0: blocks of whole rows of h (sequence parallelism) */
+	int m0, ns, nr; /* PO_XFER: its sends msg[m0..m0+ns), then its receives */
+	int tm;         /* PO_ACTION: the template it runs */
 };
 
 /* A message of a recorded exchange: the peer by its pipeline stage (it
@@ -164,9 +163,9 @@ enum { MEM_ACT, MEM_WS, MEM_LIVE };
 struct tmpl {
 	int bwd, chunk, nb;
 	struct plist pl;
-	int64_t net[3];   /* held at its end, less at its start */
-	uint64_t up[3];   /* the most held above the start at any point */
-	size_t out;       /* floats of the buffer it hands on (workspace), 0: none */
+	int64_t net[3]; /* held at its end, less at its start */
+	uint64_t up[3]; /* the most held above the start at any point */
+	size_t out;     /* floats of the buffer it hands on (workspace), 0: none */
 	double flops, sec;
 };
 
@@ -176,25 +175,25 @@ struct tstore {
 };
 
 struct kctx {
-	sl_dev *d;        /* NULL: record the work into pl instead of doing it */
+	sl_dev *d; /* NULL: record the work into pl instead of doing it */
 	struct plist *pl;
 	struct tstore *ts; /* recording with templates (NULL: every micro-batch in full) */
-	double times;     /* recording: how many identical copies the next GEMMs stand for */
+	double times;      /* recording: how many identical copies the next GEMMs stand for */
 	const sl_train *tr;
 	struct dstate *ds;
 	struct drun *dr;
-	int dry;          /* timing-only cluster: account everything, compute nothing */
-	long step;        /* the batch index */
-	int ks;           /* the step's index in this run */
-	sl_ev_work work;  /* what the next GEMM is (WORK) */
+	int dry;         /* timing-only cluster: account everything, compute nothing */
+	long step;       /* the batch index */
+	int ks;          /* the step's index in this run */
+	sl_ev_work work; /* what the next GEMM is (WORK) */
 	/* The device's figures: the cluster's on a device, the estimate's when
 	 * recording (NULL: fp32, ideal).  Recording, a realistic machine's
 	 * kernel times are taken at their shapes (device.h). */
 	const sl_cluster_config *hw;
-	int realistic;    /* hw's efficiency is SL_EFF_REALISTIC */
-	double eb;        /* emulated bytes of an activation or gradient element */
-	int batch;        /* the next kernels are each one of this many fused (attention heads) */
-	int fused;        /* the next kernels are parts of one fused attention kernel */
+	int realistic; /* hw's efficiency is SL_EFF_REALISTIC */
+	double eb;     /* emulated bytes of an activation or gradient element */
+	int batch;     /* the next kernels are each one of this many fused (attention heads) */
+	int fused;     /* the next kernels are parts of one fused attention kernel */
 	sl_err *err;
 };
 

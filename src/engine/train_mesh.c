@@ -17,7 +17,6 @@
 
 static const char *const axis_names[SL_NAXES] = {"tp", "pp", "dp"};
 
-
 void sl_layout_default(sl_layout *l)
 {
 	memset(l, 0, sizeof *l);
@@ -51,8 +50,8 @@ int sl_mesh_order_parse(const char *s, sl_axis order[SL_NAXES])
 
 const char *sl_mesh_order_name(const sl_axis order[SL_NAXES], char *buf, size_t n)
 {
-	snprintf(buf, n, "%s-%s-%s", axis_names[order[0] % SL_NAXES], axis_names[order[1] % SL_NAXES],
-		 axis_names[order[2] % SL_NAXES]);
+	snprintf(buf, n, "%s-%s-%s", axis_names[order[0] % SL_NAXES],
+	         axis_names[order[1] % SL_NAXES], axis_names[order[2] % SL_NAXES]);
 	return buf;
 }
 
@@ -78,8 +77,7 @@ void sl_mesh_coords(const sl_layout *l, int dev, int *tp, int *pp, int *dp)
 	*dp = c[SL_AXIS_DP];
 }
 
-double sl_mesh_ring_stripes(const sl_layout *l, const sl_cluster_config *cfg, int dev,
-			    int dp_group)
+double sl_mesh_ring_stripes(const sl_layout *l, const sl_cluster_config *cfg, int dev, int dp_group)
 {
 	int n = dp_group ? l->dp : l->tp, g = cfg->devices_per_node;
 	if (!sl_coll_channels(SL_COLL_ALLREDUCE, l->algo) || g < 2 ||
@@ -108,7 +106,7 @@ static void split(int n, int p, int r, int *first, int *count)
 }
 
 void sl_layout_blocks(const sl_model_spec *m, const sl_layout *l, int s, int c, int *first,
-		      int *count)
+                      int *count)
 {
 	if (l->chunks <= 1) {
 		split(m->layers, l->pp, s, first, count);
@@ -120,7 +118,7 @@ void sl_layout_blocks(const sl_model_spec *m, const sl_layout *l, int s, int c, 
 }
 
 void sl_layout_microbatch(const sl_model_spec *m, const sl_layout *l, int r, int j, int *first,
-			  int *count)
+                          int *count)
 {
 	int r0, nr, j0, nj;
 	split(m->batch, l->dp, r, &r0, &nr);
@@ -168,69 +166,81 @@ int sl_layout_check(const sl_model_spec *m, const sl_layout *l, int ndev, sl_err
 		return sl_fail(err, SL_EINVAL, "--tp, --pp and --dp must each be at least 1");
 	if ((long)l->tp * l->pp * l->dp != ndev)
 		return sl_fail(err, SL_EINVAL,
-			       "tp*pp*dp = %d*%d*%d = %ld but there are %d devices: make the product equal the device count",
-			       l->tp, l->pp, l->dp, (long)l->tp * l->pp * l->dp, ndev);
+		               "tp*pp*dp = %d*%d*%d = %ld but there are %d devices: make the "
+		               "product equal the device count",
+		               l->tp, l->pp, l->dp, (long)l->tp * l->pp * l->dp, ndev);
 	int seen = 0;
 	for (int i = 0; i < SL_NAXES; i++) {
 		if (l->order[i] < 0 || l->order[i] >= SL_NAXES || (seen >> l->order[i]) & 1)
-			return sl_fail(err, SL_EINVAL,
-				       "the mesh order must name tp, pp and dp once each (as in tp-dp-pp)");
+			return sl_fail(
+			    err, SL_EINVAL,
+			    "the mesh order must name tp, pp and dp once each (as in tp-dp-pp)");
 		seen |= 1 << l->order[i];
 	}
 	if (l->algo < 0 || l->algo >= SL_ALGO_NALGOS)
 		return sl_fail(err, SL_EINVAL, "unknown collective algorithm");
 	if (l->microbatches < 1 || l->microbatches > 4096)
 		return sl_fail(err, SL_EINVAL, "--microbatches=%d is out of range (1 to 4096)",
-			       l->microbatches);
+		               l->microbatches);
 	if (l->chunks < 1 || l->chunks > MAX_CHUNKS)
 		return sl_fail(err, SL_EINVAL, "--chunks=%d is out of range (1 to %d)", l->chunks,
-			       MAX_CHUNKS);
+		               MAX_CHUNKS);
 	if ((rc = sl_pp_check(l->schedule, l->pp, l->microbatches, l->chunks, err)))
 		return rc;
 	if (m->heads > 0 && m->kv_heads > 0 && m->kv_heads % l->tp != 0)
 		return sl_fail(err, SL_EINVAL,
-			       "%d key/value heads do not split over tp=%d: tp must divide them (--kv-heads; attention is split by whole groups of heads)",
-			       m->kv_heads, l->tp);
+		               "%d key/value heads do not split over tp=%d: tp must divide them "
+		               "(--kv-heads; attention is split by whole groups of heads)",
+		               m->kv_heads, l->tp);
 	if (m->heads > 0 && m->heads % l->tp != 0)
 		return sl_fail(err, SL_EINVAL,
-			       "%d heads do not split over tp=%d: tp must divide --heads (attention is split by whole heads)",
-			       m->heads, l->tp);
+		               "%d heads do not split over tp=%d: tp must divide --heads "
+		               "(attention is split by whole heads)",
+		               m->heads, l->tp);
 	if (m->ffn < l->tp)
 		return sl_fail(err, SL_EINVAL,
-			       "--ffn=%d cannot be split over tp=%d: every device needs at least one fc1 column",
-			       m->ffn, l->tp);
+		               "--ffn=%d cannot be split over tp=%d: every device needs at least "
+		               "one fc1 column",
+		               m->ffn, l->tp);
 	int v = l->chunks;
 	if (l->pp * v > m->layers)
 		return sl_fail(err, SL_EINVAL,
-			       "%d layers cannot fill pp*chunks = %d*%d = %d model chunks: every chunk needs a layer; lower --pp or --chunks",
-			       m->layers, l->pp, v, l->pp * v);
+		               "%d layers cannot fill pp*chunks = %d*%d = %d model chunks: every "
+		               "chunk needs a layer; lower --pp or --chunks",
+		               m->layers, l->pp, v, l->pp * v);
 	if (v > 1 && m->layers % (l->pp * v) != 0)
 		return sl_fail(err, SL_EINVAL,
-			       "--layers=%d does not split into pp*chunks = %d*%d = %d equal model chunks: make the layer count a multiple of %d",
-			       m->layers, l->pp, v, l->pp * v, l->pp * v);
+		               "--layers=%d does not split into pp*chunks = %d*%d = %d equal model "
+		               "chunks: make the layer count a multiple of %d",
+		               m->layers, l->pp, v, l->pp * v, l->pp * v);
 	if ((long)l->dp * l->microbatches > m->batch)
 		return sl_fail(err, SL_EINVAL,
-			       "a batch of %d sequences cannot fill dp*microbatches = %d*%d = %d micro-batches: raise --batch or lower --microbatches",
-			       m->batch, l->dp, l->microbatches, l->dp * l->microbatches);
+		               "a batch of %d sequences cannot fill dp*microbatches = %d*%d = %d "
+		               "micro-batches: raise --batch or lower --microbatches",
+		               m->batch, l->dp, l->microbatches, l->dp * l->microbatches);
 	if (l->seq_parallel && l->tp < 2)
 		return sl_fail(err, SL_EINVAL,
-			       "--sequence-parallel splits the sequence inside a TP group: it needs --tp of 2 or more");
+		               "--sequence-parallel splits the sequence inside a TP group: it "
+		               "needs --tp of 2 or more");
 	if (l->seq_parallel) {
 		long tokens = (long)(m->batch / l->dp / l->microbatches) * m->seq;
 		if (tokens < l->tp)
 			return sl_fail(err, SL_EINVAL,
-				       "sequence parallelism splits a micro-batch's %ld tokens over tp=%d: every device needs a token; raise --batch or --seq, or lower --microbatches",
-				       tokens, l->tp);
+			               "sequence parallelism splits a micro-batch's %ld tokens "
+			               "over tp=%d: every device needs a token; raise --batch or "
+			               "--seq, or lower --microbatches",
+			               tokens, l->tp);
 	}
 	if (l->zero1 && l->dp < 2)
 		return sl_fail(err, SL_EINVAL,
-			       "--zero1 shards the optimizer over data-parallel replicas: it needs --dp of 2 or more");
+		               "--zero1 shards the optimizer over data-parallel replicas: it needs "
+		               "--dp of 2 or more");
 	return SL_OK;
 }
 
 static const char *const traffic_names[SL_TR_NKINDS] = {
-	"tp_allreduce", "tp_allgather",     "tp_reducescatter", "pp_sendrecv",
-	"dp_allreduce", "dp_reducescatter", "dp_allgather"};
+    "tp_allreduce", "tp_allgather",     "tp_reducescatter", "pp_sendrecv",
+    "dp_allreduce", "dp_reducescatter", "dp_allgather"};
 
 const char *sl_traffic_name(sl_traffic_kind k)
 {

@@ -20,7 +20,6 @@
 #include "train_internal.h"
 #include "xfer.h"
 
-
 static int pl_push(struct plist *pl, const struct pop *o)
 {
 	if (pl->n == pl->cap) {
@@ -100,8 +99,8 @@ static int rec_compute(struct kctx *k, double flops, double sec)
 }
 
 static int k_gemm(struct kctx *k, int ta, int tb, int M, int N, int K, float alpha, const float *a,
-		  size_t ao, int lda, const float *b, size_t bo, int ldb, float beta, float *c, size_t co,
-		  int ldc, const char *label)
+                  size_t ao, int lda, const float *b, size_t bo, int ldb, float beta, float *c,
+                  size_t co, int ldc, const char *label)
 {
 	if (!k->d) {
 		double fl = 2.0 * M * N * K * k->times;
@@ -114,11 +113,11 @@ static int k_gemm(struct kctx *k, int ta, int tb, int M, int N, int K, float alp
 	sl_dev_set_batch(k->d, k->batch);
 	int rc;
 	if (k->dry)
-		rc = sl_dev_sgemm(k->d, ta, tb, M, N, K, alpha, NULL, lda, NULL, ldb, beta, NULL, ldc,
-				  label, k->err);
+		rc = sl_dev_sgemm(k->d, ta, tb, M, N, K, alpha, NULL, lda, NULL, ldb, beta, NULL,
+		                  ldc, label, k->err);
 	else
-		rc = sl_dev_sgemm(k->d, ta, tb, M, N, K, alpha, a + ao, lda, b + bo, ldb, beta, c + co,
-				  ldc, label, k->err);
+		rc = sl_dev_sgemm(k->d, ta, tb, M, N, K, alpha, a + ao, lda, b + bo, ldb, beta,
+		                  c + co, ldc, label, k->err);
 	sl_dev_set_work(k->d, NULL);
 	sl_dev_set_batch(k->d, 1);
 	return rc;
@@ -164,7 +163,7 @@ static int k_alloc(struct kctx *k, float **out, size_t nf, int cat, const char *
 		if (!(*out = malloc(nf ? nf * FL : 1))) {
 			sl_dev_release(k->d, bytes);
 			return sl_fail(k->err, SL_ENOMEM, "device %d: the host cannot allocate %s",
-				       sl_dev_id(k->d), what);
+			               sl_dev_id(k->d), what);
 		}
 	}
 	dr->live[dr->nlive++] = (struct alloc){*out, bytes, cat};
@@ -226,8 +225,8 @@ void trn_free_all(struct kctx *k)
 	}
 }
 
-static int k_coll(struct kctx *k, sl_traffic_kind kind, const sl_group *g, sl_coll_op op, float *buf,
-		  size_t off, size_t count, const size_t *counts)
+static int k_coll(struct kctx *k, sl_traffic_kind kind, const sl_group *g, sl_coll_op op,
+                  float *buf, size_t off, size_t count, const size_t *counts)
 {
 	if (g->n < 2)
 		return SL_OK;
@@ -294,16 +293,16 @@ static int ew_skip(struct kctx *k, double elems, const char *label)
 	return rc;
 }
 
-#define EW_BEGIN(elems, label)                                                                    \
-	if (!k->d || k->dry)                                                                      \
-		return ew_skip(k, (double)(elems), label);                                        \
+#define EW_BEGIN(elems, label)                                                                     \
+	if (!k->d || k->dry)                                                                       \
+		return ew_skip(k, (double)(elems), label);                                         \
 	double mark = sl_dev_cpu_mark()
-#define EW_END(elems, label)                                                                      \
-	do {                                                                                      \
-		sl_dev_set_batch(k->d, k->batch);                                                 \
-		int rc_ = ew_done(k, mark, (double)(elems), label);                               \
-		sl_dev_set_batch(k->d, 1);                                                        \
-		return rc_;                                                                       \
+#define EW_END(elems, label)                                                                       \
+	do {                                                                                       \
+		sl_dev_set_batch(k->d, k->batch);                                                  \
+		int rc_ = ew_done(k, mark, (double)(elems), label);                                \
+		sl_dev_set_batch(k->d, 1);                                                         \
+		return rc_;                                                                        \
 	} while (0)
 
 /* y[rows x cols] += b (broadcast over rows) */
@@ -351,7 +350,8 @@ static int ew_act(struct kctx *k, const float *z, float *a, size_t r, size_t f)
 }
 
 /* dz from da; GeLU's works in place (dz == da). */
-static int ew_act_grad(struct kctx *k, const float *z, const float *da, float *dz, size_t r, size_t f)
+static int ew_act_grad(struct kctx *k, const float *z, const float *da, float *dz, size_t r,
+                       size_t f)
 {
 	int kind = k->tr->m.ffn_kind;
 	const char *label = kind == SL_FFN_SWIGLU ? "swiglu grad" : "gelu grad";
@@ -385,13 +385,13 @@ static int ew_softmax(struct kctx *k, float *p, size_t off, int s)
 	EW_END(2 * (size_t)s * s, "softmax");
 }
 
-static int ew_softmax_grad(struct kctx *k, const float *p, size_t off, float *dp, int s, float scale)
+static int ew_softmax_grad(struct kctx *k, const float *p, size_t off, float *dp, int s,
+                           float scale)
 {
 	EW_BEGIN(3 * (size_t)s * s, "softmax grad");
 	sl_softmax_grad_rows(p + off, dp, s, s, s, scale);
 	EW_END(3 * (size_t)s * s, "softmax grad");
 }
-
 
 /* A fused attention kernel (FlashAttention) begins or ends: its one launch
  * (shared by the heads, k->batch), then products at the fused rate and
@@ -429,11 +429,11 @@ static int scratch(struct kctx *k, float **p, size_t n)
 /* ---- a micro-batch's shape on this device ---- */
 
 struct mbgeo {
-	int nb;        /* sequences */
-	long row0;     /* its first row (token) in the global batch */
-	int r;         /* rows */
-	int sp;        /* sequence parallel: the residual stream is split by rows */
-	int r0, rl;    /* the rows of the residual stream this device holds */
+	int nb;                     /* sequences */
+	long row0;                  /* its first row (token) in the global batch */
+	int r;                      /* rows */
+	int sp;                     /* sequence parallel: the residual stream is split by rows */
+	int r0, rl;                 /* the rows of the residual stream this device holds */
 	size_t cnt[SL_MAX_DEVICES]; /* sequence parallel: rows*h of every TP rank */
 };
 
@@ -466,7 +466,7 @@ static void mb_geo(const struct kctx *k, int mb, struct mbgeo *g)
  * the backward reads the gradient and the mask and writes the gradient.
  * Inside a fused kernel, all on chip. */
 static int ew_dropout(struct kctx *k, const struct blk *b, const struct mbgeo *g, int n, int j,
-		      const float *p, size_t po, float *out, size_t oo, int s, int grad)
+                      const float *p, size_t po, float *out, size_t oo, int s, int grad)
 {
 	/* two values and a byte each */
 	double elems = (2.0 + 1.0 / k->eb) * (double)s * s;
@@ -481,13 +481,13 @@ static int ew_dropout(struct kctx *k, const struct blk *b, const struct mbgeo *g
  * the device's rows: reads the gradient and the mask (a byte each),
  * writes the dropped gradient. */
 static int ew_hdropout_grad(struct kctx *k, const struct blk *b, const struct mbgeo *g, int sub,
-			    const float *in, float *out)
+                            const float *in, float *out)
 {
 	size_t n = (size_t)g->rl * (size_t)k->tr->m.hidden;
 	double elems = (2.0 + 1.0 / k->eb) * (double)n;
 	EW_BEGIN(elems, "hidden dropout grad");
 	sl_hidden_dropout(&k->tr->m, k->step, b->index, sub, g->row0 + g->r0, (size_t)g->rl, in,
-			  out);
+	                  out);
 	EW_END(elems, "hidden dropout grad");
 }
 
@@ -495,8 +495,8 @@ static int ew_hdropout_grad(struct kctx *k, const struct blk *b, const struct mb
  * hidden dropout when there is one, plus the residual x: one fused kernel,
  * as Megatron-LM's bias_dropout_add, that reads y, x and the bias and
  * writes y (and the mask, a byte an element). */
-static int ew_bias_dropout_add(struct kctx *k, const struct blk *b, const struct mbgeo *g,
-			       int sub, float *y, const float *bias, const float *x)
+static int ew_bias_dropout_add(struct kctx *k, const struct blk *b, const struct mbgeo *g, int sub,
+                               float *y, const float *bias, const float *x)
 {
 	size_t h = (size_t)k->tr->m.hidden, rows = (size_t)g->rl, n = rows * h;
 	int drop = k->tr->m.hidden_dropout > 0;
@@ -515,29 +515,29 @@ static int ew_bias_dropout_add(struct kctx *k, const struct blk *b, const struct
 /* The next GEMM: its fields, and its label ("F b1 fc1", "B b0 qkv dW",
  * "F b2 scores h3") made from them. */
 static void work_set(struct kctx *k, char *lb, size_t n, sl_work_pass pass, int block,
-		     sl_work_part part, sl_work_grad grad, int head)
+                     sl_work_part part, sl_work_grad grad, int head)
 {
 	k->work = (sl_ev_work){.pass = (signed char)pass,
-			       .part = (signed char)part,
-			       .grad = (signed char)grad,
-			       .block = (short)block,
-			       .head = (short)head};
+	                       .part = (signed char)part,
+	                       .grad = (signed char)grad,
+	                       .block = (short)block,
+	                       .head = (short)head};
 	char tail[16] = "";
 	if (grad != SL_GRAD_NONE)
 		snprintf(tail, sizeof tail, " %s", grad == SL_GRAD_W ? "dW" : "dX");
 	else if (head >= 0)
 		snprintf(tail, sizeof tail, " h%d", head);
-	snprintf(lb, n, "%c b%d %s%s", pass == SL_PASS_FWD ? 'F' : 'B', block, sl_work_part_tag(part),
-		 tail);
+	snprintf(lb, n, "%c b%d %s%s", pass == SL_PASS_FWD ? 'F' : 'B', block,
+	         sl_work_part_tag(part), tail);
 }
-#define WORK(pass, block, part, grad, head)                                                       \
+#define WORK(pass, block, part, grad, head)                                                        \
 	(k->d ? work_set(k, lb, sizeof lb, pass, block, part, grad, head) : (void)0)
 
-#define TRY(x)                                                                                    \
-	do {                                                                                      \
-		int rc_ = (x);                                                                    \
-		if (rc_)                                                                          \
-			return rc_;                                                               \
+#define TRY(x)                                                                                     \
+	do {                                                                                       \
+		int rc_ = (x);                                                                     \
+		if (rc_)                                                                           \
+			return rc_;                                                                \
 	} while (0)
 
 /* After a weight-gradient product of rows x cols: with separate gradient
@@ -595,13 +595,13 @@ static int norm_in(struct kctx *k, const struct mbgeo *g, float *x, float **xl, 
  * through the hidden dropout (its mask kept in st), plus the residual x.
  * *y is yf itself or (sequence parallel) the device's rows of it. */
 static int reduce_output(struct kctx *k, const struct blk *b, int sub, struct bstash *st,
-			 const struct mbgeo *g, float *yf, const float *bias, const float *x,
-			 float **y)
+                         const struct mbgeo *g, float *yf, const float *bias, const float *x,
+                         float **y)
 {
 	size_t h = (size_t)k->tr->m.hidden, n = (size_t)g->r * h;
 	if (g->sp) {
 		TRY(k_coll(k, SL_TR_TP_REDUCESCATTER, k->ds->tpg, SL_COLL_REDUCESCATTER, yf, 0, n,
-			   g->cnt));
+		           g->cnt));
 		TRY(k_alloc(k, y, (size_t)g->rl * h, CAT_WS, "sub-block output"));
 		TRY(ew_copy(k, *y, 0, yf, (size_t)g->r0 * h, (size_t)g->rl * h));
 		k_free(k, &yf);
@@ -611,7 +611,7 @@ static int reduce_output(struct kctx *k, const struct blk *b, int sub, struct bs
 	}
 	if (k->tr->m.hidden_dropout > 0)
 		TRY(k_alloc(k, &st->hmask[sub], (size_t)ceil((double)g->rl * h / k->eb), CAT_ACT,
-			    "activations (hidden dropout mask)"));
+		            "activations (hidden dropout mask)"));
 	return ew_bias_dropout_add(k, b, g, sub, *y, bias, x);
 }
 
@@ -619,7 +619,7 @@ static int reduce_output(struct kctx *k, const struct blk *b, int sub, struct bs
  * hidden dropout of sub-block sub into *dm (a new buffer), or dy itself
  * without one; the mask is then done with. */
 static int drop_grad(struct kctx *k, const struct blk *b, int sub, struct bstash *st,
-		     const struct mbgeo *g, float *dy, float **dm)
+                     const struct mbgeo *g, float *dy, float **dm)
 {
 	*dm = dy;
 	if (!(k->tr->m.hidden_dropout > 0))
@@ -676,9 +676,11 @@ static int reduce_rows(struct kctx *k, const struct mbgeo *g, float *dxp, float 
 	size_t h = (size_t)k->tr->m.hidden, n = (size_t)g->r * h;
 	if (!g->sp) {
 		*dx = dxp;
-		return k_coll(k, SL_TR_TP_ALLREDUCE, k->ds->tpg, SL_COLL_ALLREDUCE, dxp, 0, n, NULL);
+		return k_coll(k, SL_TR_TP_ALLREDUCE, k->ds->tpg, SL_COLL_ALLREDUCE, dxp, 0, n,
+		              NULL);
 	}
-	TRY(k_coll(k, SL_TR_TP_REDUCESCATTER, k->ds->tpg, SL_COLL_REDUCESCATTER, dxp, 0, n, g->cnt));
+	TRY(k_coll(k, SL_TR_TP_REDUCESCATTER, k->ds->tpg, SL_COLL_REDUCESCATTER, dxp, 0, n,
+	           g->cnt));
 	TRY(k_alloc(k, dx, (size_t)g->rl * h, CAT_WS, "input gradient"));
 	TRY(ew_copy(k, *dx, 0, dxp, (size_t)g->r0 * h, (size_t)g->rl * h));
 	k_free(k, &dxp);
@@ -689,7 +691,7 @@ static int reduce_rows(struct kctx *k, const struct mbgeo *g, float *dxp, float 
  * the pre-norm (its input xl, or NULL without one), plus the residual's
  * dy, becomes *dx; dy and the gathered copy are freed. */
 static int reduce_grad(struct kctx *k, const struct mbgeo *g, float *dxp, float *dy, float *dyf,
-		       const float *xl, float **dx)
+                       const float *xl, float **dx)
 {
 	size_t h = (size_t)k->tr->m.hidden;
 	/* (without sequence parallelism dyf is dy, or the dropped gradient) */
@@ -714,7 +716,7 @@ static float *grd(const struct kctx *k, const struct blk *b, int kind)
 }
 
 static int mlp_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, struct bstash *st,
-		   float **xio)
+                   float **xio)
 {
 	int h = k->tr->m.hidden, r = g->r, ft = b->ft, zc = b->zc;
 	int swiglu = zc != ft;
@@ -725,22 +727,23 @@ static int mlp_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 	TRY(gather_input(k, g, xn, &st->xm));
 	TRY(k_alloc(k, &st->z, (size_t)r * zc, CAT_ACT, "activations (fc1 output)"));
 	WORK(SL_PASS_FWD, b->index, SL_PART_FC1, SL_GRAD_NONE, -1);
-	TRY(k_gemm(k, 0, 0, r, zc, h, 1, st->xm, 0, h, par(k, b, SL_T_FC1_W), 0, zc, 0, st->z, 0, zc,
-		   lb));
+	TRY(k_gemm(k, 0, 0, r, zc, h, 1, st->xm, 0, h, par(k, b, SL_T_FC1_W), 0, zc, 0, st->z, 0,
+	           zc, lb));
 	TRY(ew_bias(k, st->z, (size_t)r, (size_t)zc, par(k, b, SL_T_FC1_B)));
 	TRY(k_alloc(k, &st->a, (size_t)r * ft, CAT_ACT,
-		    swiglu ? "activations (SwiGLU output)" : "activations (GeLU output)"));
+	            swiglu ? "activations (SwiGLU output)" : "activations (GeLU output)"));
 	TRY(ew_act(k, st->z, st->a, (size_t)r, (size_t)ft));
 	TRY(k_alloc(k, &yf, (size_t)r * h, CAT_WS, "fc2 partial sums"));
 	WORK(SL_PASS_FWD, b->index, SL_PART_FC2, SL_GRAD_NONE, -1);
-	TRY(k_gemm(k, 0, 0, r, h, ft, 1, st->a, 0, ft, par(k, b, SL_T_FC2_W), 0, h, 0, yf, 0, h, lb));
+	TRY(k_gemm(k, 0, 0, r, h, ft, 1, st->a, 0, ft, par(k, b, SL_T_FC2_W), 0, h, 0, yf, 0, h,
+	           lb));
 	TRY(reduce_output(k, b, 1, st, g, yf, par(k, b, SL_T_FC2_B), x, xio));
 	keep_rows(k, g, &st->xm, &xn);
 	return SL_OK;
 }
 
 static int mlp_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, struct bstash *st,
-		   float **dio)
+                   float **dio)
 {
 	int h = k->tr->m.hidden, r = g->r, ft = b->ft, zc = b->zc;
 	float *dy = *dio, *dm = NULL, *dyf = NULL, *da = NULL, *dz = NULL, *dxp = NULL;
@@ -752,10 +755,11 @@ static int mlp_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 	if (dm != dy && dyf != dm)
 		k_free(k, &dm); /* gathered */
 	WORK(SL_PASS_BWD, b->index, SL_PART_FC2, SL_GRAD_W, -1);
-	TRY(k_gemm(k, 1, 0, ft, h, r, 1, st->a, 0, ft, dyf, 0, h, 1, grd(k, b, SL_T_FC2_W), 0, h, lb));
+	TRY(k_gemm(k, 1, 0, ft, h, r, 1, st->a, 0, ft, dyf, 0, h, 1, grd(k, b, SL_T_FC2_W), 0, h,
+	           lb));
 	TRY(wgrad_add(k, (size_t)ft, (size_t)h));
 	TRY(k_alloc(k, &da, (size_t)r * ft, CAT_WS,
-		    zc == ft ? "fc1 output gradient" : "activation gradient"));
+	            zc == ft ? "fc1 output gradient" : "activation gradient"));
 	WORK(SL_PASS_BWD, b->index, SL_PART_FC2, SL_GRAD_X, -1);
 	TRY(k_gemm(k, 0, 1, r, ft, h, 1, dyf, 0, h, par(k, b, SL_T_FC2_W), 0, h, 0, da, 0, ft, lb));
 	/* GeLU's gradient overwrites da; SwiGLU's has twice its columns. */
@@ -776,7 +780,8 @@ static int mlp_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 		k_free(k, &xf);
 	TRY(k_alloc(k, &dxp, (size_t)r * h, CAT_WS, "input gradient partial sums"));
 	WORK(SL_PASS_BWD, b->index, SL_PART_FC1, SL_GRAD_X, -1);
-	TRY(k_gemm(k, 0, 1, r, h, zc, 1, dz, 0, zc, par(k, b, SL_T_FC1_W), 0, zc, 0, dxp, 0, h, lb));
+	TRY(k_gemm(k, 0, 1, r, h, zc, 1, dz, 0, zc, par(k, b, SL_T_FC1_W), 0, zc, 0, dxp, 0, h,
+	           lb));
 	k_free(k, &dz);
 	k_free(k, &st->z);
 	k_free(k, &st->a);
@@ -787,7 +792,7 @@ static int mlp_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 }
 
 static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, struct bstash *st,
-		    float **xio)
+                    float **xio)
 {
 	const sl_model_spec *m = &k->tr->m;
 	int h = m->hidden, r = g->r, s = m->seq, d = h / m->heads, ah = b->ah, qc = b->qc;
@@ -800,8 +805,8 @@ static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	TRY(gather_input(k, g, xn, &st->xa));
 	TRY(k_alloc(k, &st->qkv, (size_t)r * qc, CAT_ACT, "activations (Q, K, V)"));
 	WORK(SL_PASS_FWD, b->index, SL_PART_QKV, SL_GRAD_NONE, -1);
-	TRY(k_gemm(k, 0, 0, r, qc, h, 1, st->xa, 0, h, par(k, b, SL_T_QKV_W), 0, qc, 0, st->qkv, 0, qc,
-		   lb));
+	TRY(k_gemm(k, 0, 0, r, qc, h, 1, st->xa, 0, h, par(k, b, SL_T_QKV_W), 0, qc, 0, st->qkv, 0,
+	           qc, lb));
 	/* Fused attention keeps no probabilities: one head's are on chip. */
 	int flash = k->tr->l.attention == SL_ATTN_FLASH, drop = m->attn_dropout > 0;
 	size_t np = (size_t)g->nb * ah * s * s;
@@ -817,9 +822,10 @@ static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 		/* Megatron keeps both: P for the softmax's gradient, the dropped
 		 * ones for V's, and the mask (Korthikanti et al.'s 5as^2 b). */
 		if (drop) {
-			TRY(k_alloc(k, &st->pd, np, CAT_ACT, "activations (attention dropout output)"));
+			TRY(k_alloc(k, &st->pd, np, CAT_ACT,
+			            "activations (attention dropout output)"));
 			TRY(k_alloc(k, &st->mask, (size_t)ceil((double)np / k->eb), CAT_ACT,
-				    "activations (attention dropout mask)"));
+			            "activations (attention dropout mask)"));
 		}
 	}
 	int rc = k_alloc(k, &st->o, (size_t)r * oc, CAT_ACT, "activations (heads' outputs)");
@@ -832,14 +838,15 @@ static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 		rc = fused_begin(k, "attention kernel");
 	for (int n = 0; rc == SL_OK && n < nseq; n++)
 		for (int j = 0; rc == SL_OK && j < nhead; j++) {
-			/* query j % qpg of local group j / qpg; the group's k, v after its queries */
+			/* query j % qpg of local group j / qpg; the group's k, v after its queries
+			 */
 			size_t go = (size_t)n * s * qc + (size_t)(j / qpg) * u;
 			size_t q = go + (size_t)(j % qpg) * d, kv = go + (size_t)qpg * d;
 			size_t po = flash ? 0 : ((size_t)n * ah + j) * s * s;
 			float *P = flash ? pp : st->p, *W = P;
 			WORK(SL_PASS_FWD, b->index, SL_PART_SCORES, SL_GRAD_NONE, j);
-			rc = k_gemm(k, 0, 1, s, s, d, scale, st->qkv, q, qc, st->qkv, kv, qc, 0, P, po, s,
-				    lb);
+			rc = k_gemm(k, 0, 1, s, s, d, scale, st->qkv, q, qc, st->qkv, kv, qc, 0, P,
+			            po, s, lb);
 			if (rc == SL_OK)
 				rc = ew_softmax(k, P, po, s);
 			if (rc == SL_OK && drop) {
@@ -848,8 +855,8 @@ static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 			}
 			WORK(SL_PASS_FWD, b->index, SL_PART_PV, SL_GRAD_NONE, j);
 			if (rc == SL_OK)
-				rc = k_gemm(k, 0, 0, s, d, s, 1, W, po, s, st->qkv, kv + d, qc, 0, st->o,
-					    (size_t)n * s * oc + (size_t)j * d, oc, lb);
+				rc = k_gemm(k, 0, 0, s, d, s, 1, W, po, s, st->qkv, kv + d, qc, 0,
+				            st->o, (size_t)n * s * oc + (size_t)j * d, oc, lb);
 		}
 	fuse(k, 0);
 	free(pp);
@@ -868,14 +875,15 @@ static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	}
 	TRY(k_alloc(k, &yf, (size_t)r * h, CAT_WS, "projection partial sums"));
 	WORK(SL_PASS_FWD, b->index, SL_PART_PROJ, SL_GRAD_NONE, -1);
-	TRY(k_gemm(k, 0, 0, r, h, oc, 1, st->o, 0, oc, par(k, b, SL_T_OUT_W), 0, h, 0, yf, 0, h, lb));
+	TRY(k_gemm(k, 0, 0, r, h, oc, 1, st->o, 0, oc, par(k, b, SL_T_OUT_W), 0, h, 0, yf, 0, h,
+	           lb));
 	TRY(reduce_output(k, b, 0, st, g, yf, par(k, b, SL_T_OUT_B), x, xio));
 	keep_rows(k, g, &st->xa, &xn);
 	return SL_OK;
 }
 
 static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, struct bstash *st,
-		    float **dio)
+                    float **dio)
 {
 	const sl_model_spec *m = &k->tr->m;
 	int h = m->hidden, r = g->r, s = m->seq, d = h / m->heads, ah = b->ah, qc = b->qc;
@@ -891,7 +899,8 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	if (dm != dy && dyf != dm)
 		k_free(k, &dm); /* gathered */
 	WORK(SL_PASS_BWD, b->index, SL_PART_PROJ, SL_GRAD_W, -1);
-	TRY(k_gemm(k, 1, 0, oc, h, r, 1, st->o, 0, oc, dyf, 0, h, 1, grd(k, b, SL_T_OUT_W), 0, h, lb));
+	TRY(k_gemm(k, 1, 0, oc, h, r, 1, st->o, 0, oc, dyf, 0, h, 1, grd(k, b, SL_T_OUT_W), 0, h,
+	           lb));
 	TRY(wgrad_add(k, (size_t)oc, (size_t)h));
 	TRY(k_alloc(k, &dO, (size_t)r * oc, CAT_WS, "heads' output gradient"));
 	WORK(SL_PASS_BWD, b->index, SL_PART_PROJ, SL_GRAD_X, -1);
@@ -915,12 +924,12 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 		TRY(k_alloc(k, &dp, (size_t)s * s, CAT_WS, "attention score gradient"));
 		if (selective)
 			TRY(k_alloc(k, &st->p, (size_t)g->nb * ah * s * s, CAT_WS,
-				    "recomputed attention probabilities"));
+			            "recomputed attention probabilities"));
 		if (selective && drop) {
 			TRY(k_alloc(k, &st->pd, (size_t)g->nb * ah * s * s, CAT_WS,
-				    "recomputed attention dropout output"));
+			            "recomputed attention dropout output"));
 			TRY(k_alloc(k, &st->mask, (size_t)ceil((double)g->nb * ah * s * s / k->eb),
-				    CAT_WS, "recomputed attention dropout mask"));
+			            CAT_WS, "recomputed attention dropout mask"));
 		}
 	}
 	int nseq = k->d ? g->nb : 1, nhead = k->d ? ah : 1;
@@ -939,8 +948,8 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 			if (selective || flash) {
 				/* The forward's scores and softmax, again. */
 				WORK(SL_PASS_FWD, b->index, SL_PART_SCORES, SL_GRAD_NONE, j);
-				rc = k_gemm(k, 0, 1, s, s, d, 1.0f / sqrtf((float)d), st->qkv, q, qc,
-					    st->qkv, kv, qc, 0, P, po, s, lb);
+				rc = k_gemm(k, 0, 1, s, s, d, 1.0f / sqrtf((float)d), st->qkv, q,
+				            qc, st->qkv, kv, qc, 0, P, po, s, lb);
 				if (rc == SL_OK)
 					rc = ew_softmax(k, P, po, s);
 				if (rc == SL_OK && drop)
@@ -948,24 +957,24 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 			}
 			WORK(SL_PASS_BWD, b->index, SL_PART_DP, SL_GRAD_NONE, j);
 			if (rc == SL_OK)
-				rc = k_gemm(k, 0, 1, s, s, d, 1, dO, oo, oc, st->qkv, kv + d, qc, 0, dp, 0,
-					    s, lb);
+				rc = k_gemm(k, 0, 1, s, s, d, 1, dO, oo, oc, st->qkv, kv + d, qc, 0,
+				            dp, 0, s, lb);
 			WORK(SL_PASS_BWD, b->index, SL_PART_DV, SL_GRAD_NONE, j);
 			if (rc == SL_OK)
-				rc = k_gemm(k, 1, 0, s, d, s, 1, W, po, s, dO, oo, oc, acc, dqkv, kv + d, qc,
-					    lb);
+				rc = k_gemm(k, 1, 0, s, d, s, 1, W, po, s, dO, oo, oc, acc, dqkv,
+				            kv + d, qc, lb);
 			if (rc == SL_OK && drop)
 				rc = ew_dropout(k, b, g, n, j, dp, 0, dp, 0, s, 1);
 			if (rc == SL_OK)
 				rc = ew_softmax_grad(k, P, po, dp, s, scale);
 			WORK(SL_PASS_BWD, b->index, SL_PART_DQ, SL_GRAD_NONE, j);
 			if (rc == SL_OK)
-				rc = k_gemm(k, 0, 0, s, d, s, 1, dp, 0, s, st->qkv, kv, qc, 0, dqkv, q, qc,
-					    lb);
+				rc = k_gemm(k, 0, 0, s, d, s, 1, dp, 0, s, st->qkv, kv, qc, 0, dqkv,
+				            q, qc, lb);
 			WORK(SL_PASS_BWD, b->index, SL_PART_DK, SL_GRAD_NONE, j);
 			if (rc == SL_OK)
-				rc = k_gemm(k, 1, 0, s, d, s, 1, dp, 0, s, st->qkv, q, qc, acc, dqkv, kv, qc,
-					    lb);
+				rc = k_gemm(k, 1, 0, s, d, s, 1, dp, 0, s, st->qkv, q, qc, acc,
+				            dqkv, kv, qc, lb);
 		}
 	fuse(k, 0);
 	k->times = 1;
@@ -984,13 +993,14 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	float *xf = NULL;
 	TRY(regather(k, g, st->xa, &xf));
 	TRY(k_gemm(k, 1, 0, h, qc, r, 1, xf, 0, h, dqkv, 0, qc, 1, grd(k, b, SL_T_QKV_W), 0, qc,
-		   lb));
+	           lb));
 	TRY(wgrad_add(k, (size_t)h, (size_t)qc));
 	if (g->sp)
 		k_free(k, &xf);
 	TRY(k_alloc(k, &dxp, (size_t)r * h, CAT_WS, "input gradient partial sums"));
 	WORK(SL_PASS_BWD, b->index, SL_PART_QKV, SL_GRAD_X, -1);
-	TRY(k_gemm(k, 0, 1, r, h, qc, 1, dqkv, 0, qc, par(k, b, SL_T_QKV_W), 0, qc, 0, dxp, 0, h, lb));
+	TRY(k_gemm(k, 0, 1, r, h, qc, 1, dqkv, 0, qc, par(k, b, SL_T_QKV_W), 0, qc, 0, dxp, 0, h,
+	           lb));
 	k_free(k, &dqkv);
 	k_free(k, &st->xa);
 	k_free(k, &st->qkv);
@@ -1067,10 +1077,10 @@ static int embed_fwd(struct kctx *k, const struct mbgeo *g, float *x, struct cst
 	TRY(ew_skip(k, 2 * n, "embedding"));
 	if (g->sp && !learned) {
 		TRY(k_coll(k, SL_TR_TP_REDUCESCATTER, k->ds->tpg, SL_COLL_REDUCESCATTER, e, 0,
-			   (size_t)g->r * h, g->cnt));
+		           (size_t)g->r * h, g->cnt));
 	} else {
 		TRY(k_coll(k, SL_TR_TP_ALLREDUCE, k->ds->tpg, SL_COLL_ALLREDUCE, e, 0,
-			   (size_t)g->r * h, NULL));
+		           (size_t)g->r * h, NULL));
 		/* the positions' add reads two values and writes one */
 		if (learned)
 			TRY(ew_skip(k, 3 * n, "position embedding"));
@@ -1083,7 +1093,7 @@ static int embed_fwd(struct kctx *k, const struct mbgeo *g, float *x, struct cst
 		return SL_OK;
 	/* two values and a mask byte an element */
 	TRY(k_alloc(k, &cs->em, (size_t)ceil(nl / k->eb), CAT_ACT,
-		    "activations (embedding dropout mask)"));
+	            "activations (embedding dropout mask)"));
 	return ew_skip(k, 2 * nl + nl / k->eb, "embedding dropout");
 }
 
@@ -1135,7 +1145,7 @@ static int head_fwd(struct kctx *k, const struct mbgeo *g, float **xio, struct c
 	cs->hx = full;
 	if (k->eb < 4) {
 		TRY(k_alloc(k, &cs->lg, (size_t)ceil(nv * f32), CAT_ACT,
-			    "activations (LM head softmax, fp32)"));
+		            "activations (LM head softmax, fp32)"));
 		TRY(ew_skip(k, nv + nv * f32, "logits to fp32"));
 		k_free(k, &lo);
 	} else {
@@ -1147,7 +1157,7 @@ static int head_fwd(struct kctx *k, const struct mbgeo *g, float **xio, struct c
 	TRY(ew_skip(k, 5.0 * nv * f32, "cross entropy"));
 	for (int i = 0; i < 3; i++)
 		TRY(k_coll(k, SL_TR_TP_ALLREDUCE, k->ds->tpg, SL_COLL_ALLREDUCE, cs->lg, 0,
-			   (size_t)ceil(r * f32), NULL));
+		           (size_t)ceil(r * f32), NULL));
 	return SL_OK;
 }
 
@@ -1191,8 +1201,8 @@ static int head_bwd(struct kctx *k, const struct mbgeo *g, struct cstash *cs, fl
 	return SL_OK;
 }
 
-static int block_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g,
-		     struct bstash *bs, float **xio)
+static int block_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, struct bstash *bs,
+                     float **xio)
 {
 	if (k->tr->m.heads > 0)
 		TRY(attn_fwd(k, b, g, bs, xio));
@@ -1231,7 +1241,8 @@ static int chunk_fwd(struct kctx *k, int c, int mb, float **xio, struct cstash *
 			/* Keep the block's input alone; its forward is run again
 			 * before its backward. */
 			size_t n = (size_t)g.rl * (size_t)k->tr->m.hidden;
-			TRY(k_alloc(k, &bs->xin, n, CAT_ACT, "activations (block input, kept to recompute)"));
+			TRY(k_alloc(k, &bs->xin, n, CAT_ACT,
+			            "activations (block input, kept to recompute)"));
 			TRY(ew_copy(k, bs->xin, 0, *xio, 0, n));
 		}
 		TRY(block_fwd(k, &ds->blk[i], &g, bs, xio));
@@ -1376,7 +1387,7 @@ static int unit_end(const struct dstate *ds, int i)
  * most one message each way per peer: take the first not yet sent (and the
  * first not yet received) for every peer, in list order. */
 static void next_round(const struct pmsg *s, int ns, int *sdone, const struct pmsg *r, int nr,
-		       int *rdone, int *si, int *nsi, int *ri, int *nri)
+                       int *rdone, int *si, int *nsi, int *ri, int *nri)
 {
 	*nsi = *nri = 0;
 	for (int i = 0; i < ns; i++) {
@@ -1428,13 +1439,13 @@ static int exchange(struct kctx *k, const struct pmsg *s, int ns, const struct p
 		}
 		sl_msg sm[MAX_UNIT_MSGS], rm[MAX_UNIT_MSGS];
 		for (int i = 0; i < nsi; i++) {
-			sm[i] = sl_msg1(s[si[i]].peer, k->dry ? NULL : s[si[i]].buf, s[si[i]].off * FL,
-			                s[si[i]].n * FL);
+			sm[i] = sl_msg1(s[si[i]].peer, k->dry ? NULL : s[si[i]].buf,
+			                s[si[i]].off * FL, s[si[i]].n * FL);
 			sm[i].p2p = s[si[i]].info;
 		}
 		for (int i = 0; i < nri; i++) {
-			rm[i] = sl_msg1(r[ri[i]].peer, k->dry ? NULL : r[ri[i]].buf, r[ri[i]].off * FL,
-			                r[ri[i]].n * FL);
+			rm[i] = sl_msg1(r[ri[i]].peer, k->dry ? NULL : r[ri[i]].buf,
+			                r[ri[i]].off * FL, r[ri[i]].n * FL);
 			rm[i].p2p = r[ri[i]].info;
 		}
 		sl_dev_stats a = sl_cluster_dev_stats(c, id);
@@ -1617,7 +1628,8 @@ int trn_pipeline(struct kctx *k)
 			struct pmsg msg = action_input(k, &ds->acts[u], n);
 			if (msg.peer < 0)
 				continue;
-			const char *what = ds->acts[u].bwd ? "received gradient" : "received activations";
+			const char *what =
+			    ds->acts[u].bwd ? "received gradient" : "received activations";
 			TRY(k_alloc(k, &msg.buf, n, CAT_WS, what));
 			inbuf[u - i] = msg.buf;
 			whole[nin] = n;
@@ -1627,8 +1639,8 @@ int trn_pipeline(struct kctx *k)
 		/* Scatter/gather's second half: the TP ranks' slices made whole. */
 		if (scatter_gather(k))
 			for (int u = 0; u < nin; u++)
-				TRY(k_coll(k, SL_TR_TP_ALLGATHER, ds->tpg, SL_COLL_ALLGATHER, in[u].buf, 0,
-					   whole[u], NULL));
+				TRY(k_coll(k, SL_TR_TP_ALLGATHER, ds->tpg, SL_COLL_ALLGATHER,
+				           in[u].buf, 0, whole[u], NULL));
 		for (int u = 0; u < npend; u++)
 			k_free(k, &pend[u].buf);
 		npend = 0;
@@ -1641,7 +1653,8 @@ int trn_pipeline(struct kctx *k)
 			if (!a->bwd && !x) {
 				struct mbgeo g;
 				mb_geo(k, a->mb, &g);
-				TRY(k_alloc(k, &x, (size_t)g.rl * m->hidden, CAT_WS, "input batch"));
+				TRY(k_alloc(k, &x, (size_t)g.rl * m->hidden, CAT_WS,
+				            "input batch"));
 				if (k->d && !k->dry)
 					sl_model_data(m, k->step, g.row0 + g.r0, g.rl, x, NULL);
 			}
@@ -1667,11 +1680,11 @@ int trn_sync_and_update(struct kctx *k)
 	const sl_layout *l = &k->tr->l;
 	float *G = k->d && !k->dry ? ds->G : NULL, *P = k->d && !k->dry ? ds->P : NULL;
 	if (l->seq_parallel && ds->rep_n > 0)
-		TRY(k_coll(k, SL_TR_TP_ALLREDUCE, ds->tpg, SL_COLL_ALLREDUCE, G, ds->rep_lo, ds->rep_n,
-			   NULL));
+		TRY(k_coll(k, SL_TR_TP_ALLREDUCE, ds->tpg, SL_COLL_ALLREDUCE, G, ds->rep_lo,
+		           ds->rep_n, NULL));
 	if (l->zero1)
 		TRY(k_coll(k, SL_TR_DP_REDUCESCATTER, ds->dpg, SL_COLL_REDUCESCATTER, G, 0, ds->n,
-			   NULL));
+		           NULL));
 	else
 		TRY(k_coll(k, SL_TR_DP_ALLREDUCE, ds->dpg, SL_COLL_ALLREDUCE, G, 0, ds->n, NULL));
 	/* Adam reads and writes 28 bytes a parameter at either precision: fp32
@@ -1680,8 +1693,8 @@ int trn_sync_and_update(struct kctx *k)
 	double adam = (double)(ds->opt_hi - ds->opt_lo) * 28.0 / k->eb;
 	if (k->d && !k->dry) {
 		double mark = sl_dev_cpu_mark();
-		sl_adam(&k->tr->m, k->step + 1, ds->P + ds->opt_lo, ds->G + ds->opt_lo, ds->M, ds->V,
-			ds->opt_hi - ds->opt_lo);
+		sl_adam(&k->tr->m, k->step + 1, ds->P + ds->opt_lo, ds->G + ds->opt_lo, ds->M,
+		        ds->V, ds->opt_hi - ds->opt_lo);
 		TRY(ew_done(k, mark, adam, "adam"));
 	} else {
 		TRY(ew_skip(k, adam, "adam"));
@@ -1759,8 +1772,8 @@ int trn_train_prog(sl_dev *d, void *arg, sl_err *err)
 	double pb = trn_param_elem_bytes(hw), ob = trn_opt_elem_bytes(hw);
 	if ((rc = reserve(&k, (uint64_t)((double)ds->n * pb), "its parameter array")) ||
 	    (rc = reserve(&k, (uint64_t)((double)ds->n * pb), "its gradient array")) ||
-	    (rc = reserve(&k, (uint64_t)((double)(ds->opt_hi - ds->opt_lo) * ob),
-			  "its Adam state")))
+	    (rc =
+	         reserve(&k, (uint64_t)((double)(ds->opt_hi - ds->opt_lo) * ob), "its Adam state")))
 		goto out;
 	for (int s = 0; s < R->steps && rc == SL_OK; s++) {
 		k.ks = s;

@@ -59,38 +59,64 @@ size_t sl_scan_number(const char *s, double *v)
 	return n;
 }
 
-static const struct unit byte_units[] = {
-	{"", 1}, {"B", 1},
-	{"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
-	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
-	{"K", 1024.0}, {"M", 1048576.0}, {"G", 1073741824.0},
-	{NULL, 0}};
+static const struct unit byte_units[] = {{"", 1},
+                                         {"B", 1},
+                                         {"KiB", 1024.0},
+                                         {"MiB", 1048576.0},
+                                         {"GiB", 1073741824.0},
+                                         {"TiB", 1099511627776.0},
+                                         {"KB", 1e3},
+                                         {"MB", 1e6},
+                                         {"GB", 1e9},
+                                         {"TB", 1e12},
+                                         {"K", 1024.0},
+                                         {"M", 1048576.0},
+                                         {"G", 1073741824.0},
+                                         {NULL, 0}};
 
 /* A capital B is a byte and a lowercase b a bit, whether "/s" or "ps"
  * follows: GBps is bytes, as Calculon and most tools write it, and Gbps
  * bits, as network line rates are given. */
-static const struct unit rate_units[] = {
-	{"B/s", 1},
-	{"KB/s", 1e3}, {"MB/s", 1e6}, {"GB/s", 1e9}, {"TB/s", 1e12},
-	{"KiB/s", 1024.0}, {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0}, {"TiB/s", 1099511627776.0},
-	{"Bps", 1},
-	{"KBps", 1e3}, {"MBps", 1e6}, {"GBps", 1e9}, {"TBps", 1e12},
-	{"KiBps", 1024.0}, {"MiBps", 1048576.0}, {"GiBps", 1073741824.0}, {"TiBps", 1099511627776.0},
-	{"Kb/s", 1e3 / 8}, {"Mb/s", 1e6 / 8}, {"Gb/s", 1e9 / 8}, {"Tb/s", 1e12 / 8},
-	{"Kbit/s", 1e3 / 8}, {"Mbit/s", 1e6 / 8}, {"Gbit/s", 1e9 / 8}, {"Tbit/s", 1e12 / 8},
-	{"Kbps", 1e3 / 8}, {"Mbps", 1e6 / 8}, {"Gbps", 1e9 / 8}, {"Tbps", 1e12 / 8},
-	{NULL, 0}};
+static const struct unit rate_units[] = {{"B/s", 1},
+                                         {"KB/s", 1e3},
+                                         {"MB/s", 1e6},
+                                         {"GB/s", 1e9},
+                                         {"TB/s", 1e12},
+                                         {"KiB/s", 1024.0},
+                                         {"MiB/s", 1048576.0},
+                                         {"GiB/s", 1073741824.0},
+                                         {"TiB/s", 1099511627776.0},
+                                         {"Bps", 1},
+                                         {"KBps", 1e3},
+                                         {"MBps", 1e6},
+                                         {"GBps", 1e9},
+                                         {"TBps", 1e12},
+                                         {"KiBps", 1024.0},
+                                         {"MiBps", 1048576.0},
+                                         {"GiBps", 1073741824.0},
+                                         {"TiBps", 1099511627776.0},
+                                         {"Kb/s", 1e3 / 8},
+                                         {"Mb/s", 1e6 / 8},
+                                         {"Gb/s", 1e9 / 8},
+                                         {"Tb/s", 1e12 / 8},
+                                         {"Kbit/s", 1e3 / 8},
+                                         {"Mbit/s", 1e6 / 8},
+                                         {"Gbit/s", 1e9 / 8},
+                                         {"Tbit/s", 1e12 / 8},
+                                         {"Kbps", 1e3 / 8},
+                                         {"Mbps", 1e6 / 8},
+                                         {"Gbps", 1e9 / 8},
+                                         {"Tbps", 1e12 / 8},
+                                         {NULL, 0}};
 
 static const struct unit time_units[] = {
-	{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"\xc2\xb5s", 1e-6}, {"ns", 1e-9},
-	{NULL, 0}};
+    {"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"\xc2\xb5s", 1e-6}, {"ns", 1e-9}, {NULL, 0}};
 
 static const struct unit flop_units[] = {
-	{"FLOP/s", 1}, {"FLOPS", 1},
-	{"KFLOP/s", 1e3}, {"MFLOP/s", 1e6}, {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15},
-	{"KFLOPS", 1e3}, {"MFLOPS", 1e6}, {"GFLOPS", 1e9}, {"TFLOPS", 1e12}, {"PFLOPS", 1e15},
-	{"G", 1e9}, {"T", 1e12}, {"P", 1e15},
-	{NULL, 0}};
+    {"FLOP/s", 1},    {"FLOPS", 1},      {"KFLOP/s", 1e3},  {"MFLOP/s", 1e6},
+    {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}, {"KFLOPS", 1e3},
+    {"MFLOPS", 1e6},  {"GFLOPS", 1e9},   {"TFLOPS", 1e12},  {"PFLOPS", 1e15},
+    {"G", 1e9},       {"T", 1e12},       {"P", 1e15},       {NULL, 0}};
 
 /* A kind of value: its units, and the words its messages use.  A family
  * without a "" unit needs one: a bare 5 was read as 5 s for a latency, a
@@ -105,21 +131,31 @@ struct family {
 };
 
 static const struct family bytes_family = {
-	byte_units, "size", "64MiB", "MiB", "B, KiB, MiB, GiB, TiB, KB, MB, GB, TB, K, M, G", 1};
+    byte_units, "size", "64MiB", "MiB", "B, KiB, MiB, GiB, TiB, KB, MB, GB, TB, K, M, G", 1};
 static const struct family rate_family = {
-	rate_units, "rate", "450GB/s", "GB/s",
-	"B/s, GB/s, GiB/s, GBps (bytes) or Gb/s, Gbit/s, Gbps (bits), where G may be K, M or T", 1};
+    rate_units,
+    "rate",
+    "450GB/s",
+    "GB/s",
+    "B/s, GB/s, GiB/s, GBps (bytes) or Gb/s, Gbit/s, Gbps (bits), where G may be K, M or T",
+    1};
 static const struct family time_family = {time_units, "duration", "2us", "us", "ns, us, ms, s", 0};
 static const struct family flop_family = {
-	flop_units, "compute rate", "989TFLOP/s", "TFLOP/s",
-	"FLOP/s, TFLOP/s, TFLOPS or T, where T may be K, M, G or P", 0};
+    flop_units,
+    "compute rate",
+    "989TFLOP/s",
+    "TFLOP/s",
+    "FLOP/s, TFLOP/s, TFLOPS or T, where T may be K, M, G or P",
+    0};
 
 /* The one message for a value that is not a decimal number. */
 static int not_decimal(sl_err *err, const struct family *f, const char *s)
 {
-	return sl_fail(err, SL_EINVAL, "%s '%s' is not a decimal number %s, as in %s (no spaces around "
-		       "it, no sign, hexadecimal, inf or nan)", f->kind, s,
-		       f->units[0].name[0] ? "with a unit" : "with an optional unit", f->example);
+	return sl_fail(err, SL_EINVAL,
+	               "%s '%s' is not a decimal number %s, as in %s (no spaces around "
+	               "it, no sign, hexadecimal, inf or nan)",
+	               f->kind, s, f->units[0].name[0] ? "with a unit" : "with an optional unit",
+	               f->example);
 }
 
 /* Split s into a finite non-negative number and a unit.  Units match
@@ -158,8 +194,9 @@ static int parse_with(const char *s, const struct family *f, double *out, sl_err
 		}
 		/* The example keeps the digits; a figure as large as 1e12 was
 		 * meant in the base unit, not as 1e12 TFLOP/s. */
-		return sl_fail(err, SL_EINVAL, "'%s' has no unit: write it with one of %s (for example %s%s)",
-			       s, f->known, s, v >= 1e6 ? f->units[0].name : f->unit);
+		return sl_fail(err, SL_EINVAL,
+		               "'%s' has no unit: write it with one of %s (for example %s%s)", s,
+		               f->known, s, v >= 1e6 ? f->units[0].name : f->unit);
 	}
 	if (!hit) {
 		char near[120] = "";
@@ -167,13 +204,15 @@ static int parse_with(const char *s, const struct family *f, double *out, sl_err
 		for (const struct unit *u = f->units; u->name && len < sizeof near - 12; u++)
 			if (*u->name && strcasecmp(end, u->name) == 0)
 				len += (size_t)snprintf(near + len, sizeof near - len, "%s%s",
-							len ? " or " : "", u->name);
+				                        len ? " or " : "", u->name);
 		if (near[0])
-			return sl_fail(err, SL_EINVAL, "unit '%s' in %s '%s': units are case-sensitive%s: "
-				       "write %s", end, f->kind, s,
-				       f->bits ? " (B is a byte, b a bit)" : "", near);
-		return sl_fail(err, SL_EINVAL, "unknown unit '%s' in %s '%s' (known: %s)", end, f->kind,
-			       s, f->known);
+			return sl_fail(err, SL_EINVAL,
+			               "unit '%s' in %s '%s': units are case-sensitive%s: "
+			               "write %s",
+			               end, f->kind, s, f->bits ? " (B is a byte, b a bit)" : "",
+			               near);
+		return sl_fail(err, SL_EINVAL, "unknown unit '%s' in %s '%s' (known: %s)", end,
+		               f->kind, s, f->known);
 	}
 	*out = v * hit->scale;
 	if (!isfinite(*out))
@@ -207,8 +246,10 @@ int sl_parse_double(const char *s, double *out, sl_err *err)
 	int neg = s && s[0] == '-';
 	size_t n = s ? sl_scan_number(s + neg, &v) : 0;
 	if (!n || s[neg + n] || !isfinite(v))
-		return sl_fail(err, SL_EINVAL, "'%s' is not a decimal number, as in 0.5 or 1e-3 (no "
-			       "spaces around it, no '+', hexadecimal, inf or nan)", s ? s : "");
+		return sl_fail(err, SL_EINVAL,
+		               "'%s' is not a decimal number, as in 0.5 or 1e-3 (no "
+		               "spaces around it, no '+', hexadecimal, inf or nan)",
+		               s ? s : "");
 	*out = neg ? -v : v;
 	return SL_OK;
 }
@@ -220,18 +261,20 @@ int sl_parse_int(const char *s, long lo, long hi, const char *what, long *out, s
 	while (s && isdigit((unsigned char)s[neg + n]))
 		n++;
 	if (!s || !n || s[neg + n])
-		return sl_fail(err, SL_EINVAL, "%s '%s' is not a whole number (decimal digits only)", what,
-			       s ? s : "");
+		return sl_fail(err, SL_EINVAL,
+		               "%s '%s' is not a whole number (decimal digits only)", what,
+		               s ? s : "");
 	errno = 0;
 	long v = strtol(s, NULL, 10);
 	if (errno == ERANGE || v < lo || v > hi)
-		return sl_fail(err, SL_EINVAL, "%s %s is out of range (%ld to %ld)", what, s, lo, hi);
+		return sl_fail(err, SL_EINVAL, "%s %s is out of range (%ld to %ld)", what, s, lo,
+		               hi);
 	*out = v;
 	return SL_OK;
 }
 
 static char *fmt_scaled(double v, const char *const *names, double base, int nnames, char *buf,
-			size_t n)
+                        size_t n)
 {
 	int i = 0;
 	double a = fabs(v);
@@ -263,8 +306,8 @@ char *sl_fmt_rate(double r, char *buf, size_t n)
 
 char *sl_fmt_flops(double r, char *buf, size_t n)
 {
-	static const char *const names[] = {"FLOP/s", "KFLOP/s", "MFLOP/s", "GFLOP/s", "TFLOP/s",
-					    "PFLOP/s"};
+	static const char *const names[] = {"FLOP/s",  "KFLOP/s", "MFLOP/s",
+	                                    "GFLOP/s", "TFLOP/s", "PFLOP/s"};
 	return fmt_scaled(r, names, 1000.0, 6, buf, n);
 }
 

@@ -25,8 +25,7 @@ static int product_devices(const sl_workload *w, const sl_cluster_config *cfg)
 	return w->gemm.split == SL_SPLIT_SINGLE ? 1 : cfg->devices;
 }
 
-static int product_run(const sl_workload *w, sl_cluster *c, sl_wl_result *r, int pred,
-                       sl_err *err)
+static int product_run(const sl_workload *w, sl_cluster *c, sl_wl_result *r, int pred, sl_err *err)
 {
 	(void)pred;
 	sl_gemm_result res;
@@ -42,7 +41,7 @@ static double product_predict(const sl_workload *w, const sl_cluster *c)
 	int t = sl_cluster_devices(c);
 	double dim = w->gemm.split == SL_SPLIT_ROW ? w->gemm.k : w->gemm.n;
 	return sl_gemm_predict(cfg, &w->gemm, t, ceil(dim / t),
-	                      sl_cost_ring_bottleneck_op(c, t, SL_COLL_ALLREDUCE, w->gemm.algo));
+	                       sl_cost_ring_bottleneck_op(c, t, SL_COLL_ALLREDUCE, w->gemm.algo));
 }
 
 static void product_describe(const sl_workload *w, int devices, char *buf, size_t n)
@@ -111,8 +110,8 @@ static void coll_describe(const sl_workload *w, int devices, char *buf, size_t n
 {
 	char b[32];
 	snprintf(buf, n, "a %s %s of %s over %d devices", sl_algo_name(w->algo),
-	         sl_coll_op_name(w->op), sl_fmt_bytes((double)w->count * sizeof(float), b, sizeof b),
-	         devices);
+	         sl_coll_op_name(w->op),
+	         sl_fmt_bytes((double)w->count * sizeof(float), b, sizeof b), devices);
 }
 
 /* ---- a training step ---- */
@@ -155,8 +154,8 @@ static int train_run(const sl_workload *w, sl_cluster *c, sl_wl_result *r, int p
 	sl_train_destroy(t);
 	int est;
 	if (rc == SL_OK && pred)
-		rc = sl_train_single_step_s(&w->m, &w->l, sl_cluster_config_of(c), &r->single_s, &est,
-					    err);
+		rc = sl_train_single_step_s(&w->m, &w->l, sl_cluster_config_of(c), &r->single_s,
+		                            &est, err);
 	if (r == &mine)
 		sl_wl_result_free(&mine);
 	return rc;
@@ -195,8 +194,7 @@ static int reshard_check(const sl_workload *w, int devices, sl_err *err)
 
 /* Into a directory that is removed after: what is shown is the devices'
  * reads and writes. */
-static int reshard_run(const sl_workload *w, sl_cluster *c, sl_wl_result *r, int pred,
-                       sl_err *err)
+static int reshard_run(const sl_workload *w, sl_cluster *c, sl_wl_result *r, int pred, sl_err *err)
 {
 	(void)r;
 	(void)pred;

@@ -50,11 +50,11 @@ typedef struct sl_workload {
 
 /* What a run leaves beside the cluster's trace and statistics. */
 typedef struct sl_wl_result {
-	sl_gemm_result gemm;      /* a product's */
-	sl_train_report trep;     /* a training run's: free with sl_wl_result_free */
-	double loss;              /* its first step's loss */
+	sl_gemm_result gemm;       /* a product's */
+	sl_train_report trep;      /* a training run's: free with sl_wl_result_free */
+	double loss;               /* its first step's loss */
 	sl_train_prediction tpred; /* with a prediction asked: the analytic step */
-	double single_s;          /* and the same step on one device */
+	double single_s;           /* and the same step on one device */
 	/* A reshard a caller ran itself (a lesson's): the checkpoint it read,
 	 * still open, and who read and wrote what; all freed with the result. */
 	sl_ckpt *ck;

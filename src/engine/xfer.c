@@ -43,7 +43,7 @@ struct cursor {
 };
 
 static void cursor_init(struct cursor *c, const void *base, const size_t *off, const size_t *len,
-			int nseg)
+                        int nseg)
 {
 	c->base = (char *)base;
 	c->off = off;
@@ -98,7 +98,8 @@ static void move_bytes(struct cursor *from, struct cursor *to, size_t n, sl_xop 
 		if (n < k)
 			k = n;
 		if (op == SL_XSUM)
-			sum_f32((float *)cursor_ptr(to), (const float *)cursor_ptr(from), k / sizeof(float));
+			sum_f32((float *)cursor_ptr(to), (const float *)cursor_ptr(from),
+			        k / sizeof(float));
 		else
 			memcpy(cursor_ptr(to), cursor_ptr(from), k);
 		cursor_advance(from, k);
@@ -124,7 +125,7 @@ static size_t chunk_bytes(double bw, double slowdown)
  * Timing-only, the same chunks keep the same pace and the same progress
  * for the front end, but no byte is read or written. */
 static int pull(sl_dev *d, struct sl_link *l, double *rx_free, const struct sl_chan *desc,
-		const sl_msg *r, int *share, sl_xop op, double *t_start, double *t_end)
+                const sl_msg *r, int *share, sl_xop op, double *t_start, double *t_end)
 {
 	sl_cluster *c = d->c;
 	size_t total = sl_msg_bytes(r);
@@ -201,7 +202,7 @@ static int cmp_span(const void *a, const void *b)
 }
 
 double sl_settle(double clock, sl_span *sp, int n, double *comm, double *wait,
-		 void (*gap)(void *ctx, double from, double to), void *ctx)
+                 void (*gap)(void *ctx, double from, double to), void *ctx)
 {
 	double t = clock;
 	/* By start, stably: an exchange has a span or two, for which qsort's
@@ -277,24 +278,28 @@ static int check_msgs(sl_dev *d, const sl_msg *m, int n, sl_xop op, sl_err *err)
 {
 	for (int i = 0; i < n; i++) {
 		if (m[i].peer < 0 || m[i].peer >= d->c->n || m[i].peer == d->id)
-			return sl_fail(err, SL_EINVAL, "device %d: no link to device %d", d->id, m[i].peer);
+			return sl_fail(err, SL_EINVAL, "device %d: no link to device %d", d->id,
+			               m[i].peer);
 		/* One slot per channel: a device has one message in flight per peer. */
 		for (int k = 0; k < i; k++)
 			if (m[k].peer == m[i].peer)
-				return sl_fail(err, SL_EINVAL, "device %d: two messages to device %d at once",
-					       d->id, m[i].peer);
+				return sl_fail(err, SL_EINVAL,
+				               "device %d: two messages to device %d at once",
+				               d->id, m[i].peer);
 		if (m[i].nseg < 1 || m[i].nseg > 2)
 			return sl_fail(err, SL_EINVAL, "device %d: bad message", d->id);
 		for (int s = 0; s < m[i].nseg; s++)
-			if (op == SL_XSUM && (m[i].len[s] % sizeof(float) || m[i].off[s] % sizeof(float)))
-				return sl_fail(err, SL_EINVAL, "device %d: a summed message must hold whole floats",
-					       d->id);
+			if (op == SL_XSUM &&
+			    (m[i].len[s] % sizeof(float) || m[i].off[s] % sizeof(float)))
+				return sl_fail(err, SL_EINVAL,
+				               "device %d: a summed message must hold whole floats",
+				               d->id);
 	}
 	return SL_OK;
 }
 
 int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int nrecv, sl_xop op,
-	    const char *label, sl_err *err)
+            const char *label, sl_err *err)
 {
 	sl_cluster *c = d->c;
 	if (nsend < 0 || nrecv < 0 || nsend > MAX_MSGS / 2 || nrecv > MAX_MSGS / 2)
@@ -364,13 +369,14 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 		double ts = d->clock, te = d->clock, w0 = sl_wall_now();
 		if (want != got)
 			rc = sl_fail(err, SL_EINVAL,
-				     "device %d expected %zu bytes from device %d but it sent %zu", d->id,
-				     want, src, got);
+			             "device %d expected %zu bytes from device %d but it sent %zu",
+			             d->id, want, src, got);
 		else
-			rc = pull(d, &pr[i]->link,
-				  d->coll.op >= 0 ? &d->rx_free[!sl_cluster_same_node(c, src, d->id)]
-						  : NULL,
-				  &desc, &recvs[i], &share_r[i], op, &ts, &te);
+			rc =
+			    pull(d, &pr[i]->link,
+			         d->coll.op >= 0 ? &d->rx_free[!sl_cluster_same_node(c, src, d->id)]
+			                         : NULL,
+			         &desc, &recvs[i], &share_r[i], op, &ts, &te);
 		if (rc == SL_ECANCEL)
 			sl_fail(err, SL_ECANCEL, "cancelled");
 		double w1 = sl_wall_now();
@@ -403,8 +409,8 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 			d->coll.count = recvs[i].count;
 			d->p2p = recvs[i].p2p;
 			d->p2p.share = (signed char)(share_r[i] < 127 ? share_r[i] : 127);
-			sl_dev_record(d, op == SL_XSUM ? SL_EV_REDUCE : SL_EV_RECV, src, a, te, w0, w1,
-				      wire_bytes(c, want), 0, label);
+			sl_dev_record(d, op == SL_XSUM ? SL_EV_REDUCE : SL_EV_RECV, src, a, te, w0,
+			              w1, wire_bytes(c, want), 0, label);
 			memset(&d->p2p, 0, sizeof d->p2p);
 		}
 		sp[nsp++] = (sl_span){ts, te};
@@ -441,8 +447,9 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 			if (rc == SL_OK && done.failed == SL_ECANCEL)
 				rc = sl_fail(err, SL_ECANCEL, "cancelled");
 			else if (rc == SL_OK)
-				rc = sl_fail(err, SL_EINVAL, "device %d: device %d refused a message",
-					     d->id, sends[i].peer);
+				rc = sl_fail(err, SL_EINVAL,
+				             "device %d: device %d refused a message", d->id,
+				             sends[i].peer);
 			continue;
 		}
 		if (rc != SL_OK)
@@ -453,7 +460,7 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 		d->p2p = sends[i].p2p;
 		d->p2p.share = (signed char)(done.shared < 127 ? done.shared : 127);
 		sl_dev_record(d, SL_EV_SEND, sends[i].peer, done.t_start, done.t_end, done.w_start,
-			      done.w_end, bytes, 0, label);
+		              done.w_end, bytes, 0, label);
 		memset(&d->p2p, 0, sizeof d->p2p);
 		sp[nsp++] = (sl_span){done.t_start, done.t_end};
 		pthread_mutex_lock(&d->mu);
@@ -468,7 +475,7 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 }
 
 int sl_xfer_coll(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int nrecv,
-		 sl_xop op, const sl_ev_coll *info, const char *label, sl_err *err)
+                 sl_xop op, const sl_ev_coll *info, const char *label, sl_err *err)
 {
 	d->coll = *info;
 	int rc = sl_xfer(d, sends, nsend, recvs, nrecv, op, label, err);

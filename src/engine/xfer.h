@@ -43,12 +43,12 @@ size_t sl_msg_bytes(const sl_msg *m);
  * through one port of a realistic machine's device share it:
  * sl_port_share); the clock ends at the latest completion.  Receives and
  * sends must match the peer's calls in count and size, else SL_EINVAL. */
-int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int nrecv,
-	    sl_xop op, const char *label, sl_err *err);
+int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int nrecv, sl_xop op,
+            const char *label, sl_err *err);
 /* The same, as one step of a collective: every event it records carries
  * info, with each message's blocks. */
 int sl_xfer_coll(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int nrecv,
-		 sl_xop op, const sl_ev_coll *info, const char *label, sl_err *err);
+                 sl_xop op, const sl_ev_coll *info, const char *label, sl_err *err);
 
 /* The engine's clock rule after an exchange, the one the emulation and the
  * prediction's replay both use: walk the transfers' spans in order of start
@@ -59,7 +59,7 @@ typedef struct sl_span {
 	double t0, t1;
 } sl_span;
 double sl_settle(double clock, sl_span *sp, int n, double *comm, double *wait,
-		 void (*gap)(void *ctx, double from, double to), void *ctx);
+                 void (*gap)(void *ctx, double from, double to), void *ctx);
 
 int sl_send(sl_dev *d, int peer, const void *buf, size_t bytes, const char *label, sl_err *err);
 int sl_recv(sl_dev *d, int peer, void *buf, size_t bytes, const char *label, sl_err *err);

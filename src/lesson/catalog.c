@@ -130,10 +130,11 @@ int sl_lesson_find(const char *name, char *path, size_t n, sl_err *err)
 		if (stat(name, &st) != 0)
 			return sl_fail(err, SL_EINVAL, "%s: no such lesson file", name);
 		if (S_ISDIR(st.st_mode))
-			return sl_fail(err, SL_EINVAL, "%s: is a directory, not a lesson file", name);
+			return sl_fail(err, SL_EINVAL, "%s: is a directory, not a lesson file",
+			               name);
 		if (!S_ISREG(st.st_mode))
-			return sl_fail(err, SL_EINVAL, "%s: not a regular file (a lesson is a text file)",
-				       name);
+			return sl_fail(err, SL_EINVAL,
+			               "%s: not a regular file (a lesson is a text file)", name);
 		snprintf(path, n, "%s", name);
 		return SL_OK;
 	}
@@ -146,14 +147,14 @@ int sl_lesson_find(const char *name, char *path, size_t n, sl_err *err)
 		char list[300] = "";
 		for (int j = 0; j < nn; j++) {
 			if (!known[0] || strlen(known) + strlen(names[j]) + 2 < sizeof known)
-				snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
-					 known[0] ? " " : "", names[j]);
+				snprintf(known + strlen(known), sizeof known - strlen(known),
+				         "%s%s", known[0] ? " " : "", names[j]);
 			if (matches(names[j], name)) {
 				hits++;
 				hit = j;
 				if (strlen(list) + strlen(names[j]) + 2 < sizeof list)
-					snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
-						 list[0] ? " " : "", names[j]);
+					snprintf(list + strlen(list), sizeof list - strlen(list),
+					         "%s%s", list[0] ? " " : "", names[j]);
 			}
 		}
 		if (hits == 1)
@@ -162,12 +163,14 @@ int sl_lesson_find(const char *name, char *path, size_t n, sl_err *err)
 		if (hits == 1)
 			return SL_OK;
 		if (hits > 1)
-			return sl_fail(err, SL_EINVAL, "'%s' names several lessons: %s", name, list);
+			return sl_fail(err, SL_EINVAL, "'%s' names several lessons: %s", name,
+			               list);
 	}
 	if (known[0])
 		return sl_fail(err, SL_EINVAL, "no lesson named '%s' (lessons: %s)", name, known);
-	return sl_fail(err, SL_EINVAL, "no lesson named '%s', and no lessons installed in %s/lessons",
-		       name, SL_PKGDATADIR);
+	return sl_fail(err, SL_EINVAL,
+	               "no lesson named '%s', and no lessons installed in %s/lessons", name,
+	               SL_PKGDATADIR);
 }
 
 int sl_catalog_list(sl_catalog_entry **out, int *count, sl_err *err)
@@ -191,9 +194,11 @@ int sl_catalog_list(sl_catalog_entry **out, int *count, sl_err *err)
 		for (int j = 0; j < nn; j++) {
 			sl_lesson *l;
 			sl_err le = {0};
-			int len = snprintf(e[j].path, sizeof e[j].path, "%s/%s.lesson", d[i], names[j]);
+			int len =
+			    snprintf(e[j].path, sizeof e[j].path, "%s/%s.lesson", d[i], names[j]);
 			if (len < 0 || (size_t)len >= sizeof e[j].path) {
-				snprintf(e[j].error, sizeof e[j].error, "the lesson's path is too long");
+				snprintf(e[j].error, sizeof e[j].error,
+				         "the lesson's path is too long");
 				continue;
 			}
 			sl_progress_id(e[j].path, e[j].id, sizeof e[j].id);

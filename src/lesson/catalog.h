@@ -24,7 +24,7 @@ typedef struct sl_catalog_entry {
 	char title[128];
 	char about[256];
 	int minutes;
-	int ok;            /* it passed the check; else error holds why */
+	int ok; /* it passed the check; else error holds why */
 	char error[256];
 } sl_catalog_entry;
 

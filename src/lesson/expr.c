@@ -11,9 +11,9 @@
 
 #include "units.h"
 
-#define MAX_EXPR 400   /* bytes of one expression */
+#define MAX_EXPR 400     /* bytes of one expression */
 #define MAX_NODES 100000 /* per lesson: a file of 1 MiB cannot need more */
-#define MAX_DEPTH 40   /* parentheses and unary minus nesting */
+#define MAX_DEPTH 40     /* parentheses and unary minus nesting */
 
 int sl_dim_eq(sl_dim a, sl_dim b)
 {
@@ -99,14 +99,16 @@ static int in_list(const char *u, const char *const *list)
 int sl_literal_parse(const char *s, double *v, sl_dim *d, sl_err *err)
 {
 	static const char *const times[] = {"s", "ms", "us", "\xc2\xb5s", "ns", NULL};
-	static const char *const sizes[] = {"B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB",
-					    NULL};
+	static const char *const sizes[] = {"B",   "KB",  "MB",  "GB",  "TB",
+	                                    "KiB", "MiB", "GiB", "TiB", NULL};
 	double x;
 	size_t nl = sl_scan_number(s, &x);
 	const char *u = s + nl;
 	if (!nl || !isfinite(x) || (nl == 1 && *s == '0' && (*u == 'x' || *u == 'X')))
-		return sl_fail(err, SL_EINVAL, "'%s' is not a decimal number (as in 2.5, 1e9 or 64MiB; "
-			       "no hexadecimal, inf or nan)", s);
+		return sl_fail(err, SL_EINVAL,
+		               "'%s' is not a decimal number (as in 2.5, 1e9 or 64MiB; "
+		               "no hexadecimal, inf or nan)",
+		               s);
 	if (!*u) {
 		*v = x;
 		*d = SL_DIM_NONE;
@@ -131,7 +133,8 @@ int sl_literal_parse(const char *s, double *v, sl_dim *d, sl_err *err)
 		*d = SL_DIM_FLOPS;
 		rc = sl_parse_flops(s, v, err);
 	} else if ((ul > 2 && strcmp(u + ul - 2, "/s") == 0) ||
-		   (ul >= 3 && (strcmp(u + ul - 3, "bps") == 0 || strcmp(u + ul - 3, "Bps") == 0))) {
+	           (ul >= 3 &&
+	            (strcmp(u + ul - 3, "bps") == 0 || strcmp(u + ul - 3, "Bps") == 0))) {
 		*d = SL_DIM_RATE;
 		rc = sl_parse_rate(s, v, err);
 	} else if (in_list(u, times)) {
@@ -141,10 +144,11 @@ int sl_literal_parse(const char *s, double *v, sl_dim *d, sl_err *err)
 		*d = SL_DIM_BYTES;
 		rc = sl_parse_bytes(s, v, err);
 	} else {
-		return sl_fail(err, SL_EINVAL,
-			       "unknown unit '%s' in '%s' (units: s ms us ns, B KiB MiB GiB KB MB GB, "
-			       "GB/s GBps MB/s Gb/s Gbps, GFLOP TFLOP/s, %%)",
-			       u, s);
+		return sl_fail(
+		    err, SL_EINVAL,
+		    "unknown unit '%s' in '%s' (units: s ms us ns, B KiB MiB GiB KB MB GB, "
+		    "GB/s GBps MB/s Gb/s Gbps, GFLOP TFLOP/s, %%)",
+		    u, s);
 	}
 	return rc;
 }
@@ -152,8 +156,23 @@ int sl_literal_parse(const char *s, double *v, sl_dim *d, sl_err *err)
 /* ---- the tokenizer ---- */
 
 enum tok {
-	T_END, T_NUM, T_NAME, T_LP, T_RP, T_COMMA, T_PLUS, T_MINUS, T_STAR, T_SLASH,
-	T_LT, T_LE, T_GT, T_GE, T_EQ, T_NE, T_BAD
+	T_END,
+	T_NUM,
+	T_NAME,
+	T_LP,
+	T_RP,
+	T_COMMA,
+	T_PLUS,
+	T_MINUS,
+	T_STAR,
+	T_SLASH,
+	T_LT,
+	T_LE,
+	T_GT,
+	T_GE,
+	T_EQ,
+	T_NE,
+	T_BAD
 };
 
 struct lexer {
@@ -192,7 +211,8 @@ static void next(struct lexer *lx)
 		lx->t = T_NUM;
 	} else if (islower((unsigned char)c) || c == '_') {
 		size_t i = st;
-		while (islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '_' ||
+		while (islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) ||
+		       s[i] == '_' ||
 		       (s[i] == '.' && (islower((unsigned char)s[i + 1]) || s[i + 1] == '_')))
 			i++;
 		lx->i = i;
@@ -200,13 +220,27 @@ static void next(struct lexer *lx)
 	} else {
 		lx->i = st + 1;
 		switch (c) {
-		case '(': lx->t = T_LP; break;
-		case ')': lx->t = T_RP; break;
-		case ',': lx->t = T_COMMA; break;
-		case '+': lx->t = T_PLUS; break;
-		case '-': lx->t = T_MINUS; break;
-		case '*': lx->t = T_STAR; break;
-		case '/': lx->t = T_SLASH; break;
+		case '(':
+			lx->t = T_LP;
+			break;
+		case ')':
+			lx->t = T_RP;
+			break;
+		case ',':
+			lx->t = T_COMMA;
+			break;
+		case '+':
+			lx->t = T_PLUS;
+			break;
+		case '-':
+			lx->t = T_MINUS;
+			break;
+		case '*':
+			lx->t = T_STAR;
+			break;
+		case '/':
+			lx->t = T_SLASH;
+			break;
 		case '<':
 		case '>':
 		case '=':
@@ -271,19 +305,23 @@ static int binary(struct lexer *lx, sl_node_op op, int a, int b)
 	case SL_N_MAX:
 		if (!sl_dim_eq(na->dim, nb->dim)) {
 			sl_fail(lx->err, SL_EINVAL, "cannot %s %s and %s",
-				op == SL_N_ADD ? "add" : op == SL_N_SUB ? "subtract" : "compare",
-				sl_dim_name(na->dim), sl_dim_name(nb->dim));
+			        op == SL_N_ADD   ? "add"
+			        : op == SL_N_SUB ? "subtract"
+			                         : "compare",
+			        sl_dim_name(na->dim), sl_dim_name(nb->dim));
 			return -1;
 		}
 		n.dim = na->dim;
 		break;
 	case SL_N_MUL:
-		n.dim = (sl_dim){(signed char)(na->dim.b + nb->dim.b), (signed char)(na->dim.s + nb->dim.s),
-				 (signed char)(na->dim.f + nb->dim.f)};
+		n.dim = (sl_dim){(signed char)(na->dim.b + nb->dim.b),
+		                 (signed char)(na->dim.s + nb->dim.s),
+		                 (signed char)(na->dim.f + nb->dim.f)};
 		break;
 	default:
-		n.dim = (sl_dim){(signed char)(na->dim.b - nb->dim.b), (signed char)(na->dim.s - nb->dim.s),
-				 (signed char)(na->dim.f - nb->dim.f)};
+		n.dim = (sl_dim){(signed char)(na->dim.b - nb->dim.b),
+		                 (signed char)(na->dim.s - nb->dim.s),
+		                 (signed char)(na->dim.f - nb->dim.f)};
 		break;
 	}
 	return pool_add(lx->p, n, lx->err);
@@ -329,8 +367,10 @@ static int parse_primary(struct lexer *lx)
 		char name[MAX_EXPR + 1];
 		snprintf(name, sizeof name, "%s", lx->text);
 		next(lx);
-		int fn = strcmp(name, "min") == 0 ? SL_N_MIN : strcmp(name, "max") == 0 ? SL_N_MAX
-			 : strcmp(name, "abs") == 0 ? SL_N_ABS : -1;
+		int fn = strcmp(name, "min") == 0   ? SL_N_MIN
+		         : strcmp(name, "max") == 0 ? SL_N_MAX
+		         : strcmp(name, "abs") == 0 ? SL_N_ABS
+		                                    : -1;
 		if (fn >= 0 && lx->t == T_LP) {
 			next(lx);
 			int a = parse_sum(lx), b = -1;
@@ -338,7 +378,8 @@ static int parse_primary(struct lexer *lx)
 				return -1;
 			if (fn != SL_N_ABS) {
 				if (lx->t != T_COMMA) {
-					sl_fail(lx->err, SL_EINVAL, "%s takes two values: %s(a, b)", name, name);
+					sl_fail(lx->err, SL_EINVAL, "%s takes two values: %s(a, b)",
+					        name, name);
 					return -1;
 				}
 				next(lx);
@@ -346,7 +387,8 @@ static int parse_primary(struct lexer *lx)
 					return -1;
 			}
 			if (lx->t != T_RP) {
-				sl_fail(lx->err, SL_EINVAL, "expected ')' after the arguments of %s", name);
+				sl_fail(lx->err, SL_EINVAL,
+				        "expected ')' after the arguments of %s", name);
 				return -1;
 			}
 			next(lx);
@@ -367,7 +409,8 @@ static int parse_primary(struct lexer *lx)
 			sl_node n = node0(SL_N_REF);
 			char *dot = strchr(name, '.');
 			if (dot && strchr(dot + 1, '.')) {
-				sl_fail(lx->err, SL_EINVAL, "'%s': a figure is NAME or RUN.NAME", name);
+				sl_fail(lx->err, SL_EINVAL, "'%s': a figure is NAME or RUN.NAME",
+				        name);
 				return -1;
 			}
 			if (dot)
@@ -377,7 +420,8 @@ static int parse_primary(struct lexer *lx)
 			r = pool_add(lx->p, n, lx->err);
 		}
 	} else {
-		sl_fail(lx->err, SL_EINVAL, "expected a figure or a number but found %s", tok_desc(lx));
+		sl_fail(lx->err, SL_EINVAL, "expected a figure or a number but found %s",
+		        tok_desc(lx));
 		return -1;
 	}
 	lx->depth--;
@@ -419,15 +463,27 @@ static int parse_cmp(struct lexer *lx)
 		return -1;
 	sl_cmp cmp;
 	switch (lx->t) {
-	case T_LT: cmp = SL_LT; break;
-	case T_LE: cmp = SL_LE; break;
-	case T_GT: cmp = SL_GT; break;
-	case T_GE: cmp = SL_GE; break;
-	case T_EQ: cmp = SL_EQ; break;
-	case T_NE: cmp = SL_NE; break;
+	case T_LT:
+		cmp = SL_LT;
+		break;
+	case T_LE:
+		cmp = SL_LE;
+		break;
+	case T_GT:
+		cmp = SL_GT;
+		break;
+	case T_GE:
+		cmp = SL_GE;
+		break;
+	case T_EQ:
+		cmp = SL_EQ;
+		break;
+	case T_NE:
+		cmp = SL_NE;
+		break;
 	default:
-		sl_fail(lx->err, SL_EINVAL,
-			"expected a comparison (< <= > >= == !=) but found %s", tok_desc(lx));
+		sl_fail(lx->err, SL_EINVAL, "expected a comparison (< <= > >= == !=) but found %s",
+		        tok_desc(lx));
 		return -1;
 	}
 	next(lx);
@@ -437,8 +493,10 @@ static int parse_cmp(struct lexer *lx)
 	sl_node *na = &lx->p->n[a], *nb = &lx->p->n[b];
 	if (!sl_dim_eq(na->dim, nb->dim)) {
 		sl_fail(lx->err, SL_EINVAL, "cannot compare %s with %s%s", sl_dim_name(na->dim),
-			sl_dim_name(nb->dim),
-			sl_dim_eq(nb->dim, SL_DIM_NONE) ? " (give the number a unit, e.g. 2us or 10GB/s)" : "");
+		        sl_dim_name(nb->dim),
+		        sl_dim_eq(nb->dim, SL_DIM_NONE)
+		            ? " (give the number a unit, e.g. 2us or 10GB/s)"
+		            : "");
 		return -1;
 	}
 	sl_node n = node0(SL_N_CMP);
@@ -450,7 +508,8 @@ static int parse_cmp(struct lexer *lx)
 	if (lx->t == T_NAME && strcmp(lx->text, "within") == 0) {
 		next(lx);
 		if (lx->t != T_NUM) {
-			sl_fail(lx->err, SL_EINVAL, "'within' needs a tolerance: within 1%% or within 2us");
+			sl_fail(lx->err, SL_EINVAL,
+			        "'within' needs a tolerance: within 1%% or within 2us");
 			return -1;
 		}
 		sl_node t = node0(SL_N_NUM);
@@ -458,8 +517,10 @@ static int parse_cmp(struct lexer *lx)
 			return -1;
 		n.tol_rel = strchr(lx->text, '%') != NULL;
 		if (!n.tol_rel && !sl_dim_eq(t.dim, n.dim)) {
-			sl_fail(lx->err, SL_EINVAL, "the tolerance %s is %s but the values compared are %s "
-				"(or write a percentage)", lx->text, sl_dim_name(t.dim), sl_dim_name(n.dim));
+			sl_fail(lx->err, SL_EINVAL,
+			        "the tolerance %s is %s but the values compared are %s "
+			        "(or write a percentage)",
+			        lx->text, sl_dim_name(t.dim), sl_dim_name(n.dim));
 			return -1;
 		}
 		if (!(t.v >= 0)) {
@@ -476,7 +537,8 @@ static int parse_cmp(struct lexer *lx)
 static int parse_cond(struct lexer *lx)
 {
 	int a = parse_cmp(lx);
-	while (a >= 0 && lx->t == T_NAME && (strcmp(lx->text, "and") == 0 || strcmp(lx->text, "or") == 0)) {
+	while (a >= 0 && lx->t == T_NAME &&
+	       (strcmp(lx->text, "and") == 0 || strcmp(lx->text, "or") == 0)) {
 		sl_node n = node0(lx->text[0] == 'a' ? SL_N_AND : SL_N_OR);
 		next(lx);
 		int b = parse_cmp(lx);
@@ -491,7 +553,7 @@ static int parse_cond(struct lexer *lx)
 }
 
 int sl_expr_parse(sl_pool *p, const char *s, size_t len, int want_cond, sl_resolve_fn res,
-		  void *ctx, sl_err *err)
+                  void *ctx, sl_err *err)
 {
 	if (len > MAX_EXPR) {
 		sl_fail(err, SL_EINVAL, "expression longer than %d characters", MAX_EXPR);
@@ -503,8 +565,9 @@ int sl_expr_parse(sl_pool *p, const char *s, size_t len, int want_cond, sl_resol
 	struct lexer lx = {.s = buf, .p = p, .res = res, .ctx = ctx, .err = err};
 	next(&lx);
 	if (lx.t == T_END) {
-		sl_fail(err, SL_EINVAL, want_cond ? "a condition is missing (e.g. speedup < 1)"
-						  : "a value is missing (e.g. comm_time / time)");
+		sl_fail(err, SL_EINVAL,
+		        want_cond ? "a condition is missing (e.g. speedup < 1)"
+		                  : "a value is missing (e.g. comm_time / time)");
 		return -1;
 	}
 	int r = want_cond ? parse_cond(&lx) : parse_sum(&lx);
@@ -513,7 +576,7 @@ int sl_expr_parse(sl_pool *p, const char *s, size_t len, int want_cond, sl_resol
 			sl_fail(err, SL_EINVAL, "a value is expected here, not a comparison");
 		else
 			sl_fail(err, SL_EINVAL, "unexpected %s after the %s", tok_desc(&lx),
-				want_cond ? "condition" : "value");
+			        want_cond ? "condition" : "value");
 		return -1;
 	}
 	return r;
@@ -540,19 +603,33 @@ int sl_expr_eval(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, doubl
 	if (n->b >= 0 && sl_expr_eval(p, n->b, look, ctx, &b, err))
 		return err ? err->code : SL_EINVAL;
 	switch (n->op) {
-	case SL_N_NEG: *v = -a; break;
-	case SL_N_ADD: *v = a + b; break;
-	case SL_N_SUB: *v = a - b; break;
-	case SL_N_MUL: *v = a * b; break;
+	case SL_N_NEG:
+		*v = -a;
+		break;
+	case SL_N_ADD:
+		*v = a + b;
+		break;
+	case SL_N_SUB:
+		*v = a - b;
+		break;
+	case SL_N_MUL:
+		*v = a * b;
+		break;
 	case SL_N_DIV:
 		/* 0 / 0 would be NaN, which reads as "no value yet" later on. */
 		if (b == 0)
 			return sl_fail(err, SL_EINVAL, "division by zero");
 		*v = a / b;
 		break;
-	case SL_N_MIN: *v = a < b ? a : b; break;
-	case SL_N_MAX: *v = a > b ? a : b; break;
-	case SL_N_ABS: *v = fabs(a); break;
+	case SL_N_MIN:
+		*v = a < b ? a : b;
+		break;
+	case SL_N_MAX:
+		*v = a > b ? a : b;
+		break;
+	case SL_N_ABS:
+		*v = fabs(a);
+		break;
 	default:
 		return sl_fail(err, SL_EINVAL, "a condition is not a value");
 	}
@@ -573,10 +650,14 @@ static int cmp_holds(const sl_pool *p, const sl_node *n, double a, double b)
 		return n->cmp == SL_EQ ? eq : !eq;
 	}
 	switch (n->cmp) {
-	case SL_LT: return a < b;
-	case SL_LE: return a <= b;
-	case SL_GT: return a > b;
-	default: return a >= b;
+	case SL_LT:
+		return a < b;
+	case SL_LE:
+		return a <= b;
+	case SL_GT:
+		return a > b;
+	default:
+		return a >= b;
 	}
 }
 
@@ -593,19 +674,20 @@ static void append(char *buf, size_t n, const char *fmt, ...)
 }
 
 /* What a comparison wants, in words: "below 1", "at least 2.00 MiB". */
-static const char *const cmp_words[] = {"below", "at most", "above", "at least", "equal to",
-					"other than"};
+static const char *const cmp_words[] = {"below",    "at most",  "above",
+                                        "at least", "equal to", "other than"};
 
 static int cond_eval(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, int *holds,
-		     char *detail, size_t dn, int words, sl_err *err)
+                     char *detail, size_t dn, int words, sl_err *err)
 {
 	const sl_node *n = &p->n[root];
 	if (n->op == SL_N_AND || n->op == SL_N_OR) {
 		int ha, hb;
 		if (cond_eval(p, n->a, look, ctx, &ha, detail, dn, words, err))
 			return err ? err->code : SL_EINVAL;
-		append(detail, dn, n->op == SL_N_AND ? (words ? "; and " : " and ")
-						     : (words ? "; or " : " or "));
+		append(detail, dn,
+		       n->op == SL_N_AND ? (words ? "; and " : " and ")
+		                         : (words ? "; or " : " or "));
 		if (cond_eval(p, n->b, look, ctx, &hb, detail, dn, words, err))
 			return err ? err->code : SL_EINVAL;
 		*holds = n->op == SL_N_AND ? ha && hb : ha || hb;
@@ -631,7 +713,7 @@ static int cond_eval(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, i
 		snprintf(sa, sizeof sa, "%.9g", a);
 		snprintf(sb, sizeof sb, "%.9g", b);
 	} else if (*holds && !flag && strcmp(sa, sb) != 0 && sl_dim_eq(n->dim, SL_DIM_NONE) &&
-		   n->cmp == SL_EQ) {
+	           n->cmp == SL_EQ) {
 		for (int dig = 4; dig <= 9 && strcmp(sa, sb) != 0; dig++) {
 			snprintf(sa, sizeof sa, "%.*g", dig, a);
 			snprintf(sb, sizeof sb, "%.*g", dig, b);
@@ -653,14 +735,14 @@ static int cond_eval(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, i
 	return SL_OK;
 }
 
-int sl_cond_eval(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, int *holds,
-		 char *detail, size_t dn, sl_err *err)
+int sl_cond_eval(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, int *holds, char *detail,
+                 size_t dn, sl_err *err)
 {
 	return cond_eval(p, root, look, ctx, holds, detail, dn, 0, err);
 }
 
 int sl_cond_words(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, int *holds,
-		  char *detail, size_t dn, sl_err *err)
+                  char *detail, size_t dn, sl_err *err)
 {
 	return cond_eval(p, root, look, ctx, holds, detail, dn, 1, err);
 }
@@ -700,7 +782,9 @@ char *sl_value_fmt(double v, sl_dim d, int flag, int pct, char *buf, size_t n)
 	if (sl_dim_eq(d, SL_DIM_NONE) && fabs(v) >= 1e6 && fabs(v) < 1e15) {
 		int big = fabs(v) >= 1e12 ? 12 : fabs(v) >= 1e9 ? 9 : 6;
 		snprintf(buf, n, "%.3g %s", v / pow(10, big),
-		         big == 12 ? "trillion" : big == 9 ? "billion" : "million");
+		         big == 12  ? "trillion"
+		         : big == 9 ? "billion"
+		                    : "million");
 		return buf;
 	}
 	if (v == rint(v) && fabs(v) < 1e15)

@@ -29,14 +29,20 @@ int sl_dim_eq(sl_dim a, sl_dim b);
 const char *sl_dim_name(sl_dim d);
 
 typedef enum sl_node_op {
-	SL_N_NUM,   /* v */
-	SL_N_REF,   /* a figure: ref.name (-1: unprefixed) and ref.fig */
-	SL_N_LET,   /* a let-bound name: ref.name */
+	SL_N_NUM, /* v */
+	SL_N_REF, /* a figure: ref.name (-1: unprefixed) and ref.fig */
+	SL_N_LET, /* a let-bound name: ref.name */
 	SL_N_NEG,
-	SL_N_ADD, SL_N_SUB, SL_N_MUL, SL_N_DIV,
-	SL_N_MIN, SL_N_MAX, SL_N_ABS,
-	SL_N_CMP,   /* a, b, cmp, tol (node or -1), tol_rel */
-	SL_N_AND, SL_N_OR,
+	SL_N_ADD,
+	SL_N_SUB,
+	SL_N_MUL,
+	SL_N_DIV,
+	SL_N_MIN,
+	SL_N_MAX,
+	SL_N_ABS,
+	SL_N_CMP, /* a, b, cmp, tol (node or -1), tol_rel */
+	SL_N_AND,
+	SL_N_OR,
 } sl_node_op;
 
 typedef enum sl_cmp { SL_LT, SL_LE, SL_GT, SL_GE, SL_EQ, SL_NE } sl_cmp;
@@ -65,12 +71,12 @@ typedef struct sl_pool {
 /* The resolver the parser asks about names: returns 0 and fills the node's
  * op/ref/dim/flag, or fills err (no file:line; the caller adds it). */
 typedef int (*sl_resolve_fn)(void *ctx, const char *prefix, const char *name, sl_node *node,
-			     sl_err *err);
+                             sl_err *err);
 
 /* Parse a value expression or (want_cond) a condition from s[0..len).  Returns
  * the root node index, or -1 with err filled. */
 int sl_expr_parse(sl_pool *p, const char *s, size_t len, int want_cond, sl_resolve_fn res,
-		  void *ctx, sl_err *err);
+                  void *ctx, sl_err *err);
 /* Parse "NUMBER[UNIT]" (a literal only) into value and dimension with the
  * engine's unit parsers. */
 int sl_literal_parse(const char *s, double *v, sl_dim *d, sl_err *err);
@@ -79,16 +85,15 @@ int sl_literal_parse(const char *s, double *v, sl_dim *d, sl_err *err);
  * fills err saying why the figure has no value. */
 typedef int (*sl_lookup_fn)(void *ctx, const sl_node *node, double *v, sl_err *err);
 
-int sl_expr_eval(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, double *v,
-		 sl_err *err);
+int sl_expr_eval(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, double *v, sl_err *err);
 /* Evaluate a condition; detail receives the figures, e.g.
  * "speedup = 0.82, needs speedup < 1". src is the condition's source text. */
-int sl_cond_eval(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, int *holds,
-		 char *detail, size_t n, sl_err *err);
+int sl_cond_eval(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, int *holds, char *detail,
+                 size_t n, sl_err *err);
 /* The same in words, for a learner: "1.07, not below 1" (each comparison's
  * left value, then what it must be). */
 int sl_cond_words(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, int *holds,
-		  char *detail, size_t n, sl_err *err);
+                  char *detail, size_t n, sl_err *err);
 
 /* Format a value of a dimension the way narration shows it: "35.2 us",
  * "64.0 MiB", "450 GB/s", "3.71", "yes".  pct: as a percentage. */

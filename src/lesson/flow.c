@@ -14,8 +14,7 @@
 
 /* leads[p]: some command other than a label follows position p (found once,
  * not per jump: a run of labels would make that quadratic). */
-int lp_label_target(struct parser *P, const unsigned char *leads, int ni, int line,
-			const char *how)
+int lp_label_target(struct parser *P, const unsigned char *leads, int ni, int line, const char *how)
 {
 	sl_lesson *l = P->l;
 	int pos = l->names[ni].pos;
@@ -23,8 +22,10 @@ int lp_label_target(struct parser *P, const unsigned char *leads, int ni, int li
 		return -1;
 	if (leads[pos])
 		return pos;
-	lp_diag(P, line, "%s '%s' leads nowhere: nothing follows the label at line %d (end the lesson "
-		 "with 'finish' instead)", how, l->names[ni].s, l->names[ni].line);
+	lp_diag(P, line,
+	        "%s '%s' leads nowhere: nothing follows the label at line %d (end the lesson "
+	        "with 'finish' instead)",
+	        how, l->names[ni].s, l->names[ni].line);
 	return -1;
 }
 
@@ -76,27 +77,37 @@ static void walk_uses(struct parser *P, int node, struct flow f, int line)
 		if (n->ref.name >= 0) {
 			const sl_name *nm = &P->l->names[n->ref.name];
 			if (!(f.def >> nm->bit & 1))
-				lp_diag(P, line, "'%s.%s' may have no value here: no path to this line surely passes "
-					 "the run named '%s' (line %d)", nm->s, fd->name, nm->s, nm->line);
+				lp_diag(P, line,
+				        "'%s.%s' may have no value here: no path to this line "
+				        "surely passes "
+				        "the run named '%s' (line %d)",
+				        nm->s, fd->name, nm->s, nm->line);
 		} else if (!(fd->from & SL_FIG_SETUP)) {
 			if (f.kinds == KIND_NONE) {
 				int k = 0;
 				while (k < SL_RUN_NKINDS - 1 && !(fd->from & SL_FIG_KIND(k)))
 					k++;
-				lp_diag(P, line, "'%s' needs a run before it: add 'run %s' above this line", fd->name,
-				     sl_run_kind_name((sl_run_kind)k));
-			}
-			else if (f.kinds & KIND_NONE)
-				lp_diag(P, line, "'%s' may have no value here: a jump or menu reaches this line "
-					 "before any run", fd->name);
+				lp_diag(P, line,
+				        "'%s' needs a run before it: add 'run %s' above this line",
+				        fd->name, sl_run_kind_name((sl_run_kind)k));
+			} else if (f.kinds & KIND_NONE)
+				lp_diag(
+				    P, line,
+				    "'%s' may have no value here: a jump or menu reaches this line "
+				    "before any run",
+				    fd->name);
 			else
 				for (int k = 0; k < SL_RUN_NKINDS; k++)
 					if ((f.kinds >> k & 1) && !(fd->from & SL_FIG_KIND(k))) {
-						lp_diag(P, line, "'%s' is not a figure of a %s run, and the latest run here "
-							 "%s a %s (name the run you mean: run KIND as NAME, then "
-							 "NAME.%s)", fd->name, sl_run_kind_name((sl_run_kind)k),
-						     f.kinds == (1u << k) ? "is" : "may be",
-						     sl_run_kind_name((sl_run_kind)k), fd->name);
+						lp_diag(P, line,
+						        "'%s' is not a figure of a %s run, and the "
+						        "latest run here "
+						        "%s a %s (name the run you mean: run KIND "
+						        "as NAME, then "
+						        "NAME.%s)",
+						        fd->name, sl_run_kind_name((sl_run_kind)k),
+						        f.kinds == (1u << k) ? "is" : "may be",
+						        sl_run_kind_name((sl_run_kind)k), fd->name);
 						break;
 					}
 		}
@@ -105,8 +116,11 @@ static void walk_uses(struct parser *P, int node, struct flow f, int line)
 	if (n->op == SL_N_LET) {
 		const sl_name *nm = &P->l->names[n->ref.name];
 		if (!(f.def >> nm->bit & 1))
-			lp_diag(P, line, "'%s' may have no value here: some path reaches this line without passing "
-				 "its let (line %d)", nm->s, nm->line);
+			lp_diag(P, line,
+			        "'%s' may have no value here: some path reaches this line without "
+			        "passing "
+			        "its let (line %d)",
+			        nm->s, nm->line);
 		return;
 	}
 	walk_uses(P, n->a, f, line);
@@ -128,8 +142,9 @@ int lp_flow(struct parser *P)
 	for (int i = 0; i < l->nnames; i++)
 		if (l->names[i].kind != NAME_LABEL) {
 			if (bits >= MAX_NAMES_FLOW) {
-				lp_diag(P, l->names[i].line, "more than %d run and let names in one lesson",
-				     MAX_NAMES_FLOW);
+				lp_diag(P, l->names[i].line,
+				        "more than %d run and let names in one lesson",
+				        MAX_NAMES_FLOW);
 				return 0;
 			}
 			l->names[i].bit = bits++;
@@ -179,7 +194,8 @@ int lp_flow(struct parser *P)
 		int ns = nsucc(l, p, succ);
 		for (int i = 0; i < ns; i++) {
 			int q = succ[i];
-			struct flow nf = {(unsigned char)(in[q].kinds | out.kinds), in[q].def & out.def};
+			struct flow nf = {(unsigned char)(in[q].kinds | out.kinds),
+			                  in[q].def & out.def};
 			if (!seen[q] || nf.kinds != in[q].kinds || nf.def != in[q].def) {
 				seen[q] = 1;
 				in[q] = nf;
@@ -195,7 +211,9 @@ int lp_flow(struct parser *P)
 		const sl_op *o = &l->ops[p];
 		if (!seen[p]) {
 			if (p == 0 || seen[p - 1])
-				lp_diag(P, o->line, "this line can never be reached: no jump or menu item leads here");
+				lp_diag(P, o->line,
+				        "this line can never be reached: no jump or menu item "
+				        "leads here");
 			continue;
 		}
 		struct flow f = in[p];
@@ -208,8 +226,10 @@ int lp_flow(struct parser *P)
 			break;
 		case OP_STEP:
 			if (f.kinds & KIND_NONE)
-				lp_diag(P, o->line, "step shows the operations of a run: add a 'run' above it%s",
-				     f.kinds == KIND_NONE ? "" : " on every path");
+				lp_diag(
+				    P, o->line,
+				    "step shows the operations of a run: add a 'run' above it%s",
+				    f.kinds == KIND_NONE ? "" : " on every path");
 			break;
 		case OP_QUESTION:
 			walk_uses(P, o->expr, f, o->line);
@@ -269,8 +289,10 @@ int lp_flow(struct parser *P)
 			if (is_learner(&l->ops[v]))
 				continue;
 			if (color[v] == 1) {
-				lp_diag(P, l->ops[u].line, "this jump loops back to line %d with no question, menu or "
-					 "explore on the way: the lesson would never end", l->ops[v].line);
+				lp_diag(P, l->ops[u].line,
+				        "this jump loops back to line %d with no question, menu or "
+				        "explore on the way: the lesson would never end",
+				        l->ops[v].line);
 				reported = 1;
 			} else if (color[v] == 0) {
 				color[v] = 1;
@@ -299,10 +321,10 @@ void lp_check_runs(struct parser *P)
 		sl_err e = {0};
 		if (o->kind == OP_SETUP)
 			for (int i = 0; i < o->nset; i++)
-				sl_lsetup_set(&s, sl_setup_key_name(o->set[i].key), o->set[i].value, NULL);
+				sl_lsetup_set(&s, sl_setup_key_name(o->set[i].key), o->set[i].value,
+				              NULL);
 		if ((o->kind == OP_RUN || o->kind == OP_EXPLORE) && sl_lrun_check(o->run, &s, &e))
 			lp_diag(P, o->line, "%s %s: %s", o->kind == OP_RUN ? "run" : "explore",
-			     sl_run_kind_name(o->run), e.msg);
+			        sl_run_kind_name(o->run), e.msg);
 	}
 }
-

@@ -25,12 +25,12 @@ struct sl_lsetup;
 struct sl_wl_result;
 
 /* Limits on untrusted lessons. */
-#define SL_LESSON_MAX_BYTES (1 << 20)   /* file size */
-#define SL_LESSON_MAX_LINE 1000         /* bytes per physical line */
-#define SL_LESSON_MAX_TEXT 8000         /* bytes of one command with its continuations */
-#define SL_LESSON_MAX_STEPS 10000       /* commands executed without a step to show */
-#define SL_LESSON_MAX_RUNS 1000         /* engine runs in one session */
-#define SL_LESSON_MAX_DIAGS 20          /* errors reported by one check */
+#define SL_LESSON_MAX_BYTES (1 << 20) /* file size */
+#define SL_LESSON_MAX_LINE 1000       /* bytes per physical line */
+#define SL_LESSON_MAX_TEXT 8000       /* bytes of one command with its continuations */
+#define SL_LESSON_MAX_STEPS 10000     /* commands executed without a step to show */
+#define SL_LESSON_MAX_RUNS 1000       /* engine runs in one session */
+#define SL_LESSON_MAX_DIAGS 20        /* errors reported by one check */
 
 typedef struct sl_lesson sl_lesson;
 
@@ -48,10 +48,10 @@ int sl_lesson_load(const char *path, sl_lesson **out, sl_lesson_diags *diags, sl
 /* The same from memory (tests, the TUI's editor); buf need not be
  * NUL-terminated. */
 int sl_lesson_parse(const char *name, const char *buf, size_t len, sl_lesson **out,
-		    sl_lesson_diags *diags, sl_err *err);
+                    sl_lesson_diags *diags, sl_err *err);
 void sl_lesson_free(sl_lesson *l);
 
-const char *sl_lesson_name(const sl_lesson *l);  /* as given to load */
+const char *sl_lesson_name(const sl_lesson *l); /* as given to load */
 const char *sl_lesson_title(const sl_lesson *l);
 const char *sl_lesson_about(const sl_lesson *l); /* "" if none */
 int sl_lesson_minutes(const sl_lesson *l);
@@ -98,28 +98,28 @@ const char *sl_run_kind_name(sl_run_kind k);
 /* What a step shows.  Pointers stay valid until the next call on the vm. */
 typedef struct sl_step {
 	sl_step_kind kind;
-	int line;                 /* the source line of the command */
-	int pos;                  /* its position (for resume and --start) */
-	const char *text;         /* narration, prompt, question, summary, check source ... */
-	const char *detail;       /* CHECK: "speedup = 0.82 < 1"; EXPLORE: the condition */
-	int passed;               /* CHECK */
-	sl_run_kind run;          /* RUN, RESULT, EXPLORE */
-	const sl_scenario *scenario; /* SETUP, RUN: the scenario as set up now */
+	int line;                      /* the source line of the command */
+	int pos;                       /* its position (for resume and --start) */
+	const char *text;              /* narration, prompt, question, summary, check source ... */
+	const char *detail;            /* CHECK: "speedup = 0.82 < 1"; EXPLORE: the condition */
+	int passed;                    /* CHECK */
+	sl_run_kind run;               /* RUN, RESULT, EXPLORE */
+	const sl_scenario *scenario;   /* SETUP, RUN: the scenario as set up now */
 	const struct sl_lsetup *setup; /* SETUP, RUN, EXPLORE: the whole set-up (setup.h) */
 	/* OPS: the events of the last run that end in (t_from, t_to]. */
 	double t_from, t_to;
 	const sl_event *ev;
 	size_t nev;
-	int ops;                  /* how many operations that is (may be fewer than asked) */
+	int ops; /* how many operations that is (may be fewer than asked) */
 	/* QUESTION: numeric or multiple choice; MENU: its items. */
 	int numeric;
-	const char *unit;         /* QUESTION numeric: how bare numbers are read ("" if figure's) */
+	const char *unit; /* QUESTION numeric: how bare numbers are read ("" if figure's) */
 	int nchoices;
 	const char *const *choices;
 	/* EXPLORE: the knobs the learner may turn, and a hint after a few tries. */
 	int nknobs;
 	const char *const *knobs;
-	const char *hint;         /* "" if none */
+	const char *hint; /* "" if none */
 	/* END */
 	int asked, right, checks_failed;
 } sl_step;
@@ -182,7 +182,8 @@ typedef struct sl_answer {
 	int pick;            /* a choice's index (0-based) */
 	int high;            /* numeric: the answer was above the figure */
 	const char *explain; /* what the lesson says to this answer (may be "") */
-	const char *expected;/* numeric: the engine's figure, formatted; choice: the right choice */
+	const char
+	    *expected; /* numeric: the engine's figure, formatted; choice: the right choice */
 } sl_answer;
 int sl_vm_answer(sl_vm *vm, const char *input, sl_answer *out, sl_err *err);
 

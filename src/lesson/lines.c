@@ -13,10 +13,10 @@
 #include "units.h"
 
 const char *const lp_kw_names[KW_N] = {
-	"title", "minutes", "about", "say", "setup", "run", "step", "pause", "check", "let",
-	"label", "jump", "finish", "question", "menu", "explore",
-	"end", "option", "correct", "explain", "answer", "unit", "right", "wrong", "item",
-	"knob", "until", "hint", "demo",
+    "title", "minutes", "about",   "say",     "setup",  "run",      "step",  "pause",
+    "check", "let",     "label",   "jump",    "finish", "question", "menu",  "explore",
+    "end",   "option",  "correct", "explain", "answer", "unit",     "right", "wrong",
+    "item",  "knob",    "until",   "hint",    "demo",
 };
 
 /* ---- stage 1: bytes ---- */
@@ -70,12 +70,15 @@ int lp_check_bytes(struct parser *P, const char *buf, size_t len, int truncated)
 			continue;
 		}
 		if (++col > SL_LESSON_MAX_LINE) {
-			lp_diag(P, line, "line longer than %d bytes: a lesson line holds one command; "
-				 "continue long text on indented lines", SL_LESSON_MAX_LINE);
+			lp_diag(P, line,
+			        "line longer than %d bytes: a lesson line holds one command; "
+			        "continue long text on indented lines",
+			        SL_LESSON_MAX_LINE);
 			return -1;
 		}
 		if (c == '\r' && i + 1 < len && s[i + 1] != '\n') {
-			lp_diag(P, line, "not text: a carriage return inside the line at column %zu", col);
+			lp_diag(P, line,
+			        "not text: a carriage return inside the line at column %zu", col);
 			return -1;
 		}
 		/* The rule for any file's text (text.h), but for the tab and the
@@ -83,11 +86,15 @@ int lp_check_bytes(struct parser *P, const char *buf, size_t len, int truncated)
 		unsigned cp;
 		if (c != '\t' && c != '\r' && sl_text_refused(buf + i, len - i, &cp)) {
 			if (cp < 0x20 || cp == 0x7f)
-				lp_diag(P, line, "not text: byte 0x%02x at column %zu (a lesson is UTF-8 text)",
-					c, col);
+				lp_diag(
+				    P, line,
+				    "not text: byte 0x%02x at column %zu (a lesson is UTF-8 text)",
+				    c, col);
 			else
-				lp_diag(P, line, "not text: %s U+%04X at column %zu (a lesson is UTF-8 text)",
-					sl_text_what(cp), cp, col);
+				lp_diag(
+				    P, line,
+				    "not text: %s U+%04X at column %zu (a lesson is UTF-8 text)",
+				    sl_text_what(cp), cp, col);
 			return -1;
 		}
 		int w = utf8_len(s + i, len - i);
@@ -101,7 +108,7 @@ int lp_check_bytes(struct parser *P, const char *buf, size_t len, int truncated)
 	}
 	if (truncated) {
 		lp_diag(P, line, "the lesson is larger than %d KiB: a lesson is a short text file",
-		     SL_LESSON_MAX_BYTES / 1024);
+		        SL_LESSON_MAX_BYTES / 1024);
 		return -1;
 	}
 	return 0;
@@ -143,7 +150,8 @@ int lp_split_lines(struct parser *P, const char *buf, size_t len)
 			e++;
 		line++;
 		size_t end = e;
-		while (end > i && (buf[end - 1] == '\r' || buf[end - 1] == ' ' || buf[end - 1] == '\t'))
+		while (end > i &&
+		       (buf[end - 1] == '\r' || buf[end - 1] == ' ' || buf[end - 1] == '\t'))
 			end--;
 		const char *s = buf + i;
 		size_t n = end - i;
@@ -161,15 +169,20 @@ int lp_split_lines(struct parser *P, const char *buf, size_t len)
 			const char *t = s + lead;
 			size_t tn = n - lead;
 			if (!open) {
-				lp_diag(P, line, "an indented line continues the command above it, but there is none "
-					 "(commands start in column 1; a blank line ends a command)");
+				lp_diag(
+				    P, line,
+				    "an indented line continues the command above it, but there is "
+				    "none "
+				    "(commands start in column 1; a blank line ends a command)");
 				continue;
 			}
 			struct lline *L = &P->ll[P->nll - 1];
 			size_t ol = L->len;
 			if (ol + 1 + tn > SL_LESSON_MAX_TEXT) {
-				lp_diag(P, line, "the command from line %d is longer than %d bytes with its "
-					 "continuation lines", L->no, SL_LESSON_MAX_TEXT);
+				lp_diag(P, line,
+				        "the command from line %d is longer than %d bytes with its "
+				        "continuation lines",
+				        L->no, SL_LESSON_MAX_TEXT);
 				open = 0;
 				continue;
 			}
@@ -191,8 +204,11 @@ int lp_split_lines(struct parser *P, const char *buf, size_t len)
 			size_t show = 0;
 			while (show < n && show < 20 && s[show] != ' ' && s[show] != '\t')
 				show++;
-			lp_diag(P, line, "expected a command such as say, setup, run or check at the start of "
-				 "the line, found '%.*s'", (int)show, s);
+			lp_diag(
+			    P, line,
+			    "expected a command such as say, setup, run or check at the start of "
+			    "the line, found '%.*s'",
+			    (int)show, s);
 			open = 0;
 			continue;
 		}
@@ -208,10 +224,15 @@ int lp_split_lines(struct parser *P, const char *buf, size_t len)
 		if (kw < 0) {
 			const char *near = sl_closest(w, lp_kw_names, KW_N);
 			if (near)
-				lp_diag(P, line, "unknown command '%s' (did you mean '%s'?)", w, near);
+				lp_diag(P, line, "unknown command '%s' (did you mean '%s'?)", w,
+				        near);
 			else
-				lp_diag(P, line, "unknown command '%s' (commands: title minutes about say setup run "
-					 "step pause check let label jump finish question menu explore)", w);
+				lp_diag(
+				    P, line,
+				    "unknown command '%s' (commands: title minutes about say setup "
+				    "run "
+				    "step pause check let label jump finish question menu explore)",
+				    w);
 			open = 0;
 			continue;
 		}
@@ -224,4 +245,3 @@ int lp_split_lines(struct parser *P, const char *buf, size_t len)
 	}
 	return 0;
 }
-

@@ -20,10 +20,11 @@
  * really holds its buffers and really multiplies, so these bound memory and
  * CPU time whatever the emulated hardware is. */
 #define HOST_BYTES_LIMIT (1024.0 * 1024 * 1024)
-#define HOST_WORK_LIMIT 2e11 /* FLOP of a product: a few seconds of one core */
+#define HOST_WORK_LIMIT 2e11  /* FLOP of a product: a few seconds of one core */
 #define PLAN_DEVICES_LIMIT 64 /* a plan of that many devices takes about a second */
 
-static const char *const kind_names[SL_RUN_NKINDS] = {"matmul", "collective", "train", "reshard", "plan"};
+static const char *const kind_names[SL_RUN_NKINDS] = {"matmul", "collective", "train", "reshard",
+                                                      "plan"};
 
 const char *sl_run_kind_name(sl_run_kind k)
 {
@@ -96,7 +97,7 @@ static double matmul_need(const sl_lsetup *s, int t)
 }
 
 int sl_lrun_config(sl_run_kind k, const sl_lsetup *s, double slowdown, sl_cluster_config *cfg,
-		   sl_err *err)
+                   sl_err *err)
 {
 	*cfg = s->sc.cluster;
 	cfg->slowdown = slowdown;
@@ -120,13 +121,15 @@ int sl_lrun_config(sl_run_kind k, const sl_lsetup *s, double slowdown, sl_cluste
 		    g = cfg->devices_per_node;
 		if (n > SL_MAX_DEVICES)
 			return sl_fail(err, SL_EINVAL, "tp*pp*dp = %d devices: more than %d", n,
-				       SL_MAX_DEVICES);
+			               SL_MAX_DEVICES);
 		cfg->devices = n;
 		if (g > 0 && n <= g)
 			cfg->devices_per_node = 0;
 		else if (g > 0 && n % g != 0)
-			return sl_fail(err, SL_EINVAL, "%d devices do not fill nodes of %d: use a multiple "
-				       "of %d", n, g, g);
+			return sl_fail(err, SL_EINVAL,
+			               "%d devices do not fill nodes of %d: use a multiple "
+			               "of %d",
+			               n, g, g);
 	}
 	return sl_cluster_config_check(cfg, err);
 }
@@ -161,10 +164,11 @@ int sl_lrun_check(sl_run_kind k, const sl_lsetup *s, sl_err *err)
 	if (k == SL_RUN_PLAN) {
 		/* It holds nothing, but its time grows with the devices. */
 		if (cfg.devices > PLAN_DEVICES_LIMIT)
-			return sl_fail(err, SL_EINVAL,
-				       "a lesson plans at most %d devices, not %d (shardlab plan takes up "
-				       "to %d)",
-				       PLAN_DEVICES_LIMIT, cfg.devices, SL_MAX_PLAN_DEVICES);
+			return sl_fail(
+			    err, SL_EINVAL,
+			    "a lesson plans at most %d devices, not %d (shardlab plan takes up "
+			    "to %d)",
+			    PLAN_DEVICES_LIMIT, cfg.devices, SL_MAX_PLAN_DEVICES);
 		return lesson_words(sl_model_check(&s->model, err), err);
 	}
 	if (k == SL_RUN_TRAIN || k == SL_RUN_RESHARD) {
@@ -194,10 +198,11 @@ int sl_lrun_check(sl_run_kind k, const sl_lsetup *s, sl_err *err)
 		int twice = k == SL_RUN_RESHARD ? 2 : 1;
 		double work = 2.0 * twice * s->steps * sl_model_step_flops(&s->model);
 		if (work > HOST_WORK_LIMIT)
-			return sl_fail(err, SL_EINVAL,
-				       "%d training step%s of this model is %.3g FLOP: more than a lesson "
-				       "may run on this host (%.0e); use a smaller model or fewer steps",
-				       s->steps, s->steps == 1 ? "" : "s", work, HOST_WORK_LIMIT);
+			return sl_fail(
+			    err, SL_EINVAL,
+			    "%d training step%s of this model is %.3g FLOP: more than a lesson "
+			    "may run on this host (%.0e); use a smaller model or fewer steps",
+			    s->steps, s->steps == 1 ? "" : "s", work, HOST_WORK_LIMIT);
 		host = twice * sl_train_host_bytes(&s->model, &l);
 	} else if (k == SL_RUN_MATMUL) {
 		if (sl_gemm_check(&s->sc.gemm, cfg.devices, err))
@@ -206,19 +211,22 @@ int sl_lrun_check(sl_run_kind k, const sl_lsetup *s, sl_err *err)
 		double need = matmul_need(s, cfg.devices);
 		host = 4 * (m * kk + kk * n + 2 * m * n) + cfg.devices * fmin(need, mem);
 		if (2 * m * kk * n > HOST_WORK_LIMIT)
-			return sl_fail(err, SL_EINVAL,
-				       "m=%d k=%d n=%d is %.3g FLOP: more than a lesson may run on this host "
-				       "(%.0e); use smaller matrices",
-				       s->sc.gemm.m, s->sc.gemm.k, s->sc.gemm.n, 2 * m * kk * n, HOST_WORK_LIMIT);
+			return sl_fail(
+			    err, SL_EINVAL,
+			    "m=%d k=%d n=%d is %.3g FLOP: more than a lesson may run on this host "
+			    "(%.0e); use smaller matrices",
+			    s->sc.gemm.m, s->sc.gemm.k, s->sc.gemm.n, 2 * m * kk * n,
+			    HOST_WORK_LIMIT);
 	} else {
 		host = cfg.devices * fmin(s->bytes, mem);
 	}
 	if (host > HOST_BYTES_LIMIT)
-		return sl_fail(err, SL_EINVAL,
-			       "this %s would hold %s of host memory; a lesson may use %s: use smaller "
-			       "sizes or fewer devices",
-			       sl_run_kind_name(k), sl_fmt_bytes(host, a, sizeof a),
-			       sl_fmt_bytes(HOST_BYTES_LIMIT, b, sizeof b));
+		return sl_fail(
+		    err, SL_EINVAL,
+		    "this %s would hold %s of host memory; a lesson may use %s: use smaller "
+		    "sizes or fewer devices",
+		    sl_run_kind_name(k), sl_fmt_bytes(host, a, sizeof a),
+		    sl_fmt_bytes(HOST_BYTES_LIMIT, b, sizeof b));
 	return SL_OK;
 }
 
@@ -258,7 +266,8 @@ static int run_matmul(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_res
 	common(r, c, t);
 	if (rc == SL_EDEVMEM) {
 		set(r, "fits", 0);
-		snprintf(r->why, sizeof r->why, "the matmul did not fit in device memory: %s", e.msg);
+		snprintf(r->why, sizeof r->why, "the matmul did not fit in device memory: %s",
+		         e.msg);
 		snprintf(r->summary, sizeof r->summary, "did not fit: %s", e.msg);
 		return SL_OK;
 	}
@@ -279,10 +288,12 @@ static int run_matmul(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_res
 	if (s->sc.gemm.split != SL_SPLIT_SINGLE && t > 1) {
 		/* Where the split stops paying: the link bandwidth at which the
 		 * model's time equals one device's. */
-		sl_coll_op op = s->sc.gemm.split == SL_SPLIT_ROW ? SL_COLL_ALLREDUCE : SL_COLL_ALLGATHER;
+		sl_coll_op op =
+		    s->sc.gemm.split == SL_SPLIT_ROW ? SL_COLL_ALLREDUCE : SL_COLL_ALLGATHER;
 		sl_link_spec bn = sl_cost_ring_bottleneck_op(c, t, op, s->sc.gemm.algo);
 		double ybytes = 4.0 * s->sc.gemm.m * s->sc.gemm.n;
-		double comm = sl_cost_coll(op, s->sc.gemm.algo, t, ybytes, bn.latency, bn.bandwidth);
+		double comm =
+		    sl_cost_coll(op, s->sc.gemm.algo, t, ybytes, bn.latency, bn.bandwidth);
 		double lat = sl_cost_coll(op, s->sc.gemm.algo, t, ybytes, bn.latency, INFINITY);
 		double per_bw = sl_cost_coll(op, s->sc.gemm.algo, t, ybytes, 0, 1.0);
 		double room = res.single_time_s - (res.predicted_s - comm) - lat;
@@ -293,21 +304,21 @@ static int run_matmul(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_res
 	}
 	if (t > 1)
 		snprintf(r->summary, sizeof r->summary,
-			 "%d devices, %s: %s (one device: %s), speedup %.2f; compute %s, %s %s",
-			 t, sl_split_name(s->sc.gemm.split), sl_fmt_time(res.emulated_time_s, a, sizeof a),
-			 sl_fmt_time(res.single_time_s, b, sizeof b), res.speedup,
-			 sl_fmt_time(res.compute_s, (char[32]){0}, 32), coll,
-			 sl_fmt_time(res.comm_s, (char[32]){0}, 32));
+		         "%d devices, %s: %s (one device: %s), speedup %.2f; compute %s, %s %s", t,
+		         sl_split_name(s->sc.gemm.split),
+		         sl_fmt_time(res.emulated_time_s, a, sizeof a),
+		         sl_fmt_time(res.single_time_s, b, sizeof b), res.speedup,
+		         sl_fmt_time(res.compute_s, (char[32]){0}, 32), coll,
+		         sl_fmt_time(res.comm_s, (char[32]){0}, 32));
 	else
 		snprintf(r->summary, sizeof r->summary, "one device: %s for %s",
-			 sl_fmt_time(res.emulated_time_s, a, sizeof a),
-			 sl_value_fmt(2.0 * s->sc.gemm.m * s->sc.gemm.k * s->sc.gemm.n, SL_DIM_WORK, 0, 0, b,
-				      sizeof b));
+		         sl_fmt_time(res.emulated_time_s, a, sizeof a),
+		         sl_value_fmt(2.0 * s->sc.gemm.m * s->sc.gemm.k * s->sc.gemm.n, SL_DIM_WORK,
+		                      0, 0, b, sizeof b));
 	return SL_OK;
 }
 
-static int run_coll(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_result *eng,
-                    sl_err *err)
+static int run_coll(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_result *eng, sl_err *err)
 {
 	(void)eng;
 	int p = sl_cluster_devices(c);
@@ -321,7 +332,8 @@ static int run_coll(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resul
 	common(r, c, p);
 	if (rc == SL_EDEVMEM) {
 		set(r, "fits", 0);
-		snprintf(r->why, sizeof r->why, "the buffer did not fit in device memory: %s", e.msg);
+		snprintf(r->why, sizeof r->why, "the buffer did not fit in device memory: %s",
+		         e.msg);
 		snprintf(r->summary, sizeof r->summary, "did not fit: %s", e.msg);
 		return SL_OK;
 	}
@@ -343,7 +355,7 @@ static int run_coll(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resul
 	double lat, bwt;
 	set(r, "predicted",
 	    sl_cost_coll_terms(s->op, j.algo, p, bytes, bn.latency, bn.bandwidth,
-			       sl_cluster_config_of(c)->topology, &lat, &bwt));
+	                       sl_cluster_config_of(c)->topology, &lat, &bwt));
 	set(r, "latency_term", lat);
 	set(r, "bandwidth_term", bwt);
 	if (t > 0) {
@@ -353,10 +365,10 @@ static int run_coll(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resul
 		snprintf(r->why, sizeof r->why, "a collective on one device takes no time");
 	}
 	snprintf(r->summary, sizeof r->summary,
-		 "%s of %s over %d devices (%s): %s; algbw %s, busbw %s", sl_coll_op_name(s->op),
-		 sl_fmt_bytes(bytes, a, sizeof a), p, sl_algo_name(j.algo), sl_fmt_time(t, b, sizeof b),
-		 t > 0 ? sl_fmt_rate(bytes / t, d, sizeof d) : "-",
-		 t > 0 ? sl_fmt_rate(bytes / t * sl_busbw_factor(s->op, p), f, sizeof f) : "-");
+	         "%s of %s over %d devices (%s): %s; algbw %s, busbw %s", sl_coll_op_name(s->op),
+	         sl_fmt_bytes(bytes, a, sizeof a), p, sl_algo_name(j.algo),
+	         sl_fmt_time(t, b, sizeof b), t > 0 ? sl_fmt_rate(bytes / t, d, sizeof d) : "-",
+	         t > 0 ? sl_fmt_rate(bytes / t * sl_busbw_factor(s->op, p), f, sizeof f) : "-");
 	return SL_OK;
 }
 
@@ -379,7 +391,8 @@ static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resu
 	common(r, c, n);
 	if (rc == SL_EDEVMEM) {
 		set(r, "fits", 0);
-		snprintf(r->why, sizeof r->why, "the layout did not fit in device memory: %s", e.msg);
+		snprintf(r->why, sizeof r->why, "the layout did not fit in device memory: %s",
+		         e.msg);
 		snprintf(r->summary, sizeof r->summary, "did not fit: %s", e.msg);
 		sl_train_report_free(&rep);
 		sl_train_destroy(tr);
@@ -392,7 +405,7 @@ static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resu
 		rc = sl_train_predict(tr, c, &pred, &e);
 	if (rc == SL_OK)
 		rc = sl_train_single_step_s(&s->model, sl_train_layout(tr), sl_cluster_config_of(c),
-					    &single, &est, &e);
+		                            &single, &est, &e);
 	/* The same steps on one device, plain: the losses must agree. */
 	double loss_err = 0;
 	sl_ref ref;
@@ -425,10 +438,10 @@ static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resu
 		amem = fmax(amem, (double)d->act_peak_bytes);
 		peak = fmax(peak, (double)d->mem_peak_bytes);
 		tp += (double)(d->sent[SL_TR_TP_ALLREDUCE] + d->sent[SL_TR_TP_ALLGATHER] +
-			       d->sent[SL_TR_TP_REDUCESCATTER]);
+		               d->sent[SL_TR_TP_REDUCESCATTER]);
 		pp += (double)d->sent[SL_TR_PP_SENDRECV];
 		dp += (double)(d->sent[SL_TR_DP_ALLREDUCE] + d->sent[SL_TR_DP_REDUCESCATTER] +
-			       d->sent[SL_TR_DP_ALLGATHER]);
+		               d->sent[SL_TR_DP_ALLGATHER]);
 		sl_dev_state ds = sl_train_dev_state(tr, i);
 		held += 4.0 * (double)ds.n;
 		for (int j = 0; j < ds.nshards; j++)
@@ -464,12 +477,13 @@ static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resu
 	set(r, "held_params", held);
 	set(r, "saved_params", saved);
 	set(r, "shards", shards);
-	snprintf(r->summary, sizeof r->summary,
-		 "tp=%d pp=%d dp=%d on %d device%s: %s a step (one device: %s), speedup %.2f; bubble "
-		 "%.3f; loss %.6f",
-		 l.tp, l.pp, l.dp, n, n == 1 ? "" : "s", sl_fmt_time(rep.step_s, a, sizeof a),
-		 sl_fmt_time(single, b, sizeof b), rep.step_s > 0 ? single / rep.step_s : 0,
-		 rep.bubble_fraction, rep.losses[0]);
+	snprintf(
+	    r->summary, sizeof r->summary,
+	    "tp=%d pp=%d dp=%d on %d device%s: %s a step (one device: %s), speedup %.2f; bubble "
+	    "%.3f; loss %.6f",
+	    l.tp, l.pp, l.dp, n, n == 1 ? "" : "s", sl_fmt_time(rep.step_s, a, sizeof a),
+	    sl_fmt_time(single, b, sizeof b), rep.step_s > 0 ? single / rep.step_s : 0,
+	    rep.bubble_fraction, rep.losses[0]);
 	/* The screen plays the first step (its loss is that one's), so a run of
 	 * several says which loss is which: lesson 11 printed the last step's
 	 * beside the first step's on screen. */
@@ -687,8 +701,7 @@ static int run_reshard(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_re
 /* Every layout of the model on c's devices, ranked: the best's figures.  No
  * layout fitting is an outcome (fits = no); no valid layout at all is the
  * lesson's error. */
-static int run_plan(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_result *eng,
-                    sl_err *err)
+static int run_plan(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_result *eng, sl_err *err)
 {
 	(void)eng;
 	sl_plan_spec spec = {.model = s->model, .cluster = *sl_cluster_config_of(c)};
@@ -739,9 +752,9 @@ static int run_plan(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resul
 		set(r, "moved_time", p.rows[mv].est.step_s);
 	else
 		snprintf(r->why, sizeof r->why, "the best layout has no TP group to move");
-	snprintf(r->summary, sizeof r->summary, "%d layouts, %d fit; best %s: %s a step",
-		 p.n, p.nfit, sl_plan_layout_name(l, name, sizeof name),
-		 sl_fmt_time(b->est.step_s, a, sizeof a));
+	snprintf(r->summary, sizeof r->summary, "%d layouts, %d fit; best %s: %s a step", p.n,
+	         p.nfit, sl_plan_layout_name(l, name, sizeof name),
+	         sl_fmt_time(b->est.step_s, a, sizeof a));
 	sl_plan_free(&p);
 	return SL_OK;
 }

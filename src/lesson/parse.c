@@ -23,15 +23,10 @@
 #include "prog.h"
 #include "units.h"
 
-
-
-
 static int is_block_kw(int kw)
 {
 	return kw >= KW_END;
 }
-
-
 
 void lp_diag(struct parser *P, int line, const char *fmt, ...)
 {
@@ -48,8 +43,7 @@ void lp_diag(struct parser *P, int line, const char *fmt, ...)
 			char raw[sizeof P->d->msg[0]];
 			snprintf(raw, sizeof raw, "%s:%d: %s", P->file, line, msg);
 			sl_escape_controls(P->d->msg[P->d->n++], sizeof P->d->msg[0], raw);
-		}
-		else
+		} else
 			P->d->more = 1;
 	}
 	P->nerr++;
@@ -146,7 +140,8 @@ static int valid_name(const char *s, int label)
 	size_t n = strlen(s);
 	if (n == 0 || n > MAX_NAME)
 		return 0;
-	if (!islower((unsigned char)s[0]) && !(label && isdigit((unsigned char)s[0])) && s[0] != '_')
+	if (!islower((unsigned char)s[0]) && !(label && isdigit((unsigned char)s[0])) &&
+	    s[0] != '_')
 		return 0;
 	for (size_t i = 0; i < n; i++)
 		if (!islower((unsigned char)s[i]) && !isdigit((unsigned char)s[i]) && s[i] != '_' &&
@@ -157,8 +152,8 @@ static int valid_name(const char *s, int label)
 
 static int reserved(const char *s)
 {
-	static const char *const r[] = {"yes", "no", "and", "or", "within", "min", "max", "abs", "if",
-					"as", NULL};
+	static const char *const r[] = {"yes", "no",  "and", "or", "within", "min",
+	                                "max", "abs", "if",  "as", NULL};
 	for (int i = 0; r[i]; i++)
 		if (strcmp(s, r[i]) == 0)
 			return 1;
@@ -189,15 +184,18 @@ static int resolve(void *ctx, const char *prefix, const char *name, sl_node *nod
 	if (prefix) {
 		int ni = name_find(l, prefix);
 		if (ni < 0 || l->names[ni].kind != NAME_RUN)
-			return sl_fail(err, SL_EINVAL, "'%s.%s': there is no run named '%s' (name one with "
-				       "run KIND as %s)", prefix, name, prefix, prefix);
+			return sl_fail(err, SL_EINVAL,
+			               "'%s.%s': there is no run named '%s' (name one with "
+			               "run KIND as %s)",
+			               prefix, name, prefix, prefix);
 		int f = sl_fig_find(name);
 		if (f < 0)
-			return sl_fail(err, SL_EINVAL, "'%s.%s': unknown figure '%s'", prefix, name, name);
+			return sl_fail(err, SL_EINVAL, "'%s.%s': unknown figure '%s'", prefix, name,
+			               name);
 		const sl_figdef *fd = sl_fig(f);
 		if (!(fd->from & (SL_FIG_SETUP | SL_FIG_KIND(l->names[ni].run))))
-			return sl_fail(err, SL_EINVAL, "'%s.%s': a %s run has no figure '%s'", prefix, name,
-				       sl_run_kind_name(l->names[ni].run), name);
+			return sl_fail(err, SL_EINVAL, "'%s.%s': a %s run has no figure '%s'",
+			               prefix, name, sl_run_kind_name(l->names[ni].run), name);
 		node->op = SL_N_REF;
 		node->ref.name = ni;
 		node->ref.fig = f;
@@ -217,8 +215,8 @@ static int resolve(void *ctx, const char *prefix, const char *name, sl_node *nod
 	int ni = name_find(l, name);
 	if (ni >= 0 && l->names[ni].kind == NAME_LET) {
 		if (l->names[ni].pos < 0)
-			return sl_fail(err, SL_EINVAL, "'%s' is used before its let at line %d", name,
-				       l->names[ni].line);
+			return sl_fail(err, SL_EINVAL, "'%s' is used before its let at line %d",
+			               name, l->names[ni].line);
 		node->op = SL_N_LET;
 		node->ref.name = ni;
 		node->dim = l->names[ni].dim;
@@ -226,8 +224,8 @@ static int resolve(void *ctx, const char *prefix, const char *name, sl_node *nod
 		return SL_OK;
 	}
 	if (ni >= 0 && l->names[ni].kind == NAME_RUN)
-		return sl_fail(err, SL_EINVAL, "'%s' is a run: name one of its figures, e.g. %s.time",
-			       name, name);
+		return sl_fail(err, SL_EINVAL,
+		               "'%s' is a run: name one of its figures, e.g. %s.time", name, name);
 	const char *cands[64];
 	int nc = 0;
 	for (int i = 0; i < sl_fig_count() && nc < 64; i++)
@@ -239,8 +237,10 @@ static int resolve(void *ctx, const char *prefix, const char *name, sl_node *nod
 		if (l->names[i].kind == NAME_LET && sl_edit_distance(name, l->names[i].s) < 3)
 			near = l->names[i].s;
 	if (near)
-		return sl_fail(err, SL_EINVAL, "unknown figure '%s' (did you mean '%s'?)", name, near);
-	return sl_fail(err, SL_EINVAL, "unknown figure '%s' (see FIGURES in shardlab-lesson(5))", name);
+		return sl_fail(err, SL_EINVAL, "unknown figure '%s' (did you mean '%s'?)", name,
+		               near);
+	return sl_fail(err, SL_EINVAL, "unknown figure '%s' (see FIGURES in shardlab-lesson(5))",
+	               name);
 }
 
 static int expr(struct parser *P, int line, const char *s, size_t n, int cond)
@@ -258,16 +258,17 @@ static int expr(struct parser *P, int line, const char *s, size_t n, int cond)
 static int unit_word(const char *s, size_t *len)
 {
 	static const char *const units[] = {
-		"GB/s", "MB/s", "KB/s", "TB/s", "GiB/s", "MiB/s", "Gb/s", "Gbps", "TFLOP/s", "GFLOP/s",
-		"PFLOP/s", "FLOP/s", "TFLOPS", "GFLOPS", "KiB", "MiB", "GiB", "TiB", "KB", "MB", "GB",
-		"TB", "ms", "us", "\xc2\xb5s", "ns", "s", "B", "%", "x",
-		/* counts and amounts in words: "6.5 billion parameters", "16 bytes" */
-		"PFLOP", "TFLOP", "GFLOP", "MFLOP", "FLOP", "PB", "kB", "bytes", "byte", "bits",
-		"seconds", "second", "milliseconds", "microseconds", "nanoseconds", "trillion",
-		"billion", "million", "thousand", "times", NULL};
+	    "GB/s", "MB/s", "KB/s", "TB/s", "GiB/s", "MiB/s", "Gb/s", "Gbps", "TFLOP/s", "GFLOP/s",
+	    "PFLOP/s", "FLOP/s", "TFLOPS", "GFLOPS", "KiB", "MiB", "GiB", "TiB", "KB", "MB", "GB",
+	    "TB", "ms", "us", "\xc2\xb5s", "ns", "s", "B", "%", "x",
+	    /* counts and amounts in words: "6.5 billion parameters", "16 bytes" */
+	    "PFLOP", "TFLOP", "GFLOP", "MFLOP", "FLOP", "PB", "kB", "bytes", "byte", "bits",
+	    "seconds", "second", "milliseconds", "microseconds", "nanoseconds", "trillion",
+	    "billion", "million", "thousand", "times", NULL};
 	for (int i = 0; units[i]; i++) {
 		size_t ul = strlen(units[i]);
-		if (strncmp(s, units[i], ul) == 0 && !isalnum((unsigned char)s[ul]) && s[ul] != '/') {
+		if (strncmp(s, units[i], ul) == 0 && !isalnum((unsigned char)s[ul]) &&
+		    s[ul] != '/') {
 			*len = ul;
 			return 1;
 		}
@@ -287,8 +288,9 @@ static void lint_typed_figures(struct parser *P, int line, const char *s, size_t
 				continue;
 			}
 		}
-		if (!isdigit((unsigned char)s[i]) || (i > 0 && (isalnum((unsigned char)s[i - 1]) ||
-								s[i - 1] == '_' || s[i - 1] == '.')))
+		if (!isdigit((unsigned char)s[i]) ||
+		    (i > 0 &&
+		     (isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_' || s[i - 1] == '.')))
 			continue;
 		size_t j = i;
 		while (j < n && (isdigit((unsigned char)s[j]) || s[j] == '.' || s[j] == ','))
@@ -302,8 +304,10 @@ static void lint_typed_figures(struct parser *P, int line, const char *s, size_t
 		if (k < n && unit_word(s + k, &ul)) {
 			if (s[k] == 'x' && k != j) /* "2 x 3" is arithmetic, "2x" is a figure */
 				continue;
-			lp_diag(P, line, "'%.*s' is a figure typed into the text: let the engine produce it "
-				 "and interpolate it, e.g. {time} or {bandwidth}", (int)(k + ul - i), s + i);
+			lp_diag(P, line,
+			        "'%.*s' is a figure typed into the text: let the engine produce it "
+			        "and interpolate it, e.g. {time} or {bandwidth}",
+			        (int)(k + ul - i), s + i);
 			return;
 		}
 		i = j;
@@ -318,7 +322,7 @@ static int text(struct parser *P, int line, const char *s, sl_text *t)
 		return -1;
 	size_t n = strlen(s), lit = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '}' ) {
+		if (s[i] == '}') {
 			if (i + 1 < n && s[i + 1] == '}') {
 				i++;
 				continue;
@@ -403,7 +407,8 @@ static int need_text(struct parser *P, const struct lline *L, const char *usage)
 	if (*L->rest)
 		return 1;
 	if (strcmp(usage, "text") == 0)
-		lp_diag(P, L->no, "%s needs a text: %s TEXT", lp_kw_names[L->kw], lp_kw_names[L->kw]);
+		lp_diag(P, L->no, "%s needs a text: %s TEXT", lp_kw_names[L->kw],
+		        lp_kw_names[L->kw]);
 	else
 		lp_diag(P, L->no, "%s needs %s", lp_kw_names[L->kw], usage);
 	return 0;
@@ -441,7 +446,8 @@ static void unknown_key(struct parser *P, int line, const char *what, const char
 	if (near)
 		lp_diag(P, line, "%sunknown setup key '%s' (did you mean '%s'?)", what, k, near);
 	else
-		lp_diag(P, line, "%sunknown setup key '%s' (see SETUP KEYS in shardlab-lesson(5))", what, k);
+		lp_diag(P, line, "%sunknown setup key '%s' (see SETUP KEYS in shardlab-lesson(5))",
+		        what, k);
 }
 
 /* key=value pairs of a setup (or an explore's demo) into o->set. */
@@ -458,7 +464,8 @@ static int settings(struct parser *P, sl_op *o, const struct lline *L)
 		if (!eq) {
 			int k = sl_setup_key(kv);
 			if (k >= 0 && *r)
-				lp_diag(P, L->no, "%s takes key=value pairs: write %s=%.40s", cmd, kv, r);
+				lp_diag(P, L->no, "%s takes key=value pairs: write %s=%.40s", cmd,
+				        kv, r);
 			else
 				lp_diag(P, L->no, "%s takes key=value pairs, found '%s'", cmd, kv);
 			break;
@@ -512,7 +519,9 @@ static int compile_question(struct parser *P, sl_op *o, int from, int to)
 			if (!need_text(P, L, "text"))
 				break;
 			if (last && last->explain.s) {
-				lp_diag(P, L->no, "this choice already has an explanation (line above): join them");
+				lp_diag(P, L->no,
+				        "this choice already has an explanation (line above): join "
+				        "them");
 				break;
 			}
 			if (!last && o->explain.s) {
@@ -542,7 +551,9 @@ static int compile_question(struct parser *P, sl_op *o, int from, int to)
 				sl_dim dim;
 				sl_err e = {0};
 				if (!tw[0] || *after) {
-					lp_diag(P, L->no, "within needs one tolerance: within 5%% or within 2us");
+					lp_diag(
+					    P, L->no,
+					    "within needs one tolerance: within 5%% or within 2us");
 				} else if (sl_literal_parse(tw, &v, &dim, &e)) {
 					lp_diag(P, L->no, "within: %s", e.msg);
 				} else {
@@ -550,19 +561,25 @@ static int compile_question(struct parser *P, sl_op *o, int from, int to)
 					o->tol_rel = strchr(tw, '%') != NULL;
 					if (!o->tol_rel && o->expr >= 0 &&
 					    !sl_dim_eq(dim, P->l->pool.n[o->expr].dim))
-						lp_diag(P, L->no, "the tolerance %s is %s but the answer is %s", tw,
-						     sl_dim_name(dim), sl_dim_name(P->l->pool.n[o->expr].dim));
+						lp_diag(
+						    P, L->no,
+						    "the tolerance %s is %s but the answer is %s",
+						    tw, sl_dim_name(dim),
+						    sl_dim_name(P->l->pool.n[o->expr].dim));
 				}
 			}
 			if (o->expr >= 0 && P->l->pool.n[o->expr].flag)
-				lp_diag(P, L->no, "a yes/no figure makes a multiple-choice question, not a numeric one");
+				lp_diag(P, L->no,
+				        "a yes/no figure makes a multiple-choice question, not a "
+				        "numeric one");
 			break;
 		}
 		case KW_UNIT: {
 			char uw[16];
 			const char *after = word(L->rest, uw, sizeof uw);
 			if (!uw[0] || *after) {
-				lp_diag(P, L->no, "unit needs one unit: unit us, unit MiB, unit GB/s");
+				lp_diag(P, L->no,
+				        "unit needs one unit: unit us, unit MiB, unit GB/s");
 				break;
 			}
 			snprintf(unit, sizeof unit, "%s", uw);
@@ -574,32 +591,40 @@ static int compile_question(struct parser *P, sl_op *o, int from, int to)
 			if (!need_text(P, L, "text"))
 				break;
 			if ((L->kw == KW_RIGHT ? o->right.s : o->wrong.s)) {
-				lp_diag(P, L->no, "the question already has a '%s' text", lp_kw_names[L->kw]);
+				lp_diag(P, L->no, "the question already has a '%s' text",
+				        lp_kw_names[L->kw]);
 				break;
 			}
 			text(P, L->no, L->rest, L->kw == KW_RIGHT ? &o->right : &o->wrong);
 			break;
 		default:
-			lp_diag(P, L->no, "'%s' does not belong in a question (a question holds option, "
-				 "correct, explain, or answer, unit, right, wrong)", lp_kw_names[L->kw]);
+			lp_diag(P, L->no,
+			        "'%s' does not belong in a question (a question holds option, "
+			        "correct, explain, or answer, unit, right, wrong)",
+			        lp_kw_names[L->kw]);
 		}
 	}
 	int line = o->line;
 	if (answers && options)
-		lp_diag(P, line, "a question is either multiple choice (option, correct) or numeric "
-			      "(answer), not both");
+		lp_diag(P, line,
+		        "a question is either multiple choice (option, correct) or numeric "
+		        "(answer), not both");
 	else if (!answers && !options)
-		lp_diag(P, line, "the question has no choices and no answer: add 'correct TEXT' and "
-			      "'option TEXT' lines, or 'answer FIGURE' (block lines start in column 1)");
+		lp_diag(P, line,
+		        "the question has no choices and no answer: add 'correct TEXT' and "
+		        "'option TEXT' lines, or 'answer FIGURE' (block lines start in column 1)");
 	else if (options) {
 		o->numeric = 0;
 		if (options < 2)
 			lp_diag(P, line, "a multiple-choice question needs at least two choices");
 		if (!correct)
-			lp_diag(P, line, "no choice is marked right: write 'correct' instead of 'option' for it");
+			lp_diag(P, line,
+			        "no choice is marked right: write 'correct' instead of 'option' "
+			        "for it");
 		if (o->right.s || o->wrong.s)
-			lp_diag(P, line, "right and wrong texts are for numeric questions: give each choice "
-				      "its own 'explain'");
+			lp_diag(P, line,
+			        "right and wrong texts are for numeric questions: give each choice "
+			        "its own 'explain'");
 		if (unit[0])
 			lp_diag(P, unit_line, "'unit' is for numeric questions");
 	} else {
@@ -614,8 +639,8 @@ static int compile_question(struct parser *P, sl_op *o, int from, int to)
 			if (sl_literal_parse(lit, &v, &dim, &e))
 				lp_diag(P, unit_line, "unit: %s", e.msg);
 			else if (!sl_dim_eq(dim, P->l->pool.n[o->expr].dim))
-				lp_diag(P, unit_line, "unit %s is %s but the answer is %s", unit, sl_dim_name(dim),
-				     sl_dim_name(P->l->pool.n[o->expr].dim));
+				lp_diag(P, unit_line, "unit %s is %s but the answer is %s", unit,
+				        sl_dim_name(dim), sl_dim_name(P->l->pool.n[o->expr].dim));
 		}
 	}
 	return 0;
@@ -626,8 +651,10 @@ static int compile_menu(struct parser *P, sl_op *o, int from, int to)
 	for (int i = from; i < to; i++) {
 		const struct lline *L = &P->ll[i];
 		if (L->kw != KW_ITEM) {
-			lp_diag(P, L->no, "'%s' does not belong in a menu (a menu holds item LABEL TEXT lines)",
-			     lp_kw_names[L->kw]);
+			lp_diag(
+			    P, L->no,
+			    "'%s' does not belong in a menu (a menu holds item LABEL TEXT lines)",
+			    lp_kw_names[L->kw]);
 			continue;
 		}
 		char lab[64];
@@ -654,7 +681,8 @@ static int compile_menu(struct parser *P, sl_op *o, int from, int to)
 		text(P, L->no, rest, &c->text);
 	}
 	if (o->nch == 0)
-		lp_diag(P, o->line, "the menu has no items: add 'item LABEL TEXT' lines (in column 1)");
+		lp_diag(P, o->line,
+		        "the menu has no items: add 'item LABEL TEXT' lines (in column 1)");
 	return 0;
 }
 
@@ -669,7 +697,9 @@ static int compile_explore(struct parser *P, sl_op *o, int from, int to)
 		case KW_KNOB: {
 			const char *r = L->rest;
 			if (!*r)
-				lp_diag(P, L->no, "knob needs the setup keys the learner may change: knob bandwidth");
+				lp_diag(P, L->no,
+				        "knob needs the setup keys the learner may change: knob "
+				        "bandwidth");
 			while (*r) {
 				char k[32];
 				r = word(r, k, sizeof k);
@@ -688,14 +718,18 @@ static int compile_explore(struct parser *P, sl_op *o, int from, int to)
 		}
 		case KW_UNTIL:
 			if (untils++) {
-				lp_diag(P, L->no, "an explore has one 'until' condition (join them with and/or)");
+				lp_diag(
+				    P, L->no,
+				    "an explore has one 'until' condition (join them with and/or)");
 				break;
 			}
 			until = L->rest;
 			until_line = L->no;
 			break;
 		case KW_DEMO:
-			if (!need_text(P, L, "the knob settings that meet the condition: demo bandwidth=1GB/s"))
+			if (!need_text(
+			        P, L,
+			        "the knob settings that meet the condition: demo bandwidth=1GB/s"))
 				break;
 			if (o->nset) {
 				lp_diag(P, L->no, "the explore already has a demo");
@@ -715,8 +749,10 @@ static int compile_explore(struct parser *P, sl_op *o, int from, int to)
 			text(P, L->no, L->rest, &o->hint);
 			break;
 		default:
-			lp_diag(P, L->no, "'%s' does not belong in an explore (it holds knob, until, hint, "
-				 "demo)", lp_kw_names[L->kw]);
+			lp_diag(P, L->no,
+			        "'%s' does not belong in an explore (it holds knob, until, hint, "
+			        "demo)",
+			        lp_kw_names[L->kw]);
 		}
 	}
 	for (int i = 0; i < o->nset; i++) {
@@ -724,14 +760,17 @@ static int compile_explore(struct parser *P, sl_op *o, int from, int to)
 		for (int k = 0; k < o->nknobs; k++)
 			ok |= o->knobs[k] == o->set[i].key;
 		if (!ok)
-			lp_diag(P, demo_line, "demo sets '%s', which is not one of the explore's knobs",
-			     sl_setup_key_name(o->set[i].key));
+			lp_diag(P, demo_line,
+			        "demo sets '%s', which is not one of the explore's knobs",
+			        sl_setup_key_name(o->set[i].key));
 	}
 	if (!o->nknobs)
-		lp_diag(P, o->line, "the explore gives the learner no knob: add 'knob bandwidth' (or another "
-				 "setup key) in column 1");
+		lp_diag(P, o->line,
+		        "the explore gives the learner no knob: add 'knob bandwidth' (or another "
+		        "setup key) in column 1");
 	if (!until) {
-		lp_diag(P, o->line, "the explore has no 'until CONDITION': say when the lesson goes on");
+		lp_diag(P, o->line,
+		        "the explore has no 'until CONDITION': say when the lesson goes on");
 	} else {
 		/* The condition is about the learner's runs: parse it as if the
 		 * explore's kind had just run (the flow analysis knows). */
@@ -752,8 +791,8 @@ static int compile(struct parser *P)
 			/* Known before its line, so an early use is named as such. */
 			char w[64];
 			word(L->rest, w, sizeof w);
-			if (valid_name(w, 0) && !reserved(w) && sl_fig_find(w) < 0 && name_find(l, w) < 0 &&
-			    name_add(l, w, NAME_LET, L->no) < 0)
+			if (valid_name(w, 0) && !reserved(w) && sl_fig_find(w) < 0 &&
+			    name_find(l, w) < 0 && name_add(l, w, NAME_LET, L->no) < 0)
 				return -1;
 			continue;
 		}
@@ -766,16 +805,21 @@ static int compile(struct parser *P)
 			continue;
 		}
 		if (*after || !valid_name(w, 1)) {
-			lp_diag(P, L->no, "'%s%s%s' is not a label name (lowercase letters, digits, - and _, up "
-				 "to %d)", w, *after ? " " : "", after, MAX_NAME);
+			lp_diag(
+			    P, L->no,
+			    "'%s%s%s' is not a label name (lowercase letters, digits, - and _, up "
+			    "to %d)",
+			    w, *after ? " " : "", after, MAX_NAME);
 			continue;
 		}
 		int ni = name_find(l, w);
 		if (ni >= 0) {
-			lp_diag(P, L->no, "label '%s' is already defined at line %d", w, l->names[ni].line);
+			lp_diag(P, L->no, "label '%s' is already defined at line %d", w,
+			        l->names[ni].line);
 			if (l->names[ni].kind != NAME_LABEL)
-				lp_diag(P, L->no, "'%s' names a let at line %d; a label needs another name", w,
-				     l->names[ni].line);
+				lp_diag(P, L->no,
+				        "'%s' names a let at line %d; a label needs another name",
+				        w, l->names[ni].line);
 			continue;
 		}
 		if (name_add(l, w, NAME_LABEL, L->no) < 0)
@@ -793,12 +837,15 @@ static int compile(struct parser *P)
 			if (!need_text(P, L, "text"))
 				break;
 			if (L->kw == KW_TITLE ? have_title++ : l->about[0] != 0) {
-				lp_diag(P, L->no, "the lesson already has a%s", L->kw == KW_TITLE ? " title" : "n about");
+				lp_diag(P, L->no, "the lesson already has a%s",
+				        L->kw == KW_TITLE ? " title" : "n about");
 				break;
 			}
 			if (strchr(L->rest, '{'))
-				lp_diag(P, L->no, "%s is shown before anything runs: it cannot hold {figures}",
-				     lp_kw_names[L->kw]);
+				lp_diag(
+				    P, L->no,
+				    "%s is shown before anything runs: it cannot hold {figures}",
+				    lp_kw_names[L->kw]);
 			lint_typed_figures(P, L->no, L->rest, strlen(L->rest));
 			if (L->kw == KW_TITLE) {
 				free(l->title);
@@ -844,12 +891,14 @@ static int compile(struct parser *P)
 				return -1;
 			break;
 		case KW_RUN: {
-			if (!need_text(P, L, "what to run: run matmul, run collective or run train"))
+			if (!need_text(P, L,
+			               "what to run: run matmul, run collective or run train"))
 				break;
 			after = word(L->rest, w, sizeof w);
 			sl_run_kind k;
 			if (sl_run_kind_parse(w, &k)) {
-				lp_diag(P, L->no, "run: unknown kind '%s' (kinds: %s)", w, sl_run_kinds());
+				lp_diag(P, L->no, "run: unknown kind '%s' (kinds: %s)", w,
+				        sl_run_kinds());
 				break;
 			}
 			if (!(o = new_op(P, OP_RUN, L->no)))
@@ -860,20 +909,29 @@ static int compile(struct parser *P)
 				after = word(after, w, sizeof w);
 				after = word(after, nm, sizeof nm);
 				if (strcmp(w, "as") != 0 || !nm[0] || *after) {
-					lp_diag(P, L->no, "run takes a kind and an optional name: run %s as NAME",
-					     sl_run_kind_name(k));
+					lp_diag(
+					    P, L->no,
+					    "run takes a kind and an optional name: run %s as NAME",
+					    sl_run_kind_name(k));
 					break;
 				}
 				if (!valid_name(nm, 0) || reserved(nm) || sl_fig_find(nm) >= 0) {
-					lp_diag(P, L->no, "'%s' cannot name a run (lowercase letters, digits and _; not a "
-						 "figure's name)", nm);
+					lp_diag(P, L->no,
+					        "'%s' cannot name a run (lowercase letters, digits "
+					        "and _; not a "
+					        "figure's name)",
+					        nm);
 					break;
 				}
 				int ni = name_find(l, nm);
-				if (ni >= 0 && (l->names[ni].kind != NAME_RUN || l->names[ni].run != k)) {
+				if (ni >= 0 &&
+				    (l->names[ni].kind != NAME_RUN || l->names[ni].run != k)) {
 					lp_diag(P, L->no, "'%s' already names %s at line %d", nm,
-					     l->names[ni].kind == NAME_LABEL ? "a label" : l->names[ni].kind == NAME_LET
-						     ? "a let" : "a run of another kind", l->names[ni].line);
+					        l->names[ni].kind == NAME_LABEL ? "a label"
+					        : l->names[ni].kind == NAME_LET
+					            ? "a let"
+					            : "a run of another kind",
+					        l->names[ni].line);
 					break;
 				}
 				if (ni < 0) {
@@ -912,23 +970,29 @@ static int compile(struct parser *P)
 			if (strncmp(after, "= ", 2) != 0 && strcmp(after, "=") != 0) {
 				char *eq = strchr(w, '=');
 				if (eq)
-					lp_diag(P, L->no, "put spaces around '=': let %.*s = ...", (int)(eq - w), w);
+					lp_diag(P, L->no, "put spaces around '=': let %.*s = ...",
+					        (int)(eq - w), w);
 				else
-					lp_diag(P, L->no, "let needs a name and a value: let NAME = VALUE");
+					lp_diag(P, L->no,
+					        "let needs a name and a value: let NAME = VALUE");
 				break;
 			}
 			after++;
 			while (*after == ' ')
 				after++;
 			if (!valid_name(w, 0) || reserved(w) || sl_fig_find(w) >= 0) {
-				lp_diag(P, L->no, "'%s' cannot name a value (lowercase letters, digits and _; not a "
-					 "figure's name)", w);
+				lp_diag(P, L->no,
+				        "'%s' cannot name a value (lowercase letters, digits and "
+				        "_; not a "
+				        "figure's name)",
+				        w);
 				break;
 			}
 			int ni = name_find(l, w);
 			if (ni >= 0 && l->names[ni].kind != NAME_LET) {
 				lp_diag(P, L->no, "'%s' already names %s at line %d", w,
-				     l->names[ni].kind == NAME_LABEL ? "a label" : "a run", l->names[ni].line);
+				        l->names[ni].kind == NAME_LABEL ? "a label" : "a run",
+				        l->names[ni].line);
 				break;
 			}
 			int e = expr(P, L->no, after, strlen(after), 0);
@@ -936,14 +1000,15 @@ static int compile(struct parser *P)
 				break;
 			if (ni < 0 && (ni = name_add(l, w, NAME_LET, L->no)) < 0)
 				return -1;
-			if (l->names[ni].pos < 0) { /* its first let: the value's dimension is its own */
+			if (l->names[ni].pos <
+			    0) { /* its first let: the value's dimension is its own */
 				l->names[ni].dim = l->pool.n[e].dim;
 				l->names[ni].flag = l->pool.n[e].flag;
 				l->names[ni].pos = 0;
 			} else if (!sl_dim_eq(l->names[ni].dim, l->pool.n[e].dim)) {
 				lp_diag(P, L->no, "'%s' was %s at line %d; here it is %s", w,
-				     sl_dim_name(l->names[ni].dim), l->names[ni].line,
-				     sl_dim_name(l->pool.n[e].dim));
+				        sl_dim_name(l->names[ni].dim), l->names[ni].line,
+				        sl_dim_name(l->pool.n[e].dim));
 				break;
 			}
 			if (!(o = new_op(P, OP_LET, L->no)))
@@ -971,15 +1036,22 @@ static int compile(struct parser *P)
 			if (ni < 0 || l->names[ni].kind != NAME_LABEL) {
 				const char *cands[256];
 				int nc = 0;
-				for (int k = 0; k < l->nnames && nc < 256 && P->nerr < SL_LESSON_MAX_DIAGS; k++)
+				for (int k = 0;
+				     k < l->nnames && nc < 256 && P->nerr < SL_LESSON_MAX_DIAGS;
+				     k++)
 					if (l->names[k].kind == NAME_LABEL)
 						cands[nc++] = l->names[k].s;
 				const char *near = sl_closest(w, cands, nc);
 				if (near)
-					lp_diag(P, L->no, "jump to unknown label '%s' (did you mean '%s'?)", w, near);
+					lp_diag(P, L->no,
+					        "jump to unknown label '%s' (did you mean '%s'?)",
+					        w, near);
 				else
-					lp_diag(P, L->no, "jump to unknown label '%s': add 'label %s' where the lesson "
-						 "should go on", w, w);
+					lp_diag(P, L->no,
+					        "jump to unknown label '%s': add 'label %s' where "
+					        "the lesson "
+					        "should go on",
+					        w, w);
 				break;
 			}
 			if (!(o = new_op(P, OP_JUMP, L->no)))
@@ -989,8 +1061,11 @@ static int compile(struct parser *P)
 				char ifw[8];
 				const char *c = word(after, ifw, sizeof ifw);
 				if (strcmp(ifw, "if") != 0 || !*c) {
-					lp_diag(P, L->no, "jump takes a label and an optional condition: jump %s if "
-						 "speedup < 1", w);
+					lp_diag(P, L->no,
+					        "jump takes a label and an optional condition: "
+					        "jump %s if "
+					        "speedup < 1",
+					        w);
 					break;
 				}
 				o->src = xstrdup(c);
@@ -1013,23 +1088,34 @@ static int compile(struct parser *P)
 			const char *what = lp_kw_names[L->kw];
 			if (j >= P->nll) {
 				int last = P->nll ? P->ll[P->nll - 1].no : L->no;
-				lp_diag(P, last, "the %s opened at line %d is not closed: add 'end' after its last "
-					 "line, in column 1", what, L->no);
+				lp_diag(P, last,
+				        "the %s opened at line %d is not closed: add 'end' after "
+				        "its last "
+				        "line, in column 1",
+				        what, L->no);
 			} else if (P->ll[j].kw != KW_END) {
-				lp_diag(P, P->ll[j].no, "'%s' inside the %s opened at line %d: add 'end' before this "
-					 "line to close the %s", lp_kw_names[P->ll[j].kw], what, L->no, what);
+				lp_diag(
+				    P, P->ll[j].no,
+				    "'%s' inside the %s opened at line %d: add 'end' before this "
+				    "line to close the %s",
+				    lp_kw_names[P->ll[j].kw], what, L->no, what);
 			} else if (*P->ll[j].rest) {
 				lp_diag(P, P->ll[j].no, "end takes nothing after it");
 			}
-			sl_op_kind k = L->kw == KW_QUESTION ? OP_QUESTION : L->kw == KW_MENU ? OP_MENU : OP_EXPLORE;
+			sl_op_kind k = L->kw == KW_QUESTION ? OP_QUESTION
+			               : L->kw == KW_MENU   ? OP_MENU
+			                                    : OP_EXPLORE;
 			if (!(o = new_op(P, k, L->no)))
 				return -1;
 			const char *t = L->rest;
 			if (k == OP_EXPLORE) {
 				t = word(L->rest, w, sizeof w);
 				if (!w[0] || sl_run_kind_parse(w, &o->run)) {
-					lp_diag(P, L->no, "explore needs what the learner runs and a text: explore "
-						 "matmul TEXT (kinds: %s)", sl_run_kinds());
+					lp_diag(P, L->no,
+					        "explore needs what the learner runs and a text: "
+					        "explore "
+					        "matmul TEXT (kinds: %s)",
+					        sl_run_kinds());
 					t = "";
 				}
 			}
@@ -1038,7 +1124,8 @@ static int compile(struct parser *P)
 			else
 				text(P, L->no, t, &o->text);
 			int rc = k == OP_QUESTION ? compile_question(P, o, i + 1, j)
-				 : k == OP_MENU ? compile_menu(P, o, i + 1, j) : compile_explore(P, o, i + 1, j);
+			         : k == OP_MENU   ? compile_menu(P, o, i + 1, j)
+			                          : compile_explore(P, o, i + 1, j);
 			if (rc)
 				return -1;
 			i = j < P->nll && P->ll[j].kw == KW_END ? j : j - 1;
@@ -1048,16 +1135,20 @@ static int compile(struct parser *P)
 			lp_diag(P, L->no, "'end' without a question, menu or explore to close");
 			break;
 		default:
-			lp_diag(P, L->no, "'%s' belongs inside a %s ... end block", lp_kw_names[L->kw],
-			     L->kw == KW_ITEM ? "menu" : (L->kw == KW_KNOB || L->kw == KW_UNTIL ||
-							  L->kw == KW_HINT || L->kw == KW_DEMO)
-							 ? "explore" : "question");
+			lp_diag(P, L->no, "'%s' belongs inside a %s ... end block",
+			        lp_kw_names[L->kw],
+			        L->kw == KW_ITEM ? "menu"
+			        : (L->kw == KW_KNOB || L->kw == KW_UNTIL || L->kw == KW_HINT ||
+			           L->kw == KW_DEMO)
+			            ? "explore"
+			            : "question");
 		}
 	}
 	if (!have_title)
 		lp_diag(P, 1, "the lesson has no title: add 'title TEXT' at the top");
 	if (!have_minutes)
-		lp_diag(P, 1, "the lesson does not say how long it takes: add 'minutes N' at the top");
+		lp_diag(P, 1,
+		        "the lesson does not say how long it takes: add 'minutes N' at the top");
 	return 0;
 }
 
@@ -1106,14 +1197,15 @@ void sl_lesson_free(sl_lesson *l)
 }
 
 static int parse_buf(const char *name, const char *buf, size_t len, int truncated, sl_lesson **out,
-		     sl_lesson_diags *diags, sl_err *err)
+                     sl_lesson_diags *diags, sl_err *err)
 {
 	*out = NULL;
 	if (diags)
 		memset(diags, 0, sizeof *diags);
 	struct parser P = {.file = name, .d = diags, .err = err};
 	sl_lesson *l = calloc(1, sizeof *l);
-	if (!l || !(l->name = xstrdup(name)) || !(l->title = xstrdup("")) || !(l->about = xstrdup(""))) {
+	if (!l || !(l->name = xstrdup(name)) || !(l->title = xstrdup("")) ||
+	    !(l->about = xstrdup(""))) {
 		sl_lesson_free(l);
 		return sl_fail(err, SL_ENOMEM, "%s: out of memory", name);
 	}
@@ -1125,8 +1217,10 @@ static int parse_buf(const char *name, const char *buf, size_t len, int truncate
 	if (text_ok)
 		rc = lp_split_lines(&P, buf, len);
 	if (rc == 0 && P.nerr == 0 && P.nll == 0)
-		lp_diag(&P, 1, "the lesson is empty: it needs a 'title' line, a 'minutes' line and at least "
-			    "one step");
+		lp_diag(
+		    &P, 1,
+		    "the lesson is empty: it needs a 'title' line, a 'minutes' line and at least "
+		    "one step");
 	if (rc == 0 && text_ok && P.nll > 0) /* report command errors past a bad line too */
 		rc = compile(&P);
 	if (rc == 0 && P.nerr == 0 && l->nops == 0)
@@ -1141,12 +1235,14 @@ static int parse_buf(const char *name, const char *buf, size_t len, int truncate
 		for (int p = 0; leads && p < l->nops; p++) {
 			sl_op *o = &l->ops[p];
 			if (o->kind == OP_JUMP)
-				o->target = lp_label_target(&P, leads, o->target, o->line, "jump to");
+				o->target =
+				    lp_label_target(&P, leads, o->target, o->line, "jump to");
 			if (o->kind == OP_MENU)
 				for (int i = 0; i < o->nch; i++) {
 					if (o->ch[i].target >= 0)
-						o->ch[i].target = lp_label_target(&P, leads, o->ch[i].target,
-									       o->ch[i].line, "item");
+						o->ch[i].target =
+						    lp_label_target(&P, leads, o->ch[i].target,
+						                    o->ch[i].line, "item");
 				}
 		}
 		free(leads);
@@ -1171,7 +1267,7 @@ static int parse_buf(const char *name, const char *buf, size_t len, int truncate
 }
 
 int sl_lesson_parse(const char *name, const char *buf, size_t len, sl_lesson **out,
-		    sl_lesson_diags *diags, sl_err *err)
+                    sl_lesson_diags *diags, sl_err *err)
 {
 	/* Editors on some systems start UTF-8 files with a byte-order mark: it
 	 * says nothing in UTF-8, so it is skipped, not refused as a command. */
@@ -1180,7 +1276,8 @@ int sl_lesson_parse(const char *name, const char *buf, size_t len, sl_lesson **o
 		len -= 3;
 	}
 	int truncated = len > SL_LESSON_MAX_BYTES;
-	return parse_buf(name, buf, truncated ? SL_LESSON_MAX_BYTES : len, truncated, out, diags, err);
+	return parse_buf(name, buf, truncated ? SL_LESSON_MAX_BYTES : len, truncated, out, diags,
+	                 err);
 }
 
 int sl_lesson_load(const char *path, sl_lesson **out, sl_lesson_diags *diags, sl_err *err)
@@ -1195,8 +1292,9 @@ int sl_lesson_load(const char *path, sl_lesson **out, sl_lesson_diags *diags, sl
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		int dir = S_ISDIR(st.st_mode);
 		close(fd);
-		return sl_fail(err, SL_EINVAL, "%s: %s", path, dir ? "is a directory, not a lesson file"
-			       : "not a regular file (a lesson is a text file)");
+		return sl_fail(err, SL_EINVAL, "%s: %s", path,
+		               dir ? "is a directory, not a lesson file"
+		                   : "not a regular file (a lesson is a text file)");
 	}
 	/* Read one byte past the limit to know the file is larger. */
 	size_t cap = SL_LESSON_MAX_BYTES + 1, len = 0;
@@ -1278,11 +1376,12 @@ int sl_lesson_locate(const sl_lesson *l, const char *where, sl_err *err)
 	if (ni < 0 || l->names[ni].kind != NAME_LABEL || l->names[ni].pos < 0) {
 		char list[200] = "";
 		for (int i = 0; i < l->nnames; i++)
-			if (l->names[i].kind == NAME_LABEL && strlen(list) + strlen(l->names[i].s) + 2 < sizeof list)
-				snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? " " : "",
-					 l->names[i].s);
+			if (l->names[i].kind == NAME_LABEL &&
+			    strlen(list) + strlen(l->names[i].s) + 2 < sizeof list)
+				snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+				         list[0] ? " " : "", l->names[i].s);
 		sl_fail(err, SL_EINVAL, "%s: no label '%s' (labels: %s)", l->name, where,
-			list[0] ? list : "none");
+		        list[0] ? list : "none");
 		return -1;
 	}
 	return l->names[ni].pos;

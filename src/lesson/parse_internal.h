@@ -15,11 +15,37 @@
 #define MAX_CHOICES 26
 
 enum kw {
-	KW_TITLE, KW_MINUTES, KW_ABOUT, KW_SAY, KW_SETUP, KW_RUN, KW_STEP, KW_PAUSE, KW_CHECK, KW_LET,
-	KW_LABEL, KW_JUMP, KW_FINISH, KW_QUESTION, KW_MENU, KW_EXPLORE,
+	KW_TITLE,
+	KW_MINUTES,
+	KW_ABOUT,
+	KW_SAY,
+	KW_SETUP,
+	KW_RUN,
+	KW_STEP,
+	KW_PAUSE,
+	KW_CHECK,
+	KW_LET,
+	KW_LABEL,
+	KW_JUMP,
+	KW_FINISH,
+	KW_QUESTION,
+	KW_MENU,
+	KW_EXPLORE,
 	/* inside blocks */
-	KW_END, KW_OPTION, KW_CORRECT, KW_EXPLAIN, KW_ANSWER, KW_UNIT, KW_RIGHT, KW_WRONG, KW_ITEM,
-	KW_KNOB, KW_UNTIL, KW_HINT, KW_DEMO, KW_N
+	KW_END,
+	KW_OPTION,
+	KW_CORRECT,
+	KW_EXPLAIN,
+	KW_ANSWER,
+	KW_UNIT,
+	KW_RIGHT,
+	KW_WRONG,
+	KW_ITEM,
+	KW_KNOB,
+	KW_UNTIL,
+	KW_HINT,
+	KW_DEMO,
+	KW_N
 };
 extern const char *const lp_kw_names[KW_N];
 
@@ -49,9 +75,11 @@ int lp_split_lines(struct parser *P, const char *buf, size_t len);
 /* parse.c: a copy of s[0..n) (NULL: out of memory); */
 char *lp_strndup(const char *s, size_t n);
 /* "file:line: message" into the diagnostics (parse.c). */
-void lp_diag(struct parser *P, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void lp_diag(struct parser *P, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* flow.c: the position a jump to name ni lands on, or -1 (reported); */
-int lp_label_target(struct parser *P, const unsigned char *leads, int ni, int line, const char *how);
+int lp_label_target(struct parser *P, const unsigned char *leads, int ni, int line,
+                    const char *how);
 /* the whole lesson's flow; */
 int lp_flow(struct parser *P);
 /* every run valid for the engine. */

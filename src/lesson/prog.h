@@ -12,15 +12,26 @@
 /* Text with {figure} interpolations, parsed at load: the nodes appear in the
  * order of their braces. */
 typedef struct sl_text {
-	char *s;       /* as written ("" if absent) */
+	char *s; /* as written ("" if absent) */
 	int *nodes;
 	unsigned char *pct;
 	int n;
 } sl_text;
 
 typedef enum sl_op_kind {
-	OP_SAY, OP_SETUP, OP_RUN, OP_STEP, OP_PAUSE, OP_CHECK, OP_LET, OP_LABEL, OP_JUMP, OP_FINISH,
-	OP_QUESTION, OP_MENU, OP_EXPLORE
+	OP_SAY,
+	OP_SETUP,
+	OP_RUN,
+	OP_STEP,
+	OP_PAUSE,
+	OP_CHECK,
+	OP_LET,
+	OP_LABEL,
+	OP_JUMP,
+	OP_FINISH,
+	OP_QUESTION,
+	OP_MENU,
+	OP_EXPLORE
 } sl_op_kind;
 
 typedef struct sl_setting {
@@ -39,23 +50,23 @@ typedef struct sl_choice {
 typedef struct sl_op {
 	sl_op_kind kind;
 	int line;
-	sl_text text;     /* SAY, PAUSE, QUESTION, MENU, EXPLORE */
-	char *src;        /* CHECK, JUMP's condition, EXPLORE's until: as written */
-	sl_setting *set;  /* SETUP */
+	sl_text text;    /* SAY, PAUSE, QUESTION, MENU, EXPLORE */
+	char *src;       /* CHECK, JUMP's condition, EXPLORE's until: as written */
+	sl_setting *set; /* SETUP */
 	int nset;
-	sl_run_kind run;  /* RUN, EXPLORE */
-	int name;         /* RUN ... as NAME, LET NAME, LABEL NAME: a name index; else -1 */
-	int count;        /* STEP */
-	int expr;         /* CHECK, LET, JUMP if, EXPLORE until, QUESTION answer: a node; else -1 */
-	int target;       /* JUMP: a position */
+	sl_run_kind run; /* RUN, EXPLORE */
+	int name;        /* RUN ... as NAME, LET NAME, LABEL NAME: a name index; else -1 */
+	int count;       /* STEP */
+	int expr;        /* CHECK, LET, JUMP if, EXPLORE until, QUESTION answer: a node; else -1 */
+	int target;      /* JUMP: a position */
 	/* QUESTION */
 	int numeric;
-	sl_choice *ch;    /* choices, or MENU items */
+	sl_choice *ch; /* choices, or MENU items */
 	int nch;
 	sl_text explain, right, wrong;
-	double tol;       /* numeric: tolerance, relative when tol_rel */
+	double tol; /* numeric: tolerance, relative when tol_rel */
 	int tol_rel;
-	char unit[16];    /* numeric: how bare numbers are read; "" for the figure's base unit */
+	char unit[16]; /* numeric: how bare numbers are read; "" for the figure's base unit */
 	/* EXPLORE */
 	int *knobs;
 	int nknobs;
@@ -72,7 +83,7 @@ typedef struct sl_name {
 	int pos;         /* NAME_LABEL: position of the label */
 	sl_dim dim;      /* NAME_LET */
 	int flag;
-	int bit;         /* NAME_RUN, NAME_LET: its bit in the flow analysis */
+	int bit; /* NAME_RUN, NAME_LET: its bit in the flow analysis */
 } sl_name;
 
 struct sl_lesson {

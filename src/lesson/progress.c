@@ -22,7 +22,8 @@ int sl_state_dir(char *buf, size_t n, sl_err *err)
 		const char *home = getenv("HOME");
 		if (!home || home[0] != '/')
 			return sl_fail(err, SL_EINVAL,
-				       "neither XDG_STATE_HOME nor HOME is an absolute path: nowhere to keep progress");
+			               "neither XDG_STATE_HOME nor HOME is an absolute path: "
+			               "nowhere to keep progress");
 		len = snprintf(buf, n, "%s/.local/state/shardlab", home);
 	}
 	if (len < 0 || (size_t)len >= n)
@@ -40,8 +41,8 @@ void sl_progress_id(const char *path, char *id, size_t n)
 	size_t j = 0;
 	for (size_t i = 0; i < len && j + 1 < n; i++) {
 		char c = b[i];
-		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-			 c == '-' || c == '_' || (c == '.' && j > 0);
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		         (c >= '0' && c <= '9') || c == '-' || c == '_' || (c == '.' && j > 0);
 		id[j++] = ok ? c : '_';
 	}
 	if (j == 0 && n > 1)
@@ -102,7 +103,7 @@ int sl_progress_load(const char *id, sl_progress *p, sl_err *err)
 			p->right = a;
 			p->asked = b;
 		} else if (sscanf(buf, "resume %d %d %d %" SCNx64, &a, &b, &c, &h) == 4 && a >= 0 &&
-			   b >= 0 && c >= b) {
+		           b >= 0 && c >= b) {
 			p->position = a;
 			p->now_right = b;
 			p->now_asked = c;
@@ -128,10 +129,11 @@ int sl_progress_save(const char *id, const sl_progress *p, sl_err *err)
 	if (mkdirs(dir, err))
 		return SL_ESYS;
 	int len = snprintf(buf, sizeof buf, "shardlab-progress 1\ndone %d\nscore %d %d\n", p->done,
-			   p->right, p->asked);
+	                   p->right, p->asked);
 	if (p->position >= 0)
-		len += snprintf(buf + len, sizeof buf - (size_t)len, "resume %d %d %d %016" PRIx64 "\n",
-				p->position, p->now_right, p->now_asked, p->hash);
+		len += snprintf(buf + len, sizeof buf - (size_t)len,
+		                "resume %d %d %d %016" PRIx64 "\n", p->position, p->now_right,
+		                p->now_asked, p->hash);
 	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)

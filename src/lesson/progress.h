@@ -14,11 +14,11 @@
 #include "status.h"
 
 typedef struct sl_progress {
-	int done;          /* finished at least once */
-	int asked, right;  /* the score of the last finished session */
-	int position;      /* where to resume; -1: nothing to resume */
+	int done;                 /* finished at least once */
+	int asked, right;         /* the score of the last finished session */
+	int position;             /* where to resume; -1: nothing to resume */
 	int now_asked, now_right; /* the score so far of the unfinished session */
-	uint64_t hash;     /* of the lesson text the position belongs to */
+	uint64_t hash;            /* of the lesson text the position belongs to */
 } sl_progress;
 
 /* The state directory (not created). */

@@ -38,7 +38,8 @@ sl_layout sl_lsetup_layout(const sl_lsetup *s)
 		int mb = l.pp > 1 ? 2 * l.pp : 1;
 		int most = s->model.batch / l.dp > 0 ? s->model.batch / l.dp : 1;
 		if (mb > most)
-			mb = l.schedule == SL_SCHED_INTERLEAVED && most >= l.pp ? most - most % l.pp : most;
+			mb = l.schedule == SL_SCHED_INTERLEAVED && most >= l.pp ? most - most % l.pp
+			                                                        : most;
 		l.microbatches = mb;
 	}
 	return l;
@@ -97,7 +98,7 @@ const char *sl_setup_keys(void)
 		const sl_knob *k;
 		for (int i = 0; (k = key_row(i)) && len < sizeof list; i++)
 			len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? " " : "",
-						k->name);
+			                        k->name);
 	}
 	return list;
 }
@@ -138,12 +139,12 @@ static int set_special(sl_lsetup *s, const sl_knob *k, const sl_knob_val *v, sl_
 	case SL_OPT_HARDWARE: {
 		sl_err e = {0};
 		const char *from = "";
-		const sl_preset *p = k->code == SL_OPT_PRESET ? sl_hw_find(value, &from, &e)
-							       : sl_hw_load(value, &e);
+		const sl_preset *p =
+		    k->code == SL_OPT_PRESET ? sl_hw_find(value, &from, &e) : sl_hw_load(value, &e);
 		if (!p)
 			return k->code == SL_OPT_PRESET && !from
-				       ? sl_fail(err, SL_EINVAL, "preset: %s", e.msg)
-				       : sl_fail(err, SL_EINVAL, "%s", e.msg);
+			           ? sl_fail(err, SL_EINVAL, "preset: %s", e.msg)
+			           : sl_fail(err, SL_EINVAL, "%s", e.msg);
 		/* Lessons run the closed-form machine: the preset's BF16 peak
 		 * for every GEMM, 4-byte elements (sl_cluster_config_default),
 		 * unless precision is set. */
@@ -177,9 +178,10 @@ static int set_special(sl_lsetup *s, const sl_knob *k, const sl_knob_val *v, sl_
 	}
 	case SL_OPT_ORDER:
 		if (sl_mesh_order_parse(value, s->layout.order))
-			return sl_fail(err, SL_EINVAL,
-				       "mesh-order: '%s' is not an order of tp, pp and dp (as in tp-dp-pp)",
-				       value);
+			return sl_fail(
+			    err, SL_EINVAL,
+			    "mesh-order: '%s' is not an order of tp, pp and dp (as in tp-dp-pp)",
+			    value);
 		return SL_OK;
 	case SL_OPT_OP:
 		s->op = (sl_coll_op)v->d;
@@ -197,8 +199,9 @@ static int set_special(sl_lsetup *s, const sl_knob *k, const sl_knob_val *v, sl_
 	case SL_OPT_TO_TP:
 	case SL_OPT_TO_PP:
 	case SL_OPT_TO_DP:
-		*(k->code == SL_OPT_TO_TP ? &s->to_tp : k->code == SL_OPT_TO_PP ? &s->to_pp : &s->to_dp) =
-			(int)v->d;
+		*(k->code == SL_OPT_TO_TP   ? &s->to_tp
+		  : k->code == SL_OPT_TO_PP ? &s->to_pp
+		                            : &s->to_dp) = (int)v->d;
 		return SL_OK;
 	default:
 		return sl_fail(err, SL_EINVAL, "%s: no lesson may set it", k->name);
@@ -209,7 +212,8 @@ int sl_lsetup_set(sl_lsetup *s, const char *key, const char *value, sl_err *err)
 {
 	int i = sl_setup_key(key);
 	if (i < 0)
-		return sl_fail(err, SL_EINVAL, "unknown setup key '%s' (keys: %s)", key, sl_setup_keys());
+		return sl_fail(err, SL_EINVAL, "unknown setup key '%s' (keys: %s)", key,
+		               sl_setup_keys());
 	const sl_knob *k = key_row(i);
 	if (!value || !*value)
 		return sl_fail(err, SL_EINVAL, "%s needs a value: %s=VALUE", key, key);
@@ -217,10 +221,10 @@ int sl_lsetup_set(sl_lsetup *s, const char *key, const char *value, sl_err *err)
 	if (sl_knob_parse(k, "", value, &v, err))
 		return SL_EINVAL;
 	const sl_knob_dest d = {.cluster = &s->sc.cluster,
-				.gemm = &s->sc.gemm,
-				.model = &s->model,
-				.layout = &s->layout,
-				.steps = &s->steps};
+	                        .gemm = &s->sc.gemm,
+	                        .model = &s->model,
+	                        .layout = &s->layout,
+	                        .steps = &s->steps};
 	if (!sl_knob_store(k, &v, &d) && set_special(s, k, &v, err))
 		return SL_EINVAL;
 	if (k->flags & SL_KF_FIGURE)
@@ -250,50 +254,51 @@ void sl_lsetup_describe(const sl_lsetup *s, char *buf, size_t n)
 	sl_fmt_time(c->inter.latency, ilat, sizeof ilat);
 	sl_fmt_bytes(s->bytes, by, sizeof by);
 	int len = snprintf(buf, n, "%d device%s%s%s (%s, %s each)", c->devices,
-			   c->devices == 1 ? "" : "s", s->sc.preset[0] ? " like " : "", s->sc.preset,
-			   fl, mem);
+	                   c->devices == 1 ? "" : "s", s->sc.preset[0] ? " like " : "",
+	                   s->sc.preset, fl, mem);
 	if (len < 0 || (size_t)len >= n)
 		return;
 	if (nodes > 1)
 		len += snprintf(buf + len, n - (size_t)len,
-				" in %d nodes of %d; links %s + %s inside a node, %s + %s between", nodes,
-				c->devices_per_node, bw, lat, ibw, ilat);
+		                " in %d nodes of %d; links %s + %s inside a node, %s + %s between",
+		                nodes, c->devices_per_node, bw, lat, ibw, ilat);
 	else
 		len += snprintf(buf + len, n - (size_t)len, " in one node%s; links %s + %s",
-				c->topology == SL_TOPO_RING ? " wired as a ring" : "", bw, lat);
+		                c->topology == SL_TOPO_RING ? " wired as a ring" : "", bw, lat);
 	if (len < 0 || (size_t)len >= n)
 		return;
 	unsigned show = s->touched ? s->touched : SL_FIG_KIND(SL_RUN_MATMUL);
 	if (show & SL_FIG_KIND(SL_RUN_MATMUL))
-		len += snprintf(buf + len, n - (size_t)len, "; matmul %s m=%d k=%d n=%d%s",
-				sl_split_name(s->sc.gemm.split), s->sc.gemm.m, s->sc.gemm.k, s->sc.gemm.n,
-				s->sc.gemm.split == SL_SPLIT_SINGLE && c->devices > 1 ? " (on one device)"
-										       : "");
+		len += snprintf(
+		    buf + len, n - (size_t)len, "; matmul %s m=%d k=%d n=%d%s",
+		    sl_split_name(s->sc.gemm.split), s->sc.gemm.m, s->sc.gemm.k, s->sc.gemm.n,
+		    s->sc.gemm.split == SL_SPLIT_SINGLE && c->devices > 1 ? " (on one device)"
+		                                                          : "");
 	if (len >= 0 && (size_t)len < n && (show & SL_FIG_KIND(SL_RUN_COLLECTIVE)))
-		len += snprintf(buf + len, n - (size_t)len, "; collective %s of %s", sl_coll_op_name(s->op),
-				by);
+		len += snprintf(buf + len, n - (size_t)len, "; collective %s of %s",
+		                sl_coll_op_name(s->op), by);
 	if (len >= 0 && (size_t)len < n && (show & SL_FIG_KIND(SL_RUN_TRAIN))) {
 		sl_layout l = sl_lsetup_layout(s);
 		char heads[24] = "";
 		if (s->model.heads)
 			snprintf(heads, sizeof heads, ", %d heads", s->model.heads);
 		len += snprintf(buf + len, n - (size_t)len,
-				"; training %d block%s of width %d (ffn %d%s) on tp=%d pp=%d dp=%d",
-				s->model.layers, s->model.layers == 1 ? "" : "s", s->model.hidden,
-				s->model.ffn, heads, l.tp, l.pp, l.dp);
+		                "; training %d block%s of width %d (ffn %d%s) on tp=%d pp=%d dp=%d",
+		                s->model.layers, s->model.layers == 1 ? "" : "s", s->model.hidden,
+		                s->model.ffn, heads, l.tp, l.pp, l.dp);
 		if (len >= 0 && (size_t)len < n && l.pp > 1)
 			len += snprintf(buf + len, n - (size_t)len, ", %s, %d micro-batches",
-					sl_sched_name(l.schedule), l.microbatches);
+			                sl_sched_name(l.schedule), l.microbatches);
 	}
 	if (len >= 0 && (size_t)len < n && (show & SL_FIG_KIND(SL_RUN_RESHARD))) {
 		sl_layout t = sl_lsetup_target(s);
 		len += snprintf(buf + len, n - (size_t)len,
-				"; checkpoint resharded to tp=%d pp=%d dp=%d", t.tp, t.pp, t.dp);
+		                "; checkpoint resharded to tp=%d pp=%d dp=%d", t.tp, t.pp, t.dp);
 	}
 	if (len >= 0 && (size_t)len < n)
 		snprintf(buf + len, n - (size_t)len, "%s%s",
-			 s->sc.gemm.algo == SL_ALGO_TREE ? "; tree collectives" : "",
-			 c->timing == SL_TIMING_MEASURED ? "; measured timing" : "");
+		         s->sc.gemm.algo == SL_ALGO_TREE ? "; tree collectives" : "",
+		         c->timing == SL_TIMING_MEASURED ? "; measured timing" : "");
 }
 
 /* ---- figures ---- */
@@ -306,127 +311,153 @@ void sl_lsetup_describe(const sl_lsetup *s, char *buf, size_t n)
 #define SU SL_FIG_SETUP
 
 enum fig {
-	F_DEVICES, F_NODES, F_PER_NODE, F_BANDWIDTH, F_LATENCY, F_INTER_BANDWIDTH, F_INTER_LATENCY,
-	F_FLOPS, F_MEMORY, F_M, F_K, F_N, F_BYTES, F_X_BYTES, F_W_BYTES, F_Y_BYTES, F_WORK,
-	F_TP, F_PP, F_DP, F_MICROBATCHES, F_CHUNKS, F_LAYERS, F_HIDDEN, F_FFN, F_HEADS, F_SEQ, F_BATCH,
-	F_PARAMS, F_PARAM_BYTES, F_STEP_WORK,
+	F_DEVICES,
+	F_NODES,
+	F_PER_NODE,
+	F_BANDWIDTH,
+	F_LATENCY,
+	F_INTER_BANDWIDTH,
+	F_INTER_LATENCY,
+	F_FLOPS,
+	F_MEMORY,
+	F_M,
+	F_K,
+	F_N,
+	F_BYTES,
+	F_X_BYTES,
+	F_W_BYTES,
+	F_Y_BYTES,
+	F_WORK,
+	F_TP,
+	F_PP,
+	F_DP,
+	F_MICROBATCHES,
+	F_CHUNKS,
+	F_LAYERS,
+	F_HIDDEN,
+	F_FFN,
+	F_HEADS,
+	F_SEQ,
+	F_BATCH,
+	F_PARAMS,
+	F_PARAM_BYTES,
+	F_STEP_WORK,
 	F_NSETUP
 };
 
 static const sl_figdef figs[] = {
-	/* The set-up. */
-	{"devices", SL_DIM_NONE, 0, SU, "number of devices"},
-	{"nodes", SL_DIM_NONE, 0, SU, "number of nodes"},
-	{"per_node", SL_DIM_NONE, 0, SU, "devices per node"},
-	{"bandwidth", SL_DIM_RATE, 0, SU, "link bandwidth inside a node"},
-	{"latency", SL_DIM_TIME, 0, SU, "link latency inside a node"},
-	{"inter_bandwidth", SL_DIM_RATE, 0, SU, "link bandwidth between nodes"},
-	{"inter_latency", SL_DIM_TIME, 0, SU, "link latency between nodes"},
-	{"flops", SL_DIM_FLOPS, 0, SU, "compute rate of one device"},
-	{"memory", SL_DIM_BYTES, 0, SU, "memory of one device"},
-	{"m", SL_DIM_NONE, 0, SU, "rows of X and Y (the batch)"},
-	{"k", SL_DIM_NONE, 0, SU, "columns of X, rows of W"},
-	{"n", SL_DIM_NONE, 0, SU, "columns of W and Y"},
-	{"bytes", SL_DIM_BYTES, 0, SU, "the collective's buffer"},
-	{"x_bytes", SL_DIM_BYTES, 0, SU, "size of X in fp32"},
-	{"w_bytes", SL_DIM_BYTES, 0, SU, "size of W in fp32"},
-	{"y_bytes", SL_DIM_BYTES, 0, SU, "size of Y in fp32"},
-	{"work", SL_DIM_WORK, 0, SU, "FLOP of the whole product, 2mkn"},
-	{"tp", SL_DIM_NONE, 0, SU, "tensor-parallel size"},
-	{"pp", SL_DIM_NONE, 0, SU, "pipeline stages"},
-	{"dp", SL_DIM_NONE, 0, SU, "data-parallel replicas"},
-	{"microbatches", SL_DIM_NONE, 0, SU, "micro-batches per replica and step"},
-	{"chunks", SL_DIM_NONE, 0, SU, "model chunks per device (interleaved schedule)"},
-	{"layers", SL_DIM_NONE, 0, SU, "blocks of the model"},
-	{"hidden", SL_DIM_NONE, 0, SU, "the model's width h"},
-	{"ffn", SL_DIM_NONE, 0, SU, "the MLP's inner width f"},
-	{"heads", SL_DIM_NONE, 0, SU, "attention heads (0: MLP-only blocks)"},
-	{"seq", SL_DIM_NONE, 0, SU, "tokens per sequence"},
-	{"batch", SL_DIM_NONE, 0, SU, "sequences per training step"},
-	{"params", SL_DIM_NONE, 0, SU, "the model's parameter count"},
-	{"param_bytes", SL_DIM_BYTES, 0, SU, "the model's parameters in fp32"},
-	{"step_work", SL_DIM_WORK, 0, SU, "GEMM FLOP of one training step"},
-	/* What runs measured. */
-	{"time", SL_DIM_TIME, 0, MM | CO | TR | RS | PL,
-	 "emulated time of the run (the slowest device); of one step for training; of the "
-	 "resharding (reads and writes) for reshard; of the best layout's step for a plan"},
-	{"predicted", SL_DIM_TIME, 0, MM | CO | TR | RS, "the analytic model's time"},
-	{"traffic", SL_DIM_BYTES, 0, MM | CO | TR | RS,
-	 "bytes sent over links, all devices together (per step for training)"},
-	{"fits", SL_DIM_NONE, 1, MM | CO | TR | RS | PL,
-	 "whether every device's buffers fitted in its memory (a plan: whether any layout fits)"},
-	{"mem_peak", SL_DIM_BYTES, 0, MM | CO | TR | RS | PL, "the most memory one device held"},
-	{"link_bw", SL_DIM_RATE, 0, MM | CO | TR | RS,
-	 "bandwidth of the slowest link the ring crosses"},
-	{"link_latency", SL_DIM_TIME, 0, MM | CO | TR | RS,
-	 "latency of the slowest link the ring crosses"},
-	{"single_time", SL_DIM_TIME, 0, MM | TR, "the same work on one device"},
-	{"speedup", SL_DIM_NONE, 0, MM | TR, "single_time / time"},
-	{"compute_time", SL_DIM_TIME, 0, MM | TR, "compute part of the slowest (busiest) device"},
-	{"comm_time", SL_DIM_TIME, 0, MM | TR, "communication part of the slowest (busiest) device"},
-	{"error", SL_DIM_NONE, 0, MM, "largest relative error against one plain sgemm"},
-	{"mem_need", SL_DIM_BYTES, 0, MM, "memory one device needs for its shard of the product"},
-	{"crossover_bw", SL_DIM_RATE, 0, MM,
-	 "link bandwidth below which the split is slower than one device (model)"},
-	{"algbw", SL_DIM_RATE, 0, CO, "bytes / time"},
-	{"busbw", SL_DIM_RATE, 0, CO, "algbw times the NCCL bus factor"},
-	{"latency_term", SL_DIM_TIME, 0, CO, "the model's latency part (alpha terms)"},
-	{"bandwidth_term", SL_DIM_TIME, 0, CO, "the model's bandwidth part (bytes / B terms)"},
-	{"bubble", SL_DIM_NONE, 0, TR | PL, "pipeline bubble over the ideal time"},
-	{"predicted_bubble", SL_DIM_NONE, 0, TR, "the analytic model's bubble"},
-	{"idle", SL_DIM_NONE, 0, TR, "idle share of all devices' step time"},
-	{"pipeline_time", SL_DIM_TIME, 0, TR, "from the step's start to the last backward"},
-	{"ideal_time", SL_DIM_TIME, 0, TR, "the busiest device's compute and communication in it"},
-	{"params_mem", SL_DIM_BYTES, 0, TR, "parameters one device holds (the most)"},
-	{"grads_mem", SL_DIM_BYTES, 0, TR, "gradients one device holds (the most)"},
-	{"optimizer_mem", SL_DIM_BYTES, 0, TR, "Adam state one device holds (the most)"},
-	{"act_mem", SL_DIM_BYTES, 0, TR, "activations one device keeps for backward (peak, the most)"},
-	{"tp_traffic", SL_DIM_BYTES, 0, TR, "bytes per step of tensor-parallel collectives"},
-	{"pp_traffic", SL_DIM_BYTES, 0, TR, "bytes per step between pipeline stages"},
-	{"dp_traffic", SL_DIM_BYTES, 0, TR, "bytes per step of data-parallel gradient exchange"},
-	{"loss", SL_DIM_NONE, 0, TR | RS, "the loss of the last step"},
-	{"loss_first", SL_DIM_NONE, 0, TR | RS, "the loss of the first step"},
-	{"loss_error", SL_DIM_NONE, 0, TR, "largest relative difference of the losses from one device's"},
-	{"held_params", SL_DIM_BYTES, 0, TR, "parameter bytes all devices hold, copies included"},
-	{"saved_params", SL_DIM_BYTES, 0, TR,
-	 "parameter bytes a sharded checkpoint saves: each element once, from its primary copy"},
-	{"shards", SL_DIM_NONE, 0, TR, "pieces of tensors a sharded checkpoint saves"},
-	{"ckpt_chunks", SL_DIM_NONE, 0, RS,
-	 "chunks the saved checkpoint holds (each tensor's pieces)"},
-	{"ckpt_bytes", SL_DIM_BYTES, 0, RS,
-	 "bytes of the saved checkpoint's data files: parameters and Adam's two moments"},
-	{"files", SL_DIM_NONE, 0, RS,
-	 "data files of the saved checkpoint (one per writing device)"},
-	{"save_time", SL_DIM_TIME, 0, RS, "emulated time of the save (the slowest writer)"},
-	{"reads", SL_DIM_NONE, 0, RS, "stored chunks the new layout's devices read, all together"},
-	{"read_bytes", SL_DIM_BYTES, 0, RS, "bytes they read, all together"},
-	{"new_chunks", SL_DIM_NONE, 0, RS, "chunks of the checkpoint written under the new layout"},
-	{"state_error", SL_DIM_NONE, 0, RS,
-	 "largest difference of a parameter or Adam moment loaded under the new layout from the "
-	 "saved one"},
-	{"resume_error", SL_DIM_NONE, 0, RS,
-	 "largest relative difference of the losses, saved and resumed, from uninterrupted "
-	 "training on one device"},
-	{"candidates", SL_DIM_NONE, 0, PL, "layouts the plan evaluated"},
-	{"fit", SL_DIM_NONE, 0, PL, "layouts that fit in device memory"},
-	{"best_tp", SL_DIM_NONE, 0, PL, "the best layout's tensor-parallel size"},
-	{"best_pp", SL_DIM_NONE, 0, PL, "the best layout's pipeline stages"},
-	{"best_dp", SL_DIM_NONE, 0, PL, "the best layout's data-parallel replicas"},
-	{"best_mp", SL_DIM_NONE, 0, PL, "tp*pp of the best layout: the devices one replica spans"},
-	{"best_microbatches", SL_DIM_NONE, 0, PL, "the best layout's micro-batches per replica"},
-	{"best_chunks", SL_DIM_NONE, 0, PL, "the best layout's model chunks per device"},
-	{"best_sp", SL_DIM_NONE, 1, PL, "whether the best layout uses sequence parallelism"},
-	{"best_zero1", SL_DIM_NONE, 1, PL, "whether the best layout shards Adam's state (ZeRO-1)"},
-	{"best_tp_across", SL_DIM_NONE, 1, PL, "whether the best layout's TP groups cross nodes"},
-	{"best_pp_across", SL_DIM_NONE, 1, PL, "whether the best layout's pipeline crosses nodes"},
-	{"best_dp_across", SL_DIM_NONE, 1, PL, "whether the best layout's DP groups cross nodes"},
-	{"best_tokens", SL_DIM_NONE, 0, PL, "tokens per second of the best layout"},
-	{"best_flops", SL_DIM_FLOPS, 0, PL, "model FLOP/s per device of the best layout"},
-	{"best_comm", SL_DIM_NONE, 0, PL, "share of the best layout's step in communication"},
-	{"runner_time", SL_DIM_TIME, 0, PL,
-	 "the runner-up's step time (the next layout that is not the best's ZeRO-1 twin)"},
-	{"moved_time", SL_DIM_TIME, 0, PL,
-	 "the best layout's step time with its TP group moved to the other side of the node boundary"},
+    /* The set-up. */
+    {"devices", SL_DIM_NONE, 0, SU, "number of devices"},
+    {"nodes", SL_DIM_NONE, 0, SU, "number of nodes"},
+    {"per_node", SL_DIM_NONE, 0, SU, "devices per node"},
+    {"bandwidth", SL_DIM_RATE, 0, SU, "link bandwidth inside a node"},
+    {"latency", SL_DIM_TIME, 0, SU, "link latency inside a node"},
+    {"inter_bandwidth", SL_DIM_RATE, 0, SU, "link bandwidth between nodes"},
+    {"inter_latency", SL_DIM_TIME, 0, SU, "link latency between nodes"},
+    {"flops", SL_DIM_FLOPS, 0, SU, "compute rate of one device"},
+    {"memory", SL_DIM_BYTES, 0, SU, "memory of one device"},
+    {"m", SL_DIM_NONE, 0, SU, "rows of X and Y (the batch)"},
+    {"k", SL_DIM_NONE, 0, SU, "columns of X, rows of W"},
+    {"n", SL_DIM_NONE, 0, SU, "columns of W and Y"},
+    {"bytes", SL_DIM_BYTES, 0, SU, "the collective's buffer"},
+    {"x_bytes", SL_DIM_BYTES, 0, SU, "size of X in fp32"},
+    {"w_bytes", SL_DIM_BYTES, 0, SU, "size of W in fp32"},
+    {"y_bytes", SL_DIM_BYTES, 0, SU, "size of Y in fp32"},
+    {"work", SL_DIM_WORK, 0, SU, "FLOP of the whole product, 2mkn"},
+    {"tp", SL_DIM_NONE, 0, SU, "tensor-parallel size"},
+    {"pp", SL_DIM_NONE, 0, SU, "pipeline stages"},
+    {"dp", SL_DIM_NONE, 0, SU, "data-parallel replicas"},
+    {"microbatches", SL_DIM_NONE, 0, SU, "micro-batches per replica and step"},
+    {"chunks", SL_DIM_NONE, 0, SU, "model chunks per device (interleaved schedule)"},
+    {"layers", SL_DIM_NONE, 0, SU, "blocks of the model"},
+    {"hidden", SL_DIM_NONE, 0, SU, "the model's width h"},
+    {"ffn", SL_DIM_NONE, 0, SU, "the MLP's inner width f"},
+    {"heads", SL_DIM_NONE, 0, SU, "attention heads (0: MLP-only blocks)"},
+    {"seq", SL_DIM_NONE, 0, SU, "tokens per sequence"},
+    {"batch", SL_DIM_NONE, 0, SU, "sequences per training step"},
+    {"params", SL_DIM_NONE, 0, SU, "the model's parameter count"},
+    {"param_bytes", SL_DIM_BYTES, 0, SU, "the model's parameters in fp32"},
+    {"step_work", SL_DIM_WORK, 0, SU, "GEMM FLOP of one training step"},
+    /* What runs measured. */
+    {"time", SL_DIM_TIME, 0, MM | CO | TR | RS | PL,
+     "emulated time of the run (the slowest device); of one step for training; of the "
+     "resharding (reads and writes) for reshard; of the best layout's step for a plan"},
+    {"predicted", SL_DIM_TIME, 0, MM | CO | TR | RS, "the analytic model's time"},
+    {"traffic", SL_DIM_BYTES, 0, MM | CO | TR | RS,
+     "bytes sent over links, all devices together (per step for training)"},
+    {"fits", SL_DIM_NONE, 1, MM | CO | TR | RS | PL,
+     "whether every device's buffers fitted in its memory (a plan: whether any layout fits)"},
+    {"mem_peak", SL_DIM_BYTES, 0, MM | CO | TR | RS | PL, "the most memory one device held"},
+    {"link_bw", SL_DIM_RATE, 0, MM | CO | TR | RS,
+     "bandwidth of the slowest link the ring crosses"},
+    {"link_latency", SL_DIM_TIME, 0, MM | CO | TR | RS,
+     "latency of the slowest link the ring crosses"},
+    {"single_time", SL_DIM_TIME, 0, MM | TR, "the same work on one device"},
+    {"speedup", SL_DIM_NONE, 0, MM | TR, "single_time / time"},
+    {"compute_time", SL_DIM_TIME, 0, MM | TR, "compute part of the slowest (busiest) device"},
+    {"comm_time", SL_DIM_TIME, 0, MM | TR, "communication part of the slowest (busiest) device"},
+    {"error", SL_DIM_NONE, 0, MM, "largest relative error against one plain sgemm"},
+    {"mem_need", SL_DIM_BYTES, 0, MM, "memory one device needs for its shard of the product"},
+    {"crossover_bw", SL_DIM_RATE, 0, MM,
+     "link bandwidth below which the split is slower than one device (model)"},
+    {"algbw", SL_DIM_RATE, 0, CO, "bytes / time"},
+    {"busbw", SL_DIM_RATE, 0, CO, "algbw times the NCCL bus factor"},
+    {"latency_term", SL_DIM_TIME, 0, CO, "the model's latency part (alpha terms)"},
+    {"bandwidth_term", SL_DIM_TIME, 0, CO, "the model's bandwidth part (bytes / B terms)"},
+    {"bubble", SL_DIM_NONE, 0, TR | PL, "pipeline bubble over the ideal time"},
+    {"predicted_bubble", SL_DIM_NONE, 0, TR, "the analytic model's bubble"},
+    {"idle", SL_DIM_NONE, 0, TR, "idle share of all devices' step time"},
+    {"pipeline_time", SL_DIM_TIME, 0, TR, "from the step's start to the last backward"},
+    {"ideal_time", SL_DIM_TIME, 0, TR, "the busiest device's compute and communication in it"},
+    {"params_mem", SL_DIM_BYTES, 0, TR, "parameters one device holds (the most)"},
+    {"grads_mem", SL_DIM_BYTES, 0, TR, "gradients one device holds (the most)"},
+    {"optimizer_mem", SL_DIM_BYTES, 0, TR, "Adam state one device holds (the most)"},
+    {"act_mem", SL_DIM_BYTES, 0, TR, "activations one device keeps for backward (peak, the most)"},
+    {"tp_traffic", SL_DIM_BYTES, 0, TR, "bytes per step of tensor-parallel collectives"},
+    {"pp_traffic", SL_DIM_BYTES, 0, TR, "bytes per step between pipeline stages"},
+    {"dp_traffic", SL_DIM_BYTES, 0, TR, "bytes per step of data-parallel gradient exchange"},
+    {"loss", SL_DIM_NONE, 0, TR | RS, "the loss of the last step"},
+    {"loss_first", SL_DIM_NONE, 0, TR | RS, "the loss of the first step"},
+    {"loss_error", SL_DIM_NONE, 0, TR,
+     "largest relative difference of the losses from one device's"},
+    {"held_params", SL_DIM_BYTES, 0, TR, "parameter bytes all devices hold, copies included"},
+    {"saved_params", SL_DIM_BYTES, 0, TR,
+     "parameter bytes a sharded checkpoint saves: each element once, from its primary copy"},
+    {"shards", SL_DIM_NONE, 0, TR, "pieces of tensors a sharded checkpoint saves"},
+    {"ckpt_chunks", SL_DIM_NONE, 0, RS, "chunks the saved checkpoint holds (each tensor's pieces)"},
+    {"ckpt_bytes", SL_DIM_BYTES, 0, RS,
+     "bytes of the saved checkpoint's data files: parameters and Adam's two moments"},
+    {"files", SL_DIM_NONE, 0, RS, "data files of the saved checkpoint (one per writing device)"},
+    {"save_time", SL_DIM_TIME, 0, RS, "emulated time of the save (the slowest writer)"},
+    {"reads", SL_DIM_NONE, 0, RS, "stored chunks the new layout's devices read, all together"},
+    {"read_bytes", SL_DIM_BYTES, 0, RS, "bytes they read, all together"},
+    {"new_chunks", SL_DIM_NONE, 0, RS, "chunks of the checkpoint written under the new layout"},
+    {"state_error", SL_DIM_NONE, 0, RS,
+     "largest difference of a parameter or Adam moment loaded under the new layout from the "
+     "saved one"},
+    {"resume_error", SL_DIM_NONE, 0, RS,
+     "largest relative difference of the losses, saved and resumed, from uninterrupted "
+     "training on one device"},
+    {"candidates", SL_DIM_NONE, 0, PL, "layouts the plan evaluated"},
+    {"fit", SL_DIM_NONE, 0, PL, "layouts that fit in device memory"},
+    {"best_tp", SL_DIM_NONE, 0, PL, "the best layout's tensor-parallel size"},
+    {"best_pp", SL_DIM_NONE, 0, PL, "the best layout's pipeline stages"},
+    {"best_dp", SL_DIM_NONE, 0, PL, "the best layout's data-parallel replicas"},
+    {"best_mp", SL_DIM_NONE, 0, PL, "tp*pp of the best layout: the devices one replica spans"},
+    {"best_microbatches", SL_DIM_NONE, 0, PL, "the best layout's micro-batches per replica"},
+    {"best_chunks", SL_DIM_NONE, 0, PL, "the best layout's model chunks per device"},
+    {"best_sp", SL_DIM_NONE, 1, PL, "whether the best layout uses sequence parallelism"},
+    {"best_zero1", SL_DIM_NONE, 1, PL, "whether the best layout shards Adam's state (ZeRO-1)"},
+    {"best_tp_across", SL_DIM_NONE, 1, PL, "whether the best layout's TP groups cross nodes"},
+    {"best_pp_across", SL_DIM_NONE, 1, PL, "whether the best layout's pipeline crosses nodes"},
+    {"best_dp_across", SL_DIM_NONE, 1, PL, "whether the best layout's DP groups cross nodes"},
+    {"best_tokens", SL_DIM_NONE, 0, PL, "tokens per second of the best layout"},
+    {"best_flops", SL_DIM_FLOPS, 0, PL, "model FLOP/s per device of the best layout"},
+    {"best_comm", SL_DIM_NONE, 0, PL, "share of the best layout's step in communication"},
+    {"runner_time", SL_DIM_TIME, 0, PL,
+     "the runner-up's step time (the next layout that is not the best's ZeRO-1 twin)"},
+    {"moved_time", SL_DIM_TIME, 0, PL,
+     "the best layout's step time with its TP group moved to the other side of the node boundary"},
 };
 
 int sl_fig_count(void)
@@ -452,43 +483,77 @@ double sl_fig_setup_value(int fig, const sl_lsetup *s)
 	const sl_cluster_config *c = &s->sc.cluster;
 	double m = s->sc.gemm.m, k = s->sc.gemm.k, n = s->sc.gemm.n;
 	switch ((enum fig)fig) {
-	case F_DEVICES: return c->devices;
-	case F_NODES: return c->devices_per_node > 0 ? c->devices / c->devices_per_node : 1;
-	case F_PER_NODE: return c->devices_per_node > 0 ? c->devices_per_node : c->devices;
-	case F_BANDWIDTH: return c->intra.bandwidth;
-	case F_LATENCY: return c->intra.latency;
-	case F_INTER_BANDWIDTH: return c->inter.bandwidth;
-	case F_INTER_LATENCY: return c->inter.latency;
-	case F_FLOPS: return c->flops;
-	case F_MEMORY: return (double)c->memory;
-	case F_M: return m;
-	case F_K: return k;
-	case F_N: return n;
-	case F_BYTES: return s->bytes;
-	case F_X_BYTES: return 4 * m * k;
-	case F_W_BYTES: return 4 * k * n;
-	case F_Y_BYTES: return 4 * m * n;
-	case F_WORK: return 2 * m * k * n;
-	case F_NSETUP: break;
-	default: break;
+	case F_DEVICES:
+		return c->devices;
+	case F_NODES:
+		return c->devices_per_node > 0 ? c->devices / c->devices_per_node : 1;
+	case F_PER_NODE:
+		return c->devices_per_node > 0 ? c->devices_per_node : c->devices;
+	case F_BANDWIDTH:
+		return c->intra.bandwidth;
+	case F_LATENCY:
+		return c->intra.latency;
+	case F_INTER_BANDWIDTH:
+		return c->inter.bandwidth;
+	case F_INTER_LATENCY:
+		return c->inter.latency;
+	case F_FLOPS:
+		return c->flops;
+	case F_MEMORY:
+		return (double)c->memory;
+	case F_M:
+		return m;
+	case F_K:
+		return k;
+	case F_N:
+		return n;
+	case F_BYTES:
+		return s->bytes;
+	case F_X_BYTES:
+		return 4 * m * k;
+	case F_W_BYTES:
+		return 4 * k * n;
+	case F_Y_BYTES:
+		return 4 * m * n;
+	case F_WORK:
+		return 2 * m * k * n;
+	case F_NSETUP:
+		break;
+	default:
+		break;
 	}
 	sl_layout l = sl_lsetup_layout(s);
 	switch ((enum fig)fig) {
-	case F_TP: return l.tp;
-	case F_PP: return l.pp;
-	case F_DP: return l.dp;
-	case F_MICROBATCHES: return l.microbatches;
-	case F_CHUNKS: return l.chunks;
-	case F_LAYERS: return s->model.layers;
-	case F_HIDDEN: return s->model.hidden;
-	case F_FFN: return s->model.ffn;
-	case F_HEADS: return s->model.heads;
-	case F_SEQ: return s->model.seq;
-	case F_BATCH: return s->model.batch;
-	case F_PARAMS: return (double)sl_model_nparams(&s->model);
-	case F_PARAM_BYTES: return 4.0 * (double)sl_model_nparams(&s->model);
-	case F_STEP_WORK: return sl_model_step_flops(&s->model);
-	default: break;
+	case F_TP:
+		return l.tp;
+	case F_PP:
+		return l.pp;
+	case F_DP:
+		return l.dp;
+	case F_MICROBATCHES:
+		return l.microbatches;
+	case F_CHUNKS:
+		return l.chunks;
+	case F_LAYERS:
+		return s->model.layers;
+	case F_HIDDEN:
+		return s->model.hidden;
+	case F_FFN:
+		return s->model.ffn;
+	case F_HEADS:
+		return s->model.heads;
+	case F_SEQ:
+		return s->model.seq;
+	case F_BATCH:
+		return s->model.batch;
+	case F_PARAMS:
+		return (double)sl_model_nparams(&s->model);
+	case F_PARAM_BYTES:
+		return 4.0 * (double)sl_model_nparams(&s->model);
+	case F_STEP_WORK:
+		return sl_model_step_flops(&s->model);
+	default:
+		break;
 	}
 	return NAN;
 }

@@ -24,14 +24,14 @@
 typedef struct sl_lsetup {
 	sl_scenario sc;
 	sl_coll_op op;
-	double bytes;          /* the collective's buffer */
+	double bytes; /* the collective's buffer */
 	sl_model_spec model;
 	sl_layout layout;
-	int steps;             /* training steps per run */
+	int steps;               /* training steps per run */
 	int to_tp, to_pp, to_dp; /* the layout a reshard loads under (0: the saved one's) */
-	int given_mb, given_v; /* microbatches and chunks were set (else they follow pp) */
-	int given_precision;   /* precision was set (else a preset gives its BF16 rate) */
-	unsigned touched;      /* SL_FIG_KIND bits of the kinds whose keys were set */
+	int given_mb, given_v;   /* microbatches and chunks were set (else they follow pp) */
+	int given_precision;     /* precision was set (else a preset gives its BF16 rate) */
+	unsigned touched;        /* SL_FIG_KIND bits of the kinds whose keys were set */
 } sl_lsetup;
 
 /* 4 h100 devices in one node; colwise 1024 x 4096 x 4096; an all-reduce of
@@ -61,14 +61,14 @@ void sl_lsetup_describe(const sl_lsetup *s, char *buf, size_t n);
 
 /* Where a figure's value comes from. */
 #define SL_FIG_SETUP (1u << SL_RUN_NKINDS) /* the set-up (current, or a named run's) */
-#define SL_FIG_KIND(k) (1u << (k))        /* the results of a run of kind k */
+#define SL_FIG_KIND(k) (1u << (k))         /* the results of a run of kind k */
 
 typedef struct sl_figdef {
 	const char *name;
 	sl_dim dim;
-	int flag;          /* yes/no */
-	unsigned from;     /* SL_FIG_SETUP or a mask of SL_FIG_KIND() */
-	const char *what;  /* for the manual and messages */
+	int flag;         /* yes/no */
+	unsigned from;    /* SL_FIG_SETUP or a mask of SL_FIG_KIND() */
+	const char *what; /* for the manual and messages */
 } sl_figdef;
 
 int sl_fig_count(void);
@@ -87,8 +87,8 @@ const char *sl_run_kinds(void);
 typedef struct sl_runrec {
 	int valid;
 	sl_run_kind kind;
-	sl_lsetup setup;     /* as it was when it ran */
-	double *v;           /* sl_fig_count() values; NaN: none (why says why) */
+	sl_lsetup setup; /* as it was when it ran */
+	double *v;       /* sl_fig_count() values; NaN: none (why says why) */
 	char why[300];
 	char summary[400];
 } sl_runrec;
@@ -102,7 +102,7 @@ int sl_runrec_copy(sl_runrec *dst, const sl_runrec *src);
 int sl_lrun_check(sl_run_kind k, const sl_lsetup *s, sl_err *err);
 /* The cluster the run needs (one device for the single strategy). */
 int sl_lrun_config(sl_run_kind k, const sl_lsetup *s, double slowdown, sl_cluster_config *cfg,
-		   sl_err *err);
+                   sl_err *err);
 /* Run on c and fill rec.  A layout that does not fit device memory is an
  * outcome, not an error: rec gets fits = no and why.  eng, if not NULL,
  * gets what the engine returned beside c's trace, for a front end that

@@ -61,11 +61,11 @@ struct sl_vm {
 	char **strs;
 	int nstrs, capstrs;
 	const char **arr; /* choices or knobs */
-	char result[sizeof ((sl_runrec *)0)->summary];
+	char result[sizeof((sl_runrec *)0)->summary];
 };
 
 static int vfail(sl_vm *vm, int line, sl_err *err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 static int vfail(sl_vm *vm, int line, sl_err *err, const char *fmt, ...)
 {
 	char msg[300];
@@ -159,7 +159,8 @@ static int look(void *ctx, const sl_node *n, double *v, sl_err *err)
 	if (n->op == SL_N_LET) {
 		*v = vm->lets[n->ref.name];
 		if (isnan(*v))
-			return sl_fail(err, SL_EINVAL, "'%s' has no value yet", l->names[n->ref.name].s);
+			return sl_fail(err, SL_EINVAL, "'%s' has no value yet",
+			               l->names[n->ref.name].s);
 		return SL_OK;
 	}
 	const sl_figdef *fd = sl_fig(n->ref.fig);
@@ -170,8 +171,10 @@ static int look(void *ctx, const sl_node *n, double *v, sl_err *err)
 	}
 	if (!r->valid) {
 		if (n->ref.name >= 0)
-			return sl_fail(err, SL_EINVAL, "'%s.%s' has no value: the run named '%s' has not "
-				       "happened yet", l->names[n->ref.name].s, fd->name, l->names[n->ref.name].s);
+			return sl_fail(err, SL_EINVAL,
+			               "'%s.%s' has no value: the run named '%s' has not "
+			               "happened yet",
+			               l->names[n->ref.name].s, fd->name, l->names[n->ref.name].s);
 		return sl_fail(err, SL_EINVAL, "'%s' has no value: nothing has run yet", fd->name);
 	}
 	if (fd->from & SL_FIG_SETUP) {
@@ -180,11 +183,11 @@ static int look(void *ctx, const sl_node *n, double *v, sl_err *err)
 	}
 	if (!(fd->from & SL_FIG_KIND(r->kind)))
 		return sl_fail(err, SL_EINVAL, "'%s' is not a figure of a %s run", fd->name,
-			       sl_run_kind_name(r->kind));
+		               sl_run_kind_name(r->kind));
 	*v = r->v[n->ref.fig];
 	if (isnan(*v))
 		return sl_fail(err, SL_EINVAL, "'%s' has no value: %s", fd->name,
-			       r->why[0] ? r->why : "the run did not produce it");
+		               r->why[0] ? r->why : "the run did not produce it");
 	return SL_OK;
 }
 
@@ -209,7 +212,7 @@ static int cond(sl_vm *vm, int node, int line, int *holds, char *detail, size_t 
 
 /* The same, its figures in words for the learner ("1.07, not below 1"). */
 static int cond_words(sl_vm *vm, int node, int line, int *holds, char *detail, size_t n,
-		      sl_err *err)
+                      sl_err *err)
 {
 	struct lookctx c = {vm};
 	sl_err e = {0};
@@ -437,7 +440,8 @@ static int ops_step(sl_vm *vm, const sl_op *o, sl_step *st, sl_err *err)
 	if (!vm->last.valid || !vm->cluster)
 		return vfail(vm, o->line, err, "step: nothing has run yet");
 	if (isnan(vm->last.v[sl_fig_find("time")]))
-		return vfail(vm, o->line, err, "step: the last run did not finish (%s)", vm->last.why);
+		return vfail(vm, o->line, err, "step: the last run did not finish (%s)",
+		             vm->last.why);
 	/* Operations are the engine's steps (steps.h), as the screen steps
 	 * through them: a compute phase, one logical step of a collective. */
 	size_t first = 0;
@@ -465,8 +469,9 @@ static int ops_step(sl_vm *vm, const sl_op *o, sl_step *st, sl_err *err)
 	vm->horizon = t;
 	char *s = malloc(96);
 	if (s)
-		snprintf(s, 96, ops ? "%d operation%s of %d asked" : "the run is over: no operation left",
-			 ops, ops == 1 ? "" : "s", o->count);
+		snprintf(s, 96,
+		         ops ? "%d operation%s of %d asked" : "the run is over: no operation left",
+		         ops, ops == 1 ? "" : "s", o->count);
 	st->text = keep(vm, s);
 	return SL_OK;
 }
@@ -478,9 +483,11 @@ int sl_vm_next(sl_vm *vm, sl_step *st, sl_err *err)
 	strs_reset(vm);
 	vm->steps = 0;
 	if (vm->waiting) {
-		const char *what = vm->waiting == OP_QUESTION ? "the question waits for an answer"
-				   : vm->waiting == OP_MENU ? "the menu waits for a choice"
-							    : "the explore waits until its condition holds or is skipped";
+		const char *what =
+		    vm->waiting == OP_QUESTION ? "the question waits for an answer"
+		    : vm->waiting == OP_MENU
+		        ? "the menu waits for a choice"
+		        : "the explore waits until its condition holds or is skipped";
 		return sl_fail(err, SL_EINVAL, "%s", what);
 	}
 	if (vm->pending && sl_vm_execute(vm, NULL, err))
@@ -502,7 +509,8 @@ int sl_vm_next(sl_vm *vm, sl_step *st, sl_err *err)
 			vm->release = 1;
 		if (vm->nheld && (vm->release || vm->pc >= l->nops)) {
 			struct held h = vm->held[0];
-			memmove(vm->held, vm->held + 1, sizeof vm->held[0] * (size_t)(vm->nheld - 1));
+			memmove(vm->held, vm->held + 1,
+			        sizeof vm->held[0] * (size_t)(vm->nheld - 1));
 			if (--vm->nheld == 0)
 				vm->release = 0;
 			step_init(vm, st, NULL);
@@ -528,8 +536,10 @@ int sl_vm_next(sl_vm *vm, sl_step *st, sl_err *err)
 		/* The checker refuses loops without a learner in them; this is the
 		 * backstop should one slip through. */
 		if (++vm->steps > SL_LESSON_MAX_STEPS)
-			return vfail(vm, o->line, err, "%d commands in a row without a step to show: is "
-				     "there a jump loop?", SL_LESSON_MAX_STEPS);
+			return vfail(vm, o->line, err,
+			             "%d commands in a row without a step to show: is "
+			             "there a jump loop?",
+			             SL_LESSON_MAX_STEPS);
 		step_init(vm, st, o);
 		vm->position = vm->pc;
 		switch (o->kind) {
@@ -671,7 +681,7 @@ static void trim(const char *in, char *out, size_t n)
 	snprintf(out, n, "%s", in);
 	size_t l = strlen(out);
 	while (l > 0 && (out[l - 1] == ' ' || out[l - 1] == '\t' || out[l - 1] == '\n' ||
-			 out[l - 1] == '\r'))
+	                 out[l - 1] == '\r'))
 		out[--l] = 0;
 }
 
@@ -716,7 +726,7 @@ static int read_number(const char *in, sl_dim d, const char *unit, double *x, sl
 		return sl_fail(err, SL_EINVAL, "%s", e.msg);
 	if (!sl_dim_eq(got, d))
 		return sl_fail(err, SL_EINVAL, "'%s' is %s; the answer is %s", s, sl_dim_name(got),
-			       sl_dim_name(d));
+		               sl_dim_name(d));
 	*x = v;
 	return SL_OK;
 }
@@ -742,12 +752,13 @@ int sl_vm_answer(sl_vm *vm, const char *input, sl_answer *out, sl_err *err)
 				if (o->ch[i].text.s && strcasecmp(s, o->ch[i].text.s) == 0)
 					pick = i;
 		if (pick < 0 || pick >= o->nch)
-			return sl_fail(err, SL_EINVAL, "answer with a letter from a to %c", 'a' + o->nch - 1);
+			return sl_fail(err, SL_EINVAL, "answer with a letter from a to %c",
+			               'a' + o->nch - 1);
 		const sl_choice *c = &o->ch[pick];
 		out->correct = c->correct;
 		out->pick = pick;
 		out->explain = c->explain.s ? kinterp(vm, &c->explain, o->line, err, &rc)
-					    : kinterp(vm, &o->explain, o->line, err, &rc);
+		                            : kinterp(vm, &o->explain, o->line, err, &rc);
 		for (int i = 0; i < o->nch; i++)
 			if (o->ch[i].correct) {
 				char *e = malloc(300);
@@ -825,8 +836,11 @@ int sl_vm_expected(sl_vm *vm, char *buf, size_t n, sl_err *err)
 	if (eval(vm, o->expr, o->line, &v, err))
 		return err ? err->code : SL_EINVAL;
 	sl_dim d = vm->l->pool.n[o->expr].dim;
-	const char *unit = sl_dim_eq(d, SL_DIM_TIME) ? "s" : sl_dim_eq(d, SL_DIM_BYTES) ? "B"
-			   : sl_dim_eq(d, SL_DIM_RATE) ? "B/s" : sl_dim_eq(d, SL_DIM_FLOPS) ? "FLOP/s" : "";
+	const char *unit = sl_dim_eq(d, SL_DIM_TIME)    ? "s"
+	                   : sl_dim_eq(d, SL_DIM_BYTES) ? "B"
+	                   : sl_dim_eq(d, SL_DIM_RATE)  ? "B/s"
+	                   : sl_dim_eq(d, SL_DIM_FLOPS) ? "FLOP/s"
+	                                                : "";
 	if (!strcmp(o->unit, "%"))
 		snprintf(buf, n, "%.9g%%", v * 100);
 	else
@@ -858,7 +872,7 @@ int sl_vm_knob(sl_vm *vm, const char *setting, sl_err *err)
 	val = strpbrk(s, "= \t");
 	if (!val)
 		return sl_fail(err, SL_EINVAL, "write a knob and its value, e.g. '%s VALUE'",
-			       sl_setup_key_name(o->knobs[0]));
+		               sl_setup_key_name(o->knobs[0]));
 	*val++ = 0;
 	while (*val == ' ' || *val == '\t' || *val == '=')
 		val++;
@@ -868,9 +882,10 @@ int sl_vm_knob(sl_vm *vm, const char *setting, sl_err *err)
 	if (!ok) {
 		char list[200] = "";
 		for (int i = 0; i < o->nknobs; i++)
-			snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
-				 sl_setup_key_name(o->knobs[i]));
-		return sl_fail(err, SL_EINVAL, "'%s' is not a knob here; you may turn: %s", s, list);
+			snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+			         i ? ", " : "", sl_setup_key_name(o->knobs[i]));
+		return sl_fail(err, SL_EINVAL, "'%s' is not a knob here; you may turn: %s", s,
+		               list);
 	}
 	sl_lsetup next = vm->setup;
 	sl_err e = {0};
@@ -973,7 +988,8 @@ int sl_vm_start_at_into(sl_vm *vm, int pos, sl_wl_result *eng, sl_err *err)
 	if (pos < 0 || pos > l->nops)
 		return sl_fail(err, SL_EINVAL, "%s: no position %d", l->name, pos);
 	if (vm->pc != 0 || vm->runs || vm->waiting)
-		return sl_fail(err, SL_EINVAL, "start a lesson at a position before its first step");
+		return sl_fail(err, SL_EINVAL,
+		               "start a lesson at a position before its first step");
 	/* Replay what the steps before pos set up and measured, silently. */
 	for (int p = 0; p < pos; p++) {
 		const sl_op *o = &l->ops[p];
@@ -984,8 +1000,10 @@ int sl_vm_start_at_into(sl_vm *vm, int pos, sl_wl_result *eng, sl_err *err)
 				sl_wl_result_free(eng);
 				memset(eng, 0, sizeof *eng);
 			}
-			if (request_run(vm, o->run, o->kind == OP_RUN ? o->name : -1, o->line, err) ||
-			    (eng ? sl_vm_execute_into(vm, NULL, eng, err) : sl_vm_execute(vm, NULL, err)))
+			if (request_run(vm, o->run, o->kind == OP_RUN ? o->name : -1, o->line,
+			                err) ||
+			    (eng ? sl_vm_execute_into(vm, NULL, eng, err)
+			         : sl_vm_execute(vm, NULL, err)))
 				return err ? err->code : SL_EINVAL;
 			vm->result_ready = 0;
 		} else if (o->kind == OP_LET) {

@@ -125,23 +125,29 @@ int sl_report_presets(FILE *f, int json, sl_err **bad, int *nbad, sl_err *err)
 		else
 			fprintf(f, ", any number of devices per node\n");
 		fprintf(f, "%11slinks %s, %s inside a node; %s, %s between nodes\n", "",
-			fr(p->intra.bandwidth), ft(p->intra.latency), fr(p->inter.bandwidth),
-			ft(p->inter.latency));
+		        fr(p->intra.bandwidth), ft(p->intra.latency), fr(p->inter.bandwidth),
+		        ft(p->inter.latency));
 		if (p->dm.mem_bw > 0) {
 			if (p->dm.mem_frac > 0)
-				fprintf(f, "%11smemory %s, of which a measured copy reaches %.1f%%\n", "",
-					fr(p->dm.mem_bw), 100 * p->dm.mem_frac);
+				fprintf(f,
+				        "%11smemory %s, of which a measured copy reaches %.1f%%\n",
+				        "", fr(p->dm.mem_bw), 100 * p->dm.mem_frac);
 			else
-				fprintf(f, "%11smemory %s, all of it taken as reached (no copy measured)\n",
-					"", fr(p->dm.mem_bw));
-			fprintf(f, "%11sbest GEMM %.1f%% of peak on %d units; a kernel launch %s\n", "",
-				100 * p->dm.gemm_frac, p->dm.units, ft(p->dm.launch_s));
-			fprintf(f, "%11scollectives reach %.0f%% of the links inside a node, %.0f%% between;"
-				   " default %s, %s\n", "", 100 * p->intra_frac, 100 * p->inter_frac,
-				sl_precision_name(p->precision), sl_efficiency_name(p->efficiency));
+				fprintf(f,
+				        "%11smemory %s, all of it taken as reached (no copy "
+				        "measured)\n",
+				        "", fr(p->dm.mem_bw));
+			fprintf(f, "%11sbest GEMM %.1f%% of peak on %d units; a kernel launch %s\n",
+			        "", 100 * p->dm.gemm_frac, p->dm.units, ft(p->dm.launch_s));
+			fprintf(f,
+			        "%11scollectives reach %.0f%% of the links inside a node, %.0f%% "
+			        "between;"
+			        " default %s, %s\n",
+			        "", 100 * p->intra_frac, 100 * p->inter_frac,
+			        sl_precision_name(p->precision), sl_efficiency_name(p->efficiency));
 		} else
 			fprintf(f, "%11sdefault %s, %s\n", "", sl_precision_name(p->precision),
-				sl_efficiency_name(p->efficiency));
+			        sl_efficiency_name(p->efficiency));
 		char src[2048]; /* a source is up to 1023 bytes (shardlab-hardware(5)) */
 		snprintf(src, sizeof src, "source: %s", p->source);
 		wrap(f, src, 11, 79);
@@ -149,7 +155,8 @@ int sl_report_presets(FILE *f, int json, sl_err **bad, int *nbad, sl_err *err)
 		const char *from = "";
 		sl_hw_find(p->name, &from, NULL);
 		/* A path is not wrapped: it is one word to copy. */
-		fprintf(f, "%11sfile: %s\n", "", from && *from ? from : "none (the built-in table)");
+		fprintf(f, "%11sfile: %s\n", "",
+		        from && *from ? from : "none (the built-in table)");
 	}
 	free(list);
 	return SL_OK;
@@ -167,30 +174,30 @@ static const char *topo_name(sl_topo t)
 
 /* The hardware, links and layout lines, each line starting with lead. */
 static void print_hardware(FILE *f, const char *lead, const sl_cluster_config *cfg,
-			   const char *preset, const char *overrides)
+                           const char *preset, const char *overrides)
 {
 	int given = overrides && *overrides;
 	fprintf(f, "%shardware    %s %s per device, %s of memory (%s preset%s%s), %s efficiency\n",
-		lead, ff(cfg->flops), sl_precision_name(cfg->precision), fb((double)cfg->memory),
-		preset, given ? "; given: " : "", given ? overrides : "",
-		sl_efficiency_name(cfg->efficiency));
+	        lead, ff(cfg->flops), sl_precision_name(cfg->precision), fb((double)cfg->memory),
+	        preset, given ? "; given: " : "", given ? overrides : "",
+	        sl_efficiency_name(cfg->efficiency));
 	fprintf(f, "%slinks       %s, %s inside a node", lead, fr(cfg->intra.bandwidth),
-		ft(cfg->intra.latency));
+	        ft(cfg->intra.latency));
 	if (nodes_of(cfg) > 1)
 		fprintf(f, "; %s, %s between nodes", fr(cfg->inter.bandwidth),
-			ft(cfg->inter.latency));
+		        ft(cfg->inter.latency));
 	fputc('\n', f);
 	if (cfg->devices == 1)
 		fprintf(f, "%slayout      one device\n", lead);
 	else if (nodes_of(cfg) > 1)
 		fprintf(f, "%slayout      %d nodes of %d devices, %s\n", lead, nodes_of(cfg),
-			cfg->devices_per_node,
-			cfg->topology == SL_TOPO_RING ? "ring" : "all pairs linked");
+		        cfg->devices_per_node,
+		        cfg->topology == SL_TOPO_RING ? "ring" : "all pairs linked");
 	else
 		fprintf(f, "%slayout      one node of %d device%s, %s\n", lead, cfg->devices,
-			cfg->devices == 1 ? "" : "s",
-			cfg->topology == SL_TOPO_RING ? "ring (other pairs pay a latency per hop)"
-						      : "all pairs linked");
+		        cfg->devices == 1 ? "" : "s",
+		        cfg->topology == SL_TOPO_RING ? "ring (other pairs pay a latency per hop)"
+		                                      : "all pairs linked");
 }
 
 void sl_report_run_text(FILE *f, const sl_run_report *r)
@@ -201,42 +208,45 @@ void sl_report_run_text(FILE *f, const sl_run_report *r)
 	int t = cfg->devices;
 
 	fprintf(f, "shardlab run: %s Y[%dx%d] = X[%dx%d] W[%dx%d] on %d device%s\n",
-		sl_split_name(g->split), g->m, g->n, g->m, g->k, g->k, g->n, t, t == 1 ? "" : "s");
+	        sl_split_name(g->split), g->m, g->n, g->m, g->k, g->k, g->n, t, t == 1 ? "" : "s");
 	print_hardware(f, "  ", cfg, r->sc->preset, r->overrides);
 	if (g->split == SL_SPLIT_COL)
 		fprintf(f, "  collective  all-gather of Y, %s algorithm\n", sl_algo_name(g->algo));
 	else if (g->split == SL_SPLIT_ROW)
 		fprintf(f, "  collective  all-reduce of the partial Y, %s algorithm\n",
-			sl_algo_name(g->algo));
+		        sl_algo_name(g->algo));
 	fprintf(f, "  timing      %s\n",
-		cfg->timing == SL_TIMING_MODEL
-			? "model: compute = flops / device rate"
-			: "measured: compute = each device thread's CPU time");
+	        cfg->timing == SL_TIMING_MODEL
+	            ? "model: compute = flops / device rate"
+	            : "measured: compute = each device thread's CPU time");
 	if (cfg->timing_only)
-		fprintf(f, "  dry run     timing only: no arithmetic, no bytes copied, memory counted\n");
+		fprintf(
+		    f,
+		    "  dry run     timing only: no arithmetic, no bytes copied, memory counted\n");
 	if (cfg->slowdown > 0)
 		fprintf(f, "  paced       %.10gx slower than emulated: %s of wall time\n",
-			cfg->slowdown, ft(r->wall_s));
+		        cfg->slowdown, ft(r->wall_s));
 	fputc('\n', f);
 
 	fprintf(f, "  emulated time   %-12s predicted %s by the alpha-beta model%s\n",
-		ft(res->emulated_time_s), ft(res->predicted_s),
-		cfg->timing == SL_TIMING_MODEL ? "" : " (at the preset's compute rate)");
+	        ft(res->emulated_time_s), ft(res->predicted_s),
+	        cfg->timing == SL_TIMING_MODEL ? "" : " (at the preset's compute rate)");
 	fprintf(f, "  one device      %-12s speedup %.2fx\n", ft(res->single_time_s), res->speedup);
 	fprintf(f, "  slowest device  %s computing, %s communicating\n", ft(res->compute_s),
-		ft(res->comm_s));
+	        ft(res->comm_s));
 	fprintf(f, "  bytes moved     %s over the links\n", fb((double)res->bytes_moved));
 	if (res->checked)
 		fprintf(f,
-			"  check           %s  max abs error %.3g, max rel error %.3g (tolerance %.3g)\n",
-			r->pass ? "PASS" : "FAIL", res->max_abs_error, res->max_rel_error,
-			r->tolerance);
+		        "  check           %s  max abs error %.3g, max rel error %.3g (tolerance "
+		        "%.3g)\n",
+		        r->pass ? "PASS" : "FAIL", res->max_abs_error, res->max_rel_error,
+		        r->tolerance);
 	else
 		fprintf(f, "  check           none: a timing-only run computes no product\n");
 	fputc('\n', f);
 
 	fprintf(f, "  %6s %11s %11s %11s %13s %11s %11s %11s\n", "device", "compute", "comm",
-		"idle", "work", "sent", "received", "peak mem");
+	        "idle", "work", "sent", "received", "peak mem");
 	for (int i = 0; i < t; i++) {
 		sl_dev_stats st = sl_cluster_dev_stats(r->cluster, i);
 		double idle = res->emulated_time_s - st.compute_s - st.comm_s;
@@ -244,9 +254,8 @@ void sl_report_run_text(FILE *f, const sl_run_report *r)
 		if (idle < 1e-9 * res->emulated_time_s)
 			idle = 0;
 		fprintf(f, "  %6d %11s %11s %11s %13s %11s %11s %11s\n", i, ft(st.compute_s),
-			ft(st.comm_s), ft(idle), fcount(st.flops),
-			fb((double)st.bytes_sent), fb((double)st.bytes_received),
-			fb((double)st.mem_peak));
+		        ft(st.comm_s), ft(idle), fcount(st.flops), fb((double)st.bytes_sent),
+		        fb((double)st.bytes_received), fb((double)st.mem_peak));
 	}
 }
 
@@ -266,7 +275,7 @@ static json_t *jlink(sl_link_spec s)
 
 /* The hardware and layout fields every report carries. */
 static void json_cluster(json_t *o, const sl_cluster_config *cfg, const char *preset,
-			 const char *overrides)
+                         const char *overrides)
 {
 	json_object_set_new(o, "devices", json_integer(cfg->devices));
 	int per_node = cfg->devices_per_node > 0 ? cfg->devices_per_node : cfg->devices;
@@ -292,20 +301,20 @@ static void json_cluster(json_t *o, const sl_cluster_config *cfg, const char *pr
 	json_object_set_new(o, "inter_bandwidth_bytes_per_s", jreal(cfg->inter.bandwidth));
 	json_object_set_new(o, "inter_latency_s", jreal(cfg->inter.latency));
 	json_object_set_new(o, "timing",
-			    json_string(cfg->timing == SL_TIMING_MODEL ? "model" : "measured"));
+	                    json_string(cfg->timing == SL_TIMING_MODEL ? "model" : "measured"));
 	/* Not set: real time is not paced (0 in the config). */
 	json_object_set_new(o, "slowdown", cfg->slowdown > 0 ? jreal(cfg->slowdown) : json_null());
 	json_object_set_new(o, "timing_only", json_boolean(cfg->timing_only));
 }
 
 void sl_report_hardware_text(FILE *f, const char *lead, const sl_cluster_config *cfg,
-			     const char *preset, const char *overrides)
+                             const char *preset, const char *overrides)
 {
 	print_hardware(f, lead, cfg, preset, overrides);
 }
 
 void sl_report_cluster_json(json_t *o, const sl_cluster_config *cfg, const char *preset,
-			    const char *overrides)
+                            const char *overrides)
 {
 	json_cluster(o, cfg, preset, overrides);
 }
@@ -333,21 +342,23 @@ json_t *sl_report_run_json(const sl_run_report *r)
 	json_object_set_new(o, "comm_s", jreal(res->comm_s));
 	json_object_set_new(o, "moved_bytes", json_integer((json_int_t)res->bytes_moved));
 	json_object_set_new(o, "max_abs_error",
-			    res->checked ? jreal(res->max_abs_error) : json_null());
+	                    res->checked ? jreal(res->max_abs_error) : json_null());
 	json_object_set_new(o, "max_rel_error",
-			    res->checked ? jreal(res->max_rel_error) : json_null());
+	                    res->checked ? jreal(res->max_rel_error) : json_null());
 	json_object_set_new(o, "tolerance", jreal(r->tolerance));
 	json_object_set_new(o, "check",
-			    json_string(!res->checked ? "none" : r->pass ? "pass" : "fail"));
+	                    json_string(!res->checked ? "none"
+	                                : r->pass     ? "pass"
+	                                              : "fail"));
 	json_object_set_new(o, "wall_s", jreal(r->wall_s));
 	json_t *devs = json_array();
 	for (int i = 0; i < cfg->devices; i++) {
 		sl_dev_stats st = sl_cluster_dev_stats(r->cluster, i);
 		json_t *d = json_object();
 		json_object_set_new(d, "id", json_integer(i));
-		json_object_set_new(d, "node", json_integer(cfg->devices_per_node > 0
-								 ? i / cfg->devices_per_node
-								 : 0));
+		json_object_set_new(
+		    d, "node",
+		    json_integer(cfg->devices_per_node > 0 ? i / cfg->devices_per_node : 0));
 		json_object_set_new(d, "compute_s", jreal(st.compute_s));
 		json_object_set_new(d, "comm_s", jreal(st.comm_s));
 		double idle = res->emulated_time_s - st.compute_s - st.comm_s;
@@ -356,7 +367,7 @@ json_t *sl_report_run_json(const sl_run_report *r)
 		json_object_set_new(d, "flop", jreal(st.flops));
 		json_object_set_new(d, "sent_bytes", json_integer((json_int_t)st.bytes_sent));
 		json_object_set_new(d, "received_bytes",
-				    json_integer((json_int_t)st.bytes_received));
+		                    json_integer((json_int_t)st.bytes_received));
 		json_object_set_new(d, "memory_peak_bytes", json_integer((json_int_t)st.mem_peak));
 		json_array_append_new(devs, d);
 	}
@@ -368,22 +379,23 @@ void sl_report_coll_header(FILE *f, const sl_coll_report *r)
 {
 	const sl_cluster_config *cfg = &r->sc->cluster;
 	fprintf(f, "# shardlab coll: %s, %s algorithm, %d device%s\n", sl_coll_op_name(r->op),
-		sl_algo_name(r->algo), cfg->devices, cfg->devices == 1 ? "" : "s");
+	        sl_algo_name(r->algo), cfg->devices, cfg->devices == 1 ? "" : "s");
 	print_hardware(f, "# ", cfg, r->sc->preset, r->overrides);
-	fprintf(f, "# each device holds a buffer of SIZE bytes (fp32); time is the slowest\n"
-		   "# device's emulated clock; predicted from the alpha-beta model on the\n"
-		   "# slowest link of the ring (%s, %s); busbw = algbw x %.4g (NCCL-tests)\n",
-		fr(r->bottleneck.bandwidth), ft(r->bottleneck.latency),
-		sl_busbw_factor(r->op, cfg->devices));
+	fprintf(f,
+	        "# each device holds a buffer of SIZE bytes (fp32); time is the slowest\n"
+	        "# device's emulated clock; predicted from the alpha-beta model on the\n"
+	        "# slowest link of the ring (%s, %s); busbw = algbw x %.4g (NCCL-tests)\n",
+	        fr(r->bottleneck.bandwidth), ft(r->bottleneck.latency),
+	        sl_busbw_factor(r->op, cfg->devices));
 	fprintf(f, "#%11s %12s %11s %11s %11s %11s %6s\n", "size", "elements", "time", "predicted",
-		"algbw", "busbw", "wrong");
+	        "algbw", "busbw", "wrong");
 }
 
 void sl_report_coll_row(FILE *f, const sl_coll_row *row)
 {
 	fprintf(f, " %11s %12zu %11s %11s %11s %11s %6llu\n", fb(row->bytes), row->count,
-		ft(row->time_s), ft(row->predicted_s), row->time_s > 0 ? fr(row->algbw) : "n/a",
-		row->time_s > 0 ? fr(row->busbw) : "n/a", (unsigned long long)row->wrong);
+	        ft(row->time_s), ft(row->predicted_s), row->time_s > 0 ? fr(row->algbw) : "n/a",
+	        row->time_s > 0 ? fr(row->busbw) : "n/a", (unsigned long long)row->wrong);
 }
 
 /* ---- the nccl-tests layout ---- */
@@ -392,16 +404,16 @@ void sl_report_coll_row(FILE *f, const sl_coll_row *row)
 static const char *nccl_redop(sl_coll_op op)
 {
 	return op == SL_COLL_ALLREDUCE || op == SL_COLL_REDUCESCATTER || op == SL_COLL_REDUCE
-		       ? "sum"
-		       : "none";
+	           ? "sum"
+	           : "none";
 }
 
 static int nccl_root(sl_coll_op op)
 {
 	return op == SL_COLL_BROADCAST || op == SL_COLL_REDUCE || op == SL_COLL_GATHER ||
-			       op == SL_COLL_SCATTER
-		       ? 0
-		       : -1;
+	               op == SL_COLL_SCATTER
+	           ? 0
+	           : -1;
 }
 
 /* Microseconds as nccl-tests prints them: fewer decimals as they grow. */
@@ -426,20 +438,23 @@ static const char *nccl_gbs(const sl_coll_row *row, double bw)
 void sl_report_coll_nccl_header(FILE *f, const sl_coll_report *r)
 {
 	const sl_cluster_config *cfg = &r->sc->cluster;
-	double lo = r->nrows ? r->rows[0].bytes : 0, hi = r->nrows ? r->rows[r->nrows - 1].bytes : 0;
-	fprintf(f, "# shardlab coll (nccl-tests layout): %s, %s algorithm\n", sl_coll_op_name(r->op),
-		sl_algo_name(r->algo));
-	fprintf(f, "# nThread 1 nGpus %d minBytes %.0f maxBytes %.0f step: %g(factor) warmup iters: 0 "
-		   "iters: %d agg iters: 1 validation: %d graph: 0\n",
-		cfg->devices, lo, hi, r->factor > 0 ? r->factor : 2, r->iters > 0 ? r->iters : 1,
-		!cfg->timing_only); /* --dry-run computes nothing to validate */
+	double lo = r->nrows ? r->rows[0].bytes : 0,
+	       hi = r->nrows ? r->rows[r->nrows - 1].bytes : 0;
+	fprintf(f, "# shardlab coll (nccl-tests layout): %s, %s algorithm\n",
+	        sl_coll_op_name(r->op), sl_algo_name(r->algo));
+	fprintf(f,
+	        "# nThread 1 nGpus %d minBytes %.0f maxBytes %.0f step: %g(factor) warmup iters: 0 "
+	        "iters: %d agg iters: 1 validation: %d graph: 0\n",
+	        cfg->devices, lo, hi, r->factor > 0 ? r->factor : 2, r->iters > 0 ? r->iters : 1,
+	        !cfg->timing_only); /* --dry-run computes nothing to validate */
 	fprintf(f, "#\n");
 	print_hardware(f, "# ", cfg, r->sc->preset, r->overrides);
-	fprintf(f, "# time: the slowest device's emulated clock per iteration; predicted (with\n"
-		   "# --predicted): the alpha-beta model on the slowest ring link (%s, %s);\n"
-		   "# busbw = algbw x %.4g\n#\n",
-		fr(r->bottleneck.bandwidth), ft(r->bottleneck.latency),
-		sl_busbw_factor(r->op, cfg->devices));
+	fprintf(f,
+	        "# time: the slowest device's emulated clock per iteration; predicted (with\n"
+	        "# --predicted): the alpha-beta model on the slowest ring link (%s, %s);\n"
+	        "# busbw = algbw x %.4g\n#\n",
+	        fr(r->bottleneck.bandwidth), ft(r->bottleneck.latency),
+	        sl_busbw_factor(r->op, cfg->devices));
 	/* nccl-tests' 13 columns: an out-of-place block, then an in-place one.
 	 * The engine's transfers are the same either way (it runs alltoall and
 	 * sendrecv out of place, the others in place), so both blocks hold the
@@ -447,22 +462,23 @@ void sl_report_coll_nccl_header(FILE *f, const sl_coll_report *r)
 	 * parsers of nccl-tests' output count 13. */
 	fprintf(f, "#%63s%31s\n", "out-of-place", "in-place");
 	fprintf(f, "#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s", "size",
-		"count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
-		"busbw", "#wrong");
+	        "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
+	        "algbw", "busbw", "#wrong");
 	fprintf(f, r->predicted ? "  %9s\n" : "\n", "predicted");
 	fprintf(f, "#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s", "(B)",
-		"(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
-		"");
+	        "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+	        "(GB/s)", "");
 	fprintf(f, r->predicted ? "  %9s\n" : "\n", "(us)");
 }
 
 void sl_report_coll_nccl_row(FILE *f, const sl_coll_report *r, const sl_coll_row *row)
 {
 	fprintf(f, "%12.0f  %12zu  %8s  %6s  %6d", row->bytes, row->count, "float",
-		nccl_redop(r->op), nccl_root(r->op));
+	        nccl_redop(r->op), nccl_root(r->op));
 	for (int place = 0; place < 2; place++)
-		fprintf(f, "  %7s  %6s  %6s  %6llu", nccl_us(row->time_s), nccl_gbs(row, row->algbw),
-			nccl_gbs(row, row->busbw), (unsigned long long)row->wrong);
+		fprintf(f, "  %7s  %6s  %6s  %6llu", nccl_us(row->time_s),
+		        nccl_gbs(row, row->algbw), nccl_gbs(row, row->busbw),
+		        (unsigned long long)row->wrong);
 	if (r->predicted)
 		fprintf(f, "  %9s", nccl_us(row->predicted_s));
 	fputc('\n', f);
@@ -481,21 +497,23 @@ void sl_report_coll_nccl_footer(FILE *f, const sl_coll_report *r)
 		}
 	}
 	fprintf(f, "# Out of bounds values : %llu %s\n", (unsigned long long)wrong,
-		wrong ? "FAILED" : "OK");
+	        wrong ? "FAILED" : "OK");
 	fprintf(f, "# Avg bus bandwidth    : %g \n", n ? sum / (double)n : 0.0);
 	fprintf(f, "#\n");
 }
 
 void sl_report_coll_csv_header(FILE *f)
 {
-	fprintf(f, "size_bytes,count,type,redop,root,emulated_time_s,algbw_bytes_per_s,busbw_bytes_per_s,"
-		   "wrong,predicted_s\n");
+	fprintf(
+	    f,
+	    "size_bytes,count,type,redop,root,emulated_time_s,algbw_bytes_per_s,busbw_bytes_per_s,"
+	    "wrong,predicted_s\n");
 }
 
 void sl_report_coll_csv_row(FILE *f, const sl_coll_report *r, const sl_coll_row *row)
 {
 	fprintf(f, "%.0f,%zu,float,%s,%d,%.9g,", row->bytes, row->count, nccl_redop(r->op),
-		nccl_root(r->op), row->time_s);
+	        nccl_root(r->op), row->time_s);
 	if (row->time_s > 0)
 		fprintf(f, "%.9g,%.9g,", row->algbw, row->busbw);
 	else
@@ -510,9 +528,9 @@ static void json_coll_row(json_t *o, const sl_coll_row *row)
 	json_object_set_new(o, "emulated_time_s", jreal(row->time_s));
 	json_object_set_new(o, "predicted_s", jreal(row->predicted_s));
 	json_object_set_new(o, "algbw_bytes_per_s",
-			    row->time_s > 0 ? jreal(row->algbw) : json_null());
+	                    row->time_s > 0 ? jreal(row->algbw) : json_null());
 	json_object_set_new(o, "busbw_bytes_per_s",
-			    row->time_s > 0 ? jreal(row->busbw) : json_null());
+	                    row->time_s > 0 ? jreal(row->busbw) : json_null());
 	json_object_set_new(o, "wrong", json_integer((json_int_t)row->wrong));
 }
 
@@ -525,7 +543,7 @@ json_t *sl_report_coll_json(const sl_coll_report *r)
 	json_object_set_new(o, "algorithm", json_string(sl_algo_name(r->algo)));
 	json_cluster(o, &r->sc->cluster, r->sc->preset, r->overrides);
 	json_object_set_new(o, "busbw_factor",
-			    jreal(sl_busbw_factor(r->op, r->sc->cluster.devices)));
+	                    jreal(sl_busbw_factor(r->op, r->sc->cluster.devices)));
 	json_object_set_new(o, "bottleneck", jlink(r->bottleneck));
 	/* The first size at the top level too, so a one-size run reads flat. */
 	if (r->nrows > 0)
@@ -583,7 +601,7 @@ int sl_report_trace(sl_cluster *c, const char *path, sl_err *err)
 	if (sl_trace_take(sl_cluster_trace(c), &snap))
 		return sl_fail(err, SL_ENOMEM, "out of host memory sorting the trace");
 	sl_trace_opts opt = {.known = 1,
-			     .devices_per_node = sl_cluster_config_of(c)->devices_per_node};
+	                     .devices_per_node = sl_cluster_config_of(c)->devices_per_node};
 	size_t len = strlen(path);
 	int rc;
 	if (strcmp(path, "-") == 0) {

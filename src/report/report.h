@@ -28,12 +28,12 @@ int sl_report_presets(FILE *f, int json, sl_err **bad, int *nbad, sl_err *err);
 /* One sharded product, after sl_scenario_run. */
 typedef struct sl_run_report {
 	const sl_scenario *sc;
-	const char *overrides;      /* preset figures replaced by options ("" if none) */
-	const sl_cluster *cluster;  /* the cluster that ran: per-device statistics */
+	const char *overrides;     /* preset figures replaced by options ("" if none) */
+	const sl_cluster *cluster; /* the cluster that ran: per-device statistics */
 	const sl_gemm_result *res;
-	double tolerance;           /* max_rel_error allowed by the check */
-	int pass;                   /* max_rel_error <= tolerance */
-	double wall_s;              /* wall-clock seconds of the run */
+	double tolerance; /* max_rel_error allowed by the check */
+	int pass;         /* max_rel_error <= tolerance */
+	double wall_s;    /* wall-clock seconds of the run */
 } sl_run_report;
 
 void sl_report_run_text(FILE *f, const sl_run_report *r);
@@ -42,25 +42,25 @@ json_t *sl_report_run_json(const sl_run_report *r);
 
 /* One collective at one size. */
 typedef struct sl_coll_row {
-	double bytes;         /* each device's buffer */
-	size_t count;         /* fp32 elements */
-	double time_s;        /* the slowest device's emulated clock */
-	double predicted_s;   /* sl_cost_coll on the ring's bottleneck link */
-	double algbw, busbw;  /* bytes/s; 0 when time_s is 0 (one device) */
-	uint64_t wrong;       /* elements that differ from the expected result */
+	double bytes;        /* each device's buffer */
+	size_t count;        /* fp32 elements */
+	double time_s;       /* the slowest device's emulated clock */
+	double predicted_s;  /* sl_cost_coll on the ring's bottleneck link */
+	double algbw, busbw; /* bytes/s; 0 when time_s is 0 (one device) */
+	uint64_t wrong;      /* elements that differ from the expected result */
 } sl_coll_row;
 
 typedef struct sl_coll_report {
 	sl_coll_op op;
 	sl_algo algo;
-	const sl_scenario *sc;      /* the cluster figures and preset */
+	const sl_scenario *sc; /* the cluster figures and preset */
 	const char *overrides;
-	sl_link_spec bottleneck;    /* the link the prediction uses */
+	sl_link_spec bottleneck; /* the link the prediction uses */
 	size_t nrows;
 	const sl_coll_row *rows;
-	double factor;              /* sizes grow by it (nccl-tests' -f) */
-	int iters;                  /* iterations per size (-n); time is per iteration */
-	int predicted;              /* nccl-tests' text: a 14th column, the prediction */
+	double factor; /* sizes grow by it (nccl-tests' -f) */
+	int iters;     /* iterations per size (-n); time is per iteration */
+	int predicted; /* nccl-tests' text: a 14th column, the prediction */
 } sl_coll_report;
 
 /* Text: the header once, then one line per size as it completes. */
@@ -84,9 +84,9 @@ void sl_report_coll_csv_row(FILE *f, const sl_coll_report *r, const sl_coll_row 
  * lead, and the same figures as JSON fields of o (for other commands'
  * reports, e.g. train). */
 void sl_report_hardware_text(FILE *f, const char *lead, const sl_cluster_config *cfg,
-			     const char *preset, const char *overrides);
+                             const char *preset, const char *overrides);
 void sl_report_cluster_json(json_t *o, const sl_cluster_config *cfg, const char *preset,
-			    const char *overrides);
+                            const char *overrides);
 
 /* A training layout as JSON fields of o: tp, pp, dp, schedule, chunks,
  * microbatches, sequence_parallel, zero1, mesh_order. */

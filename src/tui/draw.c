@@ -163,13 +163,15 @@ static void title_product(const sl_view *v, int y, int x, int end)
 		char dm[3][16];
 		const int d[3] = {sc->gemm.m, sc->gemm.k, sc->gemm.n};
 		for (int i = 0; i < 3; i++)
-			snprintf(dm[i], sizeof dm[i], abbr && d[i] >= 1024 && d[i] % 1024 == 0 ? "%dk" : "%d",
+			snprintf(dm[i], sizeof dm[i],
+			         abbr && d[i] >= 1024 && d[i] % 1024 == 0 ? "%dk" : "%d",
 			         abbr && d[i] >= 1024 && d[i] % 1024 == 0 ? d[i] / 1024 : d[i]);
 		snprintf(buf, sizeof buf, "%s %s %s%s%s%s%s %s %d%s%s %s %d node%s%s %s %s", g->v,
-		         sl_split_name(sc->gemm.split), dm[0], g->times, dm[1], g->times, dm[2], g->dot,
-		         m->ndev, g->times, sc->preset[0] ? sc->preset : "custom", g->dot, nodes,
-		         nodes > 1 ? "s" : "", sc->cluster.topology == SL_TOPO_RING ? " ring-wired" : "",
-		         g->dot, sl_algo_name(sc->gemm.algo));
+		         sl_split_name(sc->gemm.split), dm[0], g->times, dm[1], g->times, dm[2],
+		         g->dot, m->ndev, g->times, sc->preset[0] ? sc->preset : "custom", g->dot,
+		         nodes, nodes > 1 ? "s" : "",
+		         sc->cluster.topology == SL_TOPO_RING ? " ring-wired" : "", g->dot,
+		         sl_algo_name(sc->gemm.algo));
 		if (sl_cols(buf) <= end - x)
 			break;
 	}
@@ -292,7 +294,8 @@ void sl_draw_keys(const sl_view *v, sl_rect r, sl_keymode mode, const sl_action 
 			int up = sl_keys_first(mode, SL_A_ROW_UP);
 			x += sl_putf(r.y, x, end - x, key, "%s/%s", sl_key_name(up, n1, sizeof n1),
 			             sl_key_name(k, n2, sizeof n2));
-			x += sl_putf(r.y, x, end - x, norm, " %s  ", words && words[i] ? word : "select");
+			x += sl_putf(r.y, x, end - x, norm, " %s  ",
+			             words && words[i] ? word : "select");
 			continue;
 		}
 		if (acts[i] == SL_A_BW_DOWN || acts[i] == SL_A_BW_UP) {

@@ -34,8 +34,8 @@ typedef struct sl_view {
 	double slowdown;
 	int auto_speed, playing, planning, stale, live;
 	int help_scroll;
-	void *own; /* the view's own state (sandbox.h: its row's make), or NULL;
-	              a table's scroll moves as it draws */
+	void *own;       /* the view's own state (sandbox.h: its row's make), or NULL;
+	                    a table's scroll moves as it draws */
 	const char *msg; /* feedback for the last key, or "" */
 	int mode;        /* sl_keymode */
 	int help_of;     /* the sl_keymode the help shown was opened from */

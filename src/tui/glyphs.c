@@ -156,9 +156,14 @@ const sl_legend_item *sl_legend(size_t *n)
 const char *sl_legend_group_name(sl_legend_group g)
 {
 	static const char *const names[SL_LG_COUNT] = {
-	    "Timeline and device states", "Time scale",
-	    "Blocks (matrices, buffers, a device's Y, checkpoint tensors)", "Links", "Memory",
-	    "Plot", "Checks and frames", "Colours"};
+	    "Timeline and device states",
+	    "Time scale",
+	    "Blocks (matrices, buffers, a device's Y, checkpoint tensors)",
+	    "Links",
+	    "Memory",
+	    "Plot",
+	    "Checks and frames",
+	    "Colours"};
 	return g >= 0 && g < SL_LG_COUNT ? names[g] : "?";
 }
 
@@ -167,4 +172,3 @@ const char *sl_glyph_at(const sl_glyphs *g, size_t off, int k)
 	const char *const *slot = (const char *const *)(const void *)((const char *)g + off);
 	return slot[k];
 }
-

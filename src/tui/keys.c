@@ -321,11 +321,24 @@ const char *sl_key_name(int key, char *buf, size_t n)
 		int key;
 		const char *name;
 	} named[] = {
-	    {' ', "Space"},       {'\t', "Tab"},       {ESC, "Esc"},       {KEY_BTAB, "Shift-Tab"},
-	    {KEY_RIGHT, "Right"}, {KEY_LEFT, "Left"},  {KEY_UP, "Up"},     {KEY_DOWN, "Down"},
-	    {KEY_NPAGE, "PgDn"},  {KEY_PPAGE, "PgUp"}, {KEY_HOME, "Home"}, {KEY_END, "End"},
-	    {KEY_MOUSE, "Click"}, {'\n', "Enter"},      {'\r', "Enter"},    {KEY_ENTER, "Enter"},
-	    {KEY_BACKSPACE, "Backspace"}, {127, "Backspace"},
+	    {' ', "Space"},
+	    {'\t', "Tab"},
+	    {ESC, "Esc"},
+	    {KEY_BTAB, "Shift-Tab"},
+	    {KEY_RIGHT, "Right"},
+	    {KEY_LEFT, "Left"},
+	    {KEY_UP, "Up"},
+	    {KEY_DOWN, "Down"},
+	    {KEY_NPAGE, "PgDn"},
+	    {KEY_PPAGE, "PgUp"},
+	    {KEY_HOME, "Home"},
+	    {KEY_END, "End"},
+	    {KEY_MOUSE, "Click"},
+	    {'\n', "Enter"},
+	    {'\r', "Enter"},
+	    {KEY_ENTER, "Enter"},
+	    {KEY_BACKSPACE, "Backspace"},
+	    {127, "Backspace"},
 	};
 	for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
 		if (named[i].key == key) {
@@ -373,8 +386,9 @@ int sl_keys_help(sl_keymode mode, sl_keys_entry_fn fn, void *ctx)
 			}
 			if (dup)
 				continue;
-			len += (size_t)snprintf(keys + len, len < sizeof keys ? sizeof keys - len : 0,
-			                        "%s%s", len ? ", " : "", name);
+			len +=
+			    (size_t)snprintf(keys + len, len < sizeof keys ? sizeof keys - len : 0,
+			                     "%s%s", len ? ", " : "", name);
 		}
 		fn(ctx, keys, note ? note : "");
 		count++;

@@ -12,8 +12,7 @@
 /* The workload a lesson's run of kind k on s was, as the engine ran it; 0
  * for a run with nothing to animate (a plan; a reshard whose checkpoint the
  * run did not hand over). */
-static int workload_of(sl_run_kind k, const sl_lsetup *s, const sl_wl_result *eng,
-                       sl_workload *w)
+static int workload_of(sl_run_kind k, const sl_lsetup *s, const sl_wl_result *eng, sl_workload *w)
 {
 	memset(w, 0, sizeof *w);
 	switch (k) {
@@ -53,8 +52,8 @@ static int workload_of(sl_run_kind k, const sl_lsetup *s, const sl_wl_result *en
  * set-up is drawn as split by columns (the sandbox's default). */
 static const int own_split[SL_WL_KINDS] = {[SL_WL_PRODUCT] = 1};
 
-void sl_lshow_done(sl_lshow *u, sl_run_kind k, const sl_lsetup *s, sl_cluster *c,
-                   sl_wl_result *eng, double now)
+void sl_lshow_done(sl_lshow *u, sl_run_kind k, const sl_lsetup *s, sl_cluster *c, sl_wl_result *eng,
+                   double now)
 {
 	sl_wl_result none;
 	memset(&none, 0, sizeof none);

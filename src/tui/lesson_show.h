@@ -16,21 +16,21 @@
 #include "workload.h"
 
 typedef struct sl_lshow {
-	sl_play *play; /* what the scenario view shows */
-	int on;        /* the lesson's last run is animated: the view shows it */
-	int stepped;   /* the lesson has stepped the run shown (from its start) */
-	int orphans;   /* a replaced playback's thread was still computing: leave with _exit */
-	int replaced;  /* the playback was replaced: lay the screen out again, then clear */
+	sl_play *play;    /* what the scenario view shows */
+	int on;           /* the lesson's last run is animated: the view shows it */
+	int stepped;      /* the lesson has stepped the run shown (from its start) */
+	int orphans;      /* a replaced playback's thread was still computing: leave with _exit */
+	int replaced;     /* the playback was replaced: lay the screen out again, then clear */
 	sl_wl_result eng; /* what the run shown returned (a reshard's checkpoint and plans) */
-	char msg[240]; /* why a run is not shown, or "" */
+	char msg[240];    /* why a run is not shown, or "" */
 } sl_lshow;
 
 /* Show the run of kind k on set-up s that has just happened on c (the vm's
  * cluster, which stays the vm's) in the view, playing at once; eng is what
  * it returned, taken over (NULL: nothing beyond the trace).  A run the view
  * cannot take (a plan, too many devices) turns the view off. */
-void sl_lshow_done(sl_lshow *v, sl_run_kind k, const sl_lsetup *s, sl_cluster *c,
-                   sl_wl_result *eng, double now);
+void sl_lshow_done(sl_lshow *v, sl_run_kind k, const sl_lsetup *s, sl_cluster *c, sl_wl_result *eng,
+                   double now);
 /* Free what the view kept of its run (once its playback is gone). */
 void sl_lshow_free(sl_lshow *v);
 

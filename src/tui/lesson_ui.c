@@ -7,8 +7,8 @@
  * panel; a matmul run is animated by the sandbox's playback and views in the
  * part of the screen above the panel; on a terminal too short for that (a
  * projector's 80x24 or 100x30) a compact figure, the devices and the
- * timeline, sits above the narration instead, and v shows the full view.  Nothing here decides anything about the lesson: the vm
- * does, and the figures are its own. */
+ * timeline, sits above the narration instead, and v shows the full view.  Nothing here decides
+ * anything about the lesson: the vm does, and the figures are its own. */
 #include "lesson_ui.h"
 
 #include <ctype.h>
@@ -36,12 +36,17 @@
 #include "term.h"
 #include "theme.h"
 
-enum { F_DRAW = SL_LOOP_DRAW, F_LAYOUT = SL_LOOP_LAYOUT, F_CLEAR = SL_LOOP_CLEAR, F_QUIT = SL_LOOP_QUIT };
+enum {
+	F_DRAW = SL_LOOP_DRAW,
+	F_LAYOUT = SL_LOOP_LAYOUT,
+	F_CLEAR = SL_LOOP_CLEAR,
+	F_QUIT = SL_LOOP_QUIT
+};
 
 enum role { R_SAY, R_INFO, R_PASS, R_FAIL, R_PROMPT, R_CHOICE, R_ANSWER, R_RIGHT, R_WRONG };
 
 #define TRANSCRIPT 300
-#define PANEL_MIN 7   /* rows of the lesson panel below the scenario view */
+#define PANEL_MIN 7 /* rows of the lesson panel below the scenario view */
 #define PANEL_MAX 14
 
 struct entry {
@@ -75,7 +80,7 @@ struct lui {
 	sl_lshow sv; /* the scenario view: the playback of the lesson's last run */
 	sl_scene *m;
 	int rows, cols;
-	sl_screen_layout lay; /* the scenario view (the top part when split) */
+	sl_screen_layout lay;  /* the scenario view (the top part when split) */
 	sl_screen_layout clay; /* the compact figure, when not split */
 	sl_rect narr;          /* the narration under the compact figure */
 	int split, top_rows, show_view;
@@ -107,7 +112,7 @@ struct lui {
 	size_t ninput;
 	struct entry tr[TRANSCRIPT];
 	int ntr;
-	char msg[320]; /* the status line's message: set_msg, clear_msg */
+	char msg[320];     /* the status line's message: set_msg, clear_msg */
 	sl_loop_help help; /* over any of the screens */
 };
 
@@ -227,7 +232,9 @@ static int wrap(const struct lui *u, const char *text, int y, int x, int w, int 
 			int yy = y + line;
 			if (draw && yy >= ylo && yy < yhi && col < w)
 				sl_put(yy, x + col, w - col,
-				       p[k].style == SL_SPAN_EMPH ? emph : p[k].style == SL_SPAN_CODE ? code : base,
+				       p[k].style == SL_SPAN_EMPH   ? emph
+				       : p[k].style == SL_SPAN_CODE ? code
+				                                    : base,
 				       tmp);
 			col += sl_cols(tmp);
 		}
@@ -553,10 +560,12 @@ static void advance(struct lui *u, double now)
 			add(u, R_PROMPT, 0, st->text);
 			char knobs[200] = "";
 			for (int i = 0; i < st->nknobs; i++)
-				snprintf(knobs + strlen(knobs), sizeof knobs - strlen(knobs), "%s%s",
-				         i ? ", " : "", st->knobs[i]);
-			addf(u, R_INFO, 2, "knobs: %s; goes on when %s. Type KNOB VALUE (or demo, or "
-			     "skip), then Enter", knobs, st->detail);
+				snprintf(knobs + strlen(knobs), sizeof knobs - strlen(knobs),
+				         "%s%s", i ? ", " : "", st->knobs[i]);
+			addf(u, R_INFO, 2,
+			     "knobs: %s; goes on when %s. Type KNOB VALUE (or demo, or "
+			     "skip), then Enter",
+			     knobs, st->detail);
 			u->waiting = SL_STEP_EXPLORE;
 			u->tries = 0;
 			save(u, 0);
@@ -651,7 +660,8 @@ static void submit(struct lui *u, double now)
 			sl_vm_skip(u->vm, &e);
 			add(u, R_INFO, 2, "skipped");
 		} else {
-			int rc = strcmp(in, "demo") == 0 ? sl_vm_demo(u->vm, &e) : sl_vm_knob(u->vm, in, &e);
+			int rc = strcmp(in, "demo") == 0 ? sl_vm_demo(u->vm, &e)
+			                                 : sl_vm_knob(u->vm, in, &e);
 			if (rc) {
 				set_msg(u, "%s", e.msg);
 				clear_input(u);
@@ -685,7 +695,8 @@ static void explore_after(struct lui *u, double now)
 		if (met)
 			addf(u, R_RIGHT, 2, "Yes: %s holds, with %s.", u->st.detail, detail);
 		else
-			addf(u, R_WRONG, 2, "Not yet: the lesson goes on when %s, and "
+			addf(u, R_WRONG, 2,
+			     "Not yet: the lesson goes on when %s, and "
 			     "this run gives %s. Turn a knob again (or type skip).",
 			     u->st.detail, detail);
 		if (!met) {
@@ -786,22 +797,20 @@ static unsigned leave_lesson(struct lui *u)
 static sl_keymode keymode(void *ctx)
 {
 	const struct lui *u = ctx;
-	return u->in_menu   ? SL_MODE_MENU
-	       : u->waiting ? SL_MODE_INPUT
-	                    : SL_MODE_LESSON;
+	return u->in_menu ? SL_MODE_MENU : u->waiting ? SL_MODE_INPUT : SL_MODE_LESSON;
 }
 
 static void draw_status(struct lui *u, int y)
 {
-	static const sl_action menu[] = {SL_A_ROW_DOWN, SL_A_ROW_UP, SL_A_OPEN,  SL_A_FRESH,
-	                                  SL_A_SANDBOX,  SL_A_HELP,   SL_A_LEAVE};
+	static const sl_action menu[] = {SL_A_ROW_DOWN, SL_A_ROW_UP, SL_A_OPEN, SL_A_FRESH,
+	                                 SL_A_SANDBOX,  SL_A_HELP,   SL_A_LEAVE};
 	static const sl_action input[] = {SL_A_SUBMIT, SL_A_CANCEL, SL_A_HELP, SL_A_QUIT};
 	static const sl_action input_run[] = {SL_A_SUBMIT, SL_A_CANCEL, SL_A_PLAY, SL_A_STEP,
 	                                      SL_A_BACK,   SL_A_HELP,   SL_A_QUIT};
 	static const sl_action ended[] = {SL_A_GO_ON, SL_A_HELP, SL_A_QUIT};
-	static const sl_action split[] = {SL_A_GO_ON, SL_A_PLAY,  SL_A_STEP, SL_A_BACK,
-	                                  SL_A_LEAVE, SL_A_HELP,  SL_A_QUIT};
-	static const sl_action shown[] = {SL_A_GO_ON, SL_A_PLAY, SL_A_STEP, SL_A_BACK,
+	static const sl_action split[] = {SL_A_GO_ON, SL_A_PLAY, SL_A_STEP, SL_A_BACK,
+	                                  SL_A_LEAVE, SL_A_HELP, SL_A_QUIT};
+	static const sl_action shown[] = {SL_A_GO_ON, SL_A_PLAY,  SL_A_STEP, SL_A_BACK,
 	                                  SL_A_VIEW,  SL_A_LEAVE, SL_A_HELP, SL_A_QUIT};
 	static const sl_action told[] = {SL_A_GO_ON, SL_A_LEAVE, SL_A_HELP, SL_A_QUIT};
 	static const sl_action help[] = {SL_A_SCROLL_DOWN, SL_A_CLOSE, SL_A_QUIT};
@@ -858,12 +867,15 @@ static void draw_help(struct lui *u)
 
 static void draw_menu(struct lui *u)
 {
-	attr_t norm = sl_theme_role(&u->th, SL_ROLE_NORMAL), title = sl_theme_role(&u->th, SL_ROLE_TITLE);
-	attr_t dim = sl_theme_role(&u->th, SL_ROLE_DIM), selr = sl_theme_role(&u->th, SL_ROLE_SELECT);
+	attr_t norm = sl_theme_role(&u->th, SL_ROLE_NORMAL),
+	       title = sl_theme_role(&u->th, SL_ROLE_TITLE);
+	attr_t dim = sl_theme_role(&u->th, SL_ROLE_DIM),
+	       selr = sl_theme_role(&u->th, SL_ROLE_SELECT);
 	sl_put(0, 0, u->cols, title, "shardlab  guided lessons");
 	if (!u->ncat) {
 		sl_put(2, 2, u->cols - 4, norm,
-		       "No lessons are installed. Set SHARDLAB_LESSON_PATH to a directory of .lesson files.");
+		       "No lessons are installed. Set SHARDLAB_LESSON_PATH to a directory of "
+		       ".lesson files.");
 	}
 	int top = 2, h = u->rows - 7;
 	int first = u->sel >= h ? u->sel - h + 1 : 0;
@@ -888,8 +900,8 @@ static void draw_menu(struct lui *u)
 		 * right"), which is never cut: 80 columns cut it to "0/3 r". */
 		int tw = u->cols - 4 - 17 - 17;
 		tw = tw > 48 ? 48 : tw < 20 ? 20 : tw;
-		snprintf(line, sizeof line, "%s %3s  %-*.*s %3d min  %s", i == u->sel ? ">" : " ", num,
-		         tw, tw, e->title, e->minutes, state);
+		snprintf(line, sizeof line, "%s %3s  %-*.*s %3d min  %s", i == u->sel ? ">" : " ",
+		         num, tw, tw, e->title, e->minutes, state);
 		sl_clear_rect((sl_rect){y, 1, 1, u->cols - 2}, a);
 		sl_put(y, 2, u->cols - 4, a, line);
 	}
@@ -897,7 +909,8 @@ static void draw_menu(struct lui *u)
 		sl_put(u->rows - 2, 2, u->cols - 4, sl_theme_role(&u->th, SL_ROLE_FAIL),
 		       u->cat[u->sel].error);
 	else if (u->ncat)
-		wrap(u, u->cat[u->sel].about, u->rows - 4, 2, u->cols - 4, u->rows - 4, u->rows - 1, dim, 1);
+		wrap(u, u->cat[u->sel].about, u->rows - 4, 2, u->cols - 4, u->rows - 4, u->rows - 1,
+		     dim, 1);
 	draw_status(u, u->rows - 1);
 }
 
@@ -975,7 +988,8 @@ static void draw(void *ctx)
 			sl_putf(0, 0, u->cols, t, "shardlab  lesson  %s", sl_lesson_title(u->l));
 		}
 		if (split)
-			draw_panel(u, (sl_rect){u->top_rows - 1, 0, u->rows - u->top_rows, u->cols}, &v);
+			draw_panel(u, (sl_rect){u->top_rows - 1, 0, u->rows - u->top_rows, u->cols},
+			           &v);
 		else if (!view && !compact)
 			draw_panel(u, (sl_rect){1, 0, u->rows - 2, u->cols}, &v);
 		draw_status(u, u->rows - 1);
@@ -1230,9 +1244,8 @@ static void s_draw(void *ctx)
 	u->sb ? sl_sandbox_loop()->draw(u->sb) : draw(u);
 }
 
-static const sl_loop_mode lesson_mode = {s_keys,      s_help,   s_typed, s_key,  s_wake,
-                                         s_tick,      s_animating, s_layout, s_draw,
-                                         busy_running};
+static const sl_loop_mode lesson_mode = {s_keys, s_help,      s_typed,  s_key,  s_wake,
+                                         s_tick, s_animating, s_layout, s_draw, busy_running};
 
 /* ---- the loop ---- */
 
@@ -1253,8 +1266,9 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 	 * (and parsed) with a decimal point whatever the locale says. */
 	setlocale(LC_NUMERIC, "C");
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-		fprintf(stderr, "shardlab: lessons need a terminal (without one, use 'shardlab lesson "
-		                "--headless')\n");
+		fprintf(stderr,
+		        "shardlab: lessons need a terminal (without one, use 'shardlab lesson "
+		        "--headless')\n");
 		free(u);
 		return 1;
 	}
@@ -1290,7 +1304,8 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 	/* An empty playback, not a run: the view is off until the lesson has
 	 * run something, and then plays that run's trace. */
 	sl_cluster *none = sl_cluster_create(&sc.cluster, &err);
-	u->sv.play = none ? sl_play_create_done(&sc, NULL, none, NULL, sl_term_wake_fd(), &err) : NULL;
+	u->sv.play =
+	    none ? sl_play_create_done(&sc, NULL, none, NULL, sl_term_wake_fd(), &err) : NULL;
 	sl_cluster_destroy(none);
 	if (!u->sv.play || sl_term_start(u->opt.no_mouse, &err) != SL_OK) {
 		sl_play_destroy(u->sv.play, 0.5);

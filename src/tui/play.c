@@ -28,10 +28,10 @@ struct live {
 	sl_workload wl;
 	int refs; /* (mu) the play's and the runner's */
 	int started;
-	int done;           /* (mu) */
-	int rc;             /* (mu) */
-	sl_err err;         /* (mu) */
-	sl_wl_result res;   /* (mu) */
+	int done;         /* (mu) */
+	int rc;           /* (mu) */
+	sl_err err;       /* (mu) */
+	sl_wl_result res; /* (mu) */
 };
 
 struct planjob {
@@ -58,10 +58,10 @@ struct sl_play {
 	int threads; /* (mu) background threads alive */
 
 	sl_scenario sc;
-	sl_workload wl; /* a product's gemm is sc's */
+	sl_workload wl;   /* a product's gemm is sc's */
 	double predicted; /* wl's prediction on the live links, when pred_ok */
 	int pred_ok;
-	int done_only; /* a finished run given to show: nothing runs until a knob moves */
+	int done_only;           /* a finished run given to show: nothing runs until a knob moves */
 	struct live *live;       /* always there: the cluster to run (and the knobs') */
 	struct planjob *pj;      /* (mu) the plan being computed */
 	struct planjob *pj_done; /* (mu) a plan waiting for collect */
@@ -73,7 +73,7 @@ struct sl_play {
 	double *steps;
 	size_t nsteps;
 	sl_step_index plan_idx; /* the plan's steps, built once with it */
-	sl_run_info livei; /* the live run's, once collected */
+	sl_run_info livei;      /* the live run's, once collected */
 	sl_snapshot livesnap;
 	size_t livesnap_count;
 	sl_step_index live_idx; /* livesnap's steps, built when first asked for */

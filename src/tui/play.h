@@ -178,5 +178,4 @@ int sl_play_run_workload_headless(const sl_scenario *sc, const sl_workload *w,
                                   const sl_link_spec *links, sl_run_info *info,
                                   sl_publish_fn publish, void *ctx);
 
-
 #endif

@@ -20,7 +20,6 @@
 
 #include "cost.h"
 
-
 /* ---- headless runs ---- */
 
 void sl_run_info_free(sl_run_info *info)
@@ -159,4 +158,3 @@ double sl_play_single_time(const sl_scenario *sc)
 {
 	return sl_gemm_single_s(&sc->cluster, &sc->gemm);
 }
-

@@ -46,7 +46,6 @@ static const sl_view_row *const views[SL_MODE_COUNT] = {
     [SL_MODE_HELP] = &view_help,
 };
 
-
 void sl_tui_options_default(struct sl_tui_options *o)
 {
 	memset(o, 0, sizeof *o);
@@ -305,7 +304,8 @@ static unsigned next_preset(struct sl_sandbox *a)
 	 * presets that are fine (--list-presets names the others). */
 	if (sl_hw_list(&ps, &n, NULL, NULL, &err) != SL_OK || n == 0) {
 		snprintf(a->msg, sizeof a->msg, "%.199s",
-			 err.code ? err.msg : "no preset can be read (see shardlab --list-presets)");
+		         err.code ? err.msg
+		                  : "no preset can be read (see shardlab --list-presets)");
 		free(ps);
 		return F_DRAW;
 	}
@@ -423,8 +423,12 @@ static void speed_msg(struct sl_sandbox *a)
 		snprintf(a->msg, sizeof a->msg, "speed: real time");
 	else
 		snprintf(a->msg, sizeof a->msg, "speed: %.3g%s times slower than real time%s",
-		         s >= 1e6 ? s / 1e6 : s >= 1e4 ? s / 1e3 : s,
-		         s >= 1e6 ? " million" : s >= 1e4 ? " thousand" : "",
+		         s >= 1e6   ? s / 1e6
+		         : s >= 1e4 ? s / 1e3
+		                    : s,
+		         s >= 1e6   ? " million"
+		         : s >= 1e4 ? " thousand"
+		                    : "",
 		         sl_play_auto(a->play) ? " (auto)" : "");
 }
 
@@ -684,9 +688,8 @@ static int animating(void *ctx)
 	return sl_play_animating(((struct sl_sandbox *)ctx)->play);
 }
 
-static const sl_loop_mode sandbox_mode = {keymode,  help_of,   NULL,     on_key, on_wake,
-                                          on_tick, animating, relayout, draw,
-                                          NULL};
+static const sl_loop_mode sandbox_mode = {keymode, help_of,   NULL,     on_key, on_wake,
+                                          on_tick, animating, relayout, draw,   NULL};
 
 /* ---- start and finish ---- */
 
@@ -747,7 +750,8 @@ sl_sandbox *sl_sandbox_open(const sl_scenario *sc, const struct sl_tui_options *
 	if (!(a->opt.fps > 0))
 		a->opt.fps = SL_TUI_DEFAULT_FPS;
 	a->m = calloc(1, sizeof *a->m);
-	a->play = a->m ? sl_play_create_workload(sc, a->opt.workload, sl_term_wake_fd(), err) : NULL;
+	a->play =
+	    a->m ? sl_play_create_workload(sc, a->opt.workload, sl_term_wake_fd(), err) : NULL;
 	int made = a->play != NULL;
 	for (int m = 0; m < SL_MODE_COUNT && made; m++)
 		if (views[m] && views[m]->make)
@@ -820,8 +824,8 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 		fprintf(stderr, "shardlab: %s\n", err.msg);
 		return 1;
 	}
-	sl_sandbox *a = sl_term_start(o.no_mouse, &err) == SL_OK ? sl_sandbox_open(sc, &o, &err)
-	                                                         : NULL;
+	sl_sandbox *a =
+	    sl_term_start(o.no_mouse, &err) == SL_OK ? sl_sandbox_open(sc, &o, &err) : NULL;
 	if (!a) {
 		sl_term_done();
 		fprintf(stderr, "shardlab: %s\n", err.msg[0] ? err.msg : "out of memory");

@@ -149,7 +149,8 @@ static void build_blocks(const sl_scene_in *in, sl_scene *m)
 		B->valid = 0;
 		return;
 	}
-	size_t n = events_by_end(s, in->steps ? in->steps->by_end : NULL, block_event, in->t, order);
+	size_t n =
+	    events_by_end(s, in->steps ? in->steps->by_end : NULL, block_event, in->t, order);
 	int row = in->sc->gemm.split == SL_SPLIT_ROW;
 	for (size_t i = 0; i < n && B->valid; i++) {
 		const sl_event *e = order[i];
@@ -255,7 +256,8 @@ static void product_shard(const sl_scene_in *in, int d, const size_t *shard, sl_
 	v->lo = (int64_t)shard[d];
 	v->hi = (int64_t)shard[d + 1];
 	if (sc->gemm.split == SL_SPLIT_ROW)
-		v->mem = (uint64_t)((mm * part + part * nn + mm * nn) * sl_elem_bytes(&sc->cluster));
+		v->mem =
+		    (uint64_t)((mm * part + part * nn + mm * nn) * sl_elem_bytes(&sc->cluster));
 	else
 		v->mem = (uint64_t)((mm * kk + kk * part + mm * nn) * sl_elem_bytes(&sc->cluster));
 	v->mem_known = 1;

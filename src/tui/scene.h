@@ -64,7 +64,8 @@ typedef struct sl_scene_blocks {
 	int p;
 	uint64_t full; /* the mask of a complete block */
 	uint64_t have[SL_MAX_FULL_DEVICES][SL_MAX_FULL_DEVICES];
-	float incoming[SL_MAX_FULL_DEVICES][SL_MAX_FULL_DEVICES]; /* fill of a block arriving, or -1 */
+	float incoming[SL_MAX_FULL_DEVICES]
+	              [SL_MAX_FULL_DEVICES]; /* fill of a block arriving, or -1 */
 } sl_scene_blocks;
 
 /* The views show up to SL_MAX_FULL_DEVICES devices (a block is a bit of a
@@ -168,6 +169,5 @@ double sl_scene_io_fill(const sl_scene *m, int write, int dev, int chunk);
  * (all-reduce, reduce-scatter: 1 to p) or 1 if the block is there at all
  * (all-gather: 0 or 1).  Returns 0, or -1 for another op. */
 int sl_scene_coll_blocks(const sl_scene *m, int dev, int p, int *cnt);
-
 
 #endif

@@ -82,7 +82,8 @@ static int train_op_words(const sl_ev_work *w, char *out, size_t n)
 	/* The head index is the device's own: say "one head". */
 	const char *h = w->head >= 0 ? " for one head" : "";
 	if (w->part == SL_PART_HEAD) {
-		say(out, n, "the %s of the LM head%s", w->pass == SL_PASS_FWD ? "forward" : "backward", g);
+		say(out, n, "the %s of the LM head%s",
+		    w->pass == SL_PASS_FWD ? "forward" : "backward", g);
 		return 1;
 	}
 	say(out, n, "the %s of block %d's %s%s%s", w->pass == SL_PASS_FWD ? "forward" : "backward",
@@ -177,8 +178,8 @@ static void coll_words(const sl_ev_coll *c, char *out, size_t n, int *last, int 
  * shards it overlaps, or a chunk of the new layout written by its owner.
  * The manifest read gives the tensor's name and the chunk's rectangle;
  * the plans what each device keeps or writes. */
-static void describe_io(const sl_workload *tr, const sl_opstep *st, uint64_t bytes,
-                        const char *who, const char *dur, char *out, size_t n)
+static void describe_io(const sl_workload *tr, const sl_opstep *st, uint64_t bytes, const char *who,
+                        const char *dur, char *out, size_t n)
 {
 	const sl_ev_io *io = st->io;
 	char a[32], r1[64], r2[64];
@@ -276,8 +277,8 @@ static void describe_p2p(const sl_scene_in *in, const struct kind_words *kw, con
 		if (q->share > 2)
 			snprintf(part, sizeof part, "1/%d of", q->share);
 		/* Short: at 80 columns it must fit the status line's two rows. */
-		appendf(out, n, "; shared %s: %s the link's rate", inter ? "adapter" : "switch port",
-		        part);
+		appendf(out, n, "; shared %s: %s the link's rate",
+		        inter ? "adapter" : "switch port", part);
 	}
 }
 
@@ -356,11 +357,11 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 		const char *done = "";
 		if (last)
 			done = c->op == SL_COLL_ALLREDUCE
-			           ? (kw->summed              ? kw->summed
+			           ? (kw->summed             ? kw->summed
 			              : st->ndevs >= m->ndev ? "; every device holds the whole sum"
 			                                     : "; each of them holds the whole sum")
 			       : c->op == SL_COLL_ALLGATHER
-			           ? (kw->gathered            ? kw->gathered
+			           ? (kw->gathered           ? kw->gathered
 			              : st->ndevs >= m->ndev ? "; now all hold every block"
 			                                     : "; each of them holds every block")
 			       : c->op == SL_COLL_REDUCESCATTER

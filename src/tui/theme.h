@@ -29,9 +29,9 @@ typedef enum sl_role {
 	SL_ROLE_WARN,
 	SL_ROLE_INTRA,
 	SL_ROLE_INTER,
-	SL_ROLE_BWD,   /* the timeline: a backward pass's compute (input gradients) */
-	SL_ROLE_WGRAD, /* a backward pass's weight gradients */
-	SL_ROLE_STATE0,                              /* + sl_dstate: compute, send, ... */
+	SL_ROLE_BWD,    /* the timeline: a backward pass's compute (input gradients) */
+	SL_ROLE_WGRAD,  /* a backward pass's weight gradients */
+	SL_ROLE_STATE0, /* + sl_dstate: compute, send, ... */
 	SL_ROLE_DEV0 = SL_ROLE_STATE0 + SL_DS_COUNT, /* + device % SL_THEME_NDEV */
 	SL_ROLE_DEVBG0 = SL_ROLE_DEV0 + 8,           /* a device's colour as background */
 	SL_ROLE_COUNT = SL_ROLE_DEVBG0 + 8
@@ -53,13 +53,14 @@ typedef struct sl_glyphs {
 	const char *caret;                      /* under the timeline's cursor */
 	const char *point, *curve, *cross_mark; /* the plot */
 	const char *pass, *fail;
-	const char *bwd, *wgrad; /* the timeline's compute of a backward pass: input, weight gradients */
-	const char *replica;     /* a matrix every device holds whole (X column-wise) */
-	const char *unknown;     /* a block whose state is not known yet */
+	const char *bwd,
+	    *wgrad; /* the timeline's compute of a backward pass: input, weight gradients */
+	const char *replica;       /* a matrix every device holds whole (X column-wise) */
+	const char *unknown;       /* a block whose state is not known yet */
 	const char *mem_l, *mem_r; /* the ends of a device's memory bar */
-	const char *custom;      /* after a link's figures: turned away from its class's */
-	const char *dot;   /* a separator */
-	const char *times; /* "x" in sizes */
+	const char *custom;        /* after a link's figures: turned away from its class's */
+	const char *dot;           /* a separator */
+	const char *times;         /* "x" in sizes */
 } sl_glyphs;
 
 extern const sl_glyphs sl_glyphs_utf8, sl_glyphs_ascii;
@@ -75,7 +76,7 @@ typedef enum sl_legend_group {
 	SL_LG_LINKS,
 	SL_LG_MEMORY, /* a device's memory bar */
 	SL_LG_PLOT,
-	SL_LG_TEXT,   /* checks, separators and frames */
+	SL_LG_TEXT,    /* checks, separators and frames */
 	SL_LG_COLOURS, /* colours that are not a glyph's */
 	SL_LG_COUNT
 } sl_legend_group;
@@ -84,8 +85,8 @@ typedef enum sl_legend_group {
 
 typedef struct sl_legend_item {
 	sl_legend_group group;
-	size_t off;  /* offsetof(sl_glyphs, slot), or SL_LEGEND_NO_GLYPH */
-	int n;       /* slots from off it covers (a bar's eighths), else 1 */
+	size_t off;   /* offsetof(sl_glyphs, slot), or SL_LEGEND_NO_GLYPH */
+	int n;        /* slots from off it covers (a bar's eighths), else 1 */
 	sl_role role; /* the colour it is drawn in */
 	const char *meaning;
 } sl_legend_item;

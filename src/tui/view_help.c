@@ -109,7 +109,7 @@ static void glyph_legend(struct help_ctx *h)
 		attr_t a[2] = {role(h, L[i].role), role(h, SL_ROLE_NORMAL)};
 		if (L[i].role == SL_ROLE_DEV0 || L[i].role == SL_ROLE_DEVBG0)
 			a[0] = h->v ? (L[i].role == SL_ROLE_DEV0 ? sl_theme_dev(h->v->th, 0)
-			                                          : sl_theme_devbg(h->v->th, 0))
+			                                         : sl_theme_devbg(h->v->th, 0))
 			            : 0;
 		int w = h->in.w - 2 - h->keyw - 1;
 		const char *p = L[i].meaning;

@@ -148,13 +148,13 @@ static int train_lines(const sl_view *v, int density, int w, struct tline *L)
 	const sl_model_spec *ms = &m->wl->m;
 	const sl_glyphs *g = v->th->g;
 	int n = 0;
-#define LINE(r, ...)                                                                          \
-	do {                                                                                  \
-		if (n < TRAIN_LINES) {                                                        \
-			L[n].role = (r), L[n].stage = -1;                                     \
-			snprintf(L[n].s, sizeof L[n].s, __VA_ARGS__);                          \
-			n++;                                                                  \
-		}                                                                             \
+#define LINE(r, ...)                                                                               \
+	do {                                                                                       \
+		if (n < TRAIN_LINES) {                                                             \
+			L[n].role = (r), L[n].stage = -1;                                          \
+			snprintf(L[n].s, sizeof L[n].s, __VA_ARGS__);                              \
+			n++;                                                                       \
+		}                                                                                  \
 	} while (0)
 	char ord[16];
 	LINE(SL_ROLE_HEAD, "tp=%d pp=%d dp=%d %s mesh %s %s %d micro-batch%s", l->tp, l->pp, l->dp,
@@ -175,16 +175,19 @@ static int train_lines(const sl_view *v, int density, int w, struct tline *L)
 			     h, f / t, h);
 			LINE(SL_ROLE_NORMAL, " %s", coll);
 		} else if (density == 1) {
-			LINE(SL_ROLE_NORMAL, "MLP over %d (Megatron): fc1 %dx%d by columns, fc2 by rows",
-			     t, h, f);
+			LINE(SL_ROLE_NORMAL,
+			     "MLP over %d (Megatron): fc1 %dx%d by columns, fc2 by rows", t, h, f);
 			LINE(SL_ROLE_NORMAL, " %dx%d each; %s", h, f / t, coll);
 		} else {
-			LINE(SL_ROLE_NORMAL, "MLP over %d (Megatron): fc1 by columns, fc2 by rows", t);
+			LINE(SL_ROLE_NORMAL, "MLP over %d (Megatron): fc1 by columns, fc2 by rows",
+			     t);
 		}
 		if (ms->heads > 0 && sl_model_kv_heads(ms) != ms->heads)
 			LINE(SL_ROLE_NORMAL,
-			     " attention: %d of %d heads (%d of %d key/value) each, proj row-parallel",
-			     ms->heads / t, ms->heads, sl_model_kv_heads(ms) / t, sl_model_kv_heads(ms));
+			     " attention: %d of %d heads (%d of %d key/value) each, proj "
+			     "row-parallel",
+			     ms->heads / t, ms->heads, sl_model_kv_heads(ms) / t,
+			     sl_model_kv_heads(ms));
 		else if (ms->heads > 0)
 			LINE(SL_ROLE_NORMAL, " attention: %d of %d heads each, proj row-parallel",
 			     ms->heads / t, ms->heads);
@@ -198,8 +201,8 @@ static int train_lines(const sl_view *v, int density, int w, struct tline *L)
 			for (int c = 0; c < l->chunks; c++) {
 				int first, count;
 				sl_layout_blocks(ms, l, st, c, &first, &count);
-				len += snprintf(seg + len, sizeof seg - (size_t)len, " blocks %d-%d",
-				                first, first + count - 1);
+				len += snprintf(seg + len, sizeof seg - (size_t)len,
+				                " blocks %d-%d", first, first + count - 1);
 			}
 			/* where a vocabulary's table and head live */
 			if (ms->vocab > 0 && (size_t)len + 24 < sizeof seg)
@@ -207,7 +210,8 @@ static int train_lines(const sl_view *v, int density, int w, struct tline *L)
 				                st == 0 ? " +embedding" : "",
 				                st == l->pp - 1 ? " +LM head" : "");
 			if (density == 0) {
-				snprintf(seg + len, sizeof seg - (size_t)len, " %s devices", g->dot);
+				snprintf(seg + len, sizeof seg - (size_t)len, " %s devices",
+				         g->dot);
 				LINE(SL_ROLE_NORMAL, "%s", seg);
 				L[n - 1].stage = st;
 				continue;
@@ -219,7 +223,8 @@ static int train_lines(const sl_view *v, int density, int w, struct tline *L)
 				int ct, cp, cd;
 				sl_mesh_coords(l, d, &ct, &cp, &cd);
 				if (cp == st)
-					len += snprintf(seg + len, sizeof seg - (size_t)len, " %d", d);
+					len +=
+					    snprintf(seg + len, sizeof seg - (size_t)len, " %d", d);
 			}
 			if (st > 0 && L[n - 1].stage == -2 &&
 			    sl_cols(L[n - 1].s) + 1 + sl_cols(seg) <= w) {
@@ -237,7 +242,8 @@ static int train_lines(const sl_view *v, int density, int w, struct tline *L)
 	}
 	if (l->dp > 1)
 		LINE(SL_ROLE_NORMAL, "data parallel: %d replicas, %d sequences each; gradients %s",
-		     l->dp, ms->batch / l->dp, l->zero1 ? "reduce-scattered (ZeRO-1)" : "all-reduced");
+		     l->dp, ms->batch / l->dp,
+		     l->zero1 ? "reduce-scattered (ZeRO-1)" : "all-reduced");
 	if (l->tp * l->pp * l->dp == 1)
 		LINE(SL_ROLE_NORMAL, "one device: the whole model");
 	/* as train and plan describe it, the norm and the dropouts too,
@@ -558,8 +564,8 @@ static void draw_coll(const sl_view *v, sl_rect r)
 	}
 	int colw = 4 + p * cw + 1, levels = (cw > 1 ? cw - 1 : 1) < digits;
 	if (levels) {
-		snprintf(legbuf, sizeof legbuf, "a block: %s%s%s a partial sum %s %s all %d", g->level[1],
-		         g->level[2], g->level[3], g->dot, g->level[4], p);
+		snprintf(legbuf, sizeof legbuf, "a block: %s%s%s a partial sum %s %s all %d",
+		         g->level[1], g->level[2], g->level[3], g->dot, g->level[4], p);
 		legend = legbuf;
 	}
 	for (int d = 0; d < shown; d++) {
@@ -580,7 +586,8 @@ static void draw_coll(const sl_view *v, sl_rect r)
 				snprintf(cell, sizeof cell, "%d", cnt[b]);
 				if (levels) {
 					int lvl = cnt[b] >= p ? 4 : 1 + (cnt[b] - 1) * 3 / (p - 1);
-					snprintf(cell, sizeof cell, "%s", g->level[lvl > 4 ? 4 : lvl]);
+					snprintf(cell, sizeof cell, "%s",
+					         g->level[lvl > 4 ? 4 : lvl]);
 				}
 			}
 			/* The cell's text centred in its width, one column apart. */
@@ -688,7 +695,8 @@ static void draw_product(const sl_view *v, sl_rect r)
 			    "X on every device %s digits: the device owning a block %s %s arriving",
 			    g->dot, g->dot, g->incoming);
 		else if (row)
-			snprintf(leg, sizeof leg, "Y: %s%s%s partial sums %s %s complete %s %s arriving",
+			snprintf(leg, sizeof leg,
+			         "Y: %s%s%s partial sums %s %s complete %s %s arriving",
 			         g->level[1], g->level[2], g->level[3], g->dot, g->level[4], g->dot,
 			         g->incoming);
 		else

@@ -122,8 +122,8 @@ static void coll_numbers(const sl_view *v, sl_rect in, int *row)
 	attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL);
 	char a[32], b[32], c[32];
 	sl_fmt_bytes((double)m->wl->count * sizeof(float), a, sizeof a);
-	line(v, in, row, norm, "%s of %s per device %s %s", sl_coll_op_name(m->wl->op), a,
-	     g->dot, sl_algo_name(m->wl->algo));
+	line(v, in, row, norm, "%s of %s per device %s %s", sl_coll_op_name(m->wl->op), a, g->dot,
+	     sl_algo_name(m->wl->algo));
 	sl_fmt_bytes((double)m->moved, a, sizeof a);
 	sl_fmt_bytes((double)m->moved_total, b, sizeof b);
 	line(v, in, row, norm, "sent over links %s of %s", a, b);
@@ -157,11 +157,12 @@ static void train_numbers(const sl_view *v, sl_rect in, int *row)
 	double bubble = p->bubble_fraction > 0 ? p->bubble_fraction : 0;
 	double idle = p->idle_fraction > 0 ? p->idle_fraction : 0;
 	if (v->sc->cluster.timing_only)
-		line(v, in, row, norm, "step %s %s bubble %.4f %s idle %.1f%% %s no loss: timing only", a,
-		     g->dot, bubble, g->dot, 100 * idle, g->dot);
+		line(v, in, row, norm,
+		     "step %s %s bubble %.4f %s idle %.1f%% %s no loss: timing only", a, g->dot,
+		     bubble, g->dot, 100 * idle, g->dot);
 	else
-		line(v, in, row, norm, "step %s %s bubble %.4f %s idle %.1f%% %s loss\x1f%.6f", a, g->dot,
-		     bubble, g->dot, 100 * idle, g->dot, m->loss);
+		line(v, in, row, norm, "step %s %s bubble %.4f %s idle %.1f%% %s loss\x1f%.6f", a,
+		     g->dot, bubble, g->dot, 100 * idle, g->dot, m->loss);
 	char buf[200];
 	int len = snprintf(buf, sizeof buf, "sent:");
 	for (int k = 0; k < SL_TR_NKINDS; k++) {
@@ -180,8 +181,9 @@ static void train_numbers(const sl_view *v, sl_rect in, int *row)
 	sl_fmt_bytes((double)x->grads_bytes, b, sizeof b);
 	sl_fmt_bytes((double)x->optimizer_bytes, c, sizeof c);
 	sl_fmt_bytes((double)x->act_peak_bytes, d, sizeof d);
-	line(v, in, row, norm, "dev %d (tp%d pp%d dp%d): params %s %s grads %s %s adam %s %s act peak %s",
-	     dv, x->tp, x->pp, x->dp, a, g->dot, b, g->dot, c, g->dot, d);
+	line(v, in, row, norm,
+	     "dev %d (tp%d pp%d dp%d): params %s %s grads %s %s adam %s %s act peak %s", dv, x->tp,
+	     x->pp, x->dp, a, g->dot, b, g->dot, c, g->dot, d);
 }
 
 /* Resharding: chunks read and written so far, bytes, the storage rate. */
@@ -270,8 +272,9 @@ static void product_numbers(const sl_view *v, sl_rect in, int *row)
 			       m->pass ? g->pass : g->fail);
 		} else {
 			sl_put(y, x, end - x, sl_theme_role(v->th, SL_ROLE_DIM),
-			       v->sc->cluster.timing_only ? "check: none, a dry run computes no values"
-			                                  : "check vs 1 device: at the end");
+			       v->sc->cluster.timing_only
+			           ? "check: none, a dry run computes no values"
+			           : "check vs 1 device: at the end");
 		}
 		(*row)++;
 	}

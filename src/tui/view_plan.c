@@ -208,9 +208,8 @@ static void sentence(const sl_view *v, sl_rect r)
 
 static void status(const sl_view *v, sl_rect r)
 {
-	static const sl_action acts[] = {SL_A_ROW_DOWN,     SL_A_ROW_UP, SL_A_SORT,
-	                                 SL_A_SORT_REVERSE, SL_A_OPEN,   SL_A_CLOSE,
-	                                 SL_A_HELP,         SL_A_LEAVE};
+	static const sl_action acts[] = {SL_A_ROW_DOWN, SL_A_ROW_UP, SL_A_SORT, SL_A_SORT_REVERSE,
+	                                 SL_A_OPEN,     SL_A_CLOSE,  SL_A_HELP, SL_A_LEAVE};
 	sl_draw_status(v, r, acts, sizeof acts / sizeof acts[0]);
 }
 

@@ -175,8 +175,9 @@ static void draw_plot(const sl_view *v, sl_rect r)
 	if (kind == SL_SWEEP_BANDWIDTH) {
 		if (xc > 0) {
 			char cx[128];
-			int k = snprintf(cx, sizeof cx, "%s crossover: speedup falls below 1 under %s",
-			                 g->cross_mark, sl_fmt_rate(xc, a, sizeof a));
+			int k =
+			    snprintf(cx, sizeof cx, "%s crossover: speedup falls below 1 under %s",
+			             g->cross_mark, sl_fmt_rate(xc, a, sizeof a));
 			snprintf(cx + k, sizeof cx - (size_t)k, " (%s)",
 			         measured ? "measured" : "model");
 			if (sl_cols(cx) > fw) /* whole words, never "(m" */

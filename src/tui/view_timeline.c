@@ -125,7 +125,8 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 	/* A training step's compute says its pass. */
 	int train = 0;
 	for (size_t i = 0; i < m->ev->n && !train; i++)
-		train = m->ev->ev[i].kind == SL_EV_COMPUTE && m->ev->ev[i].work.pass != SL_PASS_NONE;
+		train =
+		    m->ev->ev[i].kind == SL_EV_COMPUTE && m->ev->ev[i].work.pass != SL_PASS_NONE;
 	char title[256];
 	legend_title(v, r.w - 6, train, title, sizeof title);
 	sl_rect in = sl_box(v, r, title);
