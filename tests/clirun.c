@@ -16,7 +16,7 @@
 #error "the Makefile passes -DSHARDLAB_BIN"
 #endif
 
-static char *slurp(int fd)
+static char *slurp(int fd, size_t *len)
 {
 	size_t cap = 1 << 16, n = 0;
 	char *s = malloc(cap);
@@ -36,6 +36,18 @@ static char *slurp(int fd)
 		n += (size_t)k;
 	}
 	s[n] = '\0';
+	if (len)
+		*len = n;
+	return s;
+}
+
+char *tu_read_file(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	char *s = slurp(fd, len);
+	close(fd);
 	return s;
 }
 
@@ -81,8 +93,8 @@ void tu_run_to(const char *args, const char *out_path, tu_result *r)
 	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 	r->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
 	r->core = WIFSIGNALED(st) && WCOREDUMP(st);
-	r->out = out_path ? strdup("") : slurp(fo);
-	r->err = slurp(fe);
+	r->out = out_path ? strdup("") : slurp(fo, NULL);
+	r->err = slurp(fe, NULL);
 	close(fo);
 	close(fe);
 }

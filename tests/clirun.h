@@ -5,6 +5,8 @@
 #ifndef SL_CLIRUN_H
 #define SL_CLIRUN_H
 
+#include <stddef.h>
+
 #include <jansson.h>
 
 typedef struct tu_result {
@@ -20,6 +22,10 @@ void tu_run(const char *args, tu_result *r);
 void tu_result_free(tu_result *r);
 
 int tu_count_lines(const char *s);
+
+/* The whole file at path, NUL-terminated, its length in *len; NULL if it
+ * cannot be opened. */
+char *tu_read_file(const char *path, size_t *len);
 
 /* Exit status want, no signal, and exactly one line "shardlab: ..." on
  * stderr. */

@@ -28,28 +28,6 @@
 #include "schedule.h"
 #include "train.h"
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t cap = 1 << 16, n = 0;
-	char *b = malloc(cap + 1);
-	size_t r;
-	while (b && (r = fread(b + n, 1, cap - n, f)) > 0) {
-		n += r;
-		if (n == cap) {
-			cap *= 2;
-			b = realloc(b, cap + 1);
-		}
-	}
-	fclose(f);
-	if (b)
-		b[n] = 0;
-	*len = n;
-	return b;
-}
-
 /* ---- choices ---- */
 
 typedef const char *(*name_fn)(int);
@@ -338,7 +316,7 @@ static char *generated(void (*fn)(FILE *), size_t *len)
 static void check_region(const char *path, const char *start, const char *end, void (*fn)(FILE *))
 {
 	size_t mlen = 0, glen = 0;
-	char *man = slurp(path, &mlen);
+	char *man = tu_read_file(path, &mlen);
 	if (!man)
 		fail_msg("cannot read %s", path);
 	char *gen = generated(fn, &glen);
