@@ -155,7 +155,13 @@ void sl_knobs_write_setup_man(FILE *f)
 	      "is set, which gives the preset's rate of that precision; one training step\n"
 	      "runs unless\n"
 	      ".B steps\n"
-	      "is set; and the attention core is the materialized one.\n",
+	      "is set; and the attention core is the materialized one.\n"
+	      "With\n"
+	      ".BR dry\\-run=yes ,\n"
+	      "runs are timed without values, as\n"
+	      ".B shardlab train \\-\\-dry\\-run\n"
+	      "times them: models far larger than the host could compute, with no\n"
+	      "losses or errors among the figures, and no reshard.\n",
 	      f);
 	for (int i = 0; i < sl_knob_count(); i++) {
 		const sl_knob *k = &sl_knobs()[i];

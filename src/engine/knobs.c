@@ -278,7 +278,7 @@ static const sl_knob table[] = {
      "(default 1)",
      .man = "The seed of the pseudo\\-random X and W in [\\-1, 1) (default 1).\n"},
     {"dry-run", SL_OPT_DRY_RUN, SL_KT_FLAG, NULL, 0, 1, NULL, NULL,
-     SL_CMD_RUN | SL_CMD_COLL | SL_CMD_TRAIN | SL_CMD_SANDBOX, 0, SL_KG_DRY_RUN, CL(timing_only),
+     SL_CMD_RUN | SL_CMD_COLL | SL_CMD_TRAIN | SL_CMD_SANDBOX, S, SL_KG_DRY_RUN, CL(timing_only),
      SL_KC_INT, NULL, 0,
      "timing only: the same schedule, collectives and emulated\ntimeline with no buffers, no "
      "arithmetic and no bytes\ncopied; memory is counted; up to 1024 devices",

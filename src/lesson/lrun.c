@@ -171,10 +171,20 @@ int sl_lrun_check(sl_run_kind k, const sl_lsetup *s, sl_err *err)
 			    PLAN_DEVICES_LIMIT, cfg.devices, SL_MAX_PLAN_DEVICES);
 		return lesson_words(sl_model_check(&s->model, err), err);
 	}
+	if (cfg.timing_only && k == SL_RUN_RESHARD)
+		return sl_fail(err, SL_EINVAL,
+		               "a reshard moves stored values, and a timing-only run "
+		               "(dry-run=yes) has none: set dry-run=no");
 	if (k == SL_RUN_TRAIN || k == SL_RUN_RESHARD) {
 		sl_layout l = sl_lsetup_layout(s);
 		int n = l.tp * l.pp * l.dp;
 		if (lesson_words(sl_layout_check(&s->model, &l, n, err), err))
+			return SL_EINVAL;
+		/* Timing only: no values, so no host memory or arithmetic (as
+		 * `shardlab train --dry-run`). */
+		if (cfg.timing_only)
+			return SL_OK;
+		if (lesson_words(sl_model_check_values(&s->model, err), err))
 			return SL_EINVAL;
 		if (k == SL_RUN_RESHARD) {
 			/* It saves on the set-up's layout's devices first. */
@@ -207,6 +217,8 @@ int sl_lrun_check(sl_run_kind k, const sl_lsetup *s, sl_err *err)
 	} else if (k == SL_RUN_MATMUL) {
 		if (sl_gemm_check(&s->sc.gemm, cfg.devices, err))
 			return SL_EINVAL;
+		if (cfg.timing_only)
+			return SL_OK;
 		double m = s->sc.gemm.m, kk = s->sc.gemm.k, n = s->sc.gemm.n;
 		double need = matmul_need(s, cfg.devices);
 		host = 4 * (m * kk + kk * n + 2 * m * n) + cfg.devices * fmin(need, mem);
@@ -218,7 +230,7 @@ int sl_lrun_check(sl_run_kind k, const sl_lsetup *s, sl_err *err)
 			    s->sc.gemm.m, s->sc.gemm.k, s->sc.gemm.n, 2 * m * kk * n,
 			    HOST_WORK_LIMIT);
 	} else {
-		host = cfg.devices * fmin(s->bytes, mem);
+		host = cfg.timing_only ? 0 : cfg.devices * fmin(s->bytes, mem);
 	}
 	if (host > HOST_BYTES_LIMIT)
 		return sl_fail(
@@ -379,7 +391,9 @@ static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resu
 	sl_layout l = sl_lsetup_layout(s);
 	sl_err e = {0};
 	char a[32], b[32];
-	sl_train *tr = sl_train_create(&s->model, &l, n, &e);
+	sl_train *tr = sl_cluster_config_of(c)->timing_only
+	                   ? sl_train_create_timing_only(&s->model, &l, n, &e)
+	                   : sl_train_create(&s->model, &l, n, &e);
 	if (!tr) {
 		if (err)
 			*err = e;
@@ -406,10 +420,12 @@ static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resu
 	if (rc == SL_OK)
 		rc = sl_train_single_step_s(&s->model, sl_train_layout(tr), sl_cluster_config_of(c),
 		                            &single, &est, &e);
-	/* The same steps on one device, plain: the losses must agree. */
-	double loss_err = 0;
+	/* The same steps on one device, plain: the losses must agree (a
+	 * timing-only run has none). */
+	int dry = sl_cluster_config_of(c)->timing_only;
+	double loss_err = dry ? NAN : 0;
 	sl_ref ref;
-	if (rc == SL_OK && (rc = sl_ref_init(&ref, &s->model, &e)) == SL_OK) {
+	if (rc == SL_OK && !dry && (rc = sl_ref_init(&ref, &s->model, &e)) == SL_OK) {
 		for (int i = 0; i < rep.steps && rc == SL_OK; i++) {
 			double lr;
 			rc = sl_ref_step(&ref, &lr, &e);
@@ -477,17 +493,24 @@ static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resu
 	set(r, "held_params", held);
 	set(r, "saved_params", saved);
 	set(r, "shards", shards);
+	if (dry)
+		snprintf(r->why, sizeof r->why,
+		         "a timing-only run (dry-run=yes) computes no values: no losses");
 	snprintf(
 	    r->summary, sizeof r->summary,
 	    "tp=%d pp=%d dp=%d on %d device%s: %s a step (one device: %s), speedup %.2f; bubble "
-	    "%.3f; loss %.6f",
+	    "%.3f",
 	    l.tp, l.pp, l.dp, n, n == 1 ? "" : "s", sl_fmt_time(rep.step_s, a, sizeof a),
 	    sl_fmt_time(single, b, sizeof b), rep.step_s > 0 ? single / rep.step_s : 0,
-	    rep.bubble_fraction, rep.losses[0]);
+	    rep.bubble_fraction);
+	if (!dry) {
+		size_t k = strlen(r->summary);
+		snprintf(r->summary + k, sizeof r->summary - k, "; loss %.6f", rep.losses[0]);
+	}
 	/* The screen plays the first step (its loss is that one's), so a run of
 	 * several says which loss is which: lesson 11 printed the last step's
 	 * beside the first step's on screen. */
-	if (rep.steps > 1) {
+	if (rep.steps > 1 && !dry) {
 		size_t k = strlen(r->summary);
 		snprintf(r->summary + k, sizeof r->summary - k, " at step 1, loss %.6f at step %d",
 		         rep.losses[rep.steps - 1], rep.steps);

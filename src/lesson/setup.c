@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device.h"
 #include "hwfile.h"
 #include "knobs.h"
 #include "preset.h"
@@ -253,9 +254,15 @@ void sl_lsetup_describe(const sl_lsetup *s, char *buf, size_t n)
 	sl_fmt_rate(c->inter.bandwidth, ibw, sizeof ibw);
 	sl_fmt_time(c->inter.latency, ilat, sizeof ilat);
 	sl_fmt_bytes(s->bytes, by, sizeof by);
-	int len = snprintf(buf, n, "%d device%s%s%s (%s, %s each)", c->devices,
-	                   c->devices == 1 ? "" : "s", s->sc.preset[0] ? " like " : "",
-	                   s->sc.preset, fl, mem);
+	/* The rate is named with the precision it is for, and the elements
+	 * are that precision's (or, without precision set, the closed-form
+	 * machine: fp32 elements at the preset's BF16 rate, said so). */
+	int len =
+	    snprintf(buf, n, "%d device%s%s%s (%s %s, %s each%s%s)", c->devices,
+	             c->devices == 1 ? "" : "s", s->sc.preset[0] ? " like " : "", s->sc.preset, fl,
+	             s->given_precision ? sl_precision_name(c->precision) : "bf16 rate", mem,
+	             s->given_precision ? "" : ", fp32 elements",
+	             c->efficiency == SL_EFF_REALISTIC ? ", realistic efficiency" : "");
 	if (len < 0 || (size_t)len >= n)
 		return;
 	if (nodes > 1)
@@ -296,9 +303,11 @@ void sl_lsetup_describe(const sl_lsetup *s, char *buf, size_t n)
 		                "; checkpoint resharded to tp=%d pp=%d dp=%d", t.tp, t.pp, t.dp);
 	}
 	if (len >= 0 && (size_t)len < n)
-		snprintf(buf + len, n - (size_t)len, "%s%s",
-		         s->sc.gemm.algo == SL_ALGO_TREE ? "; tree collectives" : "",
-		         c->timing == SL_TIMING_MEASURED ? "; measured timing" : "");
+		snprintf(buf + len, n - (size_t)len, "%s%s%s%s",
+		         s->sc.gemm.algo != SL_ALGO_RING ? "; collectives by " : "",
+		         s->sc.gemm.algo != SL_ALGO_RING ? sl_algo_name(s->sc.gemm.algo) : "",
+		         c->timing == SL_TIMING_MEASURED ? "; measured timing" : "",
+		         c->timing_only ? "; timing only (no values computed)" : "");
 }
 
 /* ---- figures ---- */
