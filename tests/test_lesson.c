@@ -244,6 +244,9 @@ static const struct bad bads[] = {
      HEAD "say a\x7f"
           "b\n",
      "t.lesson:3: not text: byte 0x7f at column 6 (a lesson is UTF-8 text)"},
+    {"a reshard timed without values", HEAD "setup dry-run=yes\nrun reshard\n",
+     "t.lesson:4: run reshard: a reshard moves stored values, and a timing-only run "
+     "(dry-run=yes) has none: set dry-run=no"},
     {"layout the engine refuses", HEAD "setup tp=3 heads=4 hidden=64\nrun train\n",
      "t.lesson:4: run train: 4 heads do not split over tp=3: tp must divide heads (attention is "
      "split by whole heads)"},
