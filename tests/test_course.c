@@ -22,6 +22,7 @@
 #include "tmputil.h"
 
 #include "cli.h"
+#include "catalog.h"
 #include "headless.h"
 #include "lesson.h"
 
@@ -335,6 +336,39 @@ static void test_program(void **state)
 	assert_int_equal(shell(cmd, out, sizeof out), 2);
 }
 
+/* The 90-minute class the menu offers: its lessons (track class) add up
+ * to 90 minutes at most, read from the lesson files themselves; the
+ * checkpoints lesson is the optional one (the class is TP, PP and DP). */
+static void test_class_track(void **state)
+{
+	(void)state;
+	setenv("SHARDLAB_LESSON_PATH", LESSONS_DIR, 1);
+	sl_catalog_entry *cat = NULL;
+	int n = 0;
+	sl_err err = {0};
+	assert_int_equal(sl_catalog_list(&cat, &n, &err), SL_OK);
+	int minutes = 0, nclass = 0, optional_is_11 = 0;
+	for (int i = 0; i < n; i++) {
+		assert_true(cat[i].ok);
+		sl_lesson *l = NULL;
+		assert_int_equal(sl_lesson_load(cat[i].path, &l, NULL, &err), SL_OK);
+		if (sl_lesson_track(l) == SL_TRACK_CLASS) {
+			minutes += sl_lesson_minutes(l);
+			nclass++;
+		}
+		if (sl_lesson_track(l) == SL_TRACK_OPTIONAL)
+			optional_is_11 = strncmp(cat[i].id, "11", 2) == 0;
+		sl_lesson_free(l);
+	}
+	sl_course_time t = sl_catalog_time(cat, n);
+	free(cat);
+	assert_true(nclass >= 5);
+	assert_true(minutes <= SL_TRACK_CLASS_MINUTES);
+	assert_int_equal(t.class_minutes, minutes);
+	assert_int_equal(t.nclass, nclass);
+	assert_true(optional_is_11);
+}
+
 int main(void)
 {
 	/* Never touch the user's state directory. */
@@ -348,6 +382,7 @@ int main(void)
 	    cmocka_unit_test(test_check_all),
 	    cmocka_unit_test(test_run_all),
 	    cmocka_unit_test(test_program),
+	    cmocka_unit_test(test_class_track),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	for (int i = 0; i < nfiles; i++)

@@ -207,6 +207,7 @@ int sl_catalog_list(sl_catalog_entry **out, int *count, sl_err *err)
 				snprintf(e[j].title, sizeof e[j].title, "%s", sl_lesson_title(l));
 				snprintf(e[j].about, sizeof e[j].about, "%s", sl_lesson_about(l));
 				e[j].minutes = sl_lesson_minutes(l);
+				e[j].track = (int)sl_lesson_track(l);
 				sl_lesson_free(l);
 			} else {
 				snprintf(e[j].title, sizeof e[j].title, "%s", names[j]);
@@ -219,6 +220,24 @@ int sl_catalog_list(sl_catalog_entry **out, int *count, sl_err *err)
 		return SL_OK;
 	}
 	return SL_OK;
+}
+
+sl_course_time sl_catalog_time(const sl_catalog_entry *cat, int n)
+{
+	sl_course_time t = {0};
+	for (int i = 0; i < n; i++) {
+		if (!cat[i].ok)
+			continue;
+		t.all += cat[i].minutes;
+		if (cat[i].track == SL_TRACK_CLASS) {
+			t.class_minutes += cat[i].minutes;
+			t.nclass++;
+		} else if (cat[i].track == SL_TRACK_OPTIONAL) {
+			t.optional += cat[i].minutes;
+			t.noptional++;
+		}
+	}
+	return t;
 }
 
 int sl_catalog_next(const sl_catalog_entry *cat, int n)

@@ -24,13 +24,22 @@ typedef struct sl_catalog_entry {
 	char title[128];
 	char about[256];
 	int minutes;
-	int ok; /* it passed the check; else error holds why */
+	int track; /* sl_track: in the 90-minute class, optional, or neither */
+	int ok;    /* it passed the check; else error holds why */
 	char error[256];
 } sl_catalog_entry;
 
 /* All lessons of the first directory that has any, sorted by file name.
  * Free *out with free(). */
 int sl_catalog_list(sl_catalog_entry **out, int *n, sl_err *err);
+
+/* The course's minutes in all, and the 90-minute class's (its `track
+ * class` lessons) and its optional additions'. */
+typedef struct sl_course_time {
+	int all, class_minutes, optional;
+	int nclass, noptional;
+} sl_course_time;
+sl_course_time sl_catalog_time(const sl_catalog_entry *cat, int n);
 
 /* The lesson to go on with, by the saved progress: the first one started
  * and not finished; else the first not done after the last one done; else

@@ -55,6 +55,13 @@ const char *sl_lesson_name(const sl_lesson *l); /* as given to load */
 const char *sl_lesson_title(const sl_lesson *l);
 const char *sl_lesson_about(const sl_lesson *l); /* "" if none */
 int sl_lesson_minutes(const sl_lesson *l);
+/* Whether the lesson is part of the 90-minute class (`track class`), an
+ * optional addition to it (`track optional`), or neither. */
+typedef enum sl_track { SL_TRACK_NONE, SL_TRACK_CLASS, SL_TRACK_OPTIONAL } sl_track;
+sl_track sl_lesson_track(const sl_lesson *l);
+/* The class's length the menu promises: the `track class` lessons' minutes
+ * add up to this at most (tests/test_course.c holds the course to it). */
+#define SL_TRACK_CLASS_MINUTES 90
 /* A 64-bit hash of the file's bytes: progress saved for another version of
  * the lesson is not resumed. */
 uint64_t sl_lesson_hash(const sl_lesson *l);

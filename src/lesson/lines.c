@@ -13,10 +13,10 @@
 #include "units.h"
 
 const char *const lp_kw_names[KW_N] = {
-    "title", "minutes", "about",   "say",     "setup",  "run",      "step",  "pause",
-    "check", "let",     "label",   "jump",    "finish", "question", "menu",  "explore",
-    "end",   "option",  "correct", "explain", "answer", "unit",     "right", "wrong",
-    "item",  "knob",    "until",   "hint",    "demo",
+    "title",   "minutes", "about",  "track",   "say",     "setup",  "run",      "step",
+    "pause",   "check",   "let",    "label",   "jump",    "finish", "question", "menu",
+    "explore", "end",     "option", "correct", "explain", "answer", "unit",     "right",
+    "wrong",   "item",    "knob",   "until",   "hint",    "demo",
 };
 
 /* ---- stage 1: bytes ---- */

@@ -783,7 +783,7 @@ static int compile_explore(struct parser *P, sl_op *o, int from, int to)
 static int compile(struct parser *P)
 {
 	sl_lesson *l = P->l;
-	int have_title = 0, have_minutes = 0;
+	int have_title = 0, have_minutes = 0, have_track = 0;
 	/* The label index first, so jumps may go forward. */
 	for (int i = 0; i < P->nll; i++) {
 		const struct lline *L = &P->ll[i];
@@ -870,6 +870,24 @@ static int compile(struct parser *P)
 				l->minutes = (int)v;
 			break;
 		}
+		case KW_TRACK:
+			if (!need_text(P, L, "class or optional: track class"))
+				break;
+			if (have_track++) {
+				lp_diag(P, L->no, "the lesson already has a track line");
+				break;
+			}
+			if (strcmp(L->rest, "class") == 0)
+				l->track = SL_TRACK_CLASS;
+			else if (strcmp(L->rest, "optional") == 0)
+				l->track = SL_TRACK_OPTIONAL;
+			else
+				lp_diag(
+				    P, L->no,
+				    "track: '%s' is not class or optional (the 90-minute class, or "
+				    "an optional addition to it)",
+				    L->rest);
+			break;
 		case KW_SAY:
 			if (!need_text(P, L, "text"))
 				break;
@@ -1341,6 +1359,11 @@ const char *sl_lesson_about(const sl_lesson *l)
 int sl_lesson_minutes(const sl_lesson *l)
 {
 	return l->minutes;
+}
+
+sl_track sl_lesson_track(const sl_lesson *l)
+{
+	return l->track;
 }
 
 uint64_t sl_lesson_hash(const sl_lesson *l)

@@ -18,6 +18,7 @@ enum kw {
 	KW_TITLE,
 	KW_MINUTES,
 	KW_ABOUT,
+	KW_TRACK,
 	KW_SAY,
 	KW_SETUP,
 	KW_RUN,

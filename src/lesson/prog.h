@@ -90,6 +90,7 @@ struct sl_lesson {
 	char *name;
 	char *title, *about;
 	int minutes;
+	sl_track track;
 	uint64_t hash;
 	sl_op *ops;
 	int nops;

@@ -898,12 +898,30 @@ static void draw_menu(struct lui *u)
 			snprintf(num, sizeof num, "%.*s", (int)nd, e->id);
 		/* The title's column gives way to the state ("done, 10/12
 		 * right"), which is never cut: 80 columns cut it to "0/3 r". */
-		int tw = u->cols - 4 - 17 - 17;
+		int tw = u->cols - 4 - 17 - 19;
 		tw = tw > 48 ? 48 : tw < 20 ? 20 : tw;
-		snprintf(line, sizeof line, "%s %3s  %-*.*s %3d min  %s", i == u->sel ? ">" : " ",
-		         num, tw, tw, e->title, e->minutes, state);
+		/* The 90-minute class's lessons are marked (the footer says how). */
+		const char *mark = e->track == SL_TRACK_CLASS      ? "*"
+		                   : e->track == SL_TRACK_OPTIONAL ? "+"
+		                                                   : " ";
+		snprintf(line, sizeof line, "%s %3s  %-*.*s %3d min %s %s", i == u->sel ? ">" : " ",
+		         num, tw, tw, e->title, e->minutes, mark, state);
 		sl_clear_rect((sl_rect){y, 1, 1, u->cols - 2}, a);
 		sl_put(y, 2, u->cols - 4, a, line);
+	}
+	/* The course's time, and the class a 90-minute slot holds. */
+	sl_course_time ct = sl_catalog_time(u->cat, u->ncat);
+	if (u->ncat) {
+		char foot[200];
+		int len = snprintf(foot, sizeof foot, "%d min in all", ct.all);
+		if (ct.nclass && len > 0 && (size_t)len < sizeof foot)
+			len += snprintf(foot + len, sizeof foot - (size_t)len,
+			                "; * the 90-minute class: %d lessons, %d min", ct.nclass,
+			                ct.class_minutes);
+		if (ct.noptional && len > 0 && (size_t)len < sizeof foot)
+			snprintf(foot + len, sizeof foot - (size_t)len, "; + optional: %d min",
+			         ct.optional);
+		sl_put(u->rows - 5, 2, u->cols - 4, dim, foot);
 	}
 	if (u->ncat && !u->cat[u->sel].ok)
 		sl_put(u->rows - 2, 2, u->cols - 4, sl_theme_role(&u->th, SL_ROLE_FAIL),

@@ -12,7 +12,7 @@ syn case match
 syn match slComment      "^\s*#.*$" contains=slTodo
 syn keyword slTodo       TODO FIXME XXX contained
 
-syn match slHeader       "^\(title\|minutes\|about\)\>" nextgroup=slText skipwhite
+syn match slHeader       "^\(title\|minutes\|about\|track\)\>" nextgroup=slText skipwhite
 syn match slNarration    "^\(say\|pause\)\>" nextgroup=slText skipwhite
 syn match slScenario     "^setup\>" nextgroup=slSettings skipwhite
 syn match slRun          "^\(run\|step\)\>" nextgroup=slRunArgs skipwhite
