@@ -41,7 +41,7 @@ static const struct sl_cmd {
 
 static void print_help(void)
 {
-	printf("Usage: shardlab [--no-color] [--ascii] [--high-contrast]\n"
+	printf("Usage: shardlab [--no-color] [--ascii] [--high-contrast] [--presenter]\n"
 	       "       shardlab COMMAND [OPTION...]\n"
 	       "       shardlab --help | --version | --list-presets [--format=text|json]\n"
 	       "       shardlab --list-options\n\n"
@@ -63,7 +63,8 @@ static void print_help(void)
 	       "                      (for completion scripts)\n"
 	       "  --no-color          the menu (and the sandbox it opens) in monochrome\n"
 	       "  --ascii             ... in ASCII glyphs\n"
-	       "  --high-contrast     ... in the high-contrast palette\n\n"
+	       "  --high-contrast     ... in the high-contrast palette\n"
+	       "  --presenter         ... in presenter mode: no scores, no log lines (key p)\n\n"
 	       "Run 'shardlab COMMAND --help' for a command's options; see shardlab(1).\n");
 }
 
@@ -192,6 +193,8 @@ static int display_options(int argc, char **argv, struct sl_tui_options *t)
 			t->ascii = 1;
 		else if (strcmp(argv[i], "--high-contrast") == 0)
 			t->high_contrast = 1;
+		else if (strcmp(argv[i], "--presenter") == 0)
+			t->presenter = 1;
 		else
 			break;
 	}
@@ -206,7 +209,7 @@ int sl_cli_main(int argc, char **argv)
 		return run_default(&t);
 	if (shown > 1)
 		return sl_cli_usage(NULL,
-		                    "'%s' goes only with --no-color, --ascii and "
+		                    "'%s' goes only with --no-color, --ascii, --presenter and "
 		                    "--high-contrast, without a command (a command takes its own)",
 		                    argv[1]);
 	const char *a = argv[1];

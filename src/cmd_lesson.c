@@ -71,6 +71,9 @@ static int lesson_option(void *ctx, int code, const char *arg, sl_err *err)
 	case SL_OPT_HIGH_CONTRAST:
 		a->t.high_contrast = 1;
 		break;
+	case SL_OPT_PRESENTER:
+		a->t.presenter = 1;
+		break;
 	default:
 		return sl_fail(err, SL_EINVAL, "option code %d has no handler", code);
 	}

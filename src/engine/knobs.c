@@ -857,6 +857,12 @@ static const sl_knob table[] = {
      .man = "The high\\-contrast palette, for washed\\-out projectors (the\n"
             ".B c\n"
             "key switches it).\n"},
+    {"presenter", SL_OPT_PRESENTER, SL_KT_FLAG, NULL, 0, 1, NULL, NULL, SL_CMD_LESSON, 0,
+     SL_KG_DISPLAY, NONE, SL_KC_INT, NULL, 0,
+     "presenter mode, for a projector: the narration without\nits setup, run, result and "
+     "passing check lines, and no\nscores (key p switches it; shardlab --presenter opens\nthe "
+     "menu so)",
+     NULL},
     {"no-mouse", SL_OPT_NO_MOUSE, SL_KT_FLAG, NULL, 0, 1, NULL, NULL, SL_CMD_SANDBOX, 0,
      SL_KG_DISPLAY, NONE, SL_KC_INT, NULL, 0, "leave the mouse to the terminal",
      .man = "Leave the mouse to the terminal (else a click selects a device or a link).\n"},

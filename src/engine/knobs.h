@@ -117,6 +117,7 @@ enum sl_opt_code {
 	SL_OPT_FRESH,
 	SL_OPT_NO_SAVE,
 	SL_OPT_DEMO,
+	SL_OPT_PRESENTER,
 	/* device figures (hardware files too) */
 	SL_OPT_MEMORY_BW,
 	SL_OPT_KERNEL_LAUNCH,

@@ -131,6 +131,13 @@ static const sl_keybind lesson_keys[] = {
     {'v', SL_A_VIEW,
      "switch between the compact figure over the narration and the full scenario view (on "
      "terminals of 30 rows or fewer)"},
+    {KEY_UP, SL_A_SCROLL_UP, "scroll the narration back a line (what scrolled off the panel)"},
+    {'k', SL_A_SCROLL_UP, NULL},
+    {KEY_DOWN, SL_A_SCROLL_DOWN, "scroll the narration forward a line, to the newest"},
+    {'j', SL_A_SCROLL_DOWN, NULL},
+    {'p', SL_A_PRESENTER,
+     "presenter mode on or off: the narration without its setup, run, result and passing "
+     "check lines, and no score (for a projector)"},
     {'q', SL_A_LEAVE,
      "leave the lesson, keeping your place: back to the menu (or quit, when opened by "
      "shardlab lesson)"},
@@ -154,6 +161,8 @@ static const sl_keybind input_keys[] = {
     /* The figure plays and steps while a question waits, on keys that
      * type nothing. */
     {'\t', SL_A_PLAY, "play or pause the scenario shown, while the question waits"},
+    {KEY_UP, SL_A_SCROLL_UP, "scroll the narration back a line, while the question waits"},
+    {KEY_DOWN, SL_A_SCROLL_DOWN, "scroll the narration forward a line"},
     {KEY_RIGHT, SL_A_STEP, "step the scenario forward one operation"},
     {KEY_NPAGE, SL_A_STEP, NULL},
     {KEY_LEFT, SL_A_BACK, "step the scenario back one operation"},
@@ -241,6 +250,7 @@ static const char *const words[SL_A_COUNT] = {
     [SL_A_SANDBOX] = "sandbox",
     [SL_A_GO_ON] = "go on",
     [SL_A_VIEW] = "scenario/lesson",
+    [SL_A_PRESENTER] = "presenter",
     [SL_A_SUBMIT] = "answer",
     [SL_A_ERASE] = "erase",
     [SL_A_CANCEL] = "back",

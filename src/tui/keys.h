@@ -71,6 +71,7 @@ typedef enum sl_action {
 	/* the lesson screen */
 	SL_A_GO_ON,
 	SL_A_VIEW,
+	SL_A_PRESENTER,
 	/* its answer line */
 	SL_A_SUBMIT,
 	SL_A_ERASE,

@@ -53,6 +53,7 @@ struct entry {
 	int role;
 	int indent;
 	char *text;
+	int log; /* setup, run, result or a check that holds: presenter mode hides it */
 };
 
 /* A lesson's run on a worker thread (sl_vm_execute_into), so the screen
@@ -97,6 +98,8 @@ struct lui {
 	double job_t0;    /* when it started (sl_loop_now) */
 	int job_shown;    /* the whole seconds "working..." shows */
 	int working;      /* the status line says the run computes (msg is "working...") */
+	int presenter;    /* the projected screen: no log lines, no scores */
+	int scroll;       /* narration lines scrolled back from the newest */
 	int nruns;        /* runs the lesson asked for (SHARDLAB_TUI_STATS) */
 	/* The last run on the worker: when it started, and when the screen
 	 * after it was drawn (CLOCK_REALTIME, for a test to set against when
@@ -149,7 +152,15 @@ static void add(struct lui *u, int role, int indent, const char *text)
 	char *t = strdup(text ? text : "");
 	if (!t)
 		return;
-	u->tr[u->ntr++] = (struct entry){role, indent, t};
+	u->tr[u->ntr++] = (struct entry){role, indent, t, 0};
+	u->scroll = 0; /* what is new is shown */
+}
+
+/* The entry just added is a log line (presenter mode hides it). */
+static void logged(struct lui *u)
+{
+	if (u->ntr > 0)
+		u->tr[u->ntr - 1].log = 1;
 }
 
 static void addf(struct lui *u, int role, int indent, const char *fmt, ...)
@@ -508,14 +519,17 @@ static void advance(struct lui *u, double now)
 			break;
 		case SL_STEP_SETUP:
 			addf(u, R_INFO, 0, "setup: %s", st->text);
+			logged(u);
 			break;
 		case SL_STEP_RUN:
 			addf(u, R_INFO, 0, "run %s", st->text);
+			logged(u);
 			if (!job_start(u, 0))
 				busy(u, 1); /* the vm runs it at the next step, here */
 			break;
 		case SL_STEP_RESULT:
 			addf(u, R_INFO, 0, "result: %s", st->text);
+			logged(u);
 			break;
 		case SL_STEP_OPS:
 			/* The vm counts operations by end time, as the playback's
@@ -540,6 +554,8 @@ static void advance(struct lui *u, double now)
 		case SL_STEP_CHECK:
 			addf(u, st->passed ? R_PASS : R_FAIL, 0, "check %s: %s (%s)",
 			     st->passed ? "holds" : "FAILED", st->text, st->detail);
+			if (st->passed)
+				logged(u); /* a failure stays in sight */
 			break;
 		case SL_STEP_QUESTION:
 		case SL_STEP_MENU:
@@ -573,10 +589,15 @@ static void advance(struct lui *u, double now)
 		}
 		case SL_STEP_END: {
 			int asked = st->asked + u->base_asked, right = st->right + u->base_right;
-			addf(u, st->checks_failed ? R_FAIL : R_PASS, 0,
-			     "The end: %d of %d question%s right; %s. Press Enter.", right, asked,
-			     asked == 1 ? "" : "s",
-			     st->checks_failed ? "a check FAILED" : "every check held");
+			if (u->presenter)
+				addf(u, st->checks_failed ? R_FAIL : R_PASS, 0,
+				     "The end: %s. Press Enter.",
+				     st->checks_failed ? "a check FAILED" : "every check held");
+			else
+				addf(u, st->checks_failed ? R_FAIL : R_PASS, 0,
+				     "The end: %d of %d question%s right; %s. Press Enter.", right,
+				     asked, asked == 1 ? "" : "s",
+				     st->checks_failed ? "a check FAILED" : "every check held");
 			save(u, 1);
 			u->ended = 1;
 			break;
@@ -886,6 +907,8 @@ static void draw_menu(struct lui *u)
 		char state[64] = "";
 		if (!e->ok)
 			snprintf(state, sizeof state, "does not load");
+		else if (p.done && u->presenter)
+			snprintf(state, sizeof state, "done");
 		else if (p.done)
 			snprintf(state, sizeof state, "done, %d/%d right", p.right, p.asked);
 		else if (p.position > 0)
@@ -942,16 +965,39 @@ static void draw_panel(struct lui *u, sl_rect r, const sl_view *v)
 	attr_t norm = sl_theme_role(&u->th, SL_ROLE_NORMAL);
 	int prompt = u->waiting ? 1 : 0;
 	int yhi = in.y + in.h - prompt;
-	/* Bottom-aligned: the newest entry just above the prompt. */
-	int y = yhi;
+	/* Bottom-aligned: the newest entry just above the prompt, or as many
+	 * lines lower as the narration is scrolled back (Up), within what
+	 * the transcript holds. */
+	int total = 0;
+	for (int i = u->ntr - 1; i >= 0; i--) {
+		const struct entry *e = &u->tr[i];
+		if (e->log && u->presenter)
+			continue;
+		total += wrap(u, e->text, 0, 0, in.w - e->indent, 0, 0, 0, 0) +
+		         (e->role == R_SAY && i > 0 ? 1 : 0);
+	}
+	int room = yhi - in.y;
+	if (u->scroll > total - room)
+		u->scroll = total - room > 0 ? total - room : 0;
+	int y = yhi + u->scroll;
 	for (int i = u->ntr - 1; i >= 0 && y > in.y; i--) {
 		const struct entry *e = &u->tr[i];
+		if (e->log && u->presenter)
+			continue;
 		int lines = wrap(u, e->text, 0, 0, in.w - e->indent, 0, 0, 0, 0);
 		/* Paragraphs of narration stand apart. */
 		int gap = e->role == R_SAY && i > 0 ? 1 : 0;
 		y -= lines + gap;
 		wrap(u, e->text, y + gap, in.x + e->indent, in.w - e->indent, in.y, yhi,
 		     role_attr(u, e->role), 1);
+	}
+	if (u->scroll > 0) { /* where the newest lines went */
+		char more[48];
+		snprintf(more, sizeof more, " %d more below: Down ", u->scroll);
+		int w = (int)strlen(more);
+		if (w < in.w)
+			sl_put(yhi - 1, in.x + in.w - w, w, sl_theme_role(&u->th, SL_ROLE_KEY),
+			       more);
 	}
 	if (prompt) {
 		int py = in.y + in.h - 1;
@@ -1136,6 +1182,18 @@ static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
 		if (!u->split && u->sv.on)
 			u->show_view = !u->show_view;
 		return F_DRAW;
+	case SL_A_SCROLL_UP: /* draw_panel keeps it within the transcript */
+		u->scroll++;
+		return F_DRAW;
+	case SL_A_SCROLL_DOWN:
+		if (u->scroll > 0)
+			u->scroll--;
+		return F_DRAW;
+	case SL_A_PRESENTER:
+		u->presenter = !u->presenter;
+		set_msg(u, u->presenter ? "presenter mode: no log lines, no scores (p: off)"
+		                        : "presenter mode off");
+		return F_DRAW | F_CLEAR;
 	/* The sandbox's playback on the scenario shown. */
 	case SL_A_PLAY:
 		sl_play_toggle(u->sv.play, now);
@@ -1277,6 +1335,7 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 	sl_tui_options_default(&u->opt);
 	if (opt)
 		u->opt = *opt;
+	u->presenter = u->opt.presenter;
 	if (!(u->opt.fps > 0))
 		u->opt.fps = SL_TUI_DEFAULT_FPS;
 	setlocale(LC_ALL, "");

@@ -13,6 +13,7 @@ struct sl_tui_options {
 	int high_contrast; /* the high-contrast palette (key c switches it) */
 	int no_mouse;      /* leave the mouse to the terminal */
 	int play;          /* start playing at once (else paused at time zero) */
+	int presenter;     /* lessons: presenter mode (no log lines, no scores; key p) */
 	double fps;        /* frames per second while animating; 0: the default */
 	const char *trace; /* on quitting, write the shown run's Chrome trace here */
 	/* What to show instead of the scenario's product (a training step,

@@ -129,6 +129,40 @@ check menu lesson-02-step3
 keys menu q
 check menu lesson-menu-started
 
+# Presenter mode at a projector's 80x24: lesson 2 after its run, without
+# the run and result lines; then Up scrolls the narration back to the
+# lesson's first line, which the burst had pushed off the panel.
+start pres "lesson --presenter $LESSONS/02-colwise.lesson" 80 24
+settle pres
+keys pres Enter Enter Enter
+check pres lesson-02-presenter
+keys pres Up Up Up Up Up Up Up Up
+check pres lesson-02-scrollback
+cases=$((cases + 1))
+if capture pres | grep -q 'Column-wise split (10 minutes)'; then
+	pass scrollback-first-line
+else
+	fail scrollback-first-line "Up did not bring back the lesson's first line:"
+	capture pres
+fi
+
+# The menu in presenter mode: a lesson done, its score not shown.
+mkdir -p "$work/state-pmenu/shardlab/progress"
+printf 'shardlab-progress 1\ndone 1\nscore 0 3\n' \
+	>"$work/state-pmenu/shardlab/progress/06-when-tp-does-not-pay"
+tm new-session -d -s pmenu -x 80 -y 24 \
+	"env TERM=tmux-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME=$work/state-pmenu \
+	SHARDLAB_LESSON_PATH=$LESSONS $SHARDLAB --presenter"
+tm set-option -t pmenu remain-on-exit on >/dev/null
+settle pmenu
+cases=$((cases + 1))
+if capture pmenu | grep -q 'does not pay  *12 min [*+ ] done$' && ! capture pmenu | grep -q 'right'; then
+	pass menu-presenter-no-score
+else
+	fail menu-presenter-no-score "the presenter's menu shows a score:"
+	capture pmenu
+fi
+
 # A lone collective on the lesson screen: lesson 4's all-gather played to
 # its end, every device's buffer holding every block.
 start l4 "lesson $LESSONS/04-collectives.lesson"
