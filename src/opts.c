@@ -13,6 +13,7 @@
 
 void sl_opts_init(sl_opts *o)
 {
+	assert(sl_knob_count() <= SL_KNOBS_MAX); /* a value and a bit per row */
 	memset(o, 0, sizeof *o);
 	sl_scenario_default(&o->sc);
 	o->format = SL_FORMAT_TEXT;
@@ -189,6 +190,13 @@ int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err)
 		break;
 	}
 	o->val[i] = v;
+	/* The last of two options of one field wins (--tie-embeddings,
+	 * --untie-embeddings): the other is no longer given. */
+	for (int j = 0; j < sl_knob_count() && k->place != SL_KP_NONE; j++) {
+		const sl_knob *r = &sl_knobs()[j];
+		if (j != i && r->place == k->place && r->off == k->off)
+			o->given[j / 64] &= ~((uint64_t)1 << (j % 64));
+	}
 	o->given[i / 64] |= (uint64_t)1 << (i % 64);
 	return SL_OK;
 }

@@ -39,7 +39,7 @@ static const struct bad bad_inputs[] = {
     {"run --devices", 2},
     {"run --devices=6 --devices-per-node=4", 2},
     {"run --devices=4 --devices-per-node=8", 2},
-    {"run --devices-per-node=0", 2},
+    {"run --devices-per-node=-1", 2}, /* 0 is one node */
     {"run --topology=ring --devices=4 --devices-per-node=2", 2},
     /* sizes */
     {"run --m=0", 2},

@@ -25,6 +25,7 @@
 #include "knobs.h"
 #include "lesson.h"
 #include "model.h"
+#include "opts.h"
 #include "schedule.h"
 #include "train.h"
 
@@ -365,6 +366,13 @@ static void test_rows_unique(void **state)
 {
 	(void)state;
 	const sl_knob *t = sl_knobs();
+	/* Room for each row's value and bit (opts.h), and for the device
+	 * figures a hardware file reads (hwfile.c). */
+	assert_true(sl_knob_count() <= SL_KNOBS_MAX);
+	int hw = 0;
+	for (int i = 0; i < sl_knob_count(); i++)
+		hw += (t[i].flags & SL_KF_HWFILE) != 0;
+	assert_true(hw <= 16);
 	for (int i = 0; i < sl_knob_count(); i++)
 		for (int j = i + 1; j < sl_knob_count(); j++) {
 			if (!(t[i].cmds & t[j].cmds))

@@ -455,7 +455,7 @@ int sl_hw_from_json(const json_t *j, const char *file, sl_preset *out, sl_err *e
 	sl_cluster_config dc = {.dm = out->dm};
 	const sl_knob_dest dd = {.cluster = &dc};
 	const sl_knob *hk;
-	for (int i = 0; (hk = hw_knob(i)); i++) {
+	for (int i = 0; i < 16 && (hk = hw_knob(i)); i++) {
 		double x;
 		if (!json_object_get(d, knob_names[i]))
 			continue; /* 0: not modelled */

@@ -38,10 +38,11 @@ static const sl_knob table[] = {
             ".BR sandbox ),\n"
             "and up to 4096 for\n"
             ".BR plan .\n"},
-    {"devices-per-node", SL_OPT_DEVICES_PER_NODE, SL_KT_INT, "G", 1, SL_MAX_PLAN_DEVICES, NULL,
-     NULL, HW, S, SL_KG_CLUSTER, CL(devices_per_node), SL_KC_INT, "per-node", 0,
-     "G devices per node; G must divide N (default: the\npreset's node size when N exceeds it, "
-     "else one node)",
+    {"devices-per-node", SL_OPT_DEVICES_PER_NODE, SL_KT_INT, "G", 0, SL_MAX_PLAN_DEVICES,
+     "0 (one node) to 4096", NULL, HW, S, SL_KG_CLUSTER, CL(devices_per_node), SL_KC_INT,
+     "per-node", 0,
+     "G devices per node; G must divide N; 0: one node\n(default: the preset's node size when N "
+     "exceeds it,\nelse one node)",
      .man = "Group the devices in nodes of\n"
             ".IR G ;\n"
             "links inside a node use\n"
@@ -88,6 +89,16 @@ static const sl_knob table[] = {
             "and nothing runs.\n"
             "Not with\n"
             ".BR \\-\\-preset .\n"},
+    {"flops", SL_OPT_FLOPS, SL_KT_FLOPS, "RATE", 1e6, 1e18, "1 MFLOP/s to 1000 PFLOP/s", NULL, HW,
+     S | FIG, SL_KG_CLUSTER, CL(flops), SL_KC_DOUBLE, NULL, 0,
+     "compute rate per device, e.g. 989TFLOP/s",
+     .man = "Compute rate per device (1 MFLOP/s to 1000 PFLOP/s).\n"},
+    /* At least one whole byte; at most 1 PiB, so it fits a uint64_t. */
+    {"memory", SL_OPT_MEMORY, SL_KT_BYTES, "SIZE", 1, 1125899906842624.0, "1 B to 1 PiB", NULL, HW,
+     S | FIG, SL_KG_CLUSTER, CL(memory), SL_KC_U64, NULL, 0, "memory per device, e.g. 80GiB",
+     .man = "Memory per device (1 B to 1 PiB).\n"
+            "A buffer that does not fit fails the run with a message naming the device,\n"
+            "what it needed and what was free.\n"},
     {"bandwidth", SL_OPT_BANDWIDTH, SL_KT_RATE, "RATE", 1e3, 1e15, "1 KB/s to 1 PB/s", NULL, HW,
      S | FIG | SL_KF_TUI, SL_KG_CLUSTER, CL(intra.bandwidth), SL_KC_DOUBLE, NULL, 0,
      "link bandwidth inside a node, e.g. 450GB/s, 400Gb/s (as\ngiven: a preset's line rate is "
@@ -102,16 +113,6 @@ static const sl_knob table[] = {
     {"inter-latency", SL_OPT_INTER_LATENCY, SL_KT_TIME, "TIME", 0, 10, "0 to 10 s", NULL, HW,
      S | FIG | SL_KF_TUI, SL_KG_CLUSTER, CL(inter.latency), SL_KC_DOUBLE, NULL, 0,
      "link latency between nodes", .man = "Link latency between nodes.\n"},
-    {"flops", SL_OPT_FLOPS, SL_KT_FLOPS, "RATE", 1e6, 1e18, "1 MFLOP/s to 1000 PFLOP/s", NULL, HW,
-     S | FIG, SL_KG_CLUSTER, CL(flops), SL_KC_DOUBLE, NULL, 0,
-     "compute rate per device, e.g. 989TFLOP/s",
-     .man = "Compute rate per device (1 MFLOP/s to 1000 PFLOP/s).\n"},
-    /* At least one whole byte; at most 1 PiB, so it fits a uint64_t. */
-    {"memory", SL_OPT_MEMORY, SL_KT_BYTES, "SIZE", 1, 1125899906842624.0, "1 B to 1 PiB", NULL, HW,
-     S | FIG, SL_KG_CLUSTER, CL(memory), SL_KC_U64, NULL, 0, "memory per device, e.g. 80GiB",
-     .man = "Memory per device (1 B to 1 PiB).\n"
-            "A buffer that does not fit fails the run with a message naming the device,\n"
-            "what it needed and what was free.\n"},
     /* The device model's (realistic efficiency): a hardware file's too. */
     {"memory-bandwidth", SL_OPT_MEMORY_BW, SL_KT_RATE, "RATE", 0, 1e16,
      "0 (not modelled) to 10 PB/s", NULL, HW, S | FIG | SL_KF_HWFILE, SL_KG_CLUSTER, CL(dm.mem_bw),

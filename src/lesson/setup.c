@@ -123,17 +123,34 @@ static unsigned touches(const sl_knob *k)
 }
 
 /* The preset's figures again, at the precision and efficiency now set. */
-static void reapply_preset(sl_lsetup *s)
+/* The preset (or hardware file) set, at the precision and efficiency set,
+ * and then the figures set over it since, as the command line applies
+ * them whatever their order.  Lessons run the closed-form machine unless
+ * precision is set: the preset's BF16 peak for every GEMM with 4-byte
+ * elements (sl_cluster_config_default). */
+static void apply_hardware(sl_lsetup *s)
 {
-	const sl_preset *p = s->sc.preset[0] ? sl_hw_find(s->sc.preset, NULL, NULL) : NULL;
-	if (p)
-		sl_preset_apply(p, &s->sc.cluster);
+	sl_cluster_config *c = &s->sc.cluster;
+	const sl_preset *p = s->hw ? s->hw : sl_preset_find(SL_PRESET_DEFAULT);
+	if (!p)
+		return;
+	sl_cluster_config kept = *c;
+	const sl_knob_dest from = {.cluster = &kept}, to = {.cluster = c};
+	sl_precision prec = c->precision;
+	if (!s->given_precision)
+		c->precision = SL_PREC_BF16;
+	sl_preset_apply(p, c);
+	c->precision = prec;
+	for (int i = 0; i < sl_knob_count() && i < 128; i++)
+		if (s->figs[i / 64] >> (i % 64) & 1) {
+			const sl_knob *k = &sl_knobs()[i];
+			sl_knob_store(k, &(sl_knob_val){.d = sl_knob_load(k, &from)}, &to);
+		}
 }
 
 /* The keys whose value needs more than a store. */
 static int set_special(sl_lsetup *s, const sl_knob *k, const sl_knob_val *v, sl_err *err)
 {
-	sl_cluster_config *c = &s->sc.cluster;
 	const char *value = v->s;
 	switch (k->code) {
 	case SL_OPT_PRESET:
@@ -146,14 +163,9 @@ static int set_special(sl_lsetup *s, const sl_knob *k, const sl_knob_val *v, sl_
 			return k->code == SL_OPT_PRESET && !from
 			           ? sl_fail(err, SL_EINVAL, "preset: %s", e.msg)
 			           : sl_fail(err, SL_EINVAL, "%s", e.msg);
-		/* Lessons run the closed-form machine: the preset's BF16 peak
-		 * for every GEMM, 4-byte elements (sl_cluster_config_default),
-		 * unless precision is set. */
-		sl_precision keep = c->precision;
-		if (!s->given_precision)
-			c->precision = SL_PREC_BF16;
-		sl_preset_apply(p, c);
-		c->precision = keep;
+		s->hw = p;
+		s->figs[0] = s->figs[1] = 0; /* the preset's figures, all of them */
+		apply_hardware(s);
 		snprintf(s->sc.preset, sizeof s->sc.preset, "%s", p->name);
 		return SL_OK;
 	}
@@ -219,7 +231,9 @@ int sl_lsetup_set(sl_lsetup *s, const char *key, const char *value, sl_err *err)
 	if (!value || !*value)
 		return sl_fail(err, SL_EINVAL, "%s needs a value: %s=VALUE", key, key);
 	sl_knob_val v;
-	if (sl_knob_parse(k, "", value, &v, err))
+	sl_knob as_written = *k; /* messages name the key as the lesson spells it */
+	as_written.name = key;
+	if (sl_knob_parse(&as_written, "", value, &v, err))
 		return SL_EINVAL;
 	const sl_knob_dest d = {.cluster = &s->sc.cluster,
 	                        .gemm = &s->sc.gemm,
@@ -228,11 +242,14 @@ int sl_lsetup_set(sl_lsetup *s, const char *key, const char *value, sl_err *err)
 	                        .steps = &s->steps};
 	if (!sl_knob_store(k, &v, &d) && set_special(s, k, &v, err))
 		return SL_EINVAL;
-	if (k->flags & SL_KF_FIGURE)
+	if (k->flags & SL_KF_FIGURE) {
+		int r = sl_knob_index(k);
+		s->figs[r / 64] |= (uint64_t)1 << (r % 64);
 		s->sc.preset[0] = 0; /* the figures are no longer the preset's */
+	}
 	if (k->code == SL_OPT_PRECISION || k->code == SL_OPT_EFFICIENCY) {
 		s->given_precision |= k->code == SL_OPT_PRECISION;
-		reapply_preset(s);
+		apply_hardware(s);
 	}
 	if (k->code == SL_OPT_TP || k->code == SL_OPT_PP || k->code == SL_OPT_DP)
 		s->sc.cluster.devices = s->layout.tp * s->layout.pp * s->layout.dp;
