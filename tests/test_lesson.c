@@ -244,6 +244,13 @@ static const struct bad bads[] = {
      HEAD "say a\x7f"
           "b\n",
      "t.lesson:3: not text: byte 0x7f at column 6 (a lesson is UTF-8 text)"},
+    /* Lesson 10 once said this under runs that showed the opposite; an
+     * ordering in prose is a claim now, checked or marked general. */
+    {"an ordering stated without its claim",
+     HEAD "say Both still beat tensor parallelism across the nodes; which of the two wins "
+          "depends on the model{?}.\n",
+     "t.lesson:3: 'beat' states an ordering: back the sentence with {? CONDITION}, checked "
+     "when it is shown, or mark it {?} if it speaks of no run"},
     {"a reshard timed without values", HEAD "setup dry-run=yes\nrun reshard\n",
      "t.lesson:4: run reshard: a reshard moves stored values, and a timing-only run "
      "(dry-run=yes) has none: set dry-run=no"},
@@ -946,6 +953,35 @@ static void squeeze(char *s)
 	*w = 0;
 }
 
+/* A sentence's claim is checked when the sentence would be shown: one that
+ * holds shows the sentence without its marker; one that does not fails
+ * the lesson there, in words and units, and the sentence is not shown. */
+static void test_claims(void **state)
+{
+	(void)state;
+	const char *runs = HEAD "setup devices=4\nrun matmul as a\nsetup devices=2\n"
+	                        "run matmul as b\n";
+	char text[512], *out[2];
+	snprintf(text, sizeof text,
+	         "%ssay Both ran{? a.time > 0us and b.time > 0us}, the second "
+	         "on {b.devices} devices.\n",
+	         runs);
+	assert_int_equal(headless(text, "", out), 0);
+	assert_non_null(strstr(out[0], "Both ran, the second on 2 devices."));
+	assert_null(strstr(out[0], "{?"));
+	free(out[0]);
+	free(out[1]);
+	snprintf(text, sizeof text, "%ssay Four devices were slower than two{? a.time > 1000s}.\n",
+	         runs);
+	assert_int_equal(headless(text, "", out), 1);
+	assert_null(strstr(out[0], "Four devices were slower"));
+	assert_non_null(strstr(out[0], "FAILED"));
+	assert_non_null(strstr(out[0], "a.time > 1000s (the narration's claim at line 7"));
+	assert_non_null(strstr(out[0], "us, not above 1000"));
+	free(out[0]);
+	free(out[1]);
+}
+
 static void test_result_loss_steps(void **state)
 {
 	(void)state;
@@ -1363,6 +1399,7 @@ int main(void)
 	    cmocka_unit_test(test_spans),
 	    cmocka_unit_test(test_headless),
 	    cmocka_unit_test(test_result_loss_steps),
+	    cmocka_unit_test(test_claims),
 	    cmocka_unit_test(test_demo_loop),
 	    cmocka_unit_test(test_progress),
 	    cmocka_unit_test(test_resume),

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -314,6 +315,53 @@ static void lint_typed_figures(struct parser *P, int line, const char *s, size_t
 	}
 }
 
+/* A sentence of narration that states an ordering ("beats", "faster",
+ * "fewer", ...) is a claim: it carries {? CONDITION}, which the lesson
+ * checks when it shows the sentence, or {?} when it speaks of no run
+ * (lesson 10 once said TP across nodes lost to layouts that its own runs
+ * showed slower).  Sentences end at . ; : ? ! followed by a space. */
+static void lint_orderings(struct parser *P, int line, const char *s)
+{
+	static const char *const words[] = {
+	    "beat",        "beats",  "faster", "slower",  "more than", "less than", "fewer",
+	    "cheaper",     "win",    "wins",   "lose",    "loses",     "exceed",    "exceeds",
+	    "higher",      "lower",  "larger", "smaller", "longer",    "shorter",   "outperform",
+	    "outperforms", "better", "worse",  NULL};
+	size_t n = strlen(s);
+	for (size_t a = 0; a < n;) {
+		size_t b = a;
+		while (b < n && !(strchr(".;:?!", s[b]) && (b + 1 == n || s[b + 1] == ' ')))
+			b++;
+		/* the sentence s[a..b]: claimed? */
+		int claimed = 0;
+		for (size_t k = a; k + 1 <= b && k + 1 < n; k++)
+			if (s[k] == '{' && s[k + 1] == '?')
+				claimed = 1;
+		if (!claimed && b + 2 < n && s[b + 1] == '{' && s[b + 2] == '?')
+			claimed = 1;
+		for (int w = 0; words[w] && !claimed; w++) {
+			size_t wl = strlen(words[w]);
+			for (size_t k = a; k + wl <= b; k++) {
+				if (strncasecmp(s + k, words[w], wl) != 0 ||
+				    (k > 0 && isalpha((unsigned char)s[k - 1])) ||
+				    (k + wl < n && isalpha((unsigned char)s[k + wl])))
+					continue;
+				lp_diag(P, line,
+				        "'%s' states an ordering: back the sentence with {? "
+				        "CONDITION}, "
+				        "checked when it is shown, or mark it {?} if it speaks of "
+				        "no run",
+				        words[w]);
+				claimed = 1;
+				break;
+			}
+		}
+		a = b + 1;
+		while (a < n && s[a] == ' ')
+			a++;
+	}
+}
+
 static int text(struct parser *P, int line, const char *s, sl_text *t)
 {
 	memset(t, 0, sizeof *t);
@@ -346,11 +394,25 @@ static int text(struct parser *P, int line, const char *s, sl_text *t)
 		}
 		size_t en = j - i - 1;
 		int pct = 0;
-		if (en >= 2 && s[i + en - 1] == ':' && s[i + en] == '%') {
+		if (en >= 1 && s[i + 1] == '?') {
+			/* {? CONDITION}: a claim the sentence makes, checked when it
+			 * is shown (SL_TEXT_CLAIM); {?}: a sentence of no run. */
+			size_t k = i + 2;
+			while (k < j && s[k] == ' ')
+				k++;
+			if (k == j) {
+				i = j;
+				lit = j + 1;
+				continue;
+			}
+			pct = SL_TEXT_CLAIM;
+			i = k - 1;
+			en = j - k;
+		} else if (en >= 2 && s[i + en - 1] == ':' && s[i + en] == '%') {
 			pct = 1;
 			en -= 2;
 		}
-		int node = expr(P, line, s + i + 1, en, 0);
+		int node = expr(P, line, s + i + 1, en, pct == SL_TEXT_CLAIM);
 		if (node < 0)
 			return -1;
 		int *nn = realloc(t->nodes, (size_t)(t->n + 1) * sizeof *nn);
@@ -893,7 +955,8 @@ static int compile(struct parser *P)
 				break;
 			if (!(o = new_op(P, OP_SAY, L->no)))
 				return -1;
-			text(P, L->no, L->rest, &o->text);
+			if (text(P, L->no, L->rest, &o->text) == 0)
+				lint_orderings(P, L->no, L->rest);
 			break;
 		case KW_PAUSE:
 			if (!(o = new_op(P, OP_PAUSE, L->no)))

@@ -14,9 +14,13 @@
 typedef struct sl_text {
 	char *s; /* as written ("" if absent) */
 	int *nodes;
-	unsigned char *pct;
+	unsigned char *pct; /* per node: 1 shown as a percentage; SL_TEXT_CLAIM a claim */
 	int n;
 } sl_text;
+
+/* A node of a text that is a condition the sentence claims ({? a < b}):
+ * shown as nothing, checked when the text is shown. */
+#define SL_TEXT_CLAIM 2
 
 typedef enum sl_op_kind {
 	OP_SAY,

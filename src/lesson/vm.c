@@ -241,6 +241,22 @@ static char *interp(sl_vm *vm, const sl_text *t, int line, sl_err *err)
 			piece[0] = s[i];
 			alen = 1;
 			i += 2;
+		} else if (s[i] == '{' && s[i + 1] == '?') {
+			/* A claim ({? a < b}, checked before the text is shown) or a
+			 * sentence of no run ({?}): nothing to show, nor the space
+			 * before it. */
+			size_t j = i + 2;
+			while (s[j] == ' ')
+				j++;
+			if (s[j] != '}')
+				k++; /* the claim's node */
+			while (s[i] && s[i] != '}')
+				i++;
+			if (s[i])
+				i++;
+			if (n > 0 && out[n - 1] == ' ')
+				n--;
+			continue;
 		} else if (s[i] == '{' && k < t->n) {
 			double v;
 			const sl_node *nd = &vm->l->pool.n[t->nodes[k]];
@@ -294,6 +310,76 @@ static const char *kinterp(sl_vm *vm, const sl_text *t, int line, sl_err *err, i
 		return "";
 	}
 	return keep(vm, s);
+}
+
+/* The source of the k-th {? CONDITION} of text s, into buf. */
+static const char *claim_src(const char *s, int k, char *buf, size_t n)
+{
+	int seen = 0;
+	buf[0] = 0;
+	for (const char *p = s; *p; p++) {
+		if (p[0] == '{' && p[1] == '{') {
+			p++;
+			continue;
+		}
+		if (p[0] != '{')
+			continue;
+		const char *e = strchr(p, '}');
+		if (!e)
+			break;
+		const char *q = p + 1;
+		int is_claim = *q == '?';
+		if (is_claim) {
+			q++;
+			while (*q == ' ')
+				q++;
+		}
+		if (is_claim && q == e) { /* {?}: no node */
+			p = e;
+			continue;
+		}
+		if (is_claim && seen == k) {
+			snprintf(buf, n, "%.*s", (int)(e - q), q);
+			return buf;
+		}
+		seen += is_claim;
+		p = e;
+	}
+	return buf;
+}
+
+/* Do the claims of a say's text hold?  1 when they all do (or it has
+ * none); 0 with st the failed claim as a failed check. */
+static int claims_hold(sl_vm *vm, const sl_op *o, sl_step *st, sl_err *err, int *rc)
+{
+	*rc = SL_OK;
+	for (int i = 0, nth = 0; i < o->text.n; i++) {
+		if (o->text.pct[i] != SL_TEXT_CLAIM)
+			continue;
+		int holds;
+		char d[400], src[300];
+		if (cond_words(vm, o->text.nodes[i], o->line, &holds, d, sizeof d, err)) {
+			*rc = err ? err->code : SL_EINVAL;
+			return 0;
+		}
+		claim_src(o->text.s, nth++, src, sizeof src);
+		if (holds)
+			continue;
+		char *text = malloc(400);
+		if (!text) {
+			*rc = sl_fail(err, SL_ENOMEM, "out of memory");
+			return 0;
+		}
+		snprintf(text, 400, "%s (the narration's claim at line %d, not shown)", src,
+		         o->line);
+		st->kind = SL_STEP_CHECK;
+		st->text = keep(vm, text);
+		st->detail = keep(vm, strdup(d));
+		st->passed = 0;
+		vm->checks_failed++;
+		return 0;
+	}
+	return 1;
 }
 
 /* ---- runs ---- */
@@ -543,11 +629,19 @@ int sl_vm_next(sl_vm *vm, sl_step *st, sl_err *err)
 		step_init(vm, st, o);
 		vm->position = vm->pc;
 		switch (o->kind) {
-		case OP_SAY:
+		case OP_SAY: {
+			/* Its claims first: a sentence whose claim does not hold is
+			 * not shown; the lesson fails there, as a check would. */
+			int claim = claims_hold(vm, o, st, err, &rc);
+			if (rc)
+				return rc;
+			vm->pc++;
+			if (!claim)
+				return SL_OK; /* st holds the failed claim */
 			st->kind = SL_STEP_SAY;
 			st->text = kinterp(vm, &o->text, o->line, err, &rc);
-			vm->pc++;
 			return rc;
+		}
 		case OP_PAUSE:
 			st->kind = SL_STEP_PAUSE;
 			st->text = o->text.s ? kinterp(vm, &o->text, o->line, err, &rc) : "";
