@@ -57,7 +57,7 @@ static const sl_keybind main_keys[] = {
     {'d', SL_A_DEV_DOWN, "one device fewer, and rerun"},
     {'D', SL_A_DEV_UP, "one device more, and rerun"},
     {'s', SL_A_STRATEGY, "next strategy (column-wise, row-wise, single device), and rerun"},
-    {'a', SL_A_ALGO, "switch the collective algorithm (ring or tree), and rerun"},
+    {'a', SL_A_ALGO, "the next collective algorithm (ring, tree, ...), and rerun"},
     {'m', SL_A_SIZE_DOWN, "halve the problem size (m, k and n), and rerun"},
     {'M', SL_A_SIZE_UP, "double the problem size (m, k and n), and rerun"},
     {'g', SL_A_PLOT, "plot speedup against link bandwidth, then against device count"},
