@@ -4,6 +4,7 @@
  * tests/test_knobs.c regenerates both and fails when a page differs. */
 #include "knobs.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,6 +38,30 @@ static void help_lines(FILE *f, const char *h)
 		fputc('\n', f);
 		h += l + (e != NULL);
 	}
+}
+
+/* The help's lines as a sentence: a capital first, a full stop last. */
+static void help_sentence(FILE *f, const char *h)
+{
+	size_t n = strlen(h);
+	if (!n)
+		return;
+	char first[2] = {(char)toupper((unsigned char)h[0]), 0};
+	if (first[0] == '.' || first[0] == '\'')
+		fputs("\\&", f);
+	fputs(first, f);
+	const char *rest = h + 1;
+	while (*rest) {
+		const char *e = strchr(rest, '\n');
+		size_t l = e ? (size_t)(e - rest) : strlen(rest);
+		roff(f, rest, l);
+		rest += l;
+		if (*rest == '\n') {
+			fputc('\n', f);
+			rest++;
+		}
+	}
+	fputs(h[n - 1] == '.' ? "\n" : ".\n", f);
 }
 
 /* The tag line: the name in bold, the value's name in italics, or the
@@ -219,7 +244,7 @@ void sl_knobs_write_options_man(FILE *f)
 			if (k->man)
 				fputs(k->man, f);
 			else
-				help_lines(f, k->help);
+				help_sentence(f, k->help);
 			range(f, k);
 			fputs("Taken by ", f);
 			commands(f, k->cmds);

@@ -29,9 +29,10 @@
  * (cluster.c checks a configuration against these rows). */
 static const sl_knob table[] = {
     /* ---- the cluster ---- */
-    {"devices", SL_OPT_DEVICES, SL_KT_INT, "N", 1, SL_MAX_PLAN_DEVICES, NULL, NULL,
-     HW | SL_CMD_PLAN, S, SL_KG_CLUSTER, CL(devices), SL_KC_INT, NULL, 0,
-     "emulated devices, 1 to 64, or to 1024 in a timing-only\nrun (default 4)",
+    {"devices", SL_OPT_DEVICES, SL_KT_INT, "N", 1, SL_MAX_PLAN_DEVICES,
+     "1 to 4096: 64 for a run that computes, 1024 timing only", NULL, HW | SL_CMD_PLAN, S,
+     SL_KG_CLUSTER, CL(devices), SL_KC_INT, NULL, 0,
+     "emulated devices, 1 to 64, or to 1024 in a timing-only\nrun, 4096 for plan (default 4)",
      .man = "The number of emulated devices, 1 to 64 (default 4); up to 1024 with\n"
             ".B \\-\\-dry\\-run\n"
             "(but 64 for\n"
@@ -91,12 +92,11 @@ static const sl_knob table[] = {
             ".BR \\-\\-preset .\n"},
     {"flops", SL_OPT_FLOPS, SL_KT_FLOPS, "RATE", 1e6, 1e18, "1 MFLOP/s to 1000 PFLOP/s", NULL, HW,
      S | FIG, SL_KG_CLUSTER, CL(flops), SL_KC_DOUBLE, NULL, 0,
-     "compute rate per device, e.g. 989TFLOP/s",
-     .man = "Compute rate per device (1 MFLOP/s to 1000 PFLOP/s).\n"},
+     "compute rate per device, e.g. 989TFLOP/s", .man = "Compute rate per device.\n"},
     /* At least one whole byte; at most 1 PiB, so it fits a uint64_t. */
     {"memory", SL_OPT_MEMORY, SL_KT_BYTES, "SIZE", 1, 1125899906842624.0, "1 B to 1 PiB", NULL, HW,
      S | FIG, SL_KG_CLUSTER, CL(memory), SL_KC_U64, NULL, 0, "memory per device, e.g. 80GiB",
-     .man = "Memory per device (1 B to 1 PiB).\n"
+     .man = "Memory per device.\n"
             "A buffer that does not fit fails the run with a message naming the device,\n"
             "what it needed and what was free.\n"},
     {"bandwidth", SL_OPT_BANDWIDTH, SL_KT_RATE, "RATE", 1e3, 1e15, "1 KB/s to 1 PB/s", NULL, HW,
@@ -182,7 +182,7 @@ static const sl_knob table[] = {
             "Emulated times are the same either way.\n"
             ".IP\n"
             ".BR sandbox :\n"
-            "(a cluster option) The playback speed: wall time is emulated time times\n"
+            "the playback speed: wall time is emulated time times\n"
             ".IR X .\n"
             "Without it, a speed that makes the scenario last about four seconds.\n"},
     /* The algorithms are the table's of coll_algo.c (sl_knob_choices). */
@@ -257,8 +257,11 @@ static const sl_knob table[] = {
             ".BR colwise ).\n"},
     {"m", SL_OPT_M, SL_KT_INT, "M", 1, 1000000, NULL, NULL, SL_CMD_RUN | SL_CMD_SANDBOX, S,
      SL_KG_WORKLOAD, GE(m), SL_KC_INT, NULL, 0, "rows of X and Y, 1 to 1000000 (default 1024)",
-     .man = "The shape, 1 to 1000000 each; no matrix may exceed 2^31 elements\n"
-            "(defaults 1024, 4096, 4096).\n"
+     .man = "Rows of X and Y (default 1024); with\n"
+            ".B \\-\\-k\n"
+            "and\n"
+            ".BR \\-\\-n ,\n"
+            "no matrix may exceed 2^31 elements.\n"
             "Every device must get at least one column\n"
             ".RB ( colwise )\n"
             "or row\n"
@@ -310,8 +313,8 @@ static const sl_knob table[] = {
     {"tp", SL_OPT_TP, SL_KT_INT, "T", 1, SL_MAX_PLAN_DEVICES, NULL, NULL,
      TRAINS | SL_CMD_PLAN | SL_CMD_RESHARD, S, SL_KG_LAYOUT, LA(tp), SL_KC_INT, NULL, 0,
      "tensor-parallel size (default 1)",
-     .man = "Tensor, pipeline and data parallel sizes (default 1 each); the device count\n"
-            "is their product unless\n"
+     .man = "Tensor\\-parallel size (default 1).\n"
+            "The device count is tp x pp x dp unless\n"
             ".B \\-\\-devices\n"
             "is given, and then it must equal it.\n"},
     {"pp", SL_OPT_PP, SL_KT_INT, "P", 1, SL_MAX_PLAN_DEVICES, NULL, NULL,
@@ -429,7 +432,7 @@ static const sl_knob table[] = {
             ".BR \\-\\-dry\\-run ).\n"},
     {"layers", SL_OPT_LAYERS, SL_KT_INT, "L", 1, SL_MODEL_MAX_LAYERS, NULL, NULL, MODELS, S | SHAPE,
      SL_KG_MODEL, MO(layers), SL_KC_INT, NULL, 0, "blocks (default 4)",
-     .man = "Blocks, width and MLP width (defaults 4, 128, 512; F up to 1048576).\n"},
+     .man = "Blocks (default 4).\n"},
     {"hidden", SL_OPT_HIDDEN, SL_KT_INT, "H", 1, SL_MODEL_MAX_DIM, NULL, NULL, MODELS, S | SHAPE,
      SL_KG_MODEL, MO(hidden), SL_KC_INT, NULL, 0, "width (default 128)", NULL},
     {"ffn", SL_OPT_FFN, SL_KT_INT, "F", 1, SL_MODEL_MAX_FFN, NULL, NULL, MODELS, S | SHAPE,
@@ -437,8 +440,8 @@ static const sl_knob table[] = {
     {"heads", SL_OPT_HEADS, SL_KT_INT, "A", 0, SL_MODEL_MAX_DIM, NULL, NULL, MODELS, S | SHAPE,
      SL_KG_MODEL, MO(heads), SL_KC_INT, NULL, 0,
      "attention heads, 0 for MLP-only blocks (default 4)",
-     .man = "Attention heads (0: MLP\\-only blocks) and tokens per sequence (defaults 4\n"
-            "and 32); H must be a multiple of A.\n"},
+     .man = "Attention heads (0: MLP\\-only blocks; default 4); the width must be a\n"
+            "multiple of them.\n"},
     {"kv-heads", SL_OPT_KV_HEADS, SL_KT_INT, "G", 0, SL_MODEL_MAX_DIM, NULL, NULL, MODELS,
      S | SHAPE, SL_KG_MODEL, MO(kv_heads), SL_KC_INT, NULL, 0,
      "key/value heads, grouped-query attention: G divides A\n(default 0: as many as --heads)",
@@ -579,8 +582,7 @@ static const sl_knob table[] = {
     {"lr", SL_OPT_LR, SL_KT_REAL, "X", 0, 1, "between 0 and 1", NULL,
      SL_CMD_TRAIN | SL_CMD_COMPARE | SL_CMD_SANDBOX, S | SL_KF_OPEN, SL_KG_MODEL, MO(lr),
      SL_KC_FLOAT, NULL, 0, "Adam's learning rate (default 0.001)",
-     .man = "The seed of the weights and data (default 1) and Adam's learning rate\n"
-            "(default 0.001).\n"},
+     .man = "Adam's learning rate (default 0.001).\n"},
     /* ---- a collective ---- */
     {"op", SL_OPT_OP, SL_KT_WORD, "OP", 0, 0, NULL,
      "allreduce, allgather, reducescatter, broadcast, reduce, gather, scatter, alltoall, "

@@ -110,6 +110,8 @@ static const sl_keybind menu_keys[] = {
     {ESC, SL_A_LEAVE, NULL},
     {'?', SL_A_HELP, "open or close this help"},
     {'c', SL_A_CONTRAST, "switch the high-contrast theme on or off (for projectors)"},
+    {'p', SL_A_PRESENTER, "presenter mode on or off: no scores here, no log lines in a lesson"},
+    {KEY_F(2), SL_A_PRESENTER, NULL},
     {0, SL_A_NONE, NULL},
 };
 
@@ -138,6 +140,7 @@ static const sl_keybind lesson_keys[] = {
     {'p', SL_A_PRESENTER,
      "presenter mode on or off: the narration without its setup, run, result and passing "
      "check lines, and no score (for a projector)"},
+    {KEY_F(2), SL_A_PRESENTER, NULL},
     {'q', SL_A_LEAVE,
      "leave the lesson, keeping your place: back to the menu (or quit, when opened by "
      "shardlab lesson)"},
@@ -163,6 +166,7 @@ static const sl_keybind input_keys[] = {
     {'\t', SL_A_PLAY, "play or pause the scenario shown, while the question waits"},
     {KEY_UP, SL_A_SCROLL_UP, "scroll the narration back a line, while the question waits"},
     {KEY_DOWN, SL_A_SCROLL_DOWN, "scroll the narration forward a line"},
+    {KEY_F(2), SL_A_PRESENTER, "presenter mode on or off, while the question waits"},
     {KEY_RIGHT, SL_A_STEP, "step the scenario forward one operation"},
     {KEY_NPAGE, SL_A_STEP, NULL},
     {KEY_LEFT, SL_A_BACK, "step the scenario back one operation"},

@@ -892,7 +892,9 @@ static void draw_menu(struct lui *u)
 	       title = sl_theme_role(&u->th, SL_ROLE_TITLE);
 	attr_t dim = sl_theme_role(&u->th, SL_ROLE_DIM),
 	       selr = sl_theme_role(&u->th, SL_ROLE_SELECT);
-	sl_put(0, 0, u->cols, title, "shardlab  guided lessons");
+	sl_put(0, 0, u->cols, title,
+	       u->presenter ? "shardlab  guided lessons  (presenter mode)"
+	                    : "shardlab  guided lessons");
 	if (!u->ncat) {
 		sl_put(2, 2, u->cols - 4, norm,
 		       "No lessons are installed. Set SHARDLAB_LESSON_PATH to a directory of "
@@ -942,7 +944,7 @@ static void draw_menu(struct lui *u)
 			                "; * the 90-minute class: %d lessons, %d min", ct.nclass,
 			                ct.class_minutes);
 		if (ct.noptional && len > 0 && (size_t)len < sizeof foot)
-			snprintf(foot + len, sizeof foot - (size_t)len, "; + optional: %d min",
+			snprintf(foot + len, sizeof foot - (size_t)len, "; + %d min more",
 			         ct.optional);
 		sl_put(u->rows - 5, 2, u->cols - 4, dim, foot);
 	}
@@ -976,9 +978,12 @@ static void draw_panel(struct lui *u, sl_rect r, const sl_view *v)
 		total += wrap(u, e->text, 0, 0, in.w - e->indent, 0, 0, 0, 0) +
 		         (e->role == R_SAY && i > 0 ? 1 : 0);
 	}
-	int room = yhi - in.y;
+	/* Scrolled back, the bottom row says what lies below, over no text. */
+	int room = yhi - in.y - (u->scroll > 0);
 	if (u->scroll > total - room)
 		u->scroll = total - room > 0 ? total - room : 0;
+	int below = u->scroll > 0 ? 1 : 0;
+	yhi -= below;
 	int y = yhi + u->scroll;
 	for (int i = u->ntr - 1; i >= 0 && y > in.y; i--) {
 		const struct entry *e = &u->tr[i];
@@ -991,13 +996,13 @@ static void draw_panel(struct lui *u, sl_rect r, const sl_view *v)
 		wrap(u, e->text, y + gap, in.x + e->indent, in.w - e->indent, in.y, yhi,
 		     role_attr(u, e->role), 1);
 	}
-	if (u->scroll > 0) { /* where the newest lines went */
-		char more[48];
-		snprintf(more, sizeof more, " %d more below: Down ", u->scroll);
+	if (below) { /* where the newest lines went */
+		char more[64];
+		snprintf(more, sizeof more, "%d more line%s below (Down)", u->scroll,
+		         u->scroll == 1 ? "" : "s");
 		int w = (int)strlen(more);
 		if (w < in.w)
-			sl_put(yhi - 1, in.x + in.w - w, w, sl_theme_role(&u->th, SL_ROLE_KEY),
-			       more);
+			sl_put(yhi, in.x + in.w - w, w, sl_theme_role(&u->th, SL_ROLE_KEY), more);
 	}
 	if (prompt) {
 		int py = in.y + in.h - 1;
@@ -1122,6 +1127,7 @@ static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
 			u->input[u->ninput] = 0;
 			clear_msg(u);
 		}
+		u->scroll = 0; /* the question answered is in sight */
 		return F_DRAW;
 	}
 	if (ac == SL_A_NONE && mode == SL_MODE_LESSON && u->hold && u->at_pause && ch > ' ' &&
@@ -1165,6 +1171,10 @@ static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
 	case SL_A_SANDBOX:
 		return open_sandbox(u);
 	case SL_A_SUBMIT:
+		if (u->scroll) { /* show the question before answering it */
+			u->scroll = 0;
+			return F_DRAW;
+		}
 		if (u->ninput)
 			submit(u, now);
 		return F_DRAW;
@@ -1191,8 +1201,7 @@ static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
 		return F_DRAW;
 	case SL_A_PRESENTER:
 		u->presenter = !u->presenter;
-		set_msg(u, u->presenter ? "presenter mode: no log lines, no scores (p: off)"
-		                        : "presenter mode off");
+		set_msg(u, u->presenter ? "presenter mode" : "presenter mode off");
 		return F_DRAW | F_CLEAR;
 	/* The sandbox's playback on the scenario shown. */
 	case SL_A_PLAY:
