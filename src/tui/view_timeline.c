@@ -166,6 +166,9 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 		memset(occ, 0, sizeof occ);
 		for (int c = 0; c < w; c++)
 			mb[c] = -1;
+		/* A micro-batch's digit where its pass starts on the device, not
+		 * at each of its kernels (a realistic step launches dozens). */
+		int last_mb = -1, last_cat = -1; /* last_cat: the pass */
 		for (size_t i = 0; i < s->n; i++) {
 			const sl_event *e = &s->ev[i];
 			if (e->dev != d || e->t0 >= m->t)
@@ -181,9 +184,17 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 				if (hi > lo)
 					occ[c][st] += hi - lo;
 			}
-			if (e->mb >= 0 && e->kind == SL_EV_COMPUTE && c0 >= 0 && c0 < w) {
-				mb[c0] = e->mb;
-				mbcat[c0] = st;
+			/* Element-wise kernels (softmax, norms) name no pass: they
+			 * neither start one nor end it. */
+			if (e->mb >= 0 && e->kind == SL_EV_COMPUTE &&
+			    e->work.pass != SL_PASS_NONE) {
+				int pass = e->work.pass; /* forward, or backward (both grads) */
+				if ((e->mb != last_mb || pass != last_cat) && c0 >= 0 && c0 < w) {
+					mb[c0] = e->mb;
+					mbcat[c0] = st;
+				}
+				last_mb = e->mb;
+				last_cat = pass;
 			}
 		}
 		attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL);
