@@ -905,8 +905,8 @@ static const char *const group_titles[SL_KG_N] = {
     [SL_KG_COMPARE] = "Layouts:",
     [SL_KG_WORKLOAD] = "Workload: Y[m,n] = X[m,k] W[k,n]",
     [SL_KG_LAYOUT] = "Layout (devices: tp*pp*dp unless --devices is given):",
-    [SL_KG_MODEL] = "Model (L blocks of width h: multi-head attention when --heads > 0, then "
-                    "an MLP):",
+    [SL_KG_MODEL] = ("Model (L blocks of width h: multi-head attention when --heads > 0, "
+                     "then an MLP):"),
     [SL_KG_CKPT] = "Checkpoints (see shardlab ckpt --help):",
     [SL_KG_TRACE] = "Trace (with --trace; the run computes and times the same):",
     [SL_KG_REPORT] = "Report:",
