@@ -122,12 +122,10 @@ static unsigned touches(const sl_knob *k)
 	}
 }
 
-/* The preset's figures again, at the precision and efficiency now set. */
 /* The preset (or hardware file) set, at the precision and efficiency set,
  * and then the figures set over it since, as the command line applies
- * them whatever their order.  Lessons run the closed-form machine unless
- * precision is set: the preset's BF16 peak for every GEMM with 4-byte
- * elements (sl_cluster_config_default). */
+ * them whatever their order.  The rate is the precision's: fp32 elements
+ * at the preset's FP32 rate, bf16 at its BF16 rate. */
 static void apply_hardware(sl_lsetup *s)
 {
 	sl_cluster_config *c = &s->sc.cluster;
@@ -136,11 +134,7 @@ static void apply_hardware(sl_lsetup *s)
 		return;
 	sl_cluster_config kept = *c;
 	const sl_knob_dest from = {.cluster = &kept}, to = {.cluster = c};
-	sl_precision prec = c->precision;
-	if (!s->given_precision)
-		c->precision = SL_PREC_BF16;
 	sl_preset_apply(p, c);
-	c->precision = prec;
 	for (int i = 0; i < sl_knob_count() && i < 128; i++)
 		if (s->figs[i / 64] >> (i % 64) & 1) {
 			const sl_knob *k = &sl_knobs()[i];
@@ -245,10 +239,14 @@ int sl_lsetup_set(sl_lsetup *s, const char *key, const char *value, sl_err *err)
 	if (k->flags & SL_KF_FIGURE) {
 		int r = sl_knob_index(k);
 		s->figs[r / 64] |= (uint64_t)1 << (r % 64);
-		s->sc.preset[0] = 0; /* the figures are no longer the preset's */
+		/* The device computes no longer like the preset's once its
+		 * compute figures change; memory and links set anew are shown
+		 * in the line as they are. */
+		if (k->code == SL_OPT_FLOPS || k->code == SL_OPT_MEMORY_BW ||
+		    k->code == SL_OPT_KERNEL_LAUNCH)
+			s->sc.preset[0] = 0;
 	}
 	if (k->code == SL_OPT_PRECISION || k->code == SL_OPT_EFFICIENCY) {
-		s->given_precision |= k->code == SL_OPT_PRECISION;
 		apply_hardware(s);
 	}
 	if (k->code == SL_OPT_TP || k->code == SL_OPT_PP || k->code == SL_OPT_DP)
@@ -271,14 +269,11 @@ void sl_lsetup_describe(const sl_lsetup *s, char *buf, size_t n)
 	sl_fmt_rate(c->inter.bandwidth, ibw, sizeof ibw);
 	sl_fmt_time(c->inter.latency, ilat, sizeof ilat);
 	sl_fmt_bytes(s->bytes, by, sizeof by);
-	/* The rate is named with the precision it is for, and the elements
-	 * are that precision's (or, without precision set, the closed-form
-	 * machine: fp32 elements at the preset's BF16 rate, said so). */
+	/* The rate is named with the precision it is for: the elements'. */
 	int len =
-	    snprintf(buf, n, "%d device%s%s%s (%s %s, %s each%s%s)", c->devices,
+	    snprintf(buf, n, "%d device%s%s%s (%s %s, %s each%s)", c->devices,
 	             c->devices == 1 ? "" : "s", s->sc.preset[0] ? " like " : "", s->sc.preset, fl,
-	             s->given_precision ? sl_precision_name(c->precision) : "bf16 rate", mem,
-	             s->given_precision ? "" : ", fp32 elements",
+	             sl_precision_name(c->precision), mem,
 	             c->efficiency == SL_EFF_REALISTIC ? ", realistic efficiency" : "");
 	if (len < 0 || (size_t)len >= n)
 		return;
@@ -345,6 +340,8 @@ enum fig {
 	F_INTER_BANDWIDTH,
 	F_INTER_LATENCY,
 	F_FLOPS,
+	F_BF16_FLOPS,
+	F_FP32_FLOPS,
 	F_MEMORY,
 	F_M,
 	F_K,
@@ -353,6 +350,7 @@ enum fig {
 	F_X_BYTES,
 	F_W_BYTES,
 	F_Y_BYTES,
+	F_ELEM_BYTES,
 	F_WORK,
 	F_TP,
 	F_PP,
@@ -381,14 +379,17 @@ static const sl_figdef figs[] = {
     {"inter_bandwidth", SL_DIM_RATE, 0, SU, "link bandwidth between nodes"},
     {"inter_latency", SL_DIM_TIME, 0, SU, "link latency between nodes"},
     {"flops", SL_DIM_FLOPS, 0, SU, "compute rate of one device"},
+    {"bf16_flops", SL_DIM_FLOPS, 0, SU, "the device's peak rate in bf16"},
+    {"fp32_flops", SL_DIM_FLOPS, 0, SU, "the device's peak rate in fp32"},
     {"memory", SL_DIM_BYTES, 0, SU, "memory of one device"},
     {"m", SL_DIM_NONE, 0, SU, "rows of X and Y (the batch)"},
     {"k", SL_DIM_NONE, 0, SU, "columns of X, rows of W"},
     {"n", SL_DIM_NONE, 0, SU, "columns of W and Y"},
     {"bytes", SL_DIM_BYTES, 0, SU, "the collective's buffer"},
-    {"x_bytes", SL_DIM_BYTES, 0, SU, "size of X in fp32"},
-    {"w_bytes", SL_DIM_BYTES, 0, SU, "size of W in fp32"},
-    {"y_bytes", SL_DIM_BYTES, 0, SU, "size of Y in fp32"},
+    {"x_bytes", SL_DIM_BYTES, 0, SU, "size of X in the precision set"},
+    {"w_bytes", SL_DIM_BYTES, 0, SU, "size of W in the precision set"},
+    {"y_bytes", SL_DIM_BYTES, 0, SU, "size of Y in the precision set"},
+    {"elem_bytes", SL_DIM_BYTES, 0, SU, "bytes of one element in the precision set"},
     {"work", SL_DIM_WORK, 0, SU, "FLOP of the whole product, 2mkn"},
     {"tp", SL_DIM_NONE, 0, SU, "tensor-parallel size"},
     {"pp", SL_DIM_NONE, 0, SU, "pipeline stages"},
@@ -402,7 +403,7 @@ static const sl_figdef figs[] = {
     {"seq", SL_DIM_NONE, 0, SU, "tokens per sequence"},
     {"batch", SL_DIM_NONE, 0, SU, "sequences per training step"},
     {"params", SL_DIM_NONE, 0, SU, "the model's parameter count"},
-    {"param_bytes", SL_DIM_BYTES, 0, SU, "the model's parameters in fp32"},
+    {"param_bytes", SL_DIM_BYTES, 0, SU, "the model's parameters in the precision set"},
     {"step_work", SL_DIM_WORK, 0, SU, "GEMM FLOP of one training step"},
     /* What runs measured. */
     {"time", SL_DIM_TIME, 0, MM | CO | TR | RS | PL,
@@ -525,6 +526,14 @@ double sl_fig_setup_value(int fig, const sl_lsetup *s)
 		return c->inter.latency;
 	case F_FLOPS:
 		return c->flops;
+	case F_BF16_FLOPS:
+	case F_FP32_FLOPS: {
+		const sl_preset *p = s->hw ? s->hw : sl_preset_find(SL_PRESET_DEFAULT);
+		sl_cluster_config at = *c;
+		at.precision = fig == F_BF16_FLOPS ? SL_PREC_BF16 : SL_PREC_FP32;
+		sl_preset_apply(p, &at);
+		return at.flops;
+	}
 	case F_MEMORY:
 		return (double)c->memory;
 	case F_M:
@@ -536,11 +545,13 @@ double sl_fig_setup_value(int fig, const sl_lsetup *s)
 	case F_BYTES:
 		return s->bytes;
 	case F_X_BYTES:
-		return 4 * m * k;
+		return sl_elem_bytes(c) * m * k;
 	case F_W_BYTES:
-		return 4 * k * n;
+		return sl_elem_bytes(c) * k * n;
 	case F_Y_BYTES:
-		return 4 * m * n;
+		return sl_elem_bytes(c) * m * n;
+	case F_ELEM_BYTES:
+		return sl_elem_bytes(c);
 	case F_WORK:
 		return 2 * m * k * n;
 	case F_NSETUP:
@@ -575,7 +586,7 @@ double sl_fig_setup_value(int fig, const sl_lsetup *s)
 	case F_PARAMS:
 		return (double)sl_model_nparams(&s->model);
 	case F_PARAM_BYTES:
-		return 4.0 * (double)sl_model_nparams(&s->model);
+		return sl_elem_bytes(&s->sc.cluster) * (double)sl_model_nparams(&s->model);
 	case F_STEP_WORK:
 		return sl_model_step_flops(&s->model);
 	default:

@@ -30,7 +30,6 @@ typedef struct sl_lsetup {
 	int steps;                  /* training steps per run */
 	int to_tp, to_pp, to_dp;    /* the layout a reshard loads under (0: the saved one's) */
 	int given_mb, given_v;      /* microbatches and chunks were set (else they follow pp) */
-	int given_precision;        /* precision was set (else a preset gives its BF16 rate) */
 	const struct sl_preset *hw; /* the preset or hardware file set (NULL: the default) */
 	uint64_t figs[2];           /* a bit per knob row of a figure set over it since */
 	unsigned touched;           /* SL_FIG_KIND bits of the kinds whose keys were set */
