@@ -58,10 +58,9 @@ static double figure(const char *s)
 	static const struct {
 		const char *unit;
 		double scale;
-	} units[] = {{"ns", 1e-9},          {"us", 1e-6},          {"ms", 1e-3},
-	             {"s", 1},              {"GFLOP/s", 1e9},      {"TFLOP/s", 1e12},
-	             {"PFLOP/s", 1e15},     {"MB/s", 1e6},         {"GB/s", 1e9},
-	             {"TB/s", 1e12}};
+	} units[] = {{"ns", 1e-9},     {"us", 1e-6},      {"ms", 1e-3},      {"s", 1},
+	             {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}, {"MB/s", 1e6},
+	             {"GB/s", 1e9},    {"TB/s", 1e12}};
 	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
 		if (strcmp(unit, units[i].unit) == 0)
 			return v * units[i].scale;
@@ -137,8 +136,9 @@ static void read_lesson(const char *file)
 			double want = published(mc.device, mc.prec);
 			/* The line shows three digits. */
 			if (fabs(mc.rate - want) > 0.006 * want)
-				fail_msg("%s: %s at %g FLOP/s, but a %s computes %g FLOP/s in %s: %s",
-				         file, mc.prec, mc.rate, mc.device, want, mc.prec, text);
+				fail_msg(
+				    "%s: %s at %g FLOP/s, but a %s computes %g FLOP/s in %s: %s",
+				    file, mc.prec, mc.rate, mc.device, want, mc.prec, text);
 			checked_rates++;
 			setups++;
 			continue;
@@ -153,7 +153,8 @@ static void read_lesson(const char *file)
 		double flop = 2 * mc.m * mc.k * mc.n;
 		double want = flop / published(mc.device, mc.prec);
 		if (fabs(one - want) > 0.006 * want)
-			fail_msg("%s: one device took %g s for %g FLOP; at a %s's %s rate it takes %g s: "
+			fail_msg("%s: one device took %g s for %g FLOP; at a %s's %s rate it takes "
+			         "%g s: "
 			         "%s",
 			         file, one, flop, mc.device, mc.prec, want, text);
 		checked_products++;
@@ -164,7 +165,8 @@ static void read_lesson(const char *file)
 			double p = mc.devices;
 			double t = (p - 1) * (elem * mc.m * mc.n / p / mc.bw + mc.lat);
 			if (fabs(ag - t) > 0.006 * t + 0.01e-6)
-				fail_msg("%s: an all-gather of %s Y took %g s; with %g-byte elements the "
+				fail_msg("%s: an all-gather of %s Y took %g s; with %g-byte "
+				         "elements the "
 				         "ring takes %g s: %s",
 				         file, mc.prec, ag, elem, t, text);
 			checked_gathers++;

@@ -270,11 +270,10 @@ void sl_lsetup_describe(const sl_lsetup *s, char *buf, size_t n)
 	sl_fmt_time(c->inter.latency, ilat, sizeof ilat);
 	sl_fmt_bytes(s->bytes, by, sizeof by);
 	/* The rate is named with the precision it is for: the elements'. */
-	int len =
-	    snprintf(buf, n, "%d device%s%s%s (%s %s, %s each%s)", c->devices,
-	             c->devices == 1 ? "" : "s", s->sc.preset[0] ? " like " : "", s->sc.preset, fl,
-	             sl_precision_name(c->precision), mem,
-	             c->efficiency == SL_EFF_REALISTIC ? ", realistic efficiency" : "");
+	int len = snprintf(buf, n, "%d device%s%s%s (%s %s, %s each%s)", c->devices,
+	                   c->devices == 1 ? "" : "s", s->sc.preset[0] ? " like " : "",
+	                   s->sc.preset, fl, sl_precision_name(c->precision), mem,
+	                   c->efficiency == SL_EFF_REALISTIC ? ", realistic efficiency" : "");
 	if (len < 0 || (size_t)len >= n)
 		return;
 	if (nodes > 1)
