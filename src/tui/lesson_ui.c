@@ -315,6 +315,16 @@ static void relayout(void *ctx)
 	int ndev = sl_play_devices(u->sv.play);
 	sl_screen_layout_compute(u->top_rows, u->cols, ndev, &u->lay);
 	sl_lesson_layout_compute(u->rows, u->cols, ndev, &u->clay, &u->narr);
+	/* A pipeline's picture is its timeline: every micro-batch's pass in
+	 * order needs every column the screen has, so the compact figure
+	 * gives the devices' panel to it (the full view keeps both). */
+	const sl_workload *wl = u->sv.play ? sl_play_workload(u->sv.play) : NULL;
+	if (wl && wl->kind == SL_WL_TRAIN && wl->l.pp > 1 && !u->clay.too_small) {
+		sl_rect *dv = &u->clay.r[SL_PANEL_DEVICES], *tl = &u->clay.r[SL_PANEL_TIMELINE];
+		tl->w += tl->x - dv->x;
+		tl->x = dv->x;
+		dv->w = 0;
+	}
 }
 
 /* The view shows the run that has just happened (eng: what it returned,
@@ -1040,7 +1050,8 @@ static void draw(void *ctx)
 			const sl_screen_layout *C = &u->clay;
 			v.lay = C;
 			sl_draw_title(&v, C->r[SL_PANEL_TITLE]);
-			sl_draw_devices(&v, C->r[SL_PANEL_DEVICES]);
+			if (C->r[SL_PANEL_DEVICES].w > 0)
+				sl_draw_devices(&v, C->r[SL_PANEL_DEVICES]);
 			sl_draw_timeline(&v, C->r[SL_PANEL_TIMELINE]);
 			sl_draw_sentence(&v, C->r[SL_PANEL_SENTENCE]);
 			draw_panel(u, u->narr, &v);

@@ -9,6 +9,8 @@
 
 /* ---- devices ---- */
 
+static void link_bar(const sl_view *v, int y, int x, int w, const sl_scene_link *l);
+
 /* The first device row shown: keep the selection in view. */
 /* What device d holds, in the words of the workload's kind: its rank in a
  * lone collective, its place in a layout's mesh, its shard of W. */
@@ -52,10 +54,12 @@ static int dev_scroll(const sl_view *v, int rows)
 	return s < 0 ? 0 : s > n - rows ? n - rows : s;
 }
 
+static int folded(const sl_view *v, int rows);
+
 int sl_devices_row_item(const sl_view *v, sl_rect r, int y)
 {
 	int rows = r.h - 2, i = y - (r.y + 1);
-	if (i < 0 || i >= rows)
+	if (i < 0 || i >= rows || folded(v, rows))
 		return -1;
 	i += dev_scroll(v, rows);
 	return i < v->m->ndev ? i : -1;
@@ -122,6 +126,98 @@ void sl_draw_block_cell(const sl_view *v, int y, int x, int dev, int b)
 	sl_rep(y, x, 1, sl_theme_dev(v->th, b), g->level[lvl]);
 }
 
+/* Devices of several nodes that do not fit a row each: a row per node,
+ * a state glyph per device, then the links between the nodes with their
+ * transfers, so every device and the node boundary stay in view. */
+static int per_node(const sl_view *v)
+{
+	int pn = v->sc->cluster.devices_per_node;
+	return pn > 0 && pn < v->m->ndev ? pn : v->m->ndev;
+}
+
+/* Folded when a row each would hide a node entirely: lesson 7's 16
+ * devices in 6 rows, not lesson 10's 8 (a device of each node shows, with
+ * its place in the mesh). */
+static int folded(const sl_view *v, int rows)
+{
+	return v->multi_node && v->m->ndev > rows && v->m->ndev - per_node(v) >= rows;
+}
+
+static void draw_nodes(const sl_view *v, sl_rect in)
+{
+	const sl_scene *m = v->m;
+	const sl_glyphs *g = v->th->g;
+	attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL);
+	attr_t dim = sl_theme_role(v->th, SL_ROLE_DIM);
+	int pn = per_node(v), nodes = (m->ndev + pn - 1) / pn, end = in.x + in.w;
+	/* The links between nodes, at least one row for them and its heading. */
+	int ninter = 0;
+	for (int i = 0; i < m->nlinks; i++)
+		ninter += m->link[i].inter;
+	int node_rows = nodes;
+	if (node_rows > in.h - 2)
+		node_rows = in.h - 2 < 1 ? 1 : in.h - 2;
+	int y = in.y;
+	for (int nd = 0; nd < node_rows; nd++, y++) {
+		int last = nd == node_rows - 1 && node_rows < nodes;
+		if (last) {
+			sl_putf(y, in.x, in.w, dim, " +%d nodes more", nodes - nd);
+			break;
+		}
+		int lo = nd * pn, hi = lo + pn - 1 < m->ndev ? lo + pn - 1 : m->ndev - 1;
+		int x = in.x + sl_putf(y, in.x, in.w, norm, " n%d %2d-%-2d ", nd, lo, hi);
+		int done = 1;
+		for (int d = lo; d <= hi; d++)
+			done &= m->dev[d].finished;
+		if (done) {
+			sl_put(y, x, end - x, norm, "done");
+			continue;
+		}
+		int step = end - x >= 2 * (hi - lo + 1) ? 2 : 1;
+		for (int d = lo; d <= hi && x < end; d++, x += step) {
+			const sl_scene_dev *dv = &m->dev[d];
+			sl_dstate st =
+			    dv->finished && (dv->state == SL_DS_IDLE || dv->state == SL_DS_WAIT)
+			        ? SL_DS_IDLE
+			        : dv->state;
+			int sel = v->sel.kind == SL_SEL_DEVICE && v->sel.dev == d;
+			sl_put(y, x, 1,
+			       sel ? sl_theme_role(v->th, SL_ROLE_SELECT)
+			           : sl_theme_state(v->th, st),
+			       g->state[st]);
+		}
+	}
+	if (y >= in.y + in.h || ninter == 0)
+		return;
+	char bw[24], lat[24];
+	sl_fmt_rate(v->sc->cluster.inter.bandwidth, bw, sizeof bw);
+	sl_fmt_time(v->sc->cluster.inter.latency, lat, sizeof lat);
+	sl_putf(y++, in.x, in.w, sl_theme_role(v->th, SL_ROLE_INTER), "%s inter-node %s %s %s",
+	        g->h, bw, lat, g->h);
+	int shown = 0;
+	for (int i = 0; i < m->nlinks && y < in.y + in.h; i++) {
+		const sl_scene_link *l = &m->link[i];
+		if (!l->inter)
+			continue;
+		if (y == in.y + in.h - 1 && ninter - shown > 1) {
+			sl_putf(y++, in.x, in.w, dim, " +%d links more", ninter - shown);
+			break;
+		}
+		int x = in.x + sl_putf(y, in.x, in.w, norm, "%2d%s%-2d n%d%sn%d ", l->src, g->arrow,
+		                       l->dst, l->src / pn, g->arrow, l->dst / pn);
+		int w = end - x - 5;
+		if (w >= 4) {
+			link_bar(v, y, x, w, l);
+			x += w;
+			if (l->fill >= 0)
+				sl_putf(y, x, end - x, norm, " %3d%%",
+				        (int)floor(l->fill * 100 + 1e-9));
+		}
+		y++;
+		shown++;
+	}
+}
+
 void sl_draw_devices(const sl_view *v, sl_rect r)
 {
 	const sl_scene *m = v->m;
@@ -129,6 +225,10 @@ void sl_draw_devices(const sl_view *v, sl_rect r)
 	char title[48];
 	snprintf(title, sizeof title, "Devices (%d)", m->ndev);
 	sl_rect in = sl_box(v, r, title);
+	if (folded(v, in.h)) {
+		draw_nodes(v, in);
+		return;
+	}
 	int rows = in.h, first = dev_scroll(v, rows);
 	for (int i = 0; i < rows && first + i < m->ndev; i++) {
 		int d = first + i, y = in.y + i, x = in.x, end = in.x + in.w;
@@ -187,24 +287,26 @@ void sl_draw_devices(const sl_view *v, sl_rect r)
 
 /* ---- links ---- */
 
-/* Rows of the links panel: intra-node links, then a heading and the
- * inter-node ones, drawn apart.  Returns the number of rows; item[i] is a
- * link index or -1 for the heading. */
+/* Rows of the links panel: the inter-node links first under their
+ * heading (they are few, and the point where there are any), then the
+ * intra-node ones, under theirs when both kinds are there.  Returns the
+ * number of rows; item[i] is a link index, or -1 and -2 for the headings. */
 static int link_rows(const sl_view *v, int *item, int cap)
 {
 	const sl_scene *m = v->m;
-	int n = 0;
-	for (int pass = 0; pass < 2; pass++) {
+	int n = 0, inter = 0;
+	for (int pass = 1; pass >= 0; pass--) {
 		int head = 0;
 		for (int i = 0; i < m->nlinks && n < cap; i++) {
 			if (m->link[i].inter != pass)
 				continue;
-			if (pass == 1 && !head) {
-				item[n++] = -1;
+			if (!head && (pass == 1 || inter)) {
+				item[n++] = pass == 1 ? -1 : -2;
 				head = 1;
 				if (n == cap)
 					break;
 			}
+			inter |= pass;
 			item[n++] = i;
 		}
 	}
@@ -278,10 +380,13 @@ void sl_draw_links(const sl_view *v, sl_rect r)
 		int y = in.y + row, x = in.x, end = in.x + in.w;
 		int it = item[first + row];
 		if (it < 0) {
-			sl_fmt_rate(inter->bandwidth, bw, sizeof bw);
-			sl_fmt_time(inter->latency, lat, sizeof lat);
-			sl_putf(y, x, in.w, sl_theme_role(v->th, SL_ROLE_INTER),
-			        "%s inter-node %s %s %s", g->h, bw, lat, g->h);
+			const sl_link_spec *sp = it == -1 ? inter : intra;
+			sl_fmt_rate(sp->bandwidth, bw, sizeof bw);
+			sl_fmt_time(sp->latency, lat, sizeof lat);
+			sl_putf(y, x, in.w,
+			        sl_theme_role(v->th, it == -1 ? SL_ROLE_INTER : SL_ROLE_DIM),
+			        "%s %s %s %s %s", g->h, it == -1 ? "inter-node" : "in a node", bw,
+			        lat, g->h);
 			continue;
 		}
 		const sl_scene_link *l = &m->link[it];

@@ -160,12 +160,16 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 		cur = w - 1;
 	/* Per column: time spent in each state, up to t. */
 	static double occ[MAX_COLS][NCAT];
-	static int mb[MAX_COLS], mbcat[MAX_COLS];
+	static int mb[MAX_COLS], mbcat[MAX_COLS], more[MAX_COLS];
+	enum { MAX_STARTS = 4096 };
+	static struct start {
+		int c, mb, cat;
+	} starts[MAX_STARTS];
 	for (int row = 0; row < rows && first + row < n; row++) {
-		int d = first + row, y = in.y + row;
+		int d = first + row, y = in.y + row, nstarts = 0;
 		memset(occ, 0, sizeof occ);
 		for (int c = 0; c < w; c++)
-			mb[c] = -1;
+			mb[c] = -1, more[c] = 0;
 		/* A micro-batch's digit where its pass starts on the device, not
 		 * at each of its kernels (a realistic step launches dozens). */
 		int last_mb = -1, last_cat = -1; /* last_cat: the pass */
@@ -189,12 +193,26 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 			if (e->mb >= 0 && e->kind == SL_EV_COMPUTE &&
 			    e->work.pass != SL_PASS_NONE) {
 				int pass = e->work.pass; /* forward, or backward (both grads) */
-				if ((e->mb != last_mb || pass != last_cat) && c0 >= 0 && c0 < w) {
-					mb[c0] = e->mb;
-					mbcat[c0] = st;
-				}
+				if ((e->mb != last_mb || pass != last_cat) && c0 >= 0 && c0 < w &&
+				    nstarts < MAX_STARTS)
+					starts[nstarts++] = (struct start){c0, e->mb, st};
 				last_mb = e->mb;
 				last_cat = pass;
+			}
+		}
+		/* Every pass's digit, in order: where starts crowd a column, each
+		 * takes the next column its kind of work still fills, so a run
+		 * of short passes reads 0123... (never 0 2 5...).  Where the work
+		 * runs out of columns first, its last digit becomes the mark
+		 * that more passes started there than the columns can name. */
+		for (int i = 0, prev = -1; i < nstarts; i++) {
+			int pos = starts[i].c > prev ? starts[i].c : prev + 1;
+			if (pos < w && occ[pos][starts[i].cat] > 0) {
+				mb[pos] = starts[i].mb;
+				mbcat[pos] = starts[i].cat;
+				prev = pos;
+			} else if (prev >= 0 && prev >= starts[i].c - 1) {
+				more[prev] = 1;
 			}
 		}
 		attr_t norm = sl_theme_role(v->th, SL_ROLE_NORMAL);
@@ -229,11 +247,13 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 			if (c == cur)
 				a |= A_REVERSE;
 			if (mb[c] >= 0) {
-				/* The micro-batch's digit in its pass's colour (and
-				 * underlined for a backward one, which monochrome keeps). */
+				/* The micro-batch's digit in its pass's colour, and
+				 * underlined for a backward one, which monochrome keeps. */
 				char dig[2] = {sl_dev_char(mb[c] % 36), 0};
 				attr_t da = cat_attr(v, mbcat[c]) | (c == cur ? A_REVERSE : 0);
-				sl_put(y, x0 + c, 1, da | A_BOLD, dig);
+				if (mbcat[c] == CAT_BWD || mbcat[c] == CAT_WGRAD)
+					da |= A_UNDERLINE;
+				sl_put(y, x0 + c, 1, da | A_BOLD, more[c] ? g->more : dig);
 			} else {
 				sl_put(y, x0 + c, 1, a, cat_glyph(g, best));
 			}

@@ -246,6 +246,45 @@ else
 	capture lesson-10-120x36
 fi
 
+# The point of lessons 7 and 8 at 80x24 without colour: lesson 7's two
+# nodes folded a row each, with the links between them named (16 devices
+# in 6 rows); lesson 8's GPipe run of 8 micro-batches on the timeline,
+# which takes the figure's whole width, every micro-batch of stage 0 in
+# order, forward then backward, told apart by glyph.
+sized() { # NAME COLS ROWS ARGS KEYS...
+	s_name=$1 s_cols=$2 s_rows=$3 s_args=$4
+	shift 4
+	start "$s_name" "$s_args" "$s_cols" "$s_rows"
+	settle "$s_name"
+	for k in "$@"; do
+		keys "$s_name" "$k"
+		settle "$s_name"
+	done
+	check "$s_name" "$s_name"
+}
+sized lesson-07-80x24-nodes 80 24 "lesson --no-color --start=two-nodes $LESSONS/07-nodes.lesson" End
+cases=$((cases + 1))
+if capture lesson-07-80x24-nodes | grep -q ' n1  8-15 ' &&
+	capture lesson-07-80x24-nodes | grep -q 'inter-node 25.0 GB/s' &&
+	capture lesson-07-80x24-nodes | grep -q '7→8  n0→n1'; then
+	pass lesson-07-node-1
+else
+	fail lesson-07-node-1 "node 1 or the link between the nodes is not on the screen:"
+	capture lesson-07-80x24-nodes
+fi
+sized lesson-08-80x24-gpipe 80 24 "lesson --no-color --start=bubble $LESSONS/08-pipeline.lesson" \
+	Enter 3/8 Enter Enter End
+cases=$((cases + 1))
+# Stage 0's row, its digits only: each micro-batch's forward, then each
+# one's backward, in order.
+s0=$(capture lesson-08-80x24-gpipe | grep -m 1 '│  0 ' | sed 's/^│  0 //; s/[^0-9a-z]//g')
+if [ "$s0" = 0123456701234567 ]; then
+	pass lesson-08-stage-0-in-order
+else
+	fail lesson-08-stage-0-in-order "stage 0 reads '$s0', not 0123456701234567:"
+	capture lesson-08-80x24-gpipe
+fi
+
 # A projector's terminal (80x24, 100x30): the narration and a compact
 # figure (devices, timeline, the step's sentence on two lines) together, at
 # a step and at a question, in lessons 2, 3 and 8.  At the question the
