@@ -53,8 +53,8 @@ static struct cols columns(int cols)
 
 static int rows_for_bands(const struct sbs_ui *u)
 {
-	/* title, machine, scale (two rows); legend (two rows), status */
-	return u->rows - 4 - 3;
+	/* title, model, machine, scale (two rows); legend (two rows), status */
+	return u->rows - 5 - 3;
 }
 
 static void draw_scale(const struct sbs_ui *u, int y, struct cols c, double axis)
@@ -198,15 +198,15 @@ static void draw(void *ctx)
 		sl_term_show();
 		return;
 	}
-	sl_putf(1, 0, u->cols, sl_theme_role(&u->th, SL_ROLE_DIM), "%s %s %s", s->model,
-	        u->th.g->dot, s->machine);
+	sl_putf(1, 0, u->cols, sl_theme_role(&u->th, SL_ROLE_DIM), "model: %s", s->model);
+	sl_putf(2, 0, u->cols, sl_theme_role(&u->th, SL_ROLE_DIM), "hardware: %s", s->machine);
 	struct cols c = columns(u->cols);
 	double axis = sl_sbs_axis(s);
 	uint64_t scale = sl_sbs_mem_scale(s);
-	draw_scale(u, 2, c, axis);
+	draw_scale(u, 3, c, axis);
 	/* The bands share the rows left, a blank row between two. */
 	int avail = rows_for_bands(u) - (s->n - 1), grouped = 0;
-	int y = 4;
+	int y = 5;
 	for (int i = 0; i < s->n; i++) {
 		int h = avail / s->n + (i < avail % s->n);
 		int need = s->band[i].ndev + 1;
