@@ -16,8 +16,7 @@ static const sl_keybind any_keys[] = {
     {KEY_F(1), SL_A_HELP, "open or close the help of the screen shown"},
     {CTRL('l'), SL_A_REDRAW, "redraw the screen"},
     {KEY_F(12), SL_A_SNAPSHOT,
-     "write the screen as a figure: shardlab-N.svg (the cells' characters and colours) and "
-     "shardlab-N.svg.txt in the working directory"},
+     "write the screen to shardlab-N.svg (SVG) and shardlab-N.svg.txt (text) here"},
     {0, SL_A_NONE, NULL},
 };
 
