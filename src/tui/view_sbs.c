@@ -17,8 +17,8 @@
 #include "units.h"
 
 #define LABEL_W 10 /* "dev 12-15 " */
-#define MIN_ROWS 16
-#define MIN_COLS 60
+#define MIN_ROWS SL_LAYOUT_MIN_ROWS
+#define MIN_COLS SL_LAYOUT_MIN_COLS
 
 struct sbs_ui {
 	const sl_sbs *s;
@@ -63,13 +63,23 @@ static void draw_scale(const struct sbs_ui *u, int y, struct cols c, double axis
 	attr_t dim = sl_theme_role(&u->th, SL_ROLE_DIM), head = sl_theme_role(&u->th, SL_ROLE_HEAD);
 	char t[32];
 	sl_put(y, 0, LABEL_W, head, "time");
-	/* Labels over the quarters that have room, ticks under them. */
-	for (int q = 0; q <= 4; q++) {
-		int x = c.tl_x + (c.tl_w - 1) * q / 4;
+	/* Labels over the quarters, the ends first, the others where they
+	 * leave a blank on each side. */
+	static const int order[5] = {0, 4, 2, 1, 3};
+	int lx[5], w[5], drawn[5] = {0};
+	for (int i = 0; i < 5; i++) {
+		int q = order[i], x = c.tl_x + (c.tl_w - 1) * q / 4;
 		sl_fmt_time(axis * q / 4, t, sizeof t);
-		int w = sl_cols(t);
-		int lx = q == 0 ? x : q == 4 ? x - w + 1 : x - w / 2;
-		sl_put(y, lx, w, dim, q == 0 ? "0" : t);
+		w[q] = q == 0 ? 1 : sl_cols(t);
+		lx[q] = q == 0 ? x : q == 4 ? x - w[q] + 1 : x - w[q] / 2;
+		int clear = 1;
+		for (int k = 0; k < 5; k++)
+			if (drawn[k] && lx[q] <= lx[k] + w[k] && lx[k] <= lx[q] + w[q])
+				clear = 0;
+		if (clear) {
+			sl_put(y, lx[q], w[q], dim, q == 0 ? "0" : t);
+			drawn[q] = 1;
+		}
 	}
 	sl_rep(y + 1, c.tl_x, c.tl_w, dim, g->h);
 	for (int q = 0; q <= 4; q++)
@@ -126,7 +136,7 @@ static void draw_band(const struct sbs_ui *u, int y, int h, struct cols c, const
 	char t[32], m[32], s[32];
 	int x = sl_put(y, 0, u->cols, sl_theme_role(&u->th, SL_ROLE_HEAD), b->name);
 	sl_putf(y, x, u->cols - x, sl_theme_role(&u->th, SL_ROLE_NORMAL),
-	        "  %d device%s %s step %s %s per device: peak memory %s, sent %s", b->ndev,
+	        "  %d device%s %s step %s %s per device: peak %s, sent %s", b->ndev,
 	        b->ndev == 1 ? "" : "s", u->th.g->dot, sl_fmt_time(b->step_s, t, sizeof t),
 	        u->th.g->dot, sl_fmt_bytes((double)b->mem_peak, m, sizeof m),
 	        sl_fmt_bytes((double)b->sent, s, sizeof s));
@@ -135,6 +145,15 @@ static void draw_band(const struct sbs_ui *u, int y, int h, struct cols c, const
 	for (int lo = 0, r = 0; lo < b->ndev && r < rows; lo += per, r++)
 		draw_row(u, y + 1 + r, c, b, lo, lo + per < b->ndev ? lo + per : b->ndev, axis,
 		         scale);
+}
+
+/* A note after a legend: the long words if they fit, else the short. */
+static void put_fitting(const struct sbs_ui *u, int y, int x, const char *lng, const char *shrt)
+{
+	const char *w = x + sl_cols(lng) <= u->cols    ? lng
+	                : x + sl_cols(shrt) <= u->cols ? shrt
+	                                               : "";
+	sl_put(y, x, u->cols - x, sl_theme_role(&u->th, SL_ROLE_DIM), w);
 }
 
 static void draw_legend(const struct sbs_ui *u, int y, int grouped)
@@ -150,8 +169,8 @@ static void draw_legend(const struct sbs_ui *u, int y, int grouped)
 	}
 	x += sl_put(y, x, end - x, norm, "(blank) idle");
 	if (grouped)
-		sl_put(y, x, end - x, sl_theme_role(&u->th, SL_ROLE_DIM),
-		       "   a row of devices: what took most of their time");
+		put_fitting(u, y, x, "   a row of devices: what took most of their time",
+		            "   rows of devices: summed");
 	x = sl_put(y + 1, 0, end, norm, "memory: ");
 	for (int k = 0; k < 5; k++) {
 		x += sl_put(y + 1, x, end - x, sl_theme_role(&u->th, anatomy_role[k]),
@@ -159,8 +178,7 @@ static void draw_legend(const struct sbs_ui *u, int y, int grouped)
 		x += sl_putf(y + 1, x, end - x, norm, " %s  ", anatomy_word[k]);
 	}
 	if (grouped)
-		sl_put(y + 1, x, end - x, sl_theme_role(&u->th, SL_ROLE_DIM),
-		       "(a row's: its device of highest peak)");
+		put_fitting(u, y + 1, x, "(a row's: its device of highest peak)", "(highest)");
 }
 
 static void draw_status(const struct sbs_ui *u)
@@ -204,15 +222,21 @@ static void draw(void *ctx)
 	double axis = sl_sbs_axis(s);
 	uint64_t scale = sl_sbs_mem_scale(s);
 	draw_scale(u, 3, c, axis);
-	/* The bands share the rows left, a blank row between two. */
-	int avail = rows_for_bands(u) - (s->n - 1), grouped = 0;
+	/* The bands share the rows left: each its header and a row a device
+	 * with a blank row between two, or without the blanks, or in equal
+	 * shares, whichever is the first that fits. */
+	int avail = rows_for_bands(u), need = 0, grouped = 0;
+	for (int i = 0; i < s->n; i++)
+		need += s->band[i].ndev + 1;
+	int gap = need + s->n - 1 <= avail ? 1 : 0;
 	int y = 5;
 	for (int i = 0; i < s->n; i++) {
-		int h = avail / s->n + (i < avail % s->n);
-		int need = s->band[i].ndev + 1;
-		grouped |= need > h;
-		draw_band(u, y, h < need ? h : need, c, &s->band[i], axis, scale);
-		y += (h < need ? h : need) + 1;
+		int want = s->band[i].ndev + 1;
+		int h = need <= avail ? want : avail / s->n + (i < avail % s->n);
+		h = h < want ? h : want;
+		grouped |= h < want;
+		draw_band(u, y, h, c, &s->band[i], axis, scale);
+		y += h + gap;
 	}
 	draw_legend(u, u->rows - 3, grouped);
 	draw_status(u);
