@@ -13,19 +13,46 @@
 #include "hwfile.h"
 #include "report.h"
 #include "train.h"
+#include "sbs.h"
 #include "trainrun.h"
+#include "tui.h"
 #include "units.h"
 #include "textwrap.h"
 
-/* compare's --layouts. */
+/* What compare reads itself: the layouts and the side-by-side screen's. */
+struct cargs {
+	sl_train_opts *a;
+	int side_by_side;
+	struct sl_tui_options t;
+};
+
 static int own_option(void *ctx, int code, const char *arg, sl_err *err)
 {
-	sl_train_opts *a = ctx;
-	if (code == SL_OPT_LAYOUTS) {
-		a->layouts = arg;
+	struct cargs *c = ctx;
+	switch (code) {
+	case SL_OPT_LAYOUTS:
+		c->a->layouts = arg;
 		return SL_OK;
+	case SL_OPT_SIDE_BY_SIDE:
+		c->side_by_side = 1;
+		return SL_OK;
+	case SL_OPT_NO_COLOR:
+		c->t.no_color = 1;
+		return SL_OK;
+	case SL_OPT_ASCII:
+		c->t.ascii = 1;
+		return SL_OK;
+	case SL_OPT_HIGH_CONTRAST:
+		c->t.high_contrast = 1;
+		return SL_OK;
+	case SL_OPT_SNAPSHOT:
+		if (!*arg)
+			return sl_fail(err, SL_EINVAL, "--snapshot: empty file name");
+		c->t.snapshot = arg;
+		return SL_OK;
+	default:
+		return sl_fail(err, SL_EINVAL, "option code %d has no handler", code);
 	}
-	return sl_fail(err, SL_EINVAL, "option code %d has no handler", code);
 }
 
 /* ---- compare ---- */
@@ -47,6 +74,8 @@ static void compare_help(void)
 	sl_opts_help(stdout, SL_CMD_COMPARE, SL_KG_WORKLOAD, 0); /* --seed */
 	putchar('\n');
 	sl_cli_help_cluster(SL_CMD_COMPARE);
+	putchar('\n');
+	sl_opts_help(stdout, SL_CMD_COMPARE, SL_KG_DISPLAY, 1);
 }
 
 #define MAX_LAYOUTS 16
@@ -187,21 +216,102 @@ static void compare_csv(const struct outcome *res, char (*skip)[sizeof((sl_err){
 	}
 }
 
+/* The side-by-side screen of the layouts run: their figures and the
+ * events of their last step (taken out of the runs' traces). */
+static int side_by_side(const sl_opts *o, const sl_train_opts *a, struct outcome *res,
+                        char (*skip)[sizeof((sl_err){0}).msg], int nc,
+                        const struct sl_tui_options *t)
+{
+	static sl_sbs s;
+	memset(&s, 0, sizeof s);
+	char words[320];
+	sl_tr_model_words(&a->m, words, sizeof words);
+	snprintf(s.model, sizeof s.model, "%s%s", words, sl_tr_attention_words(&a->m, &a->l));
+	/* The hardware as the table's header says it, on one line. */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (f) {
+		sl_report_hardware_text(f, "", &o->sc.cluster, o->sc.preset, o->overrides);
+		fclose(f);
+		/* Its first two lines' figures, after their heading words. */
+		size_t at = 0;
+		const char *p = buf;
+		for (int k = 0; k < 2 && p && *p; k++) {
+			p += strcspn(p, " ");
+			p += strspn(p, " ");
+			int n = (int)strcspn(p, "\n");
+			at += (size_t)snprintf(s.machine + at, sizeof s.machine - at, "%s%.*s",
+			                       k ? "; " : "", n, p);
+			if (at >= sizeof s.machine)
+				break;
+			p = p[n] ? p + n + 1 : NULL;
+		}
+	}
+	free(buf);
+	for (int i = 0; i < nc; i++) {
+		if (skip[i][0]) {
+			sl_cli_error("compare: skipped %s: %s", res[i].name, skip[i]);
+			continue;
+		}
+		sl_sbs_band *b = &s.band[s.n];
+		const sl_train_report *p = &res[i].rep;
+		snprintf(b->name, sizeof b->name, "%s", res[i].name);
+		b->ndev = p->ndev;
+		b->step_s = p->step_s;
+		sl_tr_dev_peaks(p, &b->mem_peak, &b->sent);
+		b->dev = malloc((size_t)p->ndev * sizeof *b->dev);
+		if (!b->dev || sl_trace_take(sl_cluster_trace(res[i].c), &b->ev)) {
+			free(b->dev);
+			sl_sbs_free(&s);
+			sl_cli_error("compare: out of host memory");
+			return SL_EXIT_FAIL;
+		}
+		s.n++;
+		memcpy(b->dev, p->dev, (size_t)p->ndev * sizeof *b->dev);
+		double t0 = 0, t1 = 0;
+		for (size_t e = 0; e < b->ev.n; e++) {
+			if (e == 0 || b->ev.ev[e].t0 < t0)
+				t0 = b->ev.ev[e].t0;
+			if (e == 0 || b->ev.ev[e].t1 > t1)
+				t1 = b->ev.ev[e].t1;
+		}
+		b->t0 = t0;
+		b->span = t1 - t0;
+	}
+	int st = sl_sbs_main(&s, t);
+	sl_sbs_free(&s);
+	return st;
+}
+
 int sl_cmd_compare(int argc, char **argv)
 {
 	sl_opts o;
 	sl_train_opts a;
+	struct cargs ca = {.a = &a};
+	sl_tui_options_default(&ca.t);
 	sl_train_opts_init(&a, &o, 3);
 	o.sc.cluster.devices = 4;
 	o.csv_ok = 1;
 	int rc =
-	    sl_cli_parse("compare", SL_CMD_COMPARE, argc, argv, &o, own_option, &a, compare_help);
+	    sl_cli_parse("compare", SL_CMD_COMPARE, argc, argv, &o, own_option, &ca, compare_help);
 	if (rc != SL_CLI_GO)
 		return rc;
 	sl_train_opts_model_finish(&a);
 	int N = o.sc.cluster.devices;
-	/* compare writes no trace: its runs keep no events. */
-	o.sc.cluster.record.off = 1;
+	int sbs = ca.side_by_side;
+	if (sbs && o.format != SL_FORMAT_TEXT)
+		return sl_cli_usage("compare", "--side-by-side draws a screen: drop --format");
+	if (!sbs && (ca.t.snapshot || ca.t.no_color || ca.t.ascii || ca.t.high_contrast))
+		return sl_cli_usage("compare", "--%s is for --side-by-side",
+		                    ca.t.snapshot   ? "snapshot"
+		                    : ca.t.no_color ? "no-color"
+		                    : ca.t.ascii    ? "ascii"
+		                                    : "high-contrast");
+	/* compare writes no trace: its runs keep no events, but for the
+	 * side-by-side screen's last step. */
+	o.sc.cluster.record.off = !sbs;
+	o.sc.cluster.record.step_lo = o.sc.cluster.record.step_hi = sbs ? a.steps : 0;
 	const sl_cluster_config *base = &o.sc.cluster;
 	/* The node size as the preset and options gave it for N devices. */
 	int G = base->devices_per_node;
@@ -226,6 +336,11 @@ int sl_cmd_compare(int argc, char **argv)
 			if (*p == ',')
 				p++;
 		}
+	} else if (sbs) {
+		/* The three ways to split over N: tensor, pipeline, data. */
+		cand[nc++].tp = N;
+		cand[nc++].pp = N;
+		cand[nc++].dp = N;
 	} else {
 		nc = 1; /* single */
 		if (N > 1) {
@@ -239,6 +354,9 @@ int sl_cmd_compare(int argc, char **argv)
 			}
 		}
 	}
+	if (sbs && nc > SL_SBS_MAX)
+		return sl_cli_usage("compare", "--side-by-side shows up to %d layouts (%d given)",
+		                    SL_SBS_MAX, nc);
 	double *ref = calloc((size_t)a.steps, sizeof *ref);
 	struct outcome *res = calloc((size_t)nc, sizeof *res);
 	char(*skip)[sizeof err.msg] = calloc((size_t)nc, sizeof *skip);
@@ -286,7 +404,9 @@ int sl_cmd_compare(int argc, char **argv)
 	for (int i = 0; i < nc; i++)
 		if (res[i].c && !(res[i].max_rel <= LOSS_TOLERANCE))
 			wrong = 1;
-	if (status == SL_EXIT_OK && o.format == SL_FORMAT_JSON) {
+	if (status == SL_EXIT_OK && sbs) {
+		status = side_by_side(&o, &a, res, skip, nc, &ca.t);
+	} else if (status == SL_EXIT_OK && o.format == SL_FORMAT_JSON) {
 		json_t *j = json_object();
 		sl_tr_model_json(j, &a.m);
 		json_object_set_new(j, "steps", json_integer(a.steps));

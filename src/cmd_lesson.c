@@ -74,6 +74,11 @@ static int lesson_option(void *ctx, int code, const char *arg, sl_err *err)
 	case SL_OPT_PRESENTER:
 		a->t.presenter = 1;
 		break;
+	case SL_OPT_SNAPSHOT:
+		if (!*arg)
+			return sl_fail(err, SL_EINVAL, "--snapshot: empty file name");
+		a->t.snapshot = arg;
+		break;
 	default:
 		return sl_fail(err, SL_EINVAL, "option code %d has no handler", code);
 	}

@@ -85,6 +85,11 @@ static int own(void *ctx, int code, const char *arg, sl_err *err)
 	case SL_OPT_FPS:
 		t->fps = v.d;
 		return SL_OK;
+	case SL_OPT_SNAPSHOT:
+		if (!*arg)
+			return sl_fail(err, SL_EINVAL, "--snapshot: empty file name");
+		t->snapshot = arg;
+		return SL_OK;
 	default:
 		return sl_fail(err, SL_EINVAL, "option code %d has no handler", code);
 	}
@@ -263,7 +268,10 @@ int sl_cmd_sandbox(int argc, char **argv)
 	if (fmt && o.format == SL_FORMAT_CSV)
 		return sl_cli_usage("sandbox",
 		                    "--format=csv is for the tables of coll, compare and plan");
-	if (!sa.train && !sa.load && (fmt || !isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
+	if (fmt && sa.t.snapshot)
+		return sl_cli_usage("sandbox", "--snapshot draws the view: drop --format");
+	if (!sa.train && !sa.load && !sa.t.snapshot &&
+	    (fmt || !isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
 		if (!fmt)
 			sl_cli_error(
 			    "sandbox: no terminal: the scenario's report instead of the view");

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "layout.h"
+#include "sbs.h"
 
 static int one_line(int p)
 {
@@ -196,12 +197,100 @@ static void test_overlap_helper(void **state)
 	assert_false(sl_rect_overlap(a, e));
 }
 
+/* ---- the side-by-side screen's rows (sbs.c) ---- */
+
+static sl_event ev(int dev, sl_ev_kind k, double t0, double t1)
+{
+	sl_event e = {.dev = dev, .peer = -1, .kind = k, .t0 = t0, .t1 = t1};
+	return e;
+}
+
+/* Cells of 5 s over a 10 s step starting at 100 s, on a 20 s axis. */
+static void test_sbs_cells(void **state)
+{
+	(void)state;
+	sl_event e[] = {
+	    ev(0, SL_EV_COMPUTE, 100, 105),
+	    ev(0, SL_EV_SEND, 105, 110),
+	    ev(1, SL_EV_COMPUTE, 100, 104),
+	    ev(1, SL_EV_WAIT, 104, 110),
+	    /* two transfers at once: their times add up */
+	    ev(2, SL_EV_SEND, 105, 110),
+	    ev(2, SL_EV_RECV, 105, 110),
+	};
+	sl_sbs_band b = {.ndev = 3, .t0 = 100, .span = 10, .ev = {3, sizeof e / sizeof e[0], e}};
+	sl_dstate c[4];
+	sl_sbs_cells(&b, 0, 1, 20, 4, c);
+	assert_int_equal(c[0], SL_DS_COMPUTE);
+	assert_int_equal(c[1], SL_DS_SEND);
+	assert_int_equal(c[2], SL_DS_COUNT); /* past the step */
+	assert_int_equal(c[3], SL_DS_COUNT);
+	sl_sbs_cells(&b, 1, 2, 20, 4, c);
+	assert_int_equal(c[0], SL_DS_COMPUTE); /* 4 s of 5 */
+	assert_int_equal(c[1], SL_DS_WAIT);
+	sl_sbs_cells(&b, 2, 3, 20, 4, c);
+	assert_int_equal(c[0], SL_DS_IDLE);
+	assert_int_equal(c[1], SL_DS_SEND);
+	/* A row of the three: 9 s of compute, 5 idle, 1 wait in the first
+	 * slice; in the second 5 s of wait against 15 of transfers. */
+	sl_sbs_cells(&b, 0, 3, 20, 4, c);
+	assert_int_equal(c[0], SL_DS_COMPUTE);
+	assert_int_equal(c[1], SL_DS_SEND);
+	/* An event across cells is split by the time in each. */
+	sl_event one[] = {ev(0, SL_EV_COMPUTE, 100, 107)};
+	sl_sbs_band b1 = {.ndev = 1, .t0 = 100, .span = 10, .ev = {1, 1, one}};
+	sl_sbs_cells(&b1, 0, 1, 10, 2, c);
+	assert_int_equal(c[0], SL_DS_COMPUTE);
+	assert_int_equal(c[1], SL_DS_IDLE); /* 2 s of 5 */
+}
+
+static void test_sbs_per_row(void **state)
+{
+	(void)state;
+	assert_int_equal(sl_sbs_per_row(4, 6), 1);
+	assert_int_equal(sl_sbs_per_row(6, 6), 1);
+	assert_int_equal(sl_sbs_per_row(16, 6), 4); /* 3 does not divide 16 */
+	assert_int_equal(sl_sbs_per_row(7, 3), 3);  /* no divisor near: rows of 3, 3, 1 */
+	assert_int_equal(sl_sbs_per_row(1024, 6), 256);
+	assert_int_equal(sl_sbs_per_row(5, 0), 5);
+}
+
+/* The memory bars' scale is the largest sum of any device's five figures,
+ * and a row's anatomy is its device of highest peak. */
+static void test_sbs_memory(void **state)
+{
+	(void)state;
+	sl_train_dev d[2] = {{.params_bytes = 10,
+	                      .grads_bytes = 10,
+	                      .optimizer_bytes = 60,
+	                      .act_peak_bytes = 5,
+	                      .workspace_peak_bytes = 1,
+	                      .mem_peak_bytes = 80},
+	                     {.params_bytes = 10,
+	                      .grads_bytes = 10,
+	                      .optimizer_bytes = 60,
+	                      .act_peak_bytes = 30,
+	                      .workspace_peak_bytes = 2,
+	                      .mem_peak_bytes = 100}};
+	sl_sbs s = {.n = 1};
+	s.band[0].ndev = 2;
+	s.band[0].dev = d;
+	assert_int_equal(sl_sbs_mem_scale(&s), 112);
+	uint64_t part[5];
+	assert_int_equal(sl_sbs_anatomy(&s.band[0], 0, 2, part), 1);
+	assert_int_equal(part[3], 30);
+	assert_int_equal(sl_sbs_anatomy(&s.band[0], 0, 1, part), 0);
+	assert_int_equal(part[3], 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_every_size),         cmocka_unit_test(test_too_small),
 	    cmocka_unit_test(test_many_devices),       cmocka_unit_test(test_overlap_helper),
 	    cmocka_unit_test(test_sentence_two_lines), cmocka_unit_test(test_lesson_compact),
+	    cmocka_unit_test(test_sbs_cells),          cmocka_unit_test(test_sbs_per_row),
+	    cmocka_unit_test(test_sbs_memory),
 	};
 	return cmocka_run_group_tests_name("layout", tests, NULL, NULL);
 }

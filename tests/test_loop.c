@@ -49,7 +49,7 @@ static size_t fake_typed(void *ctx)
 	return ((struct fake *)ctx)->typed;
 }
 
-static const sl_loop_mode fake_mode = {fake_keys, fake_help, fake_typed, fake_key, NULL,
+static const sl_loop_mode fake_mode = {fake_keys, fake_help, fake_typed, fake_key, NULL, NULL,
                                        NULL,      NULL,      NULL,       NULL,     NULL};
 
 static unsigned send(struct fake *f, sl_keymode mode, int ch)

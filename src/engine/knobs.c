@@ -682,6 +682,21 @@ static const sl_knob table[] = {
             "and\n"
             ".B \\-\\-microbatches\n"
             "apply to the default layouts.\n"},
+    {"side-by-side", SL_OPT_SIDE_BY_SIDE, SL_KT_FLAG, NULL, 0, 1, NULL, NULL, SL_CMD_COMPARE, 0,
+     SL_KG_COMPARE, NONE, SL_KC_INT, NULL, 0,
+     "show up to three layouts on one time axis, full screen\n(default: tp, pp and dp over "
+     "--devices); with\n--snapshot, write that screen instead",
+     .man = "Instead of the table, show up to three layouts full screen on one time axis\n"
+            "(by default tensor, pipeline and data parallel over\n"
+            ".BR \\-\\-devices ):\n"
+            "a band per layout with each device's compute, communication and waiting\n"
+            "over the last training step (a row of several devices, when they outnumber\n"
+            "the rows, shows what took most of their time), the step time, the peak\n"
+            "memory and the bytes sent per device, and a bar of each device's memory:\n"
+            "parameters, gradients, optimizer state, activations and workspace.\n"
+            "With\n"
+            ".BR \\-\\-snapshot ,\n"
+            "the screen is written to a file instead (no terminal needed).\n"},
     /* ---- train's checkpoints, trace and report ---- */
     {"save", SL_OPT_SAVE, SL_KT_TEXT, "DIR", 0, 0, NULL, NULL, SL_CMD_TRAIN, 0, SL_KG_CKPT, NONE,
      SL_KC_INT, NULL, 0, "save the training state after the last step",
@@ -846,17 +861,18 @@ static const sl_knob table[] = {
     {"to-dp", SL_OPT_TO_DP, SL_KT_INT, "D", 1, SL_MAX_PLAN_DEVICES, NULL, NULL, 0, S, SL_KG_TARGET,
      NONE, SL_KC_INT, NULL, 0, "the data-parallel replicas a reshard loads under", NULL},
     /* ---- display ---- */
-    {"no-color", SL_OPT_NO_COLOR, SL_KT_FLAG, NULL, 0, 1, NULL, NULL, DISPLAY, 0, SL_KG_DISPLAY,
-     NONE, SL_KC_INT, NULL, 0, "monochrome (so is a non-empty NO_COLOR)",
+    {"no-color", SL_OPT_NO_COLOR, SL_KT_FLAG, NULL, 0, 1, NULL, NULL, DISPLAY | SL_CMD_COMPARE, 0,
+     SL_KG_DISPLAY, NONE, SL_KC_INT, NULL, 0, "monochrome (so is a non-empty NO_COLOR)",
      .man = "Monochrome: states and devices keep their glyphs, words and digits.\n"
             "A non\\-empty\n"
             ".B NO_COLOR\n"
             "does the same.\n"},
-    {"ascii", SL_OPT_ASCII, SL_KT_FLAG, NULL, 0, 1, NULL, NULL, DISPLAY, 0, SL_KG_DISPLAY, NONE,
-     SL_KC_INT, NULL, 0, "ASCII glyphs (so is a locale that is not UTF-8)",
+    {"ascii", SL_OPT_ASCII, SL_KT_FLAG, NULL, 0, 1, NULL, NULL, DISPLAY | SL_CMD_COMPARE, 0,
+     SL_KG_DISPLAY, NONE, SL_KC_INT, NULL, 0, "ASCII glyphs (so is a locale that is not UTF-8)",
      .man = "ASCII glyphs only; also the default when the locale is not UTF\\-8.\n"},
-    {"high-contrast", SL_OPT_HIGH_CONTRAST, SL_KT_FLAG, NULL, 0, 1, NULL, NULL, DISPLAY, 0,
-     SL_KG_DISPLAY, NONE, SL_KC_INT, NULL, 0, "the high-contrast palette, for projectors (key c)",
+    {"high-contrast", SL_OPT_HIGH_CONTRAST, SL_KT_FLAG, NULL, 0, 1, NULL, NULL,
+     DISPLAY | SL_CMD_COMPARE, 0, SL_KG_DISPLAY, NONE, SL_KC_INT, NULL, 0,
+     "the high-contrast palette, for projectors (key c)",
      .man = "The high\\-contrast palette, for washed\\-out projectors (the\n"
             ".B c\n"
             "key switches it).\n"},
@@ -875,6 +891,33 @@ static const sl_knob table[] = {
      SL_KC_INT, NULL, 0, "frames per second while animating, 1 to 60 (default\n25)",
      .man = "Frames per second while animating, 1 to 60 (default 25).\n"
             "Nothing is redrawn while paused.\n"},
+    {"snapshot", SL_OPT_SNAPSHOT, SL_KT_TEXT, "FILE", 0, 0, NULL, NULL, DISPLAY | SL_CMD_COMPARE, 0,
+     SL_KG_DISPLAY, NONE, SL_KC_INT, NULL, 0,
+     "no terminal needed: draw the first screen off screen,\nwrite it to FILE as SVG (and FILE.txt "
+     "as text; a\nFILE "
+     "ending in .txt: text only), and leave",
+     .man = "Draw the first screen on an off\\-screen terminal (no terminal is needed), write\n"
+            "it to\n"
+            ".I FILE\n"
+            "as SVG (monospace text in the cells' colours) and as plain text to\n"
+            ".IR FILE .txt,\n"
+            "and leave; a\n"
+            ".I FILE\n"
+            "ending in\n"
+            ".B .txt\n"
+            "gets the text only.\n"
+            "The screen is\n"
+            ".B LINES\n"
+            "by\n"
+            ".B COLUMNS\n"
+            "when both are set, else the terminal's size, else 30 by 100.\n"
+            "On the screen, the key\n"
+            ".B F12\n"
+            "(or\n"
+            ".BR S )\n"
+            "writes the screen shown as\n"
+            ".BI shardlab\\- N .svg\n"
+            "in the working directory.\n"},
     /* ---- lesson ---- */
     {"start", SL_OPT_START, SL_KT_TEXT, "LABEL|LINE", 0, 0, NULL, NULL, SL_CMD_LESSON, 0,
      SL_KG_LESSON, NONE, SL_KC_INT, NULL, 0, "begin at a label or a line (for authors)",

@@ -96,6 +96,7 @@ enum sl_opt_code {
 	SL_OPT_TOP,
 	SL_OPT_NO_SP,
 	SL_OPT_NO_ZERO1,
+	SL_OPT_SIDE_BY_SIDE,
 	/* ckpt reshard's own */
 	SL_OPT_OUT,
 	SL_OPT_STORAGE_BW,
@@ -110,6 +111,7 @@ enum sl_opt_code {
 	SL_OPT_NO_MOUSE,
 	SL_OPT_PLAY,
 	SL_OPT_FPS,
+	SL_OPT_SNAPSHOT,
 	/* lesson's own */
 	SL_OPT_HEADLESS,
 	SL_OPT_START,

@@ -15,6 +15,8 @@ static const sl_keybind any_keys[] = {
      "quit at once from any screen, also mid-transfer; the terminal is restored"},
     {KEY_F(1), SL_A_HELP, "open or close the help of the screen shown"},
     {CTRL('l'), SL_A_REDRAW, "redraw the screen"},
+    {KEY_F(12), SL_A_SNAPSHOT,
+     "write the screen to shardlab-N.svg (SVG) and shardlab-N.svg.txt (text) here"},
     {0, SL_A_NONE, NULL},
 };
 
@@ -24,6 +26,7 @@ static const sl_keybind sandbox_keys[] = {
      "from it)"},
     {'?', SL_A_HELP, "open or close this help"},
     {'c', SL_A_CONTRAST, "switch the high-contrast theme on or off (for projectors)"},
+    {'S', SL_A_SNAPSHOT, "write the screen as a figure (as F12)"},
     {0, SL_A_NONE, NULL},
 };
 
@@ -147,6 +150,16 @@ static const sl_keybind lesson_keys[] = {
     {ESC, SL_A_LEAVE, NULL},
     {'?', SL_A_HELP, "open or close this help"},
     {'c', SL_A_CONTRAST, "switch the high-contrast theme on or off (for projectors)"},
+    {'S', SL_A_SNAPSHOT, "write the screen as a figure (as F12)"},
+    {0, SL_A_NONE, NULL},
+};
+
+static const sl_keybind sbs_keys[] = {
+    {'q', SL_A_LEAVE, "quit"},
+    {ESC, SL_A_LEAVE, NULL},
+    {'?', SL_A_HELP, "open or close this help"},
+    {'c', SL_A_CONTRAST, "switch the high-contrast theme on or off (for projectors)"},
+    {'S', SL_A_SNAPSHOT, "write the screen as a figure (as F12)"},
     {0, SL_A_NONE, NULL},
 };
 
@@ -192,7 +205,7 @@ static const sl_keybind help_keys[] = {
 static const struct mode {
 	const sl_keybind *keys;
 	sl_keymode parent;
-	int lessons; /* one of the lessons' screens (else the sandbox's) */
+	int lessons; /* the front end: 0 the sandbox, 1 the lessons, 2 side by side */
 	const char *title;
 } modes[SL_MODE_COUNT] = {
     [SL_MODE_ANY] = {any_keys, SL_MODE_COUNT, 0, "Everywhere"},
@@ -204,6 +217,7 @@ static const struct mode {
     [SL_MODE_LESSON] = {lesson_keys, SL_MODE_ANY, 1, "Lesson"},
     [SL_MODE_INPUT] = {input_keys, SL_MODE_ANY, 1,
                        "Lesson, typing an answer (other printable keys are typed)"},
+    [SL_MODE_SBS] = {sbs_keys, SL_MODE_ANY, 2, "Side by side (shardlab compare --side-by-side)"},
     [SL_MODE_HELP] = {help_keys, SL_MODE_ANY, 0, "Help"},
 };
 
@@ -213,6 +227,7 @@ static const char *const words[SL_A_COUNT] = {
     [SL_A_HELP] = "help",
     [SL_A_CONTRAST] = "contrast",
     [SL_A_REDRAW] = "redraw",
+    [SL_A_SNAPSHOT] = "snapshot",
     [SL_A_PLAY] = "play",
     [SL_A_STEP] = "step",
     [SL_A_BACK] = "back",
@@ -283,7 +298,7 @@ sl_keymode sl_keymode_parent(sl_keymode mode)
 /* The screen's own keys first, then what it inherits, then its siblings. */
 int sl_keys_help_modes(sl_keymode from, sl_keymode *out, int max)
 {
-	int lessons = valid(from) && modes[from].lessons, n = 0;
+	int lessons = valid(from) ? modes[from].lessons : 0, n = 0;
 	sl_keymode m = valid(from) && from != SL_MODE_HELP ? from : SL_MODE_ANY;
 	for (; valid(m) && n < max; m = modes[m].parent)
 		out[n++] = m;

@@ -22,6 +22,7 @@ typedef enum sl_action {
 	SL_A_HELP,
 	SL_A_CONTRAST,
 	SL_A_REDRAW,
+	SL_A_SNAPSHOT, /* the screen to an SVG and a text file */
 	/* playback */
 	SL_A_PLAY,
 	SL_A_STEP,
@@ -88,6 +89,7 @@ typedef enum sl_keymode {
 	SL_MODE_MENU,    /* the lesson menu */
 	SL_MODE_LESSON,  /* a lesson's screen: narration and the scenario shown */
 	SL_MODE_INPUT,   /* a lesson's answer or knob line being typed */
+	SL_MODE_SBS,     /* layouts side by side (compare --side-by-side) */
 	SL_MODE_HELP,    /* a help screen */
 	SL_MODE_COUNT
 } sl_keymode;

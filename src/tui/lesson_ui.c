@@ -1340,8 +1340,9 @@ static void s_draw(void *ctx)
 	u->sb ? sl_sandbox_loop()->draw(u->sb) : draw(u);
 }
 
-static const sl_loop_mode lesson_mode = {s_keys, s_help,      s_typed,  s_key,  s_wake,
-                                         s_tick, s_animating, s_layout, s_draw, busy_running};
+static const sl_loop_mode lesson_mode = {s_keys, s_help,       s_typed,     s_key,
+                                         s_wake, s_tick,       s_animating, s_layout,
+                                         s_draw, busy_running, NULL};
 
 /* ---- the loop ---- */
 
@@ -1362,7 +1363,9 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 	/* The locale is for the terminal's characters; numbers are printed
 	 * (and parsed) with a decimal point whatever the locale says. */
 	setlocale(LC_NUMERIC, "C");
-	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+	if (u->opt.snapshot)
+		sl_loop_snapshot_once(u->opt.snapshot);
+	else if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		fprintf(stderr,
 		        "shardlab: lessons need a terminal (without one, use 'shardlab lesson "
 		        "--headless')\n");
@@ -1431,8 +1434,13 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 			u->sel = u->ncat ? u->ncat - 1 : 0;
 	}
 	int quit_sig = sl_loop_run(&lesson_mode, u, u->opt.fps);
-	if (u->vm && !u->ended && !u->job)
+	/* A snapshot is no visit: the learner's place stays where it was. */
+	if (u->vm && !u->ended && !u->job && !u->opt.snapshot)
 		save(u, 0);
+	if (u->opt.snapshot && sl_loop_snapshot_error()[0]) {
+		fprintf(stderr, "shardlab: %s\n", sl_loop_snapshot_error());
+		status = 1;
+	}
 	job_abandon(u); /* a run computing is cancelled, not waited for */
 	menu_sel = u->sel;
 	sl_term_stop();

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "draw.h"
+#include "snapshot.h"
 #include "term.h"
 
 double sl_loop_now(void)
@@ -51,6 +52,8 @@ unsigned sl_loop_dispatch(const sl_loop_mode *m, void *ctx, int ch, double now)
 		return SL_LOOP_QUIT;
 	if (a == SL_A_REDRAW) /* a full redraw: laid out again, every cell repainted */
 		return SL_LOOP_DRAW | SL_LOOP_LAYOUT | SL_LOOP_CLEAR;
+	if (a == SL_A_SNAPSHOT) /* of the screen as it is, the help too */
+		return SL_LOOP_DRAW | SL_LOOP_SNAP;
 	if (h->open)
 		return help_key(h, a);
 	if (a == SL_A_HELP) {
@@ -74,7 +77,7 @@ int sl_loop_passes(const sl_loop_mode *m, void *ctx, int ch)
 		return 0;
 	sl_action a = sl_keys_lookup(mode, ch);
 	return a == SL_A_QUIT || a == SL_A_REDRAW || a == SL_A_HELP || a == SL_A_LEAVE ||
-	       a == SL_A_CANCEL;
+	       a == SL_A_CANCEL || a == SL_A_SNAPSHOT;
 }
 
 int sl_loop_timeout(unsigned pending, int animating, double next_frame, double now)
@@ -92,8 +95,52 @@ const sl_loop_counts *sl_loop_counters(void)
 	return &sl_loop_stat;
 }
 
+static const char *snap_once;
+static sl_err snap_err;
+
+void sl_loop_snapshot_once(const char *path)
+{
+	snap_once = path;
+	if (path) {
+		int rows, cols;
+		sl_term_offscreen_size(&rows, &cols);
+		sl_term_offscreen(rows, cols);
+	}
+}
+
+const char *sl_loop_snapshot_error(void)
+{
+	return snap_err.msg;
+}
+
+/* The snapshot key: the screen just drawn to a new file, and a line over
+ * the screen's last saying where (until the next draw). */
+static void snapshot_key(void)
+{
+	char name[64], msg[sizeof((sl_err){0}).msg + 160];
+	sl_err err = {0};
+	sl_snapshot_name(name, sizeof name);
+	if (sl_snapshot_write(name, &err) == SL_OK)
+		snprintf(msg, sizeof msg, " snapshot: %s and %s.txt ", name, name);
+	else
+		snprintf(msg, sizeof msg, " %s ", err.msg);
+	int y = getmaxy(stdscr) - 1;
+	move(y, 0);
+	clrtoeol();
+	attron(A_REVERSE);
+	mvaddnstr(y, 0, msg, getmaxx(stdscr));
+	attroff(A_REVERSE);
+	sl_term_show();
+}
+
+static int settled(const sl_loop_mode *m, void *ctx)
+{
+	return (!m->settled || m->settled(ctx)) && !(m->busy && m->busy(ctx));
+}
+
 int sl_loop_run(const sl_loop_mode *m, void *ctx, double fps)
 {
+	int drawn = 0;
 	double frame = 1.0 / (fps > 0 ? fps : 25), next_frame = 0;
 	/* Input draws at once; the clock and background news at most once
 	 * per frame interval. */
@@ -112,7 +159,16 @@ int sl_loop_run(const sl_loop_mode *m, void *ctx, double fps)
 			sl_loop_stat.draws++;
 			sl_loop_stat.last_draw = now;
 			next_frame = now + frame;
+			if (pending & SL_LOOP_SNAP)
+				snapshot_key();
 			pending = 0;
+			drawn = 1;
+		}
+		/* --snapshot: the first settled screen, drawn, then leave. */
+		if (snap_once && drawn && !(pending & SL_LOOP_DRAW) && settled(m, ctx)) {
+			if (sl_snapshot_write(snap_once, &snap_err) != SL_OK && !snap_err.msg[0])
+				sl_fail(&snap_err, SL_ESYS, "cannot write the snapshot");
+			return 0;
 		}
 		int bits = sl_term_wait(
 		    sl_loop_timeout(pending, m->animating(ctx), next_frame, sl_loop_now()));

@@ -21,6 +21,7 @@ enum {
 	SL_LOOP_CLEAR = 4,  /* repaint every cell (a palette change, a resize) */
 	SL_LOOP_QUIT = 8,   /* leave the loop */
 	SL_LOOP_NOW = 16,   /* draw at once, not at the next frame time */
+	SL_LOOP_SNAP = 32,  /* once drawn, write the screen to a file (the snapshot key) */
 };
 
 /* The help over a front end's screens.  The loop opens it (? or F1 on
@@ -61,6 +62,10 @@ typedef struct sl_loop_mode {
 	 * look (sl_loop_passes) still go through, the others wait their turn
 	 * and are dispatched, in order, once it is done. */
 	int (*busy)(void *ctx);
+	/* The screen shows what it will show until a key comes: nothing it
+	 * waits for is computing (may be NULL: always).  A snapshot taken
+	 * once, without a terminal, waits for it. */
+	int (*settled)(void *ctx);
 } sl_loop_mode;
 
 /* Does key ch go through while m is busy (a resize, the help, F10, Ctrl-L,
@@ -91,6 +96,14 @@ const sl_loop_counts *sl_loop_counters(void);
  * terminal goes away, drawing at most fps frames a second.  The terminal
  * must be started (sl_term_start).  Returns the quit signal, or 0. */
 int sl_loop_run(const sl_loop_mode *m, void *ctx, double fps);
+
+/* --snapshot: the terminal to be started is an off-screen one
+ * (sl_term_offscreen, of sl_term_offscreen_size), and the next sl_loop_run
+ * draws until the screen is settled (and not busy), writes it to path
+ * (snapshot.h) and returns 0.  Call before sl_term_start. */
+void sl_loop_snapshot_once(const char *path);
+/* Why the last snapshot could not be written, or "". */
+const char *sl_loop_snapshot_error(void);
 
 /* CLOCK_MONOTONIC in seconds: the loop's clock. */
 double sl_loop_now(void);

@@ -688,8 +688,14 @@ static int animating(void *ctx)
 	return sl_play_animating(((struct sl_sandbox *)ctx)->play);
 }
 
-static const sl_loop_mode sandbox_mode = {keymode, help_of,   NULL,     on_key, on_wake,
-                                          on_tick, animating, relayout, draw,   NULL};
+/* Planned: the screen shows the run, not "planning". */
+static int settled(void *ctx)
+{
+	return !sl_play_planning(((struct sl_sandbox *)ctx)->play);
+}
+
+static const sl_loop_mode sandbox_mode = {keymode,   help_of,  NULL, on_key, on_wake, on_tick,
+                                          animating, relayout, draw, NULL,   settled};
 
 /* ---- start and finish ---- */
 
@@ -811,7 +817,9 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 	/* The locale is for the terminal's characters; numbers are printed
 	 * (and parsed) with a decimal point whatever the locale says. */
 	setlocale(LC_NUMERIC, "C");
-	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+	if (o.snapshot)
+		sl_loop_snapshot_once(o.snapshot);
+	else if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		fprintf(stderr,
 		        "shardlab: the interactive view needs a terminal (for a report, use "
 		        "'shardlab run')\n");
@@ -838,7 +846,11 @@ int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 	/* The terminal first, so the shell is back at once; then the threads. */
 	sl_term_stop();
 	int status = 0;
-	if (a->opt.trace && !quit_sig)
+	if (o.snapshot && sl_loop_snapshot_error()[0]) {
+		fprintf(stderr, "shardlab: %s\n", sl_loop_snapshot_error());
+		status = 1;
+	}
+	if (a->opt.trace && !quit_sig && !status)
 		status = write_trace(a->play, a->opt.trace);
 	/* A quit signal ends the process by it now (see lesson_ui.c). */
 	if (quit_sig)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <term.h>
 #include <termios.h>
 #include <time.h>
@@ -22,6 +23,9 @@ static sigset_t saved_mask, wait_mask;
 static volatile sig_atomic_t quit_sig;
 static volatile sig_atomic_t curses_on;
 static SCREEN *screen;
+/* The off-screen terminal (sl_term_offscreen): its size and its files. */
+static int off_rows, off_cols;
+static FILE *off_out, *off_in;
 /* What puts the terminal back, written by the crash handler. */
 static char restore_seq[512];
 static size_t restore_len;
@@ -100,8 +104,69 @@ static void add_seq(const char *s)
 	}
 }
 
+void sl_term_offscreen(int rows, int cols)
+{
+	off_rows = rows;
+	off_cols = cols;
+}
+
+int sl_term_is_offscreen(void)
+{
+	return off_rows > 0;
+}
+
+void sl_term_offscreen_size(int *rows, int *cols)
+{
+	const char *l = getenv("LINES"), *c = getenv("COLUMNS");
+	int r = l ? atoi(l) : 0, k = c ? atoi(c) : 0;
+	struct winsize ws;
+	if ((r <= 0 || k <= 0) && isatty(STDOUT_FILENO) &&
+	    ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
+		r = ws.ws_row;
+		k = ws.ws_col;
+	}
+	if (r <= 0 || k <= 0 || r > 1000 || k > 1000) {
+		r = 30;
+		k = 100;
+	}
+	*rows = r;
+	*cols = k;
+}
+
+/* A terminal nobody sees, of a known description (so a snapshot's colours
+ * do not depend on TERM) and the size asked for. */
+static int start_offscreen(sl_err *err)
+{
+	off_out = fopen("/dev/null", "w");
+	off_in = fopen("/dev/null", "r");
+	if (off_out && off_in)
+		screen = newterm("xterm-256color", off_out, off_in);
+	if (!screen && off_out && off_in)
+		screen = newterm(NULL, off_out, off_in);
+	if (!screen) {
+		if (off_out)
+			fclose(off_out);
+		if (off_in)
+			fclose(off_in);
+		off_out = off_in = NULL;
+		return sl_fail(err, SL_ESYS,
+		               "cannot open an off-screen terminal for the snapshot (is the "
+		               "xterm-256color terminfo entry installed?)");
+	}
+	set_term(screen);
+	resize_term(off_rows, off_cols);
+	noecho();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	curs_set(0);
+	curses_on = 1;
+	return SL_OK;
+}
+
 int sl_term_start(int no_mouse, sl_err *err)
 {
+	if (off_rows > 0)
+		return start_offscreen(err);
 	screen = newterm(NULL, stdout, stdin);
 	if (!screen)
 		return sl_fail(err, SL_ESYS, "cannot drive the terminal '%s' (check TERM)",
@@ -150,6 +215,15 @@ void sl_term_stop(void)
 	if (!curses_on)
 		return;
 	curses_on = 0;
+	if (off_rows > 0) {
+		endwin();
+		delscreen(screen);
+		screen = NULL;
+		fclose(off_out);
+		fclose(off_in);
+		off_out = off_in = NULL;
+		return;
+	}
 	mousemask(0, NULL);
 	endwin();
 	if (saved_tio_ok)
@@ -206,7 +280,9 @@ int sl_term_quit_signal(void)
 
 int sl_term_wait(int timeout_ms)
 {
-	struct pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {wake_pipe[0], POLLIN, 0}};
+	/* Off screen, no key comes: only the threads' news is waited for. */
+	struct pollfd fds[2] = {{off_rows > 0 ? -1 : STDIN_FILENO, POLLIN, 0},
+	                        {wake_pipe[0], POLLIN, 0}};
 	struct timespec ts, *tp = NULL;
 	if (timeout_ms >= 0) {
 		ts.tv_sec = timeout_ms / 1000;

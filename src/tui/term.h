@@ -26,6 +26,15 @@ enum {
 int sl_term_init(sl_err *err);
 /* Curses on the terminal; mouse unless no_mouse. */
 int sl_term_start(int no_mouse, sl_err *err);
+/* Before sl_term_start: draw to an off-screen terminal of rows x cols
+ * (an xterm-256color description, output discarded, no input read) instead
+ * of the real one, for a snapshot taken without a terminal (--snapshot). */
+void sl_term_offscreen(int rows, int cols);
+/* Is the terminal the off-screen one? */
+int sl_term_is_offscreen(void);
+/* The off-screen size: LINES and COLUMNS from the environment when both
+ * are set, else the terminal's when stdout is one, else 30 x 100. */
+void sl_term_offscreen_size(int *rows, int *cols);
 /* Leave curses and put the terminal back (idempotent). */
 void sl_term_stop(void);
 /* Close the pipe and put the signal mask and handlers back. */

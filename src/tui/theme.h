@@ -59,6 +59,8 @@ typedef struct sl_glyphs {
 	const char *replica;       /* a matrix every device holds whole (X column-wise) */
 	const char *unknown;       /* a block whose state is not known yet */
 	const char *mem_l, *mem_r; /* the ends of a device's memory bar */
+	const char *anatomy[5];    /* a memory anatomy: parameters, gradients, optimizer state,
+	                              activations, workspace */
 	const char *custom;        /* after a link's figures: turned away from its class's */
 	const char *dot;           /* a separator */
 	const char *times;         /* "x" in sizes */

@@ -16,6 +16,9 @@ struct sl_tui_options {
 	int presenter;     /* lessons: presenter mode (no log lines, no scores; key p) */
 	double fps;        /* frames per second while animating; 0: the default */
 	const char *trace; /* on quitting, write the shown run's Chrome trace here */
+	/* Draw off screen (no terminal needed), write the first settled screen
+	 * here as SVG and text (snapshot.h), and leave; NULL: the terminal. */
+	const char *snapshot;
 	/* What to show instead of the scenario's product (a training step,
 	 * sandbox --tp/--pp/--dp; a reshard, --load), or NULL; the scenario's
 	 * cluster then has the devices it needs. */
@@ -48,5 +51,11 @@ sl_sandbox *sl_sandbox_open(const sl_scenario *sc, const struct sl_tui_options *
 const struct sl_loop_mode *sl_sandbox_loop(void);
 int sl_sandbox_to_menu(const sl_sandbox *s);
 int sl_sandbox_close(sl_sandbox *s, double wait);
+
+/* Layouts side by side (sbs.h, view_sbs.c) until the user quits, or, with
+ * opt->snapshot, written to that file.  Returns the exit status: 0, or 1
+ * after one line on stderr. */
+struct sl_sbs;
+int sl_sbs_main(const struct sl_sbs *s, const struct sl_tui_options *opt);
 
 #endif

@@ -53,6 +53,7 @@ settle() {
 		need=2
 		case "$(printf '%s\n' "$cur" | head -n 1)" in
 		shardlab*paused*) ;;
+		"shardlab compare: "*) ;; # side by side: nothing moves
 		shardlab*) same=0 ;;
 		*) need=3 ;;
 		esac
@@ -120,6 +121,9 @@ start rowwise-2nodes-end 120 36 "$run_env $sb --strategy=rowwise $two_nodes"
 start tree-phases 120 36 "$run_env $sb --strategy=rowwise --algorithm=tree --devices=8 $small $fast"
 start plot-80x24 80 24 "$run_env $sb --strategy=rowwise $small"
 start matrices-16 120 36 "$run_env $sb --devices=16 --devices-per-node=8 --preset=a100 --m=256 --k=8192 --n=4096 $fast"
+# tp, pp and dp over 4 devices side by side (one step: the figures are
+# emulated, no loss is shown); it quits with q.
+start side-by-side 100 30 "$run_env $SHARDLAB compare --side-by-side --steps=1; echo \$? >$work/sbs-status"
 
 # The first screen: paused at time zero, the plan done.
 check first
@@ -156,6 +160,33 @@ if [ -n "$want" ] && [ "$want" = "$shown" ]; then
 	pass "bandwidth-equals-run ($shown)"
 else
 	fail "bandwidth-equals-run" "screen shows '$shown', shardlab run reports '$want'"
+fi
+
+# Three layouts on one time axis, then its help, then q: the help
+# closes, q quits with status 0.
+check side-by-side
+keys side-by-side '?'
+capture side-by-side >"$work/sbs-help.txt"
+cases=$((cases + 1))
+if grep -q "Side by side (shardlab compare --side-by-side)" "$work/sbs-help.txt"; then
+	pass "side-by-side-help"
+else
+	fail "side-by-side-help" "? did not open the side-by-side screen's help"
+	cat "$work/sbs-help.txt"
+fi
+keys side-by-side q
+tm send-keys -t side-by-side q
+cases=$((cases + 1))
+n=0
+while [ ! -s "$work/sbs-status" ] && [ $n -lt 100 ]; do
+	sleep 0.05
+	n=$((n + 1))
+done
+st=$(cat "$work/sbs-status" 2>/dev/null)
+if [ "$st" = 0 ]; then
+	pass "side-by-side-quit"
+else
+	fail "side-by-side-quit" "after q the exit status is '$st', want 0"
 fi
 
 # Below 80x24: a clear message instead of a garbled screen.

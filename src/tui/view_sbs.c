@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/* view_sbs.c - layouts side by side (sbs.h): one band per layout on one
+ * time axis, each device's compute, communication and waiting over a
+ * training step, its figures beside it and a bar of its memory's anatomy;
+ * a screen of its own in the one loop (loop.h). */
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "draw.h"
+#include "loop.h"
+#include "sbs.h"
+#include "term.h"
+#include "tui.h"
+#include "units.h"
+
+#define LABEL_W 10 /* "dev 12-15 " */
+#define MIN_ROWS SL_LAYOUT_MIN_ROWS
+#define MIN_COLS SL_LAYOUT_MIN_COLS
+
+struct sbs_ui {
+	const sl_sbs *s;
+	sl_theme th;
+	sl_loop_help help;
+	int rows, cols;
+	char msg[96];
+};
+
+/* The memory anatomy's colours, in sl_glyphs.anatomy's order (the legend
+ * in glyphs.c says the same). */
+static const sl_role anatomy_role[5] = {SL_ROLE_STATE0 + SL_DS_SEND, SL_ROLE_STATE0 + SL_DS_REDUCE,
+                                        SL_ROLE_BWD, SL_ROLE_STATE0 + SL_DS_COMPUTE, SL_ROLE_DIM};
+static const char *const anatomy_word[5] = {"parameters", "gradients", "optimizer", "activations",
+                                            "workspace"};
+
+/* The columns: labels, the timeline, the memory bar and its figure. */
+struct cols {
+	int tl_x, tl_w, mem_x, mem_w;
+};
+
+static struct cols columns(int cols)
+{
+	struct cols c;
+	c.mem_w = cols / 5 < 8 ? 8 : cols / 5;
+	c.tl_x = LABEL_W;
+	/* the bar with its ends, a space and a figure ("123.4 MB") after it */
+	c.tl_w = cols - LABEL_W - 1 - (c.mem_w + 2 + 10);
+	c.mem_x = c.tl_x + c.tl_w + 1;
+	return c;
+}
+
+static int rows_for_bands(const struct sbs_ui *u)
+{
+	/* title, model, machine, scale (two rows); legend (two rows), status */
+	return u->rows - 5 - 3;
+}
+
+static void draw_scale(const struct sbs_ui *u, int y, struct cols c, double axis)
+{
+	const sl_glyphs *g = u->th.g;
+	attr_t dim = sl_theme_role(&u->th, SL_ROLE_DIM), head = sl_theme_role(&u->th, SL_ROLE_HEAD);
+	char t[32];
+	sl_put(y, 0, LABEL_W, head, "time");
+	/* Labels over the quarters, the ends first, the others where they
+	 * leave a blank on each side. */
+	static const int order[5] = {0, 4, 2, 1, 3};
+	int lx[5], w[5], drawn[5] = {0};
+	for (int i = 0; i < 5; i++) {
+		int q = order[i], x = c.tl_x + (c.tl_w - 1) * q / 4;
+		sl_fmt_time(axis * q / 4, t, sizeof t);
+		w[q] = q == 0 ? 1 : sl_cols(t);
+		lx[q] = q == 0 ? x : q == 4 ? x - w[q] + 1 : x - w[q] / 2;
+		int clear = 1;
+		for (int k = 0; k < 5; k++)
+			if (drawn[k] && lx[q] <= lx[k] + w[k] && lx[k] <= lx[q] + w[q])
+				clear = 0;
+		if (clear) {
+			sl_put(y, lx[q], w[q], dim, q == 0 ? "0" : t);
+			drawn[q] = 1;
+		}
+	}
+	sl_rep(y + 1, c.tl_x, c.tl_w, dim, g->h);
+	for (int q = 0; q <= 4; q++)
+		sl_put(y + 1, c.tl_x + (c.tl_w - 1) * q / 4, 1, dim, g->tick);
+	sl_put(y, c.mem_x, c.mem_w + 12, head, "memory per device");
+	char m[32];
+	sl_fmt_bytes((double)sl_sbs_mem_scale(u->s), m, sizeof m);
+	sl_putf(y + 1, c.mem_x, c.mem_w + 12, dim, "%s0 to %s%s", g->mem_l, m, g->mem_r);
+}
+
+static void draw_row(const struct sbs_ui *u, int y, struct cols c, const sl_sbs_band *b, int lo,
+                     int hi, double axis, uint64_t scale)
+{
+	const sl_glyphs *g = u->th.g;
+	attr_t dim = sl_theme_role(&u->th, SL_ROLE_DIM);
+	if (hi - lo == 1)
+		sl_putf(y, 0, LABEL_W, sl_theme_dev(&u->th, lo), "dev %d", lo);
+	else
+		sl_putf(y, 0, LABEL_W, sl_theme_role(&u->th, SL_ROLE_NORMAL), "dev %d-%d", lo,
+		        hi - 1);
+	sl_dstate cell[512];
+	int w = c.tl_w < 512 ? c.tl_w : 512;
+	sl_sbs_cells(b, lo, hi, axis, w, cell);
+	for (int x = 0; x < w; x++) {
+		if (cell[x] == SL_DS_COUNT)
+			continue; /* past the band's step */
+		sl_put(y, c.tl_x + x, 1, sl_theme_state(&u->th, cell[x]), g->state[cell[x]]);
+	}
+	/* The anatomy of the row's device with the highest peak, on the scale
+	 * of every band's largest. */
+	uint64_t part[5];
+	int d = sl_sbs_anatomy(b, lo, hi, part);
+	sl_put(y, c.mem_x, 1, dim, g->mem_l);
+	double cum = 0;
+	int x0 = 0;
+	for (int k = 0; k < 5 && scale; k++) {
+		cum += (double)part[k];
+		int x1 = (int)(cum / (double)scale * c.mem_w + 0.5);
+		if (x1 > c.mem_w)
+			x1 = c.mem_w;
+		sl_rep(y, c.mem_x + 1 + x0, x1 - x0, sl_theme_role(&u->th, anatomy_role[k]),
+		       g->anatomy[k]);
+		x0 = x1 > x0 ? x1 : x0;
+	}
+	sl_put(y, c.mem_x + 1 + c.mem_w, 1, dim, g->mem_r);
+	char m[32];
+	sl_fmt_bytes((double)b->dev[d].mem_peak_bytes, m, sizeof m);
+	sl_put(y, c.mem_x + c.mem_w + 3, u->cols - (c.mem_x + c.mem_w + 3), dim, m);
+}
+
+static void draw_band(const struct sbs_ui *u, int y, int h, struct cols c, const sl_sbs_band *b,
+                      double axis, uint64_t scale)
+{
+	char t[32], m[32], s[32];
+	int x = sl_put(y, 0, u->cols, sl_theme_role(&u->th, SL_ROLE_HEAD), b->name);
+	sl_putf(y, x, u->cols - x, sl_theme_role(&u->th, SL_ROLE_NORMAL),
+	        "  %d device%s %s step %s %s per device: peak %s, sent %s", b->ndev,
+	        b->ndev == 1 ? "" : "s", u->th.g->dot, sl_fmt_time(b->step_s, t, sizeof t),
+	        u->th.g->dot, sl_fmt_bytes((double)b->mem_peak, m, sizeof m),
+	        sl_fmt_bytes((double)b->sent, s, sizeof s));
+	int rows = h - 1;
+	int per = sl_sbs_per_row(b->ndev, rows);
+	for (int lo = 0, r = 0; lo < b->ndev && r < rows; lo += per, r++)
+		draw_row(u, y + 1 + r, c, b, lo, lo + per < b->ndev ? lo + per : b->ndev, axis,
+		         scale);
+}
+
+/* A note after a legend: the long words if they fit, else the short. */
+static void put_fitting(const struct sbs_ui *u, int y, int x, const char *lng, const char *shrt)
+{
+	const char *w = x + sl_cols(lng) <= u->cols    ? lng
+	                : x + sl_cols(shrt) <= u->cols ? shrt
+	                                               : "";
+	sl_put(y, x, u->cols - x, sl_theme_role(&u->th, SL_ROLE_DIM), w);
+}
+
+static void draw_legend(const struct sbs_ui *u, int y, int grouped)
+{
+	const sl_glyphs *g = u->th.g;
+	attr_t norm = sl_theme_role(&u->th, SL_ROLE_NORMAL);
+	static const sl_dstate st[] = {SL_DS_COMPUTE, SL_DS_SEND, SL_DS_WAIT};
+	static const char *const words[] = {"compute", "communicate", "wait"};
+	int x = 0, end = u->cols;
+	for (int i = 0; i < 3; i++) {
+		x += sl_put(y, x, end - x, sl_theme_state(&u->th, st[i]), g->state[st[i]]);
+		x += sl_putf(y, x, end - x, norm, " %s  ", words[i]);
+	}
+	x += sl_put(y, x, end - x, norm, "(blank) idle");
+	if (grouped)
+		put_fitting(u, y, x, "   a row of devices: what took most of their time",
+		            "   rows of devices: summed");
+	x = sl_put(y + 1, 0, end, norm, "memory: ");
+	for (int k = 0; k < 5; k++) {
+		x += sl_put(y + 1, x, end - x, sl_theme_role(&u->th, anatomy_role[k]),
+		            g->anatomy[k]);
+		x += sl_putf(y + 1, x, end - x, norm, " %s  ", anatomy_word[k]);
+	}
+	if (grouped)
+		put_fitting(u, y + 1, x, "(a row's: its device of highest peak)", "(highest)");
+}
+
+static void draw_status(const struct sbs_ui *u)
+{
+	static const sl_action acts[] = {SL_A_LEAVE, SL_A_HELP, SL_A_CONTRAST, SL_A_SNAPSHOT};
+	static const sl_action help[] = {SL_A_SCROLL_DOWN, SL_A_CLOSE, SL_A_QUIT};
+	sl_view v = {.th = &u->th, .msg = u->msg};
+	sl_rect r = {u->rows - 1, 0, 1, u->cols};
+	if (u->help.open)
+		sl_draw_keys(&v, r, SL_MODE_HELP, help, NULL, NULL, sizeof help / sizeof help[0]);
+	else
+		sl_draw_keys(&v, r, SL_MODE_SBS, acts, NULL, NULL, sizeof acts / sizeof acts[0]);
+}
+
+static void draw(void *ctx)
+{
+	struct sbs_ui *u = ctx;
+	const sl_sbs *s = u->s;
+	erase();
+	sl_view v = {.th = &u->th, .msg = u->msg, .mode = SL_MODE_SBS, .help_of = SL_MODE_SBS};
+	if (u->rows < MIN_ROWS || u->cols < MIN_COLS) {
+		sl_draw_too_small(&v, u->rows, u->cols);
+		sl_term_show();
+		return;
+	}
+	attr_t title = sl_theme_role(&u->th, SL_ROLE_TITLE);
+	sl_putf(0, 0, u->cols, title,
+	        "shardlab compare: %d layouts side by side, one training step", s->n);
+	if (u->help.open) {
+		u->help.rows = u->rows - 2;
+		u->help.cols = u->cols;
+		v.help_of = u->help.of;
+		sl_draw_help(&v, (sl_rect){1, 0, u->help.rows, u->help.cols});
+		draw_status(u);
+		sl_term_show();
+		return;
+	}
+	sl_putf(1, 0, u->cols, sl_theme_role(&u->th, SL_ROLE_DIM), "model: %s", s->model);
+	sl_putf(2, 0, u->cols, sl_theme_role(&u->th, SL_ROLE_DIM), "hardware: %s", s->machine);
+	struct cols c = columns(u->cols);
+	double axis = sl_sbs_axis(s);
+	uint64_t scale = sl_sbs_mem_scale(s);
+	draw_scale(u, 3, c, axis);
+	/* The bands share the rows left: each its header and a row a device
+	 * with a blank row between two, or without the blanks, or in equal
+	 * shares, whichever is the first that fits. */
+	int avail = rows_for_bands(u), need = 0, grouped = 0;
+	for (int i = 0; i < s->n; i++)
+		need += s->band[i].ndev + 1;
+	int gap = need + s->n - 1 <= avail ? 1 : 0;
+	int y = 5;
+	for (int i = 0; i < s->n; i++) {
+		int want = s->band[i].ndev + 1;
+		int h = need <= avail ? want : avail / s->n + (i < avail % s->n);
+		h = h < want ? h : want;
+		grouped |= h < want;
+		draw_band(u, y, h, c, &s->band[i], axis, scale);
+		y += h + gap;
+	}
+	draw_legend(u, u->rows - 3, grouped);
+	draw_status(u);
+	sl_term_show();
+}
+
+static sl_keymode keys(void *ctx)
+{
+	(void)ctx;
+	return SL_MODE_SBS;
+}
+
+static sl_loop_help *help_of(void *ctx)
+{
+	return &((struct sbs_ui *)ctx)->help;
+}
+
+static unsigned on_key(void *ctx, int ch, sl_action a, double now)
+{
+	struct sbs_ui *u = ctx;
+	(void)ch;
+	(void)now;
+	u->msg[0] = 0;
+	switch (a) {
+	case SL_A_LEAVE:
+		return SL_LOOP_QUIT;
+	case SL_A_CONTRAST:
+		if (!u->th.color) {
+			snprintf(u->msg, sizeof u->msg,
+			         "monochrome: contrast is already the terminal's own");
+			return SL_LOOP_DRAW;
+		}
+		sl_theme_contrast(&u->th, !u->th.high_contrast);
+		snprintf(u->msg, sizeof u->msg, "high contrast %s",
+		         u->th.high_contrast ? "on" : "off");
+		return SL_LOOP_DRAW | SL_LOOP_CLEAR;
+	default:
+		return 0;
+	}
+}
+
+static int still(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+static void relayout(void *ctx)
+{
+	struct sbs_ui *u = ctx;
+	getmaxyx(stdscr, u->rows, u->cols);
+}
+
+static const sl_loop_mode sbs_mode = {keys,  help_of,  NULL, on_key, NULL, NULL,
+                                      still, relayout, draw, NULL,   NULL};
+
+int sl_sbs_main(const sl_sbs *s, const struct sl_tui_options *opt)
+{
+	struct sl_tui_options o;
+	sl_tui_options_default(&o);
+	if (opt)
+		o = *opt;
+	setlocale(LC_ALL, "");
+	setlocale(LC_NUMERIC, "C");
+	if (o.snapshot)
+		sl_loop_snapshot_once(o.snapshot);
+	else if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "shardlab: compare --side-by-side needs a terminal (or "
+		                "--snapshot=FILE)\n");
+		return 1;
+	}
+	sl_err err = {0};
+	if (sl_term_init(&err) != SL_OK) {
+		fprintf(stderr, "shardlab: %s\n", err.msg);
+		return 1;
+	}
+	if (sl_term_start(1, &err) != SL_OK) {
+		sl_term_done();
+		fprintf(stderr, "shardlab: %s\n", err.msg);
+		return 1;
+	}
+	struct sbs_ui u = {.s = s};
+	sl_theme_init(&u.th, o.no_color, o.ascii, o.high_contrast);
+	relayout(&u);
+	int sig = sl_loop_run(&sbs_mode, &u, o.fps > 0 ? o.fps : SL_TUI_DEFAULT_FPS);
+	sl_term_stop();
+	int status = 0;
+	if (o.snapshot && sl_loop_snapshot_error()[0]) {
+		fprintf(stderr, "shardlab: %s\n", sl_loop_snapshot_error());
+		status = 1;
+	}
+	return sl_term_finish(sig, 1, status);
+}
