@@ -21,7 +21,10 @@ static void sandbox_help(void)
 	       "per device, and the figures.  Space plays, Right steps one operation, Left steps\n"
 	       "back; [ and ] halve and double the link bandwidth, also mid-transfer; ? lists\n"
 	       "every key; q quits.  It starts paused at time zero, at a speed that makes the\n"
-	       "scenario last a few seconds (--slowdown sets another).\n\n");
+	       "scenario last a few seconds (--slowdown sets another).  Without --m, --k or\n"
+	       "--n on the realistic machine the product is 1024x4096x16384, where a split\n"
+	       "over four pays (run's 1024x4096x4096 gives each of four H100s less than one\n"
+	       "wave of output tiles, as long as the whole takes).\n\n");
 	sl_opts_help(stdout, SL_CMD_SANDBOX, SL_KG_WORKLOAD, 1);
 	putchar('\n');
 	printf("With any layout or model option, the view shows one training step of that\n"
@@ -257,6 +260,17 @@ int sl_cmd_sandbox(int argc, char **argv)
 		return too_many_devices(o.sc.cluster.devices);
 	if (sa.load && o.sc.cluster.timing_only)
 		return sl_cli_usage("sandbox", "--dry-run: --load shows stored values being moved");
+	/* The first screen must not teach the opposite of lesson 6.  On the
+	 * realistic machine run's default product (1024x4096x4096) split four
+	 * ways computes no faster per device: a quarter of its 256x128 output
+	 * tiles still takes one whole wave of the GPU, so no link makes the
+	 * split pay.  Without a shape given, the sandbox's is four times as
+	 * wide: one wave a device against four on one, and the crossover
+	 * inside the plot's range. */
+	if (!sa.train && !sa.load && o.sc.cluster.efficiency == SL_EFF_REALISTIC &&
+	    !sl_opts_given(&o, SL_OPT_M) && !sl_opts_given(&o, SL_OPT_K) &&
+	    !sl_opts_given(&o, SL_OPT_N))
+		o.sc.gemm.n = 16384;
 	/* Headless (--format, or no terminal): the product's report, as run
 	 * gives it.  A training layout's report is train's; without a
 	 * terminal its view checks its options, then says it needs one. */
