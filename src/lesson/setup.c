@@ -339,6 +339,7 @@ enum fig {
 	F_INTER_BANDWIDTH,
 	F_INTER_LATENCY,
 	F_FLOPS,
+	F_KERNEL_LAUNCH,
 	F_BF16_FLOPS,
 	F_FP32_FLOPS,
 	F_MEMORY,
@@ -378,6 +379,7 @@ static const sl_figdef figs[] = {
     {"inter_bandwidth", SL_DIM_RATE, 0, SU, "link bandwidth between nodes"},
     {"inter_latency", SL_DIM_TIME, 0, SU, "link latency between nodes"},
     {"flops", SL_DIM_FLOPS, 0, SU, "compute rate of one device"},
+    {"kernel_launch", SL_DIM_TIME, 0, SU, "the cost of launching a kernel (realistic efficiency)"},
     {"bf16_flops", SL_DIM_FLOPS, 0, SU, "the device's peak rate in bf16"},
     {"fp32_flops", SL_DIM_FLOPS, 0, SU, "the device's peak rate in fp32"},
     {"memory", SL_DIM_BYTES, 0, SU, "memory of one device"},
@@ -525,6 +527,8 @@ double sl_fig_setup_value(int fig, const sl_lsetup *s)
 		return c->inter.latency;
 	case F_FLOPS:
 		return c->flops;
+	case F_KERNEL_LAUNCH:
+		return c->efficiency == SL_EFF_REALISTIC ? c->dm.launch_s : 0;
 	case F_BF16_FLOPS:
 	case F_FP32_FLOPS: {
 		const sl_preset *p = s->hw ? s->hw : sl_preset_find(SL_PRESET_DEFAULT);
