@@ -11,13 +11,12 @@
  * question.
  *
  * Key words of a right choice: its words, lowercased, a possessive 's and
- * a plural s dropped, without stop words, one-letter words, words of the
- * question and words every choice has.  The question is answered by the
+ * a plural s or es dropped, without stop words, one-letter words, words of the
+ * question and words another choice has.  The question is answered by the
  * text above when at least two thirds of them are in the text shown since
- * the previous question: the about text before the first question, then
- * say, pause, menu and explore texts, walking the lesson's flow back from
- * the question (the feedback on the previous answer speaks of that
- * question and does not count). */
+ * the previous question, and a larger share than of any wrong choice's: the about text before the
+ * first question, then say, pause, menu and explore texts, walking the lesson's flow back from the
+ * question (the feedback on the previous answer speaks of that question and does not count). */
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,7 +27,9 @@
 
 #define MAX_WORD 32
 #define MAX_KEYS 24
-#define MAX_WALK 256 /* commands walked back from one question: checking stays linear */
+#define MAX_WALK                                                                                   \
+	256 /* commands walked back from one question (and 8 times as many queued):                \
+	     * checking stays linear */
 
 static const char *const stop_words[] = {
     "a",     "about",   "above",   "after",   "again",  "against", "all",     "also",    "an",
@@ -99,7 +100,11 @@ static int next_word(const char *s, size_t *i, char w[MAX_WORD], size_t *at)
 		for (size_t k = a; k < b && n + 1 < MAX_WORD; k++)
 			w[n++] = (char)tolower((unsigned char)s[k]);
 		w[n] = 0;
-		if (n > 3 && w[n - 1] == 's' && w[n - 2] != 's' && !is_stop(w))
+		if (n > 4 && w[n - 2] == 'e' && w[n - 1] == 's' &&
+		    (w[n - 3] == 'x' || (w[n - 3] == 's' && w[n - 4] == 's') ||
+		     (w[n - 3] == 'h' && (w[n - 4] == 'c' || w[n - 4] == 's'))))
+			w[n -= 2] = 0; /* batches, crosses, boxes */
+		else if (n > 3 && w[n - 1] == 's' && w[n - 2] != 's' && !is_stop(w))
 			w[--n] = 0;
 		if (n < 2)
 			continue;
@@ -127,8 +132,9 @@ static void content_words(const char *s, struct words *out)
 			memcpy(out->w[out->n++], w, MAX_WORD);
 }
 
-/* A choice's key words: its content words not in the question and not in
- * every choice. */
+/* A choice's key words: its content words that are neither the question's
+ * nor another choice's (a word two choices share tells them apart from
+ * neither). */
 static void key_words(const sl_op *q, const sl_choice *c, struct words *keys)
 {
 	struct words all, question, other;
@@ -136,12 +142,13 @@ static void key_words(const sl_op *q, const sl_choice *c, struct words *keys)
 	content_words(q->text.s, &question);
 	keys->n = 0;
 	for (int i = 0; i < all.n; i++) {
-		int everywhere = 1;
-		for (int k = 0; k < q->nch && everywhere; k++) {
-			content_words(q->ch[k].text.s, &other);
-			everywhere = has_word(&other, all.w[i]);
-		}
-		if (!has_word(&question, all.w[i]) && !(everywhere && q->nch > 1))
+		int shared = has_word(&question, all.w[i]);
+		for (int k = 0; k < q->nch && !shared; k++)
+			if (&q->ch[k] != c) {
+				content_words(q->ch[k].text.s, &other);
+				shared = has_word(&other, all.w[i]);
+			}
+		if (!shared)
 			memcpy(keys->w[keys->n++], all.w[i], MAX_WORD);
 	}
 }
@@ -190,43 +197,54 @@ static int shown_texts(const sl_op *o, const char *t[], int max)
 	return n;
 }
 
-/* Where a text says the most key words, and the first of them there. */
+/* The sentence that says the most key words, and where it starts. */
 struct best {
 	int hits, line;
 	const char *text;
 	size_t at;
 };
 
-/* Count the key words in text s (line), marking them in seen. */
+static int sentence_end(const char *s, size_t i)
+{
+	return strchr(".;:?!", s[i]) && (s[i + 1] == ' ' || !s[i + 1]);
+}
+
+/* Mark the key words in text s (line) in seen, and keep its sentence
+ * that holds the most of them. */
 static void scan(const char *s, int line, const struct words *keys, unsigned char *seen,
                  struct best *best)
 {
 	char w[MAX_WORD];
-	size_t i = 0, at, first = 0;
+	size_t i = 0, at, start = 0, mark = 0;
 	int hits = 0;
 	unsigned char here[MAX_KEYS] = {0};
-	while (s && next_word(s, &i, w, &at))
+	while (s && next_word(s, &i, w, &at)) {
+		for (size_t k = mark; k < at; k++)
+			if (sentence_end(s, k)) { /* a new sentence */
+				memset(here, 0, sizeof here);
+				hits = 0;
+				start = at;
+			}
+		mark = at;
 		for (int k = 0; k < keys->n; k++)
 			if (!here[k] && strcmp(keys->w[k], w) == 0) {
-				if (!hits)
-					first = at;
 				here[k] = seen[k] = 1;
-				hits++;
+				if (++hits > best->hits)
+					*best = (struct best){hits, line, s, start};
 			}
-	if (hits > best->hits)
-		*best = (struct best){hits, line, s, first};
+	}
 }
 
 /* The sentence of s around position at, quoted in at most 72 bytes. */
 static void excerpt(const char *s, size_t at, char *out, size_t n)
 {
 	size_t a = at, len = strlen(s);
-	while (a > 0 && !(strchr(".;:?!", s[a - 1]) && s[a] == ' '))
+	while (a > 0 && !sentence_end(s, a - 1))
 		a--;
 	while (s[a] == ' ')
 		a++;
 	size_t b = at;
-	while (b < len && !(strchr(".;:?!", s[b]) && (s[b + 1] == ' ' || !s[b + 1])))
+	while (b < len && !sentence_end(s, b))
 		b++;
 	if (b < len)
 		b++;
@@ -239,56 +257,79 @@ static void excerpt(const char *s, size_t at, char *out, size_t n)
 	snprintf(out, n, "%.*s%s", (int)(b - a), s + a, cut ? "..." : "");
 }
 
+/* How much of a choice's key words the texts hold: hits of n, and where
+ * a text holds the most of them. */
+struct share {
+	int hits, n;
+	struct best best;
+};
+
+static void share_of(const sl_lesson *l, const sl_op *q, const sl_choice *c, const int *walk,
+                     int nwalk, int start, struct share *sh)
+{
+	struct words keys;
+	unsigned char seen[MAX_KEYS] = {0};
+	key_words(q, c, &keys);
+	memset(sh, 0, sizeof *sh);
+	sh->n = keys.n;
+	for (int i = 0; i < nwalk && keys.n; i++) {
+		const sl_op *o = &l->ops[walk[i]];
+		const char *t[MAX_CHOICES + 2];
+		int nt = shown_texts(o, t, MAX_CHOICES + 2);
+		for (int k = 0; k < nt; k++)
+			scan(t[k], o->line, &keys, seen, &sh->best);
+	}
+	if (start && l->about_line && keys.n)
+		scan(l->about, l->about_line, &keys, seen, &sh->best);
+	for (int k = 0; k < keys.n; k++)
+		sh->hits += seen[k];
+}
+
 /* Does the text shown since the previous question give q's right choice
- * away?  Walks the flow back from position p over preds. */
+ * away?  Walks the flow back from position p over preds, then weighs each
+ * choice: a right one is given away when the text holds two thirds of its
+ * key words, and a larger share of them than of any wrong choice's (a text
+ * that names every choice singles none out). */
 static void give_away(const sl_lesson *l, int p, const int *pstart, const int *preds, int *stamp,
                       int *queue, sl_lesson_diags *d, int *found)
 {
 	const sl_op *q = &l->ops[p];
-	for (int c = 0; c < q->nch; c++) {
-		if (!q->ch[c].correct)
-			continue;
-		struct words keys;
-		key_words(q, &q->ch[c], &keys);
-		if (!keys.n)
-			continue;
-		unsigned char seen[MAX_KEYS] = {0};
-		struct best best = {0, 0, NULL, 0};
-		int head = 0, tail = 0, walked = 0, start = 0;
-		int mark = (p + 1) * (MAX_CHOICES + 1) + c + 1;
-		for (int k = pstart[p]; k < pstart[p + 1]; k++)
-			if (stamp[preds[k]] != mark) {
-				stamp[preds[k]] = mark;
+	int head = 0, tail = 0, nwalk = 0, start = p == 0;
+	int *walk = queue; /* the commands walked are the queue's head */
+	for (int k = pstart[p]; k < pstart[p + 1] && tail < 8 * MAX_WALK; k++)
+		if (stamp[preds[k]] != p + 1) {
+			stamp[preds[k]] = p + 1;
+			queue[tail++] = preds[k];
+		}
+	while (head < tail && nwalk < MAX_WALK) {
+		int r = queue[head++];
+		if (l->ops[r].kind == OP_QUESTION)
+			continue; /* the previous question: the text before it is its own */
+		walk[nwalk++] = r;
+		start |= r == 0;
+		for (int k = pstart[r]; k < pstart[r + 1] && tail < 8 * MAX_WALK; k++)
+			if (stamp[preds[k]] != p + 1) {
+				stamp[preds[k]] = p + 1;
 				queue[tail++] = preds[k];
 			}
-		start = p == 0;
-		while (head < tail && walked++ < MAX_WALK) {
-			int r = queue[head++];
-			const sl_op *o = &l->ops[r];
-			if (o->kind == OP_QUESTION)
-				continue; /* the previous question: the text before it is its own */
-			const char *t[MAX_CHOICES + 2];
-			int nt = shown_texts(o, t, MAX_CHOICES + 2);
-			for (int i = 0; i < nt; i++)
-				scan(t[i], o->line, &keys, seen, &best);
-			start |= r == 0;
-			for (int k = pstart[r]; k < pstart[r + 1]; k++)
-				if (stamp[preds[k]] != mark) {
-					stamp[preds[k]] = mark;
-					queue[tail++] = preds[k];
-				}
-		}
-		if (start && l->about_line)
-			scan(l->about, l->about_line, &keys, seen, &best);
-		int hits = 0;
-		for (int k = 0; k < keys.n; k++)
-			hits += seen[k];
-		if (3 * hits < 2 * keys.n || !best.text)
+	}
+	struct share sh[MAX_CHOICES];
+	for (int c = 0; c < q->nch && c < MAX_CHOICES; c++)
+		share_of(l, q, &q->ch[c], walk, nwalk, start, &sh[c]);
+	for (int c = 0; c < q->nch && c < MAX_CHOICES; c++) {
+		if (!q->ch[c].correct || !sh[c].n || 3 * sh[c].hits < 2 * sh[c].n)
+			continue;
+		int singled = 1;
+		for (int w = 0; w < q->nch && w < MAX_CHOICES; w++)
+			if (!q->ch[w].correct && sh[w].n &&
+			    sh[c].hits * sh[w].n <= sh[w].hits * sh[c].n)
+				singled = 0;
+		if (!singled)
 			continue;
 		char ex[100];
-		excerpt(best.text, best.at, ex, sizeof ex);
+		excerpt(sh[c].best.text, sh[c].best.at, ex, sizeof ex);
 		diag(l, d, found, q->line, "question answered by the text above (line %d: \"%s\")",
-		     best.line, ex);
+		     sh[c].best.line, ex);
 		return;
 	}
 }
