@@ -19,10 +19,12 @@ static void check_help(void)
 {
 	printf("Usage: shardlab check [--format=text|json] FILE|NAME...\n\n"
 	       "Checks lessons without running them: every label, jump, parameter and\n"
-	       "expression resolved.  Errors read FILE:LINE: message, on stderr.  NAME is an\n"
-	       "installed lesson (01, 02-colwise, ...).  Exit status: 0 when every lesson is\n"
-	       "good, 1 when one is not, 2 for a bad command line.  JSON: one object with a\n"
-	       "row per lesson, its errors included.\n\n");
+	       "expression resolved; every numeric question with two likely mistakes at\n"
+	       "least; no question answered by the text shown before it.  Errors read\n"
+	       "FILE:LINE: message, on stderr.  NAME is an installed lesson (01,\n"
+	       "02-colwise, ...).  Exit status: 0 when every lesson is good, 1 when one is\n"
+	       "not, 2 for a bad command line.  JSON: one object with a row per lesson, its\n"
+	       "errors included.\n\n");
 	sl_opts_help(stdout, SL_CMD_CHECK, SL_KG_OUTPUT, 0);
 	printf("\nSee shardlab-lesson(5).\n");
 }
@@ -41,7 +43,8 @@ static json_t *check_row(const char *what, const char *path, const sl_lesson *l,
 	json_t *r = json_object();
 	json_object_set_new(r, "name", json_string(what));
 	json_object_set_new(r, "file", path ? json_string(path) : json_null());
-	json_object_set_new(r, "ok", json_boolean(l != NULL));
+	int ok = l && (!d || d->n == 0);
+	json_object_set_new(r, "ok", json_boolean(ok));
 	json_object_set_new(r, "title", l ? json_string(sl_lesson_title(l)) : json_null());
 	json_object_set_new(r, "estimated_s",
 	                    l ? json_integer((json_int_t)sl_lesson_minutes(l) * 60) : json_null());
@@ -49,10 +52,10 @@ static json_t *check_row(const char *what, const char *path, const sl_lesson *l,
 	json_t *errs = json_array();
 	if (!l && (!d || d->n == 0) && msg)
 		json_array_append_new(errs, json_string(msg));
-	for (int k = 0; !l && d && k < d->n; k++)
+	for (int k = 0; d && k < d->n; k++)
 		json_array_append_new(errs, json_string(d->msg[k]));
 	json_object_set_new(r, "errors", errs);
-	json_object_set_new(r, "more_errors", json_boolean(!l && d && d->more));
+	json_object_set_new(r, "more_errors", json_boolean(d && d->more));
 	return r;
 }
 
@@ -92,6 +95,19 @@ int sl_cmd_check(int argc, char **argv)
 			if (rows)
 				json_array_append_new(rows,
 				                      check_row(argv[i], path, NULL, &d, err.msg));
+			bad++;
+			continue;
+		}
+		/* The rules for questions: a lesson that breaks them plays, but is
+		 * not good. */
+		if (sl_lesson_lint(l, &d)) {
+			for (int k = 0; k < d.n; k++)
+				fprintf(stderr, "%s\n", d.msg[k]);
+			if (d.more)
+				fprintf(stderr, "%s: more errors follow; fix these first\n", path);
+			if (rows)
+				json_array_append_new(rows, check_row(argv[i], path, l, &d, NULL));
+			sl_lesson_free(l);
 			bad++;
 			continue;
 		}

@@ -6,7 +6,9 @@
  * --headless --demo`): the answer it expects to every question and its demo
  * to every explore, typed as a learner would; the runner fails if any of
  * them is judged wrong or a check does not hold.  No question's answer is
- * in the transcript between the learner's previous input and the question. */
+ * in the transcript between the learner's previous input and the question,
+ * and `shardlab check` holds every question to its rules (test_quiz_lint
+ * plants lessons that break them). */
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -336,6 +338,112 @@ static void test_program(void **state)
 	assert_int_equal(shell(cmd, out, sizeof out), 2);
 }
 
+/* Write text to a new temporary lesson; its path goes to path. */
+static void plant(char *path, size_t n, const char *text)
+{
+	tu_tmpname(path, n, "sl_quiz_XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+/* `shardlab check`'s rules for questions, on planted lessons: one the text
+ * above gives away, the same with the question asked first, and a numeric
+ * question with one mistake; each refused with its one message, the fixed
+ * one passed. */
+static void test_quiz_lint(void **state)
+{
+	(void)state;
+	static char out[4096];
+	char cmd[1200], path[256], want[600];
+	/* Key words of the right choice: "slowest" alone (link and crosses are
+	 * the wrong choice's too); the say holds it, and not "fastest". */
+	const char *given = "title T\nminutes 5\nabout Rings.\n\n"
+	                    "say Each step of a ring waits for its slowest link.\n\n"
+	                    "question What limits a ring that spans two nodes?\n"
+	                    "correct The slowest link it crosses\n"
+	                    "explain Right: each step waits for it.\n"
+	                    "option  The fastest link it crosses\n"
+	                    "explain The fast links finish early and wait.\n"
+	                    "end\n";
+	plant(path, sizeof path, given);
+	snprintf(cmd, sizeof cmd, "%s check %s 2>&1 >/dev/null", SHARDLAB_BIN, path);
+	assert_int_equal(shell(cmd, out, sizeof out), 1);
+	snprintf(want, sizeof want,
+	         "%s:7: question answered by the text above (line 5: \"Each step of a ring "
+	         "waits for its slowest link.\")\n",
+	         path);
+	assert_string_equal(out, want);
+	unlink(path);
+
+	/* Predict first: the question before the text passes. */
+	const char *fixed = "title T\nminutes 5\nabout Rings.\n\n"
+	                    "question What limits a ring that spans two nodes?\n"
+	                    "correct The slowest link it crosses\n"
+	                    "explain Right: each step waits for it.\n"
+	                    "option  The fastest link it crosses\n"
+	                    "explain The fast links finish early and wait.\n"
+	                    "end\n\n"
+	                    "say Each step of a ring waits for its slowest link.\n";
+	plant(path, sizeof path, fixed);
+	snprintf(cmd, sizeof cmd, "%s check %s 2>&1", SHARDLAB_BIN, path);
+	assert_int_equal(shell(cmd, out, sizeof out), 0);
+	assert_non_null(strstr(out, ": ok: \"T\""));
+	unlink(path);
+
+	/* The about counts before the first question; and a text that names
+	 * every choice singles none out. */
+	const char *about = "title T\nminutes 5\nabout A ring waits for its slowest link.\n\n"
+	                    "question What limits a ring that spans two nodes?\n"
+	                    "correct The slowest link it crosses\n"
+	                    "option  The fastest link it crosses\n"
+	                    "end\n";
+	plant(path, sizeof path, about);
+	snprintf(cmd, sizeof cmd, "%s check %s 2>&1 >/dev/null", SHARDLAB_BIN, path);
+	assert_int_equal(shell(cmd, out, sizeof out), 1);
+	snprintf(want, sizeof want,
+	         "%s:5: question answered by the text above (line 3: \"A ring waits for its "
+	         "slowest link.\")\n",
+	         path);
+	assert_string_equal(out, want);
+	unlink(path);
+	const char *both = "title T\nminutes 5\n"
+	                   "say Not the fastest link, not the slowest: which?\n"
+	                   "question What limits a ring that spans two nodes?\n"
+	                   "correct The slowest link it crosses\n"
+	                   "option  The fastest link it crosses\n"
+	                   "end\n";
+	plant(path, sizeof path, both);
+	snprintf(cmd, sizeof cmd, "%s check %s 2>&1 >/dev/null", SHARDLAB_BIN, path);
+	assert_int_equal(shell(cmd, out, sizeof out), 0);
+	unlink(path);
+
+	/* A numeric question with one mistake: it plays, but check refuses it. */
+	const char *one = "title T\nminutes 5\nsetup devices=2\nrun collective\n"
+	                  "question How long did the all-reduce take?\n"
+	                  "answer  time\n"
+	                  "mistake 2 * time\n"
+	                  "explain Twice.\n"
+	                  "end\n";
+	plant(path, sizeof path, one);
+	snprintf(cmd, sizeof cmd, "%s check %s 2>&1 >/dev/null", SHARDLAB_BIN, path);
+	assert_int_equal(shell(cmd, out, sizeof out), 1);
+	snprintf(want, sizeof want,
+	         "%s:5: a numeric question needs at least two 'mistake' lines, the wrong "
+	         "answers a learner is likely to give, each with its 'explain' (this one has 1)\n",
+	         path);
+	assert_string_equal(out, want);
+	snprintf(cmd, sizeof cmd, "%s check --format=json %s 2>/dev/null", SHARDLAB_BIN, path);
+	assert_int_equal(shell(cmd, out, sizeof out), 1);
+	assert_non_null(strstr(out, "\"ok\": false"));
+	assert_non_null(strstr(out, "this one has 1"));
+	snprintf(cmd, sizeof cmd, "%s lesson --headless --demo %s </dev/null 2>&1", SHARDLAB_BIN,
+	         path);
+	assert_int_equal(shell(cmd, out, sizeof out), 0);
+	unlink(path);
+}
+
 /* The 90-minute class the menu offers: its lessons (track class) add up
  * to 90 minutes at most, read from the lesson files themselves; the
  * checkpoints lesson is the optional one (the class is TP, PP and DP). */
@@ -379,9 +487,8 @@ int main(void)
 	setenv("XDG_STATE_HOME", state, 1);
 	list_lessons();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_check_all),
-	    cmocka_unit_test(test_run_all),
-	    cmocka_unit_test(test_program),
+	    cmocka_unit_test(test_check_all),   cmocka_unit_test(test_run_all),
+	    cmocka_unit_test(test_program),     cmocka_unit_test(test_quiz_lint),
 	    cmocka_unit_test(test_class_track),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -797,6 +797,126 @@ static void test_division_by_zero_at_run(void **state)
 	sl_lesson_free(l);
 }
 
+/* A numeric question's mistakes: a wrong answer that one matches gets its
+ * explanation (the first try's instead of too high or too low, the last
+ * try's before the wrong text); any other stays too high or too low. */
+static void test_mistakes(void **state)
+{
+	(void)state;
+	const char *q = "question Algorithm bandwidth?\n"
+	                "answer  ag.algbw within 3%\n"
+	                "mistake ag.busbw\n"
+	                "explain That is the bus bandwidth.\n"
+	                "mistake bytes / devices / ag.time\n"
+	                "explain That is one block over the time.\n"
+	                "unit    GB/s\n"
+	                "wrong   It is the buffer over the time.\n"
+	                "end\n";
+	char text[1024];
+	snprintf(text, sizeof text,
+	         HEAD "setup preset=h100 devices=8 op=allgather bytes=16MiB\n"
+	              "run collective as ag\n%s%s",
+	         q, q);
+	sl_lesson *l = must_parse(text);
+	sl_vm *vm = sl_vm_create(l, NULL);
+	sl_step st;
+	sl_err err = {0};
+	sl_answer ans;
+	char buf[64];
+	must_next(vm, &st, SL_STEP_SETUP);
+	must_next(vm, &st, SL_STEP_RUN);
+	must_next(vm, &st, SL_STEP_RESULT);
+	must_next(vm, &st, SL_STEP_QUESTION);
+	double algbw = oracle(vm), busbw = algbw * 7 / 8; /* (p-1)/p of it */
+	snprintf(buf, sizeof buf, "%.9gB/s", busbw);
+	assert_int_equal(sl_vm_answer(vm, buf, &ans, &err), SL_OK);
+	assert_false(ans.correct);
+	assert_true(ans.again);
+	assert_int_equal(ans.mistake, 0);
+	assert_string_equal(ans.explain, "That is the bus bandwidth.");
+	snprintf(buf, sizeof buf, "%.9gB/s", algbw / 8);
+	assert_int_equal(sl_vm_answer(vm, buf, &ans, &err), SL_OK);
+	assert_false(ans.again);
+	assert_int_equal(ans.mistake, 1);
+	assert_string_equal(ans.explain,
+	                    "That is one block over the time. It is the buffer over the time.");
+	/* A number no mistake matches is only too high. */
+	must_next(vm, &st, SL_STEP_QUESTION);
+	snprintf(buf, sizeof buf, "%.9gB/s", algbw * 3);
+	assert_int_equal(sl_vm_answer(vm, buf, &ans, &err), SL_OK);
+	assert_true(ans.again);
+	assert_int_equal(ans.mistake, -1);
+	assert_string_equal(ans.explain, "That is too high.");
+	snprintf(buf, sizeof buf, "%.9gB/s", algbw);
+	assert_int_equal(sl_vm_answer(vm, buf, &ans, &err), SL_OK);
+	assert_true(ans.correct);
+	assert_int_equal(ans.mistake, -1);
+	must_next(vm, &st, SL_STEP_END);
+	sl_vm_destroy(vm);
+	sl_lesson_free(l);
+
+	/* A mistake the answer's tolerance takes for right could never be
+	 * said: it fails as a check when the question comes, at its line. */
+	l = must_parse(HEAD "setup preset=h100 devices=8 op=allgather bytes=16MiB\n"
+	                    "run collective as ag\n"
+	                    "question Algorithm bandwidth?\n"
+	                    "answer  ag.algbw within 3%\n"
+	                    "mistake ag.algbw * 1.01\n"
+	                    "explain Never said.\n"
+	                    "mistake ag.busbw\n"
+	                    "explain The bus bandwidth.\n"
+	                    "end\n");
+	vm = sl_vm_create(l, NULL);
+	must_next(vm, &st, SL_STEP_SETUP);
+	must_next(vm, &st, SL_STEP_RUN);
+	must_next(vm, &st, SL_STEP_RESULT);
+	must_next(vm, &st, SL_STEP_CHECK);
+	assert_false(st.passed);
+	assert_int_equal(st.line, 7);
+	assert_string_equal(st.text, "ag.algbw * 1.01");
+	assert_non_null(strstr(st.detail, "which the answer, "));
+	must_next(vm, &st, SL_STEP_QUESTION); /* then the question, once */
+	assert_int_equal(sl_vm_expected(vm, buf, sizeof buf, &err), SL_OK);
+	assert_int_equal(sl_vm_answer(vm, buf, &ans, &err), SL_OK);
+	assert_true(ans.correct);
+	must_next(vm, &st, SL_STEP_END);
+	assert_int_equal(st.checks_failed, 1);
+	sl_vm_destroy(vm);
+	sl_lesson_free(l);
+}
+
+/* What loading refuses of a mistake, one message each. */
+static void test_mistake_errors(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text, *msg;
+	} bad[] = {
+	    {"question Q?\nanswer time\nmistake time\nexplain e\nend\n",
+	     "t.lesson:7: the mistake is the answer itself (line 6): a right answer is never a "
+	     "mistake"},
+	    {"question Q?\nanswer time\nmistake 2 * time\nend\n",
+	     "t.lesson:7: the mistake needs an 'explain' line after it: what a learner who "
+	     "gives this answer has confused"},
+	    {"question Q?\nanswer time\nmistake traffic\nexplain e\nend\n",
+	     "t.lesson:7: the mistake is a size in bytes but the answer is a time"},
+	    {"question Q?\noption a\ncorrect b\nmistake time\nexplain e\nend\n",
+	     "t.lesson:8: 'mistake' is for numeric questions: give each choice its own "
+	     "'explain'"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char text[512];
+		snprintf(text, sizeof text, HEAD "setup devices=2\nrun matmul\n%s", bad[i].text);
+		sl_lesson *l = NULL;
+		sl_lesson_diags d;
+		sl_err err = {0};
+		assert_int_equal(sl_lesson_parse("t.lesson", text, strlen(text), &l, &d, &err),
+		                 SL_EINVAL);
+		assert_int_equal(d.n, 1);
+		assert_string_equal(d.msg[0], bad[i].msg);
+	}
+}
+
 static void test_flow_menu_jump_explore(void **state)
 {
 	(void)state;
@@ -848,12 +968,9 @@ static void test_flow_menu_jump_explore(void **state)
 	sl_answer ans;
 	assert_int_equal(sl_vm_answer(vm, "c", &ans, &err), SL_EINVAL);
 	assert_string_equal(err.msg, "answer with a letter from a to b");
+	/* A wrong pick of two choices: its explanation and the answer at once,
+	 * since another try could only be the other choice. */
 	assert_int_equal(sl_vm_answer(vm, "ONE", &ans, &err), SL_OK);
-	assert_false(ans.correct);
-	assert_true(ans.again); /* the choice's explanation, and another try */
-	assert_string_equal(ans.explain, "not one");
-	assert_string_equal(ans.expected, "");
-	assert_int_equal(sl_vm_answer(vm, "a", &ans, &err), SL_OK);
 	assert_false(ans.correct);
 	assert_false(ans.again);
 	assert_string_equal(ans.explain, "not one");
@@ -1158,7 +1275,7 @@ static void test_resume(void **state)
 	FILE *f = fopen(path, "w");
 	fputs(HEAD "setup preset=a100 devices=2 m=64 k=512 n=256\nrun matmul as r\n"
 	           "question A?\noption x\ncorrect y\nend\n"
-	           "question B {r.speedup}?\noption x\ncorrect y\nend\nsay bye\n",
+	           "question B {r.speedup}?\noption x\ncorrect y\noption z\nend\nsay bye\n",
 	      f);
 	fclose(f);
 	char *out;
@@ -1389,6 +1506,8 @@ int main(void)
 	    cmocka_unit_test(test_mutations),
 	    cmocka_unit_test(test_steps_and_figures),
 	    cmocka_unit_test(test_collective_figures),
+	    cmocka_unit_test(test_mistakes),
+	    cmocka_unit_test(test_mistake_errors),
 	    cmocka_unit_test(test_step_ops),
 	    cmocka_unit_test(test_step_counts_logical),
 	    cmocka_unit_test(test_train_figures),

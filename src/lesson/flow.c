@@ -29,7 +29,7 @@ int lp_label_target(struct parser *P, const unsigned char *leads, int ni, int li
 	return -1;
 }
 
-static int nsucc(const sl_lesson *l, int p, int *out)
+int lp_succ(const sl_lesson *l, int p, int *out)
 {
 	const sl_op *o = &l->ops[p];
 	int n = 0;
@@ -191,7 +191,7 @@ int lp_flow(struct parser *P)
 			out.def |= (uint64_t)1 << l->names[o->name].bit;
 		if (o->kind == OP_LET)
 			out.def |= (uint64_t)1 << l->names[o->name].bit;
-		int ns = nsucc(l, p, succ);
+		int ns = lp_succ(l, p, succ);
 		for (int i = 0; i < ns; i++) {
 			int q = succ[i];
 			struct flow nf = {(unsigned char)(in[q].kinds | out.kinds),
@@ -240,6 +240,10 @@ int lp_flow(struct parser *P)
 				text_uses(P, &o->ch[i].text, f, o->line);
 				text_uses(P, &o->ch[i].explain, f, o->line);
 			}
+			for (int i = 0; i < o->nmis; i++) {
+				walk_uses(P, o->mis[i].expr, f, o->mis[i].line);
+				text_uses(P, &o->mis[i].explain, f, o->mis[i].line);
+			}
 			break;
 		case OP_MENU:
 			for (int i = 0; i < o->nch; i++)
@@ -279,7 +283,7 @@ int lp_flow(struct parser *P)
 		color[s] = 1;
 		while (sp && !reported) {
 			int u = stack[sp - 1];
-			int ns = is_learner(&l->ops[u]) ? 0 : nsucc(l, u, succ);
+			int ns = is_learner(&l->ops[u]) ? 0 : lp_succ(l, u, succ);
 			if (iter[sp - 1] >= ns) {
 				color[u] = 2;
 				sp--;

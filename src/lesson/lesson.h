@@ -50,6 +50,13 @@ int sl_lesson_load(const char *path, sl_lesson **out, sl_lesson_diags *diags, sl
 int sl_lesson_parse(const char *name, const char *buf, size_t len, sl_lesson **out,
                     sl_lesson_diags *diags, sl_err *err);
 void sl_lesson_free(sl_lesson *l);
+/* The checker's rules for questions, which `shardlab check` adds to the
+ * load's (a lesson that breaks them still loads and plays, so an author can
+ * try a draft): a numeric question names at least two mistakes, and no
+ * multiple-choice question is answered by the text shown since the
+ * question before it (shardlab-lesson(5), QUESTIONS THAT TEST).  Returns
+ * how many it found, each "file:line: message" in diags (may be NULL). */
+int sl_lesson_lint(const sl_lesson *l, sl_lesson_diags *diags);
 
 const char *sl_lesson_name(const sl_lesson *l); /* as given to load */
 const char *sl_lesson_title(const sl_lesson *l);
@@ -84,7 +91,9 @@ typedef enum sl_step_kind {
 	SL_STEP_CHECK,    /* a check was evaluated: passed, text (source), detail (figures); one
 	                   * that fails comes at once, one that holds after the learner's next
 	                   * answer, before the next run or menu, or at the end, so it never
-	                   * answers the question after it */
+	                   * answers the question after it.  A numeric question's mistake
+	                   * that the answer's tolerance takes for right fails as a check
+	                   * before the question is shown */
 	SL_STEP_QUESTION, /* answer with sl_vm_answer() */
 	SL_STEP_MENU,     /* choose with sl_vm_choose() */
 	SL_STEP_EXPLORE,  /* turn knobs with sl_vm_knob() until sl_vm_explore_met(), or skip */
@@ -178,7 +187,11 @@ sl_cluster *sl_vm_cluster(const sl_vm *vm);
  * with a message saying what is expected, and the question still waits.
  * A first wrong answer sets again (explain says why; expected is "") and
  * the question waits for another try; a second one gives the answer and
- * goes on.  Only a first-try answer counts as right in the score.
+ * goes on.  A wrong pick of two choices gives the answer at once: the
+ * other choice is all another try could be.  A wrong number that one of
+ * the question's mistakes matches gets that mistake's explanation; another
+ * is only too high or too low.  Only a first-try answer counts as right in
+ * the score.
  * Checks that held since the last answer are yielded after it (see
  * SL_STEP_CHECK). */
 /* Wrong answers a question takes: after the first one it waits again. */
@@ -188,6 +201,7 @@ typedef struct sl_answer {
 	int again;           /* wrong, and the question waits for another try */
 	int pick;            /* a choice's index (0-based) */
 	int high;            /* numeric: the answer was above the figure */
+	int mistake;         /* numeric: the question's mistake it matched (0-based), or -1 */
 	const char *explain; /* what the lesson says to this answer (may be "") */
 	const char
 	    *expected; /* numeric: the engine's figure, formatted; choice: the right choice */

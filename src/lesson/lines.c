@@ -16,7 +16,7 @@ const char *const lp_kw_names[KW_N] = {
     "title",   "minutes", "about",  "track",   "say",     "setup",  "run",      "step",
     "pause",   "check",   "let",    "label",   "jump",    "finish", "question", "menu",
     "explore", "end",     "option", "correct", "explain", "answer", "unit",     "right",
-    "wrong",   "item",    "knob",   "until",   "hint",    "demo",
+    "wrong",   "item",    "knob",   "until",   "hint",    "demo",   "mistake",
 };
 
 /* ---- stage 1: bytes ---- */

@@ -554,11 +554,44 @@ static int settings(struct parser *P, sl_op *o, const struct lline *L)
 	return 0;
 }
 
+/* "within TOL" at w: a relative (5%) or an absolute tolerance of the
+ * dimension of the value at node. */
+static void tolerance(struct parser *P, int line, const char *w, int node, double *tol, int *rel)
+{
+	char tw[48];
+	const char *after = word(w + 6 + (w[6] == ' '), tw, sizeof tw);
+	double v;
+	sl_dim dim;
+	sl_err e = {0};
+	if (!tw[0] || *after) {
+		lp_diag(P, line, "within needs one tolerance: within 5%% or within 2us");
+	} else if (sl_literal_parse(tw, &v, &dim, &e)) {
+		lp_diag(P, line, "within: %s", e.msg);
+	} else {
+		*tol = v;
+		*rel = strchr(tw, '%') != NULL;
+		if (!*rel && node >= 0 && !sl_dim_eq(dim, P->l->pool.n[node].dim))
+			lp_diag(P, line, "the tolerance %s is %s but the answer is %s", tw,
+			        sl_dim_name(dim), sl_dim_name(P->l->pool.n[node].dim));
+	}
+}
+
+/* An expression as written, its spaces dropped: two that read the same. */
+static void squeeze(const char *s, size_t n, char *out, size_t cap)
+{
+	size_t j = 0;
+	for (size_t i = 0; i < n && j + 1 < cap; i++)
+		if (s[i] != ' ' && s[i] != '\t')
+			out[j++] = s[i];
+	out[j] = 0;
+}
+
 static int compile_question(struct parser *P, sl_op *o, int from, int to)
 {
 	sl_choice *last = NULL;
-	int answers = 0, options = 0, correct = 0, unit_line = 0;
-	char unit[16] = "";
+	sl_mistake *lastm = NULL;
+	int answers = 0, options = 0, correct = 0, unit_line = 0, ans_line = 0;
+	char unit[16] = "", ans_src[128] = "";
 	for (int i = from; i < to; i++) {
 		const struct lline *L = &P->ll[i];
 		switch (L->kw) {
@@ -572,6 +605,7 @@ static int compile_question(struct parser *P, sl_op *o, int from, int to)
 			}
 			if (add_choice(o, &last))
 				return -1;
+			lastm = NULL;
 			last->correct = L->kw == KW_CORRECT;
 			options++;
 			correct += last->correct;
@@ -580,6 +614,15 @@ static int compile_question(struct parser *P, sl_op *o, int from, int to)
 		case KW_EXPLAIN:
 			if (!need_text(P, L, "text"))
 				break;
+			if (lastm) {
+				if (lastm->explain.s)
+					lp_diag(P, L->no,
+					        "this mistake already has an explanation (line "
+					        "above): join them");
+				else
+					text(P, L->no, L->rest, &lastm->explain);
+				break;
+			}
 			if (last && last->explain.s) {
 				lp_diag(P, L->no,
 				        "this choice already has an explanation (line above): join "
@@ -592,9 +635,33 @@ static int compile_question(struct parser *P, sl_op *o, int from, int to)
 			}
 			text(P, L->no, L->rest, last ? &last->explain : &o->explain);
 			break;
+		case KW_MISTAKE: {
+			if (!need_text(P, L, "a figure: mistake FIGURE [within 5%]"))
+				break;
+			sl_mistake *m = realloc(o->mis, (size_t)(o->nmis + 1) * sizeof *m);
+			if (!m)
+				return -1;
+			o->mis = m;
+			lastm = &m[o->nmis++];
+			memset(lastm, 0, sizeof *lastm);
+			lastm->line = L->no;
+			lastm->tol = -1; /* the answer's, once it is known */
+			last = NULL;
+			const char *w = find_within(L->rest);
+			size_t en = w ? (size_t)(w - L->rest) : strlen(L->rest);
+			while (en > 0 && L->rest[en - 1] == ' ')
+				en--;
+			lastm->expr = expr(P, L->no, L->rest, en, 0);
+			if (!(lastm->src = lp_strndup(L->rest, en)))
+				return -1;
+			if (w)
+				tolerance(P, L->no, w, lastm->expr, &lastm->tol, &lastm->tol_rel);
+			break;
+		}
 		case KW_ANSWER: {
 			if (!need_text(P, L, "a figure: answer FIGURE [within 5%]"))
 				break;
+			lastm = NULL;
 			if (answers++) {
 				lp_diag(P, L->no, "a question has one answer");
 				break;
@@ -604,32 +671,12 @@ static int compile_question(struct parser *P, sl_op *o, int from, int to)
 			while (en > 0 && L->rest[en - 1] == ' ')
 				en--;
 			o->expr = expr(P, L->no, L->rest, en, 0);
+			squeeze(L->rest, en, ans_src, sizeof ans_src);
+			ans_line = L->no;
 			o->tol = 0.05;
 			o->tol_rel = 1;
-			if (w) {
-				char tw[48];
-				const char *after = word(w + 6 + (w[6] == ' '), tw, sizeof tw);
-				double v;
-				sl_dim dim;
-				sl_err e = {0};
-				if (!tw[0] || *after) {
-					lp_diag(
-					    P, L->no,
-					    "within needs one tolerance: within 5%% or within 2us");
-				} else if (sl_literal_parse(tw, &v, &dim, &e)) {
-					lp_diag(P, L->no, "within: %s", e.msg);
-				} else {
-					o->tol = v;
-					o->tol_rel = strchr(tw, '%') != NULL;
-					if (!o->tol_rel && o->expr >= 0 &&
-					    !sl_dim_eq(dim, P->l->pool.n[o->expr].dim))
-						lp_diag(
-						    P, L->no,
-						    "the tolerance %s is %s but the answer is %s",
-						    tw, sl_dim_name(dim),
-						    sl_dim_name(P->l->pool.n[o->expr].dim));
-				}
-			}
+			if (w)
+				tolerance(P, L->no, w, o->expr, &o->tol, &o->tol_rel);
 			if (o->expr >= 0 && P->l->pool.n[o->expr].flag)
 				lp_diag(P, L->no,
 				        "a yes/no figure makes a multiple-choice question, not a "
@@ -637,6 +684,7 @@ static int compile_question(struct parser *P, sl_op *o, int from, int to)
 			break;
 		}
 		case KW_UNIT: {
+			lastm = NULL;
 			char uw[16];
 			const char *after = word(L->rest, uw, sizeof uw);
 			if (!uw[0] || *after) {
@@ -650,6 +698,7 @@ static int compile_question(struct parser *P, sl_op *o, int from, int to)
 		}
 		case KW_RIGHT:
 		case KW_WRONG:
+			lastm = NULL;
 			if (!need_text(P, L, "text"))
 				break;
 			if ((L->kw == KW_RIGHT ? o->right.s : o->wrong.s)) {
@@ -662,7 +711,7 @@ static int compile_question(struct parser *P, sl_op *o, int from, int to)
 		default:
 			lp_diag(P, L->no,
 			        "'%s' does not belong in a question (a question holds option, "
-			        "correct, explain, or answer, unit, right, wrong)",
+			        "correct, explain, or answer, mistake, unit, right, wrong)",
 			        lp_kw_names[L->kw]);
 		}
 	}
@@ -689,6 +738,10 @@ static int compile_question(struct parser *P, sl_op *o, int from, int to)
 			        "its own 'explain'");
 		if (unit[0])
 			lp_diag(P, unit_line, "'unit' is for numeric questions");
+		if (o->nmis)
+			lp_diag(P, o->mis[0].line,
+			        "'mistake' is for numeric questions: give each choice its own "
+			        "'explain'");
 	} else {
 		o->numeric = 1;
 		snprintf(o->unit, sizeof o->unit, "%s", unit);
@@ -703,6 +756,32 @@ static int compile_question(struct parser *P, sl_op *o, int from, int to)
 			else if (!sl_dim_eq(dim, P->l->pool.n[o->expr].dim))
 				lp_diag(P, unit_line, "unit %s is %s but the answer is %s", unit,
 				        sl_dim_name(dim), sl_dim_name(P->l->pool.n[o->expr].dim));
+		}
+		for (int i = 0; i < o->nmis; i++) {
+			sl_mistake *m = &o->mis[i];
+			char msrc[128];
+			if (m->tol < 0) {
+				m->tol = o->tol;
+				m->tol_rel = o->tol_rel;
+			}
+			if (!m->explain.s)
+				lp_diag(
+				    P, m->line,
+				    "the mistake needs an 'explain' line after it: what a learner "
+				    "who gives this answer has confused");
+			if (m->expr >= 0 && o->expr >= 0 &&
+			    !sl_dim_eq(P->l->pool.n[m->expr].dim, P->l->pool.n[o->expr].dim))
+				lp_diag(P, m->line, "the mistake is %s but the answer is %s",
+				        sl_dim_name(P->l->pool.n[m->expr].dim),
+				        sl_dim_name(P->l->pool.n[o->expr].dim));
+			else if (m->expr >= 0 && o->expr >= 0 &&
+			         (squeeze(m->src, strlen(m->src), msrc, sizeof msrc),
+			          strcmp(msrc, ans_src) == 0))
+				lp_diag(
+				    P, m->line,
+				    "the mistake is the answer itself (line %d): a right answer "
+				    "is never a mistake",
+				    ans_line);
 		}
 	}
 	return 0;
@@ -915,6 +994,7 @@ static int compile(struct parser *P)
 			} else {
 				free(l->about);
 				l->about = xstrdup(L->rest);
+				l->about_line = L->no;
 			}
 			break;
 		case KW_MINUTES: {
@@ -1259,6 +1339,11 @@ void sl_lesson_free(sl_lesson *l)
 			text_free(&o->ch[j].explain);
 		}
 		free(o->ch);
+		for (int j = 0; j < o->nmis; j++) {
+			text_free(&o->mis[j].explain);
+			free(o->mis[j].src);
+		}
+		free(o->mis);
 		text_free(&o->explain);
 		text_free(&o->right);
 		text_free(&o->wrong);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* parse_internal.h - what the lesson parser's files share: parse.c
  * (names, commands), lines.c (bytes and logical lines) and flow.c (targets and the flow of the
- * whole lesson).  Nobody else sees it. */
+ * whole lesson), and quiz.c, the checker's rules for questions, which walks that flow.  Nobody
+ * else sees it. */
 #ifndef SL_PARSE_INTERNAL_H
 #define SL_PARSE_INTERNAL_H
 
@@ -46,6 +47,7 @@ enum kw {
 	KW_UNTIL,
 	KW_HINT,
 	KW_DEMO,
+	KW_MISTAKE,
 	KW_N
 };
 extern const char *const lp_kw_names[KW_N];
@@ -83,6 +85,8 @@ int lp_label_target(struct parser *P, const unsigned char *leads, int ni, int li
                     const char *how);
 /* the whole lesson's flow; */
 int lp_flow(struct parser *P);
+/* the positions that may follow position p (at most MAX_CHOICES + 2) into out; */
+int lp_succ(const sl_lesson *l, int p, int *out);
 /* every run valid for the engine. */
 void lp_check_runs(struct parser *P);
 

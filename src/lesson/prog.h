@@ -51,6 +51,18 @@ typedef struct sl_choice {
 	int line;
 } sl_choice;
 
+/* A numeric question's wrong answer that a known confusion gives (the
+ * bus bandwidth for the algorithm bandwidth, the total for one device's
+ * share), and what to say to a learner who gives it. */
+typedef struct sl_mistake {
+	int expr;   /* a node; -1 if it did not parse */
+	double tol; /* as the answer's: relative when tol_rel */
+	int tol_rel;
+	sl_text explain;
+	char *src; /* as written */
+	int line;
+} sl_mistake;
+
 typedef struct sl_op {
 	sl_op_kind kind;
 	int line;
@@ -70,7 +82,9 @@ typedef struct sl_op {
 	sl_text explain, right, wrong;
 	double tol; /* numeric: tolerance, relative when tol_rel */
 	int tol_rel;
-	char unit[16]; /* numeric: how bare numbers are read; "" for the figure's base unit */
+	char unit[16];   /* numeric: how bare numbers are read; "" for the figure's base unit */
+	sl_mistake *mis; /* numeric: checked in order before too high or too low */
+	int nmis;
 	/* EXPLORE */
 	int *knobs;
 	int nknobs;
@@ -93,6 +107,7 @@ typedef struct sl_name {
 struct sl_lesson {
 	char *name;
 	char *title, *about;
+	int about_line; /* 0 if none */
 	int minutes;
 	sl_track track;
 	uint64_t hash;

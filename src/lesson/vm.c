@@ -56,7 +56,8 @@ struct sl_vm {
 		char *detail;
 	} held[16];
 	int nheld, release;
-	int tries; /* wrong answers to the question waiting */
+	int tries;       /* wrong answers to the question waiting */
+	int mis_checked; /* 1 + the position whose mistakes were held against its answer */
 	/* strings handed out with the current step */
 	char **strs;
 	int nstrs, capstrs;
@@ -562,6 +563,44 @@ static int ops_step(sl_vm *vm, const sl_op *o, sl_step *st, sl_err *err)
 	return SL_OK;
 }
 
+/* The first of a question's mistakes whose value the answer's tolerance
+ * would judge right, as a failed check in st (returns 1), or 0. */
+static int mistake_is_answer(sl_vm *vm, const sl_op *o, sl_step *st, sl_err *err, int *rc)
+{
+	double want;
+	if (eval(vm, o->expr, o->line, &want, err)) {
+		*rc = err ? err->code : SL_EINVAL;
+		return 0;
+	}
+	sl_dim d = vm->l->pool.n[o->expr].dim;
+	double tol = o->tol_rel ? o->tol * fabs(want) : o->tol;
+	for (int i = 0; i < o->nmis; i++) {
+		double v;
+		if (eval(vm, o->mis[i].expr, o->mis[i].line, &v, err)) {
+			*rc = err ? err->code : SL_EINVAL;
+			return 0;
+		}
+		if (fabs(v - want) > tol)
+			continue;
+		char a[64], b[64];
+		sl_value_fmt(v, d, 0, 0, a, sizeof a);
+		sl_value_fmt(want, d, 0, 0, b, sizeof b);
+		char *det = malloc(300);
+		if (det)
+			snprintf(det, 300,
+			         "the mistake gives %s, which the answer, %s, takes for right", a,
+			         b);
+		st->kind = SL_STEP_CHECK;
+		st->line = o->mis[i].line;
+		st->text = o->mis[i].src;
+		st->detail = keep(vm, det);
+		st->passed = 0;
+		vm->checks_failed++;
+		return 1;
+	}
+	return 0;
+}
+
 int sl_vm_next(sl_vm *vm, sl_step *st, sl_err *err)
 {
 	const sl_lesson *l = vm->l;
@@ -715,6 +754,14 @@ int sl_vm_next(sl_vm *vm, sl_step *st, sl_err *err)
 		}
 		case OP_QUESTION:
 		case OP_MENU: {
+			if (o->kind == OP_QUESTION && o->nmis && vm->mis_checked != vm->pc + 1) {
+				/* A mistake the answer's tolerance takes for right would
+				 * never be said: the lesson fails there, as a check. */
+				vm->mis_checked = vm->pc + 1;
+				int bad = mistake_is_answer(vm, o, st, err, &rc);
+				if (rc || bad)
+					return rc;
+			}
 			st->kind = o->kind == OP_QUESTION ? SL_STEP_QUESTION : SL_STEP_MENU;
 			st->text = kinterp(vm, &o->text, o->line, err, &rc);
 			st->numeric = o->numeric;
@@ -831,8 +878,10 @@ int sl_vm_answer(sl_vm *vm, const char *input, sl_answer *out, sl_err *err)
 		return sl_fail(err, SL_EINVAL, "no question is waiting for an answer");
 	const sl_op *o = &vm->l->ops[vm->pc];
 	int rc = SL_OK;
+	const char *mistake_why = NULL;
 	memset(out, 0, sizeof *out);
 	out->explain = out->expected = "";
+	out->mistake = -1;
 	if (!o->numeric) {
 		char s[256];
 		trim(input, s, sizeof s);
@@ -874,6 +923,15 @@ int sl_vm_answer(sl_vm *vm, const char *input, sl_answer *out, sl_err *err)
 		double tol = o->tol_rel ? o->tol * fabs(want) : o->tol;
 		out->correct = fabs(got - want) <= tol;
 		out->high = got > want;
+		/* The first mistake that matches says what was confused. */
+		for (int i = 0; i < o->nmis && !out->correct && out->mistake < 0; i++) {
+			double v;
+			if (eval(vm, o->mis[i].expr, o->mis[i].line, &v, err))
+				return err ? err->code : SL_EINVAL;
+			double mt = o->mis[i].tol_rel ? o->mis[i].tol * fabs(v) : o->mis[i].tol;
+			if (fabs(got - v) <= mt)
+				out->mistake = i;
+		}
 		char *e = malloc(64);
 		if (e)
 			sl_value_fmt(want, nd->dim, 0, 0, e, 64);
@@ -882,6 +940,18 @@ int sl_vm_answer(sl_vm *vm, const char *input, sl_answer *out, sl_err *err)
 		if (!t->s)
 			t = &o->explain;
 		out->explain = kinterp(vm, t, o->line, err, &rc);
+		if (out->mistake >= 0 && !rc) { /* why this number, then the way to the answer */
+			const char *why =
+			    kinterp(vm, &o->mis[out->mistake].explain, o->line, err, &rc);
+			size_t n = strlen(why) + strlen(out->explain) + 2;
+			char *both = malloc(n);
+			if (both) {
+				snprintf(both, n, "%s%s%s", why, out->explain[0] ? " " : "",
+				         out->explain);
+				out->explain = keep(vm, both);
+			}
+			mistake_why = why;
+		}
 		if (t != &o->explain && o->explain.s && !rc) {
 			const char *more = kinterp(vm, &o->explain, o->line, err, &rc);
 			size_t n = strlen(out->explain) + strlen(more) + 2;
@@ -898,10 +968,12 @@ int sl_vm_answer(sl_vm *vm, const char *input, sl_answer *out, sl_err *err)
 	/* A first wrong answer gets its explanation (a choice's) or a word on
 	 * its direction (a number's, whose explanation tells the figure) and
 	 * the question again; a second one gets the answer. */
-	if (!out->correct && vm->tries++ < SL_VM_TRIES - 1) {
+	if (!out->correct && vm->tries++ < SL_VM_TRIES - 1 && (o->numeric || o->nch > 2)) {
 		out->again = 1;
 		out->expected = "";
-		if (o->numeric)
+		if (mistake_why)
+			out->explain = mistake_why;
+		else if (o->numeric)
 			out->explain = out->high ? "That is too high." : "That is too low.";
 		return SL_OK;
 	}

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Every lesson of the course played to its end on the terminal screen, at a
 # projector's 80x24, through tmux: each question answered wrong once (the
-# screen must explain and ask again), then right; each menu's first item;
+# screen must explain and ask again, or, for two choices, give the answer),
+# then right; each menu's first item;
 # each explore's demo.  A lesson passes when its last screen says every
 # check held and no check FAILED on the way.
 #
@@ -89,6 +90,7 @@ play() { # FILE
 	wait_change "$base" ""
 	failed_check=0
 	wrongs=0
+	givens=0
 	steps=0
 	while [ $steps -lt 400 ]; do
 		steps=$((steps + 1))
@@ -116,26 +118,48 @@ play() { # FILE
 			return
 		fi
 		if [ "$kind" = answer ]; then
+			nq=$(capture "$base" | grep -c 'Not quite\.')
 			send "$base" "$(wrong_for "$value")" Enter || break
 			# Under a sanitizer a screen can settle for a moment before
-			# the answer is judged: wait for the verdict (120 s at most).
+			# the answer is judged: wait for the verdict (120 s at most):
+			# another try, or, for a wrong pick of two choices, the answer.
 			n=0
-			while [ $n -lt 600 ] && ! capture "$base" | grep -q 'Not quite\.'; do
-				sleep 0.2
-				n=$((n + 1))
+			verdict=
+			while [ $n -lt 600 ] && [ -z "$verdict" ]; do
+				if [ "$(capture "$base" | grep -c 'Not quite\.')" -gt "$nq" ]; then
+					verdict=again
+				elif ! status_line "$base" | grep -q '^Enter answer'; then
+					verdict=given # and the lesson went on
+				else
+					sleep 0.2
+					n=$((n + 1))
+				fi
 			done
-			if ! capture "$base" | grep -q 'Not quite\.'; then
-				fail "$base" "a wrong answer to a question got no second try:"
+			case $verdict in
+			again)
+				# The answer line is empty again for the second try.
+				if ! capture "$base" | grep -q 'answer> *│'; then
+					fail "$base" "the answer line did not clear after a wrong answer:"
+					capture "$base"
+					return
+				fi
+				wrongs=$((wrongs + 1))
+				;;
+			given)
+				# Two choices: the other one is all a second try could be.
+				case $value in
+				[a-b]) givens=$((givens + 1)); continue ;;
+				esac
+				fail "$base" "a wrong answer to a question of more than two choices got no second try:"
 				capture "$base"
 				return
-			fi
-			# The answer line is empty again for the second try.
-			if ! capture "$base" | grep -q 'answer> *│'; then
-				fail "$base" "the answer line did not clear after a wrong answer:"
+				;;
+			*)
+				fail "$base" "a wrong answer to a question got no verdict:"
 				capture "$base"
 				return
-			fi
-			wrongs=$((wrongs + 1))
+				;;
+			esac
 		fi
 		send "$base" "$value" Enter || break
 		# Taken when the input line no longer holds it: a screen that
@@ -159,7 +183,7 @@ play() { # FILE
 	elif [ -s "$inputs" ]; then
 		fail "$base" "the lesson ended before the demo's inputs did"
 	else
-		pass "$base ($wrongs questions answered wrong once)"
+		pass "$base ($wrongs questions answered wrong once, $givens of two choices given at once)"
 	fi
 	tm kill-session -t "$base" 2>/dev/null
 }

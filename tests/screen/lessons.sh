@@ -111,18 +111,19 @@ check menu lesson-menu-02
 # Lesson 2 from the menu: its first narration.
 keys menu Enter
 check menu lesson-02-open
-# Two paragraphs later, the pause before the run.
+# A paragraph later, the first prediction, before anything runs.
 keys menu Enter Enter
-check menu lesson-02-pause
-# The run, then `step 1`: the scenario view stops after the devices' products.
-keys menu Enter
-check menu lesson-02-step1
-# A paragraph, then a question answered (b, the right choice): the next
-# question asks for the collective before the lesson names it.
-keys menu Enter Enter b Enter
+check menu lesson-02-predict
+# Answered (b, the right choice): the next question asks for the
+# collective before the lesson names it.
+keys menu b Enter
 check menu lesson-02-question
-# Answered (b), a paragraph, then `step 3`: the all-gather's three ring steps.
+# Answered (b), the pause, then the run to `step 1`: the scenario view
+# stops after the devices' products.
 keys menu b Enter Enter
+check menu lesson-02-step1
+# Two paragraphs, then `step 3`: the all-gather's three ring steps.
+keys menu Enter Enter Enter
 check menu lesson-02-step3
 
 # q goes back to the menu, which now shows lesson 2 started.
@@ -134,9 +135,9 @@ check menu lesson-menu-started
 # lesson's first line, which the burst had pushed off the panel.
 start pres "lesson --presenter $LESSONS/02-colwise.lesson" 80 24
 settle pres
-keys pres Enter Enter Enter
+keys pres Enter Enter b Enter b Enter Enter
 check pres lesson-02-presenter
-keys pres Up Up Up Up Up Up Up Up
+keys pres Up Up Up Up Up Up Up Up Up Up Up Up Up Up Up Up
 check pres lesson-02-scrollback
 cases=$((cases + 1))
 if capture pres | grep -q 'Column-wise split (10 minutes)'; then
@@ -306,7 +307,7 @@ compact() { # LESSON NAME COLS ROWS KEYS-TO-STEP -- KEYS-TO-QUESTION
 }
 for size in "80 24" "100 30"; do
 	# shellcheck disable=SC2086 # two words: columns and rows
-	compact 02-colwise lesson-02 $size Enter Enter Enter -- Enter Enter Right
+	compact 02-colwise lesson-02 $size Enter Enter b Enter b Enter Enter -- Enter Enter Right
 	# shellcheck disable=SC2086
 	compact 03-rowwise lesson-03 $size Enter Enter Enter -- Enter Enter Right
 	# Lesson 8's first run (one micro-batch) at its end, stepped back once
@@ -326,7 +327,7 @@ check full80 lesson-03-80x24-full
 
 # The help of a lesson at 80x24, over a run shown.
 start help80 "lesson $LESSONS/02-colwise.lesson" 80 24
-keys help80 Enter Enter Enter '?'
+keys help80 Enter Enter b Enter b Enter Enter '?'
 check help80 lesson-help-80x24
 
 fi
@@ -369,7 +370,7 @@ fi
 # then offers F1 for the help); Esc clears the line, then leaves the lesson,
 # which quits when the lesson was opened by itself.
 start typing "lesson $LESSONS/02-colwise.lesson" 100 32
-keys typing Enter Enter Enter Enter Enter
+keys typing Enter Enter
 settle typing
 keys typing x '?' q
 cases=$((cases + 1))

@@ -19,7 +19,7 @@ syn match slRun          "^\(run\|step\)\>" nextgroup=slRunArgs skipwhite
 syn match slCheck        "^\(check\|let\)\>" nextgroup=slExpr skipwhite
 syn match slFlow         "^\(label\|jump\|finish\)\>" nextgroup=slLabelName skipwhite
 syn match slBlock        "^\(question\|menu\|explore\|end\)\>" nextgroup=slText skipwhite
-syn match slBlockLine    "^\(option\|correct\|explain\|answer\|unit\|right\|wrong\|item\|knob\|until\|hint\|demo\)\>" nextgroup=slText skipwhite
+syn match slBlockLine    "^\(option\|correct\|explain\|answer\|unit\|right\|wrong\|item\|knob\|until\|hint\|demo\|mistake\)\>" nextgroup=slText skipwhite
 
 " Continuation lines hold text too.
 syn match slText         ".*$" contained contains=slFigure,slEmph,slCode,slSetting,slNumber
