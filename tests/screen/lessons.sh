@@ -157,7 +157,7 @@ tm new-session -d -s pmenu -x 80 -y 24 \
 tm set-option -t pmenu remain-on-exit on >/dev/null
 settle pmenu
 cases=$((cases + 1))
-if capture pmenu | grep -q 'does not pay  *12 min [*+ ] done$' && ! capture pmenu | grep -q 'right'; then
+if capture pmenu | grep -q 'does not pay  *15 min [*+ ] done$' && ! capture pmenu | grep -q 'right'; then
 	pass menu-presenter-no-score
 else
 	fail menu-presenter-no-score "the presenter's menu shows a score:"
@@ -449,7 +449,7 @@ tm new-session -d -s done80 -x 80 -y 24 \
 tm set-option -t done80 remain-on-exit on >/dev/null
 settle done80
 cases=$((cases + 1))
-if capture done80 | grep -q 'When tensor parallelism does not pay  *12 min [*+ ] done, 0/3 right'; then
+if capture done80 | grep -q 'When tensor parallelism does not pay  *15 min [*+ ] done, 0/3 right'; then
 	pass menu-80x24-state
 else
 	fail menu-80x24-state "the menu at 80x24 cut a lesson's state or title:"
