@@ -458,7 +458,8 @@ int sl_lesson_headless(const char *path, const sl_headless_opts *o, FILE *in, FI
 			s.base_right = s.prog.now_right;
 		}
 	}
-	fprintf(out, "Lesson: %s (%d minutes)\n", sl_lesson_title(l), sl_lesson_minutes(l));
+	fprintf(out, "Lesson: %s (%d minute%s)\n", sl_lesson_title(l), sl_lesson_minutes(l),
+	        sl_lesson_minutes(l) == 1 ? "" : "s");
 	if (sl_lesson_about(l)[0])
 		wrap(out, sl_lesson_about(l), 2, "");
 	if (start > 0)

@@ -261,7 +261,15 @@ void sl_lsetup_describe(const sl_lsetup *s, char *buf, size_t n)
 {
 	const sl_cluster_config *c = &s->sc.cluster;
 	char fl[32], mem[32], bw[32], lat[32], ibw[32], ilat[32], by[32];
-	int nodes = c->devices_per_node > 0 ? c->devices / c->devices_per_node : 1;
+	unsigned show = s->touched ? s->touched : SL_FIG_KIND(SL_RUN_MATMUL);
+	/* A training run takes tp x pp x dp devices, whatever devices says. */
+	int ndev = c->devices;
+	if (show == SL_FIG_KIND(SL_RUN_TRAIN)) {
+		sl_layout tl = sl_lsetup_layout(s);
+		ndev = tl.tp * tl.pp * tl.dp;
+	}
+	int nodes =
+	    c->devices_per_node > 0 ? (ndev + c->devices_per_node - 1) / c->devices_per_node : 1;
 	sl_fmt_flops(c->flops, fl, sizeof fl);
 	sl_fmt_bytes((double)c->memory, mem, sizeof mem);
 	sl_fmt_rate(c->intra.bandwidth, bw, sizeof bw);
@@ -270,9 +278,9 @@ void sl_lsetup_describe(const sl_lsetup *s, char *buf, size_t n)
 	sl_fmt_time(c->inter.latency, ilat, sizeof ilat);
 	sl_fmt_bytes(s->bytes, by, sizeof by);
 	/* The rate is named with the precision it is for: the elements'. */
-	int len = snprintf(buf, n, "%d device%s%s%s (%s %s, %s each%s)", c->devices,
-	                   c->devices == 1 ? "" : "s", s->sc.preset[0] ? " like " : "",
-	                   s->sc.preset, fl, sl_precision_name(c->precision), mem,
+	int len = snprintf(buf, n, "%d device%s%s%s (%s %s, %s each%s)", ndev, ndev == 1 ? "" : "s",
+	                   s->sc.preset[0] ? " like " : "", s->sc.preset, fl,
+	                   sl_precision_name(c->precision), mem,
 	                   c->efficiency == SL_EFF_REALISTIC ? ", realistic efficiency" : "");
 	if (len < 0 || (size_t)len >= n)
 		return;
@@ -285,7 +293,6 @@ void sl_lsetup_describe(const sl_lsetup *s, char *buf, size_t n)
 		                c->topology == SL_TOPO_RING ? " wired as a ring" : "", bw, lat);
 	if (len < 0 || (size_t)len >= n)
 		return;
-	unsigned show = s->touched ? s->touched : SL_FIG_KIND(SL_RUN_MATMUL);
 	if (show & SL_FIG_KIND(SL_RUN_MATMUL))
 		len += snprintf(
 		    buf + len, n - (size_t)len, "; matmul %s m=%d k=%d n=%d%s",
@@ -305,8 +312,18 @@ void sl_lsetup_describe(const sl_lsetup *s, char *buf, size_t n)
 		                s->model.layers, s->model.layers == 1 ? "" : "s", s->model.hidden,
 		                s->model.ffn, heads, l.tp, l.pp, l.dp);
 		if (len >= 0 && (size_t)len < n && l.pp > 1)
-			len += snprintf(buf + len, n - (size_t)len, ", %s, %d micro-batches",
-			                sl_sched_name(l.schedule), l.microbatches);
+			len += snprintf(buf + len, n - (size_t)len, ", %s, %d micro-batch%s",
+			                sl_sched_name(l.schedule), l.microbatches,
+			                l.microbatches == 1 ? "" : "es");
+		/* Where the groups sit (lesson 10 is about it) and ZeRO-1
+		 * (lesson 9), when they can matter. */
+		int axes = (l.tp > 1) + (l.pp > 1) + (l.dp > 1);
+		char order[32];
+		if (len >= 0 && (size_t)len < n && axes > 1)
+			len += snprintf(buf + len, n - (size_t)len, ", mesh %s",
+			                sl_mesh_order_name(l.order, order, sizeof order));
+		if (len >= 0 && (size_t)len < n && l.zero1 && l.dp > 1)
+			len += snprintf(buf + len, n - (size_t)len, ", ZeRO-1");
 	}
 	if (len >= 0 && (size_t)len < n && (show & SL_FIG_KIND(SL_RUN_RESHARD))) {
 		sl_layout t = sl_lsetup_target(s);

@@ -781,7 +781,8 @@ static int open_lesson(struct lui *u, const char *path, const char *start, int f
 		u->base_asked = u->prog.now_asked;
 		u->base_right = u->prog.now_right;
 	}
-	addf(u, R_PROMPT, 0, "%s (%d minutes)", sl_lesson_title(u->l), sl_lesson_minutes(u->l));
+	addf(u, R_PROMPT, 0, "%s (%d minute%s)", sl_lesson_title(u->l), sl_lesson_minutes(u->l),
+	     sl_lesson_minutes(u->l) == 1 ? "" : "s");
 	if (sl_lesson_about(u->l)[0])
 		add(u, R_INFO, 0, sl_lesson_about(u->l));
 	if (pos > 0) {
