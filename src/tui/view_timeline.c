@@ -47,30 +47,38 @@ static const int storage[SL_WL_KINDS] = {[SL_WL_RESHARD] = 1};
 
 /* The title with as much of the legend as fits in w columns, whole items
  * only, and "(? help)" when some are left out. */
-static void legend_title(const sl_view *v, int w, int train, char *out, size_t n)
+/* The legend names the glyphs the timeline draws (present: a bit per
+ * category seen; 0 before anything has run: all of them), so the few that
+ * fit at 80 columns are the ones on screen. */
+static void legend_title(const sl_view *v, int w, int train, unsigned present, char *out, size_t n)
 {
 	const sl_glyphs *g = v->th->g;
 	const sl_scene *m = v->m;
 	struct item {
 		const char *glyph, *word;
-	} it[10];
-	int k = 0;
+		int cat;
+	} all[10], it[10];
+	int na = 0, k = 0;
 	if (storage[m->kind]) {
-		it[k++] = (struct item){g->state[SL_DS_READ], "read a chunk"};
-		it[k++] = (struct item){g->state[SL_DS_WRITE], "write a chunk"};
-		it[k++] = (struct item){g->state[SL_DS_SEND], "send"};
-		it[k++] = (struct item){g->state[SL_DS_WAIT], "wait"};
+		all[na++] = (struct item){g->state[SL_DS_READ], "read a chunk", SL_DS_READ};
+		all[na++] = (struct item){g->state[SL_DS_WRITE], "write a chunk", SL_DS_WRITE};
+		all[na++] = (struct item){g->state[SL_DS_SEND], "send", SL_DS_SEND};
+		all[na++] = (struct item){g->state[SL_DS_WAIT], "wait", SL_DS_WAIT};
 	} else {
-		it[k++] = (struct item){g->state[SL_DS_COMPUTE], train ? "forward" : "compute"};
+		all[na++] = (struct item){g->state[SL_DS_COMPUTE], train ? "forward" : "compute",
+		                          SL_DS_COMPUTE};
 		if (train) {
-			it[k++] = (struct item){g->bwd, "backward"};
-			it[k++] = (struct item){g->wgrad, "weight grad"};
+			all[na++] = (struct item){g->bwd, "backward", CAT_BWD};
+			all[na++] = (struct item){g->wgrad, "weight grad", CAT_WGRAD};
 		}
-		it[k++] = (struct item){g->state[SL_DS_RECV], "recv"};
-		it[k++] = (struct item){g->state[SL_DS_REDUCE], "reduce"};
-		it[k++] = (struct item){g->state[SL_DS_SEND], "send"};
-		it[k++] = (struct item){g->state[SL_DS_WAIT], "wait"};
+		all[na++] = (struct item){g->state[SL_DS_RECV], "recv", SL_DS_RECV};
+		all[na++] = (struct item){g->state[SL_DS_REDUCE], "reduce", SL_DS_REDUCE};
+		all[na++] = (struct item){g->state[SL_DS_SEND], "send", SL_DS_SEND};
+		all[na++] = (struct item){g->state[SL_DS_WAIT], "wait", SL_DS_WAIT};
 	}
+	for (int i = 0; i < na; i++)
+		if (!present || present >> all[i].cat & 1)
+			it[k++] = all[i];
 	size_t len = (size_t)snprintf(out, n, "Timeline");
 	int cols = 8, cut = 0;
 	for (int i = 0; i < k; i++) {
@@ -127,8 +135,12 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 	for (size_t i = 0; i < m->ev->n && !train; i++)
 		train =
 		    m->ev->ev[i].kind == SL_EV_COMPUTE && m->ev->ev[i].work.pass != SL_PASS_NONE;
+	unsigned present = 0;
+	for (size_t i = 0; i < m->ev->n; i++)
+		if (m->ev->ev[i].t0 < m->t || m->t >= m->end)
+			present |= 1u << ev_cat(&m->ev->ev[i]);
 	char title[256];
-	legend_title(v, r.w - 6, train, title, sizeof title);
+	legend_title(v, r.w - 6, train, present, title, sizeof title);
 	sl_rect in = sl_box(v, r, title);
 	int label = 4, w = in.w - label - 1;
 	int rows = in.h - 1;
