@@ -189,6 +189,7 @@ struct piece {
 	size_t n;
 	sl_span_style style;
 	int space_before;
+	int own_line; /* a displayed formula: a line to itself */
 };
 
 /* Lay text out in w columns from (y, x); draw only when draw is set and the
@@ -204,6 +205,21 @@ static int wrap(const struct lui *u, const char *text, int y, int x, int w, int 
 	sl_span_style st;
 	while (np < 400 && sl_text_span(&cur, &s, &n, &st)) {
 		size_t i = 0;
+		/* A formula is never broken: `B > 2 F / k` moves to the next
+		 * line whole, and one wider than half the line stands on a line
+		 * of its own, as a displayed formula (the review found the
+		 * lesson's key derivation cut at "4 m n /"). */
+		if (st == SL_SPAN_CODE && n > 0) {
+			char tmp[512];
+			snprintf(tmp, sizeof tmp, "%.*s", (int)n, s);
+			int cw = sl_cols(tmp);
+			if (cw <= w) {
+				int display = cw > w / 2;
+				p[np++] = (struct piece){s, n, st, space || display, display};
+				space = 0;
+				continue;
+			}
+		}
 		while (i < n && np < 400) {
 			if (s[i] == ' ') {
 				space = 1;
@@ -213,13 +229,13 @@ static int wrap(const struct lui *u, const char *text, int y, int x, int w, int 
 			size_t j = i;
 			while (j < n && s[j] != ' ')
 				j++;
-			p[np++] = (struct piece){s + i, j - i, st, space};
+			p[np++] = (struct piece){s + i, j - i, st, space, 0};
 			space = 0;
 			i = j;
 		}
 	}
 	attr_t emph = base | A_BOLD, code = sl_theme_role(&u->th, SL_ROLE_KEY);
-	int line = 0, col = 0;
+	int line = 0, col = 0, prev_own = 0;
 	for (int i = 0; i < np;) {
 		/* A word: pieces glued without spaces ("*GeLU*," is one). */
 		int j = i + 1, ww = 0;
@@ -231,12 +247,21 @@ static int wrap(const struct lui *u, const char *text, int y, int x, int w, int 
 			ww += sl_cols(tmp);
 		}
 		int need = (col > 0 ? 1 : 0) + ww;
-		if (col > 0 && col + need > w) {
+		/* A displayed formula starts a line, and the text after it
+		 * goes on below it. */
+		int own = 0;
+		for (int k = i; k < j; k++)
+			own |= p[k].own_line;
+		int after = prev_own;
+		prev_own = own;
+		if (col > 0 && (col + need > w || own || after)) {
 			line++;
 			col = 0;
 			need = ww;
 		}
-		if (col > 0)
+		if (own && col == 0 && ww + 2 <= w)
+			col = 2; /* displayed, set in */
+		else if (col > 0)
 			col++;
 		for (int k = i; k < j; k++) {
 			snprintf(tmp, sizeof tmp, "%.*s", (int)p[k].n, p[k].s);

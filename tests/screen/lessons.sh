@@ -286,6 +286,18 @@ else
 	capture lesson-08-80x24-gpipe
 fi
 
+# A formula in the narration is never cut mid-expression: lesson 6's
+# derivation at 80x24 stands whole on a line of its own.
+start formula "lesson --start=batch $LESSONS/06-when-tp-does-not-pay.lesson" 80 24
+settle formula
+cases=$((cases + 1))
+if capture formula | grep -q '^│   2 m k n / F \* (1 - 1/p)  >  4 m n / B \* (p-1)/p,  *│$'; then
+	pass formula-displayed
+else
+	fail formula-displayed "lesson 6's formula is not a displayed line:"
+	capture formula
+fi
+
 # A projector's terminal (80x24, 100x30): the narration and a compact
 # figure (devices, timeline, the step's sentence on two lines) together, at
 # a step and at a question, in lessons 2, 3 and 8.  At the question the
