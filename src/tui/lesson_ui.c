@@ -1076,7 +1076,12 @@ static void draw(void *ctx)
 			const sl_screen_layout *C = &u->clay;
 			v.lay = C;
 			sl_draw_title(&v, C->r[SL_PANEL_TITLE]);
-			if (C->r[SL_PANEL_DEVICES].w > 0)
+			/* A lone collective's point is which blocks each device
+			 * holds: its buffers, every device in columns of rows,
+			 * take the devices' place. */
+			if (C->r[SL_PANEL_DEVICES].w > 0 && v.m->kind == SL_WL_COLLECTIVE)
+				sl_draw_matrices(&v, C->r[SL_PANEL_DEVICES]);
+			else if (C->r[SL_PANEL_DEVICES].w > 0)
 				sl_draw_devices(&v, C->r[SL_PANEL_DEVICES]);
 			sl_draw_timeline(&v, C->r[SL_PANEL_TIMELINE]);
 			sl_draw_sentence(&v, C->r[SL_PANEL_SENTENCE]);

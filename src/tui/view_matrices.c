@@ -514,6 +514,9 @@ static void draw_coll(const sl_view *v, sl_rect r)
 	char title[120];
 	snprintf(title, sizeof title, "Buffers: %s, %s, in %d blocks", sl_coll_op_name(tr->op),
 	         sl_algo_name(tr->algo), p);
+	if (sl_cols(title) + 6 > r.w) /* a lesson's compact figure */
+		snprintf(title, sizeof title, "Buffers (%s, %d blocks)", sl_coll_op_name(tr->op),
+		         p);
 	sl_rect in = sl_box(v, r, title);
 	const sl_glyphs *g = v->th->g;
 	attr_t dim = sl_theme_role(v->th, SL_ROLE_DIM), pass = sl_theme_role(v->th, SL_ROLE_PASS),

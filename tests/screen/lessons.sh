@@ -286,6 +286,17 @@ else
 	capture lesson-08-80x24-gpipe
 fi
 
+# Lesson 4 at 80x24: the collective's buffers take the devices' place,
+# every device's blocks in view (device 7's too).
+sized lesson-04-80x24-buffers 80 24 "lesson $LESSONS/04-collectives.lesson" Enter Enter End
+cases=$((cases + 1))
+if capture lesson-04-80x24-buffers | grep -q ' 7 01234567 '; then
+	pass lesson-04-80x24-every-device
+else
+	fail lesson-04-80x24-every-device "device 7's blocks are not on the screen:"
+	capture lesson-04-80x24-buffers
+fi
+
 # A formula in the narration is never cut mid-expression: lesson 6's
 # derivation at 80x24 stands whole on a line of its own.
 start formula "lesson --start=batch $LESSONS/06-when-tp-does-not-pay.lesson" 80 24
