@@ -18,27 +18,59 @@
 static sl_dstate ev_state(sl_ev_kind k);
 
 /* What a cell shows: a device state, or a backward pass's compute. */
-enum { CAT_BWD = SL_DS_COUNT, CAT_WGRAD, NCAT };
+/* An interleaved schedule's second model chunk (and later ones) has
+ * glyphs of its own for forward, backward and weight gradients. */
+enum { CAT_BWD = SL_DS_COUNT, CAT_WGRAD, CAT_FWD2, CAT_BWD2, CAT_WGRAD2, NCAT };
 
-static int ev_cat(const sl_event *e)
+/* A device's model chunk of a training block: the layers are cut into
+ * pp x v chunks in order, chunk c on stage c mod pp (chunk_len blocks
+ * each; 0 when the schedule has one chunk a device). */
+static int local_chunk(const sl_event *e, int stages, int chunk_len)
 {
+	if (chunk_len <= 0 || stages <= 0 || e->work.block < 0)
+		return 0;
+	return e->work.block / chunk_len / stages;
+}
+
+static int ev_cat(const sl_event *e, int stages, int chunk_len)
+{
+	int later = e->kind == SL_EV_COMPUTE && e->work.pass != SL_PASS_NONE &&
+	            local_chunk(e, stages, chunk_len) > 0;
 	if (e->kind == SL_EV_COMPUTE && e->work.pass == SL_PASS_BWD)
-		return e->work.grad == SL_GRAD_W ? CAT_WGRAD : CAT_BWD;
+		return e->work.grad == SL_GRAD_W ? (later ? CAT_WGRAD2 : CAT_WGRAD)
+		                                 : (later ? CAT_BWD2 : CAT_BWD);
+	if (later)
+		return CAT_FWD2;
 	return (int)ev_state(e->kind);
 }
 
 static attr_t cat_attr(const sl_view *v, int cat)
 {
-	if (cat == CAT_BWD)
+	if (cat == CAT_BWD || cat == CAT_BWD2)
 		return sl_theme_role(v->th, SL_ROLE_BWD);
-	if (cat == CAT_WGRAD)
+	if (cat == CAT_WGRAD || cat == CAT_WGRAD2)
 		return sl_theme_role(v->th, SL_ROLE_WGRAD);
+	if (cat == CAT_FWD2)
+		return sl_theme_state(v->th, SL_DS_COMPUTE);
 	return sl_theme_state(v->th, (sl_dstate)cat);
 }
 
 static const char *cat_glyph(const sl_glyphs *g, int cat)
 {
-	return cat == CAT_BWD ? g->bwd : cat == CAT_WGRAD ? g->wgrad : g->state[cat];
+	switch (cat) {
+	case CAT_BWD:
+		return g->bwd;
+	case CAT_WGRAD:
+		return g->wgrad;
+	case CAT_FWD2:
+		return g->fwd2;
+	case CAT_BWD2:
+		return g->bwd2;
+	case CAT_WGRAD2:
+		return g->wgrad2;
+	default:
+		return g->state[cat];
+	}
 }
 
 /* A reshard's devices read and write storage, and compute nothing: its
@@ -57,7 +89,7 @@ static void legend_title(const sl_view *v, int w, int train, unsigned present, c
 	struct item {
 		const char *glyph, *word;
 		int cat;
-	} all[10], it[10];
+	} all[12], it[12];
 	int na = 0, k = 0;
 	if (storage[m->kind]) {
 		all[na++] = (struct item){g->state[SL_DS_READ], "read a chunk", SL_DS_READ};
@@ -70,6 +102,9 @@ static void legend_title(const sl_view *v, int w, int train, unsigned present, c
 		if (train) {
 			all[na++] = (struct item){g->bwd, "backward", CAT_BWD};
 			all[na++] = (struct item){g->wgrad, "weight grad", CAT_WGRAD};
+			all[na++] = (struct item){g->fwd2, "chunk 2 fwd", CAT_FWD2};
+			all[na++] = (struct item){g->bwd2, "bwd", CAT_BWD2};
+			all[na++] = (struct item){g->wgrad2, "wgrad", CAT_WGRAD2};
 		}
 		all[na++] = (struct item){g->state[SL_DS_RECV], "recv", SL_DS_RECV};
 		all[na++] = (struct item){g->state[SL_DS_REDUCE], "reduce", SL_DS_REDUCE};
@@ -135,10 +170,15 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 	for (size_t i = 0; i < m->ev->n && !train; i++)
 		train =
 		    m->ev->ev[i].kind == SL_EV_COMPUTE && m->ev->ev[i].work.pass != SL_PASS_NONE;
+	int stages = 0, chunk_len = 0;
+	if (m->wl && m->wl->kind == SL_WL_TRAIN && m->wl->l.chunks > 1) {
+		stages = m->wl->l.pp;
+		chunk_len = m->wl->m.layers / (stages * m->wl->l.chunks);
+	}
 	unsigned present = 0;
 	for (size_t i = 0; i < m->ev->n; i++)
 		if (m->ev->ev[i].t0 < m->t || m->t >= m->end)
-			present |= 1u << ev_cat(&m->ev->ev[i]);
+			present |= 1u << ev_cat(&m->ev->ev[i], stages, chunk_len);
 	char title[256];
 	legend_title(v, r.w - 6, train, present, title, sizeof title);
 	sl_rect in = sl_box(v, r, title);
@@ -193,7 +233,7 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 			int c0 = (int)floor(a / dt), c1 = (int)floor(b / dt);
 			if (c1 >= w)
 				c1 = w - 1;
-			int st = ev_cat(e);
+			int st = ev_cat(e, stages, chunk_len);
 			for (int c = c0; c <= c1 && c >= 0; c++) {
 				double lo = c * dt > a ? c * dt : a,
 				       hi = (c + 1) * dt < b ? (c + 1) * dt : b;
@@ -237,7 +277,7 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 			/* The state that fills the column most; on a tie (a ring
 			 * step sends and receives at once) what happens to the
 			 * device's own data: reduce, then receive, then send. */
-			static const int tie[NCAT] = {0, 6, 3, 4, 5, 2, 1, 0, 0, 6, 6};
+			static const int tie[NCAT] = {0, 6, 3, 4, 5, 2, 1, 0, 0, 6, 6, 6, 6, 6};
 			int best = SL_DS_IDLE;
 			double bt = 0;
 			for (int st = 1; st < NCAT; st++) {
@@ -263,7 +303,8 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 				 * underlined for a backward one, which monochrome keeps. */
 				char dig[2] = {sl_dev_char(mb[c] % 36), 0};
 				attr_t da = cat_attr(v, mbcat[c]) | (c == cur ? A_REVERSE : 0);
-				if (mbcat[c] == CAT_BWD || mbcat[c] == CAT_WGRAD)
+				if (mbcat[c] == CAT_BWD || mbcat[c] == CAT_WGRAD ||
+				    mbcat[c] == CAT_BWD2 || mbcat[c] == CAT_WGRAD2)
 					da |= A_UNDERLINE;
 				sl_put(y, x0 + c, 1, da | A_BOLD, more[c] ? g->more : dig);
 			} else {
