@@ -111,9 +111,13 @@ static void legend_title(const sl_view *v, int w, int train, unsigned present, c
 		all[na++] = (struct item){g->state[SL_DS_SEND], "send", SL_DS_SEND};
 		all[na++] = (struct item){g->state[SL_DS_WAIT], "wait", SL_DS_WAIT};
 	}
-	for (int i = 0; i < na; i++)
-		if (!present || present >> all[i].cat & 1)
+	int later = all[0].cat == SL_DS_COMPUTE && m->wl && m->wl->kind == SL_WL_TRAIN &&
+	            m->wl->l.chunks > 1;
+	for (int i = 0; i < na; i++) {
+		int chunk2 = all[i].cat >= CAT_FWD2;
+		if (present ? present >> all[i].cat & 1 : !chunk2 || later)
 			it[k++] = all[i];
+	}
 	size_t len = (size_t)snprintf(out, n, "Timeline");
 	int cols = 8, cut = 0;
 	for (int i = 0; i < k; i++) {
