@@ -444,6 +444,53 @@ static void test_quiz_lint(void **state)
 	unlink(path);
 }
 
+/* check --run plays a lesson and refuses prose its runs contradict: lesson
+ * 10 as it once was, "Both still beat tensor parallelism across the
+ * nodes" under a run that took longer than tensor parallelism across them,
+ * now written as a checked claim; the shipped lesson passes. */
+static void test_check_run(void **state)
+{
+	(void)state;
+	char src[1024], path[256], cmd[1400];
+	static char out[1 << 14];
+	snprintf(src, sizeof src, "%s/10-combining.lesson", LESSONS_DIR);
+	FILE *f = fopen(src, "r");
+	assert_non_null(f);
+	static char text[1 << 16];
+	size_t n = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	text[n] = 0;
+	const char *old = "save{? tp_pp.time > good.time and tp_pp.time > bad.time}.";
+	char *at = strstr(text, old);
+	assert_non_null(at);
+	/* The claim is the paragraph's: its say's line. */
+	int line = 1, say = 1;
+	for (const char *p = text; p < at; p++)
+		if (*p == '\n' && ++line && strncmp(p + 1, "say ", 4) == 0)
+			say = line;
+	line = say;
+	static char planted[1 << 16];
+	snprintf(planted, sizeof planted,
+	         "%.*s%s Both still beat tensor parallelism across "
+	         "the nodes{? tp_pp.time < bad.time}.%s",
+	         (int)(at - text), text, old, at + strlen(old));
+	plant(path, sizeof path, planted);
+	/* Without --run the lint cannot know (the claim is marked). */
+	snprintf(cmd, sizeof cmd, "%s check %s 2>&1 >/dev/null", SHARDLAB_BIN, path);
+	assert_int_equal(shell(cmd, out, sizeof out), 0);
+	snprintf(cmd, sizeof cmd, "%s check --run %s 2>&1 >/dev/null", SHARDLAB_BIN, path);
+	assert_int_equal(shell(cmd, out, sizeof out), 1);
+	char want[400];
+	snprintf(want, sizeof want,
+	         "%s:%d: tp_pp.time < bad.time (the narration's claim at line %d", path, line,
+	         line);
+	if (!strstr(out, want))
+		fail_msg("wanted '%s' in:\n%s", want, out);
+	unlink(path);
+	snprintf(cmd, sizeof cmd, "%s check --run %s 2>&1", SHARDLAB_BIN, src);
+	assert_int_equal(shell(cmd, out, sizeof out), 0);
+}
+
 /* The 90-minute class the menu offers: its lessons (track class) add up
  * to 90 minutes at most, read from the lesson files themselves; the
  * checkpoints lesson is the optional one (the class is TP, PP and DP). */
@@ -487,9 +534,9 @@ int main(void)
 	setenv("XDG_STATE_HOME", state, 1);
 	list_lessons();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_check_all),   cmocka_unit_test(test_run_all),
-	    cmocka_unit_test(test_program),     cmocka_unit_test(test_quiz_lint),
-	    cmocka_unit_test(test_class_track),
+	    cmocka_unit_test(test_check_all), cmocka_unit_test(test_run_all),
+	    cmocka_unit_test(test_program),   cmocka_unit_test(test_quiz_lint),
+	    cmocka_unit_test(test_check_run), cmocka_unit_test(test_class_track),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	for (int i = 0; i < nfiles; i++)

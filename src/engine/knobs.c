@@ -938,6 +938,15 @@ static const sl_knob table[] = {
      NONE, SL_KC_INT, NULL, 0, "(headless) keep no progress", NULL},
     {"demo", SL_OPT_DEMO, SL_KT_FLAG, NULL, 0, 1, NULL, NULL, SL_CMD_LESSON, 0, SL_KG_LESSON, NONE,
      SL_KC_INT, NULL, 0, "(headless) play it through, answering by itself", NULL},
+    {"run", SL_OPT_CHECK_RUN, SL_KT_FLAG, NULL, 0, 1, NULL, NULL, SL_CMD_CHECK, 0, SL_KG_LESSON,
+     NONE, SL_KC_INT, NULL, 0,
+     "(check) also play each lesson through, answering\nby itself, and report every check or "
+     "claim in prose\nits runs contradict",
+     .man = "Also play each lesson through, as\n"
+            ".B lesson \\-\\-headless \\-\\-demo\n"
+            "does (its runs are emulated, so the result is the same on every machine), and\n"
+            "report every check, and every claim made in prose\n"
+            "(\\fB{? CONDITION}\\fP), that its runs contradict, as FILE:LINE: message.\n"},
 };
 
 #define NKNOBS ((int)(sizeof table / sizeof table[0]))

@@ -123,6 +123,8 @@ enum sl_opt_code {
 	/* device figures (hardware files too) */
 	SL_OPT_MEMORY_BW,
 	SL_OPT_KERNEL_LAUNCH,
+	/* check's own */
+	SL_OPT_CHECK_RUN,
 	SL_OPT_NCODES
 };
 
