@@ -231,7 +231,8 @@ int lp_split_lines(struct parser *P, const char *buf, size_t len)
 				    P, line,
 				    "unknown command '%s' (commands: title minutes about say setup "
 				    "run "
-				    "step pause check let label jump finish question menu explore show)",
+				    "step pause check let label jump finish question menu explore "
+				    "show)",
 				    w);
 			open = 0;
 			continue;
