@@ -269,15 +269,7 @@ static int side_by_side(const sl_opts *o, const sl_train_opts *a, struct outcome
 		}
 		s.n++;
 		memcpy(b->dev, p->dev, (size_t)p->ndev * sizeof *b->dev);
-		double t0 = 0, t1 = 0;
-		for (size_t e = 0; e < b->ev.n; e++) {
-			if (e == 0 || b->ev.ev[e].t0 < t0)
-				t0 = b->ev.ev[e].t0;
-			if (e == 0 || b->ev.ev[e].t1 > t1)
-				t1 = b->ev.ev[e].t1;
-		}
-		b->t0 = t0;
-		b->span = t1 - t0;
+		sl_sbs_band_span(b);
 	}
 	int st = sl_sbs_main(&s, t);
 	sl_sbs_free(&s);

@@ -19,6 +19,7 @@
 #include "lesson_ui.h"
 #include "progress.h"
 #include "report.h"
+#include "lesson_show.h"
 #include "units.h"
 #include "textwrap.h"
 
@@ -54,6 +55,47 @@ static void print_ops(FILE *out, const sl_step *st)
 			fprintf(out, " %s", sl_fmt_bytes((double)e->bytes, c, sizeof c));
 		fprintf(out, "  %s\n", e->label);
 	}
+}
+
+/* show side-by-side: a line per run, the figures its band shows on the
+ * screen (the most of any device: its peak memory, the bytes it sent in
+ * the step); with JSON, the same in the step's object j. */
+static int print_show(FILE *out, const sl_step *st, json_t *j)
+{
+	sl_sbs s;
+	if (sl_sbs_from_lesson(&s, st->shows, st->nshows))
+		return SL_ENOMEM;
+	json_t *runs = j ? json_array() : NULL;
+	fprintf(out, "[show] %s, the last training step of each:\n", st->text);
+	int w = 0;
+	for (int i = 0; i < s.n; i++)
+		w = (int)strlen(s.band[i].name) > w ? (int)strlen(s.band[i].name) : w;
+	for (int i = 0; i < s.n; i++) {
+		const sl_sbs_band *b = &s.band[i];
+		char t[32], m[32], x[32];
+		fprintf(out, "  %-*s  %s a step; per device: peak %s, sent %s\n", w, b->name,
+		        sl_fmt_time(b->step_s, t, sizeof t),
+		        sl_fmt_bytes((double)b->mem_peak, m, sizeof m),
+		        sl_fmt_bytes((double)b->sent, x, sizeof x));
+		if (runs) {
+			json_t *r = json_object();
+			json_object_set_new(r, "name", json_string(st->shows[i].name));
+			json_object_set_new(r, "layout",
+			                    json_string(b->name + strlen(st->shows[i].name) + 2));
+			json_object_set_new(r, "devices", json_integer(b->ndev));
+			json_object_set_new(r, "step_s", json_real(b->step_s));
+			json_object_set_new(r, "mem_peak_bytes",
+			                    json_integer((json_int_t)b->mem_peak));
+			json_object_set_new(r, "sent_bytes", json_integer((json_int_t)b->sent));
+			json_array_append_new(runs, r);
+		}
+	}
+	if (j) {
+		json_object_set_new(j, "figure", json_string(st->text));
+		json_object_set_new(j, "runs", runs);
+	}
+	sl_sbs_free(&s);
+	return SL_OK;
 }
 
 /* ---- reading the learner ---- */
@@ -233,6 +275,10 @@ static int run_session(struct session *s, FILE *in, FILE *out, sl_err *err)
 			break;
 		case SL_STEP_OPS:
 			print_ops(out, &st);
+			break;
+		case SL_STEP_SHOW:
+			if (print_show(out, &st, jstep(s, "show", st.line, NULL)))
+				return sl_fail(err, SL_ENOMEM, "out of memory");
 			break;
 		case SL_STEP_PAUSE:
 			save(s, 0);

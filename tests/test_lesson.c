@@ -84,7 +84,7 @@ static const struct bad bads[] = {
      "t.lesson:3: unknown command 'sya' (did you mean 'say'?)"},
     {"unknown command far from any", HEAD "frobnicate\n",
      "t.lesson:3: unknown command 'frobnicate' (commands: title minutes about say setup run step "
-     "pause check let label jump finish question menu explore)"},
+     "pause check let label jump finish question menu explore show)"},
     {"missing parameter", HEAD "jump\nsay x\n",
      "t.lesson:3: jump needs a label: jump LABEL [if CONDITION]"},
     {"missing text", HEAD "say\n", "t.lesson:3: say needs a text: say TEXT"},
@@ -269,6 +269,32 @@ static const struct bad bads[] = {
      "t.lesson:4: division by zero: the divisor is always 0"},
     {"let before use", HEAD "run matmul\nsay {r}\nlet r = time / single_time\n",
      "t.lesson:4: 'r' is used before its let at line 5"},
+    /* show side-by-side: two or three training runs, named above it and
+     * run on every path to it. */
+    {"show an unknown figure", HEAD "run train as a\nshow sbs a\n",
+     "t.lesson:4: show: unknown figure 'sbs' (figures: side-by-side)"},
+    {"show one run", HEAD "run train as a\nshow side-by-side a\n",
+     "t.lesson:4: show side-by-side takes two or three runs, not 1: show side-by-side RUN RUN "
+     "[RUN] (runs named by run train as RUN)"},
+    {"show four runs", HEAD "run train as a\nshow side-by-side a a a a\n",
+     "t.lesson:4: show side-by-side takes two or three runs, not 4: show side-by-side RUN RUN "
+     "[RUN] (runs named by run train as RUN)"},
+    {"show a name of no run", HEAD "run train as a\nlabel b\nshow side-by-side a b\n",
+     "t.lesson:5: show side-by-side: no run above this line is named 'b' (name one with run "
+     "train as b)"},
+    {"show a run named below", HEAD "run train as a\nshow side-by-side a b\nrun train as b\n",
+     "t.lesson:4: show side-by-side: no run above this line is named 'b' (name one with run "
+     "train as b)"},
+    {"show a run of another kind",
+     HEAD "run train as a\nrun matmul as prod\nshow side-by-side a prod\n",
+     "t.lesson:5: show side-by-side: 'prod' is a matmul run (line 4); it shows training runs "
+     "(run train as prod)"},
+    {"show a run twice", HEAD "run train as a\nshow side-by-side a a\n",
+     "t.lesson:4: show side-by-side: 'a' is named twice"},
+    {"show a run a path skips",
+     HEAD "run train as a\njump x if a.time > 0s\nrun train as b\nlabel x\nshow side-by-side a b\n",
+     "t.lesson:7: show side-by-side: 'b' may not have run here: no path to this line surely "
+     "passes the run named 'b' (line 5)"},
 };
 
 static void test_malformed_table(void **state)
@@ -689,6 +715,59 @@ static void test_train_figures(void **state)
 	must_next(vm, &st, SL_STEP_QUESTION);
 	/* Two stages: the ideal time halved, stretched by the bubble. */
 	assert_rel(oracle(vm), p / (1.0 + (double)(p - 1) / m), 5e-3);
+	sl_vm_destroy(vm);
+	sl_lesson_free(l);
+}
+
+/* show side-by-side yields the runs it names as they ran: their devices,
+ * and the events of their last training step only; the figures the
+ * lesson reads of them are the same. */
+static void test_show_side_by_side(void **state)
+{
+	(void)state;
+	sl_lesson *l = must_parse(HEAD "setup layers=2 hidden=64 ffn=256 batch=8 seq=4 steps=2\n"
+	                               "setup tp=2\nrun train as tens\n"
+	                               "setup tp=1 dp=2\nrun train as data\n"
+	                               "setup dp=1\nrun train as one\n"
+	                               "show side-by-side tens data\n"
+	                               "question q\nanswer data.time\nend\n");
+	sl_vm *vm = sl_vm_create(l, NULL);
+	sl_step st;
+	sl_err err = {0};
+	do {
+		if (sl_vm_next(vm, &st, &err))
+			fail_msg("%s", err.msg);
+	} while (st.kind != SL_STEP_SHOW && st.kind != SL_STEP_END);
+	assert_int_equal(st.kind, SL_STEP_SHOW);
+	assert_string_equal(st.text, "side-by-side");
+	assert_int_equal(st.nshows, 2);
+	assert_string_equal(st.shows[0].name, "tens");
+	assert_string_equal(st.shows[1].name, "data");
+	assert_int_equal(st.shows[0].setup->layout.tp, 2);
+	assert_int_equal(st.shows[1].setup->layout.dp, 2);
+	double data_step = st.shows[1].step_s;
+	for (int i = 0; i < 2; i++) {
+		const sl_shown_run *r = &st.shows[i];
+		assert_int_equal(r->ndev, 2);
+		assert_true(r->step_s > 0);
+		assert_true(r->dev[0].mem_peak_bytes > 0 && r->dev[1].mem_peak_bytes > 0);
+		/* The second step's events only, by start time, on both devices,
+		 * within about a step's time. */
+		assert_true(r->nev > 0);
+		int on[2] = {0, 0};
+		for (size_t e = 0; e < r->nev; e++) {
+			assert_int_equal(r->ev[e].step, 2);
+			assert_true(e == 0 || r->ev[e].t0 >= r->ev[e - 1].t0);
+			assert_true(r->ev[e].t1 - r->ev[0].t0 <= 1.5 * r->step_s);
+			on[r->ev[e].dev] = 1;
+		}
+		assert_true(on[0] && on[1]);
+	}
+	/* Data parallelism's replicas hold the whole model: more than a
+	 * tensor-parallel half. */
+	assert_true(st.shows[1].dev[0].params_bytes > st.shows[0].dev[0].params_bytes);
+	must_next(vm, &st, SL_STEP_QUESTION);
+	assert_rel(oracle(vm), data_step, 1e-8);
 	sl_vm_destroy(vm);
 	sl_lesson_free(l);
 }
@@ -1508,6 +1587,7 @@ int main(void)
 	    cmocka_unit_test(test_collective_figures),
 	    cmocka_unit_test(test_mistakes),
 	    cmocka_unit_test(test_mistake_errors),
+	    cmocka_unit_test(test_show_side_by_side),
 	    cmocka_unit_test(test_step_ops),
 	    cmocka_unit_test(test_step_counts_logical),
 	    cmocka_unit_test(test_train_figures),

@@ -912,6 +912,7 @@ void sl_dev_record(sl_dev *d, sl_ev_kind kind, int peer, double t0, double t1, d
 	ev.kind = kind;
 	ev.op = d->op;
 	ev.mb = d->mb;
+	ev.step = d->step;
 	ev.coll = d->coll;
 	ev.work = d->work;
 	ev.p2p = d->p2p;

@@ -114,6 +114,7 @@ typedef struct sl_event {
 	sl_ev_kind kind;
 	int op;        /* operation id shared by the devices taking part */
 	int mb;        /* micro-batch, -1 for none */
+	int step;      /* the training step, from 1 in the run; 0 for none */
 	double t0, t1; /* emulated seconds */
 	double w0, w1; /* wall seconds since the run began */
 	uint64_t bytes;

@@ -249,6 +249,18 @@ int lp_flow(struct parser *P)
 			for (int i = 0; i < o->nch; i++)
 				text_uses(P, &o->ch[i].text, f, o->line);
 			break;
+		case OP_SHOW:
+			for (int i = 0; i < o->nshow; i++) {
+				const sl_name *nm = &l->names[o->show[i]];
+				if (!(f.def >> nm->bit & 1))
+					lp_diag(P, o->line,
+					        "show side-by-side: '%s' may not have run here: no "
+					        "path "
+					        "to this line surely passes the run named '%s' "
+					        "(line %d)",
+					        nm->s, nm->s, nm->line);
+			}
+			break;
 		case OP_EXPLORE: {
 			/* The condition is read after the learner's runs; the hint is shown
 			 * with the step. */

@@ -97,6 +97,7 @@ typedef enum sl_step_kind {
 	SL_STEP_QUESTION, /* answer with sl_vm_answer() */
 	SL_STEP_MENU,     /* choose with sl_vm_choose() */
 	SL_STEP_EXPLORE,  /* turn knobs with sl_vm_knob() until sl_vm_explore_met(), or skip */
+	SL_STEP_SHOW,     /* a figure of named runs: shows[0 .. nshows), side by side */
 	SL_STEP_END,      /* the lesson is over */
 } sl_step_kind;
 
@@ -110,6 +111,23 @@ typedef enum sl_run_kind {
 } sl_run_kind;
 
 const char *sl_run_kind_name(sl_run_kind k);
+
+/* `show side-by-side` takes two or three training runs. */
+#define SL_SHOW_MAX 3
+struct sl_train_dev;
+
+/* A named training run as a SHOW step draws it: its figures and the
+ * events of its last training step, which the vm keeps for the runs a
+ * show names (no other run's). */
+typedef struct sl_shown_run {
+	const char *name;              /* the lesson's name for it */
+	const struct sl_lsetup *setup; /* as it ran */
+	int ndev;
+	double step_s;                  /* emulated time per step */
+	const struct sl_train_dev *dev; /* ndev devices' figures */
+	const sl_event *ev;             /* the last step's events, by start time */
+	size_t nev;
+} sl_shown_run;
 
 /* What a step shows.  Pointers stay valid until the next call on the vm. */
 typedef struct sl_step {
@@ -136,6 +154,9 @@ typedef struct sl_step {
 	int nknobs;
 	const char *const *knobs;
 	const char *hint; /* "" if none */
+	/* SHOW: what it shows, and the figure's name ("side-by-side") */
+	int nshows;
+	const sl_shown_run *shows;
 	/* END */
 	int asked, right, checks_failed;
 } sl_step;

@@ -13,10 +13,10 @@
 #include "units.h"
 
 const char *const lp_kw_names[KW_N] = {
-    "title",   "minutes", "about",  "track",   "say",     "setup",  "run",      "step",
-    "pause",   "check",   "let",    "label",   "jump",    "finish", "question", "menu",
-    "explore", "end",     "option", "correct", "explain", "answer", "unit",     "right",
-    "wrong",   "item",    "knob",   "until",   "hint",    "demo",   "mistake",
+    "title",   "minutes", "about", "track",  "say",     "setup",   "run",      "step",
+    "pause",   "check",   "let",   "label",  "jump",    "finish",  "question", "menu",
+    "explore", "show",    "end",   "option", "correct", "explain", "answer",   "unit",
+    "right",   "wrong",   "item",  "knob",   "until",   "hint",    "demo",     "mistake",
 };
 
 /* ---- stage 1: bytes ---- */
@@ -231,7 +231,8 @@ int lp_split_lines(struct parser *P, const char *buf, size_t len)
 				    P, line,
 				    "unknown command '%s' (commands: title minutes about say setup "
 				    "run "
-				    "step pause check let label jump finish question menu explore)",
+				    "step pause check let label jump finish question menu explore "
+				    "show)",
 				    w);
 			open = 0;
 			continue;

@@ -921,6 +921,72 @@ static int compile_explore(struct parser *P, sl_op *o, int from, int to)
 	return 0;
 }
 
+/* show side-by-side A B [C]: two or three training runs named above it
+ * (flow.c checks that every path to it passes them). */
+static int compile_show(struct parser *P, const struct lline *L)
+{
+	sl_lesson *l = P->l;
+	static const char usage[] =
+	    "show side-by-side RUN RUN [RUN] (runs named by run train as RUN)";
+	char w[64];
+	if (!need_text(P, L, usage + 5))
+		return 0;
+	const char *after = word(L->rest, w, sizeof w);
+	if (strcmp(w, "side-by-side") != 0) {
+		lp_diag(P, L->no, "show: unknown figure '%s' (figures: side-by-side)", w);
+		return 0;
+	}
+	int n = 0;
+	for (const char *p = after; *p; n++) {
+		char nm[64];
+		p = word(p, nm, sizeof nm);
+	}
+	if (n < 2 || n > SL_SHOW_MAX) {
+		lp_diag(P, L->no, "show side-by-side takes two or three runs, not %d: %s", n,
+		        usage);
+		return 0;
+	}
+	int show[SL_SHOW_MAX], ok = 1;
+	for (int i = 0; i < n; i++) {
+		char nm[64];
+		after = word(after, nm, sizeof nm);
+		int ni = name_find(l, nm);
+		if (ni < 0 || l->names[ni].kind != NAME_RUN) {
+			lp_diag(P, L->no,
+			        "show side-by-side: no run above this line is named '%s' (name one "
+			        "with run train as %s)",
+			        nm, nm);
+			ok = 0;
+			continue;
+		}
+		if (l->names[ni].run != SL_RUN_TRAIN) {
+			lp_diag(P, L->no,
+			        "show side-by-side: '%s' is a %s run (line %d); it shows training "
+			        "runs (run train as %s)",
+			        nm, sl_run_kind_name(l->names[ni].run), l->names[ni].line, nm);
+			ok = 0;
+			continue;
+		}
+		for (int j = 0; j < i; j++)
+			if (show[j] == ni) {
+				lp_diag(P, L->no, "show side-by-side: '%s' is named twice", nm);
+				ok = 0;
+			}
+		show[i] = ni;
+	}
+	if (!ok)
+		return 0;
+	sl_op *o = new_op(P, OP_SHOW, L->no);
+	if (!o)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		o->show[i] = show[i];
+		l->names[show[i]].shown = 1;
+	}
+	o->nshow = n;
+	return 0;
+}
+
 static int compile(struct parser *P)
 {
 	sl_lesson *l = P->l;
@@ -1292,6 +1358,10 @@ static int compile(struct parser *P)
 			i = j < P->nll && P->ll[j].kw == KW_END ? j : j - 1;
 			break;
 		}
+		case KW_SHOW:
+			if (compile_show(P, L) < 0)
+				return -1;
+			break;
 		case KW_END:
 			lp_diag(P, L->no, "'end' without a question, menu or explore to close");
 			break;

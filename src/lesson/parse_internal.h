@@ -33,6 +33,7 @@ enum kw {
 	KW_QUESTION,
 	KW_MENU,
 	KW_EXPLORE,
+	KW_SHOW,
 	/* inside blocks */
 	KW_END,
 	KW_OPTION,

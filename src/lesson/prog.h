@@ -35,7 +35,8 @@ typedef enum sl_op_kind {
 	OP_FINISH,
 	OP_QUESTION,
 	OP_MENU,
-	OP_EXPLORE
+	OP_EXPLORE,
+	OP_SHOW
 } sl_op_kind;
 
 typedef struct sl_setting {
@@ -89,6 +90,9 @@ typedef struct sl_op {
 	int *knobs;
 	int nknobs;
 	sl_text hint;
+	/* SHOW: the runs it shows (name indices) */
+	int show[SL_SHOW_MAX];
+	int nshow;
 } sl_op;
 
 typedef enum sl_name_kind { NAME_LABEL, NAME_RUN, NAME_LET } sl_name_kind;
@@ -101,7 +105,8 @@ typedef struct sl_name {
 	int pos;         /* NAME_LABEL: position of the label */
 	sl_dim dim;      /* NAME_LET */
 	int flag;
-	int bit; /* NAME_RUN, NAME_LET: its bit in the flow analysis */
+	int bit;   /* NAME_RUN, NAME_LET: its bit in the flow analysis */
+	int shown; /* NAME_RUN: a show names it, so the vm keeps its step's events */
 } sl_name;
 
 struct sl_lesson {

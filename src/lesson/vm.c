@@ -20,6 +20,49 @@
 
 #define MAX_OUT 32768 /* bytes of one interpolated text */
 
+/* A training run a show names: its devices' figures and its last step's
+ * events, which the runrec's figures do not hold (kept for those runs
+ * only: a lesson's other runs keep no events past the next run). */
+struct kept {
+	sl_train_dev *dev;
+	int ndev; /* 0: nothing to show (the run did not fit) */
+	double step_s;
+	sl_event *ev;
+	size_t nev;
+};
+
+static void kept_free(struct kept *k)
+{
+	free(k->dev);
+	free(k->ev);
+	memset(k, 0, sizeof *k);
+}
+
+/* Keep what a show needs of a training run that has just run: rep's
+ * devices and the events of its last step in snap (by start time). */
+static int keep_shown(struct kept *k, const sl_train_report *rep, const sl_snapshot *snap)
+{
+	kept_free(k);
+	if (rep->ndev <= 0 || rep->steps <= 0)
+		return SL_OK;
+	size_t n = 0;
+	for (size_t i = 0; i < snap->n; i++)
+		n += snap->ev[i].step == rep->steps;
+	k->dev = malloc((size_t)rep->ndev * sizeof *k->dev);
+	k->ev = malloc((n ? n : 1) * sizeof *k->ev);
+	if (!k->dev || !k->ev) {
+		kept_free(k);
+		return SL_ENOMEM;
+	}
+	memcpy(k->dev, rep->dev, (size_t)rep->ndev * sizeof *k->dev);
+	for (size_t i = 0; i < snap->n; i++)
+		if (snap->ev[i].step == rep->steps)
+			k->ev[k->nev++] = snap->ev[i];
+	k->ndev = rep->ndev;
+	k->step_s = rep->step_s;
+	return SL_OK;
+}
+
 struct sl_vm {
 	const sl_lesson *l;
 	int pc;
@@ -63,6 +106,9 @@ struct sl_vm {
 	int nstrs, capstrs;
 	const char **arr; /* choices or knobs */
 	char result[sizeof((sl_runrec *)0)->summary];
+	/* What a show draws of the runs it names, by name index (see keep). */
+	struct kept *kept;
+	sl_shown_run shows[SL_SHOW_MAX];
 };
 
 static int vfail(sl_vm *vm, int line, sl_err *err, const char *fmt, ...)
@@ -113,8 +159,10 @@ sl_vm *sl_vm_create(const sl_lesson *l, sl_err *err)
 	}
 	vm->l = l;
 	vm->named = calloc((size_t)(l->nnames ? l->nnames : 1), sizeof *vm->named);
+	vm->kept = calloc((size_t)(l->nnames ? l->nnames : 1), sizeof *vm->kept);
 	vm->lets = malloc((size_t)(l->nnames ? l->nnames : 1) * sizeof *vm->lets);
-	if (!vm->named || !vm->lets) {
+	if (!vm->named || !vm->lets || !vm->kept) {
+		free(vm->kept);
 		free(vm->named);
 		free(vm->lets);
 		free(vm);
@@ -136,8 +184,11 @@ void sl_vm_destroy(sl_vm *vm)
 	for (int i = 0; i < vm->nheld; i++)
 		free(vm->held[i].detail);
 	free(vm->strs);
-	for (int i = 0; i < vm->l->nnames; i++)
+	for (int i = 0; i < vm->l->nnames; i++) {
 		sl_runrec_free(&vm->named[i]);
+		kept_free(&vm->kept[i]);
+	}
+	free(vm->kept);
 	free(vm->named);
 	free(vm->lets);
 	sl_runrec_free(&vm->last);
@@ -439,6 +490,15 @@ int sl_vm_execute_into(sl_vm *vm, sl_cluster *c, sl_wl_result *eng, sl_err *err)
 	sl_runrec rec;
 	sl_runrec_init(&rec);
 	sl_err e = {0};
+	/* A run a show names needs the engine's report, asked for or not. */
+	int shown = vm->pend_name >= 0 && vm->l->names[vm->pend_name].shown;
+	sl_wl_result *mine = shown && !eng ? calloc(1, sizeof *mine) : NULL;
+	if (shown && !eng && !mine) {
+		sl_cluster_destroy(c);
+		return sl_fail(err, SL_ENOMEM, "out of memory");
+	}
+	if (mine)
+		eng = mine;
 	int rc = sl_lrun(vm->pend_kind, &vm->setup, c, &rec, eng, &e);
 	sl_cluster_destroy(vm->cluster);
 	vm->cluster = c;
@@ -451,17 +511,25 @@ int sl_vm_execute_into(sl_vm *vm, sl_cluster *c, sl_wl_result *eng, sl_err *err)
 	vm->horizon = 0;
 	if (rc) {
 		sl_runrec_free(&rec);
+		if (mine)
+			sl_wl_result_free(mine);
+		free(mine);
 		return vfail(vm, line, err, "run %s: %s", kind, e.msg);
 	}
 	sl_snapshot snap;
 	if (sl_trace_snapshot(sl_cluster_trace(c), &snap) == SL_OK) {
+		if (shown)
+			rc = keep_shown(&vm->kept[vm->pend_name], &eng->trep, &snap);
 		vm->nends = sl_step_ends(&snap, &vm->ends);
 		vm->ev = snap.ev; /* ours now: sorted by end time for step N */
 		vm->nev = snap.n;
 		if (vm->nev)
 			qsort(vm->ev, vm->nev, sizeof *vm->ev, by_end);
 	}
-	if (sl_runrec_copy(&vm->last, &rec) ||
+	if (mine)
+		sl_wl_result_free(mine);
+	free(mine);
+	if (rc || sl_runrec_copy(&vm->last, &rec) ||
 	    (vm->pend_name >= 0 && sl_runrec_copy(&vm->named[vm->pend_name], &rec))) {
 		sl_runrec_free(&rec);
 		return sl_fail(err, SL_ENOMEM, "out of memory");
@@ -599,6 +667,33 @@ static int mistake_is_answer(sl_vm *vm, const sl_op *o, sl_step *st, sl_err *err
 		return 1;
 	}
 	return 0;
+}
+
+/* show side-by-side: the runs it names as they ran last. */
+static int show_step(sl_vm *vm, const sl_op *o, sl_step *st, sl_err *err)
+{
+	for (int i = 0; i < o->nshow; i++) {
+		const sl_name *nm = &vm->l->names[o->show[i]];
+		const sl_runrec *r = &vm->named[o->show[i]];
+		const struct kept *k = &vm->kept[o->show[i]];
+		if (!r->valid)
+			return vfail(vm, o->line, err,
+			             "show side-by-side: the run named '%s' has not happened yet",
+			             nm->s);
+		if (!k->ndev)
+			return vfail(
+			    vm, o->line, err,
+			    "show side-by-side: the run named '%s' (line %d) has nothing to "
+			    "show: %s",
+			    nm->s, nm->line, r->why[0] ? r->why : "it did not run to its end");
+		vm->shows[i] =
+		    (sl_shown_run){nm->s, &r->setup, k->ndev, k->step_s, k->dev, k->ev, k->nev};
+	}
+	st->kind = SL_STEP_SHOW;
+	st->text = "side-by-side";
+	st->nshows = o->nshow;
+	st->shows = vm->shows;
+	return SL_OK;
 }
 
 int sl_vm_next(sl_vm *vm, sl_step *st, sl_err *err)
@@ -779,6 +874,11 @@ int sl_vm_next(sl_vm *vm, sl_step *st, sl_err *err)
 			vm->tries = 0;
 			return SL_OK;
 		}
+		case OP_SHOW:
+			if ((rc = show_step(vm, o, st, err)))
+				return rc;
+			vm->pc++;
+			return SL_OK;
 		case OP_EXPLORE:
 			st->kind = SL_STEP_EXPLORE;
 			st->run = o->run;

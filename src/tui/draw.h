@@ -66,6 +66,11 @@ void sl_draw_links(const sl_view *v, sl_rect r);
 void sl_draw_matrices(const sl_view *v, sl_rect r);
 void sl_draw_numbers(const sl_view *v, sl_rect r);
 void sl_draw_timeline(const sl_view *v, sl_rect r);
+/* Layouts side by side (sbs.h) in r: the time scale, a band per layout,
+ * the legend; a short r loses the axis's ticks, then the memory legend
+ * (view_sbs.c). */
+struct sl_sbs;
+void sl_draw_sbs(const sl_theme *th, const struct sl_sbs *s, sl_rect r);
 /* The scene's sentence, word-wrapped over r. */
 void sl_draw_sentence(const sl_view *v, sl_rect r);
 /* The sandbox's status line: v's message, then the keys of acts (play

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* lesson_show.c - what a lesson's runs become on its screen: the sandbox's
  * playback of the trace each product, training step, reshard and lone
- * collective the lesson ran left (see lesson_show.h). */
+ * collective the lesson ran left, and the bands of a show (see
+ * lesson_show.h). */
 #include "lesson_show.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "term.h"
@@ -95,4 +97,58 @@ void sl_lshow_done(sl_lshow *u, sl_run_kind k, const sl_lsetup *s, sl_cluster *c
 void sl_lshow_free(sl_lshow *u)
 {
 	sl_wl_result_free(&u->eng);
+}
+
+/* "tp=4", "pp=4 1f1b", "tp=2 x dp=2", "one device": as compare names them. */
+static void layout_words(const sl_layout *l, char *buf, size_t n)
+{
+	const int size[3] = {l->tp, l->pp, l->dp};
+	const char *nm[3] = {"tp", "pp", "dp"};
+	size_t len = 0;
+	buf[0] = 0;
+	for (int i = 0; i < 3 && len < n; i++)
+		if (size[i] > 1)
+			len += (size_t)snprintf(buf + len, n - len, "%s%s=%d", len ? " x " : "",
+			                        nm[i], size[i]);
+	if (l->pp > 1 && len < n)
+		snprintf(buf + len, n - len, " %s", sl_sched_name(l->schedule));
+	if (!buf[0])
+		snprintf(buf, n, "one device");
+}
+
+int sl_sbs_from_lesson(sl_sbs *s, const sl_shown_run *r, int n)
+{
+	memset(s, 0, sizeof *s);
+	for (int i = 0; i < n && i < SL_SBS_MAX; i++) {
+		sl_sbs_band *b = &s->band[s->n];
+		sl_layout l = sl_lsetup_layout(r[i].setup);
+		char words[40];
+		layout_words(&l, words, sizeof words);
+		snprintf(b->name, sizeof b->name, "%s: %s", r[i].name, words);
+		b->dev = malloc((size_t)r[i].ndev * sizeof *b->dev);
+		b->ev.ev = malloc((r[i].nev ? r[i].nev : 1) * sizeof *b->ev.ev);
+		if (!b->dev || !b->ev.ev) {
+			free(b->dev);
+			free(b->ev.ev);
+			sl_sbs_free(s);
+			return SL_ENOMEM;
+		}
+		s->n++;
+		b->ndev = b->ev.ndev = r[i].ndev;
+		memcpy(b->dev, r[i].dev, (size_t)r[i].ndev * sizeof *b->dev);
+		memcpy(b->ev.ev, r[i].ev, r[i].nev * sizeof *b->ev.ev);
+		b->ev.n = r[i].nev;
+		b->step_s = r[i].step_s;
+		for (int d = 0; d < b->ndev; d++) {
+			uint64_t sent = 0;
+			for (int k = 0; k < SL_TR_NKINDS; k++)
+				sent += b->dev[d].sent[k];
+			b->mem_peak = b->dev[d].mem_peak_bytes > b->mem_peak
+			                  ? b->dev[d].mem_peak_bytes
+			                  : b->mem_peak;
+			b->sent = sent > b->sent ? sent : b->sent;
+		}
+		sl_sbs_band_span(b);
+	}
+	return SL_OK;
 }

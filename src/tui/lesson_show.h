@@ -12,6 +12,7 @@
 
 #include "lesson.h"
 #include "play.h"
+#include "sbs.h"
 #include "setup.h"
 #include "workload.h"
 
@@ -31,6 +32,11 @@ typedef struct sl_lshow {
  * cannot take (a plan, too many devices) turns the view off. */
 void sl_lshow_done(sl_lshow *v, sl_run_kind k, const sl_lsetup *s, sl_cluster *c, sl_wl_result *eng,
                    double now);
+/* The bands of a `show side-by-side` step (lesson.h): each run's name and
+ * layout ("tpl: tp=4"), its figures and its last step's events, copied into
+ * s; no model or machine line.  Returns SL_OK or SL_ENOMEM (s empty). */
+int sl_sbs_from_lesson(sl_sbs *s, const sl_shown_run *r, int n);
+
 /* Free what the view kept of its run (once its playback is gone). */
 void sl_lshow_free(sl_lshow *v);
 

@@ -31,6 +31,7 @@
 #include "loop.h"
 #include "play.h"
 #include "progress.h"
+#include "sbs.h"
 #include "scene.h"
 #include "setup.h"
 #include "term.h"
@@ -79,6 +80,10 @@ struct lui {
 	struct sl_tui_options opt;
 	sl_theme th;
 	sl_lshow sv; /* the scenario view: the playback of the lesson's last run */
+	/* A show's figure (runs side by side) in the view's place, until
+	 * the next run, step or show. */
+	sl_sbs sbs;
+	int sbs_on;
 	sl_scene *m;
 	int rows, cols;
 	sl_screen_layout lay;  /* the scenario view (the top part when split) */
@@ -339,7 +344,16 @@ static void relayout(void *ctx)
 	u->top_rows = u->split ? u->rows - ph : u->rows;
 	int ndev = sl_play_devices(u->sv.play);
 	sl_screen_layout_compute(u->top_rows, u->cols, ndev, &u->lay);
-	sl_lesson_layout_compute(u->rows, u->cols, ndev, &u->clay, &u->narr);
+	/* A show's figure asks for its rows as a device count would (a row
+	 * each, and the scale and legend, in place of three and the
+	 * sentence's two), within the compact figure's third of the screen. */
+	int want = ndev;
+	if (u->sbs_on) {
+		want = 4 + u->sbs.n - 1 - 5;
+		for (int i = 0; i < u->sbs.n; i++)
+			want += u->sbs.band[i].ndev + 1;
+	}
+	sl_lesson_layout_compute(u->rows, u->cols, want, &u->clay, &u->narr);
 	/* A pipeline's picture is its timeline: every micro-batch's pass in
 	 * order needs every column the screen has, so the compact figure
 	 * gives the devices' panel to it (the full view keeps both). */
@@ -352,6 +366,29 @@ static void relayout(void *ctx)
 	}
 }
 
+/* The figure of a show (sbs.h) replaces the view until the next run,
+ * step or show. */
+static void sbs_off(struct lui *u)
+{
+	if (!u->sbs_on)
+		return;
+	sl_sbs_free(&u->sbs);
+	u->sbs_on = 0;
+	relayout(u);
+}
+
+static void sbs_show(struct lui *u, const sl_step *st)
+{
+	sbs_off(u);
+	if (sl_sbs_from_lesson(&u->sbs, st->shows, st->nshows)) {
+		set_msg(u, "the runs are not shown side by side: out of memory");
+		return;
+	}
+	u->sbs_on = 1;
+	relayout(u);
+	clearok(curscr, TRUE);
+}
+
 /* The view shows the run that has just happened (eng: what it returned,
  * taken over): the playback may have been replaced (another kind of run) or
  * show another device count (lesson 03 after lesson 02's one-device run),
@@ -361,6 +398,7 @@ static void show_done(struct lui *u, sl_wl_result *eng, double now)
 	sl_run_kind k;
 	const sl_lsetup *s = sl_vm_last_run(u->vm, &k);
 	int ndev = sl_play_devices(u->sv.play);
+	sbs_off(u);
 	if (s)
 		sl_lshow_done(&u->sv, k, s, sl_vm_cluster(u->vm), eng, now);
 	else if (eng)
@@ -566,7 +604,15 @@ static void advance(struct lui *u, double now)
 			addf(u, R_INFO, 0, "result: %s", st->text);
 			logged(u);
 			break;
+		case SL_STEP_SHOW:
+			addf(u, R_INFO, 0, "show %s: %s, %s%s%s", st->text, st->shows[0].name,
+			     st->shows[1].name, st->nshows > 2 ? ", " : "",
+			     st->nshows > 2 ? st->shows[2].name : "");
+			logged(u);
+			sbs_show(u, st);
+			break;
 		case SL_STEP_OPS:
+			sbs_off(u);
 			/* The vm counts operations by end time, as the playback's
 			 * steps do: replay the run from its start the first time. */
 			if (!u->sv.stepped) {
@@ -777,6 +823,8 @@ static void close_lesson(struct lui *u)
 	u->vm = NULL;
 	u->l = NULL;
 	transcript_clear(u);
+	sl_sbs_free(&u->sbs); /* laid out again when the next screen opens */
+	u->sbs_on = 0;
 }
 
 static int open_lesson(struct lui *u, const char *path, const char *start, int fresh, sl_err *err)
@@ -870,6 +918,7 @@ static void draw_status(struct lui *u, int y)
 	static const sl_action shown[] = {SL_A_GO_ON, SL_A_PLAY,  SL_A_STEP, SL_A_BACK,
 	                                  SL_A_VIEW,  SL_A_LEAVE, SL_A_HELP, SL_A_QUIT};
 	static const sl_action told[] = {SL_A_GO_ON, SL_A_LEAVE, SL_A_HELP, SL_A_QUIT};
+	static const sl_action sbs[] = {SL_A_GO_ON, SL_A_VIEW, SL_A_LEAVE, SL_A_HELP, SL_A_QUIT};
 	static const sl_action help[] = {SL_A_SCROLL_DOWN, SL_A_CLOSE, SL_A_QUIT};
 	const sl_action *acts = told;
 	size_t n = sizeof told / sizeof told[0];
@@ -882,7 +931,7 @@ static void draw_status(struct lui *u, int y)
 	} else if (mode == SL_MODE_MENU) {
 		USE(menu);
 		words[0] = "choose";
-	} else if (mode == SL_MODE_INPUT && u->sv.on) {
+	} else if (mode == SL_MODE_INPUT && u->sv.on && !u->sbs_on) {
 		USE(input_run);
 		words[1] = u->ninput ? "clear" : "back";
 		keys[5] = u->ninput ? KEY_F(1) : 0; /* ? is typed now */
@@ -893,6 +942,11 @@ static void draw_status(struct lui *u, int y)
 	} else if (u->ended) {
 		USE(ended);
 		words[0] = "back";
+	} else if (u->sbs_on && !u->split) { /* a show's figure: nothing plays */
+		USE(sbs);
+		words[1] = u->show_view ? "narration" : "full view";
+	} else if (u->sbs_on) {
+		USE(told);
 	} else if (u->split && u->sv.on) {
 		USE(split);
 	} else if (u->sv.on) {
@@ -1068,11 +1122,22 @@ static void draw(void *ctx)
 		const sl_screen_layout *L = &u->lay;
 		/* While an answer is typed, v is typed too: the narration and
 		 * the compact figure then show whatever v said before. */
-		int split = u->split && u->sv.on;
-		int full = u->sv.on && !u->split && u->show_view && !u->waiting;
-		int compact = u->sv.on && !u->split && !full;
+		int on = u->sv.on || u->sbs_on;
+		int split = u->split && on;
+		int full = on && !u->split && u->show_view && !u->waiting;
+		int compact = on && !u->split && !full;
 		int view = split || full;
-		if (compact) {
+		if (u->sbs_on) {
+			const sl_rect *se = &u->clay.r[SL_PANEL_SENTENCE];
+			int h = full ? u->rows - 2 : split ? u->top_rows - 2 : se->y + se->h - 1;
+			sl_putf(
+			    0, 0, u->cols, sl_theme_role(&u->th, SL_ROLE_TITLE),
+			    "shardlab  lesson  %s %s %d runs side by side, a training step each",
+			    sl_lesson_title(u->l), u->th.g->dot, u->sbs.n);
+			sl_draw_sbs(&u->th, &u->sbs, (sl_rect){1, 0, h, u->cols});
+			if (compact)
+				draw_panel(u, u->narr, &v);
+		} else if (compact) {
 			const sl_screen_layout *C = &u->clay;
 			v.lay = C;
 			sl_draw_title(&v, C->r[SL_PANEL_TITLE]);
@@ -1184,6 +1249,10 @@ static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
 		return 0;
 	if (mode != SL_MODE_INPUT && !u->job)
 		clear_msg(u);
+	/* A show's figure is no playback: its keys would move one unseen. */
+	if (u->sbs_on && (ac == SL_A_PLAY || ac == SL_A_STEP || ac == SL_A_BACK ||
+	                  ac == SL_A_RESTART || ac == SL_A_END))
+		return 0;
 	switch (ac) {
 	case SL_A_CONTRAST:
 		if (u->th.color)
@@ -1231,7 +1300,7 @@ static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
 		advance(u, now);
 		return F_DRAW;
 	case SL_A_VIEW:
-		if (!u->split && u->sv.on)
+		if (!u->split && (u->sv.on || u->sbs_on))
 			u->show_view = !u->show_view;
 		return F_DRAW;
 	case SL_A_SCROLL_UP: /* draw_panel keeps it within the transcript */

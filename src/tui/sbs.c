@@ -14,6 +14,19 @@ void sl_sbs_free(sl_sbs *s)
 	memset(s, 0, sizeof *s);
 }
 
+void sl_sbs_band_span(sl_sbs_band *b)
+{
+	double t0 = 0, t1 = 0;
+	for (size_t e = 0; e < b->ev.n; e++) {
+		if (e == 0 || b->ev.ev[e].t0 < t0)
+			t0 = b->ev.ev[e].t0;
+		if (e == 0 || b->ev.ev[e].t1 > t1)
+			t1 = b->ev.ev[e].t1;
+	}
+	b->t0 = t0;
+	b->span = t1 - t0;
+}
+
 double sl_sbs_axis(const sl_sbs *s)
 {
 	double t = 0;

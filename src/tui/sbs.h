@@ -38,6 +38,9 @@ typedef struct sl_sbs {
 
 void sl_sbs_free(sl_sbs *s);
 
+/* The band's recorded step, t0 and span, from its events. */
+void sl_sbs_band_span(sl_sbs_band *b);
+
 /* The time the shared axis spans: the longest band's step. */
 double sl_sbs_axis(const sl_sbs *s);
 

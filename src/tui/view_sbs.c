@@ -35,34 +35,36 @@ static const sl_role anatomy_role[5] = {SL_ROLE_STATE0 + SL_DS_SEND, SL_ROLE_STA
 static const char *const anatomy_word[5] = {"parameters", "gradients", "optimizer", "activations",
                                             "workspace"};
 
+/* The figure in a rectangle: the time scale, the bands and the legend. */
+struct fig {
+	const sl_theme *th;
+	const sl_sbs *s;
+	int x, w; /* the columns it takes */
+};
+
 /* The columns: labels, the timeline, the memory bar and its figure. */
 struct cols {
 	int tl_x, tl_w, mem_x, mem_w;
 };
 
-static struct cols columns(int cols)
+static struct cols columns(const struct fig *f)
 {
 	struct cols c;
-	c.mem_w = cols / 5 < 8 ? 8 : cols / 5;
-	c.tl_x = LABEL_W;
+	c.mem_w = f->w / 5 < 8 ? 8 : f->w / 5;
+	c.tl_x = f->x + LABEL_W;
 	/* the bar with its ends, a space and a figure ("123.4 MB") after it */
-	c.tl_w = cols - LABEL_W - 1 - (c.mem_w + 2 + 10);
+	c.tl_w = f->w - LABEL_W - 1 - (c.mem_w + 2 + 10);
 	c.mem_x = c.tl_x + c.tl_w + 1;
 	return c;
 }
 
-static int rows_for_bands(const struct sbs_ui *u)
+/* The scale's labels on row y, and (ticks) its axis on the row below. */
+static void draw_scale(const struct fig *f, int y, struct cols c, double axis, int ticks)
 {
-	/* title, model, machine, scale (two rows); legend (two rows), status */
-	return u->rows - 5 - 3;
-}
-
-static void draw_scale(const struct sbs_ui *u, int y, struct cols c, double axis)
-{
-	const sl_glyphs *g = u->th.g;
-	attr_t dim = sl_theme_role(&u->th, SL_ROLE_DIM), head = sl_theme_role(&u->th, SL_ROLE_HEAD);
+	const sl_glyphs *g = f->th->g;
+	attr_t dim = sl_theme_role(f->th, SL_ROLE_DIM), head = sl_theme_role(f->th, SL_ROLE_HEAD);
 	char t[32];
-	sl_put(y, 0, LABEL_W, head, "time");
+	sl_put(y, f->x, LABEL_W, head, "time");
 	/* Labels over the quarters, the ends first, the others where they
 	 * leave a blank on each side. */
 	static const int order[5] = {0, 4, 2, 1, 3};
@@ -81,24 +83,29 @@ static void draw_scale(const struct sbs_ui *u, int y, struct cols c, double axis
 			drawn[q] = 1;
 		}
 	}
-	sl_rep(y + 1, c.tl_x, c.tl_w, dim, g->h);
-	for (int q = 0; q <= 4; q++)
-		sl_put(y + 1, c.tl_x + (c.tl_w - 1) * q / 4, 1, dim, g->tick);
-	sl_put(y, c.mem_x, c.mem_w + 12, head, "memory per device");
 	char m[32];
-	sl_fmt_bytes((double)sl_sbs_mem_scale(u->s), m, sizeof m);
-	sl_putf(y + 1, c.mem_x, c.mem_w + 12, dim, "%s0 to %s%s", g->mem_l, m, g->mem_r);
+	sl_fmt_bytes((double)sl_sbs_mem_scale(f->s), m, sizeof m);
+	if (ticks) {
+		sl_rep(y + 1, c.tl_x, c.tl_w, dim, g->h);
+		for (int q = 0; q <= 4; q++)
+			sl_put(y + 1, c.tl_x + (c.tl_w - 1) * q / 4, 1, dim, g->tick);
+		sl_put(y, c.mem_x, c.mem_w + 12, head, "memory per device");
+		sl_putf(y + 1, c.mem_x, c.mem_w + 12, dim, "%s0 to %s%s", g->mem_l, m, g->mem_r);
+	} else {
+		sl_putf(y, c.mem_x, c.mem_w + 12, head, "memory 0 to %s", m);
+	}
 }
 
-static void draw_row(const struct sbs_ui *u, int y, struct cols c, const sl_sbs_band *b, int lo,
+static void draw_row(const struct fig *f, int y, struct cols c, const sl_sbs_band *b, int lo,
                      int hi, double axis, uint64_t scale)
 {
-	const sl_glyphs *g = u->th.g;
-	attr_t dim = sl_theme_role(&u->th, SL_ROLE_DIM);
+	const sl_theme *th = f->th;
+	const sl_glyphs *g = th->g;
+	attr_t dim = sl_theme_role(th, SL_ROLE_DIM);
 	if (hi - lo == 1)
-		sl_putf(y, 0, LABEL_W, sl_theme_dev(&u->th, lo), "dev %d", lo);
+		sl_putf(y, f->x, LABEL_W, sl_theme_dev(th, lo), "dev %d", lo);
 	else
-		sl_putf(y, 0, LABEL_W, sl_theme_role(&u->th, SL_ROLE_NORMAL), "dev %d-%d", lo,
+		sl_putf(y, f->x, LABEL_W, sl_theme_role(th, SL_ROLE_NORMAL), "dev %d-%d", lo,
 		        hi - 1);
 	sl_dstate cell[512];
 	int w = c.tl_w < 512 ? c.tl_w : 512;
@@ -106,7 +113,7 @@ static void draw_row(const struct sbs_ui *u, int y, struct cols c, const sl_sbs_
 	for (int x = 0; x < w; x++) {
 		if (cell[x] == SL_DS_COUNT)
 			continue; /* past the band's step */
-		sl_put(y, c.tl_x + x, 1, sl_theme_state(&u->th, cell[x]), g->state[cell[x]]);
+		sl_put(y, c.tl_x + x, 1, sl_theme_state(th, cell[x]), g->state[cell[x]]);
 	}
 	/* The anatomy of the row's device with the highest peak, on the scale
 	 * of every band's largest. */
@@ -120,65 +127,111 @@ static void draw_row(const struct sbs_ui *u, int y, struct cols c, const sl_sbs_
 		int x1 = (int)(cum / (double)scale * c.mem_w + 0.5);
 		if (x1 > c.mem_w)
 			x1 = c.mem_w;
-		sl_rep(y, c.mem_x + 1 + x0, x1 - x0, sl_theme_role(&u->th, anatomy_role[k]),
+		sl_rep(y, c.mem_x + 1 + x0, x1 - x0, sl_theme_role(th, anatomy_role[k]),
 		       g->anatomy[k]);
 		x0 = x1 > x0 ? x1 : x0;
 	}
 	sl_put(y, c.mem_x + 1 + c.mem_w, 1, dim, g->mem_r);
 	char m[32];
 	sl_fmt_bytes((double)b->dev[d].mem_peak_bytes, m, sizeof m);
-	sl_put(y, c.mem_x + c.mem_w + 3, u->cols - (c.mem_x + c.mem_w + 3), dim, m);
+	int mx = c.mem_x + c.mem_w + 3;
+	sl_put(y, mx, f->x + f->w - mx, dim, m);
 }
 
-static void draw_band(const struct sbs_ui *u, int y, int h, struct cols c, const sl_sbs_band *b,
+static void draw_band(const struct fig *f, int y, int h, struct cols c, const sl_sbs_band *b,
                       double axis, uint64_t scale)
 {
-	char t[32], m[32], s[32];
-	int x = sl_put(y, 0, u->cols, sl_theme_role(&u->th, SL_ROLE_HEAD), b->name);
-	sl_putf(y, x, u->cols - x, sl_theme_role(&u->th, SL_ROLE_NORMAL),
-	        "  %d device%s %s step %s %s per device: peak %s, sent %s", b->ndev,
-	        b->ndev == 1 ? "" : "s", u->th.g->dot, sl_fmt_time(b->step_s, t, sizeof t),
-	        u->th.g->dot, sl_fmt_bytes((double)b->mem_peak, m, sizeof m),
-	        sl_fmt_bytes((double)b->sent, s, sizeof s));
+	const sl_theme *th = f->th;
+	char t[32], m[32], s[32], head[200];
+	int x = f->x + sl_put(y, f->x, f->w, sl_theme_role(th, SL_ROLE_HEAD), b->name);
+	sl_fmt_time(b->step_s, t, sizeof t);
+	sl_fmt_bytes((double)b->mem_peak, m, sizeof m);
+	sl_fmt_bytes((double)b->sent, s, sizeof s);
+	snprintf(head, sizeof head, "  %d device%s %s step %s %s per device: peak %s, sent %s",
+	         b->ndev, b->ndev == 1 ? "" : "s", th->g->dot, t, th->g->dot, m, s);
+	/* Narrow (a lesson's figure at 80 columns), the rows' labels count
+	 * the devices: the figures come first. */
+	if (x + sl_cols(head) > f->x + f->w)
+		snprintf(head, sizeof head, "  step %s %s per device: peak %s, sent %s", t,
+		         th->g->dot, m, s);
+	sl_put(y, x, f->x + f->w - x, sl_theme_role(th, SL_ROLE_NORMAL), head);
 	int rows = h - 1;
 	int per = sl_sbs_per_row(b->ndev, rows);
 	for (int lo = 0, r = 0; lo < b->ndev && r < rows; lo += per, r++)
-		draw_row(u, y + 1 + r, c, b, lo, lo + per < b->ndev ? lo + per : b->ndev, axis,
+		draw_row(f, y + 1 + r, c, b, lo, lo + per < b->ndev ? lo + per : b->ndev, axis,
 		         scale);
 }
 
 /* A note after a legend: the long words if they fit, else the short. */
-static void put_fitting(const struct sbs_ui *u, int y, int x, const char *lng, const char *shrt)
+static void put_fitting(const struct fig *f, int y, int x, const char *lng, const char *shrt)
 {
-	const char *w = x + sl_cols(lng) <= u->cols    ? lng
-	                : x + sl_cols(shrt) <= u->cols ? shrt
-	                                               : "";
-	sl_put(y, x, u->cols - x, sl_theme_role(&u->th, SL_ROLE_DIM), w);
+	int end = f->x + f->w;
+	const char *w = x + sl_cols(lng) <= end ? lng : x + sl_cols(shrt) <= end ? shrt : "";
+	sl_put(y, x, end - x, sl_theme_role(f->th, SL_ROLE_DIM), w);
 }
 
-static void draw_legend(const struct sbs_ui *u, int y, int grouped)
+/* The legend on row y, and (memory) the memory's on the row below. */
+static void draw_legend(const struct fig *f, int y, int grouped, int memory)
 {
-	const sl_glyphs *g = u->th.g;
-	attr_t norm = sl_theme_role(&u->th, SL_ROLE_NORMAL);
+	const sl_theme *th = f->th;
+	const sl_glyphs *g = th->g;
+	attr_t norm = sl_theme_role(th, SL_ROLE_NORMAL);
 	static const sl_dstate st[] = {SL_DS_COMPUTE, SL_DS_SEND, SL_DS_WAIT};
 	static const char *const words[] = {"compute", "communicate", "wait"};
-	int x = 0, end = u->cols;
+	int x = f->x, end = f->x + f->w;
 	for (int i = 0; i < 3; i++) {
-		x += sl_put(y, x, end - x, sl_theme_state(&u->th, st[i]), g->state[st[i]]);
+		x += sl_put(y, x, end - x, sl_theme_state(th, st[i]), g->state[st[i]]);
 		x += sl_putf(y, x, end - x, norm, " %s  ", words[i]);
 	}
 	x += sl_put(y, x, end - x, norm, "(blank) idle");
 	if (grouped)
-		put_fitting(u, y, x, "   a row of devices: what took most of their time",
+		put_fitting(f, y, x, "   a row of devices: what took most of their time",
 		            "   rows of devices: summed");
-	x = sl_put(y + 1, 0, end, norm, "memory: ");
+	if (!memory)
+		return;
+	x = f->x + sl_put(y + 1, f->x, f->w, norm, "memory: ");
 	for (int k = 0; k < 5; k++) {
-		x += sl_put(y + 1, x, end - x, sl_theme_role(&u->th, anatomy_role[k]),
-		            g->anatomy[k]);
+		x += sl_put(y + 1, x, end - x, sl_theme_role(th, anatomy_role[k]), g->anatomy[k]);
 		x += sl_putf(y + 1, x, end - x, norm, " %s  ", anatomy_word[k]);
 	}
 	if (grouped)
-		put_fitting(u, y + 1, x, "(a row's: its device of highest peak)", "(highest)");
+		put_fitting(f, y + 1, x, "(a row's: its device of highest peak)", "(highest)");
+}
+
+void sl_draw_sbs(const sl_theme *th, const sl_sbs *s, sl_rect r)
+{
+	struct fig f = {th, s, r.x, r.w};
+	struct cols c = columns(&f);
+	double axis = sl_sbs_axis(s);
+	uint64_t scale = sl_sbs_mem_scale(s);
+	/* The scale and the legend take two rows each; on a short figure
+	 * (a lesson's at 80x24) the axis's ticks go, then the memory's
+	 * legend, before a band has no row of its own. */
+	int scale_h = 2, legend_h = 2;
+	if (r.h - scale_h - legend_h < 2 * s->n)
+		scale_h = 1;
+	if (r.h - scale_h - legend_h < 2 * s->n)
+		legend_h = 1;
+	draw_scale(&f, r.y, c, axis, scale_h == 2);
+	/* The bands share the rows left: each its header and a row a device
+	 * with a blank row between two, or without the blanks, or in equal
+	 * shares, whichever is the first that fits. */
+	int avail = r.h - scale_h - legend_h, need = 0, grouped = 0;
+	for (int i = 0; i < s->n; i++)
+		need += s->band[i].ndev + 1;
+	int gap = need + s->n - 1 <= avail ? 1 : 0;
+	int y = r.y + scale_h;
+	for (int i = 0; i < s->n; i++) {
+		int want = s->band[i].ndev + 1;
+		int h = need <= avail ? want : avail / s->n + (i < avail % s->n);
+		h = h < want ? h : want;
+		if (h < 1)
+			break;
+		grouped |= h < want;
+		draw_band(&f, y, h, c, &s->band[i], axis, scale);
+		y += h + gap;
+	}
+	draw_legend(&f, r.y + r.h - legend_h, grouped, legend_h == 2);
 }
 
 static void draw_status(const struct sbs_ui *u)
@@ -218,27 +271,7 @@ static void draw(void *ctx)
 	}
 	sl_putf(1, 0, u->cols, sl_theme_role(&u->th, SL_ROLE_DIM), "model: %s", s->model);
 	sl_putf(2, 0, u->cols, sl_theme_role(&u->th, SL_ROLE_DIM), "hardware: %s", s->machine);
-	struct cols c = columns(u->cols);
-	double axis = sl_sbs_axis(s);
-	uint64_t scale = sl_sbs_mem_scale(s);
-	draw_scale(u, 3, c, axis);
-	/* The bands share the rows left: each its header and a row a device
-	 * with a blank row between two, or without the blanks, or in equal
-	 * shares, whichever is the first that fits. */
-	int avail = rows_for_bands(u), need = 0, grouped = 0;
-	for (int i = 0; i < s->n; i++)
-		need += s->band[i].ndev + 1;
-	int gap = need + s->n - 1 <= avail ? 1 : 0;
-	int y = 5;
-	for (int i = 0; i < s->n; i++) {
-		int want = s->band[i].ndev + 1;
-		int h = need <= avail ? want : avail / s->n + (i < avail % s->n);
-		h = h < want ? h : want;
-		grouped |= h < want;
-		draw_band(u, y, h, c, &s->band[i], axis, scale);
-		y += h + gap;
-	}
-	draw_legend(u, u->rows - 3, grouped);
+	sl_draw_sbs(&u->th, s, (sl_rect){3, 0, u->rows - 4, u->cols});
 	draw_status(u);
 	sl_term_show();
 }

@@ -338,6 +338,19 @@ for size in "80 24" "100 30"; do
 	# shellcheck disable=SC2086
 	compact 08-pipeline lesson-08 $size Enter Enter -- Enter Enter Enter Left
 done
+# Lesson 12's three layouts side by side (show side-by-side) at 100x30:
+# the compact figure above the narration, a band for each run.
+sized lesson-12-100x30-sbs 100 30 "lesson --start=figure $LESSONS/12-side-by-side.lesson"
+cases=$((cases + 1))
+if capture lesson-12-100x30-sbs | grep -q '^tpl: tp=4 ' &&
+	capture lesson-12-100x30-sbs | grep -q '^ppl: pp=4 1f1b ' &&
+	capture lesson-12-100x30-sbs | grep -q '^dpl: dp=4 '; then
+	pass lesson-12-three-bands
+else
+	fail lesson-12-three-bands "the three runs are not side by side:"
+	capture lesson-12-100x30-sbs
+fi
+
 # Lesson 3's full view at 80x24 (v), its run at the end: sizes abbreviated
 # honestly ("W 8k×4k", never "W 8192×409"), the title in whole words, and
 # the sentence that overflows its two rows ends in "...", never in "46.7".

@@ -15,7 +15,7 @@ syn keyword slTodo       TODO FIXME XXX contained
 syn match slHeader       "^\(title\|minutes\|about\|track\)\>" nextgroup=slText skipwhite
 syn match slNarration    "^\(say\|pause\)\>" nextgroup=slText skipwhite
 syn match slScenario     "^setup\>" nextgroup=slSettings skipwhite
-syn match slRun          "^\(run\|step\)\>" nextgroup=slRunArgs skipwhite
+syn match slRun          "^\(run\|step\|show\)\>" nextgroup=slRunArgs skipwhite
 syn match slCheck        "^\(check\|let\)\>" nextgroup=slExpr skipwhite
 syn match slFlow         "^\(label\|jump\|finish\)\>" nextgroup=slLabelName skipwhite
 syn match slBlock        "^\(question\|menu\|explore\|end\)\>" nextgroup=slText skipwhite
