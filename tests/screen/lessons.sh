@@ -340,7 +340,7 @@ for size in "80 24" "100 30"; do
 done
 # Lesson 12's three layouts side by side (show side-by-side) at 100x30:
 # the compact figure above the narration, a band for each run.
-sized lesson-12-100x30-sbs 100 30 "lesson --start=figure $LESSONS/12-side-by-side.lesson"
+sized lesson-12-100x30-sbs 100 30 "lesson --start=time $LESSONS/12-side-by-side.lesson"
 cases=$((cases + 1))
 if capture lesson-12-100x30-sbs | grep -q '^tpl: tp=4 ' &&
 	capture lesson-12-100x30-sbs | grep -q '^ppl: pp=4 1f1b ' &&
