@@ -950,6 +950,8 @@ static void test_flow_menu_jump_explore(void **state)
 	must_next(vm, &st, SL_STEP_EXPLORE);
 	assert_int_equal(st.nknobs, 1);
 	assert_string_equal(st.knobs[0], "bandwidth");
+	/* The condition in the lesson's words, not the engine's expression. */
+	assert_string_equal(st.detail, "the speedup is below the speedup of run 'base' / 2");
 	const char *detail;
 	assert_int_equal(sl_vm_explore_met(vm, &detail, &err), 0); /* nothing run yet */
 	assert_int_equal(sl_vm_knob(vm, "latency 1us", &err), SL_EINVAL);
@@ -980,6 +982,51 @@ static void test_flow_menu_jump_explore(void **state)
 	must_next(vm, &st, SL_STEP_END);
 	sl_vm_destroy(vm);
 	sl_lesson_free(l);
+}
+
+/* An explore's feedback in the figure's unit (review item 17: "this run
+ * gives 0.000280542954, not below 0.000280542954"): equal times read as
+ * two equal times; times that differ past the usual digits get more
+ * digits, still in microseconds. */
+static void test_explore_feedback_units(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *until;
+		int differ;
+	} cases[] = {{"time < base.time", 0}, {"time < base.time * 0.999999", 1}};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		char text[512];
+		snprintf(text, sizeof text,
+		         HEAD "setup preset=a100 devices=2 strategy=colwise m=64 k=1024 n=1024 "
+		              "bandwidth=100GB/s\n"
+		              "run matmul as base\nexplore matmul Make it faster.\nknob bandwidth\n"
+		              "until %s\nend\nsay done\n",
+		         cases[c].until);
+		sl_lesson *l = must_parse(text);
+		sl_vm *vm = sl_vm_create(l, NULL);
+		sl_step st;
+		sl_err err = {0};
+		must_next(vm, &st, SL_STEP_SETUP);
+		must_next(vm, &st, SL_STEP_RUN);
+		must_next(vm, &st, SL_STEP_RESULT);
+		must_next(vm, &st, SL_STEP_EXPLORE);
+		if (!strstr(st.detail, "the time is below the time of run 'base'"))
+			fail_msg("the condition is not in words: '%s'", st.detail);
+		assert_int_equal(sl_vm_knob(vm, "bandwidth 100GB/s", &err), SL_OK);
+		const char *detail;
+		assert_int_equal(sl_vm_explore_met(vm, &detail, &err), 0);
+		double a, b;
+		char ua[8], ub[8];
+		if (sscanf(detail, "%lf %7s not below %lf %7s", &a, ua, &b, ub) != 4 ||
+		    strcmp(ua, "us,") != 0 || strcmp(ub, "us") != 0)
+			fail_msg("explore feedback not in microseconds: '%s'", detail);
+		if ((a != b) != cases[c].differ)
+			fail_msg("'%s': %s", cases[c].until, detail);
+		assert_null(strstr(detail, "e-"));
+		sl_vm_destroy(vm);
+		sl_lesson_free(l);
+	}
 }
 
 static void test_start_and_did_not_fit(void **state)
@@ -1513,6 +1560,7 @@ int main(void)
 	    cmocka_unit_test(test_train_figures),
 	    cmocka_unit_test(test_division_by_zero_at_run),
 	    cmocka_unit_test(test_flow_menu_jump_explore),
+	    cmocka_unit_test(test_explore_feedback_units),
 	    cmocka_unit_test(test_check_digits),
 	    cmocka_unit_test(test_start_and_did_not_fit),
 	    cmocka_unit_test(test_spans),

@@ -117,7 +117,8 @@ typedef struct sl_step {
 	int line;                      /* the source line of the command */
 	int pos;                       /* its position (for resume and --start) */
 	const char *text;              /* narration, prompt, question, summary, check source ... */
-	const char *detail;            /* CHECK: "speedup = 0.82 < 1"; EXPLORE: the condition */
+	const char *detail;            /* CHECK: "speedup = 0.82 < 1"; EXPLORE: the condition in
+	                                * words ("the time is below the time of run 'bad'") */
 	int passed;                    /* CHECK */
 	sl_run_kind run;               /* RUN, RESULT, EXPLORE */
 	const sl_scenario *scenario;   /* SETUP, RUN: the scenario as set up now */

@@ -724,7 +724,7 @@ static void explore_after(struct lui *u, double now)
 	} else {
 		addf(u, R_INFO, 2, "result: %s", sl_vm_last_result(u->vm));
 		if (met)
-			addf(u, R_RIGHT, 2, "Yes: %s holds, with %s.", u->st.detail, detail);
+			addf(u, R_RIGHT, 2, "Yes: now %s (%s).", u->st.detail, detail);
 		else
 			addf(u, R_WRONG, 2,
 			     "Not yet: the lesson goes on when %s, and "
