@@ -1310,6 +1310,53 @@ static void test_progress(void **state)
 	assert_int_equal(sl_progress_forget("02-colwise", &err), SL_OK);
 }
 
+/* Forgetting every lesson's progress removes the progress files and
+ * nothing else: not a file of another program beside them, not a link,
+ * not the rest of the state directory. */
+static void test_progress_forget_all(void **state)
+{
+	(void)state;
+	sl_err err = {0};
+	int removed = -1;
+	char path[512], other[512], keep[512], lnk[512];
+	/* No progress directory yet: nothing to forget, no error. */
+	snprintf(path, sizeof path, "%s/shardlab/progress", state_dir);
+	tu_rm_rf(path);
+	assert_int_equal(sl_progress_forget_all(&removed, &err), SL_OK);
+	assert_int_equal(removed, 0);
+
+	sl_progress p = {.done = 1, .asked = 3, .right = 2, .position = -1};
+	assert_int_equal(sl_progress_save("02-colwise", &p, &err), SL_OK);
+	p = (sl_progress){.position = 5, .hash = 7};
+	assert_int_equal(sl_progress_save("08-pipeline", &p, &err), SL_OK);
+	snprintf(other, sizeof other, "%s/shardlab/progress/notes", state_dir);
+	FILE *f = fopen(other, "w");
+	fputs("mine, not shardlab's\n", f);
+	fclose(f);
+	snprintf(keep, sizeof keep, "%s/shardlab/other-state", state_dir);
+	f = fopen(keep, "w");
+	fputs("shardlab-progress 1\n", f);
+	fclose(f);
+	snprintf(lnk, sizeof lnk, "%s/shardlab/progress/03-rowwise", state_dir);
+	assert_int_equal(symlink(keep, lnk), 0);
+
+	assert_int_equal(sl_progress_forget_all(&removed, &err), SL_OK);
+	assert_int_equal(removed, 2);
+	sl_progress q;
+	assert_int_equal(sl_progress_load("02-colwise", &q, &err), SL_OK);
+	assert_int_equal(q.done, 0);
+	assert_int_equal(q.position, -1);
+	assert_int_equal(sl_progress_load("08-pipeline", &q, &err), SL_OK);
+	assert_int_equal(q.position, -1);
+	struct stat sb;
+	assert_int_equal(stat(other, &sb), 0);
+	assert_int_equal(stat(keep, &sb), 0);
+	assert_int_equal(lstat(lnk, &sb), 0);
+	unlink(other);
+	unlink(keep);
+	unlink(lnk);
+}
+
 /* Headless progress: resume where the learner left, score carried over. */
 static void test_resume(void **state)
 {
@@ -1569,6 +1616,7 @@ int main(void)
 	    cmocka_unit_test(test_claims),
 	    cmocka_unit_test(test_demo_loop),
 	    cmocka_unit_test(test_progress),
+	    cmocka_unit_test(test_progress_forget_all),
 	    cmocka_unit_test(test_resume),
 	    cmocka_unit_test(test_find),
 	    cmocka_unit_test(test_find_tree_first),
