@@ -174,7 +174,8 @@ static int ours(int dfd, const char *name)
 		return 0;
 	struct stat st;
 	char head[32] = "";
-	ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, head, sizeof head - 1) : 0;
+	ssize_t n =
+	    fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, head, sizeof head - 1) : 0;
 	close(fd);
 	if (n <= 0)
 		return 0;
@@ -192,8 +193,9 @@ int sl_progress_forget_all(int *removed, sl_err *err)
 	snprintf(d2, sizeof d2, "%s/progress", dir);
 	DIR *d = opendir(d2);
 	if (!d)
-		return errno == ENOENT ? SL_OK
-		                       : sl_fail(err, SL_ESYS, "cannot read %s: %s", d2, strerror(errno));
+		return errno == ENOENT
+		           ? SL_OK
+		           : sl_fail(err, SL_ESYS, "cannot read %s: %s", d2, strerror(errno));
 	int rc = SL_OK;
 	struct dirent *e;
 	while ((e = readdir(d))) {
