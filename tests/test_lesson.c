@@ -984,6 +984,40 @@ static void test_flow_menu_jump_explore(void **state)
 	sl_lesson_free(l);
 }
 
+/* A presenter's list of sections: the start, then each label, titled by
+ * the first words of its first narration (plain: no emphasis marks, a
+ * figure as "..."), or by the label's name; each starts where --start
+ * would. */
+static void test_sections(void **state)
+{
+	(void)state;
+	sl_lesson *l = must_parse(
+	    HEAD "setup devices=2\nsay Welcome to *the* lesson.\nrun matmul\n"
+	         "label timing\nsay The product took {time}, `fast` enough.\n"
+	         "label empty\nrun matmul\n"
+	         "label long\nsay A very long sentence that goes on and on, well past what a "
+	         "line of the list can show, so that it has to be cut at a whole word.\n");
+	sl_section sec[8];
+	assert_int_equal(sl_lesson_sections(l, sec, 8), 4);
+	assert_null(sec[0].label);
+	assert_int_equal(sec[0].pos, 0);
+	assert_string_equal(sec[0].title, "Welcome to the lesson.");
+	assert_string_equal(sec[1].label, "timing");
+	assert_string_equal(sec[1].title, "The product took ..., fast enough.");
+	assert_string_equal(sec[2].title, "empty");
+	assert_int_equal(sec[3].line, 10);
+	size_t n = strlen(sec[3].title);
+	assert_true(n < sizeof sec[3].title);
+	assert_string_equal(sec[3].title + n - 3, "...");
+	assert_true(sec[3].title[n - 4] != ' ');
+	sl_err err = {0};
+	for (int i = 1; i < 4; i++)
+		assert_int_equal(sl_lesson_locate(l, sec[i].label, &err), sec[i].pos);
+	/* Fewer asked for than there are: the count is still the whole. */
+	assert_int_equal(sl_lesson_sections(l, sec, 2), 4);
+	sl_lesson_free(l);
+}
+
 /* An explore's feedback in the figure's unit (review item 17: "this run
  * gives 0.000280542954, not below 0.000280542954"): equal times read as
  * two equal times; times that differ past the usual digits get more
@@ -1608,6 +1642,7 @@ int main(void)
 	    cmocka_unit_test(test_division_by_zero_at_run),
 	    cmocka_unit_test(test_flow_menu_jump_explore),
 	    cmocka_unit_test(test_explore_feedback_units),
+	    cmocka_unit_test(test_sections),
 	    cmocka_unit_test(test_check_digits),
 	    cmocka_unit_test(test_start_and_did_not_fit),
 	    cmocka_unit_test(test_spans),
