@@ -225,7 +225,7 @@ static int run_explore(struct session *s, const sl_step *st, FILE *in, FILE *out
 		wrap(out, sl_vm_last_result(s->vm), 2, "[result] ");
 		char words[700];
 		if (met) {
-			snprintf(words, sizeof words, "yes: %s holds, with %s", st->detail, detail);
+			snprintf(words, sizeof words, "yes: now %s (%s)", st->detail, detail);
 			wrap(out, words, 2, "  ");
 			return SL_OK;
 		}

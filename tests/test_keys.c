@@ -195,10 +195,22 @@ static void test_help_modes(void **state)
 			assert_true(menu != main);
 	}
 	sl_keymode ms[SL_MODE_COUNT];
-	/* lesson, everywhere, menu, typing, help */
-	assert_int_equal(sl_keys_help_modes(SL_MODE_LESSON, ms, SL_MODE_COUNT), 5);
+	/* lesson, everywhere, menu, typing, sections, help */
+	assert_int_equal(sl_keys_help_modes(SL_MODE_LESSON, ms, SL_MODE_COUNT), 6);
 	assert_int_equal(ms[1], SL_MODE_ANY);
 	assert_int_equal(ms[2], SL_MODE_MENU);
+	assert_int_equal(ms[4], SL_MODE_SECTIONS);
+	/* The presenter's keys: a section to go to, the next and the previous
+	 * phase (also while a question waits, on keys that type nothing), and
+	 * in the menu the forgetting of every lesson's progress. */
+	assert_int_equal(sl_keys_lookup(SL_MODE_LESSON, 'g'), SL_A_SECTIONS);
+	assert_int_equal(sl_keys_lookup(SL_MODE_LESSON, 'n'), SL_A_PHASE_NEXT);
+	assert_int_equal(sl_keys_lookup(SL_MODE_LESSON, 'N'), SL_A_PHASE_PREV);
+	assert_int_equal(sl_keys_lookup(SL_MODE_INPUT, KEY_SRIGHT), SL_A_PHASE_NEXT);
+	assert_int_equal(sl_keys_lookup(SL_MODE_INPUT, KEY_SLEFT), SL_A_PHASE_PREV);
+	assert_int_equal(sl_keys_lookup(SL_MODE_SECTIONS, 27), SL_A_LEAVE);
+	assert_int_equal(sl_keys_lookup(SL_MODE_SECTIONS, '\r'), SL_A_OPEN);
+	assert_int_equal(sl_keys_lookup(SL_MODE_MENU, 'R'), SL_A_FORGET_ALL);
 	/* main view, sandbox, everywhere, plot, plan, help */
 	assert_int_equal(sl_keys_help_modes(SL_MODE_MAIN, ms, SL_MODE_COUNT), 6);
 	assert_int_equal(ms[1], SL_MODE_SANDBOX);

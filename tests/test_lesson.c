@@ -1029,6 +1029,8 @@ static void test_flow_menu_jump_explore(void **state)
 	must_next(vm, &st, SL_STEP_EXPLORE);
 	assert_int_equal(st.nknobs, 1);
 	assert_string_equal(st.knobs[0], "bandwidth");
+	/* The condition in the lesson's words, not the engine's expression. */
+	assert_string_equal(st.detail, "the speedup is below the speedup of run 'base' / 2");
 	const char *detail;
 	assert_int_equal(sl_vm_explore_met(vm, &detail, &err), 0); /* nothing run yet */
 	assert_int_equal(sl_vm_knob(vm, "latency 1us", &err), SL_EINVAL);
@@ -1059,6 +1061,85 @@ static void test_flow_menu_jump_explore(void **state)
 	must_next(vm, &st, SL_STEP_END);
 	sl_vm_destroy(vm);
 	sl_lesson_free(l);
+}
+
+/* A presenter's list of sections: the start, then each label, titled by
+ * the first words of its first narration (plain: no emphasis marks, a
+ * figure as "..."), or by the label's name; each starts where --start
+ * would. */
+static void test_sections(void **state)
+{
+	(void)state;
+	sl_lesson *l = must_parse(
+	    HEAD "setup devices=2\nsay Welcome to *the* lesson.\nrun matmul\n"
+	         "label timing\nsay The product took {time}, `fast` enough.\n"
+	         "label empty\nrun matmul\n"
+	         "label long\nsay A very long sentence that goes on and on, well past what a "
+	         "line of the list can show, so that it has to be cut at a whole word.\n");
+	sl_section sec[8];
+	assert_int_equal(sl_lesson_sections(l, sec, 8), 4);
+	assert_null(sec[0].label);
+	assert_int_equal(sec[0].pos, 0);
+	assert_string_equal(sec[0].title, "Welcome to the lesson.");
+	assert_string_equal(sec[1].label, "timing");
+	assert_string_equal(sec[1].title, "The product took ..., fast enough.");
+	assert_string_equal(sec[2].title, "empty");
+	assert_int_equal(sec[3].line, 10);
+	size_t n = strlen(sec[3].title);
+	assert_true(n < sizeof sec[3].title);
+	assert_string_equal(sec[3].title + n - 3, "...");
+	assert_true(sec[3].title[n - 4] != ' ');
+	sl_err err = {0};
+	for (int i = 1; i < 4; i++)
+		assert_int_equal(sl_lesson_locate(l, sec[i].label, &err), sec[i].pos);
+	/* Fewer asked for than there are: the count is still the whole. */
+	assert_int_equal(sl_lesson_sections(l, sec, 2), 4);
+	sl_lesson_free(l);
+}
+
+/* An explore's feedback in the figure's unit (review item 17: "this run
+ * gives 0.000280542954, not below 0.000280542954"): equal times read as
+ * two equal times; times that differ past the usual digits get more
+ * digits, still in microseconds. */
+static void test_explore_feedback_units(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *until;
+		int differ;
+	} cases[] = {{"time < base.time", 0}, {"time < base.time * 0.999999", 1}};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		char text[512];
+		snprintf(text, sizeof text,
+		         HEAD "setup preset=a100 devices=2 strategy=colwise m=64 k=1024 n=1024 "
+		              "bandwidth=100GB/s\n"
+		              "run matmul as base\nexplore matmul Make it faster.\nknob bandwidth\n"
+		              "until %s\nend\nsay done\n",
+		         cases[c].until);
+		sl_lesson *l = must_parse(text);
+		sl_vm *vm = sl_vm_create(l, NULL);
+		sl_step st;
+		sl_err err = {0};
+		must_next(vm, &st, SL_STEP_SETUP);
+		must_next(vm, &st, SL_STEP_RUN);
+		must_next(vm, &st, SL_STEP_RESULT);
+		must_next(vm, &st, SL_STEP_EXPLORE);
+		if (!strstr(st.detail, "the time is below the time of run 'base'"))
+			fail_msg("the condition is not in words: '%s'", st.detail);
+		assert_int_equal(sl_vm_knob(vm, "bandwidth 100GB/s", &err), SL_OK);
+		const char *detail;
+		assert_int_equal(sl_vm_explore_met(vm, &detail, &err), 0);
+		double a, b;
+		char ua[8], ub[8];
+		if (sscanf(detail, "%lf %7s not below %lf %7s", &a, ua, &b, ub) != 4 ||
+		    strcmp(ua, "us,") != 0 || strcmp(ub, "us") != 0)
+			fail_msg("explore feedback not in microseconds: '%s'", detail);
+		if ((a != b) != cases[c].differ)
+			fail_msg("'%s': %s", cases[c].until, detail);
+		assert_null(strstr(detail, "e-"));
+		sl_vm_destroy(vm);
+		sl_lesson_free(l);
+	}
 }
 
 static void test_start_and_did_not_fit(void **state)
@@ -1342,6 +1423,53 @@ static void test_progress(void **state)
 	assert_int_equal(sl_progress_forget("02-colwise", &err), SL_OK);
 }
 
+/* Forgetting every lesson's progress removes the progress files and
+ * nothing else: not a file of another program beside them, not a link,
+ * not the rest of the state directory. */
+static void test_progress_forget_all(void **state)
+{
+	(void)state;
+	sl_err err = {0};
+	int removed = -1;
+	char path[512], other[512], keep[512], lnk[512];
+	/* No progress directory yet: nothing to forget, no error. */
+	snprintf(path, sizeof path, "%s/shardlab/progress", state_dir);
+	tu_rm_rf(path);
+	assert_int_equal(sl_progress_forget_all(&removed, &err), SL_OK);
+	assert_int_equal(removed, 0);
+
+	sl_progress p = {.done = 1, .asked = 3, .right = 2, .position = -1};
+	assert_int_equal(sl_progress_save("02-colwise", &p, &err), SL_OK);
+	p = (sl_progress){.position = 5, .hash = 7};
+	assert_int_equal(sl_progress_save("08-pipeline", &p, &err), SL_OK);
+	snprintf(other, sizeof other, "%s/shardlab/progress/notes", state_dir);
+	FILE *f = fopen(other, "w");
+	fputs("mine, not shardlab's\n", f);
+	fclose(f);
+	snprintf(keep, sizeof keep, "%s/shardlab/other-state", state_dir);
+	f = fopen(keep, "w");
+	fputs("shardlab-progress 1\n", f);
+	fclose(f);
+	snprintf(lnk, sizeof lnk, "%s/shardlab/progress/03-rowwise", state_dir);
+	assert_int_equal(symlink(keep, lnk), 0);
+
+	assert_int_equal(sl_progress_forget_all(&removed, &err), SL_OK);
+	assert_int_equal(removed, 2);
+	sl_progress q;
+	assert_int_equal(sl_progress_load("02-colwise", &q, &err), SL_OK);
+	assert_int_equal(q.done, 0);
+	assert_int_equal(q.position, -1);
+	assert_int_equal(sl_progress_load("08-pipeline", &q, &err), SL_OK);
+	assert_int_equal(q.position, -1);
+	struct stat sb;
+	assert_int_equal(stat(other, &sb), 0);
+	assert_int_equal(stat(keep, &sb), 0);
+	assert_int_equal(lstat(lnk, &sb), 0);
+	unlink(other);
+	unlink(keep);
+	unlink(lnk);
+}
+
 /* Headless progress: resume where the learner left, score carried over. */
 static void test_resume(void **state)
 {
@@ -1593,6 +1721,8 @@ int main(void)
 	    cmocka_unit_test(test_train_figures),
 	    cmocka_unit_test(test_division_by_zero_at_run),
 	    cmocka_unit_test(test_flow_menu_jump_explore),
+	    cmocka_unit_test(test_explore_feedback_units),
+	    cmocka_unit_test(test_sections),
 	    cmocka_unit_test(test_check_digits),
 	    cmocka_unit_test(test_start_and_did_not_fit),
 	    cmocka_unit_test(test_spans),
@@ -1601,6 +1731,7 @@ int main(void)
 	    cmocka_unit_test(test_claims),
 	    cmocka_unit_test(test_demo_loop),
 	    cmocka_unit_test(test_progress),
+	    cmocka_unit_test(test_progress_forget_all),
 	    cmocka_unit_test(test_resume),
 	    cmocka_unit_test(test_find),
 	    cmocka_unit_test(test_find_tree_first),

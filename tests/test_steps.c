@@ -130,6 +130,38 @@ static void check_fields(const sl_snapshot *s, const sl_opstep *st, size_t ns, c
 	free(rcv);
 }
 
+/* The phases of the last run checked (steps_tallied), for the cases that
+ * count them. */
+static size_t last_phases;
+
+/* Phases (sl_phase_stops) end where steps stop, the last one with the
+ * run; none holds two kinds of step; their count is at most the stops'. */
+static size_t check_phases(const sl_opstep *st, size_t ns)
+{
+	double *ph, *stops;
+	size_t np = sl_phase_stops(st, ns, &ph), nstops = sl_step_stops(st, ns, &stops);
+	assert_true(np <= nstops);
+	for (size_t i = 0; i < np; i++) {
+		int found = 0;
+		for (size_t j = 0; j < nstops && !found; j++)
+			found = ph[i] == stops[j];
+		if (!found)
+			fail_msg("phase %zu ends at %.17g, where no step stops", i, ph[i]);
+		if (i > 0 && !(ph[i] > ph[i - 1]))
+			fail_msg("phase %zu ends at %.17g, not after phase %zu", i, ph[i], i - 1);
+	}
+	if (ns)
+		assert_true(np > 0 && ph[np - 1] == stops[nstops - 1]);
+	for (size_t k = 1; k < ns; k++)
+		if ((st[k].compute != st[k - 1].compute || !st[k].p2p != !st[k - 1].p2p ||
+		     !st[k].coll != !st[k - 1].coll) &&
+		    !sl_step_phase_break(&st[k - 1], &st[k]))
+			fail_msg("steps %zu and %zu differ in kind, in one phase", k - 1, k);
+	free(ph);
+	free(stops);
+	return np;
+}
+
 /* What a run's steps are made of. */
 struct tally {
 	int gemms;    /* training GEMMs */
@@ -151,6 +183,7 @@ static size_t steps_tallied(sl_cluster *c, int pp, double *span0, double *end, s
 	size_t ns = sl_steps_build(&s, &st, &of);
 	check_spans(&s, st, ns, of);
 	check_fields(&s, st, ns, of, pp > 0 ? pp : 1);
+	last_phases = check_phases(st, ns);
 	for (size_t i = 0; t && i < ns; i++) {
 		t->gemms += st[i].compute && s.ev[st[i].rep].work.pass != SL_PASS_NONE;
 		t->p2p += st[i].p2p != NULL;
@@ -226,6 +259,13 @@ static void test_products(void **state)
 	/* Uneven shards over 6: levels 2 and 3 of the reduce run side by side
 	 * and the later one ends a hair sooner; they still come in order. */
 	assert_int_equal(product_steps(SL_SPLIT_ROW, 6, 0, 256, 1024, 1024, SL_ALGO_TREE), 1 + 6);
+	/* Phases: the compute, then each half of the collective (a ring's
+	 * reduce-scatter and all-gather, a tree's reduce and broadcast). */
+	assert_int_equal(last_phases, 3);
+	product_steps(SL_SPLIT_ROW, 8, 4, 256, 2048, 2048, SL_ALGO_RING);
+	assert_int_equal(last_phases, 3);
+	product_steps(SL_SPLIT_COL, 8, 4, 256, 2048, 2048, SL_ALGO_RING);
+	assert_int_equal(last_phases, 2);
 }
 
 /* A lone collective, timing only, over p devices on nodes of g. */
@@ -301,8 +341,13 @@ static size_t train_case(int tp, int pp, int dp, sl_sched k, int m, int v)
 		fail_msg("tp=%d pp=%d dp=%d %s m=%d v=%d: %d pipeline steps, want %d", tp, pp, dp,
 		         sl_sched_name(k), m, v, t.p2p, 2 * (pp * v - 1) * m);
 	print_message("tp=%d pp=%d dp=%d %s m=%d v=%d: %zu steps (%d GEMMs, %d pipeline "
-	              "messages), %zu stops\n",
-	              tp, pp, dp, sl_sched_name(k), m, v, ns, t.gemms, t.p2p, t.stops);
+	              "messages), %zu stops, %zu phases\n",
+	              tp, pp, dp, sl_sched_name(k), m, v, ns, t.gemms, t.p2p, t.stops, last_phases);
+	/* A pipeline's phases are its rounds: the stages' work, then the
+	 * messages between them; at least one per micro-batch and pass, and
+	 * fewer than the places stepping stops. */
+	if (pp > 1 && (last_phases < (size_t)(2 * m) || last_phases >= t.stops))
+		fail_msg("%s m=%d: %zu phases of %zu steps", sl_sched_name(k), m, last_phases, ns);
 	sl_cluster_destroy(c);
 	sl_train_destroy(tr);
 	return t.stops;

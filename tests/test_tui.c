@@ -709,6 +709,49 @@ static void test_steps_and_live_run(void **state)
 	sl_snapshot_free(&ref);
 }
 
+/* A phase at a time (n and N in a lesson): a row-wise product's compute,
+ * its all-reduce's reduce-scatter, then its all-gather; each press plays
+ * to the end of one, at a step's stop, and back goes to the end of the
+ * phase before, then to zero. */
+static void test_phases(void **state)
+{
+	(void)state;
+	sl_scenario sc = small(SL_SPLIT_ROW);
+	sc.cluster.slowdown = 1;
+	struct rig r;
+	rig_open(&r, &sc);
+	pump_until(&r, planned, "the plan");
+	const sl_step_index *x = sl_play_steps(r.p);
+	int p = sc.cluster.devices;
+	assert_int_equal(x->ns, (size_t)(1 + 2 * (p - 1)));
+	double *stops;
+	assert_int_equal(sl_step_stops(x->st, x->ns, &stops), x->ns);
+	/* Where each phase ends: the compute (step 0), the reduce-scatter
+	 * (p-1 steps more), the all-gather (the run's end). */
+	double want[3] = {stops[0], stops[p - 1], stops[2 * p - 2]};
+	double now = now_mono();
+	for (int k = 0; k < 3; k++) {
+		sl_play_phase(r.p, 1, now);
+		now += 1;
+		assert_true(sl_play_tick(r.p, now) & SL_PLAY_STOPPED);
+		assert_true(sl_play_time(r.p) == want[k]);
+	}
+	sl_play_phase(r.p, 1, now); /* nothing past the end */
+	sl_play_tick(r.p, now + 1);
+	assert_true(sl_play_time(r.p) == want[2]);
+	/* Back from mid-phase: to the end of the phase before. */
+	sl_play_step(r.p, 0, now);
+	assert_true(sl_play_time(r.p) == stops[2 * p - 3]);
+	sl_play_phase(r.p, 0, now);
+	assert_true(sl_play_time(r.p) == want[1]);
+	sl_play_phase(r.p, 0, now);
+	assert_true(sl_play_time(r.p) == want[0]);
+	sl_play_phase(r.p, 0, now);
+	assert_true(sl_play_time(r.p) == 0);
+	free(stops);
+	rig_close(&r);
+}
+
 static const sl_scenario *cur_sc;
 static sl_link_spec fixed_link(void *ctx, int s, int d)
 {
@@ -1299,6 +1342,7 @@ int main(void)
 	    cmocka_unit_test(test_sentences_tell_spans),
 	    cmocka_unit_test(test_busbw_without_latency),
 	    cmocka_unit_test(test_steps_and_live_run),
+	    cmocka_unit_test(test_phases),
 	    cmocka_unit_test(test_knob_replans),
 	    cmocka_unit_test(test_knob_during_live_run),
 	};

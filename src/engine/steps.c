@@ -326,6 +326,52 @@ size_t sl_step_stops(const sl_opstep *st, size_t ns, double **out)
 	return v ? u : 0;
 }
 
+/* A step's kind for phases: compute, pipeline messages, checkpoint
+ * writes or reads, other work, or a collective by its operation. */
+static int phase_kind(const sl_opstep *o)
+{
+	if (o->coll)
+		return 10 + o->coll->op;
+	if (o->p2p)
+		return 1;
+	if (o->io)
+		return o->io->kind == SL_IO_WRITE ? 2 : 3;
+	return o->compute ? 0 : 4;
+}
+
+int sl_step_phase_break(const sl_opstep *a, const sl_opstep *b)
+{
+	if (phase_kind(a) != phase_kind(b))
+		return 1;
+	if (!a->coll)
+		return 0;
+	const sl_ev_coll *x = a->coll, *y = b->coll;
+	int same = x->leader == y->leader && x->seq == y->seq;
+	if (same)
+		return x->phase != y->phase;
+	/* Another collective's first step, unless groups run their first
+	 * steps side by side (out of step, they were not merged). */
+	return y->step == 0 && (x->step != 0 || x->leader == y->leader);
+}
+
+size_t sl_phase_stops(const sl_opstep *st, size_t ns, double **out)
+{
+	double *v = malloc((ns ? ns : 1) * sizeof *v), stop = 0;
+	size_t u = 0;
+	for (size_t i = 0; v && i < ns; i++) {
+		/* The stop as sl_step_stops has it: the first of those that
+		 * come together. */
+		if (i == 0 || !near(st[i].t_stop, stop))
+			stop = st[i].t_stop;
+		if (i + 1 < ns && !sl_step_phase_break(&st[i], &st[i + 1]))
+			continue;
+		if (u == 0 || v[u - 1] != stop)
+			v[u++] = stop;
+	}
+	*out = v;
+	return v ? u : 0;
+}
+
 size_t sl_step_ends(const sl_snapshot *s, double **out)
 {
 	sl_opstep *st = NULL;

@@ -59,6 +59,22 @@ size_t sl_step_ends(const sl_snapshot *s, double **out);
 /* The same from steps built already (sl_steps_build's, in their order). */
 size_t sl_step_stops(const sl_opstep *st, size_t ns, double **out);
 
+/* Phases: what a person skips through when a run has hundreds of steps.
+ * A phase is a maximal run of consecutive steps (in the order above) of
+ * one kind: compute, a collective of one operation, pipeline messages,
+ * checkpoint writes, checkpoint reads.  A collective's steps also break
+ * where its phase changes (a ring all-reduce's reduce-scatter, then its
+ * all-gather) and where the next collective begins (its first logical
+ * step), so a row-wise product is three phases: compute, reduce-scatter,
+ * all-gather; a pipeline's are its rounds, every stage's work on its
+ * micro-batch and then the messages between the stages.
+ * sl_step_phase_break says whether b, the step after a, starts a phase. */
+int sl_step_phase_break(const sl_opstep *a, const sl_opstep *b);
+/* Where the phases of st (sl_steps_build's, in their order) end: the stop
+ * of each one's last step, sorted, distinct.  Returns the count; *out
+ * (free() it) is NULL on failure. */
+size_t sl_phase_stops(const sl_opstep *st, size_t ns, double **out);
+
 /* What a reader that draws a snapshot many times (a frame each) needs of
  * it that costs a sort, built once: its steps (sl_steps_build), each
  * event's step, and every event's index in order of end (then device,

@@ -673,6 +673,26 @@ static void append(char *buf, size_t n, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* v in the unit sl_value_fmt picks for it, to dig significant digits:
+ * "280.5430 us" where sl_value_fmt says "280.54 us".  The unit's scale
+ * comes from the unit parser, the formatter's inverse. */
+static void fmt_digits(double v, sl_dim d, int dig, char *buf, size_t n)
+{
+	char f[48], lit[40];
+	sl_value_fmt(v, d, 0, 0, f, sizeof f);
+	const char *unit = strrchr(f, ' ');
+	double scale;
+	sl_dim ud;
+	if (!sl_dim_eq(d, SL_DIM_NONE) && unit && !isnan(v) && !isinf(v) &&
+	    snprintf(lit, sizeof lit, "1%s", unit + 1) < (int)sizeof lit &&
+	    sl_literal_parse(lit, &scale, &ud, NULL) == SL_OK && sl_dim_eq(ud, d) && scale > 0)
+		snprintf(buf, n, "%.*g %s", dig, v / scale, unit + 1);
+	else if (sl_dim_eq(d, SL_DIM_NONE))
+		snprintf(buf, n, "%.*g", dig, v);
+	else
+		snprintf(buf, n, "%s", f);
+}
+
 /* What a comparison wants, in words: "below 1", "at least 2.00 MiB". */
 static const char *const cmp_words[] = {"below",    "at most",  "above",
                                         "at least", "equal to", "other than"};
@@ -710,8 +730,17 @@ static int cond_eval(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, i
 	 * and when they look different but are equal within the tolerance
 	 * ("0.187 == 0.188 within 0.1%" reads as an error). */
 	if (!*holds && strcmp(sa, sb) == 0 && !flag) {
-		snprintf(sa, sizeof sa, "%.9g", a);
-		snprintf(sb, sizeof sb, "%.9g", b);
+		/* In the figure's unit still ("280.543 us, not below 280.542
+		 * us"); equal to nine digits, they read as the same value. */
+		char xa[48], xb[48];
+		for (int dig = 4; dig <= 9 && strcmp(sa, sb) == 0; dig++) {
+			fmt_digits(a, n->dim, dig, xa, sizeof xa);
+			fmt_digits(b, n->dim, dig, xb, sizeof xb);
+			if (strcmp(xa, xb) != 0) {
+				snprintf(sa, sizeof sa, "%s", xa);
+				snprintf(sb, sizeof sb, "%s", xb);
+			}
+		}
 	} else if (*holds && !flag && strcmp(sa, sb) != 0 && sl_dim_eq(n->dim, SL_DIM_NONE) &&
 	           n->cmp == SL_EQ) {
 		for (int dig = 4; dig <= 9 && strcmp(sa, sb) != 0; dig++) {
@@ -733,6 +762,82 @@ static int cond_eval(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, i
 		append(detail, dn, " within %s", st);
 	}
 	return SL_OK;
+}
+
+static int compound(const sl_node *n)
+{
+	return n->op != SL_N_NUM && n->op != SL_N_REF && n->op != SL_N_LET && n->op != SL_N_MIN &&
+	       n->op != SL_N_MAX && n->op != SL_N_ABS;
+}
+
+static void words(const sl_pool *p, int i, sl_name_fn name, void *ctx, char *buf, size_t n)
+{
+	static const char *const sym[] = {
+	    [SL_N_ADD] = " + ", [SL_N_SUB] = " - ", [SL_N_MUL] = " * ", [SL_N_DIV] = " / "};
+	const sl_node *nd = &p->n[i];
+	char tmp[64];
+	switch (nd->op) {
+	case SL_N_NUM:
+		append(buf, n, "%s", sl_value_fmt(nd->v, nd->dim, nd->flag, 0, tmp, sizeof tmp));
+		return;
+	case SL_N_REF:
+	case SL_N_LET:
+		name(ctx, nd, tmp, sizeof tmp);
+		append(buf, n, "%s", tmp);
+		return;
+	case SL_N_NEG:
+		append(buf, n, "minus ");
+		words(p, nd->a, name, ctx, buf, n);
+		return;
+	case SL_N_MIN:
+	case SL_N_MAX:
+		append(buf, n, "the %s of ", nd->op == SL_N_MIN ? "smaller" : "larger");
+		words(p, nd->a, name, ctx, buf, n);
+		append(buf, n, " and ");
+		words(p, nd->b, name, ctx, buf, n);
+		return;
+	case SL_N_ABS:
+		append(buf, n, "the size of ");
+		words(p, nd->a, name, ctx, buf, n);
+		return;
+	case SL_N_AND:
+	case SL_N_OR:
+		words(p, nd->a, name, ctx, buf, n);
+		append(buf, n, nd->op == SL_N_AND ? ", and " : ", or ");
+		words(p, nd->b, name, ctx, buf, n);
+		return;
+	case SL_N_CMP:
+		words(p, nd->a, name, ctx, buf, n);
+		append(buf, n, " is %s ", cmp_words[nd->cmp]);
+		words(p, nd->b, name, ctx, buf, n);
+		if (nd->tol >= 0) {
+			if (nd->tol_rel)
+				snprintf(tmp, sizeof tmp, "%g%%", p->n[nd->tol].v * 100);
+			else
+				sl_value_fmt(p->n[nd->tol].v, nd->dim, 0, 0, tmp, sizeof tmp);
+			append(buf, n, " within %s", tmp);
+		}
+		return;
+	default: /* arithmetic: its operands in words, grouped */
+		for (int k = 0; k < 2; k++) {
+			int c = k ? nd->b : nd->a;
+			int paren = compound(&p->n[c]);
+			append(buf, n, "%s", paren ? "(" : "");
+			words(p, c, name, ctx, buf, n);
+			append(buf, n, "%s", paren ? ")" : "");
+			if (!k)
+				append(buf, n, "%s", sym[nd->op]);
+		}
+		return;
+	}
+}
+
+void sl_expr_words(const sl_pool *p, int root, sl_name_fn name, void *ctx, char *buf, size_t n)
+{
+	if (n)
+		buf[0] = 0;
+	if (root >= 0 && root < p->len)
+		words(p, root, name, ctx, buf, n);
 }
 
 int sl_cond_eval(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, int *holds, char *detail,

@@ -95,6 +95,13 @@ int sl_cond_eval(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, int *
 int sl_cond_words(const sl_pool *p, int root, sl_lookup_fn look, void *ctx, int *holds,
                   char *detail, size_t n, sl_err *err);
 
+/* An expression or condition in words, for a learner: "the time is below
+ * the time of run 'bad'", "the latency term is above the bandwidth term".
+ * name() says a figure or a let-bound name (the pool knows no names);
+ * numbers are shown with their unit. */
+typedef void (*sl_name_fn)(void *ctx, const sl_node *node, char *buf, size_t n);
+void sl_expr_words(const sl_pool *p, int root, sl_name_fn name, void *ctx, char *buf, size_t n);
+
 /* Format a value of a dimension the way narration shows it: "35.2 us",
  * "64.0 MiB", "450 GB/s", "3.71", "yes".  pct: as a percentage. */
 char *sl_value_fmt(double v, sl_dim d, int flag, int pct, char *buf, size_t n);

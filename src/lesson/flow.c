@@ -344,3 +344,74 @@ void lp_check_runs(struct parser *P)
 			        sl_run_kind_name(o->run), e.msg);
 	}
 }
+
+/* ---- sections ---- */
+
+/* The first words of a narration, plain: no emphasis marks, a figure as
+ * "...", spaces single, cut at a word with "..." past n. */
+static void title_of(const char *s, char *out, size_t n)
+{
+	size_t j = 0;
+	int space = 0;
+	for (; s && *s && j + 4 < n; s++) {
+		if (*s == '{') {
+			const char *e = strchr(s, '}');
+			if (!e)
+				break;
+			if (s[1] != '?') { /* a claim shows nothing */
+				if (space && j)
+					out[j++] = ' ';
+				memcpy(out + j, "...", 3);
+				j += 3;
+				space = 0;
+			}
+			s = e;
+			continue;
+		}
+		if (*s == '*' || *s == '`')
+			continue;
+		if (*s == ' ' || *s == '\t' || *s == '\n') {
+			space = 1;
+			continue;
+		}
+		if (space && j)
+			out[j++] = ' ';
+		space = 0;
+		out[j++] = *s;
+	}
+	if (s && *s) { /* cut: back to the last whole word */
+		while (j > 0 && out[j - 1] != ' ')
+			j--;
+		while (j > 0 && out[j - 1] == ' ')
+			j--;
+		memcpy(out + j, "...", 3);
+		j += 3;
+	}
+	out[j < n ? j : n - 1] = 0;
+}
+
+int sl_lesson_sections(const sl_lesson *l, sl_section *out, int max)
+{
+	int n = 0;
+	for (int p = 0; p < l->nops; p++) {
+		const sl_op *o = &l->ops[p];
+		int start = p == 0 && o->kind != OP_LABEL;
+		if (!start && o->kind != OP_LABEL)
+			continue;
+		if (n < max) {
+			sl_section *sec = &out[n];
+			sec->pos = p;
+			sec->line = start ? 1 : o->line;
+			sec->label = start ? NULL : l->names[o->name].s;
+			snprintf(sec->title, sizeof sec->title, "%s", start ? "" : sec->label);
+			for (int q = start ? p : p + 1; q < l->nops && l->ops[q].kind != OP_LABEL;
+			     q++)
+				if (l->ops[q].kind == OP_SAY) {
+					title_of(l->ops[q].text.s, sec->title, sizeof sec->title);
+					break;
+				}
+		}
+		n++;
+	}
+	return n;
+}

@@ -79,6 +79,19 @@ int sl_lesson_length(const sl_lesson *l);
 int sl_lesson_locate(const sl_lesson *l, const char *label_or_line, sl_err *err);
 int sl_lesson_line_at(const sl_lesson *l, int pos);
 
+/* A lesson's sections, for a presenter's list of them: its start, then
+ * each label in the order of the file, titled by the first words of the
+ * first narration after it ({figures} shown as "..."), or by the label's
+ * name when none comes before the next label. */
+typedef struct sl_section {
+	int pos;           /* where it starts: sl_vm_start_at(pos) */
+	int line;          /* the label's line (1 for the start) */
+	const char *label; /* its label, or NULL for the lesson's start */
+	char title[100];
+} sl_section;
+/* Fills up to max sections; returns how many the lesson has. */
+int sl_lesson_sections(const sl_lesson *l, sl_section *out, int max);
+
 /* ---- the interpreter ---- */
 
 typedef enum sl_step_kind {
@@ -135,7 +148,8 @@ typedef struct sl_step {
 	int line;                      /* the source line of the command */
 	int pos;                       /* its position (for resume and --start) */
 	const char *text;              /* narration, prompt, question, summary, check source ... */
-	const char *detail;            /* CHECK: "speedup = 0.82 < 1"; EXPLORE: the condition */
+	const char *detail;            /* CHECK: "speedup = 0.82 < 1"; EXPLORE: the condition in
+	                                * words ("the time is below the time of run 'bad'") */
 	int passed;                    /* CHECK */
 	sl_run_kind run;               /* RUN, RESULT, EXPLORE */
 	const sl_scenario *scenario;   /* SETUP, RUN: the scenario as set up now */

@@ -2,6 +2,7 @@
 /* progress.c - progress files in the XDG state directory, written atomically. */
 #include "progress.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -162,4 +163,55 @@ int sl_progress_forget(const char *id, sl_err *err)
 	if (unlink(path) && errno != ENOENT)
 		return sl_fail(err, SL_ESYS, "cannot remove %s: %s", path, strerror(errno));
 	return SL_OK;
+}
+
+/* A progress file of ours: a regular file (not a link) whose first line
+ * says so. */
+static int ours(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	struct stat st;
+	char head[32] = "";
+	ssize_t n =
+	    fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, head, sizeof head - 1) : 0;
+	close(fd);
+	if (n <= 0)
+		return 0;
+	head[n] = 0;
+	return strncmp(head, "shardlab-progress ", 18) == 0;
+}
+
+int sl_progress_forget_all(int *removed, sl_err *err)
+{
+	char dir[1024], d2[1100];
+	if (removed)
+		*removed = 0;
+	if (sl_state_dir(dir, sizeof dir, err))
+		return SL_EINVAL;
+	snprintf(d2, sizeof d2, "%s/progress", dir);
+	DIR *d = opendir(d2);
+	if (!d)
+		return errno == ENOENT
+		           ? SL_OK
+		           : sl_fail(err, SL_ESYS, "cannot read %s: %s", d2, strerror(errno));
+	int rc = SL_OK;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char id[256];
+		/* Only names an id can have: nothing the lessons did not write. */
+		sl_progress_id(e->d_name, id, sizeof id);
+		if (e->d_name[0] == '.' || strcmp(id, e->d_name) != 0 || !ours(dirfd(d), e->d_name))
+			continue;
+		if (unlinkat(dirfd(d), e->d_name, 0) && errno != ENOENT) {
+			rc = sl_fail(err, SL_ESYS, "cannot remove %s/%s: %s", d2, e->d_name,
+			             strerror(errno));
+			break;
+		}
+		if (removed)
+			(*removed)++;
+	}
+	closedir(d);
+	return rc;
 }

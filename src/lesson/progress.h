@@ -31,5 +31,10 @@ int sl_progress_load(const char *id, sl_progress *p, sl_err *err);
 int sl_progress_save(const char *id, const sl_progress *p, sl_err *err);
 /* A fresh start: forget everything about the lesson. */
 int sl_progress_forget(const char *id, sl_err *err);
+/* Every lesson's fresh start: remove each progress file of the progress
+ * directory (a regular file named as an id whose first line is ours).
+ * Nothing else there or elsewhere is touched.  *removed (may be NULL)
+ * gets how many went; no directory yet is nothing to forget. */
+int sl_progress_forget_all(int *removed, sl_err *err);
 
 #endif

@@ -274,6 +274,26 @@ static int cond_words(sl_vm *vm, int node, int line, int *holds, char *detail, s
 	return SL_OK;
 }
 
+/* A figure or a name in a condition said in words: "the latency term",
+ * "the time of run 'bad'". */
+static void say_name(void *ctx, const sl_node *n, char *buf, size_t len)
+{
+	const sl_lesson *l = ctx;
+	if (n->op == SL_N_LET) {
+		snprintf(buf, len, "%s", l->names[n->ref.name].s);
+		return;
+	}
+	char fig[40];
+	snprintf(fig, sizeof fig, "%s", sl_fig(n->ref.fig)->name);
+	for (char *c = fig; *c; c++)
+		if (*c == '_')
+			*c = ' ';
+	if (n->ref.name >= 0)
+		snprintf(buf, len, "the %s of run '%s'", fig, l->names[n->ref.name].s);
+	else
+		snprintf(buf, len, "the %s", fig);
+}
+
 /* Interpolate {figures} into t; NULL with err on a figure without value. */
 static char *interp(sl_vm *vm, const sl_text *t, int line, sl_err *err)
 {
@@ -884,7 +904,10 @@ int sl_vm_next(sl_vm *vm, sl_step *st, sl_err *err)
 			st->run = o->run;
 			st->text = kinterp(vm, &o->text, o->line, err, &rc);
 			st->hint = kinterp(vm, &o->hint, o->line, err, &rc);
-			st->detail = o->src;
+			char *until = malloc(400);
+			if (until)
+				sl_expr_words(&l->pool, o->expr, say_name, (void *)l, until, 400);
+			st->detail = until ? keep(vm, until) : o->src;
 			vm->arr = calloc((size_t)o->nknobs, sizeof *vm->arr);
 			if (!vm->arr)
 				return sl_fail(err, SL_ENOMEM, "out of memory");

@@ -69,10 +69,14 @@ typedef enum sl_action {
 	/* the lesson menu */
 	SL_A_FRESH,
 	SL_A_SANDBOX,
+	SL_A_FORGET_ALL, /* every lesson's progress, after a y */
 	/* the lesson screen */
 	SL_A_GO_ON,
 	SL_A_VIEW,
 	SL_A_PRESENTER,
+	SL_A_PHASE_NEXT, /* the scenario to the end of its phase (see sl_phase_stops) */
+	SL_A_PHASE_PREV,
+	SL_A_SECTIONS, /* the list of the lesson's sections, to jump to one */
 	/* its answer line */
 	SL_A_SUBMIT,
 	SL_A_ERASE,
@@ -81,16 +85,17 @@ typedef enum sl_action {
 } sl_action;
 
 typedef enum sl_keymode {
-	SL_MODE_ANY,     /* bindings that work in every mode, also while typing */
-	SL_MODE_SANDBOX, /* bindings that work in every view of the sandbox */
-	SL_MODE_MAIN,    /* the animated main view */
-	SL_MODE_PLOT,    /* the speedup plots */
-	SL_MODE_PLAN,    /* the planner's layouts of the training model */
-	SL_MODE_MENU,    /* the lesson menu */
-	SL_MODE_LESSON,  /* a lesson's screen: narration and the scenario shown */
-	SL_MODE_INPUT,   /* a lesson's answer or knob line being typed */
-	SL_MODE_SBS,     /* layouts side by side (compare --side-by-side) */
-	SL_MODE_HELP,    /* a help screen */
+	SL_MODE_ANY,      /* bindings that work in every mode, also while typing */
+	SL_MODE_SANDBOX,  /* bindings that work in every view of the sandbox */
+	SL_MODE_MAIN,     /* the animated main view */
+	SL_MODE_PLOT,     /* the speedup plots */
+	SL_MODE_PLAN,     /* the planner's layouts of the training model */
+	SL_MODE_MENU,     /* the lesson menu */
+	SL_MODE_LESSON,   /* a lesson's screen: narration and the scenario shown */
+	SL_MODE_INPUT,    /* a lesson's answer or knob line being typed */
+	SL_MODE_SECTIONS, /* a lesson's list of sections (g), to jump to one */
+	SL_MODE_SBS,      /* layouts side by side (compare --side-by-side) */
+	SL_MODE_HELP,     /* a help screen */
 	SL_MODE_COUNT
 } sl_keymode;
 

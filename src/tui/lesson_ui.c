@@ -47,6 +47,7 @@ enum {
 enum role { R_SAY, R_INFO, R_PASS, R_FAIL, R_PROMPT, R_CHOICE, R_ANSWER, R_RIGHT, R_WRONG };
 
 #define TRANSCRIPT 300
+#define SECTIONS 40 /* sections listed (g); a lesson with more lists its first */
 #define PANEL_MIN 7 /* rows of the lesson panel below the scenario view */
 #define PANEL_MAX 14
 
@@ -92,13 +93,18 @@ struct lui {
 	int split, top_rows, show_view;
 	/* the menu */
 	int in_menu, from_menu;
-	sl_sandbox *sb; /* the sandbox opened from the menu: the screen shown, or NULL */
-	int sb_orphans; /* a closed sandbox's thread was still computing: leave with _exit */
+	int confirm_forget; /* R asked: y forgets every lesson's progress */
+	sl_sandbox *sb;     /* the sandbox opened from the menu: the screen shown, or NULL */
+	int sb_orphans;     /* a closed sandbox's thread was still computing: leave with _exit */
 	sl_catalog_entry *cat;
 	int ncat, sel;
 	/* the lesson */
 	sl_lesson *l;
 	sl_vm *vm;
+	char path[1024]; /* the lesson's file, to open it again at a section */
+	/* The list of its sections (g), open or not, and the one chosen. */
+	sl_section sections[SECTIONS];
+	int nsections, sections_open, section_sel;
 	struct ljob *job; /* the run computing, or NULL */
 	double job_t0;    /* when it started (sl_loop_now) */
 	int job_shown;    /* the whole seconds "working..." shows */
@@ -795,7 +801,7 @@ static void explore_after(struct lui *u, double now)
 	} else {
 		addf(u, R_INFO, 2, "result: %s", sl_vm_last_result(u->vm));
 		if (met)
-			addf(u, R_RIGHT, 2, "Yes: %s holds, with %s.", u->st.detail, detail);
+			addf(u, R_RIGHT, 2, "Yes: now %s (%s).", u->st.detail, detail);
 		else
 			addf(u, R_WRONG, 2,
 			     "Not yet: the lesson goes on when %s, and "
@@ -829,14 +835,17 @@ static void close_lesson(struct lui *u)
 
 static int open_lesson(struct lui *u, const char *path, const char *start, int fresh, sl_err *err)
 {
+	if (path != u->path)
+		snprintf(u->path, sizeof u->path, "%s", path);
 	close_lesson(u);
 	u->sv.on = u->show_view = 0;
-	if (sl_lesson_load(path, &u->l, NULL, err))
+	u->sections_open = 0;
+	if (sl_lesson_load(u->path, &u->l, NULL, err))
 		return SL_EINVAL;
 	u->vm = sl_vm_create(u->l, err);
 	if (!u->vm)
 		return SL_ENOMEM;
-	sl_progress_id(path, u->id, sizeof u->id);
+	sl_progress_id(u->path, u->id, sizeof u->id);
 	if (fresh)
 		sl_progress_forget(u->id, NULL);
 	sl_progress_load(u->id, &u->prog, NULL);
@@ -859,7 +868,12 @@ static int open_lesson(struct lui *u, const char *path, const char *start, int f
 	if (sl_lesson_about(u->l)[0])
 		add(u, R_INFO, 0, sl_lesson_about(u->l));
 	if (pos > 0) {
-		add(u, R_INFO, 0, "Going on where you left off (f in the menu starts afresh).");
+		if (start)
+			addf(u, R_INFO, 0, "From line %d; the runs before it ran unseen.",
+			     sl_lesson_line_at(u->l, pos));
+		else
+			add(u, R_INFO, 0,
+			    "Going on where you left off (f in the menu starts afresh).");
 		sl_wl_result eng;
 		if (sl_vm_start_at_into(u->vm, pos, &eng, err)) {
 			sl_wl_result_free(&eng);
@@ -902,7 +916,10 @@ static unsigned leave_lesson(struct lui *u)
 static sl_keymode keymode(void *ctx)
 {
 	const struct lui *u = ctx;
-	return u->in_menu ? SL_MODE_MENU : u->waiting ? SL_MODE_INPUT : SL_MODE_LESSON;
+	return u->in_menu         ? SL_MODE_MENU
+	       : u->sections_open ? SL_MODE_SECTIONS
+	       : u->waiting       ? SL_MODE_INPUT
+	                          : SL_MODE_LESSON;
 }
 
 static void draw_status(struct lui *u, int y)
@@ -913,12 +930,15 @@ static void draw_status(struct lui *u, int y)
 	static const sl_action input_run[] = {SL_A_SUBMIT, SL_A_CANCEL, SL_A_PLAY, SL_A_STEP,
 	                                      SL_A_BACK,   SL_A_HELP,   SL_A_QUIT};
 	static const sl_action ended[] = {SL_A_GO_ON, SL_A_HELP, SL_A_QUIT};
-	static const sl_action split[] = {SL_A_GO_ON, SL_A_PLAY, SL_A_STEP, SL_A_BACK,
-	                                  SL_A_LEAVE, SL_A_HELP, SL_A_QUIT};
+	static const sl_action split[] = {SL_A_GO_ON,      SL_A_PLAY,  SL_A_STEP, SL_A_BACK,
+	                                  SL_A_PHASE_NEXT, SL_A_LEAVE, SL_A_HELP, SL_A_QUIT};
 	static const sl_action shown[] = {SL_A_GO_ON, SL_A_PLAY,  SL_A_STEP, SL_A_BACK,
 	                                  SL_A_VIEW,  SL_A_LEAVE, SL_A_HELP, SL_A_QUIT};
-	static const sl_action told[] = {SL_A_GO_ON, SL_A_LEAVE, SL_A_HELP, SL_A_QUIT};
+	static const sl_action told[] = {SL_A_GO_ON, SL_A_SECTIONS, SL_A_LEAVE, SL_A_HELP,
+	                                 SL_A_QUIT};
 	static const sl_action sbs[] = {SL_A_GO_ON, SL_A_VIEW, SL_A_LEAVE, SL_A_HELP, SL_A_QUIT};
+	static const sl_action sections[] = {SL_A_ROW_DOWN, SL_A_ROW_UP, SL_A_OPEN,
+	                                     SL_A_LEAVE,    SL_A_HELP,   SL_A_QUIT};
 	static const sl_action help[] = {SL_A_SCROLL_DOWN, SL_A_CLOSE, SL_A_QUIT};
 	const sl_action *acts = told;
 	size_t n = sizeof told / sizeof told[0];
@@ -931,6 +951,11 @@ static void draw_status(struct lui *u, int y)
 	} else if (mode == SL_MODE_MENU) {
 		USE(menu);
 		words[0] = "choose";
+	} else if (mode == SL_MODE_SECTIONS) {
+		USE(sections);
+		words[0] = "choose";
+		words[2] = "go there";
+		words[3] = "close";
 	} else if (mode == SL_MODE_INPUT && u->sv.on && !u->sbs_on) {
 		USE(input_run);
 		words[1] = u->ninput ? "clear" : "back";
@@ -955,7 +980,7 @@ static void draw_status(struct lui *u, int y)
 	}
 #undef USE
 	for (size_t i = 0; i < n; i++) {
-		if (acts[i] == SL_A_LEAVE && mode != SL_MODE_MENU)
+		if (acts[i] == SL_A_LEAVE && mode != SL_MODE_MENU && !words[i])
 			words[i] = "back";
 		if (acts[i] == SL_A_PLAY && sl_play_playing(u->sv.play))
 			words[i] = "pause";
@@ -1105,6 +1130,60 @@ static void draw_panel(struct lui *u, sl_rect r, const sl_view *v)
 	}
 }
 
+/* The list of the lesson's sections (g), over the lesson: its label and
+ * the first words of its narration; the one the lesson is in marked. */
+static void draw_sections(struct lui *u, const sl_view *v)
+{
+	int w = u->cols - 4 > 96 ? 96 : u->cols - 4;
+	int n = u->nsections < SECTIONS ? u->nsections : SECTIONS;
+	int h = n + 2 > u->rows - 4 ? u->rows - 4 : n + 2;
+	sl_rect r = {(u->rows - 1 - h) / 2, (u->cols - w) / 2, h, w};
+	attr_t norm = sl_theme_role(&u->th, SL_ROLE_NORMAL),
+	       selr = sl_theme_role(&u->th, SL_ROLE_SELECT),
+	       dim = sl_theme_role(&u->th, SL_ROLE_DIM);
+	sl_clear_rect(r, norm);
+	sl_rect in = sl_box(v, r, "sections: Enter goes there, Esc closes");
+	int first = u->section_sel >= in.h ? u->section_sel - in.h + 1 : 0;
+	int here = 0;
+	for (int i = 0; i < n && u->vm; i++)
+		if (u->sections[i].pos <= sl_vm_position(u->vm))
+			here = i;
+	int lw = 0;
+	for (int i = 0; i < n; i++) {
+		int l = u->sections[i].label ? (int)strlen(u->sections[i].label) : 7;
+		lw = l > lw ? l : lw;
+	}
+	if (lw > in.w / 3)
+		lw = in.w / 3;
+	for (int i = first; i < n && i - first < in.h; i++) {
+		const sl_section *sec = &u->sections[i];
+		int y = in.y + i - first;
+		attr_t a = i == u->section_sel ? selr : norm;
+		char line[256];
+		snprintf(line, sizeof line, "%s%2d %-*.*s  ", i == u->section_sel ? ">" : " ",
+		         i + 1, lw, lw, sec->label ? sec->label : "(start)");
+		sl_clear_rect((sl_rect){y, in.x, 1, in.w}, a);
+		int x = in.x + sl_put(y, in.x, in.w, a, line);
+		/* The title cut at a word, never inside one. */
+		char t[sizeof sec->title + 4];
+		snprintf(t, sizeof t, "%s", sec->title[0] ? sec->title : "the start");
+		int room = in.x + in.w - x - 2;
+		while (sl_cols(t) > room && room > 3) {
+			char *sp = strrchr(t, ' ');
+			if (!sp || sp == t) {
+				t[0] = 0;
+				break;
+			}
+			while (sp > t && (sp[-1] == ' ' || sp[-1] == '.' || sp[-1] == ','))
+				sp--;
+			snprintf(sp, sizeof t - (size_t)(sp - t), "...");
+		}
+		sl_put(y, x, room, i == u->section_sel ? a : dim, t);
+		if (i == here)
+			sl_put(y, in.x + in.w - 1, 1, a, "*");
+	}
+}
+
 static void draw(void *ctx)
 {
 	struct lui *u = ctx;
@@ -1168,6 +1247,8 @@ static void draw(void *ctx)
 			           &v);
 		else if (!view && !compact)
 			draw_panel(u, (sl_rect){1, 0, u->rows - 2, u->cols}, &v);
+		if (u->sections_open)
+			draw_sections(u, &v);
 		draw_status(u, u->rows - 1);
 	}
 	sl_term_show();
@@ -1222,6 +1303,66 @@ static unsigned close_sandbox(struct lui *u)
 	return F_DRAW | F_LAYOUT | F_CLEAR;
 }
 
+/* The list of sections, opened on the one the lesson is in. */
+static unsigned open_sections(struct lui *u)
+{
+	if (!u->l)
+		return 0;
+	u->nsections = sl_lesson_sections(u->l, u->sections, SECTIONS);
+	if (u->nsections < 2) {
+		set_msg(u, "this lesson is one section: it has no label to go to");
+		return F_DRAW;
+	}
+	int n = u->nsections < SECTIONS ? u->nsections : SECTIONS;
+	u->section_sel = 0;
+	for (int i = 0; i < n; i++)
+		if (u->vm && u->sections[i].pos <= sl_vm_position(u->vm))
+			u->section_sel = i;
+	u->sections_open = 1;
+	return F_DRAW;
+}
+
+/* To the section chosen, as --start=LABEL goes there: the lesson opened
+ * again, the runs before it run unseen, and the last of them shown. */
+static unsigned go_section(struct lui *u)
+{
+	const sl_section *sec = &u->sections[u->section_sel];
+	char start[80];
+	snprintf(start, sizeof start, "%s", sec->label ? sec->label : "1");
+	u->sections_open = 0;
+	if (!u->ended && u->vm && !u->job)
+		save(u, 0);
+	set_msg(u, "going to %s: working...", sec->label ? sec->label : "the start");
+	u->working = 1; /* a screen test waits for this to go */
+	draw(u);
+	sl_err err = {0};
+	if (open_lesson(u, u->path, start, 0, &err)) {
+		add(u, R_FAIL, 0, err.msg);
+		u->ended = 1;
+	}
+	if (u->working)
+		clear_msg(u);
+	return F_DRAW | F_LAYOUT | F_CLEAR;
+}
+
+/* R in the menu asked; y forgets every lesson's progress, any other key
+ * keeps it. */
+static unsigned forget_all(struct lui *u, int ch)
+{
+	u->confirm_forget = 0;
+	if (ch != 'y' && ch != 'Y') {
+		set_msg(u, "nothing forgotten");
+		return F_DRAW;
+	}
+	int n = 0;
+	sl_err err = {0};
+	if (sl_progress_forget_all(&n, &err))
+		set_msg(u, "%s", err.msg);
+	else
+		set_msg(u, "forgot the progress of %d lesson%s", n, n == 1 ? "" : "s");
+	return F_DRAW;
+}
+
 /* A key, by its action in the table of the screen shown.  While an answer
  * is typed, printable keys are typed instead (? only once something is). */
 static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
@@ -1237,6 +1378,8 @@ static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
 		u->scroll = 0; /* the question answered is in sight */
 		return F_DRAW;
 	}
+	if (u->confirm_forget && mode == SL_MODE_MENU && ac != SL_A_HELP)
+		return forget_all(u, ch);
 	if (ac == SL_A_NONE && mode == SL_MODE_LESSON && u->hold && u->at_pause && ch > ' ' &&
 	    ch < 127)
 		ac = SL_A_GO_ON; /* "Press a key": any key the screen does not bind */
@@ -1262,6 +1405,10 @@ static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
 	case SL_A_CANCEL:
 		if (mode == SL_MODE_MENU)
 			return F_QUIT;
+		if (mode == SL_MODE_SECTIONS) {
+			u->sections_open = 0;
+			return F_DRAW | F_CLEAR;
+		}
 		if (ac == SL_A_CANCEL && u->ninput) {
 			u->ninput = 0;
 			u->input[0] = 0;
@@ -1269,16 +1416,34 @@ static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
 		}
 		return leave_lesson(u);
 	case SL_A_ROW_DOWN:
-		if (u->sel + 1 < u->ncat)
+		if (mode == SL_MODE_SECTIONS) {
+			if (u->section_sel + 1 < u->nsections && u->section_sel + 1 < SECTIONS)
+				u->section_sel++;
+		} else if (u->sel + 1 < u->ncat) {
 			u->sel++;
+		}
 		return F_DRAW;
 	case SL_A_ROW_UP:
-		if (u->sel > 0)
+		if (mode == SL_MODE_SECTIONS) {
+			if (u->section_sel > 0)
+				u->section_sel--;
+		} else if (u->sel > 0) {
 			u->sel--;
+		}
 		return F_DRAW;
 	case SL_A_OPEN:
+		if (mode == SL_MODE_SECTIONS)
+			return go_section(u);
+		return open_chosen(u, 0);
 	case SL_A_FRESH:
-		return open_chosen(u, ac == SL_A_FRESH);
+		return open_chosen(u, 1);
+	case SL_A_SECTIONS:
+		return open_sections(u);
+	case SL_A_FORGET_ALL:
+		u->confirm_forget = 1;
+		set_msg(u, "forget the progress and score of every lesson? y forgets, any other "
+		           "key keeps them");
+		return F_DRAW;
 	case SL_A_SANDBOX:
 		return open_sandbox(u);
 	case SL_A_SUBMIT:
@@ -1327,6 +1492,10 @@ static unsigned on_key(void *ctx, int ch, sl_action ac, double now)
 		return F_DRAW;
 	case SL_A_END:
 		sl_play_to_end(u->sv.play, now);
+		return F_DRAW;
+	case SL_A_PHASE_NEXT:
+	case SL_A_PHASE_PREV:
+		sl_play_phase(u->sv.play, ac == SL_A_PHASE_NEXT, now);
 		return F_DRAW;
 	default:
 		return 0;

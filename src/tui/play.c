@@ -72,6 +72,8 @@ struct sl_play {
 	int stale;     /* a knob moved the live run away from the plan */
 	double *steps;
 	size_t nsteps;
+	double *phases; /* where the plan's phases end (sl_phase_stops) */
+	size_t nphases;
 	sl_step_index plan_idx; /* the plan's steps, built once with it */
 	sl_run_info livei;      /* the live run's, once collected */
 	sl_snapshot livesnap;
@@ -146,6 +148,9 @@ static void plan_steps_drop(sl_play *p)
 	free(p->steps);
 	p->steps = NULL;
 	p->nsteps = 0;
+	free(p->phases);
+	p->phases = NULL;
+	p->nphases = 0;
 }
 
 static void live_release(sl_play *p)
@@ -368,8 +373,10 @@ static void set_plan(sl_play *p, sl_run_info *info, int pure)
 	p->have_plan = 1;
 	p->plan_pure = pure;
 	plan_steps_drop(p);
-	if (sl_step_index_build(&p->plan.snap, &p->plan_idx) == 0)
+	if (sl_step_index_build(&p->plan.snap, &p->plan_idx) == 0) {
 		p->nsteps = sl_step_stops(p->plan_idx.st, p->plan_idx.ns, &p->steps);
+		p->nphases = sl_phase_stops(p->plan_idx.st, p->plan_idx.ns, &p->phases);
+	}
 }
 
 /* -- the clock -- */
@@ -518,6 +525,39 @@ void sl_play_step(sl_play *p, int forward, double now)
 	play_from(p, INFINITY, now);
 	p->discovering = 1;
 	p->disc_from = p->t;
+}
+
+/* A phase at a time, over the plan's phase ends; without them (a knob
+ * moved the live run away from the plan, or none is known yet) a step. */
+void sl_play_phase(sl_play *p, int forward, double now)
+{
+	if (!sl_play_exact(p) || !p->nphases || (forward && busy_planning(p))) {
+		sl_play_step(p, forward, now);
+		return;
+	}
+	if (!forward) {
+		double best = 0;
+		for (size_t i = 0; i < p->nphases; i++)
+			if (p->phases[i] < p->t * (1 - 1e-12))
+				best = p->phases[i];
+		p->playing = 0;
+		p->discovering = 0;
+		p->t = best;
+		return;
+	}
+	if (p->have_plan && p->plan.rc != SL_OK)
+		return;
+	/* Pressed again while a phase plays: to the end of the next one. */
+	int extend = p->playing && isfinite(p->stop_at);
+	double from = extend ? p->stop_at : p->t;
+	for (size_t i = 0; i < p->nphases; i++)
+		if (p->phases[i] > from * (1 + 1e-12) + 1e-300) {
+			if (extend)
+				p->stop_at = p->phases[i];
+			else
+				play_from(p, p->phases[i], now);
+			return;
+		}
 }
 
 void sl_play_restart(sl_play *p)

@@ -102,6 +102,10 @@ int sl_play_animating(const sl_play *p);
 /* Playback. */
 void sl_play_toggle(sl_play *p, double now);
 void sl_play_step(sl_play *p, int forward, double now);
+/* To the end of the phase under way, or back to the end of the one before
+ * (sl_phase_stops: a run of steps of one kind); a step where the phases
+ * are not known (the live run away from the plan). */
+void sl_play_phase(sl_play *p, int forward, double now);
 void sl_play_restart(sl_play *p);
 void sl_play_to_end(sl_play *p, double now);
 void sl_play_set_slowdown(sl_play *p, double slowdown, double now);

@@ -175,6 +175,103 @@ check l4 lesson-04-allgather
 start l4s "lesson --start=latency $LESSONS/04-collectives.lesson"
 check l4s lesson-04-start
 
+# A phase at a time: lesson 4's all-reduce from its start, n plays it to
+# the end of its reduce-scatter (each device holds its block summed), n
+# again to the end of the all-gather, N back to the end of the
+# reduce-scatter.
+keys l4s Home n
+check l4s lesson-04-phase
+keys l4s n
+settle l4s
+cases=$((cases + 1))
+if capture l4s | head -n 1 | grep -q 't 93.24 us / 93.24 us'; then
+	pass phase-to-end
+else
+	fail phase-to-end "n after the reduce-scatter did not play to the all-reduce's end:"
+	capture l4s
+fi
+keys l4s N
+settle l4s
+cases=$((cases + 1))
+if [ "$(capture l4s | head -n 1)" = "$(head -n 1 "$GOLDEN/lesson-04-phase.txt")" ]; then
+	pass phase-back
+else
+	fail phase-back "N did not go back to the end of the reduce-scatter:"
+	capture l4s
+fi
+
+# The sections of lesson 8 at a projector's 80x24 (g): its start and its
+# three labels, each titled by its first words; Down twice and Enter go
+# to the third, as --start=one-f-one-b would; g and Esc close the list.
+start sec "lesson $LESSONS/08-pipeline.lesson" 80 24
+settle sec
+keys sec g
+check sec lesson-08-80x24-sections
+keys sec Escape
+cases=$((cases + 1))
+if settle sec && ! capture sec | grep -q 'sections: Enter goes there'; then
+	pass sections-close
+else
+	fail sections-close "Esc did not close the list of sections:"
+	capture sec
+fi
+keys sec g Down Down Enter
+cases=$((cases + 1))
+l1f1b=$(grep -n '^label one-f-one-b' "$LESSONS/08-pipeline.lesson" | cut -d: -f1)
+if settle sec && capture sec | grep -q "From line $l1f1b; the runs before it ran unseen" &&
+	capture sec | grep -q '1F1B'; then
+	pass sections-go
+else
+	fail sections-go "Enter in the list did not go to the section one-f-one-b:"
+	capture sec
+fi
+
+# Forgetting every lesson's progress (R in the menu): n keeps it; y
+# forgets it, the menu then shows no lesson done, and a file beside the
+# progress that is not shardlab's stays.
+mkdir -p "$work/state-forget/shardlab/progress"
+printf 'shardlab-progress 1\ndone 1\nscore 2 3\n' \
+	>"$work/state-forget/shardlab/progress/02-colwise"
+printf 'shardlab-progress 1\ndone 0\nscore 0 0\nresume 5 0 0 1\n' \
+	>"$work/state-forget/shardlab/progress/03-rowwise"
+printf 'not ours\n' >"$work/state-forget/shardlab/progress/notes"
+tm new-session -d -s forget -x 80 -y 24 \
+	"env TERM=tmux-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME=$work/state-forget \
+	SHARDLAB_LESSON_PATH=$LESSONS $SHARDLAB"
+tm set-option -t forget remain-on-exit on >/dev/null
+settle forget
+keys forget R
+cases=$((cases + 1))
+if settle forget && capture forget | tail -n 1 | grep -q 'forget the progress and score of every lesson? y'; then
+	pass forget-asks
+else
+	fail forget-asks "R did not ask before forgetting:"
+	capture forget
+fi
+keys forget n
+cases=$((cases + 1))
+if settle forget && capture forget | tail -n 1 | grep -q 'nothing forgotten' &&
+	[ -f "$work/state-forget/shardlab/progress/02-colwise" ] &&
+	capture forget | grep -q 'done, 2/3 right'; then
+	pass forget-n-keeps
+else
+	fail forget-n-keeps "n after R did not keep the progress:"
+	capture forget
+fi
+keys forget R y
+cases=$((cases + 1))
+if settle forget && capture forget | tail -n 1 | grep -q 'forgot the progress of 2 lessons' &&
+	[ ! -e "$work/state-forget/shardlab/progress/02-colwise" ] &&
+	[ ! -e "$work/state-forget/shardlab/progress/03-rowwise" ] &&
+	[ -f "$work/state-forget/shardlab/progress/notes" ] &&
+	! capture forget | grep -q -e 'done' -e 'started'; then
+	pass forget-y
+else
+	fail forget-y "R y did not forget every lesson's progress, or touched another file:"
+	capture forget
+	ls -la "$work/state-forget/shardlab/progress"
+fi
+
 # A training run on the lesson screen: lesson 8's GPipe step, animated as
 # the sandbox shows it, then `step 3` stops it after stage 0's first work.
 # The bubble is asked for before that run: answered wrong twice (the
