@@ -119,6 +119,8 @@ play() { # FILE
 		fi
 		if [ "$kind" = answer ]; then
 			nq=$(capture "$base" | grep -c 'Not quite\.')
+			ng=$(capture "$base" | grep -c 'The answer: ')
+			before_answer=$(capture "$base")
 			send "$base" "$(wrong_for "$value")" Enter || break
 			# Under a sanitizer a screen can settle for a moment before
 			# the answer is judged: wait for the verdict (120 s at most):
@@ -126,10 +128,18 @@ play() { # FILE
 			n=0
 			verdict=
 			while [ $n -lt 600 ] && [ -z "$verdict" ]; do
-				if [ "$(capture "$base" | grep -c 'Not quite\.')" -gt "$nq" ]; then
+				now=$(capture "$base")
+				# Another try: a new "Not quite." (an older one may have
+				# scrolled away meanwhile: then the last lines say so).
+				if [ "$(printf '%s\n' "$now" | grep -c 'Not quite\.')" -gt "$nq" ] ||
+					{ [ "$now" != "$before_answer" ] &&
+						printf '%s\n' "$now" | tail -n 9 | grep -q 'Try again\.' &&
+						printf '%s\n' "$now" | grep -q 'answer> *│'; }; then
 					verdict=again
-				elif ! status_line "$base" | grep -q '^Enter answer'; then
-					verdict=given # and the lesson went on
+				elif ! status_line "$base" | grep -q '^Enter answer' ||
+					[ "$(capture "$base" | grep -c 'The answer: ')" -gt "$ng" ]; then
+					# the lesson went on (to the next question, maybe)
+					verdict=given
 				else
 					sleep 0.2
 					n=$((n + 1))
