@@ -618,15 +618,8 @@ static unsigned act(struct sl_sandbox *a, sl_action ac, double now)
 		sl_sandbox_show(a, SL_MODE_MAIN);
 		return F_DRAW;
 	case SL_A_CONTRAST:
-		if (!a->th.color) {
-			snprintf(a->msg, sizeof a->msg,
-			         "monochrome: contrast is already the terminal's own");
-			return F_DRAW;
-		}
-		sl_theme_contrast(&a->th, !a->th.high_contrast);
-		snprintf(a->msg, sizeof a->msg, "high contrast %s",
-		         a->th.high_contrast ? "on" : "off");
-		return F_DRAW | F_CLEAR;
+		return sl_theme_contrast_key(&a->th, a->msg, sizeof a->msg) ? F_DRAW | F_CLEAR
+		                                                            : F_DRAW;
 	case SL_A_REDRAW:
 		return F_DRAW | F_CLEAR;
 	default:

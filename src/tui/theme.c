@@ -4,6 +4,7 @@
 #include "theme.h"
 
 #include <langinfo.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -170,4 +171,15 @@ attr_t sl_theme_devbg(const sl_theme *th, int d)
 attr_t sl_theme_state(const sl_theme *th, sl_dstate s)
 {
 	return th->attr[SL_ROLE_STATE0 + s];
+}
+
+int sl_theme_contrast_key(sl_theme *th, char *msg, size_t n)
+{
+	if (!th->color) {
+		snprintf(msg, n, "monochrome: contrast is already the terminal's own");
+		return 0;
+	}
+	sl_theme_contrast(th, !th->high_contrast);
+	snprintf(msg, n, "high contrast %s", th->high_contrast ? "on" : "off");
+	return 1;
 }

@@ -114,6 +114,10 @@ typedef struct sl_theme {
 void sl_theme_init(sl_theme *th, int no_color, int ascii, int high_contrast);
 /* Switch the high-contrast palette (colour terminals only). */
 void sl_theme_contrast(sl_theme *th, int on);
+/* The contrast key: high contrast switched, and what to say in msg.
+ * Returns 1 when the palette changed (the screen is repainted), 0 in
+ * monochrome, which has no contrast of its own to switch. */
+int sl_theme_contrast_key(sl_theme *th, char *msg, size_t n);
 
 attr_t sl_theme_role(const sl_theme *th, sl_role r);
 attr_t sl_theme_dev(const sl_theme *th, int dev);

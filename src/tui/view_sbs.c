@@ -297,15 +297,9 @@ static unsigned on_key(void *ctx, int ch, sl_action a, double now)
 	case SL_A_LEAVE:
 		return SL_LOOP_QUIT;
 	case SL_A_CONTRAST:
-		if (!u->th.color) {
-			snprintf(u->msg, sizeof u->msg,
-			         "monochrome: contrast is already the terminal's own");
-			return SL_LOOP_DRAW;
-		}
-		sl_theme_contrast(&u->th, !u->th.high_contrast);
-		snprintf(u->msg, sizeof u->msg, "high contrast %s",
-		         u->th.high_contrast ? "on" : "off");
-		return SL_LOOP_DRAW | SL_LOOP_CLEAR;
+		return sl_theme_contrast_key(&u->th, u->msg, sizeof u->msg)
+		           ? SL_LOOP_DRAW | SL_LOOP_CLEAR
+		           : SL_LOOP_DRAW;
 	default:
 		return 0;
 	}
