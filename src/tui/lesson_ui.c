@@ -1622,25 +1622,15 @@ int sl_tui_lessons(const char *path, const char *start, int fresh, const struct 
 		fprintf(stderr, "shardlab: out of memory\n");
 		return 1;
 	}
-	sl_tui_options_default(&u->opt);
-	if (opt)
-		u->opt = *opt;
-	u->presenter = u->opt.presenter;
-	if (!(u->opt.fps > 0))
-		u->opt.fps = SL_TUI_DEFAULT_FPS;
-	setlocale(LC_ALL, "");
-	/* The locale is for the terminal's characters; numbers are printed
-	 * (and parsed) with a decimal point whatever the locale says. */
-	setlocale(LC_NUMERIC, "C");
-	if (u->opt.snapshot)
-		sl_loop_snapshot_once(u->opt.snapshot);
-	else if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-		fprintf(stderr,
-		        "shardlab: lessons need a terminal (without one, use 'shardlab lesson "
-		        "--headless')\n");
+	if (sl_tui_begin(&u->opt, opt,
+	                 "lessons need a terminal (without one, use 'shardlab lesson "
+	                 "--headless')")) {
 		free(u);
 		return 1;
 	}
+	u->presenter = u->opt.presenter;
+	if (!(u->opt.fps > 0))
+		u->opt.fps = SL_TUI_DEFAULT_FPS;
 	sl_err err = {0};
 	if (path) {
 		/* Check it before taking the terminal, so errors go to a shell. */

@@ -52,6 +52,24 @@ void sl_tui_options_default(struct sl_tui_options *o)
 	o->fps = SL_TUI_DEFAULT_FPS;
 }
 
+int sl_tui_begin(struct sl_tui_options *o, const struct sl_tui_options *opt, const char *no_tty)
+{
+	sl_tui_options_default(o);
+	if (opt)
+		*o = *opt;
+	setlocale(LC_ALL, "");
+	/* The locale is for the terminal's characters; numbers are printed
+	 * (and parsed) with a decimal point whatever the locale says. */
+	setlocale(LC_NUMERIC, "C");
+	if (o->snapshot)
+		sl_loop_snapshot_once(o->snapshot);
+	else if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "shardlab: %s\n", no_tty);
+		return 1;
+	}
+	return 0;
+}
+
 /* ---- the scene for this tick ---- */
 
 static void build_scene(struct sl_sandbox *a)
@@ -803,21 +821,10 @@ int sl_sandbox_close(sl_sandbox *a, double wait)
 int sl_tui_main(const sl_scenario *sc, const struct sl_tui_options *opt)
 {
 	struct sl_tui_options o;
-	sl_tui_options_default(&o);
-	if (opt)
-		o = *opt;
-	setlocale(LC_ALL, "");
-	/* The locale is for the terminal's characters; numbers are printed
-	 * (and parsed) with a decimal point whatever the locale says. */
-	setlocale(LC_NUMERIC, "C");
-	if (o.snapshot)
-		sl_loop_snapshot_once(o.snapshot);
-	else if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-		fprintf(stderr,
-		        "shardlab: the interactive view needs a terminal (for a report, use "
-		        "'shardlab run')\n");
+	if (sl_tui_begin(&o, opt,
+	                 "the interactive view needs a terminal (for a report, use "
+	                 "'shardlab run')"))
 		return 1;
-	}
 	if (!o.workload && check_scenario(sc))
 		return 2;
 	sl_err err = {0};

@@ -33,6 +33,12 @@ struct sl_tui_options {
 
 void sl_tui_options_default(struct sl_tui_options *o);
 
+/* The start of a screen's main: *o is opt (or the defaults), the locale
+ * the terminal's for characters and C for numbers, and a snapshot armed
+ * when o asks for one.  Without one and without a terminal, prints
+ * "shardlab: " and no_tty on stderr and returns 1; else 0. */
+int sl_tui_begin(struct sl_tui_options *o, const struct sl_tui_options *opt, const char *no_tty);
+
 /* Run the TUI on sc until the user quits; returns the process exit status:
  * 0; 1 after printing one line on stderr (no terminal, a terminal curses
  * cannot drive, a trace that cannot be written); 2 for a scenario that

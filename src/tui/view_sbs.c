@@ -323,18 +323,8 @@ static const sl_loop_mode sbs_mode = {keys,  help_of,  NULL, on_key, NULL, NULL,
 int sl_sbs_main(const sl_sbs *s, const struct sl_tui_options *opt)
 {
 	struct sl_tui_options o;
-	sl_tui_options_default(&o);
-	if (opt)
-		o = *opt;
-	setlocale(LC_ALL, "");
-	setlocale(LC_NUMERIC, "C");
-	if (o.snapshot)
-		sl_loop_snapshot_once(o.snapshot);
-	else if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-		fprintf(stderr, "shardlab: compare --side-by-side needs a terminal (or "
-		                "--snapshot=FILE)\n");
+	if (sl_tui_begin(&o, opt, "compare --side-by-side needs a terminal (or --snapshot=FILE)"))
 		return 1;
-	}
 	sl_err err = {0};
 	if (sl_term_init(&err) != SL_OK) {
 		fprintf(stderr, "shardlab: %s\n", err.msg);
