@@ -163,7 +163,13 @@ else
 fi
 
 # Three layouts on one time axis, then its help, then q: the help
-# closes, q quits with status 0.
+# closes, q quits with status 0.  Its three runs come before the screen
+# (minutes under a sanitizer): wait for the figure before any key.
+n=0
+while [ $n -lt 3000 ] && ! capture side-by-side | grep -q 'side by side, one training step'; do
+	sleep 0.1
+	n=$((n + 1))
+done
 check side-by-side
 keys side-by-side '?'
 capture side-by-side >"$work/sbs-help.txt"
