@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ckpt.h"
 #include "cli.h"
@@ -376,12 +377,20 @@ int sl_cmd_compare(int argc, char **argv)
 			break;
 		}
 	}
+	/* The side-by-side screen comes after its runs: say what runs
+	 * meanwhile, on the terminal it will take over. */
+	int tell = sbs && !ca.t.snapshot && isatty(STDERR_FILENO);
+	if (tell && status == SL_EXIT_OK)
+		fprintf(stderr, "compare: running one device, the reference...");
 	if (status == SL_EXIT_OK)
 		status = sl_tr_reference("compare", &a.m, NULL, a.steps, ref);
 	double w0 = sl_tr_wall_now();
 	for (int i = 0; i < nc && status == SL_EXIT_OK; i++) {
 		if (skip[i][0])
 			continue;
+		if (tell)
+			fprintf(stderr, "\rcompare: running %s (%d of %d)...\033[K", res[i].name,
+			        i + 1, nc);
 		if (sl_tr_run_layout(base, &a.m, &cand[i], a.steps, ref, NULL, &res[i], &err)) {
 			if (err.code == SL_EDEVMEM && !explicit) {
 				snprintf(skip[i], sizeof skip[i], "%s", err.msg);
@@ -391,6 +400,8 @@ int sl_cmd_compare(int argc, char **argv)
 			status = sl_cli_fail("compare", &err);
 		}
 	}
+	if (tell)
+		fprintf(stderr, "\r\033[K");
 	double wall = sl_tr_wall_now() - w0;
 	int wrong = 0;
 	for (int i = 0; i < nc; i++)
