@@ -119,6 +119,8 @@ static int open_or_fail(const char *cmd, const char *dir, sl_ckpt **ck)
 	return SL_EXIT_OK;
 }
 
+static const char *const zero_words[4] = {"", ", ZeRO-1", ", ZeRO-2", ", ZeRO-3"};
+
 static void print_layout(FILE *f, const sl_layout *l, int devices)
 {
 	char order[16];
@@ -128,7 +130,7 @@ static void print_layout(FILE *f, const sl_layout *l, int devices)
 	if (l->chunks > 1)
 		fprintf(f, " (%d chunks per device)", l->chunks);
 	fprintf(f, ", %d micro-batch%s%s%s\n", l->microbatches, l->microbatches == 1 ? "" : "es",
-	        l->seq_parallel ? ", sequence parallel" : "", l->zero1 ? ", ZeRO-1" : "");
+	        l->seq_parallel ? ", sequence parallel" : "", zero_words[l->zero < 4 ? l->zero : 0]);
 }
 
 static void print_inspect(const sl_ckpt *ck)

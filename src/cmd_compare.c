@@ -125,12 +125,13 @@ static int parse_layout(const char *item, size_t len, sl_layout *l, sl_err *err)
 			l->schedule = k;
 		else if (strcmp(rest, "sp") == 0)
 			l->seq_parallel = 1;
-		else if (strcmp(rest, "zero1") == 0)
-			l->zero1 = 1;
+		else if (strncmp(rest, "zero", 4) == 0 && rest[4] >= '1' && rest[4] <= '3' &&
+		         !rest[5])
+			l->zero = rest[4] - '0';
 		else
 			return sl_fail(err, SL_EINVAL,
 			               "--layouts: unknown '%s' in '%.*s' (one of: gpipe, 1f1b, "
-			               "interleaved, sp, zero1)",
+			               "interleaved, sp, zero1, zero2, zero3)",
 			               rest, (int)len, item);
 		rest = next;
 	}
@@ -155,8 +156,8 @@ static void layout_name(const sl_layout *l, char *buf, size_t n)
 		len += snprintf(buf + len, n - (size_t)len, " %s", sl_sched_name(l->schedule));
 	if (l->seq_parallel)
 		len += snprintf(buf + len, n - (size_t)len, " sp");
-	if (l->zero1)
-		snprintf(buf + len, n - (size_t)len, " zero1");
+	if (l->zero > 0)
+		snprintf(buf + len, n - (size_t)len, " zero%d", l->zero);
 }
 
 /* The sentence under compare's table: the fastest layout, and when no

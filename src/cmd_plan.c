@@ -388,7 +388,7 @@ static void plan_csv(const sl_plan *p)
 			printf(",");
 		printf("%d,%d,%d,%s,%d,%d,%s,%s,%s,%s,%s,%s,%llu,", l->tp, l->pp, l->dp,
 		       sl_sched_name(l->schedule), l->chunks, l->microbatches,
-		       l->seq_parallel ? "true" : "false", l->zero1 ? "true" : "false",
+		       l->seq_parallel ? "true" : "false", l->zero >= 1 ? "true" : "false",
 		       sl_recompute_name(l->recompute), sl_attention_name(l->attention),
 		       sl_mesh_order_name(l->order, ord, sizeof ord), r->fits ? "true" : "false",
 		       (unsigned long long)r->est.mem_peak_bytes);

@@ -190,7 +190,7 @@ static int reshard_view(sl_opts *o, struct sargs *sa)
 		sl_ckpt_close(ck);
 		return too_many_devices(o->sc.cluster.devices);
 	}
-	l->zero1 = 0; /* a reshard writes from every DP rank 0; nothing to gather */
+	l->zero = 0; /* a reshard writes from every DP rank 0; nothing to gather */
 	l->algo = o->sc.gemm.algo;
 	sl_train_layout_defaults(&ci->model, l, a->given_m, a->given_v);
 	int rc = SL_EXIT_OK;

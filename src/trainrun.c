@@ -160,8 +160,8 @@ static void layout_words(const sl_layout *l, char *buf, size_t n)
 	                l->microbatches == 1 ? "" : "es");
 	if (l->seq_parallel)
 		len += snprintf(buf + len, n - (size_t)len, ", sequence parallel");
-	if (l->zero1)
-		len += snprintf(buf + len, n - (size_t)len, ", ZeRO-1");
+	if (l->zero > 0)
+		len += snprintf(buf + len, n - (size_t)len, ", ZeRO-%d", l->zero);
 	snprintf(buf + len, n - (size_t)len, ", mesh %s",
 	         sl_mesh_order_name(l->order, ord, sizeof ord));
 }

@@ -59,7 +59,7 @@ static sl_layout layout(int tp, int pp, int dp, const char *sched, int m, int ze
 	l.dp = dp;
 	assert_int_equal(sl_sched_parse(sched, &l.schedule), SL_OK);
 	l.microbatches = m;
-	l.zero1 = zero1;
+	l.zero = zero1;
 	return l;
 }
 

@@ -100,7 +100,7 @@ static void test_candidates_are_every_layout(void **state)
 									l.schedule = (sl_sched)k;
 									l.chunks = v,
 									l.seq_parallel = sp,
-									l.zero1 = z;
+									l.zero = z;
 									if (sl_layout_check(
 									        &m, &l, 4, NULL))
 										continue;
@@ -125,7 +125,7 @@ static void test_candidates_are_every_layout(void **state)
 										        v &&
 										    q->seq_parallel ==
 										        sp &&
-										    q->zero1 == z;
+										    q->zero == z;
 									}
 									if (!found)
 										fail_msg(
@@ -353,7 +353,7 @@ static void test_smallest_model_parallel_fit(void **state)
 	assert_int_equal(smallest, 1);
 	for (int i = 0; i < p.nfit; i++)
 		if (p.rows[i].layout.tp * p.rows[i].layout.pp == 1)
-			assert_true(p.rows[i].layout.zero1 &&
+			assert_true(p.rows[i].layout.zero &&
 			            p.rows[i].layout.recompute != SL_RECOMPUTE_NONE);
 	/* Recomputing costs a third more work, so the best is the smallest
 	 * model-parallel size that fits without it, DP for the rest. */

@@ -162,14 +162,14 @@ static void on_step(void *arg, long step, double loss, double step_s)
 
 static void check(const struct ref *R, const char *spec, int devices_per_node)
 {
-	/* spec: "tp pp dp schedule m v sp zero1 [order [algo [recompute [attention]]]]" */
+	/* spec: "tp pp dp schedule m v sp zero [order [algo [recompute [attention]]]]" */
 	sl_layout l;
 	sl_layout_default(&l);
 	char sched[16], order[16] = "tp-dp-pp", algo[8] = "ring", rc[16] = "none";
 	char attn[16] = "materialized";
 	int n =
 	    sscanf(spec, "%d %d %d %15s %d %d %d %d %15s %7s %15s %15s", &l.tp, &l.pp, &l.dp, sched,
-	           &l.microbatches, &l.chunks, &l.seq_parallel, &l.zero1, order, algo, rc, attn);
+	           &l.microbatches, &l.chunks, &l.seq_parallel, &l.zero, order, algo, rc, attn);
 	assert_true(n >= 8);
 	assert_int_equal(sl_recompute_parse(rc, &l.recompute), 0);
 	assert_int_equal(sl_attention_parse(attn, &l.attention), 0);
@@ -246,7 +246,7 @@ static void check(const struct ref *R, const char *spec, int devices_per_node)
 		check(&ref, spec, g);                                                              \
 	}
 
-/*                                      tp pp dp sched       m v sp z1 */
+/*                                      tp pp dp sched       m v sp zero */
 CASE(single, attn_ref, "1 1 1 1f1b        1 1 0 0", 0)
 CASE(single_microbatches, attn_ref, "1 1 1 gpipe       3 1 0 0", 0)
 CASE(tp2, attn_ref, "2 1 1 1f1b        1 1 0 0", 0)
@@ -270,6 +270,16 @@ CASE(tp2_pp2_interleaved_sp, attn_ref, "2 2 1 interleaved 2 2 1 0", 0)
 CASE(tp2_pp2_dp2, attn_ref, "2 2 2 1f1b        2 1 1 1", 2)
 CASE(tp2_pp2_dp2_interleaved, attn_ref, "2 2 2 interleaved 2 2 0 1 pp-tp-dp", 0)
 CASE(tp2_pp2_mlp_uneven, mlp_ref, "2 2 1 gpipe       3 1 1 0 dp-pp-tp", 0)
+/* ZeRO-2 and 3: gradients reduce-scattered unit by unit after each
+ * micro-batch, parameters gathered before use; uneven slices (dp=3), every
+ * schedule, TP with sequence parallelism, uneven stages, the tree. */
+CASE(dp2_zero2, attn_ref, "1 1 2 1f1b        2 1 0 2", 0)
+CASE(dp3_zero3_uneven, mlp_ref, "1 1 3 1f1b        2 1 0 3", 0)
+CASE(pp2_dp2_gpipe_zero2, attn_ref, "1 2 2 gpipe       4 1 0 2", 0)
+CASE(tp2_dp2_sp_zero3, attn_ref, "2 1 2 1f1b        2 1 1 3", 2)
+CASE(tp2_pp2_dp2_interleaved_zero3, attn_ref, "2 2 2 interleaved 2 2 0 3 pp-tp-dp", 0)
+CASE(pp3_dp2_uneven_layers_zero3, mlp_ref, "1 3 2 1f1b        3 1 0 3", 0)
+CASE(tp2_dp2_tree_zero3, attn_ref, "2 1 2 1f1b        1 1 0 3 tp-dp-pp tree", 0)
 /* Recomputation changes what is kept, never the result. */
 CASE(single_full, attn_ref, "1 1 1 1f1b        2 1 0 0 tp-dp-pp ring full", 0)
 CASE(tp2_sp_full, attn_ref, "2 1 1 1f1b        2 1 1 0 tp-dp-pp ring full", 0)
@@ -313,6 +323,8 @@ CASE(hdrop_flash_tp2_pp2_dp2, hdrop_ref, "2 2 2 1f1b       2 1 1 1 tp-dp-pp ring
 CASE(hdrop_mlp_tp3_sp_uneven, hdrop_mlp_ref, "3 1 1 1f1b     1 1 1 0", 0)
 CASE(hdrop_mlp_tp2_pp2_uneven, hdrop_mlp_ref, "2 2 1 gpipe   3 1 1 0 dp-pp-tp", 0)
 CASE(hdrop_mlp_dp3_zero1_full, hdrop_mlp_ref, "1 1 3 1f1b    2 1 0 1 tp-dp-pp ring full", 0)
+CASE(hdrop_mlp_dp3_zero2_full, hdrop_mlp_ref, "1 1 3 1f1b    2 1 0 2 tp-dp-pp ring full", 0)
+CASE(drop_llama_tp2_dp2_zero3_full, drop_llama_ref, "2 1 2 gpipe 2 1 0 3 tp-dp-pp ring full", 0)
 CASE(hdrop_tp2_sp_full, hdrop_ref, "2 1 1 1f1b        2 1 1 0 tp-dp-pp ring full", 0)
 CASE(hdrop_tp2_sp_sel, hdrop_ref, "2 1 1 1f1b        2 1 1 0 tp-dp-pp ring selective", 0)
 /* Pre-norms run on the device's rows: whole rows without sequence
@@ -325,6 +337,8 @@ CASE(ln_flash_tp2_pp2_dp2_sp, ln_ref, "2 2 2 1f1b        2 1 1 1 tp-dp-pp ring n
 CASE(rms_mlp_tp3_sp_uneven, rms_mlp_ref, "3 1 1 1f1b       1 1 1 0", 0)
 CASE(rms_mlp_tp2_pp2_full, rms_mlp_ref, "2 2 1 gpipe       3 1 1 0 tp-dp-pp ring full", 0)
 CASE(rms_llama_tp2_pp2_dp2, rms_llama_ref, "2 2 2 1f1b     2 1 1 1", 2)
+CASE(ln_pp2_dp2_zero3_flash_sel, ln_ref, "1 2 2 1f1b   2 1 0 3 tp-dp-pp ring selective flash", 0)
+CASE(llama_tp2_pp2_dp2_sp_zero3, llama_ref, "2 2 2 1f1b     2 1 1 3", 2)
 CASE(ln_tp2_full, ln_ref, "2 1 1 1f1b        2 1 0 0 tp-dp-pp ring full", 0)
 CASE(ln_tp2_sp_sel, ln_ref, "2 1 1 1f1b        2 1 1 0 tp-dp-pp ring selective", 0)
 CASE(lnd_tp2_dp2_sp_full, lnd_ref, "2 1 2 1f1b        2 1 1 0 tp-dp-pp ring full", 2)
@@ -346,6 +360,17 @@ int main(void)
 	    cmocka_unit_test(pp2_interleaved),
 	    cmocka_unit_test(pp2_interleaved_m_eq_p),
 	    cmocka_unit_test(dp2_uneven_batch),
+	    cmocka_unit_test(dp2_zero2),
+	    cmocka_unit_test(dp3_zero3_uneven),
+	    cmocka_unit_test(pp2_dp2_gpipe_zero2),
+	    cmocka_unit_test(tp2_dp2_sp_zero3),
+	    cmocka_unit_test(tp2_pp2_dp2_interleaved_zero3),
+	    cmocka_unit_test(pp3_dp2_uneven_layers_zero3),
+	    cmocka_unit_test(tp2_dp2_tree_zero3),
+	    cmocka_unit_test(hdrop_mlp_dp3_zero2_full),
+	    cmocka_unit_test(drop_llama_tp2_dp2_zero3_full),
+	    cmocka_unit_test(ln_pp2_dp2_zero3_flash_sel),
+	    cmocka_unit_test(llama_tp2_pp2_dp2_sp_zero3),
 	    cmocka_unit_test(dp3_zero1),
 	    cmocka_unit_test(dp2_zero1),
 	    cmocka_unit_test(tp2_dp2),

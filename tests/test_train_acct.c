@@ -181,7 +181,7 @@ static void test_dp_traffic(void **state)
 		sl_model_spec m;
 		attn_model(&m, 4, 8);
 		sl_layout l = tu_layout(t, p, d, SL_SCHED_1F1B, 2, 1);
-		l.zero1 = z;
+		l.zero = z;
 		sl_cluster *c = cluster(t * p * d, 0, 1e12, 1e11, 1e-6, (uint64_t)1 << 30);
 		sl_train_report rep;
 		run(&m, &l, c, 1, &rep, NULL);
@@ -374,7 +374,7 @@ static void test_zero1_shards_optimizer(void **state)
 	sl_model_spec m;
 	attn_model(&m, 4, 8);
 	sl_layout l = tu_layout(1, 1, 4, SL_SCHED_1F1B, 1, 1);
-	l.zero1 = 1;
+	l.zero = 1;
 	sl_cluster *c = compute_bound(4);
 	sl_train_report rep;
 	run(&m, &l, c, 1, &rep, NULL);
@@ -406,7 +406,7 @@ static void test_prediction_equals_emulation(void **state)
 		attn_model(&m, 8, 16);
 		sl_layout l = tu_layout(x[0], x[1], x[2], (sl_sched)x[3], x[4], x[5]);
 		l.seq_parallel = x[6];
-		l.zero1 = x[2] > 1 && x[6];
+		l.zero = x[2] > 1 && x[6];
 		int n = x[0] * x[1] * x[2];
 		sl_cluster_config cfg;
 		sl_cluster_config_default(
@@ -586,8 +586,8 @@ static void test_invalid_layouts(void **state)
 	l.seq_parallel = 1;
 	expect_refused(&one, l, 8, "splits a micro-batch's 2 tokens over tp=4");
 	l = tu_layout(2, 1, 1, SL_SCHED_1F1B, 1, 1);
-	l.zero1 = 1;
-	expect_refused(&m, l, 2, "--zero1 shards the optimizer over data-parallel replicas");
+	l.zero = 1;
+	expect_refused(&m, l, 2, "ZeRO-1 shards over data-parallel replicas");
 	l = tu_layout(1, 1, 1, SL_SCHED_1F1B, 1, 1);
 	l.order[1] = SL_AXIS_TP;
 	expect_refused(&m, l, 1, "the mesh order must name tp, pp and dp once each");
@@ -691,7 +691,7 @@ static void test_reshard_through_canonical_form(void **state)
 	for (int s = 0; s < 10; s++)
 		sl_ref_step(&ref, &want[s], &err);
 	sl_layout la = tu_layout(2, 1, 2, SL_SCHED_1F1B, 2, 1);
-	la.zero1 = 1;
+	la.zero = 1;
 	sl_layout lb = tu_layout(1, 2, 2, SL_SCHED_INTERLEAVED, 2, 2);
 	sl_cluster *c = compute_bound(4);
 	sl_train *a, *b;

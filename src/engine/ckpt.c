@@ -381,49 +381,68 @@ static int load_dev(struct load *L, int d, sl_dev *dev, const sl_ckpt_opts *o, s
 	return rc;
 }
 
-/* Device d's staged arrays become its state (its ZeRO-1 slice of the
+/* Device d's staged arrays become its state (under ZeRO its slices of the
  * moments only). */
 static void commit_dev(struct load *L, int d)
 {
 	sl_dev_state st = sl_train_dev_state(L->tr, d);
 	memcpy(st.params, L->stage[d][0], st.n * FL);
 	memset(st.grads, 0, st.n * FL);
-	size_t no = st.opt_hi - st.opt_lo;
-	memcpy(st.mom, L->stage[d][1] + st.opt_lo, no * FL);
-	memcpy(st.var, L->stage[d][2] + st.opt_lo, no * FL);
+	size_t at = 0;
+	for (int u = 0; u < st.nunit; u++) {
+		size_t lo, cnt;
+		sl_train_unit_slice(&st, u, st.dp_rank, &lo, &cnt);
+		memcpy(st.mom + at, L->stage[d][1] + lo, cnt * FL);
+		memcpy(st.var + at, L->stage[d][2] + lo, cnt * FL);
+		at += cnt;
+	}
 }
 
-/* Device d's full-length moment arrays: its own without ZeRO-1; with it,
- * its DP group's slices, gathered over the links on a cluster (to the
- * group's rank 0, the one that writes) or copied on the host. */
-static int full_moments(struct save *S, int d, sl_dev *dev, float *mom, float *var, sl_err *err)
+/* Device d's full-length arrays: its own without ZeRO; with it, its DP
+ * group's slices, gathered over the links on a cluster (to the group's rank
+ * 0, the one that writes) or copied on the host.  out[0], the parameters,
+ * only under ZeRO-3 (whose are fresh only in their owners' slices; NULL
+ * otherwise: the device's own are whole); out[1] and out[2] the moments. */
+static int full_state(struct save *S, int d, sl_dev *dev, float *out[3], sl_err *err)
 {
 	const sl_layout *l = sl_train_layout(S->tr);
 	sl_dev_state st = sl_train_dev_state(S->tr, d);
-	if (!l->zero1) {
-		memcpy(mom, st.mom, st.n * FL);
-		memcpy(var, st.var, st.n * FL);
+	if (!l->zero) {
+		memcpy(out[1], st.mom, st.n * FL);
+		memcpy(out[2], st.var, st.n * FL);
 		return SL_OK;
 	}
 	int tp, pp, dp;
 	sl_mesh_coords(l, d, &tp, &pp, &dp);
-	if (dev) {
-		sl_group g;
-		g.n = l->dp;
-		for (int q = 0; q < l->dp; q++)
-			g.ranks[q] = sl_mesh_device(l, tp, pp, q);
-		size_t no = st.opt_hi - st.opt_lo;
-		memcpy(mom + st.opt_lo, st.mom, no * FL);
-		memcpy(var + st.opt_lo, st.var, no * FL);
-		sl_dev_set_op(dev, -1, -1);
-		int rc = sl_gather(dev, &g, mom, st.n, NULL, 0, l->algo, err);
-		return rc ? rc : sl_gather(dev, &g, var, st.n, NULL, 0, l->algo, err);
-	}
+	sl_group g;
+	g.n = l->dp;
+	for (int q = 0; q < l->dp; q++)
+		g.ranks[q] = sl_mesh_device(l, tp, pp, q);
 	for (int q = 0; q < l->dp; q++) {
-		sl_dev_state o = sl_train_dev_state(S->tr, sl_mesh_device(l, tp, pp, q));
-		memcpy(mom + o.opt_lo, o.mom, (o.opt_hi - o.opt_lo) * FL);
-		memcpy(var + o.opt_lo, o.var, (o.opt_hi - o.opt_lo) * FL);
+		if (dev && q != dp)
+			continue; /* the links bring the others' */
+		sl_dev_state o = sl_train_dev_state(S->tr, g.ranks[q]);
+		size_t at = 0;
+		for (int u = 0; u < o.nunit; u++) {
+			size_t lo, cnt;
+			sl_train_unit_slice(&o, u, q, &lo, &cnt);
+			if (out[0])
+				memcpy(out[0] + lo, o.params + lo, cnt * FL);
+			memcpy(out[1] + lo, o.mom + at, cnt * FL);
+			memcpy(out[2] + lo, o.var + at, cnt * FL);
+			at += cnt;
+		}
 	}
+	if (!dev)
+		return SL_OK;
+	sl_dev_set_op(dev, -1, -1);
+	for (int w = 0; w < 3; w++)
+		for (int u = 0; u < st.nunit && out[w]; u++) {
+			int rc = sl_gather(dev, &g, out[w] + st.ulo[u], st.ulo[u + 1] - st.ulo[u],
+			                   NULL, 0, l->algo, err);
+			if (rc)
+				return rc;
+		}
 	return SL_OK;
 }
 
@@ -443,24 +462,27 @@ static int save_dev(struct save *S, int d, sl_dev *dev, const sl_ckpt_opts *o, s
 	sl_dev_state st = sl_train_dev_state(S->tr, d);
 	sl_ckpt *p = &S->plan;
 	int f = file_of(p, d);
-	if (f < 0 && !l->zero1)
+	if (f < 0 && !l->zero)
 		return SL_OK; /* nothing to write, no gather to join */
 	size_t maxc = 0;
 	for (int i = 0; i < st.nshards; i++)
 		if (st.shards[i].count > maxc)
 			maxc = st.shards[i].count;
-	uint64_t held = (2 * st.n + NSTATES * maxc) * FL;
+	int z3 = l->zero >= 3;
+	uint64_t held = ((2 + (size_t)z3) * st.n + NSTATES * maxc) * FL;
 	int rc = SL_OK;
 	if (dev && (rc = sl_dev_reserve(dev, held, "the checkpoint's write buffers", err)))
 		return rc;
 	float *mom = malloc((st.n ? st.n : 1) * FL), *var = malloc((st.n ? st.n : 1) * FL);
+	float *par = z3 ? malloc((st.n ? st.n : 1) * FL) : NULL;
 	size_t bufn = NSTATES * maxc;
 	unsigned char *buf = malloc((bufn ? bufn : 1) * FL);
 	int fd = -1;
-	if (!mom || !var || !buf)
+	if (!mom || !var || !buf || (z3 && !par))
 		rc = sl_fail(err, SL_ENOMEM, "out of host memory");
+	float *full[3] = {par, mom, var};
 	if (!rc)
-		rc = full_moments(S, d, dev, mom, var, err);
+		rc = full_state(S, d, dev, full, err);
 	char path[PATHLEN];
 	if (!rc && f >= 0 && !(rc = ckpt_join(path, S->work, p->files[f].name, err))) {
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -483,7 +505,7 @@ static int save_dev(struct save *S, int d, sl_dev *dev, const sl_ckpt_opts *o, s
 			             T->name, d);
 			break;
 		}
-		const float *src[NSTATES] = {st.params + sh->offset, mom + sh->offset,
+		const float *src[NSTATES] = {(par ? par : st.params) + sh->offset, mom + sh->offset,
 		                             var + sh->offset};
 		for (int w = 0; w < NSTATES; w++)
 			floats_to_le(buf + w * sh->count * FL, src[w], sh->count);
@@ -512,6 +534,7 @@ static int save_dev(struct save *S, int d, sl_dev *dev, const sl_ckpt_opts *o, s
 			rc = ckpt_fault(o, SL_CKPT_AT_FILE, d, err);
 	}
 	free(buf);
+	free(par);
 	free(var);
 	free(mom);
 	if (dev)

@@ -322,12 +322,12 @@ json_t *ckpt_manifest_json(const sl_ckpt *ck)
 		                    json_string(sl_norm_name(m->norm)));
 	json_object_set_new(
 	    root, "layout",
-	    json_pack("{s:i, s:i, s:i, s:i, s:s, s:s, s:i, s:i, s:b, s:b, s:s}", "devices",
+	    json_pack("{s:i, s:i, s:i, s:i, s:s, s:s, s:i, s:i, s:b, s:b, s:i, s:s}", "devices",
 	              in->devices, "tp", l->tp, "pp", l->pp, "dp", l->dp, "mesh_order",
 	              sl_mesh_order_name(l->order, order, sizeof order), "schedule",
 	              sl_sched_name(l->schedule), "chunks", l->chunks, "microbatches",
-	              l->microbatches, "sequence_parallel", l->seq_parallel, "zero1", l->zero1,
-	              "algorithm", sl_algo_name(l->algo)));
+	              l->microbatches, "sequence_parallel", l->seq_parallel, "zero1", l->zero >= 1,
+	              "zero", l->zero, "algorithm", sl_algo_name(l->algo)));
 	json_object_set_new(
 	    root, "training",
 	    json_pack("{s:I, s:I, s:I, s:{s:I, s:i, s:i}, s:{s:s, s:f, s:f, s:f, s:f}}", "step",
@@ -608,7 +608,11 @@ static int parse_layout(struct rd *R, json_t *root, sl_ckpt_info *in)
 	    (rc = get_i(R, a, "chunks", 1, 4096, &l->chunks, "layout")) ||
 	    (rc = get_i(R, a, "microbatches", 1, 1 << 20, &l->microbatches, "layout")) ||
 	    (rc = get_bool(R, a, "sequence_parallel", &l->seq_parallel, "layout")) ||
-	    (rc = get_bool(R, a, "zero1", &l->zero1, "layout")))
+	    (rc = get_bool(R, a, "zero1", &l->zero, "layout")))
+		return rc;
+	/* the stage, since ZeRO-2 and 3 (zero1 alone before) */
+	if (json_object_get(a, "zero") &&
+	    (rc = get_i(R, a, "zero", l->zero ? 1 : 0, l->zero ? 3 : 0, &l->zero, "layout")))
 		return rc;
 	if ((long)l->tp * l->pp * l->dp != in->devices)
 		return bad(R, "layout", "tp*pp*dp is not the device count", NULL);

@@ -363,9 +363,31 @@ static const sl_knob table[] = {
      "split each TP all-reduce into reduce-scatter + all-gather",
      .man = "Split each TP all\\-reduce into a reduce\\-scatter and an all\\-gather, with the\n"
             "residual stream split by rows (needs T > 1).\n"},
-    {"zero1", SL_OPT_ZERO1, SL_KT_FLAG, NULL, 0, 1, NULL, NULL, TRAINS, S, SL_KG_LAYOUT, LA(zero1),
-     SL_KC_INT, NULL, 0, "shard Adam's state over the data-parallel replicas",
-     .man = "Shard Adam's state over the data\\-parallel replicas (needs D > 1).\n"},
+    {"zero1", SL_OPT_ZERO1, SL_KT_FLAG, NULL, 0, 1, NULL, NULL, TRAINS, S, SL_KG_LAYOUT, LA(zero),
+     SL_KC_INT, NULL, 0, "shard Adam's state over the data-parallel replicas\n(--zero=1)",
+     .man = "Shard Adam's state over the data\\-parallel replicas (needs D > 1); the same as\n"
+            ".BR \\-\\-zero=1 .\n"},
+    {"zero", SL_OPT_ZERO, SL_KT_INT, "STAGE", 0, 3, NULL, NULL, TRAINS, S, SL_KG_LAYOUT, LA(zero),
+     SL_KC_INT, NULL, 0,
+     "ZeRO stage over the data-parallel replicas: 1 Adam's\nstate sharded, 2 gradients too, 3 "
+     "parameters too\n(FSDP; default 0)",
+     .man = "Shard over the data\\-parallel replicas (Rajbhandari et al. 2020; needs D > 1):\n"
+            ".B 1\n"
+            "Adam's state;\n"
+            ".B 2\n"
+            "its gradients too, reduce\\-scattered layer by layer after each micro\\-batch's\n"
+            "backward pass (PyTorch FSDP's SHARD_GRAD_OP);\n"
+            ".B 3\n"
+            "its parameters too, each layer's all\\-gathered before each micro\\-batch's\n"
+            "forward and again before its backward, and freed after use (FSDP's FULL_SHARD).\n"
+            "Stages 2 and 3 shard each transformer block on its own and the rest (embedding,\n"
+            "head, norms and replicated biases) as one root unit, which stage 3 gathers once a\n"
+            "step and keeps, as FSDP2 keeps its root module.  A step of\n"
+            ".I M\n"
+            "micro\\-batches on\n"
+            ".I D\n"
+            "replicas moves (D\\-1)/D of the blocks' parameter bytes 3M times under stage 3\n"
+            "(M+1 times under stage 2, twice under 0 and 1).  Default 0.\n"},
     {"recompute", SL_OPT_RECOMPUTE, SL_KT_WORD, NULL, 0, 0, NULL, "none, selective, full",
      TRAINS | SL_CMD_PLAN, S, SL_KG_LAYOUT, LA(recompute), SL_KC_INT, NULL, 0,
      "activation recomputation: the attention core, or each\nblock's forward, run again in the "

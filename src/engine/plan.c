@@ -37,13 +37,14 @@ char *sl_plan_across(const sl_plan_row *r, char *buf, size_t n)
 
 static char *layout_name(const sl_layout *l, int brief, char *buf, size_t n)
 {
+	static const char *const zname[4] = {"", " z1", " z2", " z3"};
 	char ord[16], sch[32];
 	if (l->schedule == SL_SCHED_INTERLEAVED)
 		snprintf(sch, sizeof sch, "%sv=%d", brief ? "" : "interleaved ", l->chunks);
 	else
 		snprintf(sch, sizeof sch, "%s", sl_sched_name(l->schedule));
 	snprintf(buf, n, "tp=%d pp=%d dp=%d %s m=%d%s%s%s %s", l->tp, l->pp, l->dp, sch,
-	         l->microbatches, l->seq_parallel ? " sp" : "", l->zero1 ? " z1" : "",
+	         l->microbatches, l->seq_parallel ? " sp" : "", zname[l->zero],
 	         l->recompute == SL_RECOMPUTE_FULL        ? " rc=full"
 	         : l->recompute == SL_RECOMPUTE_SELECTIVE ? " rc=sel"
 	                                                  : "",
@@ -248,7 +249,7 @@ static int shapes(const sl_model_spec *m, const sl_plan_spec *s, int tp, int pp,
 					r.layout.schedule = (sl_sched)scheds[k][0];
 					r.layout.chunks = scheds[k][1];
 					r.layout.seq_parallel = sp;
-					r.layout.zero1 = z1;
+					r.layout.zero = z1;
 					if (sl_layout_check(m, &r.layout, tp * pp * dp, NULL))
 						continue;
 					if (push(out, &r))
@@ -295,9 +296,9 @@ static int by_rank(const void *a, const void *b)
 	 * then the mesh order as listed, so the ranking is one order. */
 	const sl_layout *p = &x->layout, *q = &y->layout;
 	int k1[] = {p->tp * p->pp,   p->pp,    p->microbatches,   p->schedule,   p->chunks,
-	            p->seq_parallel, p->zero1, (int)p->recompute, order_index(p)};
+	            p->seq_parallel, p->zero, (int)p->recompute, order_index(p)};
 	int k2[] = {q->tp * q->pp,   q->pp,    q->microbatches,   q->schedule,   q->chunks,
-	            q->seq_parallel, q->zero1, (int)q->recompute, order_index(q)};
+	            q->seq_parallel, q->zero, (int)q->recompute, order_index(q)};
 	for (size_t i = 0; i < sizeof k1 / sizeof *k1; i++)
 		if (k1[i] != k2[i])
 			return k1[i] < k2[i] ? -1 : 1;
@@ -689,7 +690,7 @@ int sl_plan_tp_moved(const sl_plan *p, int i, int want_inter)
 		/* (rows of the same shape share its recording, so they are all
 		 * timed or none: the best's twins always are) */
 		if (j != i && p->rows[j].timed && twins(&p->rows[j].layout, &r->layout, 1) &&
-		    p->rows[j].layout.zero1 == r->layout.zero1 && p->rows[j].tp.used &&
+		    p->rows[j].layout.zero == r->layout.zero && p->rows[j].tp.used &&
 		    p->rows[j].tp.inter == want_inter)
 			return j;
 	return -1;
@@ -803,7 +804,7 @@ void sl_plan_explain(const sl_plan *p, char *buf, size_t n)
 	int ru = sl_plan_runner_up(p);
 	for (int i = 1; i < (ru > 0 ? ru : p->nfit); i++) {
 		const sl_plan_row *r = &p->rows[i];
-		if (best->layout.zero1 && !r->layout.zero1 && len < n)
+		if (best->layout.zero > r->layout.zero && len < n)
 			len += (size_t)snprintf(
 			    buf + len, n - len,
 			    " ZeRO-1 (z1) shards Adam's moments over the %d replicas: without it "

@@ -24,8 +24,7 @@ int trn_build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
 	sl_mesh_coords(l, ds->id, &ds->tp, &ds->pp, &ds->dp);
 	ds->built = 1;
 	ds->tpg = malloc(2 * sizeof *ds->tpg);
-	ds->zoff = malloc(((size_t)l->dp + 1) * sizeof *ds->zoff);
-	if (!ds->tpg || !ds->zoff)
+	if (!ds->tpg)
 		return sl_fail(err, SL_ENOMEM, "out of host memory");
 	ds->dpg = ds->tpg + 1;
 	ds->tpg->n = l->tp;
@@ -49,8 +48,11 @@ int trn_build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
 	ds->shards = calloc((size_t)nb * per, sizeof *ds->shards);
 	ds->nacts = 2 * l->microbatches * tr->v;
 	ds->acts = malloc((size_t)ds->nacts * sizeof *ds->acts);
-	if (!ds->blk || !ds->shards || !ds->acts)
+	/* ulo (nb + 2) and uown (nb + 2) in one block */
+	ds->ulo = calloc(2 * ((size_t)nb + 2), sizeof *ds->ulo);
+	if (!ds->blk || !ds->shards || !ds->acts || !ds->ulo)
 		return sl_fail(err, SL_ENOMEM, "out of host memory");
+	ds->uown = ds->ulo + nb + 2;
 	int rc = sl_pp_schedule(l->schedule, l->pp, l->microbatches, tr->v, ds->pp, ds->acts, err);
 	if (rc)
 		return rc;
@@ -69,6 +71,8 @@ int trn_build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
 			for (int b = first; b < first + count; b++, i++) {
 				struct blk *bk = &ds->blk[i];
 				bk->index = b;
+				if (pass == 0 && l->zero >= 2)
+					ds->ulo[i] = off;
 				for (int kind = k0; kind < SL_T_PER_BLOCK; kind++) {
 					sl_tensor_info ti;
 					int t = b * per + (kind - k0);
@@ -108,6 +112,8 @@ int trn_build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
 		 * Megatron-LM keeps one on each end of a pipeline), split; the
 		 * learned positions whole on every TP rank.  Memory, traffic and
 		 * the update only: a run with a vocabulary computes no values. */
+		if (pass == 0 && l->zero >= 2)
+			ds->ulo[nb] = off;
 		if (m->vocab > 0) {
 			size_t vh = (size_t)sl_model_vocab_shard(m, l->tp) * (size_t)m->hidden;
 			int first = ds->pp == 0, last = ds->pp == l->pp - 1;
@@ -123,17 +129,28 @@ int trn_build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
 	}
 	ds->n = off;
 	ds->rep_n = off - ds->rep_lo;
-	sl_block_offsets(ds->n, l->dp, NULL, ds->zoff);
-	ds->opt_lo = l->zero1 ? ds->zoff[ds->dp] : 0;
-	ds->opt_hi = l->zero1 ? ds->zoff[ds->dp + 1] : ds->n;
-	size_t no = ds->opt_hi - ds->opt_lo;
+	/* ZeRO's units: the whole array, or (stages 2 and 3) block by block
+	 * and the root, [ulo[nb], n). */
+	ds->nunit = l->zero >= 2 ? nb + 1 : 1;
+	if (l->zero < 2)
+		ds->ulo[1] = ds->n;
+	else
+		ds->ulo[nb + 1] = ds->n;
+	ds->uown[0] = 0;
+	for (int u = 0; u < ds->nunit; u++) {
+		size_t lo, cnt;
+		trn_own_slice(tr, ds, u, &lo, &cnt);
+		ds->uown[u + 1] = ds->uown[u] + cnt;
+	}
+	size_t no = ds->uown[ds->nunit];
 	if (!tr->values)
 		return SL_OK;
 	ds->P = malloc((ds->n ? ds->n : 1) * FL);
 	ds->G = calloc(ds->n ? ds->n : 1, FL);
 	ds->M = calloc(no ? no : 1, FL);
 	ds->V = calloc(no ? no : 1, FL);
-	if (!ds->P || !ds->G || !ds->M || !ds->V)
+	ds->GS = l->zero >= 2 ? calloc(no ? no : 1, FL) : NULL;
+	if (!ds->P || !ds->G || !ds->M || !ds->V || (l->zero >= 2 && !ds->GS))
 		return sl_fail(err, SL_ENOMEM, "the host cannot hold device %d's parameters",
 		               ds->id);
 	return SL_OK;
@@ -142,7 +159,8 @@ int trn_build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
 void trn_free_dev(struct dstate *ds)
 {
 	free(ds->tpg);
-	free(ds->zoff);
+	free(ds->ulo);
+	free(ds->GS);
 	free(ds->blk);
 	free(ds->shards);
 	free(ds->acts);
@@ -270,6 +288,69 @@ void sl_train_set_step(sl_train *tr, long step)
 	tr->step = step;
 }
 
+void sl_train_unit_slice(const sl_dev_state *st, int u, int r, size_t *lo, size_t *cnt)
+{
+	size_t a = st->ulo[u], n = st->ulo[u + 1] - a;
+	if (st->zero == 0) {
+		*lo = a;
+		*cnt = n;
+		return;
+	}
+	/* sl_block_offsets()'s blocks, which the collectives deal */
+	size_t base = n / (size_t)st->dp, extra = n % (size_t)st->dp, ur = (size_t)r;
+	*lo = a + ur * base + (ur < extra ? ur : extra);
+	*cnt = base + (ur < extra);
+}
+
+void trn_own_slice(const sl_train *tr, const struct dstate *ds, int u, size_t *lo, size_t *cnt)
+{
+	sl_dev_state st;
+	memset(&st, 0, sizeof st);
+	st.zero = tr->l.zero;
+	st.dp = tr->l.dp;
+	st.ulo = ds->ulo;
+	sl_train_unit_slice(&st, u, ds->dp, lo, cnt);
+}
+
+/* Elements of device ds's moments, and of what it holds all step, were
+ * it DP rank r. */
+static void owned_elems(const sl_train *tr, const struct dstate *ds, int r, size_t *own,
+                        size_t *held)
+{
+	sl_dev_state st;
+	memset(&st, 0, sizeof st);
+	st.zero = tr->l.zero;
+	st.dp = tr->l.dp;
+	st.ulo = ds->ulo;
+	*own = 0;
+	size_t lo, cnt = 0;
+	for (int u = 0; u < ds->nunit; u++) {
+		sl_train_unit_slice(&st, u, r, &lo, &cnt);
+		*own += cnt;
+	}
+	/* the root, the last unit, whole */
+	*held = tr->l.zero < 2 ? ds->n : *own - cnt + (ds->n - ds->ulo[ds->nunit - 1]);
+}
+
+size_t trn_held(const sl_train *tr, const struct dstate *ds)
+{
+	size_t own, held;
+	owned_elems(tr, ds, ds->dp, &own, &held);
+	return held;
+}
+
+void trn_state_bytes(const sl_train *tr, const struct dstate *ds, int r,
+                     const sl_cluster_config *hw, uint64_t *params, uint64_t *grads,
+                     uint64_t *opt)
+{
+	double pb = trn_param_elem_bytes(hw);
+	size_t own, held;
+	owned_elems(tr, ds, r, &own, &held);
+	*params = (uint64_t)((double)(tr->l.zero >= 3 ? held : ds->n) * pb);
+	*grads = (uint64_t)((double)held * pb);
+	*opt = (uint64_t)((double)own * trn_opt_elem_bytes(hw));
+}
+
 sl_dev_state sl_train_dev_state(sl_train *tr, int dev)
 {
 	sl_dev_state s;
@@ -282,8 +363,12 @@ sl_dev_state sl_train_dev_state(sl_train *tr, int dev)
 	s.mom = ds->M;
 	s.var = ds->V;
 	s.n = ds->n;
-	s.opt_lo = ds->opt_lo;
-	s.opt_hi = ds->opt_hi;
+	s.zero = tr->l.zero;
+	s.dp = tr->l.dp;
+	s.dp_rank = ds->dp;
+	s.nunit = ds->nunit;
+	s.ulo = ds->ulo;
+	s.nown = ds->uown[ds->nunit];
 	s.shards = ds->shards;
 	s.nshards = ds->nshards;
 	return s;
@@ -314,17 +399,29 @@ static void shard_copy(const sl_model_spec *m, const sl_shard *sh, float *flat, 
 		memcpy(f, g + o, sh->count * FL);
 }
 
-/* A device's full-length moment array, assembled from its DP group's
- * ZeRO-1 slices (or its own array without ZeRO-1). */
-static void moments_full(const sl_train *tr, const struct dstate *ds, int which, float *out)
+/* A device's full-length array assembled from its DP group's slices:
+ * which 0 the parameters (ZeRO-3's are fresh only in their owner's
+ * slices), 1 and 2 the moments. */
+static void owned_full(const sl_train *tr, const struct dstate *ds, int which, float *out)
 {
-	if (!tr->l.zero1) {
-		memcpy(out, which ? ds->V : ds->M, ds->n * FL);
+	if (which == 0 && tr->l.zero < 3) {
+		memcpy(out, ds->P, ds->n * FL);
+		return;
+	}
+	if (which > 0 && !tr->l.zero) {
+		memcpy(out, which == 2 ? ds->V : ds->M, ds->n * FL);
 		return;
 	}
 	for (int q = 0; q < tr->l.dp; q++) {
 		const struct dstate *o = &tr->dev[ds->dpg->ranks[q]];
-		memcpy(out + o->opt_lo, which ? o->V : o->M, (o->opt_hi - o->opt_lo) * FL);
+		for (int u = 0; u < o->nunit; u++) {
+			size_t lo, cnt;
+			trn_own_slice(tr, o, u, &lo, &cnt);
+			const float *src = which == 0   ? o->P + lo
+			                   : which == 1 ? o->M + o->uown[u]
+			                                : o->V + o->uown[u];
+			memcpy(out + lo, src, cnt * FL);
+		}
 	}
 }
 
@@ -337,17 +434,14 @@ int sl_train_gather(const sl_train *tr, float *params, float *mom, float *var)
 		const struct dstate *ds = &tr->dev[i];
 		if (ds->dp != 0)
 			continue;
-		if ((mom || var) && !(tmp = realloc(tmp, (ds->n ? ds->n : 1) * FL)))
+		if (!(tmp = realloc(tmp, (ds->n ? ds->n : 1) * FL)))
 			return SL_ENOMEM;
 		for (int w = 0; w < 3; w++) {
 			float *dst = w == 0 ? params : w == 1 ? mom : var;
 			if (!dst)
 				continue;
-			float *src = ds->P;
-			if (w > 0) {
-				moments_full(tr, ds, w - 1, tmp);
-				src = tmp;
-			}
+			owned_full(tr, ds, w, tmp);
+			float *src = tmp;
 			for (int s = 0; s < ds->nshards; s++)
 				if (ds->shards[s].primary)
 					shard_copy(&tr->m, &ds->shards[s], src, dst, 1);
@@ -371,7 +465,7 @@ int sl_train_scatter(sl_train *tr, const float *params, const float *mom, const 
 		for (int w = 0; w < 2; w++) {
 			const float *src = w ? var : mom;
 			float *dst = w ? ds->V : ds->M;
-			size_t no = ds->opt_hi - ds->opt_lo;
+			size_t no = ds->uown[ds->nunit];
 			if (!src) {
 				if (params)
 					memset(dst, 0, no * FL);
@@ -381,7 +475,11 @@ int sl_train_scatter(sl_train *tr, const float *params, const float *mom, const 
 				return SL_ENOMEM;
 			for (int s = 0; s < ds->nshards; s++)
 				shard_copy(&tr->m, &ds->shards[s], tmp, (float *)src, 0);
-			memcpy(dst, tmp + ds->opt_lo, no * FL);
+			for (int u = 0; u < ds->nunit; u++) {
+				size_t lo, cnt;
+				trn_own_slice(tr, ds, u, &lo, &cnt);
+				memcpy(dst + ds->uown[u], tmp + lo, cnt * FL);
+			}
 		}
 	}
 	free(tmp);
@@ -542,10 +640,7 @@ int sl_train_run(sl_train *tr, sl_cluster *c, int steps, sl_train_report *rep, s
 		o->pp = ds->pp;
 		o->dp = ds->dp;
 		const sl_cluster_config *hw = sl_cluster_config_of(c);
-		o->params_bytes = (uint64_t)((double)ds->n * trn_param_elem_bytes(hw));
-		o->grads_bytes = o->params_bytes;
-		o->optimizer_bytes =
-		    (uint64_t)((double)(ds->opt_hi - ds->opt_lo) * trn_opt_elem_bytes(hw));
+		trn_state_bytes(tr, ds, ds->dp, hw, &o->params_bytes, &o->grads_bytes, &o->optimizer_bytes);
 		o->act_peak_bytes = dr->act_peak;
 		o->workspace_peak_bytes = dr->ws_peak;
 		o->mem_peak_bytes = sl_cluster_dev_stats(c, i).mem_peak;

@@ -72,7 +72,15 @@ typedef struct sl_layout {
 	int chunks;       /* v: model chunks per device (interleaved only; 1 otherwise) */
 	int microbatches; /* m: micro-batches per replica and step */
 	int seq_parallel; /* sequence parallelism inside TP groups */
-	int zero1;        /* shard Adam's state over the DP group */
+	/* ZeRO stage over the DP group (Rajbhandari et al. 2020): 0 none; 1
+	 * Adam's state sharded; 2 gradients too, reduce-scattered unit by
+	 * unit after each micro-batch's backward (FSDP's SHARD_GRAD_OP); 3
+	 * parameters too, each unit all-gathered before each micro-batch's
+	 * forward and again before its backward, freed after use (FSDP's
+	 * FULL_SHARD).  Stages 2 and 3 shard unit by unit: each block's split
+	 * tensors, and the root (embedding, head, replicated tensors), which
+	 * stage 3 gathers once a step and keeps, as FSDP2 keeps its root. */
+	int zero;
 	sl_recompute recompute;
 	sl_attention attention;
 	sl_axis order[SL_NAXES]; /* mesh order, fastest-varying first */
@@ -195,8 +203,11 @@ void sl_train_set_step(sl_train *tr, long step);
  * moments are flat arrays of n floats, made of shards: the part of a model
  * tensor that the device's TP rank owns, stored densely in the tensor's own
  * row-major order (a column shard of an r x c matrix is r x len, a row
- * shard len x c).  With ZeRO-1 the moments cover only [opt_lo, opt_hi) of
- * the flat array (mom[0] is element opt_lo's). */
+ * shard len x c).  The flat array is cut into nunit units, unit u
+ * [ulo[u], ulo[u+1]) (one unit below ZeRO-2).  With ZeRO the moments cover
+ * only this device's slice of each unit (sl_train_unit_slice), one after the
+ * other (mom[0] is the first slice's first element's); under ZeRO-3 the
+ * parameters outside those slices are stale between steps. */
 typedef struct sl_shard {
 	int tensor;     /* index for sl_model_tensor() */
 	int start, len; /* along the tensor's split axis (axis 0's whole range when replicated) */
@@ -207,12 +218,19 @@ typedef struct sl_shard {
 
 typedef struct sl_dev_state {
 	float *params, *grads, *mom, *var;
-	size_t n, opt_lo, opt_hi;
+	size_t n;
+	int zero, dp, dp_rank; /* the layout's stage, DP degree, and this device's DP rank */
+	int nunit;
+	const size_t *ulo; /* nunit + 1 */
+	size_t nown;       /* elements of the moments */
 	const sl_shard *shards;
 	int nshards;
 } sl_dev_state;
 
 sl_dev_state sl_train_dev_state(sl_train *tr, int dev);
+/* DP rank r's slice of unit u of a device state like st: [*lo, *lo + *cnt)
+ * of the flat array (the whole unit without ZeRO). */
+void sl_train_unit_slice(const sl_dev_state *st, int u, int r, size_t *lo, size_t *cnt);
 
 /* The whole model in canonical form (sl_model.h's flat order): gather
  * parameters and Adam moments from the devices that hold them, or scatter

@@ -263,16 +263,14 @@ int sl_est_record(const sl_model_spec *m, const sl_layout *l, int ndev, int lite
 }
 
 /* Memory of the device at (tp, pp, dp). */
-static void dev_memory(const sl_est_rec *R, int tp, int pp, int dp, uint64_t *params, uint64_t *opt,
-                       uint64_t *peak, const struct prec **rp)
+static void dev_memory(const sl_est_rec *R, int tp, int pp, int dp, uint64_t *params,
+                       uint64_t *grads, uint64_t *opt, uint64_t *peak, const struct prec **rp)
 {
 	int i = rec_index(R, tp, pp, dp);
 	const struct dstate *ds = &R->tr.dev[R->dev[i]];
-	size_t no = R->tr.l.zero1 ? ds->zoff[dp + 1] - ds->zoff[dp] : ds->n;
 	const sl_cluster_config *hw = R->has_hw ? &R->hw : NULL;
-	*params = (uint64_t)((double)ds->n * trn_param_elem_bytes(hw));
-	*opt = (uint64_t)((double)no * trn_opt_elem_bytes(hw));
-	*peak = 2 * *params + *opt + R->rec[i].live_peak;
+	trn_state_bytes(&R->tr, ds, dp, hw, params, grads, opt);
+	*peak = *params + *grads + *opt + R->rec[i].live_peak;
 	*rp = &R->rec[i];
 }
 
@@ -283,13 +281,14 @@ void sl_est_rec_memory(const sl_est_rec *R, sl_estimate *e)
 	for (int i = 0; i < R->tr.ndev; i++) {
 		int tp, pp, dp;
 		sl_mesh_coords(l, i, &tp, &pp, &dp);
-		uint64_t params, opt, peak;
+		uint64_t params, grads, opt, peak;
 		const struct prec *r;
-		dev_memory(R, tp, pp, dp, &params, &opt, &peak, &r);
+		dev_memory(R, tp, pp, dp, &params, &grads, &opt, &peak, &r);
 		if (peak > e->mem_peak_bytes) {
 			e->mem_peak_bytes = peak;
 			e->peak_dev = i;
-			e->params_bytes = e->grads_bytes = params;
+			e->params_bytes = params;
+			e->grads_bytes = grads;
 			e->optimizer_bytes = opt;
 			e->act_peak_bytes = r->act_peak;
 			e->workspace_peak_bytes = r->ws_peak;
@@ -1504,6 +1503,10 @@ static int replay(const sl_est_rec *R, const sl_axis *order, const struct linksr
 	sl_layout l = R->tr.l;
 	if (order)
 		memcpy(l.order, order, sizeof l.order);
+	/* ZeRO-2 and 3 run DP collectives inside the pipeline phase, where
+	 * only the full replay has every replica */
+	if (how == SL_EST_AUTO && l.zero >= 2)
+		how = SL_EST_FULL;
 	for (int m = how == SL_EST_AUTO ? SL_EST_STAGE : how; m <= SL_EST_FULL; m++)
 		for (int per = m == SL_EST_STAGE   ? 1
 		               : m == SL_EST_SLICE ? 2

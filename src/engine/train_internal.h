@@ -34,10 +34,16 @@ struct dstate {
 	sl_group *tpg, *dpg;
 	struct blk *blk;
 	int cfirst[MAX_CHUNKS + 1]; /* local chunk c's blocks: blk[cfirst[c] .. cfirst[c+1]) */
-	size_t n, opt_lo, opt_hi;
+	size_t n;
 	size_t rep_lo, rep_n; /* the replicated biases, kept together at the end */
-	size_t *zoff;         /* dp + 1: ZeRO-1 slices of the DP ranks */
+	/* ZeRO's units (sl_dev_state's): [ulo[u], ulo[u+1]); under ZeRO-2 and 3
+	 * unit u < nblocks is block u's split tensors, the last the root */
+	int nunit;
+	size_t *ulo;
+	size_t *uown; /* nunit + 1: where this device's slice of unit u starts in its
+	                 moments; uown[nunit], their length (n without ZeRO) */
 	float *P, *G, *M, *V;
+	float *GS; /* ZeRO-2 and 3: the gradient's slices, summed over micro-batches (uown[nunit]) */
 	sl_shard *shards;
 	int nshards;
 	sl_pp_action *acts;
@@ -63,6 +69,7 @@ struct bstash {
 	float *hmask[2];  /* hidden dropout: attention's and the MLP's output masks (bytes) */
 	float *xla, *xlm; /* pre-norm: the norms' inputs (the device's rows; xa and xm
 	                     hold their outputs) */
+	float *wfull;     /* ZeRO-3: the block's gathered parameters (accounted, held in P) */
 };
 
 struct cstash {
@@ -78,6 +85,7 @@ struct alloc {
 	float *p;
 	size_t bytes;
 	int cat;
+	int real; /* p is the host's (malloc), not a handle */
 };
 
 enum { CAT_ACT, CAT_WS };
@@ -205,6 +213,17 @@ double trn_param_elem_bytes(const sl_cluster_config *hw);
 double trn_opt_elem_bytes(const sl_cluster_config *hw);
 /* Set k's hw, realistic and eb. */
 void trn_set_hw(struct kctx *k, const sl_cluster_config *hw);
+/* What device ds holds all step, in elements: under ZeRO-2 and 3 its
+ * slices of the blocks and the whole root (its gradient summed over the
+ * micro-batches; under ZeRO-3 its parameters gathered for the step); n
+ * otherwise.  And the bytes of its parameters, gradients and Adam state, were
+ * it DP rank dp_rank (a recording's device stands in for others). */
+size_t trn_held(const sl_train *tr, const struct dstate *ds);
+void trn_state_bytes(const sl_train *tr, const struct dstate *ds, int dp_rank,
+                     const sl_cluster_config *hw, uint64_t *params, uint64_t *grads,
+                     uint64_t *opt);
+/* Device ds's own slice of unit u (sl_train_unit_slice's). */
+void trn_own_slice(const sl_train *tr, const struct dstate *ds, int u, size_t *lo, size_t *cnt);
 
 /* Across the files: a device's state (train.c), its step and the run's
  * device program (train_step.c), the plan check (train_est.c). */

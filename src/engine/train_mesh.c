@@ -231,10 +231,13 @@ int sl_layout_check(const sl_model_spec *m, const sl_layout *l, int ndev, sl_err
 			               "--seq, or lower --microbatches",
 			               tokens, l->tp);
 	}
-	if (l->zero1 && l->dp < 2)
+	if (l->zero < 0 || l->zero > 3)
+		return sl_fail(err, SL_EINVAL, "--zero=%d: the ZeRO stages are 0 to 3", l->zero);
+	if (l->zero > 0 && l->dp < 2)
 		return sl_fail(err, SL_EINVAL,
-		               "--zero1 shards the optimizer over data-parallel replicas: it needs "
-		               "--dp of 2 or more");
+		               "ZeRO-%d shards over data-parallel replicas: it needs --dp of 2 or "
+		               "more",
+		               l->zero);
 	return SL_OK;
 }
 

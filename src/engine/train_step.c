@@ -135,7 +135,9 @@ static void mem_track(struct drun *dr, int64_t bytes, int cat)
 		dr->live_peak = dr->live_cur;
 }
 
-static int k_alloc(struct kctx *k, float **out, size_t nf, int cat, const char *what)
+/* real 0: a handle only, whatever the device (memory the step accounts for
+ * but keeps elsewhere, as ZeRO-3's gathered parameters in P). */
+static int k_alloc_as(struct kctx *k, float **out, size_t nf, int cat, const char *what, int real)
 {
 	*out = NULL;
 	struct drun *dr = k->dr;
@@ -149,7 +151,7 @@ static int k_alloc(struct kctx *k, float **out, size_t nf, int cat, const char *
 	}
 	/* The device holds the precision's bytes; the host, fp32 values. */
 	size_t bytes = (size_t)((double)nf * k->eb);
-	if (!k->d || k->dry) {
+	if (!k->d || k->dry || !real) {
 		/* A handle, never read: the step's control flow only asks which
 		 * buffer goes where and whether one exists. */
 		int rc = k->d ? sl_dev_reserve(k->d, bytes, what, k->err) : SL_OK;
@@ -166,16 +168,21 @@ static int k_alloc(struct kctx *k, float **out, size_t nf, int cat, const char *
 			               sl_dev_id(k->d), what);
 		}
 	}
-	dr->live[dr->nlive++] = (struct alloc){*out, bytes, cat};
+	dr->live[dr->nlive++] = (struct alloc){*out, bytes, cat, k->d && !k->dry && real};
 	mem_track(dr, (int64_t)bytes, cat);
 	return SL_OK;
+}
+
+static int k_alloc(struct kctx *k, float **out, size_t nf, int cat, const char *what)
+{
+	return k_alloc_as(k, out, nf, cat, what, 1);
 }
 
 static void drop(struct kctx *k, const struct alloc *a)
 {
 	if (!k->d)
 		return;
-	if (!k->dry)
+	if (a->real)
 		free(a->p);
 	sl_dev_release(k->d, a->bytes);
 }
@@ -1227,6 +1234,58 @@ static void stash_free(struct kctx *k, struct bstash *bs)
 	k_free(k, &bs->a);
 }
 
+/* ---- ZeRO-2 and 3: a unit's parameters gathered, its gradient scattered ---- */
+
+/* ZeRO-3: unit u's parameters all-gathered into P from their owners; *h
+ * accounts for them until zero_release. */
+static int zero_gather(struct kctx *k, int u, float **h)
+{
+	struct dstate *ds = k->ds;
+	size_t lo = ds->ulo[u], n = ds->ulo[u + 1] - lo;
+	TRY(k_alloc_as(k, h, n, CAT_WS, "gathered parameters (ZeRO-3)", 0));
+	return k_coll(k, SL_TR_DP_ALLGATHER, ds->dpg, SL_COLL_ALLGATHER,
+	              k->d && !k->dry ? ds->P : NULL, lo, n, NULL);
+}
+
+/* Before a micro-batch's backward of unit u: its gradient starts from zero
+ * in G (held as workspace, *h, until zero_scatter). */
+static int zero_grad_begin(struct kctx *k, int u, float **h)
+{
+	struct dstate *ds = k->ds;
+	size_t lo = ds->ulo[u], n = ds->ulo[u + 1] - lo;
+	TRY(k_alloc_as(k, h, n, CAT_WS, "a unit's gradient (ZeRO-2)", 0));
+	if (k->d && !k->dry)
+		memset(ds->G + lo, 0, n * FL);
+	return SL_OK;
+}
+
+/* After it: the unit's gradient reduce-scattered over the DP group, this
+ * device's slice added to its sum over micro-batches (GS), the whole freed. */
+static int zero_scatter(struct kctx *k, int u, float **h)
+{
+	struct dstate *ds = k->ds;
+	size_t lo = ds->ulo[u], n = ds->ulo[u + 1] - lo, ol, oc;
+	int real = k->d && !k->dry;
+	TRY(k_coll(k, SL_TR_DP_REDUCESCATTER, ds->dpg, SL_COLL_REDUCESCATTER, real ? ds->G : NULL,
+	           lo, n, NULL));
+	trn_own_slice(k->tr, ds, u, &ol, &oc);
+	/* charged as an even slice, the same on every rank (one recording
+	 * stands for them all) */
+	double elems = 3.0 * (double)n / (double)k->tr->l.dp;
+	if (real) {
+		double mark = sl_dev_cpu_mark();
+		float *s = ds->GS + ds->uown[u];
+		const float *g = ds->G + ol;
+		for (size_t i = 0; i < oc; i++)
+			s[i] += g[i];
+		TRY(ew_done(k, mark, elems, "gradient slice sum"));
+	} else {
+		TRY(ew_skip(k, elems, "gradient slice sum"));
+	}
+	k_free(k, h);
+	return SL_OK;
+}
+
 static int chunk_fwd(struct kctx *k, int c, int mb, float **xio, struct cstash *cs)
 {
 	struct dstate *ds = k->ds;
@@ -1245,7 +1304,10 @@ static int chunk_fwd(struct kctx *k, int c, int mb, float **xio, struct cstash *
 			            "activations (block input, kept to recompute)"));
 			TRY(ew_copy(k, bs->xin, 0, *xio, 0, n));
 		}
+		if (k->tr->l.zero >= 3)
+			TRY(zero_gather(k, i, &bs->wfull));
 		TRY(block_fwd(k, &ds->blk[i], &g, bs, xio));
+		k_free(k, &bs->wfull);
 		if (full)
 			stash_free(k, bs);
 	}
@@ -1272,6 +1334,11 @@ static int chunk_bwd(struct kctx *k, int c, int mb, float **dio, struct cstash *
 	}
 	for (int i = ds->cfirst[c + 1] - 1; i >= ds->cfirst[c]; i--) {
 		struct bstash *bs = &cs->b[i - ds->cfirst[c]];
+		float *gh = NULL;
+		if (k->tr->l.zero >= 3)
+			TRY(zero_gather(k, i, &bs->wfull));
+		if (k->tr->l.zero >= 2)
+			TRY(zero_grad_begin(k, i, &gh));
 		if (bs->xin) {
 			/* Full recomputation: the block's forward again, from its
 			 * kept input, for the activations its backward needs. */
@@ -1286,6 +1353,9 @@ static int chunk_bwd(struct kctx *k, int c, int mb, float **dio, struct cstash *
 		TRY(mlp_bwd(k, &ds->blk[i], &g, bs, dio));
 		if (k->tr->m.heads > 0)
 			TRY(attn_bwd(k, &ds->blk[i], &g, bs, dio));
+		k_free(k, &bs->wfull);
+		if (gh)
+			TRY(zero_scatter(k, i, &gh));
 	}
 	if (c == 0 && ds->pp == 0) {
 		if (k->tr->m.vocab > 0)
@@ -1615,6 +1685,14 @@ int trn_pipeline(struct kctx *k)
 	int v = k->tr->v;
 	struct pmsg pend[MAX_UNIT_MSGS] = {{0}};
 	int npend = 0;
+	/* ZeRO-3's root, gathered once and kept for the step (as FSDP2 keeps
+	 * its root module's parameters) */
+	if (k->tr->l.zero >= 3) {
+		int r = ds->nunit - 1;
+		TRY(k_coll(k, SL_TR_DP_ALLGATHER, ds->dpg, SL_COLL_ALLGATHER,
+		           k->d && !k->dry ? ds->P : NULL, ds->ulo[r], ds->ulo[r + 1] - ds->ulo[r],
+		           NULL));
+	}
 	for (int i = 0; i < ds->nacts;) {
 		int j = unit_end(ds, i);
 		struct pmsg in[MAX_UNIT_MSGS];
@@ -1682,25 +1760,40 @@ int trn_sync_and_update(struct kctx *k)
 	if (l->seq_parallel && ds->rep_n > 0)
 		TRY(k_coll(k, SL_TR_TP_ALLREDUCE, ds->tpg, SL_COLL_ALLREDUCE, G, ds->rep_lo,
 		           ds->rep_n, NULL));
-	if (l->zero1)
+	if (l->zero >= 2) {
+		/* the root's gradient, summed over the micro-batches in G */
+		float *gh = NULL;
+		TRY(k_alloc_as(k, &gh, 0, CAT_WS, "the root's gradient", 0));
+		TRY(zero_scatter(k, ds->nunit - 1, &gh));
+	} else if (l->zero == 1) {
 		TRY(k_coll(k, SL_TR_DP_REDUCESCATTER, ds->dpg, SL_COLL_REDUCESCATTER, G, 0, ds->n,
 		           NULL));
-	else
+	} else {
 		TRY(k_coll(k, SL_TR_DP_ALLREDUCE, ds->dpg, SL_COLL_ALLREDUCE, G, 0, ds->n, NULL));
+	}
 	/* Adam reads and writes 28 bytes a parameter at either precision: fp32
 	 * weights, moments and gradient; or fp32 master weights and moments, a
 	 * bf16 gradient read and bf16 weights written. */
-	double adam = (double)(ds->opt_hi - ds->opt_lo) * 28.0 / k->eb;
+	double adam = (double)ds->uown[ds->nunit] * 28.0 / k->eb;
 	if (k->d && !k->dry) {
 		double mark = sl_dev_cpu_mark();
-		sl_adam(&k->tr->m, k->step + 1, ds->P + ds->opt_lo, ds->G + ds->opt_lo, ds->M,
-		        ds->V, ds->opt_hi - ds->opt_lo);
+		for (int u = 0; u < ds->nunit; u++) {
+			size_t lo, cnt;
+			trn_own_slice(k->tr, ds, u, &lo, &cnt);
+			const float *g = l->zero >= 2 ? ds->GS + ds->uown[u] : ds->G + lo;
+			sl_adam(&k->tr->m, k->step + 1, ds->P + lo, g, ds->M + ds->uown[u],
+			        ds->V + ds->uown[u], cnt);
+		}
 		TRY(ew_done(k, mark, adam, "adam"));
 	} else {
 		TRY(ew_skip(k, adam, "adam"));
 	}
-	if (l->zero1)
-		TRY(k_coll(k, SL_TR_DP_ALLGATHER, ds->dpg, SL_COLL_ALLGATHER, P, 0, ds->n, NULL));
+	/* ZeRO-1 and 2: every replica's parameters made whole again; ZeRO-3
+	 * gathers them unit by unit when next used. */
+	if (l->zero == 1 || l->zero == 2)
+		for (int u = 0; u < ds->nunit; u++)
+			TRY(k_coll(k, SL_TR_DP_ALLGATHER, ds->dpg, SL_COLL_ALLGATHER, P, ds->ulo[u],
+			           ds->ulo[u + 1] - ds->ulo[u], NULL));
 	return SL_OK;
 }
 
@@ -1729,8 +1822,11 @@ static int one_step(struct kctx *k, struct run *R)
 	int id = sl_dev_id(k->d), ks = k->ks;
 	sl_dev_stats s0 = sl_cluster_dev_stats(c, id);
 	dr->t0[ks] = sl_dev_clock(k->d);
-	if (!k->dry)
+	if (!k->dry) {
 		memset(ds->G, 0, ds->n * FL);
+		if (ds->GS)
+			memset(ds->GS, 0, ds->uown[ds->nunit] * FL);
+	}
 	TRY(trn_pipeline(k));
 	sl_dev_stats s1 = sl_cluster_dev_stats(c, id);
 	dr->pipe_end[ks] = sl_dev_clock(k->d);
@@ -1769,11 +1865,11 @@ int trn_train_prog(sl_dev *d, void *arg, sl_err *err)
 	trn_set_hw(&k, hw);
 	struct dstate *ds = k.ds;
 	int rc = SL_OK;
-	double pb = trn_param_elem_bytes(hw), ob = trn_opt_elem_bytes(hw);
-	if ((rc = reserve(&k, (uint64_t)((double)ds->n * pb), "its parameter array")) ||
-	    (rc = reserve(&k, (uint64_t)((double)ds->n * pb), "its gradient array")) ||
-	    (rc =
-	         reserve(&k, (uint64_t)((double)(ds->opt_hi - ds->opt_lo) * ob), "its Adam state")))
+	uint64_t pbytes, gbytes, obytes;
+	trn_state_bytes(R->tr, ds, ds->dp, hw, &pbytes, &gbytes, &obytes);
+	if ((rc = reserve(&k, pbytes, "its parameter array")) ||
+	    (rc = reserve(&k, gbytes, "its gradient array")) ||
+	    (rc = reserve(&k, obytes, "its Adam state")))
 		goto out;
 	for (int s = 0; s < R->steps && rc == SL_OK; s++) {
 		k.ks = s;

@@ -759,7 +759,8 @@ static int run_plan(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resul
 	set(r, "best_microbatches", l->microbatches);
 	set(r, "best_chunks", l->chunks);
 	set(r, "best_sp", l->seq_parallel);
-	set(r, "best_zero1", l->zero1);
+	set(r, "best_zero1", l->zero >= 1);
+	set(r, "best_zero", l->zero);
 	set(r, "best_tp_across", b->tp.used && b->tp.inter);
 	set(r, "best_pp_across", b->pp.used && b->pp.inter);
 	set(r, "best_dp_across", b->dp.used && b->dp.inter);

@@ -57,7 +57,7 @@ sl_layout sl_lsetup_target(const sl_lsetup *s)
 		t.layout.dp = s->to_dp;
 	sl_layout l = sl_lsetup_layout(&t);
 	if (l.dp < 2)
-		l.zero1 = 0;
+		l.zero = 0;
 	if (l.tp < 2)
 		l.seq_parallel = 0;
 	return l;
@@ -322,8 +322,8 @@ void sl_lsetup_describe(const sl_lsetup *s, char *buf, size_t n)
 		if (len >= 0 && (size_t)len < n && axes > 1)
 			len += snprintf(buf + len, n - (size_t)len, ", mesh %s",
 			                sl_mesh_order_name(l.order, order, sizeof order));
-		if (len >= 0 && (size_t)len < n && l.zero1 && l.dp > 1)
-			len += snprintf(buf + len, n - (size_t)len, ", ZeRO-1");
+		if (len >= 0 && (size_t)len < n && l.zero > 0 && l.dp > 1)
+			len += snprintf(buf + len, n - (size_t)len, ", ZeRO-%d", l.zero);
 	}
 	if (len >= 0 && (size_t)len < n && (show & SL_FIG_KIND(SL_RUN_RESHARD))) {
 		sl_layout t = sl_lsetup_target(s);

@@ -243,7 +243,10 @@ static int train_lines(const sl_view *v, int density, int w, struct tline *L)
 	if (l->dp > 1)
 		LINE(SL_ROLE_NORMAL, "data parallel: %d replicas, %d sequences each; gradients %s",
 		     l->dp, ms->batch / l->dp,
-		     l->zero1 ? "reduce-scattered (ZeRO-1)" : "all-reduced");
+		     l->zero == 3   ? "reduce-scattered, parameters gathered (ZeRO-3)"
+		     : l->zero == 2 ? "reduce-scattered by layer (ZeRO-2)"
+		     : l->zero == 1 ? "reduce-scattered (ZeRO-1)"
+		                    : "all-reduced");
 	if (l->tp * l->pp * l->dp == 1)
 		LINE(SL_ROLE_NORMAL, "one device: the whole model");
 	/* as train and plan describe it, the norm and the dropouts too,
