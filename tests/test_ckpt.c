@@ -259,9 +259,11 @@ static int teardown(void **state)
 /* ---- resuming under every other layout ---- */
 
 static const char *const layouts[] = {
-    /* tp pp dp schedule m zero1 */
+    /* tp pp dp schedule m zero */
     "4 1 1 1f1b 1 0", "2 2 1 gpipe 2 0", "2 1 2 1f1b 1 1", "1 4 1 1f1b 4 0", "1 1 1 1f1b 1 0",
+    "1 1 4 1f1b 1 3", "1 2 2 gpipe 2 2",
 };
+#define NLAYOUTS ((int)(sizeof layouts / sizeof layouts[0]))
 
 static sl_layout parse_layout(const char *spec)
 {
@@ -282,7 +284,7 @@ static void resume_from(int from)
 	struct state saved = gather(tr);
 	sl_train_destroy(tr);
 
-	for (int to = 0; to < 5; to++) {
+	for (int to = 0; to < NLAYOUTS; to++) {
 		if (to == from)
 			continue;
 		char what[96];
@@ -335,6 +337,20 @@ static void resume_from_pp4(void **st)
 {
 	(void)st;
 	resume_from(3);
+}
+
+/* ZeRO-3: each replica holds a slice of every block's parameters and
+ * moments; the save gathers them, a load under ZeRO-3 slices them again. */
+static void resume_from_dp4_zero3(void **st)
+{
+	(void)st;
+	resume_from(5);
+}
+
+static void resume_from_pp2_dp2_zero2(void **st)
+{
+	(void)st;
+	resume_from(6);
 }
 
 /* One device's losses of m over 2S steps: what every layout must give. */
@@ -1361,6 +1377,8 @@ int main(void)
 	    cmocka_unit_test(resume_from_tp4),
 	    cmocka_unit_test(resume_from_tp2_pp2),
 	    cmocka_unit_test(resume_from_tp2_dp2_zero1),
+	    cmocka_unit_test(resume_from_dp4_zero3),
+	    cmocka_unit_test(resume_from_pp2_dp2_zero2),
 	    cmocka_unit_test(resume_from_pp4),
 	    cmocka_unit_test(llama_kinds_reshard),
 	    cmocka_unit_test(norm_reshards),

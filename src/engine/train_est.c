@@ -1463,10 +1463,12 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 	e->step_s = all[0].clock;
 	double comm_sum = 0, comp_sum = 0;
 	for (int i = 0; i < N; i++) {
-		const struct pdev *a = &all[i];
+		/* the full replay's devices are in its slots' order */
+		int si = S.method == SL_EST_FULL ? S.slot[i] : i;
+		const struct pdev *a = &all[si];
 		e->pipeline_s = a->pipe_end > e->pipeline_s ? a->pipe_end : e->pipeline_s;
 		e->ideal_s = a->pipe_busy > e->ideal_s ? a->pipe_busy : e->ideal_s;
-		e->flops_per_step += arec[i]->flops;
+		e->flops_per_step += arec[si]->flops;
 		comp_sum += a->compute;
 		comm_sum += a->comm;
 		e->comm_max_s = a->comm > e->comm_max_s ? a->comm : e->comm_max_s;
