@@ -39,7 +39,7 @@ static sl_layout to_layout(const struct lay *x)
 	l.microbatches = x->m;
 	l.chunks = x->v;
 	l.seq_parallel = x->sp;
-	l.zero1 = x->z1;
+	l.zero = x->z1;
 	l.algo = x->algo;
 	if (x->order)
 		assert_int_equal(sl_mesh_order_parse(x->order, l.order), SL_OK);

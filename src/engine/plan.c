@@ -238,7 +238,7 @@ static int shapes(const sl_model_spec *m, const sl_plan_spec *s, int tp, int pp,
 			    (s->fix_chunks > 0 && vk != s->fix_chunks))
 				continue;
 			for (int sp = 0; sp <= (tp > 1 && !s->no_sp); sp++)
-				for (int z1 = 0; z1 <= (dp > 1 && !s->no_zero1); z1++) {
+				for (int z1 = 0; z1 <= (dp > 1 && !s->no_zero1 ? 3 : 0); z1++) {
 					sl_plan_row r;
 					memset(&r, 0, sizeof r);
 					sl_layout_default(&r.layout);
@@ -383,8 +383,22 @@ static int one_shape(struct work *w, const sl_plan_row *shape, struct cands *out
 	r.layout.recompute = w->s->min_recompute;
 	r.layout.attention = w->s->attention;
 	sl_est_rec *rec;
-	int rc = sl_est_record(m, &r.layout, n, 0, &w->s->cluster, &rec, err);
-	if (rc)
+	int rc;
+	/* ZeRO-2 and 3 only where the stage below does not fit: they add
+	 * traffic and, with no communication hidden behind compute, are never
+	 * faster than it (they save only memory). */
+	if (r.layout.zero >= 2) {
+		sl_layout lower = r.layout;
+		lower.zero--;
+		if ((rc = sl_est_record(m, &lower, n, 0, &w->s->cluster, &rec, err)))
+			return rc;
+		sl_estimate e;
+		sl_est_rec_memory(rec, &e);
+		sl_est_rec_free(rec);
+		if (e.mem_peak_bytes <= cfg->memory)
+			return SL_OK;
+	}
+	if ((rc = sl_est_record(m, &r.layout, n, 0, &w->s->cluster, &rec, err)))
 		return rc;
 	sl_est_rec_memory(rec, &r.est);
 	/* A layout that does not fit may with activation recomputation: the
