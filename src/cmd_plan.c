@@ -33,7 +33,7 @@ static void plan_help(void)
 	       "                     [--heads=A] [--seq=S] [--batch=B] [model options]\n"
 	       "                     [--memory=SIZE] [--top=K] [--format=text|json|csv]\n\n"
 	       "Enumerates every valid layout of the model on the devices (tp, pp, dp, micro-\n"
-	       "batches, schedule and its chunks, sequence parallelism, ZeRO-1, mesh order),\n"
+	       "batches, schedule and its chunks, sequence parallelism, ZeRO stage, mesh order),\n"
 	       "times each one's training step with the timing-only engine's analytic twin\n"
 	       "(the same step functions recorded and replayed, proven equal to a run),\n"
 	       "rejects those that do not fit in device memory, and prints them ranked by step\n"
@@ -120,11 +120,13 @@ static void constraints_text(const sl_plan_spec *s, char *buf, size_t n)
 	if (s->fix_chunks > 0 && w < n)
 		w += (size_t)snprintf(buf + w, n - w, "%schunks=%d", w ? " " : " of ",
 		                      s->fix_chunks);
+	if (s->fix_zero && w < n)
+		w += (size_t)snprintf(buf + w, n - w, "%szero=%d", w ? " " : " of ", s->zero);
 	if ((s->no_sp || s->no_zero1) && w < n)
 		snprintf(buf + w, n - w, "%swithout %s", w ? ", " : " ",
-		         s->no_sp && s->no_zero1 ? "sequence parallelism or ZeRO-1"
+		         s->no_sp && s->no_zero1 ? "sequence parallelism or ZeRO"
 		         : s->no_sp              ? "sequence parallelism"
-		                                 : "ZeRO-1");
+		                                 : "ZeRO");
 }
 
 /* "st", "nd", "rd" or "th" after k */
@@ -354,6 +356,7 @@ static json_t *plan_json(const sl_plan *p, const sl_opts *o, struct took t)
 	json_object_set_new(k, "chunks",
 	                    s->fix_chunks > 0 ? json_integer(s->fix_chunks) : json_null());
 	json_object_set_new(k, "zero1", s->no_zero1 ? json_false() : json_null());
+	json_object_set_new(k, "zero", s->fix_zero ? json_integer(s->zero) : json_null());
 	json_object_set_new(j, "constraints", k);
 	json_object_set_new(j, "fit", json_integer(p->nfit));
 	json_object_set_new(j, "wall_s", json_real(t.wall));
@@ -439,6 +442,8 @@ int sl_cmd_plan(int argc, char **argv)
 	                     .fix_chunks = a.t.given_v ? a.t.l.chunks : 0,
 	                     .no_sp = a.no_sp,
 	                     .no_zero1 = a.no_zero1,
+	                     .fix_zero = a.t.given_zero,
+	                     .zero = a.t.l.zero,
 	                     /* the table shows the first top rows; JSON and
 	                      * CSV list every row, timed */
 	                     .exact_top = o.format == SL_FORMAT_TEXT ? a.top : 0};

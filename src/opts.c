@@ -288,6 +288,7 @@ int sl_opts_finish(sl_opts *o, sl_err *err)
 		memcpy(a->l.order, o->order, sizeof o->order);
 	if (a) {
 		a->given_m = sl_opts_given(o, SL_OPT_MICROBATCHES);
+		a->given_zero = sl_opts_given(o, SL_OPT_ZERO) || sl_opts_given(o, SL_OPT_ZERO1);
 		a->given_v = sl_opts_given(o, SL_OPT_CHUNKS);
 		a->given_steps = sl_opts_given(o, SL_OPT_STEPS);
 		a->given_sched = sl_opts_given(o, SL_OPT_SCHEDULE);

@@ -347,6 +347,49 @@ static void test_plan_many_devices(void **state)
 	tu_result_free(&r);
 }
 
+/* OPT-175B's published layout (Zhang et al. 2022, section 2.4: 992 80GB
+ * A100s, fully sharded data parallel with 8-way tensor parallelism) fits
+ * only sharded: under ZeRO-1 each device keeps an eighth of 175B bf16
+ * weights and gradients, 4 * 175e9 / 8 bytes = 81.5 GiB, over its 80;
+ * under ZeRO-3 the weights are split 124 ways too. */
+static void test_plan_opt_175b(void **state)
+{
+	(void)state;
+	const char *base = "plan --model=opt-175b --devices=992 --devices-per-node=8 --preset=a100 "
+	                   "--tp=8 --pp=1 --microbatches=1 --format=json --top=0";
+	char args[300];
+	tu_result r1;
+	snprintf(args, sizeof args, "%s --zero=1", base);
+	tu_run(args, &r1);
+	tu_expect_one_error(args, 2, &r1);
+	if (!strstr(r1.err, "weights, gradients and Adam state; shard them over the replicas "
+	                    "(--zero=3), add devices"))
+		fail_msg("%s: %s", args, r1.err);
+	tu_result_free(&r1);
+	for (int z = 2; z <= 3; z++) {
+		tu_result r;
+		snprintf(args, sizeof args, "%s --zero=%d", base, z);
+		json_t *j = json_of(args, &r);
+		json_t *rows = json_object_get(j, "layouts");
+		assert_true(json_array_size(rows) > 0);
+		for (size_t i = 0; i < json_array_size(rows); i++) {
+			json_t *o = json_array_get(rows, i);
+			assert_int_equal((int)tu_num(o, "tp"), 8);
+			assert_int_equal((int)tu_num(o, "dp"), 124);
+			assert_int_equal((int)tu_num(o, "zero"), z);
+			/* ZeRO-2 keeps the weights whole; ZeRO-3 splits the blocks' 124
+			 * ways (350 MB) and keeps the root whole (the embedding and
+			 * positions, 205 MB) */
+			double w = tu_num(o, "memory_params_bytes");
+			assert_true(z == 2 ? w >= 2.0 * 174e9 / 8 : w < 0.6e9);
+		}
+		assert_true(tu_num(j, "fit") > 0 &&
+		            json_is_true(json_object_get(json_array_get(rows, 0), "fits")));
+		json_decref(j);
+		tu_result_free(&r);
+	}
+}
+
 /* ---- --dry-run ---- */
 
 static void test_run_dry_run(void **state)
@@ -529,6 +572,7 @@ int main(void)
 	    cmocka_unit_test(test_plan_text),
 	    cmocka_unit_test(test_plan_json),
 	    cmocka_unit_test(test_plan_many_devices),
+	    cmocka_unit_test(test_plan_opt_175b),
 	    cmocka_unit_test(test_plan_grad_accumulation),
 	    cmocka_unit_test(test_plan_fixed_degrees),
 	    cmocka_unit_test(test_run_dry_run),

@@ -367,7 +367,8 @@ static const sl_knob table[] = {
      SL_KC_INT, NULL, 0, "shard Adam's state over the data-parallel replicas\n(--zero=1)",
      .man = "Shard Adam's state over the data\\-parallel replicas (needs D > 1); the same as\n"
             ".BR \\-\\-zero=1 .\n"},
-    {"zero", SL_OPT_ZERO, SL_KT_INT, "STAGE", 0, 3, NULL, NULL, TRAINS, S, SL_KG_LAYOUT, LA(zero),
+    {"zero", SL_OPT_ZERO, SL_KT_INT, "STAGE", 0, 3, NULL, NULL, TRAINS | SL_CMD_PLAN, S,
+     SL_KG_LAYOUT, LA(zero),
      SL_KC_INT, NULL, 0,
      "ZeRO stage over the data-parallel replicas: 1 Adam's\nstate sharded, 2 gradients too, 3 "
      "parameters too\n(FSDP; default 0)",
@@ -387,7 +388,13 @@ static const sl_knob table[] = {
             "micro\\-batches on\n"
             ".I D\n"
             "replicas moves (D\\-1)/D of the blocks' parameter bytes 3M times under stage 3\n"
-            "(M+1 times under stage 2, twice under 0 and 1).  Default 0.\n"},
+            "(M+1 times under stage 2, twice under 0 and 1).  Default 0.\n"
+            ".IP\n"
+            ".BR plan :\n"
+            "Only layouts of this stage (unset: none and ZeRO\\-1 for every layout with\n"
+            ".I D\n"
+            "> 1, and ZeRO\\-2 and 3 where the stage below does not fit: with no\n"
+            "communication hidden behind compute they only add traffic).\n"},
     {"recompute", SL_OPT_RECOMPUTE, SL_KT_WORD, NULL, 0, 0, NULL, "none, selective, full",
      TRAINS | SL_CMD_PLAN, S, SL_KG_LAYOUT, LA(recompute), SL_KC_INT, NULL, 0,
      "activation recomputation: the attention core, or each\nblock's forward, run again in the "
@@ -439,11 +446,11 @@ static const sl_knob table[] = {
     {"model", SL_OPT_MODEL, SL_KT_TEXT, "NAME|FILE", 0, 0, NULL, NULL, MODELS, S, SL_KG_MODEL, NONE,
      SL_KC_INT, NULL, 0,
      "the shape of a shipped model (gpt3-175b, megatron-1t,\nllama-3-8b, llama-3-70b, "
-     "llama-3-405b) or a JSON file;\nthe options below override it (shardlab-hardware(5))",
+     "llama-3-405b, opt-175b) or a\nJSON file; the options below override it\n(shardlab-hardware(5))",
      .man = "The model's shape (layers, hidden, ffn, heads, key/value heads, MLP kind,\n"
             "norm, seq, batch, vocabulary and embeddings) from a shipped model\n"
             ".RB ( gpt3\\-175b \", \" megatron\\-1t \", \" llama\\-3\\-8b \", \" llama\\-3\\-70b "
-            "\", \" llama\\-3\\-405b ),\n"
+            "\", \" llama\\-3\\-405b \", \" opt\\-175b ),\n"
             "one of the user's, or a JSON file\n"
             ".RB ( shardlab\\-hardware (5));\n"
             "the options below override it, whatever their order.\n"
@@ -843,9 +850,9 @@ static const sl_knob table[] = {
      .man = "Only layouts without sequence parallelism.\n"},
     {"no-zero1", SL_OPT_NO_ZERO1, SL_KT_FLAG, NULL, 0, 1, NULL, NULL, SL_CMD_PLAN, 0, SL_KG_PLAN,
      NONE, SL_KC_INT, NULL, 0,
-     "only layouts without ZeRO-1 (Adam's state whole on\nevery replica): with the option "
+     "only layouts without ZeRO (Adam's state whole on\nevery replica): with the option "
      "above, what\nMegatron-LM had in 2021",
-     .man = "Only layouts without ZeRO\\-1 (Adam's state whole on every replica).\n"
+     .man = "Only layouts without ZeRO of any stage (Adam's state whole on every replica).\n"
             "With the option above, the layouts Megatron\\-LM had in 2021, before\n"
             "sequence parallelism (Korthikanti et al. 2022) and its distributed\n"
             "optimizer: what a comparison with a run of that time needs.\n"

@@ -239,6 +239,8 @@ static int shapes(const sl_model_spec *m, const sl_plan_spec *s, int tp, int pp,
 				continue;
 			for (int sp = 0; sp <= (tp > 1 && !s->no_sp); sp++)
 				for (int z1 = 0; z1 <= (dp > 1 && !s->no_zero1 ? 3 : 0); z1++) {
+					if (s->fix_zero && z1 != s->zero)
+						continue;
 					sl_plan_row r;
 					memset(&r, 0, sizeof r);
 					sl_layout_default(&r.layout);
@@ -387,7 +389,7 @@ static int one_shape(struct work *w, const sl_plan_row *shape, struct cands *out
 	/* ZeRO-2 and 3 only where the stage below does not fit: they add
 	 * traffic and, with no communication hidden behind compute, are never
 	 * faster than it (they save only memory). */
-	if (r.layout.zero >= 2) {
+	if (r.layout.zero >= 2 && !w->s->fix_zero) {
 		sl_layout lower = r.layout;
 		lower.zero--;
 		if ((rc = sl_est_record(m, &lower, n, 0, &w->s->cluster, &rec, err)))
@@ -659,16 +661,19 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 		               (double)r->est.optimizer_bytes;
 		/* When the weights, gradients and Adam state alone do not fit, the
 		 * batch and the sequence cannot help. */
+		/* ... unless they can be sharded further over the replicas */
+		int shard = r->layout.dp > 1 && r->layout.zero < 3 && !s->no_zero1;
 		if (state > (double)cfg->memory)
 			return sl_fail(
 			    err, SL_EINVAL,
 			    "no layout fits in %s per device: the smallest peak is %s (%s), "
-			    "%s of it weights, gradients and Adam state; add devices or "
+			    "%s of it weights, gradients and Adam state; %sadd devices or "
 			    "memory, or shrink the model (--seq, --batch cannot help)",
 			    sl_fmt_bytes((double)cfg->memory, have, sizeof have),
 			    sl_fmt_bytes((double)r->est.mem_peak_bytes, need, sizeof need),
 			    sl_plan_layout_name(&r->layout, name, sizeof name),
-			    sl_fmt_bytes(state, st, sizeof st));
+			    sl_fmt_bytes(state, st, sizeof st),
+			    shard ? "shard them over the replicas (--zero=3), " : "");
 		return sl_fail(err, SL_EINVAL,
 		               "no layout fits in %s per device: the smallest peak is %s (%s); add "
 		               "devices or memory, or lower --seq, --batch or the model's size",

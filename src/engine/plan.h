@@ -52,6 +52,8 @@ typedef struct sl_plan_spec {
 	/* Nonzero: no layout with sequence parallelism, or with ZeRO-1 (a run
 	 * from before either, as Narayanan et al.'s of 2021). */
 	int no_sp, no_zero1;
+	/* fix_zero nonzero: only layouts of ZeRO stage `zero` */
+	int fix_zero, zero;
 	/* When not NULL: set to nonzero (from any thread) to stop the plan
 	 * between layouts, and sl_plan_run returns SL_ECANCEL (the TUI quits). */
 	const atomic_int *cancel;

@@ -362,6 +362,11 @@ struct psim {
 	/* per axis (0: TP, 1: DP), the groups of replayed devices: a device's
 	 * group, its members by rank, how many have arrived at its collective */
 	int *grp[2], *members[2], *arrived[2];
+	/* ZeRO-2 and 3's DP collectives inside the pipeline when one replica is
+	 * replayed (dp_virtual()): every DP ring hop has one link; scratch */
+	int dp_alike;
+	struct pdev *vd, **vp;
+	int *vids;
 };
 
 /* A compute op's time: its recorded kernel times on a realistic machine,
@@ -667,6 +672,27 @@ static void wake(struct psim *S, int i)
 }
 
 /* The next op of replayed device i (inside a template when it runs one). */
+/* A DP collective inside the pipeline (ZeRO-2 and 3) for replayed device i,
+ * at state *d, under a method that replays one replica (STAGE, SLICE): the
+ * method's premise is that every replica is where this one is, so the
+ * group is p copies of d, ringed over its members' links, and d becomes
+ * its own rank's copy.  0 (fall back) unless every DP hop has one link. */
+static int dp_virtual(struct psim *S, int i, struct pdev *d, const struct pop *o)
+{
+	if (!S->dp_alike || S->method == SL_EST_REPLICA)
+		return 0;
+	int p = S->l.dp;
+	for (int r = 0; r < p; r++) {
+		S->vd[r] = *d;
+		S->vp[r] = &S->vd[r];
+		S->vids[r] = group_member(&S->l, S->tp[i], S->pp[i], S->dp[i], 1, r);
+	}
+	if (!sim_coll(S, S->vids, S->vp, p, p, o, NULL))
+		return 0;
+	*d = S->vd[S->dp[i]];
+	return 1;
+}
+
 static void next_op(struct psim *S, int i)
 {
 	struct pdev *d = &S->d[i];
@@ -793,6 +819,13 @@ static int group_tmpl(struct psim *S, int grp, const int *mem, int tm)
 				m[r]->clock += f;
 				m[r]->compute += f;
 			}
+		} else if (o->dp_group) {
+			for (int r = 0; r < p; r++)
+				if (!dp_virtual(S, mem[r], m[r], o)) {
+					if (keep && g->n < GSLOT_MAX)
+						gent_free(e);
+					return 0;
+				}
 		} else if (!sim_coll(S, ids, m, p, S->l.tp, o, lk)) {
 			if (keep && g->n < GSLOT_MAX)
 				gent_free(e); /* not counted yet */
@@ -952,6 +985,15 @@ static int sim_advance(struct psim *S, int i, int stop)
 		d->pc++;
 		return 1;
 	case PO_COLL: {
+		if (o->dp_group && S->method != SL_EST_FULL) {
+			if (!dp_virtual(S, i, d, o)) {
+				S->uneven = 1;
+				return 0;
+			}
+			next_op(S, i);
+			wake(S, i);
+			return 1;
+		}
 		int ring = o->dp_group ? S->l.dp : S->l.tp;
 		int p = o->dp_group ? ring : S->period;
 		/* Every member runs the same collectives in the same order: the
@@ -1052,6 +1094,9 @@ static int tmpl_effect(struct psim *S, int i, const struct tmpl *t, struct pdev 
 			struct pdev *m = e;
 			if (!sim_coll(S, &id, &m, 1, S->l.tp, o, &S->next[0][i]))
 				return 0;
+		} else if (o->type == PO_COLL) {
+			if (!dp_virtual(S, i, e, o))
+				return 0;
 		} else {
 			return 0;
 		}
@@ -1126,6 +1171,9 @@ static void psim_free(struct psim *S)
 		free(S->eff[i]);
 	free(S->eff);
 	free(S->gids);
+	free(S->vd);
+	free(S->vp);
+	free(S->vids);
 	free(S->gm);
 	free(S->off);
 	free(S->t0);
@@ -1275,6 +1323,19 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 	S.pt1 = S.pt0 ? S.pt0 + nn : NULL;
 	S.pshare = calloc(nn, sizeof *S.pshare);
 	S.gids = malloc((size_t)N * sizeof *S.gids);
+	S.vd = malloc((size_t)dp_n * sizeof *S.vd);
+	S.vp = malloc((size_t)dp_n * sizeof *S.vp);
+	S.vids = malloc((size_t)dp_n * sizeof *S.vids);
+	if (!S.vd || !S.vp || !S.vids) {
+		psim_free(&S);
+		return sl_fail(err, SL_ENOMEM, "out of host memory");
+	}
+	if (method != SL_EST_FULL && R->tr.l.zero >= 2) {
+		sl_link_spec l0 = ring_link_of(L, l, 0, 1);
+		S.dp_alike = 1;
+		for (int id = 1; id < N && S.dp_alike; id++)
+			S.dp_alike = same_link(ring_link_of(L, l, id, 1), l0);
+	}
 	S.gm = malloc((size_t)N * sizeof *S.gm);
 	S.off = malloc(((size_t)N + 1) * sizeof *S.off);
 	S.t0 = malloc(8 * (size_t)N * sizeof *S.t0);
@@ -1505,10 +1566,6 @@ static int replay(const sl_est_rec *R, const sl_axis *order, const struct linksr
 	sl_layout l = R->tr.l;
 	if (order)
 		memcpy(l.order, order, sizeof l.order);
-	/* ZeRO-2 and 3 run DP collectives inside the pipeline phase, where
-	 * only the full replay has every replica */
-	if (how == SL_EST_AUTO && l.zero >= 2)
-		how = SL_EST_FULL;
 	for (int m = how == SL_EST_AUTO ? SL_EST_STAGE : how; m <= SL_EST_FULL; m++)
 		for (int per = m == SL_EST_STAGE   ? 1
 		               : m == SL_EST_SLICE ? 2
