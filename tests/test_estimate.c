@@ -249,7 +249,7 @@ static sl_cluster_config realistic_of(const struct lay *x, double attn_frac)
 	sl_cluster_config cfg = config_of(x);
 	cfg.precision = SL_PREC_BF16;
 	cfg.efficiency = SL_EFF_REALISTIC;
-	cfg.dm = (sl_device_model){3e12, 0.8, 132, 256, 128, 64, 2e-6, attn_frac, 0};
+	cfg.dm = (sl_device_model){3e12, 0.8, 132, 256, 128, 64, 2e-6, attn_frac, 0, 0.189};
 	return cfg;
 }
 

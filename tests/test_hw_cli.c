@@ -407,7 +407,7 @@ static void test_model_option(void **state)
 	const char *bad[] = {"train --dry-run --model=llama-2-7b",
 	                     "plan --model=/nonexistent.json"};
 	const char *says[] = {"unknown model 'llama-2-7b' (one of: gpt3-175b, llama-3-405b, "
-	                      "llama-3-70b, llama-3-8b, megatron-1t)",
+	                      "llama-3-70b, llama-3-8b, megatron-1t, opt-175b)",
 	                      "/nonexistent.json: cannot open: No such file or directory"};
 	for (int k = 0; k < 2; k++) {
 		tu_result r;

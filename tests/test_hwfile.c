@@ -480,7 +480,8 @@ static void test_shipped_models(void **state)
 {
 	(void)state;
 	/* Brown et al. 2020, Table 2.1; Narayanan et al. 2021, Table 1; Llama
-	 * Team 2024, Table 3. */
+	 * Team 2024, Table 3; Zhang et al. 2022, Table 1 (OPT's batch: 8
+	 * sequences for each of 124 replicas, section 2.4). */
 	const struct {
 		const char *name;
 		int layers, hidden, ffn, heads, kv_heads, ffn_kind, norm, seq, batch, vocab, untie;
@@ -496,6 +497,8 @@ static void test_shipped_models(void **state)
 	     1, "2407.21783"},
 	    {"llama-3-405b", 126, 16384, 53248, 128, 8, SL_FFN_SWIGLU, SL_NORM_RMS, 8192, 2048,
 	     128256, 1, "2407.21783"},
+	    {"opt-175b", 96, 12288, 49152, 96, 0, SL_FFN_GELU, SL_NORM_LAYER, 2048, 992, 50272, 0,
+	     "2205.01068"},
 	};
 	/* Llama 3 8B's blocks: 32 (h (h + 2 * 8 * 128) + h h + 3 h f) weights (the
 	 * paper's 8.03B less its embeddings and head of 128256 words), and the
@@ -560,11 +563,12 @@ static void test_shipped_models(void **state)
 	assert_int_not_equal(sl_model_file_find("llama-2-7b", &m, &err), SL_OK);
 	/* As near llama-3-8b as llama-3-70b: no guess. */
 	assert_string_equal(err.msg, "unknown model 'llama-2-7b' (one of: gpt3-175b, llama-3-405b, "
-	                             "llama-3-70b, llama-3-8b, megatron-1t)");
+	                             "llama-3-70b, llama-3-8b, megatron-1t, opt-175b)");
 	assert_int_not_equal(sl_model_file_find("llama-3-8", &m, &err), SL_OK);
 	assert_string_equal(err.msg,
 	                    "unknown model 'llama-3-8': did you mean 'llama-3-8b'? (one of: "
-	                    "gpt3-175b, llama-3-405b, llama-3-70b, llama-3-8b, megatron-1t)");
+	                    "gpt3-175b, llama-3-405b, llama-3-70b, llama-3-8b, megatron-1t, "
+	                    "opt-175b)");
 	if (oldp)
 		setenv("SHARDLAB_MODEL_PATH", oldp, 1);
 	else

@@ -64,6 +64,10 @@ static const char *n_recomp(int i)
 {
 	return i < SL_RECOMPUTE_N ? sl_recompute_name((sl_recompute)i) : NULL;
 }
+static const char *n_overlap(int i)
+{
+	return i < SL_OVERLAP_N ? sl_overlap_name(i) : NULL;
+}
 static const char *n_attn(int i)
 {
 	return i < SL_ATTN_N ? sl_attention_name((sl_attention)i) : NULL;
@@ -108,7 +112,7 @@ static void test_choices_are_the_engines(void **state)
 	    {SL_OPT_ATTENTION, n_attn},  {SL_OPT_FFN_KIND, n_ffn},
 	    {SL_OPT_NORM, n_norm},       {SL_OPT_POS_EMB, n_pos},
 	    {SL_OPT_GRAD_ACCUM, n_gacc}, {SL_OPT_OP, n_op},
-	    {SL_OPT_FORMAT, n_format},
+	    {SL_OPT_FORMAT, n_format},   {SL_OPT_OVERLAP, n_overlap},
 	};
 	int words = 0;
 	for (int r = 0; r < sl_knob_count(); r++)

@@ -420,7 +420,7 @@ static void test_exact_top_keeps_the_first_rows(void **state)
 	sl_cluster_config cfg = tu_h100(64, 8);
 	cfg.precision = SL_PREC_BF16;
 	cfg.efficiency = SL_EFF_REALISTIC;
-	cfg.dm = (sl_device_model){3e12, 0.8, 132, 256, 128, 64, 2e-6, 0.6, 0};
+	cfg.dm = (sl_device_model){3e12, 0.8, 132, 256, 128, 64, 2e-6, 0.6, 0, 0.189};
 	sl_plan all, top;
 	plan_or_fail(&m, &cfg, &all);
 	const int ks[] = {1, 5};
@@ -451,7 +451,9 @@ static void test_exact_top_keeps_the_first_rows(void **state)
 			const sl_plan_row *r = &top.rows[i];
 			if (r->timed) {
 				assert_true(r->floor_s <= r->est.step_s * (1 + 1e-12));
-				assert_true(r->floor_s >= r->est.compute_s * (1 - 1e-9));
+				/* compute beside communication runs up to 18.9% slower
+				 * (the realistic machine's overlap_slowdown) */
+				assert_true(r->floor_s >= r->est.compute_s / 1.189 * (1 - 1e-9));
 				assert_true(untimed == 0); /* the timed first */
 				continue;
 			}

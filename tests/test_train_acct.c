@@ -861,6 +861,64 @@ static void test_reshard_through_canonical_form(void **state)
 	sl_cluster_destroy(c);
 }
 
+/* Gradient buckets beside the backward pass (PyTorch DDP; overlap on the
+ * ideal machine, no slowdown).  Four blocks of 528 parameters, a bucket of
+ * 4000 bytes: blocks 3 and 2 fill the first (1056 values), 1 and 0 the
+ * second, and the replicated biases (64 values) go last, at the step's end.
+ * A ring all-reduce of S bytes over d devices takes 2(d-1)(a + S/(dB)); a
+ * bucket starts when its last block's backward ends and the bucket before
+ * it is done, and the step ends when the last one is:
+ *   e1 = t(block 2) + T1, e2 = max(t(block 0), e1) + T2,
+ *   e3 = max(t(block 0), e2) + T3 = max(backward, last bucket's end).
+ * The blocks' ends are read from the trace; the buckets' times from the
+ * formula.  Slow links make the reductions the longer chain, fast ones the
+ * backward pass. */
+static void test_dp_overlap_buckets(void **state)
+{
+	(void)state;
+	const double bws[] = {1e9, 1e11};
+	const int ds[] = {2, 4};
+	for (int bi = 0; bi < 2; bi++)
+		for (int di = 0; di < 2; di++) {
+			int d = ds[di];
+			double bw = bws[bi], a = 1e-6;
+			sl_model_spec m;
+			attn_model(&m, 4, 8);
+			sl_layout l = tu_layout(1, 1, d, SL_SCHED_1F1B, 1, 1);
+			l.overlap = SL_OVERLAP_ON;
+			l.bucket_bytes = 4000;
+			sl_cluster *c = cluster(d, 0, 1e9, bw, a, (uint64_t)1 << 30);
+			sl_train_report rep;
+			run(&m, &l, c, 1, &rep, NULL);
+			uint64_t blocks = 4, n = params_per_device(&m, 4, 1);
+			uint64_t root = blocks * 2 * (uint64_t)m.hidden, per = (n - root) / blocks;
+			assert_int_equal(per, 528);
+			sl_snapshot snap;
+			assert_int_equal(sl_trace_snapshot(sl_cluster_trace(c), &snap), SL_OK);
+			double end[4] = {0};
+			for (size_t i = 0; i < snap.n; i++) {
+				const sl_event *e = &snap.ev[i];
+				if (e->dev == 0 && e->kind == SL_EV_COMPUTE &&
+				    e->work.pass == SL_PASS_BWD && e->t1 > end[e->work.block])
+					end[e->work.block] = e->t1;
+			}
+			sl_snapshot_free(&snap);
+#define RING(S) (2.0 * (d - 1) * (a + (S) / (d * bw)))
+			double e1 = end[2] + RING(2.0 * per * F4);
+			double e2 = (end[0] > e1 ? end[0] : e1) + RING(2.0 * per * F4);
+			double e3 = (end[0] > e2 ? end[0] : e2) + RING((double)root * F4);
+#undef RING
+			if (fabs(rep.step_s - e3) > 1e-12 * e3)
+				fail_msg("d=%d bandwidth %g: step %.15g s, bucket schedule %.15g s", d,
+				         bw, rep.step_s, e3);
+			/* slow links: the reductions outlast the backward pass */
+			assert_true(bi == 0 ? e2 > end[0] : e1 < end[0]);
+			assert_true(rep.dev[0].comm_exposed_s < rep.dev[0].comm_s);
+			sl_train_report_free(&rep);
+			sl_cluster_destroy(c);
+		}
+}
+
 /* The trace tags pipeline work with its micro-batch: the staircase. */
 static void test_trace_microbatches(void **state)
 {
@@ -902,6 +960,7 @@ int main(void)
 	    cmocka_unit_test(test_memory_formulas),
 	    cmocka_unit_test(test_zero1_shards_optimizer),
 	    cmocka_unit_test(test_zero_traffic),
+	    cmocka_unit_test(test_dp_overlap_buckets),
 	    cmocka_unit_test(test_zero3_memory),
 	    cmocka_unit_test(test_prediction_equals_emulation),
 	    cmocka_unit_test(test_scatter_gather_uneven),

@@ -74,7 +74,7 @@ static sl_cluster *make(const struct lay *x, int timing_only, uint64_t memory)
 	if (g_separate) {
 		cfg.precision = SL_PREC_BF16;
 		cfg.efficiency = SL_EFF_REALISTIC;
-		cfg.dm = (sl_device_model){3e12, 0.8, 132, 256, 128, 64, 2e-6, 0.6, 0};
+		cfg.dm = (sl_device_model){3e12, 0.8, 132, 256, 128, 64, 2e-6, 0.6, 0, 0.189};
 	}
 	return tu_create(&cfg);
 }

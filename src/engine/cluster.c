@@ -780,6 +780,9 @@ int sl_cluster_run(sl_cluster *c, sl_program prog, void *arg, sl_err *err)
 	for (int i = 0; i < c->n; i++) {
 		struct sl_dev *d = &c->dev[i];
 		d->clock = 0;
+		d->stream = 0;
+		memset(d->sclock, 0, sizeof d->sclock);
+		memset(d->sbusy, 0, sizeof d->sbusy);
 		d->rx_free[0] = d->rx_free[1] = 0;
 		d->op = -1;
 		d->coll.op = -1;
@@ -879,6 +882,56 @@ double sl_dev_clock(const sl_dev *d)
 	return d->clock;
 }
 
+void sl_dev_stream(sl_dev *d, int s)
+{
+	if (s == d->stream || s < 0 || s >= SL_STREAMS)
+		return;
+	double now = d->clock;
+	pthread_mutex_lock(&d->mu);
+	d->sclock[d->stream] = now;
+	d->stream = s;
+	/* back to the compute stream: it goes on from its own clock */
+	if (s == SL_STREAM_COMPUTE) {
+		d->clock = d->sclock[s];
+	} else if (now > d->sclock[s]) {
+		/* idle until now: its next busy stretch starts here */
+		d->sbusy[s] = now;
+		d->clock = now;
+	} else {
+		d->clock = d->sclock[s];
+	}
+	pthread_mutex_unlock(&d->mu);
+}
+
+double sl_dev_stream_now(const sl_dev *d, int s)
+{
+	return s == d->stream ? d->clock : d->sclock[s];
+}
+
+void sl_dev_stream_wait(sl_dev *d, int s)
+{
+	if (s == d->stream || s < 0 || s >= SL_STREAMS)
+		return;
+	sl_dev_wait_event(d, d->sclock[s]);
+}
+
+void sl_dev_wait_event(sl_dev *d, double t)
+{
+	if (t <= d->clock)
+		return;
+	double w = sl_wall_now();
+	sl_dev_record(d, SL_EV_WAIT, -1, d->clock, t, w, w, 0, 0, "waits for communication");
+	pthread_mutex_lock(&d->mu);
+	d->st.stream_wait_s += t - d->clock;
+	d->clock = t;
+	pthread_mutex_unlock(&d->mu);
+}
+
+int sl_dev_stream_of(const sl_dev *d)
+{
+	return d->stream;
+}
+
 void sl_dev_set_op(sl_dev *d, int op_id, int microbatch)
 {
 	d->op = op_id;
@@ -917,6 +970,7 @@ void sl_dev_record(sl_dev *d, sl_ev_kind kind, int peer, double t0, double t1, d
 	ev.work = d->work;
 	ev.p2p = d->p2p;
 	ev.io = d->io;
+	ev.stream = d->stream;
 	ev.t0 = t0;
 	ev.t1 = t1;
 	ev.w0 = w0 - d->c->wall0;
@@ -926,6 +980,47 @@ void sl_dev_record(sl_dev *d, sl_ev_kind kind, int peer, double t0, double t1, d
 	if (label)
 		snprintf(ev.label, sizeof ev.label, "%s", label);
 	sl_trace_add(d->c->trace, &ev);
+}
+
+double sl_overlap_extra(const sl_cluster_config *cfg, int stream, const double *busy,
+                        const double *sclock, double t0, double dt)
+{
+	double f = cfg && cfg->efficiency == SL_EFF_REALISTIC ? cfg->dm.overlap_slowdown : 0;
+	if (!(f > 0) || stream != SL_STREAM_COMPUTE)
+		return 0;
+	/* The side streams' busy stretches after t0, merged (two at most). */
+	double a[2], b[2];
+	int n = 0;
+	for (int s = 1; s < SL_STREAMS; s++)
+		if (sclock[s] > t0 && sclock[s] > busy[s]) {
+			a[n] = busy[s] > t0 ? busy[s] : t0;
+			b[n++] = sclock[s];
+		}
+	if (n == 2 && a[1] < a[0]) {
+		double x = a[0], y = b[0];
+		a[0] = a[1], b[0] = b[1], a[1] = x, b[1] = y;
+	}
+	if (n == 2 && a[1] <= b[0]) {
+		b[0] = b[1] > b[0] ? b[1] : b[0];
+		n = 1;
+	}
+	/* The kernel's work progresses at 1/(1 + f) while a stretch lasts: the
+	 * same end whether kernels run one by one or as one. */
+	double t = t0, left = dt;
+	for (int i = 0; i < n; i++) {
+		if (a[i] > t) {
+			if (left <= a[i] - t)
+				return 0;
+			left -= a[i] - t;
+			t = a[i];
+		}
+		double cap = (b[i] - t) / (1 + f);
+		if (left <= cap)
+			return t + left * (1 + f) - t0 - dt;
+		left -= cap;
+		t = b[i];
+	}
+	return t + left - t0 - dt;
 }
 
 void sl_dev_wait_until(sl_dev *d, double t)
@@ -999,7 +1094,9 @@ double sl_dev_cpu_mark(void)
 static int account_compute(sl_dev *d, double dt, double flops, double cpu_s, double w0,
                            const char *label, sl_err *err)
 {
-	double t0 = d->clock, t1 = t0 + dt;
+	double t0 = d->clock;
+	dt += sl_overlap_extra(&d->c->cfg, d->stream, d->sbusy, d->sclock, t0, dt);
+	double t1 = t0 + dt;
 	if (sl_pace_until(d->c, t1))
 		return sl_fail(err, SL_ECANCEL, "cancelled");
 	sl_dev_record(d, SL_EV_COMPUTE, -1, t0, t1, w0, sl_wall_now(), 0, flops, label);

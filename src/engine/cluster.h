@@ -73,6 +73,8 @@ typedef struct sl_device_model {
 	                       0: gemm_frac */
 	double mem_frac;    /* the share of mem_bw a streaming kernel reaches (a measured
 	                       device-local copy over the datasheet figure); 0: all of it */
+	double overlap_slowdown; /* a kernel beside communication kernels takes this much
+	                            longer for the time they share (their SMs); 0: none */
 } sl_device_model;
 
 /* Which events a cluster's runs keep in its trace; all zero: all of them.
@@ -238,6 +240,8 @@ sl_link_state sl_cluster_link_state(const sl_cluster *c, int src, int dst);
 typedef struct sl_dev_stats {
 	double clock; /* emulated time at the end of the device's program */
 	double compute_s, comm_s, wait_s;
+	double comm_side_s;   /* of comm_s, on a side stream (beside the compute) */
+	double stream_wait_s; /* the compute stream waiting for a side stream */
 	double flops;
 	uint64_t bytes_sent, bytes_received;
 	uint64_t mem_current, mem_peak;
@@ -256,6 +260,32 @@ sl_cluster *sl_dev_cluster(sl_dev *d);
 double sl_dev_clock(const sl_dev *d);
 /* Move the device's clock forward to t (never back), as idle time. */
 void sl_dev_wait_until(sl_dev *d, double t);
+/* Streams, as a GPU runs NCCL kernels beside its GEMMs: stream 0 computes;
+ * collectives and transfers may run on the side streams.  The device's
+ * clock is its current stream's.  sl_dev_stream makes s current: what
+ * follows on a side stream starts when it is free and not before the
+ * stream left has got to (it waits for what was issued before it, the data
+ * it sends); back on the compute stream, from the compute stream's own
+ * clock.
+ * sl_dev_stream_wait makes the current stream wait for s (as a CUDA event),
+ * the wait counted as stream_wait_s.  A compute kernel that runs while a
+ * side stream is busy takes longer by the device's overlap_slowdown of the
+ * time they share (sl_device_model; 0 on the ideal machine).  Every stream
+ * starts at 0 in a run. */
+#define SL_STREAMS 3
+enum { SL_STREAM_COMPUTE, SL_STREAM_DP, SL_STREAM_MP };
+/* The extra time of a kernel of dt from t0 on stream `stream`, the side
+ * streams busy over [busy[s], sclock[s]]: what the engine adds, and what
+ * the prediction adds the same way. */
+double sl_overlap_extra(const sl_cluster_config *cfg, int stream, const double *busy,
+                        const double *sclock, double t0, double dt);
+void sl_dev_stream(sl_dev *d, int s);
+void sl_dev_stream_wait(sl_dev *d, int s);
+/* An event: stream s's time now (what it has been given so far); waiting
+ * for one makes the current stream wait for that much of it only. */
+double sl_dev_stream_now(const sl_dev *d, int s);
+void sl_dev_wait_event(sl_dev *d, double t);
+int sl_dev_stream_of(const sl_dev *d);
 
 /* Memory accounting: every buffer a device holds goes through these.  An
  * allocation past capacity fails with SL_EDEVMEM and a message naming the

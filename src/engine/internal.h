@@ -52,7 +52,12 @@ struct sl_dev {
 	sl_cluster *c;
 	int id, node;
 	pthread_t thread;
-	double clock;
+	double clock; /* the current stream's */
+	/* Streams (sl_dev_stream): the current one, every other one's clock,
+	 * and since when each has been busy without a gap (a side stream's
+	 * kernels share the device with the compute beside them) */
+	int stream;
+	double sclock[SL_STREAMS], sbusy[SL_STREAMS];
 	/* Within a collective, when the device's ejection port is next free,
 	 * inside its node and from other nodes (NVSwitch, the NIC): the bytes
 	 * of one receive at a time each.  Reset as each collective starts:

@@ -395,6 +395,29 @@ static const sl_knob table[] = {
             ".I D\n"
             "> 1, and ZeRO\\-2 and 3 where the stage below does not fit: with no\n"
             "communication hidden behind compute they only add traffic).\n"},
+    {"overlap", SL_OPT_OVERLAP, SL_KT_WORD, NULL, 0, 0, NULL, "auto, on, off", TRAINS, S,
+     SL_KG_LAYOUT, LA(overlap), SL_KC_INT, NULL, 0,
+     "communication beside compute: data-parallel buckets\nduring the backward pass, ZeRO's "
+     "collectives (default\nauto: on when realistic)",
+     .man = "Run communication beside compute on its own stream, as PyTorch DDP and FSDP\n"
+            "and Megatron\\-LM do: the last micro\\-batch's data\\-parallel gradients\n"
+            "all\\-reduced in buckets of\n"
+            ".B \\-\\-bucket\n"
+            "bytes while its backward pass goes on (each model chunk's on its own), ZeRO\\-2\n"
+            "and 3's reduce\\-scatters after each block's backward, and ZeRO\\-3's gathers\n"
+            "of the next block during this one.  A kernel beside communication runs 18.9%\n"
+            "slower for the time they share on the realistic machine (Lee et al. 2025,\n"
+            "arXiv 2507.03114).\n"
+            ".B auto\n"
+            "(the default) is on under realistic efficiency and off on the ideal machine,\n"
+            "whose closed forms have none.\n"},
+    {"bucket", SL_OPT_BUCKET, SL_KT_BYTES, "SIZE", 1, 1e12, NULL, NULL, TRAINS, S, SL_KG_LAYOUT,
+     LA(bucket_bytes), SL_KC_DOUBLE, NULL, 0,
+     "gradient bucket with --overlap (default 25 MiB)",
+     .man = "The data\\-parallel gradient bucket with\n"
+            ".BR \\-\\-overlap :\n"
+            "whole blocks' gradients, at least this many bytes (default 25 MiB, PyTorch\n"
+            "DDP's bucket_cap_mb).\n"},
     {"recompute", SL_OPT_RECOMPUTE, SL_KT_WORD, NULL, 0, 0, NULL, "none, selective, full",
      TRAINS | SL_CMD_PLAN, S, SL_KG_LAYOUT, LA(recompute), SL_KC_INT, NULL, 0,
      "activation recomputation: the attention core, or each\nblock's forward, run again in the "

@@ -58,7 +58,7 @@
  * none measured and use the datasheet figure (0). */
 #define NV_DM(bw, frac, sms, launch, attn, mem)                                                    \
 	{                                                                                          \
-		(bw), (frac), (sms), 256, 128, 64, (launch), (attn), (mem)                         \
+		(bw), (frac), (sms), 256, 128, 64, (launch), (attn), (mem), SL_OVERLAP_SLOWDOWN       \
 	}
 static const sl_preset presets[] = {
     {"h100",
@@ -142,7 +142,7 @@ static const sl_preset presets[] = {
      8,
      {448e9, 2e-6},
      {50e9, 5e-6},
-     {5.3e12, 0.601, 304, 256, 256, 64, 2e-6, 0, 0},
+     {5.3e12, 0.601, 304, 256, 256, 64, 2e-6, 0, 0, SL_OVERLAP_SLOWDOWN},
      0.8,
      0.94,
      SL_PREC_BF16,
@@ -190,7 +190,7 @@ static const sl_preset presets[] = {
      0,
      {5.5e9, 40e-6},
      {1e9, 100e-6},
-     {0, 0, 0, 0, 0, 0, 0, 0, 0},
+     {0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
      1,
      1,
      SL_PREC_FP32,
@@ -205,7 +205,7 @@ static const sl_preset presets[] = {
      0,
      {0, 0},
      {0, 0},
-     {0, 0, 0, 0, 0, 0, 0, 0, 0},
+     {0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
      0,
      0,
      SL_PREC_FP32,

@@ -36,4 +36,12 @@ void sl_preset_apply(const sl_preset *p, sl_cluster_config *cfg);
 /* This machine's single-thread sgemm rate, measured once (about 50 ms). */
 double sl_host_flops(void);
 
+/* A kernel running beside communication kernels: 18.9% slower on average
+ * over the time they share, as Lee et al. 2025 measured GPT and Llama
+ * layers on 4 A100s, H100s, MI250s and MI210s ("Characterizing Compute-
+ * Communication Overlap in GPU-Accelerated Distributed Deep Learning",
+ * arXiv 2507.03114, abstract: an average slowdown of 18.9%, at most 40%);
+ * every preset and hardware file takes it. */
+#define SL_OVERLAP_SLOWDOWN 0.189
+
 #endif

@@ -123,6 +123,7 @@ typedef struct sl_event {
 	sl_ev_work work;
 	sl_ev_p2p p2p;
 	sl_ev_io io;
+	int stream; /* the device's stream it ran on (0: compute; sl_dev_stream) */
 	char label[40];
 } sl_event;
 

@@ -48,11 +48,12 @@ int trn_build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
 	ds->shards = calloc((size_t)nb * per, sizeof *ds->shards);
 	ds->nacts = 2 * l->microbatches * tr->v;
 	ds->acts = malloc((size_t)ds->nacts * sizeof *ds->acts);
-	/* ulo (nb + 2) and uown (nb + 2) in one block */
-	ds->ulo = calloc(2 * ((size_t)nb + 2), sizeof *ds->ulo);
+	/* ulo, uown and blo (nb + 2 each) in one block */
+	ds->ulo = calloc(3 * ((size_t)nb + 2), sizeof *ds->ulo);
 	if (!ds->blk || !ds->shards || !ds->acts || !ds->ulo)
 		return sl_fail(err, SL_ENOMEM, "out of host memory");
 	ds->uown = ds->ulo + nb + 2;
+	ds->blo = ds->uown + nb + 2;
 	int rc = sl_pp_schedule(l->schedule, l->pp, l->microbatches, tr->v, ds->pp, ds->acts, err);
 	if (rc)
 		return rc;
@@ -71,8 +72,11 @@ int trn_build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
 			for (int b = first; b < first + count; b++, i++) {
 				struct blk *bk = &ds->blk[i];
 				bk->index = b;
-				if (pass == 0 && l->zero >= 2)
-					ds->ulo[i] = off;
+				if (pass == 0) {
+					ds->blo[i] = off;
+					if (l->zero >= 2)
+						ds->ulo[i] = off;
+				}
 				for (int kind = k0; kind < SL_T_PER_BLOCK; kind++) {
 					sl_tensor_info ti;
 					int t = b * per + (kind - k0);
@@ -112,8 +116,11 @@ int trn_build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
 		 * Megatron-LM keeps one on each end of a pipeline), split; the
 		 * learned positions whole on every TP rank.  Memory, traffic and
 		 * the update only: a run with a vocabulary computes no values. */
-		if (pass == 0 && l->zero >= 2)
-			ds->ulo[nb] = off;
+		if (pass == 0) {
+			ds->blo[nb] = off;
+			if (l->zero >= 2)
+				ds->ulo[nb] = off;
+		}
 		if (m->vocab > 0) {
 			size_t vh = (size_t)sl_model_vocab_shard(m, l->tp) * (size_t)m->hidden;
 			int first = ds->pp == 0, last = ds->pp == l->pp - 1;
@@ -556,7 +563,7 @@ static int run_alloc(sl_train *tr, sl_cluster *c, int steps, struct run **out, s
 		dr->st = calloc((size_t)mv, sizeof *dr->st);
 		dr->bst = calloc((size_t)tr->l.microbatches * (nb ? nb : 1), sizeof *dr->bst);
 		dr->loss = calloc((size_t)steps, sizeof *dr->loss);
-		dr->t0 = calloc((size_t)steps * 7, sizeof *dr->t0);
+		dr->t0 = calloc((size_t)steps * 8, sizeof *dr->t0);
 		if (!dr->st || !dr->bst || !dr->loss || !dr->t0)
 			return sl_fail(err, SL_ENOMEM, "out of host memory");
 		dr->pipe_end = dr->t0 + steps;
@@ -565,6 +572,7 @@ static int run_alloc(sl_train *tr, sl_cluster *c, int steps, struct run **out, s
 		dr->compute = dr->t0 + 4 * steps;
 		dr->comm = dr->t0 + 5 * steps;
 		dr->flops = dr->t0 + 6 * steps;
+		dr->exposed = dr->t0 + 7 * steps;
 		for (int mb = 0; mb < tr->l.microbatches; mb++)
 			for (int ch = 0; ch < tr->v; ch++)
 				dr->st[mb * tr->v + ch].b =
@@ -615,7 +623,7 @@ int sl_train_run(sl_train *tr, sl_cluster *c, int steps, sl_train_report *rep, s
 				pipe = dr->pipe_end[s] - t0;
 			if (dr->pipe_busy[s] > ideal)
 				ideal = dr->pipe_busy[s];
-			sum_idle += (t1 - t0) - dr->compute[s] - dr->comm[s];
+			sum_idle += (t1 - t0) - dr->compute[s] - dr->exposed[s];
 		}
 		rep->losses[s] = dry ? NAN : sum / norm;
 		sum_step += t1 - t0;
@@ -647,10 +655,13 @@ int sl_train_run(sl_train *tr, sl_cluster *c, int steps, sl_train_report *rep, s
 		for (int s = 0; s < steps; s++) {
 			o->compute_s += dr->compute[s] / steps;
 			o->comm_s += dr->comm[s] / steps;
+			o->comm_exposed_s += dr->exposed[s] / steps;
 			o->flops += dr->flops[s] / steps;
 			o->pipe_busy_s += dr->pipe_busy[s] / steps;
 		}
-		o->idle_s = rep->step_s - o->compute_s - o->comm_s;
+		/* hidden communication ran beside the compute: idle is what
+		 * neither the compute nor exposed communication filled */
+		o->idle_s = rep->step_s - o->compute_s - o->comm_exposed_s;
 		/* A busy device's sums round to a hair over the step: no idle
 		 * time, not "-0.0 ns". */
 		if (o->idle_s < 0 && o->idle_s > -1e-9 * rep->step_s)

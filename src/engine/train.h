@@ -81,11 +81,24 @@ typedef struct sl_layout {
 	 * tensors, and the root (embedding, head, replicated tensors), which
 	 * stage 3 gathers once a step and keeps, as FSDP2 keeps its root. */
 	int zero;
+	/* Communication beside compute (sl_dev_stream), as PyTorch DDP and FSDP
+	 * and Megatron-LM run it: the last micro-batch's data-parallel gradient
+	 * all-reduce in buckets of bucket_bytes while its backward goes on
+	 * (per model chunk); ZeRO-2/3's reduce-scatters after each block's
+	 * backward, and ZeRO-3's gathers of the next block during this one's.
+	 * SL_OVERLAP_AUTO: on when the machine is realistic, off on the ideal
+	 * one (whose closed forms have none). */
+	int overlap;
+	double bucket_bytes; /* 0: 25 MiB, PyTorch DDP's default (bucket_cap_mb) */
 	sl_recompute recompute;
 	sl_attention attention;
 	sl_axis order[SL_NAXES]; /* mesh order, fastest-varying first */
 	sl_algo algo;            /* collective algorithm */
 } sl_layout;
+
+enum { SL_OVERLAP_AUTO, SL_OVERLAP_ON, SL_OVERLAP_OFF, SL_OVERLAP_N };
+const char *sl_overlap_name(int o);
+#define SL_BUCKET_DEFAULT (25.0 * 1024 * 1024)
 
 /* One device, 1F1B, one micro-batch, order tp-dp-pp, ring. */
 void sl_layout_default(sl_layout *l);
@@ -138,6 +151,7 @@ typedef struct sl_train_dev {
 	uint64_t mem_peak_bytes; /* all of it, as the engine counted it */
 	/* per step (means over the run) */
 	double compute_s, comm_s, idle_s, flops;
+	double comm_exposed_s; /* of comm_s, what the compute waited for (not hidden beside it) */
 	double pipe_busy_s; /* compute + communication during the pipeline phase */
 	uint64_t sent[SL_TR_NKINDS], received[SL_TR_NKINDS];
 } sl_train_dev;
@@ -273,6 +287,7 @@ typedef struct sl_estimate {
 	double step_s, pipeline_s, ideal_s, bubble_fraction, idle_fraction;
 	double flops_per_step;    /* all devices' GEMM FLOPs */
 	double compute_s, comm_s; /* means over the devices */
+	double comm_exposed_s;    /* of comm_s, the mean the compute waited for */
 	double comm_max_s;        /* the device that communicates most */
 	/* the device with the highest peak memory, and its categories */
 	int peak_dev;

@@ -306,6 +306,13 @@ struct pdev {
 	sl_span sp[2 * MAX_UNIT_MSGS];
 	int nsp;
 	uint64_t sent[SL_TR_NKINDS], recv[SL_TR_NKINDS];
+	/* streams, as the engine's (sl_dev_stream): each side stream's clock and
+	 * the start of its busy stretch; communication on them; the compute
+	 * stream's waits for them */
+	double sclock[SL_STREAMS], sbusy[SL_STREAMS];
+	double comm_side, swait;
+	double ev[2]; /* events marked on a side stream (PO_MARK) */
+	int walk;     /* an effect (S->eff) that cannot be added: walk its ops */
 };
 
 struct gcache {
@@ -367,7 +374,56 @@ struct psim {
 	int dp_alike;
 	struct pdev *vd, **vp;
 	int *vids;
+	const sl_cluster_config *cfg; /* for sl_overlap_extra (NULL: no slowdown) */
+	/* compute may run beside busy side streams, slower: templates are never
+	 * added as a whole (S->eff, group_tmpl()), every op is walked */
+	int walk_all;
+	double *cst;                  /* per device: the compute clock while on a side stream */
 };
+
+/* An op on stream s: a side stream's starts when the stream is free, not
+ * before the compute stream's now (sl_dev_stream); returns the compute
+ * clock, which st_leave puts back. */
+static double st_enter(struct pdev *d, int s)
+{
+	double c = d->clock;
+	if (s) {
+		if (c > d->sclock[s])
+			d->sbusy[s] = c;
+		else
+			d->clock = d->sclock[s];
+	}
+	return c;
+}
+
+static void st_leave(struct pdev *d, int s, double c, double comm0)
+{
+	if (s) {
+		d->comm_side += d->comm - comm0;
+		d->sclock[s] = d->clock;
+		d->clock = c;
+	}
+}
+
+/* A compute op on d: on the compute stream slowed beside busy side streams. */
+static void st_compute(const struct psim *S, struct pdev *d, int s, double f)
+{
+	double c = st_enter(d, s);
+	if (!s)
+		f += sl_overlap_extra(S->cfg, 0, d->sbusy, d->sclock, d->clock, f);
+	d->clock += f;
+	d->compute += f;
+	st_leave(d, s, c, d->comm);
+}
+
+static void st_wait(struct pdev *d, int s, int slot)
+{
+	double t = slot >= 0 ? d->ev[slot] : d->sclock[s];
+	if (t > d->clock) {
+		d->swait += t - d->clock;
+		d->clock = t;
+	}
+}
 
 /* A compute op's time: its recorded kernel times on a realistic machine,
  * its FLOPs over the rate on an ideal one. */
@@ -682,14 +738,18 @@ static int dp_virtual(struct psim *S, int i, struct pdev *d, const struct pop *o
 	if (!S->dp_alike || S->method == SL_EST_REPLICA)
 		return 0;
 	int p = S->l.dp;
+	double comm0 = d->comm, c = st_enter(d, o->stream);
 	for (int r = 0; r < p; r++) {
 		S->vd[r] = *d;
 		S->vp[r] = &S->vd[r];
 		S->vids[r] = group_member(&S->l, S->tp[i], S->pp[i], S->dp[i], 1, r);
 	}
-	if (!sim_coll(S, S->vids, S->vp, p, p, o, NULL))
+	if (!sim_coll(S, S->vids, S->vp, p, p, o, NULL)) {
+		d->clock = c;
 		return 0;
+	}
 	*d = S->vd[S->dp[i]];
+	st_leave(d, o->stream, c, comm0);
 	return 1;
 }
 
@@ -710,7 +770,7 @@ static int tmpl_plain(const struct tmpl *t)
 {
 	for (int q = 0; q < t->pl.n; q++) {
 		const struct pop *o = &t->pl.op[q];
-		if (o->type != PO_COMPUTE && !(o->type == PO_COLL && !o->dp_group))
+		if (o->stream || (o->type != PO_COMPUTE && !(o->type == PO_COLL && !o->dp_group)))
 			return 0;
 	}
 	return 1;
@@ -864,7 +924,7 @@ static int sim_advance(struct psim *S, int i, int stop)
 	const struct plist *src = pl; /* the list o is in: its msg[] holds o's messages */
 	if (o->type == PO_ACTION) {
 		const struct tmpl *t = &S->rec[i]->ts.t[o->tm];
-		if (S->eff && d->tpc == 0) {
+		if (S->eff && d->tpc == 0 && !S->eff[i][o->tm].walk && !S->walk_all) {
 			const struct pdev *e = &S->eff[i][o->tm];
 			d->clock += e->clock;
 			d->compute += e->compute;
@@ -882,7 +942,7 @@ static int sim_advance(struct psim *S, int i, int stop)
 		}
 		struct gslot *gs = S->gc && d->tpc == 0 ? &S->gc[S->grp[0][i]].slot[o->tm] : NULL;
 		if (gs && gs->plain < 0)
-			gs->plain = tmpl_plain(t);
+			gs->plain = !S->walk_all && tmpl_plain(t);
 		if (gs && gs->plain) {
 			/* The TP group runs it together, once all have come. */
 			int grp = S->grp[0][i];
@@ -918,8 +978,15 @@ static int sim_advance(struct psim *S, int i, int stop)
 	int n = S->n;
 	switch (o->type) {
 	case PO_COMPUTE:
-		d->clock += op_s(S, o);
-		d->compute += op_s(S, o);
+		st_compute(S, d, o->stream, op_s(S, o));
+		next_op(S, i);
+		return 1;
+	case PO_WAIT:
+		st_wait(d, o->stream, o->slot);
+		next_op(S, i);
+		return 1;
+	case PO_MARK:
+		d->ev[o->slot] = d->sclock[o->stream];
 		next_op(S, i);
 		return 1;
 	case PO_PIPE_END:
@@ -1010,15 +1077,20 @@ static int sim_advance(struct psim *S, int i, int stop)
 		struct pdev **m = S->gm;
 		sl_link_spec *lk = S->glk;
 		const int *mem = S->members[g] + (size_t)grp * p;
+		double *cst = S->cst, *cm0 = S->cst + S->N;
 		for (int r = 0; r < p; r++) {
 			ids[r] = S->id[mem[r]];
 			m[r] = &S->d[mem[r]];
 			lk[r] = S->next[g][mem[r]];
+			cm0[r] = m[r]->comm;
+			cst[r] = st_enter(m[r], o->stream);
 		}
 		if (!sim_coll(S, ids, m, p, ring, o, lk)) {
 			S->uneven = 1;
 			return 0;
 		}
+		for (int r = 0; r < p; r++)
+			st_leave(m[r], o->stream, cst[r], cm0[r]);
 		for (int r = 0; r < p; r++) {
 			m[r]->waiting = 0;
 			next_op(S, mem[r]);
@@ -1084,6 +1156,13 @@ static int sim_run(struct psim *S, sl_err *err)
 static int tmpl_effect(struct psim *S, int i, const struct tmpl *t, struct pdev *e)
 {
 	memset(e, 0, sizeof *e);
+	/* Beside the compute, what a template adds depends on the streams
+	 * when it starts: its ops are walked instead. */
+	for (int q = 0; q < t->pl.n; q++)
+		if (t->pl.op[q].stream || t->pl.op[q].type == PO_WAIT || t->pl.op[q].type == PO_MARK) {
+			e->walk = 1;
+			return 1;
+		}
 	for (int q = 0; q < t->pl.n; q++) {
 		const struct pop *o = &t->pl.op[q];
 		if (o->type == PO_COMPUTE) {
@@ -1172,6 +1251,7 @@ static void psim_free(struct psim *S)
 	free(S->eff);
 	free(S->gids);
 	free(S->vd);
+	free(S->cst);
 	free(S->vp);
 	free(S->vids);
 	free(S->gm);
@@ -1323,14 +1403,22 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 	S.pt1 = S.pt0 ? S.pt0 + nn : NULL;
 	S.pshare = calloc(nn, sizeof *S.pshare);
 	S.gids = malloc((size_t)N * sizeof *S.gids);
+	S.cfg = linksrc_cfg(L);
+	{
+		const sl_layout *rl = &R->tr.l;
+		int real = S.cfg && S.cfg->efficiency == SL_EFF_REALISTIC;
+		int ov = rl->overlap == SL_OVERLAP_ON || (rl->overlap == SL_OVERLAP_AUTO && real);
+		S.walk_all = real && S.cfg->dm.overlap_slowdown > 0 && ov && rl->dp > 1;
+	}
+	S.cst = malloc(2 * (size_t)N * sizeof *S.cst);
 	S.vd = malloc((size_t)dp_n * sizeof *S.vd);
 	S.vp = malloc((size_t)dp_n * sizeof *S.vp);
 	S.vids = malloc((size_t)dp_n * sizeof *S.vids);
-	if (!S.vd || !S.vp || !S.vids) {
+	if (!S.vd || !S.vp || !S.vids || !S.cst) {
 		psim_free(&S);
 		return sl_fail(err, SL_ENOMEM, "out of host memory");
 	}
-	if (method != SL_EST_FULL && R->tr.l.zero >= 2) {
+	if (method != SL_EST_FULL && R->tr.l.dp > 1) {
 		sl_link_spec l0 = ring_link_of(L, l, 0, 1);
 		S.dp_alike = 1;
 		for (int id = 1; id < N && S.dp_alike; id++)
@@ -1489,10 +1577,14 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 			const struct pop *o0 = &r0->pl.op[r0->tail + j];
 			if (o0->type == PO_COMPUTE) {
 				for (int i = 0; i < N; i++) {
-					double f = op_s(&S, &arec[i]->pl.op[arec[i]->tail + j]);
-					all[i].clock += f;
-					all[i].compute += f;
+					const struct pop *o = &arec[i]->pl.op[arec[i]->tail + j];
+					st_compute(&S, &all[i], o->stream, op_s(&S, o));
 				}
+				continue;
+			}
+			if (o0->type == PO_WAIT) {
+				for (int i = 0; i < N; i++)
+					st_wait(&all[i], o0->stream, o0->slot);
 				continue;
 			}
 			/* Every group once: from the member of rank 0. */
@@ -1502,11 +1594,16 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 				if ((o0->dp_group ? dp : tp) != 0)
 					continue;
 				const struct pop *o = &arec[i]->pl.op[arec[i]->tail + j];
+				double *cst = S.cst, *cm0 = S.cst + N;
 				for (int r = 0; r < p; r++) {
 					S.gids[r] = group_member(l, tp, pp, dp, o0->dp_group, r);
 					S.gm[r] = &all[S.gids[r]];
+					cm0[r] = S.gm[r]->comm;
+					cst[r] = st_enter(S.gm[r], o->stream);
 				}
 				sim_coll(&S, S.gids, S.gm, p, p, o, NULL);
+				for (int r = 0; r < p; r++)
+					st_leave(S.gm[r], o->stream, cst[r], cm0[r]);
 			}
 		}
 		double mx = 0;
@@ -1522,7 +1619,7 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 	e->method = method;
 	e->replayed = S.n;
 	e->step_s = all[0].clock;
-	double comm_sum = 0, comp_sum = 0;
+	double comm_sum = 0, comp_sum = 0, exp_sum = 0;
 	for (int i = 0; i < N; i++) {
 		/* the full replay's devices are in its slots' order */
 		int si = S.method == SL_EST_FULL ? S.slot[i] : i;
@@ -1533,7 +1630,9 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 		comp_sum += a->compute;
 		comm_sum += a->comm;
 		e->comm_max_s = a->comm > e->comm_max_s ? a->comm : e->comm_max_s;
-		e->idle_fraction += e->step_s - a->compute - a->comm;
+		double exposed = a->comm - a->comm_side + a->swait;
+		exp_sum += exposed;
+		e->idle_fraction += e->step_s - a->compute - exposed;
 		for (int k = 0; k < SL_TR_NKINDS; k++) {
 			e->sent[k] = a->sent[k] > e->sent[k] ? a->sent[k] : e->sent[k];
 			e->received[k] = a->recv[k] > e->received[k] ? a->recv[k] : e->received[k];
@@ -1545,6 +1644,7 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 	}
 	e->compute_s = comp_sum / N;
 	e->comm_s = comm_sum / N;
+	e->comm_exposed_s = exp_sum / N;
 	e->idle_fraction = e->step_s > 0 ? e->idle_fraction / (e->step_s * N) : 0;
 	if (e->idle_fraction < 0) /* rounding, as a run's */
 		e->idle_fraction = 0;

@@ -40,6 +40,7 @@ struct dstate {
 	 * unit u < nblocks is block u's split tensors, the last the root */
 	int nunit;
 	size_t *ulo;
+	size_t *blo; /* nb + 1: where each local block's split tensors start; blo[nb] their end */
 	size_t *uown; /* nunit + 1: where this device's slice of unit u starts in its
 	                 moments; uown[nunit], their length (n without ZeRO) */
 	float *P, *G, *M, *V;
@@ -103,6 +104,7 @@ struct drun {
 	double *loss;      /* per step: this device's sum of squared errors */
 	/* per step */
 	double *t0, *pipe_end, *pipe_busy, *t_end, *compute, *comm, *flops;
+	double *exposed; /* communication the compute stream waited for */
 };
 
 struct run {
@@ -132,7 +134,7 @@ struct pmsg {
 
 /* The recording of one device's step, which the prediction replays: the
  * same step functions run with no device and append what they would do. */
-enum { PO_COMPUTE, PO_COLL, PO_XFER, PO_PIPE_END, PO_BARRIER, PO_ACTION };
+enum { PO_COMPUTE, PO_COLL, PO_XFER, PO_PIPE_END, PO_BARRIER, PO_ACTION, PO_WAIT, PO_MARK };
 
 struct pop {
 	int type;
@@ -145,6 +147,10 @@ struct pop {
 	int rows;       /* > 0: blocks of whole rows of h (sequence parallelism) */
 	int m0, ns, nr; /* PO_XFER: its sends msg[m0..m0+ns), then its receives */
 	int tm;         /* PO_ACTION: the template it runs */
+	int stream;     /* PO_COMPUTE, PO_COLL: the stream it runs on; PO_WAIT: the stream
+	                   the compute stream waits for; PO_MARK: the stream an event marks */
+	int slot;       /* PO_MARK: the event's slot; PO_WAIT: the event waited for, -1: the
+	                   whole stream */
 };
 
 /* A message of a recorded exchange: the peer by its pipeline stage (it
@@ -170,6 +176,7 @@ enum { MEM_ACT, MEM_WS, MEM_LIVE };
 
 struct tmpl {
 	int bwd, chunk, nb;
+	int last; /* the last micro-batch's backward, which sends gradient buckets */
 	struct plist pl;
 	int64_t net[3]; /* held at its end, less at its start */
 	uint64_t up[3]; /* the most held above the start at any point */
@@ -202,6 +209,10 @@ struct kctx {
 	double eb;     /* emulated bytes of an activation or gradient element */
 	int batch;     /* the next kernels are each one of this many fused (attention heads) */
 	int fused;     /* the next kernels are parts of one fused attention kernel */
+	int stream;    /* the stream the next operations run on (sl_dev_stream) */
+	int overlap;   /* the layout's overlap on this machine */
+	size_t bk_lo, bk_hi; /* the data-parallel bucket being filled: [bk_lo, bk_hi) of G */
+	double ev[2];        /* on a device: events (sl_dev_stream_now), ZeRO-3's gathers */
 	sl_err *err;
 };
 

@@ -144,6 +144,13 @@ int sl_attention_parse(const char *s, sl_attention *out)
 
 static const char *recompute_names[SL_RECOMPUTE_N] = {"none", "selective", "full"};
 
+static const char *const overlap_names[SL_OVERLAP_N] = {"auto", "on", "off"};
+
+const char *sl_overlap_name(int o)
+{
+	return o >= 0 && o < SL_OVERLAP_N ? overlap_names[o] : "?";
+}
+
 const char *sl_recompute_name(sl_recompute r)
 {
 	return r >= 0 && r < SL_RECOMPUTE_N ? recompute_names[r] : "?";

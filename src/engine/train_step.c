@@ -85,7 +85,8 @@ void trn_set_hw(struct kctx *k, const sl_cluster_config *hw)
 static int rec_compute(struct kctx *k, double flops, double sec)
 {
 	struct plist *pl = k->pl;
-	if (pl->n > 0 && pl->op[pl->n - 1].type == PO_COMPUTE) {
+	if (pl->n > 0 && pl->op[pl->n - 1].type == PO_COMPUTE &&
+	    pl->op[pl->n - 1].stream == k->stream) {
 		pl->op[pl->n - 1].flops += flops;
 		pl->op[pl->n - 1].sec += sec;
 		return SL_OK;
@@ -95,6 +96,61 @@ static int rec_compute(struct kctx *k, double flops, double sec)
 	o.type = PO_COMPUTE;
 	o.flops = flops;
 	o.sec = sec;
+	o.stream = k->stream;
+	return rec_op(k, &o);
+}
+
+/* The layout's overlap on this machine (SL_OVERLAP_AUTO: when realistic). */
+static int overlap_on(const struct kctx *k)
+{
+	int o = k->tr->l.overlap;
+	return o == SL_OVERLAP_ON || (o == SL_OVERLAP_AUTO && k->realistic);
+}
+
+/* The next operations on stream s (sl_dev_stream); recording, their ops
+ * carry it. */
+static void k_stream(struct kctx *k, int s)
+{
+	if (k->d)
+		sl_dev_stream(k->d, s);
+	k->stream = s;
+}
+
+/* The compute stream waits for stream s's work so far (slot -1), or for
+ * what it had when event `slot` was marked on it. */
+static int k_wait_ev(struct kctx *k, int s, int slot)
+{
+	if (k->d) {
+		if (slot < 0)
+			sl_dev_stream_wait(k->d, s);
+		else
+			sl_dev_wait_event(k->d, k->ev[slot]);
+		return SL_OK;
+	}
+	struct pop o;
+	memset(&o, 0, sizeof o);
+	o.type = PO_WAIT;
+	o.stream = s;
+	o.slot = slot;
+	return rec_op(k, &o);
+}
+
+static int k_wait(struct kctx *k, int s)
+{
+	return k_wait_ev(k, s, -1);
+}
+
+static int k_mark(struct kctx *k, int s, int slot)
+{
+	if (k->d) {
+		k->ev[slot] = sl_dev_stream_now(k->d, s);
+		return SL_OK;
+	}
+	struct pop o;
+	memset(&o, 0, sizeof o);
+	o.type = PO_MARK;
+	o.stream = s;
+	o.slot = slot;
 	return rec_op(k, &o);
 }
 
@@ -242,6 +298,7 @@ static int k_coll(struct kctx *k, sl_traffic_kind kind, const sl_group *g, sl_co
 		memset(&o, 0, sizeof o);
 		o.type = PO_COLL;
 		o.op = op;
+		o.stream = k->stream;
 		o.dp_group = g == k->ds->dpg;
 		o.kind = kind;
 		o.count = count;
@@ -1247,6 +1304,28 @@ static int zero_gather(struct kctx *k, int u, float **h)
 	              k->d && !k->dry ? ds->P : NULL, lo, n, NULL);
 }
 
+/* With overlap, ZeRO-3 gathers on the DP stream one block ahead (FSDP's
+ * prefetch): block i's gather was issued before; wait for it (its event),
+ * then issue block `next`'s (-1: none) to run beside block i's compute. */
+static int zero_prefetch(struct kctx *k, struct cstash *cs, int c, int i, int next, int first)
+{
+	int f = k->ds->cfirst[c];
+	if (first) {
+		k_stream(k, SL_STREAM_DP);
+		TRY(zero_gather(k, i, &cs->b[i - f].wfull));
+		TRY(k_mark(k, SL_STREAM_DP, i & 1));
+		k_stream(k, SL_STREAM_COMPUTE);
+	}
+	TRY(k_wait_ev(k, SL_STREAM_DP, i & 1));
+	if (next >= 0) {
+		k_stream(k, SL_STREAM_DP);
+		TRY(zero_gather(k, next, &cs->b[next - f].wfull));
+		TRY(k_mark(k, SL_STREAM_DP, next & 1));
+		k_stream(k, SL_STREAM_COMPUTE);
+	}
+	return SL_OK;
+}
+
 /* Before a micro-batch's backward of unit u: its gradient starts from zero
  * in G (held as workspace, *h, until zero_scatter). */
 static int zero_grad_begin(struct kctx *k, int u, float **h)
@@ -1266,6 +1345,8 @@ static int zero_scatter(struct kctx *k, int u, float **h)
 	struct dstate *ds = k->ds;
 	size_t lo = ds->ulo[u], n = ds->ulo[u + 1] - lo, ol, oc;
 	int real = k->d && !k->dry;
+	if (overlap_on(k))
+		k_stream(k, SL_STREAM_DP);
 	TRY(k_coll(k, SL_TR_DP_REDUCESCATTER, ds->dpg, SL_COLL_REDUCESCATTER, real ? ds->G : NULL,
 	           lo, n, NULL));
 	trn_own_slice(k->tr, ds, u, &ol, &oc);
@@ -1282,8 +1363,47 @@ static int zero_scatter(struct kctx *k, int u, float **h)
 	} else {
 		TRY(ew_skip(k, elems, "gradient slice sum"));
 	}
+	k_stream(k, SL_STREAM_COMPUTE);
 	k_free(k, h);
 	return SL_OK;
+}
+
+/* Data-parallel buckets (overlap, no ZeRO-2/3): the last micro-batch's
+ * backward adds each block's gradient range to the bucket, which is
+ * all-reduced on the DP stream once it holds bucket_bytes; a chunk's last
+ * bucket goes when its backward ends. */
+static int dp_bucket_send(struct kctx *k)
+{
+	struct dstate *ds = k->ds;
+	if (k->bk_hi <= k->bk_lo)
+		return SL_OK;
+	k_stream(k, SL_STREAM_DP);
+	int rc = k_coll(k, SL_TR_DP_ALLREDUCE, ds->dpg, SL_COLL_ALLREDUCE,
+	                k->d && !k->dry ? ds->G : NULL, k->bk_lo, k->bk_hi - k->bk_lo, NULL);
+	k_stream(k, SL_STREAM_COMPUTE);
+	k->bk_lo = k->bk_hi = 0;
+	return rc;
+}
+
+static int dp_bucket_add(struct kctx *k, int i)
+{
+	struct dstate *ds = k->ds;
+	if (k->bk_hi <= k->bk_lo)
+		k->bk_hi = ds->blo[i + 1];
+	k->bk_lo = ds->blo[i];
+	double cap = k->tr->l.bucket_bytes > 0 ? k->tr->l.bucket_bytes : SL_BUCKET_DEFAULT;
+	if ((double)(k->bk_hi - k->bk_lo) * k->eb >= cap)
+		return dp_bucket_send(k);
+	return SL_OK;
+}
+
+/* Buckets run only with overlap, data parallelism, no ZeRO (ZeRO-1 reduce-
+ * scatters at the step's end; 2 and 3 block by block), on the last
+ * micro-batch (whose backward makes the gradients final). */
+static int dp_buckets(const struct kctx *k, int mb)
+{
+	const sl_layout *l = &k->tr->l;
+	return overlap_on(k) && l->dp > 1 && l->zero == 0 && mb == l->microbatches - 1;
 }
 
 static int chunk_fwd(struct kctx *k, int c, int mb, float **xio, struct cstash *cs)
@@ -1304,7 +1424,10 @@ static int chunk_fwd(struct kctx *k, int c, int mb, float **xio, struct cstash *
 			            "activations (block input, kept to recompute)"));
 			TRY(ew_copy(k, bs->xin, 0, *xio, 0, n));
 		}
-		if (k->tr->l.zero >= 3)
+		if (k->tr->l.zero >= 3 && overlap_on(k))
+			TRY(zero_prefetch(k, cs, c, i, i + 1 < ds->cfirst[c + 1] ? i + 1 : -1,
+			                  i == ds->cfirst[c]));
+		else if (k->tr->l.zero >= 3)
 			TRY(zero_gather(k, i, &bs->wfull));
 		TRY(block_fwd(k, &ds->blk[i], &g, bs, xio));
 		k_free(k, &bs->wfull);
@@ -1335,7 +1458,10 @@ static int chunk_bwd(struct kctx *k, int c, int mb, float **dio, struct cstash *
 	for (int i = ds->cfirst[c + 1] - 1; i >= ds->cfirst[c]; i--) {
 		struct bstash *bs = &cs->b[i - ds->cfirst[c]];
 		float *gh = NULL;
-		if (k->tr->l.zero >= 3)
+		if (k->tr->l.zero >= 3 && overlap_on(k))
+			TRY(zero_prefetch(k, cs, c, i, i > ds->cfirst[c] ? i - 1 : -1,
+			                  i == ds->cfirst[c + 1] - 1));
+		else if (k->tr->l.zero >= 3)
 			TRY(zero_gather(k, i, &bs->wfull));
 		if (k->tr->l.zero >= 2)
 			TRY(zero_grad_begin(k, i, &gh));
@@ -1356,7 +1482,14 @@ static int chunk_bwd(struct kctx *k, int c, int mb, float **dio, struct cstash *
 		k_free(k, &bs->wfull);
 		if (gh)
 			TRY(zero_scatter(k, i, &gh));
+		if (dp_buckets(k, mb))
+			TRY(dp_bucket_add(k, i));
 	}
+	/* a chunk's last bucket goes as its backward ends; the first chunk's,
+	 * the last done, waits for the step's end to go with the root */
+	if (dp_buckets(k, mb) && c > 0)
+		TRY(dp_bucket_send(k));
+	k->bk_lo = k->bk_hi = 0;
 	if (c == 0 && ds->pp == 0) {
 		if (k->tr->m.vocab > 0)
 			TRY(embed_bwd(k, &g, *dio, cs));
@@ -1588,6 +1721,7 @@ static int build_tmpls(struct kctx *k, int c, int mb, int nb)
 		t->bwd = bwd;
 		t->chunk = c;
 		t->nb = nb;
+		t->last = bwd && dp_buckets(k, mb);
 		k2.pl = &t->pl;
 		float *x = NULL;
 		if (!bwd || g < k->tr->nchunks - 1)
@@ -1636,8 +1770,10 @@ static int run_action(struct kctx *k, const sl_pp_action *a, float **x, struct c
 	mb_geo(k, a->mb, &g);
 	struct tstore *ts = k->ts;
 	int ti = -1;
+	int last = a->bwd && dp_buckets(k, a->mb);
 	for (int i = 0; i < ts->n && ti < 0; i++)
-		if (ts->t[i].bwd == a->bwd && ts->t[i].chunk == a->chunk && ts->t[i].nb == g.nb)
+		if (ts->t[i].bwd == a->bwd && ts->t[i].chunk == a->chunk && ts->t[i].nb == g.nb &&
+		    ts->t[i].last == last)
 			ti = i;
 	if (ti < 0) {
 		TRY(build_tmpls(k, a->chunk, a->mb, g.nb));
@@ -1768,9 +1904,38 @@ int trn_sync_and_update(struct kctx *k)
 	} else if (l->zero == 1) {
 		TRY(k_coll(k, SL_TR_DP_REDUCESCATTER, ds->dpg, SL_COLL_REDUCESCATTER, G, 0, ds->n,
 		           NULL));
+	} else if (dp_buckets(k, l->microbatches - 1)) {
+		/* The first chunk's blocks its buckets left, [0, hi), as
+		 * dp_bucket_add filled them, and the root (the replicated tensors
+		 * and embeddings after the blocks): one all-reduce when no bucket
+		 * went before (the whole model in one), else two. */
+		double cap = l->bucket_bytes > 0 ? l->bucket_bytes : SL_BUCKET_DEFAULT;
+		size_t hi = 0, end = ds->blo[ds->cfirst[k->tr->v]];
+		int sent = k->tr->v > 1;
+		for (int i = ds->cfirst[1] - 1; i >= 0; i--) {
+			if (!hi)
+				hi = ds->blo[i + 1];
+			if ((double)(hi - ds->blo[i]) * k->eb >= cap) {
+				hi = 0;
+				sent = 1;
+			}
+		}
+		if (!sent) {
+			k->bk_lo = 0;
+			k->bk_hi = ds->n;
+			TRY(dp_bucket_send(k));
+		} else {
+			k->bk_lo = 0;
+			k->bk_hi = hi;
+			TRY(dp_bucket_send(k));
+			k->bk_lo = end;
+			k->bk_hi = ds->n;
+			TRY(dp_bucket_send(k));
+		}
 	} else {
 		TRY(k_coll(k, SL_TR_DP_ALLREDUCE, ds->dpg, SL_COLL_ALLREDUCE, G, 0, ds->n, NULL));
 	}
+	TRY(k_wait(k, SL_STREAM_DP));
 	/* Adam reads and writes 28 bytes a parameter at either precision: fp32
 	 * weights, moments and gradient; or fp32 master weights and moments, a
 	 * bf16 gradient read and bf16 weights written. */
@@ -1838,6 +2003,8 @@ static int one_step(struct kctx *k, struct run *R)
 	dr->t_end[ks] = sl_dev_clock(k->d);
 	dr->compute[ks] = s2.compute_s - s0.compute_s;
 	dr->comm[ks] = s2.comm_s - s0.comm_s;
+	dr->exposed[ks] = (s2.comm_s - s2.comm_side_s + s2.stream_wait_s) -
+	                  (s0.comm_s - s0.comm_side_s + s0.stream_wait_s);
 	dr->flops[ks] = s2.flops - s0.flops;
 	return SL_OK;
 }

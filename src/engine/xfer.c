@@ -255,6 +255,8 @@ static void settle_clock(sl_dev *d, sl_span *sp, int n, double w)
 	d->clock = t;
 	d->st.comm_s += comm;
 	d->st.wait_s += wait;
+	if (d->stream != SL_STREAM_COMPUTE)
+		d->st.comm_side_s += comm;
 	pthread_mutex_unlock(&d->mu);
 }
 
