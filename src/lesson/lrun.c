@@ -442,12 +442,13 @@ static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resu
 		sl_train_destroy(tr);
 		return lesson_words(rc, err);
 	}
-	double comp = 0, comm = 0, pmem = 0, gmem = 0, omem = 0, amem = 0, peak = 0;
+	double comp = 0, comm = 0, pmem = 0, gmem = 0, omem = 0, amem = 0, peak = 0, expo = 0;
 	double tp = 0, pp = 0, dp = 0, held = 0, saved = 0, shards = 0;
 	for (int i = 0; i < rep.ndev; i++) {
 		const sl_train_dev *d = &rep.dev[i];
 		comp = fmax(comp, d->compute_s);
 		comm = fmax(comm, d->comm_s);
+		expo = fmax(expo, d->comm_exposed_s);
 		pmem = fmax(pmem, (double)d->params_bytes);
 		gmem = fmax(gmem, (double)d->grads_bytes);
 		omem = fmax(omem, (double)d->optimizer_bytes);
@@ -473,6 +474,7 @@ static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resu
 	set(r, "speedup", rep.step_s > 0 ? single / rep.step_s : NAN);
 	set(r, "compute_time", comp);
 	set(r, "comm_time", comm);
+	set(r, "exposed_time", expo);
 	set(r, "traffic", tp + pp + dp);
 	set(r, "mem_peak", peak);
 	set(r, "bubble", rep.bubble_fraction);

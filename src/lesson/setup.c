@@ -441,6 +441,8 @@ static const sl_figdef figs[] = {
     {"speedup", SL_DIM_NONE, 0, MM | TR, "single_time / time"},
     {"compute_time", SL_DIM_TIME, 0, MM | TR, "compute part of the slowest (busiest) device"},
     {"comm_time", SL_DIM_TIME, 0, MM | TR, "communication part of the slowest (busiest) device"},
+    {"exposed_time", SL_DIM_TIME, 0, TR,
+     "communication the compute waited for, not hidden beside it (the most of any device)"},
     {"error", SL_DIM_NONE, 0, MM, "largest relative error against one plain sgemm"},
     {"mem_need", SL_DIM_BYTES, 0, MM, "memory one device needs for its shard of the product"},
     {"crossover_bw", SL_DIM_RATE, 0, MM,
