@@ -198,24 +198,25 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took 
 		int len = (int)strlen(sl_plan_layout_name(&p->rows[i].layout, name, sizeof name));
 		w = len > w ? len : w;
 	}
-	printf("  %4s  %-*s %10s %8s %7s %5s %10s %6s %6s %7s\n", "rank", w, "layout", "step",
-	       "tokens/s", "TFLOP/s", "MFU", "peak mem", "comm", "bubble", "across");
+	printf("  %4s  %-*s %10s %8s %7s %5s %10s %6s %7s %6s %7s\n", "rank", w, "layout", "step",
+	       "tokens/s", "TFLOP/s", "MFU", "peak mem", "comm", "exposed", "bubble", "across");
 	for (int i = 0; i < shown; i++) {
 		const sl_plan_row *r = &p->rows[i];
 		char name[96], x[16], tk[16];
-		printf("  %4d  %-*s %10s %8s %7.0f %4.0f%% %10s %5.1f%% %5.1f%% %7s\n", i + 1, w,
+		printf("  %4d  %-*s %10s %8s %7.0f %4.0f%% %10s %5.1f%% %6.1f%% %5.1f%% %7s\n", i + 1, w,
 		       sl_plan_layout_name(&r->layout, name, sizeof name),
 		       sl_fmt_time(r->est.step_s, a, sizeof a),
 		       sl_fmt_count(r->tokens_per_s, tk, sizeof tk), r->model_flops_per_dev / 1e12,
 		       100 * r->mfu, fb((double)r->est.mem_peak_bytes, b, sizeof b),
-		       100 * r->comm_share, 100 * r->est.bubble_fraction,
+		       100 * r->comm_share, 100 * r->exposed_share, 100 * r->est.bubble_fraction,
 		       sl_plan_across(r, x, sizeof x));
 	}
 	if (shown < p->nfit)
 		printf("  ... %d more that fit (--top=0 shows them all)\n", p->nfit - shown);
 	printf(
 	    "  (TFLOP/s: the model's FLOPs per device and second; MFU: that over the peak rate;\n"
-	    "  comm: mean share of the step in communication; bubble: pipeline idle time over the\n"
+	    "  comm: mean share of the step in communication; exposed: of it, what the compute\n"
+	    "  waited for, not hidden beside it (--overlap); bubble: pipeline idle time over the\n"
 	    "  ideal; across: groups whose traffic crosses nodes)\n");
 
 	if (p->n > p->nfit) {
@@ -300,6 +301,7 @@ static json_t *jrow(const sl_plan_row *r, int rank, const sl_cluster_config *cfg
 	json_object_set_new(o, "mfu", json_real(r->mfu));
 	json_object_set_new(o, "hfu", json_real(r->hfu));
 	json_object_set_new(o, "comm_fraction", json_real(r->comm_share));
+	json_object_set_new(o, "comm_exposed_fraction", json_real(r->exposed_share));
 	json_object_set_new(o, "bubble_fraction", json_real(r->est.bubble_fraction));
 	json_object_set_new(o, "idle_fraction", json_real(r->est.idle_fraction));
 	json_object_set_new(o, "compute_s", json_real(r->est.compute_s));
@@ -380,7 +382,7 @@ static void plan_csv(const sl_plan *p)
 	       "attention,mesh_order,fits,memory_peak_bytes,step_time_s,tokens_per_s,device_model_"
 	       "flop_per_s,"
 	       "comm_fraction,bubble_fraction,idle_fraction,tp_crosses_nodes,pp_crosses_nodes,"
-	       "dp_crosses_nodes\n");
+	       "dp_crosses_nodes,zero,comm_exposed_fraction\n");
 	for (int i = 0; i < p->n; i++) {
 		const sl_plan_row *r = &p->rows[i];
 		const sl_layout *l = &r->layout;
@@ -402,12 +404,12 @@ static void plan_csv(const sl_plan *p)
 		for (int k = 0; k < 3; k++)
 			cross[k] = !path[k]->used ? "" : path[k]->inter ? "true" : "false";
 		if (r->fits)
-			printf("%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s,%s,%s\n", r->est.step_s,
+			printf("%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s,%s,%s,%d,%.9g\n", r->est.step_s,
 			       r->tokens_per_s, r->model_flops_per_dev, r->comm_share,
 			       r->est.bubble_fraction, r->est.idle_fraction, cross[0], cross[1],
-			       cross[2]);
+			       cross[2], l->zero, r->exposed_share);
 		else
-			printf(",,,,,,,,\n");
+			printf(",,,,,,,,,%d,\n", l->zero);
 	}
 }
 
@@ -444,6 +446,8 @@ int sl_cmd_plan(int argc, char **argv)
 	                     .no_zero1 = a.no_zero1,
 	                     .fix_zero = a.t.given_zero,
 	                     .zero = a.t.l.zero,
+	                     .overlap = a.t.l.overlap,
+	                     .bucket_bytes = a.t.l.bucket_bytes,
 	                     /* the table shows the first top rows; JSON and
 	                      * CSV list every row, timed */
 	                     .exact_top = o.format == SL_FORMAT_TEXT ? a.top : 0};

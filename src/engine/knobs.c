@@ -395,7 +395,7 @@ static const sl_knob table[] = {
             ".I D\n"
             "> 1, and ZeRO\\-2 and 3 where the stage below does not fit: with no\n"
             "communication hidden behind compute they only add traffic).\n"},
-    {"overlap", SL_OPT_OVERLAP, SL_KT_WORD, NULL, 0, 0, NULL, "auto, on, off", TRAINS, S,
+    {"overlap", SL_OPT_OVERLAP, SL_KT_WORD, NULL, 0, 0, NULL, "auto, on, off", TRAINS | SL_CMD_PLAN, S,
      SL_KG_LAYOUT, LA(overlap), SL_KC_INT, NULL, 0,
      "communication beside compute: data-parallel buckets\nduring the backward pass, ZeRO's "
      "collectives (default\nauto: on when realistic)",
@@ -411,7 +411,8 @@ static const sl_knob table[] = {
             ".B auto\n"
             "(the default) is on under realistic efficiency and off on the ideal machine,\n"
             "whose closed forms have none.\n"},
-    {"bucket", SL_OPT_BUCKET, SL_KT_BYTES, "SIZE", 1, 1e12, NULL, NULL, TRAINS, S, SL_KG_LAYOUT,
+    {"bucket", SL_OPT_BUCKET, SL_KT_BYTES, "SIZE", 1, 1e12, NULL, NULL, TRAINS | SL_CMD_PLAN, S,
+     SL_KG_LAYOUT,
      LA(bucket_bytes), SL_KC_DOUBLE, NULL, 0,
      "gradient bucket with --overlap (default 25 MiB)",
      .man = "The data\\-parallel gradient bucket with\n"

@@ -319,6 +319,7 @@ static void figures(const sl_plan_spec *s, double model_flops, sl_plan_row *r)
 		r->mfu = r->model_flops_per_dev / s->cluster.flops;
 		r->hfu = r->hw_flops_per_dev / s->cluster.flops;
 		r->comm_share = r->est.comm_s / step;
+		r->exposed_share = r->est.comm_exposed_s / step;
 	}
 	paths(&r->layout, &s->cluster, r);
 }
@@ -384,6 +385,8 @@ static int one_shape(struct work *w, const sl_plan_row *shape, struct cands *out
 	sl_plan_row r = *shape;
 	r.layout.recompute = w->s->min_recompute;
 	r.layout.attention = w->s->attention;
+	r.layout.overlap = w->s->overlap;
+	r.layout.bucket_bytes = w->s->bucket_bytes;
 	sl_est_rec *rec;
 	int rc;
 	/* ZeRO-2 and 3 only where the stage below does not fit: they add

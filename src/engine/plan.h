@@ -54,6 +54,9 @@ typedef struct sl_plan_spec {
 	int no_sp, no_zero1;
 	/* fix_zero nonzero: only layouts of ZeRO stage `zero` */
 	int fix_zero, zero;
+	/* every layout's overlap and gradient bucket (sl_layout's) */
+	int overlap;
+	double bucket_bytes;
 	/* When not NULL: set to nonzero (from any thread) to stop the plan
 	 * between layouts, and sl_plan_run returns SL_ECANCEL (the TUI quits). */
 	const atomic_int *cancel;
@@ -92,6 +95,7 @@ typedef struct sl_plan_row {
 	double hw_flops_per_dev;    /* the GEMM FLOPs executed per step / step time / devices */
 	double mfu, hfu;            /* those over the device's peak rate */
 	double comm_share;          /* mean communication time over the step time */
+	double exposed_share;       /* of it, what the compute waited for (not hidden) */
 	sl_plan_path tp, pp, dp;
 } sl_plan_row;
 
