@@ -393,8 +393,8 @@ static const sl_knob table[] = {
             ".BR plan :\n"
             "Only layouts of this stage (unset: none and ZeRO\\-1 for every layout with\n"
             ".I D\n"
-            "> 1, and ZeRO\\-2 and 3 where the stage below does not fit: with no\n"
-            "communication hidden behind compute they only add traffic).\n"},
+            "> 1, and ZeRO\\-2 and 3 where the stage below does not fit: they save\n"
+            "memory and add traffic, which overlap hides only in part).\n"},
     {"overlap", SL_OPT_OVERLAP, SL_KT_WORD, NULL, 0, 0, NULL, "auto, on, off", TRAINS | SL_CMD_PLAN, S,
      SL_KG_LAYOUT, LA(overlap), SL_KC_INT, NULL, 0,
      "communication beside compute: data-parallel buckets\nduring the backward pass, ZeRO's "

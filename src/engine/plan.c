@@ -389,9 +389,10 @@ static int one_shape(struct work *w, const sl_plan_row *shape, struct cands *out
 	r.layout.bucket_bytes = w->s->bucket_bytes;
 	sl_est_rec *rec;
 	int rc;
-	/* ZeRO-2 and 3 only where the stage below does not fit: they add
-	 * traffic and, with no communication hidden behind compute, are never
-	 * faster than it (they save only memory). */
+	/* ZeRO-2 and 3 only where the stage below does not fit: they save
+	 * memory and add traffic (more collectives, ZeRO-3 half again the
+	 * bytes), which overlap hides only in part.  A search of every stage
+	 * would time twice the layouts. */
 	if (r.layout.zero >= 2 && !w->s->fix_zero) {
 		sl_layout lower = r.layout;
 		lower.zero--;
