@@ -915,16 +915,22 @@ void sl_dev_stream_wait(sl_dev *d, int s)
 	sl_dev_wait_event(d, d->sclock[s]);
 }
 
-void sl_dev_wait_event(sl_dev *d, double t)
+/* The clock forward to t as a wait, counted in *sum (a stat of d's). */
+static void wait_to(sl_dev *d, double t, const char *label, double *sum)
 {
 	if (t <= d->clock)
 		return;
 	double w = sl_wall_now();
-	sl_dev_record(d, SL_EV_WAIT, -1, d->clock, t, w, w, 0, 0, "waits for communication");
+	sl_dev_record(d, SL_EV_WAIT, -1, d->clock, t, w, w, 0, 0, label);
 	pthread_mutex_lock(&d->mu);
-	d->st.stream_wait_s += t - d->clock;
+	*sum += t - d->clock;
 	d->clock = t;
 	pthread_mutex_unlock(&d->mu);
+}
+
+void sl_dev_wait_event(sl_dev *d, double t)
+{
+	wait_to(d, t, "waits for communication", &d->st.stream_wait_s);
 }
 
 int sl_dev_stream_of(const sl_dev *d)
@@ -1025,14 +1031,7 @@ double sl_overlap_extra(const sl_cluster_config *cfg, int stream, const double *
 
 void sl_dev_wait_until(sl_dev *d, double t)
 {
-	if (t <= d->clock)
-		return;
-	double w = sl_wall_now();
-	sl_dev_record(d, SL_EV_WAIT, -1, d->clock, t, w, w, 0, 0, "idle");
-	pthread_mutex_lock(&d->mu);
-	d->st.wait_s += t - d->clock;
-	d->clock = t;
-	pthread_mutex_unlock(&d->mu);
+	wait_to(d, t, "idle", &d->st.wait_s);
 }
 
 int sl_dev_reserve(sl_dev *d, uint64_t bytes, const char *what, sl_err *err)

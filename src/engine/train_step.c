@@ -116,23 +116,28 @@ static void k_stream(struct kctx *k, int s)
 	k->stream = s;
 }
 
+/* Recording: a PO_WAIT or PO_MARK of stream s and event slot. */
+static int rec_stream_op(struct kctx *k, int type, int s, int slot)
+{
+	struct pop o;
+	memset(&o, 0, sizeof o);
+	o.type = type;
+	o.stream = s;
+	o.slot = slot;
+	return rec_op(k, &o);
+}
+
 /* The compute stream waits for stream s's work so far (slot -1), or for
  * what it had when event `slot` was marked on it. */
 static int k_wait_ev(struct kctx *k, int s, int slot)
 {
-	if (k->d) {
-		if (slot < 0)
-			sl_dev_stream_wait(k->d, s);
-		else
-			sl_dev_wait_event(k->d, k->ev[slot]);
-		return SL_OK;
-	}
-	struct pop o;
-	memset(&o, 0, sizeof o);
-	o.type = PO_WAIT;
-	o.stream = s;
-	o.slot = slot;
-	return rec_op(k, &o);
+	if (!k->d)
+		return rec_stream_op(k, PO_WAIT, s, slot);
+	if (slot < 0)
+		sl_dev_stream_wait(k->d, s);
+	else
+		sl_dev_wait_event(k->d, k->ev[slot]);
+	return SL_OK;
 }
 
 static int k_wait(struct kctx *k, int s)
@@ -142,16 +147,10 @@ static int k_wait(struct kctx *k, int s)
 
 static int k_mark(struct kctx *k, int s, int slot)
 {
-	if (k->d) {
-		k->ev[slot] = sl_dev_stream_now(k->d, s);
-		return SL_OK;
-	}
-	struct pop o;
-	memset(&o, 0, sizeof o);
-	o.type = PO_MARK;
-	o.stream = s;
-	o.slot = slot;
-	return rec_op(k, &o);
+	if (!k->d)
+		return rec_stream_op(k, PO_MARK, s, slot);
+	k->ev[slot] = sl_dev_stream_now(k->d, s);
+	return SL_OK;
 }
 
 static int k_gemm(struct kctx *k, int ta, int tb, int M, int N, int K, float alpha, const float *a,
