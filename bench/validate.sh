@@ -256,6 +256,33 @@ done <<'ROWS'
 530B 128 20480 105 2240 2240 35 280 interleaved/3 - 39.15
 ROWS
 
+# Sharded data parallelism on A100 80GB (BF16, full recomputation, the
+# a100 preset's links): PyTorch FSDP's GPT-175B (Zhao et al. 2023, "PyTorch
+# FSDP: Experiences on Scaling Fully Sharded Data Parallel", arXiv
+# 2304.11277, section 5.4: full sharding with backward prefetch, activation
+# checkpointing, 128 to 512 GPUs, "more than 173 and 186 TFLOPS per GPU with
+# batch size equal to 1 and 2"; minGPT's 175B, sequences of 2048, a
+# vocabulary of 50,000), here on 512 GPUs, a batch per GPU in one
+# micro-batch; and OPT-175B (Zhang et al. 2022, arXiv 2205.01068, section
+# 2.4: FSDP with 8-way tensor parallelism on 992 GPUs, "up to 147 TFLOP/s
+# per GPU").  Neither says its FLOP convention: the model's FLOPs (no
+# recomputation counted), the smaller of the two.  FSDP's figures are lower
+# bounds ("more than") and OPT's a peak ("up to").
+fsrc="Zhao et al. 2023, arXiv 2304.11277, section 5.4"
+while read -r name gpus batch tp pub src shape; do
+	case $src in fsdp) where=$fsrc ;; *) where="Zhang et al. 2022, arXiv 2205.01068, section 2.4" ;; esac
+	# shellcheck disable=SC2086 # $shape is a list of options
+	f=$("$SHARDLAB" plan --preset=a100 --devices="$gpus" --devices-per-node=8 $shape \
+		--batch="$batch" --tp="$tp" --pp=1 --zero=3 --microbatches=1 --recompute=full \
+		--top=1 --format=json | num device_model_flop_per_s)
+	ours=$(awk -v f="$f" 'BEGIN { printf "%.6g", f / 1e12 }')
+	row "training" "$name on $gpus A100, ZeRO-3, t=$tp" "$ours" "$pub" "TFLOP/s/GPU" "$where"
+done <<'ROWS'
+GPT-175B 512 512 1 173 fsdp --model=gpt3-175b --vocab=50000
+GPT-175B 512 1024 1 186 fsdp --model=gpt3-175b --vocab=50000
+OPT-175B 992 992 8 147 opt --model=opt-175b
+ROWS
+
 # End to end on H100 SXM (BF16; fused attention, the command line's
 # default): training throughput in tokens per second and GPU, which needs no
 # FLOP convention.  NVIDIA's DGX Cloud benchmark recipes (NeMo 24.09):
