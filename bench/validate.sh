@@ -98,7 +98,12 @@ row "all-reduce" "32 x h100 in 4 nodes, 16 GiB, ring" "$ours" 365.84 "GB/s" \
 # positions, vocabulary-parallel over t.  Weight gradients added up over
 # the micro-batches by a kernel of their own (--grad-accumulation=separate):
 # Megatron-LM's data-parallel hook adds each backward's gradient into its
-# buffer (megatron/model/distributed.py, main_grad.add_), and the fused
+# buffer (megatron/model/distributed.py, main_grad.add_) and all-reduces the
+# buffer after the backward pass (--overlap=off: the bucketed overlap came
+# later, as --overlap-grad-reduce, and Megatron-Core still leaves it off by
+# default: overlap_grad_reduce = False in megatron/core/distributed/
+# distributed_data_parallel_config.py; the 2022 rows below keep it off
+# too), and the fused
 # weight-gradient kernel that folds the add into the product came later
 # (in NVIDIA apex's copy of Megatron's layers in February 2022, pull request
 # 1297; the 2022 rows below keep it).  shardlab's
@@ -139,7 +144,7 @@ while read -r name heads hidden layers gpus batch pub tp pp mbs v run; do
 			--vocab=51200 \
 			--batch="$batch" --recompute=full --attention=materialized \
 			--attention-dropout=0.1 --hidden-dropout=0.1 --no-sequence-parallel \
-			--no-zero1 --grad-accumulation=separate $fixed --top=1 \
+			--no-zero1 --overlap=off --grad-accumulation=separate $fixed --top=1 \
 			--format=json |
 			num device_hardware_flop_per_s)
 		ours=$(awk -v f="$f" 'BEGIN { printf "%.6g", f / 1e12 }')
@@ -174,7 +179,7 @@ while read -r name heads hidden layers gpus batch pub pp; do
 		--hidden="$hidden" --ffn=$((4 * hidden)) --heads="$heads" --seq=2048 --norm=layernorm \
 		--vocab=51200 --batch="$batch" --recompute=full --attention=materialized \
 		--attention-dropout=0.1 --hidden-dropout=0.1 --no-sequence-parallel \
-		--no-zero1 --grad-accumulation=separate --tp=8 --pp="$pp" \
+		--no-zero1 --overlap=off --grad-accumulation=separate --tp=8 --pp="$pp" \
 		--microbatches=$((batch / dp)) --top=1 --format=json |
 		num device_hardware_flop_per_s)
 	ours=$(awk -v f="$f" 'BEGIN { printf "%.6g", f / 1e12 }')
@@ -219,7 +224,7 @@ while read -r name heads hidden layers gpus batch pp m sched full present; do
 		j=$("$SHARDLAB" plan --preset=a100 --devices="$gpus" --layers="$layers" \
 			--hidden="$hidden" --ffn=$((4 * hidden)) --heads="$heads" --seq=2048 --norm=layernorm \
 			--vocab=51200 --batch="$batch" --tp=8 --pp="$pp" --microbatches="$m" $sched \
-			--attention=materialized --attention-dropout=0.1 --hidden-dropout=0.1 --no-zero1 \
+			--attention=materialized --attention-dropout=0.1 --hidden-dropout=0.1 --no-zero1 --overlap=off \
 			$opts --top=1 --format=json) || exit 1
 		t=$(printf '%s\n' "$j" | num step_time_s)
 		# the layout timed must be the one the paper ran: a plan that
