@@ -281,7 +281,9 @@ while read -r name gpus batch tp pub src shape; do
 		--batch="$batch" --tp="$tp" --pp=1 --zero=3 --microbatches=1 --recompute=full \
 		--top=1 --format=json | num device_model_flop_per_s)
 	ours=$(awk -v f="$f" 'BEGIN { printf "%.6g", f / 1e12 }')
-	row "training" "$name on $gpus A100, ZeRO-3, t=$tp" "$ours" "$pub" "TFLOP/s/GPU" "$where"
+	per=$((batch / gpus * tp))
+	row "training" "$name on $gpus A100, ZeRO-3, t=$tp, micro-batch $per" "$ours" \
+		"$pub" "TFLOP/s/GPU" "$where"
 done <<'ROWS'
 GPT-175B 512 512 1 173 fsdp --model=gpt3-175b --vocab=50000
 GPT-175B 512 1024 1 186 fsdp --model=gpt3-175b --vocab=50000
