@@ -555,6 +555,10 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 		if (first->mb >= 0)
 			snprintf(mbw, sizeof mbw, " for micro-batch %d", first->mb);
 		say(out, n, "%s computes %s%s (%s)", who, words, mbw, dur);
+	} else if (first->stream > 0) {
+		/* Work on a side stream (ZeRO's gradient slice summed where its
+		 * reduce-scatter left it): beside the compute stream's. */
+		say(out, n, "%s: %s, on the communication stream (%s)", first->label, who, dur);
 	} else {
 		say(out, n, "%s: %s (%s)", first->label, who, dur);
 	}
