@@ -130,7 +130,8 @@ static void print_layout(FILE *f, const sl_layout *l, int devices)
 	if (l->chunks > 1)
 		fprintf(f, " (%d chunks per device)", l->chunks);
 	fprintf(f, ", %d micro-batch%s%s%s\n", l->microbatches, l->microbatches == 1 ? "" : "es",
-	        l->seq_parallel ? ", sequence parallel" : "", zero_words[l->zero < 4 ? l->zero : 0]);
+	        l->seq_parallel ? ", sequence parallel" : "",
+	        zero_words[l->zero < 4 ? l->zero : 0]);
 }
 
 static void print_inspect(const sl_ckpt *ck)

@@ -203,8 +203,8 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took 
 	for (int i = 0; i < shown; i++) {
 		const sl_plan_row *r = &p->rows[i];
 		char name[96], x[16], tk[16];
-		printf("  %4d  %-*s %10s %8s %7.0f %4.0f%% %10s %5.1f%% %6.1f%% %5.1f%% %7s\n", i + 1, w,
-		       sl_plan_layout_name(&r->layout, name, sizeof name),
+		printf("  %4d  %-*s %10s %8s %7.0f %4.0f%% %10s %5.1f%% %6.1f%% %5.1f%% %7s\n",
+		       i + 1, w, sl_plan_layout_name(&r->layout, name, sizeof name),
 		       sl_fmt_time(r->est.step_s, a, sizeof a),
 		       sl_fmt_count(r->tokens_per_s, tk, sizeof tk), r->model_flops_per_dev / 1e12,
 		       100 * r->mfu, fb((double)r->est.mem_peak_bytes, b, sizeof b),

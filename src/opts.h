@@ -112,7 +112,7 @@ typedef struct sl_train_opts {
 	int steps;
 	/* After sl_opts_finish: which were given (--model gives the sequence). */
 	int given_m, given_v, given_steps, given_seq, given_sched;
-	int given_zero; /* --zero or --zero1 */
+	int given_zero;      /* --zero or --zero1 */
 	const char *layouts; /* compare's --layouts (compare handles it) */
 } sl_train_opts;
 

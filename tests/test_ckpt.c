@@ -260,8 +260,8 @@ static int teardown(void **state)
 
 static const char *const layouts[] = {
     /* tp pp dp schedule m zero */
-    "4 1 1 1f1b 1 0", "2 2 1 gpipe 2 0", "2 1 2 1f1b 1 1", "1 4 1 1f1b 4 0", "1 1 1 1f1b 1 0",
-    "1 1 4 1f1b 1 3", "1 2 2 gpipe 2 2",
+    "4 1 1 1f1b 1 0", "2 2 1 gpipe 2 0", "2 1 2 1f1b 1 1",  "1 4 1 1f1b 4 0",
+    "1 1 1 1f1b 1 0", "1 1 4 1f1b 1 3",  "1 2 2 gpipe 2 2",
 };
 #define NLAYOUTS ((int)(sizeof layouts / sizeof layouts[0]))
 

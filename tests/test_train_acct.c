@@ -225,8 +225,7 @@ static void test_zero_traffic(void **state)
 	                       {2, 1, 1, 1, 2}, {4, 1, 1, 1, 2}, {2, 1, 1, 1, 3}, {4, 1, 1, 1, 3},
 	                       {2, 2, 1, 1, 3}, {2, 1, 2, 2, 3}, {4, 1, 1, 2, 2}, {2, 2, 2, 4, 3}};
 	for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
-		int d = grid[g][0], t = grid[g][1], p = grid[g][2], mb = grid[g][3],
-		    z = grid[g][4];
+		int d = grid[g][0], t = grid[g][1], p = grid[g][2], mb = grid[g][3], z = grid[g][4];
 		sl_model_spec m;
 		attn_model(&m, 4, 8);
 		sl_layout l = tu_layout(t, p, d, SL_SCHED_1F1B, mb, 1);
@@ -261,7 +260,8 @@ static void test_zero_traffic(void **state)
 				         z, d, t, p, mb, i,
 				         (unsigned long long)dv->sent[SL_TR_DP_ALLGATHER],
 				         (unsigned long long)dv->sent[SL_TR_DP_REDUCESCATTER],
-				         (unsigned long long)(ag * F4), (unsigned long long)(rs * F4));
+				         (unsigned long long)(ag * F4),
+				         (unsigned long long)(rs * F4));
 			assert_int_equal(dv->sent[SL_TR_DP_ALLREDUCE], 0);
 		}
 		sl_train_report_free(&rep);
@@ -300,17 +300,19 @@ static void test_zero3_memory(void **state)
 			assert_int_equal(b->optimizer_bytes, 2 * (n / d) * F4);
 			assert_int_equal(b->act_peak_bytes, a->act_peak_bytes);
 			if (b->workspace_peak_bytes != a->workspace_peak_bytes + 2 * block)
-				fail_msg("d=%d t=%d p=%d dev %d: workspace %llu, without ZeRO %llu, "
-				         "a block %llu",
-				         d, t, p, i, (unsigned long long)b->workspace_peak_bytes,
-				         (unsigned long long)a->workspace_peak_bytes,
-				         (unsigned long long)block);
+				fail_msg(
+				    "d=%d t=%d p=%d dev %d: workspace %llu, without ZeRO %llu, "
+				    "a block %llu",
+				    d, t, p, i, (unsigned long long)b->workspace_peak_bytes,
+				    (unsigned long long)a->workspace_peak_bytes,
+				    (unsigned long long)block);
 			uint64_t sa = a->params_bytes + a->grads_bytes + a->optimizer_bytes,
 			         sb = b->params_bytes + b->grads_bytes + b->optimizer_bytes;
 			if (b->mem_peak_bytes != a->mem_peak_bytes - sa + sb + 2 * block)
-				fail_msg("d=%d t=%d p=%d dev %d: peak %llu, formula %llu", d, t, p, i,
-				         (unsigned long long)b->mem_peak_bytes,
-				         (unsigned long long)(a->mem_peak_bytes - sa + sb + 2 * block));
+				fail_msg(
+				    "d=%d t=%d p=%d dev %d: peak %llu, formula %llu", d, t, p, i,
+				    (unsigned long long)b->mem_peak_bytes,
+				    (unsigned long long)(a->mem_peak_bytes - sa + sb + 2 * block));
 		}
 		sl_train_report_free(&rep[0]);
 		sl_train_report_free(&rep[1]);
@@ -503,19 +505,18 @@ static void test_zero1_shards_optimizer(void **state)
 static void test_prediction_equals_emulation(void **state)
 {
 	(void)state;
-	const int grid[][9] = {
-	    /* t, p, d, kind, m, v, sp, per_node, zero */
-	    {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, 0},
-	    {4, 1, 1, SL_SCHED_1F1B, 2, 1, 0, 0, 0},
-	    {2, 1, 2, SL_SCHED_1F1B, 1, 1, 1, 2, 1},
-	    {1, 4, 1, SL_SCHED_GPIPE, 4, 1, 0, 2, 0},
-	    {1, 2, 1, SL_SCHED_INTERLEAVED, 4, 2, 0, 0, 0},
-	    {2, 2, 2, SL_SCHED_1F1B, 2, 1, 1, 4, 1},
-	    {2, 2, 2, SL_SCHED_INTERLEAVED, 2, 2, 0, 2, 0},
-	    /* ZeRO-2 and 3: DP collectives inside the pipeline, across nodes */
-	    {2, 2, 2, SL_SCHED_1F1B, 2, 1, 1, 4, 3},
-	    {1, 2, 2, SL_SCHED_INTERLEAVED, 4, 2, 0, 2, 2},
-	    {2, 1, 3, SL_SCHED_1F1B, 2, 1, 0, 2, 3}};
+	const int grid[][9] = {/* t, p, d, kind, m, v, sp, per_node, zero */
+	                       {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, 0},
+	                       {4, 1, 1, SL_SCHED_1F1B, 2, 1, 0, 0, 0},
+	                       {2, 1, 2, SL_SCHED_1F1B, 1, 1, 1, 2, 1},
+	                       {1, 4, 1, SL_SCHED_GPIPE, 4, 1, 0, 2, 0},
+	                       {1, 2, 1, SL_SCHED_INTERLEAVED, 4, 2, 0, 0, 0},
+	                       {2, 2, 2, SL_SCHED_1F1B, 2, 1, 1, 4, 1},
+	                       {2, 2, 2, SL_SCHED_INTERLEAVED, 2, 2, 0, 2, 0},
+	                       /* ZeRO-2 and 3: DP collectives inside the pipeline, across nodes */
+	                       {2, 2, 2, SL_SCHED_1F1B, 2, 1, 1, 4, 3},
+	                       {1, 2, 2, SL_SCHED_INTERLEAVED, 4, 2, 0, 2, 2},
+	                       {2, 1, 3, SL_SCHED_1F1B, 2, 1, 0, 2, 3}};
 	for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
 		const int *x = grid[g];
 		sl_model_spec m;
@@ -547,9 +548,10 @@ static void test_prediction_equals_emulation(void **state)
 			assert_true(fabs(pr.compute_s[i] - rep.dev[i].compute_s) <=
 			            1e-9 * rep.step_s);
 			if (!(fabs(pr.comm_s[i] - rep.dev[i].comm_s) <= 1e-9 * rep.step_s))
-				fail_msg("layout %zu dev %d: predicted communication %.12g s, emulated "
-				         "%.12g s",
-				         g, i, pr.comm_s[i], rep.dev[i].comm_s);
+				fail_msg(
+				    "layout %zu dev %d: predicted communication %.12g s, emulated "
+				    "%.12g s",
+				    g, i, pr.comm_s[i], rep.dev[i].comm_s);
 		}
 		sl_train_report_free(&rep);
 		sl_train_destroy(tr);
@@ -909,8 +911,8 @@ static void test_dp_overlap_buckets(void **state)
 			double e3 = (end[0] > e2 ? end[0] : e2) + RING((double)root * F4);
 #undef RING
 			if (fabs(rep.step_s - e3) > 1e-12 * e3)
-				fail_msg("d=%d bandwidth %g: step %.15g s, bucket schedule %.15g s", d,
-				         bw, rep.step_s, e3);
+				fail_msg("d=%d bandwidth %g: step %.15g s, bucket schedule %.15g s",
+				         d, bw, rep.step_s, e3);
 			/* slow links: the reductions outlast the backward pass */
 			assert_true(bi == 0 ? e2 > end[0] : e1 < end[0]);
 			assert_true(rep.dev[0].comm_exposed_s < rep.dev[0].comm_s);

@@ -63,16 +63,16 @@ typedef enum sl_efficiency {
 
 /* The device's figures beyond its peak rate, for SL_EFF_REALISTIC. */
 typedef struct sl_device_model {
-	double mem_bw;      /* device memory (HBM) bytes per second */
-	double gemm_frac;   /* the best GEMM rate measured, over the peak (MAMF / peak) */
-	int units;          /* SMs (CUs): output tiles run in waves of this many */
-	int tile_m, tile_n; /* the output tile of the library's large-GEMM kernels */
-	double k_half;      /* K at which a tile's main loop runs at half its rate */
-	double launch_s;    /* per kernel */
-	double attn_frac;   /* a fused attention kernel's rate over the peak (FlashAttention);
-	                       0: gemm_frac */
-	double mem_frac;    /* the share of mem_bw a streaming kernel reaches (a measured
-	                       device-local copy over the datasheet figure); 0: all of it */
+	double mem_bw;           /* device memory (HBM) bytes per second */
+	double gemm_frac;        /* the best GEMM rate measured, over the peak (MAMF / peak) */
+	int units;               /* SMs (CUs): output tiles run in waves of this many */
+	int tile_m, tile_n;      /* the output tile of the library's large-GEMM kernels */
+	double k_half;           /* K at which a tile's main loop runs at half its rate */
+	double launch_s;         /* per kernel */
+	double attn_frac;        /* a fused attention kernel's rate over the peak (FlashAttention);
+	                            0: gemm_frac */
+	double mem_frac;         /* the share of mem_bw a streaming kernel reaches (a measured
+	                            device-local copy over the datasheet figure); 0: all of it */
 	double overlap_slowdown; /* a kernel beside communication kernels takes this much
 	                            longer for the time they share (their SMs); 0: none */
 } sl_device_model;

@@ -449,9 +449,8 @@ int sl_hw_from_json(const json_t *j, const char *file, sl_preset *out, sl_err *e
 	out->flops = v[0];
 	out->flops_fp32 = v[1];
 	out->memory = v[2];
-	out->dm =
-	    (sl_device_model){0,    v[4], (int)v[5], (int)v[6], (int)v[7], v[8], 0, v[11], v[12],
-	                      SL_OVERLAP_SLOWDOWN};
+	out->dm = (sl_device_model){0,    v[4], (int)v[5], (int)v[6], (int)v[7],
+	                            v[8], 0,    v[11],     v[12],     SL_OVERLAP_SLOWDOWN};
 	/* The device figures that are options, as their rows parse them. */
 	sl_cluster_config dc = {.dm = out->dm};
 	const sl_knob_dest dd = {.cluster = &dc};

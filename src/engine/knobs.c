@@ -368,8 +368,7 @@ static const sl_knob table[] = {
      .man = "Shard Adam's state over the data\\-parallel replicas (needs D > 1); the same as\n"
             ".BR \\-\\-zero=1 .\n"},
     {"zero", SL_OPT_ZERO, SL_KT_INT, "STAGE", 0, 3, NULL, NULL, TRAINS | SL_CMD_PLAN, S,
-     SL_KG_LAYOUT, LA(zero),
-     SL_KC_INT, NULL, 0,
+     SL_KG_LAYOUT, LA(zero), SL_KC_INT, NULL, 0,
      "ZeRO stage over the data-parallel replicas: 1 Adam's\nstate sharded, 2 gradients too, 3 "
      "parameters too\n(FSDP; default 0)",
      .man = "Shard over the data\\-parallel replicas (Rajbhandari et al. 2020; needs D > 1):\n"
@@ -395,8 +394,8 @@ static const sl_knob table[] = {
             ".I D\n"
             "> 1, and ZeRO\\-2 and 3 where the stage below does not fit: they save\n"
             "memory and add traffic, which overlap hides only in part).\n"},
-    {"overlap", SL_OPT_OVERLAP, SL_KT_WORD, NULL, 0, 0, NULL, "auto, on, off", TRAINS | SL_CMD_PLAN, S,
-     SL_KG_LAYOUT, LA(overlap), SL_KC_INT, NULL, 0,
+    {"overlap", SL_OPT_OVERLAP, SL_KT_WORD, NULL, 0, 0, NULL, "auto, on, off", TRAINS | SL_CMD_PLAN,
+     S, SL_KG_LAYOUT, LA(overlap), SL_KC_INT, NULL, 0,
      "communication beside compute: data-parallel buckets\nduring the backward pass, ZeRO's "
      "collectives (default\nauto: on when realistic)",
      .man = "Run communication beside compute on its own stream, as PyTorch DDP and FSDP\n"
@@ -412,8 +411,7 @@ static const sl_knob table[] = {
             "(the default) is on under realistic efficiency and off on the ideal machine,\n"
             "whose closed forms have none.\n"},
     {"bucket", SL_OPT_BUCKET, SL_KT_BYTES, "SIZE", 1, 1e12, NULL, NULL, TRAINS | SL_CMD_PLAN, S,
-     SL_KG_LAYOUT,
-     LA(bucket_bytes), SL_KC_DOUBLE, NULL, 0,
+     SL_KG_LAYOUT, LA(bucket_bytes), SL_KC_DOUBLE, NULL, 0,
      "gradient bucket with --overlap (default 25 MiB)",
      .man = "The data\\-parallel gradient bucket with\n"
             ".BR \\-\\-overlap :\n"
@@ -470,7 +468,8 @@ static const sl_knob table[] = {
     {"model", SL_OPT_MODEL, SL_KT_TEXT, "NAME|FILE", 0, 0, NULL, NULL, MODELS, S, SL_KG_MODEL, NONE,
      SL_KC_INT, NULL, 0,
      "the shape of a shipped model (gpt3-175b, megatron-1t,\nllama-3-8b, llama-3-70b, "
-     "llama-3-405b, opt-175b) or a\nJSON file; the options below override it\n(shardlab-hardware(5))",
+     "llama-3-405b, opt-175b) or a\nJSON file; the options below override "
+     "it\n(shardlab-hardware(5))",
      .man = "The model's shape (layers, hidden, ffn, heads, key/value heads, MLP kind,\n"
             "norm, seq, batch, vocabulary and embeddings) from a shipped model\n"
             ".RB ( gpt3\\-175b \", \" megatron\\-1t \", \" llama\\-3\\-8b \", \" llama\\-3\\-70b "

@@ -297,9 +297,9 @@ static int by_rank(const void *a, const void *b)
 	/* Ties: fewer model-parallel devices, fewer micro-batches, simpler;
 	 * then the mesh order as listed, so the ranking is one order. */
 	const sl_layout *p = &x->layout, *q = &y->layout;
-	int k1[] = {p->tp * p->pp,   p->pp,    p->microbatches,   p->schedule,   p->chunks,
+	int k1[] = {p->tp * p->pp,   p->pp,   p->microbatches,   p->schedule,   p->chunks,
 	            p->seq_parallel, p->zero, (int)p->recompute, order_index(p)};
-	int k2[] = {q->tp * q->pp,   q->pp,    q->microbatches,   q->schedule,   q->chunks,
+	int k2[] = {q->tp * q->pp,   q->pp,   q->microbatches,   q->schedule,   q->chunks,
 	            q->seq_parallel, q->zero, (int)q->recompute, order_index(q)};
 	for (size_t i = 0; i < sizeof k1 / sizeof *k1; i++)
 		if (k1[i] != k2[i])

@@ -58,7 +58,7 @@
  * none measured and use the datasheet figure (0). */
 #define NV_DM(bw, frac, sms, launch, attn, mem)                                                    \
 	{                                                                                          \
-		(bw), (frac), (sms), 256, 128, 64, (launch), (attn), (mem), SL_OVERLAP_SLOWDOWN       \
+		(bw), (frac), (sms), 256, 128, 64, (launch), (attn), (mem), SL_OVERLAP_SLOWDOWN    \
 	}
 static const sl_preset presets[] = {
     {"h100",

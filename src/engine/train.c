@@ -347,8 +347,7 @@ size_t trn_held(const sl_train *tr, const struct dstate *ds)
 }
 
 void trn_state_bytes(const sl_train *tr, const struct dstate *ds, int r,
-                     const sl_cluster_config *hw, uint64_t *params, uint64_t *grads,
-                     uint64_t *opt)
+                     const sl_cluster_config *hw, uint64_t *params, uint64_t *grads, uint64_t *opt)
 {
 	double pb = trn_param_elem_bytes(hw);
 	size_t own, held;
@@ -648,7 +647,8 @@ int sl_train_run(sl_train *tr, sl_cluster *c, int steps, sl_train_report *rep, s
 		o->pp = ds->pp;
 		o->dp = ds->dp;
 		const sl_cluster_config *hw = sl_cluster_config_of(c);
-		trn_state_bytes(tr, ds, ds->dp, hw, &o->params_bytes, &o->grads_bytes, &o->optimizer_bytes);
+		trn_state_bytes(tr, ds, ds->dp, hw, &o->params_bytes, &o->grads_bytes,
+		                &o->optimizer_bytes);
 		o->act_peak_bytes = dr->act_peak;
 		o->workspace_peak_bytes = dr->ws_peak;
 		o->mem_peak_bytes = sl_cluster_dev_stats(c, i).mem_peak;

@@ -152,7 +152,7 @@ typedef struct sl_train_dev {
 	/* per step (means over the run) */
 	double compute_s, comm_s, idle_s, flops;
 	double comm_exposed_s; /* of comm_s, what the compute waited for (not hidden beside it) */
-	double pipe_busy_s; /* compute + communication during the pipeline phase */
+	double pipe_busy_s;    /* compute + communication during the pipeline phase */
 	uint64_t sent[SL_TR_NKINDS], received[SL_TR_NKINDS];
 } sl_train_dev;
 

@@ -378,7 +378,7 @@ struct psim {
 	/* compute may run beside busy side streams, slower: templates are never
 	 * added as a whole (S->eff, group_tmpl()), every op is walked */
 	int walk_all;
-	double *cst;                  /* per device: the compute clock while on a side stream */
+	double *cst; /* per device: the compute clock while on a side stream */
 };
 
 /* An op on stream s: a side stream's starts when the stream is free, not
@@ -1159,7 +1159,8 @@ static int tmpl_effect(struct psim *S, int i, const struct tmpl *t, struct pdev 
 	/* Beside the compute, what a template adds depends on the streams
 	 * when it starts: its ops are walked instead. */
 	for (int q = 0; q < t->pl.n; q++)
-		if (t->pl.op[q].stream || t->pl.op[q].type == PO_WAIT || t->pl.op[q].type == PO_MARK) {
+		if (t->pl.op[q].stream || t->pl.op[q].type == PO_WAIT ||
+		    t->pl.op[q].type == PO_MARK) {
 			e->walk = 1;
 			return 1;
 		}

@@ -40,11 +40,12 @@ struct dstate {
 	 * unit u < nblocks is block u's split tensors, the last the root */
 	int nunit;
 	size_t *ulo;
-	size_t *blo; /* nb + 1: where each local block's split tensors start; blo[nb] their end */
+	size_t *blo;  /* nb + 1: where each local block's split tensors start; blo[nb] their end */
 	size_t *uown; /* nunit + 1: where this device's slice of unit u starts in its
 	                 moments; uown[nunit], their length (n without ZeRO) */
 	float *P, *G, *M, *V;
-	float *GS; /* ZeRO-2 and 3: the gradient's slices, summed over micro-batches (uown[nunit]) */
+	float
+	    *GS; /* ZeRO-2 and 3: the gradient's slices, summed over micro-batches (uown[nunit]) */
 	sl_shard *shards;
 	int nshards;
 	sl_pp_action *acts;
@@ -231,8 +232,7 @@ void trn_set_hw(struct kctx *k, const sl_cluster_config *hw);
  * it DP rank dp_rank (a recording's device stands in for others). */
 size_t trn_held(const sl_train *tr, const struct dstate *ds);
 void trn_state_bytes(const sl_train *tr, const struct dstate *ds, int dp_rank,
-                     const sl_cluster_config *hw, uint64_t *params, uint64_t *grads,
-                     uint64_t *opt);
+                     const sl_cluster_config *hw, uint64_t *params, uint64_t *grads, uint64_t *opt);
 /* Device ds's own slice of unit u (sl_train_unit_slice's). */
 void trn_own_slice(const sl_train *tr, const struct dstate *ds, int u, size_t *lo, size_t *cnt);
 
