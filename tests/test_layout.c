@@ -244,6 +244,36 @@ static void test_sbs_cells(void **state)
 	assert_int_equal(c[1], SL_DS_IDLE); /* 2 s of 5 */
 }
 
+/* A band whose devices communicated on a side stream has two lanes a row:
+ * the compute stream's events on the first, the side stream's on the
+ * second; one lane holds them all (as sl_sbs_cells). */
+static void test_sbs_lanes(void **state)
+{
+	(void)state;
+	sl_event e[] = {
+	    ev(0, SL_EV_COMPUTE, 100, 110),
+	    ev(0, SL_EV_SEND, 100, 102), /* beside the compute, on stream 1 */
+	    ev(0, SL_EV_WAIT, 110, 115), /* the compute stream waits for it */
+	    ev(0, SL_EV_SEND, 105, 115),
+	};
+	e[1].stream = e[3].stream = 1;
+	sl_sbs_band b = {.ndev = 1, .t0 = 100, .span = 15, .ev = {1, sizeof e / sizeof e[0], e}};
+	assert_int_equal(sl_sbs_lanes(&b), 2);
+	sl_dstate c[3];
+	sl_sbs_lane_cells(&b, 0, 0, 1, 15, 3, c);
+	assert_int_equal(c[0], SL_DS_COMPUTE);
+	assert_int_equal(c[1], SL_DS_COMPUTE);
+	assert_int_equal(c[2], SL_DS_WAIT);
+	sl_sbs_lane_cells(&b, 1, 0, 1, 15, 3, c);
+	assert_int_equal(c[0], SL_DS_IDLE); /* 2 s of 5 */
+	assert_int_equal(c[1], SL_DS_SEND);
+	assert_int_equal(c[2], SL_DS_SEND);
+	e[1].stream = e[3].stream = 0;
+	assert_int_equal(sl_sbs_lanes(&b), 1);
+	sl_sbs_lane_cells(&b, 1, 0, 1, 15, 3, c); /* one lane: every event */
+	assert_int_equal(c[2], SL_DS_SEND);
+}
+
 static void test_sbs_per_row(void **state)
 {
 	(void)state;
@@ -289,8 +319,8 @@ int main(void)
 	    cmocka_unit_test(test_every_size),         cmocka_unit_test(test_too_small),
 	    cmocka_unit_test(test_many_devices),       cmocka_unit_test(test_overlap_helper),
 	    cmocka_unit_test(test_sentence_two_lines), cmocka_unit_test(test_lesson_compact),
-	    cmocka_unit_test(test_sbs_cells),          cmocka_unit_test(test_sbs_per_row),
-	    cmocka_unit_test(test_sbs_memory),
+	    cmocka_unit_test(test_sbs_cells),          cmocka_unit_test(test_sbs_lanes),
+	    cmocka_unit_test(test_sbs_per_row),        cmocka_unit_test(test_sbs_memory),
 	};
 	return cmocka_run_group_tests_name("layout", tests, NULL, NULL);
 }

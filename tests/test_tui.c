@@ -303,6 +303,114 @@ static void test_train_times_are_the_headless_run(void **state)
 	}
 }
 
+/* Communication beside compute (--overlap): data-parallel gradient
+ * buckets all-reduced on the communication stream during the backward
+ * pass, and ZeRO-3's parameter gathers one block ahead.  The scene says the
+ * run has a side stream; its figures at the end are the engine's (total
+ * and exposed communication, the wait); each stop at a step of a
+ * side-stream collective names the collective, its whole message (the
+ * engine's bucket, from the layout), the stream, and what the compute
+ * stream did beside it, with the time it waited for it (the compute
+ * stream's waits for the side stream in the step, from the events). */
+static void test_side_streams_on_screen(void **state)
+{
+	(void)state;
+	for (int zero = 0; zero <= 3; zero += 3) {
+		sl_workload tr = {.kind = SL_WL_TRAIN};
+		sl_model_default(&tr.m);
+		tr.m.layers = 4;
+		tr.m.hidden = 32;
+		tr.m.ffn = 64;
+		tr.m.heads = 0;
+		tr.m.seq = 1;
+		tr.m.batch = 8;
+		sl_layout_default(&tr.l);
+		tr.l.dp = 2;
+		tr.l.zero = zero;
+		tr.l.overlap = SL_OVERLAP_ON;
+		tr.l.bucket_bytes = 4000;
+		int n = 2;
+		sl_scenario sc = small(SL_SPLIT_COL);
+		sc.cluster.devices = n;
+		sc.cluster.devices_per_node = 0;
+		/* slow compute: a block's backward outlasts its bucket's
+		 * all-reduce, which it hides */
+		sc.cluster.flops = 1e9;
+		sl_run_info info;
+		assert_int_equal(sl_play_run_workload_headless(&sc, &tr, NULL, &info, NULL, NULL),
+		                 SL_OK);
+		sl_scene *m = calloc(1, sizeof *m);
+		assert_non_null(m);
+		sl_scene_in in = train_scene_in(&info, &sc, &tr, n, cb_inter_none);
+		sl_scene_build(&in, m);
+		assert_true(m->side_streams == 1u << SL_STREAM_DP);
+		/* The messages: a block's gradients (fc1's weight and bias,
+		 * fc2's weight; a bucket of 4000 bytes holds one block), and
+		 * last the replicated fc2 biases of all blocks (the root). */
+		char blk[32], root[32];
+		int h = tr.m.hidden, f = tr.m.ffn;
+		sl_fmt_bytes(4.0 * (h * f + f + f * h), blk, sizeof blk);
+		sl_fmt_bytes(4.0 * tr.m.layers * h, root, sizeof root);
+		for (int d = 0; d < n; d++) {
+			const sl_train_dev *x = &info.trep.dev[d];
+			if (fabs(m->dev[d].comm_s - x->comm_s) > 1e-9 * x->comm_s ||
+			    fabs(m->dev[d].exposed_s - x->comm_exposed_s) > 1e-9 * x->comm_s)
+				fail_msg(
+				    "zero %d device %d: comm %.9g exposed %.9g on screen, %.9g and "
+				    "%.9g in the report",
+				    zero, d, m->dev[d].comm_s, m->dev[d].exposed_s, x->comm_s,
+				    x->comm_exposed_s);
+			assert_true(m->dev[d].exposed_s < m->dev[d].comm_s);
+		}
+		sl_opstep *st;
+		int *of;
+		size_t ns = sl_steps_build(&info.snap, &st, &of);
+		int said = 0, hidden = 0, side_work = 0;
+		for (size_t k = 0; k < ns; k++) {
+			const sl_event *r = &info.snap.ev[st[k].rep];
+			if (r->stream != SL_STREAM_DP ||
+			    (k + 1 < ns && st[k + 1].t_stop <= st[k].t_stop * (1 + 1e-12)))
+				continue;
+			in.t = st[k].t_stop;
+			sl_scene_build(&in, m);
+			/* other work on the stream (ZeRO's gradient slice sum) */
+			if (!st[k].coll) {
+				if (!strstr(m->sentence, ", on the communication stream ("))
+					fail_msg("zero %d, step %zu: '%s'", zero, k, m->sentence);
+				side_work++;
+				continue;
+			}
+			const char *what =
+			    st[k].coll->op == SL_COLL_ALLREDUCE       ? "gradient all-reduce"
+			    : st[k].coll->op == SL_COLL_REDUCESCATTER ? "gradient reduce-scatter"
+			                                              : "parameter all-gather";
+			char w1[96], w2[96];
+			snprintf(w1, sizeof w1, "the %s of %s on the communication stream, ", what,
+			         blk);
+			snprintf(w2, sizeof w2, "the %s of %s on the communication stream, ", what,
+			         root);
+			if (!strstr(m->sentence, w1) && !strstr(m->sentence, w2))
+				fail_msg("zero %d, step %zu: '%s' (want '%s' or '%s')", zero, k,
+				         m->sentence, w1, w2);
+			hidden += strstr(m->sentence, "; none exposed. ") != NULL;
+			/* the last: after the backward, the compute stream waits */
+			if (k + 1 == ns &&
+			    !strstr(m->sentence, "the compute stream waiting for it; "))
+				fail_msg("zero %d: the last step: '%s'", zero, m->sentence);
+			said++;
+		}
+		if (said == 0)
+			fail_msg("zero %d: no stop tells a collective on the side stream", zero);
+		if (hidden == 0)
+			fail_msg("zero %d: no collective hidden beside compute", zero);
+		(void)side_work; /* none on the ideal machine: element-wise work is free */
+		free(st);
+		free(of);
+		free(m);
+		sl_run_info_free(&info);
+	}
+}
+
 static int cb_inter_nodes(void *ctx, int s, int d)
 {
 	const sl_scenario *sc = ctx;
@@ -1334,6 +1442,7 @@ int main(void)
 	    cmocka_unit_test(test_plan_is_the_headless_run),
 	    cmocka_unit_test(test_train_times_are_the_headless_run),
 	    cmocka_unit_test(test_shared_ports_on_screen),
+	    cmocka_unit_test(test_side_streams_on_screen),
 	    cmocka_unit_test(test_reshard_on_screen),
 	    cmocka_unit_test(test_collective_on_screen),
 	    cmocka_unit_test(test_colwise_picture),

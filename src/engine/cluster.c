@@ -862,6 +862,10 @@ int sl_cluster_run(sl_cluster *c, sl_program prog, void *arg, sl_err *err)
 
 /* ---- on a device thread ---- */
 
+static void dev_record(sl_dev *d, sl_ev_kind kind, int peer, double t0, double t1, double w0,
+                       double w1, uint64_t bytes, double flops, const char *label,
+                       int waits_stream);
+
 int sl_dev_id(const sl_dev *d)
 {
 	return d->id;
@@ -921,7 +925,8 @@ static void wait_to(sl_dev *d, double t, const char *label, double *sum)
 	if (t <= d->clock)
 		return;
 	double w = sl_wall_now();
-	sl_dev_record(d, SL_EV_WAIT, -1, d->clock, t, w, w, 0, 0, label);
+	/* a wait for another stream is communication not hidden (waits_stream) */
+	dev_record(d, SL_EV_WAIT, -1, d->clock, t, w, w, 0, 0, label, sum == &d->st.stream_wait_s);
 	pthread_mutex_lock(&d->mu);
 	*sum += t - d->clock;
 	d->clock = t;
@@ -960,6 +965,12 @@ int sl_dev_next_coll(sl_dev *d)
 void sl_dev_record(sl_dev *d, sl_ev_kind kind, int peer, double t0, double t1, double w0, double w1,
                    uint64_t bytes, double flops, const char *label)
 {
+	dev_record(d, kind, peer, t0, t1, w0, w1, bytes, flops, label, 0);
+}
+
+static void dev_record(sl_dev *d, sl_ev_kind kind, int peer, double t0, double t1, double w0,
+                       double w1, uint64_t bytes, double flops, const char *label, int waits_stream)
+{
 	const sl_cluster *c = d->c;
 	if (c->rec_off || (c->rec_dev && !c->rec_dev[d->id]) ||
 	    (c->rec_hi && (d->step < c->rec_lo || d->step > c->rec_hi)))
@@ -977,6 +988,7 @@ void sl_dev_record(sl_dev *d, sl_ev_kind kind, int peer, double t0, double t1, d
 	ev.p2p = d->p2p;
 	ev.io = d->io;
 	ev.stream = d->stream;
+	ev.waits_stream = waits_stream;
 	ev.t0 = t0;
 	ev.t1 = t1;
 	ev.w0 = w0 - d->c->wall0;

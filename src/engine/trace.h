@@ -124,6 +124,9 @@ typedef struct sl_event {
 	sl_ev_p2p p2p;
 	sl_ev_io io;
 	int stream; /* the device's stream it ran on (0: compute; sl_dev_stream) */
+	/* 1: an SL_EV_WAIT of its stream for another stream's work
+	 * (sl_dev_wait_event: communication not hidden), not for a peer */
+	int waits_stream;
 	char label[40];
 } sl_event;
 

@@ -40,6 +40,7 @@ const sl_glyphs sl_glyphs_utf8 = {
     .bwd2 = "▞",
     .wgrad2 = "▖",
     .more = "+",
+    .lane = "↳",
     .replica = "≡",
     .unknown = "?",
     .mem_l = "▕",
@@ -81,6 +82,7 @@ const sl_glyphs sl_glyphs_ascii = {
     .bwd2 = "$",
     .wgrad2 = ";",
     .more = "&",
+    .lane = "\\",
     .replica = "~",
     .unknown = "?",
     .mem_l = "[",
@@ -117,6 +119,10 @@ static const sl_legend_item legend[] = {
      "underlined when backward"},
     {SL_LG_STATES, G(more), 1, SL_ROLE_NORMAL,
      "after micro-batch digits: more passes started there than the columns can name"},
+    {SL_LG_STATES, G(lane), 1, SL_ROLE_DEV0,
+     "a lane under a device's: its communication stream, whose collectives run beside the "
+     "compute above (a wait there is communication not hidden); devices whose lanes look the "
+     "same share rows where space is short, named 0,1 or 0-3"},
     {SL_LG_SCALE, G(tick), 1, SL_ROLE_DIM, "a time on the scale"},
     {SL_LG_SCALE, G(caret), 1, SL_ROLE_CURSOR, "now (the cursor; also the plot's setting)"},
     {SL_LG_BLOCKS, NOG, 1, SL_ROLE_DEVBG0,

@@ -4,7 +4,8 @@
  *   row 0        title: the scenario and the playback state
  *   rows 1..     devices | matrices     (left column, right column)
  *                links   | numbers
- *                timeline (full width, one row per device)
+ *                timeline (full width, one row per device; with side
+ *                streams, a lane per stream under it)
  *   rows R-3,R-2 the sentence saying what the current step does, with its
  *                span (two lines, so the span is never cut off)
  *   row R-1      status: the keys that matter now

@@ -357,7 +357,7 @@ static void relayout(void *ctx)
 	if (u->sbs_on) {
 		want = 4 + u->sbs.n - 1 - 5;
 		for (int i = 0; i < u->sbs.n; i++)
-			want += u->sbs.band[i].ndev + 1;
+			want += u->sbs.band[i].ndev * sl_sbs_lanes(&u->sbs.band[i]) + 1;
 	}
 	sl_lesson_layout_compute(u->rows, u->cols, want, &u->clay, &u->narr);
 	/* A pipeline's picture is its timeline: every micro-batch's pass in

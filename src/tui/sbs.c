@@ -72,7 +72,31 @@ static int category(sl_ev_kind k)
 	}
 }
 
+int sl_sbs_lanes(const sl_sbs_band *b)
+{
+	for (size_t i = 0; i < b->ev.n; i++)
+		if (b->ev.ev[i].stream > 0)
+			return 2;
+	return 1;
+}
+
+static void cells(const sl_sbs_band *b, int lane, int lo, int hi, double axis, int width,
+                  sl_dstate *out);
+
 void sl_sbs_cells(const sl_sbs_band *b, int lo, int hi, double axis, int width, sl_dstate *out)
+{
+	cells(b, -1, lo, hi, axis, width, out);
+}
+
+void sl_sbs_lane_cells(const sl_sbs_band *b, int lane, int lo, int hi, double axis, int width,
+                       sl_dstate *out)
+{
+	cells(b, sl_sbs_lanes(b) > 1 ? lane : -1, lo, hi, axis, width, out);
+}
+
+/* lane < 0: every event; 0: the compute stream's; 1: the side streams'. */
+static void cells(const sl_sbs_band *b, int lane, int lo, int hi, double axis, int width,
+                  sl_dstate *out)
 {
 	if (width <= 0)
 		return;
@@ -87,7 +111,8 @@ void sl_sbs_cells(const sl_sbs_band *b, int lo, int hi, double axis, int width, 
 	for (size_t i = 0; i < b->ev.n; i++) {
 		const sl_event *e = &b->ev.ev[i];
 		int cat = category(e->kind);
-		if (e->dev < lo || e->dev >= hi || cat < 0)
+		if (e->dev < lo || e->dev >= hi || cat < 0 ||
+		    (lane >= 0 && (e->stream > 0) != lane))
 			continue;
 		double a = e->t0 - b->t0, z = e->t1 - b->t0;
 		if (!(z > a))

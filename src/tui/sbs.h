@@ -7,7 +7,8 @@
  * band's row shows is worked out here, without curses: each cell of a row
  * is the state that took most of the time its slice of the axis covers,
  * over the devices the row stands for, so a row of several devices (more
- * devices than rows) is their honest sum, not one device picked. */
+ * devices than rows) is their honest sum, not one device picked.  A band
+ * whose devices communicated on side streams has two lanes a row. */
 #ifndef SL_TUI_SBS_H
 #define SL_TUI_SBS_H
 
@@ -55,6 +56,15 @@ int sl_sbs_per_row(int ndev, int rows);
  * took most of the devices' time in its slice; past the band's step,
  * SL_DS_COUNT.  Pure, tested. */
 void sl_sbs_cells(const sl_sbs_band *b, int lo, int hi, double axis, int width, sl_dstate *out);
+
+/* A band's lanes a row: 1, or 2 when its devices ran work on side streams
+ * (cluster.h's Streams: communication beside compute), the compute
+ * stream's lane and under it the side streams'. */
+int sl_sbs_lanes(const sl_sbs_band *b);
+/* sl_sbs_cells of one lane's events: 0 the compute stream's, 1 the side
+ * streams'; with one lane, every event (as sl_sbs_cells). */
+void sl_sbs_lane_cells(const sl_sbs_band *b, int lane, int lo, int hi, double axis, int width,
+                       sl_dstate *out);
 
 /* The row's memory anatomy: of devices [lo, hi), the one with the highest
  * peak; its five figures (parameters, gradients, optimizer state,

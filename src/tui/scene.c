@@ -359,6 +359,7 @@ static void scene_build(const sl_scene_in *in, sl_scene *m)
 	size_t shard[SL_MAX_DEVICES + 1];
 	shard_offsets(sc, p, shard);
 	double last_end[SL_MAX_DEVICES] = {0}, covered[SL_MAX_DEVICES] = {0};
+	double covered0[SL_MAX_DEVICES] = {0}; /* the same, the compute stream's alone */
 	for (int d = 0; d < p; d++) {
 		sl_scene_dev *v = &m->dev[d];
 		v->send_to = v->recv_from = -1;
@@ -379,6 +380,8 @@ static void scene_build(const sl_scene_in *in, sl_scene *m)
 		sl_scene_dev *v = &m->dev[e->dev];
 		if (e->t1 > last_end[e->dev])
 			last_end[e->dev] = e->t1;
+		if (e->stream > 0 && e->stream < 32)
+			m->side_streams |= 1u << e->stream;
 		int li = -1;
 		if (e->kind == SL_EV_SEND && e->peer >= 0 && e->peer < p) {
 			li = link_index(m, e->dev, e->peer, in);
@@ -394,7 +397,14 @@ static void scene_build(const sl_scene_in *in, sl_scene *m)
 			v->compute_s += part;
 			break;
 		case SL_EV_WAIT:
-			v->wait_s += part;
+			/* The compute stream's wait for a side stream is communication
+			 * not hidden; a side stream's wait for a peer is inside its
+			 * transfers' time.  Only waits for peers on the compute
+			 * stream are the device waiting. */
+			if (e->waits_stream)
+				v->exposed_s += part;
+			else if (e->stream == 0)
+				v->wait_s += part;
 			break;
 		case SL_EV_WRITE:
 		case SL_EV_READ:
@@ -405,6 +415,11 @@ static void scene_build(const sl_scene_in *in, sl_scene *m)
 			if (b > covered[e->dev]) {
 				v->comm_s += b - (a > covered[e->dev] ? a : covered[e->dev]);
 				covered[e->dev] = b;
+			}
+			/* On the compute stream, nothing hides them. */
+			if (e->stream == 0 && b > covered0[e->dev]) {
+				v->exposed_s += b - (a > covered0[e->dev] ? a : covered0[e->dev]);
+				covered0[e->dev] = b;
 			}
 			break;
 		}
@@ -503,6 +518,7 @@ static void scene_build(const sl_scene_in *in, sl_scene *m)
 	m->crit_compute = m->dev[crit].compute_s;
 	m->crit_comm = m->dev[crit].comm_s;
 	m->crit_wait = m->dev[crit].wait_s;
+	m->crit_exposed = m->dev[crit].exposed_s;
 	for (int i = 0; i < m->nlinks; i++) {
 		m->moved += m->link[i].moved;
 		m->moved_total += m->link[i].total;

@@ -40,6 +40,9 @@ typedef struct sl_scene_dev {
 	double io_s;                      /* reading and writing storage, up to t */
 	uint64_t sent, received;          /* bytes, up to t */
 	uint64_t mem;                     /* bytes held */
+	/* Of comm_s, what the compute stream waited for (its own transfers and
+	 * its waits for a side stream), up to t; with no side streams, comm_s. */
+	double exposed_s;
 	int mem_known;
 	int finished;   /* its last operation ended by t */
 	int64_t lo, hi; /* its shard of the split dimension */
@@ -96,6 +99,9 @@ typedef struct sl_scene {
 	double speedup, efficiency;
 	int crit;                                  /* the device whose clock ends last */
 	double crit_compute, crit_comm, crit_wait; /* its split, up to t */
+	double crit_exposed;                       /* of crit_comm, not hidden beside compute */
+	unsigned side_streams; /* bit s: some device ran events on side stream s (cluster.h's
+	                          Streams); 0: everything ran on the compute streams */
 	uint64_t moved, moved_total;
 	char coll_name[24];
 	int coll_state; /* 0 none, 1 running, 2 done */

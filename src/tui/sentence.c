@@ -6,6 +6,7 @@
 
 #include "steps.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -147,11 +148,13 @@ static int parties(const sl_snapshot *s, const int *of, int idx, int p, struct w
  * 3 of 7", "all-reduce (tree), broadcast level 2 of 3", "all-gather, ring
  * step 4 of 7".  The counter counts logical steps within the part, the same
  * on every device, so it never goes back. */
-static void coll_words(const sl_ev_coll *c, char *out, size_t n, int *last, int *phase_last)
+static const char *const op_words[SL_COLL_NOPS] = {"all-reduce", "all-gather", "reduce-scatter",
+                                                   "broadcast",  "reduce",     "gather",
+                                                   "scatter",    "all-to-all", "send/recv"};
+
+static void coll_words(const sl_ev_coll *c, int with_op, char *out, size_t n, int *last,
+                       int *phase_last)
 {
-	static const char *const ops[SL_COLL_NOPS] = {"all-reduce", "all-gather", "reduce-scatter",
-	                                              "broadcast",  "reduce",     "gather",
-	                                              "scatter",    "all-to-all", "send/recv"};
 	static const char *const phases[SL_PHASE_N] = {
 	    "", "reduce-scatter", "all-gather", "reduce", "broadcast", "gather", "scatter"};
 	const sl_algo_ops *al = sl_algo_ops_of((sl_algo)c->algo);
@@ -160,17 +163,154 @@ static void coll_words(const sl_ev_coll *c, char *out, size_t n, int *last, int 
 	int two = c->op >= 0 && c->op < SL_COLL_NOPS && (al->two_parts >> c->op) & 1;
 	int half = two ? c->nsteps / 2 : c->nsteps;
 	int k = two && c->step >= half ? c->step - half : c->step;
-	const char *op = c->op >= 0 && c->op < SL_COLL_NOPS ? ops[c->op] : "a collective";
+	const char *op = c->op >= 0 && c->op < SL_COLL_NOPS ? op_words[c->op] : "a collective";
 	const char *unit = al->step_word;
 	*last = c->step == c->nsteps - 1;
 	*phase_last = k == half - 1;
 	char tag[32] = ""; /* the algorithm, unless it is the default */
 	if (!al->quiet)
 		snprintf(tag, sizeof tag, " (%s)", al->name);
+	if (!with_op) { /* said already: the part and its counter alone */
+		op = "";
+		tag[0] = 0;
+	}
 	if (two)
-		say(out, n, "%s%s, %s %s %d of %d", op, tag, phases[c->phase], unit, k + 1, half);
+		say(out, n, "%s%s%s%s %s %d of %d", op, tag, with_op ? ", " : "", phases[c->phase],
+		    unit, k + 1, half);
 	else
-		say(out, n, "%s, %s %s %d of %d", op, al->name, unit, k + 1, half);
+		say(out, n, "%s%s%s %s %d of %d", op, with_op ? ", " : "", al->name, unit, k + 1,
+		    half);
+}
+
+/* ---- a collective on a side stream (cluster.h's Streams) ---- */
+
+/* The whole message of the collective an event belongs to (its leader and
+ * seq name it), from its sends' fields: a send of all p blocks carries it
+ * whole; sends of one block each add up to it once every block is seen
+ * (a ring's first step).  Failing both, p blocks of the event's size. */
+static double coll_message_bytes(const sl_snapshot *s, const sl_event *r)
+{
+	const sl_ev_coll *c = &r->coll;
+	int p = c->p;
+	uint64_t blk[SL_MAX_FULL_DEVICES] = {0};
+	int seen = 0;
+	for (size_t i = 0; p > 0 && p <= SL_MAX_FULL_DEVICES && i < s->n; i++) {
+		const sl_event *e = &s->ev[i];
+		if (e->kind != SL_EV_SEND || e->coll.op != c->op || e->coll.leader != c->leader ||
+		    e->coll.seq != c->seq || e->coll.p != p)
+			continue;
+		if (e->coll.count == p)
+			return (double)e->bytes;
+		if (e->coll.count == 1 && e->coll.first >= 0 && e->coll.first < p &&
+		    !blk[e->coll.first]) {
+			blk[e->coll.first] = e->bytes ? e->bytes : 1;
+			seen++;
+		}
+	}
+	if (p > 0 && seen == p) {
+		double sum = 0;
+		for (int b = 0; b < p; b++)
+			sum += (double)blk[b];
+		return sum;
+	}
+	return c->count > 0 ? (double)r->bytes * p / c->count : (double)r->bytes;
+}
+
+/* What the compute stream of device d did over [a, b), in words: "the
+ * backward of block 2's fc1 (weight gradient)" for one GEMM, "the backward
+ * of block 2" for several of one block, "the backward of blocks 3 to 1",
+ * "other compute" (element-wise work); "" for none.  *waited gets the time
+ * it waited for a side stream in that span (communication not hidden). */
+static void beside_words(const sl_snapshot *s, int d, double a, double b, char *out, size_t n,
+                         double *waited)
+{
+	const sl_event *one = NULL;
+	int ops = 0, other = 0, pass = -1, passes = 0, b0 = -1, b1 = -1;
+	*waited = 0;
+	out[0] = 0;
+	for (size_t i = 0; i < s->n && s->ev[i].t0 < b; i++) {
+		const sl_event *e = &s->ev[i];
+		double lo = e->t0 > a ? e->t0 : a, hi = e->t1 < b ? e->t1 : b;
+		if (e->dev != d || e->stream != 0 || !(hi > lo))
+			continue;
+		if (e->kind == SL_EV_WAIT && e->waits_stream)
+			*waited += hi - lo;
+		if (e->kind != SL_EV_COMPUTE)
+			continue;
+		if (e->work.pass == SL_PASS_NONE) {
+			other = 1;
+			continue;
+		}
+		const sl_ev_work *w = &e->work;
+		if (!one || w->pass != one->work.pass || w->part != one->work.part ||
+		    w->grad != one->work.grad || w->block != one->work.block ||
+		    w->head != one->work.head)
+			ops++;
+		if (w->pass != pass)
+			passes++;
+		pass = w->pass;
+		one = e;
+		if (w->part != SL_PART_HEAD && w->block >= 0) {
+			if (b0 < 0)
+				b0 = w->block;
+			b1 = w->block;
+		}
+	}
+	if (!one) {
+		if (other)
+			snprintf(out, n, "other compute");
+		return;
+	}
+	const char *pw = passes > 1            ? "forward and backward"
+	                 : pass == SL_PASS_FWD ? "forward"
+	                                       : "backward";
+	if (ops == 1 && train_op_words(&one->work, out, n))
+		return;
+	if (b0 < 0)
+		snprintf(out, n, "the %s of the LM head", pw);
+	else if (b0 == b1)
+		snprintf(out, n, "the %s of block %d", pw, b0);
+	else
+		snprintf(out, n, "the %s of blocks %d to %d", pw, b0, b1);
+}
+
+/* The head of a side-stream collective's step: "the gradient all-reduce of
+ * 771 KiB on the communication stream, beside the backward of block 2;
+ * 0.40 us exposed".  Training's data-parallel stream carries the
+ * gradients' all-reduces and reduce-scatters and ZeRO-3's gathers of
+ * parameters (train_step.c). */
+static void side_words(const sl_scene_in *in, const sl_scene *m, const sl_opstep *st, const int *of,
+                       int idx, char *out, size_t n)
+{
+	const sl_snapshot *s = in->ev;
+	const sl_event *r = &s->ev[st->rep];
+	const sl_ev_coll *c = st->coll;
+	const char *op = c->op >= 0 && c->op < SL_COLL_NOPS ? op_words[c->op] : "collective";
+	const char *what = "";
+	if (m->kind == SL_WL_TRAIN && r->stream == SL_STREAM_DP)
+		what = c->op == SL_COLL_ALLGATHER ? "parameter " : "gradient ";
+	char a[32], dur[32], bw[128];
+	sl_fmt_bytes(coll_message_bytes(s, r), a, sizeof a);
+	say(out, n, "the %s%s of %s on the %s stream", what, op, a,
+	    r->stream == SL_STREAM_DP ? "communication" : "second communication");
+	/* The representative device's share of the step, and its compute
+	 * stream over it. */
+	double t0 = r->t0, t1 = r->t1;
+	for (size_t i = 0; of && i < s->n; i++)
+		if (of[i] == idx && s->ev[i].dev == r->dev) {
+			t0 = s->ev[i].t0 < t0 ? s->ev[i].t0 : t0;
+			t1 = s->ev[i].t1 > t1 ? s->ev[i].t1 : t1;
+		}
+	double waited;
+	beside_words(s, r->dev, t0, t1, bw, sizeof bw, &waited);
+	if (waited > 0)
+		fmt_t(waited, dur, sizeof dur);
+	if (bw[0])
+		appendf(out, n, ", beside %s; %s exposed", bw, waited > 0 ? dur : "none");
+	else if (waited > 0)
+		appendf(out, n, ", the compute stream waiting for it; %s exposed", dur);
+	else
+		appendf(out, n, ", with no compute beside it");
 }
 
 /* A checkpoint chunk's step, from its fields (which tensor, which of its
@@ -343,7 +483,10 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 	} else if (st->coll) {
 		const sl_ev_coll *c = st->coll;
 		int last, phase_last;
-		coll_words(c, words, sizeof words, &last, &phase_last);
+		/* On a side stream: what it is and what it ran beside first,
+		 * then the step (the sentence is cut at 80 columns). */
+		int side = first->stream > 0;
+		coll_words(c, !side, words, sizeof words, &last, &phase_last);
 		/* A training step's collective works on one micro-batch (its
 		 * operation's); the data-parallel reduction at the end on none. */
 		if (kw->micro_batches && first->mb >= 0)
@@ -389,6 +532,13 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 			        ? (nrcv > 1 ? "add it into their own" : "adds it into its own")
 			        : (nrcv > 1 ? "keep it" : "keeps it"),
 			    dur, done);
+		if (side) {
+			char head[256], body[320];
+			side_words(in, m, st, of, idx, head, sizeof head);
+			snprintf(body, sizeof body, "%s", out);
+			body[0] = (char)toupper((unsigned char)body[0]);
+			say(out, n, "%s. %s", head, body);
+		}
 	} else if (st->p2p) {
 		struct who from, to;
 		int nsnd = parties(s, of, idx, p, &from, &to, NULL);
@@ -405,6 +555,10 @@ static void describe(const sl_scene_in *in, const sl_scene *m, const sl_opstep *
 		if (first->mb >= 0)
 			snprintf(mbw, sizeof mbw, " for micro-batch %d", first->mb);
 		say(out, n, "%s computes %s%s (%s)", who, words, mbw, dur);
+	} else if (first->stream > 0) {
+		/* Work on a side stream (ZeRO's gradient slice summed where its
+		 * reduce-scatter left it): beside the compute stream's. */
+		say(out, n, "%s: %s, on the communication stream (%s)", first->label, who, dur);
 	} else {
 		say(out, n, "%s: %s (%s)", first->label, who, dur);
 	}

@@ -57,6 +57,7 @@ typedef struct sl_glyphs {
 	    *wgrad; /* the timeline's compute of a backward pass: input, weight gradients */
 	const char *fwd2, *bwd2, *wgrad2; /* the same, a device's second model chunk on */
 	const char *more;          /* the timeline: more passes start here than columns name */
+	const char *lane;          /* the timeline: a device's side-stream lane, under its own */
 	const char *replica;       /* a matrix every device holds whole (X column-wise) */
 	const char *unknown;       /* a block whose state is not known yet */
 	const char *mem_l, *mem_r; /* the ends of a device's memory bar */

@@ -96,8 +96,24 @@ static void draw_scale(const struct fig *f, int y, struct cols c, double axis, i
 	}
 }
 
-static void draw_row(const struct fig *f, int y, struct cols c, const sl_sbs_band *b, int lo,
-                     int hi, double axis, uint64_t scale)
+/* The cells of a row's lane (sl_sbs_lane_cells). */
+static void draw_cells(const struct fig *f, int y, struct cols c, const sl_sbs_band *b, int lane,
+                       int lo, int hi, double axis)
+{
+	const sl_theme *th = f->th;
+	sl_dstate cell[512];
+	int w = c.tl_w < 512 ? c.tl_w : 512;
+	sl_sbs_lane_cells(b, lane, lo, hi, axis, w, cell);
+	for (int x = 0; x < w; x++) {
+		if (cell[x] == SL_DS_COUNT)
+			continue; /* past the band's step */
+		sl_put(y, c.tl_x + x, 1, sl_theme_state(th, cell[x]), th->g->state[cell[x]]);
+	}
+}
+
+/* lane: the compute stream's (0), or every event (-1: no side lane drawn). */
+static void draw_row(const struct fig *f, int y, struct cols c, const sl_sbs_band *b, int lane,
+                     int lo, int hi, double axis, uint64_t scale)
 {
 	const sl_theme *th = f->th;
 	const sl_glyphs *g = th->g;
@@ -107,14 +123,7 @@ static void draw_row(const struct fig *f, int y, struct cols c, const sl_sbs_ban
 	else
 		sl_putf(y, f->x, LABEL_W, sl_theme_role(th, SL_ROLE_NORMAL), "dev %d-%d", lo,
 		        hi - 1);
-	sl_dstate cell[512];
-	int w = c.tl_w < 512 ? c.tl_w : 512;
-	sl_sbs_cells(b, lo, hi, axis, w, cell);
-	for (int x = 0; x < w; x++) {
-		if (cell[x] == SL_DS_COUNT)
-			continue; /* past the band's step */
-		sl_put(y, c.tl_x + x, 1, sl_theme_state(th, cell[x]), g->state[cell[x]]);
-	}
+	draw_cells(f, y, c, b, lane, lo, hi, axis);
 	/* The anatomy of the row's device with the highest peak, on the scale
 	 * of every band's largest. */
 	uint64_t part[5];
@@ -155,11 +164,23 @@ static void draw_band(const struct fig *f, int y, int h, struct cols c, const sl
 		snprintf(head, sizeof head, "  step %s %s per device: peak %s, sent %s", t,
 		         th->g->dot, m, s);
 	sl_put(y, x, f->x + f->w - x, sl_theme_role(th, SL_ROLE_NORMAL), head);
-	int rows = h - 1;
-	int per = sl_sbs_per_row(b->ndev, rows);
-	for (int lo = 0, r = 0; lo < b->ndev && r < rows; lo += per, r++)
-		draw_row(f, y + 1 + r, c, b, lo, lo + per < b->ndev ? lo + per : b->ndev, axis,
-		         scale);
+	/* With side streams a row is two lanes: the compute stream's, and
+	 * under it, marked, the communication beside it. */
+	int rows = h - 1, lanes = sl_sbs_lanes(b);
+	if (rows < lanes)
+		lanes = 1; /* one row: everything on it */
+	int per = sl_sbs_per_row(b->ndev, rows / lanes);
+	for (int lo = 0, r = 0; lo < b->ndev && r + lanes <= rows; lo += per, r += lanes) {
+		int hi = lo + per < b->ndev ? lo + per : b->ndev;
+		draw_row(f, y + 1 + r, c, b, lanes > 1 ? 0 : -1, lo, hi, axis, scale);
+		if (lanes > 1) {
+			sl_put(y + 2 + r, f->x + 4, LABEL_W - 4,
+			       hi - lo == 1 ? sl_theme_dev(th, lo)
+			                    : sl_theme_role(th, SL_ROLE_NORMAL),
+			       th->g->lane);
+			draw_cells(f, y + 2 + r, c, b, 1, lo, hi, axis);
+		}
+	}
 }
 
 /* A note after a legend: the long words if they fit, else the short. */
@@ -171,7 +192,7 @@ static void put_fitting(const struct fig *f, int y, int x, const char *lng, cons
 }
 
 /* The legend on row y, and (memory) the memory's on the row below. */
-static void draw_legend(const struct fig *f, int y, int grouped, int memory)
+static void draw_legend(const struct fig *f, int y, int grouped, int lanes, int memory)
 {
 	const sl_theme *th = f->th;
 	const sl_glyphs *g = th->g;
@@ -184,6 +205,12 @@ static void draw_legend(const struct fig *f, int y, int grouped, int memory)
 		x += sl_putf(y, x, end - x, norm, " %s  ", words[i]);
 	}
 	x += sl_put(y, x, end - x, norm, "(blank) idle");
+	/* The side streams' lanes, named where they are drawn. */
+	if (lanes && x + 4 + sl_cols(g->lane) + 16 <= end) {
+		x += sl_put(y, x, end - x, norm, "  ");
+		x += sl_put(y, x, end - x, norm, g->lane);
+		x += sl_put(y, x, end - x, norm, " comm lane");
+	}
 	if (grouped)
 		put_fitting(f, y, x, "   a row of devices: what took most of their time",
 		            "   rows of devices: summed");
@@ -216,13 +243,15 @@ void sl_draw_sbs(const sl_theme *th, const sl_sbs *s, sl_rect r)
 	/* The bands share the rows left: each its header and a row a device
 	 * with a blank row between two, or without the blanks, or in equal
 	 * shares, whichever is the first that fits. */
-	int avail = r.h - scale_h - legend_h, need = 0, grouped = 0;
-	for (int i = 0; i < s->n; i++)
-		need += s->band[i].ndev + 1;
+	int avail = r.h - scale_h - legend_h, need = 0, grouped = 0, lanes = 0;
+	for (int i = 0; i < s->n; i++) {
+		need += s->band[i].ndev * sl_sbs_lanes(&s->band[i]) + 1;
+		lanes |= sl_sbs_lanes(&s->band[i]) > 1;
+	}
 	int gap = need + s->n - 1 <= avail ? 1 : 0;
 	int y = r.y + scale_h;
 	for (int i = 0; i < s->n; i++) {
-		int want = s->band[i].ndev + 1;
+		int want = s->band[i].ndev * sl_sbs_lanes(&s->band[i]) + 1;
 		int h = need <= avail ? want : avail / s->n + (i < avail % s->n);
 		h = h < want ? h : want;
 		if (h < 1)
@@ -231,7 +260,7 @@ void sl_draw_sbs(const sl_theme *th, const sl_sbs *s, sl_rect r)
 		draw_band(&f, y, h, c, &s->band[i], axis, scale);
 		y += h + gap;
 	}
-	draw_legend(&f, r.y + r.h - legend_h, grouped, legend_h == 2);
+	draw_legend(&f, r.y + r.h - legend_h, grouped, lanes, legend_h == 2);
 }
 
 static void draw_status(const struct sbs_ui *u)

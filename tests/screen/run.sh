@@ -121,6 +121,12 @@ start rowwise-2nodes-end 120 36 "$run_env $sb --strategy=rowwise $two_nodes"
 start tree-phases 120 36 "$run_env $sb --strategy=rowwise --algorithm=tree --devices=8 $small $fast"
 start plot-80x24 80 24 "$run_env $sb --strategy=rowwise $small"
 start matrices-16 120 36 "$run_env $sb --devices=16 --devices-per-node=8 --preset=a100 --m=256 --k=8192 --n=4096 $fast"
+# Communication beside compute: two stages of two replicas, the last
+# micro-batch's gradient buckets all-reduced on the communication stream
+# during the backward pass (links slow enough that the reductions show).
+overlap="--dp=2 --pp=2 --microbatches=4 --overlap=on --bucket=64KiB --bandwidth=20GB/s --heads=0"
+start overlap-80x24 80 24 "$run_env $sb $overlap"
+start overlap-100x30-ascii 100 30 "$run_env $sb $overlap --ascii"
 # tp, pp and dp over 4 devices side by side (one step: the figures are
 # emulated, no loss is shown); it quits with q.
 start side-by-side 100 30 "$run_env $SHARDLAB compare --side-by-side --steps=1; echo \$? >$work/sbs-status"
@@ -193,6 +199,43 @@ if [ "$st" = 0 ]; then
 	pass "side-by-side-quit"
 else
 	fail "side-by-side-quit" "after q the exit status is '$st', want 0"
+fi
+
+# Overlap at 80x24, eleven steps back from the end: a bucket's all-reduce
+# beside the backward of block 0.  Each device's communication stream is a
+# lane under its compute lane; four devices' lanes do not fit, so the
+# replicas (whose lanes look the same) share rows.  The lane is there with
+# transfers on it, and the sentence names the stream and what it ran beside.
+settle overlap-80x24
+keys overlap-80x24 End Left Left Left Left Left Left Left Left Left Left Left
+check overlap-80x24
+cases=$((cases + 1))
+if capture overlap-80x24 | grep -Eq '^│ +↳ +(░|▒|▓)' &&
+	capture overlap-80x24 | grep -q '^│0,1 ' &&
+	capture overlap-80x24 | grep -q '↳ comm lane'; then
+	pass "overlap-lane"
+else
+	fail "overlap-lane" "no communication lane under the replicas' compute lane:"
+	capture overlap-80x24
+fi
+cases=$((cases + 1))
+if capture overlap-80x24 | tr '\n' ' ' |
+	grep -q 'all-reduce of [0-9.]* [KM]iB on the communication *stream, beside the backward of block 0; none exposed'; then
+	pass "overlap-sentence"
+else
+	fail "overlap-sentence" "the step does not say what the all-reduce ran beside"
+fi
+# The same at 100x30 in ASCII: the lane's mark has its ASCII glyph.
+settle overlap-100x30-ascii
+keys overlap-100x30-ascii End Left Left Left Left Left Left Left Left Left Left Left
+check overlap-100x30-ascii
+cases=$((cases + 1))
+if LC_ALL=C grep -q "$(printf '[\200-\377]')" "$work/overlap-100x30-ascii.txt"; then
+	fail "overlap-ascii-only" "--ascii draws non-ASCII characters"
+elif ! grep -Eq '^\| +\\ +[<>+]' "$work/overlap-100x30-ascii.txt"; then
+	fail "overlap-ascii-lane" "no communication lane in ASCII"
+else
+	pass "overlap-ascii-lane"
 fi
 
 # Below 80x24: a clear message instead of a garbled screen.
