@@ -1114,6 +1114,8 @@ static int account_compute(sl_dev *d, double dt, double flops, double cpu_s, dou
 	pthread_mutex_lock(&d->mu);
 	d->clock = t1;
 	d->st.compute_s += dt;
+	if (d->stream != SL_STREAM_COMPUTE)
+		d->st.compute_side_s += dt;
 	d->st.flops += flops;
 	d->st.cpu_s += cpu_s;
 	pthread_mutex_unlock(&d->mu);

@@ -240,7 +240,8 @@ sl_link_state sl_cluster_link_state(const sl_cluster *c, int src, int dst);
 typedef struct sl_dev_stats {
 	double clock; /* emulated time at the end of the device's program */
 	double compute_s, comm_s, wait_s;
-	double comm_side_s;   /* of comm_s, on a side stream (beside the compute) */
+	double comm_side_s;    /* of comm_s, on a side stream (beside the compute) */
+	double compute_side_s; /* of compute_s, on a side stream */
 	double stream_wait_s; /* the compute stream waiting for a side stream */
 	double flops;
 	uint64_t bytes_sent, bytes_received;

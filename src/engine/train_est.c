@@ -310,7 +310,7 @@ struct pdev {
 	 * the start of its busy stretch; communication on them; the compute
 	 * stream's waits for them */
 	double sclock[SL_STREAMS], sbusy[SL_STREAMS];
-	double comm_side, swait;
+	double comm_side, swait, comp_side;
 	double ev[2]; /* events marked on a side stream (PO_MARK) */
 	int walk;     /* an effect (S->eff) that cannot be added: walk its ops */
 };
@@ -413,6 +413,8 @@ static void st_compute(const struct psim *S, struct pdev *d, int s, double f)
 		f += sl_overlap_extra(S->cfg, 0, d->sbusy, d->sclock, d->clock, f);
 	d->clock += f;
 	d->compute += f;
+	if (s)
+		d->comp_side += f;
 	st_leave(d, s, c, d->comm);
 }
 
@@ -1633,7 +1635,7 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 		e->comm_max_s = a->comm > e->comm_max_s ? a->comm : e->comm_max_s;
 		double exposed = a->comm - a->comm_side + a->swait;
 		exp_sum += exposed;
-		e->idle_fraction += e->step_s - a->compute - exposed;
+		e->idle_fraction += e->step_s - (a->compute - a->comp_side) - exposed;
 		for (int k = 0; k < SL_TR_NKINDS; k++) {
 			e->sent[k] = a->sent[k] > e->sent[k] ? a->sent[k] : e->sent[k];
 			e->received[k] = a->recv[k] > e->received[k] ? a->recv[k] : e->received[k];

@@ -106,6 +106,7 @@ struct drun {
 	/* per step */
 	double *t0, *pipe_end, *pipe_busy, *t_end, *compute, *comm, *flops;
 	double *exposed; /* communication the compute stream waited for */
+	double *side;    /* compute on a side stream (beside the compute stream's) */
 };
 
 struct run {

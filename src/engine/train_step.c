@@ -2004,6 +2004,7 @@ static int one_step(struct kctx *k, struct run *R)
 	dr->comm[ks] = s2.comm_s - s0.comm_s;
 	dr->exposed[ks] = (s2.comm_s - s2.comm_side_s + s2.stream_wait_s) -
 	                  (s0.comm_s - s0.comm_side_s + s0.stream_wait_s);
+	dr->side[ks] = s2.compute_side_s - s0.compute_side_s;
 	dr->flops[ks] = s2.flops - s0.flops;
 	return SL_OK;
 }
