@@ -448,12 +448,14 @@ else
 	capture lesson-12-100x30-sbs
 fi
 
-# Lesson 13 at a projector's 80x24, from a label whose runs before it ran
-# unseen: the run shown is one whose communication went beside its compute
-# (the gradient buckets during the backward pass), with the narration under
-# it.
+# Lessons 13 and 14 at a projector's 80x24, each from a label whose runs
+# before it ran unseen: the run shown is one whose communication went beside
+# its compute (lesson 13's gradient buckets during the backward pass, lesson
+# 14's ZeRO-3 with each block's weights gathered while the one before
+# computes), with the narration under it.
 sized lesson-13-80x24-overlap 80 24 "lesson --start=buckets $LESSONS/13-hiding-communication.lesson"
-for g in lesson-13-80x24-overlap; do
+sized lesson-14-80x24-zero3 80 24 "lesson --start=fit $LESSONS/14-sharded-data-parallel.lesson"
+for g in lesson-13-80x24-overlap lesson-14-80x24-zero3; do
 	cases=$((cases + 1))
 	if capture "$g" | head -n 1 | grep -q ' / .* paused ' && ! capture "$g" | grep -q 'check FAILED'; then
 		pass "$g-run-shown"
