@@ -324,6 +324,21 @@ void sl_lsetup_describe(const sl_lsetup *s, char *buf, size_t n)
 			                sl_mesh_order_name(l.order, order, sizeof order));
 		if (len >= 0 && (size_t)len < n && l.zero > 0 && l.dp > 1)
 			len += snprintf(buf + len, n - (size_t)len, ", ZeRO-%d", l.zero);
+		/* Communication beside compute (lesson 13), where it changes
+		 * anything: the replicas' exchange; the buckets are the plain
+		 * all-reduce's (ZeRO-2 and 3 go block by block). */
+		int overlap = l.overlap == SL_OVERLAP_ON ||
+		              (l.overlap == SL_OVERLAP_AUTO && c->efficiency == SL_EFF_REALISTIC);
+		if (len >= 0 && (size_t)len < n && overlap && l.dp > 1) {
+			char bk[32];
+			sl_fmt_bytes(l.bucket_bytes > 0 ? l.bucket_bytes : SL_BUCKET_DEFAULT, bk,
+			             sizeof bk);
+			if (l.zero == 0)
+				len += snprintf(buf + len, n - (size_t)len,
+				                ", overlapped in buckets of %s", bk);
+			else
+				len += snprintf(buf + len, n - (size_t)len, ", overlapped");
+		}
 	}
 	if (len >= 0 && (size_t)len < n && (show & SL_FIG_KIND(SL_RUN_RESHARD))) {
 		sl_layout t = sl_lsetup_target(s);
@@ -383,6 +398,8 @@ enum fig {
 	F_PARAMS,
 	F_PARAM_BYTES,
 	F_STEP_WORK,
+	F_ZERO,
+	F_BUCKET,
 	F_NSETUP
 };
 
@@ -423,6 +440,8 @@ static const sl_figdef figs[] = {
     {"params", SL_DIM_NONE, 0, SU, "the model's parameter count"},
     {"param_bytes", SL_DIM_BYTES, 0, SU, "the model's parameters in the precision set"},
     {"step_work", SL_DIM_WORK, 0, SU, "GEMM FLOP of one training step"},
+    {"zero_stage", SL_DIM_NONE, 0, SU, "ZeRO stage over the data-parallel replicas (0 to 3)"},
+    {"bucket", SL_DIM_BYTES, 0, SU, "the data-parallel gradient bucket with overlap"},
     /* What runs measured. */
     {"time", SL_DIM_TIME, 0, MM | CO | TR | RS | PL,
      "emulated time of the run (the slowest device); of one step for training; of the "
@@ -611,6 +630,10 @@ double sl_fig_setup_value(int fig, const sl_lsetup *s)
 		return sl_elem_bytes(&s->sc.cluster) * (double)sl_model_nparams(&s->model);
 	case F_STEP_WORK:
 		return sl_model_step_flops(&s->model);
+	case F_ZERO:
+		return l.zero;
+	case F_BUCKET:
+		return l.bucket_bytes > 0 ? l.bucket_bytes : SL_BUCKET_DEFAULT;
 	default:
 		break;
 	}
