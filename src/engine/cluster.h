@@ -242,7 +242,7 @@ typedef struct sl_dev_stats {
 	double compute_s, comm_s, wait_s;
 	double comm_side_s;    /* of comm_s, on a side stream (beside the compute) */
 	double compute_side_s; /* of compute_s, on a side stream */
-	double stream_wait_s; /* the compute stream waiting for a side stream */
+	double stream_wait_s;  /* the compute stream waiting for a side stream */
 	double flops;
 	uint64_t bytes_sent, bytes_received;
 	uint64_t mem_current, mem_peak;
