@@ -316,4 +316,9 @@ rm -f "$BIG"
 step "the trace writer (a few seconds)"
 sh "$S/bench/trace.sh" "$SL" "$B/bench" >>"$OUT" 2>>"$LOG" || fail "trace failed"
 
+# Full scale (issue 37): BLOOM's whole step timed without values, and a
+# 16,384-device plan of Llama 3 405B.
+step "scale: BLOOM's step on 384 devices, Llama 3 405B planned on 16,384 (a few minutes)"
+sh "$S/bench/scale.sh" "$SL" "$B/bench" >>"$OUT" 2>>"$LOG" || fail "scale failed"
+
 cat "$OUT"

@@ -51,7 +51,7 @@ static void test_plan_bad_input(void **state)
 	     "(--seq, --batch cannot help)"},
 	    {"plan --preset=a100 --devices=128 --model=megatron-1t --batch=128",
 	     "(--seq, --batch cannot help)"},
-	    {"plan --devices=5000", "out of range"},
+	    {"plan --devices=20000", "out of range"},
 	    {"plan --devices=12 --devices-per-node=5", "does not divide"},
 	    {"plan --heads=5", "--hidden=128 does not split into 5 heads"},
 	    {"plan --top=-1", "--top"},
@@ -445,9 +445,9 @@ static void test_dry_run_limits(void **state)
 	    json_integer_value(json_object_get(json_object_get(p3, "cluster"), "devices")), 3072);
 	json_decref(p3);
 	tu_result_free(&r);
-	tu_run("plan --devices=4097", &r);
-	tu_expect_one_error("plan --devices=4097", 2, &r);
-	assert_non_null(strstr(r.err, "4096"));
+	tu_run("plan --devices=16385", &r);
+	tu_expect_one_error("plan --devices=16385", 2, &r);
+	assert_non_null(strstr(r.err, "16384"));
 	tu_result_free(&r);
 	/* a degree over 1,024 is no layout, and the refusal says so */
 	tu_run("plan --devices=2048 --tp=1 --pp=1", &r);

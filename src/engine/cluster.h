@@ -22,7 +22,7 @@
  * 3,072 A100s), each of its groups (TP, PP or DP) still at most
  * SL_MAX_DEVICES.  A replay that cannot stand one device in for others
  * simulates every device: at 3,072 a full search takes minutes. */
-#define SL_MAX_PLAN_DEVICES 4096
+#define SL_MAX_PLAN_DEVICES 16384
 
 typedef struct sl_cluster sl_cluster;
 typedef struct sl_dev sl_dev;

@@ -30,17 +30,17 @@
 static const sl_knob table[] = {
     /* ---- the cluster ---- */
     {"devices", SL_OPT_DEVICES, SL_KT_INT, "N", 1, SL_MAX_PLAN_DEVICES,
-     "1 to 4096: 64 for a run that computes, 1024 timing only", NULL, HW | SL_CMD_PLAN, S,
+     "1 to 16384: 64 for a run that computes, 1024 timing only", NULL, HW | SL_CMD_PLAN, S,
      SL_KG_CLUSTER, CL(devices), SL_KC_INT, NULL, 0,
-     "emulated devices, 1 to 64, or to 1024 in a timing-only\nrun, 4096 for plan (default 4)",
+     "emulated devices, 1 to 64, or to 1024 in a timing-only\nrun, 16384 for plan (default 4)",
      .man = "The number of emulated devices, 1 to 64 (default 4); up to 1024 with\n"
             ".B \\-\\-dry\\-run\n"
             "(but 64 for\n"
             ".BR sandbox ),\n"
-            "and up to 4096 for\n"
+            "and up to 16384 for\n"
             ".BR plan .\n"},
     {"devices-per-node", SL_OPT_DEVICES_PER_NODE, SL_KT_INT, "G", 0, SL_MAX_PLAN_DEVICES,
-     "0 (one node) to 4096", NULL, HW, S, SL_KG_CLUSTER, CL(devices_per_node), SL_KC_INT,
+     "0 (one node) to 16384", NULL, HW, S, SL_KG_CLUSTER, CL(devices_per_node), SL_KC_INT,
      "per-node", 0,
      "G devices per node; G must divide N; 0: one node\n(default: the preset's node size when N "
      "exceeds it,\nelse one node)",
