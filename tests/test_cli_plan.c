@@ -445,6 +445,18 @@ static void test_dry_run_limits(void **state)
 	    json_integer_value(json_object_get(json_object_get(p3, "cluster"), "devices")), 3072);
 	json_decref(p3);
 	tu_result_free(&r);
+	/* and to 16,384 (Llama 3 405B's 16,384 H100s: arXiv 2407.21783, Table 4,
+	 * TP8 PP16 DP128), every degree within a group's 1,024 */
+	json_t *p4 = json_of("plan --devices=16384 --devices-per-node=8 --layers=16 --hidden=512 "
+	                     "--ffn=2048 --heads=8 --seq=64 --batch=2048 --tp=8 --pp=16 "
+	                     "--microbatches=4 --schedule=1f1b --format=json",
+	                     &r);
+	best = json_object_get(p4, "best");
+	assert_int_equal(json_integer_value(json_object_get(best, "dp")), 16384 / (8 * 16));
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(p4, "cluster"), "devices")), 16384);
+	json_decref(p4);
+	tu_result_free(&r);
 	tu_run("plan --devices=16385", &r);
 	tu_expect_one_error("plan --devices=16385", 2, &r);
 	assert_non_null(strstr(r.err, "16384"));
