@@ -186,8 +186,9 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took 
 	       p->n, only, p->nfit, p->n - p->nfit, fb((double)cfg->memory, a, sizeof a),
 	       sl_fmt_time(t.wall, b, sizeof b), sl_fmt_time(t.cpu, c, sizeof c));
 	if (p->nuntimed > 0)
-		printf("  (%d that fit were not timed: their busiest device's compute alone takes "
-		       "longer than the %d%s fastest step timed; --format=json times them all)\n",
+		printf("  (%d that fit were not timed: their compute alone (the pipeline's fill "
+		       "and drain included) takes longer than the %d%s fastest step timed; "
+		       "--format=json times them all)\n",
 		       p->nuntimed, top < 3 ? 3 : top, ordinal(top < 3 ? 3 : top));
 	printf("\n");
 

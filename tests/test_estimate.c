@@ -195,6 +195,15 @@ static void every_method_equals_run(const sl_model_spec *m, const sl_layout *l,
 		snprintf(nm, sizeof nm, "%.120s (method %d)", name, how);
 		same_as_run(&f, &rep, nm);
 	}
+	/* The planner's floor never exceeds the run's step: a floor above it
+	 * would leave a layout that could rank untimed. */
+	sl_est_rec *rec;
+	if (sl_est_record(m, l, cfg->devices, 0, cfg, &rec, &err))
+		fail_msg("%s: %s", name, err.msg);
+	double floor = sl_est_compute_floor(rec, cfg);
+	sl_est_rec_free(rec);
+	if (!(floor <= rep.step_s * (1 + 1e-12)))
+		fail_msg("%s: floor %.17g s above the run's step %.17g s", name, floor, rep.step_s);
 	sl_train_report_free(&rep);
 }
 
@@ -822,6 +831,47 @@ static void test_dp_closed_form(void **state)
 	assert_int_equal(e.sent[SL_TR_DP_ALLREDUCE], (uint64_t)(2 * (d - 1) * (n / d) * F4));
 }
 
+/* The planner's floor of a pipeline, on the ideal machine (GEMMs only):
+ * p stages of k MLP blocks, m micro-batches of r rows, so a stage's
+ * forward pass is 2 GEMMs of 2rhf FLOPs a block and its backward twice
+ * that: the step is at least the fill of p - 1 stages' forward and backward
+ * passes, then the last stage's m of each: (m + p - 1) 12 r h f k / rate,
+ * whatever the schedule.  On free links a GPipe or 1F1B step is exactly
+ * that. */
+static void test_pipeline_floor_closed_form(void **state)
+{
+	(void)state;
+	const int grid3[][4] = {{SL_SCHED_GPIPE, 4, 8, 1},
+	                        {SL_SCHED_1F1B, 4, 2, 1},
+	                        {SL_SCHED_1F1B, 2, 6, 1},
+	                        {SL_SCHED_INTERLEAVED, 2, 4, 2}};
+	for (size_t g = 0; g < sizeof grid3 / sizeof grid3[0]; g++) {
+		int p = grid3[g][1], mb = grid3[g][2], v = grid3[g][3], k = 2 * v;
+		int h = 16, f = 32, rows = 2;
+		sl_model_spec m;
+		mlp_model(&m, p * k, h, f, mb * rows);
+		sl_layout l = tu_layout(1, p, 1, (sl_sched)grid3[g][0], mb, v);
+		sl_cluster_config cfg = tu_config(p, 1e30, 0);
+		cfg.flops = 1e12;
+		cfg.timing_only = 1;
+		sl_err err = {0};
+		sl_est_rec *rec;
+		assert_int_equal(sl_est_record(&m, &l, p, 0, &cfg, &rec, &err), SL_OK);
+		double floor = sl_est_compute_floor(rec, &cfg);
+		sl_est_rec_free(rec);
+		/* interleaved: the fill and drain pass one chunk (k / v blocks) a stage */
+		double pass = 12.0 * rows * h * f / cfg.flops;
+		double want = ((double)mb * k + (double)(p - 1) * k / v) * pass;
+		tu_check_close(floor, want, 1e-12, "pipeline floor");
+		if (v == 1) {
+			sl_estimate e;
+			assert_int_equal(sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e, &err),
+			                 SL_OK);
+			tu_check_close(e.step_s, want, 1e-12, "pipeline step on free links");
+		}
+	}
+}
+
 /* GPipe and 1F1B with free links: the bubble over the ideal time is
  * (p-1)/m; interleaved, (p-1)/(v m). */
 static void test_bubble_closed_form(void **state)
@@ -1081,6 +1131,7 @@ int main(void)
 	    cmocka_unit_test(test_templates_equal_literal),
 	    cmocka_unit_test(test_dp_closed_form),
 	    cmocka_unit_test(test_bubble_closed_form),
+	    cmocka_unit_test(test_pipeline_floor_closed_form),
 	    cmocka_unit_test(test_1024_devices_closed_form),
 	    cmocka_unit_test(test_methods_agree_at_scale),
 	    cmocka_unit_test(test_ring_across_nodes_settles),

@@ -892,10 +892,11 @@ static const sl_knob table[] = {
             "The table times only what can rank in it: once\n"
             ".I K\n"
             "rows are timed (at least 3, what the sentences on the best compare), a layout\n"
-            "whose busiest device's compute alone takes longer\n"
+            "whose compute alone takes longer (its busiest device's, or its pipeline's\n"
+            "passes in a chain: the fill, the busiest stage's passes and the drain)\n"
             "than the\n"
             ".IR K th\n"
-            "fastest step so far is not replayed (its step cannot be shorter than its\n"
+            "fastest step so far is not replayed (its step cannot be shorter than that\n"
             "compute), which leaves the table as a plan that times every row would print\n"
             "it and takes about half the time for a thousand devices; the report says\n"
             "how many that fit were left untimed.\n"},

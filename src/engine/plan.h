@@ -63,8 +63,8 @@ typedef struct sl_plan_spec {
 	/* 0: every row that fits is timed (the TUI, JSON and CSV list them
 	 * all).  K > 0: only the rows that can rank among the first K (at
 	 * least 3, what sl_plan_explain compares) are sure to be timed: a
-	 * layout whose busiest device's compute alone (sl_est_compute_floor)
-	 * is slower than K rows already timed is not replayed, and its rows
+	 * layout whose compute alone, with the pipeline's fill and drain
+	 * (sl_est_compute_floor), is slower than K rows already timed is not replayed, and its rows
 	 * keep their memory figures with timed = 0, after every timed row.
 	 * The first K rows are the same as with 0. */
 	int exact_top;

@@ -325,7 +325,9 @@ void sl_est_rec_memory(const sl_est_rec *r, sl_estimate *out);
 int sl_est_replay(const sl_est_rec *r, const sl_axis order[SL_NAXES], const sl_cluster_config *cfg,
                   sl_est_method how, sl_estimate *out, sl_err *err);
 /* A floor under the step time of any replay of r on cfg's rates (any mesh
- * order, any links): its busiest device's compute alone. */
+ * order, any links): its busiest device's compute alone, or the
+ * pipeline's passes one after another (the fill, the busiest stage's passes
+ * and the drain) when that is longer. */
 double sl_est_compute_floor(const sl_est_rec *r, const sl_cluster_config *cfg);
 void sl_est_rec_free(sl_est_rec *r);
 

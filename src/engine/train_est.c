@@ -1706,9 +1706,71 @@ int sl_est_replay(const sl_est_rec *R, const sl_axis order[SL_NAXES], const sl_c
 	return replay(R, order, &L, how, &o, err);
 }
 
+/* The compute stream's work in template t (what runs beside it on another
+ * stream may overlap it, so it is left out). */
+static double tmpl_stream0_s(const struct psim *S, const struct tmpl *t)
+{
+	double sum = 0;
+	for (int q = 0; q < t->pl.n; q++)
+		if (t->pl.op[q].type == PO_COMPUTE && t->pl.op[q].stream == 0)
+			sum += op_s(S, &t->pl.op[q]);
+	return sum;
+}
+
+/* The pipeline's own floor: whatever the schedule, a stage's first pass
+ * waits for a forward pass on every stage before it (each at least that
+ * stage's shortest), and its last pass is a backward that every stage
+ * before it must then run too.  So the step is at least, for every stage s,
+ *     sum_{j<s} (F_j + B_j) + C_s
+ * with F_j, B_j stage j's shortest forward and backward pass and C_s the
+ * compute stream's work in stage s's passes (each pass counted by its
+ * compute alone: waits, communication and slowdowns only add).  It is the
+ * bubble the busiest device's compute misses: (m + p - 1) passes for p
+ * even stages and m micro-batches. */
+static double pipeline_floor(const struct psim *S, const sl_est_rec *R)
+{
+	int pp = R->tr.l.pp;
+	if (pp < 2)
+		return 0;
+	double *F = malloc(3 * (size_t)pp * sizeof *F);
+	if (!F)
+		return 0;
+	double *B = F + pp, *C = F + 2 * pp;
+	for (int s = 0; s < pp; s++) {
+		F[s] = B[s] = INFINITY;
+		C[s] = 0;
+	}
+	for (int i = 0; i < R->nrec; i++) {
+		const struct prec *r = &R->rec[i];
+		int tp, st, dp;
+		sl_mesh_coords(&R->tr.l, R->dev[i], &tp, &st, &dp);
+		double c = 0;
+		for (int k = 0; k < r->pl.n; k++)
+			if (r->pl.op[k].type == PO_ACTION)
+				c += tmpl_stream0_s(S, &r->ts.t[r->pl.op[k].tm]);
+		C[st] = c > C[st] ? c : C[st];
+		for (int k = 0; k < r->ts.n; k++) {
+			double t = tmpl_stream0_s(S, &r->ts.t[k]);
+			double *x = r->ts.t[k].bwd ? &B[st] : &F[st];
+			*x = t < *x ? t : *x;
+		}
+	}
+	double most = 0, before = 0;
+	for (int s = 0; s < pp; s++) {
+		double b = C[s] + before;
+		most = b > most ? b : most;
+		if (!isfinite(F[s]) || !isfinite(B[s]))
+			break; /* (a stage with no passes recorded: no chain past it) */
+		before += F[s] + B[s];
+	}
+	free(F);
+	return most;
+}
+
 /* A floor under the step time of every replay of R on cfg's rates: the
- * compute of its busiest recording.  Every device's clock advances by at
- * least each of its compute ops (a collective, an exchange and the
+ * compute of its busiest recording, or the pipeline's floor
+ * (pipeline_floor()) when that is longer.  Every device's clock advances by
+ * at least each of its compute ops (a collective, an exchange and the
  * barrier only ever add waiting), and every recording is some device's,
  * so the step, the latest clock, is never shorter than any recording's
  * compute time.  The planner skips the replays of a layout whose floor is
@@ -1719,7 +1781,7 @@ double sl_est_compute_floor(const sl_est_rec *R, const sl_cluster_config *cfg)
 	memset(&S, 0, sizeof S);
 	S.rate = cfg && cfg->flops > 0 ? cfg->flops : 1e12;
 	S.realistic = R->has_hw && R->hw.efficiency == SL_EFF_REALISTIC;
-	double most = 0;
+	double most = pipeline_floor(&S, R);
 	for (int i = 0; i < R->nrec; i++) {
 		const struct prec *r = &R->rec[i];
 		double sum = 0;
