@@ -142,6 +142,8 @@ double sl_mesh_ring_stripes(const sl_layout *l, const sl_cluster_config *cfg, in
  * to the layers; the sum and the count of stages are sl_layout_check's):
  * set l's stages.  SL_EINVAL with one line saying which count is wrong. */
 int sl_stage_layers_parse(const char *s, sl_layout *l, sl_err *err);
+/* Set dst's stages as src's. */
+void sl_layout_copy_stages(sl_layout *dst, const sl_layout *src);
 /* "even", "ends" or the list, as sl_stage_layers_parse reads it. */
 const char *sl_stage_layers_name(const sl_layout *l, char *buf, size_t n);
 /* The layers pipeline stage s holds under l's rule (below 1 when the rule

@@ -144,6 +144,13 @@ int sl_stage_layers_parse(const char *s, sl_layout *l, sl_err *err)
 	return SL_OK;
 }
 
+void sl_layout_copy_stages(sl_layout *dst, const sl_layout *src)
+{
+	dst->stages = src->stages;
+	dst->stage_n = src->stage_n;
+	memcpy(dst->stage_list, src->stage_list, sizeof dst->stage_list);
+}
+
 const char *sl_stage_layers_name(const sl_layout *l, char *buf, size_t n)
 {
 	if (l->stages != SL_STAGES_LIST) {
