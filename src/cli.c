@@ -84,6 +84,8 @@ static int list_options(void)
 			w += l;
 			w += strspn(w, ", ");
 		}
+		if (k->code == SL_OPT_STAGE_LAYERS) /* its rules; a list is the user's */
+			printf(" even ends");
 		if (k->code == SL_OPT_ORDER) { /* the six orders of the mesh's axes */
 			static const sl_axis p[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
 			                                {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};

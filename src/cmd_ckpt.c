@@ -23,8 +23,8 @@ static void ckpt_help(void)
 	printf("Usage: shardlab ckpt inspect DIR [--format=text|json]\n"
 	       "       shardlab ckpt verify DIR [--format=text|json]\n"
 	       "       shardlab ckpt reshard DIR [--tp=T] [--pp=P] [--dp=D] --out=DIR2\n"
-	       "                             [--mesh-order=ORDER] [--storage-bandwidth=RATE]\n"
-	       "                             [--trace=FILE]\n\n"
+	       "                             [--mesh-order=ORDER] [--stage-layers=LIST]\n"
+	       "                             [--storage-bandwidth=RATE] [--trace=FILE]\n\n"
 	       "A checkpoint is a directory that `shardlab train --save=DIR` writes: a\n"
 	       "manifest (manifest.json) and one data file per writing device.\n\n"
 	       "  inspect   the manifest, readably: model, layout at save, training state,\n"
@@ -38,8 +38,9 @@ static void ckpt_help(void)
 	sl_opts_help(stdout, SL_CMD_RESHARD, SL_KG_RESHARD, 1);
 	sl_opts_help(stdout, SL_CMD_RESHARD, SL_KG_LAYOUT, 0);
 	sl_opts_help(stdout, SL_CMD_RESHARD, SL_KG_OUTPUT, 0);
-	printf("  (--tp, --pp, --dp and --mesh-order: the new layout; each defaults to the\n"
-	       "  saved one)\n\n"
+	printf("  (--tp, --pp, --dp, --mesh-order and --stage-layers: the new layout; each\n"
+	       "  defaults to the saved one, a saved list of stage layers to even on another\n"
+	       "  pp)\n\n"
 	       "Exit status: 0; 1 if the checkpoint is missing or damaged or writing fails;\n"
 	       "2 for a bad command line (--out a file or a non-checkpoint directory\n"
 	       "included) or a layout it cannot be resharded to.\n"
@@ -51,6 +52,8 @@ struct ckpt_args {
 	const char *out;
 	int mesh_given;
 	sl_axis order[SL_NAXES];
+	int stages_given;
+	sl_layout stages; /* --stage-layers's */
 	double storage_bw;
 };
 
@@ -82,6 +85,13 @@ static int ckpt_option(void *ctx, int code, const char *arg, sl_err *err)
 			    arg);
 		a->mesh_given = 1;
 		return SL_OK;
+	case SL_OPT_STAGE_LAYERS: {
+		sl_err e = {0};
+		if (sl_stage_layers_parse(arg, &a->stages, &e))
+			return sl_fail(err, SL_EINVAL, "--stage-layers: %s", e.msg);
+		a->stages_given = 1;
+		return SL_OK;
+	}
 	case SL_OPT_STORAGE_BW:
 		a->storage_bw = v.d;
 		return SL_OK;
@@ -129,6 +139,10 @@ static void print_layout(FILE *f, const sl_layout *l, int devices)
 	        sl_mesh_order_name(l->order, order, sizeof order), sl_sched_name(l->schedule));
 	if (l->chunks > 1)
 		fprintf(f, " (%d chunks per device)", l->chunks);
+	if (l->stages != SL_STAGES_EVEN) {
+		char st[8 * SL_MAX_STAGE_LIST];
+		fprintf(f, ", stage layers %s", sl_stage_layers_name(l, st, sizeof st));
+	}
 	fprintf(f, ", %d micro-batch%s%s%s\n", l->microbatches, l->microbatches == 1 ? "" : "es",
 	        l->seq_parallel ? ", sequence parallel" : "",
 	        zero_words[l->zero < 4 ? l->zero : 0]);
@@ -278,6 +292,12 @@ static int cmd_reshard(const char *dir, const sl_opts *o, const struct ckpt_args
 	l.dp = a->dp ? a->dp : in->layout.dp;
 	memcpy(l.order, a->mesh_given ? a->order : in->layout.order, sizeof l.order);
 	l.algo = in->layout.algo;
+	/* The stages' layers as given; else the saved rule, or the saved list
+	 * on as many stages */
+	if (a->stages_given)
+		sl_layout_copy_stages(&l, &a->stages);
+	else if (in->layout.stages != SL_STAGES_LIST || l.pp == in->layout.pp)
+		sl_layout_copy_stages(&l, &in->layout);
 	int ndev = l.tp * l.pp * l.dp;
 	sl_err err = {0};
 	if (ndev > SL_MAX_DEVICES || sl_ckpt_check_target(ck, &in->model, &l, ndev, &err)) {

@@ -39,8 +39,10 @@ static void plan_help(void)
 	       "rejects those that do not fit in device memory, and prints them ranked by step\n"
 	       "time, with the best explained (the table times only the layouts that can rank\n"
 	       "in its --top rows; JSON and CSV time them all).  Splits are even: dp divides\n"
-	       "the batch and the micro-batch count each replica's share.  Exit status: 0, 2\n"
-	       "for a bad command line or when no layout is valid or none fits.\n\n"
+	       "the batch and the micro-batch count each replica's share; the layers fall\n"
+	       "evenly on the stages and, where they do not divide, also fewer on the first\n"
+	       "and last (--stage-layers=ends).  Exit status: 0, 2 for a bad command line or\n"
+	       "when no layout is valid or none fits.\n\n"
 	       "Each layout option, unset by default, makes the plan keep to that value; a\n"
 	       "model takes 16 bytes a parameter: bf16 weights and gradients with fp32 master\n"
 	       "weights and Adam moments, or fp32 weights, gradients and moments;\n"
@@ -120,6 +122,11 @@ static void constraints_text(const sl_plan_spec *s, char *buf, size_t n)
 	if (s->fix_chunks > 0 && w < n)
 		w += (size_t)snprintf(buf + w, n - w, "%schunks=%d", w ? " " : " of ",
 		                      s->fix_chunks);
+	if (s->fix_stages && w < n) {
+		char st[8 * SL_MAX_STAGE_LIST];
+		w += (size_t)snprintf(buf + w, n - w, "%sstage-layers=%s", w ? " " : " of ",
+		                      sl_stage_layers_name(&s->stages_of, st, sizeof st));
+	}
 	if (s->fix_zero && w < n)
 		w += (size_t)snprintf(buf + w, n - w, "%szero=%d", w ? " " : " of ", s->zero);
 	if ((s->no_sp || s->no_zero1) && w < n)
@@ -360,6 +367,12 @@ static json_t *plan_json(const sl_plan *p, const sl_opts *o, struct took t)
 	                    s->fix_chunks > 0 ? json_integer(s->fix_chunks) : json_null());
 	json_object_set_new(k, "zero1", s->no_zero1 ? json_false() : json_null());
 	json_object_set_new(k, "zero", s->fix_zero ? json_integer(s->zero) : json_null());
+	if (s->fix_stages) { /* only when given, so that other plans' objects stay as they were */
+		char st[8 * SL_MAX_STAGE_LIST];
+		json_object_set_new(
+		    k, "stage_layers",
+		    json_string(sl_stage_layers_name(&s->stages_of, st, sizeof st)));
+	}
 	json_object_set_new(j, "constraints", k);
 	json_object_set_new(j, "fit", json_integer(p->nfit));
 	json_object_set_new(j, "wall_s", json_real(t.wall));
@@ -383,7 +396,7 @@ static void plan_csv(const sl_plan *p)
 	       "attention,mesh_order,fits,memory_peak_bytes,step_time_s,tokens_per_s,device_model_"
 	       "flop_per_s,"
 	       "comm_fraction,bubble_fraction,idle_fraction,tp_crosses_nodes,pp_crosses_nodes,"
-	       "dp_crosses_nodes,zero,comm_exposed_fraction\n");
+	       "dp_crosses_nodes,zero,comm_exposed_fraction,stage_layers\n");
 	for (int i = 0; i < p->n; i++) {
 		const sl_plan_row *r = &p->rows[i];
 		const sl_layout *l = &r->layout;
@@ -405,12 +418,16 @@ static void plan_csv(const sl_plan *p)
 		for (int k = 0; k < 3; k++)
 			cross[k] = !path[k]->used ? "" : path[k]->inter ? "true" : "false";
 		if (r->fits)
-			printf("%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s,%s,%s,%d,%.9g\n", r->est.step_s,
+			printf("%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s,%s,%s,%d,%.9g,", r->est.step_s,
 			       r->tokens_per_s, r->model_flops_per_dev, r->comm_share,
 			       r->est.bubble_fraction, r->est.idle_fraction, cross[0], cross[1],
 			       cross[2], l->zero, r->exposed_share);
 		else
-			printf(",,,,,,,,,%d,\n", l->zero);
+			printf(",,,,,,,,,%d,,", l->zero);
+		/* even, ends, or a list, quoted (its commas) */
+		char st[8 * SL_MAX_STAGE_LIST];
+		sl_stage_layers_name(l, st, sizeof st);
+		printf(l->stages == SL_STAGES_LIST ? "\"%s\"\n" : "%s\n", st);
 	}
 }
 
@@ -443,6 +460,8 @@ int sl_cmd_plan(int argc, char **argv)
 	                     .fix_schedule = a.t.given_sched,
 	                     .schedule = a.t.l.schedule,
 	                     .fix_chunks = a.t.given_v ? a.t.l.chunks : 0,
+	                     .fix_stages = sl_opts_given(&o, SL_OPT_STAGE_LAYERS),
+	                     .stages_of = a.t.l,
 	                     .no_sp = a.no_sp,
 	                     .no_zero1 = a.no_zero1,
 	                     .fix_zero = a.t.given_zero,

@@ -119,11 +119,13 @@ void sl_opts_help(FILE *f, unsigned cmd, sl_knob_group g, int title)
 }
 
 /* A row whose value the options keep even without a place: the preset,
- * a hardware or model file, the mesh order, the format, the trace. */
+ * a hardware or model file, the mesh order, the stages' layers, the
+ * format, the trace. */
 static int kept_here(int code)
 {
 	return code == SL_OPT_PRESET || code == SL_OPT_HARDWARE || code == SL_OPT_MODEL ||
-	       code == SL_OPT_ORDER || code == SL_OPT_FORMAT || code == SL_OPT_TRACE;
+	       code == SL_OPT_ORDER || code == SL_OPT_STAGE_LAYERS || code == SL_OPT_FORMAT ||
+	       code == SL_OPT_TRACE;
 }
 
 int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err)
@@ -132,7 +134,8 @@ int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err)
 	if (!k)
 		return SL_OPTS_NOT_MINE;
 	int train_row = k->place == SL_KP_MODEL || k->place == SL_KP_LAYOUT ||
-	                k->place == SL_KP_STEPS || code == SL_OPT_MODEL || code == SL_OPT_ORDER;
+	                k->place == SL_KP_STEPS || code == SL_OPT_MODEL || code == SL_OPT_ORDER ||
+	                code == SL_OPT_STAGE_LAYERS;
 	if ((k->place == SL_KP_NONE && !kept_here(code)) || (train_row && !o->train))
 		return SL_OPTS_NOT_MINE;
 	int i = sl_knob_index(k);
@@ -178,6 +181,12 @@ int sl_opts_handle(sl_opts *o, int code, const char *arg, sl_err *err)
 			    "--mesh-order: '%s' is not an order of tp, pp and dp (as in tp-dp-pp)",
 			    arg);
 		break;
+	case SL_OPT_STAGE_LAYERS: {
+		sl_err e = {0};
+		if (sl_stage_layers_parse(arg, &o->stages, &e))
+			return sl_fail(err, SL_EINVAL, "--stage-layers: %s", e.msg);
+		break;
+	}
 	case SL_OPT_FORMAT:
 		o->format = (sl_format)v.d;
 		break;
@@ -286,6 +295,8 @@ int sl_opts_finish(sl_opts *o, sl_err *err)
 	}
 	if (a && sl_opts_given(o, SL_OPT_ORDER))
 		memcpy(a->l.order, o->order, sizeof o->order);
+	if (a && sl_opts_given(o, SL_OPT_STAGE_LAYERS))
+		sl_layout_copy_stages(&a->l, &o->stages);
 	if (a) {
 		a->given_m = sl_opts_given(o, SL_OPT_MICROBATCHES);
 		a->given_zero = sl_opts_given(o, SL_OPT_ZERO) || sl_opts_given(o, SL_OPT_ZERO1);

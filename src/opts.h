@@ -64,6 +64,7 @@ typedef struct sl_opts {
 	sl_knob_val val[SL_KNOBS_MAX];
 	const sl_preset *hw;     /* --preset's or --hardware's figures, found while parsing */
 	sl_axis order[SL_NAXES]; /* --mesh-order */
+	sl_layout stages;        /* --stage-layers: its stages, stage_n and stage_list */
 } sl_opts;
 
 /* Defaults: sl_scenario_default (4 devices, h100, colwise 1024x4096x4096),

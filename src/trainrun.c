@@ -156,6 +156,13 @@ static void layout_words(const sl_layout *l, char *buf, size_t n)
 		len += snprintf(buf + len, n - (size_t)len, ", %s", sl_sched_name(l->schedule));
 	if (l->chunks > 1)
 		len += snprintf(buf + len, n - (size_t)len, " with %d chunks", l->chunks);
+	if (l->stages != SL_STAGES_EVEN && (size_t)len < n) {
+		char st[8 * SL_MAX_STAGE_LIST];
+		len += snprintf(buf + len, n - (size_t)len, ", stage layers %s",
+		                sl_stage_layers_name(l, st, sizeof st));
+	}
+	if ((size_t)len >= n)
+		return;
 	len += snprintf(buf + len, n - (size_t)len, ", %d micro-batch%s", l->microbatches,
 	                l->microbatches == 1 ? "" : "es");
 	if (l->seq_parallel)

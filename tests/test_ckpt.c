@@ -437,6 +437,99 @@ static void llama_kinds_reshard(void **st)
 	refused_as_other(dir, &gelu, "swiglu ffn 10, 4 heads (2 key/value)");
 }
 
+/* Uneven stages: a checkpoint saved under a list, ends or interleaved
+ * chunks of unequal blocks records each stage's layers, reloads under it,
+ * and reshards to every other split, even ones included, exactly; each
+ * resumes with the one device's losses. */
+static const struct {
+	const char *spec; /* tp pp dp schedule m zero */
+	int v;
+	const char *stages;
+	int want[4]; /* the manifest's stage_layers (0: none) */
+} uneven[] = {
+    {"1 2 1 interleaved 2 0", 2, "3,4", {3, 4}}, {"2 3 1 1f1b 3 0", 1, "ends", {2, 3, 2}},
+    {"1 2 2 interleaved 2 2", 2, "even", {0}},   {"1 3 1 gpipe 3 0", 1, "1,5,1", {1, 5, 1}},
+    {"1 1 1 1f1b 1 0", 1, "even", {0}},          {"2 2 1 interleaved 2 0", 3, "ends", {3, 4}},
+};
+#define NUNEVEN ((int)(sizeof uneven / sizeof uneven[0]))
+
+static sl_layout uneven_layout(int i)
+{
+	sl_layout l = parse_layout(uneven[i].spec);
+	l.chunks = uneven[i].v;
+	assert_int_equal(sl_stage_layers_parse(uneven[i].stages, &l, NULL), SL_OK);
+	return l;
+}
+
+static void uneven_stages_reshard(void **st)
+{
+	(void)st;
+	sl_model_spec m = attn;
+	m.layers = 7;
+	m.seed = 13;
+	double want[2 * S];
+	ref_losses(&m, want);
+	for (int from = 0; from < NUNEVEN; from++) {
+		if (from == 2 || from == 4)
+			continue; /* even: the other tests' */
+		sl_layout ls = uneven_layout(from);
+		sl_train *tr = make_train(&m, &ls);
+		train_steps(tr, S, want, uneven[from].spec);
+		char dir[300], name[32];
+		snprintf(name, sizeof name, "uneven%d", from);
+		path_in(dir, sizeof dir, name);
+		save(tr, dir, 1);
+		struct state saved = gather(tr);
+		sl_train_destroy(tr);
+		/* the manifest: each stage's layers, read back as a list */
+		char mp[400];
+		snprintf(mp, sizeof mp, "%s/manifest.json", dir);
+		json_t *man = json_load_file(mp, 0, NULL);
+		assert_non_null(man);
+		json_t *sl = json_object_get(json_object_get(man, "layout"), "stage_layers");
+		assert_int_equal(json_array_size(sl), (size_t)ls.pp);
+		for (int k = 0; k < ls.pp; k++)
+			assert_int_equal(json_integer_value(json_array_get(sl, (size_t)k)),
+			                 uneven[from].want[k]);
+		json_decref(man);
+		sl_ckpt *ck = open_ok(dir);
+		const sl_layout *in = &sl_ckpt_info_of(ck)->layout;
+		assert_int_equal(in->stages, SL_STAGES_LIST);
+		for (int k = 0; k < ls.pp; k++)
+			assert_int_equal(sl_layout_stage_layers(&m, in, k), uneven[from].want[k]);
+		sl_ckpt_close(ck);
+		for (int to = 0; to < NUNEVEN; to++) {
+			char what[160];
+			snprintf(what, sizeof what,
+			         "saved at (%s v=%d %s), resumed at (%s v=%d %s)",
+			         uneven[from].spec, uneven[from].v, uneven[from].stages,
+			         uneven[to].spec, uneven[to].v, uneven[to].stages);
+			sl_layout lr = uneven_layout(to);
+			sl_train *t2 = make_train(&m, &lr);
+			load(t2, dir, 1);
+			struct state got = gather(t2);
+			if (!state_same(&got, &saved))
+				fail_msg("%s: the loaded state differs from the saved one", what);
+			state_free(&got);
+			train_steps(t2, S, want + S, what);
+			sl_train_destroy(t2);
+		}
+		state_free(&saved);
+	}
+	/* an even layout's manifest has none */
+	sl_layout le = uneven_layout(2);
+	sl_train *tr = make_train(&m, &le);
+	char dir[300];
+	path_in(dir, sizeof dir, "uneven-even");
+	save(tr, dir, 0);
+	sl_train_destroy(tr);
+	char mp[400];
+	snprintf(mp, sizeof mp, "%s/manifest.json", dir);
+	json_t *man = json_load_file(mp, 0, NULL);
+	assert_null(json_object_get(json_object_get(man, "layout"), "stage_layers"));
+	json_decref(man);
+}
+
 /* A model with a norm: the manifest says version 3 and names it, the
  * state reshards exactly, and the model without the norm is another
  * architecture. */
@@ -1382,6 +1475,7 @@ int main(void)
 	    cmocka_unit_test(resume_from_pp4),
 	    cmocka_unit_test(llama_kinds_reshard),
 	    cmocka_unit_test(norm_reshards),
+	    cmocka_unit_test(uneven_stages_reshard),
 	    cmocka_unit_test(devices_write_and_read_chunks),
 	    cmocka_unit_test(train_run_saves_every_n),
 	    cmocka_unit_test(row_parallel_joined_along_rows),

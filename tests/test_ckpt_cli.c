@@ -185,6 +185,15 @@ static void reshard_round_trip(void **st)
 		fail_msg("%s", r.err);
 	assert_non_null(strstr(r.out, "tp=4 pp=1 dp=1 on 4 devices"));
 	tu_result_free(&r);
+	/* A split of the layers named: the new manifest records it, inspect says it. */
+	run_at("ckpt reshard @/b --tp=1 --pp=2 --stage-layers=1,1 --out=@/b11", &r);
+	if (r.status != 0)
+		fail_msg("%s", r.err);
+	tu_result_free(&r);
+	run_at("ckpt inspect @/b11", &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "stage layers 1,1"));
+	tu_result_free(&r);
 	run_at("ckpt verify @/b4", &r);
 	assert_int_equal(r.status, 0);
 	tu_result_free(&r);
@@ -237,6 +246,10 @@ static void bad_input(void **st)
 	refused("ckpt reshard @/c --tp=3 --out=@/c3", 2, "4 heads do not split over tp=3");
 	refused("ckpt reshard @/c --pp=3 --out=@/c3", 2, "cannot be resharded to tp=2 pp=3 dp=1");
 	refused("ckpt reshard @/c --tp=0 --out=@/c3", 2, "--tp");
+	refused("ckpt reshard @/c --pp=2 --stage-layers=2,1 --out=@/c3", 2,
+	        "--stage-layers adds up to 3 layers but the model has 2");
+	refused("ckpt reshard @/c --stage-layers=1,x --out=@/c3", 2,
+	        "--stage-layers: '1,x': count 2 is not a whole number");
 	refused("ckpt reshard @/c --tp=4 --out=@/c/manifest.json", 2, "is a file");
 	struct stat sb;
 	char c3[300];

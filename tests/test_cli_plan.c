@@ -91,6 +91,42 @@ static void test_plan_text(void **state)
 
 /* Every row, ranked by step time, then memory; rejected rows last, each
  * over the device's memory and saying so; best = rank 1. */
+/* Uneven stages from the outside: --stage-layers keeps the plan to one
+ * split (JSON names it in the constraints and in every pipelined row), and
+ * CSV's last column names each row's. */
+static void test_plan_stage_layers(void **state)
+{
+	(void)state;
+	tu_result r;
+	const char *model = "plan --devices=2 --layers=7 --hidden=16 --ffn=32 --heads=4 --seq=4 "
+	                    "--batch=8";
+	char args[400];
+	snprintf(args, sizeof args, "%s --stage-layers=ends --format=json", model);
+	json_t *j = json_of(args, &r);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(j, "constraints"), "stage_layers")),
+	    "ends");
+	json_t *rows = json_object_get(j, "layouts");
+	int pipelined = 0;
+	for (size_t i = 0; i < json_array_size(rows); i++) {
+		json_t *l = json_array_get(rows, i);
+		assert_string_equal(json_string_value(json_object_get(l, "stage_layers")), "ends");
+		pipelined += tu_num(l, "pp") > 1;
+	}
+	assert_true(pipelined > 0);
+	json_decref(j);
+	tu_result_free(&r);
+	snprintf(args, sizeof args, "%s --format=csv", model);
+	tu_run(args, &r);
+	assert_int_equal(r.status, 0);
+	const char *nl = strchr(r.out, '\n');
+	assert_non_null(nl);
+	assert_true(nl - r.out > 13 && strncmp(nl - 13, ",stage_layers", 13) == 0);
+	assert_non_null(strstr(r.out, ",ends\n"));
+	assert_non_null(strstr(r.out, ",even\n"));
+	tu_result_free(&r);
+}
+
 static void test_plan_json(void **state)
 {
 	(void)state;
@@ -583,6 +619,7 @@ int main(void)
 	    cmocka_unit_test(test_plan_bad_input),
 	    cmocka_unit_test(test_plan_text),
 	    cmocka_unit_test(test_plan_json),
+	    cmocka_unit_test(test_plan_stage_layers),
 	    cmocka_unit_test(test_plan_many_devices),
 	    cmocka_unit_test(test_plan_opt_175b),
 	    cmocka_unit_test(test_plan_grad_accumulation),

@@ -662,6 +662,56 @@ static void test_vocab_estimate_equals_run(void **state)
 		}
 }
 
+/* Uneven stages (a list, or ends' fewer layers on the first and last
+ * stage, which hold the embedding and the head), interleaved with chunks
+ * of unequal blocks too, through every method on both machines, with and
+ * without a vocabulary: the same figures as the timing-only run. */
+static const struct {
+	struct lay x;
+	const char *stages;
+} uneven_grid[] = {
+    /* tp pp dp  schedule          m  v sp z1 order       node topology   heads L  B  f  want */
+    {{1, 3, 1, SL_SCHED_1F1B, 3, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 7, 8, 0, SL_EST_STAGE}, "ends"},
+    {{1, 2, 1, SL_SCHED_INTERLEAVED, 4, 2, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 7, 8, 0, SL_EST_STAGE},
+     "even"},
+    {{2, 2, 2, SL_SCHED_INTERLEAVED, 2, 2, 1, 1, NULL, 4, SL_TOPO_FULL, 4, 7, 8, 0, SL_EST_STAGE},
+     "ends"},
+    {{1, 3, 2, SL_SCHED_INTERLEAVED, 3, 2, 0, 3, "pp-dp-tp", 2, SL_TOPO_FULL, 4, 7, 8, 0,
+      SL_EST_AUTO},
+     "ends"},
+    {{2, 2, 1, SL_SCHED_GPIPE, 3, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 5, 6, 0, SL_EST_STAGE}, "1,4"},
+    {{1, 4, 2, SL_SCHED_1F1B, 2, 1, 0, 2, "pp-dp-tp", 2, SL_TOPO_FULL, 4, 10, 8, 0, SL_EST_AUTO},
+     "ends"},
+    {{1, 2, 1, SL_SCHED_INTERLEAVED, 2, 3, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 7, 8, 0, SL_EST_STAGE},
+     "4,3"},
+};
+
+static void test_uneven_estimate_equals_run(void **state)
+{
+	(void)state;
+	for (size_t g = 0; g < sizeof uneven_grid / sizeof uneven_grid[0]; g++)
+		for (int kind = 0; kind < 3; kind++) {
+			const struct lay *x = &uneven_grid[g].x;
+			char name[128];
+			name_of(x, name, sizeof name);
+			size_t len = strlen(name);
+			snprintf(name + len, sizeof name - len, " stages %s kind %d",
+			         uneven_grid[g].stages, kind);
+			sl_model_spec m;
+			model_of(x, &m);
+			if (kind) {
+				m.vocab = 37;
+				m.untie = kind == 2;
+				m.norm = SL_NORM_RMS;
+			}
+			sl_layout l = layout_of(x);
+			assert_int_equal(sl_stage_layers_parse(uneven_grid[g].stages, &l, NULL),
+			                 SL_OK);
+			sl_cluster_config cfg = kind == 2 ? realistic_of(x, 0.6) : config_of(x);
+			every_method_equals_run(&m, &l, &cfg, x->want, name);
+		}
+}
+
 /* The vocabulary's closed forms on one device with one micro-batch of R
  * rows, on the ideal machine (fp32): the LM head's product, forward and
  * backward, is 6 R h V FLOPs more, as in sl_model_step_flops and
@@ -1127,6 +1177,7 @@ int main(void)
 	    cmocka_unit_test(test_grad_accum_estimate_equals_run),
 	    cmocka_unit_test(test_vocab_estimate_equals_run),
 	    cmocka_unit_test(test_vocab_closed_forms),
+	    cmocka_unit_test(test_uneven_estimate_equals_run),
 	    cmocka_unit_test(test_replayed_devices),
 	    cmocka_unit_test(test_templates_equal_literal),
 	    cmocka_unit_test(test_dp_closed_form),

@@ -184,6 +184,7 @@ static void values(const sl_knob *k, char *good, char *bad, size_t n)
 	    {SL_OPT_HARDWARE, SHARDLAB_SRCDIR "/data/hardware/a100.json", NULL},
 	    {SL_OPT_MODEL, "llama-3-8b", "llama-9"},
 	    {SL_OPT_ORDER, "tp-pp-dp", "tp-tp-dp"},
+	    {SL_OPT_STAGE_LAYERS, "ends", "7,x"},
 	    {SL_OPT_BYTES, "1MiB", "2PiB"},
 	};
 	for (size_t i = 0; i < sizeof text / sizeof *text; i++)

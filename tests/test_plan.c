@@ -58,6 +58,65 @@ static int run_full(const sl_model_spec *m, const sl_layout *l, const sl_cluster
 	return rc;
 }
 
+/* Uneven stages: 7 layers on 2 or 4 stages are tried split even and ends;
+ * interleaved only where every chunk gets a layer (2 stages of 4 and 3: v
+ * = 2; 4 stages of 2, 2, 2, 1 either way: none); and a best row of each
+ * split equals a full run's step and memory (the planner's figures follow
+ * each stage's own layers). */
+static void test_uneven_candidates(void **state)
+{
+	(void)state;
+	sl_model_spec m = small_model(7, 8);
+	sl_cluster_config cfg = tu_h100(4, 2);
+	cfg.flops = 2e12;
+	cfg.memory = (uint64_t)1 << 30;
+	sl_plan p;
+	plan_or_fail(&m, &cfg, &p);
+	int seen[5][2][2] = {{{0}}}; /* [pp][stages][interleaved] */
+	for (int i = 0; i < p.n; i++) {
+		const sl_layout *l = &p.rows[i].layout;
+		assert_true(l->stages == SL_STAGES_EVEN || l->stages == SL_STAGES_ENDS);
+		if (l->pp == 1)
+			assert_int_equal(l->stages, SL_STAGES_EVEN);
+		int il = l->schedule == SL_SCHED_INTERLEAVED;
+		if (il)
+			assert_int_equal(l->chunks, 2);
+		seen[l->pp][l->stages][il]++;
+	}
+	assert_true(seen[2][0][0] && seen[2][1][0] && seen[2][0][1] && seen[2][1][1]);
+	assert_true(seen[4][0][0] && seen[4][1][0]);
+	assert_false(seen[4][0][1] || seen[4][1][1]);
+	for (int k = 0; k < 2; k++) {
+		int i = 0;
+		while (i < p.nfit &&
+		       !(p.rows[i].layout.stages == (sl_stage_rule)k && p.rows[i].layout.pp == 2))
+			i++;
+		assert_true(i < p.nfit);
+		double step;
+		uint64_t peak;
+		assert_int_equal(run_full(&m, &p.rows[i].layout, &cfg, &step, &peak), SL_OK);
+		tu_check_close(p.rows[i].est.step_s, step, 1e-12, "uneven plan row's step");
+		assert_int_equal(p.rows[i].est.mem_peak_bytes, peak);
+	}
+	sl_plan_free(&p);
+	/* 24 layers on 2 stages: v divides the stage's 12, up to 16 */
+	m = small_model(24, 8);
+	sl_plan_spec s = {.model = m,
+	                  .cluster = cfg,
+	                  .fix_tp = 1,
+	                  .fix_pp = 2,
+	                  .fix_schedule = 1,
+	                  .schedule = SL_SCHED_INTERLEAVED};
+	sl_err err = {0};
+	if (sl_plan_run(&s, &p, &err))
+		fail_msg("plan: %s", err.msg);
+	int vs = 0;
+	for (int i = 0; i < p.n; i++)
+		vs |= 1 << p.rows[i].layout.chunks;
+	assert_int_equal(vs, 1 << 2 | 1 << 3 | 1 << 4 | 1 << 6 | 1 << 12);
+	sl_plan_free(&p);
+}
+
 /* ---- small cases against full runs ---- */
 
 static sl_cluster_config small_cluster(uint64_t memory)
@@ -547,6 +606,7 @@ int main(void)
 	tu_watchdog(1200);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_candidates_are_every_layout),
+	    cmocka_unit_test(test_uneven_candidates),
 	    cmocka_unit_test(test_ranking_equals_full_runs),
 	    cmocka_unit_test(test_rejections_equal_full_runs),
 	    cmocka_unit_test(test_no_valid_layout),

@@ -37,6 +37,9 @@ static struct ref hdrop_ref, hdrop_mlp_ref;
 static struct ref ln_ref, rms_mlp_ref, rms_llama_ref;
 /* Layer norms with both dropouts. */
 static struct ref lnd_ref;
+/* The attention model 7 blocks deep, which divides over no pipeline of 2
+ * or 3 stages of 2 chunks. */
+static struct ref deep_ref;
 
 static void make_ref(struct ref *R, const sl_model_spec *m)
 {
@@ -78,6 +81,11 @@ static int setup(void **state)
 	make_ref(&lnd_ref, &m);
 	m.attn_dropout = 0;
 	m.hidden_dropout = 0;
+	m.norm = SL_NORM_NONE;
+	m.layers = 7;
+	make_ref(&deep_ref, &m);
+	m.layers = 4;
+	m.norm = SL_NORM_LAYER;
 	assert_true(fabs(ln_ref.loss[STEPS - 1] - attn_ref.loss[STEPS - 1]) >
 	            1e-3 * attn_ref.loss[STEPS - 1]);
 	/* MLP model: 5 blocks (uneven over 2 and 3 stages), batch 7 (uneven
@@ -141,6 +149,7 @@ static int teardown(void **state)
 	sl_ref_free(&lnd_ref.r);
 	sl_ref_free(&rms_mlp_ref.r);
 	sl_ref_free(&rms_llama_ref.r);
+	sl_ref_free(&deep_ref.r);
 	return 0;
 }
 
@@ -160,11 +169,15 @@ static void on_step(void *arg, long step, double loss, double step_s)
 	w->step_s[w->n++] = step_s;
 }
 
-static void check(const struct ref *R, const char *spec, int devices_per_node)
+/* stages: --stage-layers's value (NULL: even) */
+static void check_st(const struct ref *R, const char *spec, int devices_per_node,
+                     const char *stages)
 {
 	/* spec: "tp pp dp schedule m v sp zero [order [algo [recompute [attention]]]]" */
 	sl_layout l;
 	sl_layout_default(&l);
+	if (stages)
+		assert_int_equal(sl_stage_layers_parse(stages, &l, NULL), SL_OK);
 	char sched[16], order[16] = "tp-dp-pp", algo[8] = "ring", rc[16] = "none";
 	char attn[16] = "materialized";
 	int n =
@@ -239,11 +252,22 @@ static void check(const struct ref *R, const char *spec, int devices_per_node)
 	sl_cluster_destroy(c);
 }
 
+static void check(const struct ref *R, const char *spec, int devices_per_node)
+{
+	check_st(R, spec, devices_per_node, NULL);
+}
+
 #define CASE(name, ref, spec, g)                                                                   \
 	static void name(void **state)                                                             \
 	{                                                                                          \
 		(void)state;                                                                       \
 		check(&ref, spec, g);                                                              \
+	}
+#define CASE_ST(name, ref, spec, g, stages)                                                        \
+	static void name(void **state)                                                             \
+	{                                                                                          \
+		(void)state;                                                                       \
+		check_st(&ref, spec, g, stages);                                                   \
 	}
 
 /*                                      tp pp dp sched       m v sp zero */
@@ -343,11 +367,34 @@ CASE(ln_tp2_full, ln_ref, "2 1 1 1f1b        2 1 0 0 tp-dp-pp ring full", 0)
 CASE(ln_tp2_sp_sel, ln_ref, "2 1 1 1f1b        2 1 1 0 tp-dp-pp ring selective", 0)
 CASE(lnd_tp2_dp2_sp_full, lnd_ref, "2 1 2 1f1b        2 1 1 0 tp-dp-pp ring full", 2)
 CASE(lnd_tp2_pp2, lnd_ref, "2 2 1 1f1b        2 1 0 0", 0)
+/* Uneven stages: a list, or fewer on the first and last stage (ends),
+ * interleaved too, where the layers divide into no equal chunks: 7 blocks
+ * on 2 stages of 2 chunks fall 2+2 and 2+1 (even), 3 = 2+1 and 4 = 2+2
+ * (ends), 3 and 4 blocks on 3 chunks each (a list). */
+CASE_ST(deep_pp2_1f1b_list, deep_ref, "1 2 1 1f1b        4 1 0 0", 0, "2,5")
+CASE_ST(deep_pp3_gpipe_ends, deep_ref, "1 3 1 gpipe       3 1 0 0", 0, "ends")
+CASE_ST(deep_pp2_interleaved_even, deep_ref, "1 2 1 interleaved 4 2 0 0", 0, "even")
+CASE_ST(deep_pp2_interleaved_v3_list, deep_ref, "1 2 1 interleaved 2 3 0 0", 0, "3,4")
+CASE_ST(deep_tp2_pp2_dp2_interleaved_ends, deep_ref, "2 2 2 interleaved 2 2 1 1", 2, "ends")
+CASE_ST(deep_pp3_dp2_interleaved_ends_zero3, deep_ref,
+        "1 3 2 interleaved 3 2 0 3 pp-tp-dp ring full", 0, "ends")
+CASE_ST(deep_tp2_pp3_interleaved_list, deep_ref, "2 3 1 interleaved 3 2 0 0 dp-pp-tp", 0, "2,2,3")
+CASE_ST(mlp_pp2_interleaved_uneven, mlp_ref, "1 2 1 interleaved 2 2 0 0", 0, NULL)
+CASE_ST(llama_tp2_pp3_ends, llama_ref, "2 3 1 1f1b        3 1 1 0", 0, "ends")
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(single),
+	    cmocka_unit_test(deep_pp2_1f1b_list),
+	    cmocka_unit_test(deep_pp3_gpipe_ends),
+	    cmocka_unit_test(deep_pp2_interleaved_even),
+	    cmocka_unit_test(deep_pp2_interleaved_v3_list),
+	    cmocka_unit_test(deep_tp2_pp2_dp2_interleaved_ends),
+	    cmocka_unit_test(deep_pp3_dp2_interleaved_ends_zero3),
+	    cmocka_unit_test(deep_tp2_pp3_interleaved_list),
+	    cmocka_unit_test(mlp_pp2_interleaved_uneven),
+	    cmocka_unit_test(llama_tp2_pp3_ends),
 	    cmocka_unit_test(single_microbatches),
 	    cmocka_unit_test(tp2),
 	    cmocka_unit_test(tp4_uneven_ffn),

@@ -670,6 +670,83 @@ static void expect_refused(const sl_model_spec *m, sl_layout l, int ndev, const 
 	assert_null(strchr(err.msg, '\n'));
 }
 
+/* --stage-layers: the rules' counts, the lists' refusals, and where every
+ * stage's chunks fall, against counts written out by hand. */
+static void test_stage_layers(void **state)
+{
+	(void)state;
+	sl_model_spec m;
+	attn_model(&m, 4, 8);
+	m.layers = 126;
+	m.batch = 16;
+	sl_layout l = tu_layout(1, 16, 1, SL_SCHED_INTERLEAVED, 16, 2);
+	sl_err err = {0};
+	assert_int_equal(sl_stage_layers_parse("ends", &l, &err), SL_OK);
+	/* Llama 3 405B: 126 layers on 16 stages, one fewer on each end */
+	for (int s = 0; s < 16; s++)
+		assert_int_equal(sl_layout_stage_layers(&m, &l, s), s == 0 || s == 15 ? 7 : 8);
+	assert_false(sl_layout_stages_even(&m, &l));
+	if (sl_layout_check(&m, &l, 16, &err))
+		fail_msg("%s", err.msg);
+	/* two chunks a stage: 4+3 on the ends, 4+4 between; chunk 0 of every
+	 * stage, then chunk 1 of every stage */
+	int next = 0;
+	for (int c = 0; c < 2; c++)
+		for (int s = 0; s < 16; s++) {
+			int first, count, want = c == 0 ? 4 : s == 0 || s == 15 ? 3 : 4;
+			sl_layout_blocks(&m, &l, s, c, &first, &count);
+			assert_int_equal(first, next);
+			assert_int_equal(count, want);
+			next += count;
+		}
+	assert_int_equal(next, 126);
+	/* a deficit of 3 comes off the first stage twice, the last once */
+	m.layers = 125;
+	assert_int_equal(sl_layout_stage_layers(&m, &l, 0), 6);
+	assert_int_equal(sl_layout_stage_layers(&m, &l, 1), 8);
+	assert_int_equal(sl_layout_stage_layers(&m, &l, 15), 7);
+	/* even: the first L % p stages one more, as before; where the chunks
+	 * divide, chunk c of stage s is model chunk c*p + s of L/(p v) */
+	l.stages = SL_STAGES_EVEN;
+	assert_int_equal(sl_layout_stage_layers(&m, &l, 12), 8);
+	assert_int_equal(sl_layout_stage_layers(&m, &l, 13), 7);
+	m.layers = 96;
+	l = tu_layout(1, 8, 1, SL_SCHED_INTERLEAVED, 8, 12);
+	assert_true(sl_layout_stages_even(&m, &l));
+	for (int c = 0; c < 12; c++)
+		for (int s = 0; s < 8; s++) {
+			int first, count;
+			sl_layout_blocks(&m, &l, s, c, &first, &count);
+			assert_int_equal(first, c * 8 + s);
+			assert_int_equal(count, 1);
+		}
+	/* a list: 1F1B's stages in order; its name reads back */
+	m.layers = 7;
+	l = tu_layout(1, 3, 1, SL_SCHED_1F1B, 3, 1);
+	assert_int_equal(sl_stage_layers_parse("1,4,2", &l, &err), SL_OK);
+	assert_int_equal(sl_layout_check(&m, &l, 3, &err), SL_OK);
+	const int f3[3] = {0, 1, 5}, n3[3] = {1, 4, 2};
+	for (int s = 0; s < 3; s++) {
+		int first, count;
+		sl_layout_blocks(&m, &l, s, 0, &first, &count);
+		assert_int_equal(first, f3[s]);
+		assert_int_equal(count, n3[s]);
+	}
+	char buf[64];
+	assert_string_equal(sl_stage_layers_name(&l, buf, sizeof buf), "1,4,2");
+	/* malformed lists name the count at fault */
+	const char *bad[][2] = {{"1,,2", "count 2 is not a whole number"},
+	                        {"2,0", "count 2 is 0"},
+	                        {"middle", "count 1 is not a whole number"},
+	                        {"3,-1", "count 2 is not a whole number"},
+	                        {"4,", "count 2 is not a whole number"}};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		assert_int_equal(sl_stage_layers_parse(bad[i][0], &l, &err), SL_EINVAL);
+		if (!strstr(err.msg, bad[i][1]))
+			fail_msg("'%s': \"%s\" does not say \"%s\"", bad[i][0], err.msg, bad[i][1]);
+	}
+}
+
 static void test_invalid_layouts(void **state)
 {
 	(void)state;
@@ -686,10 +763,20 @@ static void test_invalid_layouts(void **state)
 	               "--ffn=2 cannot be split over tp=4");
 	expect_refused(&m, tu_layout(1, 8, 1, SL_SCHED_1F1B, 8, 1), 8,
 	               "4 layers cannot fill pp*chunks = 8*1 = 8 model chunks");
-	sl_model_spec six = m;
-	six.layers = 6;
-	expect_refused(&six, tu_layout(1, 2, 1, SL_SCHED_INTERLEAVED, 2, 2), 2,
-	               "--layers=6 does not split into pp*chunks = 2*2 = 4 equal model chunks");
+	sl_model_spec nine = m;
+	nine.layers = 9;
+	l = tu_layout(1, 4, 1, SL_SCHED_INTERLEAVED, 4, 2);
+	l.stages = SL_STAGES_ENDS; /* 1, 3, 3, 2 */
+	expect_refused(&nine, l, 4,
+	               "--stage-layers=ends gives stage 0 1 layer, fewer than its 2 model chunks");
+	l = tu_layout(1, 2, 1, SL_SCHED_1F1B, 2, 1);
+	assert_int_equal(sl_stage_layers_parse("1,2,1", &l, NULL), SL_OK);
+	expect_refused(&m, l, 2, "--stage-layers names 3 stages but --pp=2");
+	assert_int_equal(sl_stage_layers_parse("1,2", &l, NULL), SL_OK);
+	expect_refused(&m, l, 2, "--stage-layers adds up to 3 layers but the model has 4");
+	l = tu_layout(1, 2, 1, SL_SCHED_INTERLEAVED, 2, 2);
+	assert_int_equal(sl_stage_layers_parse("3,1", &l, NULL), SL_OK);
+	expect_refused(&m, l, 2, "--stage-layers gives stage 1 1 layer, fewer than its 2 model");
 	expect_refused(&m, tu_layout(1, 2, 1, SL_SCHED_INTERLEAVED, 3, 2), 2,
 	               "3 is not a multiple of 2");
 	expect_refused(&m, tu_layout(1, 2, 1, SL_SCHED_1F1B, 2, 2), 2,
@@ -969,6 +1056,7 @@ int main(void)
 	    cmocka_unit_test(test_single_baseline),
 	    cmocka_unit_test(test_measured_timing),
 	    cmocka_unit_test(test_invalid_layouts),
+	    cmocka_unit_test(test_stage_layers),
 	    cmocka_unit_test(test_mesh_order),
 	    cmocka_unit_test(test_out_of_memory),
 	    cmocka_unit_test(test_runs_continue),

@@ -123,8 +123,14 @@ static void test_refusals(void **state)
 	               "tp*pp*dp = 2*1*1 = 2 but there are 8 devices");
 	expect_refusal("train --pp=2 --schedule=interleaved --microbatches=3 " SMALL, 2,
 	               "3 is not a multiple of 2");
-	expect_refusal("train --pp=3 --schedule=interleaved --microbatches=3 " SMALL " --layers=8",
-	               2, "--layers=8 does not split into pp*chunks = 3*2 = 6 equal model chunks");
+	expect_refusal("train --pp=2 --stage-layers=1,2 " SMALL, 2,
+	               "--stage-layers adds up to 3 layers but the model has 4");
+	expect_refusal("train --pp=2 --stage-layers=2,x " SMALL, 2,
+	               "--stage-layers: '2,x': count 2 is not a whole number");
+	expect_refusal(
+	    "train --pp=4 --schedule=interleaved --microbatches=4 --stage-layers=ends " SMALL
+	    " --layers=9",
+	    2, "--stage-layers=ends gives stage 0 1 layer, fewer than its 2 model");
 	expect_refusal("train --zero1 " SMALL, 2, "it needs --dp of 2 or more");
 	expect_refusal("train --schedule=zigzag", 2, "--schedule: unknown value 'zigzag'");
 	expect_refusal("train --tp=2 --memory=64KiB " SMALL, 1, "device 0 is out of memory");

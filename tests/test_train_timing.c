@@ -26,6 +26,7 @@ struct lay {
 	sl_algo algo;
 	int heads; /* 0: MLP-only blocks */
 	int layers, batch, ffn;
+	const char *stages; /* --stage-layers (NULL: even) */
 };
 
 static sl_layout to_layout(const struct lay *x)
@@ -43,6 +44,8 @@ static sl_layout to_layout(const struct lay *x)
 	l.algo = x->algo;
 	if (x->order)
 		assert_int_equal(sl_mesh_order_parse(x->order, l.order), SL_OK);
+	if (x->stages)
+		assert_int_equal(sl_stage_layers_parse(x->stages, &l, NULL), SL_OK);
 	return l;
 }
 
@@ -150,19 +153,23 @@ static void same_devices_and_trace(sl_cluster *full, sl_cluster *dry, const char
 
 static const struct lay grid[] = {
     /* tp pp dp  schedule              m  v sp z1 node order       algo          heads L  B  f */
-    {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, 0, NULL, SL_ALGO_RING, 4, 4, 8, 0},
-    {4, 1, 1, SL_SCHED_1F1B, 2, 1, 0, 0, 0, NULL, SL_ALGO_RING, 4, 2, 8, 0},
-    {4, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, 0, NULL, SL_ALGO_RING, 0, 3, 8, 0},
-    {3, 1, 1, SL_SCHED_GPIPE, 2, 1, 0, 0, 0, NULL, SL_ALGO_RING, 0, 2, 6, 10},
-    {2, 1, 2, SL_SCHED_1F1B, 1, 1, 1, 0, 2, NULL, SL_ALGO_RING, 4, 2, 8, 0},
-    {1, 4, 1, SL_SCHED_GPIPE, 4, 1, 0, 0, 2, NULL, SL_ALGO_RING, 4, 8, 8, 0},
-    {1, 4, 1, SL_SCHED_1F1B, 6, 1, 0, 0, 0, NULL, SL_ALGO_RING, 0, 6, 12, 0},
-    {1, 2, 1, SL_SCHED_INTERLEAVED, 4, 2, 0, 0, 0, NULL, SL_ALGO_RING, 4, 8, 8, 0},
-    {1, 1, 4, SL_SCHED_1F1B, 2, 1, 0, 1, 2, NULL, SL_ALGO_RING, 4, 2, 10, 0},
-    {1, 1, 3, SL_SCHED_1F1B, 1, 1, 0, 0, 0, NULL, SL_ALGO_TREE, 0, 2, 7, 0},
-    {2, 2, 2, SL_SCHED_1F1B, 2, 1, 1, 1, 4, NULL, SL_ALGO_RING, 4, 4, 8, 0},
-    {2, 2, 2, SL_SCHED_INTERLEAVED, 2, 2, 0, 0, 2, "dp-tp-pp", SL_ALGO_RING, 4, 8, 8, 0},
-    {2, 2, 2, SL_SCHED_GPIPE, 3, 1, 1, 0, 4, "pp-dp-tp", SL_ALGO_TREE, 4, 4, 12, 0},
+    {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, 0, NULL, SL_ALGO_RING, 4, 4, 8, 0, NULL},
+    {4, 1, 1, SL_SCHED_1F1B, 2, 1, 0, 0, 0, NULL, SL_ALGO_RING, 4, 2, 8, 0, NULL},
+    {4, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, 0, NULL, SL_ALGO_RING, 0, 3, 8, 0, NULL},
+    {3, 1, 1, SL_SCHED_GPIPE, 2, 1, 0, 0, 0, NULL, SL_ALGO_RING, 0, 2, 6, 10, NULL},
+    {2, 1, 2, SL_SCHED_1F1B, 1, 1, 1, 0, 2, NULL, SL_ALGO_RING, 4, 2, 8, 0, NULL},
+    {1, 4, 1, SL_SCHED_GPIPE, 4, 1, 0, 0, 2, NULL, SL_ALGO_RING, 4, 8, 8, 0, NULL},
+    {1, 4, 1, SL_SCHED_1F1B, 6, 1, 0, 0, 0, NULL, SL_ALGO_RING, 0, 6, 12, 0, NULL},
+    {1, 2, 1, SL_SCHED_INTERLEAVED, 4, 2, 0, 0, 0, NULL, SL_ALGO_RING, 4, 8, 8, 0, NULL},
+    {1, 1, 4, SL_SCHED_1F1B, 2, 1, 0, 1, 2, NULL, SL_ALGO_RING, 4, 2, 10, 0, NULL},
+    {1, 1, 3, SL_SCHED_1F1B, 1, 1, 0, 0, 0, NULL, SL_ALGO_TREE, 0, 2, 7, 0, NULL},
+    {2, 2, 2, SL_SCHED_1F1B, 2, 1, 1, 1, 4, NULL, SL_ALGO_RING, 4, 4, 8, 0, NULL},
+    {2, 2, 2, SL_SCHED_INTERLEAVED, 2, 2, 0, 0, 2, "dp-tp-pp", SL_ALGO_RING, 4, 8, 8, 0, NULL},
+    {2, 2, 2, SL_SCHED_GPIPE, 3, 1, 1, 0, 4, "pp-dp-tp", SL_ALGO_TREE, 4, 4, 12, 0, NULL},
+    /* uneven stages: ends, a list with interleaving, chunks of unequal blocks */
+    {1, 3, 1, SL_SCHED_1F1B, 3, 1, 0, 0, 0, NULL, SL_ALGO_RING, 4, 7, 8, 0, "ends"},
+    {2, 2, 2, SL_SCHED_INTERLEAVED, 2, 2, 1, 1, 4, NULL, SL_ALGO_RING, 4, 7, 8, 0, "3,4"},
+    {1, 2, 2, SL_SCHED_INTERLEAVED, 2, 3, 0, 2, 2, NULL, SL_ALGO_RING, 4, 7, 8, 0, "even"},
 };
 
 static void run_pair(const struct lay *x, int values_in_dry)
@@ -265,8 +272,8 @@ static void test_separate_accumulation(void **state)
 static void test_out_of_memory_same(void **state)
 {
 	(void)state;
-	const struct lay x = {1, 2,  1, SL_SCHED_GPIPE, 4, 1, 0, 0, 0, NULL, SL_ALGO_RING, 4,
-	                      4, 16, 0};
+	const struct lay x = {1,  2, 1,   SL_SCHED_GPIPE, 4, 1, 0, 0, 0, NULL, SL_ALGO_RING, 4, 4,
+	                      16, 0, NULL};
 	sl_model_spec m;
 	to_model(&x, &m);
 	sl_layout l = to_layout(&x);

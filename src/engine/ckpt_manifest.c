@@ -328,6 +328,23 @@ json_t *ckpt_manifest_json(const sl_ckpt *ck)
 	              sl_sched_name(l->schedule), "chunks", l->chunks, "microbatches",
 	              l->microbatches, "sequence_parallel", l->seq_parallel, "zero1", l->zero >= 1,
 	              "zero", l->zero, "algorithm", sl_algo_name(l->algo)));
+	/* Uneven stages: each stage's layers (the rule's name past a list's
+	 * length); none when even, as older manifests have none.  A load maps
+	 * tensors by their global index whatever the split, so this is the
+	 * layout's record, read back by sl_ckpt_open. */
+	if (l->stages != SL_STAGES_EVEN) {
+		json_t *st;
+		if (l->pp <= SL_MAX_STAGE_LIST) {
+			st = json_array();
+			for (int s = 0; s < l->pp; s++)
+				json_array_append_new(
+				    st, json_integer(sl_layout_stage_layers(m, l, s)));
+		} else {
+			char name[16];
+			st = json_string(sl_stage_layers_name(l, name, sizeof name));
+		}
+		json_object_set_new(json_object_get(root, "layout"), "stage_layers", st);
+	}
 	json_object_set_new(
 	    root, "training",
 	    json_pack("{s:I, s:I, s:I, s:{s:I, s:i, s:i}, s:{s:s, s:f, s:f, s:f, s:f}}", "step",
@@ -629,6 +646,34 @@ static int parse_layout(struct rd *R, json_t *root, sl_ckpt_info *in)
 		return rc;
 	if (sl_algo_parse(s, &l->algo))
 		return bad(R, "layout", "unknown \"algorithm\"", NULL);
+	/* each stage's layers, since uneven stages (even before) */
+	json_t *st = json_object_get(a, "stage_layers");
+	if (st && json_is_string(st)) {
+		if (strcmp(json_string_value(st), "ends") != 0 &&
+		    strcmp(json_string_value(st), "even") != 0)
+			return bad(R, "layout", "\"stage_layers\" must be even, ends or a list",
+			           NULL);
+		sl_stage_layers_parse(json_string_value(st), l, NULL);
+	} else if (st) {
+		size_t n = json_is_array(st) ? json_array_size(st) : 0;
+		if (n != (size_t)l->pp || n > SL_MAX_STAGE_LIST)
+			return bad(R, "layout",
+			           "\"stage_layers\" must be a list of one count a stage", NULL);
+		long sum = 0;
+		for (size_t k = 0; k < n; k++) {
+			json_t *v = json_array_get(st, k);
+			if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+			    json_integer_value(v) > SL_MODEL_MAX_LAYERS)
+				return bad(R, "layout",
+				           "\"stage_layers\" must hold counts of 1 or more", NULL);
+			l->stage_list[k] = (unsigned short)json_integer_value(v);
+			sum += l->stage_list[k];
+		}
+		if (sum != in->model.layers)
+			return bad(R, "layout", "\"stage_layers\" must add up to the layers", NULL);
+		l->stages = SL_STAGES_LIST;
+		l->stage_n = (int)n;
+	}
 	return SL_OK;
 }
 

@@ -343,16 +343,52 @@ static const sl_knob table[] = {
      "model chunks per device, interleaved (default 2)",
      .man = "Model chunks per device for\n"
             ".B interleaved\n"
-            "(default 2); L must be a multiple of\n"
-            ".IR P \\(mu V\n"
-            "and the micro\\-batch count a multiple of\n"
+            "(default 2); every chunk needs a layer (a stage's layers split over its chunks\n"
+            "as\n"
+            ".B \\-\\-stage\\-layers\n"
+            "says) and the micro\\-batch count must be a multiple of\n"
             ".IR P .\n"
             ".IP\n"
             ".BR plan :\n"
             "Only layouts of\n"
             ".I V\n"
             "model chunks a device: 1 for GPipe and 1F1B, 2 or more interleaved, any\n"
-            "count that divides a stage's layers (unset: 1, and 2 to 8 interleaved).\n"},
+            "count that divides the fullest stage's layers (unset: 1, and 2 to 16\n"
+            "interleaved).\n"},
+    {"stage-layers", SL_OPT_STAGE_LAYERS, SL_KT_TEXT, "LIST", 0, 0, NULL, NULL,
+     TRAINS | SL_CMD_PLAN | SL_CMD_RESHARD, S, SL_KG_LAYOUT, NONE, SL_KC_INT, NULL, 0,
+     "layers per pipeline stage: even, ends (fewer on the\nfirst and last stage) or counts "
+     "as 7,8,8,7\n(default even)",
+     .man = "How the\n"
+            ".I L\n"
+            "layers fall on the\n"
+            ".I P\n"
+            "pipeline stages.\n"
+            ".B even\n"
+            "(the default):\n"
+            ".RI L / P\n"
+            "each, the first\n"
+            ".RI L % P\n"
+            "stages one more.\n"
+            ".BR ends :\n"
+            "the middle stages hold\n"
+            ".RI \\(lc L / P \\(rc\n"
+            "each and the rest comes off the first and the last stage in turn, which also\n"
+            "hold the embedding and the LM head (Llama 3 405B's 126 layers on 16 stages:\n"
+            "7, 8, ..., 8, 7; Dubey et al. 2024, arXiv 2407.21783, section 3.3.2;\n"
+            "Megatron\\-LM's \\-\\-decoder\\-first\\-pipeline\\-num\\-layers and\n"
+            "\\-\\-decoder\\-last\\-pipeline\\-num\\-layers).\n"
+            "A list gives each stage's count, first to last, summing to\n"
+            ".IR L .\n"
+            "Interleaved, a stage's layers split over its\n"
+            ".I V\n"
+            "chunks as evenly as they can, the first chunks one more; every chunk needs a\n"
+            "layer.\n"
+            "A checkpoint records the split and reshards to any other.\n"
+            ".IP\n"
+            ".BR plan :\n"
+            "Only layouts of this rule (a list: of its stage count; unset: even, and ends\n"
+            "where the layers do not divide over the stages).\n"},
     {"microbatches", SL_OPT_MICROBATCHES, SL_KT_INT, "M", 1, 4096, NULL, NULL,
      TRAINS | SL_CMD_PLAN | SL_CMD_COMPARE, S, SL_KG_LAYOUT, LA(microbatches), SL_KC_INT, NULL, 0,
      "micro-batches per replica and step (default 2*pp, or 1)",

@@ -43,6 +43,16 @@ static char *layout_name(const sl_layout *l, int brief, char *buf, size_t n)
 		snprintf(sch, sizeof sch, "%sv=%d", brief ? "" : "interleaved ", l->chunks);
 	else
 		snprintf(sch, sizeof sch, "%s", sl_sched_name(l->schedule));
+	if (l->stages != SL_STAGES_EVEN) {
+		size_t len = strlen(sch);
+		char st[8 * SL_MAX_STAGE_LIST];
+		sl_stage_layers_name(l, st, sizeof st);
+		if (l->stages == SL_STAGES_ENDS)
+			snprintf(sch + len, sizeof sch - len, " ends");
+		else
+			snprintf(sch + len, sizeof sch - len, " sl=%.*s",
+			         (int)(sizeof sch - len - 5), st);
+	}
 	snprintf(buf, n, "tp=%d pp=%d dp=%d %s m=%d%s%s%s %s", l->tp, l->pp, l->dp, sch,
 	         l->microbatches, l->seq_parallel ? " sp" : "", zname[l->zero],
 	         l->recompute == SL_RECOMPUTE_FULL        ? " rc=full"
@@ -206,12 +216,42 @@ static int no_split(const sl_model_spec *m, int n, sl_err *err)
 	                                 : " or --heads");
 }
 
+/* The splits of the layers over pp stages the plan tries: the one named,
+ * or even, and ends where the layers do not divide (balanced for the
+ * embedding and the head on the end stages; the same as even otherwise). */
+static int stage_splits(const sl_model_spec *m, const sl_plan_spec *s, int pp, sl_layout *out)
+{
+	sl_layout_default(&out[0]);
+	if (s->fix_stages) {
+		if (s->stages_of.stages == SL_STAGES_LIST && s->stages_of.stage_n != pp)
+			return 0;
+		sl_layout_copy_stages(&out[0], &s->stages_of);
+		return 1;
+	}
+	if (pp < 2 || m->layers % pp == 0)
+		return 1;
+	sl_layout_default(&out[1]);
+	out[1].stages = SL_STAGES_ENDS;
+	return 2;
+}
+
 /* Every layout of one (tp, pp, dp) but the mesh order. */
 static int shapes(const sl_model_spec *m, const sl_plan_spec *s, int tp, int pp, int dp,
                   struct cands *out)
 {
 	int fix_mb = s->fix_microbatches;
 	int share = m->batch / dp;
+	sl_layout split[2];
+	int nsplit = stage_splits(m, s, pp, split);
+	/* the fullest stage's layers, which interleaving's chunks divide */
+	int most = 0;
+	for (int k = 0; k < nsplit; k++) {
+		split[k].pp = pp;
+		for (int st = 0; st < pp; st++) {
+			int n = sl_layout_stage_layers(m, &split[k], st);
+			most = n > most ? n : most;
+		}
+	}
 	for (int mb = 1; mb <= share; mb++) {
 		if (share % mb || (fix_mb > 0 && mb != fix_mb))
 			continue;
@@ -227,7 +267,7 @@ static int shapes(const sl_model_spec *m, const sl_plan_spec *s, int tp, int pp,
 				scheds[ns][0] = SL_SCHED_GPIPE, scheds[ns++][1] = 1;
 			if (mb % pp == 0)
 				for (int v = vlo; v <= vhi && pp * v <= m->layers; v++)
-					if (m->layers % (pp * v) == 0)
+					if (most % v == 0)
 						scheds[ns][0] = SL_SCHED_INTERLEAVED,
 						scheds[ns++][1] = v;
 		}
@@ -237,26 +277,30 @@ static int shapes(const sl_model_spec *m, const sl_plan_spec *s, int tp, int pp,
 			if ((s->fix_schedule && sk != (int)s->schedule) ||
 			    (s->fix_chunks > 0 && vk != s->fix_chunks))
 				continue;
-			for (int sp = 0; sp <= (tp > 1 && !s->no_sp); sp++)
-				for (int z1 = 0; z1 <= (dp > 1 && !s->no_zero1 ? 3 : 0); z1++) {
-					if (s->fix_zero && z1 != s->zero)
-						continue;
-					sl_plan_row r;
-					memset(&r, 0, sizeof r);
-					sl_layout_default(&r.layout);
-					r.layout.tp = tp;
-					r.layout.pp = pp;
-					r.layout.dp = dp;
-					r.layout.microbatches = mb;
-					r.layout.schedule = (sl_sched)scheds[k][0];
-					r.layout.chunks = scheds[k][1];
-					r.layout.seq_parallel = sp;
-					r.layout.zero = z1;
-					if (sl_layout_check(m, &r.layout, tp * pp * dp, NULL))
-						continue;
-					if (push(out, &r))
-						return SL_ENOMEM;
-				}
+			for (int q = 0; q < nsplit; q++)
+				for (int sp = 0; sp <= (tp > 1 && !s->no_sp); sp++)
+					for (int z1 = 0; z1 <= (dp > 1 && !s->no_zero1 ? 3 : 0);
+					     z1++) {
+						if (s->fix_zero && z1 != s->zero)
+							continue;
+						sl_plan_row r;
+						memset(&r, 0, sizeof r);
+						sl_layout_default(&r.layout);
+						r.layout.tp = tp;
+						r.layout.pp = pp;
+						r.layout.dp = dp;
+						r.layout.microbatches = mb;
+						r.layout.schedule = (sl_sched)scheds[k][0];
+						r.layout.chunks = scheds[k][1];
+						r.layout.seq_parallel = sp;
+						r.layout.zero = z1;
+						sl_layout_copy_stages(&r.layout, &split[q]);
+						if (sl_layout_check(m, &r.layout, tp * pp * dp,
+						                    NULL))
+							continue;
+						if (push(out, &r))
+							return SL_ENOMEM;
+					}
 		}
 	}
 	return SL_OK;
@@ -297,10 +341,12 @@ static int by_rank(const void *a, const void *b)
 	/* Ties: fewer model-parallel devices, fewer micro-batches, simpler;
 	 * then the mesh order as listed, so the ranking is one order. */
 	const sl_layout *p = &x->layout, *q = &y->layout;
-	int k1[] = {p->tp * p->pp,   p->pp,   p->microbatches,   p->schedule,   p->chunks,
-	            p->seq_parallel, p->zero, (int)p->recompute, order_index(p)};
-	int k2[] = {q->tp * q->pp,   q->pp,   q->microbatches,   q->schedule,   q->chunks,
-	            q->seq_parallel, q->zero, (int)q->recompute, order_index(q)};
+	int k1[] = {p->tp * p->pp,     p->pp,          p->microbatches, p->schedule,
+	            p->chunks,         (int)p->stages, p->seq_parallel, p->zero,
+	            (int)p->recompute, order_index(p)};
+	int k2[] = {q->tp * q->pp,     q->pp,          q->microbatches, q->schedule,
+	            q->chunks,         (int)q->stages, q->seq_parallel, q->zero,
+	            (int)q->recompute, order_index(q)};
 	for (size_t i = 0; i < sizeof k1 / sizeof *k1; i++)
 		if (k1[i] != k2[i])
 			return k1[i] < k2[i] ? -1 : 1;
@@ -568,7 +614,7 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 		        ? "the interleaved schedule has 2 chunks a device or more"
 		        : "GPipe and interleaving need pp > 1, interleaving a micro-batch count "
 		          "that "
-		          "pp divides and v chunks dividing each stage's layers";
+		          "pp divides and v chunks dividing the fullest stage's layers";
 		int deg = s->fix_tp > 0 || s->fix_pp > 0 || s->fix_dp > 0,
 		    mb = s->fix_microbatches > 0;
 		const char *given = deg && mb ? " with the degrees and micro-batches given"
@@ -702,7 +748,9 @@ static int twins(const sl_layout *a, const sl_layout *b, int any_order)
 {
 	return a->tp == b->tp && a->pp == b->pp && a->dp == b->dp && a->schedule == b->schedule &&
 	       a->chunks == b->chunks && a->microbatches == b->microbatches &&
-	       a->seq_parallel == b->seq_parallel &&
+	       a->seq_parallel == b->seq_parallel && a->stages == b->stages &&
+	       a->stage_n == b->stage_n &&
+	       memcmp(a->stage_list, b->stage_list, sizeof a->stage_list) == 0 &&
 	       (any_order || memcmp(a->order, b->order, sizeof a->order) == 0);
 }
 

@@ -9,9 +9,12 @@
  * The candidates are the even splits: dp divides the batch and the
  * micro-batch count m divides each replica's share (an uneven split only
  * makes the largest share everyone's step); tp divides the device count
- * and the head count, pp the rest; schedules GPipe, 1F1B and interleaved
- * with every chunk count v from 2 to MAX_PLAN_CHUNKS that divides the
- * stage's layers, or the one count fix_chunks names (with pp = 1 there is
+ * and the head count, pp the rest; the layers on the stages even, and
+ * where they do not divide, also ends (sl_layout.stages: the first and the
+ * last stage, which hold the embedding and the head, fewer), or the one
+ * split fix_stages names; schedules GPipe, 1F1B and interleaved with every
+ * chunk count v from 2 to MAX_PLAN_CHUNKS that divides the fullest stage's
+ * layers, or the one count fix_chunks names (with pp = 1 there is
  * no pipeline: one 1F1B row, gradient accumulation over m; with m = 1
  * GPipe is 1F1B, listed once, as 1F1B unless fix_schedule names GPipe); the
  * mesh orders are the six permutations of tp, pp and dp, less those that
@@ -28,8 +31,9 @@
 #include "model.h"
 #include "train.h"
 
-/* Chunk counts v tried for the interleaved schedule: 2 up to this. */
-#define MAX_PLAN_CHUNKS 8
+/* Chunk counts v tried for the interleaved schedule: 2 up to this
+ * (NVIDIA's Nemotron-4 340B recipe interleaves 12). */
+#define MAX_PLAN_CHUNKS 16
 /* The plan evaluates layouts on up to this many threads (one per core). */
 #define MAX_PLAN_THREADS 16
 
@@ -49,6 +53,10 @@ typedef struct sl_plan_spec {
 	 * schedule; pp = 1's one row counts as 1F1B of one chunk) */
 	int fix_schedule, fix_chunks;
 	sl_sched schedule;
+	/* fix_stages nonzero: only layouts of stages_of's split of the layers
+	 * (sl_layout.stages; a list: only pp of its length) */
+	int fix_stages;
+	sl_layout stages_of;
 	/* Nonzero: no layout with sequence parallelism, or with ZeRO-1 (a run
 	 * from before either, as Narayanan et al.'s of 2021). */
 	int no_sp, no_zero1;

@@ -66,12 +66,32 @@ typedef enum sl_attention { SL_ATTN_MATERIALIZED, SL_ATTN_FLASH, SL_ATTN_N } sl_
 const char *sl_attention_name(sl_attention a);
 int sl_attention_parse(const char *s, sl_attention *out);
 
+/* How the L layers fall on the p pipeline stages (sl_layout.stages):
+ * even, L/p each and the first L%p stages one more (the default); ends,
+ * the middle stages ceil(L/p) each and the deficit taken off the first and
+ * the last stage alternately, which also hold the embedding and the LM
+ * head (Llama 3 405B's 126 layers on 16 stages: 7, 8, ..., 8, 7, Dubey et
+ * al. 2024, arXiv 2407.21783, section 3.3.2; Megatron-LM's
+ * --decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers);
+ * list, stage_list's counts, one a stage. */
+typedef enum sl_stage_rule {
+	SL_STAGES_EVEN,
+	SL_STAGES_ENDS,
+	SL_STAGES_LIST,
+	SL_STAGES_N
+} sl_stage_rule;
+/* The most stages a list can name (a rule covers any pp). */
+#define SL_MAX_STAGE_LIST 128
+
 typedef struct sl_layout {
 	int tp, pp, dp;
 	sl_sched schedule;
-	int chunks;       /* v: model chunks per device (interleaved only; 1 otherwise) */
-	int microbatches; /* m: micro-batches per replica and step */
-	int seq_parallel; /* sequence parallelism inside TP groups */
+	int chunks;           /* v: model chunks per device (interleaved only; 1 otherwise) */
+	sl_stage_rule stages; /* how the layers fall on the stages */
+	int stage_n;          /* SL_STAGES_LIST: the counts named (sl_layout_check wants pp) */
+	unsigned short stage_list[SL_MAX_STAGE_LIST]; /* SL_STAGES_LIST: stage s's layers */
+	int microbatches;                             /* m: micro-batches per replica and step */
+	int seq_parallel;                             /* sequence parallelism inside TP groups */
 	/* ZeRO stage over the DP group (Rajbhandari et al. 2020): 0 none; 1
 	 * Adam's state sharded; 2 gradients too, reduce-scattered unit by
 	 * unit after each micro-batch's backward (FSDP's SHARD_GRAD_OP); 3
@@ -118,8 +138,23 @@ void sl_mesh_coords(const sl_layout *l, int dev, int *tp, int *pp, int *dp);
 double sl_mesh_ring_stripes(const sl_layout *l, const sl_cluster_config *cfg, int dev,
                             int dp_group);
 
+/* "even", "ends" or a comma-separated list of counts (one a stage, summing
+ * to the layers; the sum and the count of stages are sl_layout_check's):
+ * set l's stages.  SL_EINVAL with one line saying which count is wrong. */
+int sl_stage_layers_parse(const char *s, sl_layout *l, sl_err *err);
+/* Set dst's stages as src's. */
+void sl_layout_copy_stages(sl_layout *dst, const sl_layout *src);
+/* "even", "ends" or the list, as sl_stage_layers_parse reads it. */
+const char *sl_stage_layers_name(const sl_layout *l, char *buf, size_t n);
+/* The layers pipeline stage s holds under l's rule (below 1 when the rule
+ * cannot fill it; sl_layout_check refuses that). */
+int sl_layout_stage_layers(const sl_model_spec *m, const sl_layout *l, int s);
+/* Does every stage hold the same number of layers? */
+int sl_layout_stages_even(const sl_model_spec *m, const sl_layout *l);
+
 /* Which blocks pipeline stage s holds as its local chunk c: [*first, *first + *count).
- * Stages get L/p blocks, the first L%p one more (uneven splits only with v = 1). */
+ * A stage's layers split over its v chunks as evenly as can be, the first
+ * chunks one more; model chunk c*p + s follows c*p + s - 1 in the model. */
 void sl_layout_blocks(const sl_model_spec *m, const sl_layout *l, int s, int c, int *first,
                       int *count);
 /* Sequences [*first, *first + *count) of the global batch that replica r's

@@ -1550,8 +1550,9 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 	struct pdev *all = S.method == SL_EST_FULL ? S.d : calloc((size_t)N, sizeof *all);
 	const struct prec **arec =
 	    S.method == SL_EST_FULL ? S.rec : calloc((size_t)N, sizeof *arec);
-	/* Every device's coordinates, asked for once per op of the step's end. */
-	int *crd = S.method != SL_EST_FULL ? malloc(3 * (size_t)N * sizeof *crd) : NULL;
+	/* Every device's coordinates, asked for once per op of the step's end,
+	 * and how many ops its end has. */
+	int *crd = S.method != SL_EST_FULL ? malloc(4 * (size_t)N * sizeof *crd) : NULL;
 	if (!all || !arec || (S.method != SL_EST_FULL && !crd)) {
 		if (all != S.d)
 			free(all);
@@ -1562,44 +1563,48 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 		return sl_fail(err, SL_ENOMEM, "out of host memory");
 	}
 	if (S.method != SL_EST_FULL) {
+		int most = 0;
 		for (int i = 0; i < N; i++) {
 			int tp, pp, dp;
 			sl_mesh_coords(l, i, &tp, &pp, &dp);
-			crd[3 * i] = tp;
-			crd[3 * i + 1] = pp;
-			crd[3 * i + 2] = dp;
+			crd[4 * i] = tp;
+			crd[4 * i + 1] = pp;
+			crd[4 * i + 2] = dp;
 			int si = S.slot[stand_in(&S, tp, pp, dp)];
 			all[i] = S.d[si];
 			arec[i] = S.rec[si];
 			all[i].pc = arec[i]->tail;
+			int n = 0;
+			while (arec[i]->pl.op[arec[i]->tail + n].type != PO_BARRIER)
+				n++;
+			crd[4 * i + 3] = n;
+			most = n > most ? n : most;
 		}
 		/* The j-th op of the step's end is the same kind of op on every
-		 * device (trn_sync_and_update()). */
-		const struct prec *r0 = arec[0];
-		for (int j = 0; r0->pl.op[r0->tail + j].type != PO_BARRIER; j++) {
-			const struct pop *o0 = &r0->pl.op[r0->tail + j];
-			if (o0->type == PO_COMPUTE) {
-				for (int i = 0; i < N; i++) {
-					const struct pop *o = &arec[i]->pl.op[arec[i]->tail + j];
-					st_compute(&S, &all[i], o->stream, op_s(&S, o));
-				}
-				continue;
-			}
-			if (o0->type == PO_WAIT) {
-				for (int i = 0; i < N; i++)
-					st_wait(&all[i], o0->stream, o0->slot);
-				continue;
-			}
-			/* Every group once: from the member of rank 0. */
-			int p = o0->dp_group ? dp_n : t;
+		 * device of a stage (trn_sync_and_update(): ZeRO's gathers go unit
+		 * by unit, as many as the stage's blocks), and its groups stay
+		 * inside the stage. */
+		for (int j = 0; j < most; j++) {
 			for (int i = 0; i < N; i++) {
-				int tp = crd[3 * i], pp = crd[3 * i + 1], dp = crd[3 * i + 2];
-				if ((o0->dp_group ? dp : tp) != 0)
+				if (j >= crd[4 * i + 3])
 					continue;
 				const struct pop *o = &arec[i]->pl.op[arec[i]->tail + j];
+				if (o->type == PO_COMPUTE) {
+					st_compute(&S, &all[i], o->stream, op_s(&S, o));
+					continue;
+				}
+				if (o->type == PO_WAIT) {
+					st_wait(&all[i], o->stream, o->slot);
+					continue;
+				}
+				/* Every group once: from the member of rank 0. */
+				int tp = crd[4 * i], pp = crd[4 * i + 1], dp = crd[4 * i + 2];
+				if ((o->dp_group ? dp : tp) != 0)
+					continue;
+				int p = o->dp_group ? dp_n : t;
 				double *cst = S.cst, *cm0 = S.cst + N;
 				for (int r = 0; r < p; r++) {
-					S.gids[r] = group_member(l, tp, pp, dp, o0->dp_group, r);
+					S.gids[r] = group_member(l, tp, pp, dp, o->dp_group, r);
 					S.gm[r] = &all[S.gids[r]];
 					cm0[r] = S.gm[r]->comm;
 					cst[r] = st_enter(S.gm[r], o->stream);

@@ -105,16 +105,101 @@ static void split(int n, int p, int r, int *first, int *count)
 	*count = base + (r < extra);
 }
 
+static const char *const stage_rule_names[] = {"even", "ends"};
+
+int sl_stage_layers_parse(const char *s, sl_layout *l, sl_err *err)
+{
+	for (int r = 0; r < 2; r++)
+		if (strcmp(s, stage_rule_names[r]) == 0) {
+			l->stages = (sl_stage_rule)r;
+			l->stage_n = 0;
+			return SL_OK;
+		}
+	int n = 0;
+	for (const char *p = s;;) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p || (*end && *end != ',') || *p == '-' || *p == '+')
+			return sl_fail(err, SL_EINVAL,
+			               "'%s': count %d is not a whole number (give even, ends or "
+			               "one count a stage, as 7,8,8,7)",
+			               s, n + 1);
+		if (v < 1 || v > SL_MODEL_MAX_LAYERS)
+			return sl_fail(
+			    err, SL_EINVAL,
+			    "'%s': count %d is %ld, but every stage holds 1 to %d layers", s, n + 1,
+			    v, SL_MODEL_MAX_LAYERS);
+		if (n == SL_MAX_STAGE_LIST)
+			return sl_fail(err, SL_EINVAL,
+			               "'%s' names more than %d stages: a list covers at most %d "
+			               "(even and ends cover any)",
+			               s, SL_MAX_STAGE_LIST, SL_MAX_STAGE_LIST);
+		l->stage_list[n++] = (unsigned short)v;
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+	l->stages = SL_STAGES_LIST;
+	l->stage_n = n;
+	return SL_OK;
+}
+
+void sl_layout_copy_stages(sl_layout *dst, const sl_layout *src)
+{
+	dst->stages = src->stages;
+	dst->stage_n = src->stage_n;
+	memcpy(dst->stage_list, src->stage_list, sizeof dst->stage_list);
+}
+
+const char *sl_stage_layers_name(const sl_layout *l, char *buf, size_t n)
+{
+	if (l->stages != SL_STAGES_LIST) {
+		snprintf(buf, n, "%s", stage_rule_names[l->stages == SL_STAGES_ENDS]);
+		return buf;
+	}
+	size_t len = 0;
+	buf[0] = 0;
+	for (int s = 0; s < l->stage_n && len < n; s++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%d", s ? "," : "", l->stage_list[s]);
+	return buf;
+}
+
+int sl_layout_stage_layers(const sl_model_spec *m, const sl_layout *l, int s)
+{
+	int L = m->layers, p = l->pp;
+	if (l->stages == SL_STAGES_LIST)
+		return s < l->stage_n ? l->stage_list[s] : 0;
+	if (l->stages == SL_STAGES_ENDS && p > 1) {
+		int ceil = (L + p - 1) / p, d = p * ceil - L;
+		return s == 0 ? ceil - (d + 1) / 2 : s == p - 1 ? ceil - d / 2 : ceil;
+	}
+	return L / p + (s < L % p);
+}
+
+int sl_layout_stages_even(const sl_model_spec *m, const sl_layout *l)
+{
+	int n0 = sl_layout_stage_layers(m, l, 0);
+	for (int s = 1; s < l->pp; s++)
+		if (sl_layout_stage_layers(m, l, s) != n0)
+			return 0;
+	return 1;
+}
+
 void sl_layout_blocks(const sl_model_spec *m, const sl_layout *l, int s, int c, int *first,
                       int *count)
 {
-	if (l->chunks <= 1) {
-		split(m->layers, l->pp, s, first, count);
-		return;
+	/* Model chunk c*p + s follows every chunk c' < c of every stage and
+	 * chunk c of the stages before s. */
+	int v = l->chunks > 1 ? l->chunks : 1, f = 0, n = 0;
+	for (int t = 0; t < l->pp; t++) {
+		int nt = sl_layout_stage_layers(m, l, t), before, cnt;
+		split(nt, v, c, &before, &cnt);
+		f += before + (t < s ? cnt : 0);
+		if (t == s)
+			n = cnt;
 	}
-	int per = m->layers / (l->pp * l->chunks);
-	*first = (c * l->pp + s) * per;
-	*count = per;
+	*first = f;
+	*count = n;
 }
 
 void sl_layout_microbatch(const sl_model_spec *m, const sl_layout *l, int r, int j, int *first,
@@ -215,11 +300,36 @@ int sl_layout_check(const sl_model_spec *m, const sl_layout *l, int ndev, sl_err
 		               "%d layers cannot fill pp*chunks = %d*%d = %d model chunks: every "
 		               "chunk needs a layer; lower --pp or --chunks",
 		               m->layers, l->pp, v, l->pp * v);
-	if (v > 1 && m->layers % (l->pp * v) != 0)
-		return sl_fail(err, SL_EINVAL,
-		               "--layers=%d does not split into pp*chunks = %d*%d = %d equal model "
-		               "chunks: make the layer count a multiple of %d",
-		               m->layers, l->pp, v, l->pp * v, l->pp * v);
+	if (l->stages < 0 || l->stages >= SL_STAGES_N)
+		return sl_fail(err, SL_EINVAL, "unknown rule for the stages' layers");
+	if (l->stages == SL_STAGES_LIST) {
+		if (l->stage_n != l->pp)
+			return sl_fail(
+			    err, SL_EINVAL,
+			    "--stage-layers names %d stage%s but --pp=%d: give one count a "
+			    "stage",
+			    l->stage_n, l->stage_n == 1 ? "" : "s", l->pp);
+		long sum = 0;
+		for (int s = 0; s < l->stage_n; s++)
+			sum += l->stage_list[s];
+		if (sum != m->layers)
+			return sl_fail(
+			    err, SL_EINVAL,
+			    "--stage-layers adds up to %ld layers but the model has %d: make "
+			    "the counts sum to --layers",
+			    sum, m->layers);
+	}
+	for (int s = 0; s < l->pp; s++) {
+		int n = sl_layout_stage_layers(m, l, s);
+		if (n < v)
+			return sl_fail(
+			    err, SL_EINVAL,
+			    "--stage-layers%s gives stage %d %d layer%s, fewer than its %d "
+			    "model chunks: every chunk needs a layer; %s",
+			    l->stages == SL_STAGES_ENDS ? "=ends" : "", s, n, n == 1 ? "" : "s", v,
+			    l->stages == SL_STAGES_ENDS ? "use even, or fewer stages or chunks"
+			                                : "move layers to it or lower --chunks");
+	}
 	if ((long)l->dp * l->microbatches > m->batch)
 		return sl_fail(err, SL_EINVAL,
 		               "a batch of %d sequences cannot fill dp*microbatches = %d*%d = %d "

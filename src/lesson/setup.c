@@ -190,6 +190,12 @@ static int set_special(sl_lsetup *s, const sl_knob *k, const sl_knob_val *v, sl_
 			    "mesh-order: '%s' is not an order of tp, pp and dp (as in tp-dp-pp)",
 			    value);
 		return SL_OK;
+	case SL_OPT_STAGE_LAYERS: {
+		sl_err e = {0};
+		if (sl_stage_layers_parse(value, &s->layout, &e))
+			return sl_fail(err, SL_EINVAL, "stage-layers: %s", e.msg);
+		return SL_OK;
+	}
 	case SL_OPT_OP:
 		s->op = (sl_coll_op)v->d;
 		return SL_OK;

@@ -637,6 +637,12 @@ void sl_report_layout_json(json_t *o, const sl_layout *l)
 	json_object_set_new(o, "dp", json_integer(l->dp));
 	json_object_set_new(o, "schedule", json_string(sl_sched_name(l->schedule)));
 	json_object_set_new(o, "chunks", json_integer(l->chunks));
+	/* only when not even, so that the even layouts' objects stay as they were */
+	if (l->stages != SL_STAGES_EVEN) {
+		char st[8 * SL_MAX_STAGE_LIST];
+		json_object_set_new(o, "stage_layers",
+		                    json_string(sl_stage_layers_name(l, st, sizeof st)));
+	}
 	json_object_set_new(o, "microbatches", json_integer(l->microbatches));
 	json_object_set_new(o, "sequence_parallel", json_boolean(l->seq_parallel));
 	json_object_set_new(o, "zero1", json_boolean(l->zero >= 1));

@@ -198,7 +198,8 @@ static int train_lines(const sl_view *v, int density, int w, struct tline *L)
 		char seg[160];
 		for (int st = 0; st < l->pp; st++) {
 			int len = snprintf(seg, sizeof seg, " stage %d:", st);
-			for (int c = 0; c < l->chunks; c++) {
+			/* (many chunks: as many as the line holds) */
+			for (int c = 0; c < l->chunks && (size_t)len + 24 < sizeof seg; c++) {
 				int first, count;
 				sl_layout_blocks(ms, l, st, c, &first, &count);
 				len += snprintf(seg + len, sizeof seg - (size_t)len,

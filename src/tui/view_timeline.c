@@ -25,20 +25,20 @@ static sl_dstate ev_state(sl_ev_kind k);
  * glyphs of its own for forward, backward and weight gradients. */
 enum { CAT_BWD = SL_DS_COUNT, CAT_WGRAD, CAT_FWD2, CAT_BWD2, CAT_WGRAD2, NCAT };
 
-/* A device's model chunk of a training block: the layers are cut into
- * pp x v chunks in order, chunk c on stage c mod pp (chunk_len blocks
- * each; 0 when the schedule has one chunk a device). */
-static int local_chunk(const sl_event *e, int stages, int chunk_len)
+/* Is a training block in a device's later model chunk?  The layers are
+ * cut into pp x v chunks in order, chunk c on stage c mod pp, so every
+ * stage's first chunk comes before later_from, the first block of stage
+ * 0's second chunk (sl_layout_blocks; 0 when the schedule has one chunk a
+ * device). */
+static int later_chunk(const sl_event *e, int later_from)
 {
-	if (chunk_len <= 0 || stages <= 0 || e->work.block < 0)
-		return 0;
-	return e->work.block / chunk_len / stages;
+	return later_from > 0 && e->work.block >= later_from;
 }
 
-static int ev_cat(const sl_event *e, int stages, int chunk_len)
+static int ev_cat(const sl_event *e, int later_from)
 {
-	int later = e->kind == SL_EV_COMPUTE && e->work.pass != SL_PASS_NONE &&
-	            local_chunk(e, stages, chunk_len) > 0;
+	int later =
+	    e->kind == SL_EV_COMPUTE && e->work.pass != SL_PASS_NONE && later_chunk(e, later_from);
 	if (e->kind == SL_EV_COMPUTE && e->work.pass == SL_PASS_BWD)
 		return e->work.grad == SL_GRAD_W ? (later ? CAT_WGRAD2 : CAT_WGRAD)
 		                                 : (later ? CAT_BWD2 : CAT_BWD);
@@ -181,7 +181,7 @@ struct lane {
 };
 
 static void lane_cells(const sl_scene *m, int d, int stream, double upto, double dt, int w,
-                       int stages, int chunk_len, struct lane *ln)
+                       int later_from, struct lane *ln)
 {
 	const sl_snapshot *s = m->ev;
 	/* Per column: time spent in each state, up to t. */
@@ -205,7 +205,7 @@ static void lane_cells(const sl_scene *m, int d, int stream, double upto, double
 		int c0 = (int)floor(a / dt), c1 = (int)floor(b / dt);
 		if (c1 >= w)
 			c1 = w - 1;
-		int st = ev_cat(e, stages, chunk_len);
+		int st = ev_cat(e, later_from);
 		for (int c = c0; c <= c1 && c >= 0; c++) {
 			double lo = c * dt > a ? c * dt : a,
 			       hi = (c + 1) * dt < b ? (c + 1) * dt : b;
@@ -362,8 +362,7 @@ static int group_label(const struct rows *R)
 	return label;
 }
 
-static void plan_rows(const sl_view *v, int rows, double dt, int w, int stages, int chunk_len,
-                      struct rows *R)
+static void plan_rows(const sl_view *v, int rows, double dt, int w, int later_from, struct rows *R)
 {
 	const sl_scene *m = v->m;
 	int n = m->ndev < SL_MAX_FULL_DEVICES ? m->ndev : SL_MAX_FULL_DEVICES;
@@ -402,7 +401,7 @@ static void plan_rows(const sl_view *v, int rows, double dt, int w, int stages, 
 		return;
 	for (int d = 0; d < n; d++)
 		for (int k = 0; k < R->nlanes; k++)
-			lane_cells(m, d, R->stream[k], INFINITY, dt, w, stages, chunk_len,
+			lane_cells(m, d, R->stream[k], INFINITY, dt, w, later_from,
 			           &ln[d * R->nlanes + k]);
 	R->ngroups = 0;
 	for (int d = 0; d < n; d++) {
@@ -443,15 +442,13 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 	for (size_t i = 0; i < m->ev->n && !train; i++)
 		train =
 		    m->ev->ev[i].kind == SL_EV_COMPUTE && m->ev->ev[i].work.pass != SL_PASS_NONE;
-	int stages = 0, chunk_len = 0;
-	if (m->wl && m->wl->kind == SL_WL_TRAIN && m->wl->l.chunks > 1) {
-		stages = m->wl->l.pp;
-		chunk_len = m->wl->m.layers / (stages * m->wl->l.chunks);
-	}
+	int later_from = 0, count;
+	if (m->wl && m->wl->kind == SL_WL_TRAIN && m->wl->l.chunks > 1)
+		sl_layout_blocks(&m->wl->m, &m->wl->l, 0, 1, &later_from, &count);
 	unsigned present = 0;
 	for (size_t i = 0; i < m->ev->n; i++)
 		if (m->ev->ev[i].t0 < m->t || m->t >= m->end)
-			present |= 1u << ev_cat(&m->ev->ev[i], stages, chunk_len);
+			present |= 1u << ev_cat(&m->ev->ev[i], later_from);
 	char title[256];
 	legend_title(v, r.w - 6, train, present, title, sizeof title);
 	sl_rect in = sl_box(v, r, title);
@@ -476,7 +473,7 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 	}
 	double dt = span / w;
 	static struct rows R;
-	plan_rows(v, rows, dt, w, stages, chunk_len, &R);
+	plan_rows(v, rows, dt, w, later_from, &R);
 	/* Groups' names may need a wider label ("12-15"): the columns, and
 	 * so the groups, follow. */
 	for (int pass = 0; pass < 2 && R.grouped && group_label(&R) > label; pass++) {
@@ -488,7 +485,7 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 			w = MAX_COLS;
 		dt = span / w;
 		if (pass == 0)
-			plan_rows(v, rows, dt, w, stages, chunk_len, &R);
+			plan_rows(v, rows, dt, w, later_from, &R);
 	}
 	/* Groups shown: as many as have all their lanes room, the selected
 	 * device's among them. */
@@ -536,7 +533,7 @@ void sl_draw_timeline(const sl_view *v, sl_rect r)
 				sl_put(y, in.x + (label - 1 - mw > 0 ? label - 1 - mw : 0),
 				       label - 1, sl_theme_dev(v->th, d), mk);
 			}
-			lane_cells(m, d, R.stream[k], m->t, dt, w, stages, chunk_len, &ln);
+			lane_cells(m, d, R.stream[k], m->t, dt, w, later_from, &ln);
 			draw_lane(v, y, in.x + label, w, cur, dt, &ln);
 		}
 	}
