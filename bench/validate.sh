@@ -333,3 +333,24 @@ GPT-3-175B 128 63099 4 8 nv --model=gpt3-175b --batch=256
 MPT-7B 8 10643 - - mo --layers=32 --hidden=4096 --ffn=16384 --heads=32 --seq=2048 --batch=48 --norm=layernorm --vocab=50432 --position-embedding=rope
 MPT-70B 64 1039 - - mo --layers=80 --hidden=8192 --ffn=32768 --heads=64 --seq=2048 --batch=2048 --recompute=full --norm=layernorm --vocab=50432 --position-embedding=rope
 ROWS
+
+# At full scale (issue 37): Llama 3 405B's pre-training at 8K tokens on
+# 8,192 and 16,384 H100s (Llama Team 2024, arXiv 2407.21783, Table 4: TP8
+# CP1 PP16, DP64 and DP128, 16M tokens a batch, 430 and 400 TFLOP/s a GPU),
+# the first and last pipeline stages one layer short (section 3.3.2,
+# --stage-layers=ends: 126 layers on 16 stages), the plan's best with its
+# t and p (schedule, chunks, micro-batches, ZeRO stage and recomputation
+# searched).  shardlab's figure: the model's FLOPs per GPU and second
+# (device_model_flop_per_s), counted as shardlab(1) says under --mask.
+src="Llama Team 2024, arXiv 2407.21783, Table 4"
+while read -r gpus pub; do
+	f=$("$SHARDLAB" plan --preset=h100 --devices="$gpus" --devices-per-node=8 \
+		--model=llama-3-405b --tp=8 --pp=16 --stage-layers=ends --top=1 --format=json |
+		num device_model_flop_per_s)
+	ours=$(awk -v f="$f" 'BEGIN { printf "%.6g", f / 1e12 }')
+	row "training" "Llama-3-405B on $gpus H100, t=8 p=16, 8K tokens" "$ours" "$pub" \
+		"TFLOP/s/GPU" "$src"
+done <<'ROWS'
+8192 430
+16384 400
+ROWS
