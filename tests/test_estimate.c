@@ -886,8 +886,8 @@ static void test_dp_closed_form(void **state)
  * forward pass is 2 GEMMs of 2rhf FLOPs a block and its backward twice
  * that: the step is at least the fill of p - 1 stages' forward and backward
  * passes, then the last stage's m of each: (m + p - 1) 12 r h f k / rate,
- * whatever the schedule.  On free links a GPipe or 1F1B step is exactly
- * that. */
+ * whatever the schedule (interleaved: the fill and drain a chunk a stage).
+ * On free links the step is exactly that. */
 static void test_pipeline_floor_closed_form(void **state)
 {
 	(void)state;
@@ -920,6 +920,56 @@ static void test_pipeline_floor_closed_form(void **state)
 			tu_check_close(e.step_s, want, 1e-12, "pipeline step on free links");
 		}
 	}
+}
+
+/* On free links the floor comes near the step, so one too high shows:
+ * the uneven and realistic grids' layouts with every ZeRO stage their
+ * data parallelism allows, overlap on (compute beside on side streams),
+ * each under its run's step; and the pipelined ones mostly close to it. */
+static void test_floor_below_step_on_free_links(void **state)
+{
+	(void)state;
+	int n = 0, tight = 0;
+	for (size_t g = 0; g < sizeof uneven_grid / sizeof uneven_grid[0] +
+	                           sizeof realistic_rows / sizeof realistic_rows[0];
+	     g++) {
+		int un = g < sizeof uneven_grid / sizeof uneven_grid[0];
+		const struct lay *x =
+		    un ? &uneven_grid[g].x
+		       : &realistic_rows[g - sizeof uneven_grid / sizeof uneven_grid[0]];
+		for (int zero = 0; zero <= (x->dp > 1 ? 3 : 0); zero++) {
+			sl_model_spec m;
+			model_of(x, &m);
+			m.vocab = 37;
+			m.norm = SL_NORM_RMS;
+			sl_layout l = layout_of(x);
+			if (un)
+				assert_int_equal(
+				    sl_stage_layers_parse(uneven_grid[g].stages, &l, NULL), SL_OK);
+			l.zero = zero;
+			l.overlap = SL_OVERLAP_ON;
+			sl_cluster_config cfg = realistic_of(x, 0.6);
+			cfg.intra.bandwidth = cfg.inter.bandwidth = 1e15;
+			cfg.intra.latency = cfg.inter.latency = 0;
+			sl_train_report rep;
+			run_dry(&m, &l, &cfg, &rep);
+			sl_err err = {0};
+			sl_est_rec *rec;
+			assert_int_equal(sl_est_record(&m, &l, cfg.devices, 0, &cfg, &rec, &err),
+			                 SL_OK);
+			double floor = sl_est_compute_floor(rec, &cfg);
+			sl_est_rec_free(rec);
+			char name[128];
+			name_of(x, name, sizeof name);
+			if (!(floor <= rep.step_s * (1 + 1e-12)))
+				fail_msg("%s zero=%d: floor %.17g s above the run's step %.17g s",
+				         name, zero, floor, rep.step_s);
+			n += x->pp > 1;
+			tight += x->pp > 1 && floor >= 0.9 * rep.step_s;
+			sl_train_report_free(&rep);
+		}
+	}
+	assert_true(tight * 2 >= n);
 }
 
 /* GPipe and 1F1B with free links: the bubble over the ideal time is
@@ -1183,6 +1233,7 @@ int main(void)
 	    cmocka_unit_test(test_dp_closed_form),
 	    cmocka_unit_test(test_bubble_closed_form),
 	    cmocka_unit_test(test_pipeline_floor_closed_form),
+	    cmocka_unit_test(test_floor_below_step_on_free_links),
 	    cmocka_unit_test(test_1024_devices_closed_form),
 	    cmocka_unit_test(test_methods_agree_at_scale),
 	    cmocka_unit_test(test_ring_across_nodes_settles),

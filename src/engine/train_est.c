@@ -1717,7 +1717,7 @@ static double tmpl_stream0_s(const struct psim *S, const struct tmpl *t)
 {
 	double sum = 0;
 	for (int q = 0; q < t->pl.n; q++)
-		if (t->pl.op[q].type == PO_COMPUTE && t->pl.op[q].stream == 0)
+		if (t->pl.op[q].type == PO_COMPUTE && t->pl.op[q].stream == SL_STREAM_COMPUTE)
 			sum += op_s(S, &t->pl.op[q]);
 	return sum;
 }
@@ -1790,16 +1790,14 @@ double sl_est_compute_floor(const sl_est_rec *R, const sl_cluster_config *cfg)
 	for (int i = 0; i < R->nrec; i++) {
 		const struct prec *r = &R->rec[i];
 		double sum = 0;
+		/* (the compute stream's alone: a side stream's compute runs beside
+		 * it, and on fast links may hide entirely) */
 		for (int k = 0; k < r->pl.n; k++) {
 			const struct pop *o = &r->pl.op[k];
-			if (o->type == PO_COMPUTE) {
+			if (o->type == PO_COMPUTE && o->stream == SL_STREAM_COMPUTE)
 				sum += op_s(&S, o);
-			} else if (o->type == PO_ACTION) {
-				const struct plist *t = &r->ts.t[o->tm].pl;
-				for (int q = 0; q < t->n; q++)
-					if (t->op[q].type == PO_COMPUTE)
-						sum += op_s(&S, &t->op[q]);
-			}
+			else if (o->type == PO_ACTION)
+				sum += tmpl_stream0_s(&S, &r->ts.t[o->tm]);
 		}
 		most = sum > most ? sum : most;
 	}
