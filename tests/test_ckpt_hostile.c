@@ -748,6 +748,36 @@ static void crafted_step_is_bounded(void **st)
 	rm_in("p4");
 }
 
+/* A crafted split: "ends" over more stages than it can fill (9 layers on
+ * 8 stages leaves the first none), a list that does not add up, a count
+ * of none: each refused by name, nothing touched. */
+static void crafted_stage_layers_are_refused(void **st)
+{
+	(void)st;
+	make_ckpt("p5");
+	const char *says[] = {"\"stage_layers\" leaves a stage without a layer",
+	                      "\"stage_layers\" must add up to the layers",
+	                      "\"stage_layers\" must hold counts of 1 or more"};
+	for (int i = 0; i < 3; i++) {
+		json_t *j = manifest_of("p5");
+		json_t *lay = json_object_get(j, "layout");
+		json_object_set_new(json_object_get(j, "architecture"), "layers", json_integer(9));
+		json_object_set_new(lay, "pp", json_integer(i == 0 ? 8 : 2));
+		json_object_set_new(lay, "devices", json_integer(i == 0 ? 8 : 2));
+		json_object_set_new(lay, "stage_layers",
+		                    i == 0   ? json_string("ends")
+		                    : i == 1 ? json_pack("[i,i]", 4, 4)
+		                             : json_pack("[i,i]", 9, 0));
+		manifest_put("p5", j);
+		struct snap s = take_snap();
+		struct run r;
+		run("ckpt inspect @/p5", &r);
+		one_error("ckpt inspect of a crafted split", &r, 1, says[i]);
+		same_as(&s, "a crafted split");
+	}
+	rm_in("p5");
+}
+
 /* ---- 5. a FIFO named manifest.json ---- */
 
 static void fifo_manifest_does_not_block(void **st)
@@ -1157,6 +1187,7 @@ int main(void)
 	    cmocka_unit_test(stale_temp_dirs_are_removed),
 	    cmocka_unit_test(save_to_dot),
 	    cmocka_unit_test(unreadable_manifest),
+	    cmocka_unit_test(crafted_stage_layers_are_refused),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

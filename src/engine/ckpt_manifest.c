@@ -328,13 +328,14 @@ json_t *ckpt_manifest_json(const sl_ckpt *ck)
 	              sl_sched_name(l->schedule), "chunks", l->chunks, "microbatches",
 	              l->microbatches, "sequence_parallel", l->seq_parallel, "zero1", l->zero >= 1,
 	              "zero", l->zero, "algorithm", sl_algo_name(l->algo)));
-	/* Uneven stages: each stage's layers (the rule's name past a list's
-	 * length); none when even, as older manifests have none.  A load maps
+	/* Uneven stages: a list's counts, or the rule's name (ends), so a
+	 * reshard to another pp keeps the rule; none when even, as older
+	 * manifests have none.  A load maps
 	 * tensors by their global index whatever the split, so this is the
 	 * layout's record, read back by sl_ckpt_open. */
 	if (l->stages != SL_STAGES_EVEN) {
 		json_t *st;
-		if (l->pp <= SL_MAX_STAGE_LIST) {
+		if (l->stages == SL_STAGES_LIST) {
 			st = json_array();
 			for (int s = 0; s < l->pp; s++)
 				json_array_append_new(
@@ -654,6 +655,12 @@ static int parse_layout(struct rd *R, json_t *root, sl_ckpt_info *in)
 			return bad(R, "layout", "\"stage_layers\" must be even, ends or a list",
 			           NULL);
 		sl_stage_layers_parse(json_string_value(st), l, NULL);
+		/* a rule that leaves a stage without a layer (ends with fewer
+		 * layers than stages) is no layout */
+		for (int k = 0; k < l->pp; k++)
+			if (sl_layout_stage_layers(&in->model, l, k) < 1)
+				return bad(R, "layout",
+				           "\"stage_layers\" leaves a stage without a layer", NULL);
 	} else if (st) {
 		size_t n = json_is_array(st) ? json_array_size(st) : 0;
 		if (n != (size_t)l->pp || n > SL_MAX_STAGE_LIST)

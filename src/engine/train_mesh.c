@@ -4,6 +4,7 @@
 #include "train.h"
 #include "units.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,7 +120,7 @@ int sl_stage_layers_parse(const char *s, sl_layout *l, sl_err *err)
 	for (const char *p = s;;) {
 		char *end;
 		long v = strtol(p, &end, 10);
-		if (end == p || (*end && *end != ',') || *p == '-' || *p == '+')
+		if (end == p || (*end && *end != ',') || !isdigit((unsigned char)*p))
 			return sl_fail(err, SL_EINVAL,
 			               "'%s': count %d is not a whole number (give even, ends or "
 			               "one count a stage, as 7,8,8,7)",
