@@ -37,6 +37,9 @@ static struct ref hdrop_ref, hdrop_mlp_ref;
 static struct ref ln_ref, rms_mlp_ref, rms_llama_ref;
 /* Layer norms with both dropouts. */
 static struct ref lnd_ref;
+/* Every model above is causal (the default); the attention model and the
+ * Llama one without a mask, the Llama one with attention dropout too. */
+static struct ref full_ref, full_llama_ref;
 
 static void make_ref(struct ref *R, const sl_model_spec *m)
 {
@@ -80,6 +83,12 @@ static int setup(void **state)
 	m.hidden_dropout = 0;
 	assert_true(fabs(ln_ref.loss[STEPS - 1] - attn_ref.loss[STEPS - 1]) >
 	            1e-3 * attn_ref.loss[STEPS - 1]);
+	m.norm = SL_NORM_NONE;
+	m.mask = SL_MASK_FULL;
+	make_ref(&full_ref, &m);
+	/* (the mask changes the losses: the causal cases are not vacuous) */
+	assert_true(fabs(full_ref.loss[STEPS - 1] - attn_ref.loss[STEPS - 1]) >
+	            1e-3 * attn_ref.loss[STEPS - 1]);
 	/* MLP model: 5 blocks (uneven over 2 and 3 stages), batch 7 (uneven
 	 * over replicas and micro-batches), ffn 10. */
 	sl_model_default(&m);
@@ -111,6 +120,9 @@ static int setup(void **state)
 	make_ref(&llama_ref, &m);
 	m.attn_dropout = 0.2f;
 	make_ref(&drop_llama_ref, &m);
+	m.mask = SL_MASK_FULL;
+	make_ref(&full_llama_ref, &m);
+	m.mask = SL_MASK_CAUSAL;
 	m.attn_dropout = 0;
 	m.norm = SL_NORM_RMS;
 	make_ref(&rms_llama_ref, &m);
@@ -141,6 +153,8 @@ static int teardown(void **state)
 	sl_ref_free(&lnd_ref.r);
 	sl_ref_free(&rms_mlp_ref.r);
 	sl_ref_free(&rms_llama_ref.r);
+	sl_ref_free(&full_ref.r);
+	sl_ref_free(&full_llama_ref.r);
 	return 0;
 }
 
@@ -343,6 +357,13 @@ CASE(ln_tp2_full, ln_ref, "2 1 1 1f1b        2 1 0 0 tp-dp-pp ring full", 0)
 CASE(ln_tp2_sp_sel, ln_ref, "2 1 1 1f1b        2 1 1 0 tp-dp-pp ring selective", 0)
 CASE(lnd_tp2_dp2_sp_full, lnd_ref, "2 1 2 1f1b        2 1 1 0 tp-dp-pp ring full", 2)
 CASE(lnd_tp2_pp2, lnd_ref, "2 2 1 1f1b        2 1 0 0", 0)
+/* Without a mask, every kind of attention core and recomputation. */
+CASE(full_tp2_sp, full_ref, "2 1 1 1f1b        2 1 1 0", 0)
+CASE(full_tp2_pp2_dp2_sel, full_ref, "2 2 2 1f1b        2 1 1 1 tp-dp-pp ring selective", 2)
+CASE(full_flash_tp2_dp2, full_ref, "2 1 2 1f1b        2 1 0 1 tp-dp-pp ring none flash", 2)
+CASE(full_llama_tp2_pp2_full, full_llama_ref, "2 2 1 gpipe     2 1 0 0 tp-dp-pp ring full", 0)
+CASE(full_llama_flash_sel, full_llama_ref, "2 1 1 1f1b      2 1 0 0 tp-dp-pp ring selective flash",
+     0)
 
 int main(void)
 {
@@ -425,6 +446,11 @@ int main(void)
 	    cmocka_unit_test(rms_llama_tp2_pp2_dp2),
 	    cmocka_unit_test(ln_tp2_full),
 	    cmocka_unit_test(ln_tp2_sp_sel),
+	    cmocka_unit_test(full_tp2_sp),
+	    cmocka_unit_test(full_tp2_pp2_dp2_sel),
+	    cmocka_unit_test(full_flash_tp2_dp2),
+	    cmocka_unit_test(full_llama_tp2_pp2_full),
+	    cmocka_unit_test(full_llama_flash_sel),
 	    cmocka_unit_test(lnd_tp2_dp2_sp_full),
 	    cmocka_unit_test(lnd_tp2_pp2),
 	};

@@ -330,8 +330,9 @@ double sl_est_compute_floor(const sl_est_rec *r, const sl_cluster_config *cfg);
 void sl_est_rec_free(sl_est_rec *r);
 
 /* One step of the same model on one device of c's kind, its attention
- * core run as like's (NULL: the default): the baseline of speedup.  Model timing: the GEMM FLOPs
- * over the rate.  Measured timing: a real one-device step when it fits in a device's memory
+ * core run as like's (NULL: the default): the baseline of speedup.  Model timing: its
+ * prediction (on the ideal machine, the executed GEMM FLOPs over the rate).  Measured timing: a
+ * real one-device step when it fits in a device's memory
  * (*estimated = 0), else the FLOPs over the rate (*estimated = 1). */
 int sl_train_single_step_s(const sl_model_spec *m, const sl_layout *like,
                            const sl_cluster_config *cfg, double *out, int *estimated, sl_err *err);
