@@ -1052,9 +1052,11 @@ static sl_model_spec closed_form_model(void)
  * whatever the mask, 12 s^2 d a head (two forward, four backward), where
  * the model's FLOPs count a causal head's at half, 6 s^2 d; so without
  * recomputation the step executes F + L B a 6 s^2 d.  Full recomputation
- * runs every forward GEMM twice, 4/3 of that; selective adds each layer's
- * scores, 2 s s d for each of B a heads; and selective keeps exactly each
- * layer's B a s^2 probabilities fewer. */
+ * runs every forward GEMM twice, 4/3 of that; selective runs the attention
+ * core's forward again, as Megatron-LM's checkpointed core attention does:
+ * the scores and the product with V, 2 s^2 d each for each of B a heads
+ * and L layers; and keeps exactly each layer's B a s^2 probabilities
+ * fewer. */
 static void test_recompute_closed_forms(void **state)
 {
 	(void)state;
@@ -1074,7 +1076,7 @@ static void test_recompute_closed_forms(void **state)
 	double F = sl_model_step_flops(&m) + heads * 6 * ss * d;
 	assert_true(fabs(e[SL_RECOMPUTE_NONE].flops_per_step - F) <= 1e-12 * F);
 	assert_true(fabs(e[SL_RECOMPUTE_FULL].flops_per_step - 4.0 / 3.0 * F) <= 1e-12 * F);
-	double sel = F + heads * 2 * ss * d;
+	double sel = F + heads * (2 * ss * d + 2 * ss * d);
 	assert_true(fabs(e[SL_RECOMPUTE_SELECTIVE].flops_per_step - sel) <= 1e-12 * F);
 	uint64_t probs = (uint64_t)m.layers * m.batch * m.heads * m.seq * m.seq * 4;
 	assert_int_equal(

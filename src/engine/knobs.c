@@ -423,8 +423,10 @@ static const sl_knob table[] = {
      "backward pass (default\nnone)",
      .man = "Activation recomputation, as Megatron\\-LM sets it:\n"
             ".B selective\n"
-            "drops each layer's attention probabilities after the forward pass and\n"
-            "computes them again (scores and softmax) in the backward pass;\n"
+            "drops each layer's attention probabilities after the forward pass and runs\n"
+            "the attention core's forward again in the backward pass, as Megatron\\-LM's\n"
+            "checkpointed core attention does: the scores, the softmax, the dropout and\n"
+            "the product with V;\n"
             ".B full\n"
             "keeps only each block's input and runs the block's forward again, its\n"
             "tensor\\-parallel collectives too, before its backward.\n"

@@ -41,8 +41,10 @@
 typedef enum sl_axis { SL_AXIS_TP, SL_AXIS_PP, SL_AXIS_DP, SL_NAXES } sl_axis;
 
 /* Activation recomputation (Korthikanti et al. 2022, as Megatron-LM sets
- * it): none; selective, the attention core (scores and softmax) recomputed
- * in the backward pass instead of keeping the s x s probabilities; full,
+ * it): none; selective, the attention core's forward (scores, softmax,
+ * dropout and the product with V, as Megatron-LM's checkpointed core
+ * attention) run again in the backward pass instead of keeping the s x s
+ * probabilities; full,
  * only each block's input kept, the block's forward run again before its
  * backward (its tensor-parallel collectives too). */
 typedef enum sl_recompute {

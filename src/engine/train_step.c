@@ -1001,6 +1001,13 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 			            CAT_WS, "recomputed attention dropout mask"));
 		}
 	}
+	/* Selective recomputation runs the attention core's forward again whole,
+	 * as Megatron-LM's checkpointed core attention does: the scores,
+	 * softmax and dropout, and the product with V, whose output (the
+	 * heads' outputs again) autograd holds until the core's backward ends. */
+	float *ro = NULL;
+	if (selective)
+		TRY(k_alloc(k, &ro, (size_t)r * oc, CAT_WS, "recomputed heads' outputs"));
 	int nseq = k->d ? g->nb : 1, nhead = k->d ? ah : 1;
 	k->times = k->d ? 1 : (double)g->nb * ah;
 	k->batch = g->nb * ah;
@@ -1023,6 +1030,12 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 					rc = ew_softmax(k, P, po, s);
 				if (rc == SL_OK && drop)
 					rc = ew_dropout(k, b, g, n, j, P, po, W, po, s, 0);
+			}
+			if (selective) {
+				WORK(SL_PASS_FWD, b->index, SL_PART_PV, SL_GRAD_NONE, j);
+				if (rc == SL_OK)
+					rc = k_gemm(k, 0, 0, s, d, s, 1, W, po, s, st->qkv, kv + d,
+					            qc, 0, ro, oo, oc, lb);
 			}
 			WORK(SL_PASS_BWD, b->index, SL_PART_DP, SL_GRAD_NONE, j);
 			if (rc == SL_OK)
@@ -1056,6 +1069,7 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	}
 	if (rc)
 		return rc;
+	k_free(k, &ro);
 	k_free(k, &dp);
 	k_free(k, &dO);
 	WORK(SL_PASS_BWD, b->index, SL_PART_QKV, SL_GRAD_W, -1);
