@@ -173,11 +173,14 @@ static void print_text(const sl_plan *p, const sl_opts *o, int top, struct took 
 	             "memory speed, a launch per kernel"
 	           : "ideal: every GEMM at peak, element-wise work and launches free");
 	if (m->heads > 0)
-		printf(
-		    "  attention   %s\n",
-		    p->spec.attention == SL_ATTN_FLASH
-		        ? "flash: one fused kernel a pass, no s x s matrix kept"
-		        : "materialized: every head's scores and probabilities in device memory");
+		printf("  attention   %s; %s\n",
+		       p->spec.attention == SL_ATTN_FLASH
+		           ? "flash: one fused kernel a pass, no s x s matrix kept"
+		           : "materialized: every head's scores and probabilities in device memory",
+		       m->mask == SL_MASK_FULL ? "no mask"
+		       : p->spec.attention == SL_ATTN_FLASH
+		           ? "causal, the tiles above the diagonal skipped"
+		           : "causal, the whole s x s computed");
 	printf("  links       %s, %s inside a node", sl_fmt_rate(cfg->intra.bandwidth, a, sizeof a),
 	       sl_fmt_time(cfg->intra.latency, b, sizeof b));
 	if (nodes_of(cfg) > 1)

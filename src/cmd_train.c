@@ -170,6 +170,7 @@ static int model_from_ckpt(struct train_args *a, const sl_ckpt *ck, sl_err *err)
 	FROM(SL_OPT_LR, lr)
 	FROM(SL_OPT_ATTN_DROPOUT, attn_dropout)
 	FROM(SL_OPT_HIDDEN_DROPOUT, hidden_dropout)
+	FROM(SL_OPT_MASK, mask)
 #undef FROM
 	m->beta1 = c->beta1;
 	m->beta2 = c->beta2;
@@ -192,11 +193,13 @@ static int model_from_ckpt(struct train_args *a, const sl_ckpt *ck, sl_err *err)
 	if (m->hidden_dropout != c->hidden_dropout && w < sizeof was)
 		w += (size_t)snprintf(was + w, sizeof was - w, " --hidden-dropout=%g",
 		                      sl_float_decimal(c->hidden_dropout));
+	if (m->mask != c->mask && m->heads > 0 && w < sizeof was)
+		w += (size_t)snprintf(was + w, sizeof was - w, " --mask=%s", sl_mask_name(c->mask));
 	if (w)
 		return sl_fail(
 		    err, SL_EINVAL,
 		    "%s was trained with%s: resuming exactly needs the same data, learning "
-		    "rate and dropout (drop the option, or give it that value)",
+		    "rate, dropout and mask (drop the option, or give it that value)",
 		    sl_ckpt_dir(ck), was);
 	return SL_OK;
 }

@@ -144,6 +144,10 @@ const char *sl_tr_attention_words(const sl_model_spec *m, const sl_layout *l)
 {
 	if (m->heads == 0)
 		return "";
+	/* causal is the default and goes unsaid */
+	if (m->mask == SL_MASK_FULL)
+		return l->attention == SL_ATTN_FLASH ? "; fused (flash) attention, no mask"
+		                                     : "; materialized attention, no mask";
 	return l->attention == SL_ATTN_FLASH ? "; fused (flash) attention"
 	                                     : "; materialized attention";
 }

@@ -1080,6 +1080,37 @@ static void edit_manifest(const char *dir, const char *key, json_t *value)
 	json_decref(man);
 }
 
+/* The manifest keeps a model's attention mask under "training"; one
+ * without it is from before the mask, when attention had none: full.  A
+ * mask of another name is refused. */
+static void mask_in_manifest(void **st)
+{
+	(void)st;
+	char dir[300], mp[400];
+	path_in(dir, sizeof dir, "mask");
+	good_ckpt(dir);
+	snprintf(mp, sizeof mp, "%s/manifest.json", dir);
+	json_t *man = json_load_file(mp, 0, NULL);
+	assert_non_null(man);
+	json_t *tr = json_deep_copy(json_object_get(man, "training"));
+	json_decref(man);
+	assert_string_equal(json_string_value(json_object_get(tr, "attention_mask")), "causal");
+	sl_ckpt *ck = open_ok(dir);
+	assert_int_equal(sl_ckpt_info_of(ck)->model.mask, SL_MASK_CAUSAL);
+	sl_ckpt_close(ck);
+	json_t *old = json_deep_copy(tr);
+	json_object_del(old, "attention_mask");
+	edit_manifest(dir, "training", old);
+	ck = open_ok(dir);
+	assert_int_equal(sl_ckpt_info_of(ck)->model.mask, SL_MASK_FULL);
+	sl_ckpt_close(ck);
+	json_object_set_new(tr, "attention_mask", json_string("diagonal"));
+	edit_manifest(dir, "training", tr);
+	sl_err err = {0};
+	assert_int_not_equal(sl_ckpt_open(dir, &ck, &err), SL_OK);
+	assert_non_null(strstr(err.msg, "attention_mask"));
+}
+
 /* The plain model is still written as architecture version 1, so an
  * older shardlab reads it; a version 2 manifest without its keys is
  * refused, and so is a kv_heads that does not group the heads. */
@@ -1489,6 +1520,7 @@ int main(void)
 	    cmocka_unit_test(bad_truncated_file),
 	    cmocka_unit_test(bad_checksum),
 	    cmocka_unit_test(arch_versions),
+	    cmocka_unit_test(mask_in_manifest),
 	    cmocka_unit_test(bad_newer_format),
 	    cmocka_unit_test(bad_truncated_manifest),
 	    cmocka_unit_test(bad_architecture),

@@ -394,6 +394,30 @@ static void train_resume_keeps_dropout(void **st)
 	        "--hidden-dropout=0.2: resuming exactly needs the same data");
 }
 
+/* The mask is a setting the checkpoint keeps as well: a resume with no
+ * option runs without it, as the uninterrupted run did; the default's
+ * causal mask is refused. */
+static void train_resume_keeps_mask(void **st)
+{
+	(void)st;
+	json_t *whole = train_json("--steps=4 --mask=full " MODEL);
+	json_decref(train_json("--tp=2 --steps=2 --mask=full --save=@/full " MODEL));
+	json_t *b = train_json("--dp=2 --steps=2 --load=@/full");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(b, "model"), "attention_mask")),
+	    "full");
+	for (size_t s = 0; s < 2; s++) {
+		double got = loss_at(b, "losses", s), want = loss_at(whole, "losses", s + 2);
+		if (!(fabs(got - want) <= 1e-5 * fabs(want)))
+			fail_msg("resumed: step %zu loss %.9g, uninterrupted %.9g", s + 3, got,
+			         want);
+	}
+	json_decref(b);
+	json_decref(whole);
+	refused("train --load=@/full --mask=causal", 2,
+	        "--mask=full: resuming exactly needs the same data");
+}
+
 static void train_refusals(void **st)
 {
 	(void)st;
@@ -431,6 +455,7 @@ int main(void)
 	    cmocka_unit_test(bad_input),
 	    cmocka_unit_test(train_save_and_resume),
 	    cmocka_unit_test(train_resume_keeps_dropout),
+	    cmocka_unit_test(train_resume_keeps_mask),
 	    cmocka_unit_test(train_refusals),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -393,6 +393,67 @@ static void test_flash_closed_forms(void **state)
 	      "the fused kernels at half the rate");
 }
 
+/* A causal mask under fused attention, one device, one micro-batch: the
+ * kernels skip the 128 x 128 tiles above the diagonal, so of a head's
+ * 14 s^2 d executed FLOPs (4 forward, 10 backward) they run half plus the
+ * diagonal tiles' share, (1/2 + 1/(2n)) of them for n = s / 128 tiles a
+ * side, exactly; at s = 320 (tiles of 128, 128 and 64 rows) the row tiles
+ * run 128 * 128 + 128 * 256 + 64 * 320 of the 320^2 elements.  The time
+ * falls by the skipped FLOPs at the fused rate.  Materialized attention
+ * does the whole s x s work either way: the same FLOPs and time. */
+static void test_causal_flash_closed_forms(void **state)
+{
+	(void)state;
+	const struct lay x = {1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 3,
+	                      4, 0, 0};
+	const struct {
+		int s;
+		double share;
+	} rows[] = {
+	    {512, 0.5 + 1.0 / (2 * 4)},
+	    {1024, 0.5 + 1.0 / (2 * 8)},
+	    {320, (128.0 * 128 + 128.0 * 256 + 64.0 * 320) / (320.0 * 320)},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		sl_model_spec m;
+		model_of(&x, &m);
+		m.seq = rows[i].s;
+		double L = m.layers, B = m.batch, a = m.heads, s = m.seq;
+		double d = (double)m.hidden / m.heads;
+		double full_fl = L * B * a * 14 * s * s * d; /* the fused kernels' */
+		sl_layout l = layout_of(&x);
+		sl_err err = {0};
+		sl_estimate e[2][2][SL_MASK_N]; /* [attention][ideal, realistic][mask] */
+		for (int at = 0; at < 2; at++)
+			for (int k = 0; k < 2; k++)
+				for (int mk = 0; mk < SL_MASK_N; mk++) {
+					l.attention = (sl_attention)at;
+					m.mask = mk;
+					sl_cluster_config cfg =
+					    k ? realistic_of(&x, 0.6) : config_of(&x);
+					assert_int_equal(sl_train_estimate(&m, &l, &cfg,
+					                                   SL_EST_AUTO,
+					                                   &e[at][k][mk], &err),
+					                 SL_OK);
+				}
+		const int fl = SL_ATTN_FLASH, mat = SL_ATTN_MATERIALIZED;
+		const int c = SL_MASK_CAUSAL, f = SL_MASK_FULL;
+		double skipped = full_fl * (1 - rows[i].share);
+		for (int k = 0; k < 2; k++) {
+			CLOSE(e[fl][k][f].flops_per_step - e[fl][k][c].flops_per_step, skipped,
+			      "flash: the tiles above the diagonal skipped");
+			assert_true(e[mat][k][f].flops_per_step == e[mat][k][c].flops_per_step);
+			assert_true(e[mat][k][f].step_s == e[mat][k][c].step_s);
+			assert_true(e[fl][k][f].act_peak_bytes == e[fl][k][c].act_peak_bytes);
+		}
+		sl_cluster_config ideal = config_of(&x);
+		CLOSE(e[fl][0][f].step_s - e[fl][0][c].step_s, skipped / ideal.flops,
+		      "ideal: the skipped FLOPs at the peak");
+		CLOSE(e[fl][1][f].step_s - e[fl][1][c].step_s, skipped / (ideal.flops * 0.6),
+		      "realistic: the skipped FLOPs at the fused rate");
+	}
+}
+
 /* Attention dropout against Korthikanti et al.'s terms, one device, one
  * micro-batch: with the scores in device memory it keeps the dropped
  * probabilities (eb bytes each) and the mask (a byte each) besides P:
@@ -1136,10 +1197,16 @@ static sl_model_spec closed_form_model(void)
 	return m;
 }
 
-/* Recomputation against its closed forms on one device (m = 1): full
- * recomputation runs every forward GEMM twice, 4/3 of the step's FLOPs;
- * selective adds each layer's scores, 2 s s d for each of B a heads; and
- * selective keeps exactly each layer's B a s^2 probabilities fewer. */
+/* Recomputation against its closed forms on one device (m = 1), the
+ * attention core materialized: it executes the whole s x s products
+ * whatever the mask, 12 s^2 d a head (two forward, four backward), where
+ * the model's FLOPs count a causal head's at half, 6 s^2 d; so without
+ * recomputation the step executes F + L B a 6 s^2 d.  Full recomputation
+ * runs every forward GEMM twice, 4/3 of that; selective runs the attention
+ * core's forward again, as Megatron-LM's checkpointed core attention does:
+ * the scores and the product with V, 2 s^2 d each for each of B a heads
+ * and L layers; and keeps exactly each layer's B a s^2 probabilities
+ * fewer. */
 static void test_recompute_closed_forms(void **state)
 {
 	(void)state;
@@ -1153,10 +1220,13 @@ static void test_recompute_closed_forms(void **state)
 		l.recompute = (sl_recompute)r;
 		assert_int_equal(sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e[r], &err), SL_OK);
 	}
-	double F = sl_model_step_flops(&m), d = (double)m.hidden / m.heads;
+	assert_int_equal(m.mask, SL_MASK_CAUSAL);
+	double d = (double)m.hidden / m.heads;
+	double heads = m.layers * (double)m.batch * m.heads, ss = (double)m.seq * m.seq;
+	double F = sl_model_step_flops(&m) + heads * 6 * ss * d;
 	assert_true(fabs(e[SL_RECOMPUTE_NONE].flops_per_step - F) <= 1e-12 * F);
 	assert_true(fabs(e[SL_RECOMPUTE_FULL].flops_per_step - 4.0 / 3.0 * F) <= 1e-12 * F);
-	double sel = F + m.layers * (double)m.batch * m.heads * 2.0 * m.seq * m.seq * d;
+	double sel = F + heads * (2 * ss * d + 2 * ss * d);
 	assert_true(fabs(e[SL_RECOMPUTE_SELECTIVE].flops_per_step - sel) <= 1e-12 * F);
 	uint64_t probs = (uint64_t)m.layers * m.batch * m.heads * m.seq * m.seq * 4;
 	assert_int_equal(
@@ -1219,6 +1289,7 @@ int main(void)
 	    cmocka_unit_test(test_flash_estimate_equals_run),
 	    cmocka_unit_test(test_ports_equal_figures),
 	    cmocka_unit_test(test_flash_closed_forms),
+	    cmocka_unit_test(test_causal_flash_closed_forms),
 	    cmocka_unit_test(test_dropout_closed_forms),
 	    cmocka_unit_test(test_hidden_dropout_closed_forms),
 	    cmocka_unit_test(test_norm_closed_forms),

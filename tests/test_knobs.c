@@ -84,6 +84,10 @@ static const char *n_pos(int i)
 {
 	return i < SL_POS_N ? sl_pos_name(i) : NULL;
 }
+static const char *n_mask(int i)
+{
+	return i < SL_MASK_N ? sl_mask_name(i) : NULL;
+}
 static const char *n_gacc(int i)
 {
 	return i < SL_GACC_N ? sl_grad_accum_name(i) : NULL;
@@ -113,6 +117,7 @@ static void test_choices_are_the_engines(void **state)
 	    {SL_OPT_NORM, n_norm},       {SL_OPT_POS_EMB, n_pos},
 	    {SL_OPT_GRAD_ACCUM, n_gacc}, {SL_OPT_OP, n_op},
 	    {SL_OPT_FORMAT, n_format},   {SL_OPT_OVERLAP, n_overlap},
+	    {SL_OPT_MASK, n_mask},
 	};
 	int words = 0;
 	for (int r = 0; r < sl_knob_count(); r++)

@@ -237,6 +237,128 @@ static void test_gradient_norms(void **state)
 /* The norms' rows against their definitions, in double here: a layer
  * norm's row has mean 0 and mean square var / (var + eps); an RMS norm's
  * is x / sqrt(mean(x^2) + eps). */
+/* The forward pass's last-block outputs of inputs x (R rows of h). */
+static void forward_of(const sl_model_spec *m, const float *p, const float *x, float *out)
+{
+	sl_err err;
+	assert_int_equal(sl_ref_forward(m, p, 0, x, out, &err), SL_OK);
+}
+
+/* The causal mask: perturbing the tokens after position q of every
+ * sequence leaves the outputs at positions 0..q as they were (each
+ * position's output depends on it and the ones before it only), and moves
+ * the later ones; without a mask it moves them all.  With layer norms and
+ * both dropouts, which act row by row or element by element. */
+static void test_causal_mask_hides_later_tokens(void **state)
+{
+	(void)state;
+	sl_model_spec m;
+	tiny(&m, 2);
+	m.seq = 7;
+	m.norm = SL_NORM_LAYER;
+	m.attn_dropout = 0.2f;
+	m.hidden_dropout = 0.1f;
+	const int q = 3; /* positions 0..3 kept, 4..6 perturbed */
+	size_t R = (size_t)m.batch * m.seq, h = (size_t)m.hidden, n = sl_model_nparams(&m);
+	float *p = malloc(n * sizeof *p), *x = malloc(R * h * sizeof *x),
+	      *y = malloc(R * h * sizeof *y), *x2 = malloc(R * h * sizeof *x2),
+	      *o1 = malloc(R * h * sizeof *o1), *o2 = malloc(R * h * sizeof *o2);
+	assert_non_null(p && x && y && x2 && o1 && o2);
+	sl_model_init(&m, p);
+	sl_model_data(&m, 0, 0, (int)R, x, y);
+	memcpy(x2, x, R * h * sizeof *x);
+	for (size_t r = 0; r < R; r++)
+		if ((int)(r % (size_t)m.seq) > q)
+			for (size_t c = 0; c < h; c++)
+				x2[r * h + c] += 0.5f + 0.25f * (float)c;
+	for (int mask = 0; mask < SL_MASK_N; mask++) {
+		m.mask = mask;
+		forward_of(&m, p, x, o1);
+		forward_of(&m, p, x2, o2);
+		double early = 0, late = 0, size = 0;
+		for (size_t r = 0; r < R; r++)
+			for (size_t c = 0; c < h; c++) {
+				double dlt = fabs((double)o2[r * h + c] - o1[r * h + c]);
+				if ((int)(r % (size_t)m.seq) <= q)
+					early = fmax(early, dlt);
+				else
+					late = fmax(late, dlt);
+				size = fmax(size, fabs((double)o1[r * h + c]));
+			}
+		assert_true(size > 0.1);
+		assert_true(late > 1e-2 * size);
+		if (mask == SL_MASK_CAUSAL)
+			assert_true(early <= 1e-6 * size);
+		else
+			assert_true(early > 1e-3 * size);
+	}
+	free(p);
+	free(x);
+	free(y);
+	free(x2);
+	free(o1);
+	free(o2);
+}
+
+/* The gradient through the masked softmax, without a mask too. */
+static void test_gradient_masks(void **state)
+{
+	(void)state;
+	sl_model_spec m;
+	tiny(&m, 2);
+	m.seq = 4;
+	for (int mask = 0; mask < SL_MASK_N; mask++) {
+		m.mask = mask;
+		check_gradient_of(&m);
+	}
+}
+
+/* A fused kernel's share of a causal head's s x s products, tile by tile
+ * (tiles of 128 a side): with n = s / 128 whole tiles a side it executes
+ * n (n + 1) / 2 of n^2, half of full plus the diagonal tiles' share
+ * 1/(2n); a partial last tile of k rows runs k of them on n + 1 column
+ * tiles' worth of columns, s in all. */
+static void test_tile_share(void **state)
+{
+	(void)state;
+	sl_model_spec m;
+	tiny(&m, 2);
+	const int whole[] = {1, 2, 3, 4, 16, 64};
+	for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++) {
+		double nt = whole[i];
+		m.seq = 128 * whole[i];
+		m.mask = SL_MASK_CAUSAL;
+		assert_true(fabs(sl_attn_tile_share(&m) - (0.5 + 1 / (2 * nt))) < 1e-15);
+		m.mask = SL_MASK_FULL;
+		assert_true(sl_attn_tile_share(&m) == 1.0);
+	}
+	m.mask = SL_MASK_CAUSAL;
+	m.seq = 100; /* one partial tile: all of it */
+	assert_true(sl_attn_tile_share(&m) == 1.0);
+	/* s = 320: tiles of 128, 128 and 64 rows; row tile I runs the columns
+	 * up to the end of tile I: 128 * 128 + 128 * 256 + 64 * 320 */
+	m.seq = 320;
+	assert_true(fabs(sl_attn_tile_share(&m) - (16384.0 + 32768 + 20480) / (320.0 * 320)) <
+	            1e-15);
+}
+
+/* The model's FLOPs (MFU's): a causal head's six s x s products (two
+ * forward, four backward) count s^2 d each, half of full, as
+ * FlashAttention's benchmarks count them. */
+static void test_model_flops_causal_half(void **state)
+{
+	(void)state;
+	sl_model_spec m;
+	tiny(&m, 2);
+	m.seq = 256;
+	m.mask = SL_MASK_FULL;
+	double full = sl_model_step_flops(&m);
+	m.mask = SL_MASK_CAUSAL;
+	double causal = sl_model_step_flops(&m);
+	double L = m.layers, B = m.batch, a = m.heads, s = m.seq, d = (double)m.hidden / m.heads;
+	assert_true(full - causal == L * B * a * 6 * s * s * d);
+}
+
 static void test_norm_rows(void **state)
 {
 	(void)state;
@@ -558,6 +680,10 @@ int main(void)
 	    cmocka_unit_test(test_gradient_hidden_dropout),
 	    cmocka_unit_test(test_gradient_norms),
 	    cmocka_unit_test(test_norm_rows),
+	    cmocka_unit_test(test_causal_mask_hides_later_tokens),
+	    cmocka_unit_test(test_gradient_masks),
+	    cmocka_unit_test(test_tile_share),
+	    cmocka_unit_test(test_model_flops_causal_half),
 	    cmocka_unit_test(test_hidden_dropout_draws),
 	    cmocka_unit_test(test_gqa_is_shared_keys_and_values),
 	    cmocka_unit_test(test_swiglu_forward),

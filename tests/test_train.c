@@ -40,6 +40,9 @@ static struct ref lnd_ref;
 /* The attention model 7 blocks deep, which divides over no pipeline of 2
  * or 3 stages of 2 chunks. */
 static struct ref deep_ref;
+/* Every model above is causal (the default); the attention model and the
+ * Llama one without a mask, the Llama one with attention dropout too. */
+static struct ref full_ref, full_llama_ref;
 
 static void make_ref(struct ref *R, const sl_model_spec *m)
 {
@@ -88,6 +91,12 @@ static int setup(void **state)
 	m.norm = SL_NORM_LAYER;
 	assert_true(fabs(ln_ref.loss[STEPS - 1] - attn_ref.loss[STEPS - 1]) >
 	            1e-3 * attn_ref.loss[STEPS - 1]);
+	m.norm = SL_NORM_NONE;
+	m.mask = SL_MASK_FULL;
+	make_ref(&full_ref, &m);
+	/* (the mask changes the losses: the causal cases are not vacuous) */
+	assert_true(fabs(full_ref.loss[STEPS - 1] - attn_ref.loss[STEPS - 1]) >
+	            1e-3 * attn_ref.loss[STEPS - 1]);
 	/* MLP model: 5 blocks (uneven over 2 and 3 stages), batch 7 (uneven
 	 * over replicas and micro-batches), ffn 10. */
 	sl_model_default(&m);
@@ -119,6 +128,9 @@ static int setup(void **state)
 	make_ref(&llama_ref, &m);
 	m.attn_dropout = 0.2f;
 	make_ref(&drop_llama_ref, &m);
+	m.mask = SL_MASK_FULL;
+	make_ref(&full_llama_ref, &m);
+	m.mask = SL_MASK_CAUSAL;
 	m.attn_dropout = 0;
 	m.norm = SL_NORM_RMS;
 	make_ref(&rms_llama_ref, &m);
@@ -150,6 +162,8 @@ static int teardown(void **state)
 	sl_ref_free(&rms_mlp_ref.r);
 	sl_ref_free(&rms_llama_ref.r);
 	sl_ref_free(&deep_ref.r);
+	sl_ref_free(&full_ref.r);
+	sl_ref_free(&full_llama_ref.r);
 	return 0;
 }
 
@@ -381,6 +395,13 @@ CASE_ST(deep_pp3_dp2_interleaved_ends_zero3, deep_ref,
 CASE_ST(deep_tp2_pp3_interleaved_list, deep_ref, "2 3 1 interleaved 3 2 0 0 dp-pp-tp", 0, "2,2,3")
 CASE_ST(mlp_pp2_interleaved_uneven, mlp_ref, "1 2 1 interleaved 2 2 0 0", 0, NULL)
 CASE_ST(llama_tp2_pp3_ends, llama_ref, "2 3 1 1f1b        3 1 1 0", 0, "ends")
+/* Without a mask, every kind of attention core and recomputation. */
+CASE(full_tp2_sp, full_ref, "2 1 1 1f1b        2 1 1 0", 0)
+CASE(full_tp2_pp2_dp2_sel, full_ref, "2 2 2 1f1b        2 1 1 1 tp-dp-pp ring selective", 2)
+CASE(full_flash_tp2_dp2, full_ref, "2 1 2 1f1b        2 1 0 1 tp-dp-pp ring none flash", 2)
+CASE(full_llama_tp2_pp2_full, full_llama_ref, "2 2 1 gpipe     2 1 0 0 tp-dp-pp ring full", 0)
+CASE(full_llama_flash_sel, full_llama_ref, "2 1 1 1f1b      2 1 0 0 tp-dp-pp ring selective flash",
+     0)
 
 int main(void)
 {
@@ -472,6 +493,11 @@ int main(void)
 	    cmocka_unit_test(rms_llama_tp2_pp2_dp2),
 	    cmocka_unit_test(ln_tp2_full),
 	    cmocka_unit_test(ln_tp2_sp_sel),
+	    cmocka_unit_test(full_tp2_sp),
+	    cmocka_unit_test(full_tp2_pp2_dp2_sel),
+	    cmocka_unit_test(full_flash_tp2_dp2),
+	    cmocka_unit_test(full_llama_tp2_pp2_full),
+	    cmocka_unit_test(full_llama_flash_sel),
 	    cmocka_unit_test(lnd_tp2_dp2_sp_full),
 	    cmocka_unit_test(lnd_tp2_pp2),
 	};

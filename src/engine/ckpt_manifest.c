@@ -362,6 +362,11 @@ json_t *ckpt_manifest_json(const sl_ckpt *ck)
 	if (m->hidden_dropout > 0)
 		json_object_set_new(json_object_get(root, "training"), "hidden_dropout",
 		                    json_real(sl_float_decimal(m->hidden_dropout)));
+	/* The mask changes what the model computes; a manifest without it is
+	 * from before it, when attention had none. */
+	if (m->heads > 0)
+		json_object_set_new(json_object_get(root, "training"), "attention_mask",
+		                    json_string(sl_mask_name(m->mask)));
 	json_object_set_new(root, "byte_order", json_string("little"));
 	json_object_set_new(root, "states",
 	                    json_pack("[sss]", state_names[0], state_names[1], state_names[2]));
@@ -730,6 +735,15 @@ static int parse_training(struct rd *R, json_t *root, sl_ckpt_info *in)
 		if (!(x >= 0 && x <= 0.9))
 			return bad(R, "training", "\"attention_dropout\" must be 0 to 0.9", NULL);
 		m->attn_dropout = (float)x;
+	}
+	m->mask = SL_MASK_FULL;
+	if (json_object_get(a, "attention_mask")) {
+		const char *mk;
+		if ((rc = get_str(R, a, "attention_mask", &mk, "training")))
+			return rc;
+		if (sl_mask_parse(mk, &m->mask))
+			return bad(R, "training",
+			           "\"attention_mask\" must be \"causal\" or \"full\"", NULL);
 	}
 	m->hidden_dropout = 0;
 	if (json_object_get(a, "hidden_dropout")) {

@@ -788,6 +788,7 @@ int sl_cluster_run(sl_cluster *c, sl_program prog, void *arg, sl_err *err)
 		d->coll.op = -1;
 		d->coll_seq = 0;
 		d->batch = 1;
+		d->share = 1;
 		memset(&d->work, 0, sizeof d->work);
 		memset(&d->p2p, 0, sizeof d->p2p);
 		memset(&d->io, 0, sizeof d->io);
@@ -1127,9 +1128,17 @@ void sl_dev_set_batch(sl_dev *d, int batch)
 	d->batch = batch > 1 ? batch : 1;
 }
 
-void sl_dev_set_fused(sl_dev *d, int on)
+void sl_dev_set_fused(sl_dev *d, int on, double share)
 {
 	d->fused = on;
+	d->share = on ? share : 1;
+}
+
+/* A product's FLOPs as executed: inside a fused kernel, its tiles' share. */
+static double gemm_flops(const sl_dev *d, int m, int n, int k)
+{
+	double fl = 2.0 * m * n * k;
+	return d->fused ? fl * d->share : fl;
 }
 
 /* Model timing: this product's share of the batched kernel it is part of. */
@@ -1139,7 +1148,7 @@ static double gemm_dt(const sl_dev *d, int m, int n, int k, double cpu_s)
 	if (cfg->timing != SL_TIMING_MODEL)
 		return cpu_s;
 	if (d->fused)
-		return sl_attn_s(cfg, 2.0 * m * n * k);
+		return sl_attn_s(cfg, gemm_flops(d, m, n, k));
 	if (cfg->efficiency != SL_EFF_REALISTIC)
 		return 2.0 * m * n * k / cfg->flops;
 	return sl_gemm_s(cfg, m, n, k, d->batch) / d->batch;
@@ -1153,7 +1162,7 @@ int sl_dev_sgemm(sl_dev *d, int trans_a, int trans_b, int m, int n, int k, float
 		return sl_fail(err, SL_ECANCEL, "cancelled");
 	if (m < 0 || n < 0 || k < 0)
 		return sl_fail(err, SL_EINVAL, "negative GEMM shape");
-	double fl = 2.0 * m * n * k;
+	double fl = gemm_flops(d, m, n, k);
 	if (d->c->cfg.timing_only)
 		return account_compute(d, gemm_dt(d, m, n, k, 0), fl, 0, sl_wall_now(), label, err);
 	double w0 = sl_wall_now(), c0 = thread_cpu_now();

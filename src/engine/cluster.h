@@ -324,8 +324,11 @@ void sl_dev_set_batch(sl_dev *d, int batch);
 /* The next products and element-wise kernels are parts of one fused
  * attention kernel (FlashAttention): in model timing the products run at
  * the device's fused-attention rate (sl_attn_s) with no launch of their
- * own, and the element-wise work stays on chip, costing nothing. */
-void sl_dev_set_fused(sl_dev *d, int on);
+ * own, and the element-wise work stays on chip, costing nothing.  share
+ * (0 to 1) is the part of each product the kernel executes, a causal
+ * mask's skipped tiles left out (sl_attn_tile_share): its FLOPs, and in
+ * model timing its time (the host computes the whole product). */
+void sl_dev_set_fused(sl_dev *d, int on, double share);
 
 /* Account bytes moved between the device and storage (a checkpoint chunk
  * the thread has just written or read for real): the clock advances by

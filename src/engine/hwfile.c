@@ -967,6 +967,7 @@ void sl_model_json_kinds(json_t *o, const sl_model_spec *m)
 	json_object_set_new(o, "vocab", json_integer(m->vocab));
 	json_object_set_new(o, "untie_embeddings", json_boolean(m->untie));
 	json_object_set_new(o, "position_embedding", json_string(sl_pos_name(m->pos_emb)));
+	json_object_set_new(o, "attention_mask", json_string(sl_mask_name(m->mask)));
 	json_object_set_new(o, "attention_dropout_fraction",
 	                    json_real(sl_float_decimal(m->attn_dropout)));
 	json_object_set_new(o, "hidden_dropout_fraction",

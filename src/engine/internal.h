@@ -72,6 +72,7 @@ struct sl_dev {
 	sl_ev_io io;     /* the checkpoint chunk being recorded (kind NONE: none) */
 	int batch;       /* the next kernels are each one of this many fused in one (>= 1) */
 	int fused;       /* the next products are inside one fused attention kernel */
+	double share;    /* in it, the share of each product executed (a causal mask's tiles) */
 	int step;        /* the training step under way, from 1 in the run (0: none) */
 	pthread_mutex_t mu; /* guards stats for readers on other threads */
 	sl_dev_stats st;

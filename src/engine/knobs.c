@@ -459,8 +459,10 @@ static const sl_knob table[] = {
      "backward pass (default\nnone)",
      .man = "Activation recomputation, as Megatron\\-LM sets it:\n"
             ".B selective\n"
-            "drops each layer's attention probabilities after the forward pass and\n"
-            "computes them again (scores and softmax) in the backward pass;\n"
+            "drops each layer's attention probabilities after the forward pass and runs\n"
+            "the attention core's forward again in the backward pass, as Megatron\\-LM's\n"
+            "checkpointed core attention does: the scores, the softmax, the dropout and\n"
+            "the product with V;\n"
             ".B full\n"
             "keeps only each block's input and runs the block's forward again, its\n"
             "tensor\\-parallel collectives too, before its backward.\n"
@@ -536,6 +538,31 @@ static const sl_knob table[] = {
      .man = "Grouped\\-query attention: the A query heads in G groups, each sharing one\n"
             "key and one value head (Ainslie et al. 2023); G divides A, and tensor\n"
             "parallelism splits whole groups, so tp must divide G (default 0: G = A).\n"},
+    {"mask", SL_OPT_MASK, SL_KT_WORD, NULL, 0, 0, NULL, "causal, full", MODELS, S, SL_KG_MODEL,
+     MO(mask), SL_KC_INT, NULL, 0,
+     "attention's mask: causal, each token attending to itself\nand those before it (GPT's, "
+     "Llama's; the default), or\nfull, every token to every one",
+     .man = "The attention mask.\n"
+            ".B causal\n"
+            "(the default, as GPT's and Llama's): a token attends to itself and the tokens\n"
+            "before it, the scores above the diagonal set to \\-inf before the softmax, so\n"
+            "no output depends on a later token.\n"
+            ".BR full :\n"
+            "every token attends to every one.\n"
+            "The model's FLOPs (MFU's) count a causal head's two s x s products forward,\n"
+            "and their four backward, at half their full size (s^2 d each, as\n"
+            "FlashAttention's benchmarks count them); with\n"
+            ".B full\n"
+            "whole (2 s^2 d, as Narayanan et al. 2021's formula counts every run).\n"
+            "What runs is counted in the executed FLOPs (HFU's) and the time: with\n"
+            ".B \\-\\-attention=flash\n"
+            "the fused kernels skip the tiles of 128 x 128 above the diagonal\n"
+            "(FlashAttention\\-2, Dao 2023) and execute the rest whole, those on the\n"
+            "diagonal included: for n = s / 128 tiles a side, n (n + 1) / 2 of n^2, i.e.\n"
+            "half of full plus the diagonal tiles' share 1/(2n) (a last, partial tile\n"
+            "counted as it is); materialized attention (Megatron\\-LM's products and\n"
+            "fused scale\\-mask\\-softmax) does the whole s x s work and keeps the whole\n"
+            "s x s probabilities either way.\n"},
     {"ffn-kind", SL_OPT_FFN_KIND, SL_KT_WORD, NULL, 0, 0, NULL, "gelu, swiglu", MODELS, S | SHAPE,
      SL_KG_MODEL, MO(ffn_kind), SL_KC_INT, NULL, 0,
      "the MLP: GeLU, or SwiGLU's gate and up products of F\ncolumns each, as Llama's "
@@ -887,6 +914,11 @@ static const sl_knob table[] = {
             ".RB ( tokens_per_s \", \" device_tokens_per_s \", \" device_model_flop_per_s ,\n"
             ".BR device_hardware_flop_per_s \", \" mfu \" and \" hfu\n"
             "in JSON).\n"
+            "The model's FLOPs count a causal head's s x s products at half, as\n"
+            "FlashAttention's benchmarks do, and whole with\n"
+            ".B \\-\\-mask=full\n"
+            "(Narayanan et al. 2021's count); the hardware's count what ran\n"
+            ".RB ( \\-\\-mask ).\n"
             ".PP\n"
             "The text report prints each step's row as the step ends.\n"
             "When stderr is a terminal,\n"

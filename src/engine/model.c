@@ -75,6 +75,32 @@ int sl_pos_parse(const char *s, int *out)
 	return name_index(pos_names, SL_POS_N, s, out);
 }
 
+static const char *const mask_names[SL_MASK_N] = {"causal", "full"};
+
+const char *sl_mask_name(int k)
+{
+	return k >= 0 && k < SL_MASK_N ? mask_names[k] : "?";
+}
+
+int sl_mask_parse(const char *s, int *out)
+{
+	return name_index(mask_names, SL_MASK_N, s, out);
+}
+
+double sl_attn_tile_share(const sl_model_spec *m)
+{
+	double s = m->seq, b = SL_ATTN_TILE, done = 0;
+	if (m->mask != SL_MASK_CAUSAL || m->seq < 1)
+		return 1;
+	/* row tile I (rows [I b, min(s, (I + 1) b))) runs column tiles 0..I,
+	 * the columns [0, min(s, (I + 1) b)) */
+	for (double r0 = 0; r0 < s; r0 += b) {
+		double end = r0 + b < s ? r0 + b : s;
+		done += (end - r0) * end;
+	}
+	return done / (s * s);
+}
+
 static const char *const gacc_names[SL_GACC_N] = {"fused", "separate"};
 
 const char *sl_grad_accum_name(int k)
@@ -214,6 +240,8 @@ int sl_model_check(const sl_model_spec *m, sl_err *err)
 		if (dims[i].v < dims[i].lo || dims[i].v > dims[i].hi)
 			return sl_fail(err, SL_EINVAL, "%s=%d is out of range (%d to %d)",
 			               dims[i].name, dims[i].v, dims[i].lo, dims[i].hi);
+	if (m->mask < 0 || m->mask >= SL_MASK_N)
+		return sl_fail(err, SL_EINVAL, "--mask must be causal or full");
 	if (m->heads > 0 && m->hidden % m->heads != 0)
 		return sl_fail(err, SL_EINVAL,
 		               "--hidden=%d does not split into %d heads: the head count must "
@@ -436,8 +464,9 @@ double sl_model_step_flops(const sl_model_spec *m)
 	double fwd = 2 * R * h * sl_model_fc1_cols(m) + 2 * R * f * h;
 	if (m->heads > 0) {
 		double d = h / m->heads;
+		double core = 2 * (2.0 * m->batch * m->heads * (double)m->seq * m->seq * d);
 		fwd += 2 * R * h * sl_model_qkv_cols(m) + 2 * R * h * h +
-		       2 * (2.0 * m->batch * m->heads * (double)m->seq * m->seq * d);
+		       (m->mask == SL_MASK_CAUSAL ? core / 2 : core);
 	}
 	/* The LM head's product, forward and backward (Narayanan et al.
 	 * 2021's 6 B s h V; the embedding is a lookup). */
@@ -520,6 +549,20 @@ void sl_softmax_rows(float *s, int rows, int cols, int ld)
 		}
 		for (int j = 0; j < cols; j++)
 			r[j] /= sum;
+	}
+}
+
+void sl_softmax_masked(float *p, int s, int mask)
+{
+	if (mask != SL_MASK_CAUSAL) {
+		sl_softmax_rows(p, s, s, s);
+		return;
+	}
+	for (int i = 0; i < s; i++) {
+		float *r = p + (size_t)i * s;
+		sl_softmax_rows(r, 1, i + 1, s);
+		for (int j = i + 1; j < s; j++)
+			r[j] = 0;
 	}
 }
 
@@ -666,8 +709,10 @@ static void sub_in_grad(const sl_model_spec *m, const float *xl, float *dn, floa
 		dx[i] += dn[i];
 }
 
-int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, double *loss,
-                sl_err *err)
+/* The reference step: on step's data, or (xin) on those inputs; with out,
+ * the forward pass alone, its output copied there (G and loss untouched). */
+static int ref_run(const sl_model_spec *m, const float *P, long step, const float *xin, float *xout,
+                   float *G, double *loss, sl_err *err)
 {
 	int rc = sl_model_check_values(m, err);
 	if (rc)
@@ -714,8 +759,11 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 		             "the host cannot hold the reference model's activations");
 		goto out;
 	}
-	memset(G, 0, sl_model_nparams(m) * sizeof *G);
+	if (G)
+		memset(G, 0, sl_model_nparams(m) * sizeof *G);
 	sl_model_data(m, step, 0, (int)R, x, tgt);
+	if (xin)
+		memcpy(x, xin, R * h * sizeof *x);
 	float scale = A ? 1.0f / sqrtf((float)d) : 1.0f;
 	int Q = (int)qc;
 
@@ -736,7 +784,7 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 					float *pm = sv[l].p + (n * A + j) * s * s;
 					gemm(0, 1, (int)s, (int)s, (int)d, scale, q, Q, kk, Q, 0,
 					     pm, (int)s);
-					sl_softmax_rows(pm, (int)s, (int)s, (int)s);
+					sl_softmax_masked(pm, (int)s, m->mask);
 					if (sv[l].pd) {
 						float *pd = sv[l].pd + (n * A + j) * s * s;
 						sl_attn_dropout(m, step, (int)l, (long)n, (int)j,
@@ -758,6 +806,10 @@ int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, dou
 		sub_out(m, step, l, 1, sv[l].a, w2, b2, (int)R, (int)f, x, tmp);
 	}
 
+	if (xout) {
+		memcpy(xout, x, R * h * sizeof *x);
+		goto out;
+	}
 	double sum = 0, vals = (double)R * h;
 	for (size_t i = 0; i < R * h; i++) {
 		double e = (double)x[i] - tgt[i];
@@ -876,6 +928,18 @@ out:
 	free(dh);
 	free(dn);
 	return rc;
+}
+
+int sl_ref_grad(const sl_model_spec *m, const float *P, long step, float *G, double *loss,
+                sl_err *err)
+{
+	return ref_run(m, P, step, NULL, NULL, G, loss, err);
+}
+
+int sl_ref_forward(const sl_model_spec *m, const float *P, long step, const float *x, float *out,
+                   sl_err *err)
+{
+	return ref_run(m, P, step, x, out, NULL, NULL, err);
 }
 
 int sl_ref_init(sl_ref *r, const sl_model_spec *m, sl_err *err)

@@ -3,9 +3,12 @@
  * its data, and the single-device reference step.
  *
  * L blocks of width h.  Each block is, in order, an optional multi-head
- * self-attention sub-block (a heads of d = h/a, no mask) and an MLP
- * sub-block, each with a residual:
- *     x = x + (softmax(Q K^T / sqrt(d)) V) Wo + bo,   [Q K V] = x Wqkv
+ * self-attention sub-block (a heads of d = h/a) and an MLP sub-block, each
+ * with a residual:
+ *     x = x + (softmax(M + Q K^T / sqrt(d)) V) Wo + bo,   [Q K V] = x Wqkv
+ * The mask M (mask): causal, as GPT's and Llama's, -inf above the diagonal
+ * (a token attends to itself and the tokens before it, so its output does
+ * not depend on later ones); full, 0 (every token attends to every one).
  *     x = x + gelu(x W1 + b1) W2 + b2
  * Grouped-query attention (kv_heads = G < a, Ainslie et al. 2023): the a
  * query heads come in G groups of a/G, and each group shares one key and
@@ -64,6 +67,7 @@ typedef struct sl_model_spec {
 	int ffn_kind;       /* SL_FFN_GELU or SL_FFN_SWIGLU */
 	int norm;           /* SL_NORM_NONE, SL_NORM_LAYER or SL_NORM_RMS, before each sub-block */
 	int seq;            /* s, tokens per sequence (1 without attention) */
+	int mask;           /* SL_MASK_CAUSAL (the default, 0) or SL_MASK_FULL */
 	float attn_dropout; /* the share of attention probabilities dropped in training (0..0.9) */
 	float hidden_dropout; /* the share of sub-block outputs dropped in training (0..0.9) */
 	int batch;            /* B, sequences per step (the global batch) */
@@ -102,6 +106,25 @@ typedef enum sl_grad_accum { SL_GACC_FUSED, SL_GACC_SEPARATE, SL_GACC_N } sl_gra
 /* "fused", "separate" */
 const char *sl_grad_accum_name(int k);
 int sl_grad_accum_parse(const char *s, int *out);
+
+typedef enum sl_mask { SL_MASK_CAUSAL, SL_MASK_FULL, SL_MASK_N } sl_mask;
+
+/* "causal", "full" */
+const char *sl_mask_name(int k);
+int sl_mask_parse(const char *s, int *out);
+
+/* A fused attention kernel's tiles (FlashAttention-2, Dao 2023, arXiv
+ * 2307.08691, section 3.3: blocks of 64 or 128 rows and columns; its
+ * kernels take 128 x 128 for the common head sizes). */
+#define SL_ATTN_TILE 128
+/* The share of a head's s x s products that a fused kernel executes: 1
+ * without a mask; causal, only the tiles of SL_ATTN_TILE rows and columns
+ * that hold an element on or below the diagonal (the others are skipped,
+ * FlashAttention-2 section 3.1.1), those on the diagonal whole.  For s a
+ * multiple of the tile, n = s / 128 tiles a side: n (n + 1) / 2 of n^2,
+ * 1/2 + 1/(2n); otherwise the last row and column of tiles are partial and
+ * counted as they are. */
+double sl_attn_tile_share(const sl_model_spec *m);
 
 typedef enum sl_pos_kind { SL_POS_LEARNED, SL_POS_ROPE, SL_POS_N } sl_pos_kind;
 
@@ -206,7 +229,11 @@ void sl_model_init(const sl_model_spec *m, float *params);
 void sl_model_data(const sl_model_spec *m, long step, long row0, int nrows, float *x, float *y);
 
 /* GEMM FLOPs of one training step of the whole batch (forward and
- * backward, the LM head's included; element-wise work is not counted). */
+ * backward, the LM head's included; element-wise work is not counted):
+ * the model's FLOPs that MFU counts.  Under a causal mask attention's
+ * s x s products count half (s^2 / 2 a head, as FlashAttention's
+ * benchmarks count them), whatever a kernel executes; Narayanan et al.
+ * 2021's formula counts them whole, as --mask=full does. */
 double sl_model_step_flops(const sl_model_spec *m);
 
 /* ---- element-wise kernels, shared by the reference and the layouts ---- */
@@ -226,6 +253,10 @@ void sl_ffn_act_grad(int kind, const float *z, const float *da, float *dz, size_
 void sl_add_bias(float *y, const float *b, size_t rows, size_t cols);
 /* Row-wise softmax in place on rows x cols, leading dimension ld. */
 void sl_softmax_rows(float *s, int rows, int cols, int ld);
+/* The softmax of a head's s x s scores under mask (SL_MASK_*): causal,
+ * row i over its first i + 1 scores and 0 after them (-inf before the
+ * softmax).  sl_softmax_grad_rows then needs no mask: P is 0 there. */
+void sl_softmax_masked(float *p, int s, int mask);
 /* Given P (rows x cols) and dP, overwrite dP with dS = scale * P (dP - rowsum(dP P)). */
 void sl_softmax_grad_rows(const float *p, float *dp, int rows, int cols, int ld, float scale);
 /* Attention dropout on one head's s x s probabilities p (row-major, ld s):
@@ -260,6 +291,12 @@ void sl_adam(const sl_model_spec *m, long t, float *p, const float *g, float *mo
  * gradient. */
 int sl_ref_grad(const sl_model_spec *m, const float *params, long step, float *grad, double *loss,
                 sl_err *err);
+
+/* The reference's forward pass alone on inputs x (the whole batch, B s
+ * rows of h, instead of step's data): out gets the last block's output,
+ * B s rows of h.  What a test of the mask perturbs and reads. */
+int sl_ref_forward(const sl_model_spec *m, const float *params, long step, const float *x,
+                   float *out, sl_err *err);
 
 typedef struct sl_ref {
 	sl_model_spec m;

@@ -686,8 +686,11 @@ int sl_train_single_step_s(const sl_model_spec *m, const sl_layout *like,
 	*estimated = 0;
 	double flops = sl_model_step_flops(m);
 	*out = flops / cfg->flops;
-	if (cfg->timing == SL_TIMING_MODEL && cfg->efficiency == SL_EFF_REALISTIC) {
-		/* The same kernels on one device, at their shapes' rates. */
+	if (cfg->timing == SL_TIMING_MODEL) {
+		/* The same kernels on one device, at their shapes' rates (on the
+		 * ideal machine, its executed FLOPs at the peak: under a causal
+		 * mask more than the model's, materialized attention doing the
+		 * whole s x s work). */
 		sl_cluster_config one = *cfg;
 		one.devices = 1;
 		one.devices_per_node = 0;
@@ -702,8 +705,6 @@ int sl_train_single_step_s(const sl_model_spec *m, const sl_layout *like,
 			*out = e.step_s;
 		return rc;
 	}
-	if (cfg->timing == SL_TIMING_MODEL)
-		return SL_OK;
 	sl_cluster_config one = *cfg;
 	one.devices = 1;
 	one.devices_per_node = 0;

@@ -41,8 +41,10 @@
 typedef enum sl_axis { SL_AXIS_TP, SL_AXIS_PP, SL_AXIS_DP, SL_NAXES } sl_axis;
 
 /* Activation recomputation (Korthikanti et al. 2022, as Megatron-LM sets
- * it): none; selective, the attention core (scores and softmax) recomputed
- * in the backward pass instead of keeping the s x s probabilities; full,
+ * it): none; selective, the attention core's forward (scores, softmax,
+ * dropout and the product with V, as Megatron-LM's checkpointed core
+ * attention) run again in the backward pass instead of keeping the s x s
+ * probabilities; full,
  * only each block's input kept, the block's forward run again before its
  * backward (its tensor-parallel collectives too). */
 typedef enum sl_recompute {
@@ -367,8 +369,9 @@ double sl_est_compute_floor(const sl_est_rec *r, const sl_cluster_config *cfg);
 void sl_est_rec_free(sl_est_rec *r);
 
 /* One step of the same model on one device of c's kind, its attention
- * core run as like's (NULL: the default): the baseline of speedup.  Model timing: the GEMM FLOPs
- * over the rate.  Measured timing: a real one-device step when it fits in a device's memory
+ * core run as like's (NULL: the default): the baseline of speedup.  Model timing: its
+ * prediction (on the ideal machine, the executed GEMM FLOPs over the rate).  Measured timing: a
+ * real one-device step when it fits in a device's memory
  * (*estimated = 0), else the FLOPs over the rate (*estimated = 1). */
 int sl_train_single_step_s(const sl_model_spec *m, const sl_layout *like,
                            const sl_cluster_config *cfg, double *out, int *estimated, sl_err *err);

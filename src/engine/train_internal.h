@@ -211,6 +211,7 @@ struct kctx {
 	double eb;     /* emulated bytes of an activation or gradient element */
 	int batch;     /* the next kernels are each one of this many fused (attention heads) */
 	int fused;     /* the next kernels are parts of one fused attention kernel */
+	double share;  /* in it, the share of each product's tiles executed (causal mask) */
 	int stream;    /* the stream the next operations run on (sl_dev_stream) */
 	int overlap;   /* the layout's overlap on this machine */
 	size_t bk_lo, bk_hi; /* the data-parallel bucket being filled: [bk_lo, bk_hi) of G */

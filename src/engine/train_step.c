@@ -159,8 +159,10 @@ static int k_gemm(struct kctx *k, int ta, int tb, int M, int N, int K, float alp
 {
 	if (!k->d) {
 		double fl = 2.0 * M * N * K * k->times;
-		if (k->fused)
+		if (k->fused) {
+			fl *= k->share;
 			return rec_compute(k, fl, k->realistic ? sl_attn_s(k->hw, fl) : 0);
+		}
 		return rec_compute(k, fl, k->realistic ? sl_gemm_s(k->hw, M, N, K, k->times) : 0);
 	}
 	/* The event says what it is in fields too (WORK set them). */
@@ -441,10 +443,12 @@ static int ew_norm_grad(struct kctx *k, const float *x, float *d, size_t r, size
 	EW_END(3 * r * h, "norm grad");
 }
 
+/* Under a causal mask, as Megatron-LM's fused scale-mask-softmax: it reads
+ * and writes the whole s x s, zeros above the diagonal. */
 static int ew_softmax(struct kctx *k, float *p, size_t off, int s)
 {
 	EW_BEGIN(2 * (size_t)s * s, "softmax");
-	sl_softmax_rows(p + off, s, s, s);
+	sl_softmax_masked(p + off, s, k->tr->m.mask);
 	EW_END(2 * (size_t)s * s, "softmax");
 }
 
@@ -458,12 +462,14 @@ static int ew_softmax_grad(struct kctx *k, const float *p, size_t off, float *dp
 
 /* A fused attention kernel (FlashAttention) begins or ends: its one launch
  * (shared by the heads, k->batch), then products at the fused rate and
- * element-wise work on chip. */
+ * element-wise work on chip.  Under a causal mask it skips the tiles above
+ * the diagonal: each product executes sl_attn_tile_share of its FLOPs. */
 static void fuse(struct kctx *k, int on)
 {
 	k->fused = on;
+	k->share = on ? sl_attn_tile_share(&k->tr->m) : 1;
 	if (k->d)
-		sl_dev_set_fused(k->d, on);
+		sl_dev_set_fused(k->d, on, k->share);
 }
 
 static int fused_begin(struct kctx *k, const char *label)
@@ -995,6 +1001,13 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 			            CAT_WS, "recomputed attention dropout mask"));
 		}
 	}
+	/* Selective recomputation runs the attention core's forward again whole,
+	 * as Megatron-LM's checkpointed core attention does: the scores,
+	 * softmax and dropout, and the product with V, whose output (the
+	 * heads' outputs again) autograd holds until the core's backward ends. */
+	float *ro = NULL;
+	if (selective)
+		TRY(k_alloc(k, &ro, (size_t)r * oc, CAT_WS, "recomputed heads' outputs"));
 	int nseq = k->d ? g->nb : 1, nhead = k->d ? ah : 1;
 	k->times = k->d ? 1 : (double)g->nb * ah;
 	k->batch = g->nb * ah;
@@ -1017,6 +1030,12 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 					rc = ew_softmax(k, P, po, s);
 				if (rc == SL_OK && drop)
 					rc = ew_dropout(k, b, g, n, j, P, po, W, po, s, 0);
+			}
+			if (selective) {
+				WORK(SL_PASS_FWD, b->index, SL_PART_PV, SL_GRAD_NONE, j);
+				if (rc == SL_OK)
+					rc = k_gemm(k, 0, 0, s, d, s, 1, W, po, s, st->qkv, kv + d,
+					            qc, 0, ro, oo, oc, lb);
 			}
 			WORK(SL_PASS_BWD, b->index, SL_PART_DP, SL_GRAD_NONE, j);
 			if (rc == SL_OK)
@@ -1050,6 +1069,7 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	}
 	if (rc)
 		return rc;
+	k_free(k, &ro);
 	k_free(k, &dp);
 	k_free(k, &dO);
 	WORK(SL_PASS_BWD, b->index, SL_PART_QKV, SL_GRAD_W, -1);
