@@ -18,19 +18,7 @@ set -u
 SL=${1:?usage: scale.sh SHARDLAB SCRATCH_DIR}
 D=${2:?usage: scale.sh SHARDLAB SCRATCH_DIR}
 
-# "KB seconds" of one run: GNU time when there is one, else the wall clock
-# alone (RSS then reads n/a).
-measure() {
-	if [ -x /usr/bin/time ] && /usr/bin/time -f '%M %e' true >/dev/null 2>&1; then
-		/usr/bin/time -o "$D/bench-scale.time" -f '%M %e' "$@" >/dev/null 2>&1 || return 1
-		cat "$D/bench-scale.time"
-	else
-		t0=$(date +%s.%N)
-		"$@" >/dev/null 2>&1 || return 1
-		t1=$(date +%s.%N)
-		echo "n/a $t0 $t1" | awk '{ printf "n/a %.3f\n", $3 - $2 }'
-	fi
-}
+. "$(dirname "$0")/measure.sh"
 
 BLOOM="train --dry-run --steps=1 --preset=a100 --devices-per-node=8 --precision=bf16
 	--layers=70 --hidden=14336 --ffn=57344 --heads=112 --norm=layernorm --vocab=250680
@@ -39,9 +27,9 @@ BLOOM="train --dry-run --steps=1 --preset=a100 --devices-per-node=8 --precision=
 LLAMA="plan --model=llama-3-405b --preset=h100 --devices=16384 --devices-per-node=8 --tp=8
 	--pp=16"
 # shellcheck disable=SC2086 # word lists of options
-bloom=$(measure "$SL" $BLOOM) || bloom="failed failed"
+bloom=$(measure "$D/bench-scale.time" "$SL" $BLOOM) || bloom="failed failed"
 # shellcheck disable=SC2086
-llama=$(measure "$SL" $LLAMA) || llama="failed failed"
+llama=$(measure "$D/bench-scale.time" "$SL" $LLAMA) || llama="failed failed"
 rm -f "$D/bench-scale.time"
 
 echo

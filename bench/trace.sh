@@ -13,19 +13,7 @@ D=${2:?usage: trace.sh SHARDLAB SCRATCH_DIR}
 ARGS="train --dry-run --tp=4 --pp=4 --dp=4 --layers=16 --steps=1 --devices-per-node=8"
 TR=$D/bench-trace.json
 
-# "KB seconds" of one run: GNU time when there is one, else the wall clock
-# alone (RSS then reads n/a).
-measure() {
-	if [ -x /usr/bin/time ] && /usr/bin/time -f '%M %e' true >/dev/null 2>&1; then
-		/usr/bin/time -o "$D/bench-trace.time" -f '%M %e' "$@" >/dev/null 2>&1 || return 1
-		cat "$D/bench-trace.time"
-	else
-		t0=$(date +%s.%N)
-		"$@" >/dev/null 2>&1 || return 1
-		t1=$(date +%s.%N)
-		echo "n/a $t0 $t1" | awk '{ printf "n/a %.3f\n", $3 - $2 }'
-	fi
-}
+. "$(dirname "$0")/measure.sh"
 
 # best (lowest RSS, lowest wall) of 5 runs of "$@"
 best() {
@@ -33,7 +21,7 @@ best() {
 	out=
 	while [ $i -lt 5 ]; do
 		i=$((i + 1))
-		m=$(measure "$@") || return 1
+		m=$(measure "$D/bench-trace.time" "$@") || return 1
 		out="$out$m
 "
 	done

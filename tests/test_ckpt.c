@@ -936,6 +936,19 @@ static void good_ckpt(const char *dir)
 	sl_train_destroy(tr);
 }
 
+/* A good checkpoint in the test directory's NAME (its path in dir), and its
+ * manifest, loaded. */
+static json_t *good_manifest(const char *name, char *dir, size_t n)
+{
+	char mp[400];
+	path_in(dir, n, name);
+	good_ckpt(dir);
+	snprintf(mp, sizeof mp, "%s/manifest.json", dir);
+	json_t *man = json_load_file(mp, 0, NULL);
+	assert_non_null(man);
+	return man;
+}
+
 /* Open and load dir into a fresh tp-4 state on devices: must fail with a
  * one-line message containing want, leaving the files and the state as
  * they were. */
@@ -1086,12 +1099,8 @@ static void edit_manifest(const char *dir, const char *key, json_t *value)
 static void mask_in_manifest(void **st)
 {
 	(void)st;
-	char dir[300], mp[400];
-	path_in(dir, sizeof dir, "mask");
-	good_ckpt(dir);
-	snprintf(mp, sizeof mp, "%s/manifest.json", dir);
-	json_t *man = json_load_file(mp, 0, NULL);
-	assert_non_null(man);
+	char dir[300];
+	json_t *man = good_manifest("mask", dir, sizeof dir);
 	json_t *tr = json_deep_copy(json_object_get(man, "training"));
 	json_decref(man);
 	assert_string_equal(json_string_value(json_object_get(tr, "attention_mask")), "causal");
@@ -1117,12 +1126,8 @@ static void mask_in_manifest(void **st)
 static void arch_versions(void **st)
 {
 	(void)st;
-	char dir[300], mp[400];
-	path_in(dir, sizeof dir, "v1");
-	good_ckpt(dir);
-	snprintf(mp, sizeof mp, "%s/manifest.json", dir);
-	json_t *man = json_load_file(mp, 0, NULL);
-	assert_non_null(man);
+	char dir[300];
+	json_t *man = good_manifest("v1", dir, sizeof dir);
 	json_t *a = json_object_get(man, "architecture");
 	assert_int_equal(json_integer_value(json_object_get(a, "version")), 1);
 	assert_null(json_object_get(a, "kv_heads"));
