@@ -185,7 +185,7 @@ static int reshard_view(sl_opts *o, struct sargs *sa)
 	if (!(sa->layout_axes & 4))
 		l->dp = saved->dp;
 	if (!sl_opts_given(o, SL_OPT_DEVICES))
-		o->sc.cluster.devices = l->tp * l->pp * l->dp;
+		o->sc.cluster.devices = sl_layout_devices(l);
 	if (o->sc.cluster.devices > SL_MAX_FULL_DEVICES) {
 		sl_ckpt_close(ck);
 		return too_many_devices(o->sc.cluster.devices);

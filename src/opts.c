@@ -308,7 +308,7 @@ int sl_opts_finish(sl_opts *o, sl_err *err)
 		 * otherwise. */
 		if (a->devices_follow && !sl_opts_given(o, SL_OPT_DEVICES) &&
 		    (sl_opts_given_group(o, SL_KG_LAYOUT) || sl_opts_given_group(o, SL_KG_MODEL)))
-			cfg->devices = a->l.tp * a->l.pp * a->l.dp;
+			cfg->devices = sl_layout_devices(&a->l);
 	}
 	if (cfg->timing_only && cfg->timing == SL_TIMING_MEASURED)
 		return sl_fail(err, SL_EINVAL,

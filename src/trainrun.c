@@ -42,7 +42,7 @@ int sl_tr_run_layout(const sl_cluster_config *base, const sl_model_spec *m, cons
                      int steps, const double *ref, const struct ckpt_io *io, struct outcome *r,
                      sl_err *err)
 {
-	int n = l->tp * l->pp * l->dp;
+	int n = sl_layout_devices(l);
 	r->l = *l;
 	int rc = layout_cluster(base, n, &r->c, err);
 	if (rc)
@@ -156,6 +156,9 @@ static void layout_words(const sl_layout *l, char *buf, size_t n)
 {
 	char ord[16];
 	int len = snprintf(buf, n, "tp=%d pp=%d dp=%d", l->tp, l->pp, l->dp);
+	if (l->cp > 1)
+		len += snprintf(buf + len, n - (size_t)len, " cp=%d (%s)", l->cp,
+		                sl_cp_comm_name(l->cp_comm));
 	if (l->pp > 1)
 		len += snprintf(buf + len, n - (size_t)len, ", %s", sl_sched_name(l->schedule));
 	if (l->chunks > 1)
@@ -294,8 +297,12 @@ void sl_tr_train_text(FILE *f, const sl_opts *o, const sl_model_spec *m, int ste
 		}
 	}
 	double speedup = p->step_s > 0 ? r->single_s / p->step_s : 0;
-	fprintf(f, "\nstep time    %s emulated, %s predicted\n", sl_tr_fmt_t(p->step_s, a),
-	        sl_tr_fmt_t(r->pred.step_s, b));
+	if (isfinite(r->pred.step_s))
+		fprintf(f, "\nstep time    %s emulated, %s predicted\n", sl_tr_fmt_t(p->step_s, a),
+		        sl_tr_fmt_t(r->pred.step_s, b));
+	else
+		fprintf(f, "\nstep time    %s emulated (the prediction does not model --cp yet)\n",
+		        sl_tr_fmt_t(p->step_s, a));
 	fprintf(f, "speedup      %.3g over one device (%s%s), efficiency %.1f%%\n", speedup,
 	        sl_tr_fmt_t(r->single_s, c),
 	        r->single_est ? ", estimated: the model does not fit one" : "",
@@ -307,8 +314,11 @@ void sl_tr_train_text(FILE *f, const sl_opts *o, const sl_model_spec *m, int ste
 	        sl_fmt_count(x.dev_tokens_s, dtk, sizeof dtk));
 	fprintf(f, "FLOP rate    %.4g TFLOP/s of the model per device: MFU %.1f%% (HFU %.1f%%)\n",
 	        x.dev_model / 1e12, 100 * x.mfu, 100 * x.hfu);
-	fprintf(f, "bubble       %.4f of the ideal time (%.4f predicted)\n", p->bubble_fraction,
-	        r->pred.bubble_fraction);
+	if (isfinite(r->pred.bubble_fraction))
+		fprintf(f, "bubble       %.4f of the ideal time (%.4f predicted)\n",
+		        p->bubble_fraction, r->pred.bubble_fraction);
+	else
+		fprintf(f, "bubble       %.4f of the ideal time\n", p->bubble_fraction);
 	fprintf(f, "idle         %.1f%% of all devices' time\n", 100 * p->idle_fraction);
 	if (ref)
 		fprintf(f, "check        losses equal one device's to %.2g (tolerance %g): %s\n",
@@ -330,15 +340,21 @@ void sl_tr_train_text(FILE *f, const sl_opts *o, const sl_model_spec *m, int ste
 	int hid = 0;
 	for (int i = 0; i < p->ndev; i++)
 		hid |= p->dev[i].comm_exposed_s < p->dev[i].comm_s * (1 - 1e-9);
+	/* with context parallelism, the place on the dp axis: replica x cp + rank */
+	int ncp = 1;
+	for (int i = 0; i < p->ndev; i++)
+		ncp = p->dev[i].cp + 1 > ncp ? p->dev[i].cp + 1 : ncp;
+	if (ncp > 1)
+		fprintf(f, "(dpc: replica dpc / %d, context rank dpc %% %d)\n", ncp, ncp);
 	fprintf(f, "%6s %3s %3s %3s %10s %10s%s %10s %10s %10s %10s %10s %10s\n", "device", "tp",
-	        "pp", "dp", "compute", "comm", hid ? "    exposed" : "", "idle", "params", "grads",
-	        "optimizer", "act. peak", "mem peak");
+	        "pp", ncp > 1 ? "dpc" : "dp", "compute", "comm", hid ? "    exposed" : "", "idle",
+	        "params", "grads", "optimizer", "act. peak", "mem peak");
 	for (int i = 0; i < p->ndev; i++) {
 		const sl_train_dev *d = &p->dev[i];
 		char t1[32], t2[32], t3[32], m1[32], m2[32], m3[32], m4[32], m5[32], ex[40] = "";
 		coords[i][0] = d->tp;
 		coords[i][1] = d->pp;
-		coords[i][2] = d->dp;
+		coords[i][2] = d->dp * ncp + d->cp;
 		if (hid) {
 			char te[32];
 			snprintf(ex, sizeof ex, " %10s", sl_tr_fmt_t(d->comm_exposed_s, te));
@@ -468,6 +484,8 @@ void sl_tr_outcome_json(json_t *o, const struct outcome *r, const sl_model_spec 
 		json_object_set_new(j, "tp", json_integer(d->tp));
 		json_object_set_new(j, "pp", json_integer(d->pp));
 		json_object_set_new(j, "dp", json_integer(d->dp));
+		if (r->l.cp > 1)
+			json_object_set_new(j, "cp", json_integer(d->cp));
 		json_object_set_new(j, "compute_s", sl_tr_jreal(d->compute_s));
 		json_object_set_new(j, "comm_s", sl_tr_jreal(d->comm_s));
 		json_object_set_new(j, "comm_exposed_s", sl_tr_jreal(d->comm_exposed_s));

@@ -102,6 +102,11 @@ static const char *n_format(int i)
 	return i < 3 ? f[i] : NULL;
 }
 
+static const char *n_cpcomm(int i)
+{
+	return i < SL_CP_N ? sl_cp_comm_name(i) : NULL;
+}
+
 static void test_choices_are_the_engines(void **state)
 {
 	(void)state;
@@ -117,7 +122,7 @@ static void test_choices_are_the_engines(void **state)
 	    {SL_OPT_NORM, n_norm},       {SL_OPT_POS_EMB, n_pos},
 	    {SL_OPT_GRAD_ACCUM, n_gacc}, {SL_OPT_OP, n_op},
 	    {SL_OPT_FORMAT, n_format},   {SL_OPT_OVERLAP, n_overlap},
-	    {SL_OPT_MASK, n_mask},
+	    {SL_OPT_MASK, n_mask},       {SL_OPT_CP_COMM, n_cpcomm},
 	};
 	int words = 0;
 	for (int r = 0; r < sl_knob_count(); r++)

@@ -43,6 +43,12 @@ static struct ref deep_ref;
 /* Every model above is causal (the default); the attention model and the
  * Llama one without a mask, the Llama one with attention dropout too. */
 static struct ref full_ref, full_llama_ref;
+/* Context parallelism: sequences of 24 tokens (into 2 cp chunks for cp 2, 3
+ * and 4), with grouped queries and SwiGLU, hidden dropout and layer norms,
+ * no mask, and 7 blocks. */
+static struct ref cp_ref, cp_llama_ref, cp_hdrop_ref, cp_full_ref, cp_deep_ref;
+/* The next case's context parallelism (0: none). */
+static int case_cp, case_cp_comm;
 
 static void make_ref(struct ref *R, const sl_model_spec *m)
 {
@@ -135,6 +141,30 @@ static int setup(void **state)
 	m.norm = SL_NORM_RMS;
 	make_ref(&rms_llama_ref, &m);
 	sl_model_default(&m);
+	m.layers = 4;
+	m.hidden = 8;
+	m.ffn = 10;
+	m.heads = 4;
+	m.seq = 24;
+	m.batch = 4;
+	m.seed = 11;
+	m.lr = 1e-2f;
+	make_ref(&cp_ref, &m);
+	m.layers = 7;
+	make_ref(&cp_deep_ref, &m);
+	m.layers = 4;
+	m.mask = SL_MASK_FULL;
+	make_ref(&cp_full_ref, &m);
+	m.mask = SL_MASK_CAUSAL;
+	m.hidden_dropout = 0.25f;
+	m.norm = SL_NORM_LAYER;
+	make_ref(&cp_hdrop_ref, &m);
+	m.hidden_dropout = 0;
+	m.norm = SL_NORM_RMS;
+	m.kv_heads = 2;
+	m.ffn_kind = SL_FFN_SWIGLU;
+	make_ref(&cp_llama_ref, &m);
+	sl_model_default(&m);
 	m.layers = 3;
 	m.hidden = 6;
 	m.ffn = 7;
@@ -203,7 +233,11 @@ static void check_st(const struct ref *R, const char *spec, int devices_per_node
 	assert_int_equal(sl_sched_parse(sched, &l.schedule), SL_OK);
 	assert_int_equal(sl_mesh_order_parse(order, l.order), SL_OK);
 	assert_int_equal(sl_algo_parse(algo, &l.algo), SL_OK);
-	int ndev = l.tp * l.pp * l.dp;
+	if (case_cp) {
+		l.cp = case_cp;
+		l.cp_comm = case_cp_comm;
+	}
+	int ndev = sl_layout_devices(&l);
 
 	sl_cluster_config cfg;
 	sl_cluster_config_default(&cfg);
@@ -282,6 +316,17 @@ static void check(const struct ref *R, const char *spec, int devices_per_node)
 	{                                                                                          \
 		(void)state;                                                                       \
 		check_st(&ref, spec, g, stages);                                                   \
+	}
+
+/* With context parallelism (cp ranks, ring or all-gather). */
+#define CASE_CP(name, ref, spec, g, stages, cp, comm)                                              \
+	static void name(void **state)                                                             \
+	{                                                                                          \
+		(void)state;                                                                       \
+		case_cp = cp;                                                                      \
+		case_cp_comm = comm;                                                               \
+		check_st(&ref, spec, g, stages);                                                   \
+		case_cp = 0;                                                                       \
 	}
 
 /*                                      tp pp dp sched       m v sp zero */
@@ -403,10 +448,44 @@ CASE(full_llama_tp2_pp2_full, full_llama_ref, "2 2 1 gpipe     2 1 0 0 tp-dp-pp 
 CASE(full_llama_flash_sel, full_llama_ref, "2 1 1 1f1b      2 1 0 0 tp-dp-pp ring selective flash",
      0)
 
+/* Context parallelism: every rank's keys and values reach every other,
+ * the causal mask by global position; with TP (and SP), PP (uneven,
+ * interleaved, full recomputation), DP and every ZeRO stage. */
+#define R_ SL_CP_RING
+#define AG SL_CP_ALLGATHER
+CASE_CP(cp2_ring, cp_ref, "1 1 1 1f1b 1 1 0 0 tp-dp-pp ring none flash", 0, NULL, 2, R_)
+CASE_CP(cp3_ring_m2, cp_ref, "1 1 1 1f1b 2 1 0 0 tp-dp-pp ring none flash", 0, NULL, 3, R_)
+CASE_CP(cp4_allgather, cp_ref, "1 1 1 1f1b 1 1 0 0 tp-dp-pp ring none flash", 0, NULL, 4, AG)
+CASE_CP(cp3_allgather_zero2, cp_ref, "1 1 1 1f1b 2 1 0 2 tp-dp-pp ring none flash", 0, NULL, 3, AG)
+CASE_CP(cp2_llama_tp2_sp, cp_llama_ref, "2 1 1 1f1b 2 1 1 0 tp-dp-pp ring none flash", 0, NULL, 2,
+        R_)
+CASE_CP(cp2_pp2_dp2_zero3, cp_ref, "1 2 2 1f1b 2 1 0 3 tp-dp-pp ring none flash", 2, NULL, 2, R_)
+CASE_CP(cp3_deep_pp2_interleaved_list, cp_deep_ref,
+        "1 2 1 interleaved 2 2 0 0 tp-dp-pp ring none flash", 0, "3,4", 3, R_)
+CASE_CP(cp2_hdrop_tp2_pp2_full, cp_hdrop_ref, "2 2 1 1f1b 2 1 1 0 tp-dp-pp ring full flash", 2,
+        "ends", 2, R_)
+CASE_CP(cp4_full_dp2_zero1, cp_full_ref, "1 1 2 1f1b 1 1 0 1 tp-dp-pp ring none flash", 4, NULL, 4,
+        AG)
+CASE_CP(cp2_llama_tp2_dp2_zero2_order, cp_llama_ref, "2 1 2 gpipe 2 1 0 2 dp-pp-tp ring none flash",
+        0, NULL, 2, R_)
+CASE_CP(cp4_deep_pp3_ends_sel, cp_deep_ref, "1 3 1 1f1b 2 1 0 0 pp-tp-dp ring selective flash", 0,
+        "ends", 4, R_)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(single),
+	    cmocka_unit_test(cp2_ring),
+	    cmocka_unit_test(cp3_ring_m2),
+	    cmocka_unit_test(cp4_allgather),
+	    cmocka_unit_test(cp3_allgather_zero2),
+	    cmocka_unit_test(cp2_llama_tp2_sp),
+	    cmocka_unit_test(cp2_pp2_dp2_zero3),
+	    cmocka_unit_test(cp3_deep_pp2_interleaved_list),
+	    cmocka_unit_test(cp2_hdrop_tp2_pp2_full),
+	    cmocka_unit_test(cp4_full_dp2_zero1),
+	    cmocka_unit_test(cp2_llama_tp2_dp2_zero2_order),
+	    cmocka_unit_test(cp4_deep_pp3_ends_sel),
 	    cmocka_unit_test(deep_pp2_1f1b_list),
 	    cmocka_unit_test(deep_pp3_gpipe_ends),
 	    cmocka_unit_test(deep_pp2_interleaved_even),

@@ -48,7 +48,7 @@ static void run(const sl_model_spec *m, const sl_layout *l, sl_cluster *c, int s
                 sl_train_report *rep, sl_train **keep)
 {
 	sl_err err = {0};
-	int n = l->tp * l->pp * l->dp;
+	int n = sl_layout_devices(l);
 	sl_train *tr = sl_train_create(m, l, n, &err);
 	if (!tr)
 		fail_msg("create: %s", err.msg);
@@ -267,6 +267,44 @@ static void test_zero_traffic(void **state)
 		sl_train_report_free(&rep);
 		sl_cluster_destroy(c);
 	}
+}
+
+/* Context parallelism over c ranks, ring or all-gather: a rank's block
+ * of keys and values is its b s / c rows of 2 h values (every head's key
+ * and value); a layer moves c - 1 blocks in the forward pass, and c - 1
+ * blocks and c - 1 blocks of their gradients in the backward, sent and
+ * received by every rank. */
+static void test_cp_traffic(void **state)
+{
+	(void)state;
+	for (int comm = 0; comm < SL_CP_N; comm++)
+		for (int c = 2; c <= 4; c++) {
+			sl_model_spec m = tu_model(3, 8, 16, 4, 24, 2);
+			sl_layout l = tu_layout(1, 1, 1, SL_SCHED_1F1B, 1, 1);
+			l.cp = c;
+			l.cp_comm = comm;
+			l.attention = SL_ATTN_FLASH;
+			sl_cluster *cl = cluster(c, 0, 1e12, 1e11, 1e-6, (uint64_t)1 << 30);
+			sl_train_report rep;
+			run(&m, &l, cl, 1, &rep, NULL);
+			uint64_t blk =
+			    (uint64_t)m.batch * (uint64_t)(m.seq / c) * 2 * (uint64_t)m.hidden;
+			uint64_t want = (uint64_t)m.layers * 3 * (uint64_t)(c - 1) * blk * F4;
+			for (int i = 0; i < rep.ndev; i++) {
+				const sl_train_dev *dv = &rep.dev[i];
+				if (dv->sent[SL_TR_CP_KV] != want ||
+				    dv->received[SL_TR_CP_KV] != want)
+					fail_msg("cp=%d %s dev %d: sent %llu, received %llu bytes; "
+					         "formula %llu",
+					         c, sl_cp_comm_name(comm), i,
+					         (unsigned long long)dv->sent[SL_TR_CP_KV],
+					         (unsigned long long)dv->received[SL_TR_CP_KV],
+					         (unsigned long long)want);
+				assert_int_equal(dv->cp, i % c);
+			}
+			sl_train_report_free(&rep);
+			sl_cluster_destroy(cl);
+		}
 }
 
 /* Memory under ZeRO-3 on d replicas: parameters and gradients are the
@@ -754,6 +792,21 @@ static void test_invalid_layouts(void **state)
 	attn_model(&m, 4, 8);
 	sl_layout l = tu_layout(2, 2, 2, SL_SCHED_1F1B, 1, 1);
 	expect_refused(&m, l, 4, "tp*pp*dp = 2*2*2 = 8 but there are 4 devices");
+	{
+		/* context parallelism: 2 cp chunks, fused attention, no attention dropout */
+		sl_model_spec q = tu_model(2, 8, 16, 4, 12, 2);
+		sl_layout c = tu_layout(1, 1, 1, SL_SCHED_1F1B, 1, 1);
+		c.cp = 4;
+		c.attention = SL_ATTN_FLASH;
+		expect_refused(&q, c, 4, "--seq=12 does not divide by 8");
+		c.cp = 2;
+		expect_refused(&q, c, 3, "tp*cp*pp*dp = 1*2*1*1 = 2 but there are 3 devices");
+		c.attention = SL_ATTN_MATERIALIZED;
+		expect_refused(&q, c, 2, "add --attention=flash");
+		c.attention = SL_ATTN_FLASH;
+		q.attn_dropout = 0.1f;
+		expect_refused(&q, c, 2, "set --attn-dropout=0");
+	}
 	expect_refused(&m, tu_layout(3, 1, 1, SL_SCHED_1F1B, 1, 1), 3,
 	               "4 heads do not split over tp=3");
 	sl_model_spec f = m;
@@ -1049,6 +1102,7 @@ int main(void)
 	    cmocka_unit_test(test_memory_formulas),
 	    cmocka_unit_test(test_zero1_shards_optimizer),
 	    cmocka_unit_test(test_zero_traffic),
+	    cmocka_unit_test(test_cp_traffic),
 	    cmocka_unit_test(test_dp_overlap_buckets),
 	    cmocka_unit_test(test_zero3_memory),
 	    cmocka_unit_test(test_prediction_equals_emulation),

@@ -323,6 +323,35 @@ static const sl_knob table[] = {
     {"dp", SL_OPT_DP, SL_KT_INT, "D", 1, SL_MAX_PLAN_DEVICES, NULL, NULL,
      TRAINS | SL_CMD_PLAN | SL_CMD_RESHARD, S, SL_KG_LAYOUT, LA(dp), SL_KC_INT, NULL, 0,
      "data-parallel replicas (default 1)", NULL},
+    {"cp", SL_OPT_CP, SL_KT_INT, "C", 1, SL_MAX_DEVICES, NULL, NULL, TRAINS, S, SL_KG_LAYOUT,
+     LA(cp), SL_KC_INT, NULL, 0,
+     "context-parallel size: devices sharing each sequence\n(default 1)",
+     .man = "Context\\-parallel size (default 1): the devices that share each sequence of a\n"
+            "replica, each holding two of its 2C chunks (chunk i and chunk 2C\\-1\\-i, which\n"
+            "balances the causal mask's work), so activations divide by C.  Attention\n"
+            "brings every chunk's keys and values to every device by\n"
+            ".BR \\-\\-cp\\-comm ;\n"
+            "the rest of the block runs on the device's own tokens.  Gradients are summed,\n"
+            "and ZeRO shards, over dp x cp devices (Megatron\\-Core's data\\-and\\-context\n"
+            "group).  In the mesh the C devices of a replica follow one another on the dp\n"
+            "axis (under the default order, Megatron\\-Core's tp\\-cp\\-dp\\-pp).  Needs\n"
+            ".B \\-\\-attention=flash\n"
+            "and a sequence that divides into 2C chunks; not with attention dropout.\n"
+            "The device count is tp x cp x pp x dp.\n"},
+    {"cp-comm", SL_OPT_CP_COMM, SL_KT_WORD, NULL, 0, 0, NULL, "ring, allgather", TRAINS, S,
+     SL_KG_LAYOUT, LA(cp_comm), SL_KC_INT, NULL, 0, "how --cp moves keys and values (default ring)",
+     .man = "How context parallelism moves keys and values.\n"
+            ".B ring\n"
+            "(the default; Liu et al. 2023, arXiv 2310.01889, as Megatron\\-Core runs it):\n"
+            "C\\-1 hops to the next device, each beside the attention on the block already\n"
+            "held; in the backward pass the blocks go round again and their key and value\n"
+            "gradients follow them home.\n"
+            ".B allgather\n"
+            "(Llama 3's long\\-context stage; Dubey et al. 2024, arXiv 2407.21783): every\n"
+            "block all\\-gathered before the forward and again before the backward, their\n"
+            "gradients reduce\\-scattered after it, nothing beside compute.  Either way a\n"
+            "device moves (C\\-1)/C of the sequence's keys and values in the forward, and as\n"
+            "much again and as much of their gradients in the backward.\n"},
     {"schedule", SL_OPT_SCHEDULE, SL_KT_WORD, NULL, 0, 0, NULL, "gpipe, 1f1b, interleaved",
      TRAINS | SL_CMD_PLAN | SL_CMD_COMPARE, S, SL_KG_LAYOUT, LA(schedule), SL_KC_INT, NULL, 0,
      "pipeline schedule (default 1f1b)",

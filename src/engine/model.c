@@ -89,8 +89,13 @@ int sl_mask_parse(const char *s, int *out)
 
 double sl_attn_tile_share(const sl_model_spec *m)
 {
-	double s = m->seq, b = SL_ATTN_TILE, done = 0;
-	if (m->mask != SL_MASK_CAUSAL || m->seq < 1)
+	return m->mask == SL_MASK_CAUSAL ? sl_attn_tile_share_n(m->seq) : 1;
+}
+
+double sl_attn_tile_share_n(int n)
+{
+	double s = n, b = SL_ATTN_TILE, done = 0;
+	if (n < 1)
 		return 1;
 	/* row tile I (rows [I b, min(s, (I + 1) b))) runs column tiles 0..I,
 	 * the columns [0, min(s, (I + 1) b)) */

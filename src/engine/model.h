@@ -125,6 +125,8 @@ int sl_mask_parse(const char *s, int *out);
  * 1/2 + 1/(2n); otherwise the last row and column of tiles are partial and
  * counted as they are. */
 double sl_attn_tile_share(const sl_model_spec *m);
+/* The same for a causal product of n queries by their n keys. */
+double sl_attn_tile_share_n(int n);
 
 typedef enum sl_pos_kind { SL_POS_LEARNED, SL_POS_ROPE, SL_POS_N } sl_pos_kind;
 

@@ -23,16 +23,21 @@ int trn_build_dev(sl_train *tr, struct dstate *ds, sl_err *err)
 	const sl_layout *l = &tr->l;
 	sl_mesh_coords(l, ds->id, &ds->tp, &ds->pp, &ds->dp);
 	ds->built = 1;
-	ds->tpg = malloc(2 * sizeof *ds->tpg);
+	ds->cp = ds->dp % l->cp;
+	ds->tpg = malloc(3 * sizeof *ds->tpg);
 	if (!ds->tpg)
 		return sl_fail(err, SL_ENOMEM, "out of host memory");
 	ds->dpg = ds->tpg + 1;
+	ds->cpg = ds->tpg + 2;
 	ds->tpg->n = l->tp;
 	for (int i = 0; i < l->tp; i++)
 		ds->tpg->ranks[i] = sl_mesh_device(l, i, ds->pp, ds->dp);
-	ds->dpg->n = l->dp;
-	for (int i = 0; i < l->dp; i++)
+	ds->dpg->n = sl_layout_dpc(l);
+	for (int i = 0; i < ds->dpg->n; i++)
 		ds->dpg->ranks[i] = sl_mesh_device(l, ds->tp, ds->pp, i);
+	ds->cpg->n = l->cp;
+	for (int i = 0; i < l->cp; i++)
+		ds->cpg->ranks[i] = sl_mesh_device(l, ds->tp, ds->pp, ds->dp - ds->cp + i);
 
 	int nb = 0;
 	for (int c = 0; c < tr->v; c++) {
@@ -267,7 +272,7 @@ double sl_train_host_bytes(const sl_model_spec *m, const sl_layout *l)
 	    m->hidden_dropout > 0 ? h : 0; /* a byte an element, twice (bf16: half a float) */
 	double norms = m->norm != SL_NORM_NONE ? 2 * h : 0; /* the norms' inputs */
 	double acts = 4.0 * m->layers * (R * (3 * h + qc + f + masks + norms) + scores);
-	return 16 * n * (1 + l->dp) + acts * (1 + l->tp);
+	return 16 * n * (1 + sl_layout_dpc(l)) + acts * (1 + l->tp);
 }
 
 int sl_train_has_values(const sl_train *tr)
@@ -314,7 +319,7 @@ void trn_own_slice(const sl_train *tr, const struct dstate *ds, int u, size_t *l
 	sl_dev_state st;
 	memset(&st, 0, sizeof st);
 	st.zero = tr->l.zero;
-	st.dp = tr->l.dp;
+	st.dp = sl_layout_dpc(&tr->l);
 	st.ulo = ds->ulo;
 	sl_train_unit_slice(&st, u, ds->dp, lo, cnt);
 }
@@ -327,7 +332,7 @@ static void owned_elems(const sl_train *tr, const struct dstate *ds, int r, size
 	sl_dev_state st;
 	memset(&st, 0, sizeof st);
 	st.zero = tr->l.zero;
-	st.dp = tr->l.dp;
+	st.dp = sl_layout_dpc(&tr->l);
 	st.ulo = ds->ulo;
 	*own = 0;
 	size_t lo, cnt = 0;
@@ -370,7 +375,7 @@ sl_dev_state sl_train_dev_state(sl_train *tr, int dev)
 	s.var = ds->V;
 	s.n = ds->n;
 	s.zero = tr->l.zero;
-	s.dp = tr->l.dp;
+	s.dp = sl_layout_dpc(&tr->l);
 	s.dp_rank = ds->dp;
 	s.nunit = ds->nunit;
 	s.ulo = ds->ulo;
@@ -418,7 +423,7 @@ static void owned_full(const sl_train *tr, const struct dstate *ds, int which, f
 		memcpy(out, which == 2 ? ds->V : ds->M, ds->n * FL);
 		return;
 	}
-	for (int q = 0; q < tr->l.dp; q++) {
+	for (int q = 0; q < ds->dpg->n; q++) {
 		const struct dstate *o = &tr->dev[ds->dpg->ranks[q]];
 		for (int u = 0; u < o->nunit; u++) {
 			size_t lo, cnt;
@@ -646,7 +651,8 @@ int sl_train_run(sl_train *tr, sl_cluster *c, int steps, sl_train_report *rep, s
 		sl_train_dev *o = &rep->dev[i];
 		o->tp = ds->tp;
 		o->pp = ds->pp;
-		o->dp = ds->dp;
+		o->dp = ds->dp / tr->l.cp;
+		o->cp = ds->cp;
 		const sl_cluster_config *hw = sl_cluster_config_of(c);
 		trn_state_bytes(tr, ds, ds->dp, hw, &o->params_bytes, &o->grads_bytes,
 		                &o->optimizer_bytes);

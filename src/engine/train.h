@@ -103,6 +103,16 @@ typedef struct sl_layout {
 	 * tensors, and the root (embedding, head, replicated tensors), which
 	 * stage 3 gathers once a step and keeps, as FSDP2 keeps its root. */
 	int zero;
+	/* Context parallelism (Liu et al. 2023's ring attention, as Megatron-Core
+	 * and Llama 3 run it): cp devices share every sequence of a replica,
+	 * each holding two of its 2 cp chunks (chunk i and chunk 2 cp - 1 - i,
+	 * which balances the causal mask's work); attention brings them every
+	 * chunk's keys and values, by cp_comm.  In the mesh the cp devices of a
+	 * replica are consecutive along the dp axis (Megatron-Core's tp-cp-dp-pp
+	 * under the default order), and gradients and ZeRO's shards span dp x cp
+	 * (Megatron-Core's data-and-context group). */
+	int cp;
+	int cp_comm; /* SL_CP_RING or SL_CP_ALLGATHER */
 	/* Communication beside compute (sl_dev_stream), as PyTorch DDP and FSDP
 	 * and Megatron-LM run it: the last micro-batch's data-parallel gradient
 	 * all-reduce in buckets of bucket_bytes while its backward goes on
@@ -119,6 +129,17 @@ typedef struct sl_layout {
 } sl_layout;
 
 enum { SL_OVERLAP_AUTO, SL_OVERLAP_ON, SL_OVERLAP_OFF, SL_OVERLAP_N };
+/* How context parallelism moves keys and values: a ring of cp - 1 hops,
+ * each beside the attention on the chunks already held (ring attention);
+ * or one all-gather before the attention and a reduce-scatter of their
+ * gradients after its backward (Llama 3's long-context stage). */
+enum { SL_CP_RING, SL_CP_ALLGATHER, SL_CP_N };
+const char *sl_cp_comm_name(int c);
+int sl_cp_comm_parse(const char *s, int *out);
+/* The data-parallel axis's extent in the mesh: dp x cp. */
+int sl_layout_dpc(const sl_layout *l);
+/* The devices the layout takes: tp x cp x pp x dp. */
+int sl_layout_devices(const sl_layout *l);
 const char *sl_overlap_name(int o);
 #define SL_BUCKET_DEFAULT (25.0 * 1024 * 1024)
 
@@ -131,6 +152,8 @@ int sl_layout_check(const sl_model_spec *m, const sl_layout *l, int ndev, sl_err
 /* "tp-dp-pp" and the other five permutations. */
 int sl_mesh_order_parse(const char *s, sl_axis order[SL_NAXES]);
 const char *sl_mesh_order_name(const sl_axis order[SL_NAXES], char *buf, size_t n);
+/* dp here is the device's place on the data-parallel axis, 0 to dp x cp - 1:
+ * replica dp / cp, context rank dp % cp. */
 int sl_mesh_device(const sl_layout *l, int tp, int pp, int dp);
 void sl_mesh_coords(const sl_layout *l, int dev, int *tp, int *pp, int *dp);
 /* sl_ring_stripes of the hop from dev to the next member of its TP ring
@@ -174,13 +197,14 @@ typedef enum sl_traffic_kind {
 	SL_TR_DP_ALLREDUCE,     /* gradients */
 	SL_TR_DP_REDUCESCATTER, /* gradients, ZeRO-1 */
 	SL_TR_DP_ALLGATHER,     /* parameters, ZeRO-1 */
+	SL_TR_CP_KV,            /* context parallelism: keys, values and their gradients */
 	SL_TR_NKINDS
 } sl_traffic_kind;
 
 const char *sl_traffic_name(sl_traffic_kind k);
 
 typedef struct sl_train_dev {
-	int tp, pp, dp;
+	int tp, pp, dp, cp;
 	/* memory by category (bytes); activations are what is kept for the
 	 * backward pass; workspace is everything transient */
 	uint64_t params_bytes, grads_bytes, optimizer_bytes;

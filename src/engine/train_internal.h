@@ -29,9 +29,10 @@ struct blk {
 };
 
 struct dstate {
-	int id, tp, pp, dp;
+	int id, tp, pp, dp; /* dp: the place on the dp axis (replica dp / cp, context rank cp) */
+	int cp;
 	int built;
-	sl_group *tpg, *dpg;
+	sl_group *tpg, *dpg, *cpg; /* dpg: the dp x cp devices that share a gradient */
 	struct blk *blk;
 	int cfirst[MAX_CHUNKS + 1]; /* local chunk c's blocks: blk[cfirst[c] .. cfirst[c+1]) */
 	size_t n;
@@ -72,6 +73,7 @@ struct bstash {
 	float *xla, *xlm; /* pre-norm: the norms' inputs (the device's rows; xa and xm
 	                     hold their outputs) */
 	float *wfull;     /* ZeRO-3: the block's gathered parameters (accounted, held in P) */
+	float *lse;       /* context parallelism: each query row's log-sum-exp of its scores */
 };
 
 struct cstash {
@@ -215,7 +217,8 @@ struct kctx {
 	int stream;    /* the stream the next operations run on (sl_dev_stream) */
 	int overlap;   /* the layout's overlap on this machine */
 	size_t bk_lo, bk_hi; /* the data-parallel bucket being filled: [bk_lo, bk_hi) of G */
-	double ev[2];        /* on a device: events (sl_dev_stream_now), ZeRO-3's gathers */
+	double ev[4];        /* on a device: events (sl_dev_stream_now): 0, 1 ZeRO-3's gathers, 2, 3
+	                        the ring of context parallelism */
 	sl_err *err;
 };
 

@@ -21,7 +21,7 @@ static const char *const axis_names[SL_NAXES] = {"tp", "pp", "dp"};
 void sl_layout_default(sl_layout *l)
 {
 	memset(l, 0, sizeof *l);
-	l->tp = l->pp = l->dp = 1;
+	l->tp = l->pp = l->dp = l->cp = 1;
 	l->schedule = SL_SCHED_1F1B;
 	l->chunks = 1;
 	l->microbatches = 1;
@@ -59,14 +59,14 @@ const char *sl_mesh_order_name(const sl_axis order[SL_NAXES], char *buf, size_t 
 int sl_mesh_device(const sl_layout *l, int tp, int pp, int dp)
 {
 	/* The planner's replay asks for this in its inner loops: no loop. */
-	const int c[SL_NAXES] = {tp, pp, dp}, n[SL_NAXES] = {l->tp, l->pp, l->dp};
+	const int c[SL_NAXES] = {tp, pp, dp}, n[SL_NAXES] = {l->tp, l->pp, l->dp * l->cp};
 	int a0 = l->order[0], a1 = l->order[1], a2 = l->order[2];
 	return (c[a2] * n[a1] + c[a1]) * n[a0] + c[a0];
 }
 
 void sl_mesh_coords(const sl_layout *l, int dev, int *tp, int *pp, int *dp)
 {
-	const int n[SL_NAXES] = {l->tp, l->pp, l->dp};
+	const int n[SL_NAXES] = {l->tp, l->pp, l->dp * l->cp};
 	int c[SL_NAXES];
 	int a0 = l->order[0], a1 = l->order[1], a2 = l->order[2];
 	c[a0] = dev % n[a0];
@@ -228,6 +228,31 @@ int sl_attention_parse(const char *s, sl_attention *out)
 	return i < 0 ? -1 : 0;
 }
 
+static const char *const cp_comm_names[SL_CP_N] = {"ring", "allgather"};
+
+const char *sl_cp_comm_name(int c)
+{
+	return c >= 0 && c < SL_CP_N ? cp_comm_names[c] : "?";
+}
+
+int sl_cp_comm_parse(const char *s, int *out)
+{
+	int i = sl_name_index(cp_comm_names, SL_CP_N, s);
+	if (i >= 0)
+		*out = i;
+	return i < 0 ? -1 : 0;
+}
+
+int sl_layout_dpc(const sl_layout *l)
+{
+	return l->dp * l->cp;
+}
+
+int sl_layout_devices(const sl_layout *l)
+{
+	return l->tp * l->pp * l->dp * l->cp;
+}
+
 static const char *recompute_names[SL_RECOMPUTE_N] = {"none", "selective", "full"};
 
 static const char *const overlap_names[SL_OVERLAP_N] = {"auto", "on", "off"};
@@ -255,13 +280,42 @@ int sl_layout_check(const sl_model_spec *m, const sl_layout *l, int ndev, sl_err
 	int rc = sl_model_check(m, err);
 	if (rc)
 		return rc;
-	if (l->tp < 1 || l->pp < 1 || l->dp < 1)
-		return sl_fail(err, SL_EINVAL, "--tp, --pp and --dp must each be at least 1");
-	if ((long)l->tp * l->pp * l->dp != ndev)
+	if (l->tp < 1 || l->pp < 1 || l->dp < 1 || l->cp < 1)
+		return sl_fail(err, SL_EINVAL, "--tp, --pp, --dp and --cp must each be at least 1");
+	if (l->cp > 1 && (long)l->tp * l->pp * l->dp * l->cp != ndev)
+		return sl_fail(err, SL_EINVAL,
+		               "tp*cp*pp*dp = %d*%d*%d*%d = %ld but there are %d devices: make "
+		               "the product equal the device count",
+		               l->tp, l->cp, l->pp, l->dp, (long)l->tp * l->cp * l->pp * l->dp,
+		               ndev);
+	if ((long)l->tp * l->pp * l->dp * l->cp != ndev)
 		return sl_fail(err, SL_EINVAL,
 		               "tp*pp*dp = %d*%d*%d = %ld but there are %d devices: make the "
 		               "product equal the device count",
 		               l->tp, l->pp, l->dp, (long)l->tp * l->pp * l->dp, ndev);
+	if (l->cp > 1 && m->heads < 1)
+		return sl_fail(err, SL_EINVAL,
+		               "--cp=%d splits each sequence's attention: the model needs "
+		               "attention heads (--heads)",
+		               l->cp);
+	if (l->cp > 1 && m->seq % (2 * l->cp) != 0)
+		return sl_fail(err, SL_EINVAL,
+		               "--cp=%d cuts each sequence into 2*cp = %d equal chunks (two a "
+		               "device, to balance the causal mask): --seq=%d does not divide by "
+		               "%d",
+		               l->cp, 2 * l->cp, m->seq, 2 * l->cp);
+	if (l->cp > 1 && l->attention != SL_ATTN_FLASH)
+		return sl_fail(err, SL_EINVAL,
+		               "--cp=%d runs ring attention as fused kernels, as Megatron-Core "
+		               "does: add --attention=flash",
+		               l->cp);
+	if (l->cp > 1 && m->attn_dropout > 0)
+		return sl_fail(err, SL_EINVAL,
+		               "--cp=%d with attention dropout (--attn-dropout=%g) is not built: "
+		               "set --attn-dropout=0, as long-context trainings do",
+		               l->cp, m->attn_dropout);
+	if (l->cp_comm < 0 || l->cp_comm >= SL_CP_N)
+		return sl_fail(err, SL_EINVAL, "unknown way to move keys and values (--cp-comm)");
 	int seen = 0;
 	for (int i = 0; i < SL_NAXES; i++) {
 		if (l->order[i] < 0 || l->order[i] >= SL_NAXES || (seen >> l->order[i]) & 1)
@@ -341,7 +395,7 @@ int sl_layout_check(const sl_model_spec *m, const sl_layout *l, int ndev, sl_err
 		               "--sequence-parallel splits the sequence inside a TP group: it "
 		               "needs --tp of 2 or more");
 	if (l->seq_parallel) {
-		long tokens = (long)(m->batch / l->dp / l->microbatches) * m->seq;
+		long tokens = (long)(m->batch / l->dp / l->microbatches) * (m->seq / l->cp);
 		if (tokens < l->tp)
 			return sl_fail(err, SL_EINVAL,
 			               "sequence parallelism splits a micro-batch's %ld tokens "
@@ -351,7 +405,7 @@ int sl_layout_check(const sl_model_spec *m, const sl_layout *l, int ndev, sl_err
 	}
 	if (l->zero < 0 || l->zero > 3)
 		return sl_fail(err, SL_EINVAL, "--zero=%d: the ZeRO stages are 0 to 3", l->zero);
-	if (l->zero > 0 && l->dp < 2)
+	if (l->zero > 0 && l->dp * l->cp < 2)
 		return sl_fail(err, SL_EINVAL,
 		               "ZeRO-%d shards over data-parallel replicas: it needs --dp of 2 or "
 		               "more",
@@ -361,7 +415,7 @@ int sl_layout_check(const sl_model_spec *m, const sl_layout *l, int ndev, sl_err
 
 static const char *const traffic_names[SL_TR_NKINDS] = {
     "tp_allreduce", "tp_allgather",     "tp_reducescatter", "pp_sendrecv",
-    "dp_allreduce", "dp_reducescatter", "dp_allgather"};
+    "dp_allreduce", "dp_reducescatter", "dp_allgather",     "cp_kv"};
 
 const char *sl_traffic_name(sl_traffic_kind k)
 {

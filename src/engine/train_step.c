@@ -504,16 +504,39 @@ struct mbgeo {
 	int sp;                     /* sequence parallel: the residual stream is split by rows */
 	int r0, rl;                 /* the rows of the residual stream this device holds */
 	size_t cnt[SL_MAX_DEVICES]; /* sequence parallel: rows*h of every TP rank */
+	/* context parallelism: cp ranks share each sequence; this one (ci)
+	 * holds chunks ci and 2 cp - 1 - ci of cs tokens each, its sl = 2 cs
+	 * rows a sequence in that order */
+	int cp, ci, cs, sl;
 };
+
+/* Local row lr of the micro-batch as a row of the global batch, and how
+ * many rows from it (up to end) follow on in the global batch too. */
+static long mb_row(const struct mbgeo *g, int seq, long lr, long end, long *len)
+{
+	if (g->cp == 1) {
+		*len = end - lr;
+		return g->row0 + lr;
+	}
+	long n = lr / g->sl, u = lr % g->sl, c = u / g->cs;
+	long chunk = c == 0 ? g->ci : 2 * g->cp - 1 - g->ci;
+	long stop = n * g->sl + (c + 1) * g->cs;
+	*len = (end < stop ? end : stop) - lr;
+	return g->row0 + n * seq + chunk * g->cs + u % g->cs;
+}
 
 static void mb_geo(const struct kctx *k, int mb, struct mbgeo *g)
 {
 	const sl_model_spec *m = &k->tr->m;
 	const sl_layout *l = &k->tr->l;
 	int first, count;
-	sl_layout_microbatch(m, l, k->ds->dp, mb, &first, &count);
+	sl_layout_microbatch(m, l, k->ds->dp / l->cp, mb, &first, &count);
 	g->nb = count;
-	g->r = count * m->seq;
+	g->cp = l->cp;
+	g->ci = k->ds->cp;
+	g->sl = m->seq / l->cp;
+	g->cs = l->cp > 1 ? m->seq / (2 * l->cp) : m->seq;
+	g->r = count * g->sl;
 	g->row0 = (long)first * m->seq;
 	g->sp = l->seq_parallel && l->tp > 1;
 	if (g->sp) {
@@ -546,6 +569,33 @@ static int ew_dropout(struct kctx *k, const struct blk *b, const struct mbgeo *g
 	EW_END(elems, label);
 }
 
+/* The hidden dropout of sub-block sub on the device's rows, as the
+ * reference drops them in the global batch. */
+static void hdropout(struct kctx *k, const struct blk *b, const struct mbgeo *g, int sub,
+                     const float *in, float *out)
+{
+	size_t h = (size_t)k->tr->m.hidden;
+	long len;
+	for (long lr = g->r0; lr < g->r0 + g->rl; lr += len) {
+		long gr = mb_row(g, k->tr->m.seq, lr, g->r0 + g->rl, &len);
+		size_t o = (size_t)(lr - g->r0) * h;
+		sl_hidden_dropout(&k->tr->m, k->step, b->index, sub, gr, (size_t)len, in + o,
+		                  out + o);
+	}
+}
+
+/* The data loader's inputs and targets of the device's rows. */
+static void mb_data(const struct kctx *k, const struct mbgeo *g, float *x, float *y)
+{
+	size_t h = (size_t)k->tr->m.hidden;
+	long len;
+	for (long lr = g->r0; lr < g->r0 + g->rl; lr += len) {
+		long gr = mb_row(g, k->tr->m.seq, lr, g->r0 + g->rl, &len);
+		size_t o = (size_t)(lr - g->r0) * h;
+		sl_model_data(&k->tr->m, k->step, gr, (int)len, x ? x + o : NULL, y ? y + o : NULL);
+	}
+}
+
 /* The backward of sub-block sub's hidden dropout (0 attention, 1 MLP) on
  * the device's rows: reads the gradient and the mask (a byte each),
  * writes the dropped gradient. */
@@ -555,8 +605,7 @@ static int ew_hdropout_grad(struct kctx *k, const struct blk *b, const struct mb
 	size_t n = (size_t)g->rl * (size_t)k->tr->m.hidden;
 	double elems = (2.0 + 1.0 / k->eb) * (double)n;
 	EW_BEGIN(elems, "hidden dropout grad");
-	sl_hidden_dropout(&k->tr->m, k->step, b->index, sub, g->row0 + g->r0, (size_t)g->rl, in,
-	                  out);
+	hdropout(k, b, g, sub, in, out);
 	EW_END(elems, "hidden dropout grad");
 }
 
@@ -574,7 +623,7 @@ static int ew_bias_dropout_add(struct kctx *k, const struct blk *b, const struct
 	EW_BEGIN(elems, label);
 	sl_add_bias(y, bias, rows, h);
 	if (drop)
-		sl_hidden_dropout(&k->tr->m, k->step, b->index, sub, g->row0 + g->r0, rows, y, y);
+		hdropout(k, b, g, sub, y, y);
 	for (size_t i = 0; i < n; i++)
 		y[i] += x[i];
 	EW_END(elems, label);
@@ -860,6 +909,435 @@ static int mlp_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 	return rc;
 }
 
+/* ---- context parallelism: ring attention, or its all-gather variant ----
+ *
+ * Each of the cp ranks holds chunks ci and 2 cp - 1 - ci of every sequence
+ * (its sl rows a sequence); attention needs every chunk's keys and values.
+ * Ring (Liu et al. 2023, as Megatron-Core and TransformerEngine run it):
+ * the forward takes cp steps, the block of rank ci - t in step t; the
+ * block of the next step arrives from the previous rank (a hop on the
+ * model-parallel stream) while this one is computed, into the buffer the
+ * step before freed (two buffers).  Its backward passes the blocks round
+ * again, and each block's key and value gradients travel behind it,
+ * gathering every rank's share, to arrive home after cp - 1 hops.
+ * All-gather (Llama 3's long-context stage): the blocks all-gathered
+ * before the forward and again before the backward, the gradients
+ * reduce-scattered after it, none of it beside compute.  Either way a
+ * device moves (cp - 1) blocks of keys and values in the forward and as
+ * many blocks and gradient blocks in the backward.  The kernel is fused
+ * (FlashAttention-2's, one a step): an online softmax in the forward, the
+ * rows' log-sum-exp kept for the backward; under a causal mask each pair
+ * of chunks runs whole below the diagonal, not at all above it, and its
+ * tiles on it. */
+
+struct cpatt {
+	int cp, ci, sl, s, d, qpg, ng, ah, qc, u, oc;
+	size_t kvc, blk; /* a row's keys and values (ng groups of 2 d), a rank's block */
+	float *kv;       /* host: block i rank i's keys and values (values only) */
+	float *dkv;      /* host: key and value gradients, block i rank i's; block cp arriving */
+	float *acct[2];  /* what the device holds for them (accounted handles) */
+	float *sc, *dsc; /* host: one head's scores (probabilities) and their gradient, sl x sl */
+	float *st;       /* host: per query row, the running maximum and sum (forward) or D */
+};
+
+static int cp_pos(const struct mbgeo *g, int rank, int w)
+{
+	int c = w / g->cs;
+	return (c == 0 ? rank : 2 * g->cp - 1 - rank) * g->cs + w % g->cs;
+}
+
+/* The share of the product of this rank's queries with rank bi's keys a
+ * causal kernel runs: each of the four pairs of chunks whole below the
+ * diagonal, not at all above it, its tiles on it. */
+static double cp_share(const struct kctx *k, const struct mbgeo *g, int bi)
+{
+	if (k->tr->m.mask != SL_MASK_CAUSAL)
+		return 1;
+	int q[2] = {g->ci, 2 * g->cp - 1 - g->ci}, c[2] = {bi, 2 * g->cp - 1 - bi};
+	double diag = sl_attn_tile_share_n(g->cs), sum = 0;
+	for (int a = 0; a < 2; a++)
+		for (int b = 0; b < 2; b++)
+			sum += c[b] < q[a] ? 1 : c[b] > q[a] ? 0 : diag;
+	return sum / 4;
+}
+
+static void cp_free(struct kctx *k, struct cpatt *a)
+{
+	free(a->kv);
+	free(a->dkv);
+	free(a->sc);
+	free(a->dsc);
+	free(a->st);
+	a->kv = a->dkv = a->sc = a->dsc = a->st = NULL;
+	k_free(k, &a->acct[0]);
+	k_free(k, &a->acct[1]);
+}
+
+/* The buffers of a pass (bwd: with the gradients' too). */
+static int cp_init(struct kctx *k, const struct blk *b, const struct mbgeo *g, struct cpatt *a,
+                   int bwd)
+{
+	const sl_model_spec *m = &k->tr->m;
+	memset(a, 0, sizeof *a);
+	a->cp = g->cp;
+	a->ci = g->ci;
+	a->sl = g->sl;
+	a->s = m->seq;
+	a->d = m->hidden / m->heads;
+	a->qpg = m->heads / sl_model_kv_heads(m);
+	a->ah = b->ah;
+	a->ng = b->ah / a->qpg;
+	a->qc = b->qc;
+	a->u = (a->qpg + 2) * a->d;
+	a->oc = a->d * b->ah;
+	a->kvc = (size_t)a->ng * 2 * a->d;
+	a->blk = (size_t)g->r * a->kvc;
+	int ring = k->tr->l.cp_comm == SL_CP_RING;
+	size_t rows = (size_t)g->nb * b->ah * a->sl;
+	int rc = scratch(k, &a->kv, a->cp * a->blk);
+	if (rc == SL_OK)
+		rc = scratch(k, &a->sc, (size_t)a->sl * a->sl);
+	if (rc == SL_OK)
+		rc = scratch(k, &a->st, 2 * rows);
+	if (rc == SL_OK && bwd)
+		rc = scratch(k, &a->dkv, (a->cp + 1) * a->blk);
+	if (rc == SL_OK && bwd)
+		rc = scratch(k, &a->dsc, (size_t)a->sl * a->sl);
+	if (rc == SL_OK)
+		rc = k_alloc_as(k, &a->acct[0], (ring ? 2 : a->cp) * a->blk, CAT_WS,
+		                ring ? "keys and values (the held and the arriving blocks)"
+		                     : "keys and values of the whole sequence",
+		                0);
+	if (rc == SL_OK && bwd)
+		rc = k_alloc_as(k, &a->acct[1], (ring ? 3 : a->cp) * a->blk, CAT_WS,
+		                ring ? "key and value gradients (own, held and arriving)"
+		                     : "key and value gradients of the whole sequence",
+		                0);
+	if (rc)
+		cp_free(k, a);
+	return rc;
+}
+
+/* Out of place to the next rank, from the previous: block so of buf to
+ * the next, block ro from the previous (cp - 1 of them make a ring). */
+static int k_sendrecv(struct kctx *k, const sl_group *g, float *buf, size_t so, size_t ro,
+                      size_t count)
+{
+	if (g->n < 2)
+		return SL_OK;
+	if (!k->d) {
+		struct pop o;
+		memset(&o, 0, sizeof o);
+		o.type = PO_COLL;
+		o.op = SL_COLL_SENDRECV;
+		o.stream = k->stream;
+		o.kind = SL_TR_CP_KV;
+		o.count = count;
+		return rec_op(k, &o);
+	}
+	sl_cluster *c = sl_dev_cluster(k->d);
+	int id = sl_dev_id(k->d);
+	sl_dev_stats s0 = sl_cluster_dev_stats(c, id);
+	int real = !k->dry && buf;
+	int rc =
+	    sl_sendrecv(k->d, g, real ? buf + so : NULL, real ? buf + ro : NULL, count, k->err);
+	sl_dev_stats s1 = sl_cluster_dev_stats(c, id);
+	k->dr->sent[SL_TR_CP_KV] += s1.bytes_sent - s0.bytes_sent;
+	k->dr->recv[SL_TR_CP_KV] += s1.bytes_received - s0.bytes_received;
+	return rc;
+}
+
+/* A hop of the ring on the model-parallel stream, and an event after it
+ * in slot 2 + (hop & 1). */
+static int cp_hop(struct kctx *k, float *buf, size_t so, size_t ro, size_t count, int hop)
+{
+	k_stream(k, SL_STREAM_MP);
+	int rc = k_sendrecv(k, k->ds->cpg, buf, so, ro, count);
+	if (rc == SL_OK)
+		rc = k_mark(k, SL_STREAM_MP, 2 + (hop & 1));
+	k_stream(k, SL_STREAM_COMPUTE);
+	return rc;
+}
+
+/* This rank's keys and values out of Q, K, V (or their gradients back in):
+ * a copy of the host's, which the kernels would read in place. */
+static void cp_pack(const struct cpatt *a, float *qkv, float *kv, int in)
+{
+	if (!qkv || !kv)
+		return;
+	size_t rows = a->blk / a->kvc, n2 = 2 * (size_t)a->d;
+	for (size_t t = 0; t < rows; t++)
+		for (int gi = 0; gi < a->ng; gi++) {
+			float *q = qkv + t * a->qc + (size_t)gi * a->u + (size_t)a->qpg * a->d;
+			float *v = kv + t * a->kvc + gi * n2;
+			memcpy(in ? q : v, in ? v : q, n2 * FL);
+		}
+}
+
+/* The masked online softmax of one head's scores against block bi (rows
+ * of the sequence's sl, st its running maximum and sum), rescaling its
+ * output so far; the scores become the block's unnormalised
+ * probabilities.  On chip in the fused kernel. */
+static int ew_cp_online(struct kctx *k, const struct mbgeo *g, const struct cpatt *a, int bi,
+                        float *sc, float *st, float *o, int first)
+{
+	double elems = 3.0 * a->sl * a->sl;
+	EW_BEGIN(elems, "online softmax");
+	int causal = k->tr->m.mask == SL_MASK_CAUSAL;
+	for (int q = 0; q < a->sl; q++) {
+		float *row = sc + (size_t)q * a->sl;
+		int qp = cp_pos(g, g->ci, q);
+		float mx = -INFINITY;
+		for (int w = 0; w < a->sl; w++) {
+			if (causal && cp_pos(g, bi, w) > qp)
+				row[w] = -INFINITY;
+			mx = row[w] > mx ? row[w] : mx;
+		}
+		float m0 = first ? -INFINITY : st[2 * q], m1 = mx > m0 ? mx : m0;
+		float sum = 0;
+		for (int w = 0; w < a->sl; w++) {
+			row[w] = m1 == -INFINITY ? 0 : expf(row[w] - m1);
+			sum += row[w];
+		}
+		float corr = m0 == -INFINITY ? 0 : expf(m0 - m1);
+		st[2 * q] = m1;
+		st[2 * q + 1] = (first ? 0 : st[2 * q + 1] * corr) + sum;
+		if (!first)
+			for (int e = 0; e < a->d; e++)
+				o[(size_t)q * a->oc + e] *= corr;
+	}
+	EW_END(elems, "online softmax");
+}
+
+/* The output's rows divided by their sums; the log-sum-exp kept. */
+static int ew_cp_final(struct kctx *k, const struct cpatt *a, const float *st, float *o, float *lse)
+{
+	double elems = 2.0 * a->sl * a->d;
+	EW_BEGIN(elems, "softmax normalisation");
+	for (int q = 0; q < a->sl; q++) {
+		float l = st[2 * q + 1];
+		for (int e = 0; e < a->d; e++)
+			o[(size_t)q * a->oc + e] /= l;
+		lse[q] = st[2 * q] + logf(l);
+	}
+	EW_END(elems, "softmax normalisation");
+}
+
+static int cp_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, struct bstash *st,
+                  float scale)
+{
+	struct cpatt a;
+	TRY(cp_init(k, b, g, &a, 0));
+	int ring = k->tr->l.cp_comm == SL_CP_RING, cp = a.cp, ci = a.ci, sl = a.sl;
+	size_t rows = (size_t)g->nb * a.ah * sl;
+	int rc = k_alloc(k, &st->lse, rows, CAT_ACT, "activations (softmax log-sum-exp)");
+	int real = k->d && !k->dry;
+	if (real)
+		cp_pack(&a, st->qkv, a.kv + ci * a.blk, 0);
+	if (rc == SL_OK && !ring)
+		rc = k_coll(k, SL_TR_CP_KV, k->ds->cpg, SL_COLL_ALLGATHER, a.kv, 0, cp * a.blk,
+		            NULL);
+	if (rc == SL_OK && ring)
+		rc = cp_hop(k, a.kv, ci * a.blk, (size_t)((ci + cp - 1) % cp) * a.blk, a.blk, 1);
+	int nseq = k->d ? g->nb : 1, nhead = k->d ? a.ah : 1;
+	char lb[40];
+	for (int t = 0; rc == SL_OK && t < cp; t++) {
+		int bi = (ci - t + cp) % cp;
+		if (ring && t >= 1) {
+			/* the next block into the buffer the last step freed */
+			if (t + 1 < cp)
+				rc = cp_hop(k, a.kv, (size_t)bi * a.blk,
+				            (size_t)((bi + cp - 1) % cp) * a.blk, a.blk, t + 1);
+			if (rc == SL_OK)
+				rc = k_wait_ev(k, SL_STREAM_MP, 2 + (t & 1));
+		}
+		if (rc == SL_OK)
+			rc = fused_begin(k, "attention kernel");
+		k->share = cp_share(k, g, bi);
+		if (k->d)
+			sl_dev_set_fused(k->d, 1, k->share);
+		k->times = k->d ? 1 : (double)g->nb * a.ah;
+		k->batch = g->nb * a.ah;
+		for (int n = 0; rc == SL_OK && n < nseq; n++)
+			for (int j = 0; rc == SL_OK && j < nhead; j++) {
+				size_t q = (size_t)n * sl * a.qc + (size_t)(j / a.qpg) * a.u +
+				           (size_t)(j % a.qpg) * a.d;
+				size_t kv = (size_t)bi * a.blk + (size_t)n * sl * a.kvc +
+				            (size_t)(j / a.qpg) * 2 * a.d;
+				size_t oo = (size_t)n * sl * a.oc + (size_t)j * a.d;
+				float *sv = a.st ? a.st + 2 * (((size_t)n * a.ah + j) * sl) : NULL;
+				WORK(SL_PASS_FWD, b->index, SL_PART_SCORES, SL_GRAD_NONE, j);
+				rc = k_gemm(k, 0, 1, sl, sl, a.d, scale, st->qkv, q, a.qc, a.kv, kv,
+				            (int)a.kvc, 0, a.sc, 0, sl, lb);
+				if (rc == SL_OK)
+					rc = ew_cp_online(k, g, &a, bi, a.sc, sv,
+					                  real ? st->o + oo : NULL, t == 0);
+				WORK(SL_PASS_FWD, b->index, SL_PART_PV, SL_GRAD_NONE, j);
+				if (rc == SL_OK)
+					rc = k_gemm(k, 0, 0, sl, a.d, sl, 1, a.sc, 0, sl, a.kv,
+					            kv + a.d, (int)a.kvc, t == 0 ? 0 : 1, st->o, oo,
+					            a.oc, lb);
+				if (rc == SL_OK && t == cp - 1)
+					rc = ew_cp_final(
+					    k, &a, sv, real ? st->o + oo : NULL,
+					    real ? st->lse + ((size_t)n * a.ah + j) * sl : NULL);
+			}
+		fuse(k, 0);
+		k->times = 1;
+		k->batch = 1;
+	}
+	cp_free(k, &a);
+	return rc;
+}
+
+/* D = the rows' dot product of dO and O (FlashAttention-2's backward). */
+static int ew_cp_dot(struct kctx *k, const struct cpatt *a, const float *dO, const float *o,
+                     float *dd)
+{
+	double elems = 2.0 * a->sl * a->d;
+	EW_BEGIN(elems, "attention backward rows");
+	for (int q = 0; q < a->sl; q++) {
+		float s = 0;
+		for (int e = 0; e < a->d; e++)
+			s += dO[(size_t)q * a->oc + e] * o[(size_t)q * a->oc + e];
+		dd[q] = s;
+	}
+	EW_END(elems, "attention backward rows");
+}
+
+/* The block's probabilities again from the scores and the log-sum-exp
+ * (masked); with dp (dO V^T) the scores' gradient, scale P (dP - D). */
+static int ew_cp_probs(struct kctx *k, const struct mbgeo *g, const struct cpatt *a, int bi,
+                       float *sc, const float *lse, float *dp, const float *dd, float scale)
+{
+	double elems = (dp ? 3.0 : 2.0) * a->sl * a->sl;
+	EW_BEGIN(elems, dp ? "softmax grad" : "softmax");
+	int causal = k->tr->m.mask == SL_MASK_CAUSAL;
+	for (int q = 0; q < a->sl; q++) {
+		int qp = cp_pos(g, g->ci, q);
+		float *row = sc + (size_t)q * a->sl;
+		for (int w = 0; w < a->sl; w++) {
+			if (!dp)
+				row[w] =
+				    causal && cp_pos(g, bi, w) > qp ? 0 : expf(row[w] - lse[q]);
+			else
+				dp[(size_t)q * a->sl + w] =
+				    scale * row[w] * (dp[(size_t)q * a->sl + w] - dd[q]);
+		}
+	}
+	EW_END(elems, dp ? "softmax grad" : "softmax");
+}
+
+static int cp_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, struct bstash *st,
+                  const float *dO, float *dqkv, float scale)
+{
+	struct cpatt a;
+	TRY(cp_init(k, b, g, &a, 1));
+	int ring = k->tr->l.cp_comm == SL_CP_RING, cp = a.cp, ci = a.ci, sl = a.sl;
+	int real = k->d && !k->dry;
+	size_t B = a.blk;
+	if (real)
+		cp_pack(&a, st->qkv, a.kv + ci * B, 0);
+	int rc = SL_OK;
+	if (!ring)
+		rc = k_coll(k, SL_TR_CP_KV, k->ds->cpg, SL_COLL_ALLGATHER, a.kv, 0, cp * B, NULL);
+	else
+		rc = cp_hop(k, a.kv, ci * B, (size_t)((ci + cp - 1) % cp) * B, B, 1);
+	int nseq = k->d ? g->nb : 1, nhead = k->d ? a.ah : 1;
+	char lb[40];
+	/* D for every row */
+	k->times = k->d ? 1 : (double)g->nb * a.ah;
+	k->batch = g->nb * a.ah;
+	for (int n = 0; rc == SL_OK && n < nseq; n++)
+		for (int j = 0; rc == SL_OK && j < nhead; j++) {
+			size_t oo = (size_t)n * sl * a.oc + (size_t)j * a.d;
+			rc = ew_cp_dot(k, &a, real ? dO + oo : NULL, real ? st->o + oo : NULL,
+			               a.st ? a.st + ((size_t)n * a.ah + j) * sl : NULL);
+		}
+	k->times = 1;
+	k->batch = 1;
+	for (int t = 0; rc == SL_OK && t < cp; t++) {
+		int bi = (ci - t + cp) % cp;
+		if (ring && t >= 1) {
+			if (t + 1 < cp)
+				rc = cp_hop(k, a.kv, (size_t)bi * B,
+				            (size_t)((bi + cp - 1) % cp) * B, B, t + 1);
+			/* the block, and (from the second on) its gradients so far */
+			if (rc == SL_OK)
+				rc = k_wait_ev(k, SL_STREAM_MP, 2 + (t & 1));
+		}
+		/* a fresh sum: this rank's own block, or the first one it gets */
+		int fresh = !ring || t <= 1;
+		if (rc == SL_OK)
+			rc = fused_begin(k, "attention backward kernel");
+		k->share = cp_share(k, g, bi);
+		if (k->d)
+			sl_dev_set_fused(k->d, 1, k->share);
+		k->times = k->d ? 1 : (double)g->nb * a.ah;
+		k->batch = g->nb * a.ah;
+		for (int n = 0; rc == SL_OK && n < nseq; n++)
+			for (int j = 0; rc == SL_OK && j < nhead; j++) {
+				size_t q = (size_t)n * sl * a.qc + (size_t)(j / a.qpg) * a.u +
+				           (size_t)(j % a.qpg) * a.d;
+				size_t kv = (size_t)bi * B + (size_t)n * sl * a.kvc +
+				            (size_t)(j / a.qpg) * 2 * a.d;
+				size_t oo = (size_t)n * sl * a.oc + (size_t)j * a.d;
+				size_t ro = ((size_t)n * a.ah + j) * sl;
+				float acc = fresh && j % a.qpg == 0 ? 0.0f : 1.0f;
+				WORK(SL_PASS_FWD, b->index, SL_PART_SCORES, SL_GRAD_NONE, j);
+				rc = k_gemm(k, 0, 1, sl, sl, a.d, scale, st->qkv, q, a.qc, a.kv, kv,
+				            (int)a.kvc, 0, a.sc, 0, sl, lb);
+				if (rc == SL_OK)
+					rc = ew_cp_probs(k, g, &a, bi, a.sc,
+					                 real ? st->lse + ro : NULL, NULL, NULL,
+					                 scale);
+				WORK(SL_PASS_BWD, b->index, SL_PART_DV, SL_GRAD_NONE, j);
+				if (rc == SL_OK)
+					rc = k_gemm(k, 1, 0, sl, a.d, sl, 1, a.sc, 0, sl, dO, oo,
+					            a.oc, acc, a.dkv, kv + a.d, (int)a.kvc, lb);
+				WORK(SL_PASS_BWD, b->index, SL_PART_DP, SL_GRAD_NONE, j);
+				if (rc == SL_OK)
+					rc = k_gemm(k, 0, 1, sl, sl, a.d, 1, dO, oo, a.oc, a.kv,
+					            kv + a.d, (int)a.kvc, 0, a.dsc, 0, sl, lb);
+				if (rc == SL_OK)
+					rc = ew_cp_probs(k, g, &a, bi, a.sc, NULL, a.dsc,
+					                 a.st ? a.st + ro : NULL, scale);
+				WORK(SL_PASS_BWD, b->index, SL_PART_DQ, SL_GRAD_NONE, j);
+				if (rc == SL_OK)
+					rc = k_gemm(k, 0, 0, sl, a.d, sl, 1, a.dsc, 0, sl, a.kv, kv,
+					            (int)a.kvc, t == 0 ? 0 : 1, dqkv, q, a.qc, lb);
+				WORK(SL_PASS_BWD, b->index, SL_PART_DK, SL_GRAD_NONE, j);
+				if (rc == SL_OK)
+					rc = k_gemm(k, 1, 0, sl, a.d, sl, 1, a.dsc, 0, sl, st->qkv,
+					            q, a.qc, acc, a.dkv, kv, (int)a.kvc, lb);
+			}
+		fuse(k, 0);
+		k->times = 1;
+		k->batch = 1;
+		/* the block's gradients on to the next rank; the next block's (or,
+		 * last, this rank's own) from the previous */
+		if (rc == SL_OK && ring && t >= 1)
+			rc = cp_hop(k, a.dkv, (size_t)bi * B,
+			            t + 1 < cp ? (size_t)((bi + cp - 1) % cp) * B : (size_t)cp * B,
+			            B, t + 1);
+	}
+	if (rc == SL_OK && !ring)
+		rc = k_coll(k, SL_TR_CP_KV, k->ds->cpg, SL_COLL_REDUCESCATTER, a.dkv, 0, cp * B,
+		            NULL);
+	if (rc == SL_OK && ring && cp > 1) {
+		/* this rank's own share and the others' */
+		rc = k_wait_ev(k, SL_STREAM_MP, 2 + (cp & 1));
+		if (rc == SL_OK)
+			rc = ew_add(k, a.dkv ? a.dkv + ci * B : NULL, a.dkv ? a.dkv + cp * B : NULL,
+			            B, "key and value gradients");
+	}
+	if (rc == SL_OK && real)
+		cp_pack(&a, dqkv, a.dkv + ci * B, 1);
+	k_free(k, &st->lse);
+	cp_free(k, &a);
+	return rc;
+}
+
 static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, struct bstash *st,
                     float **xio)
 {
@@ -876,71 +1354,80 @@ static int attn_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	WORK(SL_PASS_FWD, b->index, SL_PART_QKV, SL_GRAD_NONE, -1);
 	TRY(k_gemm(k, 0, 0, r, qc, h, 1, st->xa, 0, h, par(k, b, SL_T_QKV_W), 0, qc, 0, st->qkv, 0,
 	           qc, lb));
-	/* Fused attention keeps no probabilities: one head's are on chip. */
-	int flash = k->tr->l.attention == SL_ATTN_FLASH, drop = m->attn_dropout > 0;
-	size_t np = (size_t)g->nb * ah * s * s;
-	float *pp = NULL, *pdd = NULL;
-	if (flash) {
-		TRY(scratch(k, &pp, (size_t)s * s));
-		if (drop && scratch(k, &pdd, (size_t)s * s)) {
-			free(pp);
-			return sl_fail(k->err, SL_ENOMEM, "out of host memory");
-		}
+	if (g->cp > 1) {
+		TRY(k_alloc(k, &st->o, (size_t)r * oc, CAT_ACT, "activations (heads' outputs)"));
+		TRY(cp_fwd(k, b, g, st, scale));
 	} else {
-		TRY(k_alloc(k, &st->p, np, CAT_ACT, "activations (attention probabilities)"));
-		/* Megatron keeps both: P for the softmax's gradient, the dropped
-		 * ones for V's, and the mask (Korthikanti et al.'s 5as^2 b). */
-		if (drop) {
-			TRY(k_alloc(k, &st->pd, np, CAT_ACT,
-			            "activations (attention dropout output)"));
-			TRY(k_alloc(k, &st->mask, (size_t)ceil((double)np / k->eb), CAT_ACT,
-			            "activations (attention dropout mask)"));
-		}
-	}
-	int rc = k_alloc(k, &st->o, (size_t)r * oc, CAT_ACT, "activations (heads' outputs)");
-	/* Recording, every head of every sequence is the same work: one stands
-	 * for all. */
-	int nseq = k->d ? g->nb : 1, nhead = k->d ? ah : 1;
-	k->times = k->d ? 1 : (double)g->nb * ah;
-	k->batch = g->nb * ah;
-	if (rc == SL_OK && flash)
-		rc = fused_begin(k, "attention kernel");
-	for (int n = 0; rc == SL_OK && n < nseq; n++)
-		for (int j = 0; rc == SL_OK && j < nhead; j++) {
-			/* query j % qpg of local group j / qpg; the group's k, v after its queries
-			 */
-			size_t go = (size_t)n * s * qc + (size_t)(j / qpg) * u;
-			size_t q = go + (size_t)(j % qpg) * d, kv = go + (size_t)qpg * d;
-			size_t po = flash ? 0 : ((size_t)n * ah + j) * s * s;
-			float *P = flash ? pp : st->p, *W = P;
-			WORK(SL_PASS_FWD, b->index, SL_PART_SCORES, SL_GRAD_NONE, j);
-			rc = k_gemm(k, 0, 1, s, s, d, scale, st->qkv, q, qc, st->qkv, kv, qc, 0, P,
-			            po, s, lb);
-			if (rc == SL_OK)
-				rc = ew_softmax(k, P, po, s);
-			if (rc == SL_OK && drop) {
-				W = flash ? pdd : st->pd;
-				rc = ew_dropout(k, b, g, n, j, P, po, W, po, s, 0);
+		/* Fused attention keeps no probabilities: one head's are on chip. */
+		int flash = k->tr->l.attention == SL_ATTN_FLASH, drop = m->attn_dropout > 0;
+		size_t np = (size_t)g->nb * ah * s * s;
+		float *pp = NULL, *pdd = NULL;
+		if (flash) {
+			TRY(scratch(k, &pp, (size_t)s * s));
+			if (drop && scratch(k, &pdd, (size_t)s * s)) {
+				free(pp);
+				return sl_fail(k->err, SL_ENOMEM, "out of host memory");
 			}
-			WORK(SL_PASS_FWD, b->index, SL_PART_PV, SL_GRAD_NONE, j);
-			if (rc == SL_OK)
-				rc = k_gemm(k, 0, 0, s, d, s, 1, W, po, s, st->qkv, kv + d, qc, 0,
-				            st->o, (size_t)n * s * oc + (size_t)j * d, oc, lb);
+		} else {
+			TRY(k_alloc(k, &st->p, np, CAT_ACT,
+			            "activations (attention probabilities)"));
+			/* Megatron keeps both: P for the softmax's gradient, the dropped
+			 * ones for V's, and the mask (Korthikanti et al.'s 5as^2 b). */
+			if (drop) {
+				TRY(k_alloc(k, &st->pd, np, CAT_ACT,
+				            "activations (attention dropout output)"));
+				TRY(k_alloc(k, &st->mask, (size_t)ceil((double)np / k->eb), CAT_ACT,
+				            "activations (attention dropout mask)"));
+			}
 		}
-	fuse(k, 0);
-	free(pp);
-	free(pdd);
-	k->times = 1;
-	k->batch = 1;
-	if (rc)
-		return rc;
-	/* Selective recomputation keeps Q, K, V but not the s x s
-	 * probabilities: the backward pass makes them again (and drops the
-	 * same ones). */
-	if (k->tr->l.recompute == SL_RECOMPUTE_SELECTIVE) {
-		k_free(k, &st->p);
-		k_free(k, &st->pd);
-		k_free(k, &st->mask);
+		int rc =
+		    k_alloc(k, &st->o, (size_t)r * oc, CAT_ACT, "activations (heads' outputs)");
+		/* Recording, every head of every sequence is the same work: one stands
+		 * for all. */
+		int nseq = k->d ? g->nb : 1, nhead = k->d ? ah : 1;
+		k->times = k->d ? 1 : (double)g->nb * ah;
+		k->batch = g->nb * ah;
+		if (rc == SL_OK && flash)
+			rc = fused_begin(k, "attention kernel");
+		for (int n = 0; rc == SL_OK && n < nseq; n++)
+			for (int j = 0; rc == SL_OK && j < nhead; j++) {
+				/* query j % qpg of local group j / qpg; the group's k, v after its
+				 * queries
+				 */
+				size_t go = (size_t)n * s * qc + (size_t)(j / qpg) * u;
+				size_t q = go + (size_t)(j % qpg) * d, kv = go + (size_t)qpg * d;
+				size_t po = flash ? 0 : ((size_t)n * ah + j) * s * s;
+				float *P = flash ? pp : st->p, *W = P;
+				WORK(SL_PASS_FWD, b->index, SL_PART_SCORES, SL_GRAD_NONE, j);
+				rc = k_gemm(k, 0, 1, s, s, d, scale, st->qkv, q, qc, st->qkv, kv,
+				            qc, 0, P, po, s, lb);
+				if (rc == SL_OK)
+					rc = ew_softmax(k, P, po, s);
+				if (rc == SL_OK && drop) {
+					W = flash ? pdd : st->pd;
+					rc = ew_dropout(k, b, g, n, j, P, po, W, po, s, 0);
+				}
+				WORK(SL_PASS_FWD, b->index, SL_PART_PV, SL_GRAD_NONE, j);
+				if (rc == SL_OK)
+					rc = k_gemm(k, 0, 0, s, d, s, 1, W, po, s, st->qkv, kv + d,
+					            qc, 0, st->o,
+					            (size_t)n * s * oc + (size_t)j * d, oc, lb);
+			}
+		fuse(k, 0);
+		free(pp);
+		free(pdd);
+		k->times = 1;
+		k->batch = 1;
+		if (rc)
+			return rc;
+		/* Selective recomputation keeps Q, K, V but not the s x s
+		 * probabilities: the backward pass makes them again (and drops the
+		 * same ones). */
+		if (k->tr->l.recompute == SL_RECOMPUTE_SELECTIVE) {
+			k_free(k, &st->p);
+			k_free(k, &st->pd);
+			k_free(k, &st->mask);
+		}
 	}
 	TRY(k_alloc(k, &yf, (size_t)r * h, CAT_WS, "projection partial sums"));
 	WORK(SL_PASS_FWD, b->index, SL_PART_PROJ, SL_GRAD_NONE, -1);
@@ -975,103 +1462,113 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 	WORK(SL_PASS_BWD, b->index, SL_PART_PROJ, SL_GRAD_X, -1);
 	TRY(k_gemm(k, 0, 1, r, oc, h, 1, dyf, 0, h, par(k, b, SL_T_OUT_W), 0, h, 0, dO, 0, oc, lb));
 	TRY(k_alloc(k, &dqkv, (size_t)r * qc, CAT_WS, "Q, K, V gradient"));
-	/* Fused attention: the kernel makes a head's scores again on chip. */
-	int flash = k->tr->l.attention == SL_ATTN_FLASH, drop = m->attn_dropout > 0;
-	int selective = !flash && k->tr->l.recompute == SL_RECOMPUTE_SELECTIVE;
-	float *pp = NULL, *pdd = NULL;
-	if (flash) {
-		TRY(scratch(k, &pp, (size_t)s * s));
-		int rc0 = scratch(k, &dp, (size_t)s * s);
-		if (rc0 == SL_OK && drop)
-			rc0 = scratch(k, &pdd, (size_t)s * s);
-		if (rc0) {
-			free(pp);
-			free(dp);
-			return rc0;
-		}
+	if (g->cp > 1) {
+		TRY(cp_bwd(k, b, g, st, dO, dqkv, scale));
+		k_free(k, &dO);
 	} else {
-		TRY(k_alloc(k, &dp, (size_t)s * s, CAT_WS, "attention score gradient"));
+		/* Fused attention: the kernel makes a head's scores again on chip. */
+		int flash = k->tr->l.attention == SL_ATTN_FLASH, drop = m->attn_dropout > 0;
+		int selective = !flash && k->tr->l.recompute == SL_RECOMPUTE_SELECTIVE;
+		float *pp = NULL, *pdd = NULL;
+		if (flash) {
+			TRY(scratch(k, &pp, (size_t)s * s));
+			int rc0 = scratch(k, &dp, (size_t)s * s);
+			if (rc0 == SL_OK && drop)
+				rc0 = scratch(k, &pdd, (size_t)s * s);
+			if (rc0) {
+				free(pp);
+				free(dp);
+				return rc0;
+			}
+		} else {
+			TRY(k_alloc(k, &dp, (size_t)s * s, CAT_WS, "attention score gradient"));
+			if (selective)
+				TRY(k_alloc(k, &st->p, (size_t)g->nb * ah * s * s, CAT_WS,
+				            "recomputed attention probabilities"));
+			if (selective && drop) {
+				TRY(k_alloc(k, &st->pd, (size_t)g->nb * ah * s * s, CAT_WS,
+				            "recomputed attention dropout output"));
+				TRY(k_alloc(k, &st->mask,
+				            (size_t)ceil((double)g->nb * ah * s * s / k->eb),
+				            CAT_WS, "recomputed attention dropout mask"));
+			}
+		}
+		/* Selective recomputation runs the attention core's forward again whole,
+		 * as Megatron-LM's checkpointed core attention does: the scores,
+		 * softmax and dropout, and the product with V, whose output (the
+		 * heads' outputs again) autograd holds until the core's backward ends. */
+		float *ro = NULL;
 		if (selective)
-			TRY(k_alloc(k, &st->p, (size_t)g->nb * ah * s * s, CAT_WS,
-			            "recomputed attention probabilities"));
-		if (selective && drop) {
-			TRY(k_alloc(k, &st->pd, (size_t)g->nb * ah * s * s, CAT_WS,
-			            "recomputed attention dropout output"));
-			TRY(k_alloc(k, &st->mask, (size_t)ceil((double)g->nb * ah * s * s / k->eb),
-			            CAT_WS, "recomputed attention dropout mask"));
-		}
-	}
-	/* Selective recomputation runs the attention core's forward again whole,
-	 * as Megatron-LM's checkpointed core attention does: the scores,
-	 * softmax and dropout, and the product with V, whose output (the
-	 * heads' outputs again) autograd holds until the core's backward ends. */
-	float *ro = NULL;
-	if (selective)
-		TRY(k_alloc(k, &ro, (size_t)r * oc, CAT_WS, "recomputed heads' outputs"));
-	int nseq = k->d ? g->nb : 1, nhead = k->d ? ah : 1;
-	k->times = k->d ? 1 : (double)g->nb * ah;
-	k->batch = g->nb * ah;
-	int rc = flash ? fused_begin(k, "attention backward kernel") : SL_OK;
-	for (int n = 0; rc == SL_OK && n < nseq; n++)
-		for (int j = 0; rc == SL_OK && j < nhead; j++) {
-			size_t go = (size_t)n * s * qc + (size_t)(j / qpg) * u;
-			size_t q = go + (size_t)(j % qpg) * d, kv = go + (size_t)qpg * d;
-			size_t po = flash ? 0 : ((size_t)n * ah + j) * s * s;
-			size_t oo = (size_t)n * s * oc + (size_t)j * d;
-			float *P = flash ? pp : st->p, *W = !drop ? P : flash ? pdd : st->pd;
-			/* a group's queries add to its shared dK and dV */
-			float acc = j % qpg ? 1.0f : 0.0f;
-			if (selective || flash) {
-				/* The forward's scores and softmax, again. */
-				WORK(SL_PASS_FWD, b->index, SL_PART_SCORES, SL_GRAD_NONE, j);
-				rc = k_gemm(k, 0, 1, s, s, d, 1.0f / sqrtf((float)d), st->qkv, q,
-				            qc, st->qkv, kv, qc, 0, P, po, s, lb);
+			TRY(k_alloc(k, &ro, (size_t)r * oc, CAT_WS, "recomputed heads' outputs"));
+		int nseq = k->d ? g->nb : 1, nhead = k->d ? ah : 1;
+		k->times = k->d ? 1 : (double)g->nb * ah;
+		k->batch = g->nb * ah;
+		int rc = flash ? fused_begin(k, "attention backward kernel") : SL_OK;
+		for (int n = 0; rc == SL_OK && n < nseq; n++)
+			for (int j = 0; rc == SL_OK && j < nhead; j++) {
+				size_t go = (size_t)n * s * qc + (size_t)(j / qpg) * u;
+				size_t q = go + (size_t)(j % qpg) * d, kv = go + (size_t)qpg * d;
+				size_t po = flash ? 0 : ((size_t)n * ah + j) * s * s;
+				size_t oo = (size_t)n * s * oc + (size_t)j * d;
+				float *P = flash ? pp : st->p, *W = !drop   ? P
+				                                    : flash ? pdd
+				                                            : st->pd;
+				/* a group's queries add to its shared dK and dV */
+				float acc = j % qpg ? 1.0f : 0.0f;
+				if (selective || flash) {
+					/* The forward's scores and softmax, again. */
+					WORK(SL_PASS_FWD, b->index, SL_PART_SCORES, SL_GRAD_NONE,
+					     j);
+					rc = k_gemm(k, 0, 1, s, s, d, 1.0f / sqrtf((float)d),
+					            st->qkv, q, qc, st->qkv, kv, qc, 0, P, po, s,
+					            lb);
+					if (rc == SL_OK)
+						rc = ew_softmax(k, P, po, s);
+					if (rc == SL_OK && drop)
+						rc = ew_dropout(k, b, g, n, j, P, po, W, po, s, 0);
+				}
+				if (selective) {
+					WORK(SL_PASS_FWD, b->index, SL_PART_PV, SL_GRAD_NONE, j);
+					if (rc == SL_OK)
+						rc = k_gemm(k, 0, 0, s, d, s, 1, W, po, s, st->qkv,
+						            kv + d, qc, 0, ro, oo, oc, lb);
+				}
+				WORK(SL_PASS_BWD, b->index, SL_PART_DP, SL_GRAD_NONE, j);
 				if (rc == SL_OK)
-					rc = ew_softmax(k, P, po, s);
+					rc = k_gemm(k, 0, 1, s, s, d, 1, dO, oo, oc, st->qkv,
+					            kv + d, qc, 0, dp, 0, s, lb);
+				WORK(SL_PASS_BWD, b->index, SL_PART_DV, SL_GRAD_NONE, j);
+				if (rc == SL_OK)
+					rc = k_gemm(k, 1, 0, s, d, s, 1, W, po, s, dO, oo, oc, acc,
+					            dqkv, kv + d, qc, lb);
 				if (rc == SL_OK && drop)
-					rc = ew_dropout(k, b, g, n, j, P, po, W, po, s, 0);
-			}
-			if (selective) {
-				WORK(SL_PASS_FWD, b->index, SL_PART_PV, SL_GRAD_NONE, j);
+					rc = ew_dropout(k, b, g, n, j, dp, 0, dp, 0, s, 1);
 				if (rc == SL_OK)
-					rc = k_gemm(k, 0, 0, s, d, s, 1, W, po, s, st->qkv, kv + d,
-					            qc, 0, ro, oo, oc, lb);
+					rc = ew_softmax_grad(k, P, po, dp, s, scale);
+				WORK(SL_PASS_BWD, b->index, SL_PART_DQ, SL_GRAD_NONE, j);
+				if (rc == SL_OK)
+					rc = k_gemm(k, 0, 0, s, d, s, 1, dp, 0, s, st->qkv, kv, qc,
+					            0, dqkv, q, qc, lb);
+				WORK(SL_PASS_BWD, b->index, SL_PART_DK, SL_GRAD_NONE, j);
+				if (rc == SL_OK)
+					rc = k_gemm(k, 1, 0, s, d, s, 1, dp, 0, s, st->qkv, q, qc,
+					            acc, dqkv, kv, qc, lb);
 			}
-			WORK(SL_PASS_BWD, b->index, SL_PART_DP, SL_GRAD_NONE, j);
-			if (rc == SL_OK)
-				rc = k_gemm(k, 0, 1, s, s, d, 1, dO, oo, oc, st->qkv, kv + d, qc, 0,
-				            dp, 0, s, lb);
-			WORK(SL_PASS_BWD, b->index, SL_PART_DV, SL_GRAD_NONE, j);
-			if (rc == SL_OK)
-				rc = k_gemm(k, 1, 0, s, d, s, 1, W, po, s, dO, oo, oc, acc, dqkv,
-				            kv + d, qc, lb);
-			if (rc == SL_OK && drop)
-				rc = ew_dropout(k, b, g, n, j, dp, 0, dp, 0, s, 1);
-			if (rc == SL_OK)
-				rc = ew_softmax_grad(k, P, po, dp, s, scale);
-			WORK(SL_PASS_BWD, b->index, SL_PART_DQ, SL_GRAD_NONE, j);
-			if (rc == SL_OK)
-				rc = k_gemm(k, 0, 0, s, d, s, 1, dp, 0, s, st->qkv, kv, qc, 0, dqkv,
-				            q, qc, lb);
-			WORK(SL_PASS_BWD, b->index, SL_PART_DK, SL_GRAD_NONE, j);
-			if (rc == SL_OK)
-				rc = k_gemm(k, 1, 0, s, d, s, 1, dp, 0, s, st->qkv, q, qc, acc,
-				            dqkv, kv, qc, lb);
+		fuse(k, 0);
+		k->times = 1;
+		k->batch = 1;
+		if (flash) {
+			free(pp);
+			free(pdd);
+			free(dp);
+			dp = NULL;
 		}
-	fuse(k, 0);
-	k->times = 1;
-	k->batch = 1;
-	if (flash) {
-		free(pp);
-		free(pdd);
-		free(dp);
-		dp = NULL;
+		if (rc)
+			return rc;
+		k_free(k, &ro);
+		k_free(k, &dp);
+		k_free(k, &dO);
 	}
-	if (rc)
-		return rc;
-	k_free(k, &ro);
-	k_free(k, &dp);
-	k_free(k, &dO);
 	WORK(SL_PASS_BWD, b->index, SL_PART_QKV, SL_GRAD_W, -1);
 	float *xf = NULL;
 	TRY(regather(k, g, st->xa, &xf));
@@ -1118,7 +1615,7 @@ static int loss_fwd(struct kctx *k, const struct mbgeo *g, float *y, struct csta
 	float *xs = malloc((n ? n : 1) * FL);
 	if (!xs)
 		return sl_fail(k->err, SL_ENOMEM, "out of host memory");
-	sl_model_data(m, k->step, g->row0 + g->r0, g->rl, xs, tgt);
+	mb_data(k, g, xs, tgt);
 	free(xs);
 	double mark = sl_dev_cpu_mark();
 	double sum = 0, norm = (double)m->batch * m->seq * h;
@@ -1308,6 +1805,7 @@ static void stash_free(struct kctx *k, struct bstash *bs)
 	k_free(k, &bs->xm);
 	k_free(k, &bs->z);
 	k_free(k, &bs->a);
+	k_free(k, &bs->lse);
 }
 
 /* ---- ZeRO-2 and 3: a unit's parameters gathered, its gradient scattered ---- */
@@ -1371,7 +1869,7 @@ static int zero_scatter(struct kctx *k, int u, float **h)
 	trn_own_slice(k->tr, ds, u, &ol, &oc);
 	/* charged as an even slice, the same on every rank (one recording
 	 * stands for them all) */
-	double elems = 3.0 * (double)n / (double)k->tr->l.dp;
+	double elems = 3.0 * (double)n / (double)sl_layout_dpc(&k->tr->l);
 	if (real) {
 		double mark = sl_dev_cpu_mark();
 		float *s = ds->GS + ds->uown[u];
@@ -1422,7 +1920,7 @@ static int dp_bucket_add(struct kctx *k, int i)
 static int dp_buckets(const struct kctx *k, int mb)
 {
 	const sl_layout *l = &k->tr->l;
-	return overlap_on(k) && l->dp > 1 && l->zero == 0 && mb == l->microbatches - 1;
+	return overlap_on(k) && sl_layout_dpc(l) > 1 && l->zero == 0 && mb == l->microbatches - 1;
 }
 
 static int chunk_fwd(struct kctx *k, int c, int mb, float **xio, struct cstash *cs)
@@ -1889,7 +2387,7 @@ int trn_pipeline(struct kctx *k)
 				TRY(k_alloc(k, &x, (size_t)g.rl * m->hidden, CAT_WS,
 				            "input batch"));
 				if (k->d && !k->dry)
-					sl_model_data(m, k->step, g.row0 + g.r0, g.rl, x, NULL);
+					mb_data(k, &g, x, NULL);
 			}
 			TRY(run_action(k, a, &x, cs));
 			if (x) {

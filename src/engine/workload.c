@@ -124,7 +124,7 @@ static int layout_check(const sl_workload *w, int devices, sl_err *err)
 static int layout_devices(const sl_workload *w, const sl_cluster_config *cfg)
 {
 	(void)cfg;
-	return w->l.tp * w->l.pp * w->l.dp;
+	return sl_layout_devices(&w->l);
 }
 
 static sl_train *make_train(const sl_workload *w, const sl_cluster *c, sl_err *err)

@@ -116,8 +116,7 @@ int sl_lrun_config(sl_run_kind k, const sl_lsetup *s, double slowdown, sl_cluste
 		 * size (as `shardlab train` builds them); a reshard runs on the
 		 * devices of the layout it loads under. */
 		sl_layout t = sl_lsetup_target(s);
-		int n = k == SL_RUN_TRAIN ? s->layout.tp * s->layout.pp * s->layout.dp
-		                          : t.tp * t.pp * t.dp,
+		int n = k == SL_RUN_TRAIN ? sl_layout_devices(&s->layout) : t.tp * t.pp * t.dp,
 		    g = cfg->devices_per_node;
 		if (n > SL_MAX_DEVICES)
 			return sl_fail(err, SL_EINVAL, "tp*pp*dp = %d devices: more than %d", n,
@@ -177,7 +176,7 @@ int sl_lrun_check(sl_run_kind k, const sl_lsetup *s, sl_err *err)
 		               "(dry-run=yes) has none: set dry-run=no");
 	if (k == SL_RUN_TRAIN || k == SL_RUN_RESHARD) {
 		sl_layout l = sl_lsetup_layout(s);
-		int n = l.tp * l.pp * l.dp;
+		int n = sl_layout_devices(&l);
 		if (lesson_words(sl_layout_check(&s->model, &l, n, err), err))
 			return SL_EINVAL;
 		/* Timing only: no values, so no host memory or arithmetic (as
@@ -579,7 +578,7 @@ static int run_reshard_steps(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, st
                              sl_wl_result *eng, sl_err *e)
 {
 	sl_layout l = sl_lsetup_layout(s), t = sl_lsetup_target(s);
-	int n = l.tp * l.pp * l.dp, nt = sl_cluster_devices(c);
+	int n = sl_layout_devices(&l), nt = sl_cluster_devices(c);
 	const char *tmp = getenv("TMPDIR");
 	snprintf(x->tmp, sizeof x->tmp, "%s/shardlab-lesson-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(x->tmp)) {

@@ -635,6 +635,11 @@ void sl_report_layout_json(json_t *o, const sl_layout *l)
 	json_object_set_new(o, "tp", json_integer(l->tp));
 	json_object_set_new(o, "pp", json_integer(l->pp));
 	json_object_set_new(o, "dp", json_integer(l->dp));
+	/* only with context parallelism, so that the other layouts' objects stay as they were */
+	if (l->cp > 1) {
+		json_object_set_new(o, "cp", json_integer(l->cp));
+		json_object_set_new(o, "cp_comm", json_string(sl_cp_comm_name(l->cp_comm)));
+	}
 	json_object_set_new(o, "schedule", json_string(sl_sched_name(l->schedule)));
 	json_object_set_new(o, "chunks", json_integer(l->chunks));
 	/* only when not even, so that the even layouts' objects stay as they were */
