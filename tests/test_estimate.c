@@ -252,6 +252,61 @@ static void test_llama_kinds_estimate_equals_run(void **state)
 	}
 }
 
+static sl_cluster_config realistic_of(const struct lay *x, double attn_frac);
+
+/* Context parallelism through every method: the ring and the all-gather,
+ * with TP, PP, DP and ZeRO-1, its ring inside a node and across nodes
+ * (every other hop, and the whole ring), on a ring topology too. */
+static void test_cp_estimate_equals_run(void **state)
+{
+	(void)state;
+	static const struct {
+		struct lay x;
+		int cp, comm;
+	} rows[] = {
+	    {{1, 1, 1, SL_SCHED_1F1B, 1, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 4, 8, 0, 0},
+	     2,
+	     SL_CP_RING},
+	    {{1, 1, 1, SL_SCHED_1F1B, 2, 1, 0, 0, NULL, 0, SL_TOPO_FULL, 4, 4, 8, 0, 0},
+	     3,
+	     SL_CP_ALLGATHER},
+	    {{2, 1, 2, SL_SCHED_1F1B, 2, 1, 1, 1, NULL, 4, SL_TOPO_FULL, 4, 2, 8, 0, 0},
+	     2,
+	     SL_CP_RING},
+	    {{1, 2, 1, SL_SCHED_1F1B, 4, 1, 0, 0, NULL, 2, SL_TOPO_FULL, 4, 4, 8, 0, 0},
+	     4,
+	     SL_CP_RING},
+	    {{1, 2, 2, SL_SCHED_INTERLEAVED, 4, 2, 0, 1, "dp-pp-tp", 0, SL_TOPO_RING, 4, 8, 8, 0,
+	      0},
+	     2,
+	     SL_CP_RING},
+	    {{2, 1, 1, SL_SCHED_1F1B, 2, 1, 0, 0, NULL, 2, SL_TOPO_FULL, 4, 2, 8, 0, 0},
+	     4,
+	     SL_CP_ALLGATHER},
+	};
+	for (size_t g = 0; g < sizeof rows / sizeof rows[0]; g++) {
+		const struct lay *x = &rows[g].x;
+		char name[160];
+		name_of(x, name, sizeof name);
+		snprintf(name + strlen(name), sizeof name - strlen(name), " cp=%d %s", rows[g].cp,
+		         sl_cp_comm_name(rows[g].comm));
+		sl_model_spec m;
+		model_of(x, &m);
+		m.seq = 24;
+		sl_layout l = layout_of(x);
+		l.cp = rows[g].cp;
+		l.cp_comm = rows[g].comm;
+		l.attention = SL_ATTN_FLASH;
+		/* the closed-form machine, and a realistic one (whose kernels beside
+		 * the ring's hops run slower) */
+		for (int k = 0; k < 2; k++) {
+			sl_cluster_config cfg = k ? realistic_of(x, 0.6) : config_of(x);
+			cfg.devices = sl_layout_devices(&l);
+			every_method_equals_run(&m, &l, &cfg, SL_EST_AUTO, name);
+		}
+	}
+}
+
 /* A realistic device written out here (not a preset's figures). */
 static sl_cluster_config realistic_of(const struct lay *x, double attn_frac)
 {
@@ -1286,6 +1341,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_estimate_equals_run),
 	    cmocka_unit_test(test_llama_kinds_estimate_equals_run),
+	    cmocka_unit_test(test_cp_estimate_equals_run),
 	    cmocka_unit_test(test_flash_estimate_equals_run),
 	    cmocka_unit_test(test_ports_equal_figures),
 	    cmocka_unit_test(test_flash_closed_forms),

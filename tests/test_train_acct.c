@@ -307,6 +307,82 @@ static void test_cp_traffic(void **state)
 		}
 }
 
+/* Ring attention's forward on the closed-form machine, over c ranks: a
+ * hop carries a rank's block of keys and values, b s / c rows of 2 h
+ * values, in H = a + 8 b s h / (c B) seconds (fp32); step t computes on
+ * the block of rank -t, C_t = 4 b (s/c)^2 h x share / F seconds for its
+ * two products, share = the part of its four pairs of chunks at or below
+ * the diagonal (own block: one pair wholly below, two on it, each a single
+ * 128 x 128 tile and so run whole; the others: two pairs).  From T0, the
+ * end of Q, K, V's product:
+ *   e_0 = T0 + C_0, h_1 = T0 + H,
+ *   h_{t+1} = max(h_t, e_{t-1}) + H  (the buffer step t-1 freed),
+ *   e_t = max(e_{t-1}, h_t) + C_t,
+ * and the attention ends at e_{c-1}.  The all-gather: T0 + (c-1) H + sum C_t. */
+static void test_cp_ring_closed_form(void **state)
+{
+	(void)state;
+	const double bws[] = {1e8, 1e12};
+	for (int comm = 0; comm < SL_CP_N; comm++)
+		for (int bi = 0; bi < 2; bi++)
+			for (int c = 2; c <= 4; c++) {
+				double F = 1e9, B = bws[bi], a = 1e-6;
+				sl_model_spec m = tu_model(1, 8, 16, 4, 24, 2);
+				sl_layout l = tu_layout(1, 1, 1, SL_SCHED_1F1B, 1, 1);
+				l.cp = c;
+				l.cp_comm = comm;
+				l.attention = SL_ATTN_FLASH;
+				sl_cluster *cl = cluster(c, 0, F, B, a, (uint64_t)1 << 30);
+				sl_train_report rep;
+				run(&m, &l, cl, 1, &rep, NULL);
+				sl_snapshot snap;
+				assert_int_equal(sl_trace_snapshot(sl_cluster_trace(cl), &snap),
+				                 SL_OK);
+				/* (the backward pass makes the scores again: the forward's
+				 * are those before its first kernel) */
+				double t0 = 0, end = 0, bwd = INFINITY;
+				for (size_t i = 0; i < snap.n; i++) {
+					const sl_event *e = &snap.ev[i];
+					if (e->dev == 0 && e->kind == SL_EV_COMPUTE &&
+					    e->work.pass == SL_PASS_BWD && e->t0 < bwd)
+						bwd = e->t0;
+				}
+				for (size_t i = 0; i < snap.n; i++) {
+					const sl_event *e = &snap.ev[i];
+					if (e->dev != 0 || e->kind != SL_EV_COMPUTE ||
+					    e->work.pass != SL_PASS_FWD || e->t1 > bwd)
+						continue;
+					if (e->work.part == SL_PART_QKV)
+						t0 = e->t1;
+					if ((e->work.part == SL_PART_SCORES ||
+					     e->work.part == SL_PART_PV) &&
+					    e->t1 > end)
+						end = e->t1;
+				}
+				sl_snapshot_free(&snap);
+				double b = m.batch, s = m.seq, h = m.hidden, sl = s / c;
+				double H = a + 8 * b * s * h / (c * B);
+				double ce = 4 * b * sl * sl * h / F;
+				double e = t0 + ce * 3 / 4, hop = t0 + H, sum = ce * 3 / 4;
+				for (int t = 1; t < c; t++) {
+					double ct = ce * 2 / 4;
+					double next = (hop > e ? hop : e) + H;
+					e = (e > hop ? e : hop) + ct;
+					hop = next;
+					sum += ct;
+				}
+				if (comm == SL_CP_ALLGATHER)
+					e = t0 + (c - 1) * H + sum;
+				if (fabs(end - e) > 1e-12 * e)
+					fail_msg(
+					    "cp=%d %s bandwidth %g: attention ends at %.15g s, the "
+					    "closed form %.15g s",
+					    c, sl_cp_comm_name(comm), B, end, e);
+				sl_train_report_free(&rep);
+				sl_cluster_destroy(cl);
+			}
+}
+
 /* Memory under ZeRO-3 on d replicas: parameters and gradients are the
  * blocks' slices (1/d) and the root whole, Adam's state 1/d of all; in
  * flight, beyond what the same layout holds without ZeRO, one block's
@@ -1103,6 +1179,7 @@ int main(void)
 	    cmocka_unit_test(test_zero1_shards_optimizer),
 	    cmocka_unit_test(test_zero_traffic),
 	    cmocka_unit_test(test_cp_traffic),
+	    cmocka_unit_test(test_cp_ring_closed_form),
 	    cmocka_unit_test(test_dp_overlap_buckets),
 	    cmocka_unit_test(test_zero3_memory),
 	    cmocka_unit_test(test_prediction_equals_emulation),

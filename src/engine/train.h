@@ -157,11 +157,11 @@ const char *sl_mesh_order_name(const sl_axis order[SL_NAXES], char *buf, size_t 
 int sl_mesh_device(const sl_layout *l, int tp, int pp, int dp);
 void sl_mesh_coords(const sl_layout *l, int dev, int *tp, int *pp, int *dp);
 /* sl_ring_stripes of the hop from dev to the next member of its TP ring
- * (dp_group 0) or DP ring (1) under l's algorithm: a mesh ring's device ids
+ * (axis 0), DP ring (1, its dp x cp devices) or CP ring (2) under l's
+ * algorithm: a mesh ring's device ids
  * grow with its rank, so each node's members are one run, found by walking
  * from the hop (no count over the whole ring). */
-double sl_mesh_ring_stripes(const sl_layout *l, const sl_cluster_config *cfg, int dev,
-                            int dp_group);
+double sl_mesh_ring_stripes(const sl_layout *l, const sl_cluster_config *cfg, int dev, int axis);
 
 /* "even", "ends" or a comma-separated list of counts (one a stage, summing
  * to the layers; the sum and the count of stages are sl_layout_check's):

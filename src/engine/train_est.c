@@ -205,11 +205,6 @@ static int est_record(const sl_model_spec *m, const sl_layout *l, int ndev, int 
                       const sl_cluster_config *hw, sl_est_rec **out, sl_err *err)
 {
 	*out = NULL;
-	if (l->cp > 1)
-		return sl_fail(err, SL_EINVAL,
-		               "--cp=%d: the prediction (and plan) do not model context "
-		               "parallelism yet; train runs it (--dry-run for a timing-only run)",
-		               l->cp);
 	sl_est_rec *R = calloc(1, sizeof *R);
 	if (!R)
 		return sl_fail(err, SL_ENOMEM, "out of host memory");
@@ -230,7 +225,7 @@ static int est_record(const sl_model_spec *m, const sl_layout *l, int ndev, int 
 	R->dev = calloc((size_t)R->nrec, sizeof *R->dev);
 	int rc =
 	    R->tr.dev && R->rec && R->dev ? SL_OK : sl_fail(err, SL_ENOMEM, "out of host memory");
-	for (int dp = 0; dp < (R->gran == REC_ALL ? l->dp : 1) && rc == SL_OK; dp++)
+	for (int dp = 0; dp < (R->gran == REC_ALL ? sl_layout_dpc(l) : 1) && rc == SL_OK; dp++)
 		for (int pp = 0; pp < l->pp && rc == SL_OK; pp++)
 			for (int tp = 0; tp < (R->gran == REC_STAGE ? 1 : l->tp) && rc == SL_OK;
 			     tp++) {
@@ -260,7 +255,7 @@ int sl_est_record(const sl_model_spec *m, const sl_layout *l, int ndev, int lite
 		return sl_fail(err, SL_EINVAL, "device count %d is out of range (1 to %d)", ndev,
 		               SL_MAX_PLAN_DEVICES);
 	/* A group's ranks are an array of SL_MAX_DEVICES. */
-	if (l->tp > SL_MAX_DEVICES || l->pp > SL_MAX_DEVICES || l->dp > SL_MAX_DEVICES)
+	if (l->tp > SL_MAX_DEVICES || l->pp > SL_MAX_DEVICES || sl_layout_dpc(l) > SL_MAX_DEVICES)
 		return sl_fail(err, SL_EINVAL, "tp=%d pp=%d dp=%d: each degree can be at most %d",
 		               l->tp, l->pp, l->dp, SL_MAX_DEVICES);
 	int rc = sl_layout_check(m, l, ndev, err);
@@ -316,7 +311,7 @@ struct pdev {
 	 * stream's waits for them */
 	double sclock[SL_STREAMS], sbusy[SL_STREAMS];
 	double comm_side, swait, comp_side;
-	double ev[2]; /* events marked on a side stream (PO_MARK) */
+	double ev[4]; /* events marked on a side stream (PO_MARK) */
 	int walk;     /* an effect (S->eff) that cannot be added: walk its ops */
 };
 
@@ -373,7 +368,7 @@ struct psim {
 	int ports;             /* sl_ports_shared() of the links' configuration */
 	/* per axis (0: TP, 1: DP), the groups of replayed devices: a device's
 	 * group, its members by rank, how many have arrived at its collective */
-	int *grp[2], *members[2], *arrived[2];
+	int *grp[3], *members[3], *arrived[3];
 	/* ZeRO-2 and 3's DP collectives inside the pipeline when one replica is
 	 * replayed (dp_virtual()): every DP ring hop has one link; scratch */
 	int dp_alike;
@@ -487,30 +482,40 @@ static int ring_phases(sl_coll_op op, int *ph)
 	return n;
 }
 
-static int group_member(const sl_layout *l, int tp, int pp, int dp, int dp_group, int r)
+/* A collective's axis: 0 TP, 1 DP (dp x cp devices), 2 CP. */
+static int op_axis(const struct pop *o)
 {
-	return dp_group ? sl_mesh_device(l, tp, pp, r) : sl_mesh_device(l, r, pp, dp);
+	return o->cp_group ? 2 : o->dp_group;
+}
+
+static int group_member(const sl_layout *l, int tp, int pp, int dp, int axis, int r)
+{
+	return axis == 1   ? sl_mesh_device(l, tp, pp, r)
+	       : axis == 2 ? sl_mesh_device(l, tp, pp, dp - dp % l->cp + r)
+	                   : sl_mesh_device(l, r, pp, dp);
 }
 
 /* The next member of dev's TP or DP ring. */
-static int group_next(const sl_layout *l, int dev, int dp_group)
+static int group_next(const sl_layout *l, int dev, int axis)
 {
 	int tp, pp, dp;
 	sl_mesh_coords(l, dev, &tp, &pp, &dp);
-	return dp_group ? sl_mesh_device(l, tp, pp, (dp + 1) % l->dp)
-	                : sl_mesh_device(l, (tp + 1) % l->tp, pp, dp);
+	int ci = dp % l->cp;
+	return axis == 1   ? sl_mesh_device(l, tp, pp, (dp + 1) % sl_layout_dpc(l))
+	       : axis == 2 ? sl_mesh_device(l, tp, pp, dp - ci + (ci + 1) % l->cp)
+	                   : sl_mesh_device(l, (tp + 1) % l->tp, pp, dp);
 }
 
 /* The link from dev to the next member of its TP or DP ring as the ring's
  * collectives see it (every one a training step runs is an all-reduce, a
  * reduce-scatter or an all-gather): between nodes, striped over adapters as
  * NCCL's channels are (sl_ring_stripes), under the ring algorithm. */
-static sl_link_spec ring_link_of(const struct linksrc *L, const sl_layout *l, int dev, int dp_group)
+static sl_link_spec ring_link_of(const struct linksrc *L, const sl_layout *l, int dev, int axis)
 {
-	sl_link_spec s = link_of(L, dev, group_next(l, dev, dp_group));
+	sl_link_spec s = link_of(L, dev, group_next(l, dev, axis));
 	const sl_cluster_config *cfg = linksrc_cfg(L);
 	if (cfg)
-		s.bandwidth *= sl_mesh_ring_stripes(l, cfg, dev, dp_group);
+		s.bandwidth *= sl_mesh_ring_stripes(l, cfg, dev, axis);
 	return s;
 }
 
@@ -646,10 +651,32 @@ static int sim_coll(struct psim *S, const int *ids, struct pdev **m, int p, int 
 	double *lat = S->t0 + 4 * N, *tb = S->t0 + 5 * N;
 	sl_link_spec *ln = S->ln;
 	double bw = INFINITY, mx = 0;
+	int sr = o->op == SL_COLL_SENDRECV;
 	for (int r = 0; r < p; r++) {
-		ln[r] = known ? known[r] : ring_link_of(S->L, &S->l, ids[r], o->dp_group);
+		/* a sendrecv's plain link (no channels), a ring collective's striped one */
+		ln[r] = known ? known[r]
+		        : sr  ? link_of(S->L, ids[r], group_next(&S->l, ids[r], op_axis(o)))
+		              : ring_link_of(S->L, &S->l, ids[r], op_axis(o));
 		bw = ln[r].bandwidth < bw ? ln[r].bandwidth : bw;
 		mx = m[r]->clock > mx ? m[r]->clock : mx;
+	}
+	if (sr) {
+		/* one step of a ring: the whole buffer to the next, from the previous */
+		double bytes = (double)o->count * S->eb;
+		for (int r = 0; r < p; r++) {
+			c[r] = m[r]->clock;
+			comm[r] = m[r]->comm;
+			lat[r] = ln[r].latency;
+			tb[r] = bytes / ln[r].bandwidth;
+			m[r]->sent[o->kind] += (uint64_t)bytes;
+			m[r]->recv[o->kind] += (uint64_t)bytes;
+		}
+		ring_even(S, c, comm, nc, w, lat, tb, p, 1);
+		for (int r = 0; r < p; r++) {
+			m[r]->clock = c[r];
+			m[r]->comm = comm[r];
+		}
+		return 1;
 	}
 	const sl_algo_ops *al = sl_algo_ops_of(S->l.algo);
 	if (!al->ring_replay) {
@@ -742,20 +769,20 @@ static void wake(struct psim *S, int i)
  * its own rank's copy.  0 (fall back) unless every DP hop has one link. */
 static int dp_virtual(struct psim *S, int i, struct pdev *d, const struct pop *o)
 {
-	if (!S->dp_alike || S->method == SL_EST_REPLICA)
+	int cp = o->cp_group, p = cp ? S->l.cp : sl_layout_dpc(&S->l);
+	if ((!cp && !S->dp_alike) || S->method == SL_EST_REPLICA)
 		return 0;
-	int p = S->l.dp;
 	double comm0 = d->comm, c = st_enter(d, o->stream);
 	for (int r = 0; r < p; r++) {
 		S->vd[r] = *d;
 		S->vp[r] = &S->vd[r];
-		S->vids[r] = group_member(&S->l, S->tp[i], S->pp[i], S->dp[i], 1, r);
+		S->vids[r] = group_member(&S->l, S->tp[i], S->pp[i], S->dp[i], op_axis(o), r);
 	}
 	if (!sim_coll(S, S->vids, S->vp, p, p, o, NULL)) {
 		d->clock = c;
 		return 0;
 	}
-	*d = S->vd[S->dp[i]];
+	*d = S->vd[cp ? S->dp[i] % S->l.cp : S->dp[i]];
 	st_leave(d, o->stream, c, comm0);
 	return 1;
 }
@@ -777,7 +804,8 @@ static int tmpl_plain(const struct tmpl *t)
 {
 	for (int q = 0; q < t->pl.n; q++) {
 		const struct pop *o = &t->pl.op[q];
-		if (o->stream || (o->type != PO_COMPUTE && !(o->type == PO_COLL && !o->dp_group)))
+		if (o->stream || (o->type != PO_COMPUTE &&
+		                  !(o->type == PO_COLL && !o->dp_group && !o->cp_group)))
 			return 0;
 	}
 	return 1;
@@ -886,7 +914,7 @@ static int group_tmpl(struct psim *S, int grp, const int *mem, int tm)
 				m[r]->clock += f;
 				m[r]->compute += f;
 			}
-		} else if (o->dp_group) {
+		} else if (o->dp_group || o->cp_group) {
 			for (int r = 0; r < p; r++)
 				if (!dp_virtual(S, mem[r], m[r], o)) {
 					if (keep && g->n < GSLOT_MAX)
@@ -1059,7 +1087,7 @@ static int sim_advance(struct psim *S, int i, int stop)
 		d->pc++;
 		return 1;
 	case PO_COLL: {
-		if (o->dp_group && S->method != SL_EST_FULL) {
+		if ((o->dp_group || o->cp_group) && S->method != SL_EST_FULL) {
 			if (!dp_virtual(S, i, d, o)) {
 				S->uneven = 1;
 				return 0;
@@ -1068,11 +1096,12 @@ static int sim_advance(struct psim *S, int i, int stop)
 			wake(S, i);
 			return 1;
 		}
-		int ring = o->dp_group ? S->l.dp : S->l.tp;
-		int p = o->dp_group ? ring : S->period;
+		int g = op_axis(o);
+		int ring = g == 1 ? sl_layout_dpc(&S->l) : g == 2 ? S->l.cp : S->l.tp;
+		int p = g ? ring : S->period;
 		/* Every member runs the same collectives in the same order: the
 		 * last to arrive runs it for all. */
-		int g = o->dp_group, grp = S->grp[g][i];
+		int grp = S->grp[g][i];
 		if (!d->waiting) {
 			d->waiting = 1;
 			S->arrived[g][grp]++;
@@ -1088,11 +1117,11 @@ static int sim_advance(struct psim *S, int i, int stop)
 		for (int r = 0; r < p; r++) {
 			ids[r] = S->id[mem[r]];
 			m[r] = &S->d[mem[r]];
-			lk[r] = S->next[g][mem[r]];
+			lk[r] = g < 2 ? S->next[g][mem[r]] : ring_link_of(S->L, &S->l, ids[r], 2);
 			cm0[r] = m[r]->comm;
 			cst[r] = st_enter(m[r], o->stream);
 		}
-		if (!sim_coll(S, ids, m, p, ring, o, lk)) {
+		if (!sim_coll(S, ids, m, p, ring, o, o->op == SL_COLL_SENDRECV ? NULL : lk)) {
 			S->uneven = 1;
 			return 0;
 		}
@@ -1176,7 +1205,7 @@ static int tmpl_effect(struct psim *S, int i, const struct tmpl *t, struct pdev 
 		if (o->type == PO_COMPUTE) {
 			e->clock += op_s(S, o);
 			e->compute += op_s(S, o);
-		} else if (o->type == PO_COLL && !o->dp_group) {
+		} else if (o->type == PO_COLL && !o->dp_group && !o->cp_group) {
 			int id = S->id[i];
 			struct pdev *m = e;
 			if (!sim_coll(S, &id, &m, 1, S->l.tp, o, &S->next[0][i]))
@@ -1197,12 +1226,23 @@ static int tmpl_effect(struct psim *S, int i, const struct tmpl *t, struct pdev 
  * must be those of (tp % per, s, 0). */
 static int symmetric(const sl_layout *l, int v, const struct linksrc *L, int per)
 {
-	int t = l->tp, p = l->pp, d = l->dp;
+	int t = l->tp, p = l->pp, d = sl_layout_dpc(l);
 	for (int s = 0; s < p; s++) {
 		int nxt[2] = {(s + 1) % p, (s + p - 1) % p};
 		for (int k = 0; k < d; k++)
 			for (int r = 0; r < t; r++) {
 				int rr = r % per;
+				/* every CP ring of one link (its hops are replayed as
+				 * copies of the stand-in's) */
+				if (l->cp > 1) {
+					int a = sl_mesh_device(l, r, s, k),
+					    b = sl_mesh_device(l, rr, s, 0);
+					if (!same_link(ring_link_of(L, l, a, 2),
+					               ring_link_of(L, l, b, 2)) ||
+					    !same_link(link_of(L, a, group_next(l, a, 2)),
+					               link_of(L, b, group_next(l, b, 2))))
+						return 0;
+				}
 				if (k == 0 && rr == r)
 					continue;
 				if (t > 1) {
@@ -1283,7 +1323,7 @@ static void psim_free(struct psim *S)
 	free(S->next[0]);
 	free(S->queue);
 	free(S->inq);
-	for (int g = 0; g < 2; g++) {
+	for (int g = 0; g < 3; g++) {
 		free(S->grp[g]);
 		free(S->members[g]);
 		free(S->arrived[g]);
@@ -1339,7 +1379,7 @@ static int dp_inside(const sl_est_rec *R)
 static int replica_kinds(const sl_layout *l, const struct linksrc *L, int *rep)
 {
 	int kinds = 0;
-	for (int k = 0; k < l->dp; k++) {
+	for (int k = 0; k < sl_layout_dpc(l); k++) {
 		rep[k] = k;
 		for (int j = 0; j < k; j++)
 			if (rep[j] == j && same_replica(l, L, j, k)) {
@@ -1348,7 +1388,7 @@ static int replica_kinds(const sl_layout *l, const struct linksrc *L, int *rep)
 			}
 		kinds += rep[k] == k;
 	}
-	return kinds < l->dp ? kinds : 0;
+	return kinds < sl_layout_dpc(l) ? kinds : 0;
 }
 
 /* Replay with one method; *fallback = 1 when the method does not apply. */
@@ -1357,7 +1397,7 @@ static int replica_kinds(const sl_layout *l, const struct linksrc *L, int *rep)
 static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct linksrc *L, int method,
                        int per, const struct est_out *out, int *fallback, sl_err *err)
 {
-	int N = R->tr.ndev, t = l->tp, pp_n = l->pp, dp_n = l->dp;
+	int N = R->tr.ndev, t = l->tp, pp_n = l->pp, dp_n = sl_layout_dpc(l);
 	*fallback = 0;
 	/* Ranks stand for others only when they share a recording. */
 	if ((method != SL_EST_FULL && per < t && R->gran != REC_STAGE) ||
@@ -1368,7 +1408,8 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 	int *rep = NULL, kinds = 1;
 	if (method == SL_EST_REPLICA) {
 		/* Rings only: a tree pairs ranks that the kinds do not compare. */
-		if (!sl_algo_ops_of(l->algo)->ring_replay || dp_n < 2 || dp_inside(R)) {
+		if (!sl_algo_ops_of(l->algo)->ring_replay || dp_n < 2 || dp_inside(R) ||
+		    l->cp > 1) {
 			*fallback = 1;
 			return SL_OK;
 		}
@@ -1416,7 +1457,10 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 		const sl_layout *rl = &R->tr.l;
 		int real = S.cfg && S.cfg->efficiency == SL_EFF_REALISTIC;
 		int ov = rl->overlap == SL_OVERLAP_ON || (rl->overlap == SL_OVERLAP_AUTO && real);
-		S.walk_all = real && S.cfg->dm.overlap_slowdown > 0 && ov && rl->dp > 1;
+		/* (the ring of context parallelism is beside compute whatever the overlap) */
+		S.walk_all =
+		    real && S.cfg->dm.overlap_slowdown > 0 &&
+		    ((ov && sl_layout_dpc(rl) > 1) || (rl->cp > 1 && rl->cp_comm == SL_CP_RING));
 	}
 	S.cst = malloc(2 * (size_t)N * sizeof *S.cst);
 	S.vd = malloc((size_t)dp_n * sizeof *S.vd);
@@ -1426,7 +1470,7 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 		psim_free(&S);
 		return sl_fail(err, SL_ENOMEM, "out of host memory");
 	}
-	if (method != SL_EST_FULL && R->tr.l.dp > 1) {
+	if (method != SL_EST_FULL && sl_layout_dpc(&R->tr.l) > 1) {
 		sl_link_spec l0 = ring_link_of(L, l, 0, 1);
 		S.dp_alike = 1;
 		for (int id = 1; id < N && S.dp_alike; id++)
@@ -1442,7 +1486,7 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 	S.queue = malloc((size_t)nmax * sizeof *S.queue);
 	S.inq = calloc((size_t)nmax, 1);
 	int nogroup = 0;
-	for (int g = 0; g < 2; g++) {
+	for (int g = 0; g < 3; g++) {
 		S.grp[g] = malloc((size_t)nmax * sizeof *S.grp[g]);
 		S.members[g] = malloc((size_t)nmax * sizeof *S.members[g]);
 		S.arrived[g] = calloc((size_t)nmax, sizeof *S.arrived[g]);
@@ -1482,6 +1526,12 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 				S.grp[1][S.n] = dg;
 				if (method == SL_EST_FULL)
 					S.members[1][(size_t)dg * dp_n + dp] = S.n;
+				/* CP groups (every device replayed): (tp, pp, replica), ranks
+				 * dp % cp */
+				int cg = (dp / l->cp * pp_n + pp) * t + tp;
+				S.grp[2][S.n] = cg;
+				if (method == SL_EST_FULL)
+					S.members[2][(size_t)cg * l->cp + dp % l->cp] = S.n;
 				S.n++;
 			}
 		ri++;
@@ -1814,12 +1864,7 @@ double sl_est_compute_floor(const sl_est_rec *R, const sl_cluster_config *cfg)
 int trn_check_plan(const sl_train *tr, sl_err *err)
 {
 	sl_est_rec *R;
-	/* Context parallelism's exchanges stay inside a stage, run by every
-	 * member in one order: the pipeline's are what can wait on each other,
-	 * and they are the same without it. */
-	sl_layout l = tr->l;
-	l.cp = 1;
-	int rc = est_record(&tr->m, &l, sl_layout_devices(&l), 0, NULL, &R, err);
+	int rc = est_record(&tr->m, &tr->l, tr->ndev, 0, NULL, &R, err);
 	if (rc)
 		return rc;
 	struct linksrc L = {NULL, NULL};
@@ -1834,13 +1879,6 @@ int sl_train_predict(const sl_train *tr, const sl_cluster *c, sl_train_predictio
 	if (sl_cluster_devices(c) != tr->ndev)
 		return sl_fail(err, SL_EINVAL, "the layout needs %d devices but the cluster has %d",
 		               tr->ndev, sl_cluster_devices(c));
-	if (tr->l.cp > 1) {
-		/* Not modelled yet: the run's own figures stand alone. */
-		out->step_s = out->pipeline_s = out->ideal_s = out->bubble_fraction = NAN;
-		for (int i = 0; i < tr->ndev; i++)
-			out->compute_s[i] = out->comm_s[i] = NAN;
-		return SL_OK;
-	}
 	sl_est_rec *R;
 	int rc = est_record(&tr->m, &tr->l, tr->ndev, 0, sl_cluster_config_of(c), &R, err);
 	if (rc)

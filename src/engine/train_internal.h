@@ -146,6 +146,7 @@ struct pop {
 	double sec;    /* the same work's realistic time (device.h); 0 when ideal */
 	sl_coll_op op; /* PO_COLL: the collective, its group, kind and size */
 	int dp_group;
+	int cp_group; /* the context-parallel group's (dp_group 0) */
 	sl_traffic_kind kind;
 	size_t count;
 	int rows;       /* > 0: blocks of whole rows of h (sequence parallelism) */

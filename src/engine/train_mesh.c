@@ -78,16 +78,21 @@ void sl_mesh_coords(const sl_layout *l, int dev, int *tp, int *pp, int *dp)
 	*dp = c[SL_AXIS_DP];
 }
 
-double sl_mesh_ring_stripes(const sl_layout *l, const sl_cluster_config *cfg, int dev, int dp_group)
+double sl_mesh_ring_stripes(const sl_layout *l, const sl_cluster_config *cfg, int dev, int axis)
 {
-	int n = dp_group ? l->dp : l->tp, g = cfg->devices_per_node;
+	int n = axis == 1 ? sl_layout_dpc(l) : axis == 2 ? l->cp : l->tp;
+	int g = cfg->devices_per_node;
 	if (!sl_coll_channels(SL_COLL_ALLREDUCE, l->algo) || g < 2 ||
 	    sl_ring_stripes_runs(cfg, n, 2, 2) == 1)
 		return 1;
 	int tp, pp, dp;
 	sl_mesh_coords(l, dev, &tp, &pp, &dp);
-	int r = dp_group ? dp : tp;
-#define MEMBER(i) (dp_group ? sl_mesh_device(l, tp, pp, (i)) : sl_mesh_device(l, (i), pp, dp))
+	int c0 = dp - dp % l->cp; /* the context-parallel group's first place */
+	int r = axis == 1 ? dp : axis == 2 ? dp - c0 : tp;
+#define MEMBER(i)                                                                                  \
+	(axis == 1   ? sl_mesh_device(l, tp, pp, (i))                                              \
+	 : axis == 2 ? sl_mesh_device(l, tp, pp, c0 + (i))                                         \
+	             : sl_mesh_device(l, (i), pp, dp))
 	int nxt = MEMBER((r + 1) % n), ka = 1, kb = 1;
 	if (dev / g == nxt / g)
 		return 1;

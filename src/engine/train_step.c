@@ -301,6 +301,7 @@ static int k_coll(struct kctx *k, sl_traffic_kind kind, const sl_group *g, sl_co
 		o.op = op;
 		o.stream = k->stream;
 		o.dp_group = g == k->ds->dpg;
+		o.cp_group = g == k->ds->cpg;
 		o.kind = kind;
 		o.count = count;
 		/* Uneven counts only come from sequence parallelism, which deals
@@ -1030,6 +1031,7 @@ static int k_sendrecv(struct kctx *k, const sl_group *g, float *buf, size_t so, 
 		memset(&o, 0, sizeof o);
 		o.type = PO_COLL;
 		o.op = SL_COLL_SENDRECV;
+		o.cp_group = 1;
 		o.stream = k->stream;
 		o.kind = SL_TR_CP_KV;
 		o.count = count;
