@@ -354,3 +354,14 @@ done <<'ROWS'
 8192 430
 16384 400
 ROWS
+# Long context (issue 37): its 128K stage on 16,384 H100s, TP8 CP16 PP16
+# (DP 16,384 / (8 x 16 x 16) = 8), 16M tokens a batch (128 sequences of
+# 131,072), 380 TFLOP/s a GPU (the same Table 4); its context parallelism
+# all-gathers the keys and values (section 3.3.2), as --cp-comm=allgather.
+f=$("$SHARDLAB" plan --preset=h100 --devices=16384 --devices-per-node=8 \
+	--model=llama-3-405b --tp=8 --pp=16 --cp=16 --cp-comm=allgather --attention=flash \
+	--seq=131072 --batch=128 --stage-layers=ends --top=1 --format=json |
+	num device_model_flop_per_s)
+ours=$(awk -v f="$f" 'BEGIN { printf "%.6g", f / 1e12 }')
+row "training" "Llama-3-405B on 16384 H100, t=8 c=16 p=16, 128K tokens" "$ours" 380 \
+	"TFLOP/s/GPU" "$src"

@@ -129,6 +129,8 @@ static void constraints_text(const sl_plan_spec *s, char *buf, size_t n)
 	}
 	if (s->fix_zero && w < n)
 		w += (size_t)snprintf(buf + w, n - w, "%szero=%d", w ? " " : " of ", s->zero);
+	if (s->cp > 1 && w < n)
+		w += (size_t)snprintf(buf + w, n - w, "%scp=%d", w ? " " : " of ", s->cp);
 	if ((s->no_sp || s->no_zero1) && w < n)
 		snprintf(buf + w, n - w, "%swithout %s", w ? ", " : " ",
 		         s->no_sp && s->no_zero1 ? "sequence parallelism or ZeRO"
@@ -399,7 +401,7 @@ static void plan_csv(const sl_plan *p)
 	       "attention,mesh_order,fits,memory_peak_bytes,step_time_s,tokens_per_s,device_model_"
 	       "flop_per_s,"
 	       "comm_fraction,bubble_fraction,idle_fraction,tp_crosses_nodes,pp_crosses_nodes,"
-	       "dp_crosses_nodes,zero,comm_exposed_fraction,stage_layers\n");
+	       "dp_crosses_nodes,zero,comm_exposed_fraction,stage_layers,cp,cp_comm\n");
 	for (int i = 0; i < p->n; i++) {
 		const sl_plan_row *r = &p->rows[i];
 		const sl_layout *l = &r->layout;
@@ -430,7 +432,8 @@ static void plan_csv(const sl_plan *p)
 		/* even, ends, or a list, quoted (its commas) */
 		char st[8 * SL_MAX_STAGE_LIST];
 		sl_stage_layers_name(l, st, sizeof st);
-		printf(l->stages == SL_STAGES_LIST ? "\"%s\"\n" : "%s\n", st);
+		printf(l->stages == SL_STAGES_LIST ? "\"%s\"," : "%s,", st);
+		printf("%d,%s\n", l->cp, sl_cp_comm_name(l->cp_comm));
 	}
 }
 
@@ -469,6 +472,8 @@ int sl_cmd_plan(int argc, char **argv)
 	                     .no_zero1 = a.no_zero1,
 	                     .fix_zero = a.t.given_zero,
 	                     .zero = a.t.l.zero,
+	                     .cp = a.t.l.cp,
+	                     .cp_comm = a.t.l.cp_comm,
 	                     .overlap = a.t.l.overlap,
 	                     .bucket_bytes = a.t.l.bucket_bytes,
 	                     /* the table shows the first top rows; JSON and

@@ -66,7 +66,7 @@ static sl_layout layout(int tp, int pp, int dp, const char *sched, int m, int ze
 static sl_train *make_train(const sl_model_spec *m, const sl_layout *l)
 {
 	sl_err err = {0};
-	sl_train *tr = sl_train_create(m, l, l->tp * l->pp * l->dp, &err);
+	sl_train *tr = sl_train_create(m, l, sl_layout_devices(l), &err);
 	if (!tr)
 		fail_msg("train: %s", err.msg);
 	return tr;
@@ -106,7 +106,7 @@ static int state_same(const struct state *a, const struct state *b)
 static void train_steps(sl_train *tr, int steps, const double *want_loss, const char *what)
 {
 	const sl_layout *l = sl_train_layout(tr);
-	sl_cluster *c = tu_cluster(l->tp * l->pp * l->dp, 100e9, 1e-6);
+	sl_cluster *c = tu_cluster(sl_layout_devices(l), 100e9, 1e-6);
 	sl_train_report rep;
 	sl_err err = {0};
 	if (sl_train_run(tr, c, steps, &rep, &err))
@@ -196,7 +196,7 @@ static void snapshot_free(struct blob *a, int n)
 static void save(sl_train *tr, const char *dir, int on_devices)
 {
 	const sl_layout *l = sl_train_layout(tr);
-	sl_cluster *c = on_devices ? tu_cluster(l->tp * l->pp * l->dp, 100e9, 1e-6) : NULL;
+	sl_cluster *c = on_devices ? tu_cluster(sl_layout_devices(l), 100e9, 1e-6) : NULL;
 	sl_err err = {0};
 	if (sl_ckpt_save(tr, c, dir, NULL, &err))
 		fail_msg("save %s: %s", dir, err.msg);
@@ -215,7 +215,7 @@ static sl_ckpt *open_ok(const char *dir)
 static void load(sl_train *tr, const char *dir, int on_devices)
 {
 	const sl_layout *l = sl_train_layout(tr);
-	sl_cluster *c = on_devices ? tu_cluster(l->tp * l->pp * l->dp, 100e9, 1e-6) : NULL;
+	sl_cluster *c = on_devices ? tu_cluster(sl_layout_devices(l), 100e9, 1e-6) : NULL;
 	sl_ckpt *ck = open_ok(dir);
 	sl_err err = {0};
 	if (sl_ckpt_load(tr, c, ck, NULL, &err))
@@ -534,6 +534,65 @@ static void uneven_stages_reshard(void **st)
 	json_t *man = json_load_file(mp, 0, NULL);
 	assert_null(json_object_get(json_object_get(man, "layout"), "stage_layers"));
 	json_decref(man);
+}
+
+/* Context parallelism splits tokens, not tensors: a checkpoint saved
+ * under cp records its dp x cp devices as replicas, reshards to layouts
+ * without cp (and other TP, PP, ZeRO) and back to other cp, and each
+ * resumes with the one device's losses. */
+static void cp_reshards(void **st)
+{
+	(void)st;
+	sl_model_spec m = attn;
+	m.seq = 24;
+	m.seed = 17;
+	double want[2 * S];
+	ref_losses(&m, want);
+	static const struct {
+		const char *spec; /* tp pp dp schedule m zero */
+		int cp;
+	} lay[] = {
+	    {"1 1 1 1f1b 1 0", 2}, {"2 1 1 1f1b 1 1", 2}, {"1 2 2 1f1b 2 3", 2},
+	    {"1 1 1 1f1b 1 2", 4}, {"2 2 1 1f1b 2 0", 1}, {"1 1 3 1f1b 1 1", 1},
+	};
+	int n = (int)(sizeof lay / sizeof lay[0]);
+	for (int from = 0; from < n; from++) {
+		if (lay[from].cp == 1)
+			continue;
+		sl_layout ls = parse_layout(lay[from].spec);
+		ls.cp = lay[from].cp;
+		ls.attention = SL_ATTN_FLASH;
+		sl_train *tr = make_train(&m, &ls);
+		train_steps(tr, S, want, lay[from].spec);
+		char dir[300], name[32];
+		snprintf(name, sizeof name, "cp%d", from);
+		path_in(dir, sizeof dir, name);
+		save(tr, dir, 1);
+		struct state saved = gather(tr);
+		sl_train_destroy(tr);
+		sl_ckpt *ck = open_ok(dir);
+		const sl_layout *in = &sl_ckpt_info_of(ck)->layout;
+		assert_int_equal(in->dp, ls.dp * ls.cp);
+		assert_int_equal(in->cp, 1);
+		sl_ckpt_close(ck);
+		for (int to = 0; to < n; to++) {
+			char what[160];
+			snprintf(what, sizeof what, "saved at (%s cp=%d), resumed at (%s cp=%d)",
+			         lay[from].spec, lay[from].cp, lay[to].spec, lay[to].cp);
+			sl_layout lr = parse_layout(lay[to].spec);
+			lr.cp = lay[to].cp;
+			lr.attention = SL_ATTN_FLASH;
+			sl_train *t2 = make_train(&m, &lr);
+			load(t2, dir, 1);
+			struct state got = gather(t2);
+			if (!state_same(&got, &saved))
+				fail_msg("%s: the loaded state differs from the saved one", what);
+			state_free(&got);
+			train_steps(t2, S, want + S, what);
+			sl_train_destroy(t2);
+		}
+		state_free(&saved);
+	}
 }
 
 /* A model with a norm: the manifest says version 3 and names it, the
@@ -1518,6 +1577,7 @@ int main(void)
 	    cmocka_unit_test(llama_kinds_reshard),
 	    cmocka_unit_test(norm_reshards),
 	    cmocka_unit_test(uneven_stages_reshard),
+	    cmocka_unit_test(cp_reshards),
 	    cmocka_unit_test(devices_write_and_read_chunks),
 	    cmocka_unit_test(train_run_saves_every_n),
 	    cmocka_unit_test(row_parallel_joined_along_rows),

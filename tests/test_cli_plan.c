@@ -61,6 +61,9 @@ static void test_plan_bad_input(void **state)
 	    {"plan --grad-accumulation=sometimes",
 	     "--grad-accumulation: unknown value 'sometimes' (one of: fused, separate)"},
 	    {"plan extra", "unexpected argument"},
+	    {"plan --devices=8 --cp=2 --attention=materialized",
+	     "--cp=2 runs ring attention as fused kernels"},
+	    {"plan --devices=6 --cp=4 --attention=flash", "--cp=4 does not divide the 6 devices"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		tu_result r;
@@ -121,9 +124,9 @@ static void test_plan_stage_layers(void **state)
 	assert_int_equal(r.status, 0);
 	const char *nl = strchr(r.out, '\n');
 	assert_non_null(nl);
-	assert_true(nl - r.out > 13 && strncmp(nl - 13, ",stage_layers", 13) == 0);
-	assert_non_null(strstr(r.out, ",ends\n"));
-	assert_non_null(strstr(r.out, ",even\n"));
+	assert_true(nl - r.out > 24 && strncmp(nl - 24, ",stage_layers,cp,cp_comm", 24) == 0);
+	assert_non_null(strstr(r.out, ",ends,1,ring\n"));
+	assert_non_null(strstr(r.out, ",even,1,ring\n"));
 	tu_result_free(&r);
 }
 
@@ -426,6 +429,29 @@ static void test_plan_opt_175b(void **state)
 	}
 }
 
+/* Context parallelism kept to: every row has cp = 2 and dp the devices
+ * over tp x cp x pp, and one row fits; Llama 3.1 405B on 576 H100s at
+ * NeMo's TP8 PP9 CP2 (make bench times it) fits without full recomputation. */
+static void test_plan_cp(void **state)
+{
+	(void)state;
+	tu_result r;
+	json_t *j = json_of("plan --devices=8 --cp=2 --attention=flash --heads=4 --hidden=32 "
+	                    "--ffn=64 --seq=24 --batch=8 --layers=4 --format=json --top=0",
+	                    &r);
+	json_t *rows = json_object_get(j, "layouts");
+	assert_true(json_array_size(rows) > 0);
+	for (size_t i = 0; i < json_array_size(rows); i++) {
+		json_t *o = json_array_get(rows, i);
+		int tp = (int)tu_num(o, "tp"), pp = (int)tu_num(o, "pp"), dp = (int)tu_num(o, "dp");
+		assert_int_equal((int)tu_num(o, "cp"), 2);
+		assert_int_equal(tp * pp * dp * 2, 8);
+	}
+	assert_true(json_is_true(json_object_get(json_array_get(rows, 0), "fits")));
+	json_decref(j);
+	tu_result_free(&r);
+}
+
 /* ---- --dry-run ---- */
 
 static void test_run_dry_run(void **state)
@@ -622,6 +648,7 @@ int main(void)
 	    cmocka_unit_test(test_plan_stage_layers),
 	    cmocka_unit_test(test_plan_many_devices),
 	    cmocka_unit_test(test_plan_opt_175b),
+	    cmocka_unit_test(test_plan_cp),
 	    cmocka_unit_test(test_plan_grad_accumulation),
 	    cmocka_unit_test(test_plan_fixed_degrees),
 	    cmocka_unit_test(test_run_dry_run),

@@ -120,7 +120,7 @@ static int cmp_chunk(const void *a, const void *b)
 static int plan_save(sl_train *tr, long gen, sl_ckpt *ck, sl_err *err)
 {
 	const sl_model_spec *m = sl_train_model(tr);
-	const sl_layout *l = sl_train_layout(tr);
+	const sl_layout *l = sl_train_store_layout(tr);
 	int ndev = l->tp * l->pp * l->dp, nt = sl_model_ntensors(m);
 	memset(&ck->info, 0, sizeof ck->info);
 	if (sl_train_step(tr) > SL_CKPT_MAX_STEP)
@@ -257,7 +257,7 @@ struct job {
 static int build_reads(struct load *L, sl_err *err)
 {
 	const sl_ckpt *ck = L->ck;
-	const sl_layout *l = sl_train_layout(L->tr);
+	const sl_layout *l = sl_train_store_layout(L->tr);
 	const sl_model_spec *m = sl_train_model(L->tr);
 	int ndev = l->tp * l->pp * l->dp, cap = 0;
 	for (int d = 0; d < ndev; d++) {
@@ -405,7 +405,7 @@ static void commit_dev(struct load *L, int d)
  * otherwise: the device's own are whole); out[1] and out[2] the moments. */
 static int full_state(struct save *S, int d, sl_dev *dev, float *out[3], sl_err *err)
 {
-	const sl_layout *l = sl_train_layout(S->tr);
+	const sl_layout *l = sl_train_store_layout(S->tr);
 	sl_dev_state st = sl_train_dev_state(S->tr, d);
 	if (!l->zero) {
 		memcpy(out[1], st.mom, st.n * FL);
@@ -458,7 +458,7 @@ static int file_of(const sl_ckpt *p, int d)
 /* Write device d's chunks into its file and sync it; fill their checksums. */
 static int save_dev(struct save *S, int d, sl_dev *dev, const sl_ckpt_opts *o, sl_err *err)
 {
-	const sl_layout *l = sl_train_layout(S->tr);
+	const sl_layout *l = sl_train_store_layout(S->tr);
 	sl_dev_state st = sl_train_dev_state(S->tr, d);
 	sl_ckpt *p = &S->plan;
 	int f = file_of(p, d);
@@ -577,7 +577,7 @@ static int save_locked(struct job *J, struct save *S, sl_cluster *c, struct ckpt
                        sl_err *err)
 {
 	struct ckpt_target t = *tp;
-	const sl_layout *l = sl_train_layout(S->tr);
+	const sl_layout *l = sl_train_store_layout(S->tr);
 	int ndev = l->tp * l->pp * l->dp;
 	int rc = plan_save(S->tr, t.gen, &S->plan, err);
 	if (rc) {
@@ -655,21 +655,8 @@ static int need_values(const sl_train *tr, const sl_cluster *c, sl_err *err)
 	return SL_OK;
 }
 
-/* Context parallelism's checkpoints are not built: refuse them by name. */
-static int no_cp(const sl_layout *l, sl_err *err)
-{
-	if (l->cp > 1)
-		return sl_fail(err, SL_EINVAL,
-		               "--cp=%d: checkpoints of context-parallel layouts are not built yet "
-		               "(save without --cp; a checkpoint is the same whatever the cp)",
-		               l->cp);
-	return SL_OK;
-}
-
 int sl_ckpt_save(sl_train *tr, sl_cluster *c, const char *dir, const sl_ckpt_opts *o, sl_err *err)
 {
-	if (no_cp(sl_train_layout(tr), err))
-		return err->code;
 	sl_ckpt_opts def;
 	if (!o) {
 		sl_ckpt_opts_default(&def);
@@ -677,7 +664,7 @@ int sl_ckpt_save(sl_train *tr, sl_cluster *c, const char *dir, const sl_ckpt_opt
 	}
 	if (need_values(tr, c, err))
 		return SL_EINVAL;
-	const sl_layout *l = sl_train_layout(tr);
+	const sl_layout *l = sl_train_store_layout(tr);
 	if (c && sl_cluster_devices(c) != l->tp * l->pp * l->dp)
 		return sl_fail(err, SL_EINVAL, "the layout has %d devices but the cluster %d",
 		               l->tp * l->pp * l->dp, sl_cluster_devices(c));
@@ -696,7 +683,7 @@ int sl_ckpt_save(sl_train *tr, sl_cluster *c, const char *dir, const sl_ckpt_opt
 
 static int load_prepare(struct load *L, const sl_ckpt *ck, sl_train *tr, sl_err *err)
 {
-	const sl_layout *l = sl_train_layout(tr);
+	const sl_layout *l = sl_train_store_layout(tr);
 	int ndev = l->tp * l->pp * l->dp;
 	memset(L, 0, sizeof *L);
 	L->ck = ck;
@@ -715,8 +702,6 @@ static int load_prepare(struct load *L, const sl_ckpt *ck, sl_train *tr, sl_err 
 
 int sl_ckpt_load(sl_train *tr, sl_cluster *c, const sl_ckpt *ck, const sl_ckpt_opts *o, sl_err *err)
 {
-	if (no_cp(sl_train_layout(tr), err))
-		return err->code;
 	sl_ckpt_opts def;
 	if (!o) {
 		sl_ckpt_opts_default(&def);
@@ -724,7 +709,7 @@ int sl_ckpt_load(sl_train *tr, sl_cluster *c, const sl_ckpt *ck, const sl_ckpt_o
 	}
 	if (need_values(tr, c, err))
 		return SL_EINVAL;
-	const sl_layout *l = sl_train_layout(tr);
+	const sl_layout *l = sl_train_store_layout(tr);
 	int ndev = l->tp * l->pp * l->dp;
 	if (c && sl_cluster_devices(c) != ndev)
 		return sl_fail(err, SL_EINVAL, "the layout has %d devices but the cluster %d", ndev,
@@ -778,8 +763,12 @@ int sl_ckpt_ref_init(sl_ref *r, const sl_ckpt *ck, const sl_model_spec *m, sl_er
 int sl_ckpt_reshard(const sl_ckpt *ck, const sl_layout *l, sl_cluster *c, const char *out,
                     const sl_ckpt_opts *o, sl_err *err)
 {
-	if (no_cp(l, err))
-		return err->code;
+	/* (as the checkpoint records it: dp x cp replicas, no cp) */
+	sl_layout store = *l;
+	store.dp = sl_layout_dpc(l);
+	store.cp = 1;
+	store.cp_comm = SL_CP_RING;
+	l = &store;
 	sl_ckpt_opts def;
 	if (!o) {
 		sl_ckpt_opts_default(&def);
@@ -882,8 +871,6 @@ static int report_add(sl_train_report *t, const sl_train_report *r)
 int sl_ckpt_train_run(sl_train *tr, sl_cluster *c, int steps, const char *dir, int every,
                       const sl_ckpt_opts *o, sl_train_report *rep, sl_err *err)
 {
-	if (no_cp(sl_train_layout(tr), err))
-		return err->code;
 	memset(rep, 0, sizeof *rep);
 	if (steps < 1)
 		return sl_fail(err, SL_EINVAL, "--steps=%d is out of range", steps);
@@ -970,7 +957,7 @@ int sl_ckpt_read_plan(const sl_ckpt *ck, const sl_train *tr, sl_ckpt_move **out,
 {
 	*out = NULL;
 	*n = 0;
-	const sl_layout *l = sl_train_layout(tr);
+	const sl_layout *l = sl_train_store_layout(tr);
 	int rc = sl_ckpt_check_target(ck, sl_train_model(tr), l, l->tp * l->pp * l->dp, err);
 	if (rc)
 		return rc;

@@ -808,7 +808,7 @@ int sl_model_file_from_json(const json_t *j, const char *file, sl_model_file *ou
 	    (rc = get_int(&r, j, "hidden", 1, SL_MODEL_MAX_DIM, "1 to 65536", &v[1])) ||
 	    (rc = get_int(&r, j, "ffn", 1, SL_MODEL_MAX_FFN, "1 to 1048576", &v[2])) ||
 	    (rc = get_int(&r, j, "heads", 0, SL_MODEL_MAX_DIM, "0 to 65536", &v[3])) ||
-	    (rc = get_int(&r, j, "seq", 1, SL_MODEL_MAX_DIM, "1 to 65536", &v[4])) ||
+	    (rc = get_int(&r, j, "seq", 1, SL_MODEL_MAX_SEQ, "1 to 1048576", &v[4])) ||
 	    (rc = get_int(&r, j, "batch", 1, SL_MODEL_MAX_BATCH, "1 to 1048576", &v[5])))
 		return rc;
 	if (v[3] > 0 && fmod(v[1], v[3]) != 0) {

@@ -323,8 +323,8 @@ static const sl_knob table[] = {
     {"dp", SL_OPT_DP, SL_KT_INT, "D", 1, SL_MAX_PLAN_DEVICES, NULL, NULL,
      TRAINS | SL_CMD_PLAN | SL_CMD_RESHARD, S, SL_KG_LAYOUT, LA(dp), SL_KC_INT, NULL, 0,
      "data-parallel replicas (default 1)", NULL},
-    {"cp", SL_OPT_CP, SL_KT_INT, "C", 1, SL_MAX_DEVICES, NULL, NULL, TRAINS, S, SL_KG_LAYOUT,
-     LA(cp), SL_KC_INT, NULL, 0,
+    {"cp", SL_OPT_CP, SL_KT_INT, "C", 1, SL_MAX_DEVICES, NULL, NULL, TRAINS | SL_CMD_PLAN, S,
+     SL_KG_LAYOUT, LA(cp), SL_KC_INT, NULL, 0,
      "context-parallel size: devices sharing each sequence\n(default 1)",
      .man = "Context\\-parallel size (default 1): the devices that share each sequence of a\n"
             "replica, each holding two of its 2C chunks (chunk i and chunk 2C\\-1\\-i, which\n"
@@ -337,9 +337,14 @@ static const sl_knob table[] = {
             "axis (under the default order, Megatron\\-Core's tp\\-cp\\-dp\\-pp).  Needs\n"
             ".B \\-\\-attention=flash\n"
             "and a sequence that divides into 2C chunks; not with attention dropout.\n"
-            "The device count is tp x cp x pp x dp.\n"},
-    {"cp-comm", SL_OPT_CP_COMM, SL_KT_WORD, NULL, 0, 0, NULL, "ring, allgather", TRAINS, S,
-     SL_KG_LAYOUT, LA(cp_comm), SL_KC_INT, NULL, 0, "how --cp moves keys and values (default ring)",
+            "The device count is tp x cp x pp x dp.\n"
+            ".IP\n"
+            ".BR plan :\n"
+            "Every layout of this context\\-parallel size (default 1), whose dp is then the\n"
+            "devices over tp x cp x pp.\n"},
+    {"cp-comm", SL_OPT_CP_COMM, SL_KT_WORD, NULL, 0, 0, NULL, "ring, allgather",
+     TRAINS | SL_CMD_PLAN, S, SL_KG_LAYOUT, LA(cp_comm), SL_KC_INT, NULL, 0,
+     "how --cp moves keys and values (default ring)",
      .man = "How context parallelism moves keys and values.\n"
             ".B ring\n"
             "(the default; Liu et al. 2023, arXiv 2310.01889, as Megatron\\-Core runs it):\n"
@@ -713,7 +718,7 @@ static const sl_knob table[] = {
             "workspace differ.\n"
             ".B make validate\n"
             "runs the 2021 Megatron\\-LM rows with it.\n"},
-    {"seq", SL_OPT_SEQ, SL_KT_INT, "S", 1, SL_MODEL_MAX_DIM, NULL, NULL, MODELS, S | SHAPE,
+    {"seq", SL_OPT_SEQ, SL_KT_INT, "S", 1, SL_MODEL_MAX_SEQ, NULL, NULL, MODELS, S | SHAPE,
      SL_KG_MODEL, MO(seq), SL_KC_INT, NULL, 0,
      "tokens per sequence (default 32; 1 without attention\nunless given)", NULL},
     {"batch", SL_OPT_BATCH, SL_KT_INT, "B", 1, 1 << 20, NULL, NULL, MODELS, S | SHAPE, SL_KG_MODEL,

@@ -238,7 +238,7 @@ int sl_model_check(const sl_model_spec *m, sl_err *err)
 	    {m->hidden, 1, MAX_DIM, "--hidden"},
 	    {m->ffn, 1, SL_MODEL_MAX_FFN, "--ffn"},
 	    {m->heads, 0, MAX_DIM, "--heads"},
-	    {m->seq, 1, MAX_DIM, "--seq"},
+	    {m->seq, 1, SL_MODEL_MAX_SEQ, "--seq"},
 	    {m->batch, 1, SL_MODEL_MAX_BATCH, "--batch"},
 	};
 	for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)

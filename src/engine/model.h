@@ -55,6 +55,8 @@
  * further than the rest: Megatron's 1T model has f = 102400. */
 #define SL_MODEL_MAX_LAYERS 4096
 #define SL_MODEL_MAX_DIM 65536
+/* The longest sequence: a million tokens, as long-context training reaches. */
+#define SL_MODEL_MAX_SEQ (1 << 20)
 #define SL_MODEL_MAX_FFN 1048576
 #define SL_MODEL_MAX_BATCH 1048576
 

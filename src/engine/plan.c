@@ -53,7 +53,11 @@ static char *layout_name(const sl_layout *l, int brief, char *buf, size_t n)
 			snprintf(sch + len, sizeof sch - len, " sl=%.*s",
 			         (int)(sizeof sch - len - 5), st);
 	}
-	snprintf(buf, n, "tp=%d pp=%d dp=%d %s m=%d%s%s%s %s", l->tp, l->pp, l->dp, sch,
+	char cps[32] = "";
+	if (l->cp > 1)
+		snprintf(cps, sizeof cps, " cp=%d%s", l->cp,
+		         l->cp_comm == SL_CP_ALLGATHER ? " allgather" : "");
+	snprintf(buf, n, "tp=%d pp=%d dp=%d%s %s m=%d%s%s%s %s", l->tp, l->pp, l->dp, cps, sch,
 	         l->microbatches, l->seq_parallel ? " sp" : "", zname[l->zero],
 	         l->recompute == SL_RECOMPUTE_FULL        ? " rc=full"
 	         : l->recompute == SL_RECOMPUTE_SELECTIVE ? " rc=sel"
@@ -102,17 +106,18 @@ static void paths(const sl_layout *l, const sl_cluster_config *cfg, sl_plan_row 
 	memset(&r->tp, 0, sizeof r->tp);
 	memset(&r->pp, 0, sizeof r->pp);
 	memset(&r->dp, 0, sizeof r->dp);
+	int dpc = sl_layout_dpc(l);
 	for (int t = 0; t < l->tp; t++)
 		for (int s = 0; s < l->pp; s++)
-			for (int d = 0; d < l->dp; d++) {
+			for (int d = 0; d < dpc; d++) {
 				int me = sl_mesh_device(l, t, s, d);
 				if (l->tp > 1)
 					path_add(&r->tp, cfg, me,
 					         sl_mesh_device(l, (t + 1) % l->tp, s, d),
 					         sl_mesh_ring_stripes(l, cfg, me, 0));
-				if (l->dp > 1)
+				if (dpc > 1)
 					path_add(&r->dp, cfg, me,
-					         sl_mesh_device(l, t, s, (d + 1) % l->dp),
+					         sl_mesh_device(l, t, s, (d + 1) % dpc),
 					         sl_mesh_ring_stripes(l, cfg, me, 1));
 				if (l->pp > 1 && (s + 1 < l->pp || l->chunks > 1))
 					path_add(&r->pp, cfg, me,
@@ -122,16 +127,20 @@ static void paths(const sl_layout *l, const sl_cluster_config *cfg, sl_plan_row 
 
 /* Two mesh orders that put every device, by its mesh coordinates, on the
  * same kinds of links give the same figures: keep the first. */
+/* links a device's signature holds: its TP, CP, pipeline (both ways) and DP hops */
+#define SIG 5
 static sl_link_spec *signature(const sl_layout *l, const sl_cluster_config *cfg)
 {
-	int n = l->tp * l->pp * l->dp, k = 0;
-	sl_link_spec *sig = malloc(4 * (size_t)n * sizeof *sig);
+	int n = sl_layout_devices(l), k = 0, dpc = sl_layout_dpc(l);
+	sl_link_spec *sig = malloc(SIG * (size_t)n * sizeof *sig);
 	if (!sig)
 		return NULL;
 	for (int t = 0; t < l->tp; t++)
 		for (int s = 0; s < l->pp; s++)
-			for (int d = 0; d < l->dp; d++) {
-				int me = sl_mesh_device(l, t, s, d);
+			for (int d = 0; d < dpc; d++) {
+				int me = sl_mesh_device(l, t, s, d), c0 = d - d % l->cp;
+				sig[k++] = sl_cluster_config_link(
+				    cfg, me, sl_mesh_device(l, t, s, c0 + (d - c0 + 1) % l->cp));
 				sig[k++] = sl_cluster_config_link(
 				    cfg, me, sl_mesh_device(l, (t + 1) % l->tp, s, d));
 				sig[k++] = sl_cluster_config_link(
@@ -139,7 +148,7 @@ static sl_link_spec *signature(const sl_layout *l, const sl_cluster_config *cfg)
 				sig[k++] = sl_cluster_config_link(
 				    cfg, me, sl_mesh_device(l, t, (s + l->pp - 1) % l->pp, d));
 				sig[k++] = sl_cluster_config_link(
-				    cfg, me, sl_mesh_device(l, t, s, (d + 1) % l->dp));
+				    cfg, me, sl_mesh_device(l, t, s, (d + 1) % dpc));
 			}
 	return sig;
 }
@@ -166,15 +175,15 @@ static int push(struct cands *c, const sl_plan_row *r)
 }
 
 /* The (tp, pp, dp) splits of the devices that the model allows. */
-static int split_ok(const sl_model_spec *m, int n, int tp, int pp)
+static int split_ok(const sl_model_spec *m, int n, int tp, int pp, int cp)
 {
-	if (n % tp || (n / tp) % pp)
+	if (n % tp || (n / tp) % (pp * cp))
 		return 0;
-	int dp = n / tp / pp;
+	int dp = n / tp / pp / cp;
 	if (m->heads > 0 && sl_model_kv_heads(m) % tp)
 		return 0;
-	/* (a group's ranks are an array of SL_MAX_DEVICES) */
-	if (tp > SL_MAX_DEVICES || pp > SL_MAX_DEVICES || dp > SL_MAX_DEVICES)
+	/* (a group's ranks are an array of SL_MAX_DEVICES: dp x cp share one) */
+	if (tp > SL_MAX_DEVICES || pp > SL_MAX_DEVICES || dp * cp > SL_MAX_DEVICES)
 		return 0;
 	return tp <= m->ffn && pp <= m->layers && m->batch % dp == 0;
 }
@@ -240,7 +249,7 @@ static int shapes(const sl_model_spec *m, const sl_plan_spec *s, int tp, int pp,
                   struct cands *out)
 {
 	int fix_mb = s->fix_microbatches;
-	int share = m->batch / dp;
+	int share = m->batch / dp, cp = s->cp > 1 ? s->cp : 1;
 	sl_layout split[2];
 	int nsplit = stage_splits(m, s, pp, split);
 	/* the fullest stage's layers, which interleaving's chunks divide */
@@ -279,8 +288,8 @@ static int shapes(const sl_model_spec *m, const sl_plan_spec *s, int tp, int pp,
 				continue;
 			for (int q = 0; q < nsplit; q++)
 				for (int sp = 0; sp <= (tp > 1 && !s->no_sp); sp++)
-					for (int z1 = 0; z1 <= (dp > 1 && !s->no_zero1 ? 3 : 0);
-					     z1++) {
+					for (int z1 = 0;
+					     z1 <= (dp * cp > 1 && !s->no_zero1 ? 3 : 0); z1++) {
 						if (s->fix_zero && z1 != s->zero)
 							continue;
 						sl_plan_row r;
@@ -294,8 +303,12 @@ static int shapes(const sl_model_spec *m, const sl_plan_spec *s, int tp, int pp,
 						r.layout.chunks = scheds[k][1];
 						r.layout.seq_parallel = sp;
 						r.layout.zero = z1;
+						r.layout.cp = cp;
+						r.layout.cp_comm = s->cp_comm;
+						/* (its check needs the attention every row gets) */
+						r.layout.attention = s->attention;
 						sl_layout_copy_stages(&r.layout, &split[q]);
-						if (sl_layout_check(m, &r.layout, tp * pp * dp,
+						if (sl_layout_check(m, &r.layout, tp * pp * dp * cp,
 						                    NULL))
 							continue;
 						if (push(out, &r))
@@ -495,7 +508,7 @@ static int one_shape(struct work *w, const sl_plan_row *shape, struct cands *out
 		}
 		int dup = 0;
 		for (int j = 0; j < nseen && !dup; j++)
-			dup = memcmp(seen[j], sig, 4 * (size_t)n * sizeof *sig) == 0;
+			dup = memcmp(seen[j], sig, SIG * (size_t)n * sizeof *sig) == 0;
 		if (dup) {
 			free(sig);
 			continue;
@@ -560,14 +573,15 @@ static int enumerate(const sl_plan_spec *s, int first, struct cands *out)
 {
 	const sl_model_spec *m = &s->model;
 	int n = s->cluster.devices;
+	int cp = s->cp > 1 ? s->cp : 1;
 	for (int tp = 1; tp <= n; tp++)
 		for (int pp = 1; pp <= n / tp; pp++) {
 			if (first && out->n > 0)
 				return 0;
-			int dp = n % (tp * pp) ? 0 : n / tp / pp;
-			if ((s->fix_tp > 0 && tp != s->fix_tp) ||
+			int dp = n % (tp * pp * cp) ? 0 : n / tp / pp / cp;
+			if (dp == 0 || (s->fix_tp > 0 && tp != s->fix_tp) ||
 			    (s->fix_pp > 0 && pp != s->fix_pp) ||
-			    (s->fix_dp > 0 && dp != s->fix_dp) || !split_ok(m, n, tp, pp))
+			    (s->fix_dp > 0 && dp != s->fix_dp) || !split_ok(m, n, tp, pp, cp))
 				continue;
 			if (shapes(m, s, tp, pp, dp, out))
 				return -1;
@@ -587,6 +601,13 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 	if ((rc = sl_model_check(m, err)) || (rc = sl_cluster_config_check_plan(&chk, err)))
 		return rc;
 	out->model_flops = sl_model_step_flops(m);
+	if (s->cp > 1 && s->attention != SL_ATTN_FLASH)
+		return sl_fail(err, SL_EINVAL,
+		               "--cp=%d runs ring attention as fused kernels, as Megatron-Core "
+		               "does: add --attention=flash",
+		               s->cp);
+	if (s->cp > 1 && n % s->cp != 0)
+		return sl_fail(err, SL_EINVAL, "--cp=%d does not divide the %d devices", s->cp, n);
 
 	struct cands shape = {NULL, 0, 0};
 	if (enumerate(s, 0, &shape)) {
@@ -746,10 +767,10 @@ void sl_plan_free(sl_plan *p)
 /* The same layout but for ZeRO-1 (and the mesh order when any_order). */
 static int twins(const sl_layout *a, const sl_layout *b, int any_order)
 {
-	return a->tp == b->tp && a->pp == b->pp && a->dp == b->dp && a->schedule == b->schedule &&
-	       a->chunks == b->chunks && a->microbatches == b->microbatches &&
-	       a->seq_parallel == b->seq_parallel && a->stages == b->stages &&
-	       a->stage_n == b->stage_n &&
+	return a->tp == b->tp && a->pp == b->pp && a->dp == b->dp && a->cp == b->cp &&
+	       a->schedule == b->schedule && a->chunks == b->chunks &&
+	       a->microbatches == b->microbatches && a->seq_parallel == b->seq_parallel &&
+	       a->stages == b->stages && a->stage_n == b->stage_n &&
 	       memcmp(a->stage_list, b->stage_list, sizeof a->stage_list) == 0 &&
 	       (any_order || memcmp(a->order, b->order, sizeof a->order) == 0);
 }

@@ -62,6 +62,9 @@ typedef struct sl_plan_spec {
 	int no_sp, no_zero1;
 	/* fix_zero nonzero: only layouts of ZeRO stage `zero` */
 	int fix_zero, zero;
+	/* every layout's context parallelism (sl_layout's cp, 0 or 1: none; it
+	 * needs attention flash) and how it moves keys and values */
+	int cp, cp_comm;
 	/* every layout's overlap and gradient bucket (sl_layout's) */
 	int overlap;
 	double bucket_bytes;

@@ -211,6 +211,10 @@ static sl_train *create(const sl_model_spec *m, const sl_layout *l, int ndev, in
 	}
 	tr->m = *m;
 	tr->l = *l;
+	tr->store = *l;
+	tr->store.dp = sl_layout_dpc(l);
+	tr->store.cp = 1;
+	tr->store.cp_comm = SL_CP_RING;
 	tr->ndev = ndev;
 	tr->v = l->chunks;
 	tr->nchunks = l->pp * l->chunks;
@@ -288,6 +292,11 @@ const sl_model_spec *sl_train_model(const sl_train *tr)
 const sl_layout *sl_train_layout(const sl_train *tr)
 {
 	return &tr->l;
+}
+
+const sl_layout *sl_train_store_layout(const sl_train *tr)
+{
+	return &tr->store;
 }
 
 long sl_train_step(const sl_train *tr)

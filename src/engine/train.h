@@ -253,6 +253,10 @@ double sl_train_host_bytes(const sl_model_spec *m, const sl_layout *l);
 void sl_train_destroy(sl_train *tr);
 const sl_model_spec *sl_train_model(const sl_train *tr);
 const sl_layout *sl_train_layout(const sl_train *tr);
+/* The layout as its checkpoints record it: the same devices, with the
+ * dp x cp devices that share a gradient as dp replicas and no cp (context
+ * parallelism splits tokens, never a tensor or its optimizer state). */
+const sl_layout *sl_train_store_layout(const sl_train *tr);
 
 /* Run `steps` training steps on c (whose device count must match),
  * carrying on from the state's step.  Fills rep (free it with

@@ -56,6 +56,9 @@ struct dstate {
 struct sl_train {
 	sl_model_spec m;
 	sl_layout l;
+	/* l as checkpoints see it: dp x cp replicas of the parameters, no cp
+	 * (context parallelism splits tokens, never a tensor or its state) */
+	sl_layout store;
 	int ndev, v, nchunks;
 	int values; /* 0: shapes only (sl_train_create_timing_only) */
 	long step;
