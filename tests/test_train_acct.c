@@ -881,7 +881,7 @@ static void test_invalid_layouts(void **state)
 		expect_refused(&q, c, 2, "add --attention=flash");
 		c.attention = SL_ATTN_FLASH;
 		q.attn_dropout = 0.1f;
-		expect_refused(&q, c, 2, "set --attn-dropout=0");
+		expect_refused(&q, c, 2, "set --attention-dropout=0");
 	}
 	expect_refused(&m, tu_layout(3, 1, 1, SL_SCHED_1F1B, 1, 1), 3,
 	               "4 heads do not split over tp=3");
