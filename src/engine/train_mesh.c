@@ -315,10 +315,11 @@ int sl_layout_check(const sl_model_spec *m, const sl_layout *l, int ndev, sl_err
 		               "does: add --attention=flash",
 		               l->cp);
 	if (l->cp > 1 && m->attn_dropout > 0)
-		return sl_fail(err, SL_EINVAL,
-		               "--cp=%d with attention dropout (--attention-dropout=%g) is not built: "
-		               "set --attention-dropout=0, as long-context trainings do",
-		               l->cp, m->attn_dropout);
+		return sl_fail(
+		    err, SL_EINVAL,
+		    "--cp=%d with attention dropout (--attention-dropout=%g) is not built: "
+		    "set --attention-dropout=0, as long-context trainings do",
+		    l->cp, m->attn_dropout);
 	if (l->cp_comm < 0 || l->cp_comm >= SL_CP_N)
 		return sl_fail(err, SL_EINVAL, "unknown way to move keys and values (--cp-comm)");
 	int seen = 0;
