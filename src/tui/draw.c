@@ -143,9 +143,12 @@ static void title_train(const sl_view *v, int y, int x, int end)
 	const sl_glyphs *g = v->th->g;
 	const sl_layout *l = &m->wl->l;
 	int nodes = nodes_of(sc);
+	char cpw[24] = "";
+	if (l->cp > 1)
+		snprintf(cpw, sizeof cpw, " cp=%d", l->cp);
 	sl_putf(y, x, end - x, sl_theme_role(v->th, SL_ROLE_NORMAL),
-	        "%s train tp=%d pp=%d dp=%d %s %s %d mb %s %d%s%s %s %d node%s", g->v, l->tp, l->pp,
-	        l->dp, g->dot, sl_sched_name(l->schedule), l->microbatches, g->dot, m->ndev,
+	        "%s train tp=%d%s pp=%d dp=%d %s %s %d mb %s %d%s%s %s %d node%s", g->v, l->tp, cpw,
+	        l->pp, l->dp, g->dot, sl_sched_name(l->schedule), l->microbatches, g->dot, m->ndev,
 	        g->times, sc->preset[0] ? sc->preset : "custom", g->dot, nodes,
 	        nodes > 1 ? "s" : "");
 }

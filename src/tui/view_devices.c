@@ -22,9 +22,12 @@ static void rank_words(const sl_scene *m, int d, char *b, size_t n)
 
 static void mesh_words(const sl_scene *m, int d, char *b, size_t n)
 {
-	int ct, cp, cd;
+	int ct, cp, cd, c = m->wl->l.cp;
 	sl_mesh_coords(&m->wl->l, d, &ct, &cp, &cd);
-	snprintf(b, n, " tp%d pp%d dp%d", ct, cp, cd);
+	if (c > 1) /* the place on the dp axis: replica cd / c, context rank cd % c */
+		snprintf(b, n, " tp%d pp%d dp%d cp%d", ct, cp, cd / c, cd % c);
+	else
+		snprintf(b, n, " tp%d pp%d dp%d", ct, cp, cd);
 }
 
 static void shard_words(const sl_scene *m, int d, char *b, size_t n)

@@ -157,8 +157,11 @@ static int train_lines(const sl_view *v, int density, int w, struct tline *L)
 		}                                                                                  \
 	} while (0)
 	char ord[16];
-	LINE(SL_ROLE_HEAD, "tp=%d pp=%d dp=%d %s mesh %s %s %d micro-batch%s", l->tp, l->pp, l->dp,
-	     g->dot, sl_mesh_order_name(l->order, ord, sizeof ord), g->dot, l->microbatches,
+	char cpw[24] = "";
+	if (l->cp > 1)
+		snprintf(cpw, sizeof cpw, " cp=%d", l->cp);
+	LINE(SL_ROLE_HEAD, "tp=%d%s pp=%d dp=%d %s mesh %s %s %d micro-batch%s", l->tp, cpw, l->pp,
+	     l->dp, g->dot, sl_mesh_order_name(l->order, ord, sizeof ord), g->dot, l->microbatches,
 	     l->microbatches == 1 ? "" : "es");
 	if (l->tp > 1) {
 		int f = ms->ffn, h = ms->hidden, t = l->tp;
@@ -191,6 +194,24 @@ static int train_lines(const sl_view *v, int density, int w, struct tline *L)
 		else if (ms->heads > 0)
 			LINE(SL_ROLE_NORMAL, " attention: %d of %d heads each, proj row-parallel",
 			     ms->heads / t, ms->heads);
+	}
+	if (l->cp > 1) {
+		/* which chunks of a sequence each context rank holds, and why two */
+		int c = l->cp, cs = ms->seq / (2 * c);
+		LINE(SL_ROLE_NORMAL, "context parallel over %d: each sequence in %d chunks of %d",
+		     c, 2 * c, cs);
+		char seg[160];
+		int len = 0;
+		for (int i = 0; i < c && (size_t)len + 20 < sizeof seg; i++)
+			len += snprintf(seg + len, sizeof seg - (size_t)len, " cp%d:%d+%d", i, i,
+			                2 * c - 1 - i);
+		LINE(SL_ROLE_NORMAL, "%s", seg);
+		if (density == 0)
+			LINE(SL_ROLE_NORMAL,
+			     " an early and a late chunk each: the causal work is even");
+		LINE(SL_ROLE_NORMAL, " keys and values: %s",
+		     l->cp_comm == SL_CP_RING ? "a ring of hops beside the attention"
+		                              : "all-gathered before the attention");
 	}
 	if (l->pp > 1) {
 		LINE(SL_ROLE_NORMAL, "pipeline: %d stages, %s%s", l->pp, sl_sched_name(l->schedule),
