@@ -474,6 +474,7 @@ int sl_cmd_plan(int argc, char **argv)
 	                     .zero = a.t.l.zero,
 	                     .cp = a.t.l.cp,
 	                     .cp_comm = a.t.l.cp_comm,
+	                     .zero_keep = a.t.l.zero_keep,
 	                     .overlap = a.t.l.overlap,
 	                     .bucket_bytes = a.t.l.bucket_bytes,
 	                     /* the table shows the first top rows; JSON and

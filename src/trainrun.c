@@ -175,7 +175,8 @@ static void layout_words(const sl_layout *l, char *buf, size_t n)
 	if (l->seq_parallel)
 		len += snprintf(buf + len, n - (size_t)len, ", sequence parallel");
 	if (l->zero > 0)
-		len += snprintf(buf + len, n - (size_t)len, ", ZeRO-%d", l->zero);
+		len += snprintf(buf + len, n - (size_t)len, ", ZeRO-%d%s", l->zero,
+		                l->zero_keep ? " (gathered parameters kept for the backward)" : "");
 	snprintf(buf + len, n - (size_t)len, ", mesh %s",
 	         sl_mesh_order_name(l->order, ord, sizeof ord));
 }

@@ -254,6 +254,34 @@ static void test_llama_kinds_estimate_equals_run(void **state)
 
 static sl_cluster_config realistic_of(const struct lay *x, double attn_frac);
 
+/* ZeRO-3 keeping each block's gathered parameters for its backward, with
+ * PP and TP, overlapped or not, through every method on both machines. */
+static void test_zero_keep_estimate_equals_run(void **state)
+{
+	(void)state;
+	static const struct lay rows[] = {
+	    {1, 2, 2, SL_SCHED_1F1B, 4, 1, 0, 3, NULL, 0, SL_TOPO_FULL, 4, 4, 8, 0, 0},
+	    {2, 1, 2, SL_SCHED_1F1B, 2, 1, 1, 3, NULL, 2, SL_TOPO_FULL, 4, 2, 8, 0, 0},
+	};
+	for (size_t g = 0; g < sizeof rows / sizeof rows[0]; g++)
+		for (int k = 0; k < 2; k++)
+			for (int ov = SL_OVERLAP_ON; ov <= SL_OVERLAP_OFF; ov++) {
+				const struct lay *x = &rows[g];
+				char name[160];
+				name_of(x, name, sizeof name);
+				snprintf(name + strlen(name), sizeof name - strlen(name),
+				         " keep %s %s", k ? "realistic" : "ideal",
+				         sl_overlap_name(ov));
+				sl_model_spec m;
+				model_of(x, &m);
+				sl_layout l = layout_of(x);
+				l.zero_keep = 1;
+				l.overlap = ov;
+				sl_cluster_config cfg = k ? realistic_of(x, 0.6) : config_of(x);
+				every_method_equals_run(&m, &l, &cfg, SL_EST_AUTO, name);
+			}
+}
+
 /* Context parallelism through every method: the ring and the all-gather,
  * with TP, PP, DP and ZeRO-1, its ring inside a node and across nodes
  * (every other hop, and the whole ring), on a ring topology too. */
@@ -1342,6 +1370,7 @@ int main(void)
 	    cmocka_unit_test(test_estimate_equals_run),
 	    cmocka_unit_test(test_llama_kinds_estimate_equals_run),
 	    cmocka_unit_test(test_cp_estimate_equals_run),
+	    cmocka_unit_test(test_zero_keep_estimate_equals_run),
 	    cmocka_unit_test(test_flash_estimate_equals_run),
 	    cmocka_unit_test(test_ports_equal_figures),
 	    cmocka_unit_test(test_flash_closed_forms),

@@ -102,6 +102,11 @@ static const char *n_format(int i)
 	return i < 3 ? f[i] : NULL;
 }
 
+static const char *n_reshard(int i)
+{
+	return i < 2 ? sl_reshard_fwd_name(i) : NULL;
+}
+
 static const char *n_cpcomm(int i)
 {
 	return i < SL_CP_N ? sl_cp_comm_name(i) : NULL;
@@ -114,15 +119,16 @@ static void test_choices_are_the_engines(void **state)
 		int code;
 		name_fn fn;
 	} refs[] = {
-	    {SL_OPT_TOPOLOGY, n_topo},   {SL_OPT_TIMING, n_timing},
-	    {SL_OPT_PRECISION, n_prec},  {SL_OPT_EFFICIENCY, n_eff},
-	    {SL_OPT_ALGORITHM, n_algo},  {SL_OPT_STRATEGY, n_split},
-	    {SL_OPT_SCHEDULE, n_sched},  {SL_OPT_RECOMPUTE, n_recomp},
-	    {SL_OPT_ATTENTION, n_attn},  {SL_OPT_FFN_KIND, n_ffn},
-	    {SL_OPT_NORM, n_norm},       {SL_OPT_POS_EMB, n_pos},
-	    {SL_OPT_GRAD_ACCUM, n_gacc}, {SL_OPT_OP, n_op},
-	    {SL_OPT_FORMAT, n_format},   {SL_OPT_OVERLAP, n_overlap},
-	    {SL_OPT_MASK, n_mask},       {SL_OPT_CP_COMM, n_cpcomm},
+	    {SL_OPT_TOPOLOGY, n_topo},       {SL_OPT_TIMING, n_timing},
+	    {SL_OPT_PRECISION, n_prec},      {SL_OPT_EFFICIENCY, n_eff},
+	    {SL_OPT_ALGORITHM, n_algo},      {SL_OPT_STRATEGY, n_split},
+	    {SL_OPT_SCHEDULE, n_sched},      {SL_OPT_RECOMPUTE, n_recomp},
+	    {SL_OPT_ATTENTION, n_attn},      {SL_OPT_FFN_KIND, n_ffn},
+	    {SL_OPT_NORM, n_norm},           {SL_OPT_POS_EMB, n_pos},
+	    {SL_OPT_GRAD_ACCUM, n_gacc},     {SL_OPT_OP, n_op},
+	    {SL_OPT_FORMAT, n_format},       {SL_OPT_OVERLAP, n_overlap},
+	    {SL_OPT_MASK, n_mask},           {SL_OPT_CP_COMM, n_cpcomm},
+	    {SL_OPT_RESHARD_FWD, n_reshard},
 	};
 	int words = 0;
 	for (int r = 0; r < sl_knob_count(); r++)

@@ -47,8 +47,8 @@ static struct ref full_ref, full_llama_ref;
  * and 4), with grouped queries and SwiGLU, hidden dropout and layer norms,
  * no mask, and 7 blocks. */
 static struct ref cp_ref, cp_llama_ref, cp_hdrop_ref, cp_full_ref, cp_deep_ref;
-/* The next case's context parallelism (0: none). */
-static int case_cp, case_cp_comm;
+/* The next case's context parallelism (0: none), and ZeRO-3's keeping. */
+static int case_cp, case_cp_comm, case_keep;
 
 static void make_ref(struct ref *R, const sl_model_spec *m)
 {
@@ -237,6 +237,7 @@ static void check_st(const struct ref *R, const char *spec, int devices_per_node
 		l.cp = case_cp;
 		l.cp_comm = case_cp_comm;
 	}
+	l.zero_keep = case_keep;
 	int ndev = sl_layout_devices(&l);
 
 	sl_cluster_config cfg;
@@ -451,6 +452,20 @@ CASE(full_llama_flash_sel, full_llama_ref, "2 1 1 1f1b      2 1 0 0 tp-dp-pp rin
 /* Context parallelism: every rank's keys and values reach every other,
  * the causal mask by global position; with TP (and SP), PP (uneven,
  * interleaved, full recomputation), DP and every ZeRO stage. */
+/* ZeRO-3 keeping each block's gathered parameters from its forward to its
+ * backward (reshard-after-forward no): with PP, TP and full recomputation. */
+#define CASE_KEEP(name, ref, spec, g)                                                              \
+	static void name(void **state)                                                             \
+	{                                                                                          \
+		(void)state;                                                                       \
+		case_keep = 1;                                                                     \
+		check(&ref, spec, g);                                                              \
+		case_keep = 0;                                                                     \
+	}
+CASE_KEEP(keep_tp2_pp2_dp2_zero3, attn_ref, "2 2 2 1f1b        4 1 1 3", 2)
+CASE_KEEP(keep_dp3_zero3_full_interleaved, deep_ref, "1 2 3 interleaved 2 2 0 3 tp-dp-pp ring full",
+          0)
+
 #define R_ SL_CP_RING
 #define AG SL_CP_ALLGATHER
 CASE_CP(cp2_ring, cp_ref, "1 1 1 1f1b 1 1 0 0 tp-dp-pp ring none flash", 0, NULL, 2, R_)
@@ -475,6 +490,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(single),
+	    cmocka_unit_test(keep_tp2_pp2_dp2_zero3),
+	    cmocka_unit_test(keep_dp3_zero3_full_interleaved),
 	    cmocka_unit_test(cp2_ring),
 	    cmocka_unit_test(cp3_ring_m2),
 	    cmocka_unit_test(cp4_allgather),

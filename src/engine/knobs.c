@@ -464,6 +464,23 @@ static const sl_knob table[] = {
             ".I D\n"
             "> 1, and ZeRO\\-2 and 3 where the stage below does not fit: they save\n"
             "memory and add traffic, which overlap hides only in part).\n"},
+    {"reshard-after-forward", SL_OPT_RESHARD_FWD, SL_KT_WORD, NULL, 0, 0, NULL, "yes, no",
+     TRAINS | SL_CMD_PLAN, S, SL_KG_LAYOUT, LA(zero_keep), SL_KC_INT, NULL, 0,
+     "ZeRO-3: free a block's gathered parameters after its\nforward (yes, the default) or keep "
+     "them for its\nbackward (no)",
+     .man = "Under ZeRO\\-3, whether a block's gathered parameters are freed after its forward\n"
+            "pass and gathered again for its backward\n"
+            ".RB ( yes ,\n"
+            "the default; PyTorch FSDP's reshard_after_forward=True) or kept from the\n"
+            "micro\\-batch's forward to its backward\n"
+            ".RB ( no ):\n"
+            "one all\\-gather less a block and micro\\-batch, (D\\-1)/D of the blocks'\n"
+            "parameter bytes 2M times a step instead of 3M, for every block's parameters\n"
+            "held while micro\\-batches are in flight.  Needs\n"
+            ".BR \\-\\-zero=3 .\n"
+            ".IP\n"
+            ".BR plan :\n"
+            "its ZeRO\\-3 rows keep them (not searched).\n"},
     {"overlap", SL_OPT_OVERLAP, SL_KT_WORD, NULL, 0, 0, NULL, "auto, on, off", TRAINS | SL_CMD_PLAN,
      S, SL_KG_LAYOUT, LA(overlap), SL_KC_INT, NULL, 0,
      "communication beside compute: data-parallel buckets\nduring the backward pass, ZeRO's "

@@ -304,6 +304,7 @@ static int shapes(const sl_model_spec *m, const sl_plan_spec *s, int tp, int pp,
 						r.layout.seq_parallel = sp;
 						r.layout.zero = z1;
 						r.layout.cp = cp;
+						r.layout.zero_keep = z1 == 3 && s->zero_keep;
 						r.layout.cp_comm = s->cp_comm;
 						/* (its check needs the attention every row gets) */
 						r.layout.attention = s->attention;

@@ -65,6 +65,8 @@ typedef struct sl_plan_spec {
 	/* every layout's context parallelism (sl_layout's cp, 0 or 1: none; it
 	 * needs attention flash) and how it moves keys and values */
 	int cp, cp_comm;
+	/* ZeRO-3 rows keep each block's gathered parameters for its backward */
+	int zero_keep;
 	/* every layout's overlap and gradient bucket (sl_layout's) */
 	int overlap;
 	double bucket_bytes;

@@ -103,6 +103,11 @@ typedef struct sl_layout {
 	 * tensors, and the root (embedding, head, replicated tensors), which
 	 * stage 3 gathers once a step and keeps, as FSDP2 keeps its root. */
 	int zero;
+	/* ZeRO-3: 0 frees each block's gathered parameters after its forward
+	 * and gathers them again for its backward (FSDP's
+	 * reshard_after_forward=True); 1 keeps them from the micro-batch's
+	 * forward to its backward (False): one gather less, more memory. */
+	int zero_keep;
 	/* Context parallelism (Liu et al. 2023's ring attention, as Megatron-Core
 	 * and Llama 3 run it): cp devices share every sequence of a replica,
 	 * each holding two of its 2 cp chunks (chunk i and chunk 2 cp - 1 - i,
@@ -135,6 +140,8 @@ enum { SL_OVERLAP_AUTO, SL_OVERLAP_ON, SL_OVERLAP_OFF, SL_OVERLAP_N };
  * gradients after its backward (Llama 3's long-context stage). */
 enum { SL_CP_RING, SL_CP_ALLGATHER, SL_CP_N };
 const char *sl_cp_comm_name(int c);
+/* "yes" (0: ZeRO-3 frees after the forward) or "no" (1: keeps them). */
+const char *sl_reshard_fwd_name(int keep);
 int sl_cp_comm_parse(const char *s, int *out);
 /* The data-parallel axis's extent in the mesh: dp x cp. */
 int sl_layout_dpc(const sl_layout *l);

@@ -248,6 +248,11 @@ int sl_cp_comm_parse(const char *s, int *out)
 	return i < 0 ? -1 : 0;
 }
 
+const char *sl_reshard_fwd_name(int keep)
+{
+	return keep == 0 ? "yes" : keep == 1 ? "no" : "?";
+}
+
 int sl_layout_dpc(const sl_layout *l)
 {
 	return l->dp * l->cp;
@@ -411,6 +416,11 @@ int sl_layout_check(const sl_model_spec *m, const sl_layout *l, int ndev, sl_err
 	}
 	if (l->zero < 0 || l->zero > 3)
 		return sl_fail(err, SL_EINVAL, "--zero=%d: the ZeRO stages are 0 to 3", l->zero);
+	if (l->zero_keep && l->zero != 3)
+		return sl_fail(err, SL_EINVAL,
+		               "--reshard-after-forward=no keeps ZeRO-3's gathered parameters: it "
+		               "needs --zero=3 (--zero=%d)",
+		               l->zero);
 	if (l->zero > 0 && l->dp * l->cp < 2)
 		return sl_fail(err, SL_EINVAL,
 		               "ZeRO-%d shards over data-parallel replicas: it needs --dp of 2 or "

@@ -1949,7 +1949,9 @@ static int chunk_fwd(struct kctx *k, int c, int mb, float **xio, struct cstash *
 		else if (k->tr->l.zero >= 3)
 			TRY(zero_gather(k, i, &bs->wfull));
 		TRY(block_fwd(k, &ds->blk[i], &g, bs, xio));
-		k_free(k, &bs->wfull);
+		/* (kept, with reshard-after-forward off, for the backward) */
+		if (!k->tr->l.zero_keep)
+			k_free(k, &bs->wfull);
 		if (full)
 			stash_free(k, bs);
 	}
@@ -1977,10 +1979,12 @@ static int chunk_bwd(struct kctx *k, int c, int mb, float **dio, struct cstash *
 	for (int i = ds->cfirst[c + 1] - 1; i >= ds->cfirst[c]; i--) {
 		struct bstash *bs = &cs->b[i - ds->cfirst[c]];
 		float *gh = NULL;
-		if (k->tr->l.zero >= 3 && overlap_on(k))
+		/* (kept from the forward: nothing to gather) */
+		int gather = k->tr->l.zero >= 3 && !k->tr->l.zero_keep;
+		if (gather && overlap_on(k))
 			TRY(zero_prefetch(k, cs, c, i, i > ds->cfirst[c] ? i - 1 : -1,
 			                  i == ds->cfirst[c + 1] - 1));
-		else if (k->tr->l.zero >= 3)
+		else if (gather)
 			TRY(zero_gather(k, i, &bs->wfull));
 		if (k->tr->l.zero >= 2)
 			TRY(zero_grad_begin(k, i, &gh));

@@ -652,6 +652,9 @@ void sl_report_layout_json(json_t *o, const sl_layout *l)
 	json_object_set_new(o, "sequence_parallel", json_boolean(l->seq_parallel));
 	json_object_set_new(o, "zero1", json_boolean(l->zero >= 1));
 	json_object_set_new(o, "zero", json_integer(l->zero));
+	/* only when kept, so that the other layouts' objects stay as they were */
+	if (l->zero_keep)
+		json_object_set_new(o, "reshard_after_forward", json_false());
 	json_object_set_new(o, "recompute", json_string(sl_recompute_name(l->recompute)));
 	json_object_set_new(o, "attention", json_string(sl_attention_name(l->attention)));
 	json_object_set_new(o, "mesh_order",
