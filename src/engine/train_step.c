@@ -824,6 +824,40 @@ static int reduce_grad(struct kctx *k, const struct mbgeo *g, float *dxp, float 
 	return SL_OK;
 }
 
+/* Overlap with TP (no sequence parallelism): the input gradient's
+ * all-reduce on the model-parallel stream beside the weight gradient's
+ * product, as Megatron-LM's asynchronous all-reduce of dX runs it. */
+static int tp_overlap(const struct kctx *k, const struct mbgeo *g)
+{
+	return overlap_on(k) && k->tr->l.tp > 1 && !g->sp;
+}
+
+/* The all-reduce of dxp issued on the model-parallel stream (event slot 2). */
+static int dx_reduce_begin(struct kctx *k, float *dxp, size_t n)
+{
+	k_stream(k, SL_STREAM_MP);
+	int rc = k_coll(k, SL_TR_TP_ALLREDUCE, k->ds->tpg, SL_COLL_ALLREDUCE, dxp, 0, n, NULL);
+	if (rc == SL_OK)
+		rc = k_mark(k, SL_STREAM_MP, 2);
+	k_stream(k, SL_STREAM_COMPUTE);
+	return rc;
+}
+
+/* ... and, once the weight gradient is done, waited for: then the rest of
+ * reduce_grad (the norm's gradient, the residual's). */
+static int dx_reduce_end(struct kctx *k, const struct mbgeo *g, float *dxp, float *dy,
+                         const float *xl, float **dx)
+{
+	size_t h = (size_t)k->tr->m.hidden;
+	TRY(k_wait_ev(k, SL_STREAM_MP, 2));
+	*dx = dxp;
+	if (xl)
+		TRY(ew_norm_grad(k, xl, *dx, (size_t)g->rl, h));
+	TRY(ew_add(k, *dx, dy, (size_t)g->rl * h, "residual grad"));
+	k_free(k, &dy);
+	return SL_OK;
+}
+
 static const float *par(const struct kctx *k, const struct blk *b, int kind)
 {
 	return k->d && !k->dry ? k->ds->P + b->w[kind] : NULL;
@@ -890,6 +924,27 @@ static int mlp_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 	if (dz != da)
 		k_free(k, &da);
 	TRY(ew_colsum(k, grd(k, b, SL_T_FC1_B), dz, (size_t)r, (size_t)zc));
+	if (tp_overlap(k, g)) {
+		/* dX first, reduced beside dW's product */
+		TRY(k_alloc(k, &dxp, (size_t)r * h, CAT_WS, "input gradient partial sums"));
+		WORK(SL_PASS_BWD, b->index, SL_PART_FC1, SL_GRAD_X, -1);
+		TRY(k_gemm(k, 0, 1, r, h, zc, 1, dz, 0, zc, par(k, b, SL_T_FC1_W), 0, zc, 0, dxp, 0,
+		           h, lb));
+		if (dyf != dy)
+			k_free(k, &dyf);
+		TRY(dx_reduce_begin(k, dxp, (size_t)r * h));
+		WORK(SL_PASS_BWD, b->index, SL_PART_FC1, SL_GRAD_W, -1);
+		TRY(k_gemm(k, 1, 0, h, zc, r, 1, st->xm, 0, h, dz, 0, zc, 1, grd(k, b, SL_T_FC1_W),
+		           0, zc, lb));
+		TRY(wgrad_add(k, (size_t)h, (size_t)zc));
+		k_free(k, &dz);
+		k_free(k, &st->z);
+		k_free(k, &st->a);
+		k_free(k, &st->xm);
+		int rc0 = dx_reduce_end(k, g, dxp, dy, st->xlm, dio);
+		k_free(k, &st->xlm);
+		return rc0;
+	}
 	WORK(SL_PASS_BWD, b->index, SL_PART_FC1, SL_GRAD_W, -1);
 	float *xf = NULL;
 	TRY(regather(k, g, st->xm, &xf));
@@ -1570,6 +1625,30 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 		k_free(k, &ro);
 		k_free(k, &dp);
 		k_free(k, &dO);
+	}
+	if (tp_overlap(k, g)) {
+		/* dX first, reduced beside dW's product */
+		TRY(k_alloc(k, &dxp, (size_t)r * h, CAT_WS, "input gradient partial sums"));
+		WORK(SL_PASS_BWD, b->index, SL_PART_QKV, SL_GRAD_X, -1);
+		TRY(k_gemm(k, 0, 1, r, h, qc, 1, dqkv, 0, qc, par(k, b, SL_T_QKV_W), 0, qc, 0, dxp,
+		           0, h, lb));
+		if (dyf != dy)
+			k_free(k, &dyf);
+		TRY(dx_reduce_begin(k, dxp, (size_t)r * h));
+		WORK(SL_PASS_BWD, b->index, SL_PART_QKV, SL_GRAD_W, -1);
+		TRY(k_gemm(k, 1, 0, h, qc, r, 1, st->xa, 0, h, dqkv, 0, qc, 1,
+		           grd(k, b, SL_T_QKV_W), 0, qc, lb));
+		TRY(wgrad_add(k, (size_t)h, (size_t)qc));
+		k_free(k, &dqkv);
+		k_free(k, &st->xa);
+		k_free(k, &st->qkv);
+		k_free(k, &st->p);
+		k_free(k, &st->pd);
+		k_free(k, &st->mask);
+		k_free(k, &st->o);
+		int rc0 = dx_reduce_end(k, g, dxp, dy, st->xla, dio);
+		k_free(k, &st->xla);
+		return rc0;
 	}
 	WORK(SL_PASS_BWD, b->index, SL_PART_QKV, SL_GRAD_W, -1);
 	float *xf = NULL;
