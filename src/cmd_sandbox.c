@@ -182,8 +182,9 @@ static int reshard_view(sl_opts *o, struct sargs *sa)
 		l->tp = saved->tp;
 	if (!(sa->layout_axes & 2))
 		l->pp = saved->pp;
+	/* (a checkpoint's replicas are dp x cp devices) */
 	if (!(sa->layout_axes & 4))
-		l->dp = saved->dp;
+		l->dp = saved->dp % l->cp == 0 ? saved->dp / l->cp : saved->dp;
 	if (!sl_opts_given(o, SL_OPT_DEVICES))
 		o->sc.cluster.devices = sl_layout_devices(l);
 	if (o->sc.cluster.devices > SL_MAX_FULL_DEVICES) {

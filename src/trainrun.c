@@ -302,7 +302,7 @@ void sl_tr_train_text(FILE *f, const sl_opts *o, const sl_model_spec *m, int ste
 		fprintf(f, "\nstep time    %s emulated, %s predicted\n", sl_tr_fmt_t(p->step_s, a),
 		        sl_tr_fmt_t(r->pred.step_s, b));
 	else
-		fprintf(f, "\nstep time    %s emulated (the prediction does not model --cp yet)\n",
+		fprintf(f, "\nstep time    %s emulated (no prediction)\n",
 		        sl_tr_fmt_t(p->step_s, a));
 	fprintf(f, "speedup      %.3g over one device (%s%s), efficiency %.1f%%\n", speedup,
 	        sl_tr_fmt_t(r->single_s, c),

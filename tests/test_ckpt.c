@@ -593,6 +593,26 @@ static void cp_reshards(void **st)
 		}
 		state_free(&saved);
 	}
+	/* One sequence a step, as long contexts have: its dp x cp replicas do
+	 * not divide the batch, its cp ranks do; it reloads under cp 2 and 4. */
+	m.batch = 1;
+	ref_losses(&m, want);
+	sl_layout l1 = parse_layout("1 1 1 1f1b 1 0");
+	l1.cp = 2;
+	l1.attention = SL_ATTN_FLASH;
+	sl_train *tr = make_train(&m, &l1);
+	train_steps(tr, S, want, "cp=2, one sequence");
+	char dir[300];
+	path_in(dir, sizeof dir, "cp-one");
+	save(tr, dir, 1);
+	sl_train_destroy(tr);
+	for (int c = 2; c <= 4; c += 2) {
+		l1.cp = c;
+		sl_train *t2 = make_train(&m, &l1);
+		load(t2, dir, 1);
+		train_steps(t2, S, want + S, "cp=2, one sequence, resumed");
+		sl_train_destroy(t2);
+	}
 }
 
 /* A model with a norm: the manifest says version 3 and names it, the

@@ -688,7 +688,9 @@ static int load_prepare(struct load *L, const sl_ckpt *ck, sl_train *tr, sl_err 
 	memset(L, 0, sizeof *L);
 	L->ck = ck;
 	L->tr = tr;
-	int rc = sl_ckpt_check_target(ck, sl_train_model(tr), l, ndev, err);
+	/* (the layout as trained, cp and its batch split included; the store's
+	 * dp x cp replicas need not divide the batch) */
+	int rc = sl_ckpt_check_target(ck, sl_train_model(tr), sl_train_layout(tr), ndev, err);
 	if (!rc)
 		rc = build_reads(L, err);
 	for (int d = 0; d < ndev && !rc; d++) {
@@ -958,7 +960,8 @@ int sl_ckpt_read_plan(const sl_ckpt *ck, const sl_train *tr, sl_ckpt_move **out,
 	*out = NULL;
 	*n = 0;
 	const sl_layout *l = sl_train_store_layout(tr);
-	int rc = sl_ckpt_check_target(ck, sl_train_model(tr), l, l->tp * l->pp * l->dp, err);
+	int rc = sl_ckpt_check_target(ck, sl_train_model(tr), sl_train_layout(tr),
+	                              l->tp * l->pp * l->dp, err);
 	if (rc)
 		return rc;
 	struct load L;

@@ -1417,10 +1417,10 @@ int sl_ckpt_check_target(const sl_ckpt *ck, const sl_model_spec *m, const sl_lay
 		    sl_norm_name(m->norm));
 	sl_err e = {0};
 	if (sl_layout_check(m, l, ndev, &e))
-		return sl_fail(
-		    err, SL_EINVAL,
-		    "%s (saved at tp=%d pp=%d dp=%d) cannot be resharded to tp=%d pp=%d dp=%d: %s",
-		    ck->dir, ck->info.layout.tp, ck->info.layout.pp, ck->info.layout.dp, l->tp,
-		    l->pp, l->dp, e.msg);
+		return sl_fail(err, SL_EINVAL,
+		               "%s (saved at tp=%d pp=%d dp=%d) cannot be resharded to tp=%d pp=%d "
+		               "dp=%d%s: %s",
+		               ck->dir, ck->info.layout.tp, ck->info.layout.pp, ck->info.layout.dp,
+		               l->tp, l->pp, l->dp, l->cp > 1 ? " with cp" : "", e.msg);
 	return SL_OK;
 }

@@ -1131,7 +1131,7 @@ static const char *const group_titles[SL_KG_N] = {
     [SL_KG_COLL] = "Collective:",
     [SL_KG_COMPARE] = "Layouts:",
     [SL_KG_WORKLOAD] = "Workload: Y[m,n] = X[m,k] W[k,n]",
-    [SL_KG_LAYOUT] = "Layout (devices: tp*pp*dp unless --devices is given):",
+    [SL_KG_LAYOUT] = "Layout (devices: tp*cp*pp*dp unless --devices is given):",
     [SL_KG_MODEL] = ("Model (L blocks of width h: multi-head attention when --heads > 0, "
                      "then an MLP):"),
     [SL_KG_CKPT] = "Checkpoints (see shardlab ckpt --help):",

@@ -116,10 +116,10 @@ int sl_lrun_config(sl_run_kind k, const sl_lsetup *s, double slowdown, sl_cluste
 		 * size (as `shardlab train` builds them); a reshard runs on the
 		 * devices of the layout it loads under. */
 		sl_layout t = sl_lsetup_target(s);
-		int n = k == SL_RUN_TRAIN ? sl_layout_devices(&s->layout) : t.tp * t.pp * t.dp,
+		int n = k == SL_RUN_TRAIN ? sl_layout_devices(&s->layout) : sl_layout_devices(&t),
 		    g = cfg->devices_per_node;
 		if (n > SL_MAX_DEVICES)
-			return sl_fail(err, SL_EINVAL, "tp*pp*dp = %d devices: more than %d", n,
+			return sl_fail(err, SL_EINVAL, "tp*cp*pp*dp = %d devices: more than %d", n,
 			               SL_MAX_DEVICES);
 		cfg->devices = n;
 		if (g > 0 && n <= g)
@@ -497,11 +497,14 @@ static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resu
 	if (dry)
 		snprintf(r->why, sizeof r->why,
 		         "a timing-only run (dry-run=yes) computes no values: no losses");
+	char cpw[16] = "";
+	if (l.cp > 1)
+		snprintf(cpw, sizeof cpw, " cp=%d", l.cp);
 	snprintf(
 	    r->summary, sizeof r->summary,
-	    "tp=%d pp=%d dp=%d on %d device%s: %s a step (one device: %s), speedup %.2f; bubble "
+	    "tp=%d pp=%d dp=%d%s on %d device%s: %s a step (one device: %s), speedup %.2f; bubble "
 	    "%.3f",
-	    l.tp, l.pp, l.dp, n, n == 1 ? "" : "s", sl_fmt_time(rep.step_s, a, sizeof a),
+	    l.tp, l.pp, l.dp, cpw, n, n == 1 ? "" : "s", sl_fmt_time(rep.step_s, a, sizeof a),
 	    sl_fmt_time(single, b, sizeof b), rep.step_s > 0 ? single / rep.step_s : 0,
 	    rep.bubble_fraction);
 	if (!dry) {

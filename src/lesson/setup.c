@@ -56,7 +56,7 @@ sl_layout sl_lsetup_target(const sl_lsetup *s)
 	if (s->to_dp)
 		t.layout.dp = s->to_dp;
 	sl_layout l = sl_lsetup_layout(&t);
-	if (l.dp < 2)
+	if (sl_layout_dpc(&l) < 2)
 		l.zero = 0;
 	if (l.tp < 2)
 		l.seq_parallel = 0;
@@ -255,8 +255,9 @@ int sl_lsetup_set(sl_lsetup *s, const char *key, const char *value, sl_err *err)
 	if (k->code == SL_OPT_PRECISION || k->code == SL_OPT_EFFICIENCY) {
 		apply_hardware(s);
 	}
-	if (k->code == SL_OPT_TP || k->code == SL_OPT_PP || k->code == SL_OPT_DP)
-		s->sc.cluster.devices = s->layout.tp * s->layout.pp * s->layout.dp;
+	if (k->code == SL_OPT_TP || k->code == SL_OPT_PP || k->code == SL_OPT_DP ||
+	    k->code == SL_OPT_CP)
+		s->sc.cluster.devices = sl_layout_devices(&s->layout);
 	s->given_mb |= k->code == SL_OPT_MICROBATCHES;
 	s->given_v |= k->code == SL_OPT_CHUNKS;
 	s->touched |= touches(k);
@@ -272,7 +273,7 @@ void sl_lsetup_describe(const sl_lsetup *s, char *buf, size_t n)
 	int ndev = c->devices;
 	if (show == SL_FIG_KIND(SL_RUN_TRAIN)) {
 		sl_layout tl = sl_lsetup_layout(s);
-		ndev = tl.tp * tl.pp * tl.dp;
+		ndev = sl_layout_devices(&tl);
 	}
 	int nodes =
 	    c->devices_per_node > 0 ? (ndev + c->devices_per_node - 1) / c->devices_per_node : 1;
@@ -317,6 +318,9 @@ void sl_lsetup_describe(const sl_lsetup *s, char *buf, size_t n)
 		                "; training %d block%s of width %d (ffn %d%s) on tp=%d pp=%d dp=%d",
 		                s->model.layers, s->model.layers == 1 ? "" : "s", s->model.hidden,
 		                s->model.ffn, heads, l.tp, l.pp, l.dp);
+		if (len >= 0 && (size_t)len < n && l.cp > 1)
+			len += snprintf(buf + len, n - (size_t)len, " cp=%d (%s)", l.cp,
+			                sl_cp_comm_name(l.cp_comm));
 		if (len >= 0 && (size_t)len < n && l.pp > 1)
 			len += snprintf(buf + len, n - (size_t)len, ", %s, %d micro-batch%s",
 			                sl_sched_name(l.schedule), l.microbatches,
