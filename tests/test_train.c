@@ -483,6 +483,11 @@ CASE_CP(cp4_full_dp2_zero1, cp_full_ref, "1 1 2 1f1b 1 1 0 1 tp-dp-pp ring none 
         AG)
 CASE_CP(cp2_llama_tp2_dp2_zero2_order, cp_llama_ref, "2 1 2 gpipe 2 1 0 2 dp-pp-tp ring none flash",
         0, NULL, 2, R_)
+/* grouped queries with two local key/value groups (tp 1) */
+CASE_CP(cp2_llama_gqa_groups, cp_llama_ref, "1 1 1 1f1b 2 1 0 0 tp-dp-pp ring none flash", 0, NULL,
+        2, R_)
+CASE_CP(cp3_llama_gqa_allgather, cp_llama_ref, "1 1 1 1f1b 1 1 0 0 tp-dp-pp ring none flash", 0,
+        NULL, 3, AG)
 CASE_CP(cp4_deep_pp3_ends_sel, cp_deep_ref, "1 3 1 1f1b 2 1 0 0 pp-tp-dp ring selective flash", 0,
         "ends", 4, R_)
 
@@ -503,6 +508,8 @@ int main(void)
 	    cmocka_unit_test(cp4_full_dp2_zero1),
 	    cmocka_unit_test(cp2_llama_tp2_dp2_zero2_order),
 	    cmocka_unit_test(cp4_deep_pp3_ends_sel),
+	    cmocka_unit_test(cp2_llama_gqa_groups),
+	    cmocka_unit_test(cp3_llama_gqa_allgather),
 	    cmocka_unit_test(deep_pp2_1f1b_list),
 	    cmocka_unit_test(deep_pp3_gpipe_ends),
 	    cmocka_unit_test(deep_pp2_interleaved_even),

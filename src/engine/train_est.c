@@ -311,7 +311,7 @@ struct pdev {
 	 * stream's waits for them */
 	double sclock[SL_STREAMS], sbusy[SL_STREAMS];
 	double comm_side, swait, comp_side;
-	double ev[4]; /* events marked on a side stream (PO_MARK) */
+	double ev[6]; /* events marked on a side stream (PO_MARK) */
 	int walk;     /* an effect (S->eff) that cannot be added: walk its ops */
 };
 

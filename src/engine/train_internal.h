@@ -221,8 +221,9 @@ struct kctx {
 	int stream;    /* the stream the next operations run on (sl_dev_stream) */
 	int overlap;   /* the layout's overlap on this machine */
 	size_t bk_lo, bk_hi; /* the data-parallel bucket being filled: [bk_lo, bk_hi) of G */
-	double ev[4];        /* on a device: events (sl_dev_stream_now): 0, 1 ZeRO-3's gathers, 2, 3
-	                        the ring of context parallelism */
+	/* on a device: events (sl_dev_stream_now): 0, 1 ZeRO-3's gathers; 2, 3
+	 * context parallelism's ring of blocks (and TP's dX), 4, 5 its gradients */
+	double ev[6];
 	sl_err *err;
 };
 

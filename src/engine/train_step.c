@@ -1055,8 +1055,9 @@ static int cp_init(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 		rc = scratch(k, &a->sc, (size_t)a->sl * a->sl);
 	if (rc == SL_OK)
 		rc = scratch(k, &a->st, 2 * rows);
+	/* (blocks cp and cp + 1: the arriving own sum, a step's partial one) */
 	if (rc == SL_OK && bwd)
-		rc = scratch(k, &a->dkv, (a->cp + 1) * a->blk);
+		rc = scratch(k, &a->dkv, (a->cp + 2) * a->blk);
 	if (rc == SL_OK && bwd)
 		rc = scratch(k, &a->dsc, (size_t)a->sl * a->sl);
 	if (rc == SL_OK)
@@ -1065,8 +1066,8 @@ static int cp_init(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 		                     : "keys and values of the whole sequence",
 		                0);
 	if (rc == SL_OK && bwd)
-		rc = k_alloc_as(k, &a->acct[1], (ring ? 3 : a->cp) * a->blk, CAT_WS,
-		                ring ? "key and value gradients (own, held and arriving)"
+		rc = k_alloc_as(k, &a->acct[1], (ring ? 4 : a->cp) * a->blk, CAT_WS,
+		                ring ? "key and value gradients (own, a step's, held and arriving)"
 		                     : "key and value gradients of the whole sequence",
 		                0);
 	if (rc)
@@ -1319,12 +1320,16 @@ static int cp_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, st
 			if (t + 1 < cp)
 				rc = cp_hop(k, a.kv, (size_t)bi * B,
 				            (size_t)((bi + cp - 1) % cp) * B, B, t + 1);
-			/* the block, and (from the second on) its gradients so far */
+			/* the block (its gradients so far are waited for only
+			 * to add this step's to them) */
 			if (rc == SL_OK)
 				rc = k_wait_ev(k, SL_STREAM_MP, 2 + (t & 1));
 		}
-		/* a fresh sum: this rank's own block, or the first one it gets */
+		/* a fresh sum: this rank's own block, or the first one it gets;
+		 * later, this step's share in a block of its own (cp + 1), added
+		 * to the arriving sum once both are there */
 		int fresh = !ring || t <= 1;
+		size_t gb = fresh ? (size_t)bi * B : (size_t)(cp + 1) * B;
 		if (rc == SL_OK)
 			rc = fused_begin(k, "attention backward kernel");
 		k->share = cp_share(k, g, bi);
@@ -1338,9 +1343,11 @@ static int cp_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, st
 				           (size_t)(j % a.qpg) * a.d;
 				size_t kv = (size_t)bi * B + (size_t)n * sl * a.kvc +
 				            (size_t)(j / a.qpg) * 2 * a.d;
+				size_t gk =
+				    gb + (size_t)n * sl * a.kvc + (size_t)(j / a.qpg) * 2 * a.d;
 				size_t oo = (size_t)n * sl * a.oc + (size_t)j * a.d;
 				size_t ro = ((size_t)n * a.ah + j) * sl;
-				float acc = fresh && j % a.qpg == 0 ? 0.0f : 1.0f;
+				float acc = j % a.qpg == 0 ? 0.0f : 1.0f;
 				WORK(SL_PASS_FWD, b->index, SL_PART_SCORES, SL_GRAD_NONE, j);
 				rc = k_gemm(k, 0, 1, sl, sl, a.d, scale, st->qkv, q, a.qc, a.kv, kv,
 				            (int)a.kvc, 0, a.sc, 0, sl, lb);
@@ -1351,7 +1358,7 @@ static int cp_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, st
 				WORK(SL_PASS_BWD, b->index, SL_PART_DV, SL_GRAD_NONE, j);
 				if (rc == SL_OK)
 					rc = k_gemm(k, 1, 0, sl, a.d, sl, 1, a.sc, 0, sl, dO, oo,
-					            a.oc, acc, a.dkv, kv + a.d, (int)a.kvc, lb);
+					            a.oc, acc, a.dkv, gk + a.d, (int)a.kvc, lb);
 				WORK(SL_PASS_BWD, b->index, SL_PART_DP, SL_GRAD_NONE, j);
 				if (rc == SL_OK)
 					rc = k_gemm(k, 0, 1, sl, sl, a.d, 1, dO, oo, a.oc, a.kv,
@@ -1366,24 +1373,38 @@ static int cp_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, st
 				WORK(SL_PASS_BWD, b->index, SL_PART_DK, SL_GRAD_NONE, j);
 				if (rc == SL_OK)
 					rc = k_gemm(k, 1, 0, sl, a.d, sl, 1, a.dsc, 0, sl, st->qkv,
-					            q, a.qc, acc, a.dkv, kv, (int)a.kvc, lb);
+					            q, a.qc, acc, a.dkv, gk, (int)a.kvc, lb);
 			}
 		fuse(k, 0);
 		k->times = 1;
 		k->batch = 1;
-		/* the block's gradients on to the next rank; the next block's (or,
-		 * last, this rank's own) from the previous */
-		if (rc == SL_OK && ring && t >= 1)
-			rc = cp_hop(k, a.dkv, (size_t)bi * B,
-			            t + 1 < cp ? (size_t)((bi + cp - 1) % cp) * B : (size_t)cp * B,
-			            B, t + 1);
+		/* the arriving sum (the previous step's hop, slot 4 + (t & 1))
+		 * plus this step's share */
+		if (rc == SL_OK && !fresh)
+			rc = k_wait_ev(k, SL_STREAM_MP, 4 + (t & 1));
+		if (rc == SL_OK && !fresh)
+			rc = ew_add(k, a.dkv ? a.dkv + (size_t)bi * B : NULL,
+			            a.dkv ? a.dkv + (size_t)(cp + 1) * B : NULL, B,
+			            "key and value gradients");
+		/* the block's gradients on to the next rank, beside the next
+		 * step's kernel; the next block's (or, last, this rank's own)
+		 * from the previous */
+		if (rc == SL_OK && ring && t >= 1) {
+			k_stream(k, SL_STREAM_MP);
+			rc = k_sendrecv(
+			    k, k->ds->cpg, a.dkv, (size_t)bi * B,
+			    t + 1 < cp ? (size_t)((bi + cp - 1) % cp) * B : (size_t)cp * B, B);
+			if (rc == SL_OK)
+				rc = k_mark(k, SL_STREAM_MP, 4 + ((t + 1) & 1));
+			k_stream(k, SL_STREAM_COMPUTE);
+		}
 	}
 	if (rc == SL_OK && !ring)
 		rc = k_coll(k, SL_TR_CP_KV, k->ds->cpg, SL_COLL_REDUCESCATTER, a.dkv, 0, cp * B,
 		            NULL);
 	if (rc == SL_OK && ring && cp > 1) {
 		/* this rank's own share and the others' */
-		rc = k_wait_ev(k, SL_STREAM_MP, 2 + (cp & 1));
+		rc = k_wait_ev(k, SL_STREAM_MP, 4 + (cp & 1));
 		if (rc == SL_OK)
 			rc = ew_add(k, a.dkv ? a.dkv + ci * B : NULL, a.dkv ? a.dkv + cp * B : NULL,
 			            B, "key and value gradients");
