@@ -59,7 +59,7 @@ static void list_lessons(void)
 static void test_check_all(void **state)
 {
 	(void)state;
-	assert_int_equal(nfiles, 14); /* the course the issues list */
+	assert_int_equal(nfiles, 15); /* the course the issues list */
 	char *argv[66] = {"check"};
 	for (int i = 0; i < nfiles; i++)
 		argv[i + 1] = files[i];

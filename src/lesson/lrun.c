@@ -442,7 +442,7 @@ static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resu
 		return lesson_words(rc, err);
 	}
 	double comp = 0, comm = 0, pmem = 0, gmem = 0, omem = 0, amem = 0, peak = 0, expo = 0;
-	double tp = 0, pp = 0, dp = 0, held = 0, saved = 0, shards = 0;
+	double tp = 0, pp = 0, dp = 0, cpb = 0, held = 0, saved = 0, shards = 0;
 	for (int i = 0; i < rep.ndev; i++) {
 		const sl_train_dev *d = &rep.dev[i];
 		comp = fmax(comp, d->compute_s);
@@ -458,6 +458,7 @@ static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resu
 		pp += (double)d->sent[SL_TR_PP_SENDRECV];
 		dp += (double)(d->sent[SL_TR_DP_ALLREDUCE] + d->sent[SL_TR_DP_REDUCESCATTER] +
 		               d->sent[SL_TR_DP_ALLGATHER]);
+		cpb += (double)d->sent[SL_TR_CP_KV];
 		sl_dev_state ds = sl_train_dev_state(tr, i);
 		held += 4.0 * (double)ds.n;
 		for (int j = 0; j < ds.nshards; j++)
@@ -474,7 +475,7 @@ static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resu
 	set(r, "compute_time", comp);
 	set(r, "comm_time", comm);
 	set(r, "exposed_time", expo);
-	set(r, "traffic", tp + pp + dp);
+	set(r, "traffic", tp + pp + dp + cpb);
 	set(r, "mem_peak", peak);
 	set(r, "bubble", rep.bubble_fraction);
 	set(r, "predicted_bubble", pred.bubble_fraction);
@@ -488,6 +489,7 @@ static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resu
 	set(r, "tp_traffic", tp);
 	set(r, "pp_traffic", pp);
 	set(r, "dp_traffic", dp);
+	set(r, "cp_traffic", cpb);
 	set(r, "loss", rep.losses[rep.steps - 1]);
 	set(r, "loss_first", rep.losses[0]);
 	set(r, "loss_error", loss_err);
@@ -497,7 +499,7 @@ static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resu
 	if (dry)
 		snprintf(r->why, sizeof r->why,
 		         "a timing-only run (dry-run=yes) computes no values: no losses");
-	char cpw[16] = "";
+	char cpw[32] = "";
 	if (l.cp > 1)
 		snprintf(cpw, sizeof cpw, " cp=%d", l.cp);
 	snprintf(

@@ -269,7 +269,8 @@ void sl_lsetup_describe(const sl_lsetup *s, char *buf, size_t n)
 	const sl_cluster_config *c = &s->sc.cluster;
 	char fl[32], mem[32], bw[32], lat[32], ibw[32], ilat[32], by[32];
 	unsigned show = s->touched ? s->touched : SL_FIG_KIND(SL_RUN_MATMUL);
-	/* A training run takes tp x pp x dp devices, whatever devices says. */
+	/* A training run takes tp x cp x pp x dp devices, whatever devices
+	 * says. */
 	int ndev = c->devices;
 	if (show == SL_FIG_KIND(SL_RUN_TRAIN)) {
 		sl_layout tl = sl_lsetup_layout(s);
@@ -318,9 +319,13 @@ void sl_lsetup_describe(const sl_lsetup *s, char *buf, size_t n)
 		                "; training %d block%s of width %d (ffn %d%s) on tp=%d pp=%d dp=%d",
 		                s->model.layers, s->model.layers == 1 ? "" : "s", s->model.hidden,
 		                s->model.ffn, heads, l.tp, l.pp, l.dp);
+		/* Context parallelism (lesson 15): how many share a sequence, and
+		 * how their keys and values move. */
 		if (len >= 0 && (size_t)len < n && l.cp > 1)
 			len += snprintf(buf + len, n - (size_t)len, " cp=%d (%s)", l.cp,
 			                sl_cp_comm_name(l.cp_comm));
+		if (len >= 0 && (size_t)len < n && l.seq_parallel && l.tp > 1)
+			len += snprintf(buf + len, n - (size_t)len, ", sequence parallel");
 		if (len >= 0 && (size_t)len < n && l.pp > 1)
 			len += snprintf(buf + len, n - (size_t)len, ", %s, %d micro-batch%s",
 			                sl_sched_name(l.schedule), l.microbatches,
@@ -397,6 +402,7 @@ enum fig {
 	F_TP,
 	F_PP,
 	F_DP,
+	F_CP,
 	F_MICROBATCHES,
 	F_CHUNKS,
 	F_LAYERS,
@@ -439,6 +445,7 @@ static const sl_figdef figs[] = {
     {"tp", SL_DIM_NONE, 0, SU, "tensor-parallel size"},
     {"pp", SL_DIM_NONE, 0, SU, "pipeline stages"},
     {"dp", SL_DIM_NONE, 0, SU, "data-parallel replicas"},
+    {"cp", SL_DIM_NONE, 0, SU, "context-parallel size: devices sharing each sequence"},
     {"microbatches", SL_DIM_NONE, 0, SU, "micro-batches per replica and step"},
     {"chunks", SL_DIM_NONE, 0, SU, "model chunks per device (interleaved schedule)"},
     {"layers", SL_DIM_NONE, 0, SU, "blocks of the model"},
@@ -492,6 +499,8 @@ static const sl_figdef figs[] = {
     {"tp_traffic", SL_DIM_BYTES, 0, TR, "bytes per step of tensor-parallel collectives"},
     {"pp_traffic", SL_DIM_BYTES, 0, TR, "bytes per step between pipeline stages"},
     {"dp_traffic", SL_DIM_BYTES, 0, TR, "bytes per step of data-parallel gradient exchange"},
+    {"cp_traffic", SL_DIM_BYTES, 0, TR,
+     "bytes per step of context parallelism's keys, values and their gradients"},
     {"loss", SL_DIM_NONE, 0, TR | RS, "the loss of the last step"},
     {"loss_first", SL_DIM_NONE, 0, TR | RS, "the loss of the first step"},
     {"loss_error", SL_DIM_NONE, 0, TR,
@@ -618,6 +627,8 @@ double sl_fig_setup_value(int fig, const sl_lsetup *s)
 		return l.pp;
 	case F_DP:
 		return l.dp;
+	case F_CP:
+		return l.cp;
 	case F_MICROBATCHES:
 		return l.microbatches;
 	case F_CHUNKS:

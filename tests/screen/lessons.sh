@@ -448,14 +448,16 @@ else
 	capture lesson-12-100x30-sbs
 fi
 
-# Lessons 13 and 14 at a projector's 80x24, each from a label whose runs
+# Lessons 13, 14 and 15 at a projector's 80x24, each from a label whose runs
 # before it ran unseen: the run shown is one whose communication went beside
 # its compute (lesson 13's gradient buckets during the backward pass, lesson
 # 14's ZeRO-3 with each block's weights gathered while the one before
-# computes), with the narration under it.
+# computes, lesson 15's ring of keys and values beside the attention), with
+# the narration under it.
 sized lesson-13-80x24-overlap 80 24 "lesson --start=buckets $LESSONS/13-hiding-communication.lesson"
 sized lesson-14-80x24-zero3 80 24 "lesson --start=fit $LESSONS/14-sharded-data-parallel.lesson"
-for g in lesson-13-80x24-overlap lesson-14-80x24-zero3; do
+sized lesson-15-80x24-ring 80 24 "lesson --start=allgather $LESSONS/15-long-sequences.lesson"
+for g in lesson-13-80x24-overlap lesson-14-80x24-zero3 lesson-15-80x24-ring; do
 	cases=$((cases + 1))
 	if capture "$g" | head -n 1 | grep -q ' / .* paused ' && ! capture "$g" | grep -q 'check FAILED'; then
 		pass "$g-run-shown"
