@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # run.sh - runs every fuzzer for a bounded time (make fuzz-run calls it).
 #
-#   run.sh SRCDIR OUTDIR SECONDS SHARDLAB
+#   run.sh SRCDIR OUTDIR SECONDS SHARDLAB [JOBS]
 #
 # Each fuzzer starts from its seed corpus (SRCDIR/fuzz/corpus/NAME: for the
 # lessons, the shipped course too; for hardware and model files, the shipped
@@ -11,12 +11,15 @@
 # tree never changes, with its dictionary, and stops after SECONDS.  Any
 # crash, leak, timeout (10 s an input) or memory blow-up (2 GiB) fails the
 # run; the input that did it is kept in OUTDIR/findings/.  Prints the
-# executions and the CPU time each fuzzer used.
+# executions and the CPU time each fuzzer used.  JOBS (1 unless given;
+# make fuzz-run FUZZ_JOBS=N) fuzzers run at a time: each is one process on
+# one core, so on N free cores each still gets its SECONDS of a core.
 set -u
 src=$1
 out=$2
 secs=$3
 shardlab=$4
+jobs=${5:-1}
 work=$(mktemp -d "${TMPDIR:-/tmp}/shardlab-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
@@ -34,8 +37,10 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 }
 export SHARDLAB_FUZZ_CKPT="$work/ckpt"
 
-failed=0
-for name in lesson manifest units hwfile; do
+# fuzz NAME: runs one fuzzer; its report goes to $work/NAME.report, its
+# status to $work/NAME.status.
+fuzz() {
+	name=$1
 	bin="$out/fuzz_$name"
 	corpus="$work/corpus-$name"
 	mkdir -p "$corpus"
@@ -59,7 +64,24 @@ for name in lesson manifest units hwfile; do
 	else
 		echo "fuzz_$name: FAILED (status $st) after ${runs:-?} inputs; the input is in $out/findings/:"
 		grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$log" | head -n 20
-		failed=1
+	fi >"$work/$name.report"
+	echo $st >"$work/$name.status"
+}
+
+names="lesson manifest units hwfile"
+running=0
+for name in $names; do
+	if [ "$running" -ge "$jobs" ]; then
+		wait -n
+		running=$((running - 1))
 	fi
+	fuzz "$name" &
+	running=$((running + 1))
+done
+wait
+failed=0
+for name in $names; do
+	cat "$work/$name.report" 2>/dev/null
+	[ "$(cat "$work/$name.status" 2>/dev/null)" = 0 ] || failed=1
 done
 exit $failed

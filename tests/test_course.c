@@ -8,7 +8,11 @@
  * them is judged wrong or a check does not hold.  No question's answer is
  * in the transcript between the learner's previous input and the question,
  * and `shardlab check` holds every question to its rules (test_quiz_lint
- * plants lessons that break them). */
+ * plants lessons that break them).
+ *
+ * COURSE_PART=K/N runs the Kth of N shares: every Nth lesson played from
+ * the Kth, and the other tests in the last share only; make check runs the
+ * N shares as tests of their own (tests/test_course-K.sh), side by side. */
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -34,6 +39,8 @@
 
 static char *files[64];
 static int nfiles;
+/* This run's share of the course (COURSE_PART=K/N): 1 of 1 unless told. */
+static int share = 1, shares = 1;
 
 static int cmp(const void *a, const void *b)
 {
@@ -243,7 +250,7 @@ static void no_answer_before_question(const char *file, const char *out)
 static void test_run_all(void **state)
 {
 	(void)state;
-	for (int i = 0; i < nfiles; i++) {
+	for (int i = share - 1; i < nfiles; i += shares) {
 		char *out = NULL, *errs = NULL;
 		size_t ol = 0, el = 0;
 		int questions, checks, runs;
@@ -256,6 +263,8 @@ static void test_run_all(void **state)
 		 * lesson expects (which must be judged right, so the figure, its
 		 * formatting and the tolerance agree), every explore with its demo
 		 * (which must meet the condition), every check holding. */
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		FILE *in = fopen("/dev/null", "r");
 		FILE *o = open_memstream(&out, &ol);
 		FILE *e = open_memstream(&errs, &el);
@@ -275,8 +284,11 @@ static void test_run_all(void **state)
 		for (const char *p = out; (p = strstr(p, "\n[right] ")); p++)
 			if (p[9] == '\n')
 				fail_msg("%s: an answer without an explanation", files[i]);
-		print_message("%s: %d questions right, %d checks held, %d runs\n",
-		              strrchr(files[i], '/') + 1, questions, checks, runs);
+		/* How long each took: what balancing the shares goes by. */
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		print_message("%s: %d questions right, %d checks held, %d runs (%.1f s)\n",
+		              strrchr(files[i], '/') + 1, questions, checks, runs,
+		              (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 		free(out);
 		free(errs);
 	}
@@ -531,6 +543,17 @@ static void test_class_track(void **state)
 
 int main(void)
 {
+	const char *part = getenv("COURSE_PART");
+	if (part && *part) {
+		char end;
+		if (sscanf(part, "%d/%d%c", &share, &shares, &end) != 2 || share < 1 ||
+		    share > shares) {
+			fprintf(stderr,
+			        "test_course: COURSE_PART=%s is not K/N with K from 1 to N\n",
+			        part);
+			return 1;
+		}
+	}
 	/* Never touch the user's state directory. */
 	char state[256];
 	tu_tmpname(state, sizeof state, "sl_course_XXXXXX");
@@ -543,7 +566,10 @@ int main(void)
 	    cmocka_unit_test(test_program),   cmocka_unit_test(test_quiz_lint),
 	    cmocka_unit_test(test_check_run), cmocka_unit_test(test_class_track),
 	};
-	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	/* Every share plays its lessons; the last one runs the rest too. */
+	const struct CMUnitTest lessons[] = {cmocka_unit_test(test_run_all)};
+	int rc = share == shares ? cmocka_run_group_tests(tests, NULL, NULL)
+	                         : cmocka_run_group_tests(lessons, NULL, NULL);
 	for (int i = 0; i < nfiles; i++)
 		free(files[i]);
 	tu_rm_rf(state);

@@ -11,8 +11,10 @@
 # --demo` (the same vm, so the same figures), never typed into this script.
 #
 # Environment: SHARDLAB (the program), SHARDLAB_LESSON_PATH (the course);
-# make check sets them.  COURSE_ONLY=NN plays one lesson.  Without tmux the
-# test is skipped (exit 77).
+# make check sets them.  COURSE_ONLY=NN plays one lesson.  COURSE_PART=K/N
+# plays the Kth of N shares (the lessons in order, dealt out in turn), so
+# that N tests, course-1.sh to course-N.sh, play the course side by side.
+# Without tmux the test is skipped (exit 77).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -72,6 +74,7 @@ play() { # FILE
 	file=$1
 	base=$(basename "$file" .lesson)
 	cases=$((cases + 1))
+	started=$(date +%s)
 	inputs="$work/$base.inputs"
 	if ! env XDG_STATE_HOME="$work/demo-state" "$SHARDLAB" lesson --headless --demo --no-save \
 		"$file" </dev/null >"$work/$base.demo" 2>&1; then
@@ -193,12 +196,27 @@ play() { # FILE
 	elif [ -s "$inputs" ]; then
 		fail "$base" "the lesson ended before the demo's inputs did"
 	else
-		pass "$base ($wrongs questions answered wrong once, $givens of two choices given at once)"
+		took=$(($(date +%s) - started))
+		pass "$base ($wrongs questions answered wrong once, $givens of two choices given at once; $took s)"
 	fi
 	tm kill-session -t "$base" 2>/dev/null
 }
 
+part=${COURSE_PART:-1/1}
+share=${part%/*}
+shares=${part#*/}
+case $share/$shares in
+[1-9]/[1-9] | [1-9]/[1-9][0-9] | [1-9][0-9]/[1-9][0-9]) ;;
+*) share=0 ;;
+esac
+if [ "$share" -lt 1 ] || [ "$share" -gt "$shares" ]; then
+	echo "FAIL: COURSE_PART=$part is not K/N with K from 1 to N"
+	exit 1
+fi
+i=0
 for f in "$LESSONS"/*.lesson; do
+	i=$((i + 1))
+	[ $(((i - 1) % shares + 1)) -eq "$share" ] || continue
 	case ${COURSE_ONLY:-} in
 	"") ;;
 	*) case $(basename "$f") in "$COURSE_ONLY"*) ;; *) continue ;; esac ;;
