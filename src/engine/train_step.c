@@ -1181,6 +1181,33 @@ static int ew_cp_final(struct kctx *k, const struct cpatt *a, const float *st, f
 	EW_END(elems, "softmax normalisation");
 }
 
+/* One step's fused kernel begins: on block bi, one for every head of
+ * every sequence. */
+static int cp_kernel(struct kctx *k, const struct mbgeo *g, const struct cpatt *a, int bi,
+                     const char *label)
+{
+	int rc = fused_begin(k, label);
+	k->share = cp_share(k, g, bi);
+	if (k->d)
+		sl_dev_set_fused(k->d, 1, k->share);
+	k->times = k->d ? 1 : (double)g->nb * a->ah;
+	k->batch = g->nb * a->ah;
+	return rc;
+}
+
+/* Head j of sequence n: its query's columns in Q, K, V; its group's keys
+ * (values d further) in the block at `base` of a rank's keys and values. */
+static size_t cp_q(const struct cpatt *a, int n, int j)
+{
+	return (size_t)n * a->sl * a->qc + (size_t)(j / a->qpg) * a->u +
+	       (size_t)(j % a->qpg) * a->d;
+}
+
+static size_t cp_k(const struct cpatt *a, size_t base, int n, int j)
+{
+	return base + (size_t)n * a->sl * a->kvc + (size_t)(j / a->qpg) * 2 * a->d;
+}
+
 static int cp_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, struct bstash *st,
                   float scale)
 {
@@ -1210,18 +1237,10 @@ static int cp_fwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, st
 				rc = k_wait_ev(k, SL_STREAM_MP, 2 + (t & 1));
 		}
 		if (rc == SL_OK)
-			rc = fused_begin(k, "attention kernel");
-		k->share = cp_share(k, g, bi);
-		if (k->d)
-			sl_dev_set_fused(k->d, 1, k->share);
-		k->times = k->d ? 1 : (double)g->nb * a.ah;
-		k->batch = g->nb * a.ah;
+			rc = cp_kernel(k, g, &a, bi, "attention kernel");
 		for (int n = 0; rc == SL_OK && n < nseq; n++)
 			for (int j = 0; rc == SL_OK && j < nhead; j++) {
-				size_t q = (size_t)n * sl * a.qc + (size_t)(j / a.qpg) * a.u +
-				           (size_t)(j % a.qpg) * a.d;
-				size_t kv = (size_t)bi * a.blk + (size_t)n * sl * a.kvc +
-				            (size_t)(j / a.qpg) * 2 * a.d;
+				size_t q = cp_q(&a, n, j), kv = cp_k(&a, (size_t)bi * a.blk, n, j);
 				size_t oo = (size_t)n * sl * a.oc + (size_t)j * a.d;
 				float *sv = a.st ? a.st + 2 * (((size_t)n * a.ah + j) * sl) : NULL;
 				WORK(SL_PASS_FWD, b->index, SL_PART_SCORES, SL_GRAD_NONE, j);
@@ -1331,20 +1350,11 @@ static int cp_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, st
 		int fresh = !ring || t <= 1;
 		size_t gb = fresh ? (size_t)bi * B : (size_t)(cp + 1) * B;
 		if (rc == SL_OK)
-			rc = fused_begin(k, "attention backward kernel");
-		k->share = cp_share(k, g, bi);
-		if (k->d)
-			sl_dev_set_fused(k->d, 1, k->share);
-		k->times = k->d ? 1 : (double)g->nb * a.ah;
-		k->batch = g->nb * a.ah;
+			rc = cp_kernel(k, g, &a, bi, "attention backward kernel");
 		for (int n = 0; rc == SL_OK && n < nseq; n++)
 			for (int j = 0; rc == SL_OK && j < nhead; j++) {
-				size_t q = (size_t)n * sl * a.qc + (size_t)(j / a.qpg) * a.u +
-				           (size_t)(j % a.qpg) * a.d;
-				size_t kv = (size_t)bi * B + (size_t)n * sl * a.kvc +
-				            (size_t)(j / a.qpg) * 2 * a.d;
-				size_t gk =
-				    gb + (size_t)n * sl * a.kvc + (size_t)(j / a.qpg) * 2 * a.d;
+				size_t q = cp_q(&a, n, j), kv = cp_k(&a, (size_t)bi * B, n, j);
+				size_t gk = cp_k(&a, gb, n, j);
 				size_t oo = (size_t)n * sl * a.oc + (size_t)j * a.d;
 				size_t ro = ((size_t)n * a.ah + j) * sl;
 				float acc = j % a.qpg == 0 ? 0.0f : 1.0f;
