@@ -432,6 +432,45 @@ static void test_tp_dx_overlap(void **state)
 	}
 }
 
+/* Pipeline sends beside compute (overlap on), GPipe on the ideal machine
+ * with a message time C no longer than a stage's forward F or backward B
+ * of a micro-batch: a stage never waits for its own sends, so stage s
+ * ends micro-batch j's forward at (j+1)F + s(F+C), and the gradients come
+ * back the same way: the step is (m+p-1)(F+B) + 2(p-1)C.  Without
+ * overlap every send holds its stage for C, so the step is longer. */
+static void test_pp_send_overlap(void **state)
+{
+	(void)state;
+	const int grid[][2] = {/* p, m */ {2, 4}, {3, 6}, {4, 8}};
+	for (size_t g = 0; g < sizeof grid / sizeof grid[0]; g++) {
+		int p = grid[g][0], mb = grid[g][1];
+		double rate = 1e9, bw = 1e9, a = 2e-6;
+		sl_model_spec m = tu_model(2 * p, 16, 64, 0, 1, 4 * mb);
+		double step[2];
+		for (int ov = 0; ov < 2; ov++) {
+			sl_layout l = tu_layout(1, p, 1, SL_SCHED_GPIPE, mb, 1);
+			l.overlap = ov ? SL_OVERLAP_ON : SL_OVERLAP_OFF;
+			sl_cluster *c = cluster(p, 0, rate, bw, a, (uint64_t)1 << 30);
+			sl_train_report rep;
+			run(&m, &l, c, 1, &rep, NULL);
+			step[ov] = rep.step_s;
+			sl_train_report_free(&rep);
+			sl_cluster_destroy(c);
+		}
+		double r = (double)m.batch / mb * m.seq, h = m.hidden, f = m.ffn;
+		double blocks = (double)m.layers / p;
+		double F = blocks * 4 * r * h * f / rate, B = 2 * F, C = a + F4 * r * h / bw;
+		assert_true(C <= F && C <= B);
+		double want = (mb + p - 1) * (F + B) + 2 * (p - 1) * C;
+		if (fabs(step[1] - want) > 1e-12 * want)
+			fail_msg("p=%d m=%d: overlapped step %.15g s, the formula %.15g s", p, mb,
+			         step[1], want);
+		if (!(step[0] > step[1] + (mb - 1) * C))
+			fail_msg("p=%d m=%d: without overlap %.15g s, with %.15g s", p, mb, step[0],
+			         step[1]);
+	}
+}
+
 /* Memory under ZeRO-3 on d replicas: parameters and gradients are the
  * blocks' slices (1/d) and the root whole, Adam's state 1/d of all; in
  * flight, beyond what the same layout holds without ZeRO, one block's
@@ -1230,6 +1269,7 @@ int main(void)
 	    cmocka_unit_test(test_cp_traffic),
 	    cmocka_unit_test(test_cp_ring_closed_form),
 	    cmocka_unit_test(test_tp_dx_overlap),
+	    cmocka_unit_test(test_pp_send_overlap),
 	    cmocka_unit_test(test_dp_overlap_buckets),
 	    cmocka_unit_test(test_zero3_memory),
 	    cmocka_unit_test(test_prediction_equals_emulation),

@@ -1007,22 +1007,31 @@ double sl_overlap_extra(const sl_cluster_config *cfg, int stream, const double *
 	double f = cfg && cfg->efficiency == SL_EFF_REALISTIC ? cfg->dm.overlap_slowdown : 0;
 	if (!(f > 0) || stream != SL_STREAM_COMPUTE)
 		return 0;
-	/* The side streams' busy stretches after t0, merged (two at most). */
-	double a[2], b[2];
+	/* The side streams' busy stretches after t0, by start, merged. */
+	double a[SL_STREAMS], b[SL_STREAMS];
 	int n = 0;
 	for (int s = 1; s < SL_STREAMS; s++)
 		if (sclock[s] > t0 && sclock[s] > busy[s]) {
-			a[n] = busy[s] > t0 ? busy[s] : t0;
-			b[n++] = sclock[s];
+			double x = busy[s] > t0 ? busy[s] : t0, y = sclock[s];
+			int j = n++;
+			for (; j > 0 && a[j - 1] > x; j--) {
+				a[j] = a[j - 1];
+				b[j] = b[j - 1];
+			}
+			a[j] = x;
+			b[j] = y;
 		}
-	if (n == 2 && a[1] < a[0]) {
-		double x = a[0], y = b[0];
-		a[0] = a[1], b[0] = b[1], a[1] = x, b[1] = y;
+	int m = 0;
+	for (int i = 0; i < n; i++) {
+		if (m > 0 && a[i] <= b[m - 1]) {
+			if (b[i] > b[m - 1])
+				b[m - 1] = b[i];
+			continue;
+		}
+		a[m] = a[i];
+		b[m++] = b[i];
 	}
-	if (n == 2 && a[1] <= b[0]) {
-		b[0] = b[1] > b[0] ? b[1] : b[0];
-		n = 1;
-	}
+	n = m;
 	/* The kernel's work progresses at 1/(1 + f) while a stretch lasts: the
 	 * same end whether kernels run one by one or as one. */
 	double t = t0, left = dt;

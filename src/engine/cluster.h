@@ -273,8 +273,8 @@ void sl_dev_wait_until(sl_dev *d, double t);
  * side stream is busy takes longer by the device's overlap_slowdown of the
  * time they share (sl_device_model; 0 on the ideal machine).  Every stream
  * starts at 0 in a run. */
-#define SL_STREAMS 3
-enum { SL_STREAM_COMPUTE, SL_STREAM_DP, SL_STREAM_MP };
+#define SL_STREAMS 4
+enum { SL_STREAM_COMPUTE, SL_STREAM_DP, SL_STREAM_MP, SL_STREAM_PP };
 /* The extra time of a kernel of dt from t0 on stream `stream`, the side
  * streams busy over [busy[s], sclock[s]]: what the engine adds, and what
  * the prediction adds the same way. */

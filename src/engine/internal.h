@@ -9,6 +9,7 @@
 
 #include "cluster.h"
 #include "trace.h"
+#include "xfer.h"
 
 /* One direction of one device pair.  bandwidth and latency are knobs that
  * any thread may turn; free_at is touched only by the receiving device,
@@ -58,6 +59,10 @@ struct sl_dev {
 	 * kernels share the device with the compute beside them) */
 	int stream;
 	double sclock[SL_STREAMS], sbusy[SL_STREAMS];
+	/* the receives of its last sl_xfer (sl_dev_recv_spans), the last
+	 * holding any past SL_RECV_SPANS */
+	sl_span rsp[SL_RECV_SPANS];
+	int nrsp;
 	/* Within a collective, when the device's ejection port is next free,
 	 * inside its node and from other nodes (NVSwitch, the NIC): the bytes
 	 * of one receive at a time each.  Reset as each collective starts:

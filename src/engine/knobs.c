@@ -484,7 +484,7 @@ static const sl_knob table[] = {
     {"overlap", SL_OPT_OVERLAP, SL_KT_WORD, NULL, 0, 0, NULL, "auto, on, off", TRAINS | SL_CMD_PLAN,
      S, SL_KG_LAYOUT, LA(overlap), SL_KC_INT, NULL, 0,
      "communication beside compute: data-parallel buckets\nduring the backward pass, ZeRO's "
-     "collectives (default\nauto: on when realistic)",
+     "collectives, TP's\ninput gradients, pipeline sends (default\nauto: on when realistic)",
      .man = "Run communication beside compute on its own stream, as PyTorch DDP and FSDP\n"
             "and Megatron\\-LM do: the last micro\\-batch's data\\-parallel gradients\n"
             "all\\-reduced in buckets of\n"
@@ -493,7 +493,10 @@ static const sl_knob table[] = {
             "and 3's reduce\\-scatters after each block's backward, ZeRO\\-3's gathers\n"
             "of the next block during this one, and with TP (no sequence parallelism) each\n"
             "input gradient's all\\-reduce beside its weight\\-gradient product in the\n"
-            "backward pass (Megatron\\-LM's asynchronous all\\-reduce).  A kernel beside "
+            "backward pass (Megatron\\-LM's asynchronous all\\-reduce), and the pipeline's\n"
+            "sends and receives on a stream of their own, so a stage goes on to its next\n"
+            "micro\\-batch while its activations travel and waits only for what it receives\n"
+            "(Megatron\\-LM's overlapped p2p communication).  A kernel beside "
             "communication runs 18.9%\n"
             "slower for the time they share on the realistic machine (Lee et al. 2025,\n"
             "arXiv 2507.03114).\n"

@@ -311,8 +311,13 @@ struct pdev {
 	 * stream's waits for them */
 	double sclock[SL_STREAMS], sbusy[SL_STREAMS];
 	double comm_side, swait, comp_side;
-	double ev[6]; /* events marked on a side stream (PO_MARK) */
-	int walk;     /* an effect (S->eff) that cannot be added: walk its ops */
+	double ev[EV_SLOTS]; /* events marked on a side stream (PO_MARK) */
+	int walk;            /* an effect (S->eff) that cannot be added: walk its ops */
+	/* an exchange on a side stream: the compute clock and comm it left;
+	 * the spans of its receives (EV_PP_RECV) */
+	double xc, xcomm0;
+	sl_span xr[MAX_UNIT_MSGS];
+	int nxr;
 };
 
 struct gcache {
@@ -420,6 +425,16 @@ static void st_compute(const struct psim *S, struct pdev *d, int s, double f)
 
 static void st_wait(struct pdev *d, int s, int slot)
 {
+	if (slot == EV_PP_RECV) {
+		/* sl_dev_wait_spans: a gap idle, a span's rest waited for */
+		sl_span sp[MAX_UNIT_MSGS];
+		memcpy(sp, d->xr, (size_t)d->nxr * sizeof *sp);
+		double comm = 0, idle = 0;
+		double t = sl_settle(d->clock, sp, d->nxr, &comm, &idle, NULL, NULL);
+		d->swait += comm;
+		d->clock = t;
+		return;
+	}
 	double t = slot >= 0 ? d->ev[slot] : d->sclock[s];
 	if (t > d->clock) {
 		d->swait += t - d->clock;
@@ -1034,6 +1049,10 @@ static int sim_advance(struct psim *S, int i, int stop)
 		 * clock and runs at its link's bandwidth over the larger of the
 		 * two ends' port counts (sl_port_share), as xfer.c's pull(). */
 		if (d->xphase == 0) {
+			d->xcomm0 = d->comm;
+			d->xc = st_enter(d, o->stream);
+			if (o->slot)
+				d->nxr = 0;
 			d->nsp = 0;
 			for (int m = 0; m < o->ns; m++) {
 				size_t pi = (size_t)i * S->l.pp + snd[m].stage;
@@ -1065,6 +1084,8 @@ static int sim_advance(struct psim *S, int i, int stop)
 				if (share > 1)
 					ln.bandwidth /= share;
 				S->pt1[li] = span_end(ln, S->pt0[li], bytes);
+				if (d->nxr < MAX_UNIT_MSGS)
+					d->xr[d->nxr++] = (sl_span){S->pt0[li], S->pt1[li]};
 				S->posted[li] = 0;
 				wake(S, ps);
 				d->sp[d->nsp] = (sl_span){S->pt0[li], S->pt1[li]};
@@ -1083,6 +1104,7 @@ static int sim_advance(struct psim *S, int i, int stop)
 			d->nsp++;
 		}
 		settle(d, d->sp, d->nsp);
+		st_leave(d, o->stream, d->xc, d->xcomm0);
 		d->xphase = 0;
 		d->pc++;
 		return 1;
@@ -1458,9 +1480,9 @@ static int replay_with(const sl_est_rec *R, const sl_layout *l, const struct lin
 		int real = S.cfg && S.cfg->efficiency == SL_EFF_REALISTIC;
 		int ov = rl->overlap == SL_OVERLAP_ON || (rl->overlap == SL_OVERLAP_AUTO && real);
 		/* (the ring of context parallelism is beside compute whatever the overlap) */
-		S.walk_all =
-		    real && S.cfg->dm.overlap_slowdown > 0 &&
-		    ((ov && sl_layout_dpc(rl) > 1) || (rl->cp > 1 && rl->cp_comm == SL_CP_RING));
+		S.walk_all = real && S.cfg->dm.overlap_slowdown > 0 &&
+		             ((ov && (sl_layout_dpc(rl) > 1 || rl->pp > 1)) ||
+		              (rl->cp > 1 && rl->cp_comm == SL_CP_RING));
 	}
 	S.cst = malloc(2 * (size_t)N * sizeof *S.cst);
 	S.vd = malloc((size_t)dp_n * sizeof *S.vd);

@@ -15,6 +15,7 @@
 #include "coll.h"
 #include "schedule.h"
 #include "train.h"
+#include "xfer.h"
 
 #define FL sizeof(float)
 #define MAX_CHUNKS 64
@@ -143,6 +144,10 @@ struct pmsg {
  * same step functions run with no device and append what they would do. */
 enum { PO_COMPUTE, PO_COLL, PO_XFER, PO_PIPE_END, PO_BARRIER, PO_ACTION, PO_WAIT, PO_MARK };
 
+/* Event slots (kctx.ev, the prediction's pdev.ev); a PO_WAIT of slot
+ * EV_PP_RECV waits for the last exchange's receives (sl_dev_wait_spans). */
+enum { EV_SLOTS = 6, EV_PP_RECV = EV_SLOTS };
+
 struct pop {
 	int type;
 	double flops;  /* PO_COMPUTE, PO_ACTION: GEMM FLOPs */
@@ -155,10 +160,10 @@ struct pop {
 	int rows;       /* > 0: blocks of whole rows of h (sequence parallelism) */
 	int m0, ns, nr; /* PO_XFER: its sends msg[m0..m0+ns), then its receives */
 	int tm;         /* PO_ACTION: the template it runs */
-	int stream;     /* PO_COMPUTE, PO_COLL: the stream it runs on; PO_WAIT: the stream
+	int stream;     /* PO_COMPUTE, PO_COLL, PO_XFER: the stream it runs on; PO_WAIT: the stream
 	                   the compute stream waits for; PO_MARK: the stream an event marks */
 	int slot;       /* PO_MARK: the event's slot; PO_WAIT: the event waited for, -1: the
-	                   whole stream */
+	                   whole stream; PO_XFER: 1 for an exchange's first round */
 };
 
 /* A message of a recorded exchange: the peer by its pipeline stage (it
@@ -223,7 +228,9 @@ struct kctx {
 	size_t bk_lo, bk_hi; /* the data-parallel bucket being filled: [bk_lo, bk_hi) of G */
 	/* on a device: events (sl_dev_stream_now): 0, 1 ZeRO-3's gathers; 2, 3
 	 * context parallelism's ring of blocks (and TP's dX), 4, 5 its gradients */
-	double ev[6];
+	double ev[EV_SLOTS];
+	sl_span rsp[MAX_UNIT_MSGS]; /* the receives of the exchange under way */
+	int nrsp;
 	sl_err *err;
 };
 

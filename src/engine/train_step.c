@@ -2246,13 +2246,38 @@ static void next_round(const struct pmsg *s, int ns, int *sdone, const struct pm
 	}
 }
 
+static int exchange_rounds(struct kctx *k, const struct pmsg *s, int ns, const struct pmsg *r,
+                           int nr);
+
+/* With overlap on, an exchange runs on the pipeline's stream, as
+ * Megatron-LM's overlapped p2p communication does: its sends go on beside
+ * the compute that follows, which waits only for what it receives
+ * (EV_PP_RECV). */
 static int exchange(struct kctx *k, const struct pmsg *s, int ns, const struct pmsg *r, int nr)
+{
+	int side = overlap_on(k);
+	if (side)
+		k_stream(k, SL_STREAM_PP);
+	k->nrsp = 0;
+	int rc = exchange_rounds(k, s, ns, r, nr);
+	if (side) {
+		k_stream(k, SL_STREAM_COMPUTE);
+		if (rc == SL_OK && k->d)
+			sl_dev_wait_spans(k->d, k->rsp, k->nrsp);
+		else if (rc == SL_OK)
+			rc = rec_stream_op(k, PO_WAIT, SL_STREAM_PP, EV_PP_RECV);
+	}
+	return rc;
+}
+
+static int exchange_rounds(struct kctx *k, const struct pmsg *s, int ns, const struct pmsg *r,
+                           int nr)
 {
 	int sdone[MAX_UNIT_MSGS] = {0}, rdone[MAX_UNIT_MSGS] = {0};
 	int si[MAX_UNIT_MSGS], ri[MAX_UNIT_MSGS], nsi, nri;
 	sl_cluster *c = k->d ? sl_dev_cluster(k->d) : NULL;
 	int id = k->d ? sl_dev_id(k->d) : -1;
-	for (;;) {
+	for (int first = 1;; first = 0) {
 		next_round(s, ns, sdone, r, nr, rdone, si, &nsi, ri, &nri);
 		if (nsi == 0 && nri == 0)
 			return SL_OK;
@@ -2260,6 +2285,8 @@ static int exchange(struct kctx *k, const struct pmsg *s, int ns, const struct p
 			struct pop o;
 			memset(&o, 0, sizeof o);
 			o.type = PO_XFER;
+			o.stream = k->stream;
+			o.slot = first;
 			o.m0 = k->pl->nmsg;
 			o.ns = nsi;
 			o.nr = nri;
@@ -2291,6 +2318,7 @@ static int exchange(struct kctx *k, const struct pmsg *s, int ns, const struct p
 		k->dr->recv[SL_TR_PP_SENDRECV] += z.bytes_received - a.bytes_received;
 		if (rc)
 			return rc;
+		k->nrsp += sl_dev_recv_spans(k->d, k->rsp + k->nrsp, MAX_UNIT_MSGS - k->nrsp);
 	}
 }
 
@@ -2516,6 +2544,9 @@ int trn_pipeline(struct kctx *k)
 	TRY(exchange(k, pend, npend, NULL, 0));
 	for (int u = 0; u < npend; u++)
 		k_free(k, &pend[u].buf);
+	/* the pipeline's last sends are the step's too */
+	if (overlap_on(k))
+		TRY(k_wait(k, SL_STREAM_PP));
 	return SL_OK;
 }
 

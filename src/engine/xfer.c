@@ -201,6 +201,34 @@ static int cmp_span(const void *a, const void *b)
 	return (x->t0 > y->t0) - (x->t0 < y->t0);
 }
 
+int sl_dev_recv_spans(const sl_dev *d, sl_span *out, int max)
+{
+	int n = d->nrsp < max ? d->nrsp : max;
+	memcpy(out, d->rsp, (size_t)n * sizeof *out);
+	return n;
+}
+
+void sl_dev_wait_spans(sl_dev *d, sl_span *sp, int n)
+{
+	/* sl_settle's walk: a gap is idle, a span's uncovered part waited for */
+	double t = d->clock;
+	for (int i = 1; i < n; i++) {
+		sl_span v = sp[i];
+		int j = i;
+		for (; j > 0 && sp[j - 1].t0 > v.t0; j--)
+			sp[j] = sp[j - 1];
+		sp[j] = v;
+	}
+	for (int i = 0; i < n; i++) {
+		if (sp[i].t1 <= t)
+			continue;
+		if (sp[i].t0 > t)
+			sl_dev_wait_until(d, sp[i].t0);
+		sl_dev_wait_event(d, sp[i].t1);
+		t = sp[i].t1;
+	}
+}
+
 double sl_settle(double clock, sl_span *sp, int n, double *comm, double *wait,
                  void (*gap)(void *ctx, double from, double to), void *ctx)
 {
@@ -332,6 +360,7 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 	unsigned seq[MAX_MSGS / 2];
 	sl_span sp[MAX_MSGS];
 	int nsp = 0;
+	d->nrsp = 0;
 	for (int i = 0; i < nsend; i++) {
 		struct sl_chan *ch = &ps[i]->chan;
 		pthread_mutex_lock(&ch->mu);
@@ -416,6 +445,13 @@ int sl_xfer(sl_dev *d, const sl_msg *sends, int nsend, const sl_msg *recvs, int 
 			memset(&d->p2p, 0, sizeof d->p2p);
 		}
 		sp[nsp++] = (sl_span){ts, te};
+		if (d->nrsp < SL_RECV_SPANS) {
+			d->rsp[d->nrsp++] = (sl_span){ts, te};
+		} else {
+			sl_span *l = &d->rsp[SL_RECV_SPANS - 1];
+			l->t0 = ts < l->t0 ? ts : l->t0;
+			l->t1 = te > l->t1 ? te : l->t1;
+		}
 		pthread_mutex_lock(&d->mu);
 		d->st.bytes_received += wire_bytes(c, want);
 		pthread_mutex_unlock(&d->mu);

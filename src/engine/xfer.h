@@ -61,6 +61,17 @@ typedef struct sl_span {
 double sl_settle(double clock, sl_span *sp, int n, double *comm, double *wait,
                  void (*gap)(void *ctx, double from, double to), void *ctx);
 
+/* The spans of the receives of the device's last sl_xfer (at most
+ * SL_RECV_SPANS; the last covers any beyond), copied to out; returns how
+ * many. */
+#define SL_RECV_SPANS 8
+int sl_dev_recv_spans(const sl_dev *d, sl_span *out, int max);
+/* The current stream waits for received data, as a compute stream waits
+ * for an exchange on a side stream while its sends go on: the gap before
+ * a span is idle (its sender was not ready), the span itself communication
+ * not hidden (stream_wait_s). sp is sorted in place. */
+void sl_dev_wait_spans(sl_dev *d, sl_span *sp, int n);
+
 int sl_send(sl_dev *d, int peer, const void *buf, size_t bytes, const char *label, sl_err *err);
 int sl_recv(sl_dev *d, int peer, void *buf, size_t bytes, const char *label, sl_err *err);
 

@@ -292,7 +292,9 @@ static void side_words(const sl_scene_in *in, const sl_scene *m, const sl_opstep
 	char a[32], dur[32], bw[128];
 	sl_fmt_bytes(coll_message_bytes(s, r), a, sizeof a);
 	say(out, n, "the %s%s of %s on the %s stream", what, op, a,
-	    r->stream == SL_STREAM_DP ? "communication" : "second communication");
+	    r->stream == SL_STREAM_DP   ? "communication"
+	    : r->stream == SL_STREAM_PP ? "pipeline"
+	                                : "second communication");
 	/* The representative device's share of the step, and its compute
 	 * stream over it. */
 	double t0 = r->t0, t1 = r->t1;
@@ -419,6 +421,16 @@ static void describe_p2p(const sl_scene_in *in, const struct kind_words *kw, con
 		/* Short: at 80 columns it must fit the status line's two rows. */
 		appendf(out, n, "; shared %s: %s the link's rate",
 		        inter ? "adapter" : "switch port", part);
+	}
+	/* On the pipeline's stream (overlap): what the stage computed while
+	 * it travelled. */
+	const sl_event *e = &in->ev->ev[st->rep];
+	if (e->stream > 0) {
+		char bw[128];
+		double waited;
+		beside_words(in->ev, e->dev, e->t0, e->t1, bw, sizeof bw, &waited);
+		if (bw[0])
+			appendf(out, n, "; beside %s", bw);
 	}
 }
 

@@ -171,9 +171,11 @@ static double nice_step(double span, int n)
 	return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
 }
 
-/* A lane: one device's events on one of its streams (stream < 0: all of
- * them, a run with no side streams), as cells of dt seconds up to `upto`:
+/* A lane: one device's events on one of its streams (stream -1: all of
+ * them, a run with no side streams; LANE_SIDE: every side stream's, when
+ * a lane each does not fit), as cells of dt seconds up to `upto`:
  * the category that fills each most, and the micro-batch digits. */
+enum { LANE_SIDE = -2 };
 struct lane {
 	signed char cell[MAX_COLS];
 	signed char mbcat[MAX_COLS], more[MAX_COLS];
@@ -199,7 +201,8 @@ static void lane_cells(const sl_scene *m, int d, int stream, double upto, double
 	int last_mb = -1, last_cat = -1; /* last_cat: the pass */
 	for (size_t i = 0; i < s->n; i++) {
 		const sl_event *e = &s->ev[i];
-		if (e->dev != d || e->t0 >= upto || (stream >= 0 && e->stream != stream))
+		if (e->dev != d || e->t0 >= upto || (stream >= 0 && e->stream != stream) ||
+		    (stream == LANE_SIDE && e->stream == 0))
 			continue;
 		double a = e->t0, b = e->t1 < upto ? e->t1 : upto;
 		int c0 = (int)floor(a / dt), c1 = (int)floor(b / dt);
@@ -304,7 +307,8 @@ static void draw_lane(const sl_view *v, int y, int x0, int w, int cur, double dt
  * communicates on, so what overlaps shows.  When those do not fit,
  * devices whose lanes look the same over the whole run (data-parallel
  * replicas in step, a tensor-parallel group) share rows, named "0,1" or
- * "0-3"; what still does not fit scrolls with the selected device. */
+ * "0-3"; then the side streams share one lane; what still does not fit
+ * scrolls with the selected device. */
 enum { MAX_LANES = 1 + (SL_STREAMS - 1) };
 struct rows {
 	int nlanes;                     /* lanes a device (or a group of them) has */
@@ -362,7 +366,9 @@ static int group_label(const struct rows *R)
 	return label;
 }
 
-static void plan_rows(const sl_view *v, int rows, double dt, int w, int later_from, struct rows *R)
+/* merge: every side stream on one lane (LANE_SIDE). */
+static void group_rows(const sl_view *v, int rows, double dt, int w, int later_from, int merge,
+                       struct rows *R)
 {
 	const sl_scene *m = v->m;
 	int n = m->ndev < SL_MAX_FULL_DEVICES ? m->ndev : SL_MAX_FULL_DEVICES;
@@ -374,6 +380,10 @@ static void plan_rows(const sl_view *v, int rows, double dt, int w, int later_fr
 		for (int s = 1; s < SL_STREAMS; s++)
 			if (m->side_streams >> s & 1)
 				R->stream[R->nlanes++] = s;
+		if (merge && R->nlanes > 2) {
+			R->nlanes = 2;
+			R->stream[1] = LANE_SIDE;
+		}
 	}
 	R->ngroups = n;
 	for (int d = 0; d < n; d++) {
@@ -387,12 +397,12 @@ static void plan_rows(const sl_view *v, int rows, double dt, int w, int later_fr
 	static struct {
 		const sl_event *ev;
 		size_t n;
-		int ndev, rows, w;
+		int ndev, rows, w, merge;
 		double dt;
 		struct rows R;
 	} memo;
 	if (memo.ev == m->ev->ev && memo.n == m->ev->n && memo.ndev == n && memo.rows == rows &&
-	    memo.w == w && memo.dt == dt) {
+	    memo.w == w && memo.dt == dt && memo.merge == merge) {
 		*R = memo.R;
 		return;
 	}
@@ -430,7 +440,17 @@ static void plan_rows(const sl_view *v, int rows, double dt, int w, int later_fr
 	memo.rows = rows;
 	memo.w = w;
 	memo.dt = dt;
+	memo.merge = merge;
 	memo.R = *R;
+}
+
+/* The rows: a lane per side stream while every group's fit; else the side
+ * streams share one lane. */
+static void plan_rows(const sl_view *v, int rows, double dt, int w, int later_from, struct rows *R)
+{
+	group_rows(v, rows, dt, w, later_from, 0, R);
+	if (R->nlanes > 2 && R->ngroups * R->nlanes > rows)
+		group_rows(v, rows, dt, w, later_from, 1, R);
 }
 
 void sl_draw_timeline(const sl_view *v, sl_rect r)
