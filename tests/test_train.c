@@ -213,10 +213,13 @@ static void on_step(void *arg, long step, double loss, double step_s)
 	w->step_s[w->n++] = step_s;
 }
 
-/* stages: --stage-layers's value (NULL: even) */
-static void check_st(const struct ref *R, const char *spec, int devices_per_node,
-                     const char *stages)
+/* stages: --stage-layers's value (NULL: even); ov: the layout's overlap
+ * (the ideal machine's auto is off) */
+static void check_ov(const struct ref *R, const char *spec0, int devices_per_node,
+                     const char *stages, int ov)
 {
+	char spec[192];
+	snprintf(spec, sizeof spec, "%s%s", spec0, ov == SL_OVERLAP_ON ? " (overlap on)" : "");
 	/* spec: "tp pp dp schedule m v sp zero [order [algo [recompute [attention]]]]" */
 	sl_layout l;
 	sl_layout_default(&l);
@@ -224,9 +227,9 @@ static void check_st(const struct ref *R, const char *spec, int devices_per_node
 		assert_int_equal(sl_stage_layers_parse(stages, &l, NULL), SL_OK);
 	char sched[16], order[16] = "tp-dp-pp", algo[8] = "ring", rc[16] = "none";
 	char attn[16] = "materialized";
-	int n =
-	    sscanf(spec, "%d %d %d %15s %d %d %d %d %15s %7s %15s %15s", &l.tp, &l.pp, &l.dp, sched,
-	           &l.microbatches, &l.chunks, &l.seq_parallel, &l.zero, order, algo, rc, attn);
+	int n = sscanf(spec0, "%d %d %d %15s %d %d %d %d %15s %7s %15s %15s", &l.tp, &l.pp, &l.dp,
+	               sched, &l.microbatches, &l.chunks, &l.seq_parallel, &l.zero, order, algo, rc,
+	               attn);
 	assert_true(n >= 8);
 	assert_int_equal(sl_recompute_parse(rc, &l.recompute), 0);
 	assert_int_equal(sl_attention_parse(attn, &l.attention), 0);
@@ -238,6 +241,7 @@ static void check_st(const struct ref *R, const char *spec, int devices_per_node
 		l.cp_comm = case_cp_comm;
 	}
 	l.zero_keep = case_keep;
+	l.overlap = ov;
 	int ndev = sl_layout_devices(&l);
 
 	sl_cluster_config cfg;
@@ -299,6 +303,16 @@ static void check_st(const struct ref *R, const char *spec, int devices_per_node
 	sl_train_report_free(&rep);
 	sl_train_destroy(tr);
 	sl_cluster_destroy(c);
+}
+
+/* Every layout as lesson runs have it, and with communication beside
+ * compute (buckets, ZeRO's prefetch, TP's dX, pipeline sends, the ring):
+ * the values do not depend on when bytes move. */
+static void check_st(const struct ref *R, const char *spec, int devices_per_node,
+                     const char *stages)
+{
+	check_ov(R, spec, devices_per_node, stages, SL_OVERLAP_AUTO);
+	check_ov(R, spec, devices_per_node, stages, SL_OVERLAP_ON);
 }
 
 static void check(const struct ref *R, const char *spec, int devices_per_node)

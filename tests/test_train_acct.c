@@ -399,37 +399,45 @@ static void test_cp_ring_closed_form(void **state)
  * all-reduces fc1's r x h input gradient, T_ar = 2(t-1)(a + 4 r h/(t B)),
  * beside fc1's weight-gradient product, T_w = 2 h (f/t) r / F; the step
  * is shorter by min(T_ar, T_w) a block than with overlap off.  Slow links
- * hide all of T_w, fast ones all of T_ar. */
+ * hide all of T_w, fast ones all of T_ar.  With sequence parallelism the
+ * input's all-gather, T_g = (t-1)(a + 4 r h/(t B)), goes beside dX's
+ * product (T_w too) and the reduce-scatter (T_g) beside dW's: shorter by
+ * 2 min(T_g, T_w) a block. */
 static void test_tp_dx_overlap(void **state)
 {
 	(void)state;
 	const double bws[] = {1e8, 1e12};
-	for (int bi = 0; bi < 2; bi++) {
-		/* (slow compute with the fast links, so the product outlasts the
-		 * all-reduce) */
-		double F = bi ? 1e7 : 1e9, B = bws[bi], a = 1e-6;
-		int t = 2;
-		sl_model_spec m = tu_model(3, 8, 16, 0, 1, 4);
-		double step[2];
-		for (int ov = 0; ov < 2; ov++) {
-			sl_layout l = tu_layout(t, 1, 1, SL_SCHED_1F1B, 1, 1);
-			l.overlap = ov ? SL_OVERLAP_ON : SL_OVERLAP_OFF;
-			sl_cluster *c = cluster(t, 0, F, B, a, (uint64_t)1 << 30);
-			sl_train_report rep;
-			run(&m, &l, c, 1, &rep, NULL);
-			step[ov] = rep.step_s;
-			sl_train_report_free(&rep);
-			sl_cluster_destroy(c);
+	for (int sp = 0; sp < 2; sp++)
+		for (int bi = 0; bi < 2; bi++) {
+			/* (slow compute with the fast links, so the product outlasts
+			 * the collectives) */
+			double F = bi ? 1e7 : 1e9, B = bws[bi], a = 1e-6;
+			int t = 2;
+			sl_model_spec m = tu_model(3, 8, 16, 0, 1, 4);
+			double step[2];
+			for (int ov = 0; ov < 2; ov++) {
+				sl_layout l = tu_layout(t, 1, 1, SL_SCHED_1F1B, 1, 1);
+				l.seq_parallel = sp;
+				l.overlap = ov ? SL_OVERLAP_ON : SL_OVERLAP_OFF;
+				sl_cluster *c = cluster(t, 0, F, B, a, (uint64_t)1 << 30);
+				sl_train_report rep;
+				run(&m, &l, c, 1, &rep, NULL);
+				step[ov] = rep.step_s;
+				sl_train_report_free(&rep);
+				sl_cluster_destroy(c);
+			}
+			double r = (double)m.batch * m.seq, h = m.hidden, f = m.ffn;
+			double tar = 2.0 * (t - 1) * (a + 4 * r * h / (t * B)),
+			       tg = (t - 1) * (a + 4 * r * h / (t * B)),
+			       tw = 2 * h * (f / t) * r / F;
+			double want = sp ? m.layers * 2 * (tg < tw ? tg : tw)
+			                 : m.layers * (tar < tw ? tar : tw);
+			if (fabs((step[0] - step[1]) - want) > 1e-12 * step[0])
+				fail_msg("sp=%d bandwidth %g: overlap saves %.15g s, the formula "
+				         "%.15g s",
+				         sp, B, step[0] - step[1], want);
+			assert_true(bi == 0 ? tw < tg : tar < tw);
 		}
-		double r = (double)m.batch * m.seq, h = m.hidden, f = m.ffn;
-		double tar = 2.0 * (t - 1) * (a + 4 * r * h / (t * B)),
-		       tw = 2 * h * (f / t) * r / F;
-		double want = m.layers * (tar < tw ? tar : tw);
-		if (fabs((step[0] - step[1]) - want) > 1e-12 * step[0])
-			fail_msg("bandwidth %g: overlap saves %.15g s, the formula %.15g s", B,
-			         step[0] - step[1], want);
-		assert_true(bi == 0 ? tw < tar : tar < tw);
-	}
 }
 
 /* Pipeline sends beside compute (overlap on), GPipe on the ideal machine

@@ -824,19 +824,52 @@ static int reduce_grad(struct kctx *k, const struct mbgeo *g, float *dxp, float 
 	return SL_OK;
 }
 
-/* Overlap with TP (no sequence parallelism): the input gradient's
- * all-reduce on the model-parallel stream beside the weight gradient's
- * product, as Megatron-LM's asynchronous all-reduce of dX runs it. */
+/* Overlap with TP: the input gradient's all-reduce (with sequence
+ * parallelism, its reduce-scatter) on the model-parallel stream beside the
+ * weight gradient's product, as Megatron-LM's asynchronous all-reduce of
+ * dX runs it; with sequence parallelism the input's all-gather for that
+ * product also goes beside the input gradient's (Megatron-LM's
+ * LinearWithGradAccumulationAndAsyncCommunication). */
 static int tp_overlap(const struct kctx *k, const struct mbgeo *g)
 {
-	return overlap_on(k) && k->tr->l.tp > 1 && !g->sp;
+	(void)g;
+	return overlap_on(k) && k->tr->l.tp > 1;
 }
 
-/* The all-reduce of dxp issued on the model-parallel stream (event slot 2). */
-static int dx_reduce_begin(struct kctx *k, float *dxp, size_t n)
+/* Sequence parallel: the device's rows of a product's input gathered whole
+ * into *full on the model-parallel stream (event slot 3); else *full is
+ * rows. */
+static int gather_begin(struct kctx *k, const struct mbgeo *g, const float *rows, float **full)
+{
+	size_t h = (size_t)k->tr->m.hidden, n = (size_t)g->r * h;
+	if (!g->sp) {
+		*full = (float *)rows;
+		return SL_OK;
+	}
+	TRY(k_alloc(k, full, n, CAT_WS, "input gathered again"));
+	TRY(ew_copy(k, *full, (size_t)g->r0 * h, rows, 0, (size_t)g->rl * h));
+	k_stream(k, SL_STREAM_MP);
+	int rc = k_coll(k, SL_TR_TP_ALLGATHER, k->ds->tpg, SL_COLL_ALLGATHER, *full, 0, n, g->cnt);
+	if (rc == SL_OK)
+		rc = k_mark(k, SL_STREAM_MP, 3);
+	k_stream(k, SL_STREAM_COMPUTE);
+	return rc;
+}
+
+static int gather_end(struct kctx *k, const struct mbgeo *g)
+{
+	return g->sp ? k_wait_ev(k, SL_STREAM_MP, 3) : SL_OK;
+}
+
+/* dxp's all-reduce (sequence parallel: reduce-scatter) issued on the
+ * model-parallel stream (event slot 2). */
+static int dx_reduce_begin(struct kctx *k, const struct mbgeo *g, float *dxp, size_t n)
 {
 	k_stream(k, SL_STREAM_MP);
-	int rc = k_coll(k, SL_TR_TP_ALLREDUCE, k->ds->tpg, SL_COLL_ALLREDUCE, dxp, 0, n, NULL);
+	int rc =
+	    g->sp ? k_coll(k, SL_TR_TP_REDUCESCATTER, k->ds->tpg, SL_COLL_REDUCESCATTER, dxp, 0, n,
+	                   g->cnt)
+	          : k_coll(k, SL_TR_TP_ALLREDUCE, k->ds->tpg, SL_COLL_ALLREDUCE, dxp, 0, n, NULL);
 	if (rc == SL_OK)
 		rc = k_mark(k, SL_STREAM_MP, 2);
 	k_stream(k, SL_STREAM_COMPUTE);
@@ -844,13 +877,19 @@ static int dx_reduce_begin(struct kctx *k, float *dxp, size_t n)
 }
 
 /* ... and, once the weight gradient is done, waited for: then the rest of
- * reduce_grad (the norm's gradient, the residual's). */
+ * reduce_grad (the device's rows, the norm's gradient, the residual's). */
 static int dx_reduce_end(struct kctx *k, const struct mbgeo *g, float *dxp, float *dy,
                          const float *xl, float **dx)
 {
 	size_t h = (size_t)k->tr->m.hidden;
 	TRY(k_wait_ev(k, SL_STREAM_MP, 2));
-	*dx = dxp;
+	if (g->sp) {
+		TRY(k_alloc(k, dx, (size_t)g->rl * h, CAT_WS, "input gradient"));
+		TRY(ew_copy(k, *dx, 0, dxp, (size_t)g->r0 * h, (size_t)g->rl * h));
+		k_free(k, &dxp);
+	} else {
+		*dx = dxp;
+	}
 	if (xl)
 		TRY(ew_norm_grad(k, xl, *dx, (size_t)g->rl, h));
 	TRY(ew_add(k, *dx, dy, (size_t)g->rl * h, "residual grad"));
@@ -925,18 +964,24 @@ static int mlp_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, s
 		k_free(k, &da);
 	TRY(ew_colsum(k, grd(k, b, SL_T_FC1_B), dz, (size_t)r, (size_t)zc));
 	if (tp_overlap(k, g)) {
-		/* dX first, reduced beside dW's product */
+		/* dX first, reduced beside dW's product (the input gathered
+		 * beside dX's) */
+		float *xf = NULL;
+		TRY(gather_begin(k, g, st->xm, &xf));
 		TRY(k_alloc(k, &dxp, (size_t)r * h, CAT_WS, "input gradient partial sums"));
 		WORK(SL_PASS_BWD, b->index, SL_PART_FC1, SL_GRAD_X, -1);
 		TRY(k_gemm(k, 0, 1, r, h, zc, 1, dz, 0, zc, par(k, b, SL_T_FC1_W), 0, zc, 0, dxp, 0,
 		           h, lb));
 		if (dyf != dy)
 			k_free(k, &dyf);
-		TRY(dx_reduce_begin(k, dxp, (size_t)r * h));
+		TRY(dx_reduce_begin(k, g, dxp, (size_t)r * h));
+		TRY(gather_end(k, g));
 		WORK(SL_PASS_BWD, b->index, SL_PART_FC1, SL_GRAD_W, -1);
-		TRY(k_gemm(k, 1, 0, h, zc, r, 1, st->xm, 0, h, dz, 0, zc, 1, grd(k, b, SL_T_FC1_W),
-		           0, zc, lb));
+		TRY(k_gemm(k, 1, 0, h, zc, r, 1, xf, 0, h, dz, 0, zc, 1, grd(k, b, SL_T_FC1_W), 0,
+		           zc, lb));
 		TRY(wgrad_add(k, (size_t)h, (size_t)zc));
+		if (g->sp)
+			k_free(k, &xf);
 		k_free(k, &dz);
 		k_free(k, &st->z);
 		k_free(k, &st->a);
@@ -1658,18 +1703,24 @@ static int attn_bwd(struct kctx *k, const struct blk *b, const struct mbgeo *g, 
 		k_free(k, &dO);
 	}
 	if (tp_overlap(k, g)) {
-		/* dX first, reduced beside dW's product */
+		/* dX first, reduced beside dW's product (the input gathered
+		 * beside dX's) */
+		float *xf = NULL;
+		TRY(gather_begin(k, g, st->xa, &xf));
 		TRY(k_alloc(k, &dxp, (size_t)r * h, CAT_WS, "input gradient partial sums"));
 		WORK(SL_PASS_BWD, b->index, SL_PART_QKV, SL_GRAD_X, -1);
 		TRY(k_gemm(k, 0, 1, r, h, qc, 1, dqkv, 0, qc, par(k, b, SL_T_QKV_W), 0, qc, 0, dxp,
 		           0, h, lb));
 		if (dyf != dy)
 			k_free(k, &dyf);
-		TRY(dx_reduce_begin(k, dxp, (size_t)r * h));
+		TRY(dx_reduce_begin(k, g, dxp, (size_t)r * h));
+		TRY(gather_end(k, g));
 		WORK(SL_PASS_BWD, b->index, SL_PART_QKV, SL_GRAD_W, -1);
-		TRY(k_gemm(k, 1, 0, h, qc, r, 1, st->xa, 0, h, dqkv, 0, qc, 1,
-		           grd(k, b, SL_T_QKV_W), 0, qc, lb));
+		TRY(k_gemm(k, 1, 0, h, qc, r, 1, xf, 0, h, dqkv, 0, qc, 1, grd(k, b, SL_T_QKV_W), 0,
+		           qc, lb));
 		TRY(wgrad_add(k, (size_t)h, (size_t)qc));
+		if (g->sp)
+			k_free(k, &xf);
 		k_free(k, &dqkv);
 		k_free(k, &st->xa);
 		k_free(k, &st->qkv);
