@@ -286,6 +286,11 @@ static json_t *jrow(const sl_plan_row *r, int rank, const sl_cluster_config *cfg
 	json_t *o = json_object();
 	json_object_set_new(o, "rank", rank > 0 ? json_integer(rank) : json_null());
 	sl_report_layout_json(o, l);
+	int real = cfg->efficiency == SL_EFF_REALISTIC;
+	int on = l->overlap == SL_OVERLAP_ON || (l->overlap == SL_OVERLAP_AUTO && real);
+	json_object_set_new(o, "overlap", json_string(on ? "on" : "off"));
+	json_object_set_new(o, "bucket_bytes",
+	                    json_real(l->bucket_bytes > 0 ? l->bucket_bytes : SL_BUCKET_DEFAULT));
 	json_object_set_new(o, "fits", json_boolean(r->fits));
 	json_object_set_new(o, "memory_peak_bytes",
 	                    json_integer((json_int_t)r->est.mem_peak_bytes));
@@ -401,7 +406,8 @@ static void plan_csv(const sl_plan *p)
 	       "attention,mesh_order,fits,memory_peak_bytes,step_time_s,tokens_per_s,device_model_"
 	       "flop_per_s,"
 	       "comm_fraction,bubble_fraction,idle_fraction,tp_crosses_nodes,pp_crosses_nodes,"
-	       "dp_crosses_nodes,zero,comm_exposed_fraction,stage_layers,cp,cp_comm\n");
+	       "dp_crosses_nodes,zero,comm_exposed_fraction,stage_layers,cp,cp_comm,overlap,"
+	       "bucket_bytes\n");
 	for (int i = 0; i < p->n; i++) {
 		const sl_plan_row *r = &p->rows[i];
 		const sl_layout *l = &r->layout;
@@ -433,7 +439,11 @@ static void plan_csv(const sl_plan *p)
 		char st[8 * SL_MAX_STAGE_LIST];
 		sl_stage_layers_name(l, st, sizeof st);
 		printf(l->stages == SL_STAGES_LIST ? "\"%s\"," : "%s,", st);
-		printf("%d,%s\n", l->cp, sl_cp_comm_name(l->cp_comm));
+		int on =
+		    l->overlap == SL_OVERLAP_ON || (l->overlap == SL_OVERLAP_AUTO &&
+		                                    p->spec.cluster.efficiency == SL_EFF_REALISTIC);
+		printf("%d,%s,%s,%.0f\n", l->cp, sl_cp_comm_name(l->cp_comm), on ? "on" : "off",
+		       l->bucket_bytes > 0 ? l->bucket_bytes : SL_BUCKET_DEFAULT);
 	}
 }
 
@@ -477,6 +487,7 @@ int sl_cmd_plan(int argc, char **argv)
 	                     .zero_keep = a.t.l.zero_keep,
 	                     .overlap = a.t.l.overlap,
 	                     .bucket_bytes = a.t.l.bucket_bytes,
+	                     .fix_bucket = sl_opts_given(&o, SL_OPT_BUCKET),
 	                     /* the table shows the first top rows; JSON and
 	                      * CSV list every row, timed */
 	                     .exact_top = o.format == SL_FORMAT_TEXT ? a.top : 0};

@@ -532,6 +532,52 @@ static void test_exact_top_keeps_the_first_rows(void **state)
 	sl_plan_free(&all);
 }
 
+/* On the realistic machine the plan searches overlap and the gradient
+ * bucket for its best layouts: the best row is no slower than its own
+ * layout with overlap off, or on with the default bucket, a quarter of it
+ * or four times it, each estimated apart from the plan; and over a few
+ * models the search moves the bucket at least once. */
+static void test_overlap_and_bucket_searched(void **state)
+{
+	(void)state;
+	const int layers[] = {4, 16, 48};
+	int moved = 0;
+	for (size_t g = 0; g < sizeof layers / sizeof *layers; g++) {
+		sl_model_spec m = tu_model(layers[g], 1024, 4096, 16, 2048, 32);
+		sl_cluster_config cfg = tu_h100(16, 8);
+		cfg.precision = SL_PREC_BF16;
+		cfg.efficiency = SL_EFF_REALISTIC;
+		cfg.dm = (sl_device_model){3e12, 0.8, 132, 256, 128, 64, 2e-6, 0.6, 0, 0.189};
+		sl_plan_spec s = {.model = m, .cluster = cfg, .no_zero1 = 1, .exact_top = 3};
+		sl_plan p;
+		sl_err err = {0};
+		if (sl_plan_run(&s, &p, &err))
+			fail_msg("plan: %s", err.msg);
+		const sl_plan_row *best = &p.rows[0];
+		assert_true(best->fits && best->timed);
+		const double f[3] = {0.25, 1, 4};
+		for (int v = 0; v < 4; v++) {
+			sl_layout l = best->layout;
+			l.overlap = v == 3 ? SL_OVERLAP_OFF : SL_OVERLAP_ON;
+			l.bucket_bytes = SL_BUCKET_DEFAULT * f[v < 3 ? v : 1];
+			sl_estimate e;
+			if (sl_train_estimate(&m, &l, &cfg, SL_EST_AUTO, &e, &err))
+				fail_msg("estimate: %s", err.msg);
+			char name[128];
+			sl_plan_layout_name(&l, name, sizeof name);
+			if (e.mem_peak_bytes <= cfg.memory &&
+			    e.step_s < best->est.step_s * (1 - 1e-12))
+				fail_msg(
+				    "L=%d: %s takes %.9g s, faster than the plan's best %.9g s",
+				    layers[g], name, e.step_s, best->est.step_s);
+		}
+		moved |=
+		    best->layout.bucket_bytes > 0 && best->layout.bucket_bytes != SL_BUCKET_DEFAULT;
+		sl_plan_free(&p);
+	}
+	assert_true(moved);
+}
+
 /* --schedule and --chunks keep the plan to the rows of the full plan with
  * that schedule and chunk count, with the same figures (and GPipe by name
  * its pipelines of one micro-batch, which are 1F1B's). */
@@ -618,6 +664,7 @@ int main(void)
 	    cmocka_unit_test(test_explanation),
 	    cmocka_unit_test(test_exact_top_keeps_the_first_rows),
 	    cmocka_unit_test(test_fixed_schedule_is_a_subset),
+	    cmocka_unit_test(test_overlap_and_bucket_searched),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

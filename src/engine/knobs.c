@@ -491,9 +491,11 @@ static const sl_knob table[] = {
             ".B \\-\\-bucket\n"
             "bytes while its backward pass goes on (each model chunk's on its own), ZeRO\\-2\n"
             "and 3's reduce\\-scatters after each block's backward, ZeRO\\-3's gathers\n"
-            "of the next block during this one, and with TP (no sequence parallelism) each\n"
-            "input gradient's all\\-reduce beside its weight\\-gradient product in the\n"
-            "backward pass (Megatron\\-LM's asynchronous all\\-reduce), and the pipeline's\n"
+            "of the next block during this one, with TP each input gradient's all\\-reduce\n"
+            "(with sequence parallelism, its reduce\\-scatter) beside its weight\\-gradient\n"
+            "product in the backward pass, and the input's all\\-gather for that product\n"
+            "beside the input gradient's (Megatron\\-LM's asynchronous communication), and\n"
+            "the pipeline's\n"
             "sends and receives on a stream of their own, so a stage goes on to its next\n"
             "micro\\-batch while its activations travel and waits only for what it receives\n"
             "(Megatron\\-LM's overlapped p2p communication).  A kernel beside "
@@ -502,14 +504,20 @@ static const sl_knob table[] = {
             "arXiv 2507.03114).\n"
             ".B auto\n"
             "(the default) is on under realistic efficiency and off on the ideal machine,\n"
-            "whose closed forms have none.\n"},
+            "whose closed forms have none.\n"
+            ".IP\n"
+            ".BR plan :\n"
+            "with auto on the realistic machine, its best layouts also try overlap off.\n"},
     {"bucket", SL_OPT_BUCKET, SL_KT_BYTES, "SIZE", 1, 1e12, NULL, NULL, TRAINS | SL_CMD_PLAN, S,
      SL_KG_LAYOUT, LA(bucket_bytes), SL_KC_DOUBLE, NULL, 0,
      "gradient bucket with --overlap (default 25 MiB)",
      .man = "The data\\-parallel gradient bucket with\n"
             ".BR \\-\\-overlap :\n"
             "whole blocks' gradients, at least this many bytes (default 25 MiB, PyTorch\n"
-            "DDP's bucket_cap_mb).\n"},
+            "DDP's bucket_cap_mb).\n"
+            ".IP\n"
+            ".BR plan :\n"
+            "unless given, its best layouts also try a quarter and four times the bucket.\n"},
     {"recompute", SL_OPT_RECOMPUTE, SL_KT_WORD, NULL, 0, 0, NULL, "none, selective, full",
      TRAINS | SL_CMD_PLAN, S, SL_KG_LAYOUT, LA(recompute), SL_KC_INT, NULL, 0,
      "activation recomputation: the attention core, or each\nblock's forward, run again in the "

@@ -57,12 +57,28 @@ static char *layout_name(const sl_layout *l, int brief, char *buf, size_t n)
 	if (l->cp > 1)
 		snprintf(cps, sizeof cps, " cp=%d%s", l->cp,
 		         l->cp_comm == SL_CP_ALLGATHER ? " allgather" : "");
-	snprintf(buf, n, "tp=%d pp=%d dp=%d%s %s m=%d%s%s%s %s", l->tp, l->pp, l->dp, cps, sch,
+	/* overlap and the bucket when given, or chosen by refine() */
+	char ov[48] = "";
+	if (l->overlap != SL_OVERLAP_AUTO || l->bucket_bytes > 0) {
+		char b[32] = "";
+		if (l->bucket_bytes > 0) {
+			/* "6.25MiB": one token in the name */
+			char f[32];
+			sl_fmt_bytes(l->bucket_bytes, f, sizeof f);
+			for (size_t i = 0, j = 0; f[i] && j + 1 < sizeof b; i++)
+				if (f[i] != ' ')
+					b[j++] = f[i], b[j] = 0;
+		}
+		snprintf(ov, sizeof ov, "%s%s%s%s", l->overlap != SL_OVERLAP_AUTO ? " ov=" : "",
+		         l->overlap != SL_OVERLAP_AUTO ? sl_overlap_name(l->overlap) : "",
+		         b[0] ? " bk=" : "", b);
+	}
+	snprintf(buf, n, "tp=%d pp=%d dp=%d%s %s m=%d%s%s%s%s %s", l->tp, l->pp, l->dp, cps, sch,
 	         l->microbatches, l->seq_parallel ? " sp" : "", zname[l->zero],
 	         l->recompute == SL_RECOMPUTE_FULL        ? " rc=full"
 	         : l->recompute == SL_RECOMPUTE_SELECTIVE ? " rc=sel"
 	                                                  : "",
-	         sl_mesh_order_name(l->order, ord, sizeof ord));
+	         ov, sl_mesh_order_name(l->order, ord, sizeof ord));
 	return buf;
 }
 
@@ -559,6 +575,60 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* Row r's layout with overlap o and bucket b, timed in its mesh order:
+ * replaces *r when it fits and is faster. */
+static int try_variant(const sl_plan_spec *s, double model_flops, sl_plan_row *r, int o, double b,
+                       sl_err *err)
+{
+	sl_plan_row q = *r;
+	q.layout.overlap = o;
+	q.layout.bucket_bytes = b;
+	sl_est_rec *rec;
+	int rc = sl_est_record(&s->model, &q.layout, s->cluster.devices, 0, &s->cluster, &rec, err);
+	if (rc)
+		return rc;
+	sl_est_rec_memory(rec, &q.est);
+	if (q.est.mem_peak_bytes <= s->cluster.memory)
+		rc = sl_est_replay(rec, q.layout.order, &s->cluster, SL_EST_AUTO, &q.est, err);
+	sl_est_rec_free(rec);
+	if (rc || q.est.mem_peak_bytes > s->cluster.memory || !(q.est.step_s < r->est.step_s))
+		return rc;
+	figures(s, model_flops, &q);
+	*r = q;
+	return SL_OK;
+}
+
+/* Overlap and the gradient bucket, searched around the best REFINE_TOP
+ * layouts (ranked): on the realistic machine, where a kernel beside
+ * communication runs slower, overlap off against on (auto); then, where
+ * overlap puts the replicas' gradients in buckets, a quarter and four
+ * times the bucket.  Searching them for every layout would time each
+ * three to six times. */
+enum { REFINE_TOP = 3 };
+static int refine(const sl_plan_spec *s, double model_flops, sl_plan_row *rows, int n, sl_err *err)
+{
+	int real = s->cluster.efficiency == SL_EFF_REALISTIC, rc = SL_OK;
+	for (int i = 0, k = 0; i < n && k < REFINE_TOP && rc == SL_OK; i++) {
+		sl_plan_row *r = &rows[i];
+		if (!r->fits || !r->timed)
+			continue;
+		k++;
+		const sl_layout *l = &r->layout;
+		int on = l->overlap == SL_OVERLAP_ON || (l->overlap == SL_OVERLAP_AUTO && real);
+		if (real && l->overlap == SL_OVERLAP_AUTO)
+			rc = try_variant(s, model_flops, r, on ? SL_OVERLAP_OFF : SL_OVERLAP_ON,
+			                 l->bucket_bytes, err);
+		on = l->overlap == SL_OVERLAP_ON || (l->overlap == SL_OVERLAP_AUTO && real);
+		if (!on || s->fix_bucket || sl_layout_dpc(l) < 2 || l->zero != 0)
+			continue;
+		double b = l->bucket_bytes > 0 ? l->bucket_bytes : SL_BUCKET_DEFAULT;
+		const double f[2] = {0.25, 4};
+		for (int j = 0; j < 2 && rc == SL_OK; j++)
+			rc = try_variant(s, model_flops, r, l->overlap, b * f[j], err);
+	}
+	return rc;
+}
+
 static int cores(void)
 {
 	cpu_set_t set;
@@ -716,6 +786,11 @@ int sl_plan_run(const sl_plan_spec *s, sl_plan *out, sl_err *err)
 		free(wk[i].out.rows);
 	}
 	if (rc) {
+		free(all.rows);
+		return rc;
+	}
+	qsort(all.rows, (size_t)all.n, sizeof *all.rows, by_rank);
+	if ((rc = refine(s, out->model_flops, all.rows, all.n, err))) {
 		free(all.rows);
 		return rc;
 	}

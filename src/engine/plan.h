@@ -67,9 +67,12 @@ typedef struct sl_plan_spec {
 	int cp, cp_comm;
 	/* ZeRO-3 rows keep each block's gathered parameters for its backward */
 	int zero_keep;
-	/* every layout's overlap and gradient bucket (sl_layout's) */
+	/* every layout's overlap and gradient bucket (sl_layout's); with
+	 * overlap auto on the realistic machine, the best layouts' are
+	 * searched (off against on), and their bucket unless fix_bucket */
 	int overlap;
 	double bucket_bytes;
+	int fix_bucket;
 	/* When not NULL: set to nonzero (from any thread) to stop the plan
 	 * between layouts, and sl_plan_run returns SL_ECANCEL (the TUI quits). */
 	const atomic_int *cancel;
