@@ -391,6 +391,10 @@ static void test_formatting(void **state)
 	    {500, "500 FLOP/s"},
 	};
 	expect_fmt(sl_fmt_flops, flops, N(flops));
+	static const struct shown ratios[] = {
+	    {0, "0.00"}, {3.678, "3.68"}, {0.1, "0.10"}, {0.0037, "0.0037"}, {0.00012345, "0.00012"},
+	};
+	expect_fmt(sl_fmt_ratio, ratios, N(ratios));
 }
 
 /* What is written can be read back, to the precision written (3 figures). */

@@ -317,6 +317,12 @@ char *sl_fmt_flop(double r, char *buf, size_t n)
 	return fmt_scaled(r, names, 1000.0, 6, buf, n);
 }
 
+char *sl_fmt_ratio(double v, char *buf, size_t n)
+{
+	snprintf(buf, n, v > 0 && v < 0.1 ? "%.2g" : "%.2f", v);
+	return buf;
+}
+
 char *sl_fmt_count(double v, char *buf, size_t n)
 {
 	static const char *const u[] = {"", "k", "M", "G", "T"};

@@ -37,6 +37,9 @@ char *sl_fmt_time(double seconds, char *buf, size_t n);
 char *sl_fmt_flops(double flops_per_s, char *buf, size_t n);
 /* An amount of work, "25.8 GFLOP". */
 char *sl_fmt_flop(double flops, char *buf, size_t n);
+/* A ratio (a speedup): "3.68", and below 0.1 in two significant digits,
+ * "0.0037", so a run a link's latency makes slow does not read 0.00. */
+char *sl_fmt_ratio(double v, char *buf, size_t n);
 /* A count in three or four digits: "961k", "1.20M". */
 char *sl_fmt_count(double v, char *buf, size_t n);
 

@@ -315,10 +315,11 @@ static int run_matmul(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_res
 	}
 	if (t > 1)
 		snprintf(r->summary, sizeof r->summary,
-		         "%d devices, %s: %s (one device: %s), speedup %.2f; compute %s, %s %s", t,
+		         "%d devices, %s: %s (one device: %s), speedup %s; compute %s, %s %s", t,
 		         sl_split_name(s->sc.gemm.split),
 		         sl_fmt_time(res.emulated_time_s, a, sizeof a),
-		         sl_fmt_time(res.single_time_s, b, sizeof b), res.speedup,
+		         sl_fmt_time(res.single_time_s, b, sizeof b),
+		         sl_fmt_ratio(res.speedup, (char[32]){0}, 32),
 		         sl_fmt_time(res.compute_s, (char[32]){0}, 32), coll,
 		         sl_fmt_time(res.comm_s, (char[32]){0}, 32));
 	else
@@ -504,10 +505,11 @@ static int run_train(const sl_lsetup *s, sl_cluster *c, sl_runrec *r, sl_wl_resu
 		snprintf(cpw, sizeof cpw, " cp=%d", l.cp);
 	snprintf(
 	    r->summary, sizeof r->summary,
-	    "tp=%d pp=%d dp=%d%s on %d device%s: %s a step (one device: %s), speedup %.2f; bubble "
+	    "tp=%d pp=%d dp=%d%s on %d device%s: %s a step (one device: %s), speedup %s; bubble "
 	    "%.3f",
 	    l.tp, l.pp, l.dp, cpw, n, n == 1 ? "" : "s", sl_fmt_time(rep.step_s, a, sizeof a),
-	    sl_fmt_time(single, b, sizeof b), rep.step_s > 0 ? single / rep.step_s : 0,
+	    sl_fmt_time(single, b, sizeof b),
+	    sl_fmt_ratio(rep.step_s > 0 ? single / rep.step_s : 0, (char[32]){0}, 32),
 	    rep.bubble_fraction);
 	if (!dry) {
 		size_t k = strlen(r->summary);

@@ -231,7 +231,8 @@ void sl_report_run_text(FILE *f, const sl_run_report *r)
 	fprintf(f, "  emulated time   %-12s predicted %s by the alpha-beta model%s\n",
 	        ft(res->emulated_time_s), ft(res->predicted_s),
 	        cfg->timing == SL_TIMING_MODEL ? "" : " (at the preset's compute rate)");
-	fprintf(f, "  one device      %-12s speedup %.2fx\n", ft(res->single_time_s), res->speedup);
+	fprintf(f, "  one device      %-12s speedup %sx\n", ft(res->single_time_s),
+	        sl_fmt_ratio(res->speedup, (char[32]){0}, 32));
 	fprintf(f, "  slowest device  %s computing, %s communicating\n", ft(res->compute_s),
 	        ft(res->comm_s));
 	fprintf(f, "  bytes moved     %s over the links\n", fb((double)res->bytes_moved));
