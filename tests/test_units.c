@@ -392,7 +392,8 @@ static void test_formatting(void **state)
 	};
 	expect_fmt(sl_fmt_flops, flops, N(flops));
 	static const struct shown ratios[] = {
-	    {0, "0.00"}, {3.678, "3.68"}, {0.1, "0.10"}, {0.0037, "0.0037"}, {0.00012345, "0.00012"},
+	    {0, "0.00"},        {3.678, "3.68"},         {0.1, "0.10"},
+	    {0.0037, "0.0037"}, {0.00012345, "0.00012"}, {4e-5, "0.000040"},
 	};
 	expect_fmt(sl_fmt_ratio, ratios, N(ratios));
 }

@@ -612,6 +612,8 @@ static int refine(const sl_plan_spec *s, double model_flops, sl_plan_row *rows, 
 		sl_plan_row *r = &rows[i];
 		if (!r->fits || !r->timed)
 			continue;
+		if (s->cancel && atomic_load(s->cancel))
+			return sl_fail(err, SL_ECANCEL, "the plan was cancelled");
 		k++;
 		const sl_layout *l = &r->layout;
 		int on = l->overlap == SL_OVERLAP_ON || (l->overlap == SL_OVERLAP_AUTO && real);
@@ -848,6 +850,7 @@ static int twins(const sl_layout *a, const sl_layout *b, int any_order)
 	       a->microbatches == b->microbatches && a->seq_parallel == b->seq_parallel &&
 	       a->stages == b->stages && a->stage_n == b->stage_n &&
 	       memcmp(a->stage_list, b->stage_list, sizeof a->stage_list) == 0 &&
+	       a->overlap == b->overlap && a->bucket_bytes == b->bucket_bytes &&
 	       (any_order || memcmp(a->order, b->order, sizeof a->order) == 0);
 }
 

@@ -1041,7 +1041,8 @@ static int sim_advance(struct psim *S, int i, int stop)
 		return 1;
 	case PO_PIPE_END:
 		d->pipe_end = d->clock;
-		d->pipe_busy = d->compute + d->comm;
+		/* (train_step.c's: what the compute stream did or waited for) */
+		d->pipe_busy = d->compute - d->comp_side + d->comm - d->comm_side + d->swait;
 		d->pc++;
 		return 1;
 	case PO_XFER:

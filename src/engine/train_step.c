@@ -2710,7 +2710,12 @@ static int one_step(struct kctx *k, struct run *R)
 	TRY(trn_pipeline(k));
 	sl_dev_stats s1 = sl_cluster_dev_stats(c, id);
 	dr->pipe_end[ks] = sl_dev_clock(k->d);
-	dr->pipe_busy[ks] = (s1.compute_s + s1.comm_s) - (s0.compute_s + s0.comm_s);
+	/* busy: the compute stream's work and the communication it waited
+	 * for, not what went on beside it (with overlap the pipeline's own
+	 * messages are mostly there) */
+	dr->pipe_busy[ks] =
+	    (s1.compute_s - s1.compute_side_s + s1.comm_s - s1.comm_side_s + s1.stream_wait_s) -
+	    (s0.compute_s - s0.compute_side_s + s0.comm_s - s0.comm_side_s + s0.stream_wait_s);
 	sl_dev_set_op(k->d, op_id(k, NULL), -1);
 	TRY(trn_sync_and_update(k));
 	TRY(step_barrier(k, R));

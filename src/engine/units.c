@@ -319,7 +319,12 @@ char *sl_fmt_flop(double r, char *buf, size_t n)
 
 char *sl_fmt_ratio(double v, char *buf, size_t n)
 {
-	snprintf(buf, n, v > 0 && v < 0.1 ? "%.2g" : "%.2f", v);
+	int d = 2;
+	if (v > 0 && v < 0.1) {
+		d = 1 - (int)floor(log10(v));
+		d = d > 9 ? 9 : d;
+	}
+	snprintf(buf, n, "%.*f", d, v);
 	return buf;
 }
 

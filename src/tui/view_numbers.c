@@ -369,8 +369,8 @@ void sl_draw_numbers(const sl_view *v, sl_rect r)
 		snprintf(a, sizeof a, "none");
 	if (m->total_s > 0 && m->single_s > 0)
 		line(v, in, &row, norm, "speedup %sx %s eff %.0f%% %s 1 dev %s",
-		     sl_fmt_ratio(m->speedup, (char[32]){0}, 32), g->dot, m->efficiency * 100, g->dot,
-		     a);
+		     sl_fmt_ratio(m->speedup, (char[32]){0}, 32), g->dot, m->efficiency * 100,
+		     g->dot, a);
 	else
 		line(v, in, &row, norm, "speedup ? %s 1 dev %s", g->dot, a);
 	K->lines(v, in, &row);

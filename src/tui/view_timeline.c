@@ -394,16 +394,17 @@ static void group_rows(const sl_view *v, int rows, double dt, int w, int later_f
 		return;
 	/* The groups depend on the whole run at this width: kept from the
 	 * last frame while those are the same (a paused or replayed run). */
-	static struct {
+	static struct rows_memo {
 		const sl_event *ev;
 		size_t n;
-		int ndev, rows, w, merge;
+		int ndev, rows, w;
 		double dt;
 		struct rows R;
-	} memo;
-	if (memo.ev == m->ev->ev && memo.n == m->ev->n && memo.ndev == n && memo.rows == rows &&
-	    memo.w == w && memo.dt == dt && memo.merge == merge) {
-		*R = memo.R;
+	} memos[2]; /* plan_rows asks for both: one each */
+	struct rows_memo *mo = &memos[merge != 0];
+	if (mo->ev == m->ev->ev && mo->n == m->ev->n && mo->ndev == n && mo->rows == rows &&
+	    mo->w == w && mo->dt == dt) {
+		*R = mo->R;
 		return;
 	}
 	struct lane *ln = malloc((size_t)n * (size_t)R->nlanes * sizeof *ln);
@@ -434,14 +435,13 @@ static void group_rows(const sl_view *v, int rows, double dt, int w, int later_f
 		R->devs[gi] |= (uint64_t)1 << d;
 	}
 	free(ln);
-	memo.ev = m->ev->ev;
-	memo.n = m->ev->n;
-	memo.ndev = n;
-	memo.rows = rows;
-	memo.w = w;
-	memo.dt = dt;
-	memo.merge = merge;
-	memo.R = *R;
+	mo->ev = m->ev->ev;
+	mo->n = m->ev->n;
+	mo->ndev = n;
+	mo->rows = rows;
+	mo->w = w;
+	mo->dt = dt;
+	mo->R = *R;
 }
 
 /* The rows: a lane per side stream while every group's fit; else the side
