@@ -299,9 +299,12 @@ ROWS
 # blocks are GPT's (MLP of 4h, multi-head attention, layer norms).  The
 # model files carry each model's norm (GPT's layer norms, Llama's RMS
 # norms).  Each row twice
-# where the publication names its layout: the plan's best, then the best
-# with its t and p (the recipes' context parallelism, which shardlab does
-# not have, leaves those devices to data parallelism).  The model files
+# where the publication names its layout: the plan's best, then the
+# recipe's own run: its t, p and context parallelism c (ring attention),
+# its virtual stages v (interleaved) and its gradient accumulation, the
+# micro-batches a replica (README_8b.md: TP=1 PP=1 CP=2 GA=32;
+# README_70b.md: TP=4 PP=4 CP=2 VP=5 GA=64; README_175b.md: TP=4 PP=8
+# VP=12, 256 sequences on 4 replicas, 64 each; all MBS=1).  The model files
 # carry each model's vocabulary (Llama 3's 128,256 tokens untied, GPT's
 # 51,200 tied); MPT's is 50,432 tokens (mosaicml/mpt-7b config.json:
 # vocab_size 50432, the GPT-NeoX tokenizer), tied, with ALiBi
@@ -311,13 +314,18 @@ nv="NVIDIA/dgxc-benchmarking, NeMo 24.09 BF16"
 mo="mosaicml/llm-foundry, scripts/train/benchmarking/README.md, BF16"
 # pub: the published figure as given: NVIDIA's tokens/s of all GPUs
 # ("Throughput in tokens per second"), MosaicML's per GPU.
-while read -r name gpus pub tp pp src shape; do
+while read -r name gpus pub tp pp cp v ga src shape; do
 	[ "$src" = nv ] && pub=$(awk -v t="$pub" -v n="$gpus" 'BEGIN { printf "%.6g", t / n }')
-	for fixed in "" "--tp=$tp --pp=$pp"; do
+	run="--tp=$tp --pp=$pp --cp=$cp --microbatches=$ga"
+	[ "$v" != - ] && [ "$v" -gt 1 ] && run="$run --schedule=interleaved --chunks=$v"
+	for fixed in "" "$run"; do
 		what="$name on $gpus H100"
 		if [ -n "$fixed" ]; then
 			[ "$tp" = - ] && continue
 			what="$what, t=$tp p=$pp"
+			[ "$cp" -gt 1 ] && what="$what c=$cp"
+			[ "$v" -gt 1 ] && what="$what v=$v"
+			what="$what, $ga micro-batches"
 		fi
 		case $src in nv) where="$nv" ;; *) where="$mo" ;; esac
 		# shellcheck disable=SC2086 # $shape and $fixed are lists of options
@@ -327,11 +335,11 @@ while read -r name gpus pub tp pp src shape; do
 		row "training" "$what" "$ours" "$pub" "tokens/s/GPU" "$where"
 	done
 done <<'ROWS'
-Llama-3.1-8B 8 81222 1 1 nv --model=llama-3-8b --batch=128
-Llama-3.1-70B 64 71235 4 4 nv --model=llama-3-70b --batch=128
-GPT-3-175B 128 63099 4 8 nv --model=gpt3-175b --batch=256
-MPT-7B 8 10643 - - mo --layers=32 --hidden=4096 --ffn=16384 --heads=32 --seq=2048 --batch=48 --norm=layernorm --vocab=50432 --position-embedding=rope
-MPT-70B 64 1039 - - mo --layers=80 --hidden=8192 --ffn=32768 --heads=64 --seq=2048 --batch=2048 --recompute=full --norm=layernorm --vocab=50432 --position-embedding=rope
+Llama-3.1-8B 8 81222 1 1 2 1 32 nv --model=llama-3-8b --batch=128
+Llama-3.1-70B 64 71235 4 4 2 5 64 nv --model=llama-3-70b --batch=128
+GPT-3-175B 128 63099 4 8 1 12 64 nv --model=gpt3-175b --batch=256
+MPT-7B 8 10643 - - - - - mo --layers=32 --hidden=4096 --ffn=16384 --heads=32 --seq=2048 --batch=48 --norm=layernorm --vocab=50432 --position-embedding=rope
+MPT-70B 64 1039 - - - - - mo --layers=80 --hidden=8192 --ffn=32768 --heads=64 --seq=2048 --batch=2048 --recompute=full --norm=layernorm --vocab=50432 --position-embedding=rope
 ROWS
 
 # At full scale (issue 37): Llama 3 405B's pre-training at 8K tokens on
