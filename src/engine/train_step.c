@@ -763,7 +763,11 @@ static void keep_rows(struct kctx *k, const struct mbgeo *g, float **full, float
 	k_recat(k, *full, CAT_ACT);
 }
 
-static int regather(struct kctx *k, const struct mbgeo *g, const float *rows, float **full)
+/* The device's rows of a product's input gathered whole into *full (else,
+ * without sequence parallelism, *full is rows); side: the all-gather on the
+ * model-parallel stream, event slot 3 (gather_begin). */
+static int gather_rows(struct kctx *k, const struct mbgeo *g, const float *rows, float **full,
+                       int side)
 {
 	size_t h = (size_t)k->tr->m.hidden, n = (size_t)g->r * h;
 	if (!g->sp) {
@@ -772,7 +776,20 @@ static int regather(struct kctx *k, const struct mbgeo *g, const float *rows, fl
 	}
 	TRY(k_alloc(k, full, n, CAT_WS, "input gathered again"));
 	TRY(ew_copy(k, *full, (size_t)g->r0 * h, rows, 0, (size_t)g->rl * h));
-	return k_coll(k, SL_TR_TP_ALLGATHER, k->ds->tpg, SL_COLL_ALLGATHER, *full, 0, n, g->cnt);
+	if (side)
+		k_stream(k, SL_STREAM_MP);
+	int rc = k_coll(k, SL_TR_TP_ALLGATHER, k->ds->tpg, SL_COLL_ALLGATHER, *full, 0, n, g->cnt);
+	if (side) {
+		if (rc == SL_OK)
+			rc = k_mark(k, SL_STREAM_MP, 3);
+		k_stream(k, SL_STREAM_COMPUTE);
+	}
+	return rc;
+}
+
+static int regather(struct kctx *k, const struct mbgeo *g, const float *rows, float **full)
+{
+	return gather_rows(k, g, rows, full, 0);
 }
 
 /* Backward counterpart: dy (the device's rows) as the whole micro-batch. */
@@ -836,24 +853,10 @@ static int tp_overlap(const struct kctx *k, const struct mbgeo *g)
 	return overlap_on(k) && k->tr->l.tp > 1;
 }
 
-/* Sequence parallel: the device's rows of a product's input gathered whole
- * into *full on the model-parallel stream (event slot 3); else *full is
- * rows. */
+/* Sequence parallel: the input's all-gather beside what follows. */
 static int gather_begin(struct kctx *k, const struct mbgeo *g, const float *rows, float **full)
 {
-	size_t h = (size_t)k->tr->m.hidden, n = (size_t)g->r * h;
-	if (!g->sp) {
-		*full = (float *)rows;
-		return SL_OK;
-	}
-	TRY(k_alloc(k, full, n, CAT_WS, "input gathered again"));
-	TRY(ew_copy(k, *full, (size_t)g->r0 * h, rows, 0, (size_t)g->rl * h));
-	k_stream(k, SL_STREAM_MP);
-	int rc = k_coll(k, SL_TR_TP_ALLGATHER, k->ds->tpg, SL_COLL_ALLGATHER, *full, 0, n, g->cnt);
-	if (rc == SL_OK)
-		rc = k_mark(k, SL_STREAM_MP, 3);
-	k_stream(k, SL_STREAM_COMPUTE);
-	return rc;
+	return gather_rows(k, g, rows, full, 1);
 }
 
 static int gather_end(struct kctx *k, const struct mbgeo *g)

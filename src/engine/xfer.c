@@ -201,6 +201,23 @@ static int cmp_span(const void *a, const void *b)
 	return (x->t0 > y->t0) - (x->t0 < y->t0);
 }
 
+/* By start, stably: an exchange has a span or two, for which qsort's
+ * merge sort cost the planner a tenth of its time. */
+static void sort_spans(sl_span *sp, int n)
+{
+	if (n > 16) {
+		qsort(sp, (size_t)n, sizeof *sp, cmp_span);
+		return;
+	}
+	for (int i = 1; i < n; i++) {
+		sl_span v = sp[i];
+		int j = i;
+		for (; j > 0 && sp[j - 1].t0 > v.t0; j--)
+			sp[j] = sp[j - 1];
+		sp[j] = v;
+	}
+}
+
 int sl_dev_recv_spans(const sl_dev *d, sl_span *out, int max)
 {
 	int n = d->nrsp < max ? d->nrsp : max;
@@ -212,13 +229,7 @@ void sl_dev_wait_spans(sl_dev *d, sl_span *sp, int n)
 {
 	/* sl_settle's walk: a gap is idle, a span's uncovered part waited for */
 	double t = d->clock;
-	for (int i = 1; i < n; i++) {
-		sl_span v = sp[i];
-		int j = i;
-		for (; j > 0 && sp[j - 1].t0 > v.t0; j--)
-			sp[j] = sp[j - 1];
-		sp[j] = v;
-	}
+	sort_spans(sp, n);
 	for (int i = 0; i < n; i++) {
 		if (sp[i].t1 <= t)
 			continue;
@@ -233,19 +244,7 @@ double sl_settle(double clock, sl_span *sp, int n, double *comm, double *wait,
                  void (*gap)(void *ctx, double from, double to), void *ctx)
 {
 	double t = clock;
-	/* By start, stably: an exchange has a span or two, for which qsort's
-	 * merge sort cost the planner a tenth of its time. */
-	if (n > 16) {
-		qsort(sp, (size_t)n, sizeof *sp, cmp_span);
-	} else {
-		for (int i = 1; i < n; i++) {
-			sl_span v = sp[i];
-			int j = i;
-			for (; j > 0 && sp[j - 1].t0 > v.t0; j--)
-				sp[j] = sp[j - 1];
-			sp[j] = v;
-		}
-	}
+	sort_spans(sp, n);
 	for (int i = 0; i < n; i++) {
 		double a = sp[i].t0 > t ? sp[i].t0 : t, b = sp[i].t1;
 		if (b <= t)
